@@ -1,0 +1,19 @@
+// Deterministic names and labels derived from a phone number.
+import { randomBytes } from 'node:crypto';
+import { phoneHash } from './display.ts';
+
+export const LABEL_PHONE_HASH = 'tether.dev/phone-hash';
+export const LABEL_SESSION = 'tether.dev/session';
+export const LABEL_COMPONENT = 'app.kubernetes.io/component';
+
+/** The per-phone workspace PVC: ws-<phonehash>. */
+export function workspaceName(phone: string): string {
+  return `ws-${phoneHash(phone)}`;
+}
+
+const stamp = (at: Date) => at.toISOString().replace(/[-:T]/g, '').slice(0, 14);
+
+/** <phonehash>-<yyyymmddhhmmss>-<rand>, e.g. 3f2a…-20261122083000-k3x9. */
+export function sessionName(phone: string, at = new Date(), rand = randomBytes(3).toString('hex').slice(0, 4)): string {
+  return `${phoneHash(phone)}-${stamp(at)}-${rand}`;
+}

@@ -1,0 +1,193 @@
+// The one definition of the Session resource: TypeScript types (Static<>) and the CRD's
+// openAPIV3Schema (scripts/generate-crd.ts) both come from here.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+export const GROUP = 'tether.dev';
+export const VERSION = 'v1alpha1';
+export const KIND = 'Session';
+export const PLURAL = 'sessions';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+export const LIMITS = {
+  promptChars: 8192,
+  decisions: 200,
+  progressItems: 50,
+  progressTextChars: 500,
+  diffChars: 32768,
+  textChars: 4000,
+  media: 20,
+  questions: 4,
+  options: 8,
+  conditions: 16,
+} as const;
+
+export const PHASES = [
+  'Queued', 'Starting', 'Working', 'AwaitingApproval', 'Publishing',
+  'Succeeded', 'Rejected', 'Cancelled', 'TimedOut', 'Failed',
+] as const;
+export const DECISION_ACTIONS = ['approve', 'reject', 'allow', 'deny', 'answer'] as const;
+export const PENDING_KINDS = ['tool', 'question', 'changes', 'plan'] as const;
+
+const enumOf = <T extends readonly string[]>(values: T, description: string): TSchema & { static: T[number] } =>
+  ({ ...Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description }) }) as never;
+
+const text = (maxLength: number, description: string) => Type.String({ maxLength, description });
+const timestamp = (description: string) => Type.String({ format: 'date-time', description });
+const immutable = (message: string) => ({ 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message }] });
+
+/** E.164: a plus, a non-zero digit, up to 15 digits in all. */
+export const E164_PATTERN = '^\\+[1-9][0-9]{6,14}$';
+/** A Go-style duration of whole units: 90s, 30m, 1h30m. */
+export const DURATION_PATTERN = '^([0-9]+(h|m|s))+$';
+const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+
+export const Decision = Type.Object({
+  requestId: Type.String({ minLength: 1, maxLength: 128, description: 'id of the pending request this answers' }),
+  action: enumOf(DECISION_ACTIONS, 'approve|reject (changes, plan), allow|deny (tool), answer (question)'),
+  scope: Type.Optional(enumOf(['once', 'session'] as const, 'for allow: this call only, or this tool for the rest of the session')),
+  answers: Type.Optional(Type.Record(Type.String(), text(LIMITS.textChars, 'answer'), {
+    description: 'question text → chosen label or free text', maxProperties: LIMITS.questions,
+  })),
+  message: Type.Optional(text(LIMITS.textChars, 'reason for deny/reject, or free-text answer')),
+  by: Type.Optional(Type.String({ maxLength: 128, description: 'who decided (transport and masked sender), for audit' })),
+  at: timestamp('when the decision was made'),
+});
+
+export const SessionSpec = Type.Object({
+  phone: Type.String({ pattern: E164_PATTERN, description: 'the user, E.164 (+14155550123)', ...immutable('phone is immutable') }),
+  prompt: Type.String({ minLength: 1, maxLength: LIMITS.promptChars, description: 'the command', ...immutable('prompt is immutable') }),
+  mode: Type.Optional(enumOf(['run', 'plan'] as const, 'plan: the agent proposes a plan and waits for approval first')),
+  repo: Type.Object({
+    url: Type.String({ minLength: 1, maxLength: 2048, description: 'git remote (https, ssh or a local path)' }),
+    baseBranch: Type.Optional(Type.String({ minLength: 1, maxLength: 255, default: 'main' })),
+  }, immutable('repo is immutable')),
+  workspace: Type.String({
+    minLength: 1, maxLength: 63, pattern: DNS_LABEL_PATTERN,
+    description: 'name of the per-phone PersistentVolumeClaim (derived from the phone hash)', ...immutable('workspace is immutable'),
+  }),
+  timeouts: Type.Optional(Type.Object({
+    run: Type.Optional(Type.String({ pattern: DURATION_PATTERN, default: '60m', description: 'whole-run limit' })),
+    approval: Type.Optional(Type.String({ pattern: DURATION_PATTERN, default: '30m', description: 'limit on one pending request' })),
+  })),
+  cancel: Type.Optional(Type.Boolean({ default: false })),
+  decisions: Type.Optional(Type.Array(Decision, {
+    maxItems: LIMITS.decisions,
+    description: 'append-only answers to pending requests',
+    'x-kubernetes-list-type': 'atomic',
+    'x-kubernetes-validations': [{
+      rule: 'self.size() >= oldSelf.size() && self.slice(0, oldSelf.size()) == oldSelf',
+      message: 'decisions are append-only',
+    }],
+  })),
+  resumeAgentSession: Type.Optional(Type.String({ maxLength: 256, description: 'agent session id to continue' })),
+});
+
+export const Condition = Type.Object({
+  type: Type.String({ minLength: 1, maxLength: 316, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$' }),
+  status: enumOf(['True', 'False', 'Unknown'] as const, 'status of the condition'),
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+  lastTransitionTime: timestamp('last time the status changed'),
+  reason: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$' }),
+  message: Type.String({ maxLength: 32768 }),
+});
+
+export const ProgressItem = Type.Object({
+  seq: Type.Integer({ minimum: 1, description: 'monotonically increasing over the session' }),
+  at: timestamp('when it happened'),
+  text: Type.String({ maxLength: LIMITS.progressTextChars }),
+});
+
+export const Question = Type.Object({
+  question: text(1000, 'the question'),
+  header: Type.Optional(text(100, 'short label')),
+  multiSelect: Type.Optional(Type.Boolean()),
+  options: Type.Array(Type.Object({
+    label: text(200, 'option label'),
+    description: Type.Optional(text(1000, 'option description')),
+  }), { maxItems: LIMITS.options }),
+});
+
+export const Pending = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 128 }),
+  kind: enumOf(PENDING_KINDS, 'what is asked'),
+  tool: Type.Optional(Type.String({ maxLength: 256, description: 'tool name (kind tool)' })),
+  input: Type.Optional(text(LIMITS.textChars, 'tool input as JSON, truncated (kind tool)')),
+  questions: Type.Optional(Type.Array(Question, { maxItems: LIMITS.questions })),
+  summary: Type.Optional(text(LIMITS.textChars, 'plan text, or what changed (kind plan / changes)')),
+  createdAt: timestamp('when the request was raised'),
+});
+
+export const Media = Type.Object({
+  kind: enumOf(['diff', 'screenshot'] as const, 'what the image shows'),
+  ref: Type.String({ minLength: 1, maxLength: 2048, description: 'relay media id or path on the workspace volume' }),
+  contentType: enumOf(['image/png', 'image/jpeg'] as const, 'image type'),
+  caption: Type.Optional(text(1000, 'caption')),
+  bytes: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+
+export const Result = Type.Object({
+  summary: Type.Optional(text(LIMITS.textChars, "the agent's final text")),
+  diffStat: Type.Optional(text(8000, 'git diff --stat')),
+  diff: Type.Optional(text(LIMITS.diffChars, 'unified diff, truncated with a marker')),
+  media: Type.Optional(Type.Array(Media, { maxItems: LIMITS.media })),
+  prUrl: Type.Optional(Type.String({ maxLength: 2048 })),
+  branch: Type.Optional(Type.String({ maxLength: 255 })),
+  agentSessionId: Type.Optional(Type.String({ maxLength: 256 })),
+  costUsd: Type.Optional(Type.Number({ minimum: 0 })),
+  tokens: Type.Optional(Type.Object({ input: Type.Integer({ minimum: 0 }), output: Type.Integer({ minimum: 0 }) })),
+  exitCode: Type.Optional(Type.Integer()),
+  message: Type.Optional(text(LIMITS.textChars, 'what went wrong, in plain words')),
+});
+
+export const Display = Type.Object({
+  phone: Type.Optional(Type.String({ maxLength: 32, description: 'masked phone, e.g. +1415•••1234' })),
+  prompt: Type.Optional(Type.String({ maxLength: 64, description: 'prompt, truncated' })),
+  duration: Type.Optional(Type.String({ maxLength: 32, description: 'start to completion, e.g. 3m12s' })),
+}, { description: 'values for kubectl columns the schema cannot compute; written by the controller' });
+
+export const SessionStatus = Type.Object({
+  phase: Type.Optional(enumOf(PHASES, 'lifecycle phase')),
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+  conditions: Type.Optional(Type.Array(Condition, {
+    maxItems: LIMITS.conditions, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'],
+  })),
+  podName: Type.Optional(Type.String({ maxLength: 253 })),
+  startTime: Type.Optional(timestamp('when the runner pod was created')),
+  completionTime: Type.Optional(timestamp('when a terminal phase was reached')),
+  progress: Type.Optional(Type.Array(ProgressItem, { maxItems: LIMITS.progressItems })),
+  pending: Type.Optional(Pending),
+  result: Type.Optional(Result),
+  display: Type.Optional(Display),
+});
+
+export type Phase = (typeof PHASES)[number];
+export type DecisionAction = (typeof DECISION_ACTIONS)[number];
+export type Decision = Static<typeof Decision>;
+export type SessionSpec = Static<typeof SessionSpec>;
+export type SessionStatus = Static<typeof SessionStatus>;
+export type Condition = Static<typeof Condition>;
+export type ProgressItem = Static<typeof ProgressItem>;
+export type Pending = Static<typeof Pending>;
+export type Result = Static<typeof Result>;
+export type Media = Static<typeof Media>;
+
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  creationTimestamp?: string | Date;
+  deletionTimestamp?: string | Date;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+}
+
+export interface Session {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: ObjectMeta;
+  spec: SessionSpec;
+  status?: SessionStatus;
+}

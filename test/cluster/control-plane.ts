@@ -1,0 +1,161 @@
+// A real local control plane: etcd + kube-apiserver (+ kube-controller-manager for
+// garbage collection, namespaces and service accounts) on free loopback ports.
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createPki, type Pki } from './pki.ts';
+import { startManaged, type Managed } from './processes.ts';
+
+const run = promisify(execFile);
+const here = dirname(fileURLToPath(import.meta.url));
+
+export interface ControlPlane {
+  server: string;
+  kubeconfig: string;
+  dir: string;
+  binDir: string;
+  pki: Pki;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Folder for certs, data and logs; a temporary one when absent. */
+  dir?: string;
+  /** Run kube-controller-manager too (default true). */
+  controllerManager?: boolean;
+}
+
+/** Builds (once, cached) or finds the binaries; returns their folder. */
+export async function controlPlaneBinaries(): Promise<string> {
+  const { stdout } = await run('bash', [join(here, 'build-control-plane.sh')], { maxBuffer: 1 << 20, timeout: 3_600_000 });
+  return stdout.trim().split('\n').at(-1)!;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export function kubeconfigYaml(server: string, pki: Pick<Pki, 'caCert'>, user: { name: string; cert?: string; key?: string; token?: string }): string {
+  const auth = user.token
+    ? `    token: ${user.token}\n`
+    : `    client-certificate: ${user.cert}\n    client-key: ${user.key}\n`;
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: ${server}
+    certificate-authority: ${pki.caCert}
+users:
+- name: ${user.name}
+  user:
+${auth}contexts:
+- name: local
+  context:
+    cluster: local
+    user: ${user.name}
+current-context: local
+`;
+}
+
+async function waitReady(server: string, pki: Pki, proc: Managed, logFile: string, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const [ca, cert, key] = await Promise.all([readFile(pki.caCert), readFile(pki.adminCert), readFile(pki.adminKey)]);
+  const { Agent, request } = await import('node:https');
+  const agent = new Agent({ ca, cert, key });
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) {
+      throw new Error(`kube-apiserver exited (${proc.child.exitCode}); see ${logFile}`);
+    }
+    const ok = await new Promise<boolean>((resolve) => {
+      const req = request(`${server}/readyz`, { agent, timeout: 2000 }, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      });
+      req.on('error', () => resolve(false));
+      req.on('timeout', () => req.destroy());
+      req.end();
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`kube-apiserver not ready after ${timeoutMs} ms; see ${logFile}`);
+}
+
+export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
+  const binDir = await controlPlaneBinaries();
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'tether-cp-')));
+  await mkdir(join(dir, 'pki'), { recursive: true });
+  const pki = await createPki(join(dir, 'pki'));
+  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const server = `https://127.0.0.1:${apiPort}`;
+  const procs: Managed[] = [];
+
+  const etcdLog = join(dir, 'etcd.log');
+  procs.push(startManaged('etcd', join(binDir, 'etcd'), [
+    '--data-dir', join(dir, 'etcd'),
+    '--listen-client-urls', `http://127.0.0.1:${etcdPort}`,
+    '--advertise-client-urls', `http://127.0.0.1:${etcdPort}`,
+    '--listen-peer-urls', `http://127.0.0.1:${peerPort}`,
+    '--initial-advertise-peer-urls', `http://127.0.0.1:${peerPort}`,
+    '--initial-cluster', `default=http://127.0.0.1:${peerPort}`,
+    '--unsafe-no-fsync', '--log-level', 'warn',
+  ], etcdLog));
+
+  const apiLog = join(dir, 'kube-apiserver.log');
+  const apiserver = startManaged('kube-apiserver', join(binDir, 'kube-apiserver'), [
+    `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+    `--secure-port=${apiPort}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
+    `--cert-dir=${join(dir, 'apiserver-certs')}`,
+    `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    '--authorization-mode=RBAC',
+    `--service-account-key-file=${pki.serviceAccountPub}`,
+    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+    `--service-account-issuer=${server}`,
+    '--service-cluster-ip-range=10.96.0.0/24',
+    '--allow-privileged=false',
+    '--enable-priority-and-fairness=false',
+    '--v=0',
+  ], apiLog);
+  procs.push(apiserver);
+
+  const stop = async () => {
+    for (const p of procs.reverse()) await p.stop();
+    if (!options.dir) await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitReady(server, pki, apiserver, apiLog);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  const kubeconfig = join(dir, 'admin.kubeconfig');
+  await writeFile(kubeconfig, kubeconfigYaml(server, pki, { name: 'admin', cert: pki.adminCert, key: pki.adminKey }));
+
+  if (options.controllerManager !== false) {
+    procs.push(startManaged('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
+      '--bind-address=127.0.0.1', '--secure-port=0',
+      '--leader-elect=false',
+      `--service-account-private-key-file=${pki.serviceAccountKey}`,
+      `--root-ca-file=${pki.caCert}`,
+      '--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller',
+      '--v=0',
+    ], join(dir, 'kube-controller-manager.log')));
+  }
+  return { server, kubeconfig, dir, binDir, pki, stop };
+}

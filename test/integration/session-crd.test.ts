@@ -1,0 +1,137 @@
+// The Session CRD on a real kube-apiserver: installs, validates, status subresource, kubectl columns.
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiError } from '../../common/kube/errors.ts';
+import type { SessionClient } from '../../common/kube/sessions.ts';
+import { formatDuration, maskPhone, previewPrompt } from '../../common/session/display.ts';
+import { sessionName, workspaceName } from '../../common/session/names.ts';
+import { GROUP, PLURAL, VERSION, type SessionSpec } from '../../common/session/schema.ts';
+import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, kubectl, sessionClient } from '../support/cluster.ts';
+
+const phone = '+14155550123';
+const validSpec = (): SessionSpec => ({
+  phone,
+  prompt: 'make the navbar sticky and add a dark-mode toggle',
+  repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
+  workspace: workspaceName(phone),
+});
+
+let kc: KubeConfig;
+let ns: string;
+let sessions: SessionClient;
+let raw: CustomObjectsApi;
+
+beforeAll(async () => {
+  kc = adminKubeConfig();
+  const crd = await installSessionCrd(kc);
+  expect(crd.status?.conditions?.find((c) => c.type === 'Established')?.status).toBe('True');
+  ns = await createNamespace(kc, 'crd');
+  sessions = sessionClient(kc);
+  raw = kc.makeApiClient(CustomObjectsApi);
+});
+afterAll(async () => deleteNamespace(kc, ns));
+
+async function rejection(promise: Promise<unknown>): Promise<string> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error, 'the API server accepted an invalid Session').toBeDefined();
+  const info = apiError(error);
+  expect(info?.code).toBe(422);
+  return info!.message;
+}
+
+describe('Session CRD on a real API server', () => {
+  it('accepts a valid Session and applies defaults', async () => {
+    const created = await sessions.create(ns, sessionName(phone), validSpec());
+    expect(created.spec.phone).toBe(phone);
+    expect(created.spec.timeouts).toBeUndefined();
+    expect(created.spec.cancel).toBeUndefined();
+    const withTimeouts = await sessions.create(ns, sessionName(phone), { ...validSpec(), timeouts: {} });
+    expect(withTimeouts.spec.timeouts).toEqual({ run: '60m', approval: '30m' });
+  });
+
+  it.each([
+    ['bad phone', { phone: '4155550123' }, 'spec.phone'],
+    ['phone with letters', { phone: '+1415555abcd' }, 'spec.phone'],
+    ['missing prompt', { prompt: undefined }, 'spec.prompt'],
+    ['empty prompt', { prompt: '' }, 'spec.prompt'],
+    ['oversize prompt', { prompt: 'x'.repeat(8193) }, 'spec.prompt'],
+    ['bad workspace name', { workspace: 'WS_1' }, 'spec.workspace'],
+    ['bad timeout', { timeouts: { run: '1 hour' } }, 'spec.timeouts.run'],
+    ['unknown decision action', { decisions: [{ requestId: 'r1', action: 'maybe', at: '2026-11-22T08:00:00Z' }] }, 'spec.decisions[0].action'],
+    ['decision without requestId', { decisions: [{ action: 'approve', at: '2026-11-22T08:00:00Z' }] }, 'spec.decisions[0].requestId'],
+    ['missing repo', { repo: undefined }, 'spec.repo'],
+  ])('rejects a Session with %s, naming %s', async (_label, change, field) => {
+    const spec = { ...validSpec(), ...change } as SessionSpec;
+    const message = await rejection(sessions.create(ns, sessionName(phone), spec));
+    expect(message).toContain(field);
+  });
+
+  it('rejects an unknown phase in status, naming status.phase', async () => {
+    const name = sessionName(phone);
+    await sessions.create(ns, name, validSpec());
+    const message = await rejection(sessions.patchStatus(ns, name, { phase: 'Dancing' } as never));
+    expect(message).toContain('status.phase');
+    const ok = await sessions.patchStatus(ns, name, { phase: 'Queued' });
+    expect(ok.status?.phase).toBe('Queued');
+  });
+
+  it('keeps phone, prompt and workspace immutable and decisions append-only', async () => {
+    const name = sessionName(phone);
+    await sessions.create(ns, name, { ...validSpec(), decisions: [{ requestId: 'r1', action: 'allow', at: '2026-11-22T08:00:00Z' }] });
+    expect(await rejection(sessions.patch(ns, name, { spec: { prompt: 'something else' } }))).toContain('prompt is immutable');
+    expect(await rejection(sessions.patch(ns, name, { spec: { phone: '+14155550999' } }))).toContain('phone is immutable');
+    expect(await rejection(sessions.patch(ns, name, { spec: { decisions: [] } }))).toContain('append-only');
+    const appended = await sessions.patch(ns, name, { spec: { decisions: [
+      { requestId: 'r1', action: 'allow', at: '2026-11-22T08:00:00Z' },
+      { requestId: 'r2', action: 'deny', message: 'no network', at: '2026-11-22T08:01:00Z' },
+    ] } });
+    expect(appended.spec.decisions).toHaveLength(2);
+  });
+
+  it('changes status only through the status subresource', async () => {
+    const name = sessionName(phone);
+    await sessions.create(ns, name, validSpec());
+    const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const viaMain = await raw.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, plural: PLURAL, namespace: ns, name, body: { status: { phase: 'Succeeded' } } }, mergePatch,
+    ) as { status?: unknown };
+    expect(viaMain.status).toBeUndefined();
+    expect((await sessions.get(ns, name))?.status).toBeUndefined();
+
+    const viaStatus = await sessions.patchStatus(ns, name, { phase: 'Working' });
+    expect(viaStatus.status?.phase).toBe('Working');
+    const specUnchanged = await raw.patchNamespacedCustomObjectStatus(
+      { group: GROUP, version: VERSION, plural: PLURAL, namespace: ns, name, body: { spec: { cancel: true } } }, mergePatch,
+    ) as { spec: SessionSpec };
+    expect(specUnchanged.spec.cancel).toBeUndefined();
+  });
+
+  it('shows PHONE, PHASE, WAITING-ON, PROMPT, AGE, DURATION, COST and PR in kubectl get sessions', async () => {
+    const columnsNs = await createNamespace(kc, 'cols');
+    const waiting = sessionName(phone, new Date(), 'aaaa');
+    const done = sessionName(phone, new Date(), 'bbbb');
+    const spec = validSpec();
+    await sessions.create(columnsNs, waiting, spec);
+    await sessions.create(columnsNs, done, { ...spec, prompt: 'fix the login redirect loop on Safari' });
+    const display = { phone: maskPhone(phone), prompt: previewPrompt(spec.prompt) };
+    await sessions.patchStatus(columnsNs, waiting, {
+      phase: 'AwaitingApproval', display,
+      pending: { id: 'p1', kind: 'changes', summary: '3 files changed', createdAt: new Date().toISOString() },
+    });
+    await sessions.patchStatus(columnsNs, done, {
+      phase: 'Succeeded',
+      display: { phone: maskPhone(phone), prompt: previewPrompt('fix the login redirect loop on Safari'), duration: formatDuration(192_000) },
+      result: { costUsd: 0.41, prUrl: 'https://github.com/acme/web/pull/412' },
+    });
+
+    const out = await kubectl(['get', 'sess', '-n', columnsNs]);
+    const lines = out.trim().split('\n');
+    expect(lines[0]!.split(/\s{2,}/)).toEqual(['NAME', 'PHONE', 'PHASE', 'WAITING-ON', 'PROMPT', 'AGE', 'DURATION', 'COST', 'PR']);
+    const row = (name: string) => lines.find((l) => l.startsWith(name))!.split(/\s{2,}/);
+    expect(row(waiting)).toEqual([waiting, '+1415•••0123', 'AwaitingApproval', 'changes', 'make the navbar sticky and add a dark-m…', expect.stringMatching(/^\d+s$/), '<none>', '<none>', '<none>']);
+    expect(row(done)).toEqual([done, '+1415•••0123', 'Succeeded', '<none>', 'fix the login redirect loop on Safari', expect.stringMatching(/^\d+s$/), '3m12s', '0.41', 'https://github.com/acme/web/pull/412']);
+    expect(out).not.toContain('4155550123');
+    console.log(`kubectl get sessions -n ${columnsNs}\n${out}`);
+    await deleteNamespace(kc, columnsNs);
+  });
+});
