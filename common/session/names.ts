@@ -5,6 +5,9 @@ import { phoneHash } from './display.ts';
 export const LABEL_PHONE_HASH = 'tether.dev/phone-hash';
 export const LABEL_SESSION = 'tether.dev/session';
 export const LABEL_COMPONENT = 'app.kubernetes.io/component';
+export const LABEL_PART_OF = 'app.kubernetes.io/part-of';
+export const ANNOTATION_DELIVERED = 'tether.dev/delivered';
+export const RELAY_TOKEN_AUDIENCE = 'tether-relay';
 
 /** The per-phone workspace PVC: ws-<phonehash>. */
 export function workspaceName(phone: string): string {
@@ -16,4 +19,9 @@ const stamp = (at: Date) => at.toISOString().replace(/[-:T]/g, '').slice(0, 14);
 /** <phonehash>-<yyyymmddhhmmss>-<rand>, e.g. 3f2a…-20261122083000-k3x9. */
 export function sessionName(phone: string, at = new Date(), rand = randomBytes(3).toString('hex').slice(0, 4)): string {
   return `${phoneHash(phone)}-${stamp(at)}-${rand}`;
+}
+
+/** Runner Pod, ServiceAccount, Role and RoleBinding of a Session share this name. */
+export function runnerName(session: string): string {
+  return `${session}-runner`;
 }

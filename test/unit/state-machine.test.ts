@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { PHASES, type Phase } from '../../common/session/schema.ts';
+import { transition, type Effect, type Event } from '../../common/session/state-machine.ts';
+
+type From = Phase | '(new)';
+type Row = [from: From, event: Event, to: Phase, effects: Effect[]];
+
+const done = (...extra: Effect[]): Effect[] => ['SetCompletionTime', 'DeletePod', ...extra];
+const ACTIVE = ['Starting', 'Working', 'AwaitingApproval', 'Publishing'] as const;
+
+// Every legal transition. Rows marked § are DESIGN §2's table.
+const legal: Row[] = [
+  ['(new)', { type: 'Enqueue' }, 'Queued', []], // §
+  ['(new)', { type: 'QueueFull' }, 'Failed', ['SetCompletionTime']], // § the 6th is refused
+  ['(new)', { type: 'PodCreated' }, 'Starting', ['CreatePod']], // §
+  ['Queued', { type: 'PodCreated' }, 'Starting', ['CreatePod']], // §
+  ['(new)', { type: 'InvalidSpec' }, 'Failed', ['SetCompletionTime']],
+  ['Queued', { type: 'InvalidSpec' }, 'Failed', ['SetCompletionTime']],
+  ['Starting', { type: 'RunnerStarted' }, 'Working', []], // §
+  ['Working', { type: 'RequestRaised', kind: 'tool' }, 'AwaitingApproval', []], // §
+  ['Working', { type: 'RequestRaised', kind: 'question' }, 'AwaitingApproval', []], // §
+  ['Working', { type: 'RequestRaised', kind: 'changes' }, 'AwaitingApproval', []], // §
+  ['Working', { type: 'RequestRaised', kind: 'plan' }, 'AwaitingApproval', []],
+  ['AwaitingApproval', { type: 'Decided', kind: 'tool', approved: true }, 'Working', ['ResumeAgent']], // §
+  ['AwaitingApproval', { type: 'Decided', kind: 'tool', approved: false }, 'Working', ['ResumeAgent']], // § deny goes back to the agent
+  ['AwaitingApproval', { type: 'Decided', kind: 'question', approved: true }, 'Working', ['ResumeAgent']], // §
+  ['AwaitingApproval', { type: 'Decided', kind: 'question', approved: false }, 'Working', ['ResumeAgent']], // declined: the agent decides
+  ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: true }, 'Working', ['ResumeAgent']],
+  ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: false }, 'Rejected', done('ClearPhoneQueue')],
+  ['AwaitingApproval', { type: 'Decided', kind: 'changes', approved: true }, 'Publishing', ['Publish']], // §
+  ['AwaitingApproval', { type: 'Decided', kind: 'changes', approved: false }, 'Rejected', ['RevertWorkspace', ...done('ClearPhoneQueue')]], // §
+  ['Publishing', { type: 'Published' }, 'Succeeded', done('StartNextQueued')], // §
+  ['Working', { type: 'FinishedWithoutChanges' }, 'Succeeded', done('StartNextQueued')], // §
+  ['AwaitingApproval', { type: 'ApprovalTimeout' }, 'TimedOut', done('ClearPhoneQueue')], // §
+  ...(['(new)', 'Queued', ...ACTIVE] as const).map((p): Row => [p, { type: 'Cancel' }, 'Cancelled', done('ClearPhoneQueue')]), // §
+  ...ACTIVE.map((p): Row => [p, { type: 'RunTimeout' }, 'Failed', done('StartNextQueued')]), // §
+  ...ACTIVE.map((p): Row => [p, { type: 'PodLost' }, 'Failed', done('StartNextQueued')]), // §
+  ...(['Working', 'AwaitingApproval', 'Publishing'] as const).map((p): Row => [p, { type: 'AgentFailed' }, 'Failed', done('StartNextQueued')]), // § overrides an approval request
+];
+
+const allEvents: Event[] = [
+  { type: 'Enqueue' }, { type: 'QueueFull' }, { type: 'PodCreated' }, { type: 'RunnerStarted' },
+  ...(['tool', 'question', 'changes', 'plan'] as const).flatMap((kind): Event[] => [
+    { type: 'RequestRaised', kind }, { type: 'Decided', kind, approved: true }, { type: 'Decided', kind, approved: false },
+  ]),
+  { type: 'Published' }, { type: 'FinishedWithoutChanges' }, { type: 'Cancel' }, { type: 'ApprovalTimeout' },
+  { type: 'RunTimeout' }, { type: 'PodLost' }, { type: 'AgentFailed' }, { type: 'InvalidSpec' },
+];
+const allFrom: From[] = ['(new)', ...PHASES];
+const key = (from: From, event: Event) => `${from} ${JSON.stringify(event)}`;
+const legalKeys = new Set(legal.map(([from, event]) => key(from, event)));
+const illegal = allFrom.flatMap((from) => allEvents.filter((e) => !legalKeys.has(key(from, e))).map((e) => [from, e] as const));
+
+describe('session state machine', () => {
+  it.each(legal)('%s + %j → %s', (from, event, to, effects) => {
+    const result = transition(from === '(new)' ? undefined : from, event);
+    expect(result).toEqual({ ok: true, phase: to, reason: expect.any(String), effects });
+  });
+
+  it.each(illegal)('%s + %j is refused', (from, event) => {
+    const result = transition(from === '(new)' ? undefined : from, event);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatch(/not allowed|is final/);
+  });
+
+  it('covers every phase × event pair exactly once', () => {
+    expect(legal.length + illegal.length).toBe(allFrom.length * allEvents.length);
+    expect(legalKeys.size).toBe(legal.length);
+  });
+
+  it('never leaves a terminal phase', () => {
+    for (const from of ['Succeeded', 'Rejected', 'Cancelled', 'TimedOut', 'Failed'] as const) {
+      for (const event of allEvents) expect(transition(from, event).ok).toBe(false);
+    }
+  });
+});
