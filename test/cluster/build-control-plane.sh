@@ -28,7 +28,15 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
-mkdir -p "$out.partial"
+mkdir -p "$(dirname "$out")"
+# One build at a time: a second caller waits, then finds the binaries.
+exec 9>"$out.lock"
+flock 9
+missing=0
+for b in "${wanted[@]}"; do [[ -x "$out/$b" ]] || missing=1; done
+if [[ $missing == 0 ]]; then echo "$out"; exit 0; fi
+
+rm -rf "$out.partial" && mkdir -p "$out.partial"
 log() { echo "[control-plane] $*" >&2; }
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 ldk8s="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34"
