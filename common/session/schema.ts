@@ -75,7 +75,7 @@ export const SessionSpec = Type.Object({
     description: 'append-only answers to pending requests',
     'x-kubernetes-list-type': 'atomic',
     'x-kubernetes-validations': [{
-      rule: 'self.size() >= oldSelf.size() && self.slice(0, oldSelf.size()) == oldSelf',
+      rule: 'self.size() >= oldSelf.size() && oldSelf.all(d, d in self)',
       message: 'decisions are append-only',
     }],
   })),

@@ -19,6 +19,8 @@ export interface ControlPlane {
   dir: string;
   binDir: string;
   pki: Pki;
+  /** Process ids of etcd, kube-apiserver and (if started) kube-controller-manager. */
+  pids: number[];
   stop(): Promise<void>;
 }
 
@@ -153,9 +155,9 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
       '--leader-elect=false',
       `--service-account-private-key-file=${pki.serviceAccountKey}`,
       `--root-ca-file=${pki.caCert}`,
-      '--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller',
+      '--controllers=*,-node-ipam-controller,-node-lifecycle-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-taint-eviction-controller,-device-taint-eviction-controller',
       '--v=0',
     ], join(dir, 'kube-controller-manager.log')));
   }
-  return { server, kubeconfig, dir, binDir, pki, stop };
+  return { server, kubeconfig, dir, binDir, pki, stop, get pids() { return procs.map((p) => p.child.pid!); } };
 }

@@ -1,5 +1,6 @@
 // Child processes that never outlive the process that started them: each is started
-// under `setpriv --pdeathsig KILL` (Linux) and killed on exit or on SIGINT/SIGTERM.
+// under `setpriv --pdeathsig KILL` (Linux: the kernel kills it when its parent dies, even
+// by SIGKILL) and is killed on a normal exit.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 
@@ -22,12 +23,6 @@ function hookExit() {
   if (hooked) return;
   hooked = true;
   process.on('exit', killAll);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal, () => {
-      killAll();
-      process.kill(process.pid, signal);
-    });
-  }
 }
 
 const hasSetpriv = (() => {
