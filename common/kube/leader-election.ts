@@ -1,0 +1,145 @@
+// Lease-based leader election (coordination.k8s.io/v1), after client-go's leaderelection:
+// expiry is judged by when *we* last saw the record change (no clock-skew trust), the
+// leader renews every retry period and steps down if it cannot renew within the deadline,
+// and a stopping leader releases the Lease so a follower takes over at once.
+import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import type pino from 'pino';
+import { isAlreadyExists, isConflict, isNotFound } from './errors.ts';
+
+export interface LeaderElectionOptions {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  name: string;
+  identity: string;
+  logger: pino.Logger;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  onStartedLeading: () => void;
+  onStoppedLeading: () => void;
+  onNewLeader?: (identity: string) => void;
+}
+
+export interface LeaderElector {
+  start(): void;
+  /** Steps down (releasing the Lease if held) and stops trying. */
+  stop(): Promise<void>;
+  readonly isLeader: boolean;
+}
+
+export function createLeaderElector(options: LeaderElectionOptions): LeaderElector {
+  const api = options.kubeConfig.makeApiClient(CoordinationV1Api);
+  const { namespace, name, identity, logger } = options;
+  const leaseMs = options.leaseDurationMs ?? 15_000;
+  const renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+  const retryMs = options.retryPeriodMs ?? 2_000;
+
+  let leader = false;
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let loop: Promise<void> = Promise.resolve();
+  let lastRenew = 0;
+  let observed: { record: string; at: number } | undefined;
+  let lastHolder = '';
+
+  const spec = (current: V1Lease | undefined, transitions: number): V1Lease['spec'] => {
+    const now = new V1MicroTime();
+    const keepAcquire = current?.spec?.holderIdentity === identity;
+    return {
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.ceil(leaseMs / 1000),
+      acquireTime: keepAcquire ? current?.spec?.acquireTime : now,
+      renewTime: now,
+      leaseTransitions: transitions,
+    };
+  };
+
+  /** One attempt to acquire or renew; true when we hold the Lease afterwards. */
+  async function tryAcquireOrRenew(): Promise<boolean> {
+    let current: V1Lease | undefined;
+    try {
+      current = await api.readNamespacedLease({ name, namespace });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    if (!current) {
+      await api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: spec(undefined, 0) } });
+      return true;
+    }
+    const holder = current.spec?.holderIdentity ?? '';
+    const record = JSON.stringify([holder, current.spec?.renewTime, current.spec?.leaseDurationSeconds]);
+    if (observed?.record !== record) observed = { record, at: Date.now() };
+    if (holder !== lastHolder) {
+      lastHolder = holder;
+      if (holder) options.onNewLeader?.(holder);
+    }
+    const heldByOther = holder !== '' && holder !== identity;
+    const expiresAt = observed.at + (current.spec?.leaseDurationSeconds ?? 0) * 1000;
+    if (heldByOther && Date.now() < expiresAt) return false;
+    const transitions = (current.spec?.leaseTransitions ?? 0) + (holder === identity ? 0 : 1);
+    await api.replaceNamespacedLease({ name, namespace, body: { ...current, spec: spec(current, transitions) } });
+    return true;
+  }
+
+  function setLeader(value: boolean): void {
+    if (leader === value) return;
+    leader = value;
+    logger.info({ lease: `${namespace}/${name}`, identity, leader: value }, value ? 'became leader' : 'stopped leading');
+    if (value) options.onStartedLeading();
+    else options.onStoppedLeading();
+  }
+
+  async function tick(): Promise<void> {
+    let held = false;
+    try {
+      held = await tryAcquireOrRenew();
+    } catch (error) {
+      if (!isConflict(error) && !isAlreadyExists(error)) logger.warn({ err: error }, 'lease acquire/renew failed');
+    }
+    if (stopped) return;
+    if (held) {
+      lastRenew = Date.now();
+      setLeader(true);
+    } else if (leader && Date.now() - lastRenew > renewDeadlineMs) {
+      setLeader(false);
+    } else if (leader && lastHolder !== identity && lastHolder !== '') {
+      setLeader(false);
+    }
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      loop = tick().finally(schedule);
+    }, retryMs);
+  }
+
+  async function release(): Promise<void> {
+    const current = await api.readNamespacedLease({ name, namespace });
+    if (current.spec?.holderIdentity !== identity) return;
+    await api.replaceNamespacedLease({ name, namespace, body: {
+      ...current,
+      spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime() },
+    } });
+  }
+
+  return {
+    start() {
+      loop = tick().finally(schedule);
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await loop;
+      if (!leader) return;
+      try {
+        await release();
+      } finally {
+        setLeader(false);
+      }
+    },
+    get isLeader() {
+      return leader;
+    },
+  };
+}
