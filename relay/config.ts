@@ -1,0 +1,132 @@
+// The relay's configuration: the only reader of process.env. Parsed once at start-up;
+// a bad value stops the process with a message naming the variable.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { E164_PATTERN } from '../common/session/schema.ts';
+import { parseDuration } from '../common/session/display.ts';
+
+const str = (description: string, extra: object = {}) => Type.String({ minLength: 1, description, ...extra });
+const duration = (fallback: string, description: string) => Type.String({ pattern: '^([0-9]+(h|m|s))+$|^[0-9]+ms$', default: fallback, description });
+const specDuration = (fallback: string, description: string) => Type.String({ pattern: '^([0-9]+(h|m|s))+$', default: fallback, description });
+const int = (fallback: number, min: number, max: number, description: string) => Type.String({ pattern: '^[0-9]+$', default: String(fallback), description, min, max });
+
+/** Every variable the relay reads, with its rules. Values arrive as strings. */
+export const ENV = Type.Object({
+  TWILIO_ACCOUNT_SID: Type.Optional(str('Twilio account SID; absent → web transport only', { pattern: '^AC[0-9a-fA-F]{32}$' })),
+  TWILIO_AUTH_TOKEN: Type.Optional(str('Twilio auth token (webhook signatures and the REST API)')),
+  TWILIO_WHATSAPP_FROM: Type.Optional(str('sender, whatsapp:+1…', { pattern: `^whatsapp:\\+[1-9][0-9]{6,14}$` })),
+  TWILIO_API_URL: Type.Optional(str('base URL of the Messages API (tests: a local fake)', { pattern: '^https?://' })),
+  TWILIO_TEMPLATE_SID: Type.Optional(str('content template for messages outside the 24-hour window', { pattern: '^HX[0-9a-fA-F]{32}$' })),
+  PUBLIC_URL: str('public base URL of the relay; the webhook is PUBLIC_URL/webhook', { pattern: '^https?://[^/?#]+(/[^?#]*)?$' }),
+  ALLOWED_NUMBERS: Type.String({ default: '', description: 'comma-separated E.164 allowlist' }),
+  TETHER_NAMESPACE: str('namespace of the Session objects', { default: 'tether', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
+  TETHER_REPO_URL: str('git remote for new Sessions'),
+  TETHER_REPO_BASE_BRANCH: str('base branch for new Sessions', { default: 'main' }),
+  TETHER_RUN_TIMEOUT: specDuration('60m', 'spec.timeouts.run of new Sessions'),
+  TETHER_APPROVAL_TIMEOUT: specDuration('30m', 'spec.timeouts.approval of new Sessions'),
+  RELAY_PORT: int(8080, 1, 65535, 'HTTP port'),
+  RELAY_WEB_CHAT_TOKEN: Type.Optional(str('token for /chat; absent → web chat disabled', { minLength: 16 })),
+  RELAY_WEB_CHAT_PHONE: str('E.164 identity of the web chat user', { default: '+15555550100', pattern: E164_PATTERN }),
+  RELAY_MEDIA_SIGNING_KEY: str('HMAC key for media URLs (≥ 32 characters)', { minLength: 32 }),
+  RELAY_MEDIA_DIR: str('folder for uploaded media', { default: '/var/lib/tether/media' }),
+  RELAY_MEDIA_TTL: duration('24h', 'how long uploaded media is kept'),
+  RELAY_MEDIA_URL_TTL: duration('10m', 'lifetime of a signed media URL'),
+  RELAY_MEDIA_MAX_BYTES: int(5 * 1024 * 1024, 1024, 5 * 1024 * 1024, 'largest accepted upload'),
+  RELAY_PROGRESS_BATCH: duration('3s', 'at most one progress message per phone per this interval'),
+  RELAY_REMINDER_BEFORE: duration('5m', 'approval reminder this long before the timeout'),
+  RELAY_SEND_RATE: int(10, 1, 1000, 'outbound messages per second per sender'),
+  RELAY_WINDOW: duration('23h30m', 'after this long without an inbound message, send the template'),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
+});
+type Env = Static<typeof ENV>;
+
+export interface RelayConfig {
+  twilio?: { accountSid: string; authToken: string; from: string; apiUrl?: string; templateSid?: string };
+  publicUrl: string;
+  webhookUrl: string;
+  allowedNumbers: Set<string>;
+  namespace: string;
+  repo: { url: string; baseBranch: string };
+  timeouts: { run: string; approval: string };
+  port: number;
+  webChat?: { token: string; phone: string };
+  media: { signingKey: string; dir: string; ttlMs: number; urlTtlMs: number; maxBytes: number };
+  progressBatchMs: number;
+  reminderBeforeMs: number;
+  sendRatePerSecond: number;
+  windowMs: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, reason: string) {
+    super(`${variable}: ${reason}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+const ms = (text: string) => (text.endsWith('ms') ? Number(text.slice(0, -2)) : parseDuration(text));
+
+function checkBounds(env: Env): void {
+  for (const [name, schema] of Object.entries(ENV.properties) as [keyof Env, TSchema & { min?: number; max?: number }][]) {
+    const value = env[name];
+    if (schema.min === undefined || value === undefined) continue;
+    const n = Number(value);
+    if (n < schema.min || n > schema.max!) throw new ConfigError(name, `must be between ${schema.min} and ${schema.max}, got ${n}`);
+  }
+}
+
+function parseNumbers(list: string): Set<string> {
+  const numbers = list.split(',').map((n) => n.trim()).filter(Boolean);
+  for (const n of numbers) {
+    if (!new RegExp(E164_PATTERN).test(n)) throw new ConfigError('ALLOWED_NUMBERS', `"${n.slice(0, 20)}" is not an E.164 number (+14155550123)`);
+  }
+  return new Set(numbers);
+}
+
+/** Reads and validates the environment; throws ConfigError naming the first bad variable. */
+export function loadConfig(source: Record<string, string | undefined> = process.env): RelayConfig {
+  const raw: Record<string, string> = {};
+  for (const name of Object.keys(ENV.properties)) {
+    const value = source[name];
+    if (value !== undefined && value !== '') raw[name] = value;
+  }
+  const env = Value.Default(ENV, raw) as Env;
+  const error = Value.Errors(ENV, env).First();
+  if (error) {
+    const variable = error.path.replace(/^\//, '') || 'environment';
+    const shown = variable in raw && !/TOKEN|KEY|SID/.test(variable) ? ` (got "${String(raw[variable]).slice(0, 40)}")` : '';
+    throw new ConfigError(variable, `${error.message}${shown}; expected ${(ENV.properties as Record<string, TSchema>)[variable]?.description ?? 'a valid value'}`);
+  }
+  checkBounds(env);
+  const twilioVars = [env.TWILIO_ACCOUNT_SID, env.TWILIO_AUTH_TOKEN, env.TWILIO_WHATSAPP_FROM];
+  if (twilioVars.some(Boolean) && !twilioVars.every(Boolean)) {
+    const missing = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM'].find((_, i) => !twilioVars[i])!;
+    throw new ConfigError(missing, 'required when any Twilio variable is set');
+  }
+  const publicUrl = env.PUBLIC_URL.replace(/\/+$/, '');
+  return {
+    twilio: env.TWILIO_ACCOUNT_SID
+      ? { accountSid: env.TWILIO_ACCOUNT_SID, authToken: env.TWILIO_AUTH_TOKEN!, from: env.TWILIO_WHATSAPP_FROM!, apiUrl: env.TWILIO_API_URL, templateSid: env.TWILIO_TEMPLATE_SID }
+      : undefined,
+    publicUrl,
+    webhookUrl: `${publicUrl}/webhook`,
+    allowedNumbers: parseNumbers(env.ALLOWED_NUMBERS),
+    namespace: env.TETHER_NAMESPACE,
+    repo: { url: env.TETHER_REPO_URL, baseBranch: env.TETHER_REPO_BASE_BRANCH },
+    timeouts: { run: env.TETHER_RUN_TIMEOUT, approval: env.TETHER_APPROVAL_TIMEOUT },
+    port: Number(env.RELAY_PORT),
+    webChat: env.RELAY_WEB_CHAT_TOKEN ? { token: env.RELAY_WEB_CHAT_TOKEN, phone: env.RELAY_WEB_CHAT_PHONE } : undefined,
+    media: {
+      signingKey: env.RELAY_MEDIA_SIGNING_KEY, dir: env.RELAY_MEDIA_DIR, ttlMs: ms(env.RELAY_MEDIA_TTL),
+      urlTtlMs: ms(env.RELAY_MEDIA_URL_TTL), maxBytes: Number(env.RELAY_MEDIA_MAX_BYTES),
+    },
+    progressBatchMs: ms(env.RELAY_PROGRESS_BATCH),
+    reminderBeforeMs: ms(env.RELAY_REMINDER_BEFORE),
+    sendRatePerSecond: Number(env.RELAY_SEND_RATE),
+    windowMs: ms(env.RELAY_WINDOW),
+    logLevel: env.LOG_LEVEL,
+  };
+}

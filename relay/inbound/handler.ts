@@ -1,0 +1,154 @@
+// Acts on one accepted inbound message: claim it (idempotency), route it, write the Session
+// (create, cancel, append a decision) and queue the reply behind the phone's earlier messages.
+import type { Logger } from 'pino';
+import { isConflict } from '../../common/kube/errors.ts';
+import { maskPhone, phoneHash } from '../../common/session/display.ts';
+import { ANNOTATION_DELIVERED, LABEL_PART_OF, LABEL_PHONE_HASH, sessionName, workspaceName } from '../../common/session/names.ts';
+import { LIMITS, type Session, type SessionSpec } from '../../common/session/schema.ts';
+import type { RelayMetrics } from '../metrics.ts';
+import type { Outbox } from '../outbound/outbox.ts';
+import { writeDelivered } from '../outbound/plan.ts';
+import { text } from '../text.ts';
+import type { MessageClaims } from './claims.ts';
+import type { PhoneView } from './phone-view.ts';
+import { route, type DecisionDraft, type Route } from './router.ts';
+
+export interface InboundMessage {
+  /** MessageSid (Twilio) or a client-made id (web chat) */
+  id: string;
+  /** E.164, without the whatsapp: prefix */
+  from: string;
+  body: string;
+  transport: 'twilio' | 'web';
+}
+
+export interface SessionApi {
+  get(namespace: string, name: string): Promise<Session | undefined>;
+  create(namespace: string, name: string, spec: SessionSpec, metadata?: Partial<Session['metadata']>): Promise<Session>;
+  patch(namespace: string, name: string, patch: { metadata?: object; spec?: Partial<SessionSpec> }): Promise<Session>;
+}
+
+export interface InboundOptions {
+  sessions: SessionApi;
+  claims: MessageClaims;
+  phones: PhoneView;
+  outbox: Outbox;
+  namespace: string;
+  repo: SessionSpec['repo'];
+  timeouts: { run: string; approval: string };
+  metrics: RelayMetrics;
+  logger: Logger;
+}
+
+export type InboundOutcome = 'duplicate' | Route['kind'];
+
+export class InboundHandler {
+  private readonly o: InboundOptions;
+
+  constructor(options: InboundOptions) {
+    this.o = options;
+  }
+
+  /**
+   * For messages already acknowledged to their sender: a failure here (API server unreachable
+   * while claiming) is counted, logged, and told to the user, who can send again.
+   */
+  async accept(message: InboundMessage): Promise<InboundOutcome | 'failed'> {
+    try {
+      return await this.handle(message);
+    } catch (error) {
+      this.o.metrics.inboundFailures.inc();
+      this.o.logger.error({ phoneHash: phoneHash(message.from), err: String(error) }, 'could not accept an inbound message');
+      await this.o.outbox.enqueue(message.from, () => this.o.outbox.deliver(message.from, [{ text: text.failedToAccept() }]));
+      return 'failed';
+    }
+  }
+
+  /** Resolves once the message has been acted on and its reply sent. */
+  async handle(message: InboundMessage): Promise<InboundOutcome> {
+    if (!(await this.o.claims.claim(message.id, message.from))) {
+      this.o.metrics.duplicates.inc();
+      return 'duplicate';
+    }
+    this.o.phones.noteInbound(message.from);
+    let outcome: InboundOutcome = 'empty';
+    await this.o.outbox.enqueue(message.from, async () => {
+      const reply = await this.act(message).catch((error: unknown) => {
+        this.o.metrics.inboundFailures.inc();
+        this.o.logger.error({ phoneHash: phoneHash(message.from), err: String(error) }, 'could not act on an inbound message');
+        return { kind: 'empty', reply: text.failedToAccept() } as const;
+      });
+      outcome = reply.kind;
+      if (reply.reply) await this.o.outbox.deliver(message.from, [{ text: reply.reply }]);
+    });
+    return outcome;
+  }
+
+  private async act(message: InboundMessage): Promise<{ kind: Route['kind']; reply?: string }> {
+    const phone = message.from;
+    const view = this.o.phones.context(phone);
+    const r = route(message.body, view);
+    const log = this.o.logger.child({ phoneHash: phoneHash(phone) });
+    log.info({ route: r.kind, transport: message.transport }, 'inbound message');
+    switch (r.kind) {
+      case 'empty': return { kind: r.kind, reply: text.empty() };
+      case 'help': return { kind: r.kind, reply: text.help() };
+      case 'tooLong': return { kind: r.kind, reply: text.tooLong(LIMITS.promptChars) };
+      case 'nothingPending': return { kind: r.kind, reply: text.nothingPending() };
+      case 'queueFull': return { kind: r.kind, reply: text.queueFull() };
+      case 'instructions': return { kind: r.kind, reply: text.instructions(r.pending, r.hint) };
+      case 'status':
+        return { kind: r.kind, reply: view.session ? text.status(view.session, view.queued, Date.now()) : text.idle() };
+      case 'cancel': {
+        if (!view.open.length) return { kind: r.kind, reply: text.nothingToCancel() };
+        for (const s of view.open) await this.o.sessions.patch(this.o.namespace, s.metadata.name!, { spec: { cancel: true } });
+        const first = view.session ?? view.open[0]!;
+        return { kind: r.kind, reply: text.cancelling(first.metadata.name!, view.open.length - 1) };
+      }
+      case 'start':
+      case 'queue': {
+        const created = await this.create(phone, r.prompt, r.kind === 'queue');
+        log.info({ session: created.metadata.name }, 'session created');
+        return { kind: r.kind, reply: r.kind === 'start' ? text.started(created.metadata.name!) : text.queued(r.position) };
+      }
+      case 'decide':
+        return { kind: r.kind, reply: await this.decide(r.session, r.decision, `${message.transport}:${maskPhone(phone)}`) };
+    }
+  }
+
+  private async create(phone: string, prompt: string, queued: boolean): Promise<Session> {
+    const resume = this.o.phones.resumeId(phone);
+    const spec: SessionSpec = {
+      phone, prompt, repo: this.o.repo, workspace: workspaceName(phone), timeouts: { ...this.o.timeouts },
+      ...(resume ? { resumeAgentSession: resume } : {}),
+    };
+    const delivered = writeDelivered({ n: 1, seq: 0, started: !queued, queued });
+    const session = await this.o.sessions.create(this.o.namespace, sessionName(phone), spec, {
+      labels: { [LABEL_PHONE_HASH]: phoneHash(phone), [LABEL_PART_OF]: 'tether' },
+      annotations: { [ANNOTATION_DELIVERED]: delivered },
+    });
+    this.o.phones.remember(session);
+    return session;
+  }
+
+  /** Appends the decision with optimistic concurrency; a request already answered is not answered twice. */
+  private async decide(name: string, draft: DecisionDraft, by: string): Promise<string | undefined> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const session = await this.o.sessions.get(this.o.namespace, name);
+      if (!session || session.status?.pending?.id !== draft.requestId) return 'That request is no longer open. Reply *status* to see where things are.';
+      const decisions = session.spec.decisions ?? [];
+      if (decisions.some((d) => d.requestId === draft.requestId)) return 'That request was already answered.';
+      const decision = { ...draft, by, at: new Date().toISOString() };
+      try {
+        await this.o.sessions.patch(this.o.namespace, name, {
+          metadata: { resourceVersion: session.metadata.resourceVersion },
+          spec: { decisions: [...decisions, decision] },
+        });
+        return undefined;
+      } catch (error) {
+        if (!isConflict(error)) throw error;
+      }
+    }
+    throw new Error('decision kept conflicting');
+  }
+}

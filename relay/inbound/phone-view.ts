@@ -1,0 +1,59 @@
+// A phone's Sessions as the relay sees them: the informer's cache plus Sessions it just created.
+import { isActive, isTerminal } from '../../common/session/state-machine.ts';
+import type { Session } from '../../common/session/schema.ts';
+import type { SessionStore } from '../outbound/delivery.ts';
+import type { PhoneContext } from './router.ts';
+
+const created = (s: Session) => new Date(s.metadata.creationTimestamp ?? 0).getTime();
+
+export class PhoneView {
+  private readonly store: SessionStore;
+  private readonly recent = new Map<string, Session>();
+  private readonly inbound = new Map<string, number>();
+
+  constructor(store: SessionStore) {
+    this.store = store;
+  }
+
+  /** Remembers a Session this relay created until the informer has caught up with it. */
+  remember(session: Session): void {
+    this.recent.set(session.metadata.name!, session);
+  }
+
+  noteInbound(phone: string, at = Date.now()): void {
+    this.inbound.set(phone, at);
+  }
+
+  sessions(phone: string): Session[] {
+    const all = new Map<string, Session>();
+    for (const s of this.store.list()) if (s.spec.phone === phone) all.set(s.metadata.name!, s);
+    for (const [name, s] of this.recent) {
+      if (all.has(name) || Date.now() - created(s) > 60_000) this.recent.delete(name);
+      else if (s.spec.phone === phone) all.set(name, s);
+    }
+    return [...all.values()].sort((a, b) => created(a) - created(b) || a.metadata.name!.localeCompare(b.metadata.name!));
+  }
+
+  context(phone: string): PhoneContext & { session?: Session; open: Session[] } {
+    const open = this.sessions(phone).filter((s) => !isTerminal(s.status?.phase));
+    const session = open.find((s) => isActive(s.status?.phase)) ?? open.find((s) => s.status?.phase === undefined);
+    const current = session && { name: session.metadata.name!, phase: session.status?.phase, pending: session.status?.pending };
+    return { open, session, queued: open.length - (session ? 1 : 0), current };
+  }
+
+  /** The agent conversation to continue: the newest agentSessionId of this phone. */
+  resumeId(phone: string): string | undefined {
+    return this.sessions(phone).map((s) => s.status?.result?.agentSessionId).filter(Boolean).at(-1);
+  }
+
+  /** When the phone last wrote: in memory, else its newest Session or decision (survives restarts). */
+  lastInboundAt(phone: string): number | undefined {
+    let last = this.inbound.get(phone);
+    for (const s of this.sessions(phone)) {
+      for (const at of [created(s), ...(s.spec.decisions ?? []).map((d) => new Date(d.at).getTime())]) {
+        if (last === undefined || at > last) last = at;
+      }
+    }
+    return last;
+  }
+}

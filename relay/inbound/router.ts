@@ -1,0 +1,124 @@
+// What an incoming text means, given where the phone's sessions stand. Pure: no I/O.
+import { LIMITS, type Decision, type Pending, type Phase } from '../../common/session/schema.ts';
+
+export const MAX_QUEUED = 5;
+
+export interface PhoneContext {
+  /** The session the phone is talking to: the active one, or the newest not yet admitted. */
+  current?: { name: string; phase: Phase | undefined; pending?: Pending };
+  /** Non-terminal sessions of this phone besides `current`. */
+  queued: number;
+}
+
+export type DecisionDraft = Omit<Decision, 'by' | 'at'>;
+
+export type Route =
+  | { kind: 'empty' }
+  | { kind: 'help' }
+  | { kind: 'status' }
+  | { kind: 'cancel' }
+  | { kind: 'start'; prompt: string }
+  | { kind: 'queue'; prompt: string; position: number }
+  | { kind: 'queueFull' }
+  | { kind: 'tooLong' }
+  | { kind: 'nothingPending' }
+  | { kind: 'decide'; session: string; decision: DecisionDraft }
+  | { kind: 'instructions'; pending: Pending; hint?: string };
+
+const KEYWORDS = {
+  help: ['help', '?'],
+  status: ['status', 's'],
+  cancel: ['cancel', 'c'],
+  approve: ['approve', 'a'],
+  reject: ['reject', 'r'],
+  allow: ['allow', 'yes', 'y'],
+  always: ['allow always', 'always'],
+  deny: ['deny', 'no', 'n'],
+} as const;
+type Keyword = keyof typeof KEYWORDS;
+
+/** Trims, collapses whitespace and drops WhatsApp emphasis (*bold*, _italic_) and trailing punctuation. */
+export function normalize(text: string): string {
+  const trimmed = text.replace(/\s+/g, ' ').trim().replace(/[.!]+$/, '');
+  return trimmed.replace(/^[*_~]+(.*?)[*_~]+$/, '$1').replace(/[.!]+$/, '').trim();
+}
+
+/** The keyword a text starts with, and what follows it (a reason for deny/reject). */
+function keyword(text: string): { word: Keyword; rest: string } | undefined {
+  const lower = text.toLowerCase();
+  for (const word of ['always', ...Object.keys(KEYWORDS).filter((k) => k !== 'always')] as Keyword[]) {
+    for (const form of KEYWORDS[word]) {
+      if (lower === form) return { word, rest: '' };
+      const takesReason = (word === 'deny' || word === 'reject') && form.length > 1;
+      if (takesReason && lower.startsWith(`${form} `)) return { word, rest: text.slice(form.length + 1).trim() };
+    }
+  }
+  return undefined;
+}
+
+const withMessage = (draft: DecisionDraft, rest: string): DecisionDraft => (rest ? { ...draft, message: rest.slice(0, LIMITS.textChars) } : draft);
+
+function answerQuestion(pending: Pending, text: string): DecisionDraft | 'badNumber' {
+  const questions = pending.questions ?? [];
+  const numbers = /^\d+([ ,]+\d+)*$/.test(text) ? text.split(/[ ,]+/).map(Number) : undefined;
+  const answers: Record<string, string> = {};
+  if (numbers) {
+    const pick = (q: (typeof questions)[number], n: number) => q.options[n - 1]?.label;
+    if (questions.length === 1) {
+      const labels = numbers.map((n) => pick(questions[0]!, n));
+      if (labels.some((l) => l === undefined) || (labels.length > 1 && !questions[0]!.multiSelect)) return 'badNumber';
+      answers[questions[0]!.question] = labels.join(', ');
+    } else {
+      if (numbers.length !== questions.length) return 'badNumber';
+      for (const [i, q] of questions.entries()) {
+        const label = pick(q, numbers[i]!);
+        if (label === undefined) return 'badNumber';
+        answers[q.question] = label;
+      }
+    }
+    return { requestId: pending.id, action: 'answer', answers };
+  }
+  for (const q of questions) answers[q.question] = text.slice(0, LIMITS.textChars);
+  return { requestId: pending.id, action: 'answer', answers, message: text.slice(0, LIMITS.textChars) };
+}
+
+function routePending(session: string, pending: Pending, text: string, kw: { word: Keyword; rest: string } | undefined): Route {
+  const decide = (decision: DecisionDraft | 'badNumber'): Route => (decision === 'badNumber'
+    ? { kind: 'instructions', pending, hint: 'badNumber' }
+    : { kind: 'decide', session, decision });
+  const id = pending.id;
+  switch (pending.kind) {
+    case 'tool':
+      if (kw?.word === 'approve' || kw?.word === 'allow') return decide({ requestId: id, action: 'allow', scope: 'once' });
+      if (kw?.word === 'always') return decide({ requestId: id, action: 'allow', scope: 'session' });
+      if (kw?.word === 'reject' || kw?.word === 'deny') return decide(withMessage({ requestId: id, action: 'deny' }, kw.rest));
+      break;
+    case 'changes':
+    case 'plan':
+      if (kw?.word === 'approve') return decide({ requestId: id, action: 'approve' });
+      if (kw?.word === 'reject') return decide(withMessage({ requestId: id, action: 'reject' }, kw.rest));
+      break;
+    case 'question':
+      if (kw?.word === 'reject') return decide(withMessage({ requestId: id, action: 'reject' }, kw.rest));
+      if (kw?.word !== 'approve') return decide(answerQuestion(pending, text));
+      break;
+  }
+  return { kind: 'instructions', pending };
+}
+
+export function route(body: string, context: PhoneContext): Route {
+  const text = normalize(body);
+  if (!text) return { kind: 'empty' };
+  const kw = keyword(text);
+  if (kw?.word === 'help') return { kind: 'help' };
+  if (kw?.word === 'status') return { kind: 'status' };
+  if (kw?.word === 'cancel') return { kind: 'cancel' };
+  const current = context.current;
+  if (current?.phase === 'AwaitingApproval' && current.pending) return routePending(current.name, current.pending, text, kw);
+  if (kw) return { kind: 'nothingPending' };
+  if (body.trim().length > LIMITS.promptChars) return { kind: 'tooLong' };
+  const busy = current !== undefined || context.queued > 0;
+  if (!busy) return { kind: 'start', prompt: body.trim() };
+  if (context.queued >= MAX_QUEUED) return { kind: 'queueFull' };
+  return { kind: 'queue', prompt: body.trim(), position: context.queued + (current ? 2 : 1) };
+}

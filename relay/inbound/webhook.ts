@@ -1,0 +1,43 @@
+// Is this POST /webhook really Twilio, about a message from an allowed number?
+import twilio from 'twilio';
+import type { InboundMessage } from './handler.ts';
+
+export const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
+
+export interface WebhookInput {
+  signature: string | undefined;
+  /** the query string of the request as received, with its "?" (usually empty) */
+  search: string;
+  params: Record<string, unknown>;
+}
+
+export interface WebhookSettings {
+  authToken: string;
+  /** exactly the URL configured at Twilio: PUBLIC_URL/webhook (never rebuilt from proxy headers) */
+  webhookUrl: string;
+  allowedNumbers: Set<string>;
+}
+
+export type WebhookVerdict =
+  | { kind: 'rejected'; status: 400 | 403; reason: string }
+  | { kind: 'ignored'; reason: string }
+  | { kind: 'accepted'; message: InboundMessage };
+
+const SID = /^(SM|MM)[0-9a-f]{32}$/;
+const FROM = /^whatsapp:(\+[1-9][0-9]{6,14})$/;
+
+export function checkWebhook(input: WebhookInput, settings: WebhookSettings): WebhookVerdict {
+  if (!input.signature) return { kind: 'rejected', status: 403, reason: 'missing X-Twilio-Signature' };
+  const url = `${settings.webhookUrl}${input.search}`;
+  if (!twilio.validateRequest(settings.authToken, input.signature, url, input.params)) {
+    return { kind: 'rejected', status: 403, reason: 'bad X-Twilio-Signature' };
+  }
+  const { MessageSid: sid, From: from, Body: body } = input.params;
+  if (typeof sid !== 'string' || !SID.test(sid)) return { kind: 'rejected', status: 400, reason: 'missing or malformed MessageSid' };
+  if (typeof from !== 'string') return { kind: 'rejected', status: 400, reason: 'missing From' };
+  if (body !== undefined && typeof body !== 'string') return { kind: 'rejected', status: 400, reason: 'malformed Body' };
+  const phone = FROM.exec(from)?.[1];
+  if (!phone) return { kind: 'ignored', reason: 'sender is not a WhatsApp number' };
+  if (!settings.allowedNumbers.has(phone)) return { kind: 'ignored', reason: 'sender not in ALLOWED_NUMBERS' };
+  return { kind: 'accepted', message: { id: sid, from: phone, body: body ?? '', transport: 'twilio' } };
+}

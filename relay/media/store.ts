@@ -1,0 +1,91 @@
+// Uploaded images on a volume: <dir>/<namespace>/<session>/<file>, checked, size-limited, expiring.
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+import { isValidRef } from './signing.ts';
+
+export const IMAGE_TYPES = { 'image/png': 'png', 'image/jpeg': 'jpeg' } as const;
+export type ImageType = keyof typeof IMAGE_TYPES;
+
+export class MediaError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.name = 'MediaError';
+    this.status = status;
+  }
+}
+
+/** The type the bytes really are (PNG or JPEG signature), whatever the header claims. */
+export function sniffImage(bytes: Buffer): ImageType | undefined {
+  if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
+  return undefined;
+}
+
+const typeOfName = (ref: string): ImageType => (ref.endsWith('.png') ? 'image/png' : 'image/jpeg');
+
+export class MediaStore {
+  private readonly root: string;
+  private readonly maxBytes: number;
+  private readonly ttlMs: number;
+
+  constructor(options: { dir: string; maxBytes: number; ttlMs: number }) {
+    this.root = resolve(options.dir);
+    this.maxBytes = options.maxBytes;
+    this.ttlMs = options.ttlMs;
+  }
+
+  private path(ref: string): string {
+    if (!isValidRef(ref)) throw new MediaError(400, 'invalid media reference');
+    const full = resolve(this.root, ref);
+    if (!full.startsWith(this.root + sep)) throw new MediaError(400, 'invalid media reference');
+    return full;
+  }
+
+  async put(ref: string, contentType: string | undefined, bytes: Buffer): Promise<void> {
+    const file = this.path(ref);
+    if (contentType !== 'image/png' && contentType !== 'image/jpeg') throw new MediaError(415, 'Content-Type must be image/png or image/jpeg');
+    if (typeOfName(ref) !== contentType) throw new MediaError(415, 'file extension does not match Content-Type');
+    if (bytes.length === 0) throw new MediaError(400, 'empty body');
+    if (bytes.length > this.maxBytes) throw new MediaError(413, `image larger than ${this.maxBytes} bytes`);
+    if (sniffImage(bytes) !== contentType) throw new MediaError(415, `body is not a ${contentType} image`);
+    await mkdir(dirname(file), { recursive: true });
+    const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+    await writeFile(temp, bytes, { mode: 0o600 });
+    await rename(temp, file);
+  }
+
+  async get(ref: string): Promise<{ bytes: Buffer; contentType: ImageType }> {
+    const file = this.path(ref);
+    try {
+      const info = await stat(file);
+      if (Date.now() - info.mtimeMs > this.ttlMs) throw new MediaError(404, 'media expired');
+      return { bytes: await readFile(file), contentType: typeOfName(ref) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new MediaError(404, 'no such media');
+      throw error;
+    }
+  }
+
+  /** Deletes files past the TTL and the folders they leave empty. */
+  async prune(now = Date.now()): Promise<number> {
+    let removed = 0;
+    const walk = async (dir: string): Promise<void> => {
+      const entries = await readdir(dir, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
+        if (e.code === 'ENOENT') return [];
+        throw e;
+      });
+      for (const entry of entries) {
+        const full = join(dir, entry.name);
+        if (entry.isDirectory()) await walk(full);
+        else if (now - (await stat(full)).mtimeMs > this.ttlMs) {
+          await rm(full, { force: true });
+          removed++;
+        }
+      }
+      if (dir !== this.root && (await readdir(dir)).length === 0) await rm(dir, { recursive: true, force: true });
+    };
+    await walk(this.root);
+    return removed;
+  }
+}

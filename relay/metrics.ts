@@ -1,0 +1,33 @@
+// The relay's Prometheus metrics, on a registry of its own.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export function createMetrics(options: { defaults?: boolean } = {}) {
+  const registry = new Registry();
+  if (options.defaults) collectDefaultMetrics({ register: registry, prefix: 'tether_relay_' });
+  const registers = [registry];
+  return {
+    registry,
+    webhookRequests: new Counter({
+      name: 'tether_relay_webhook_requests_total', help: 'Webhook requests by outcome', labelNames: ['outcome'] as const, registers,
+    }),
+    webhookDuration: new Histogram({
+      name: 'tether_relay_webhook_duration_seconds', help: 'Time to acknowledge a webhook', registers,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    }),
+    duplicates: new Counter({ name: 'tether_relay_duplicates_total', help: 'Inbound messages seen before (same MessageSid)', registers }),
+    signatureFailures: new Counter({ name: 'tether_relay_signature_failures_total', help: 'Webhooks with a bad or missing signature', registers }),
+    messagesSent: new Counter({
+      name: 'tether_relay_messages_sent_total', help: 'Outbound messages by result', labelNames: ['result'] as const, registers,
+    }),
+    sendDuration: new Histogram({
+      name: 'tether_relay_send_duration_seconds', help: 'Time of one outbound send call', registers,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    }),
+    outboundQueueDepth: new Gauge({ name: 'tether_relay_outbound_queue_depth', help: 'Outbound jobs waiting or running', registers }),
+    inboundFailures: new Counter({ name: 'tether_relay_inbound_failures_total', help: 'Accepted messages whose processing failed', registers }),
+    mediaUploads: new Counter({
+      name: 'tether_relay_media_uploads_total', help: 'Media uploads by outcome', labelNames: ['outcome'] as const, registers,
+    }),
+  };
+}
+export type RelayMetrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,118 @@
+// Per-phone ordered sending: one job at a time per phone, a per-sender rate limit, splitting,
+// one media item per message, the 24-hour window, and no retry of a failed send.
+import type { Logger } from 'pino';
+import { phoneHash } from '../../common/session/display.ts';
+import type { RelayMetrics } from '../metrics.ts';
+import { SendError, type OutgoingMessage, type Transport } from '../transports/transport.ts';
+import type { Part } from './plan.ts';
+import { splitMessage } from './split.ts';
+
+export interface OutboxOptions {
+  transportFor(phone: string): Transport;
+  mediaUrl(ref: string): string;
+  /** when the phone last wrote to us, if known (restart-safe source: its Sessions) */
+  lastInboundAt(phone: string): number | undefined;
+  templateSid?: string;
+  windowMs: number;
+  ratePerSecond: number;
+  metrics: RelayMetrics;
+  logger: Logger;
+}
+
+export class Outbox {
+  private readonly options: OutboxOptions;
+  private readonly chains = new Map<string, Promise<void>>();
+  private nextSlot = 0;
+  private depth = 0;
+
+  constructor(options: OutboxOptions) {
+    this.options = options;
+  }
+
+  /** Runs `job` after every earlier job of this phone; the returned promise carries its outcome. */
+  enqueue(phone: string, job: () => Promise<void>): Promise<void> {
+    this.setDepth(+1);
+    const previous = this.chains.get(phone) ?? Promise.resolve();
+    const run = previous.then(job).finally(() => this.setDepth(-1));
+    const tail = run.then(() => undefined, () => undefined);
+    this.chains.set(phone, tail);
+    void tail.then(() => {
+      if (this.chains.get(phone) === tail) this.chains.delete(phone);
+    });
+    return run;
+  }
+
+  /** Resolves when every queued job has finished (graceful shutdown, tests). */
+  async idle(): Promise<void> {
+    while (this.chains.size) await Promise.all(this.chains.values());
+  }
+
+  get queueDepth(): number {
+    return this.depth;
+  }
+
+  /** Sends the parts in order. Call from inside an enqueued job to keep per-phone order. */
+  async deliver(phone: string, parts: Part[]): Promise<void> {
+    const transport = this.options.transportFor(phone);
+    if (transport.hasWindow && this.windowClosed(phone)) {
+      await this.sendTemplate(transport, phone, parts);
+      return;
+    }
+    const messages: OutgoingMessage[] = [];
+    for (const part of parts) {
+      const chunks = part.text ? splitMessage(part.text) : [''];
+      chunks.forEach((body, i) => messages.push({
+        to: phone,
+        ...(body ? { body } : {}),
+        ...(part.media && i === 0 ? { mediaUrl: this.options.mediaUrl(part.media.ref) } : {}),
+        ...(part.actions && i === chunks.length - 1 ? { actions: part.actions } : {}),
+      }));
+    }
+    for (const message of messages) await this.sendOnce(transport, message);
+  }
+
+  private windowClosed(phone: string): boolean {
+    const last = this.options.lastInboundAt(phone);
+    return last !== undefined && Date.now() - last > this.options.windowMs;
+  }
+
+  private async sendTemplate(transport: Transport, phone: string, parts: Part[]): Promise<void> {
+    const log = this.options.logger.child({ phoneHash: phoneHash(phone) });
+    if (!this.options.templateSid) {
+      this.options.metrics.messagesSent.inc({ result: 'window_closed' });
+      log.warn({ parts: parts.length }, 'outside the 24-hour window and no TWILIO_TEMPLATE_SID: messages not sent');
+      return;
+    }
+    const preview = parts.map((p) => p.text ?? '').join(' ').replace(/\s+/g, ' ').slice(0, 200);
+    await this.sendOnce(transport, { to: phone, template: { contentSid: this.options.templateSid, variables: { 1: preview } } });
+  }
+
+  private async waitForSlot(): Promise<void> {
+    const now = Date.now();
+    const slot = Math.max(now, this.nextSlot);
+    this.nextSlot = slot + 1000 / this.options.ratePerSecond;
+    if (slot > now) await new Promise((r) => setTimeout(r, slot - now));
+  }
+
+  /** One attempt. A failure is counted and logged, never retried: Twilio may have sent it anyway. */
+  private async sendOnce(transport: Transport, message: OutgoingMessage): Promise<void> {
+    await this.waitForSlot();
+    const stop = this.options.metrics.sendDuration.startTimer();
+    try {
+      await transport.send(message);
+      this.options.metrics.messagesSent.inc({ result: message.template ? 'template' : 'sent' });
+    } catch (error) {
+      if (!(error instanceof SendError)) throw error;
+      this.options.metrics.messagesSent.inc({ result: 'failed' });
+      this.options.logger.error({ phoneHash: phoneHash(message.to), status: error.status, code: error.code, err: error.message },
+        'send failed; not retried (a send is not idempotent)');
+    } finally {
+      stop();
+    }
+  }
+
+  private setDepth(delta: number): void {
+    this.depth += delta;
+    this.options.metrics.outboundQueueDepth.set(this.depth);
+  }
+}

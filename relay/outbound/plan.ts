@@ -1,0 +1,142 @@
+// What the phone still needs to hear about one Session, given what it has been told. Pure.
+import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
+import { isActive, isTerminal } from '../../common/session/state-machine.ts';
+import type { Media, Session } from '../../common/session/schema.ts';
+import { parseDuration } from '../../common/session/display.ts';
+import { text } from '../text.ts';
+import type { QuickReply } from '../transports/transport.ts';
+
+/**
+ * The `tether.dev/delivered` annotation (JSON). `n` counts writes so the newest copy wins
+ * between the informer cache and the relay's own last write.
+ */
+export interface Delivered {
+  n: number;
+  /** the user was told the command started ("On it"), or that it was queued */
+  started?: boolean;
+  queued?: boolean;
+  /** highest status.progress seq sent */
+  seq: number;
+  /** id of the last pending request shown, and of the last one reminded about */
+  pending?: string;
+  reminded?: string;
+  /** terminal phase reported */
+  done?: string;
+}
+
+export interface Part {
+  text?: string;
+  actions?: QuickReply[];
+  media?: Pick<Media, 'ref' | 'contentType'>;
+}
+
+export interface PlanOptions {
+  now: number;
+  progressBatchMs: number;
+  lastProgressAt: number;
+  reminderBeforeMs: number;
+}
+
+export interface Plan {
+  parts: Part[];
+  next: Delivered;
+  sentProgress: boolean;
+  /** when to look at this Session again even if nothing changes (batching, reminder) */
+  wakeAt?: number;
+}
+
+export function readDelivered(session: Session): Delivered {
+  const raw = session.metadata.annotations?.[ANNOTATION_DELIVERED];
+  if (!raw) return { n: 0, seq: 0 };
+  try {
+    const parsed = JSON.parse(raw) as Partial<Delivered>;
+    return { ...parsed, n: Number(parsed.n) || 0, seq: Number(parsed.seq) || 0 };
+  } catch {
+    return { n: 0, seq: 0, started: true }; // unreadable: assume the start was announced, resend the rest
+  }
+}
+
+export const writeDelivered = (d: Delivered) => JSON.stringify(d);
+
+const isRelayMedia = (m: Media) => !m.ref.startsWith('file:');
+
+export function plan(session: Session, told: Delivered, options: PlanOptions): Plan {
+  const status = session.status ?? {};
+  const phase = status.phase;
+  const next: Delivered = { ...told };
+  const parts: Part[] = [];
+  let wakeAt: number | undefined;
+  let sentProgress = false;
+  const terminal = isTerminal(phase);
+
+  if (terminal && phase === 'Cancelled' && !told.started) {
+    return { parts, next: { ...next, done: phase }, sentProgress, wakeAt }; // a queued command cleared by cancel: already acknowledged
+  }
+  if ((isActive(phase) || terminal) && !told.started && told.queued) {
+    parts.push({ text: text.startedFromQueue(session.metadata.name!, session.spec.prompt) });
+  }
+  if (isActive(phase) || terminal) next.started = true;
+
+  const fresh = (status.progress ?? []).filter((p) => p.seq > told.seq);
+  const pendingDue = phase === 'AwaitingApproval' && status.pending && status.pending.id !== told.pending;
+  const mustFlush = pendingDue || (terminal && told.done !== phase);
+  if (fresh.length) {
+    const allowedAt = options.lastProgressAt + options.progressBatchMs;
+    if (mustFlush || options.now >= allowedAt) {
+      parts.push({ text: text.progress(fresh.map((p) => p.text)) });
+      next.seq = Math.max(...fresh.map((p) => p.seq));
+      sentProgress = true;
+    } else {
+      wakeAt = allowedAt;
+    }
+  }
+
+  const pending = phase === 'AwaitingApproval' ? status.pending : undefined;
+  const approval = session.spec.timeouts?.approval ?? '30m';
+  if (pending && pendingDue) {
+    if (pending.kind === 'changes') {
+      const diff = status.result?.media?.find((m) => m.kind === 'diff' && isRelayMedia(m));
+      const caption = text.changesCaption(pending, status.result?.diffStat);
+      parts.push(diff ? { media: diff, text: caption } : { text: caption });
+    }
+    parts.push({ text: text.pending(pending, approval), actions: quickReplies(pending) });
+    next.pending = pending.id;
+  }
+  if (pending && told.reminded !== pending.id) {
+    const deadline = new Date(pending.createdAt).getTime() + parseDuration(approval);
+    const remindAt = deadline - options.reminderBeforeMs;
+    if (remindAt <= new Date(pending.createdAt).getTime()) next.reminded = pending.id;
+    else if (options.now >= deadline) next.reminded = pending.id;
+    else if (options.now >= remindAt) {
+      parts.push({ text: text.reminder(deadline - options.now) });
+      next.reminded = pending.id;
+    } else wakeAt = Math.min(wakeAt ?? Infinity, remindAt);
+  }
+
+  if (terminal && told.done !== phase) {
+    if (phase === 'Succeeded') {
+      for (const shot of (status.result?.media ?? []).filter((m) => m.kind === 'screenshot' && isRelayMedia(m))) {
+        parts.push({ media: shot, text: shot.caption });
+      }
+    }
+    parts.push({ text: text.finished(session) });
+    next.done = phase;
+  }
+
+  const changed = JSON.stringify({ ...next, n: 0 }) !== JSON.stringify({ ...told, n: 0 });
+  if (changed) next.n = told.n + 1;
+  return { parts, next, sentProgress, wakeAt };
+}
+
+function quickReplies(pending: NonNullable<Session['status']>['pending'] & object): QuickReply[] {
+  const reply = (label: string, r = label) => ({ label, reply: r });
+  switch (pending.kind) {
+    case 'tool': return [reply('allow'), reply('allow always'), reply('deny')];
+    case 'question': {
+      const questions = pending.questions ?? [];
+      if (questions.length !== 1) return [reply('reject')];
+      return [...questions[0]!.options.map((o, i) => reply(`${i + 1}. ${o.label}`, String(i + 1))), reply('reject')];
+    }
+    default: return [reply('approve'), reply('reject')];
+  }
+}

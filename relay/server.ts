@@ -1,0 +1,109 @@
+// Assembles one relay from its configuration and the process-wide parts main.ts owns
+// (logger, metrics, kube client, Session informer). Integration tests start several.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { SessionClient } from '../common/kube/sessions.ts';
+import { createApp } from './app.ts';
+import type { RelayConfig } from './config.ts';
+import { ConfigMapClaims } from './inbound/claims.ts';
+import { InboundHandler } from './inbound/handler.ts';
+import { PhoneView } from './inbound/phone-view.ts';
+import { TokenReviewAuthorizer, type UploadAuthorizer } from './media/auth.ts';
+import { signMediaUrl } from './media/signing.ts';
+import { MediaStore } from './media/store.ts';
+import type { RelayMetrics } from './metrics.ts';
+import { Delivery, type SessionStore } from './outbound/delivery.ts';
+import { Outbox } from './outbound/outbox.ts';
+import { createTwilioTransport } from './transports/twilio.ts';
+import type { Transport } from './transports/transport.ts';
+import { WebChat } from './transports/web.ts';
+
+export interface RelayParts {
+  config: RelayConfig;
+  kubeConfig: KubeConfig;
+  store: SessionStore & { start(): Promise<void>; stop(): void };
+  logger: Logger;
+  metrics: RelayMetrics;
+  /** replaces the TokenReview check (unit tests only) */
+  authorizer?: UploadAuthorizer;
+}
+
+export interface RunningRelay {
+  url: string;
+  server: Server;
+  outbox: Outbox;
+  webChat?: WebChat;
+  inbound: InboundHandler;
+  /** stops taking requests, sends what is queued, stops watching */
+  close(): Promise<void>;
+}
+
+const CLAIM_MAX_AGE_MS = 24 * 3_600_000;
+
+export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<RunningRelay> {
+  const { config, logger, metrics, store } = parts;
+  const sessions = new SessionClient(parts.kubeConfig);
+  const phones = new PhoneView(store);
+  const twilio = config.twilio && createTwilioTransport(config.twilio);
+  const webChat = config.webChat && new WebChat(config.webChat);
+  const transportFor = (phone: string): Transport => (webChat && (phone === webChat.phone || !twilio) ? webChat : twilio!);
+  const outbox = new Outbox({
+    transportFor,
+    mediaUrl: (ref) => signMediaUrl(config.publicUrl, config.media.signingKey, ref, config.media.urlTtlMs),
+    lastInboundAt: (phone) => phones.lastInboundAt(phone),
+    templateSid: config.twilio?.templateSid,
+    windowMs: config.windowMs,
+    ratePerSecond: config.sendRatePerSecond,
+    metrics,
+    logger,
+  });
+  const delivery = new Delivery({
+    store, writer: sessions, outbox, progressBatchMs: config.progressBatchMs, reminderBeforeMs: config.reminderBeforeMs, logger,
+  });
+  const claims = new ConfigMapClaims(parts.kubeConfig, config.namespace);
+  const inbound = new InboundHandler({
+    sessions, claims, phones, outbox, namespace: config.namespace, repo: config.repo, timeouts: config.timeouts, metrics, logger,
+  });
+  const media = new MediaStore({ dir: config.media.dir, maxBytes: config.media.maxBytes, ttlMs: config.media.ttlMs });
+  let ready = false;
+  const app = createApp({
+    webhook: config.twilio && { authToken: config.twilio.authToken, webhookUrl: config.webhookUrl, allowedNumbers: config.allowedNumbers },
+    inbound, media, mediaSigningKey: config.media.signingKey, mediaMaxBytes: config.media.maxBytes,
+    authorizer: parts.authorizer ?? new TokenReviewAuthorizer(parts.kubeConfig),
+    webChat, metrics, logger, ready: () => ready,
+  });
+
+  delivery.start();
+  await store.start();
+  ready = true;
+  const janitor = setInterval(() => {
+    media.prune().then(
+      (removed) => removed && logger.info({ removed }, 'expired media removed'),
+      (error: unknown) => logger.error({ err: String(error) }, 'media clean-up failed; next run in 10 min'),
+    );
+    claims.prune(CLAIM_MAX_AGE_MS).then(
+      (removed) => removed && logger.info({ removed }, 'old message claims removed'),
+      (error: unknown) => logger.error({ err: String(error) }, 'message-claim clean-up failed; next run in 10 min'),
+    );
+  }, 600_000);
+  janitor.unref();
+
+  const server = app.listen(config.port, host);
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  const { port } = server.address() as AddressInfo;
+  logger.info({ port, transports: [twilio && 'twilio', webChat && 'web'].filter(Boolean) }, 'relay listening');
+  return {
+    url: `http://127.0.0.1:${port}`, server, outbox, webChat, inbound,
+    async close() {
+      ready = false;
+      clearInterval(janitor);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await outbox.idle();
+      delivery.stop();
+      store.stop();
+    },
+  };
+}

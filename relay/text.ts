@@ -1,0 +1,122 @@
+// Every word the phone sees. PHONE-UX.md is the guide; keep the shape, improve the words here.
+import type { Pending, Session } from '../common/session/schema.ts';
+import { formatDuration, parseDuration, previewPrompt } from '../common/session/display.ts';
+import { MAX_QUEUED } from './inbound/router.ts';
+
+/** Short handle the user sees: the random tail of the Session name ("7f3a"). */
+export const shortId = (name: string) => name.slice(name.lastIndexOf('-') + 1);
+
+const humanDuration = (ms: number) => formatDuration(ms).replace(/(\d+)h/, '$1 h ').replace(/(\d+)m/, '$1 min ').replace(/(\d+)s$/, '$1 s').trim();
+
+export const text = {
+  help: () => [
+    'Send a command in plain words, e.g. "fix the failing login test".',
+    'While it runs: *status* (s) · *cancel* (c).',
+    'When asked: *approve* (a) · *reject* (r) · *allow* · *allow always* · *deny <reason>* · a number or your own answer.',
+  ].join('\n'),
+  empty: () => 'Send a command in words, e.g. "add a dark-mode toggle". Reply *help* for more.',
+  tooLong: (max: number) => `That command is too long (over ${max} characters). Please shorten it and send it again.`,
+  started: (name: string) => `On it (session ${shortId(name)}). Reply *cancel* to stop.`,
+  startedFromQueue: (name: string, prompt: string) => `▶️ Starting your queued command (session ${shortId(name)}): ${previewPrompt(prompt, 60)}`,
+  queued: (position: number) => `Queued (#${position}). It starts when the current task finishes. *cancel* stops all of them.`,
+  queueFull: () => `You already have ${MAX_QUEUED} commands waiting. Wait for one to finish, or reply *cancel* to clear them.`,
+  nothingPending: () => 'Nothing is waiting for your decision right now. Send a command, or *status*.',
+  nothingToCancel: () => 'Nothing is running. Send a command to start.',
+  cancelling: (name: string, others: number) => `Stopping session ${shortId(name)}${others ? ` and ${others} queued` : ''}…`,
+  failedToAccept: () => "Sorry, that message didn't go through on our side. Please send it again in a minute.",
+  idle: () => 'No session running. Send a command to start one.',
+
+  instructions(pending: Pending, hint?: string): string {
+    if (hint === 'badNumber') return 'That number is not one of the options. Reply with a number from the list or your own answer.';
+    switch (pending.kind) {
+      case 'tool': return `Waiting for your decision on ${toolLine(pending)}: *allow*, *allow always* or *deny <reason>*.`;
+      case 'question': return 'Waiting for your answer above: reply with a number or your own words (or *reject*).';
+      case 'plan': return 'Waiting for your decision on the plan above: *approve* or *reject*.';
+      case 'changes': return 'Waiting for your decision on the changes above: *approve* or *reject*.';
+    }
+  },
+
+  status(session: Session, queued: number, now: number): string {
+    const phase = session.status?.phase ?? 'Queued';
+    const since = session.status?.startTime ?? session.metadata.creationTimestamp;
+    const forText = since ? ` for ${humanDuration(now - new Date(since).getTime()).replace(/ \d+ s$/, '')}` : '';
+    const last = session.status?.progress?.at(-1)?.text;
+    return [`Session ${shortId(session.metadata.name!)} · ${phase}${forText}`, last ? `last: ${previewPrompt(last, 60)}` : '', `queue: ${queued}`]
+      .filter(Boolean).join(' · ');
+  },
+  progress: (lines: string[]) => lines.map((l) => `⏳ ${l}`).join('\n'),
+
+  pending(pending: Pending, approvalTimeout: string): string {
+    switch (pending.kind) {
+      case 'tool':
+        return `🔐 The agent wants to run: ${toolLine(pending)}\nReply *allow*, *allow always* (for this session) or *deny <reason>*.`;
+      case 'question':
+        return [...(pending.questions ?? []).map((q, i, all) => [
+          `❓ ${all.length > 1 ? `(${i + 1}) ` : ''}${q.question}`,
+          ...q.options.map((o, n) => `${n + 1}. ${o.label}${o.description ? ` — ${o.description}` : ''}`),
+        ].join('\n')), (pending.questions?.length ?? 0) > 1
+          ? 'Reply with one number per question (e.g. "1 2") or your own answer.'
+          : 'Reply with a number or your own answer.'].join('\n');
+      case 'plan':
+        return `📝 The agent's plan:\n${pending.summary ?? ''}\nReply *approve* to run it or *reject*. (expires in ${expiry(approvalTimeout)})`;
+      case 'changes':
+        return `Reply *approve* to open a pull request or *reject* to undo. (expires in ${expiry(approvalTimeout)})`;
+    }
+  },
+  changesCaption: (pending: Pending, diffStat: string | undefined) =>
+    `Ready for review${pending.summary ? ` — ${pending.summary}` : ''}${diffStat ? `:\n${diffStat}` : ''}`,
+  reminder: (msLeft: number) => `⏰ Still waiting for your approval — it expires in ${humanDuration(Math.max(60_000, msLeft)).replace(/ \d+ s$/, '')}.`,
+
+  finished(session: Session): string {
+    const r = session.status?.result ?? {};
+    const name = shortId(session.metadata.name!);
+    switch (session.status?.phase) {
+      case 'Succeeded':
+        return [r.prUrl ? `✅ Pull request opened: ${r.prUrl}` : `✅ Done (session ${name}).${r.summary ? `\n${r.summary}` : ''}`, footer(session)].filter(Boolean).join('\n');
+      case 'Rejected': return '↩️ Changes undone. Send a new command when you are ready.';
+      case 'Cancelled': return `🛑 Session ${name} cancelled.`;
+      case 'TimedOut': return '⌛ Approval expired. Your changes are kept on the workspace; send a new command to continue from them.';
+      case 'Failed': return failure(session);
+      default: return '';
+    }
+  },
+};
+
+function expiry(approvalTimeout: string): string {
+  return humanDuration(parseDuration(approvalTimeout)).replace(/ 0 s$/, '').replace(/ 0 min$/, '');
+}
+
+function toolLine(pending: Pending): string {
+  let input: unknown = pending.input;
+  try {
+    input = pending.input ? JSON.parse(pending.input) : undefined;
+  } catch {
+    // input is truncated JSON: show it as text
+  }
+  const command = typeof input === 'object' && input && 'command' in input ? String((input as { command: unknown }).command) : undefined;
+  const detail = command ?? (typeof input === 'string' ? input : input ? JSON.stringify(input) : '');
+  return `\`${pending.tool ?? 'a tool'}${detail ? `: ${previewPrompt(detail, 300)}` : ''}\``.replace(/^`Bash: /, '`');
+}
+
+function footer(session: Session): string {
+  const s = session.status ?? {};
+  const parts: string[] = [];
+  if (s.startTime && s.completionTime) parts.push(`Took ${humanDuration(new Date(s.completionTime).getTime() - new Date(s.startTime).getTime())}`);
+  if (s.result?.costUsd !== undefined) parts.push(`$${s.result.costUsd.toFixed(2)}`);
+  const tokens = s.result?.tokens ? s.result.tokens.input + s.result.tokens.output : 0;
+  if (tokens) parts.push(`${tokens >= 1000 ? `${Math.round(tokens / 1000)}k` : tokens} tokens`);
+  return parts.join(' · ');
+}
+
+/** A failure in plain words: the first line of the runner's message, never a stack trace. */
+function failure(session: Session): string {
+  const reason = session.status?.conditions?.find((c) => ['QueueFull', 'RunTimeout', 'PodLost', 'InvalidSpec', 'AgentFailed'].includes(c.reason))?.reason;
+  const plain = (session.status?.result?.message ?? '').split('\n')[0]!.replace(/\s+at .*$/, '').slice(0, 300);
+  switch (reason) {
+    case 'QueueFull': return text.queueFull();
+    case 'RunTimeout': return `❌ The task ran past its time limit (${session.spec.timeouts?.run ?? '60m'}) and was stopped. Partial changes are kept. Send a new command to continue.`;
+    case 'PodLost': return '❌ The agent stopped unexpectedly (its container went away). Partial changes are kept. Send the command again to retry.';
+    case 'InvalidSpec': return '❌ That command could not be started (invalid settings). Please tell your operator.';
+    default: return `❌ The agent stopped with an error${plain ? `: ${plain}` : ''}.\nPartial changes are kept. Reply *status* for details or send a new command.`;
+  }
+}

@@ -1,0 +1,36 @@
+// The one interface every way of reaching a phone implements.
+
+export interface QuickReply {
+  label: string;
+  reply: string;
+}
+
+export interface OutgoingMessage {
+  /** E.164 number of the user */
+  to: string;
+  body?: string;
+  mediaUrl?: string;
+  /** quick replies a richer client may show as buttons (the web chat); WhatsApp shows the text */
+  actions?: QuickReply[];
+  /** a pre-approved template, used outside WhatsApp's 24-hour window */
+  template?: { contentSid: string; variables: Record<string, string> };
+}
+
+export interface Transport {
+  readonly name: 'twilio' | 'web';
+  /** Sends once. Never retried by the caller: a failed send may still have been delivered. */
+  send(message: OutgoingMessage): Promise<{ id: string }>;
+  /** Whether free-form text may be sent now (WhatsApp's 24-hour customer-care window). */
+  readonly hasWindow: boolean;
+}
+
+export class SendError extends Error {
+  readonly status: number | undefined;
+  readonly code: number | undefined;
+  constructor(message: string, status?: number, code?: number) {
+    super(message);
+    this.name = 'SendError';
+    this.status = status;
+    this.code = code;
+  }
+}

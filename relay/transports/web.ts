@@ -1,0 +1,62 @@
+// The web chat transport: messages to the local user go to an in-memory history and to every
+// open page (server-sent events). Used by the local stack and the browser test.
+import { timingSafeEqual } from 'node:crypto';
+import type { OutgoingMessage, QuickReply, Transport } from './transport.ts';
+
+export interface ChatEntry {
+  id: number;
+  from: 'me' | 'bot';
+  text?: string;
+  mediaUrl?: string;
+  actions?: QuickReply[];
+  at: string;
+}
+
+const HISTORY = 200;
+
+export class WebChat implements Transport {
+  readonly name = 'web' as const;
+  readonly hasWindow = false;
+  readonly phone: string;
+  private readonly token: Buffer;
+  private readonly history: ChatEntry[] = [];
+  private readonly listeners = new Set<(entry: ChatEntry) => void>();
+  private nextId = 1;
+
+  constructor(options: { phone: string; token: string }) {
+    this.phone = options.phone;
+    this.token = Buffer.from(options.token);
+  }
+
+  authorized(token: unknown): boolean {
+    if (typeof token !== 'string') return false;
+    const given = Buffer.from(token);
+    return given.length === this.token.length && timingSafeEqual(given, this.token);
+  }
+
+  async send(message: OutgoingMessage): Promise<{ id: string }> {
+    const entry = this.add({ from: 'bot', text: message.body ?? message.template?.variables[1], mediaUrl: message.mediaUrl, actions: message.actions });
+    return { id: `web-${entry.id}` };
+  }
+
+  recordInbound(text: string): void {
+    this.add({ from: 'me', text });
+  }
+
+  entries(): ChatEntry[] {
+    return [...this.history];
+  }
+
+  subscribe(listener: (entry: ChatEntry) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private add(fields: Omit<ChatEntry, 'id' | 'at'>): ChatEntry {
+    const entry: ChatEntry = { id: this.nextId++, at: new Date().toISOString(), ...fields };
+    this.history.push(entry);
+    if (this.history.length > HISTORY) this.history.shift();
+    for (const listener of this.listeners) listener(entry);
+    return entry;
+  }
+}

@@ -1,0 +1,115 @@
+// A local fake of Twilio's Messages API (POST /2010-04-01/Accounts/{sid}/Messages.json), enough
+// for the official SDK: checks Basic auth, records each message per recipient, can fail sends.
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeMessage {
+  sid: string;
+  accountSid: string;
+  from: string;
+  /** recipient as sent (whatsapp:+1…) */
+  to: string;
+  body: string;
+  mediaUrls: string[];
+  contentSid?: string;
+  contentVariables?: string;
+  at: number;
+}
+
+export interface FakeTwilio {
+  url: string;
+  accountSid: string;
+  authToken: string;
+  /** every accepted message, in arrival order */
+  messages: FakeMessage[];
+  /** accepted messages to one number (E.164 or whatsapp:E.164) */
+  to(phone: string): FakeMessage[];
+  /** number of POSTs received, failed ones included */
+  attempts: number;
+  /** the next `count` sends answer `status` (default 500) with Twilio's error body */
+  failNext(count?: number, status?: number, code?: number): void;
+  /** resolves when `count` messages to `phone` have arrived */
+  waitFor(phone: string, count: number, timeoutMs?: number): Promise<FakeMessage[]>;
+  onMessage(listener: (message: FakeMessage) => void): void;
+  close(): Promise<void>;
+}
+
+const readBody = (req: IncomingMessage) => new Promise<string>((resolve, reject) => {
+  let data = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk: string) => (data += chunk));
+  req.on('end', () => resolve(data));
+  req.on('error', reject);
+});
+
+export async function startFakeTwilio(options: { accountSid?: string; authToken?: string } = {}): Promise<FakeTwilio> {
+  const accountSid = options.accountSid ?? `AC${randomBytes(16).toString('hex')}`;
+  const authToken = options.authToken ?? randomBytes(16).toString('hex');
+  const messages: FakeMessage[] = [];
+  const listeners: Array<(m: FakeMessage) => void> = [];
+  let failures: { count: number; status: number; code: number } = { count: 0, status: 500, code: 20500 };
+  let attempts = 0;
+  const expectedAuth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
+
+  const server = createServer((req, res) => {
+    void readBody(req).then((raw) => {
+      const reply = (status: number, body: object) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+      const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(req.url ?? '');
+      if (req.method !== 'POST' || !match) return reply(404, { code: 20404, message: 'not found', status: 404 });
+      attempts++;
+      if (req.headers.authorization !== expectedAuth || match[1] !== accountSid) {
+        return reply(401, { code: 20003, message: 'Authenticate', status: 401 });
+      }
+      if (failures.count > 0) {
+        failures = { ...failures, count: failures.count - 1 };
+        return reply(failures.status, { code: failures.code, message: 'Injected failure', status: failures.status });
+      }
+      const form = new URLSearchParams(raw);
+      const body = form.get('Body') ?? '';
+      if (body.length > 1600) return reply(400, { code: 21617, message: 'The concatenated message body exceeds the 1600 character limit', status: 400 });
+      if (!form.get('To') || !form.get('From')) return reply(400, { code: 21604, message: 'A To and From are required', status: 400 });
+      const message: FakeMessage = {
+        sid: `SM${randomBytes(16).toString('hex')}`, accountSid, from: form.get('From')!, to: form.get('To')!, body,
+        mediaUrls: form.getAll('MediaUrl'), contentSid: form.get('ContentSid') ?? undefined,
+        contentVariables: form.get('ContentVariables') ?? undefined, at: Date.now(),
+      };
+      messages.push(message);
+      for (const listener of listeners) listener(message);
+      reply(201, { sid: message.sid, account_sid: accountSid, to: message.to, from: message.from, body, status: 'queued', num_media: String(message.mediaUrls.length) });
+    }, (error: unknown) => res.writeHead(500).end(String(error)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const norm = (phone: string) => (phone.startsWith('whatsapp:') ? phone : `whatsapp:${phone}`);
+  const to = (phone: string) => messages.filter((m) => m.to === norm(phone));
+
+  return {
+    url, accountSid, authToken, messages, to,
+    get attempts() {
+      return attempts;
+    },
+    failNext(count = 1, status = 500, code = 20500) {
+      failures = { count, status, code };
+    },
+    onMessage(listener) {
+      listeners.push(listener);
+    },
+    waitFor(phone, count, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (to(phone).length < count) return false;
+          clearTimeout(timer);
+          resolve(to(phone));
+          return true;
+        };
+        const timer = setTimeout(() => reject(new Error(`expected ${count} messages to ${phone}, got ${to(phone).length}: ${JSON.stringify(to(phone).map((m) => m.body))}`)), timeoutMs);
+        if (!check()) listeners.push(() => void check());
+      });
+    },
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}

@@ -1,0 +1,115 @@
+// Every keyword in every phase: what an incoming text means.
+import { describe, expect, it } from 'vitest';
+import { normalize, route, type PhoneContext, type Route } from '../../relay/inbound/router.ts';
+import type { Pending } from '../../common/session/schema.ts';
+
+const at = '2026-11-22T08:00:00Z';
+const pendings = {
+  tool: { id: 't1', kind: 'tool', tool: 'Bash', input: '{"command":"npm install x"}', createdAt: at },
+  question: {
+    id: 'q1', kind: 'question', createdAt: at,
+    questions: [{ question: 'Which database?', options: [{ label: 'Redis' }, { label: 'In-memory' }] }],
+  },
+  changes: { id: 'c1', kind: 'changes', summary: '3 files changed', createdAt: at },
+  plan: { id: 'p1', kind: 'plan', summary: '1. do it', createdAt: at },
+} satisfies Record<string, Pending>;
+
+const contexts: Record<string, PhoneContext> = {
+  idle: { queued: 0 },
+  new: { current: { name: 's1', phase: undefined }, queued: 0 },
+  queuedOnly: { queued: 2 },
+  starting: { current: { name: 's1', phase: 'Starting' }, queued: 0 },
+  working: { current: { name: 's1', phase: 'Working' }, queued: 1 },
+  workingFull: { current: { name: 's1', phase: 'Working' }, queued: 5 },
+  publishing: { current: { name: 's1', phase: 'Publishing' }, queued: 0 },
+  tool: { current: { name: 's1', phase: 'AwaitingApproval', pending: pendings.tool }, queued: 0 },
+  question: { current: { name: 's1', phase: 'AwaitingApproval', pending: pendings.question }, queued: 0 },
+  changes: { current: { name: 's1', phase: 'AwaitingApproval', pending: pendings.changes }, queued: 0 },
+  plan: { current: { name: 's1', phase: 'AwaitingApproval', pending: pendings.plan }, queued: 0 },
+};
+type Ctx = keyof typeof contexts;
+
+const LONG = 'x'.repeat(9000);
+const garbage = ['\u0000\u0001\u0002', '🚀🔥', '<script>alert(1)</script>', 'DROP TABLE sessions;--', 'ñ'.repeat(50)];
+
+/** Expected route kind (and decision) for [input] in each context; '-' = same as a new command. */
+const decision = (action: string, extra: object = {}) => ({ kind: 'decide', decision: expect.objectContaining({ action, ...extra }) });
+const command = (ctx: Ctx, prompt: string): object => {
+  const c = contexts[ctx]!;
+  if (!c.current && c.queued === 0) return { kind: 'start', prompt };
+  if (c.queued >= 5) return { kind: 'queueFull' };
+  return { kind: 'queue', prompt, position: c.queued + (c.current ? 2 : 1) };
+};
+const awaiting = (kind: string) => ({ kind: 'instructions', pending: expect.objectContaining({ kind }) });
+
+const nonPending: Ctx[] = ['idle', 'new', 'queuedOnly', 'starting', 'working', 'workingFull', 'publishing'];
+
+const table: Array<[string, Partial<Record<Ctx, object>> & { other?: object | 'command' }]> = [
+  ['help', { other: { kind: 'help' } }],
+  ['?', { other: { kind: 'help' } }],
+  ['HELP', { other: { kind: 'help' } }],
+  ['status', { other: { kind: 'status' } }],
+  ['s', { other: { kind: 'status' } }],
+  ['  Status  ', { other: { kind: 'status' } }],
+  ['cancel', { other: { kind: 'cancel' } }],
+  ['c', { other: { kind: 'cancel' } }],
+  ['*Cancel*', { other: { kind: 'cancel' } }],
+  ['approve', { tool: decision('allow', { scope: 'once' }), changes: decision('approve'), plan: decision('approve'), question: awaiting('question'), other: { kind: 'nothingPending' } }],
+  ['a', { tool: decision('allow', { scope: 'once' }), changes: decision('approve'), plan: decision('approve'), question: awaiting('question'), other: { kind: 'nothingPending' } }],
+  ['Approve!', { tool: decision('allow'), changes: decision('approve'), plan: decision('approve'), question: awaiting('question'), other: { kind: 'nothingPending' } }],
+  ['reject', { tool: decision('deny'), changes: decision('reject'), plan: decision('reject'), question: decision('reject'), other: { kind: 'nothingPending' } }],
+  ['r', { tool: decision('deny'), changes: decision('reject'), plan: decision('reject'), question: decision('reject'), other: { kind: 'nothingPending' } }],
+  ['reject too risky', { tool: decision('deny', { message: 'too risky' }), changes: decision('reject', { message: 'too risky' }), plan: decision('reject', { message: 'too risky' }), question: decision('reject', { message: 'too risky' }), other: { kind: 'nothingPending' } }],
+  ['allow', { tool: decision('allow', { scope: 'once' }), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: { kind: 'nothingPending' } }],
+  ['allow always', { tool: decision('allow', { scope: 'session' }), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: { kind: 'nothingPending' } }],
+  ['always', { tool: decision('allow', { scope: 'session' }), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: { kind: 'nothingPending' } }],
+  ['deny', { tool: decision('deny'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: { kind: 'nothingPending' } }],
+  ['deny no network please', { tool: decision('deny', { message: 'no network please' }), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer', { message: 'deny no network please' }), other: { kind: 'nothingPending' } }],
+  ['1', { question: decision('answer', { answers: { 'Which database?': 'Redis' } }), tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), other: 'command' }],
+  ['2', { question: decision('answer', { answers: { 'Which database?': 'In-memory' } }), tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), other: 'command' }],
+  ['3', { question: { kind: 'instructions', pending: pendings.question, hint: 'badNumber' }, tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), other: 'command' }],
+  ['1 2', { question: { kind: 'instructions', pending: pendings.question, hint: 'badNumber' }, tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), other: 'command' }],
+  ['use postgres instead', { question: decision('answer', { answers: { 'Which database?': 'use postgres instead' } }), tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), other: 'command' }],
+  ['make the navbar sticky', { tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: 'command' }],
+  ["what's happening?", { tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: 'command' }],
+  ...garbage.map((g): [string, { other: 'command'; tool: object; changes: object; plan: object; question: object }] => [g, { tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: 'command' }]),
+  ['', { other: { kind: 'empty' } }],
+  ['   \n\t ', { other: { kind: 'empty' } }],
+  ['**', { other: { kind: 'empty' } }],
+  [LONG, { tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: { kind: 'tooLong' } }],
+];
+
+const cases = table.flatMap(([input, expected]) => (Object.keys(contexts) as Ctx[]).map((ctx) => {
+  const want = expected[ctx] ?? expected.other;
+  return [JSON.stringify(input.slice(0, 30)), ctx, input, want === 'command' || want === undefined ? command(ctx, input.trim()) : want] as const;
+}));
+
+describe('route', () => {
+  it.each(cases)('%s while %s', (_label, ctx, input, want) => {
+    expect(route(input, contexts[ctx]!)).toMatchObject(want as Route);
+  });
+
+  it('answers a question for every non-pending phase the same way as a new command', () => {
+    for (const ctx of nonPending) expect(route('1', contexts[ctx]!).kind).toMatch(/start|queue/);
+  });
+
+  it('maps several numbers to several questions, and numbers to a multi-select', () => {
+    const two: Pending = { ...pendings.question, questions: [pendings.question.questions[0]!, { question: 'Port?', options: [{ label: '80' }, { label: '8080' }] }] };
+    const ctx: PhoneContext = { current: { name: 's1', phase: 'AwaitingApproval', pending: two }, queued: 0 };
+    expect(route('2, 1', ctx)).toMatchObject(decision('answer', { answers: { 'Which database?': 'In-memory', 'Port?': '80' } }));
+    expect(route('2', ctx)).toMatchObject({ kind: 'instructions', hint: 'badNumber' });
+    const multi: Pending = { ...pendings.question, questions: [{ ...pendings.question.questions[0]!, multiSelect: true }] };
+    expect(route('1 2', { current: { name: 's1', phase: 'AwaitingApproval', pending: multi }, queued: 0 }))
+      .toMatchObject(decision('answer', { answers: { 'Which database?': 'Redis, In-memory' } }));
+  });
+
+  it('decides on the pending request of the current session', () => {
+    expect(route('approve', contexts.changes!)).toEqual({ kind: 'decide', session: 's1', decision: { requestId: 'c1', action: 'approve' } });
+  });
+
+  it('normalizes WhatsApp emphasis, whitespace and trailing punctuation', () => {
+    expect(normalize('  *approve*  ')).toBe('approve');
+    expect(normalize('_reject_.')).toBe('reject');
+    expect(normalize('line one\n\nline two!')).toBe('line one line two');
+  });
+});
