@@ -3,6 +3,7 @@
 // by SIGKILL) and is killed on a normal exit.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
+import { createInterface } from 'node:readline';
 
 export interface Managed {
   name: string;
@@ -10,6 +11,8 @@ export interface Managed {
   /** SIGTERM, then SIGKILL after graceMs. Resolves when the process has exited. */
   stop(graceMs?: number): Promise<void>;
   exited: Promise<number | null>;
+  /** Sends a signal to the process (its whole group when started with `group`). */
+  signal(sig: NodeJS.Signals): void;
 }
 
 const live = new Set<ChildProcess>();
@@ -33,13 +36,40 @@ const hasSetpriv = (() => {
   }
 })();
 
-export function startManaged(name: string, bin: string, args: string[], logFile: string, env?: NodeJS.ProcessEnv): Managed {
+export interface ManagedOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Own process group: stop() signals the whole group (the process and everything it started). */
+  group?: boolean;
+  /** Also hands every output line (stdout and stderr) to this callback. */
+  onLine?: (line: string) => void;
+}
+
+export function startManaged(name: string, bin: string, args: string[], logFile: string, options: ManagedOptions = {}): Managed {
   hookExit();
   const [cmd, cmdArgs] = hasSetpriv ? ['setpriv', ['--pdeathsig', 'KILL', '--', bin, ...args]] : [bin, args];
   const log = createWriteStream(logFile, { flags: 'a' });
-  const child = spawn(cmd, cmdArgs, { stdio: ['ignore', 'pipe', 'pipe'], env: env ?? process.env });
+  const child = spawn(cmd, cmdArgs, {
+    stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env, cwd: options.cwd, detached: options.group ?? false,
+  });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
+  if (options.onLine) {
+    for (const stream of [child.stdout, child.stderr]) {
+      if (stream) createInterface({ input: stream }).on('line', options.onLine);
+    }
+  }
+  const signal = (sig: NodeJS.Signals) => {
+    if (options.group && child.pid) {
+      try {
+        process.kill(-child.pid, sig);
+        return;
+      } catch {
+        // the group is gone already; fall back to the process itself
+      }
+    }
+    child.kill(sig);
+  };
   live.add(child);
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => {
@@ -49,10 +79,10 @@ export function startManaged(name: string, bin: string, args: string[], logFile:
   });
   const stop = async (graceMs = 5000) => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    signal('SIGTERM');
+    const timer = setTimeout(() => signal('SIGKILL'), graceMs);
     await exited;
     clearTimeout(timer);
   };
-  return { name, child, stop, exited };
+  return { name, child, stop, exited, signal };
 }

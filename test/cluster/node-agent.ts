@@ -1,0 +1,180 @@
+// A local stand-in for a kubelet (dev and test tool): registers a Node, binds unscheduled
+// Pods to it, runs each Pod's first container as a local process (see pod-process.ts),
+// reports Pod phase and container state, and honours deletion with SIGTERM → grace → SIGKILL.
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type pino from 'pino';
+import { isNotFound } from '../../common/kube/errors.ts';
+import { createInformer, type Informer } from '../../common/kube/informer.ts';
+import { localProcess, podDir, type NodeLayout } from './pod-process.ts';
+import { startManaged, type Managed } from './processes.ts';
+
+export interface NodeAgentOptions extends NodeLayout {
+  kubeConfig: KubeConfig;
+  logger: pino.Logger;
+  nodeName?: string;
+  /** Extra environment for every process (PATH is always passed). */
+  env?: Record<string, string>;
+  /** Called with each output line of a Pod's process. */
+  onPodOutput?: (pod: string, line: string) => void;
+}
+
+export interface NodeAgent {
+  nodeName: string;
+  stop(): Promise<void>;
+  /** The local process of a Pod (namespace/name), if it runs. */
+  processOf(key: string): Managed | undefined;
+}
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const now = () => new Date().toISOString();
+
+function containerStatus(pod: V1Pod, state: object, ready: boolean) {
+  const c = pod.spec!.containers[0]!;
+  return [{ name: c.name, image: c.image ?? 'local', imageID: 'local', ready, started: ready, restartCount: 0, state }];
+}
+
+export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent> {
+  const { kubeConfig: kc, logger } = options;
+  const nodeName = options.nodeName ?? 'tether-local';
+  const core = kc.makeApiClient(CoreV1Api);
+  const running = new Map<string, Managed>();
+  const busy = new Set<string>();
+  const startedHere = new Set<string>(); // pod uids this agent has run
+  const baseEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...options.env };
+
+  await registerNode(core, nodeName);
+  const heartbeat = setInterval(() => void markNodeReady(core, nodeName).catch((e) => logger.warn({ err: e }, 'node heartbeat failed')), 20_000);
+
+  const patchStatus = (pod: V1Pod, status: object) =>
+    core.patchNamespacedPodStatus({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { status } }, mergePatch);
+
+  async function start(key: string, pod: V1Pod) {
+    const dir = podDir(options, pod);
+    await mkdir(dir, { recursive: true });
+    let spec;
+    try {
+      spec = await localProcess(kc, options, pod, baseEnv);
+    } catch (error) {
+      logger.error({ err: error, pod: key }, 'cannot start pod');
+      const terminated = { terminated: { exitCode: 128, reason: 'StartError', message: String((error as Error).message), finishedAt: now() } };
+      await patchStatus(pod, { phase: 'Failed', message: String((error as Error).message), containerStatuses: containerStatus(pod, terminated, false) });
+      return;
+    }
+    const startedAt = now();
+    startedHere.add(pod.metadata!.uid!);
+    const proc = startManaged(key, spec.command, spec.args, join(dir, 'output.log'), {
+      env: spec.env, cwd: spec.cwd, group: true, onLine: (line) => options.onPodOutput?.(key, line),
+    });
+    running.set(key, proc);
+    logger.info({ pod: key, pid: proc.child.pid }, 'pod process started');
+    await patchStatus(pod, {
+      phase: 'Running', hostIP: '127.0.0.1', podIP: '127.0.0.1', startTime: startedAt,
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: startedAt }],
+      containerStatuses: containerStatus(pod, { running: { startedAt } }, true),
+    });
+    void proc.exited.then(async (code) => {
+      running.delete(key);
+      const signal = proc.child.signalCode;
+      const exitCode = code ?? (signal === 'SIGKILL' ? 137 : 143);
+      logger.info({ pod: key, exitCode, signal }, 'pod process exited');
+      const terminated = { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: now() } };
+      await patchStatus(pod, {
+        phase: exitCode === 0 ? 'Succeeded' : 'Failed',
+        conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: now(), reason: 'PodCompleted' }],
+        containerStatuses: containerStatus(pod, terminated, false),
+      }).catch((e) => { if (!isNotFound(e)) throw e; });
+      reconcile(key);
+    }).catch((error) => logger.error({ err: error, pod: key }, 'reporting pod exit failed'));
+  }
+
+  async function terminate(key: string, pod: V1Pod) {
+    const proc = running.get(key);
+    if (proc) {
+      const grace = (pod.metadata!.deletionGracePeriodSeconds ?? pod.spec!.terminationGracePeriodSeconds ?? 30) * 1000;
+      logger.info({ pod: key, graceMs: grace }, 'stopping pod process');
+      await proc.stop(grace);
+    }
+    await core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, gracePeriodSeconds: 0 })
+      .catch((e) => { if (!isNotFound(e)) throw e; });
+  }
+
+  async function handle(key: string, pod: V1Pod | undefined) {
+    if (!pod) {
+      await running.get(key)?.stop(0);
+      return;
+    }
+    if (pod.spec?.nodeName && pod.spec.nodeName !== nodeName) return;
+    if (pod.metadata?.deletionTimestamp) return terminate(key, pod);
+    if (!pod.spec?.nodeName) {
+      await core.createNamespacedPodBinding({
+        name: pod.metadata!.name!, namespace: pod.metadata!.namespace!,
+        body: { metadata: { name: pod.metadata!.name! }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } },
+      });
+      return;
+    }
+    const phase = pod.status?.phase;
+    if (running.has(key) || startedHere.has(pod.metadata!.uid!) || phase === 'Succeeded' || phase === 'Failed') return;
+    if (phase === 'Running') {
+      // Bound here and reported running, but no process: this agent restarted underneath it.
+      await patchStatus(pod, { phase: 'Failed', reason: 'NodeAgentRestarted', message: 'the local node agent restarted while the pod ran' });
+      return;
+    }
+    await start(key, pod);
+  }
+
+  // One handler run per pod at a time; a change that arrives meanwhile is handled after it.
+  const again = new Set<string>();
+  const informer: Informer<V1Pod> = createInformer<V1Pod>({ kubeConfig: kc, path: '/api/v1/pods', logger: logger.child({ informer: 'pods' }) });
+  function reconcile(key: string) {
+    if (busy.has(key)) {
+      again.add(key);
+      return;
+    }
+    busy.add(key);
+    void handle(key, informer.get(key))
+      .catch((error) => logger.error({ err: error, pod: key }, 'node agent pod handling failed'))
+      .finally(() => {
+        busy.delete(key);
+        if (again.delete(key)) reconcile(key);
+      });
+  }
+
+  informer.onChange((key) => reconcile(key));
+  await informer.start();
+
+  return {
+    nodeName,
+    processOf: (key) => running.get(key),
+    async stop() {
+      clearInterval(heartbeat);
+      informer.stop();
+      await Promise.all([...running.values()].map((p) => p.stop(5000)));
+    },
+  };
+}
+
+async function registerNode(core: CoreV1Api, name: string) {
+  try {
+    await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name, 'tether.dev/local': 'true' } } } });
+  } catch (error) {
+    if ((error as { code?: number }).code !== 409) throw error;
+  }
+  await markNodeReady(core, name);
+}
+
+async function markNodeReady(core: CoreV1Api, name: string) {
+  const at = now();
+  await core.patchNodeStatus({
+    name,
+    body: {
+      status: {
+        capacity: { cpu: '2', memory: '8Gi', pods: '110' },
+        allocatable: { cpu: '2', memory: '8Gi', pods: '110' },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'LocalNodeAgent', message: 'local node agent is running', lastHeartbeatTime: at, lastTransitionTime: at }],
+        addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+      },
+    },
+  }, mergePatch);
+}

@@ -1,0 +1,147 @@
+// Turns a Pod's first container into a local process: command, env, working dir and
+// volumes mapped onto folders, and a kubeconfig holding the Pod's own ServiceAccount token.
+import { AuthenticationV1Api, CoreV1Api, type KubeConfig, type V1Container, type V1EnvVar, type V1Pod, type V1Volume } from '@kubernetes/client-node';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { kubeconfigYaml } from './control-plane.ts';
+
+export interface NodeLayout {
+  /** Repository root; the image's /app maps here. */
+  repoRoot: string;
+  /** Folder for volumes and per-pod files. */
+  stateDir: string;
+  server: string;
+  caFile: string;
+}
+
+export interface LocalProcessSpec {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+const SA_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/** Replaces a leading in-container path (mount path or /app) with its local folder. */
+export function mapPath(value: string, mounts: Array<[string, string]>): string {
+  for (const [inside, outside] of mounts) {
+    if (value === inside || value.startsWith(`${inside}/`)) return outside + value.slice(inside.length);
+  }
+  return value;
+}
+
+export function podDir(layout: NodeLayout, pod: V1Pod): string {
+  return join(layout.stateDir, 'pods', `${pod.metadata!.namespace}_${pod.metadata!.name}_${pod.metadata!.uid!.slice(0, 8)}`);
+}
+
+export function volumeDir(layout: NodeLayout, pod: V1Pod, volume: V1Volume): string {
+  if (volume.persistentVolumeClaim) return join(layout.stateDir, 'volumes', pod.metadata!.namespace!, volume.persistentVolumeClaim.claimName);
+  return join(podDir(layout, pod), 'volumes', volume.name);
+}
+
+async function tokenFor(kc: KubeConfig, pod: V1Pod, audience: string | undefined, expirationSeconds: number): Promise<string> {
+  const api = kc.makeApiClient(CoreV1Api);
+  const response = await api.createNamespacedServiceAccountToken({
+    name: pod.spec!.serviceAccountName ?? 'default',
+    namespace: pod.metadata!.namespace!,
+    body: {
+      spec: {
+        audiences: audience ? [audience] : [],
+        expirationSeconds,
+        boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: pod.metadata!.name!, uid: pod.metadata!.uid! },
+      },
+    },
+  });
+  return response.status!.token!;
+}
+
+/** Writes projected volumes (tokens, CA, namespace) and creates the other volume folders. */
+async function materializeVolumes(kc: KubeConfig, layout: NodeLayout, pod: V1Pod): Promise<void> {
+  for (const volume of pod.spec!.volumes ?? []) {
+    const dir = volumeDir(layout, pod, volume);
+    await mkdir(dir, { recursive: true });
+    for (const source of volume.projected?.sources ?? []) {
+      if (source.serviceAccountToken) {
+        const token = await tokenFor(kc, pod, source.serviceAccountToken.audience, source.serviceAccountToken.expirationSeconds ?? 3600);
+        await writeFile(join(dir, source.serviceAccountToken.path), token, { mode: 0o600 });
+      }
+      for (const item of source.configMap?.items ?? []) {
+        if (source.configMap?.name === 'kube-root-ca.crt') await writeFile(join(dir, item.path), await readFile(layout.caFile));
+      }
+      for (const item of source.downwardAPI?.items ?? []) {
+        if (item.fieldRef?.fieldPath === 'metadata.namespace') await writeFile(join(dir, item.path), pod.metadata!.namespace!);
+        if (item.fieldRef?.fieldPath === 'metadata.name') await writeFile(join(dir, item.path), pod.metadata!.name!);
+      }
+    }
+  }
+}
+
+async function envValue(kc: KubeConfig, pod: V1Pod, env: V1EnvVar): Promise<string | undefined> {
+  if (env.value !== undefined) return env.value;
+  const from = env.valueFrom;
+  if (from?.fieldRef) {
+    const path = from.fieldRef.fieldPath;
+    if (path === 'metadata.name') return pod.metadata!.name;
+    if (path === 'metadata.namespace') return pod.metadata!.namespace;
+    if (path === 'metadata.uid') return pod.metadata!.uid;
+    if (path === 'spec.serviceAccountName') return pod.spec!.serviceAccountName;
+    throw new Error(`env ${env.name}: fieldRef ${path} is not supported by the local node agent`);
+  }
+  const api = kc.makeApiClient(CoreV1Api);
+  const namespace = pod.metadata!.namespace!;
+  const ref = from?.secretKeyRef ?? from?.configMapKeyRef;
+  if (!ref) return undefined;
+  try {
+    const data = from?.secretKeyRef
+      ? Object.fromEntries(Object.entries((await api.readNamespacedSecret({ name: ref.name!, namespace })).data ?? {})
+        .map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]))
+      : (await api.readNamespacedConfigMap({ name: ref.name!, namespace })).data ?? {};
+    if (data[ref.key] !== undefined) return data[ref.key];
+  } catch (error) {
+    if (!ref.optional) throw error;
+    return undefined;
+  }
+  if (!ref.optional) throw new Error(`env ${env.name}: key ${ref.key} missing in ${ref.name}`);
+  return undefined;
+}
+
+/** Everything needed to start the Pod's first container as a local process. */
+export async function localProcess(kc: KubeConfig, layout: NodeLayout, pod: V1Pod, nodeEnv: Record<string, string>): Promise<LocalProcessSpec> {
+  const container: V1Container = pod.spec!.containers[0]!;
+  await materializeVolumes(kc, layout, pod);
+  const volumes = new Map((pod.spec!.volumes ?? []).map((v) => [v.name, volumeDir(layout, pod, v)]));
+  const mounts: Array<[string, string]> = [['/app', layout.repoRoot]];
+  for (const mount of container.volumeMounts ?? []) {
+    const dir = volumes.get(mount.name);
+    if (dir) mounts.push([mount.mountPath.replace(/\/$/, ''), mount.subPath ? join(dir, mount.subPath) : dir]);
+  }
+  mounts.sort((a, b) => b[0].length - a[0].length);
+
+  const env: Record<string, string> = { ...nodeEnv };
+  for (const item of container.env ?? []) {
+    const value = await envValue(kc, pod, item);
+    if (value !== undefined) env[item.name] = mapPath(value, mounts);
+  }
+  const saDir = mounts.find(([inside]) => inside === SA_MOUNT)?.[1];
+  if (saDir) {
+    const kubeconfig = join(podDir(layout, pod), 'kubeconfig');
+    const token = (await readFile(join(saDir, 'token'), 'utf8')).trim();
+    await writeFile(kubeconfig, kubeconfigYaml(layout.server, { caCert: layout.caFile }, { name: 'pod', token }), { mode: 0o600 });
+    env.KUBECONFIG = kubeconfig;
+  }
+  const [command, ...args] = [...(container.command ?? []), ...(container.args ?? [])].map((part) => mapPath(part, mounts));
+  if (!command) throw new Error(`pod ${pod.metadata!.name}: container has no command (the local node agent does not read images)`);
+  return {
+    command: command === 'node' ? process.execPath : command,
+    args,
+    env,
+    cwd: mapPath(container.workingDir ?? '/app', mounts),
+  };
+}
+
+/** Who the API server thinks the kubeconfig's token is (used by tests). */
+export async function whoAmI(kc: KubeConfig): Promise<string | undefined> {
+  const review = await kc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
+  return review.status?.userInfo?.username;
+}

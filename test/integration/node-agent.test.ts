@@ -1,0 +1,134 @@
+// The local node agent against the real API server: binding, env and volume mapping, the
+// Pod's own ServiceAccount identity, phases and exit codes, deletion with SIGTERM.
+import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startNodeAgent, type NodeAgent } from '../cluster/node-agent.ts';
+import { adminKubeConfig, createNamespace, deleteNamespace } from '../support/cluster.ts';
+
+let kc: KubeConfig;
+let core: CoreV1Api;
+let ns: string;
+let agent: NodeAgent;
+const stateDir = mkdtempSync(join(tmpdir(), 'tether-node-'));
+
+const SA_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+function probePod(name: string, env: Record<string, string>): V1Pod {
+  return {
+    metadata: { name },
+    spec: {
+      serviceAccountName: 'probe',
+      automountServiceAccountToken: false,
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 5,
+      containers: [{
+        name: 'runner', image: 'tether-runner:dev',
+        command: ['node', '/app/test/cluster/fixtures/pod-probe.ts'],
+        workingDir: '/workspace',
+        env: [
+          ...Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
+          { name: 'OUT_FILE', value: `/workspace/${name}.json` },
+          { name: 'HOME', value: '/workspace/home' },
+          { name: 'RELAY_TOKEN_FILE', value: '/var/run/secrets/tether/relay/token' },
+          { name: 'NS', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+          { name: 'POD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          { name: 'SECRET_VAL', valueFrom: { secretKeyRef: { name: 'runner-secrets', key: 'GITHUB_TOKEN', optional: true } } },
+        ],
+        volumeMounts: [
+          { name: 'workspace', mountPath: '/workspace' },
+          { name: 'kube-api', mountPath: SA_MOUNT, readOnly: true },
+          { name: 'relay-token', mountPath: '/var/run/secrets/tether/relay', readOnly: true },
+        ],
+      }],
+      volumes: [
+        { name: 'workspace', persistentVolumeClaim: { claimName: 'ws-probe' } },
+        { name: 'kube-api', projected: { sources: [
+          { serviceAccountToken: { path: 'token', expirationSeconds: 3600 } },
+          { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } },
+        ] } },
+        { name: 'relay-token', projected: { sources: [{ serviceAccountToken: { path: 'token', audience: 'tether-relay', expirationSeconds: 3600 } }] } },
+      ],
+    },
+  };
+}
+
+async function waitForPod(name: string, check: (pod: V1Pod | undefined) => boolean, timeoutMs = 30_000): Promise<V1Pod | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pod = await core.readNamespacedPod({ name, namespace: ns }).catch(() => undefined);
+    if (check(pod)) return pod;
+    if (Date.now() > deadline) throw new Error(`pod ${name}: condition not met; last status ${JSON.stringify(pod?.status)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const workspaceFile = (file: string) => join(stateDir, 'volumes', ns, 'ws-probe', file);
+const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+
+beforeAll(async () => {
+  kc = adminKubeConfig();
+  core = kc.makeApiClient(CoreV1Api);
+  ns = await createNamespace(kc, 'node');
+  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'probe' } } });
+  const cluster = kc.getCurrentCluster()!;
+  agent = await startNodeAgent({
+    kubeConfig: kc, logger: pino({ level: 'warn' }), repoRoot: process.cwd(), stateDir,
+    server: cluster.server, caFile: cluster.caFile!, nodeName: `node-${ns}`, env: {},
+  });
+}, 60_000);
+afterAll(async () => {
+  await agent?.stop();
+  await deleteNamespace(kc, ns);
+});
+
+describe('local node agent', () => {
+  it('binds the pod, runs it with its own ServiceAccount identity and mapped paths, and reports Succeeded', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: probePod('ok', {}) });
+    const pod = await waitForPod('ok', (p) => p?.status?.phase === 'Succeeded');
+    expect(pod!.spec!.nodeName).toBe(agent.nodeName);
+    expect(pod!.status!.containerStatuses![0]!.state!.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+
+    const report = JSON.parse(readFileSync(workspaceFile('ok.json'), 'utf8'));
+    expect(report.user).toBe(`system:serviceaccount:${ns}:probe`);
+    expect(report.cwd).toBe(join(stateDir, 'volumes', ns, 'ws-probe'));
+    expect(report.env).toEqual({
+      NS: ns, POD: 'ok', HOME: join(stateDir, 'volumes', ns, 'ws-probe', 'home'),
+      OUT_FILE: workspaceFile('ok.json'), SECRET_VAL: null, HOST_ONLY: null,
+    });
+    expect(report.relayToken).toBe(true);
+  });
+
+  it('reports Failed with the exit code', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: probePod('fails', { EXIT_CODE: '3' }) });
+    const pod = await waitForPod('fails', (p) => p?.status?.phase === 'Failed');
+    expect(pod!.status!.containerStatuses![0]!.state!.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+  });
+
+  it('passes secret values by reference', async () => {
+    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'runner-secrets' }, stringData: { GITHUB_TOKEN: 'ghp_local' } } });
+    await core.createNamespacedPod({ namespace: ns, body: probePod('secret', {}) });
+    await waitForPod('secret', (p) => p?.status?.phase === 'Succeeded');
+    expect(JSON.parse(readFileSync(workspaceFile('secret.json'), 'utf8')).env.SECRET_VAL).toBe('ghp_local');
+  });
+
+  it('stops the whole process group with SIGTERM when the pod is deleted, then removes the pod', async () => {
+    await core.createNamespacedPod({ namespace: ns, body: probePod('waits', { MODE: 'wait' }) });
+    await waitForPod('waits', (p) => p?.status?.phase === 'Running');
+    const deadline = Date.now() + 15_000;
+    while (!existsSync(workspaceFile('waits.json')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const { child } = JSON.parse(readFileSync(workspaceFile('waits.json'), 'utf8')) as { child: number };
+    expect(alive(child)).toBe(true);
+
+    await core.deleteNamespacedPod({ name: 'waits', namespace: ns });
+    await waitForPod('waits', (p) => p === undefined);
+    expect(readFileSync(workspaceFile('waits.json.terminated'), 'utf8')).toBe('yes');
+    const gone = Date.now() + 5000;
+    while (alive(child) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(child)).toBe(false);
+  });
+});
