@@ -1,0 +1,54 @@
+// The event model every agent adapter speaks. The runner above it does not know which agent runs.
+
+export interface ToolRequest {
+  /** Unique per call (the SDK's toolUseID, or the script's step id). */
+  id: string;
+  tool: string;
+  input: Record<string, unknown>;
+}
+
+/** Same shape as the Agent SDK's PermissionResult, so the claude adapter passes it through. */
+export type ToolDecision =
+  | { behavior: 'allow'; updatedInput?: Record<string, unknown>; updatedPermissions?: unknown[] }
+  | { behavior: 'deny'; message: string; interrupt?: boolean };
+
+export type AgentEvent =
+  | { type: 'text'; text: string } //                  assistant text or tool output; scanned for ::progress::
+  | { type: 'progress'; text: string } //              an explicit milestone
+  | { type: 'tool_use'; tool: string; input: unknown } // a tool the agent used (after permission)
+  | { type: 'session'; id: string }; //                the agent's own session id (for resume)
+
+export interface AgentHost {
+  /** Permission for one tool call; questions (AskUserQuestion) and plans (ExitPlanMode) too. */
+  canUseTool(request: ToolRequest, signal: AbortSignal): Promise<ToolDecision>;
+  event(event: AgentEvent): void;
+  /** Tools the runner itself provides (the screenshot tool); name → handler returning text. */
+  tools: Record<string, (input: Record<string, unknown>) => Promise<string>>;
+}
+
+export interface AgentRunOptions {
+  prompt: string;
+  cwd: string;
+  mode: 'run' | 'plan';
+  resume?: string;
+  /** Aborting stops the agent and kills its whole process group. */
+  signal: AbortSignal;
+}
+
+export interface AgentResult {
+  ok: boolean;
+  summary?: string;
+  message?: string;
+  sessionId?: string;
+  costUsd?: number;
+  tokens?: { input: number; output: number };
+  exitCode: number;
+}
+
+export interface Agent {
+  readonly name: 'claude' | 'script';
+  run(options: AgentRunOptions, host: AgentHost): Promise<AgentResult>;
+}
+
+/** The runner's own tools as the agent sees them (MCP naming, as Claude Code shows SDK tools). */
+export const SCREENSHOT_TOOL = 'mcp__tether__screenshot';

@@ -1,0 +1,84 @@
+// The runner's configuration: the only reader of process.env. Parsed once at start-up;
+// a bad value stops the process with a message naming the variable.
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
+const url = (description: string) => Type.String({ pattern: '^https?://[^\\s]+$', description });
+
+export const EnvSchema = Type.Object({
+  TETHER_SESSION_NAME: Type.String({ minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN }),
+  TETHER_SESSION_NAMESPACE: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_SUBDOMAIN }),
+  TETHER_WORKSPACE: Type.String({ minLength: 1, pattern: '^/', default: '/workspace' }),
+  HOME: Type.String({ minLength: 1, pattern: '^/', default: '/workspace/home' }),
+  TETHER_RELAY_URL: Type.Optional(url('relay base URL for media uploads')),
+  TETHER_RELAY_TOKEN_FILE: Type.String({ minLength: 1, default: '/var/run/secrets/tether/relay/token' }),
+  GITHUB_API_URL: url('GitHub REST API base URL'),
+  GITHUB_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  ANTHROPIC_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  TETHER_PERMISSION_POLICY: Type.Optional(Type.String({ minLength: 2, description: 'JSON permission policy' })),
+  TETHER_CLAUDE_PATH: Type.Optional(Type.String({ minLength: 1, pattern: '^/' })),
+  TETHER_GIT_AUTHOR: Type.String({ minLength: 3, pattern: '^[^<>]+ <[^<>@\\s]+@[^<>\\s]+>$', default: 'Tether <tether@users.noreply.github.com>' }),
+  LOG_LEVEL: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')], { default: 'info' }),
+  PATH: Type.String({ default: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' }),
+});
+export type Env = Static<typeof EnvSchema>;
+
+export interface RunnerConfig {
+  session: { name: string; namespace: string };
+  workspace: string;
+  repoDir: string;
+  home: string;
+  relay?: { url: string; tokenFile: string };
+  github: { apiUrl: string; token?: string };
+  anthropicApiKey?: string;
+  agent: 'claude' | 'script';
+  policyJson?: string;
+  claudePath?: string;
+  gitAuthor: { name: string; email: string };
+  logLevel: Env['LOG_LEVEL'];
+  /** What the agent process may see: never GITHUB_TOKEN; the API key only for claude. */
+  agentEnv: Record<string, string>;
+  /** Values that must never leave the process (status, logs, images). */
+  secrets: string[];
+}
+
+export class ConfigError extends Error {}
+
+/** Parses an environment; throws ConfigError naming the first bad variable. */
+export function parseConfig(env: Record<string, string | undefined>): RunnerConfig {
+  const known = Object.fromEntries(Object.keys(EnvSchema.properties).flatMap((k) => (env[k] === undefined || env[k] === '' ? [] : [[k, env[k]]])));
+  if (!known.GITHUB_API_URL) known.GITHUB_API_URL = 'https://api.github.com';
+  const withDefaults = Value.Default(EnvSchema, known) as Env;
+  const error = Value.Errors(EnvSchema, withDefaults).First();
+  if (error) {
+    const variable = error.path.replace(/^\//, '') || 'environment';
+    const shown = variable in withDefaults && !/TOKEN|KEY/.test(variable) ? ` (got "${String(withDefaults[variable as keyof Env])}")` : '';
+    throw new ConfigError(`invalid ${variable}${shown}: ${error.message}`);
+  }
+  const e = withDefaults;
+  const author = /^(.+) <(.+)>$/.exec(e.TETHER_GIT_AUTHOR)!;
+  const agent = e.ANTHROPIC_API_KEY ? 'claude' : 'script';
+  const agentEnv: Record<string, string> = { PATH: e.PATH, HOME: e.HOME, LANG: 'C.UTF-8', CI: '1' };
+  if (agent === 'claude') agentEnv.ANTHROPIC_API_KEY = e.ANTHROPIC_API_KEY!;
+  return {
+    session: { name: e.TETHER_SESSION_NAME, namespace: e.TETHER_SESSION_NAMESPACE },
+    workspace: e.TETHER_WORKSPACE,
+    repoDir: `${e.TETHER_WORKSPACE.replace(/\/$/, '')}/repo`,
+    home: e.HOME,
+    relay: e.TETHER_RELAY_URL ? { url: e.TETHER_RELAY_URL.replace(/\/$/, ''), tokenFile: e.TETHER_RELAY_TOKEN_FILE } : undefined,
+    github: { apiUrl: e.GITHUB_API_URL.replace(/\/$/, ''), token: e.GITHUB_TOKEN },
+    anthropicApiKey: e.ANTHROPIC_API_KEY,
+    agent,
+    policyJson: e.TETHER_PERMISSION_POLICY,
+    claudePath: e.TETHER_CLAUDE_PATH,
+    gitAuthor: { name: author[1]!, email: author[2]! },
+    logLevel: e.LOG_LEVEL,
+    agentEnv,
+    secrets: [e.GITHUB_TOKEN, e.ANTHROPIC_API_KEY].filter((s): s is string => !!s && s.length >= 4),
+  };
+}
+
+export function loadConfig(): RunnerConfig {
+  return parseConfig(process.env);
+}

@@ -1,0 +1,84 @@
+// The runner's side of the agent interface: permission policy, questions, plans, progress.
+import type { Logger } from 'pino';
+import { LIMITS } from '../common/session/schema.ts';
+import type { AgentEvent, AgentHost, ToolDecision, ToolRequest } from './agents/types.ts';
+import { decide, type Policy } from './policy.ts';
+import { Deduper, progressLines } from './progress.ts';
+import { answersFrom, isApproval, pendingQuestions, type Requests } from './requests.ts';
+import { truncate } from './redact.ts';
+import type { StatusWriter } from './status.ts';
+
+export interface HostDeps {
+  status: StatusWriter;
+  requests: Requests;
+  policy: Policy;
+  repoDir: string;
+  log: Logger;
+  tools: AgentHost['tools'];
+  /** Called when a decision ends the session (plan rejected). */
+  onFinal: (reason: string) => void;
+}
+
+export class RunnerHost implements AgentHost {
+  private readonly deps: HostDeps;
+  private readonly dedupe = new Deduper();
+  private readonly allowedForSession = new Set<string>();
+  readonly tools: AgentHost['tools'];
+  agentSessionId: string | undefined;
+  lastText = '';
+
+  constructor(deps: HostDeps) {
+    this.deps = deps;
+    this.tools = deps.tools;
+  }
+
+  event(event: AgentEvent): void {
+    if (event.type === 'session') {
+      if (event.id && event.id !== this.agentSessionId) {
+        this.agentSessionId = event.id;
+        this.deps.status.setResult({ agentSessionId: event.id.slice(0, 256) });
+      }
+      return;
+    }
+    if (event.type === 'text' && event.text.trim() && !event.text.includes('::progress::')) this.lastText = event.text.trim();
+    for (const line of progressLines(event)) {
+      if (this.dedupe.accept(line)) this.deps.status.addProgress(line);
+    }
+  }
+
+  async canUseTool(request: ToolRequest, _signal: AbortSignal): Promise<ToolDecision> {
+    const { tool, input } = request;
+    if (tool === 'AskUserQuestion') return this.question(input);
+    if (tool === 'ExitPlanMode') return this.plan(input);
+    if (this.allowedForSession.has(tool)) return { behavior: 'allow', updatedInput: input };
+    const verdict = decide(this.deps.policy, this.deps.repoDir, tool, input);
+    this.deps.log.info({ tool, verdict }, 'tool permission');
+    if (verdict === 'allow') return { behavior: 'allow', updatedInput: input };
+    if (verdict === 'deny') return { behavior: 'deny', message: `${tool} is not allowed by this installation's Tether policy.` };
+    const decision = await this.deps.requests.raise('tool', { tool, input: truncate(JSON.stringify(input), LIMITS.textChars) });
+    if (!isApproval(decision)) return { behavior: 'deny', message: decision.message?.trim() || 'The user denied this tool call.' };
+    if (decision.scope === 'session') this.allowedForSession.add(tool);
+    return { behavior: 'allow', updatedInput: input };
+  }
+
+  private async question(input: Record<string, unknown>): Promise<ToolDecision> {
+    const questions = pendingQuestions(input);
+    if (questions.length === 0) return { behavior: 'deny', message: 'AskUserQuestion needs at least one question.' };
+    const decision = await this.deps.requests.raise('question', { questions });
+    const answers = answersFrom(decision, questions);
+    if (!isApproval(decision) || Object.keys(answers).length === 0) {
+      return { behavior: 'deny', message: decision.message?.trim() || 'The user did not answer. Do not assume an answer.' };
+    }
+    return { behavior: 'allow', updatedInput: { ...input, answers } };
+  }
+
+  private async plan(input: Record<string, unknown>): Promise<ToolDecision> {
+    const plan = typeof input.plan === 'string' ? input.plan : JSON.stringify(input);
+    const decision = await this.deps.requests.raise('plan', { summary: truncate(plan, LIMITS.textChars) });
+    if (!isApproval(decision)) {
+      this.deps.onFinal('plan rejected');
+      return { behavior: 'deny', message: decision.message?.trim() || 'The user rejected the plan.', interrupt: true };
+    }
+    return { behavior: 'allow', updatedInput: input, updatedPermissions: [{ type: 'setMode', mode: 'default', destination: 'session' }] };
+  }
+}

@@ -1,0 +1,74 @@
+// Pictures for the phone: the rendered diff (HTML → PNG) and page screenshots (JPEG ≤ 600 KB),
+// both through playwright-core driving Debian's Chromium.
+import { chromium, type Browser } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const MAX_SCREENSHOT_BYTES = 600 * 1024;
+const MAX_DIFF_LINES = 120;
+const MAX_LINE_CHARS = 90;
+
+export class Browsers {
+  private browser: Promise<Browser> | undefined;
+
+  get(): Promise<Browser> {
+    this.browser ??= chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'] });
+    return this.browser;
+  }
+
+  async close(): Promise<void> {
+    const browser = this.browser;
+    this.browser = undefined;
+    if (browser) await (await browser).close();
+  }
+}
+
+const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** A phone-sized HTML page for a unified diff (already redacted and truncated). */
+export function diffHtml(diff: string, title: string): string {
+  const lines = diff.split('\n');
+  const shown = lines.slice(0, MAX_DIFF_LINES);
+  const rows = shown.map((line) => {
+    const cls = line.startsWith('diff --git') ? 'file'
+      : line.startsWith('+++') || line.startsWith('---') || line.startsWith('index ') || line.startsWith('new file') || line.startsWith('deleted file') ? 'meta'
+        : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('…') ? 'meta' : 'ctx';
+    const text = cls === 'file' ? line.replace(/^diff --git a\/(\S+) b\/.*$/, '$1') : line;
+    const cut = text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS - 1)}…` : text;
+    return `<div class="${cls}">${escape(cut) || '&nbsp;'}</div>`;
+  });
+  if (lines.length > MAX_DIFF_LINES) rows.push(`<div class="meta">… ${lines.length - MAX_DIFF_LINES} more lines</div>`);
+  return `<!doctype html><html><head><meta charset="utf-8"><style>
+body{margin:0;background:#0d1117;color:#c9d1d9;font:15px/1.35 'DejaVu Sans Mono',monospace;width:720px}
+h1{font:bold 18px 'DejaVu Sans',sans-serif;margin:0;padding:12px 14px;background:#161b22;color:#f0f6fc}
+main{padding:6px 0}div{white-space:pre;padding:0 14px;overflow:hidden}
+.file{background:#1f6feb33;color:#f0f6fc;font-weight:bold;margin-top:8px;padding:4px 14px}
+.meta{color:#8b949e}.hunk{color:#a5d6ff;background:#388bfd1a}.add{background:#2ea04333;color:#aff5b4}.del{background:#f8514933;color:#ffdcd7}
+</style></head><body><h1>${escape(title)}</h1><main>${rows.join('')}</main></body></html>`;
+}
+
+export async function renderDiffImage(browsers: Browsers, diff: string, title: string): Promise<Buffer> {
+  const page = await (await browsers.get()).newPage({ viewport: { width: 720, height: 400 }, deviceScaleFactor: 1.5 });
+  try {
+    await page.setContent(diffHtml(diff, title), { waitUntil: 'load' });
+    return await page.screenshot({ type: 'png', fullPage: true });
+  } finally {
+    await page.close();
+  }
+}
+
+/** Captures a URL as JPEG, lowering quality then size until it fits maxBytes. */
+export async function captureScreenshot(browsers: Browsers, url: string, fullPage = false, maxBytes = MAX_SCREENSHOT_BYTES): Promise<Buffer> {
+  if (!/^https?:\/\//.test(url)) throw new Error('the screenshot tool takes an http(s) URL');
+  const page = await (await browsers.get()).newPage({ viewport: { width: 430, height: 932 }, deviceScaleFactor: 2 });
+  try {
+    await page.goto(url, { waitUntil: 'load', timeout: 30_000 });
+    for (const [quality, scale] of [[80, 1], [60, 1], [45, 1], [45, 0.6], [35, 0.4]] as const) {
+      if (scale !== 1) await page.setViewportSize({ width: Math.round(430 * scale * 2) / 2, height: Math.round(932 * scale) });
+      const image = await page.screenshot({ type: 'jpeg', quality, fullPage: fullPage && scale === 1, scale: scale === 1 ? 'device' : 'css' });
+      if (image.length <= maxBytes) return image;
+    }
+    throw new Error(`the page does not fit in ${maxBytes} bytes even at low quality`);
+  } finally {
+    await page.close();
+  }
+}

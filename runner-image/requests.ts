@@ -1,0 +1,91 @@
+// Pending requests: raise one (status.pending + AwaitingApproval), wait for the matching entry in
+// spec.decisions, record the decision through transition(). One request open at a time.
+import { randomBytes } from 'node:crypto';
+import { LIMITS, type Decision, type Pending, type Session } from '../common/session/schema.ts';
+import type { StatusWriter } from './status.ts';
+
+export type Kind = Pending['kind'];
+
+export class Stopped extends Error {}
+
+export const isApproval = (d: Decision) => d.action === 'approve' || d.action === 'allow' || d.action === 'answer';
+
+export function waitForDecision(status: StatusWriter, requestId: string, signal: AbortSignal): Promise<Decision> {
+  return new Promise((resolve, reject) => {
+    const check = (session: Session | undefined) => {
+      const found = session?.spec.decisions?.find((d) => d.requestId === requestId);
+      if (!found) return false;
+      done();
+      resolve(found);
+      return true;
+    };
+    const onAbort = () => {
+      done();
+      reject(new Stopped(String(signal.reason ?? 'stopped')));
+    };
+    const unsubscribe = status.onChange((s) => void check(s));
+    const done = () => {
+      unsubscribe();
+      signal.removeEventListener('abort', onAbort);
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    check(status.session);
+  });
+}
+
+export class Requests {
+  private readonly status: StatusWriter;
+  private readonly stop: AbortSignal;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(status: StatusWriter, stop: AbortSignal) {
+    this.status = status;
+    this.stop = stop;
+  }
+
+  /**
+   * Raises a request and waits for its decision. `beforeRecord` runs after the decision and before
+   * the phase change is written (for example: revert the tree before writing Rejected).
+   */
+  raise(kind: Kind, fields: Omit<Pending, 'id' | 'kind' | 'createdAt'>, beforeRecord?: (d: Decision) => Promise<void>): Promise<Decision> {
+    const run = this.chain.then(() => this.raiseNow(kind, fields, beforeRecord));
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async raiseNow(kind: Kind, fields: Omit<Pending, 'id' | 'kind' | 'createdAt'>, beforeRecord?: (d: Decision) => Promise<void>): Promise<Decision> {
+    if (this.stop.aborted) throw new Stopped(String(this.stop.reason));
+    const id = `${kind}-${randomBytes(4).toString('hex')}`;
+    this.status.setPending({ id, kind, ...fields, createdAt: new Date().toISOString() });
+    await this.status.move({ type: 'RequestRaised', kind });
+    const decision = await waitForDecision(this.status, id, this.stop);
+    await beforeRecord?.(decision);
+    this.status.setPending(null);
+    await this.status.move({ type: 'Decided', kind, approved: isApproval(decision) });
+    return decision;
+  }
+}
+
+const cut = (s: unknown, max: number) => (typeof s === 'string' ? s.slice(0, max) : '');
+
+/** AskUserQuestion input → status.pending.questions (bounded to the schema's limits). */
+export function pendingQuestions(input: Record<string, unknown>): NonNullable<Pending['questions']> {
+  const raw = Array.isArray(input.questions) ? input.questions : [];
+  return raw.slice(0, LIMITS.questions).map((q: Record<string, unknown>) => ({
+    question: cut(q?.question, 1000),
+    ...(typeof q?.header === 'string' ? { header: cut(q.header, 100) } : {}),
+    multiSelect: q?.multiSelect === true,
+    options: (Array.isArray(q?.options) ? q.options : []).slice(0, LIMITS.options).map((o: Record<string, unknown>) => ({
+      label: cut(o?.label, 200),
+      ...(typeof o?.description === 'string' ? { description: cut(o.description, 1000) } : {}),
+    })),
+  }));
+}
+
+/** The decision's answers as AskUserQuestion expects them; a bare message answers the first question. */
+export function answersFrom(decision: Decision, questions: NonNullable<Pending['questions']>): Record<string, string> {
+  const answers = Object.fromEntries(Object.entries(decision.answers ?? {}).filter(([, a]) => a.trim()));
+  if (Object.keys(answers).length === 0 && decision.message?.trim() && questions[0]) answers[questions[0].question] = decision.message.trim();
+  return answers;
+}

@@ -1,0 +1,183 @@
+// One Session, start to finish: Working → agent → changes gate → publish or revert → final phase.
+import type { Logger } from 'pino';
+import { LIMITS, type Media, type Session } from '../common/session/schema.ts';
+import { isTerminal } from '../common/session/state-machine.ts';
+import { SCREENSHOT_TOOL, type Agent, type AgentResult } from './agents/types.ts';
+import { commitMessage, type Git } from './git.ts';
+import { createPullRequest, repoSlug } from './github.ts';
+import { RunnerHost } from './host.ts';
+import { captureScreenshot, renderDiffImage, type Browsers } from './images.ts';
+import { storeMedia, type MediaDeps } from './media.ts';
+import type { Policy } from './policy.ts';
+import { truncate } from './redact.ts';
+import { isApproval, Requests, Stopped } from './requests.ts';
+import { SessionFinished, type StatusWriter } from './status.ts';
+
+export interface RunnerDeps {
+  status: StatusWriter;
+  agent: Agent;
+  git: Git;
+  browsers: Browsers;
+  policy: Policy;
+  log: Logger;
+  media: MediaDeps;
+  repoDir: string;
+  github: { apiUrl: string; token?: string };
+  redact: (s: string) => string;
+}
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+export class Runner {
+  private readonly deps: RunnerDeps;
+  readonly stop = new AbortController();
+  private readonly media: Media[] = [];
+  private session!: Session;
+
+  constructor(deps: RunnerDeps) {
+    this.deps = deps;
+    deps.status.onChange((s) => {
+      if (s.spec.cancel) this.stop.abort('cancel');
+      else if (isTerminal(s.status?.phase)) this.stop.abort('finished');
+    });
+  }
+
+  /** Runs the Session; resolves when a terminal phase is written or found. */
+  async run(): Promise<void> {
+    try {
+      await this.body();
+    } catch (error) {
+      if (error instanceof SessionFinished) return;
+      if (!(error instanceof Stopped) && !this.stop.signal.aborted) throw error;
+    }
+    if (this.stop.signal.aborted) await this.finishStopped(String(this.stop.signal.reason));
+  }
+
+  private async body(): Promise<void> {
+    const { status, log } = this.deps;
+    this.session = await status.load();
+    await this.waitForStart();
+    if (status.phase === 'Starting') await status.move({ type: 'RunnerStarted' });
+    const spec = this.session.spec;
+    const base = spec.repo.baseBranch ?? 'main';
+    try {
+      const how = await this.deps.git.prepare(spec.repo.url, base);
+      status.addProgress(how === 'kept-changes' ? 'Continuing from the changes kept on the workspace' : 'Workspace ready');
+    } catch (error) {
+      await status.move({ type: 'AgentFailed' }, `Could not get the repository: ${errorText(error)}`);
+      return;
+    }
+    const host = new RunnerHost({
+      status, requests: new Requests(status, this.stop.signal), policy: this.deps.policy, repoDir: this.deps.repoDir, log,
+      tools: { [SCREENSHOT_TOOL]: (input) => this.screenshot(input) },
+      onFinal: (reason) => this.stop.abort(reason),
+    });
+    const result = await this.deps.agent.run(
+      { prompt: spec.prompt, cwd: this.deps.repoDir, mode: spec.mode ?? 'run', resume: spec.resumeAgentSession, signal: this.stop.signal },
+      host,
+    );
+    log.info({ ok: result.ok, exitCode: result.exitCode, costUsd: result.costUsd }, 'agent finished');
+    this.recordAgentResult(result, host.lastText);
+    if (this.stop.signal.aborted) return;
+    if (!result.ok) return this.fail(result.message ?? 'The agent stopped with an error.');
+    if (!(await this.deps.git.isDirty())) {
+      await status.move({ type: 'FinishedWithoutChanges' });
+      return;
+    }
+    await this.changesGate(base);
+  }
+
+  private async waitForStart(): Promise<void> {
+    const ready = () => this.deps.status.phase !== undefined && this.deps.status.phase !== 'Queued';
+    if (ready()) return;
+    this.deps.log.info('waiting for the controller to mark the Session Starting');
+    await new Promise<void>((resolve, reject) => {
+      const off = this.deps.status.onChange(() => ready() && (off(), resolve()));
+      this.stop.signal.addEventListener('abort', () => (off(), reject(new Stopped('stopped'))), { once: true });
+    });
+  }
+
+  private recordAgentResult(result: AgentResult, lastText: string): void {
+    const summary = result.summary?.trim() || lastText;
+    this.deps.status.setResult({
+      ...(summary ? { summary: truncate(summary, LIMITS.textChars) } : {}),
+      ...(result.sessionId ? { agentSessionId: result.sessionId.slice(0, 256) } : {}),
+      ...(result.costUsd !== undefined ? { costUsd: Math.max(0, result.costUsd) } : {}),
+      ...(result.tokens ? { tokens: result.tokens } : {}),
+      exitCode: result.exitCode,
+    });
+  }
+
+  private async recordDiff(withImage: boolean): Promise<{ files: number; stat: string }> {
+    const diff = await this.deps.git.diff();
+    this.deps.status.setResult({ diffStat: truncate(diff.stat, 8000), diff: diff.diff });
+    const lastLine = diff.stat.split('\n').at(-1)?.trim() ?? '';
+    if (withImage) {
+      const image = await renderDiffImage(this.deps.browsers, diff.diff, lastLine || `${diff.files} files changed`);
+      await this.addMedia(await storeMedia(this.deps.media, 'diff.png', image, { kind: 'diff', contentType: 'image/png', caption: truncate(lastLine, 1000) }));
+    }
+    return { files: diff.files, stat: diff.stat };
+  }
+
+  private async changesGate(base: string): Promise<void> {
+    const { status, git } = this.deps;
+    const { stat } = await this.recordDiff(true);
+    const decision = await new Requests(status, this.stop.signal).raise('changes', { summary: truncate(stat, LIMITS.textChars) }, async (d) => {
+      if (!isApproval(d)) await git.revert();
+    });
+    if (!isApproval(decision)) return;
+    const branch = `tether/${this.session.metadata.name}`;
+    try {
+      await git.publish(branch, commitMessage(this.session.spec.prompt, this.session.metadata.name!), base);
+      const { owner, repo } = repoSlug(this.session.spec.repo.url);
+      const title = commitMessage(this.session.spec.prompt, '').split('\n')[0]!;
+      const body = `Requested from the phone through Tether.\n\n${status.session?.status?.result?.summary ?? ''}\n\n\`\`\`\n${stat}\n\`\`\``;
+      const pr = await createPullRequest(this.deps.github.apiUrl, this.deps.github.token, { owner, repo, head: branch, base, title, body }, this.deps.redact);
+      status.setResult({ prUrl: pr.url, branch });
+      await status.move({ type: 'Published' });
+    } catch (error) {
+      if (error instanceof SessionFinished) throw error;
+      this.deps.log.error({ err: error }, 'publishing failed');
+      status.setResult({ branch });
+      await status.move({ type: 'AgentFailed' }, `Publishing failed: ${errorText(error)}`);
+    }
+  }
+
+  private async fail(message: string): Promise<void> {
+    if (await this.deps.git.isDirty()) await this.recordDiff(false);
+    await this.deps.status.move({ type: 'AgentFailed' }, message);
+  }
+
+  /** SIGTERM, cancel, or someone else's final phase: the agent is already stopped here. */
+  private async finishStopped(reason: string): Promise<void> {
+    const { status } = this.deps;
+    try {
+      const fresh = await status.load();
+      if (isTerminal(fresh.status?.phase)) return;
+      if (fresh.spec.cancel) {
+        await status.move({ type: 'Cancel' }, 'Cancelled from the phone.');
+        return;
+      }
+      if (await this.deps.git.isDirty()) await this.recordDiff(false);
+      const moved = await status.move({ type: 'AgentFailed' }, `The runner was stopped (${reason}); partial changes are kept on the workspace.`);
+      if (!moved) this.deps.log.warn({ phase: status.phase }, 'could not record the stop in this phase');
+    } catch (error) {
+      if (!(error instanceof SessionFinished)) throw error;
+    }
+  }
+
+  private async addMedia(item: Media): Promise<void> {
+    this.media.push(item);
+    this.deps.status.setResult({ media: this.media.slice(-LIMITS.media) });
+  }
+
+  private async screenshot(input: Record<string, unknown>): Promise<string> {
+    const url = String(input.url ?? '');
+    const image = await captureScreenshot(this.deps.browsers, url, input.fullPage === true);
+    const caption = typeof input.caption === 'string' ? input.caption : url;
+    const file = `screenshot-${this.media.filter((m) => m.kind === 'screenshot').length + 1}.jpg`;
+    await this.addMedia(await storeMedia(this.deps.media, file, image, { kind: 'screenshot', contentType: 'image/jpeg', caption: truncate(caption, 1000) }));
+    this.deps.status.addProgress(`Screenshot of ${truncate(url, 80)}`);
+    return `Screenshot captured (${image.length} bytes) and sent to the user.`;
+  }
+}

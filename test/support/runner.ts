@@ -1,0 +1,88 @@
+// Helpers for runner tests: a local bare git remote, the runner as a real child process, and the
+// controller's and relay's parts (mark Starting, append decisions) played by the test.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SessionClient } from '../../common/kube/sessions.ts';
+import { sessionName, workspaceName } from '../../common/session/names.ts';
+import type { Decision, Phase, Session, SessionSpec } from '../../common/session/schema.ts';
+import { transition } from '../../common/session/state-machine.ts';
+import { eventually } from './eventually.ts';
+
+export const PHONE = '+14155550123';
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+
+/** A bare repository at <dir>/remotes/acme/web.git with one commit on main. */
+export function makeRemote(root = mkdtempSync(join(tmpdir(), 'tether-remote-'))): { url: string; root: string; git: (...args: string[]) => string } {
+  const url = join(root, 'remotes', 'acme', 'web.git');
+  mkdirSync(url, { recursive: true });
+  git(url, 'init', '--quiet', '--bare', '--initial-branch=main');
+  const seed = join(root, 'seed');
+  mkdirSync(seed);
+  git(seed, 'init', '--quiet', '--initial-branch=main');
+  writeFileSync(join(seed, 'README.md'), '# web\n');
+  git(seed, 'add', '.');
+  git(seed, 'commit', '--quiet', '-m', 'initial');
+  git(seed, 'push', '--quiet', url, 'main');
+  return { url, root, git: (...args: string[]) => git(url, ...args) };
+}
+
+export interface RunnerProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+  workspace: string;
+}
+
+export function startRunner(options: { kubeconfig: string; namespace: string; name: string; workspace?: string; env?: Record<string, string> }): RunnerProcess {
+  const workspace = options.workspace ?? mkdtempSync(join(tmpdir(), 'tether-ws-'));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    KUBECONFIG: options.kubeconfig,
+    TETHER_SESSION_NAME: options.name,
+    TETHER_SESSION_NAMESPACE: options.namespace,
+    TETHER_WORKSPACE: workspace,
+    HOME: join(workspace, 'home'),
+    ...options.env,
+  };
+  const child = spawn(process.execPath, ['runner-image/main.ts'], { cwd: join(import.meta.dirname, '../..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited, workspace };
+}
+
+export function specFor(prompt: string, repoUrl: string, extra: Partial<SessionSpec> = {}): SessionSpec {
+  return { phone: PHONE, prompt, repo: { url: repoUrl, baseBranch: 'main' }, workspace: workspaceName(PHONE), ...extra };
+}
+
+/** Creates the Session and moves it to Starting as the controller would. */
+export async function createStartedSession(sessions: SessionClient, namespace: string, spec: SessionSpec): Promise<string> {
+  const name = sessionName(PHONE);
+  await sessions.create(namespace, name, spec);
+  const next = transition(undefined, { type: 'PodCreated' });
+  if (!next.ok) throw new Error(next.error);
+  await sessions.patchStatus(namespace, name, { phase: next.phase, podName: `${name}-runner`, startTime: new Date().toISOString() });
+  return name;
+}
+
+export async function waitFor(sessions: SessionClient, namespace: string, name: string, check: (s: Session) => boolean, timeoutMs = 20_000): Promise<Session> {
+  return eventually(async () => {
+    const session = await sessions.get(namespace, name);
+    if (!session || !check(session)) throw new Error(`condition not met; phase ${session?.status?.phase}, pending ${session?.status?.pending?.kind}`);
+    return session;
+  }, timeoutMs, 50);
+}
+
+export const waitForPhase = (sessions: SessionClient, namespace: string, name: string, phase: Phase, timeoutMs?: number) =>
+  waitFor(sessions, namespace, name, (s) => s.status?.phase === phase, timeoutMs);
+
+/** Waits for an open request of this kind and answers it as the relay would (appending a decision). */
+export async function answer(sessions: SessionClient, namespace: string, name: string, kind: string, decision: Omit<Decision, 'requestId' | 'at'>): Promise<Session> {
+  const session = await waitFor(sessions, namespace, name, (s) => s.status?.phase === 'AwaitingApproval' && s.status.pending?.kind === kind);
+  const decisions = [...(session.spec.decisions ?? []), { ...decision, requestId: session.status!.pending!.id, at: new Date().toISOString() }];
+  await sessions.patch(namespace, name, { spec: { decisions } });
+  return session;
+}
