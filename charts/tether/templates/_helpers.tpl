@@ -1,0 +1,101 @@
+{{- define "tether.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "tether.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of a component's objects: <fullname>-<component>. */}}
+{{- define "tether.component" -}}
+{{- printf "%s-%s" (include "tether.fullname" .root) .component | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "tether.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "tether.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: tether
+{{- end -}}
+
+{{/* Selector labels of a component: dict "root" $ "component" "relay". */}}
+{{- define "tether.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "tether.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "tether.image" -}}
+{{- printf "%s/%s:%s" .root.Values.image.registry .repository (default .root.Chart.AppVersion .root.Values.image.tag) -}}
+{{- end -}}
+
+{{/* Secret names: the user's existing Secret or the one the chart creates. */}}
+{{- define "tether.twilioSecret" -}}
+{{- default (printf "%s-twilio" (include "tether.fullname" .)) .Values.secrets.twilio.existingSecret -}}
+{{- end -}}
+{{- define "tether.runnerSecret" -}}
+{{- default (printf "%s-runner" (include "tether.fullname" .)) .Values.secrets.runner.existingSecret -}}
+{{- end -}}
+{{- define "tether.relaySecret" -}}
+{{- default (printf "%s-relay" (include "tether.fullname" .)) .Values.secrets.relay.existingSecret -}}
+{{- end -}}
+{{- define "tether.twilioEnabled" -}}
+{{- if or .Values.secrets.twilio.existingSecret .Values.secrets.twilio.accountSid -}}true{{- end -}}
+{{- end -}}
+
+{{- define "tether.relayUrl" -}}
+{{- printf "http://%s.%s.svc:%v" (include "tether.component" (dict "root" . "component" "relay")) .Release.Namespace .Values.relay.service.port -}}
+{{- end -}}
+
+{{/* PSS restricted: Pod and container security contexts shared by every Pod of the chart. */}}
+{{- define "tether.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 1000
+runAsGroup: 1000
+fsGroup: 1000
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+{{- define "tether.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* Fails rendering on combinations the schema cannot express. */}}
+{{- define "tether.validate" -}}
+{{- if and (gt (int .Values.controller.replicas) 1) (not .Values.controller.leaderElection.enabled) -}}
+{{- fail "controller.replicas > 1 needs controller.leaderElection.enabled=true (two controllers must never reconcile at once)" -}}
+{{- end -}}
+{{- $p := .Values.relay.media.persistence -}}
+{{- if and (gt (int .Values.relay.replicas) 1) $p.enabled (ne $p.accessMode "ReadWriteMany") -}}
+{{- fail "relay.replicas > 1 with relay.media.persistence needs relay.media.persistence.accessMode=ReadWriteMany (every replica serves the same media)" -}}
+{{- end -}}
+{{- if and .Values.relay.twilio.whatsappFrom (not (include "tether.twilioEnabled" .)) -}}
+{{- fail "relay.twilio.whatsappFrom is set but there are no Twilio credentials: set secrets.twilio.existingSecret or secrets.twilio.accountSid/authToken" -}}
+{{- end -}}
+{{- if and (include "tether.twilioEnabled" .) (not .Values.relay.twilio.whatsappFrom) -}}
+{{- fail "Twilio credentials are set but relay.twilio.whatsappFrom (whatsapp:+1…) is empty" -}}
+{{- end -}}
+{{- if and .Values.relay.webChat.enabled (not .Values.secrets.relay.existingSecret) (not .Values.secrets.relay.webChatToken) -}}
+{{- fail "relay.webChat.enabled needs secrets.relay.webChatToken (16+ characters) or secrets.relay.existingSecret with key RELAY_WEB_CHAT_TOKEN" -}}
+{{- end -}}
+{{- if and .Values.secrets.twilio.accountSid (not .Values.secrets.twilio.authToken) -}}
+{{- fail "secrets.twilio.accountSid needs secrets.twilio.authToken" -}}
+{{- end -}}
+{{- end -}}
