@@ -36,9 +36,8 @@ control-plane:
 	@bash test/cluster/build-control-plane.sh >/dev/null
 
 ## make dev: the whole system on this machine
-dev: setup
-	@echo "make dev is not yet available: the local stack lands with the dev-stack issue."
-	@exit 1
+dev: setup control-plane
+	node scripts/dev.ts
 
 clean:
 	rm -rf node_modules .tether-state test-results

@@ -3,12 +3,10 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ApiextensionsV1Api, CoreV1Api, KubeConfig, loadYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { SessionClient } from '../../common/kube/sessions.ts';
-import { isAlreadyExists } from '../../common/kube/errors.ts';
-import { CRD_PATH } from '../../common/session/crd-yaml.ts';
+export { installSessionCrd } from '../cluster/crd.ts';
 
 const run = promisify(execFile);
 
@@ -26,26 +24,6 @@ export async function createNamespace(kc: KubeConfig, prefix = 't'): Promise<str
 
 export async function deleteNamespace(kc: KubeConfig, name: string): Promise<void> {
   await kc.makeApiClient(CoreV1Api).deleteNamespace({ name }).catch(() => undefined);
-}
-
-/** Creates or replaces the Session CRD from crds/ and waits until it is Established. */
-export async function installSessionCrd(kc: KubeConfig, timeoutMs = 30_000): Promise<V1CustomResourceDefinition> {
-  const api = kc.makeApiClient(ApiextensionsV1Api);
-  const body = loadYaml<V1CustomResourceDefinition>(readFileSync(CRD_PATH, 'utf8'));
-  try {
-    await api.createCustomResourceDefinition({ body });
-  } catch (error) {
-    if (!isAlreadyExists(error)) throw error;
-    const current = await api.readCustomResourceDefinition({ name: body.metadata!.name! });
-    await api.replaceCustomResourceDefinition({ name: body.metadata!.name!, body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } } });
-  }
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const crd = await api.readCustomResourceDefinition({ name: body.metadata!.name! });
-    if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return crd;
-    if (Date.now() > deadline) throw new Error('Session CRD not Established in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 export function sessionClient(kc: KubeConfig): SessionClient {

@@ -1,0 +1,40 @@
+// A local bare git repository with a small sample project: the "remote" of the local stack.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+const FILES: Record<string, string> = {
+  'README.md': '# Sample app\n\nA tiny project the local Tether stack works on.\n',
+  'package.json': `${JSON.stringify({ name: 'sample-app', version: '1.0.0', private: true, scripts: { test: 'node --test' } }, null, 2)}\n`,
+  'src/greet.js': 'export function greet(name) {\n  return `Hello, ${name}!`;\n}\n',
+  'src/greet.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert';\nimport { greet } from './greet.js';\n\ntest('greets', () => assert.equal(greet('Ada'), 'Hello, Ada!'));\n",
+  'index.html': '<!doctype html>\n<html><head><title>Sample app</title></head>\n<body><nav>Sample</nav><main><h1>Hello</h1></main></body></html>\n',
+};
+
+/** Creates `<dir>/acme/sample.git` once (owner/repo as a GitHub URL would have them); returns its path. */
+export async function ensureSampleRepo(dir: string): Promise<string> {
+  const bare = join(dir, 'acme', 'sample.git');
+  if (existsSync(join(bare, 'HEAD'))) return bare;
+  await mkdir(dirname(bare), { recursive: true });
+  await run('git', ['init', '--bare', '--initial-branch=main', bare]);
+  const work = await mkdtemp(join(tmpdir(), 'tether-sample-'));
+  try {
+    for (const [path, content] of Object.entries(FILES)) {
+      await mkdir(dirname(join(work, path)), { recursive: true });
+      await writeFile(join(work, path), content);
+    }
+    const git = (...args: string[]) => run('git', ['-C', work, '-c', 'user.name=Tether', '-c', 'user.email=tether@localhost', ...args]);
+    await git('init', '--initial-branch=main');
+    await git('add', '.');
+    await git('commit', '-m', 'Sample app');
+    await git('push', bare, 'main');
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  return bare;
+}

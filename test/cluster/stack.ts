@@ -1,0 +1,121 @@
+// The whole system on one machine, on top of a running control plane: the Session CRD,
+// the controller and relay as processes, and the local node agent that runs runner Pods.
+// Used by `make dev` (scripts/dev.ts) and by the end-to-end tests.
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type pino from 'pino';
+import { isAlreadyExists } from '../../common/kube/errors.ts';
+import { installSessionCrd } from './crd.ts';
+import { freePort } from './control-plane.ts';
+import { startNodeAgent, type NodeAgent } from './node-agent.ts';
+import { startManaged, type Managed } from './processes.ts';
+
+export interface StackOptions {
+  kubeconfig: string;
+  /** Repository root (the images' /app). */
+  repoRoot: string;
+  stateDir: string;
+  namespace?: string;
+  /** git remote for new Sessions. */
+  repoUrl: string;
+  githubApiUrl: string;
+  relayPort?: number;
+  /** Extra variables for the relay (Twilio, timeouts …) and the controller. */
+  relayEnv?: Record<string, string>;
+  controllerEnv?: Record<string, string>;
+  /** Secret values the runner Pods receive (ANTHROPIC_API_KEY, GITHUB_TOKEN). */
+  runnerSecrets?: Record<string, string>;
+  logger: pino.Logger;
+  /** Each output line of a component: controller, relay, or runner <pod>. */
+  onLine?: (component: string, line: string) => void;
+}
+
+export interface Stack {
+  namespace: string;
+  relayUrl: string;
+  chatToken: string;
+  chatUrl: string;
+  mediaSigningKey: string;
+  nodeAgent: NodeAgent;
+  restart(component: 'controller' | 'relay'): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function waitHttp(url: string, proc: Managed, name: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) throw new Error(`${name} exited with code ${proc.child.exitCode} while starting`);
+    const ok = await fetch(url).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`${name} did not answer ${url} within ${timeoutMs} ms`);
+}
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const namespace = options.namespace ?? 'tether';
+  const kc = new KubeConfig();
+  kc.loadFromFile(options.kubeconfig);
+  const cluster = kc.getCurrentCluster()!;
+  const core = kc.makeApiClient(CoreV1Api);
+  await installSessionCrd(kc);
+  await core.createNamespace({ body: { metadata: { name: namespace } } }).catch((e) => { if (!isAlreadyExists(e)) throw e; });
+  await core.createNamespacedSecret({ namespace, body: { metadata: { name: 'tether-runner' }, stringData: options.runnerSecrets ?? {} } })
+    .catch((e) => { if (!isAlreadyExists(e)) throw e; });
+  const logs = join(options.stateDir, 'logs');
+  await mkdir(logs, { recursive: true });
+
+  const relayPort = options.relayPort ?? (await freePort());
+  const relayUrl = `http://127.0.0.1:${relayPort}`;
+  const chatToken = randomBytes(16).toString('hex');
+  const mediaSigningKey = randomBytes(32).toString('hex');
+  const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', KUBECONFIG: options.kubeconfig, HOME: process.env.HOME ?? '/tmp' };
+  const env = {
+    controller: async () => ({
+      ...base,
+      TETHER_NAMESPACE: namespace, TETHER_RUNNER_IMAGE: 'tether-runner:local', TETHER_RELAY_URL: relayUrl,
+      GITHUB_API_URL: options.githubApiUrl, TETHER_METRICS_PORT: String(await freePort()), TETHER_LEADER_ELECTION: 'false',
+      TETHER_PVC_SIZE: '1Gi', TETHER_TERMINATION_GRACE_SECONDS: '10', ...options.controllerEnv,
+    }),
+    relay: async () => ({
+      ...base,
+      PUBLIC_URL: relayUrl, RELAY_PORT: String(relayPort), TETHER_NAMESPACE: namespace, TETHER_REPO_URL: options.repoUrl,
+      RELAY_WEB_CHAT_TOKEN: chatToken, RELAY_MEDIA_SIGNING_KEY: mediaSigningKey, RELAY_MEDIA_DIR: join(options.stateDir, 'media'),
+      ...options.relayEnv,
+    }),
+  };
+  const procs: Partial<Record<'controller' | 'relay', Managed>> = {};
+  const launch = async (name: 'controller' | 'relay') => {
+    procs[name] = startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
+      env: await env[name](), cwd: options.repoRoot, onLine: (line) => options.onLine?.(name, line),
+    });
+  };
+
+  await launch('relay');
+  await waitHttp(`${relayUrl}/healthz`, procs.relay!, 'relay');
+  await launch('controller');
+
+  const nodeAgent = await startNodeAgent({
+    kubeConfig: kc, logger: options.logger.child({ component: 'node-agent' }), repoRoot: options.repoRoot,
+    stateDir: options.stateDir, server: cluster.server, caFile: cluster.caFile!,
+    env: { LOG_LEVEL: 'info' },
+    onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
+  });
+
+  return {
+    namespace, relayUrl, chatToken, mediaSigningKey, nodeAgent,
+    chatUrl: `${relayUrl}/chat?token=${chatToken}`,
+    async restart(name) {
+      await procs[name]?.stop(10_000);
+      await launch(name);
+      if (name === 'relay') await waitHttp(`${relayUrl}/healthz`, procs.relay!, 'relay');
+    },
+    async stop() {
+      await procs.controller?.stop(10_000);
+      await nodeAgent.stop();
+      await procs.relay?.stop(10_000);
+    },
+  };
+}
