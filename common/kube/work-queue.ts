@@ -39,6 +39,9 @@ export interface WorkQueue {
   readonly failures: (key: string) => number;
 }
 
+/** setTimeout cannot wait longer (it would fire at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export function backoffDelay(failures: number, baseMs: number, maxMs: number): number {
   if (failures <= 0) return 0;
   return Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 40));
@@ -79,6 +82,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   function addAfter(key: string, delayMs: number): void {
     if (stopped) return;
     if (delayMs <= 0) return add(key);
+    delayMs = Math.min(delayMs, MAX_TIMER_MS);
     const at = now() + delayMs;
     const existing = timers.get(key);
     if (existing && existing.at <= at) return;

@@ -1,0 +1,171 @@
+// Pure builders of the objects a Session needs: deterministic names, owner references,
+// least privilege. Compared whole in test/unit/controller-builders.test.ts.
+import type {
+  V1EnvVar, V1PersistentVolumeClaim, V1Pod, V1Role, V1RoleBinding, V1ServiceAccount, V1OwnerReference,
+} from '@kubernetes/client-node';
+import { phoneHash } from '../common/session/display.ts';
+import {
+  LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, RELAY_TOKEN_AUDIENCE, runnerName,
+} from '../common/session/names.ts';
+import { API_VERSION, GROUP, KIND, PLURAL, type Session } from '../common/session/schema.ts';
+import type { ControllerConfig } from './config.ts';
+
+export const RUNNER_COMMAND = ['node', '/app/runner-image/main.ts'];
+export const WORKSPACE_PATH = '/workspace';
+export const KUBE_TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
+export const RELAY_TOKEN_DIR = '/var/run/secrets/tether/relay';
+export const RUNNER_UID = 1000;
+/** Keys read from the runner Secret into env vars of the same name. */
+export const SECRET_KEYS = ['ANTHROPIC_API_KEY', 'GITHUB_TOKEN'] as const;
+
+type BuilderConfig = Pick<ControllerConfig,
+  'runnerImage' | 'runnerSecret' | 'pvc' | 'resources' | 'terminationGraceSeconds' | 'relayUrl' | 'githubApiUrl' | 'tokenExpirationSeconds'>;
+
+function ownerReference(session: Session): V1OwnerReference {
+  return {
+    apiVersion: API_VERSION, kind: KIND, name: session.metadata.name!, uid: session.metadata.uid!,
+    controller: true, blockOwnerDeletion: true,
+  };
+}
+
+export function runnerLabels(session: Session): Record<string, string> {
+  return {
+    [LABEL_SESSION]: session.metadata.name!,
+    [LABEL_PHONE_HASH]: phoneHash(session.spec.phone),
+    [LABEL_COMPONENT]: 'runner',
+    [LABEL_PART_OF]: 'tether',
+  };
+}
+
+function runnerMeta(session: Session) {
+  return {
+    name: runnerName(session.metadata.name!),
+    namespace: session.metadata.namespace!,
+    labels: runnerLabels(session),
+    ownerReferences: [ownerReference(session)],
+  };
+}
+
+/** The per-phone workspace: never owned by a Session, it outlives them all. */
+export function desiredPvc(session: Session, config: Pick<ControllerConfig, 'pvc'>): V1PersistentVolumeClaim {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name: session.spec.workspace,
+      namespace: session.metadata.namespace!,
+      labels: { [LABEL_PHONE_HASH]: phoneHash(session.spec.phone), [LABEL_COMPONENT]: 'workspace', [LABEL_PART_OF]: 'tether' },
+    },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: config.pvc.size } },
+      ...(config.pvc.storageClass ? { storageClassName: config.pvc.storageClass } : {}),
+    },
+  };
+}
+
+export interface RunnerRbac {
+  serviceAccount: V1ServiceAccount;
+  role: V1Role;
+  roleBinding: V1RoleBinding;
+}
+
+/** The runner may read and watch its own Session and write its own status; nothing else. */
+export function desiredRbac(session: Session): RunnerRbac {
+  const meta = runnerMeta(session);
+  const own = [session.metadata.name!];
+  return {
+    serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta, automountServiceAccountToken: false },
+    role: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta,
+      rules: [
+        { apiGroups: [GROUP], resources: [PLURAL], resourceNames: own, verbs: ['get', 'watch'] },
+        { apiGroups: [GROUP], resources: [`${PLURAL}/status`], resourceNames: own, verbs: ['get', 'patch', 'update'] },
+      ],
+    },
+    roleBinding: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: meta.name },
+      subjects: [{ kind: 'ServiceAccount', name: meta.name, namespace: meta.namespace }],
+    },
+  };
+}
+
+function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
+  const env: V1EnvVar[] = [
+    { name: 'TETHER_SESSION_NAME', value: session.metadata.name! },
+    { name: 'TETHER_SESSION_NAMESPACE', value: session.metadata.namespace! },
+    { name: 'TETHER_WORKSPACE', value: WORKSPACE_PATH },
+    { name: 'HOME', value: `${WORKSPACE_PATH}/home` },
+    { name: 'TETHER_RELAY_TOKEN_FILE', value: `${RELAY_TOKEN_DIR}/token` },
+  ];
+  if (config.relayUrl) env.push({ name: 'TETHER_RELAY_URL', value: config.relayUrl });
+  if (config.githubApiUrl) env.push({ name: 'GITHUB_API_URL', value: config.githubApiUrl });
+  for (const key of SECRET_KEYS) {
+    env.push({ name: key, valueFrom: { secretKeyRef: { name: config.runnerSecret, key, optional: true } } });
+  }
+  return env;
+}
+
+export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
+  const meta = runnerMeta(session);
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: meta,
+    spec: {
+      serviceAccountName: meta.name,
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: config.terminationGraceSeconds,
+      securityContext: {
+        runAsNonRoot: true, runAsUser: RUNNER_UID, runAsGroup: RUNNER_UID, fsGroup: RUNNER_UID,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      containers: [{
+        name: 'runner',
+        image: config.runnerImage,
+        imagePullPolicy: 'IfNotPresent',
+        command: RUNNER_COMMAND,
+        workingDir: WORKSPACE_PATH,
+        env: runnerEnv(session, config),
+        resources: { requests: { ...config.resources.requests }, limits: { ...config.resources.limits } },
+        securityContext: {
+          allowPrivilegeEscalation: false, privileged: false, runAsNonRoot: true,
+          capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+        },
+        volumeMounts: [
+          { name: 'workspace', mountPath: WORKSPACE_PATH },
+          { name: 'kube-api-access', mountPath: KUBE_TOKEN_PATH, readOnly: true },
+          { name: 'relay-token', mountPath: RELAY_TOKEN_DIR, readOnly: true },
+        ],
+      }],
+      volumes: [
+        { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },
+        {
+          name: 'kube-api-access',
+          projected: {
+            defaultMode: 0o444,
+            sources: [
+              { serviceAccountToken: { path: 'token', expirationSeconds: config.tokenExpirationSeconds } },
+              { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+              { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+            ],
+          },
+        },
+        {
+          name: 'relay-token',
+          projected: {
+            defaultMode: 0o444,
+            sources: [{ serviceAccountToken: { audience: RELAY_TOKEN_AUDIENCE, path: 'token', expirationSeconds: config.tokenExpirationSeconds } }],
+          },
+        },
+      ],
+    },
+  };
+}

@@ -1,0 +1,50 @@
+// Session conditions written by the controller (metav1.Condition shape, map-list keyed by type).
+import type { Condition, Session } from '../common/session/schema.ts';
+import { Reason } from '../common/session/state-machine.ts';
+
+/** False/Queued while waiting for the phone's turn; True/PodCreated once the runner Pod exists. */
+export const CONDITION_ADMITTED = 'Admitted';
+/** True once the Session reached a terminal phase; the reason says how it ended. */
+export const CONDITION_FINISHED = 'Finished';
+
+export interface ConditionInput {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+}
+
+/** Sets one condition; lastTransitionTime moves only when the status flips. */
+export function setCondition(list: Condition[] | undefined, input: ConditionInput, now: Date, generation?: number): Condition[] {
+  const current = list ?? [];
+  const existing = current.find((c) => c.type === input.type);
+  const next: Condition = {
+    ...input,
+    lastTransitionTime: existing && existing.status === input.status ? existing.lastTransitionTime : now.toISOString(),
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+  };
+  if (existing && JSON.stringify({ ...existing }) === JSON.stringify(next)) return current;
+  return [...current.filter((c) => c.type !== input.type), next];
+}
+
+/** How a terminal phase came about, when the controller did not see the transition itself. */
+export function finishedReason(session: Session): string {
+  switch (session.status?.phase) {
+    case 'Succeeded': return session.status.result?.prUrl ? Reason.Published : Reason.Completed;
+    case 'Rejected': return Reason.Rejected;
+    case 'Cancelled': return Reason.Cancelled;
+    case 'TimedOut': return Reason.ApprovalTimeout;
+    default: return Reason.AgentFailed;
+  }
+}
+
+export function finishedMessage(session: Session): string {
+  const result = session.status?.result;
+  switch (session.status?.phase) {
+    case 'Succeeded': return result?.prUrl ? `pull request opened: ${result.prUrl}` : 'finished';
+    case 'Rejected': return 'changes rejected and reverted';
+    case 'Cancelled': return 'cancelled';
+    case 'TimedOut': return 'approval expired; changes kept on the workspace';
+    default: return result?.message ?? 'failed';
+  }
+}

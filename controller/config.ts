@@ -1,0 +1,133 @@
+// The controller's configuration: the one reader of process.env. Every variable has a
+// schema; a bad value stops start-up with a message naming the variable.
+import { hostname } from 'node:os';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { parseDuration } from '../common/session/display.ts';
+
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
+const QUANTITY = '^[0-9]+(\\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$';
+const DURATION = '^([0-9]+(h|m|s))+$';
+const INTEGER = '^[0-9]+$';
+const URL_PATTERN = '^https?://[^\\s]+$';
+
+const text = (pattern: string, fallback?: string) => ({ schema: Type.String({ pattern }), fallback });
+
+/** Variable → schema and default (undefined default = optional). */
+const VARIABLES = {
+  TETHER_NAMESPACE: text(DNS_LABEL, 'tether'),
+  TETHER_RUNNER_IMAGE: text('^[^\\s]+$', 'tether-runner:latest'),
+  TETHER_RUNNER_SECRET: text(DNS_SUBDOMAIN, 'tether-runner'),
+  TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS: text(INTEGER, '3600'),
+  TETHER_PVC_SIZE: text(QUANTITY, '10Gi'),
+  TETHER_PVC_STORAGE_CLASS: text(DNS_SUBDOMAIN),
+  TETHER_RUNNER_CPU_REQUEST: text(QUANTITY, '500m'),
+  TETHER_RUNNER_MEMORY_REQUEST: text(QUANTITY, '1Gi'),
+  TETHER_RUNNER_CPU_LIMIT: text(QUANTITY, '2'),
+  TETHER_RUNNER_MEMORY_LIMIT: text(QUANTITY, '4Gi'),
+  TETHER_TERMINATION_GRACE_SECONDS: text(INTEGER, '30'),
+  TETHER_RELAY_URL: text(URL_PATTERN),
+  GITHUB_API_URL: text(URL_PATTERN),
+  TETHER_RUN_TIMEOUT: text(DURATION, '60m'),
+  TETHER_APPROVAL_TIMEOUT: text(DURATION, '30m'),
+  TETHER_POD_TTL: text(DURATION, '10m'),
+  TETHER_HISTORY_COUNT: text(INTEGER, '20'),
+  TETHER_HISTORY_MAX_AGE: text(DURATION, '720h'),
+  TETHER_MAX_QUEUED: text(INTEGER, '5'),
+  TETHER_CONCURRENCY: text(INTEGER, '8'),
+  TETHER_METRICS_PORT: text(INTEGER, '9090'),
+  TETHER_LEADER_ELECTION: text('^(true|false)$', 'true'),
+  TETHER_LEASE_NAME: text(DNS_SUBDOMAIN, 'tether-controller'),
+  TETHER_STALL_TIMEOUT: text(DURATION, '150s'),
+  TETHER_LOG_LEVEL: text('^(trace|debug|info|warn|error|fatal)$', 'info'),
+  POD_NAME: text('^[^\\s]+$'),
+} satisfies Record<string, { schema: TSchema; fallback?: string }>;
+
+export type Variable = keyof typeof VARIABLES;
+
+export interface ControllerConfig {
+  namespace: string;
+  runnerImage: string;
+  runnerSecret: string;
+  tokenExpirationSeconds: number;
+  pvc: { size: string; storageClass?: string };
+  resources: { requests: { cpu: string; memory: string }; limits: { cpu: string; memory: string } };
+  terminationGraceSeconds: number;
+  relayUrl?: string;
+  githubApiUrl?: string;
+  defaultRunTimeoutMs: number;
+  defaultApprovalTimeoutMs: number;
+  podTtlMs: number;
+  historyCount: number;
+  historyMaxAgeMs: number;
+  maxQueued: number;
+  concurrency: number;
+  metricsPort: number;
+  leaderElection: boolean;
+  leaseName: string;
+  identity: string;
+  stallTimeoutMs: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+function read(env: Record<string, string | undefined>): Record<Variable, string | undefined> {
+  const out = {} as Record<Variable, string | undefined>;
+  for (const [name, { schema, fallback }] of Object.entries(VARIABLES) as Array<[Variable, { schema: TSchema; fallback?: string }]>) {
+    const raw = env[name];
+    const value = raw === undefined || raw === '' ? fallback : raw;
+    if (value !== undefined && !Value.Check(schema, value)) {
+      const shown = /TOKEN|SECRET|KEY/.test(name) ? '(hidden)' : JSON.stringify(value);
+      throw new ConfigError(`${name}=${shown} is invalid: must match ${(schema as { pattern?: string }).pattern}`);
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
+function positive(name: Variable, value: number): number {
+  if (!(value > 0)) throw new ConfigError(`${name} must be greater than zero`);
+  return value;
+}
+
+function atLeast(name: Variable, value: number, min: number): number {
+  if (value < min) throw new ConfigError(`${name}=${value} is invalid: must be at least ${min}`);
+  return value;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): ControllerConfig {
+  const v = read(env);
+  const int = (name: Variable) => Number(v[name]);
+  const ms = (name: Variable) => positive(name, parseDuration(v[name]!));
+  const port = int('TETHER_METRICS_PORT');
+  if (port > 65535) throw new ConfigError(`TETHER_METRICS_PORT=${port} is invalid: must be at most 65535`);
+  return {
+    namespace: v.TETHER_NAMESPACE!,
+    runnerImage: v.TETHER_RUNNER_IMAGE!,
+    runnerSecret: v.TETHER_RUNNER_SECRET!,
+    tokenExpirationSeconds: atLeast('TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS', int('TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS'), 600),
+    pvc: { size: v.TETHER_PVC_SIZE!, storageClass: v.TETHER_PVC_STORAGE_CLASS },
+    resources: {
+      requests: { cpu: v.TETHER_RUNNER_CPU_REQUEST!, memory: v.TETHER_RUNNER_MEMORY_REQUEST! },
+      limits: { cpu: v.TETHER_RUNNER_CPU_LIMIT!, memory: v.TETHER_RUNNER_MEMORY_LIMIT! },
+    },
+    terminationGraceSeconds: int('TETHER_TERMINATION_GRACE_SECONDS'),
+    relayUrl: v.TETHER_RELAY_URL,
+    githubApiUrl: v.GITHUB_API_URL,
+    defaultRunTimeoutMs: ms('TETHER_RUN_TIMEOUT'),
+    defaultApprovalTimeoutMs: ms('TETHER_APPROVAL_TIMEOUT'),
+    podTtlMs: parseDuration(v.TETHER_POD_TTL!),
+    historyCount: positive('TETHER_HISTORY_COUNT', int('TETHER_HISTORY_COUNT')),
+    historyMaxAgeMs: ms('TETHER_HISTORY_MAX_AGE'),
+    maxQueued: int('TETHER_MAX_QUEUED'),
+    concurrency: positive('TETHER_CONCURRENCY', int('TETHER_CONCURRENCY')),
+    metricsPort: port,
+    leaderElection: v.TETHER_LEADER_ELECTION === 'true',
+    leaseName: v.TETHER_LEASE_NAME!,
+    identity: v.POD_NAME ?? hostname(),
+    stallTimeoutMs: ms('TETHER_STALL_TIMEOUT'),
+    logLevel: v.TETHER_LOG_LEVEL!,
+  };
+}

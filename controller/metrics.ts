@@ -1,0 +1,77 @@
+// The controller's Prometheus metrics, on its own Registry. No phone or session labels.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { PHASES, type Session } from '../common/session/schema.ts';
+import type { WorkQueueHooks } from '../common/kube/work-queue.ts';
+import type { ReconcileObserver } from './reconcile.ts';
+
+const SESSION_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200];
+const FAST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export interface ControllerMetrics {
+  registry: Registry;
+  observer: ReconcileObserver;
+  queueHooks: WorkQueueHooks;
+  reconciled(result: 'success' | 'requeue' | 'error', seconds: number): void;
+  watchRestart(resource: string, reason: string): void;
+  setLeader(leading: boolean): void;
+}
+
+export function createMetrics(sessions: () => Session[], options: { defaultMetrics?: boolean } = {}): ControllerMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'tether_controller_' });
+  const registers = [registry];
+
+  new Gauge({
+    name: 'tether_sessions', help: 'Sessions known to the controller, by phase.', labelNames: ['phase'], registers,
+    collect() {
+      const counts = new Map<string, number>(PHASES.map((p) => [p, 0]));
+      counts.set('New', 0);
+      for (const s of sessions()) {
+        const phase = s.status?.phase ?? 'New';
+        counts.set(phase, (counts.get(phase) ?? 0) + 1);
+      }
+      for (const [phase, n] of counts) this.set({ phase }, n);
+    },
+  });
+  const duration = new Histogram({
+    name: 'tether_session_duration_seconds', help: 'Start (or creation) to completion of finished Sessions, by outcome phase.',
+    labelNames: ['outcome'], buckets: SESSION_BUCKETS, registers,
+  });
+  const startup = new Histogram({
+    name: 'tether_session_startup_seconds', help: 'Session creation to runner Pod created (includes time queued behind the phone\'s earlier command).',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800], registers,
+  });
+  const approvalWait = new Histogram({
+    name: 'tether_approval_wait_seconds', help: 'Time a pending request waited for the user\'s decision (as seen by the controller).',
+    buckets: SESSION_BUCKETS, registers,
+  });
+  const reconciles = new Counter({ name: 'tether_reconcile_total', help: 'Reconcile passes by result.', labelNames: ['result'], registers });
+  const reconcileSeconds = new Histogram({ name: 'tether_reconcile_duration_seconds', help: 'Duration of one reconcile pass.', buckets: FAST_BUCKETS, registers });
+  const depth = new Gauge({ name: 'tether_workqueue_depth', help: 'Keys waiting in the work queue.', registers });
+  const queueLatency = new Histogram({ name: 'tether_workqueue_queue_duration_seconds', help: 'Time a key waited in the queue before a worker took it.', buckets: FAST_BUCKETS, registers });
+  const retries = new Counter({ name: 'tether_workqueue_retries_total', help: 'Keys re-queued with backoff after an error.', registers });
+  const restarts = new Counter({ name: 'tether_watch_restarts_total', help: 'Informer restarts by resource and reason (error, gone, stall).', labelNames: ['resource', 'reason'], registers });
+  const leader = new Gauge({ name: 'tether_leader', help: '1 while this replica holds the leader Lease.', registers });
+  leader.set(0);
+  for (const result of ['success', 'requeue', 'error']) reconciles.inc({ result }, 0);
+
+  return {
+    registry,
+    observer: {
+      finished: (_s, outcome, seconds) => duration.observe({ outcome }, Math.max(0, seconds)),
+      started: (_s, seconds) => startup.observe(seconds),
+      approvalWait: (seconds) => approvalWait.observe(seconds),
+    },
+    queueHooks: {
+      depth: (n) => depth.set(n),
+      latency: (ms) => queueLatency.observe(ms / 1000),
+      retry: () => retries.inc(),
+    },
+    reconciled(result, seconds) {
+      reconciles.inc({ result });
+      reconcileSeconds.observe(seconds);
+    },
+    watchRestart: (resource, reason) => restarts.inc({ resource, reason }),
+    setLeader: (leading) => leader.set(leading ? 1 : 0),
+  };
+}

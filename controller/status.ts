@@ -1,0 +1,88 @@
+// computeStatus: the controller-owned part of a Session's status as a pure function of
+// what a reconcile pass saw and decided. It returns the merge patch to write (or nothing).
+import { formatDuration, maskPhone, previewPrompt } from '../common/session/display.ts';
+import type { Session, SessionStatus } from '../common/session/schema.ts';
+import { isTerminal, transition, type Event } from '../common/session/state-machine.ts';
+import { CONDITION_ADMITTED, CONDITION_FINISHED, finishedMessage, finishedReason, setCondition } from './conditions.ts';
+
+export interface StatusInput {
+  session: Session;
+  now: Date;
+  /** A lifecycle event the controller decided on; applied through transition(). */
+  event?: Event;
+  /** Plain-words explanation for a controller-made ending (result.message). */
+  message?: string;
+  exitCode?: number;
+  /** The runner Pod created or adopted in this pass. */
+  pod?: { name: string; createdAt?: string | Date };
+}
+
+export interface StatusOutcome {
+  /** Merge patch for the status subresource, absent when nothing changed. */
+  patch?: Partial<SessionStatus>;
+  status: SessionStatus;
+  /** The transition taken, if any. */
+  reason?: string;
+}
+
+const OWNED = ['phase', 'conditions', 'podName', 'startTime', 'completionTime', 'display', 'observedGeneration'] as const;
+
+const iso = (t: string | Date | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
+
+export function computeStatus(input: StatusInput): StatusOutcome {
+  const { session, now } = input;
+  const before = session.status ?? {};
+  const status: SessionStatus = structuredClone(before);
+  const generation = session.metadata.generation;
+  let reason: string | undefined;
+
+  if (input.event) {
+    const step = transition(status.phase, input.event);
+    if (!step.ok) throw new Error(`illegal transition for ${session.metadata.name}: ${step.error}`);
+    status.phase = step.phase;
+    reason = step.reason;
+    if (step.effects.includes('SetCompletionTime')) status.completionTime ??= now.toISOString();
+    if (step.phase === 'Queued') {
+      status.conditions = setCondition(status.conditions, { type: CONDITION_ADMITTED, status: 'False', reason, message: input.message ?? 'waiting for the previous command of this phone' }, now, generation);
+    }
+    if (input.message !== undefined || input.exitCode !== undefined) {
+      status.result = {
+        ...status.result,
+        ...(input.message !== undefined && isTerminal(step.phase) ? { message: input.message } : {}),
+        ...(input.exitCode !== undefined ? { exitCode: input.exitCode } : {}),
+      };
+    }
+  }
+
+  if (input.pod) {
+    status.podName = input.pod.name;
+    status.startTime ??= iso(input.pod.createdAt) ?? now.toISOString();
+    status.conditions = setCondition(status.conditions, { type: CONDITION_ADMITTED, status: 'True', reason: 'PodCreated', message: `runner pod ${input.pod.name} created` }, now, generation);
+  }
+
+  if (isTerminal(status.phase)) {
+    status.completionTime ??= now.toISOString();
+    const finished = { ...session, status };
+    status.conditions = setCondition(status.conditions, {
+      type: CONDITION_FINISHED, status: 'True', reason: reason ?? finishedReason(finished),
+      message: input.message ?? finishedMessage(finished),
+    }, now, generation);
+  }
+
+  const begin = status.startTime ?? iso(session.metadata.creationTimestamp);
+  status.display = {
+    phone: maskPhone(session.spec.phone),
+    prompt: previewPrompt(session.spec.prompt),
+    ...(status.completionTime && begin ? { duration: formatDuration(Date.parse(status.completionTime) - Date.parse(begin)) } : {}),
+  };
+  if (generation !== undefined) status.observedGeneration = generation;
+
+  const patch: Record<string, unknown> = {};
+  for (const key of OWNED) {
+    if (JSON.stringify(before[key]) !== JSON.stringify(status[key])) patch[key] = status[key];
+  }
+  if (JSON.stringify(before.result) !== JSON.stringify(status.result)) {
+    patch.result = { message: status.result?.message, exitCode: status.result?.exitCode };
+  }
+  return { patch: Object.keys(patch).length ? (patch as Partial<SessionStatus>) : undefined, status, reason };
+}
