@@ -106,6 +106,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const missing = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM'].find((_, i) => !twilioVars[i])!;
     throw new ConfigError(missing, 'required when any Twilio variable is set');
   }
+  if (!env.TWILIO_ACCOUNT_SID && !env.RELAY_WEB_CHAT_TOKEN) {
+    throw new ConfigError('TWILIO_ACCOUNT_SID', 'no transport: set the Twilio variables, or RELAY_WEB_CHAT_TOKEN for the web chat');
+  }
   const publicUrl = env.PUBLIC_URL.replace(/\/+$/, '');
   return {
     twilio: env.TWILIO_ACCOUNT_SID

@@ -129,8 +129,8 @@ export class Delivery {
         continue;
       }
       this.written.set(key, claimed);
-      if (next.sentProgress) this.lastProgressAt.set(phone, now);
       await this.o.outbox.deliver(phone, next.parts);
+      if (next.sentProgress) this.lastProgressAt.set(phone, Date.now());
       return;
     }
     throw new Error(`delivered annotation kept conflicting after ${MAX_CONFLICTS} attempts`);

@@ -95,7 +95,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     onMessage(listener) {
       listeners.push(listener);
     },
-    waitFor(phone, count, timeoutMs = 10_000) {
+    waitFor(phone, count, timeoutMs = 4_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           if (to(phone).length < count) return false;

@@ -44,7 +44,7 @@ const awaiting = (kind: string) => ({ kind: 'instructions', pending: expect.obje
 
 const nonPending: Ctx[] = ['idle', 'new', 'queuedOnly', 'starting', 'working', 'workingFull', 'publishing'];
 
-const table: Array<[string, Partial<Record<Ctx, object>> & { other?: object | 'command' }]> = [
+const table: Array<[string, Record<string, unknown>]> = [
   ['help', { other: { kind: 'help' } }],
   ['?', { other: { kind: 'help' } }],
   ['HELP', { other: { kind: 'help' } }],
@@ -72,7 +72,7 @@ const table: Array<[string, Partial<Record<Ctx, object>> & { other?: object | 'c
   ['use postgres instead', { question: decision('answer', { answers: { 'Which database?': 'use postgres instead' } }), tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), other: 'command' }],
   ['make the navbar sticky', { tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: 'command' }],
   ["what's happening?", { tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: 'command' }],
-  ...garbage.map((g): [string, { other: 'command'; tool: object; changes: object; plan: object; question: object }] => [g, { tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: 'command' }]),
+  ...garbage.map((g): [string, Record<string, unknown>] => [g, { tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: 'command' }]),
   ['', { other: { kind: 'empty' } }],
   ['   \n\t ', { other: { kind: 'empty' } }],
   ['**', { other: { kind: 'empty' } }],

@@ -1,0 +1,181 @@
+// Outbound: Session changes → messages through the real Twilio SDK to the local fake Messages API.
+// The Session store is in memory here; test/integration/relay-outbound.test.ts uses the real API server.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
+import type { SessionStatus } from '../../common/session/schema.ts';
+import { createMetrics } from '../../relay/metrics.ts';
+import { Delivery } from '../../relay/outbound/delivery.ts';
+import { Outbox } from '../../relay/outbound/outbox.ts';
+import { readDelivered } from '../../relay/outbound/plan.ts';
+import { createTwilioTransport } from '../../relay/transports/twilio.ts';
+import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
+import { MemorySessions } from '../support/memory-sessions.ts';
+
+const phone = '+14155550123';
+const logger = pino({ level: 'silent' });
+let fake: FakeTwilio;
+let store: MemorySessions;
+const running: Delivery[] = [];
+
+function relay(options: { lastInboundAt?: number; templateSid?: string } = {}) {
+  const metrics = createMetrics();
+  const transport = createTwilioTransport({ accountSid: fake.accountSid, authToken: fake.authToken, from: 'whatsapp:+14155238886', apiUrl: fake.url });
+  const outbox = new Outbox({
+    transportFor: () => transport, mediaUrl: (ref) => `https://relay.example/media/${ref}?sig=x`,
+    lastInboundAt: () => options.lastInboundAt ?? Date.now(), templateSid: options.templateSid,
+    windowMs: 23.5 * 3_600_000, ratePerSecond: 50, metrics, logger,
+  });
+  const delivery = new Delivery({ store, writer: store, outbox, progressBatchMs: 300, reminderBeforeMs: 5 * 60_000, logger });
+  delivery.start();
+  running.push(delivery);
+  return { delivery, outbox, metrics };
+}
+
+async function newSession(name = 'abc-20261122080000-7f3a', delivered = { n: 1, seq: 0, started: true }) {
+  await store.create('ns', name, {
+    phone, prompt: 'make the navbar sticky', repo: { url: 'https://github.com/acme/web.git' }, workspace: 'ws-x', timeouts: { approval: '30m' },
+  }, { annotations: { [ANNOTATION_DELIVERED]: JSON.stringify(delivered) } });
+  return name;
+}
+const progress = (...texts: string[]) => texts.map((text, i) => ({ seq: i + 1, at: new Date().toISOString(), text }));
+const set = (name: string, status: Partial<SessionStatus>) => store.patchStatus('ns', name, status);
+const bodies = () => fake.to(phone).map((m) => m.body);
+
+beforeEach(async () => {
+  fake = await startFakeTwilio();
+  store = new MemorySessions();
+});
+afterEach(async () => {
+  for (const d of running.splice(0)) d.stop();
+  await fake.close();
+});
+
+describe('outbound delivery', () => {
+  it('batches progress, shows a tool request, then the result, in order', async () => {
+    const { outbox } = relay();
+    const name = await newSession();
+    await set(name, { phase: 'Working', progress: progress('Reading src/Navbar.tsx') });
+    await fake.waitFor(phone, 1);
+    await set(name, { progress: progress('Reading src/Navbar.tsx', 'Editing Navbar.tsx', 'Running npm test') });
+    await fake.waitFor(phone, 2);
+    expect(bodies()).toEqual(['⏳ Reading src/Navbar.tsx', '⏳ Editing Navbar.tsx\n⏳ Running npm test']);
+    expect(fake.to(phone)[1]!.at - fake.to(phone)[0]!.at).toBeGreaterThanOrEqual(250);
+
+    await set(name, { phase: 'AwaitingApproval', pending: { id: 't1', kind: 'tool', tool: 'Bash', input: '{"command":"npm install @headlessui/react"}', createdAt: new Date().toISOString() } });
+    await fake.waitFor(phone, 3);
+    expect(bodies()[2]).toBe('🔐 The agent wants to run: `npm install @headlessui/react`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.');
+
+    const now = Date.now();
+    await set(name, {
+      phase: 'Succeeded', pending: null as never, startTime: new Date(now - 192_000).toISOString(), completionTime: new Date(now).toISOString(),
+      result: { prUrl: 'https://github.com/acme/web/pull/412', costUsd: 0.41, tokens: { input: 20_000, output: 8_000 } },
+    });
+    await fake.waitFor(phone, 4);
+    await outbox.idle();
+    expect(bodies()[3]).toBe('✅ Pull request opened: https://github.com/acme/web/pull/412\nTook 3 min 12 s · $0.41 · 28k tokens');
+    expect(readDelivered((await store.get('ns', name))!)).toMatchObject({ seq: 3, pending: 't1', done: 'Succeeded' });
+  });
+
+  it('sends the diff image first with the stat as caption, then the instructions', async () => {
+    relay();
+    const name = await newSession();
+    await set(name, {
+      phase: 'AwaitingApproval', progress: progress('Editing theme.ts'),
+      pending: { id: 'c1', kind: 'changes', summary: '2 files changed, +48 −6', createdAt: new Date().toISOString() },
+      result: { diffStat: ' src/theme.ts | 17 +++--\n package.json | 2 +', media: [
+        { kind: 'screenshot', ref: 'ns/s/shot.png', contentType: 'image/png' },
+        { kind: 'diff', ref: 'ns/s/diff.png', contentType: 'image/png' },
+      ] },
+    });
+    const sent = await fake.waitFor(phone, 3);
+    expect(sent.map((m) => m.mediaUrls)).toEqual([[], ['https://relay.example/media/ns/s/diff.png?sig=x'], []]);
+    expect(sent[0]!.body).toBe('⏳ Editing theme.ts');
+    expect(sent[1]!.body).toBe('Ready for review — 2 files changed, +48 −6:\n src/theme.ts | 17 +++--\n package.json | 2 +');
+    expect(sent[2]!.body).toBe('Reply *approve* to open a pull request or *reject* to undo. (expires in 30 min)');
+  });
+
+  it('splits long text on line boundaries with (i/n), each part within 1,600 characters', async () => {
+    relay();
+    const name = await newSession();
+    const summary = Array.from({ length: 60 }, (_, i) => `line ${i} ${'x'.repeat(50)}`).join('\n');
+    await set(name, { phase: 'Succeeded', result: { summary } });
+    const sent = await fake.waitFor(phone, 3);
+    expect(sent).toHaveLength(3);
+    sent.forEach((m, i) => {
+      expect(m.body.length).toBeLessThanOrEqual(1600);
+      expect(m.body.endsWith(`(${i + 1}/3)`)).toBe(true);
+    });
+    expect(sent.map((m) => m.body.replace(/\n\(\d\/3\)$/, '')).join('\n')).toBe(`✅ Done (session 7f3a).\n${summary}`);
+  });
+
+  it('does not retry a failed send, and does not send it again after a restart', async () => {
+    const first = relay();
+    const name = await newSession();
+    fake.failNext(1, 500);
+    await set(name, { phase: 'Failed', result: { message: 'npm test failed (3 failing)\n    at Object.<anonymous> (/app/x.js:1:1)' } });
+    await new Promise((r) => setTimeout(r, 300));
+    await first.outbox.idle();
+    expect(fake.attempts).toBe(1);
+    expect(fake.messages).toHaveLength(0);
+    expect(await first.metrics.registry.getSingleMetricAsString('tether_relay_messages_sent_total')).toContain('result="failed"} 1');
+    first.delivery.stop();
+    const second = relay();
+    await store.start();
+    await second.outbox.idle();
+    expect(fake.attempts).toBe(1);
+  });
+
+  it('a restarted relay sends only what the previous one had not, and two replicas never both send', async () => {
+    const a = relay();
+    const name = await newSession();
+    await set(name, { phase: 'Working', progress: progress('one') });
+    await fake.waitFor(phone, 1);
+    a.delivery.stop();
+    await set(name, { progress: progress('one', 'two') });
+    const b = relay();
+    const c = relay();
+    await store.start();
+    await fake.waitFor(phone, 2);
+    await set(name, { phase: 'Cancelled' });
+    await fake.waitFor(phone, 3);
+    await Promise.all([b.outbox.idle(), c.outbox.idle()]);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(bodies()).toEqual(['⏳ one', '⏳ two', '🛑 Session 7f3a cancelled.']);
+  });
+
+  it('announces a queued command when it starts, and says nothing for a queued command cleared by cancel', async () => {
+    const { outbox } = relay();
+    const queued = await newSession('abc-20261122080001-9b2c', { n: 1, seq: 0, queued: true } as never);
+    const cleared = await newSession('abc-20261122080002-1d4e', { n: 1, seq: 0, queued: true } as never);
+    await set(cleared, { phase: 'Cancelled' });
+    await set(queued, { phase: 'Starting' });
+    await fake.waitFor(phone, 1);
+    await outbox.idle();
+    expect(bodies()).toEqual(['▶️ Starting your queued command (session 9b2c): make the navbar sticky']);
+  });
+
+  it('reminds once shortly before the approval timeout', async () => {
+    const { outbox } = relay();
+    const name = await newSession();
+    const createdAt = new Date(Date.now() - 26 * 60_000).toISOString();
+    await set(name, { phase: 'AwaitingApproval', pending: { id: 'c1', kind: 'changes', createdAt } });
+    await fake.waitFor(phone, 3);
+    await outbox.idle();
+    expect(bodies()[2]).toBe('⏰ Still waiting for your approval — it expires in 4 min.');
+    await set(name, { progress: [] });
+    await outbox.idle();
+    expect(fake.to(phone)).toHaveLength(3);
+  });
+
+  it('outside the 24-hour window sends the template instead of free text', async () => {
+    const { outbox } = relay({ lastInboundAt: Date.now() - 24 * 3_600_000, templateSid: `HX${'a'.repeat(32)}` });
+    const name = await newSession();
+    await set(name, { phase: 'Succeeded', result: { prUrl: 'https://github.com/acme/web/pull/1' } });
+    const [sent] = await fake.waitFor(phone, 1);
+    await outbox.idle();
+    expect(sent!.contentSid).toBe(`HX${'a'.repeat(32)}`);
+    expect(JSON.parse(sent!.contentVariables!)).toEqual({ 1: '✅ Pull request opened: https://github.com/acme/web/pull/1' });
+    expect(sent!.body).toBe('');
+  });
+});
