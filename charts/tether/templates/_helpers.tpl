@@ -54,6 +54,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- if or .Values.secrets.twilio.existingSecret .Values.secrets.twilio.accountSid -}}true{{- end -}}
 {{- end -}}
 
+{{/* The relay needs a transport: the web chat is on when asked for or when Twilio is not configured. */}}
+{{- define "tether.webChatEnabled" -}}
+{{- if or .Values.relay.webChat.enabled (not (include "tether.twilioEnabled" .)) -}}true{{- end -}}
+{{- end -}}
+
 {{- define "tether.relayUrl" -}}
 {{- printf "http://%s.%s.svc:%v" (include "tether.component" (dict "root" . "component" "relay")) .Release.Namespace .Values.relay.service.port -}}
 {{- end -}}
@@ -91,9 +96,6 @@ seccompProfile:
 {{- end -}}
 {{- if and (include "tether.twilioEnabled" .) (not .Values.relay.twilio.whatsappFrom) -}}
 {{- fail "Twilio credentials are set but relay.twilio.whatsappFrom (whatsapp:+1…) is empty" -}}
-{{- end -}}
-{{- if and .Values.relay.webChat.enabled (not .Values.secrets.relay.existingSecret) (not .Values.secrets.relay.webChatToken) -}}
-{{- fail "relay.webChat.enabled needs secrets.relay.webChatToken (16+ characters) or secrets.relay.existingSecret with key RELAY_WEB_CHAT_TOKEN" -}}
 {{- end -}}
 {{- if and .Values.secrets.twilio.accountSid (not .Values.secrets.twilio.authToken) -}}
 {{- fail "secrets.twilio.accountSid needs secrets.twilio.authToken" -}}

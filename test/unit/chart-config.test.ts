@@ -1,0 +1,126 @@
+// The chart and the code agree: the chart's CRD is the generated one, and the environment the
+// chart gives the controller and the relay is exactly what their config.ts reads and accepts.
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { loadConfig as loadControllerConfig } from '../../controller/config.ts';
+import { ENV as RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
+import { CHART_CRD_PATH, CRD_OUTPUTS, CRD_PATH, sessionCrdYaml } from '../../common/session/crd-yaml.ts';
+import { sessionCrd } from '../../common/session/crd.ts';
+import { HELM_SETUP_TIMEOUT, everythingOn, find, helmBin, podTemplate, render, type KubeObject, type PodTemplate } from './chart-render.ts';
+
+beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
+
+/** Variable names declared in controller/config.ts (its VARIABLES table is not exported). */
+const CONTROLLER_VARIABLES = new Set([...readFileSync('controller/config.ts', 'utf8').matchAll(/^ {2}([A-Z][A-Z0-9_]+): text\(/gm)].map((m) => m[1]!));
+/** Set by the chart, waiting for the controller to read it (see the chart docs). */
+const PENDING_IN_CONTROLLER = new Set(['TETHER_RUNNER_RUNTIME_CLASS']);
+
+const data = (o: KubeObject) => (o as unknown as { data: Record<string, string> }).data;
+
+/** The environment a container gets: its ConfigMap, literal values, and Secret keys (as placeholders). */
+function containerEnv(objects: KubeObject[], template: PodTemplate, secrets: Record<string, string> = {}): Record<string, string> {
+  const container = template.spec.containers[0]!;
+  const env: Record<string, string> = {};
+  for (const source of container.envFrom ?? []) Object.assign(env, data(find(objects, 'ConfigMap', source.configMapRef!.name)));
+  for (const e of container.env ?? []) {
+    if (e.value !== undefined) env[e.name] = e.value;
+    else if (e.valueFrom?.secretKeyRef) env[e.name] = secrets[e.name] ?? `secret:${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`;
+    else env[e.name] = 'from-the-downward-api';
+  }
+  return env;
+}
+
+describe('the chart carries the generated Session CRD', () => {
+  it('npm run crd writes the same YAML to crds/ and to the chart', () => {
+    expect(CRD_OUTPUTS).toEqual([CRD_PATH, CHART_CRD_PATH]);
+    for (const path of CRD_OUTPUTS) expect(readFileSync(path, 'utf8'), `${path} is stale: run npm run crd`).toBe(sessionCrdYaml());
+  });
+
+  it('helm installs exactly that CRD', async () => {
+    const objects = await render({}, { includeCrds: true });
+    const crd = find(objects, 'CustomResourceDefinition', 'sessions.tether.dev');
+    expect(crd).toEqual(parse(sessionCrdYaml()));
+    expect(crd).toEqual(JSON.parse(JSON.stringify(sessionCrd())));
+  });
+});
+
+describe.each([
+  ['default values', {}],
+  ['every optional part on', everythingOn],
+])('controller environment, %s', (_, values) => {
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    const objects = await render(values, { release: 'tether', namespace: 'agents' });
+    env = containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller')));
+  });
+
+  it('names only variables controller/config.ts reads', () => {
+    expect(CONTROLLER_VARIABLES.size).toBeGreaterThan(10);
+    const unknown = Object.keys(env).filter((name) => !CONTROLLER_VARIABLES.has(name) && !PENDING_IN_CONTROLLER.has(name));
+    expect(unknown).toEqual([]);
+  });
+
+  it('is accepted by the controller\'s loadConfig', () => {
+    const config = loadControllerConfig({ ...env, POD_NAME: 'tether-controller-0' });
+    expect(config.namespace).toBe('agents');
+    expect(config.leaseName).toBe('tether-controller');
+    expect(config.leaderElection).toBe(true);
+    expect(config.relayUrl).toMatch(/^http:\/\/tether-relay\.agents\.svc:\d+$/);
+    expect(config.runnerSecret).toBe(values === everythingOn ? 'my-runner' : 'tether-runner');
+    expect(config.metricsPort).toBe(9090);
+  });
+});
+
+it('controller config carries non-default values through', async () => {
+  const objects = await render(everythingOn, { release: 'tether', namespace: 'agents' });
+  const config = loadControllerConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))));
+  expect(config).toMatchObject({
+    runnerImage: 'registry.example.com/tether/tether-runner:1.2.3',
+    pvc: { size: '20Gi', storageClass: 'fast-ssd' },
+    githubApiUrl: 'https://github.example.com/api/v3',
+    defaultRunTimeoutMs: 2 * 3_600_000,
+    defaultApprovalTimeoutMs: 45 * 60_000,
+    maxQueued: 3, concurrency: 4, historyCount: 50, podTtlMs: 3_600_000, logLevel: 'debug',
+  });
+});
+
+describe.each([
+  ['default values', {}],
+  ['every optional part on', everythingOn],
+])('relay environment, %s', (_, values) => {
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    const objects = await render(values, { release: 'tether', namespace: 'agents' });
+    env = containerEnv(objects, podTemplate(find(objects, 'Deployment', 'relay')), {
+      TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`, TWILIO_AUTH_TOKEN: 'twilio-token', RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48), RELAY_WEB_CHAT_TOKEN: 't'.repeat(24),
+    });
+  });
+
+  it('names only variables relay/config.ts reads', () => {
+    const known = new Set(Object.keys(RELAY_ENV.properties));
+    expect(Object.keys(env).filter((name) => !known.has(name))).toEqual([]);
+  });
+
+  it('is accepted by the relay\'s loadConfig', () => {
+    const config = loadRelayConfig(env);
+    expect(config.namespace).toBe('agents');
+    expect(config.media.dir).toBe('/var/lib/tether/media');
+    if (values === everythingOn) {
+      expect(config.webhookUrl).toBe('https://wa.example.org/tether/webhook');
+      expect([...config.allowedNumbers]).toEqual(['+14155550123', '+447700900123']);
+      expect(config.twilio).toMatchObject({ from: 'whatsapp:+14155238886', templateSid: `HX${'a'.repeat(32)}` });
+      expect(config.repo).toEqual({ url: 'https://github.com/acme/web.git', baseBranch: 'develop' });
+      expect(config.timeouts).toEqual({ run: '2h', approval: '45m' });
+      expect(config.webChat?.phone).toBe('+15555550100');
+    } else {
+      // Without Twilio credentials the chart switches the web chat on: the relay needs a transport.
+      expect(config.twilio).toBeUndefined();
+      expect(config.webChat).toEqual({ token: 't'.repeat(24), phone: '+15555550100' });
+    }
+  });
+
+  it('listens on the port the Deployment and Service use', () => {
+    expect(env.RELAY_PORT).toBe('8080');
+  });
+});

@@ -1,0 +1,175 @@
+// charts/tether through the real helm: lint, template with default and non-default values,
+// and values the schema or the templates must refuse with a clear message.
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  CHART_DIR, HELM_SETUP_TIMEOUT, everythingOn, find, helm, helmBin, podTemplate, render, renderError, withValuesFile, type KubeObject,
+} from './chart-render.ts';
+
+beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
+
+const kinds = (objects: KubeObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'RuntimeClass', 'CustomResourceDefinition']);
+
+describe('helm lint', () => {
+  it('passes --strict with the default values', async () => {
+    const result = await helm(['lint', '--strict', CHART_DIR]);
+    expect(result.stderr + result.stdout).toContain('0 chart(s) failed');
+    expect(result.code).toBe(0);
+  });
+
+  it('passes --strict with every optional part switched on', async () => {
+    const result = await withValuesFile(everythingOn, (file) => helm(['lint', '--strict', CHART_DIR, '-f', file]));
+    expect(result.stderr + result.stdout).toContain('0 chart(s) failed');
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('helm template, default values', () => {
+  let objects: KubeObject[];
+  beforeAll(async () => { objects = await render({}, { release: 'tether', namespace: 'agents' }); });
+
+  it('renders the expected objects', () => {
+    expect(kinds(objects)).toEqual([
+      'ClusterRole/agents-tether-relay', 'ClusterRoleBinding/agents-tether-relay',
+      'ConfigMap/tether-controller', 'ConfigMap/tether-dashboard', 'ConfigMap/tether-relay',
+      'Deployment/tether-controller', 'Deployment/tether-relay',
+      'NetworkPolicy/tether-runner', 'PersistentVolumeClaim/tether-relay-media', 'Pod/tether-relay-test',
+      'Role/tether-controller', 'Role/tether-relay', 'RoleBinding/tether-controller', 'RoleBinding/tether-relay',
+      'Secret/tether-relay', 'Secret/tether-runner',
+      'Service/tether-controller-metrics', 'Service/tether-relay',
+      'ServiceAccount/tether-controller', 'ServiceAccount/tether-relay',
+    ]);
+  });
+
+  it('puts every namespaced object in the release namespace and labels it', () => {
+    for (const o of objects) {
+      if (!CLUSTER_SCOPED.has(o.kind)) expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe('agents');
+      expect(o.metadata.labels?.['app.kubernetes.io/part-of'], `${o.kind}/${o.metadata.name}`).toBe('tether');
+    }
+  });
+
+  it('runs one controller with leader election and a relay with a media volume', () => {
+    const controller = find(objects, 'Deployment', 'controller') as unknown as { spec: { replicas: number } };
+    expect(controller.spec.replicas).toBe(1);
+    expect((find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data.TETHER_LEADER_ELECTION).toBe('true');
+    const relay = podTemplate(find(objects, 'Deployment', 'relay'));
+    expect(relay.spec.volumes).toContainEqual({ name: 'media', persistentVolumeClaim: { claimName: 'tether-relay-media' } });
+    expect((find(objects, 'Deployment', 'relay') as unknown as { spec: { strategy: unknown } }).spec.strategy).toEqual({ type: 'Recreate' });
+  });
+
+  it('generates a media signing key and, without Twilio, a web chat token', () => {
+    const secret = find(objects, 'Secret', 'relay') as unknown as { stringData: Record<string, string> };
+    expect(secret.stringData.RELAY_MEDIA_SIGNING_KEY).toMatch(/^[A-Za-z0-9]{48}$/);
+    expect(secret.stringData.RELAY_WEB_CHAT_TOKEN).toMatch(/^[A-Za-z0-9]{32}$/);
+  });
+
+  it('gives runner Pods no ingress and no way to cluster ranges or cloud metadata', () => {
+    const policy = find(objects, 'NetworkPolicy', 'runner') as unknown as { spec: { podSelector: unknown; policyTypes: string[]; ingress: unknown[]; egress: { to: { ipBlock?: { cidr: string; except?: string[] } }[]; ports?: unknown[] }[] } };
+    expect(policy.spec.podSelector).toEqual({ matchLabels: { 'app.kubernetes.io/component': 'runner', 'app.kubernetes.io/part-of': 'tether' } });
+    expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(policy.spec.ingress).toEqual([]);
+    const portless = policy.spec.egress.filter((rule) => !rule.ports);
+    expect(portless).toHaveLength(1);
+    expect(portless[0]!.to).toEqual([{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16'] } }]);
+  });
+
+  it('adds no CRD unless asked, and the CRD when --include-crds', async () => {
+    expect(objects.some((o) => o.kind === 'CustomResourceDefinition')).toBe(false);
+    const withCrds = await render({}, { includeCrds: true });
+    expect(find(withCrds, 'CustomResourceDefinition', 'sessions.tether.dev').metadata.name).toBe('sessions.tether.dev');
+  });
+});
+
+describe('helm template, every optional part on', () => {
+  let objects: KubeObject[];
+  beforeAll(async () => { objects = await render(everythingOn, { release: 'prod', namespace: 'tether' }); });
+
+  it('adds Ingress, ServiceMonitors and RuntimeClass and creates no Secret for existing ones', () => {
+    const names = kinds(objects);
+    expect(names).toContain('Ingress/prod-tether-relay');
+    expect(names).toContain('ServiceMonitor/prod-tether-controller');
+    expect(names).toContain('ServiceMonitor/prod-tether-relay');
+    expect(names).toContain('RuntimeClass/gvisor');
+    expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+  });
+
+  it('exposes only /webhook, /media/ and /chat through the Ingress', () => {
+    const ingress = find(objects, 'Ingress', 'relay') as unknown as { spec: { ingressClassName: string; tls: unknown[]; rules: { host: string; http: { paths: { path: string; pathType: string }[] } }[] } };
+    expect(ingress.spec.ingressClassName).toBe('nginx');
+    expect(ingress.spec.tls).toEqual([{ hosts: ['wa.example.org'], secretName: 'wa-tls' }]);
+    expect(ingress.spec.rules[0]!.http.paths.map((p) => `${p.pathType} ${p.path}`)).toEqual(['Exact /webhook', 'Prefix /media/', 'Prefix /chat']);
+  });
+
+  it('points every ServiceMonitor at a Service port of its component', () => {
+    for (const component of ['controller', 'relay']) {
+      const monitor = find(objects, 'ServiceMonitor', component) as unknown as { metadata: { labels: Record<string, string> }; spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] } };
+      expect(monitor.metadata.labels.release).toBe('prometheus');
+      const services = objects.filter((o) => o.kind === 'Service' && Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => o.metadata.labels?.[k] === v));
+      expect(services, component).toHaveLength(1);
+      const ports = (services[0] as unknown as { spec: { ports: { name: string }[] } }).spec.ports.map((p) => p.name);
+      expect(ports).toContain(monitor.spec.endpoints[0]!.port);
+      expect(monitor.spec.endpoints[0]!.path).toBe('/metrics');
+    }
+  });
+
+  it('reads credentials from the named Secrets with the configured keys', () => {
+    const env = podTemplate(find(objects, 'Deployment', 'relay')).spec.containers[0]!.env!;
+    const refs = Object.fromEntries(env.filter((e) => e.valueFrom).map((e) => [e.name, e.valueFrom!.secretKeyRef]));
+    expect(refs).toEqual({
+      TWILIO_ACCOUNT_SID: { name: 'my-twilio', key: 'sid' },
+      TWILIO_AUTH_TOKEN: { name: 'my-twilio', key: 'token' },
+      RELAY_MEDIA_SIGNING_KEY: { name: 'my-relay', key: 'RELAY_MEDIA_SIGNING_KEY' },
+      RELAY_WEB_CHAT_TOKEN: { name: 'my-relay', key: 'RELAY_WEB_CHAT_TOKEN' },
+    });
+    expect((find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data.TETHER_RUNNER_SECRET).toBe('my-runner');
+  });
+
+  it('uses the given registry, tag and pull secrets for every container', () => {
+    for (const name of ['controller', 'relay']) {
+      const template = podTemplate(find(objects, 'Deployment', name));
+      expect(template.spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
+      expect((template.spec.containers[0] as unknown as { image: string }).image).toBe(`registry.example.com/tether/tether-${name}:1.2.3`);
+    }
+    expect((find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data.TETHER_RUNNER_IMAGE).toBe('registry.example.com/tether/tether-runner:1.2.3');
+  });
+
+  it('lets runners reach the given API server addresses and IPv6 internet', () => {
+    const policy = find(objects, 'NetworkPolicy', 'runner') as unknown as { spec: { egress: { to: unknown[]; ports?: unknown[] }[] } };
+    expect(policy.spec.egress[1]).toEqual({ to: [{ ipBlock: { cidr: '203.0.113.10/32' } }], ports: [{ protocol: 'TCP', port: 443 }] });
+    expect(policy.spec.egress[3]!.to).toContainEqual({ ipBlock: { cidr: '::/0', except: ['fc00::/7', 'fe80::/10'] } });
+  });
+
+  it('puts the dashboard in the Grafana namespace with the sidecar label', () => {
+    const dashboard = find(objects, 'ConfigMap', 'dashboard');
+    expect(dashboard.metadata.namespace).toBe('monitoring');
+    expect(dashboard.metadata.labels).toMatchObject({ grafana_dashboard: '1', team: 'dev' });
+  });
+});
+
+describe('values the chart refuses', () => {
+  it.each([
+    [{ relay: { publicUrl: 'tether.example.com' } }, '/relay/publicUrl'],
+    [{ relay: { allowedNumbers: ['4155550123'] } }, '/relay/allowedNumbers/0'],
+    [{ relay: { replicaz: 2 } }, 'replicaz'],
+    [{ controller: { replicas: 0 } }, '/controller/replicas'],
+    [{ sessions: { timeouts: { run: '1 hour' } } }, '/sessions/timeouts/run'],
+    [{ secrets: { twilio: { accountSid: 'not-a-sid' } } }, '/secrets/twilio/accountSid'],
+    [{ secrets: { relay: { mediaSigningKey: 'short' } } }, '/secrets/relay/mediaSigningKey'],
+    [{ runner: { workspace: { size: 'ten gigs' } } }, '/runner/workspace/size'],
+    [{ networkPolicy: { blockedCidrs: ['fd00::/8'] } }, '/networkPolicy/blockedCidrs/0'],
+    [{ relay: { service: { type: 'ExternalName' } } }, '/relay/service/type'],
+  ])('schema: %j names %s', async (values, path) => {
+    const message = await renderError(values);
+    expect(message).toContain('values don\'t meet the specifications of the schema');
+    expect(message).toContain(path);
+  });
+
+  it.each([
+    [{ controller: { replicas: 2, leaderElection: { enabled: false } } }, 'controller.leaderElection.enabled=true'],
+    [{ relay: { replicas: 2 } }, 'accessMode=ReadWriteMany'],
+    [{ relay: { twilio: { whatsappFrom: 'whatsapp:+14155238886' } } }, 'no Twilio credentials'],
+    [{ secrets: { twilio: { accountSid: `AC${'0'.repeat(32)}`, authToken: 'x' } } }, 'relay.twilio.whatsappFrom'],
+  ])('templates: %j → %s', async (values, hint) => {
+    expect(await renderError(values)).toContain(hint);
+  });
+});
