@@ -1,0 +1,78 @@
+// Test helpers for the controller: an in-process controller on a test namespace, Sessions
+// as the relay writes them, and a stand-in for the kubelet and the runner.
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import pino from 'pino';
+import type { SessionClient } from '../../common/kube/sessions.ts';
+import { phoneHash } from '../../common/session/display.ts';
+import { LABEL_PHONE_HASH, runnerName, sessionName, workspaceName } from '../../common/session/names.ts';
+import type { Session, SessionSpec, SessionStatus } from '../../common/session/schema.ts';
+import type { ClusterOps } from '../../controller/cluster.ts';
+import { loadConfig, type ControllerConfig } from '../../controller/config.ts';
+import { createController, type Controller } from '../../controller/controller.ts';
+import { createMetrics, type ControllerMetrics } from '../../controller/metrics.ts';
+
+export const testLogger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+
+export function testConfig(namespace: string, env: Record<string, string> = {}): ControllerConfig {
+  return loadConfig({
+    TETHER_NAMESPACE: namespace, TETHER_METRICS_PORT: '0', TETHER_LEADER_ELECTION: 'false',
+    TETHER_RUNNER_IMAGE: 'tether-runner:test', TETHER_POD_TTL: '1s', TETHER_CONCURRENCY: '8', ...env,
+  });
+}
+
+export interface RunningController {
+  controller: Controller;
+  metrics: ControllerMetrics;
+  stop(): Promise<void>;
+}
+
+export async function startController(kc: KubeConfig, config: ControllerConfig, ops?: ClusterOps): Promise<RunningController> {
+  let controller: Controller | undefined;
+  const metrics = createMetrics(() => controller?.sessions.list() ?? [], { defaultMetrics: false });
+  controller = createController({ kubeConfig: kc, config, logger: testLogger, metrics, ops });
+  await controller.start();
+  const running = controller;
+  return { controller: running, metrics, stop: () => running.stop() };
+}
+
+let counter = 0;
+
+/** Creates a Session as the relay does; names sort in creation order within a test. */
+export async function createSession(sessions: SessionClient, namespace: string, phone: string, spec: Partial<SessionSpec> = {}, labels: Record<string, string> = {}): Promise<string> {
+  const name = sessionName(phone, new Date(), (counter++).toString(36).padStart(4, '0'));
+  await sessions.create(namespace, name, {
+    phone, prompt: 'script:\nprogress: hello', repo: { url: 'https://github.com/acme/web.git' }, workspace: workspaceName(phone), ...spec,
+  }, { labels: { [LABEL_PHONE_HASH]: phoneHash(phone), ...labels } });
+  return name;
+}
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** The kubelet's part: report the runner Pod's phase (and the runner's exit code). */
+export async function setPodPhase(kc: KubeConfig, namespace: string, session: string, phase: 'Running' | 'Succeeded' | 'Failed', exitCode?: number): Promise<V1Pod> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const now = new Date().toISOString();
+  const state = phase === 'Running'
+    ? { running: { startedAt: now } }
+    : { terminated: { exitCode: exitCode ?? (phase === 'Succeeded' ? 0 : 1), reason: phase === 'Succeeded' ? 'Completed' : 'Error', startedAt: now, finishedAt: now } };
+  const body = { status: { phase, containerStatuses: [{ name: 'runner', image: 'tether-runner:test', imageID: '', ready: phase === 'Running', restartCount: 0, state }] } };
+  return core.patchNamespacedPodStatus({ namespace, name: runnerName(session), body }, mergePatch);
+}
+
+/** The runner's part: write its status fields as the runner would. */
+export async function runnerWrites(sessions: SessionClient, namespace: string, session: string, status: Partial<SessionStatus>): Promise<Session> {
+  return sessions.patchStatus(namespace, session, status);
+}
+
+export async function podOf(kc: KubeConfig, namespace: string, session: string): Promise<V1Pod | undefined> {
+  const core = kc.makeApiClient(CoreV1Api);
+  return core.readNamespacedPod({ namespace, name: runnerName(session) }).catch(() => undefined);
+}
+
+export async function runnerPods(kc: KubeConfig, namespace: string): Promise<string[]> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const list = await core.listNamespacedPod({ namespace, labelSelector: 'app.kubernetes.io/component=runner' });
+  return list.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name!).sort();
+}
+
+export const phaseOf = async (sessions: SessionClient, namespace: string, name: string) => (await sessions.get(namespace, name))?.status?.phase;
