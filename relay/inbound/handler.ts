@@ -42,8 +42,12 @@ export interface InboundOptions {
 
 export type InboundOutcome = 'duplicate' | Route['kind'];
 
+const RECENT_IDS = 10_000;
+
 export class InboundHandler {
   private readonly o: InboundOptions;
+  /** ids this replica has already taken: copies are dropped without a round trip to the API server */
+  private readonly recent = new Set<string>();
 
   constructor(options: InboundOptions) {
     this.o = options;
@@ -66,6 +70,12 @@ export class InboundHandler {
 
   /** Resolves once the message has been acted on and its reply sent. */
   async handle(message: InboundMessage): Promise<InboundOutcome> {
+    if (this.recent.has(message.id)) {
+      this.o.metrics.duplicates.inc();
+      return 'duplicate';
+    }
+    this.recent.add(message.id);
+    if (this.recent.size > RECENT_IDS) this.recent.delete(this.recent.values().next().value!);
     if (!(await this.o.claims.claim(message.id, message.from))) {
       this.o.metrics.duplicates.inc();
       return 'duplicate';

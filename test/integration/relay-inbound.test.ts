@@ -1,0 +1,132 @@
+// Inbound through two real relay replicas on the real API server: signed webhooks → Sessions,
+// decisions, queueing and cancel; duplicates of one MessageSid make exactly one Session.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SessionClient } from '../../common/kube/sessions.ts';
+import { phoneHash } from '../../common/session/display.ts';
+import { LABEL_PHONE_HASH } from '../../common/session/names.ts';
+import type { Session } from '../../common/session/schema.ts';
+import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
+import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
+import { eventually } from '../support/eventually.ts';
+import { PUBLIC_URL, startTestRelay, type TestRelay } from '../support/relay.ts';
+import { messageSid, postWebhook, signedWebhook } from '../support/twilio-webhook.ts';
+
+const phones = { dup: '+14155550101', decide: '+14155550102', queue: '+14155550103' };
+let kc: KubeConfig;
+let ns: string;
+let fake: FakeTwilio;
+let sessions: SessionClient;
+let a: TestRelay;
+let b: TestRelay;
+
+beforeAll(async () => {
+  kc = adminKubeConfig();
+  await installSessionCrd(kc);
+  ns = await createNamespace(kc, 'relay-in');
+  sessions = sessionClient(kc);
+  fake = await startFakeTwilio();
+  const options = { kubeConfig: kc, namespace: ns, twilio: fake, allowed: Object.values(phones) };
+  [a, b] = await Promise.all([startTestRelay(options), startTestRelay(options)]);
+});
+afterAll(async () => {
+  await Promise.all([a?.close(), b?.close()]);
+  await fake?.close();
+  await deleteNamespace(kc, ns);
+});
+
+const send = (relay: TestRelay, from: string, body: string, sid = messageSid()) =>
+  postWebhook(`${relay.url}/webhook`, signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, { from, body, sid }));
+const sessionsOf = async (phone: string) => (await sessions.list(ns, `${LABEL_PHONE_HASH}=${phoneHash(phone)}`)).items
+  .sort((x, y) => x.metadata.name!.localeCompare(y.metadata.name!));
+const replies = (phone: string) => fake.to(phone).map((m) => m.body);
+
+describe('relay inbound on a real API server', () => {
+  it('turns 1,000 concurrent copies of one webhook over two replicas into exactly one Session and one reply', async () => {
+    const sid = messageSid();
+    const hook = signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, { from: phones.dup, body: 'make the navbar sticky', sid });
+    const responses = await Promise.all(Array.from({ length: 1000 }, (_, i) => postWebhook(`${(i % 2 ? a : b).url}/webhook`, hook)));
+    expect(responses.every((r) => r.status === 200)).toBe(true);
+    await fake.waitFor(phones.dup, 1);
+    await Promise.all([a.outbox.idle(), b.outbox.idle()]);
+    const created = await sessionsOf(phones.dup);
+    expect(created).toHaveLength(1);
+    expect(created[0]!.spec).toMatchObject({ phone: phones.dup, prompt: 'make the navbar sticky', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' } });
+    expect(replies(phones.dup)).toEqual([`On it (session ${created[0]!.metadata.name!.slice(-4)}). Reply *cancel* to stop.`]);
+    const dupes = (await a.metrics.duplicates.get()).values[0]!.value + (await b.metrics.duplicates.get()).values[0]!.value;
+    expect(dupes).toBe(999);
+  });
+
+  it('appends decisions with who and when, once per request', async () => {
+    await send(a, phones.decide, 'add a dark-mode toggle');
+    const [session] = await eventually(async () => {
+      const list = await sessionsOf(phones.decide);
+      expect(list).toHaveLength(1);
+      return list;
+    });
+    const name = session!.metadata.name!;
+    await sessions.patchStatus(ns, name, { phase: 'Working' });
+    await sessions.patchStatus(ns, name, {
+      phase: 'AwaitingApproval', pending: { id: 'tool-1', kind: 'tool', tool: 'Bash', input: '{"command":"npm install"}', createdAt: new Date().toISOString() },
+    });
+    await fake.waitFor(phones.decide, 2);
+    expect(replies(phones.decide)[1]).toContain('🔐 The agent wants to run: `npm install`');
+    await eventually(() => expect(a.inbound).toBeDefined());
+    await eventually(async () => {
+      await send(b, phones.decide, 'allow always');
+      const decided = await sessions.get(ns, name);
+      expect(decided!.spec.decisions).toHaveLength(1);
+      return decided;
+    }, 10_000, 300);
+    const decisions = (await sessions.get(ns, name))!.spec.decisions!;
+    expect(decisions[0]).toMatchObject({ requestId: 'tool-1', action: 'allow', scope: 'session', by: 'twilio:+1415•••0102' });
+    expect(Date.now() - new Date(decisions[0]!.at).getTime()).toBeLessThan(30_000);
+    await send(a, phones.decide, 'deny');
+    await eventually(() => expect(replies(phones.decide).at(-1)).toBe('That request was already answered.'));
+    expect((await sessions.get(ns, name))!.spec.decisions).toHaveLength(1);
+  });
+
+  it('queues while working, refuses the sixth queued command, and cancel stops them all', async () => {
+    await send(a, phones.queue, 'task 1');
+    const [first] = await eventually(async () => {
+      const list = await sessionsOf(phones.queue);
+      expect(list).toHaveLength(1);
+      return list as [Session];
+    });
+    await sessions.patchStatus(ns, first.metadata.name!, { phase: 'Starting' });
+    await sessions.patchStatus(ns, first.metadata.name!, { phase: 'Working' });
+    await fake.waitFor(phones.queue, 1);
+    for (let i = 2; i <= 6; i++) {
+      await send(i % 2 ? a : b, phones.queue, `task ${i}`);
+      await fake.waitFor(phones.queue, i);
+      await eventually(async () => expect(await sessionsOf(phones.queue)).toHaveLength(i));
+      await eventually(() => expect(a.inbound && [a, b].every((r) => r.outbox.queueDepth === 0)).toBe(true));
+    }
+    expect(replies(phones.queue).slice(1)).toEqual([2, 3, 4, 5, 6].map((n) => `Queued (#${n}). It starts when the current task finishes. *cancel* stops all of them.`));
+    await eventually(async () => {
+      await send(a, phones.queue, 'task 7');
+      await fake.waitFor(phones.queue, 7);
+    }, 10_000, 300);
+    expect(replies(phones.queue)[6]).toBe('You already have 5 commands waiting. Wait for one to finish, or reply *cancel* to clear them.');
+    expect(await sessionsOf(phones.queue)).toHaveLength(6);
+
+    await send(b, phones.queue, 's');
+    await fake.waitFor(phones.queue, 8);
+    expect(replies(phones.queue)[7]).toMatch(new RegExp(`^Session ${first.metadata.name!.slice(-4)} · Working for \\d+ s · queue: 5$`));
+    await send(a, phones.queue, 'cancel');
+    await fake.waitFor(phones.queue, 9);
+    expect(replies(phones.queue)[8]).toBe(`Stopping session ${first.metadata.name!.slice(-4)} and 5 queued…`);
+    expect((await sessionsOf(phones.queue)).map((s) => s.spec.cancel)).toEqual([true, true, true, true, true, true]);
+  });
+
+  it('creates nothing for an unknown number or a bad signature', async () => {
+    const stranger = '+14155550199';
+    expect((await send(a, stranger, 'hello')).status).toBe(200);
+    const forged = signedWebhook('0'.repeat(32), `${PUBLIC_URL}/webhook`, { from: phones.dup, body: 'forged' });
+    expect((await postWebhook(`${a.url}/webhook`, forged)).status).toBe(403);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await sessionsOf(stranger)).toHaveLength(0);
+    expect(fake.to(stranger)).toHaveLength(0);
+    expect(await sessionsOf(phones.dup)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,49 @@
+// Starts a real relay (real informer, real API server, Twilio SDK against the fake) for tests.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { createInformer } from '../../common/kube/informer.ts';
+import { GROUP, PLURAL, VERSION, type Session } from '../../common/session/schema.ts';
+import { loadConfig, type RelayConfig } from '../../relay/config.ts';
+import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
+import { startRelay, type RunningRelay } from '../../relay/server.ts';
+import type { FakeTwilio } from '../fakes/twilio.ts';
+
+export const PUBLIC_URL = 'https://tether.test';
+export const CHAT_TOKEN = 'chat-token-0123456789';
+
+export interface TestRelay extends RunningRelay {
+  config: RelayConfig;
+  metrics: RelayMetrics;
+}
+
+export async function startTestRelay(options: {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  twilio?: FakeTwilio;
+  allowed?: string[];
+  env?: Record<string, string>;
+  mediaDir?: string;
+}): Promise<TestRelay> {
+  const env: Record<string, string> = {
+    PUBLIC_URL, TETHER_NAMESPACE: options.namespace, TETHER_REPO_URL: 'https://github.com/acme/web.git',
+    RELAY_MEDIA_SIGNING_KEY: 'test-signing-key-0123456789abcdef', RELAY_MEDIA_DIR: options.mediaDir ?? mkdtempSync(join(tmpdir(), 'relay-media-')),
+    RELAY_WEB_CHAT_TOKEN: CHAT_TOKEN, ALLOWED_NUMBERS: (options.allowed ?? []).join(','), RELAY_PROGRESS_BATCH: '300ms',
+    RELAY_SEND_RATE: '200', LOG_LEVEL: 'silent',
+    ...(options.twilio ? {
+      TWILIO_ACCOUNT_SID: options.twilio.accountSid, TWILIO_AUTH_TOKEN: options.twilio.authToken,
+      TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886', TWILIO_API_URL: options.twilio.url,
+    } : {}),
+    ...options.env,
+  };
+  const config = { ...loadConfig(env), port: 0 };
+  const logger = pino({ level: process.env.RELAY_TEST_LOG ?? 'silent' });
+  const metrics = createMetrics();
+  const store = createInformer<Session>({
+    kubeConfig: options.kubeConfig, logger, path: `/apis/${GROUP}/${VERSION}/namespaces/${options.namespace}/${PLURAL}`,
+  });
+  const relay = await startRelay({ config, kubeConfig: options.kubeConfig, store, logger, metrics }, '127.0.0.1');
+  return Object.assign(relay, { config, metrics });
+}
