@@ -44,6 +44,9 @@ type Pass = (session: Session, deps: ReconcileDeps, now: Date) => Promise<WorkRe
 
 const MAX_CONFLICT_RETRIES = 3;
 
+/** The cached Session was behind the API server; the pass starts over from a fresh read. */
+class StaleCache extends Error {}
+
 export async function reconcileSession(key: string, deps: ReconcileDeps): Promise<WorkResult> {
   const [namespace, name] = key.split('/') as [string, string];
   for (let attempt = 0; ; attempt++) {
@@ -55,7 +58,7 @@ export async function reconcileSession(key: string, deps: ReconcileDeps): Promis
     try {
       return await pass(session, deps, deps.now());
     } catch (error) {
-      if (!isConflict(error) || attempt >= MAX_CONFLICT_RETRIES) throw error;
+      if (!(isConflict(error) || error instanceof StaleCache) || attempt >= MAX_CONFLICT_RETRIES) throw error;
       deps.logger.debug({ session: name }, 'status changed meanwhile; re-reading');
     }
   }
@@ -109,6 +112,9 @@ async function admitAndStart(session: Session, deps: ReconcileDeps, now: Date): 
     case 'run':
       break;
   }
+  // A Pod is about to be made: a stale cache must not resurrect the Pod of a Session that moved on.
+  const current = await deps.ops.getSession(namespace, name);
+  if (current?.metadata.resourceVersion !== session.metadata.resourceVersion) throw new StaleCache(name);
   const pvc = deps.cachedPvc(namespace, session.spec.workspace) ?? await deps.ops.ensurePvc(desiredPvc(session, deps.config));
   const owner = pvc.metadata?.labels?.[LABEL_PHONE_HASH];
   if (owner !== undefined && owner !== phoneHash(session.spec.phone)) {

@@ -1,0 +1,110 @@
+// Crash safety: the controller is killed at random points — before or after any PVC, RBAC,
+// Pod or status write — and restarted, 60 times over. Afterwards every admitted Session has
+// exactly one Pod, waiting ones none, and each phone exactly one workspace PVC.
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SessionClient } from '../../common/kube/sessions.ts';
+import { runnerName, workspaceName } from '../../common/session/names.ts';
+import { isActive } from '../../common/session/state-machine.ts';
+import { kubeClusterOps, type ClusterOps } from '../../controller/cluster.ts';
+import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
+import { createSession, runnerWrites, startController, testConfig } from '../support/controller.ts';
+import { eventually } from '../support/eventually.ts';
+
+let kc: KubeConfig;
+let ns: string;
+let sessions: SessionClient;
+
+beforeAll(async () => {
+  kc = adminKubeConfig();
+  await installSessionCrd(kc);
+  ns = await createNamespace(kc, 'ctl-crash');
+  sessions = sessionClient(kc);
+});
+afterAll(async () => deleteNamespace(kc, ns));
+
+class Crash extends Error {}
+
+/** Deterministic pseudo-random numbers (mulberry32) so a failure can be replayed by seed. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Every call may die before it reaches the server or after it did; once dead, all calls fail. */
+function crashing(ops: ClusterOps, rand: () => number, p: number): { ops: ClusterOps; dead: () => boolean } {
+  let dead = false;
+  const wrapped = Object.fromEntries(Object.entries(ops).map(([name, fn]) => [name, async (...args: unknown[]) => {
+    if (dead || rand() < p) {
+      dead = true;
+      throw new Crash(`killed before ${name}`);
+    }
+    const result = await (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+    if (rand() < p) {
+      dead = true;
+      throw new Crash(`killed after ${name}`);
+    }
+    return result;
+  }])) as unknown as ClusterOps;
+  return { ops: wrapped, dead: () => dead };
+}
+
+describe('crash safety', () => {
+  it('keeps exactly one Pod per admitted Session and one PVC per phone across 60 random kills', async () => {
+    const seed = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
+    const rand = random(seed);
+    const phones = ['+14155558001', '+14155558002', '+14155558003', '+14155558004'];
+    const names: string[] = [];
+    const config = testConfig(ns, { TETHER_POD_TTL: '1h' });
+    let kills = 0;
+    for (let i = 0; i < 60; i++) {
+      if (rand() < 0.5 || names.length < 2) names.push(await createSession(sessions, ns, phones[Math.floor(rand() * phones.length)]!));
+      const faults = crashing(kubeClusterOps(kc), rand, 0.2);
+      const running = await startController(kc, config, faults.ops);
+      const deadline = Date.now() + 80 + rand() * 200;
+      while (!faults.dead() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      if (faults.dead()) kills++;
+      await running.stop();
+      if (rand() < 0.25) {
+        const active = (await sessions.list(ns)).items.find((s) => s.status?.phase === 'Starting');
+        if (active) await runnerWrites(sessions, ns, active.metadata.name!, { phase: 'Succeeded', completionTime: new Date().toISOString() });
+      }
+    }
+    expect(kills, `seed ${seed}`).toBeGreaterThanOrEqual(50);
+
+    const clean = await startController(kc, config);
+    try {
+      await eventually(async () => {
+        const all = (await sessions.list(ns)).items.filter((s) => names.includes(s.metadata.name!));
+        expect(all.every((s) => s.status?.phase !== undefined), `seed ${seed}`).toBe(true);
+        for (const phone of phones) {
+          const mine = all.filter((s) => s.spec.phone === phone);
+          const waiting = mine.filter((s) => s.status?.phase === 'Queued');
+          const active = mine.filter((s) => isActive(s.status?.phase));
+          expect(active.length, `seed ${seed}: active sessions of ${phone}`).toBe(waiting.length > 0 ? 1 : active.length);
+          expect(active.length).toBeLessThanOrEqual(1);
+        }
+      }, 20_000);
+      const core = kc.makeApiClient(CoreV1Api);
+      const pods = (await core.listNamespacedPod({ namespace: ns })).items;
+      const all = (await sessions.list(ns)).items;
+      for (const s of all) {
+        const owned = pods.filter((p) => p.metadata?.ownerReferences?.some((o) => o.uid === s.metadata.uid));
+        const admitted = s.status?.podName !== undefined;
+        expect(owned.map((p) => p.metadata?.name), `seed ${seed}: pods of ${s.metadata.name} (${s.status?.phase})`)
+          .toEqual(admitted ? [runnerName(s.metadata.name!)] : []);
+      }
+      expect(pods.length).toBe(all.filter((s) => s.status?.podName).length);
+      const pvcs = (await core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items.map((p) => p.metadata!.name!).sort();
+      const usedPhones = [...new Set(all.map((s) => s.spec.phone))];
+      expect(pvcs).toEqual(usedPhones.map(workspaceName).sort());
+    } finally {
+      await clean.stop();
+    }
+  });
+});
