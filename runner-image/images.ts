@@ -1,6 +1,6 @@
 // Pictures for the phone: the rendered diff (HTML → PNG) and page screenshots (JPEG ≤ 600 KB),
 // both through playwright-core driving Debian's Chromium.
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const MAX_SCREENSHOT_BYTES = 600 * 1024;
@@ -11,7 +11,9 @@ export class Browsers {
   private browser: Promise<Browser> | undefined;
 
   get(): Promise<Browser> {
-    this.browser ??= chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'] });
+    // Loaded on first use: most runs never need a browser, and start-up time matters.
+    this.browser ??= import('playwright-core').then(({ chromium }) =>
+      chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'] }));
     return this.browser;
   }
 

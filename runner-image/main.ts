@@ -4,7 +4,6 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { phoneHash } from '../common/session/display.ts';
-import { ClaudeAgent } from './agents/claude.ts';
 import { ScriptAgent } from './agents/script.ts';
 import type { Agent } from './agents/types.ts';
 import { ConfigError, loadConfig, type RunnerConfig } from './config.ts';
@@ -31,7 +30,7 @@ function configOrExit(): RunnerConfig {
 
 const config = configOrExit();
 const redact = makeRedactor(config.secrets);
-let log = makeLogger(config.logLevel, redact, { component: 'runner', session: config.session.name });
+const log = makeLogger(config.logLevel, redact, { component: 'runner', session: config.session.name });
 let policy;
 try {
   policy = parsePolicy(config.policyJson);
@@ -46,7 +45,7 @@ const status = new StatusWriter({ api: kubeConfig.makeApiClient(CustomObjectsApi
 await mkdir(config.home, { recursive: true });
 
 const agent: Agent = config.agent === 'claude'
-  ? new ClaudeAgent({ env: config.agentEnv, log, claudePath: config.claudePath, instructions: readFileSync(new URL('./CLAUDE.md', import.meta.url), 'utf8') })
+  ? new (await import('./agents/claude.ts')).ClaudeAgent({ env: config.agentEnv, log, claudePath: config.claudePath, instructions: readFileSync(new URL('./CLAUDE.md', import.meta.url), 'utf8') })
   : new ScriptAgent(config.agentEnv, log);
 const browsers = new Browsers();
 const runner = new Runner({
@@ -57,8 +56,9 @@ const runner = new Runner({
   github: config.github,
 });
 
-status.onChange((s) => {
-  if (s.spec.phone) log = log.child({ phoneHash: phoneHash(s.spec.phone) });
+const offPhone = status.onChange((s) => {
+  log.setBindings({ phoneHash: phoneHash(s.spec.phone) });
+  offPhone();
 });
 const watch = watchSession({
   kubeConfig, namespace: config.session.namespace, name: config.session.name, log,

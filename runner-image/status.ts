@@ -114,7 +114,6 @@ export class StatusWriter {
    * state machine refuses it (for example the phase is already final).
    */
   async move(event: Event, message?: string): Promise<boolean> {
-    await this.flush();
     const current = this.phase;
     const next = transition(current, event);
     if (!next.ok) {

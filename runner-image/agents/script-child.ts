@@ -103,5 +103,5 @@ if (init.mode === 'plan') {
 }
 const state = { summary: '' };
 for (const s of steps) await step(s, state);
-send({ t: 'result', ok: true, summary: state.summary || 'Done.' });
+send({ t: 'result', ok: true, ...(state.summary ? { summary: state.summary } : {}) });
 process.exit(0);

@@ -68,7 +68,7 @@ export async function createStartedSession(sessions: SessionClient, namespace: s
   return name;
 }
 
-export async function waitFor(sessions: SessionClient, namespace: string, name: string, check: (s: Session) => boolean, timeoutMs = 20_000): Promise<Session> {
+export async function waitFor(sessions: SessionClient, namespace: string, name: string, check: (s: Session) => boolean, timeoutMs = 40_000): Promise<Session> {
   return eventually(async () => {
     const session = await sessions.get(namespace, name);
     if (!session || !check(session)) throw new Error(`condition not met; phase ${session?.status?.phase}, pending ${session?.status?.pending?.kind}`);
@@ -81,7 +81,9 @@ export const waitForPhase = (sessions: SessionClient, namespace: string, name: s
 
 /** Waits for an open request of this kind and answers it as the relay would (appending a decision). */
 export async function answer(sessions: SessionClient, namespace: string, name: string, kind: string, decision: Omit<Decision, 'requestId' | 'at'>): Promise<Session> {
-  const session = await waitFor(sessions, namespace, name, (s) => s.status?.phase === 'AwaitingApproval' && s.status.pending?.kind === kind);
+  const open = (s: Session) => s.status?.phase === 'AwaitingApproval' && s.status.pending?.kind === kind
+    && !s.spec.decisions?.some((d) => d.requestId === s.status?.pending?.id);
+  const session = await waitFor(sessions, namespace, name, open);
   const decisions = [...(session.spec.decisions ?? []), { ...decision, requestId: session.status!.pending!.id, at: new Date().toISOString() }];
   await sessions.patch(namespace, name, { spec: { decisions } });
   return session;
