@@ -13,8 +13,8 @@ import { formatLine } from './log-lines.ts';
 const env = process.env;
 const repoRoot = resolve(import.meta.dirname, '..');
 const stateDir = resolve(env.TETHER_STATE_DIR ?? join(repoRoot, '.tether-state'));
-const logger = pino({ level: env.LOG_LEVEL ?? 'info' });
 const print = (component: string, line: string) => process.stdout.write(`${formatLine(component, line)}\n`);
+const logger = pino({ level: env.LOG_LEVEL ?? 'info' }, { write: (line: string) => print('node-agent', line.trimEnd()) });
 
 print('dev', 'starting the local control plane (the first run builds it: several minutes)…');
 await rm(join(stateDir, 'cluster'), { recursive: true, force: true });

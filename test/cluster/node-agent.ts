@@ -14,6 +14,8 @@ export interface NodeAgentOptions extends NodeLayout {
   kubeConfig: KubeConfig;
   logger: pino.Logger;
   nodeName?: string;
+  /** Only run Pods of this namespace (default: all namespaces). */
+  namespace?: string;
   /** Extra environment for every process (PATH is always passed). */
   env?: Record<string, string>;
   /** Called with each output line of a Pod's process. */
@@ -126,7 +128,9 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
 
   // One handler run per pod at a time; a change that arrives meanwhile is handled after it.
   const again = new Set<string>();
-  const informer: Informer<V1Pod> = createInformer<V1Pod>({ kubeConfig: kc, path: '/api/v1/pods', logger: logger.child({ informer: 'pods' }) });
+  const informer: Informer<V1Pod> = createInformer<V1Pod>({
+    kubeConfig: kc, path: options.namespace ? `/api/v1/namespaces/${options.namespace}/pods` : '/api/v1/pods', logger: logger.child({ informer: 'pods' }),
+  });
   function reconcile(key: string) {
     if (busy.has(key)) {
       again.add(key);

@@ -100,6 +100,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const nodeAgent = await startNodeAgent({
     kubeConfig: kc, logger: options.logger.child({ component: 'node-agent' }), repoRoot: options.repoRoot,
     stateDir: options.stateDir, server: cluster.server, caFile: cluster.caFile!,
+    namespace, nodeName: `local-${namespace}`,
     env: { LOG_LEVEL: 'info' },
     onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
   });

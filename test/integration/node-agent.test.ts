@@ -78,7 +78,7 @@ beforeAll(async () => {
   const cluster = kc.getCurrentCluster()!;
   agent = await startNodeAgent({
     kubeConfig: kc, logger: pino({ level: 'warn' }), repoRoot: process.cwd(), stateDir,
-    server: cluster.server, caFile: cluster.caFile!, nodeName: `node-${ns}`, env: {},
+    server: cluster.server, caFile: cluster.caFile!, nodeName: `node-${ns}`, namespace: ns, env: {},
   });
 }, 60_000);
 afterAll(async () => {

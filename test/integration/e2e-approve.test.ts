@@ -1,0 +1,67 @@
+// End to end through relay (signed webhooks, fake Twilio), controller, node agent and runner
+// (scripted agent, local remote, fake GitHub): what the phone receives, in order.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startE2E, type E2E } from '../support/e2e.ts';
+
+let e2e: E2E;
+beforeAll(async () => {
+  e2e = await startE2E({ numbers: ['+14155550123', '+14155550124', '+14155550125'] });
+}, 90_000);
+afterAll(async () => e2e?.stop());
+
+const git = (...args: string[]) => execFileSync('git', ['-C', e2e.remote, ...args], { encoding: 'utf8' });
+
+describe('end to end: approve and reject', () => {
+  it('command → progress → changes with diff image → approve → pull request', async () => {
+    const phone = e2e.phone('+14155550123');
+    await phone.send('script:\nprogress: Reading src/greet.js\nwrite: src/farewell.js = export const bye = (n) => `Bye, ${n}!`;\nprogress: Running npm test (1 passed)\nsay: Added a farewell function.');
+
+    expect((await phone.next(/^On it \(session [0-9a-f]{4}\)/)).mediaUrls).toEqual([]);
+    await phone.next(/Reading src\/greet\.js/);
+    const diff = await phone.next(/1 file changed/);
+    expect(diff.mediaUrls).toHaveLength(1);
+    const image = await fetch(diff.mediaUrls[0]!);
+    expect(image.status).toBe(200);
+    expect(image.headers.get('content-type')).toBe('image/png');
+    await phone.next(/Reply \*approve\*/);
+
+    await phone.send('approve');
+    const done = await phone.next(/Pull request opened: https:\/\/\S+\/pull\/1/);
+    expect(done.body).toMatch(/Took \d+/);
+    expect(e2e.github.pulls).toHaveLength(1);
+    const pull = e2e.github.pulls[0]!;
+    expect(pull).toMatchObject({ owner: 'acme', repo: 'sample', base: 'main' });
+    expect(git('show', `${pull.head}:src/farewell.js`)).toContain('Bye');
+    const [session] = await e2e.list();
+    expect(session!.status?.phase).toBe('Succeeded');
+    expect(session!.status?.result?.prUrl).toBe(pull.html_url);
+    // A simple change reaches its pull request in at most six messages (PHONE-UX).
+    expect(phone.received().length).toBeLessThanOrEqual(6);
+    for (const message of phone.received()) expect(message.body.length).toBeLessThanOrEqual(1600);
+  });
+
+  it('reject reverts the tree and clears the queue; the next command runs on the clean tree', async () => {
+    const phone = e2e.phone('+14155550124');
+    await phone.send('script:\nprogress: writing junk\nsleep: 1500\nwrite: junk.txt = throw away\nsay: wrote junk');
+    await phone.next(/writing junk/);
+    await phone.send('script:\nsay: queued one');
+    await phone.next(/Queued \(#\d\)/);
+    await phone.next(/Reply \*approve\*/);
+    await phone.send('reject');
+    await phone.next(/undone|reverted|rejected/i);
+
+    await phone.send('script:\nprogress: after reject\nsay: nothing to change');
+    await phone.next(/after reject/);
+    await phone.next(/nothing to change/);
+    const mine = (await e2e.list()).filter((s) => s.spec.phone === phone.number);
+    expect(mine.map((s) => s.status?.phase)).toEqual(['Rejected', 'Cancelled', 'Succeeded']);
+    const checkout = join(e2e.stateDir, 'volumes', e2e.stack.namespace, mine[0]!.spec.workspace, 'repo');
+    expect(existsSync(join(checkout, 'README.md'))).toBe(true);
+    expect(existsSync(join(checkout, 'junk.txt'))).toBe(false);
+    expect(e2e.github.pulls.filter((p) => p.head.includes(mine[0]!.metadata.name!))).toEqual([]);
+    console.log(`phone transcript (reject):\n${phone.received().map((m) => `bot > ${m.body}`).join('\n')}`);
+  });
+});

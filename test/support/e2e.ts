@@ -1,0 +1,103 @@
+// End-to-end harness: the whole stack in a fresh namespace of the run's control plane, a
+// fake Twilio Messages API, a fake GitHub API, a local bare remote, and a "phone" that sends
+// signed webhooks and reads what the fake Twilio received, in order.
+import { KubeConfig } from '@kubernetes/client-node';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { inject } from 'vitest';
+import { SessionClient } from '../../common/kube/sessions.ts';
+import type { Session } from '../../common/session/schema.ts';
+import { ensureSampleRepo } from '../cluster/sample-repo.ts';
+import { startStack, type Stack } from '../cluster/stack.ts';
+import { startFakeGitHub, type FakeGitHub } from '../fakes/github.ts';
+import { startFakeTwilio, type FakeMessage, type FakeTwilio } from '../fakes/twilio.ts';
+import { eventually } from './eventually.ts';
+import { postWebhook, signedWebhook } from './twilio-webhook.ts';
+
+export interface Phone {
+  number: string;
+  send(text: string): Promise<void>;
+  /** Everything this phone received so far. */
+  received(): FakeMessage[];
+  /** Waits for the next message (after the last one matched) whose body matches; returns it. */
+  next(pattern: RegExp, timeoutMs?: number): Promise<FakeMessage>;
+  /** Messages received after the last matched one. */
+  unread(): FakeMessage[];
+}
+
+export interface E2E {
+  stack: Stack;
+  twilio: FakeTwilio;
+  github: FakeGitHub;
+  remote: string;
+  stateDir: string;
+  sessions: SessionClient;
+  kubeConfig: KubeConfig;
+  phone(number: string): Phone;
+  /** Sessions of the stack's namespace, oldest first. */
+  list(): Promise<Session[]>;
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+
+export async function startE2E(options: { relayEnv?: Record<string, string>; controllerEnv?: Record<string, string>; numbers?: string[] } = {}): Promise<E2E> {
+  const numbers = options.numbers ?? ['+14155550123'];
+  const stateDir = mkdtempSync(join(tmpdir(), 'tether-e2e-'));
+  const [twilio, github] = await Promise.all([startFakeTwilio(), startFakeGitHub()]);
+  const remote = await ensureSampleRepo(join(stateDir, 'remote'));
+  const namespace = `e2e-${process.pid}-${++counter}`;
+  const logs: string[] = [];
+  const stack = await startStack({
+    kubeconfig: inject('kubeconfig'), repoRoot: process.cwd(), stateDir, namespace, repoUrl: remote, githubApiUrl: github.url,
+    relayEnv: {
+      TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
+      TWILIO_API_URL: twilio.url, ALLOWED_NUMBERS: numbers.join(','), RELAY_PROGRESS_BATCH: '300ms', ...options.relayEnv,
+    },
+    controllerEnv: { TETHER_LEADER_ELECTION: 'false', ...options.controllerEnv },
+    logger: pino({ level: 'warn' }),
+    onLine: (component, line) => logs.push(`${component}: ${line}`),
+  });
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(inject('kubeconfig'));
+  const sessions = new SessionClient(kubeConfig);
+
+  const phone = (number: string): Phone => {
+    let cursor = 0;
+    const received = () => twilio.to(number);
+    return {
+      number,
+      received,
+      unread: () => received().slice(cursor),
+      async send(text) {
+        const hook = signedWebhook(twilio.authToken, `${stack.relayUrl}/webhook`, { from: number, body: text });
+        const response = await postWebhook(`${stack.relayUrl}/webhook`, hook);
+        if (response.status !== 200) throw new Error(`webhook answered ${response.status}: ${await response.text()}`);
+      },
+      async next(pattern, timeoutMs = 30_000) {
+        return eventually(() => {
+          const all = received();
+          const index = all.findIndex((m, i) => i >= cursor && pattern.test(m.body));
+          if (index < 0) throw new Error(`no message matching ${pattern} after #${cursor}; received:\n${all.map((m, i) => `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}`).join('\n')}`);
+          cursor = index + 1;
+          return all[index]!;
+        }, timeoutMs, 50);
+      },
+    };
+  };
+
+  return {
+    stack, twilio, github, remote, stateDir, sessions, kubeConfig, phone,
+    async list() {
+      const { items } = await sessions.list(namespace);
+      return items.sort((a, b) => String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) || a.metadata.name!.localeCompare(b.metadata.name!));
+    },
+    async stop() {
+      await stack.stop();
+      await Promise.all([twilio.close(), github.close()]);
+      if (process.env.E2E_LOGS) console.log(logs.join('\n'));
+    },
+  };
+}
