@@ -51,7 +51,7 @@ export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<R
   const transportFor = (phone: string): Transport => (webChat && (phone === webChat.phone || !twilio) ? webChat : twilio!);
   const outbox = new Outbox({
     transportFor,
-    mediaUrl: (ref) => signMediaUrl(config.publicUrl, config.media.signingKey, ref, config.media.urlTtlMs),
+    mediaUrl: (ref, transport) => signMediaUrl(transport.name === 'web' ? '' : config.publicUrl, config.media.signingKey, ref, config.media.urlTtlMs),
     lastInboundAt: (phone) => phones.lastInboundAt(phone),
     templateSid: config.twilio?.templateSid,
     windowMs: config.windowMs,

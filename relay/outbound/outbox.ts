@@ -9,7 +9,8 @@ import { splitMessage } from './split.ts';
 
 export interface OutboxOptions {
   transportFor(phone: string): Transport;
-  mediaUrl(ref: string): string;
+  /** a signed link to relay media; the web chat gets a same-origin path */
+  mediaUrl(ref: string, transport: Transport): string;
   /** when the phone last wrote to us, if known (restart-safe source: its Sessions) */
   lastInboundAt(phone: string): number | undefined;
   templateSid?: string;
@@ -64,7 +65,7 @@ export class Outbox {
       chunks.forEach((body, i) => messages.push({
         to: phone,
         ...(body ? { body } : {}),
-        ...(part.media && i === 0 ? { mediaUrl: this.options.mediaUrl(part.media.ref) } : {}),
+        ...(part.media && i === 0 ? { mediaUrl: this.options.mediaUrl(part.media.ref, transport) } : {}),
         ...(part.actions && i === chunks.length - 1 ? { actions: part.actions } : {}),
       }));
     }
