@@ -1,0 +1,84 @@
+// Helpers for the chart tests on the run's real control plane: kubectl with exit codes and
+// warnings, namespaces under Pod Security `restricted`, helm install with the admin kubeconfig.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import { stringify } from 'yaml';
+import { createNamespace } from '../support/cluster.ts';
+import { CHART_DIR, helm, withValuesFile, type HelmResult } from '../unit/chart-render.ts';
+
+const run = promisify(execFile);
+
+export interface Result { code: number; stdout: string; stderr: string }
+
+/** kubectl against the test apiserver; a non-zero exit is returned, not thrown. */
+export async function kubectlResult(args: string[]): Promise<Result> {
+  try {
+    const { stdout, stderr } = await run(join(inject('binDir'), 'kubectl'), ['--kubeconfig', inject('kubeconfig'), ...args], { maxBuffer: 16 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? String(error) };
+  }
+}
+
+/** kubectl that must succeed; fails with kubectl's own message otherwise. */
+export async function kubectlOk(args: string[]): Promise<Result> {
+  const result = await kubectlResult(args);
+  if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${result.code}): ${result.stderr.trim()}`);
+  return result;
+}
+
+/** Writes objects to a temporary YAML file for `kubectl -f`. */
+export function manifestFile(objects: object[]): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'tether-chart-')), 'manifest.yaml');
+  writeFileSync(file, objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n'));
+  return file;
+}
+
+/** A fresh namespace where the API server enforces (and warns about) Pod Security `restricted`. */
+export async function restrictedNamespace(kc: KubeConfig, prefix: string): Promise<string> {
+  const ns = await createNamespace(kc, prefix);
+  await kubectlOk(['label', 'namespace', ns,
+    'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/enforce-version=latest',
+    'pod-security.kubernetes.io/warn=restricted', 'pod-security.kubernetes.io/warn-version=latest']);
+  return ns;
+}
+
+/** `helm install|upgrade` of charts/tether into `namespace` with the admin kubeconfig. */
+export async function helmRelease(verb: 'install' | 'upgrade', release: string, namespace: string, values: object): Promise<HelmResult> {
+  return withValuesFile(values, async (file) => {
+    const result = await helm([verb, release, CHART_DIR, '--namespace', namespace, '--kubeconfig', inject('kubeconfig'), '-f', file, '--timeout', '60s']);
+    if (result.code !== 0) throw new Error(`helm ${verb} failed: ${result.stderr.trim()}`);
+    return result;
+  });
+}
+
+/** Lines of `kubectl auth can-i --list` as "resource [names] verbs…" (verbs sorted). */
+export async function permissions(serviceAccount: string, namespace: string, inNamespace = namespace): Promise<Set<string>> {
+  const { stdout } = await kubectlOk(['auth', 'can-i', '--list', '--no-headers', `--as=system:serviceaccount:${namespace}:${serviceAccount}`, '-n', inNamespace]);
+  const lines = stdout.split('\n').filter((l) => l.trim()).map((line) => {
+    const match = /^(\S*)\s+\[(.*?)\]\s+\[(.*?)\]\s+\[(.*?)\]\s*$/.exec(line);
+    if (!match) throw new Error(`unexpected can-i line: ${line}`);
+    const [, resource, urls, names, verbs] = match;
+    return `${resource || urls} [${names}] ${verbs!.split(' ').filter(Boolean).sort().join(' ')}`;
+  });
+  return new Set(lines);
+}
+
+/** Permissions beyond what every ServiceAccount has (the namespace's `default` one as baseline). */
+export async function extraPermissions(serviceAccount: string, namespace: string, inNamespace = namespace): Promise<string[]> {
+  const [granted, baseline] = await Promise.all([permissions(serviceAccount, namespace, inNamespace), permissions('default', namespace, inNamespace)]);
+  return [...granted].filter((p) => !baseline.has(p)).sort();
+}
+
+/** `kubectl auth can-i` as a ServiceAccount: true for yes, false for no. */
+export async function canI(serviceAccount: string, namespace: string, args: string[]): Promise<boolean> {
+  const result = await kubectlResult(['auth', 'can-i', ...args, `--as=system:serviceaccount:${namespace}:${serviceAccount}`]);
+  if (result.code !== 0 && result.stdout.trim() !== 'no') throw new Error(`can-i ${args.join(' ')}: ${result.stderr}`);
+  return result.code === 0;
+}
