@@ -65,7 +65,7 @@ export const text = {
   },
   changesCaption: (pending: Pending, diffStat: string | undefined) =>
     `Ready for review${pending.summary ? ` — ${pending.summary}` : ''}${diffStat ? `:\n${diffStat}` : ''}`,
-  reminder: (msLeft: number) => `⏰ Still waiting for your approval — it expires in ${humanDuration(Math.max(60_000, msLeft)).replace(/ \d+ s$/, '')}.`,
+  reminder: (msLeft: number) => `⏰ Still waiting for your approval — it expires in ${Math.max(1, Math.round(msLeft / 60_000))} min.`,
 
   finished(session: Session): string {
     const r = session.status?.result ?? {};

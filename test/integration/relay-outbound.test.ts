@@ -55,7 +55,7 @@ async function runnerToken(session: string): Promise<string> {
   const request = await core.createNamespacedServiceAccountToken({
     namespace: ns, name: runnerName(session), body: { spec: { audiences: [RELAY_TOKEN_AUDIENCE], expirationSeconds: 600 } },
   });
-  return request.status!.token;
+  return request.status!.token!;
 }
 
 describe('relay outbound on a real API server', () => {
