@@ -1,11 +1,11 @@
-// Entry point: config, logger, metrics, kube client, leader election, controller, HTTP.
+// Entry point: config, logger, metrics, kube client, the replica (leader election +
+// controller), HTTP for metrics and probes, graceful shutdown on SIGTERM.
 import { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
-import { createLeaderElector } from '../common/kube/leader-election.ts';
 import { createApp } from './app.ts';
 import { ConfigError, loadConfig, type ControllerConfig } from './config.ts';
-import { createController, type Controller } from './controller.ts';
 import { createMetrics } from './metrics.ts';
+import { createReplica, type Replica } from './replica.ts';
 
 function configOrExit(): ControllerConfig {
   try {
@@ -26,54 +26,31 @@ const logger = pino({
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromDefault();
 
-let controller: Controller | undefined;
-let shuttingDown = false;
-const metrics = createMetrics(() => controller?.sessions.list() ?? []);
-
-async function lead(): Promise<void> {
-  metrics.setLeader(true);
-  controller = createController({ kubeConfig, config, logger, metrics });
-  await controller.start();
-}
-
-async function follow(): Promise<void> {
-  metrics.setLeader(false);
-  const stopping = controller;
-  controller = undefined;
-  await stopping?.stop();
-  if (!shuttingDown) {
-    logger.error('lost the leader Lease; exiting so a fresh replica can stand by');
+const holder: { replica?: Replica } = {};
+const metrics = createMetrics(() => holder.replica?.controller?.sessions.list() ?? []);
+const replica = createReplica({
+  kubeConfig, config, logger, metrics,
+  onLostLeadership: () => {
+    logger.error('lost the leader Lease; exiting so a fresh replica stands by');
     process.exit(1);
-  }
-}
+  },
+});
 
-const elector = config.leaderElection
-  ? createLeaderElector({
-    kubeConfig, namespace: config.namespace, name: config.leaseName, identity: config.identity, logger,
-    onStartedLeading: () => void lead().catch((err: unknown) => {
-      logger.fatal({ err }, 'controller failed to start');
-      process.exit(1);
-    }),
-    onStoppedLeading: () => void follow(),
-  })
-  : undefined;
+holder.replica = replica;
 
-const server = createApp({
-  registry: metrics.registry,
-  ready: () => (controller ? controller.synced : Boolean(elector && !elector.isLeader)),
-}).listen(config.metricsPort, () => logger.info({ port: config.metricsPort }, 'metrics and probes listening'));
+const server = createApp({ registry: metrics.registry, ready: () => replica.ready() })
+  .listen(config.metricsPort, () => logger.info({ port: config.metricsPort }, 'metrics and probes listening'));
 
+let shuttingDown = false;
 async function shutdown(signal: string): Promise<void> {
   if (shuttingDown) return;
   shuttingDown = true;
-  logger.info({ signal }, 'shutting down');
-  if (elector) await elector.stop();
-  await controller?.stop();
+  logger.info({ signal }, 'shutting down; releasing the Lease');
+  await replica.stop();
   server.close();
   process.exit(0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
-if (elector) elector.start();
-else await lead();
+await replica.start();

@@ -36,7 +36,7 @@ const podsOf = async (names: string[]) => (await runnerPods(kc, ns)).filter((p) 
 describe('per-phone queue', () => {
   it('runs three commands of one phone one at a time, in order', async () => {
     const phone = newPhone();
-    const names = [];
+    const names: string[] = [];
     for (let i = 0; i < 3; i++) names.push(await createSession(sessions, ns, phone));
     await expectPhases(names, ['Starting', 'Queued', 'Queued']);
     expect(await podsOf(names)).toEqual([runnerName(names[0]!)]);
@@ -58,7 +58,7 @@ describe('per-phone queue', () => {
 
   it('cancel of the active Session cancels the queued ones; a later command starts normally', async () => {
     const phone = newPhone();
-    const names = [];
+    const names: string[] = [];
     for (let i = 0; i < 3; i++) names.push(await createSession(sessions, ns, phone));
     await expectPhases(names, ['Starting', 'Queued', 'Queued']);
     await sessions.patch(ns, names[0]!, { spec: { cancel: true } });
@@ -93,7 +93,7 @@ describe('per-phone queue', () => {
 
   it('refuses a 6th queued command with Failed/QueueFull', async () => {
     const phone = newPhone();
-    const names = [];
+    const names: string[] = [];
     for (let i = 0; i < 7; i++) names.push(await createSession(sessions, ns, phone));
     await expectPhases(names, ['Starting', 'Queued', 'Queued', 'Queued', 'Queued', 'Queued', 'Failed']);
     const refused = await sessions.get(ns, names[6]!);

@@ -27,11 +27,11 @@ export interface RunningController {
 }
 
 export async function startController(kc: KubeConfig, config: ControllerConfig, ops?: ClusterOps): Promise<RunningController> {
-  let controller: Controller | undefined;
-  const metrics = createMetrics(() => controller?.sessions.list() ?? [], { defaultMetrics: false });
-  controller = createController({ kubeConfig: kc, config, logger: testLogger, metrics, ops });
-  await controller.start();
-  const running = controller;
+  const holder: { controller?: Controller } = {};
+  const metrics = createMetrics(() => holder.controller?.sessions.list() ?? [], { defaultMetrics: false });
+  const running = createController({ kubeConfig: kc, config, logger: testLogger, metrics, ops });
+  holder.controller = running;
+  await running.start();
   return { controller: running, metrics, stop: () => running.stop() };
 }
 

@@ -1,0 +1,103 @@
+// Least privilege, checked by the API server itself: with a token of the runner's
+// ServiceAccount (TokenRequest API) the runner can read its own Session and write its own
+// status, and nothing else. The runner Pod passes Pod Security `restricted` enforcement.
+import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiError } from '../../common/kube/errors.ts';
+import { getJson, streamJsonLines } from '../../common/kube/raw.ts';
+import { SessionClient } from '../../common/kube/sessions.ts';
+import { runnerName } from '../../common/session/names.ts';
+import { GROUP, PLURAL, VERSION } from '../../common/session/schema.ts';
+import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
+import { createSession, phaseOf, startController, testConfig, type RunningController } from '../support/controller.ts';
+import { eventually } from '../support/eventually.ts';
+
+let kc: KubeConfig;
+let ns: string;
+let admin: SessionClient;
+let running: RunningController;
+let mine: string;
+let other: string;
+let runner: KubeConfig;
+
+async function runnerKubeConfig(session: string): Promise<KubeConfig> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const token = await core.createNamespacedServiceAccountToken({
+    namespace: ns, name: runnerName(session), body: { spec: { audiences: [], expirationSeconds: 600 } },
+  });
+  const cluster = kc.getCurrentCluster()!;
+  const out = new KubeConfig();
+  out.loadFromOptions({
+    clusters: [{ ...cluster, name: 'local' }],
+    users: [{ name: 'runner', token: token.status!.token }],
+    contexts: [{ name: 'runner', cluster: 'local', user: 'runner' }],
+    currentContext: 'runner',
+  });
+  return out;
+}
+
+async function forbidden(call: Promise<unknown>): Promise<void> {
+  const error = await call.then(() => undefined, (e: unknown) => e);
+  expect(error, 'the runner was allowed to do it').toBeDefined();
+  expect(apiError(error)?.code).toBe(403);
+}
+
+beforeAll(async () => {
+  kc = adminKubeConfig();
+  await installSessionCrd(kc);
+  ns = await createNamespace(kc, 'ctl-rbac');
+  await kc.makeApiClient(CoreV1Api).patchNamespace({
+    name: ns, body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
+  }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  admin = sessionClient(kc);
+  running = await startController(kc, testConfig(ns));
+  mine = await createSession(admin, ns, '+14155554001');
+  other = await createSession(admin, ns, '+14155554002');
+  await eventually(async () => expect([await phaseOf(admin, ns, mine), await phaseOf(admin, ns, other)]).toEqual(['Starting', 'Starting']));
+  runner = await runnerKubeConfig(mine);
+});
+afterAll(async () => {
+  await running?.stop();
+  await deleteNamespace(kc, ns);
+});
+
+describe('runner credentials', () => {
+  it('may read and watch its own Session and patch its own status', async () => {
+    const sessions = new SessionClient(runner);
+    expect((await sessions.get(ns, mine))?.metadata.name).toBe(mine);
+    const patched = await sessions.patchStatus(ns, mine, { phase: 'Working' });
+    expect(patched.status?.phase).toBe('Working');
+    const events: unknown[] = [];
+    await streamJsonLines(runner, `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
+      { watch: 1, fieldSelector: `metadata.name=${mine}`, timeoutSeconds: 1 }, (e) => events.push(e), new AbortController().signal);
+    expect(events.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('may not touch another Session, any spec, the collection, or anything else', async () => {
+    const sessions = new SessionClient(runner);
+    await forbidden(sessions.patchStatus(ns, other, { phase: 'Succeeded' }));
+    await forbidden(sessions.get(ns, other));
+    await forbidden(sessions.patch(ns, mine, { spec: { cancel: true } }));
+    await forbidden(sessions.patch(ns, other, { spec: { cancel: true } }));
+    await forbidden(sessions.create(ns, 'x-20260101000000-0000', { phone: '+14155554001', prompt: 'p', repo: { url: 'https://x/y.git' }, workspace: 'ws-x' }));
+    await forbidden(sessions.delete(ns, mine));
+    await forbidden(getJson(runner, `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`));
+    const core = runner.makeApiClient(CoreV1Api);
+    await forbidden(core.listNamespacedSecret({ namespace: ns }));
+    await forbidden(core.listNamespacedPod({ namespace: ns }));
+    await forbidden(core.deleteNamespacedPod({ namespace: ns, name: runnerName(other) }));
+    expect((await admin.get(ns, other))?.status?.phase).toBe('Starting');
+    expect((await admin.get(ns, mine))?.spec.cancel).not.toBe(true);
+  });
+
+  it('runner Pods pass Pod Security "restricted" enforcement (which rejects a plain Pod here)', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const pod = await core.readNamespacedPod({ namespace: ns, name: runnerName(mine) });
+    expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
+    const refused = await core.createNamespacedPod({ namespace: ns, body: {
+      metadata: { name: 'plain' }, spec: { containers: [{ name: 'c', image: 'x' }] },
+    } }).then(() => undefined, (e: unknown) => apiError(e));
+    expect(refused?.code).toBe(403);
+    expect(refused?.message).toMatch(/violates PodSecurity "restricted/);
+  });
+});

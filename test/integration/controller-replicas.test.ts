@@ -1,0 +1,93 @@
+// Restarts and replicas: deadlines live in status, so an approval timeout fires on time after
+// a controller restart; with two replicas only the Lease holder reconciles, and the other
+// takes over when it stops.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SessionClient } from '../../common/kube/sessions.ts';
+import { createMetrics } from '../../controller/metrics.ts';
+import { createReplica, type Replica } from '../../controller/replica.ts';
+import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
+import { createSession, phaseOf, runnerWrites, startController, testConfig, testLogger } from '../support/controller.ts';
+import { eventually } from '../support/eventually.ts';
+
+let kc: KubeConfig;
+let sessions: SessionClient;
+const namespaces: string[] = [];
+
+beforeAll(async () => {
+  kc = adminKubeConfig();
+  await installSessionCrd(kc);
+  sessions = sessionClient(kc);
+});
+afterAll(async () => Promise.all(namespaces.map((ns) => deleteNamespace(kc, ns))));
+
+async function namespace(prefix: string) {
+  const ns = await createNamespace(kc, prefix);
+  namespaces.push(ns);
+  return ns;
+}
+
+describe('controller restarts and replicas', () => {
+  it('fires an approval timeout at the right time after a restart', async () => {
+    const ns = await namespace('ctl-restart');
+    const config = testConfig(ns);
+    const first = await startController(kc, config);
+    const name = await createSession(sessions, ns, '+14155559001', { timeouts: { approval: '3s' } });
+    await eventually(async () => expect(await phaseOf(sessions, ns, name)).toBe('Starting'));
+    await runnerWrites(sessions, ns, name, { phase: 'Working' });
+    const createdAt = new Date().toISOString();
+    await runnerWrites(sessions, ns, name, { phase: 'AwaitingApproval', pending: { id: 'p1', kind: 'changes', createdAt } });
+    await new Promise((r) => setTimeout(r, 300));
+    await first.stop();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await phaseOf(sessions, ns, name)).toBe('AwaitingApproval');
+
+    const second = await startController(kc, config);
+    try {
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(await phaseOf(sessions, ns, name)).toBe('AwaitingApproval');
+      const s = await eventually(async () => {
+        const x = await sessions.get(ns, name);
+        expect(x?.status?.phase).toBe('TimedOut');
+        return x!;
+      });
+      const waited = Date.parse(s.status!.completionTime!) - Date.parse(createdAt);
+      expect(waited).toBeGreaterThanOrEqual(3000);
+      expect(waited).toBeLessThan(4500);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('runs one active replica of two, and fails over when the leader stops', async () => {
+    const ns = await namespace('ctl-ha');
+    const lease = { durationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 200 };
+    const lost: string[] = [];
+    const replicas: Replica[] = ['r1', 'r2'].map((identity) => createReplica({
+      kubeConfig: kc, config: { ...testConfig(ns, { TETHER_LEADER_ELECTION: 'true' }), identity }, logger: testLogger,
+      metrics: createMetrics(() => [], { defaultMetrics: false }), lease, onLostLeadership: () => lost.push(identity),
+    }));
+    await Promise.all(replicas.map((r) => r.start()));
+    try {
+      const leader = await eventually(() => {
+        const leading = replicas.filter((r) => r.leading);
+        expect(leading).toHaveLength(1);
+        return leading[0]!;
+      });
+      const follower = replicas.find((r) => r !== leader)!;
+      expect(follower.ready()).toBe(true);
+      const a = await createSession(sessions, ns, '+14155559002');
+      await eventually(async () => expect(await phaseOf(sessions, ns, a)).toBe('Starting'));
+      expect(follower.controller).toBeUndefined();
+
+      await leader.stop();
+      await eventually(() => expect(follower.leading).toBe(true), 3000);
+      const b = await createSession(sessions, ns, '+14155559003');
+      await eventually(async () => expect(await phaseOf(sessions, ns, b)).toBe('Starting'));
+      expect(follower.controller?.passes.get(`${ns}/${b}`)).toBeGreaterThan(0);
+      expect(lost).toEqual([]);
+    } finally {
+      await Promise.all(replicas.map((r) => r.stop()));
+    }
+  });
+});
