@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/github.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
-import { answer, createStartedSession, makeRemote, specFor, startRunner, waitForPhase } from '../support/runner.ts';
+import { answer, createStartedSession, makeRemote, specFor, startRunner } from '../support/runner.ts';
 
 let kc: KubeConfig;
 let ns: string;

