@@ -27,7 +27,8 @@ beforeAll(async () => {
   await helmRelease('install', 'tether', installed, { relay: { allowedNumbers: ['+14155550123'] } });
 }, 900_000);
 afterAll(async () => {
-  await kubectlResult(['delete', 'clusterrole,clusterrolebinding', '-l', 'app.kubernetes.io/part-of=tether', '--ignore-not-found']);
+  const clusterScoped = [installed, applied].map((n) => `${n}-tether-relay`);
+  await kubectlResult(['delete', 'clusterrole,clusterrolebinding', ...clusterScoped, '--ignore-not-found']);
   await kubectlResult(['delete', 'runtimeclass', 'gvisor', '--ignore-not-found']);
   await Promise.all([deleteNamespace(kc, installed), deleteNamespace(kc, applied)]);
 });
