@@ -66,7 +66,7 @@ export function decide(policy: Policy, repoDir: string, tool: string, input: Rec
   if (policy.allow.some((r) => matches(r, tool, input))) return 'allow';
   if (policy.ask.some((r) => matches(r, tool, input))) return 'ask';
   if (EDIT_TOOLS.has(tool) && policy.editsInsideRepo) {
-    const path = subjectOf(input);
+    const path = subjectOf(input) && resolve(repoDir, subjectOf(input));
     return path && isInside(repoDir, path) && !isInside(`${repoDir}/.git`, path) ? 'allow' : 'ask';
   }
   return 'ask';

@@ -1,0 +1,59 @@
+// Runner configuration and secret redaction.
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../runner-image/config.ts';
+import { makeLogger, makeRedactor } from '../../runner-image/redact.ts';
+
+const base = { TETHER_SESSION_NAME: 'abc-20261122083000-k3x9', TETHER_SESSION_NAMESPACE: 'tether' };
+
+describe('runner config', () => {
+  it('applies defaults and picks the script agent without an API key', () => {
+    const c = parseConfig(base);
+    expect(c).toMatchObject({ workspace: '/workspace', repoDir: '/workspace/repo', home: '/workspace/home', agent: 'script', github: { apiUrl: 'https://api.github.com' } });
+    expect(c.relay).toBeUndefined();
+    expect(c.agentEnv).not.toHaveProperty('ANTHROPIC_API_KEY');
+  });
+
+  it('picks claude with a key and never hands GITHUB_TOKEN to the agent', () => {
+    const c = parseConfig({ ...base, ANTHROPIC_API_KEY: 'sk-ant-xyz123', GITHUB_TOKEN: 'ghp_abc', TETHER_RELAY_URL: 'http://relay:8080/' });
+    expect(c.agent).toBe('claude');
+    expect(c.agentEnv.ANTHROPIC_API_KEY).toBe('sk-ant-xyz123');
+    expect(Object.values(c.agentEnv)).not.toContain('ghp_abc');
+    expect(c.relay).toEqual({ url: 'http://relay:8080', tokenFile: '/var/run/secrets/tether/relay/token' });
+    expect(c.secrets).toEqual(['ghp_abc', 'sk-ant-xyz123']);
+  });
+
+  it.each([
+    [{ TETHER_SESSION_NAME: undefined }, 'TETHER_SESSION_NAME'],
+    [{ TETHER_SESSION_NAMESPACE: 'Bad_NS' }, 'TETHER_SESSION_NAMESPACE'],
+    [{ TETHER_WORKSPACE: 'relative/path' }, 'TETHER_WORKSPACE'],
+    [{ TETHER_RELAY_URL: 'ftp://x' }, 'TETHER_RELAY_URL'],
+    [{ GITHUB_API_URL: 'not a url' }, 'GITHUB_API_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ TETHER_GIT_AUTHOR: 'nobody' }, 'TETHER_GIT_AUTHOR'],
+  ])('refuses %j naming %s', (change, variable) => {
+    expect(() => parseConfig({ ...base, ...change })).toThrow(new RegExp(`^invalid ${variable}`));
+  });
+
+  it('never echoes a secret in a config error', () => {
+    expect(() => parseConfig({ ...base, TETHER_SESSION_NAME: undefined, GITHUB_TOKEN: 'ghp_zzz' })).toThrow(/^(?!.*ghp_zzz)/);
+  });
+});
+
+describe('redaction', () => {
+  it('replaces configured secrets and token-shaped strings', () => {
+    const redact = makeRedactor(['my-very-secret-value']);
+    expect(redact('a my-very-secret-value b ghp_0123456789abcdefghijABCD sk-ant-api03-abcdefghijk')).toBe('a [redacted] b [redacted] [redacted]');
+  });
+
+  it('keeps secrets out of log lines, messages, fields and errors', () => {
+    let out = '';
+    const sink = new Writable({ write: (c, _e, cb) => ((out += c.toString()), cb()) });
+    const log = makeLogger('info', makeRedactor(['hunter2-secret']), { component: 'runner' }, sink);
+    log.info({ detail: 'x hunter2-secret', nested: { token: 'abc' } }, 'message hunter2-secret');
+    log.error({ err: new Error('failed with hunter2-secret') }, 'boom');
+    expect(out).not.toContain('hunter2-secret');
+    expect(out).not.toContain('"abc"');
+    expect(out).toContain('[redacted]');
+  });
+});
