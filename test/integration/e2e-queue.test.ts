@@ -1,0 +1,62 @@
+// End to end: commands while busy run one after another, the sixth queued is refused, and
+// cancel kills the agent, clears the queue and says so.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startE2E, type E2E } from '../support/e2e.ts';
+import { eventually } from '../support/eventually.ts';
+
+let e2e: E2E;
+beforeAll(async () => {
+  e2e = await startE2E({ numbers: ['+14155550141', '+14155550142'] });
+}, 90_000);
+afterAll(async () => e2e?.stop());
+
+const mine = async (phone: string) => (await e2e.list()).filter((s) => s.spec.phone === phone);
+const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+
+describe('end to end: queue and cancel', () => {
+  it('commands while busy run one after another in order; a sixth queued is refused', async () => {
+    const phone = e2e.phone('+14155550141');
+    await phone.send('script:\nprogress: first started\nsleep: 2500\nsay: first done');
+    await phone.next(/first started/);
+    for (const n of [2, 3, 4, 5, 6, 7]) await phone.send(`script:\nprogress: command ${n} started\nsay: command ${n} done`);
+    const refusal = await phone.next(/queue is full|Too many|5 commands/i);
+    expect(refusal.body).not.toMatch(/Queued/);
+    expect((await mine(phone.number))).toHaveLength(6);
+    expect(refusal.body).not.toMatch(/command 7/);
+
+    await phone.next(/first done/);
+    for (const n of [2, 3, 4, 5, 6]) {
+      await phone.next(new RegExp(`command ${n} started`));
+      await phone.next(new RegExp(`command ${n} done`));
+    }
+    const sessions = await mine(phone.number);
+    expect(sessions.map((s) => s.status?.phase)).toEqual(Array(6).fill('Succeeded'));
+    expect(phone.received().filter((m) => /command 7/.test(m.body))).toEqual([]);
+    // One at a time: each started after the previous one completed.
+    for (let i = 1; i < sessions.length; i++) {
+      expect(Date.parse(sessions[i]!.status!.startTime!)).toBeGreaterThanOrEqual(Date.parse(sessions[i - 1]!.status!.completionTime!));
+    }
+  });
+
+  it('cancel while working kills the agent, clears the queue and replies', async () => {
+    const phone = e2e.phone('+14155550142');
+    await phone.send('script:\nprogress: long job started\nsleep: 60000\nsay: never');
+    await phone.next(/long job started/);
+    await phone.send('script:\nsay: queued behind');
+    await phone.next(/Queued/);
+    const [active] = await mine(phone.number);
+    const pod = e2e.stack.nodeAgent.processOf(`${e2e.stack.namespace}/${active!.status!.podName}`);
+    expect(pod).toBeDefined();
+    const pid = pod!.child.pid!;
+
+    await phone.send('cancel');
+    const reply = await phone.next(/cancel/i);
+    expect(reply.body).toMatch(/Cancelled|Stopped/i);
+    await eventually(async () => {
+      expect((await mine(phone.number)).map((s) => s.status?.phase)).toEqual(['Cancelled', 'Cancelled']);
+    }, 20_000);
+    await eventually(() => expect(alive(pid)).toBe(false), 20_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(phone.unread().filter((m) => /queued behind|never/.test(m.body))).toEqual([]);
+  });
+});

@@ -1,0 +1,61 @@
+// End to end: restarts of controller and relay mid-session lose and repeat nothing; a killed
+// runner fails the session and the user is told.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startE2E, type E2E } from '../support/e2e.ts';
+import { eventually } from '../support/eventually.ts';
+import type { FakeMessage } from '../fakes/twilio.ts';
+
+let e2e: E2E;
+beforeAll(async () => {
+  e2e = await startE2E({ numbers: ['+14155550161', '+14155550162', '+14155550163'] });
+}, 90_000);
+afterAll(async () => e2e?.stop());
+
+const bodies = (messages: FakeMessage[]) => messages.map((m) => m.body);
+function expectNoRepeats(messages: FakeMessage[]) {
+  const seen = bodies(messages).filter((b) => !/Workspace ready/.test(b));
+  expect(seen).toEqual([...new Set(seen)]);
+}
+const latest = async (phone: string) => (await e2e.list()).filter((s) => s.spec.phone === phone).at(-1)!;
+
+describe('end to end: restarts and crashes', () => {
+  it('controller restarted mid-session → the session completes, no duplicate messages', async () => {
+    const phone = e2e.phone('+14155550161');
+    await phone.send('script:\nprogress: step one\nsleep: 3000\nprogress: step two\nsay: finished after restart');
+    await phone.next(/step one/);
+    await e2e.stack.restart('controller');
+    await phone.next(/step two/);
+    await phone.next(/finished after restart/);
+    expect((await latest(phone.number)).status?.phase).toBe('Succeeded');
+    await new Promise((r) => setTimeout(r, 1000));
+    expectNoRepeats(phone.received());
+    expect(bodies(phone.received()).filter((b) => /^On it/.test(b))).toHaveLength(1);
+  });
+
+  it('relay restarted mid-session → nothing lost, nothing repeated', async () => {
+    const phone = e2e.phone('+14155550162');
+    await phone.send('script:\nprogress: before the restart\nsleep: 2500\nprogress: during the restart\nwrite: r.txt = x\nsay: done');
+    await phone.next(/before the restart/);
+    await e2e.stack.restart('relay');
+    await phone.next(/during the restart/);
+    await phone.next(/Reply \*approve\*/);
+    await phone.send('approve');
+    await phone.next(/Pull request opened/);
+    await new Promise((r) => setTimeout(r, 1000));
+    expectNoRepeats(phone.received());
+    expect(bodies(phone.received()).filter((b) => /Reply \*approve\*/.test(b))).toHaveLength(1);
+  });
+
+  it('runner process killed → Failed, and the user is told what happened', async () => {
+    const phone = e2e.phone('+14155550163');
+    await phone.send('script:\nprogress: working hard\nsleep: 60000\nsay: never');
+    await phone.next(/working hard/);
+    const session = await latest(phone.number);
+    const proc = e2e.stack.nodeAgent.processOf(`${e2e.stack.namespace}/${session.status!.podName}`)!;
+    proc.signal('SIGKILL');
+    const told = await phone.next(/❌/);
+    expect(told.body).toMatch(/stopped|crashed|lost|error/i);
+    expect(told.body).not.toMatch(/Error:|at .*\.ts:\d+|pods? "/);
+    await eventually(async () => expect((await latest(phone.number)).status?.phase).toBe('Failed'));
+  });
+});
