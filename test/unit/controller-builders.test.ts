@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { desiredPod, desiredPvc, desiredRbac } from '../../controller/builders.ts';
+import type { Session } from '../../common/session/schema.ts';
+import { testSession, unitConfig } from './controller-fixtures.ts';
+
+const session: Session = testSession({ name: 'abc-20261122083000-k3x9', uid: 'uid-1' });
+const owner = { apiVersion: 'tether.dev/v1alpha1', kind: 'Session', name: 'abc-20261122083000-k3x9', uid: 'uid-1', controller: true, blockOwnerDeletion: true };
+const labels = {
+  'tether.dev/session': 'abc-20261122083000-k3x9',
+  'tether.dev/phone-hash': '36a2cef4ff9bf7a1',
+  'app.kubernetes.io/component': 'runner',
+  'app.kubernetes.io/part-of': 'tether',
+};
+const meta = { name: 'abc-20261122083000-k3x9-runner', namespace: 'tether', labels, ownerReferences: [owner] };
+
+describe('desiredPod', () => {
+  it('builds the whole runner Pod per the contract', () => {
+    expect(labels['tether.dev/phone-hash']).toBe(session.metadata.labels!['tether.dev/phone-hash']);
+    expect(desiredPod(session, unitConfig({ relayUrl: 'http://relay.tether:8080', githubApiUrl: 'https://ghe.example/api/v3' }))).toEqual({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: meta,
+      spec: {
+        serviceAccountName: 'abc-20261122083000-k3x9-runner',
+        automountServiceAccountToken: false,
+        enableServiceLinks: false,
+        restartPolicy: 'Never',
+        terminationGracePeriodSeconds: 30,
+        securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+        containers: [{
+          name: 'runner',
+          image: 'tether-runner:test',
+          imagePullPolicy: 'IfNotPresent',
+          command: ['node', '/app/runner-image/main.ts'],
+          workingDir: '/workspace',
+          env: [
+            { name: 'TETHER_SESSION_NAME', value: 'abc-20261122083000-k3x9' },
+            { name: 'TETHER_SESSION_NAMESPACE', value: 'tether' },
+            { name: 'TETHER_WORKSPACE', value: '/workspace' },
+            { name: 'HOME', value: '/workspace/home' },
+            { name: 'TETHER_RELAY_TOKEN_FILE', value: '/var/run/secrets/tether/relay/token' },
+            { name: 'TETHER_RELAY_URL', value: 'http://relay.tether:8080' },
+            { name: 'GITHUB_API_URL', value: 'https://ghe.example/api/v3' },
+            { name: 'ANTHROPIC_API_KEY', valueFrom: { secretKeyRef: { name: 'tether-runner', key: 'ANTHROPIC_API_KEY', optional: true } } },
+            { name: 'GITHUB_TOKEN', valueFrom: { secretKeyRef: { name: 'tether-runner', key: 'GITHUB_TOKEN', optional: true } } },
+          ],
+          resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '4Gi' } },
+          securityContext: {
+            allowPrivilegeEscalation: false, privileged: false, runAsNonRoot: true,
+            capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+          },
+          volumeMounts: [
+            { name: 'workspace', mountPath: '/workspace' },
+            { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true },
+            { name: 'relay-token', mountPath: '/var/run/secrets/tether/relay', readOnly: true },
+          ],
+        }],
+        volumes: [
+          { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },
+          { name: 'kube-api-access', projected: { defaultMode: 0o444, sources: [
+            { serviceAccountToken: { path: 'token', expirationSeconds: 3600 } },
+            { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+            { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+          ] } },
+          { name: 'relay-token', projected: { defaultMode: 0o444, sources: [
+            { serviceAccountToken: { audience: 'tether-relay', path: 'token', expirationSeconds: 3600 } },
+          ] } },
+        ],
+      },
+    });
+  });
+
+  it('leaves out optional URLs and never inlines a secret value', () => {
+    const pod = desiredPod(session, unitConfig());
+    const env = pod.spec!.containers[0]!.env!;
+    expect(env.map((e) => e.name)).not.toContain('TETHER_RELAY_URL');
+    expect(env.map((e) => e.name)).not.toContain('GITHUB_API_URL');
+    expect(env.filter((e) => /KEY|TOKEN$/.test(e.name)).every((e) => e.value === undefined && e.valueFrom?.secretKeyRef)).toBe(true);
+  });
+
+  it('is deterministic', () => {
+    expect(desiredPod(session, unitConfig())).toEqual(desiredPod(structuredClone(session), unitConfig()));
+  });
+});
+
+describe('desiredPvc', () => {
+  it('builds the per-phone workspace claim, owned by nobody', () => {
+    expect(desiredPvc(session, unitConfig({ pvc: { size: '20Gi', storageClass: 'fast' } }))).toEqual({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: {
+        name: session.spec.workspace,
+        namespace: 'tether',
+        labels: { 'tether.dev/phone-hash': '36a2cef4ff9bf7a1', 'app.kubernetes.io/component': 'workspace', 'app.kubernetes.io/part-of': 'tether' },
+      },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '20Gi' } }, storageClassName: 'fast' },
+    });
+    expect(desiredPvc(session, unitConfig()).spec).not.toHaveProperty('storageClassName');
+  });
+});
+
+describe('desiredRbac', () => {
+  it('grants the runner its own Session (get, watch) and its own status (get, patch, update) only', () => {
+    expect(desiredRbac(session)).toEqual({
+      serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta, automountServiceAccountToken: false },
+      role: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: meta,
+        rules: [
+          { apiGroups: ['tether.dev'], resources: ['sessions'], resourceNames: ['abc-20261122083000-k3x9'], verbs: ['get', 'watch'] },
+          { apiGroups: ['tether.dev'], resources: ['sessions/status'], resourceNames: ['abc-20261122083000-k3x9'], verbs: ['get', 'patch', 'update'] },
+        ],
+      },
+      roleBinding: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: meta,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'abc-20261122083000-k3x9-runner' },
+        subjects: [{ kind: 'ServiceAccount', name: 'abc-20261122083000-k3x9-runner', namespace: 'tether' }],
+      },
+    });
+  });
+});

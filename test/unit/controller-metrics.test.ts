@@ -1,0 +1,87 @@
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../../controller/app.ts';
+import { createMetrics } from '../../controller/metrics.ts';
+import { testSession } from './controller-fixtures.ts';
+
+// Prometheus naming rules (https://prometheus.io/docs/practices/naming/), as promtool checks them.
+const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+function families(text: string) {
+  const types = new Map<string, string>();
+  const samples: Array<{ name: string; labels: string[] }> = [];
+  for (const line of text.split('\n')) {
+    const type = line.match(/^# TYPE (\S+) (\S+)$/);
+    if (type) types.set(type[1]!, type[2]!);
+    if (line === '' || line.startsWith('#')) continue;
+    const sample = line.match(/^([^{\s]+)(?:\{([^}]*)\})?\s/);
+    samples.push({ name: sample![1]!, labels: [...(sample![2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="/g)].map((m) => m[1]!) });
+  }
+  return { types, samples };
+}
+
+describe('controller metrics', () => {
+  const sessions = [testSession({ phase: 'Working' }), testSession({ phase: 'Queued' }), testSession({ phase: 'Queued' }), testSession()];
+  const metrics = createMetrics(() => sessions);
+
+  it('exposes the metrics of the issue, with names that follow the Prometheus rules and no phone or session labels', async () => {
+    metrics.observer.finished!(sessions[0]!, 'Succeeded', 192);
+    metrics.reconciled('success', 0.01);
+    metrics.watchRestart('sessions', 'stall');
+    metrics.queueHooks.retry!('ns/a', 5, new Error('x'));
+    const { types, samples } = families(await metrics.registry.metrics());
+    const expected: Array<[string, string]> = [
+      ['tether_sessions', 'gauge'], ['tether_session_duration_seconds', 'histogram'], ['tether_session_startup_seconds', 'histogram'],
+      ['tether_approval_wait_seconds', 'histogram'], ['tether_reconcile_total', 'counter'], ['tether_reconcile_duration_seconds', 'histogram'],
+      ['tether_workqueue_depth', 'gauge'], ['tether_workqueue_queue_duration_seconds', 'histogram'], ['tether_workqueue_retries_total', 'counter'],
+      ['tether_watch_restarts_total', 'counter'], ['tether_leader', 'gauge'],
+    ];
+    for (const [name, type] of expected) expect(types.get(name), name).toBe(type);
+    for (const [name, type] of types) {
+      expect(name).toMatch(METRIC_NAME);
+      // prom-client's default process metrics carry their upstream names (one gauge ends in _total).
+      if (name.startsWith('tether_controller_')) continue;
+      if (type === 'counter') expect(name, `${name} is a counter`).toMatch(/_total$/);
+      else expect(name, `${name} must not end in _total`).not.toMatch(/_total$/);
+      expect(name).not.toMatch(/_(count|sum|bucket)$/);
+      if (/seconds|bytes/.test(name)) expect(name).toMatch(/_(seconds|bytes)(_total)?$/);
+      expect(name, 'seconds, not milliseconds').not.toMatch(/millis|_ms$/);
+    }
+    for (const sample of samples) {
+      for (const label of sample.labels) {
+        expect(label).toMatch(LABEL_NAME);
+        expect(label.startsWith('__')).toBe(false);
+        expect(['phone', 'session', 'name', 'phone_hash']).not.toContain(label);
+      }
+    }
+  });
+
+  it('counts Sessions by phase from the cache', async () => {
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('tether_sessions{phase="Queued"} 2');
+    expect(text).toContain('tether_sessions{phase="Working"} 1');
+    expect(text).toContain('tether_sessions{phase="New"} 1');
+    expect(text).toContain('tether_sessions{phase="Failed"} 0');
+    expect(text).toContain('tether_session_duration_seconds_count{outcome="Succeeded"} 1');
+    expect(text).toContain('tether_watch_restarts_total{resource="sessions",reason="stall"} 1');
+  });
+
+  it('serves /metrics, /healthz and /readyz', async () => {
+    let ready = false;
+    const server = createApp({ registry: metrics.registry, ready: () => ready }).listen(0);
+    await new Promise((r) => server.once('listening', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const m = await fetch(`${base}/metrics`);
+      expect(m.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(await m.text()).toContain('tether_leader 0');
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      expect((await fetch(`${base}/readyz`)).status).toBe(503);
+      ready = true;
+      expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { computeStatus } from '../../controller/status.ts';
+import { testSession } from './controller-fixtures.ts';
+
+const now = new Date('2026-11-22T08:03:12.000Z');
+
+describe('computeStatus', () => {
+  it('moves a new Session to Starting with pod, start time, admitted condition, display and observedGeneration', () => {
+    const session = testSession({ name: 'a' });
+    const { patch, reason } = computeStatus({ session, now, event: { type: 'PodCreated' }, pod: { name: 'a-runner', createdAt: '2026-11-22T08:00:01Z' } });
+    expect(reason).toBe('PodCreated');
+    expect(patch).toEqual({
+      phase: 'Starting',
+      podName: 'a-runner',
+      startTime: '2026-11-22T08:00:01.000Z',
+      conditions: [{ type: 'Admitted', status: 'True', reason: 'PodCreated', message: 'runner pod a-runner created', lastTransitionTime: now.toISOString(), observedGeneration: 1 }],
+      display: { phone: '+1415•••0123', prompt: 'make the navbar sticky' },
+      observedGeneration: 1,
+    });
+  });
+
+  it('writes nothing when nothing changed', () => {
+    const session = testSession({ name: 'a' });
+    const first = computeStatus({ session, now, event: { type: 'Enqueue' } });
+    const again = computeStatus({ session: { ...session, status: first.status }, now: new Date(now.getTime() + 5000) });
+    expect(again.patch).toBeUndefined();
+  });
+
+  it('keeps lastTransitionTime while a condition keeps its status', () => {
+    const session = testSession({ name: 'a' });
+    const queued = computeStatus({ session, now, event: { type: 'Enqueue' } }).status;
+    const later = new Date(now.getTime() + 60_000);
+    const started = computeStatus({ session: { ...session, status: queued }, now: later, event: { type: 'PodCreated' }, pod: { name: 'a-runner' } }).status;
+    const admitted = started.conditions!.find((c) => c.type === 'Admitted')!;
+    expect(admitted).toMatchObject({ status: 'True', lastTransitionTime: later.toISOString() });
+    expect(started.startTime).toBe(later.toISOString());
+  });
+
+  it('ends a Session the controller stops: terminal phase, completion time, Finished condition, result message, duration', () => {
+    const session = testSession({ phase: 'AwaitingApproval', status: { startTime: '2026-11-22T08:00:00Z' } });
+    const { patch } = computeStatus({ session, now, event: { type: 'ApprovalTimeout' }, message: 'no decision in time' });
+    expect(patch).toMatchObject({
+      phase: 'TimedOut',
+      completionTime: now.toISOString(),
+      conditions: [expect.objectContaining({ type: 'Finished', status: 'True', reason: 'ApprovalTimeout', message: 'no decision in time' })],
+      display: { duration: '3m12s' },
+      result: { message: 'no decision in time' },
+    });
+  });
+
+  it('completes the bookkeeping of a terminal phase the runner wrote, keeping its fields', () => {
+    const session = testSession({ phase: 'Succeeded', status: { startTime: '2026-11-22T08:00:00Z', completionTime: '2026-11-22T08:01:00Z', result: { prUrl: 'https://x/pull/1', costUsd: 0.4 } } });
+    const { patch } = computeStatus({ session, now });
+    expect(patch).toEqual({
+      conditions: [expect.objectContaining({ type: 'Finished', reason: 'Published', message: 'pull request opened: https://x/pull/1' })],
+      display: { phone: '+1415•••0123', prompt: 'make the navbar sticky', duration: '1m0s' },
+      observedGeneration: 1,
+    });
+  });
+
+  it('records the exit code of a lost runner', () => {
+    const session = testSession({ phase: 'Working', status: { startTime: '2026-11-22T08:00:00Z' } });
+    const { patch } = computeStatus({ session, now, event: { type: 'PodLost' }, message: 'the runner exited with code 137', exitCode: 137 });
+    expect(patch?.result).toEqual({ message: 'the runner exited with code 137', exitCode: 137 });
+    expect(patch?.phase).toBe('Failed');
+  });
+
+  it('refuses an illegal transition instead of writing it', () => {
+    expect(() => computeStatus({ session: testSession({ phase: 'Working' }), now, event: { type: 'PodCreated' } })).toThrow(/not allowed in phase Working/);
+  });
+});
