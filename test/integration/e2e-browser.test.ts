@@ -1,0 +1,50 @@
+// The web chat in Debian's Chromium through the whole stack: type a command, watch progress,
+// see the diff image, tap approve, get the pull request. Saves a screenshot as an artifact.
+import { mkdirSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startE2E, type E2E } from '../support/e2e.ts';
+
+let e2e: E2E;
+let browser: Browser;
+beforeAll(async () => {
+  e2e = await startE2E({ numbers: ['+14155550171'] });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}, 90_000);
+afterAll(async () => {
+  await browser?.close();
+  await e2e?.stop();
+});
+
+describe('web chat in Chromium', () => {
+  it('runs the full approve flow from a phone-sized page', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
+    await page.goto(e2e.stack.chatUrl);
+    await expect.poll(() => page.textContent('#state')).toBe('connected');
+
+    await page.fill('#text', 'script:\nprogress: Reading index.html\nwrite: index.html = <h1>Hello, dark mode</h1>\nsay: Made the page darker.');
+    await page.click('button[type=submit]');
+
+    const bot = page.locator('.msg.bot');
+    await bot.filter({ hasText: /On it/ }).waitFor({ timeout: 30_000 });
+    await bot.filter({ hasText: /Reading index\.html/ }).waitFor({ timeout: 30_000 });
+    const diff = bot.filter({ has: page.locator('img') });
+    await diff.waitFor({ timeout: 30_000 });
+    await expect.poll(() => diff.locator('img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth), { timeout: 10_000 }).toBeGreaterThan(100);
+
+    await page.locator('.actions button', { hasText: 'approve' }).click();
+    const done = bot.filter({ hasText: /Pull request opened/ });
+    await done.waitFor({ timeout: 30_000 });
+    expect(await done.textContent()).toMatch(/https:\/\/\S+\/pull\/1/);
+    expect(e2e.github.pulls).toHaveLength(1);
+
+    // Nothing needs scrolling sideways on a phone.
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    mkdirSync('test-results', { recursive: true });
+    await page.screenshot({ path: 'test-results/chat-approve.png', fullPage: true });
+  });
+});
