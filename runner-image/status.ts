@@ -178,6 +178,7 @@ export class StatusWriter {
       } catch (error) {
         if (isNotFound(error)) throw new SessionFinished('Session deleted');
         if (!isConflict(error) || attempt >= 20) throw error;
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(25 * attempt, 250)));
         const fresh = await this.get();
         if (!fresh) throw new SessionFinished('Session deleted');
         this.observe(fresh);

@@ -1,0 +1,98 @@
+// The runner's status writer against the real apiserver: batching, bounded progress, optimistic
+// writes that re-read and retry on 409, and respect for a terminal phase written by someone else.
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SessionClient } from '../../common/kube/sessions.ts';
+import { makeRedactor } from '../../runner-image/redact.ts';
+import { SessionFinished, StatusWriter } from '../../runner-image/status.ts';
+import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
+import { createStartedSession, specFor } from '../support/runner.ts';
+
+let kc: KubeConfig;
+let ns: string;
+let sessions: SessionClient;
+
+beforeAll(async () => {
+  kc = adminKubeConfig();
+  await installSessionCrd(kc);
+  ns = await createNamespace(kc, 'runstat');
+  sessions = sessionClient(kc);
+});
+afterAll(async () => deleteNamespace(kc, ns));
+
+async function writerFor(batchMs = 400) {
+  const name = await createStartedSession(sessions, ns, specFor('script:\nsay: hi', '/tmp/none/acme/web.git'));
+  const writer = new StatusWriter({
+    api: kc.makeApiClient(CustomObjectsApi), namespace: ns, name, redact: makeRedactor(['s3cr3t-value']), log: pino({ level: 'silent' }), batchMs,
+  });
+  await writer.load();
+  return { name, writer };
+}
+
+describe('runner status writer', () => {
+  it('batches progress: 200 lines in a burst become a few writes, last 50 kept, seq increasing', async () => {
+    const { name, writer } = await writerFor();
+    for (let i = 1; i <= 200; i++) writer.addProgress(`step ${i}`);
+    await writer.flush();
+    expect(writer.writes).toBeLessThanOrEqual(2);
+    const progress = (await sessions.get(ns, name))!.status!.progress!;
+    expect(progress).toHaveLength(50);
+    expect(progress.map((p) => p.seq)).toEqual(Array.from({ length: 50 }, (_, i) => 151 + i));
+    expect(progress.at(-1)?.text).toBe('step 200');
+  });
+
+  it('re-reads and retries on conflict, keeping what the controller wrote', async () => {
+    const { name, writer } = await writerFor();
+    await sessions.patchStatus(ns, name, { display: { phone: '+1415•••0123' }, podName: 'p-runner' });
+    writer.addProgress('after a concurrent controller write');
+    expect(await writer.move({ type: 'RunnerStarted' })).toBe(true);
+    const session = (await sessions.get(ns, name))!;
+    expect(session.status).toMatchObject({ phase: 'Working', podName: 'p-runner', display: { phone: '+1415•••0123' } });
+    expect(session.status?.progress?.map((p) => p.text)).toEqual(['after a concurrent controller write']);
+  });
+
+  it('stays correct under a stream of concurrent controller writes', async () => {
+    const { name, writer } = await writerFor(20);
+    let stop = false;
+    const controller = (async () => {
+      for (let i = 0; !stop; i++) {
+        await sessions.patchStatus(ns, name, { display: { duration: `${i}s` } });
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    const started = Date.now();
+    for (let i = 1; i <= 40; i++) {
+      writer.addProgress(`line ${i}`);
+      await writer.flush();
+    }
+    const perSecond = (40 / ((Date.now() - started) / 1000)).toFixed(0);
+    stop = true;
+    await controller;
+    console.log(`[runner-status] 40 sequential status writes with a concurrent writer: ${perSecond} writes/s`);
+    const session = (await sessions.get(ns, name))!;
+    expect(session.status?.progress?.map((p) => p.text)).toEqual(Array.from({ length: 40 }, (_, i) => `line ${i + 1}`));
+    expect(session.status?.display?.duration).toMatch(/^\d+s$/);
+  });
+
+  it('redacts secrets before writing', async () => {
+    const { name, writer } = await writerFor();
+    writer.addProgress('using s3cr3t-value now');
+    writer.setResult({ summary: 'token ghp_0123456789abcdefghijABCDEFGH end' });
+    await writer.flush();
+    const status = JSON.stringify((await sessions.get(ns, name))!.status);
+    expect(status).not.toContain('s3cr3t-value');
+    expect(status).not.toContain('ghp_0123');
+    expect(status).toContain('using [redacted] now');
+  });
+
+  it('never overwrites a terminal phase written by someone else', async () => {
+    const { name, writer } = await writerFor();
+    await sessions.patchStatus(ns, name, { phase: 'Cancelled' });
+    writer.addProgress('too late');
+    await expect(writer.move({ type: 'RunnerStarted' })).rejects.toBeInstanceOf(SessionFinished);
+    const session = (await sessions.get(ns, name))!;
+    expect(session.status?.phase).toBe('Cancelled');
+    expect(session.status?.progress).toBeUndefined();
+  });
+});
