@@ -3,7 +3,7 @@ SHELL := /usr/bin/env bash
 NODE_BIN := $(shell scripts/ensure-node.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: setup test test-unit test-integration lint typecheck crd control-plane dev clean
+.PHONY: kind-up setup test test-unit test-integration lint typecheck crd control-plane dev clean
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -38,6 +38,10 @@ control-plane:
 ## make dev: the whole system on this machine
 dev: setup control-plane
 	node scripts/dev.ts
+
+## make kind-up: a kind cluster (needs Docker) with Tether installed from this checkout
+kind-up:
+	bash scripts/kind-up.sh
 
 clean:
 	rm -rf node_modules .tether-state test-results
