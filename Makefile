@@ -45,3 +45,26 @@ kind-up:
 
 clean:
 	rm -rf node_modules .tether-state test-results
+
+## Images and chart (issue 7)
+IMAGE_REGISTRY ?= ghcr.io/tether-dev
+IMAGE_TAG ?= dev
+.PHONY: images helm-lint helm-template
+
+## make images: build tether-controller, tether-relay and tether-runner with Docker (skipped, with a message, without it)
+images:
+	@if ! command -v docker >/dev/null 2>&1; then echo "make images: docker is not installed; nothing built"; exit 0; fi; \
+	if ! docker info >/dev/null 2>&1; then echo "make images: the Docker daemon is not reachable; nothing built"; exit 0; fi; \
+	for image in controller:controller relay:relay runner:runner-image; do \
+	  name=$${image%%:*}; dir=$${image#*:}; \
+	  echo "building $(IMAGE_REGISTRY)/tether-$$name:$(IMAGE_TAG) from $$dir/Dockerfile"; \
+	  docker build -f $$dir/Dockerfile -t $(IMAGE_REGISTRY)/tether-$$name:$(IMAGE_TAG) . || exit 1; \
+	done
+
+## make helm-lint: helm lint --strict charts/tether (helm from scripts/ensure-helm.sh)
+helm-lint:
+	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" lint --strict charts/tether
+
+## make helm-template: render charts/tether with the CRD (extra flags: HELM_ARGS="-f my-values.yaml")
+helm-template:
+	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" template tether charts/tether --namespace tether --include-crds $(HELM_ARGS)

