@@ -4,6 +4,7 @@ import { createInformer } from '../common/kube/informer.ts';
 import { GROUP, PLURAL, VERSION, type Session } from '../common/session/schema.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
+import { reuseConnections } from './kube-connections.ts';
 import { createMetrics } from './metrics.ts';
 import { startRelay } from './server.ts';
 
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
   const metrics = createMetrics({ defaults: true });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromDefault();
+  reuseConnections(kubeConfig);
   const store = createInformer<Session>({
     kubeConfig, logger: logger.child({ informer: 'sessions' }),
     path: `/apis/${GROUP}/${VERSION}/namespaces/${config.namespace}/${PLURAL}`,

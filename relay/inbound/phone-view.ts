@@ -7,12 +7,26 @@ import type { PhoneContext } from './router.ts';
 const created = (s: Session) => new Date(s.metadata.creationTimestamp ?? 0).getTime();
 
 export class PhoneView {
-  private readonly store: SessionStore;
+  /** phone → key → Session, kept from the informer's changes (subscribe before it starts) */
+  private readonly byPhone = new Map<string, Map<string, Session>>();
   private readonly recent = new Map<string, Session>();
   private readonly inbound = new Map<string, number>();
 
   constructor(store: SessionStore) {
-    this.store = store;
+    const phoneOf = new Map<string, string>();
+    store.onChange((key, session) => {
+      const before = phoneOf.get(key);
+      if (before !== undefined && !session) {
+        phoneOf.delete(key);
+        this.byPhone.get(before)?.delete(key);
+        if (this.byPhone.get(before)?.size === 0) this.byPhone.delete(before);
+      }
+      if (!session) return;
+      phoneOf.set(key, session.spec.phone); // spec.phone is immutable
+      const sessions = this.byPhone.get(session.spec.phone) ?? new Map<string, Session>();
+      sessions.set(key, session);
+      this.byPhone.set(session.spec.phone, sessions);
+    });
   }
 
   /** Remembers a Session this relay created until the informer has caught up with it. */
@@ -26,7 +40,7 @@ export class PhoneView {
 
   sessions(phone: string): Session[] {
     const all = new Map<string, Session>();
-    for (const s of this.store.list()) if (s.spec.phone === phone) all.set(s.metadata.name!, s);
+    for (const s of this.byPhone.get(phone)?.values() ?? []) all.set(s.metadata.name!, s);
     for (const [name, s] of this.recent) {
       if (all.has(name) || Date.now() - created(s) > 60_000) this.recent.delete(name);
       else if (s.spec.phone === phone) all.set(name, s);

@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { createInformer } from '../../common/kube/informer.ts';
 import { GROUP, PLURAL, VERSION, type Session } from '../../common/session/schema.ts';
 import { loadConfig, type RelayConfig } from '../../relay/config.ts';
+import { reuseConnections } from '../../relay/kube-connections.ts';
 import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
 import { startRelay, type RunningRelay } from '../../relay/server.ts';
 import type { FakeTwilio } from '../fakes/twilio.ts';
@@ -44,6 +45,7 @@ export async function startTestRelay(options: {
   const store = createInformer<Session>({
     kubeConfig: options.kubeConfig, logger, path: `/apis/${GROUP}/${VERSION}/namespaces/${options.namespace}/${PLURAL}`,
   });
+  reuseConnections(options.kubeConfig);
   const relay = await startRelay({ config, kubeConfig: options.kubeConfig, store, logger, metrics }, '127.0.0.1');
   return Object.assign(relay, { config, metrics });
 }
