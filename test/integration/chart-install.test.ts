@@ -16,6 +16,7 @@ import { helmRelease, kubectlOk, kubectlResult, manifestFile, restrictedNamespac
 let kc: KubeConfig;
 let installed: string;
 let applied: string;
+let notes: string;
 const full = (ns: string) => ({ ...everythingOn, metrics: { ...everythingOn.metrics, dashboard: { namespace: ns } } });
 const json = async <T>(args: string[]) => JSON.parse((await kubectlOk([...args, '-o', 'json'])).stdout) as T;
 
@@ -24,7 +25,7 @@ beforeAll(async () => {
   kc = adminKubeConfig();
   await installSessionCrd(kc);
   [installed, applied] = await Promise.all([restrictedNamespace(kc, 'chart'), restrictedNamespace(kc, 'chart-full')]);
-  await helmRelease('install', 'tether', installed, { relay: { allowedNumbers: ['+14155550123'] } });
+  notes = (await helmRelease('install', 'tether', installed, { relay: { allowedNumbers: ['+14155550123'] } })).stdout;
 }, 900_000);
 afterAll(async () => {
   const clusterScoped = [installed, applied].map((n) => `${n}-tether-relay`);
@@ -45,6 +46,13 @@ async function dryRunPods(pods: object[], as?: string) {
 }
 
 describe('helm install with default values', () => {
+  it('tells the user the webhook URL for Twilio, how to list Sessions and how to reach the web chat', () => {
+    expect(notes).toContain('https://tether.example.com/webhook');
+    expect(notes).toContain(`kubectl get sessions -n ${installed}`);
+    expect(notes).toContain('relay runs with the web chat only');
+    expect(notes).toContain(`get secret tether-relay -o jsonpath='{.data.RELAY_WEB_CHAT_TOKEN}'`);
+  });
+
   it('creates the objects, and the Deployments\' Pods pass Pod Security restricted', async () => {
     const deployments = await json<{ items: { metadata: { name: string } }[] }>(['get', 'deployments', '-n', installed]);
     expect(deployments.items.map((d) => d.metadata.name).sort()).toEqual(['tether-controller', 'tether-relay']);

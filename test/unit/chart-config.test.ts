@@ -1,13 +1,16 @@
 // The chart and the code agree: the chart's CRD is the generated one, and the environment the
 // chart gives the controller and the relay is exactly what their config.ts reads and accepts.
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig as loadControllerConfig } from '../../controller/config.ts';
 import { ENV as RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
 import { CHART_CRD_PATH, CRD_OUTPUTS, CRD_PATH, sessionCrdYaml } from '../../common/session/crd-yaml.ts';
 import { sessionCrd } from '../../common/session/crd.ts';
-import { HELM_SETUP_TIMEOUT, everythingOn, find, helmBin, podTemplate, render, type KubeObject, type PodTemplate } from './chart-render.ts';
+import { CHART_DIR, HELM_SETUP_TIMEOUT, everythingOn, find, helm, helmBin, podTemplate, render, type KubeObject, type PodTemplate } from './chart-render.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
@@ -35,6 +38,19 @@ describe('the chart carries the generated Session CRD', () => {
   it('npm run crd writes the same YAML to crds/ and to the chart', () => {
     expect(CRD_OUTPUTS).toEqual([CRD_PATH, CHART_CRD_PATH]);
     for (const path of CRD_OUTPUTS) expect(readFileSync(path, 'utf8'), `${path} is stale: run npm run crd`).toBe(sessionCrdYaml());
+  });
+
+  it('helm package puts it in the chart archive', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tether-package-'));
+    try {
+      const result = await helm(['package', CHART_DIR, '--destination', dir]);
+      expect(result.code, result.stderr).toBe(0);
+      const archive = join(dir, readdirSync(dir).find((f) => f.endsWith('.tgz'))!);
+      const listed = execFileSync('tar', ['-xzOf', archive, 'tether/crds/sessions.tether.dev.yaml'], { encoding: 'utf8' });
+      expect(listed).toBe(sessionCrdYaml());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('helm installs exactly that CRD', async () => {
