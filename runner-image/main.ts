@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { phoneHash } from '../common/session/display.ts';
+import { isTerminal } from '../common/session/state-machine.ts';
 import { ScriptAgent } from './agents/script.ts';
 import type { Agent } from './agents/types.ts';
 import { ConfigError, loadConfig, type RunnerConfig } from './config.ts';
@@ -31,13 +32,14 @@ function configOrExit(): RunnerConfig {
 const config = configOrExit();
 const redact = makeRedactor(config.secrets);
 const log = makeLogger(config.logLevel, redact, { component: 'runner', session: config.session.name });
-let policy;
-try {
-  policy = parsePolicy(config.policyJson);
-} catch (error) {
-  process.stderr.write(`tether-runner: ${(error as Error).message}\n`);
-  process.exit(2);
-}
+const policy = (() => {
+  try {
+    return parsePolicy(config.policyJson);
+  } catch (error) {
+    process.stderr.write(`tether-runner: ${(error as Error).message}\n`);
+    return process.exit(2);
+  }
+})();
 
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromDefault();
@@ -48,6 +50,7 @@ const agent: Agent = config.agent === 'claude'
   ? new (await import('./agents/claude.ts')).ClaudeAgent({ env: config.agentEnv, log, claudePath: config.claudePath, instructions: readFileSync(new URL('./CLAUDE.md', import.meta.url), 'utf8') })
   : new ScriptAgent(config.agentEnv, log);
 const browsers = new Browsers();
+let sessionGone = false;
 const runner = new Runner({
   status, agent, browsers, policy, log, redact,
   git: new Git({ repoDir: config.repoDir, token: config.github.token, author: config.gitAuthor, redact, env: { PATH: config.agentEnv.PATH!, HOME: config.home } }),
@@ -63,7 +66,10 @@ const offPhone = status.onChange((s) => {
 const watch = watchSession({
   kubeConfig, namespace: config.session.namespace, name: config.session.name, log,
   onSession: (s) => status.observe(s),
-  onDeleted: () => runner.stop.abort('deleted'),
+  onDeleted: () => {
+    sessionGone = true;
+    runner.stop.abort('deleted');
+  },
   refresh: async () => void (await status.load()),
 });
 
@@ -86,6 +92,8 @@ try {
     if (!(error instanceof SessionFinished)) throw error;
   });
   log.info({ phase: status.phase, ms: Date.now() - started, statusWrites: status.writes }, 'runner done');
+  // Exit 0 only with a final phase on the Session: anything else is for the controller to see as lost.
+  if (!isTerminal(status.phase) && !sessionGone) exitCode = 1;
 } catch (error) {
   log.error({ err: error }, 'runner crashed');
   exitCode = 1;

@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describeScenario, parseScenario, type Step } from './script-scenario.ts';
 
-import { MARK } from './script-child.constants.ts';
+import { MARK } from './script-protocol.ts';
 
 interface Init { nonce: string; prompt: string; cwd: string; mode: 'run' | 'plan' }
 interface Reply { id: string; behavior: 'allow' | 'deny'; updatedInput?: Record<string, unknown>; message?: string; output?: string }

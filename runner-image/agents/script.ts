@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { onLines } from './lines.ts';
 import { killGroup } from './process-group.ts';
-import { MARK } from './script-child.constants.ts';
+import { MARK } from './script-protocol.ts';
 import type { Agent, AgentHost, AgentResult, AgentRunOptions, ToolDecision } from './types.ts';
 
 const CHILD = fileURLToPath(new URL('./script-child.ts', import.meta.url));

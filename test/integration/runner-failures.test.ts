@@ -3,41 +3,16 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { SessionClient } from '../../common/kube/sessions.ts';
+import { describe, expect, inject, it } from 'vitest';
 import { transition } from '../../common/session/state-machine.ts';
-import { startFakeGitHub, type FakeGitHub } from '../fakes/github.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
-import { answer, createStartedSession, makeRemote, specFor, startRunner, waitFor, waitForPhase } from '../support/runner.ts';
+import { answer, specFor, startRunner, useRunnerTestbed, waitFor, waitForPhase } from '../support/runner.ts';
 
 const GITHUB_TOKEN = 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
 const ANTHROPIC_KEY = 'sk-ant-test-secret-do-not-leak-42';
 
-let kc: KubeConfig;
-let ns: string;
-let sessions: SessionClient;
-let github: FakeGitHub;
-
-beforeAll(async () => {
-  kc = adminKubeConfig();
-  await installSessionCrd(kc);
-  ns = await createNamespace(kc, 'runfail');
-  sessions = sessionClient(kc);
-  github = await startFakeGitHub();
-});
-afterAll(async () => {
-  await github?.close();
-  await deleteNamespace(kc, ns);
-});
-
-async function run(prompt: string, env: Record<string, string> = {}) {
-  const remote = makeRemote();
-  const name = await createStartedSession(sessions, ns, specFor(prompt, remote.url));
-  const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: ns, name, env: { GITHUB_API_URL: github.url, ...env } });
-  return { name, runner, remote, repo: join(runner.workspace, 'repo') };
-}
+const bed = useRunnerTestbed('runfail');
+const run = (prompt: string, env: Record<string, string> = {}) => bed.run(prompt, env);
 
 /** A process that exists and is not a zombie (a killed child waiting to be reaped counts as gone). */
 const alive = (pid: number) => {
@@ -52,7 +27,7 @@ describe.concurrent('runner failures', () => {
   it('agent failure → Failed with the message, partial diff kept', async () => {
     const { name, runner, repo } = await run('script:\nwrite: half.txt = half done\nfail: npm test failed (3 failing)');
     expect(await runner.exited, runner.output()).toBe(0);
-    const session = (await sessions.get(ns, name))!;
+    const session = (await bed.sessions.get(bed.ns, name))!;
     expect(session.status?.phase).toBe('Failed');
     expect(session.status?.result).toMatchObject({ message: 'npm test failed (3 failing)', exitCode: 1 });
     expect(session.status?.result?.diffStat).toContain('half.txt');
@@ -61,8 +36,8 @@ describe.concurrent('runner failures', () => {
 
   it('SIGTERM mid-run: the agent process group is killed, Failed written, exit 0 within the grace period', async () => {
     const { name, runner } = await run('script:\nprogress: Starting a long job\ntool: Bash {"command":"sleep 60"}');
-    await answer(sessions, ns, name, 'tool', { action: 'allow' });
-    await waitFor(sessions, ns, name, (s) => s.status?.phase === 'Working' && !!s.status.progress?.some((p) => p.text === 'Starting a long job'));
+    await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
+    await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.phase === 'Working' && !!s.status.progress?.some((p) => p.text === 'Starting a long job'));
     const agentPid = Number(/"pid":(\d+),"agent":"script"/.exec(runner.output())?.[1]);
     const sleeper = Number(spawnSync('pgrep', ['-g', String(agentPid), 'sleep']).stdout.toString().trim().split('\n')[0]);
     expect(alive(agentPid) && alive(sleeper)).toBe(true);
@@ -72,27 +47,27 @@ describe.concurrent('runner failures', () => {
     expect(Date.now() - sent).toBeLessThan(10_000);
     expect(alive(agentPid)).toBe(false);
     expect(alive(sleeper)).toBe(false);
-    const session = (await sessions.get(ns, name))!;
+    const session = (await bed.sessions.get(bed.ns, name))!;
     expect(session.status?.phase).toBe('Failed');
     expect(session.status?.result?.message).toContain('SIGTERM');
   });
 
   it('cancel from the phone: the runner stops the agent and writes Cancelled', async () => {
     const { name, runner } = await run('script:\nprogress: working\nsleep: 30000');
-    await waitFor(sessions, ns, name, (s) => !!s.status?.progress?.some((p) => p.text === 'working'));
-    await sessions.patch(ns, name, { spec: { cancel: true } });
+    await waitFor(bed.sessions, bed.ns, name, (s) => !!s.status?.progress?.some((p) => p.text === 'working'));
+    await bed.sessions.patch(bed.ns, name, { spec: { cancel: true } });
     expect(await runner.exited, runner.output()).toBe(0);
-    expect((await sessions.get(ns, name))?.status?.phase).toBe('Cancelled');
+    expect((await bed.sessions.get(bed.ns, name))?.status?.phase).toBe('Cancelled');
   });
 
   it('approval timeout: the controller writes TimedOut; the runner exits 0 and keeps the changes', async () => {
     const { name, runner, repo } = await run('script:\nwrite: kept.txt = keep me');
-    const waiting = await waitFor(sessions, ns, name, (s) => s.status?.phase === 'AwaitingApproval' && s.status.pending?.kind === 'changes');
+    const waiting = await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.phase === 'AwaitingApproval' && s.status.pending?.kind === 'changes');
     const next = transition(waiting.status?.phase, { type: 'ApprovalTimeout' });
     expect(next.ok).toBe(true);
-    if (next.ok) await sessions.patchStatus(ns, name, { phase: next.phase, completionTime: new Date().toISOString() });
+    if (next.ok) await bed.sessions.patchStatus(bed.ns, name, { phase: next.phase, completionTime: new Date().toISOString() });
     expect(await runner.exited, runner.output()).toBe(0);
-    expect((await sessions.get(ns, name))?.status?.phase).toBe('TimedOut');
+    expect((await bed.sessions.get(bed.ns, name))?.status?.phase).toBe('TimedOut');
     expect(readFileSync(join(repo, 'kept.txt'), 'utf8')).toBe('keep me');
   });
 
@@ -104,11 +79,11 @@ describe.concurrent('runner failures', () => {
       `echo '::progress:: survived the garbage'`,
     ].join('; ');
     const { name, runner } = await run(`script:\nthis line is not a step\ntool: Bash ${JSON.stringify({ command })}\ntool: Bash {broken json\nprogress: ${'y'.repeat(3000)}\nsay: still here`);
-    await answer(sessions, ns, name, 'tool', { action: 'allow' });
-    const broken = await answer(sessions, ns, name, 'tool', { action: 'deny', message: 'no' });
+    await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
+    const broken = await answer(bed.sessions, bed.ns, name, 'tool', { action: 'deny', message: 'no' });
     expect(JSON.parse(broken.status!.pending!.input!)).toEqual({ raw: '{broken json' });
     expect(await runner.exited, runner.output()).toBe(0);
-    const session = (await sessions.get(ns, name))!;
+    const session = (await bed.sessions.get(bed.ns, name))!;
     expect(session.status?.phase).toBe('Succeeded');
     expect(session.status?.result?.summary).toBe('still here');
     const texts = session.status!.progress!.map((p) => p.text);
@@ -119,10 +94,10 @@ describe.concurrent('runner failures', () => {
   it('secrets never appear in status, logs or the diff', async () => {
     const prompt = `script:\nprogress: token ${GITHUB_TOKEN}\nwrite: leak.txt = key=${ANTHROPIC_KEY} token=${GITHUB_TOKEN}\ntool: Bash {"command":"echo ${GITHUB_TOKEN}"}`;
     const { name, runner } = await run(prompt, { GITHUB_TOKEN, TETHER_TEST_ANTHROPIC: ANTHROPIC_KEY });
-    await answer(sessions, ns, name, 'tool', { action: 'allow' });
-    await answer(sessions, ns, name, 'changes', { action: 'approve' });
+    await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
+    await answer(bed.sessions, bed.ns, name, 'changes', { action: 'approve' });
     expect(await runner.exited, runner.output()).toBe(0);
-    const session = (await sessions.get(ns, name))!;
+    const session = (await bed.sessions.get(bed.ns, name))!;
     expect(session.status?.phase).toBe('Succeeded');
     const status = JSON.stringify(session.status);
     expect(status).toContain('[redacted]');
@@ -130,27 +105,27 @@ describe.concurrent('runner failures', () => {
       expect(status).not.toContain(secret);
       expect(runner.output()).not.toContain(secret);
     }
-    expect(github.pulls.find((p) => p.head === `tether/${name}`)?.headers.authorization).toBe(`Bearer ${GITHUB_TOKEN}`);
+    expect(bed.github.pulls.find((p) => p.head === `tether/${name}`)?.headers.authorization).toBe(`Bearer ${GITHUB_TOKEN}`);
   });
 
   it('refuses to start on a bad variable, naming it', async () => {
-    const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: ns, name: 'x', env: { TETHER_SESSION_NAME: 'Not_A_Name' } });
+    const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name: 'x', env: { TETHER_SESSION_NAME: 'Not_A_Name' } });
     expect(await runner.exited).toBe(2);
     expect(runner.output()).toContain('invalid TETHER_SESSION_NAME');
-    const policy = startRunner({ kubeconfig: inject('kubeconfig'), namespace: ns, name: 'x', env: { TETHER_PERMISSION_POLICY: '{"allow": "Bash"}' } });
+    const policy = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name: 'x', env: { TETHER_PERMISSION_POLICY: '{"allow": "Bash"}' } });
     expect(await policy.exited).toBe(2);
     expect(policy.output()).toContain('TETHER_PERMISSION_POLICY.allow');
   });
 
   it('waits for Starting, and fails plainly when the repository cannot be cloned', async () => {
     const name = `wait-${Date.now()}`;
-    await sessions.create(ns, name, specFor('script:\nsay: hi', '/nonexistent/acme/web.git'));
-    const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: ns, name, env: { GITHUB_API_URL: github.url } });
+    await bed.sessions.create(bed.ns, name, specFor('script:\nsay: hi', '/nonexistent/acme/web.git'));
+    const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: { GITHUB_API_URL: bed.github.url } });
     await new Promise((r) => setTimeout(r, 1500));
-    expect((await sessions.get(ns, name))?.status?.phase).toBeUndefined();
-    await sessions.patchStatus(ns, name, { phase: 'Starting' });
+    expect((await bed.sessions.get(bed.ns, name))?.status?.phase).toBeUndefined();
+    await bed.sessions.patchStatus(bed.ns, name, { phase: 'Starting' });
     expect(await runner.exited, runner.output()).toBe(0);
-    const session = await waitForPhase(sessions, ns, name, 'Failed');
+    const session = await waitForPhase(bed.sessions, bed.ns, name, 'Failed');
     expect(session.status?.result?.message).toMatch(/^Could not get the repository: git clone failed/);
     expect(existsSync(join(runner.workspace, 'repo', '.git'))).toBe(false);
     await eventually(() => expect(runner.child.exitCode).toBe(0));

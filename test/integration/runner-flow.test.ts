@@ -1,43 +1,21 @@
 // The runner as a real process against the real apiserver: a local bare repo as the remote, a fake
 // GitHub API; the test plays the controller (Starting) and the relay (decisions).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { SessionClient } from '../../common/kube/sessions.ts';
-import { startFakeGitHub, type FakeGitHub } from '../fakes/github.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
-import { answer, createStartedSession, makeRemote, specFor, startRunner } from '../support/runner.ts';
+import { describe, expect, it } from 'vitest';
+import { answer, useRunnerTestbed } from '../support/runner.ts';
 
-let kc: KubeConfig;
-let ns: string;
-let sessions: SessionClient;
-let github: FakeGitHub;
-
-beforeAll(async () => {
-  kc = adminKubeConfig();
-  await installSessionCrd(kc);
-  ns = await createNamespace(kc, 'runner');
-  sessions = sessionClient(kc);
-  github = await startFakeGitHub();
-});
-afterAll(async () => {
-  await github?.close();
-  await deleteNamespace(kc, ns);
-});
-
-async function run(prompt: string, env: Record<string, string> = {}) {
-  const remote = makeRemote();
-  const name = await createStartedSession(sessions, ns, specFor(prompt, remote.url));
-  const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: ns, name, env: { GITHUB_API_URL: github.url, ...env } });
-  return { remote, name, runner, repo: join(runner.workspace, 'repo') };
-}
+const bed = useRunnerTestbed('runner');
+const run = (prompt: string, env: Record<string, string> = {}) => bed.run(prompt, env);
 
 describe.concurrent('runner flows', () => {
   it('progress only: Working, progress lines in order, Succeeded with the summary', async () => {
     const { name, runner } = await run('script:\nprogress: Reading the code\nprogress: Reading the code\nsleep: 50\nprogress: Thinking\nsay: Nothing to change.');
     expect(await runner.exited, runner.output()).toBe(0);
-    const session = (await sessions.get(ns, name))!;
+    const session = (await bed.sessions.get(bed.ns, name))!;
     expect(session.status?.phase).toBe('Succeeded');
     expect(session.status?.result?.summary).toBe('Nothing to change.');
     const texts = session.status!.progress!.map((p) => p.text);
@@ -50,16 +28,16 @@ describe.concurrent('runner flows', () => {
 
   it('changes → approve: branch pushed, PR created on the fake, Succeeded with prUrl', async () => {
     const { name, runner, remote } = await run('script: add a greeting\nprogress: Writing\nwrite: src/hello.txt = hello\\nworld\nsay: Added src/hello.txt');
-    const pending = await answer(sessions, ns, name, 'changes', { action: 'approve' });
+    const pending = await answer(bed.sessions, bed.ns, name, 'changes', { action: 'approve' });
     expect(pending.status?.result?.diffStat).toContain('src/hello.txt');
     expect(pending.status?.result?.diff).toContain('+hello');
     const diffImage = pending.status?.result?.media?.find((m) => m.kind === 'diff');
     expect(diffImage?.ref).toMatch(/^file:media\/.+\/diff\.png$/);
     expect(readFileSync(join(runner.workspace, diffImage!.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
     expect(await runner.exited, runner.output()).toBe(0);
-    const done = (await sessions.get(ns, name))!;
+    const done = (await bed.sessions.get(bed.ns, name))!;
     expect(done.status?.phase).toBe('Succeeded');
-    const pull = github.pulls.find((p) => p.head === `tether/${name}`);
+    const pull = bed.github.pulls.find((p) => p.head === `tether/${name}`);
     expect(pull).toMatchObject({ owner: 'acme', repo: 'web', base: 'main', title: 'add a greeting' });
     expect(done.status?.result).toMatchObject({ prUrl: pull!.html_url, branch: `tether/${name}` });
     expect(remote.git('show', `tether/${name}:src/hello.txt`)).toBe('hello\nworld');
@@ -68,10 +46,37 @@ describe.concurrent('runner flows', () => {
 
   it('changes → reject: tree clean, Rejected', async () => {
     const { name, runner, repo } = await run('script:\nwrite: notes.md = draft\nwrite: README.md = replaced');
-    await answer(sessions, ns, name, 'changes', { action: 'reject', message: 'not now' });
+    await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject', message: 'not now' });
     expect(await runner.exited, runner.output()).toBe(0);
-    expect((await sessions.get(ns, name))?.status?.phase).toBe('Rejected');
+    expect((await bed.sessions.get(bed.ns, name))?.status?.phase).toBe('Rejected');
     expect(existsSync(join(repo, 'notes.md'))).toBe(false);
     expect(readFileSync(join(repo, 'README.md'), 'utf8')).toBe('# web\n');
+  });
+
+  it('with TETHER_RELAY_URL the diff image is uploaded with the relay token and referenced by the relay ref', async () => {
+    const uploads: { url: string; auth?: string; type?: string; bytes: number }[] = [];
+    const relay = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        uploads.push({ url: `${req.method} ${req.url}`, auth: req.headers.authorization, type: req.headers['content-type'], bytes: Buffer.concat(chunks).length });
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ ref: req.url!.replace(/^\/media\//, '') }));
+      });
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const tokenFile = join(mkdtempSync(join(tmpdir(), 'tether-token-')), 'token');
+    writeFileSync(tokenFile, 'projected-relay-token\n');
+    try {
+      const { name, runner } = await run('script:\nwrite: a.txt = a', {
+        TETHER_RELAY_URL: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`, TETHER_RELAY_TOKEN_FILE: tokenFile,
+      });
+      const pending = await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
+      expect(await runner.exited, runner.output()).toBe(0);
+      expect(uploads).toEqual([{ url: `PUT /media/${bed.ns}/${name}/diff.png`, auth: 'Bearer projected-relay-token', type: 'image/png', bytes: expect.any(Number) }]);
+      expect(pending.status?.result?.media).toEqual([expect.objectContaining({ kind: 'diff', ref: `${bed.ns}/${name}/diff.png`, contentType: 'image/png', bytes: uploads[0]!.bytes })]);
+    } finally {
+      relay.close();
+    }
   });
 });

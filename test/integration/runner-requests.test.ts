@@ -3,50 +3,33 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { SessionClient } from '../../common/kube/sessions.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionSpec } from '../../common/session/schema.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
-import { answer, createStartedSession, makeRemote, specFor, startRunner, waitFor } from '../support/runner.ts';
+import { answer, useRunnerTestbed, waitFor } from '../support/runner.ts';
 
-let kc: KubeConfig;
-let ns: string;
-let sessions: SessionClient;
+const bed = useRunnerTestbed('runreq');
 let page: Server;
 let pageUrl: string;
 
 beforeAll(async () => {
-  kc = adminKubeConfig();
-  await installSessionCrd(kc);
-  ns = await createNamespace(kc, 'runreq');
-  sessions = sessionClient(kc);
   page = createServer((_req, res) => res.end('<!doctype html><body style="background:#fc0"><h1>Hello from the dev server</h1></body>'));
   await new Promise<void>((r) => page.listen(0, '127.0.0.1', r));
   pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
 });
-afterAll(async () => {
-  page?.close();
-  await deleteNamespace(kc, ns);
-});
+afterAll(() => void page?.close());
 
-async function run(prompt: string, extra: Partial<SessionSpec> = {}) {
-  const remote = makeRemote();
-  const name = await createStartedSession(sessions, ns, specFor(prompt, remote.url, extra));
-  const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: ns, name, env: { GITHUB_API_URL: 'http://127.0.0.1:9' } });
-  return { name, runner, repo: join(runner.workspace, 'repo') };
-}
+const run = (prompt: string, extra: Partial<SessionSpec> = {}) => bed.run(prompt, {}, extra);
 
-const final = async (name: string) => (await sessions.get(ns, name))!;
+const final = async (name: string) => (await bed.sessions.get(bed.ns, name))!;
 
 describe.concurrent('runner requests', () => {
   it('tool asked → allow: the command runs, progress and phase go back to Working', async () => {
     const { name, runner, repo } = await run('script:\ntool: Bash {"command":"echo ::progress:: Running the build; echo built > build.log"}\nsay: Built.');
-    const asked = await answer(sessions, ns, name, 'tool', { action: 'allow' });
+    const asked = await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
     expect(asked.status?.pending).toMatchObject({ kind: 'tool', tool: 'Bash' });
     expect(JSON.parse(asked.status!.pending!.input!)).toEqual({ command: 'echo ::progress:: Running the build; echo built > build.log' });
-    await waitFor(sessions, ns, name, (s) => s.status?.phase !== 'AwaitingApproval' && !s.status?.pending);
-    await answer(sessions, ns, name, 'changes', { action: 'reject' });
+    await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.phase !== 'AwaitingApproval' && !s.status?.pending);
+    await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
     expect(await runner.exited, runner.output()).toBe(0);
     const session = await final(name);
     expect(session.status?.phase).toBe('Rejected');
@@ -56,7 +39,7 @@ describe.concurrent('runner requests', () => {
 
   it('tool asked → deny with a reason: the agent is told, nothing runs, Succeeded without changes', async () => {
     const { name, runner, repo } = await run('script:\ntool: Bash {"command":"touch denied.txt"}');
-    await answer(sessions, ns, name, 'tool', { action: 'deny', message: 'no shell today' });
+    await answer(bed.sessions, bed.ns, name, 'tool', { action: 'deny', message: 'no shell today' });
     expect(await runner.exited, runner.output()).toBe(0);
     const session = await final(name);
     expect(session.status?.phase).toBe('Succeeded');
@@ -66,7 +49,7 @@ describe.concurrent('runner requests', () => {
 
   it('allow always (scope session) allows the same tool again without asking', async () => {
     const { name, runner } = await run('script:\ntool: Bash {"command":"true"}\ntool: Bash {"command":"true"}\nsay: twice');
-    await answer(sessions, ns, name, 'tool', { action: 'allow', scope: 'session' });
+    await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow', scope: 'session' });
     expect(await runner.exited, runner.output()).toBe(0);
     const session = await final(name);
     expect(session.status?.phase).toBe('Succeeded');
@@ -75,7 +58,7 @@ describe.concurrent('runner requests', () => {
 
   it('question → answer: options in pending, the answer reaches the agent', async () => {
     const { name, runner } = await run('script:\nask: Which database should the cache use? | Redis | In-memory');
-    const asked = await answer(sessions, ns, name, 'question', { action: 'answer', answers: { 'Which database should the cache use?': 'Redis' } });
+    const asked = await answer(bed.sessions, bed.ns, name, 'question', { action: 'answer', answers: { 'Which database should the cache use?': 'Redis' } });
     expect(asked.status?.pending?.questions).toEqual([{ question: 'Which database should the cache use?', header: 'Question', multiSelect: false, options: [{ label: 'Redis' }, { label: 'In-memory' }] }]);
     expect(await runner.exited, runner.output()).toBe(0);
     expect((await final(name)).status?.result?.summary).toBe('Which database should the cache use? → Redis');
@@ -83,23 +66,23 @@ describe.concurrent('runner requests', () => {
 
   it('question answered with free text in message', async () => {
     const { name, runner } = await run('script:\nask: Which colour? | Red | Blue');
-    await answer(sessions, ns, name, 'question', { action: 'answer', message: 'teal please' });
+    await answer(bed.sessions, bed.ns, name, 'question', { action: 'answer', message: 'teal please' });
     expect(await runner.exited, runner.output()).toBe(0);
     expect((await final(name)).status?.result?.summary).toBe('Which colour? → teal please');
   });
 
   it('plan mode: the plan is a pending request of kind plan; approve runs it', async () => {
     const { name, runner } = await run('script:\nwrite: plan.txt = planned\nsay: done', { mode: 'plan' });
-    const asked = await answer(sessions, ns, name, 'plan', { action: 'approve' });
+    const asked = await answer(bed.sessions, bed.ns, name, 'plan', { action: 'approve' });
     expect(asked.status?.pending?.summary).toBe('1. write plan.txt\n2. done');
-    const changes = await answer(sessions, ns, name, 'changes', { action: 'reject' });
+    const changes = await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
     expect(changes.status?.result?.diffStat).toContain('plan.txt');
     expect(await runner.exited, runner.output()).toBe(0);
   });
 
   it('plan mode: reject ends the session Rejected without running anything', async () => {
     const { name, runner, repo } = await run('script:\nwrite: plan.txt = planned', { mode: 'plan' });
-    await answer(sessions, ns, name, 'plan', { action: 'reject', message: 'too big' });
+    await answer(bed.sessions, bed.ns, name, 'plan', { action: 'reject', message: 'too big' });
     expect(await runner.exited, runner.output()).toBe(0);
     expect((await final(name)).status?.phase).toBe('Rejected');
     expect(existsSync(join(repo, 'plan.txt'))).toBe(false);

@@ -4,10 +4,14 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, inject } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
 import type { Decision, Phase, Session, SessionSpec } from '../../common/session/schema.ts';
 import { transition } from '../../common/session/state-machine.ts';
+import { startFakeGitHub, type FakeGitHub } from '../fakes/github.ts';
+import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from './cluster.ts';
 import { eventually } from './eventually.ts';
 
 export const PHONE = '+14155550123';
@@ -87,4 +91,36 @@ export async function answer(sessions: SessionClient, namespace: string, name: s
   const decisions = [...(session.spec.decisions ?? []), { ...decision, requestId: session.status!.pending!.id, at: new Date().toISOString() }];
   await sessions.patch(namespace, name, { spec: { decisions } });
   return session;
+}
+
+export interface RunnerTestbed {
+  kc: KubeConfig;
+  ns: string;
+  sessions: SessionClient;
+  github: FakeGitHub;
+  /** A fresh remote, a Session in Starting, and the runner process for it. */
+  run(prompt: string, env?: Record<string, string>, extra?: Partial<SessionSpec>): Promise<{ name: string; runner: RunnerProcess; remote: ReturnType<typeof makeRemote>; repo: string }>;
+}
+
+/** beforeAll/afterAll for a runner test file: CRD, a namespace, a fake GitHub. */
+export function useRunnerTestbed(prefix: string): RunnerTestbed {
+  const bed = {} as RunnerTestbed;
+  beforeAll(async () => {
+    bed.kc = adminKubeConfig();
+    await installSessionCrd(bed.kc);
+    bed.ns = await createNamespace(bed.kc, prefix);
+    bed.sessions = sessionClient(bed.kc);
+    bed.github = await startFakeGitHub();
+  });
+  afterAll(async () => {
+    await bed.github?.close();
+    if (bed.ns) await deleteNamespace(bed.kc, bed.ns);
+  });
+  bed.run = async (prompt, env = {}, extra = {}) => {
+    const remote = makeRemote();
+    const name = await createStartedSession(bed.sessions, bed.ns, specFor(prompt, remote.url, extra));
+    const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: { GITHUB_API_URL: bed.github.url, ...env } });
+    return { name, runner, remote, repo: join(runner.workspace, 'repo') };
+  };
+  return bed;
 }

@@ -1,0 +1,76 @@
+// Diff images and screenshots rendered by Debian's Chromium through playwright-core.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Browsers, captureScreenshot, diffHtml, MAX_SCREENSHOT_BYTES, renderDiffImage } from '../../runner-image/images.ts';
+import { makeRedactor } from '../../runner-image/redact.ts';
+
+const SECRET = 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
+const diff = [
+  'diff --git a/src/config.ts b/src/config.ts',
+  'index 1111111..2222222 100644',
+  '--- a/src/config.ts',
+  '+++ b/src/config.ts',
+  '@@ -1,2 +1,3 @@',
+  ' export const a = 1;',
+  `-export const token = '${SECRET}';`,
+  '+export const token = process.env.TOKEN;',
+  '+const html = "<script>alert(1)</script>";',
+].join('\n');
+
+const pngSize = (png: Buffer) => ({ width: png.readUInt32BE(16), height: png.readUInt32BE(20) });
+
+let browsers: Browsers;
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  browsers = new Browsers();
+  server = createServer((req, res) => {
+    // A tall, noisy page: worst case for JPEG size.
+    const cells = Array.from({ length: 6000 }, (_, i) => `<i style="background:hsl(${(i * 137) % 360},90%,${30 + (i * 7) % 50}%)"></i>`).join('');
+    res.end(`<!doctype html><style>i{display:inline-block;width:7px;height:7px}</style><h1>${req.url}</h1>${cells}`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await browsers?.close();
+  server?.close();
+});
+
+describe('diff image', () => {
+  it('escapes HTML and shows files, hunks, additions and deletions', () => {
+    const html = diffHtml(diff, '1 file changed, 2 insertions(+), 1 deletion(-)');
+    expect(html).toContain('<div class="file">src/config.ts</div>');
+    expect(html).toContain('<div class="add">+const html = "&lt;script&gt;alert(1)&lt;/script&gt;";</div>');
+    expect(html).not.toContain('<script>');
+    expect(html).toContain('class="del"');
+  });
+
+  it('cuts long diffs with a marker line', () => {
+    const long = Array.from({ length: 500 }, (_, i) => `+line ${i}`).join('\n');
+    expect(diffHtml(long, 't')).toContain('… 380 more lines');
+  });
+
+  it('renders a phone-width PNG from the redacted diff, so no secret can reach the picture', async () => {
+    const redacted = makeRedactor([SECRET])(diff);
+    expect(diffHtml(redacted, 't')).not.toContain(SECRET);
+    const png = await renderDiffImage(browsers, redacted, '1 file changed');
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    expect(pngSize(png).width).toBe(1080);
+    expect(pngSize(png).height).toBeGreaterThan(200);
+  });
+});
+
+describe('screenshots', () => {
+  it('fits a tall noisy page in ≤ 600 KB as JPEG', async () => {
+    const jpeg = await captureScreenshot(browsers, `${base}/page`, true);
+    expect(jpeg.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    expect(jpeg.length).toBeLessThanOrEqual(MAX_SCREENSHOT_BYTES);
+  });
+
+  it('refuses non-http URLs', async () => {
+    await expect(captureScreenshot(browsers, 'file:///etc/passwd')).rejects.toThrow(/http\(s\) URL/);
+  });
+});
