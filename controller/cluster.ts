@@ -67,9 +67,11 @@ export function kubeClusterOps(kc: KubeConfig): ClusterOps {
     ensureRbac: async ({ serviceAccount, role, roleBinding }) => {
       const namespace = serviceAccount.metadata!.namespace!;
       const ignore = async () => undefined;
-      await orExisting(() => core.createNamespacedServiceAccount({ namespace, body: serviceAccount }), ignore);
-      await orExisting(() => rbac.createNamespacedRole({ namespace, body: role }), ignore);
-      await orExisting(() => rbac.createNamespacedRoleBinding({ namespace, body: roleBinding }), ignore);
+      await Promise.all([
+        orExisting(() => core.createNamespacedServiceAccount({ namespace, body: serviceAccount }), ignore),
+        orExisting(() => rbac.createNamespacedRole({ namespace, body: role }), ignore),
+        orExisting(() => rbac.createNamespacedRoleBinding({ namespace, body: roleBinding }), ignore),
+      ]);
     },
   };
 }

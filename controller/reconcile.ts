@@ -72,7 +72,11 @@ const pass: Pass = async (session, deps, now) => {
     const problem = specProblem(session);
     if (problem) return write(session, deps, now, { event: { type: 'InvalidSpec' }, message: problem });
   }
-  if (session.spec.cancel) return write(session, deps, now, { event: { type: 'Cancel' }, message: 'cancelled by the user' });
+  if (session.spec.cancel) {
+    const result = await write(session, deps, now, { event: { type: 'Cancel' }, message: 'cancelled by the user' });
+    if (!fresh) await deps.ops.deletePod(session.metadata.namespace!, runnerName(session.metadata.name!));
+    return result;
+  }
   return fresh ? admitAndStart(session, deps, now) : watchActive(session, deps, now);
 };
 
@@ -113,14 +117,17 @@ async function admitAndStart(session: Session, deps: ReconcileDeps, now: Date): 
       break;
   }
   // A Pod is about to be made: a stale cache must not resurrect the Pod of a Session that moved on.
-  const current = await deps.ops.getSession(namespace, name);
+  // The re-read, the workspace and the runner's credentials are independent: one round trip.
+  const [current, pvc] = await Promise.all([
+    deps.ops.getSession(namespace, name),
+    deps.cachedPvc(namespace, session.spec.workspace) ?? deps.ops.ensurePvc(desiredPvc(session, deps.config)),
+    deps.ops.ensureRbac(desiredRbac(session)),
+  ]);
   if (current?.metadata.resourceVersion !== session.metadata.resourceVersion) throw new StaleCache(name);
-  const pvc = deps.cachedPvc(namespace, session.spec.workspace) ?? await deps.ops.ensurePvc(desiredPvc(session, deps.config));
   const owner = pvc.metadata?.labels?.[LABEL_PHONE_HASH];
   if (owner !== undefined && owner !== phoneHash(session.spec.phone)) {
     return write(session, deps, now, { event: { type: 'InvalidSpec' }, message: `workspace "${session.spec.workspace}" belongs to another phone` });
   }
-  await deps.ops.ensureRbac(desiredRbac(session));
   const pod = deps.cachedPod(namespace, runnerName(name)) ?? await deps.ops.ensurePod(desiredPod(session, deps.config));
   const podOwner = pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
   if (podOwner !== session.metadata.uid) throw new Error(`pod ${pod.metadata?.name} belongs to an older Session of the same name; waiting for its removal`);

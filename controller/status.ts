@@ -60,7 +60,8 @@ export function computeStatus(input: StatusInput): StatusOutcome {
     status.conditions = setCondition(status.conditions, { type: CONDITION_ADMITTED, status: 'True', reason: 'PodCreated', message: `runner pod ${input.pod.name} created` }, now, generation);
   }
 
-  if (isTerminal(status.phase)) {
+  const alreadyFinished = status.conditions?.some((c) => c.type === CONDITION_FINISHED);
+  if (isTerminal(status.phase) && (input.event || !alreadyFinished)) {
     status.completionTime ??= now.toISOString();
     const finished = { ...session, status };
     status.conditions = setCondition(status.conditions, {

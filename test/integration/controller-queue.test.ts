@@ -65,7 +65,7 @@ describe('per-phone queue', () => {
     await expectPhases(names, ['Cancelled', 'Cancelled', 'Cancelled']);
     const swept = await sessions.get(ns, names[2]!);
     expect(swept?.status?.result?.message).toContain(names[0]);
-    expect(await podsOf(names)).toEqual([]);
+    await eventually(async () => expect(await podsOf(names)).toEqual([]));
 
     await new Promise((r) => setTimeout(r, 1100));
     const later = await createSession(sessions, ns, phone);

@@ -69,3 +69,13 @@ describe('computeStatus', () => {
     expect(() => computeStatus({ session: testSession({ phase: 'Working' }), now, event: { type: 'PodCreated' } })).toThrow(/not allowed in phase Working/);
   });
 });
+
+describe('computeStatus on a Session the controller already finished', () => {
+  it('keeps the Finished reason it wrote (PodLost is not rewritten as AgentFailed)', () => {
+    const session = testSession({ phase: 'Working', status: { startTime: '2026-11-22T08:00:00Z' } });
+    const ended = computeStatus({ session, now, event: { type: 'PodLost' }, message: 'the runner exited with code 137', exitCode: 137 }).status;
+    const later = computeStatus({ session: { ...session, status: ended }, now: new Date(now.getTime() + 1000) });
+    expect(later.patch).toBeUndefined();
+    expect(later.status.conditions?.find((c) => c.type === 'Finished')?.reason).toBe('PodLost');
+  });
+});
