@@ -113,8 +113,15 @@ export class Runner {
     this.deps.status.setResult({ diffStat: truncate(diff.stat, 8000), diff: diff.diff });
     const lastLine = diff.stat.split('\n').at(-1)?.trim() ?? '';
     if (withImage) {
+      // The picture is a convenience: without it the phone still gets the stat as text.
       const image = await renderDiffImage(this.deps.browsers, diff.diff, lastLine || `${diff.files} files changed`);
-      await this.addMedia(await storeMedia(this.deps.media, 'diff.png', image, { kind: 'diff', contentType: 'image/png', caption: truncate(lastLine, 1000) }));
+      const stored = await storeMedia(this.deps.media, 'diff.png', image, { kind: 'diff', contentType: 'image/png', caption: truncate(lastLine, 1000) })
+        .catch((error: unknown) => {
+          this.deps.log.warn({ err: error }, 'diff image not stored');
+          this.deps.status.addProgress('The diff picture could not be sent; the list of changes follows as text');
+          return undefined;
+        });
+      if (stored) await this.addMedia(stored);
     }
     return { files: diff.files, stat: diff.stat };
   }

@@ -79,4 +79,13 @@ describe.concurrent('runner flows', () => {
       relay.close();
     }
   });
+
+  it('a relay that refuses the diff image does not block the changes gate', async () => {
+    const { name, runner } = await run('script:\nwrite: b.txt = b', { TETHER_RELAY_URL: 'http://127.0.0.1:9', TETHER_RELAY_TOKEN_FILE: '/nonexistent/token' });
+    const pending = await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
+    expect(pending.status?.result?.media).toBeUndefined();
+    expect(pending.status?.pending?.summary).toContain('b.txt');
+    expect(pending.status?.progress?.map((p) => p.text)).toContain('The diff picture could not be sent; the list of changes follows as text');
+    expect(await runner.exited, runner.output()).toBe(0);
+  });
 });
