@@ -7,6 +7,7 @@ import { desiredRbac } from '../../controller/builders.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
 import { API_VERSION, KIND, type Session } from '../../common/session/schema.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd } from '../support/cluster.ts';
+import { eventually } from '../support/eventually.ts';
 import { helmBin } from '../unit/chart-render.ts';
 import { canI, extraPermissions, helmRelease, kubectlOk, kubectlResult, manifestFile } from './chart-cluster.ts';
 
@@ -57,7 +58,11 @@ describe('controller ServiceAccount', () => {
     } as Session;
     const { serviceAccount, role, roleBinding } = desiredRbac(session);
     const as = `--as=system:serviceaccount:${ns}:${CONTROLLER}`;
-    await kubectlOk(['create', as, '-f', manifestFile([serviceAccount, role, roleBinding])]);
+    await kubectlOk(['create', as, '-f', manifestFile([serviceAccount, role])]);
+    // The binding's escalation check reads the new Role from the API server's RBAC cache, which
+    // may lag a moment behind (the controller retries the same way).
+    const binding = manifestFile([roleBinding]);
+    await eventually(async () => expect((await kubectlResult(['create', as, '-f', binding])).stderr).toBe(''), 10_000, 200);
     const runner = serviceAccount.metadata!.name!;
     expect(await canI(runner, ns, ['get', `sessions.tether.dev/${session.metadata.name}`, '-n', ns])).toBe(true);
     expect(await canI(runner, ns, ['patch', `sessions.tether.dev/${session.metadata.name}`, '--subresource=status', '-n', ns])).toBe(true);
