@@ -157,4 +157,22 @@ describe('controller lifecycle on a real API server', () => {
     });
     expect(s.status?.result?.message).toBe('npm test failed');
   });
+
+  it('lets the runner go back to Working after an answered tool request, and measures the wait', async () => {
+    const wait = async () => {
+      const text = await running.metrics.registry.getSingleMetricAsString('tether_approval_wait_seconds');
+      return { count: Number(text.match(/_count (\S+)/)![1]), sum: Number(text.match(/_sum (\S+)/)![1]) };
+    };
+    const before = await wait();
+    const name = await createSession(sessions, ns, newPhone());
+    await until(name, 'Starting');
+    await runnerWrites(sessions, ns, name, { phase: 'Working' });
+    await runnerWrites(sessions, ns, name, { phase: 'AwaitingApproval', pending: { id: 't1', kind: 'tool', tool: 'Bash', createdAt: new Date(Date.now() - 2000).toISOString() } });
+    await new Promise((r) => setTimeout(r, 300));
+    await runnerWrites(sessions, ns, name, { phase: 'Working', pending: null } as never);
+    await eventually(async () => expect((await wait()).count).toBe(before.count + 1));
+    expect((await wait()).sum - before.sum).toBeGreaterThanOrEqual(2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await session(name)).status?.phase).toBe('Working');
+  });
 });

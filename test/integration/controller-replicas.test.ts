@@ -1,8 +1,10 @@
 // Restarts and replicas: deadlines live in status, so an approval timeout fires on time after
 // a controller restart; with two replicas only the Lease holder reconciles, and the other
 // takes over when it stops.
-import type { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freePort } from '../cluster/control-plane.ts';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { createMetrics } from '../../controller/metrics.ts';
 import { createReplica, type Replica } from '../../controller/replica.ts';
@@ -90,4 +92,34 @@ describe('controller restarts and replicas', () => {
       await Promise.all(replicas.map((r) => r.stop()));
     }
   });
+
+  it('runs as a process: serves metrics, reconciles, and on SIGTERM releases the Lease and exits 0', async () => {
+    const ns = await namespace('ctl-proc');
+    const port = await freePort();
+    const child = spawn(process.execPath, ['controller/main.ts'], {
+      env: {
+        KUBECONFIG: inject('kubeconfig'), TETHER_NAMESPACE: ns, TETHER_METRICS_PORT: String(port), POD_NAME: 'proc-0',
+        TETHER_RUNNER_IMAGE: 'tether-runner:test', TETHER_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await eventually(async () => expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200), 30_000);
+      const name = await createSession(sessions, ns, '+14155559004');
+      await eventually(async () => expect(await phaseOf(sessions, ns, name)).toBe('Starting'), 15_000);
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(text).toContain('tether_leader 1');
+      expect(text).toMatch(/tether_reconcile_total\{result="success"\} [1-9]/);
+      const leases = kc.makeApiClient(CoordinationV1Api);
+      expect((await leases.readNamespacedLease({ namespace: ns, name: 'tether-controller' })).spec?.holderIdentity).toBe('proc-0');
+      child.kill('SIGTERM');
+      expect(await exited, stderr).toBe(0);
+      expect((await leases.readNamespacedLease({ namespace: ns, name: 'tether-controller' })).spec?.holderIdentity).toBe('');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 60_000);
 });
