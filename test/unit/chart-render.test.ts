@@ -90,6 +90,7 @@ describe('helm template, every optional part on', () => {
     expect(names).toContain('ServiceMonitor/prod-tether-controller');
     expect(names).toContain('ServiceMonitor/prod-tether-relay');
     expect(names).toContain('RuntimeClass/gvisor');
+    expect(names).toEqual(expect.arrayContaining(['PodDisruptionBudget/prod-tether-controller', 'PodDisruptionBudget/prod-tether-relay']));
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
   });
 
