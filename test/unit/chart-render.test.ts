@@ -134,8 +134,9 @@ describe('helm template, every optional part on', () => {
     expect((find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data.TETHER_RUNNER_IMAGE).toBe('registry.example.com/tether/tether-runner:1.2.3');
   });
 
-  it('lets runners reach the given API server addresses and IPv6 internet', () => {
+  it('lets runners reach the given DNS and API server addresses and IPv6 internet', () => {
     const policy = find(objects, 'NetworkPolicy', 'runner') as unknown as { spec: { egress: { to: unknown[]; ports?: unknown[] }[] } };
+    expect(policy.spec.egress[0]!.to).toContainEqual({ ipBlock: { cidr: '169.254.20.10/32' } });
     expect(policy.spec.egress[1]).toEqual({ to: [{ ipBlock: { cidr: '203.0.113.10/32' } }], ports: [{ protocol: 'TCP', port: 443 }] });
     expect(policy.spec.egress[3]!.to).toContainEqual({ ipBlock: { cidr: '::/0', except: ['fc00::/7', 'fe80::/10'] } });
   });

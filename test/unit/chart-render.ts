@@ -119,6 +119,6 @@ export const everythingOn = {
     service: { type: 'LoadBalancer', port: 8443 },
     ingress: { enabled: true, className: 'nginx', host: 'wa.example.org', tlsSecretName: 'wa-tls', annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt' } },
   },
-  networkPolicy: { apiServer: { cidrs: ['203.0.113.10/32'], ports: [443] }, ipv6: { enabled: true } },
+  networkPolicy: { apiServer: { cidrs: ['203.0.113.10/32'], ports: [443] }, ipv6: { enabled: true }, dns: { cidrs: ['169.254.20.10/32'] } },
   metrics: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } }, dashboard: { namespace: 'monitoring', labels: { team: 'dev' } } },
 };
