@@ -62,7 +62,7 @@ export class Runner {
     const base = spec.repo.baseBranch ?? 'main';
     try {
       const how = await this.deps.git.prepare(spec.repo.url, base);
-      status.addProgress(how === 'kept-changes' ? 'Continuing from the changes kept on the workspace' : 'Workspace ready');
+      if (how === 'kept-changes') status.addProgress('Continuing from the changes kept on the workspace');
     } catch (error) {
       await status.move({ type: 'AgentFailed' }, `Could not get the repository: ${errorText(error)}`);
       return;

@@ -96,10 +96,6 @@ export class StatusWriter {
     this.schedule();
   }
 
-  get progressItems(): readonly ProgressItem[] {
-    return this.progress;
-  }
-
   setResult(result: Partial<Result>): void {
     this.pendingPatch.result = { ...(this.pendingPatch.result as object | undefined), ...result };
     this.schedule();

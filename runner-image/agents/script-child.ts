@@ -2,6 +2,7 @@
 // one JSON init line on stdin; requests to the runner are lines `<MARK><nonce> <json>` on stdout;
 // decisions come back as JSON lines on stdin. Anything else on stdout is agent output.
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -9,7 +10,7 @@ import { describeScenario, parseScenario, type Step } from './script-scenario.ts
 
 import { MARK } from './script-protocol.ts';
 
-interface Init { nonce: string; prompt: string; cwd: string; mode: 'run' | 'plan' }
+interface Init { nonce: string; prompt: string; cwd: string; mode: 'run' | 'plan'; resume?: string }
 interface Reply { id: string; behavior: 'allow' | 'deny'; updatedInput?: Record<string, unknown>; message?: string; output?: string }
 
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
@@ -93,6 +94,8 @@ async function step(s: Step, state: { summary: string }): Promise<void> {
   }
 }
 
+// A resumed conversation keeps its id, as Claude Code's --resume does.
+send({ t: 'session', id: init.resume ?? `script-${randomUUID()}` });
 const steps = parseScenario(init.prompt);
 if (init.mode === 'plan') {
   const reply = await ask('ExitPlanMode', { plan: describeScenario(steps) });

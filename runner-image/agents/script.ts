@@ -32,9 +32,10 @@ export class ScriptAgent implements Agent {
     options.signal.addEventListener('abort', stop, { once: true });
     child.stdin.on('error', () => undefined); // EPIPE when the child is gone: its exit code tells the story
     const reply = (message: object) => child.stdin.writable && child.stdin.write(`${JSON.stringify(message)}\n`);
-    reply({ nonce, prompt: options.prompt, cwd: options.cwd, mode: options.mode });
+    reply({ nonce, prompt: options.prompt, cwd: options.cwd, mode: options.mode, resume: options.resume });
 
     let result: { ok: boolean; summary?: string; message?: string } | undefined;
+    let sessionId: string | undefined;
     const requests: Promise<void>[] = [];
     const handle = (line: string) => {
       if (!line.startsWith(prefix)) return host.event({ type: 'text', text: line });
@@ -44,7 +45,10 @@ export class ScriptAgent implements Agent {
       } catch {
         return host.event({ type: 'text', text: line.slice(prefix.length) });
       }
-      if (message.t === 'result') {
+      if (message.t === 'session' && typeof message.id === 'string') {
+        sessionId = message.id;
+        host.event({ type: 'session', id: message.id });
+      } else if (message.t === 'result') {
         result = { ok: message.ok === true, summary: str(message.summary), message: str(message.message) };
       } else if (message.t === 'tool' && typeof message.id === 'string' && typeof message.tool === 'string') {
         const input = (message.input && typeof message.input === 'object' ? message.input : {}) as Record<string, unknown>;
@@ -70,6 +74,7 @@ export class ScriptAgent implements Agent {
       exitCode,
       summary: result?.summary,
       message: ok ? undefined : result?.message ?? `the scripted agent exited with code ${exitCode}`,
+      sessionId,
       costUsd: 0,
       tokens: { input: 0, output: 0 },
     };

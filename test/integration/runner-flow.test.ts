@@ -19,7 +19,8 @@ describe.concurrent('runner flows', () => {
     expect(session.status?.phase).toBe('Succeeded');
     expect(session.status?.result?.summary).toBe('Nothing to change.');
     const texts = session.status!.progress!.map((p) => p.text);
-    expect(texts).toEqual(['Workspace ready', 'Reading the code', 'Thinking']);
+    expect(texts).toEqual(['Reading the code', 'Thinking']);
+    expect(session.status?.result?.agentSessionId).toMatch(/^script-[0-9a-f-]{36}$/);
     const seqs = session.status!.progress!.map((p) => p.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(session.status?.completionTime).toBeDefined();
@@ -87,5 +88,11 @@ describe.concurrent('runner flows', () => {
     expect(pending.status?.pending?.summary).toContain('b.txt');
     expect(pending.status?.progress?.map((p) => p.text)).toContain('The diff picture could not be sent; the list of changes follows as text');
     expect(await runner.exited, runner.output()).toBe(0);
+  });
+
+  it('resumes the agent session named in spec.resumeAgentSession and reports it back', async () => {
+    const { name, runner } = await bed.run('script:\nsay: continued', {}, { resumeAgentSession: 'script-previous-conversation' });
+    expect(await runner.exited, runner.output()).toBe(0);
+    expect((await bed.sessions.get(bed.ns, name))?.status?.result).toMatchObject({ agentSessionId: 'script-previous-conversation', summary: 'continued' });
   });
 });
