@@ -1,34 +1,17 @@
 // Every phase transition of DESIGN §2, driven through the real API server: the controller
 // in-process, the kubelet and the runner played by the test through the API.
-import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionClient } from '../../common/kube/sessions.ts';
+import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
 import { previewPrompt } from '../../common/session/display.ts';
 import { runnerName, workspaceName } from '../../common/session/names.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
-import { createSession, podOf, runnerWrites, setPodPhase, startController, testConfig, type RunningController } from '../support/controller.ts';
+import { createSession, podOf, runnerWrites, setPodPhase, controllerSuite } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 
-let kc: KubeConfig;
-let ns: string;
-let sessions: SessionClient;
-let running: RunningController;
+const t = controllerSuite('ctl-life');
 let phoneSeq = 0;
 const newPhone = () => `+1415555${String(1000 + phoneSeq++).padStart(4, '0')}`;
 
-beforeAll(async () => {
-  kc = adminKubeConfig();
-  await installSessionCrd(kc);
-  ns = await createNamespace(kc, 'ctl-life');
-  sessions = sessionClient(kc);
-  running = await startController(kc, testConfig(ns));
-});
-afterAll(async () => {
-  await running?.stop();
-  await deleteNamespace(kc, ns);
-});
-
-const session = (name: string) => sessions.get(ns, name).then((s) => s!);
+const session = (name: string) => t.sessions.get(t.ns, name).then((s) => s!);
 const until = async (name: string, phase: string) =>
   eventually(async () => {
     const s = await session(name);
@@ -41,7 +24,7 @@ const now = () => new Date().toISOString();
 describe('controller lifecycle on a real API server', () => {
   it('starts a new Session: PVC, RBAC and Pod created, Starting with podName, startTime, display and conditions', async () => {
     const phone = newPhone();
-    const name = await createSession(sessions, ns, phone, { prompt: 'make the navbar sticky and add a dark-mode toggle please' });
+    const name = await createSession(t.sessions, t.ns, phone, { prompt: 'make the navbar sticky and add a dark-mode toggle please' });
     const s = await until(name, 'Starting');
     expect(s.status).toMatchObject({
       podName: runnerName(name),
@@ -50,106 +33,106 @@ describe('controller lifecycle on a real API server', () => {
       display: { phone: expect.stringMatching(/^\+1415•••\d{4}$/), prompt: previewPrompt('make the navbar sticky and add a dark-mode toggle please') },
     });
     expect(s.status?.conditions).toEqual([expect.objectContaining({ type: 'Admitted', status: 'True', reason: 'PodCreated' })]);
-    const core = kc.makeApiClient(CoreV1Api);
-    const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: ns, name: workspaceName(phone) });
+    const core = t.kc.makeApiClient(CoreV1Api);
+    const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: t.ns, name: workspaceName(phone) });
     expect(pvc.metadata?.ownerReferences).toBeUndefined();
-    const pod = await podOf(kc, ns, name);
+    const pod = await podOf(t.kc, t.ns, name);
     expect(pod?.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Session', name, uid: s.metadata.uid, controller: true });
-    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-    const role = await rbac.readNamespacedRole({ namespace: ns, name: runnerName(name) });
+    const rbac = t.kc.makeApiClient(RbacAuthorizationV1Api);
+    const role = await rbac.readNamespacedRole({ namespace: t.ns, name: runnerName(name) });
     expect(role.rules?.every((r) => r.resourceNames?.join() === name)).toBe(true);
   });
 
   it('follows the runner Starting → Working → AwaitingApproval → Publishing → Succeeded, then removes the Pod after its TTL', async () => {
-    const name = await createSession(sessions, ns, newPhone());
+    const name = await createSession(t.sessions, t.ns, newPhone());
     await until(name, 'Starting');
-    await setPodPhase(kc, ns, name, 'Running');
-    await runnerWrites(sessions, ns, name, { phase: 'Working' });
-    await runnerWrites(sessions, ns, name, { phase: 'AwaitingApproval', pending: { id: 'p1', kind: 'changes', createdAt: now() } });
-    await runnerWrites(sessions, ns, name, { phase: 'Publishing', pending: null } as never);
-    await runnerWrites(sessions, ns, name, { phase: 'Succeeded', completionTime: now(), result: { prUrl: 'https://github.com/acme/web/pull/1' } });
+    await setPodPhase(t.kc, t.ns, name, 'Running');
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'AwaitingApproval', pending: { id: 'p1', kind: 'changes', createdAt: now() } });
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'Publishing', pending: null } as never);
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'Succeeded', completionTime: now(), result: { prUrl: 'https://github.com/acme/web/pull/1' } });
     const done = await eventually(async () => {
       const s = await session(name);
       expect(finishedReason(s)).toBe('Published');
       return s;
     });
     expect(done.status?.display?.duration).toMatch(/^\d+s$/);
-    expect(await podOf(kc, ns, name)).toBeDefined();
-    await setPodPhase(kc, ns, name, 'Succeeded');
-    await eventually(async () => expect(await podOf(kc, ns, name)).toBeUndefined());
+    expect(await podOf(t.kc, t.ns, name)).toBeDefined();
+    await setPodPhase(t.kc, t.ns, name, 'Succeeded');
+    await eventually(async () => expect(await podOf(t.kc, t.ns, name)).toBeUndefined());
   });
 
   it('Working → Succeeded without changes, and Rejected after a rejected change', async () => {
-    const a = await createSession(sessions, ns, newPhone());
+    const a = await createSession(t.sessions, t.ns, newPhone());
     await until(a, 'Starting');
-    await runnerWrites(sessions, ns, a, { phase: 'Working' });
-    await runnerWrites(sessions, ns, a, { phase: 'Succeeded', completionTime: now() });
+    await runnerWrites(t.sessions, t.ns, a, { phase: 'Working' });
+    await runnerWrites(t.sessions, t.ns, a, { phase: 'Succeeded', completionTime: now() });
     expect(finishedReason(await eventually(async () => {
       const s = await session(a);
       expect(finishedReason(s)).toBeDefined();
       return s;
     }))).toBe('Completed');
 
-    const b = await createSession(sessions, ns, newPhone());
+    const b = await createSession(t.sessions, t.ns, newPhone());
     await until(b, 'Starting');
-    await runnerWrites(sessions, ns, b, { phase: 'Working' });
-    await runnerWrites(sessions, ns, b, { phase: 'AwaitingApproval', pending: { id: 'p1', kind: 'changes', createdAt: now() } });
-    await runnerWrites(sessions, ns, b, { phase: 'Rejected', completionTime: now() });
+    await runnerWrites(t.sessions, t.ns, b, { phase: 'Working' });
+    await runnerWrites(t.sessions, t.ns, b, { phase: 'AwaitingApproval', pending: { id: 'p1', kind: 'changes', createdAt: now() } });
+    await runnerWrites(t.sessions, t.ns, b, { phase: 'Rejected', completionTime: now() });
     await eventually(async () => expect(finishedReason(await session(b))).toBe('Rejected'));
   });
 
   it('cancels an active Session: Cancelled, Pod deleted', async () => {
-    const name = await createSession(sessions, ns, newPhone());
+    const name = await createSession(t.sessions, t.ns, newPhone());
     await until(name, 'Starting');
-    await runnerWrites(sessions, ns, name, { phase: 'Working' });
-    await sessions.patch(ns, name, { spec: { cancel: true } });
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
+    await t.sessions.patch(t.ns, name, { spec: { cancel: true } });
     const s = await until(name, 'Cancelled');
     expect(finishedReason(s)).toBe('Cancelled');
     expect(s.status?.completionTime).toBeDefined();
-    await eventually(async () => expect(await podOf(kc, ns, name)).toBeUndefined());
+    await eventually(async () => expect(await podOf(t.kc, t.ns, name)).toBeUndefined());
   });
 
   it('times out an unanswered approval → TimedOut and stops the Pod', async () => {
-    const name = await createSession(sessions, ns, newPhone(), { timeouts: { approval: '1s' } });
+    const name = await createSession(t.sessions, t.ns, newPhone(), { timeouts: { approval: '1s' } });
     await until(name, 'Starting');
-    await runnerWrites(sessions, ns, name, { phase: 'Working' });
-    await runnerWrites(sessions, ns, name, { phase: 'AwaitingApproval', pending: { id: 'p1', kind: 'tool', tool: 'Bash', createdAt: now() } });
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'AwaitingApproval', pending: { id: 'p1', kind: 'tool', tool: 'Bash', createdAt: now() } });
     const s = await until(name, 'TimedOut');
     expect(finishedReason(s)).toBe('ApprovalTimeout');
     expect(Date.parse(s.status!.completionTime!) - Date.parse(s.status!.pending!.createdAt)).toBeGreaterThanOrEqual(1000);
-    await eventually(async () => expect(await podOf(kc, ns, name)).toBeUndefined());
+    await eventually(async () => expect(await podOf(t.kc, t.ns, name)).toBeUndefined());
   });
 
   it('fails a run that exceeds its run timeout → Failed/RunTimeout', async () => {
-    const name = await createSession(sessions, ns, newPhone(), { timeouts: { run: '2s' } });
+    const name = await createSession(t.sessions, t.ns, newPhone(), { timeouts: { run: '2s' } });
     await until(name, 'Starting');
-    await runnerWrites(sessions, ns, name, { phase: 'Working' });
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
     const s = await until(name, 'Failed');
     expect(finishedReason(s)).toBe('RunTimeout');
     expect(s.status?.result?.message).toMatch(/longer than 2s/);
   });
 
   it('turns a crashed runner into Failed/PodLost with its exit code, and a vanished Pod too', async () => {
-    const a = await createSession(sessions, ns, newPhone());
+    const a = await createSession(t.sessions, t.ns, newPhone());
     await until(a, 'Starting');
-    await runnerWrites(sessions, ns, a, { phase: 'Working' });
-    await setPodPhase(kc, ns, a, 'Failed', 137);
+    await runnerWrites(t.sessions, t.ns, a, { phase: 'Working' });
+    await setPodPhase(t.kc, t.ns, a, 'Failed', 137);
     const s = await until(a, 'Failed');
     expect(finishedReason(s)).toBe('PodLost');
     expect(s.status?.result).toMatchObject({ exitCode: 137, message: expect.stringContaining('code 137') });
 
-    const b = await createSession(sessions, ns, newPhone());
+    const b = await createSession(t.sessions, t.ns, newPhone());
     await until(b, 'Starting');
-    await kc.makeApiClient(CoreV1Api).deleteNamespacedPod({ namespace: ns, name: runnerName(b) });
+    await t.kc.makeApiClient(CoreV1Api).deleteNamespacedPod({ namespace: t.ns, name: runnerName(b) });
     const lost = await until(b, 'Failed');
     expect(lost.status?.result?.message).toMatch(/disappeared|deleted/);
   });
 
   it('records an agent failure written by the runner (Failed/AgentFailed) and keeps its message', async () => {
-    const name = await createSession(sessions, ns, newPhone());
+    const name = await createSession(t.sessions, t.ns, newPhone());
     await until(name, 'Starting');
-    await runnerWrites(sessions, ns, name, { phase: 'Working' });
-    await runnerWrites(sessions, ns, name, { phase: 'Failed', completionTime: now(), result: { message: 'npm test failed', exitCode: 1 } });
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'Failed', completionTime: now(), result: { message: 'npm test failed', exitCode: 1 } });
     const s = await eventually(async () => {
       const x = await session(name);
       expect(finishedReason(x)).toBe('AgentFailed');
@@ -160,16 +143,16 @@ describe('controller lifecycle on a real API server', () => {
 
   it('lets the runner go back to Working after an answered tool request, and measures the wait', async () => {
     const wait = async () => {
-      const text = await running.metrics.registry.getSingleMetricAsString('tether_approval_wait_seconds');
+      const text = await t.running.metrics.registry.getSingleMetricAsString('tether_approval_wait_seconds');
       return { count: Number(text.match(/_count (\S+)/)![1]), sum: Number(text.match(/_sum (\S+)/)![1]) };
     };
     const before = await wait();
-    const name = await createSession(sessions, ns, newPhone());
+    const name = await createSession(t.sessions, t.ns, newPhone());
     await until(name, 'Starting');
-    await runnerWrites(sessions, ns, name, { phase: 'Working' });
-    await runnerWrites(sessions, ns, name, { phase: 'AwaitingApproval', pending: { id: 't1', kind: 'tool', tool: 'Bash', createdAt: new Date(Date.now() - 2000).toISOString() } });
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'AwaitingApproval', pending: { id: 't1', kind: 'tool', tool: 'Bash', createdAt: new Date(Date.now() - 2000).toISOString() } });
     await new Promise((r) => setTimeout(r, 300));
-    await runnerWrites(sessions, ns, name, { phase: 'Working', pending: null } as never);
+    await runnerWrites(t.sessions, t.ns, name, { phase: 'Working', pending: null } as never);
     await eventually(async () => expect((await wait()).count).toBe(before.count + 1));
     expect((await wait()).sum - before.sum).toBeGreaterThanOrEqual(2);
     await new Promise((r) => setTimeout(r, 300));

@@ -1,30 +1,13 @@
 // Sessions the CRD schema accepts but that cannot run: each fails once with a clear
 // message, gets no Pod, and is not retried over and over.
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionClient } from '../../common/kube/sessions.ts';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
 import { phoneHash } from '../../common/session/display.ts';
 import { workspaceName } from '../../common/session/names.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
-import { createSession, runnerPods, startController, testConfig, type RunningController } from '../support/controller.ts';
+import { createSession, runnerPods, controllerSuite } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 
-let kc: KubeConfig;
-let ns: string;
-let sessions: SessionClient;
-let running: RunningController;
-
-beforeAll(async () => {
-  kc = adminKubeConfig();
-  await installSessionCrd(kc);
-  ns = await createNamespace(kc, 'ctl-bad');
-  sessions = sessionClient(kc);
-  running = await startController(kc, testConfig(ns));
-});
-afterAll(async () => {
-  await running?.stop();
-  await deleteNamespace(kc, ns);
-});
+const t = controllerSuite('ctl-bad');
 
 const phone = '+14155557000';
 
@@ -35,31 +18,31 @@ describe('malformed Sessions', () => {
     ['a repo URL that is not git', { repo: { url: 'please use my repo' } }, {}, /spec\.repo\.url "please use my repo" is not a git URL/],
     ['a zero run timeout', { timeouts: { run: '0s' } }, {}, /spec\.timeouts\.run must be longer than 0s/],
   ])('fails a Session with %s: Failed/InvalidSpec, a clear message, no Pod, no retry storm', async (_label, spec, labels, message) => {
-    const name = await createSession(sessions, ns, phone, spec, labels);
+    const name = await createSession(t.sessions, t.ns, phone, spec, labels);
     const failed = await eventually(async () => {
-      const s = await sessions.get(ns, name);
+      const s = await t.sessions.get(t.ns, name);
       expect(s?.status?.phase).toBe('Failed');
       return s!;
     });
     expect(failed.status?.conditions?.find((c) => c.type === 'Finished')).toMatchObject({ reason: 'InvalidSpec', message: expect.stringMatching(message) });
     expect(failed.status?.result?.message).toMatch(message);
     await new Promise((r) => setTimeout(r, 1000));
-    expect(running.controller.passes.get(`${ns}/${name}`)).toBeLessThanOrEqual(4);
-    expect((await runnerPods(kc, ns)).some((p) => p.startsWith(name))).toBe(false);
+    expect(t.running.controller.passes.get(`${t.ns}/${name}`)).toBeLessThanOrEqual(4);
+    expect((await runnerPods(t.kc, t.ns)).some((p) => p.startsWith(name))).toBe(false);
   });
 
   it('fails a Session whose workspace PVC belongs to another phone', async () => {
     const victim = '+14155557001';
-    await kc.makeApiClient(CoreV1Api).createNamespacedPersistentVolumeClaim({ namespace: ns, body: {
+    await t.kc.makeApiClient(CoreV1Api).createNamespacedPersistentVolumeClaim({ namespace: t.ns, body: {
       metadata: { name: workspaceName(victim), labels: { 'tether.dev/phone-hash': phoneHash('+14155557002'), 'app.kubernetes.io/component': 'workspace' } },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
     } });
-    const name = await createSession(sessions, ns, victim);
+    const name = await createSession(t.sessions, t.ns, victim);
     await eventually(async () => {
-      const s = await sessions.get(ns, name);
+      const s = await t.sessions.get(t.ns, name);
       expect(s?.status?.phase).toBe('Failed');
       expect(s?.status?.result?.message).toMatch(/belongs to another phone/);
     });
-    expect((await runnerPods(kc, ns)).some((p) => p.startsWith(name))).toBe(false);
+    expect((await runnerPods(t.kc, t.ns)).some((p) => p.startsWith(name))).toBe(false);
   });
 });

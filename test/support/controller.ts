@@ -2,6 +2,7 @@
 // as the relay writes them, and a stand-in for the kubelet and the runner.
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import pino from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH, runnerName, sessionName, workspaceName } from '../../common/session/names.ts';
@@ -10,6 +11,7 @@ import type { ClusterOps } from '../../controller/cluster.ts';
 import { loadConfig, type ControllerConfig } from '../../controller/config.ts';
 import { createController, type Controller } from '../../controller/controller.ts';
 import { createMetrics, type ControllerMetrics } from '../../controller/metrics.ts';
+import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from './cluster.ts';
 
 export const testLogger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
@@ -76,3 +78,28 @@ export async function runnerPods(kc: KubeConfig, namespace: string): Promise<str
 }
 
 export const phaseOf = async (sessions: SessionClient, namespace: string, name: string) => (await sessions.get(namespace, name))?.status?.phase;
+
+export interface ControllerSuite {
+  kc: KubeConfig;
+  ns: string;
+  sessions: SessionClient;
+  running: RunningController;
+}
+
+/** beforeAll/afterAll for a test file: CRD, a fresh namespace, and a controller on it. */
+export function controllerSuite(prefix: string, env: Record<string, string> = {}, prepare?: (kc: KubeConfig, ns: string) => Promise<void>): ControllerSuite {
+  const suite = {} as ControllerSuite;
+  beforeAll(async () => {
+    suite.kc = adminKubeConfig();
+    await installSessionCrd(suite.kc);
+    suite.ns = await createNamespace(suite.kc, prefix);
+    suite.sessions = sessionClient(suite.kc);
+    await prepare?.(suite.kc, suite.ns);
+    suite.running = await startController(suite.kc, testConfig(suite.ns, env));
+  });
+  afterAll(async () => {
+    await suite.running?.stop();
+    await deleteNamespace(suite.kc, suite.ns);
+  });
+  return suite;
+}
