@@ -101,9 +101,9 @@ export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<R
       clearInterval(janitor);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await outbox.idle();
       delivery.stop();
       store.stop();
+      await outbox.idle();
     },
   };
 }

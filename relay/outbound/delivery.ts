@@ -82,6 +82,7 @@ export class Delivery {
   }
 
   private wakeAt(key: string, phone: string, at: number): void {
+    if (this.stopped) return;
     const existing = this.timers.get(key);
     if (existing && existing.at <= at) return;
     if (existing) clearTimeout(existing.timer);
