@@ -102,7 +102,8 @@ export class ClaudeAgent implements Agent {
 
     const sdkOptions: Options = {
       cwd: options.cwd,
-      resume: options.resume,
+      // An id from the scripted agent (no API key before) is not a Claude Code conversation.
+      resume: options.resume?.startsWith('script-') ? undefined : options.resume,
       abortController,
       canUseTool,
       permissionMode: options.mode === 'plan' ? 'plan' : 'default',

@@ -160,15 +160,16 @@ describe('claude adapter with recorded SDK messages', () => {
     expect(outcome).toMatchObject({ ok: true, summary: 'Switched to Redis as you asked.', costUsd: 0.2 });
   });
 
-  it('plan mode runs with permissionMode plan; an error result is a failure with its message', async () => {
+  it('plan mode runs with permissionMode plan; a scripted-agent id is not resumed; an error result is a failure', async () => {
     const seen = { decisions: [] as PermissionResult[], prompts: [] as string[], options: undefined as Options | undefined };
     const failed: SDKResultError = {
       type: 'result', subtype: 'error_max_turns', duration_ms: 900, duration_api_ms: 800, is_error: true, num_turns: 30, stop_reason: null,
       total_cost_usd: 0.05, usage: resultUsage(10, 5), modelUsage: {}, permission_denials: [], errors: ['max turns reached'], uuid: uuid(), session_id: SESSION,
     };
     const agent = new ClaudeAgent({ env: {}, log, queryFn: replay([init, failed], seen) });
-    const outcome = await agent.run({ prompt: 'plan it', cwd: '/w', mode: 'plan', signal: new AbortController().signal }, recordingHost(() => ({ behavior: 'allow' })).host);
+    const outcome = await agent.run({ prompt: 'plan it', cwd: '/w', mode: 'plan', resume: 'script-1234', signal: new AbortController().signal }, recordingHost(() => ({ behavior: 'allow' })).host);
     expect(seen.options?.permissionMode).toBe('plan');
+    expect(seen.options?.resume).toBeUndefined();
     expect(outcome).toMatchObject({ ok: false, exitCode: 1, message: 'max turns reached', costUsd: 0.05 });
   });
 
