@@ -1,7 +1,7 @@
 // Helpers for runner tests: a local bare git remote, the runner as a real child process, and the
 // controller's and relay's parts (mark Starting, append decisions) played by the test.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -123,4 +123,18 @@ export function useRunnerTestbed(prefix: string): RunnerTestbed {
     return { name, runner, remote, repo: join(runner.workspace, 'repo') };
   };
   return bed;
+}
+
+/** Pids of live (non-zombie) processes in a process group, read from /proc. */
+export function processGroup(pgid: number): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
+    try {
+      // pid (comm) state ppid pgrp …; comm may contain spaces and parentheses.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(pgrp) === pgid && state !== 'Z' ? [Number(pid)] : [];
+    } catch {
+      return [];
+    }
+  });
 }

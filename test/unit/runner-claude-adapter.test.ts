@@ -4,9 +4,10 @@ import type {
   CanUseTool, Options, PermissionResult, SDKAssistantMessage, SDKMessage, SDKResultError, SDKResultSuccess, SDKSystemMessage, SDKUserMessage,
 } from '@anthropic-ai/claude-agent-sdk';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ClaudeAgent, checkAnswers, type QueryFn } from '../../runner-image/agents/claude.ts';
 import type { AgentEvent, AgentHost, ToolDecision, ToolRequest } from '../../runner-image/agents/types.ts';
+import { processGroup } from '../support/runner.ts';
 
 const SESSION = '5f1c0c8e-5c0e-4b8e-9d55-3a1f00000001';
 const uuid = () => crypto.randomUUID();
@@ -181,5 +182,22 @@ describe('claude adapter with recorded SDK messages', () => {
     const outcome = await new ClaudeAgent({ env: {}, log, queryFn: broken }).run(
       { prompt: 'x', cwd: '/w', mode: 'run', signal: new AbortController().signal }, recordingHost(() => ({ behavior: 'allow' })).host);
     expect(outcome).toMatchObject({ ok: false, message: 'Claude Code stopped: Claude Code process exited with code 1' });
+  });
+
+  it('runs Claude Code in its own process group and kills the whole group on abort', async () => {
+    let pid = 0;
+    const spawning: QueryFn = async function* ({ options }) {
+      yield init;
+      const child = options.spawnClaudeCodeProcess!({ command: 'sh', args: ['-c', 'sleep 30 & sleep 30'], cwd: '/', env: { PATH: '/usr/bin:/bin' }, signal: new AbortController().signal });
+      pid = (child as unknown as { pid: number }).pid;
+      await new Promise((_resolve, reject) => options.abortController!.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+    };
+    const stop = new AbortController();
+    const running = new ClaudeAgent({ env: {}, log, queryFn: spawning }).run({ prompt: 'x', cwd: '/', mode: 'run', signal: stop.signal }, recordingHost(() => ({ behavior: 'allow' })).host);
+    await vi.waitFor(() => expect(pid).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(processGroup(pid).length).toBeGreaterThanOrEqual(2));
+    stop.abort('SIGTERM');
+    expect(await running).toMatchObject({ ok: false, message: 'stopped' });
+    await vi.waitFor(() => expect(processGroup(pid).length).toBe(0));
   });
 });
