@@ -85,6 +85,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 
 const started = Date.now();
+log.info({ agent: agent.name, startupMs: Math.round(process.uptime() * 1000) }, 'runner ready');
 let exitCode = 0;
 try {
   await runner.run();
