@@ -22,7 +22,7 @@ import { freePort, startControlPlane } from '../test/cluster/control-plane.ts';
 import { startFakeTwilio } from '../test/fakes/twilio.ts';
 import { messageSid, signedWebhook } from '../test/support/twilio-webhook.ts';
 
-const { values: args } = parseArgs({ options: { rate: { type: 'string', default: '200' }, seconds: { type: 'string', default: '10' }, status: { type: 'string', default: '200' } } });
+const { values: args } = parseArgs({ options: { rate: { type: 'string', default: '200' }, seconds: { type: 'string', default: '10' }, status: { type: 'string', default: '200' }, profile: { type: 'string' } } });
 const rate = Number(args.rate);
 const total = rate * Number(args.seconds);
 const statusChanges = Number(args.status);
@@ -60,7 +60,7 @@ const publicUrl = 'https://tether.bench';
 const relayUrl = `http://127.0.0.1:${port}`;
 const relayLog = join(mkdtempSync(join(tmpdir(), 'bench-relay-')), 'relay.log');
 console.error(`relay log: ${relayLog}`);
-const child = spawn(process.execPath, ['relay/main.ts'], {
+const child = spawn(process.execPath, [...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []), 'relay/main.ts'], {
   stdio: ['ignore', openSync(relayLog, 'w'), 'inherit'],
   env: {
     KUBECONFIG: plane.kubeconfig, RELAY_PORT: String(port), LOG_LEVEL: 'warn',
@@ -101,8 +101,8 @@ for (let i = 0; i < total; i++) {
     acks.push(performance.now() - t0);
   }));
 }
-await Promise.all(requests);
 const offered = total / ((performance.now() - start) / 1000);
+await Promise.all(requests);
 const deadline = Date.now() + 180_000;
 while (seen.size < total && Date.now() < deadline) await sleep(50);
 const created = phones.filter((p) => seen.has(p)).map((p) => seen.get(p)! - sentAt.get(p)!);

@@ -44,8 +44,25 @@ export type InboundOutcome = 'duplicate' | Route['kind'];
 
 const RECENT_IDS = 10_000;
 
+function concurrencyLimit(max: number) {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await task();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}
+
 export class InboundHandler {
   private readonly o: InboundOptions;
+  /** bounds messages in progress, so acknowledging new webhooks never waits behind a backlog */
+  private readonly limit = concurrencyLimit(16);
   /** ids this replica has already taken: copies are dropped without a round trip to the API server */
   private readonly recent = new Set<string>();
 
@@ -59,7 +76,7 @@ export class InboundHandler {
    */
   async accept(message: InboundMessage): Promise<InboundOutcome | 'failed'> {
     try {
-      return await this.handle(message);
+      return await this.limit(() => this.handle(message));
     } catch (error) {
       this.o.metrics.inboundFailures.inc();
       this.o.logger.error({ phoneHash: phoneHash(message.from), err: String(error) }, 'could not accept an inbound message');
@@ -108,7 +125,10 @@ export class InboundHandler {
       case 'queueFull': return { kind: r.kind, reply: text.queueFull() };
       case 'instructions': return { kind: r.kind, reply: text.instructions(r.pending, r.hint) };
       case 'status':
-        return { kind: r.kind, reply: view.session ? text.status(view.session, view.queued, Date.now()) : text.idle() };
+      {
+        const shown = view.session ?? view.open[0];
+        return { kind: r.kind, reply: shown ? text.status(shown, view.open.length - 1, Date.now()) : text.idle() };
+      }
       case 'cancel': {
         if (!view.open.length) return { kind: r.kind, reply: text.nothingToCancel() };
         for (const s of view.open) await this.o.sessions.patch(this.o.namespace, s.metadata.name!, { spec: { cancel: true } });

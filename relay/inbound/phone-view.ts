@@ -9,7 +9,7 @@ const created = (s: Session) => new Date(s.metadata.creationTimestamp ?? 0).getT
 export class PhoneView {
   /** phone → key → Session, kept from the informer's changes (subscribe before it starts) */
   private readonly byPhone = new Map<string, Map<string, Session>>();
-  private readonly recent = new Map<string, Session>();
+  private readonly recent = new Map<string, Map<string, Session>>();
   private readonly inbound = new Map<string, number>();
 
   constructor(store: SessionStore) {
@@ -31,7 +31,9 @@ export class PhoneView {
 
   /** Remembers a Session this relay created until the informer has caught up with it. */
   remember(session: Session): void {
-    this.recent.set(session.metadata.name!, session);
+    const mine = this.recent.get(session.spec.phone) ?? new Map<string, Session>();
+    mine.set(session.metadata.name!, session);
+    this.recent.set(session.spec.phone, mine);
   }
 
   noteInbound(phone: string, at = Date.now()): void {
@@ -41,10 +43,12 @@ export class PhoneView {
   sessions(phone: string): Session[] {
     const all = new Map<string, Session>();
     for (const s of this.byPhone.get(phone)?.values() ?? []) all.set(s.metadata.name!, s);
-    for (const [name, s] of this.recent) {
-      if (all.has(name) || Date.now() - created(s) > 60_000) this.recent.delete(name);
-      else if (s.spec.phone === phone) all.set(name, s);
+    const recent = this.recent.get(phone);
+    for (const [name, s] of recent ?? []) {
+      if (all.has(name) || Date.now() - created(s) > 60_000) recent!.delete(name);
+      else all.set(name, s);
     }
+    if (recent?.size === 0) this.recent.delete(phone);
     return [...all.values()].sort((a, b) => created(a) - created(b) || a.metadata.name!.localeCompare(b.metadata.name!));
   }
 
