@@ -13,7 +13,7 @@ const ANTHROPIC_KEY = 'sk-ant-test-secret-do-not-leak-42';
 const bed = useRunnerTestbed('runfail');
 const run = (prompt: string, env: Record<string, string> = {}) => bed.run(prompt, env);
 
-describe.concurrent('runner failures', () => {
+describe.concurrent('runner failures', { timeout: 150_000 }, () => {
   it('agent failure → Failed with the message, partial diff kept', async () => {
     const { name, runner, repo } = await run('script:\nwrite: half.txt = half done\nfail: npm test failed (3 failing)');
     expect(await runner.exited, runner.output()).toBe(0);
@@ -35,7 +35,7 @@ describe.concurrent('runner failures', () => {
     const sent = Date.now();
     runner.child.kill('SIGTERM');
     expect(await runner.exited, runner.output()).toBe(0);
-    expect(Date.now() - sent).toBeLessThan(10_000);
+    expect(Date.now() - sent).toBeLessThan(20_000); // inside Kubernetes' default 30 s grace
     expect(processGroup(agentPid)).toEqual([]);
     const session = (await bed.sessions.get(bed.ns, name))!;
     expect(session.status?.phase).toBe('Failed');

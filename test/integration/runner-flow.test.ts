@@ -11,7 +11,7 @@ import { answer, useRunnerTestbed } from '../support/runner.ts';
 const bed = useRunnerTestbed('runner');
 const run = (prompt: string, env: Record<string, string> = {}) => bed.run(prompt, env);
 
-describe.concurrent('runner flows', () => {
+describe.concurrent('runner flows', { timeout: 150_000 }, () => {
   it('progress only: Working, progress lines in order, Succeeded with the summary', async () => {
     const { name, runner } = await run('script:\nprogress: Reading the code\nprogress: Reading the code\nsleep: 50\nprogress: Thinking\nsay: Nothing to change.');
     expect(await runner.exited, runner.output()).toBe(0);

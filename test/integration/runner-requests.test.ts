@@ -22,7 +22,7 @@ const run = (prompt: string, extra: Partial<SessionSpec> = {}) => bed.run(prompt
 
 const final = async (name: string) => (await bed.sessions.get(bed.ns, name))!;
 
-describe.concurrent('runner requests', () => {
+describe.concurrent('runner requests', { timeout: 150_000 }, () => {
   it('tool asked → allow: the command runs, progress and phase go back to Working', async () => {
     const { name, runner, repo } = await run('script:\ntool: Bash {"command":"echo ::progress:: Running the build; echo built > build.log"}\nsay: Built.');
     const asked = await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });

@@ -72,7 +72,7 @@ export async function createStartedSession(sessions: SessionClient, namespace: s
   return name;
 }
 
-export async function waitFor(sessions: SessionClient, namespace: string, name: string, check: (s: Session) => boolean, timeoutMs = 40_000): Promise<Session> {
+export async function waitFor(sessions: SessionClient, namespace: string, name: string, check: (s: Session) => boolean, timeoutMs = 60_000): Promise<Session> {
   return eventually(async () => {
     const session = await sessions.get(namespace, name);
     if (!session || !check(session)) throw new Error(`condition not met; phase ${session?.status?.phase}, pending ${session?.status?.pending?.kind}`);
