@@ -5,7 +5,13 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { getJson, HttpError, streamJsonLines, type Query } from './raw.ts';
 
-type Meta = { metadata?: { name?: string; namespace?: string; resourceVersion?: string } };
+type Meta = { metadata?: { name?: string; namespace?: string; resourceVersion?: string; managedFields?: unknown } };
+
+/** managedFields are server-side-apply bookkeeping nobody reads from a cache; they can outweigh the object. */
+const slim = <T>(object: T): T => {
+  delete (object as Meta).metadata?.managedFields;
+  return object;
+};
 
 export interface InformerOptions {
   kubeConfig: KubeConfig;
@@ -76,7 +82,7 @@ export function createInformer<T extends { metadata?: { name?: string; namespace
     do {
       const page = await getJson<{ items: T[]; metadata?: { continue?: string; resourceVersion?: string } }>(
         kc, path, { labelSelector, limit: pageSize, continue: cont }, life.signal);
-      items.push(...page.items);
+      for (const item of page.items) items.push(slim(item));
       cont = page.metadata?.continue || undefined;
       listVersion = page.metadata?.resourceVersion ?? '';
     } while (cont);
@@ -106,7 +112,7 @@ export function createInformer<T extends { metadata?: { name?: string; namespace
       store.delete(key);
       emit(key, undefined);
     } else {
-      store.set(key, object as unknown as T);
+      store.set(key, slim(object as unknown as T));
       emit(key, object as unknown as T);
     }
   }
