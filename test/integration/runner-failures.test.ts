@@ -120,4 +120,15 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
     expect(existsSync(join(runner.workspace, 'repo', '.git'))).toBe(false);
     await eventually(() => expect(runner.child.exitCode).toBe(0));
   });
+
+  it('GitHub refusing the pull request → Failed with a plain message; the pushed branch is recorded', async () => {
+    const { name, runner, remote } = await bed.run('script:\nwrite: pr.txt = x', { GITHUB_API_URL: `${bed.github.url}/refusing` });
+    await answer(bed.sessions, bed.ns, name, 'changes', { action: 'approve' });
+    expect(await runner.exited, runner.output()).toBe(0);
+    const session = (await bed.sessions.get(bed.ns, name))!;
+    expect(session.status?.phase).toBe('Failed');
+    expect(session.status?.result?.message).toMatch(/^Publishing failed: GitHub refused the pull request \(404\)/);
+    expect(session.status?.result?.branch).toBe(`tether/${name}`);
+    expect(remote.git('show', `tether/${name}:pr.txt`)).toBe('x');
+  });
 });
