@@ -98,7 +98,7 @@ function replay(steps: Step[], seen: { decisions: PermissionResult[]; prompts: s
 
 const log = pino({ level: 'silent' });
 
-describe('claude adapter with recorded SDK messages', () => {
+describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () => {
   it('maps progress, a question (answers via updatedInput.answers), a tool denial, session id, cost and tokens', async () => {
     const seen = { decisions: [] as PermissionResult[], prompts: [] as string[], options: undefined as Options | undefined };
     const steps: Step[] = [

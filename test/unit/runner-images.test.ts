@@ -39,7 +39,7 @@ afterAll(async () => {
   server?.close();
 });
 
-describe('diff image', () => {
+describe('diff image', { timeout: 60_000 }, () => {
   it('escapes HTML and shows files, hunks, additions and deletions', () => {
     const html = diffHtml(diff, '1 file changed, 2 insertions(+), 1 deletion(-)');
     expect(html).toContain('<div class="file">src/config.ts</div>');
@@ -63,7 +63,7 @@ describe('diff image', () => {
   });
 });
 
-describe('screenshots', () => {
+describe('screenshots', { timeout: 60_000 }, () => {
   it('fits a tall noisy page in ≤ 600 KB as JPEG', async () => {
     const jpeg = await captureScreenshot(browsers, `${base}/page`, true);
     expect(jpeg.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
