@@ -35,6 +35,7 @@ export const ENV = Type.Object({
   RELAY_PROGRESS_BATCH: duration('3s', 'at most one progress message per phone per this interval'),
   RELAY_REMINDER_BEFORE: duration('5m', 'approval reminder this long before the timeout'),
   RELAY_SEND_RATE: int(10, 1, 1000, 'outbound messages per second per sender'),
+  RELAY_INBOUND_CONCURRENCY: int(16, 1, 1024, 'inbound messages processed at once (more: throughput; fewer: faster webhook acks)'),
   RELAY_WINDOW: duration('23h30m', 'after this long without an inbound message, send the template'),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
 });
@@ -54,6 +55,7 @@ export interface RelayConfig {
   progressBatchMs: number;
   reminderBeforeMs: number;
   sendRatePerSecond: number;
+  inboundConcurrency: number;
   windowMs: number;
   logLevel: string;
 }
@@ -129,6 +131,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     progressBatchMs: ms(env.RELAY_PROGRESS_BATCH),
     reminderBeforeMs: ms(env.RELAY_REMINDER_BEFORE),
     sendRatePerSecond: Number(env.RELAY_SEND_RATE),
+    inboundConcurrency: Number(env.RELAY_INBOUND_CONCURRENCY),
     windowMs: ms(env.RELAY_WINDOW),
     logLevel: env.LOG_LEVEL,
   };

@@ -65,6 +65,7 @@ export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<R
   const claims = new ConfigMapClaims(parts.kubeConfig, config.namespace);
   const inbound = new InboundHandler({
     sessions, claims, phones, outbox, namespace: config.namespace, repo: config.repo, timeouts: config.timeouts, metrics, logger,
+    concurrency: config.inboundConcurrency,
   });
   const media = new MediaStore({ dir: config.media.dir, maxBytes: config.media.maxBytes, ttlMs: config.media.ttlMs });
   let ready = false;
