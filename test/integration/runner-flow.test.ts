@@ -1,12 +1,13 @@
 // The runner as a real process against the real apiserver: a local bare repo as the remote, a fake
 // GitHub API; the test plays the controller (Starting) and the relay (decisions).
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { answer, useRunnerTestbed } from '../support/runner.ts';
+import { describe, expect, inject, it } from 'vitest';
+import { answer, createStartedSession, makeRemote, specFor, startRunner, useRunnerTestbed } from '../support/runner.ts';
 
 const bed = useRunnerTestbed('runner');
 const run = (prompt: string, env: Record<string, string> = {}) => bed.run(prompt, env);
@@ -94,5 +95,40 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     const { name, runner } = await bed.run('script:\nsay: continued', {}, { resumeAgentSession: 'script-previous-conversation' });
     expect(await runner.exited, runner.output()).toBe(0);
     expect((await bed.sessions.get(bed.ns, name))?.status?.result).toMatchObject({ agentSessionId: 'script-previous-conversation', summary: 'continued' });
+  });
+
+  it('reuses the workspace: later commands fetch the base branch, kept changes carry over', async () => {
+    const remote = makeRemote();
+    const workspace = mkdtempSync(join(tmpdir(), 'tether-ws-'));
+    const runOn = async (prompt: string) => {
+      const name = await createStartedSession(bed.sessions, bed.ns, specFor(prompt, remote.url));
+      const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, workspace, env: { GITHUB_API_URL: bed.github.url } });
+      return { name, runner };
+    };
+    const repoGit = (...args: string[]) => execFileSync('git', ['-C', join(workspace, 'repo'), ...args], { encoding: 'utf8' }).trim();
+
+    const first = await runOn('script:\nwrite: first.txt = 1');
+    await answer(bed.sessions, bed.ns, first.name, 'changes', { action: 'approve' });
+    expect(await first.runner.exited, first.runner.output()).toBe(0);
+
+    const other = join(remote.root, 'other');
+    execFileSync('git', ['clone', '--quiet', remote.url, other]);
+    writeFileSync(join(other, 'upstream.txt'), 'from someone else\n');
+    execFileSync('git', ['-C', other, 'add', 'upstream.txt']);
+    execFileSync('git', ['-C', other, '-c', 'user.name=o', '-c', 'user.email=o@o', 'commit', '--quiet', '-m', 'upstream change']);
+    execFileSync('git', ['-C', other, 'push', '--quiet', 'origin', 'main']);
+
+    const second = await runOn('script:\nwrite: half.txt = half\nfail: tests failed');
+    expect(await second.runner.exited, second.runner.output()).toBe(0);
+    expect(repoGit('rev-parse', 'HEAD')).toBe(execFileSync('git', ['-C', other, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim());
+    expect(repoGit('rev-parse', '--abbrev-ref', 'HEAD')).toBe('main');
+    expect(existsSync(join(workspace, 'repo', 'first.txt'))).toBe(false);
+
+    const third = await runOn('script:\nsay: continuing');
+    await answer(bed.sessions, bed.ns, third.name, 'changes', { action: 'reject' });
+    expect(await third.runner.exited, third.runner.output()).toBe(0);
+    const session = (await bed.sessions.get(bed.ns, third.name))!;
+    expect(session.status?.progress?.map((p) => p.text)).toContain('Continuing from the changes kept on the workspace');
+    expect(session.status?.result?.diffStat).toContain('half.txt');
   });
 });
