@@ -1,0 +1,99 @@
+// The rest of the HTTP surface: web chat input checks, health, metrics, unknown routes.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../relay/app.ts';
+import type { InboundMessage } from '../../relay/inbound/handler.ts';
+import { MediaStore } from '../../relay/media/store.ts';
+import { createMetrics } from '../../relay/metrics.ts';
+import { WebChat } from '../../relay/transports/web.ts';
+
+const token = 'chat-token-0123456789';
+const accepted: InboundMessage[] = [];
+const chat = new WebChat({ phone: '+15555550100', token });
+let ready = false;
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  const app = createApp({
+    inbound: { accept: async (m) => (accepted.push(m), 'start') },
+    media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'media-')), maxBytes: 1024, ttlMs: 60_000 }),
+    mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 1024, authorizer: { mayUpload: async () => false },
+    webChat: chat, metrics: createMetrics(), logger: pino({ level: 'silent' }), ready: () => ready,
+  });
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+const send = (body: string, auth = `Bearer ${token}`, type = 'application/json') =>
+  fetch(`${base}/chat/send`, { method: 'POST', body, headers: { 'content-type': type, authorization: auth } });
+
+describe('web chat input', () => {
+  it('hands a message on as from the web chat phone and records it in the history', async () => {
+    const res = await send(JSON.stringify({ id: 'a1b2c3d4-0000', text: 'make the navbar sticky' }));
+    expect(res.status).toBe(202);
+    expect(accepted.at(-1)).toEqual({ id: 'web-a1b2c3d4-0000', from: '+15555550100', body: 'make the navbar sticky', transport: 'web' });
+    expect(chat.entries().at(-1)).toMatchObject({ from: 'me', text: 'make the navbar sticky' });
+  });
+
+  it.each([
+    ['malformed JSON', '{"id":', 400],
+    ['no id', JSON.stringify({ text: 'x' }), 400],
+    ['an id with odd characters', JSON.stringify({ id: '../../etc/passwd', text: 'x' }), 400],
+    ['a non-string text', JSON.stringify({ id: 'a1b2c3d4', text: { $gt: '' } }), 400],
+    ['an oversized body', JSON.stringify({ id: 'a1b2c3d4', text: 'x'.repeat(20_000) }), 413],
+  ])('refuses %s', async (_label, body, status) => {
+    const before = accepted.length;
+    expect((await send(body)).status).toBe(status);
+    expect(accepted).toHaveLength(before);
+  });
+
+  it.each([['no token', ''], ['a wrong token', 'Bearer wrong-token-wrong-token'], ['the token in the wrong scheme', `Basic ${token}`]])(
+    'refuses %s (401)', async (_label, auth) => {
+      expect((await send(JSON.stringify({ id: 'a1b2c3d4', text: 'x' }), auth)).status).toBe(401);
+      expect((await fetch(`${base}/chat/events`)).status).toBe(401);
+    });
+
+  it('streams history and new entries as server-sent events', async () => {
+    const controller = new AbortController();
+    const res = await fetch(`${base}/chat/events?token=${token}`, { signal: controller.signal });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const reader = res.body!.getReader();
+    await chat.send({ to: '+15555550100', body: '⏳ Reading the code', actions: [{ label: 'approve', reply: 'approve' }] });
+    let text = '';
+    while (!text.includes('Reading the code')) text += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+    const entries = text.split('\n\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    expect(entries[0]).toMatchObject({ from: 'me', text: 'make the navbar sticky' });
+    expect(entries.at(-1)).toMatchObject({ from: 'bot', text: '⏳ Reading the code', actions: [{ label: 'approve', reply: 'approve' }] });
+  });
+});
+
+describe('health, metrics, unknown routes', () => {
+  it('is live at once and ready only when told', async () => {
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect((await fetch(`${base}/readyz`)).status).toBe(503);
+    ready = true;
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  });
+
+  it('serves its own metrics', async () => {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    for (const name of ['tether_relay_webhook_requests_total', 'tether_relay_webhook_duration_seconds', 'tether_relay_duplicates_total',
+      'tether_relay_signature_failures_total', 'tether_relay_messages_sent_total', 'tether_relay_send_duration_seconds', 'tether_relay_outbound_queue_depth']) {
+      expect(text).toContain(`# TYPE ${name}`);
+    }
+  });
+
+  it('answers 404 for unknown paths and for /webhook when Twilio is not configured', async () => {
+    expect((await fetch(`${base}/nope`)).status).toBe(404);
+    expect((await fetch(`${base}/webhook`, { method: 'POST', body: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(404);
+  });
+});

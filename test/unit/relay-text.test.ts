@@ -1,0 +1,49 @@
+// What the phone reads for each outcome: plain words, a next step, no stack traces or secrets.
+import { describe, expect, it } from 'vitest';
+import type { Session, SessionStatus } from '../../common/session/schema.ts';
+import { text } from '../../relay/text.ts';
+
+const session = (status: SessionStatus): Session => ({
+  apiVersion: 'tether.dev/v1alpha1', kind: 'Session',
+  metadata: { name: '0123456789abcdef-20261122080000-7f3a', creationTimestamp: '2026-11-22T08:00:00Z' },
+  spec: { phone: '+14155550123', prompt: 'fix it', repo: { url: 'x' }, workspace: 'ws-x', timeouts: { run: '60m' } },
+  status,
+});
+const condition = (reason: string) => [{ type: 'Ready', status: 'False' as const, reason, message: 'x', lastTransitionTime: '2026-11-22T08:00:00Z' }];
+
+describe('result messages', () => {
+  it.each<[string, SessionStatus, string]>([
+    ['a pull request', { phase: 'Succeeded', startTime: '2026-11-22T08:00:00Z', completionTime: '2026-11-22T08:03:12Z', result: { prUrl: 'https://x/pull/1', costUsd: 0.413, tokens: { input: 20_000, output: 8_000 } } },
+      '✅ Pull request opened: https://x/pull/1\nTook 3 min 12 s · $0.41 · 28k tokens'],
+    ['no changes', { phase: 'Succeeded', result: { summary: 'Nothing to change: the test already passes.' } }, '✅ Done (session 7f3a).\nNothing to change: the test already passes.'],
+    ['a rejection', { phase: 'Rejected' }, '↩️ Changes undone. Send a new command when you are ready.'],
+    ['a cancel', { phase: 'Cancelled' }, '🛑 Session 7f3a cancelled.'],
+    ['an approval timeout', { phase: 'TimedOut' }, '⌛ Approval expired. Your changes are kept on the workspace; send a new command to continue from them.'],
+    ['an agent failure with a stack trace', { phase: 'Failed', conditions: condition('AgentFailed'), result: { message: 'npm test failed (3 failing)\n    at run (/app/runner.ts:10:5)' } },
+      '❌ The agent stopped with an error: npm test failed (3 failing).\nPartial changes are kept. Reply *status* for details or send a new command.'],
+    ['a run timeout', { phase: 'Failed', conditions: condition('RunTimeout') }, '❌ The task ran past its time limit (60m) and was stopped. Partial changes are kept. Send a new command to continue.'],
+    ['a lost pod', { phase: 'Failed', conditions: condition('PodLost'), result: { message: 'exit code 137' } }, '❌ The agent stopped unexpectedly (its container went away). Partial changes are kept. Send the command again to retry.'],
+    ['a full queue', { phase: 'Failed', conditions: condition('QueueFull') }, 'You already have 5 commands waiting. Wait for one to finish, or reply *cancel* to clear them.'],
+  ])('for %s', (_label, status, expected) => {
+    expect(text.finished(session(status))).toBe(expected);
+  });
+});
+
+describe('requests', () => {
+  const createdAt = '2026-11-22T08:00:00Z';
+  it('numbers the options of a question', () => {
+    expect(text.pending({ id: 'q', kind: 'question', createdAt, questions: [{ question: 'Which database should the cache use?', options: [
+      { label: 'Redis', description: 'already in docker-compose' }, { label: 'In-memory', description: 'simplest, lost on restart' }] }] }, '30m'))
+      .toBe('❓ Which database should the cache use?\n1. Redis — already in docker-compose\n2. In-memory — simplest, lost on restart\nReply with a number or your own answer.');
+  });
+
+  it('shows a tool call without JSON noise, even when the input was truncated', () => {
+    expect(text.pending({ id: 't', kind: 'tool', tool: 'WebFetch', input: '{"url":"https://exa', createdAt }, '30m'))
+      .toBe('🔐 The agent wants to run: `WebFetch: {"url":"https://exa`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.');
+  });
+
+  it('gives the status line of PHONE-UX', () => {
+    const s = { ...session({ phase: 'Working', startTime: '2026-11-22T08:00:00Z', progress: [{ seq: 1, at: createdAt, text: 'Running npm test' }] }) };
+    expect(text.status(s, 1, Date.parse('2026-11-22T08:02:30Z'))).toBe('Session 7f3a · Working for 2 min · last: Running npm test · queue: 1');
+  });
+});
