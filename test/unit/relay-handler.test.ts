@@ -1,0 +1,93 @@
+// The inbound handler with an in-memory Session store: what is written and what is replied.
+import { pino } from 'pino';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
+import { InboundHandler } from '../../relay/inbound/handler.ts';
+import { PhoneView } from '../../relay/inbound/phone-view.ts';
+import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
+import { Outbox } from '../../relay/outbound/outbox.ts';
+import { WebChat } from '../../relay/transports/web.ts';
+import { MemorySessions } from '../support/memory-sessions.ts';
+
+const phone = '+15555550100';
+let store: MemorySessions;
+let chat: WebChat;
+let metrics: RelayMetrics;
+let seen: Set<string>;
+
+function handler(claim: (id: string) => Promise<boolean> = async (id) => (seen.has(id) ? false : (seen.add(id), true))) {
+  const logger = pino({ level: 'silent' });
+  const phones = new PhoneView(store);
+  const outbox = new Outbox({ transportFor: () => chat, mediaUrl: (r) => r, lastInboundAt: () => Date.now(), windowMs: 1e9, ratePerSecond: 1000, metrics, logger });
+  return new InboundHandler({
+    sessions: store, claims: { claim }, phones, outbox, namespace: 'ns', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
+    timeouts: { run: '60m', approval: '30m' }, metrics, logger,
+  });
+}
+const msg = (body: string, id = `web-${Math.random()}`) => ({ id, from: phone, body, transport: 'web' as const });
+const replies = () => chat.entries().filter((e) => e.from === 'bot').map((e) => e.text);
+
+beforeEach(() => {
+  store = new MemorySessions('ns');
+  chat = new WebChat({ phone, token: 't'.repeat(20) });
+  metrics = createMetrics();
+  seen = new Set();
+});
+
+describe('InboundHandler', () => {
+  it('creates a Session with the spec, labels and delivered annotation, then says it started', async () => {
+    expect(await handler().accept(msg('make the navbar sticky'))).toBe('start');
+    const [s] = store.list();
+    expect(s!.spec).toEqual({ phone, prompt: 'make the navbar sticky', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' }, workspace: expect.stringMatching(/^ws-[0-9a-f]{16}$/), timeouts: { run: '60m', approval: '30m' } });
+    expect(s!.metadata.labels).toMatchObject({ 'tether.dev/phone-hash': expect.stringMatching(/^[0-9a-f]{16}$/), 'app.kubernetes.io/part-of': 'tether' });
+    expect(JSON.parse(s!.metadata.annotations![ANNOTATION_DELIVERED]!)).toEqual({ n: 1, seq: 0, started: true, queued: false });
+    expect(replies()).toEqual([`On it (session ${s!.metadata.name!.slice(-4)}). Reply *cancel* to stop.`]);
+  });
+
+  it('handles the same id once, in this replica and across replicas', async () => {
+    const h = handler();
+    const results = await Promise.all([h.accept(msg('one', 'id-1')), h.accept(msg('one', 'id-1')), handler().accept(msg('one', 'id-1'))]);
+    expect(results.sort()).toEqual(['duplicate', 'duplicate', 'start']);
+    expect(store.list()).toHaveLength(1);
+    expect((await metrics.duplicates.get()).values[0]!.value).toBe(2);
+  });
+
+  it('continues the agent conversation of the phone', async () => {
+    const h = handler();
+    await h.accept(msg('first'));
+    const [first] = store.list();
+    await store.patchStatus('ns', first!.metadata.name!, { phase: 'Succeeded', result: { agentSessionId: 'agent-42' } });
+    await h.accept(msg('second'));
+    expect(store.list().find((s) => s.spec.prompt === 'second')!.spec.resumeAgentSession).toBe('agent-42');
+  });
+
+  it('answers a request once even when two answers race', async () => {
+    const h = handler();
+    const other = handler(); // a second replica
+    await h.accept(msg('task'));
+    const name = store.list()[0]!.metadata.name!;
+    await store.patchStatus('ns', name, { phase: 'AwaitingApproval', pending: { id: 'c1', kind: 'changes', createdAt: new Date().toISOString() } });
+    await Promise.all([h.accept(msg('approve')), other.accept(msg('reject'))]);
+    const decisions = store.list()[0]!.spec.decisions!;
+    expect(decisions).toHaveLength(1);
+    expect(replies().at(-1)).toBe('That request was already answered.');
+  });
+
+  it('tells the user to resend when the API server cannot be reached, and counts it', async () => {
+    const outcome = await handler(async () => {
+      throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    }).accept(msg('make it so'));
+    expect(outcome).toBe('failed');
+    expect(replies()).toEqual(["Sorry, that message didn't go through on our side. Please send it again in a minute."]);
+    expect((await metrics.inboundFailures.get()).values[0]!.value).toBe(1);
+    expect(store.list()).toHaveLength(0);
+  });
+
+  it('reports the status of a queued-only phone instead of "nothing running"', async () => {
+    const h = handler();
+    await h.accept(msg('one'));
+    await store.patchStatus('ns', store.list()[0]!.metadata.name!, { phase: 'Queued' });
+    await h.accept(msg('status'));
+    expect(replies().at(-1)).toMatch(/^Session [0-9a-f]{4} · Queued for \d+ s · queue: 0$/);
+  });
+});
