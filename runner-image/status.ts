@@ -118,7 +118,10 @@ export class StatusWriter {
       return false;
     }
     this.pendingPatch.phase = next.phase;
-    if (next.effects.includes('SetCompletionTime')) this.pendingPatch.completionTime = this.now();
+    if (next.effects.includes('SetCompletionTime')) {
+      this.pendingPatch.completionTime = this.now();
+      this.pendingPatch.pending = null; // nothing is asked of a finished Session
+    }
     if (message !== undefined) this.setResult({ message: truncate(message, LIMITS.textChars) });
     this.deps.log.info({ from: current ?? '(new)', to: next.phase, reason: next.reason }, 'phase');
     await this.flush();

@@ -52,7 +52,9 @@ export class ScriptAgent implements Agent {
         result = { ok: message.ok === true, summary: str(message.summary), message: str(message.message) };
       } else if (message.t === 'tool' && typeof message.id === 'string' && typeof message.tool === 'string') {
         const input = (message.input && typeof message.input === 'object' ? message.input : {}) as Record<string, unknown>;
-        requests.push(this.tool(host, { id: message.id, tool: message.tool, input }, options.signal).then((r) => void reply(r)));
+        const answered = this.tool(host, { id: message.id, tool: message.tool, input }, options.signal).then((r) => void reply(r));
+        answered.catch(() => undefined); // examined after the child exits (allSettled below)
+        requests.push(answered);
       }
     };
     const stderr: string[] = [];
@@ -66,7 +68,9 @@ export class ScriptAgent implements Agent {
     ]);
     const exitCode = await exited;
     options.signal.removeEventListener('abort', stop);
-    await Promise.allSettled(requests);
+    // A request cut short by a stop (Stopped, SessionFinished) ends with the agent; anything else is a bug.
+    const failure = (await Promise.allSettled(requests)).find((r) => r.status === 'rejected' && !options.signal.aborted);
+    if (failure?.status === 'rejected') throw failure.reason;
     if (stderr.length) this.log.info({ stderr: stderr.join('\n').slice(-2000) }, 'agent stderr');
     const ok = exitCode === 0 && result?.ok !== false;
     return {

@@ -131,4 +131,15 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
     expect(session.status?.result?.branch).toBe(`tether/${name}`);
     expect(remote.git('show', `tether/${name}:pr.txt`)).toBe('x');
   });
+
+  it('SIGTERM while a tool request waits for the phone: Failed, the request withdrawn, exit 0', async () => {
+    const { name, runner } = await run('script:\ntool: Bash {"command":"true"}');
+    await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.pending?.kind === 'tool' && s.status.phase === 'AwaitingApproval');
+    runner.child.kill('SIGTERM');
+    expect(await runner.exited, runner.output()).toBe(0);
+    const session = (await bed.sessions.get(bed.ns, name))!;
+    expect(session.status?.phase).toBe('Failed');
+    expect(session.status?.pending).toBeUndefined();
+    expect(runner.output()).not.toContain('runner crashed');
+  });
 });
