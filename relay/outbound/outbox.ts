@@ -104,7 +104,8 @@ export class Outbox {
       this.options.metrics.messagesSent.inc({ result: message.template ? 'template' : 'sent' });
     } catch (error) {
       if (!(error instanceof SendError)) throw error;
-      this.options.metrics.messagesSent.inc({ result: 'failed' });
+      // 63016: outside WhatsApp's 24-hour window (our record of the last inbound message was off)
+      this.options.metrics.messagesSent.inc({ result: error.code === 63016 ? 'window_closed' : 'failed' });
       this.options.logger.error({ phoneHash: phoneHash(message.to), status: error.status, code: error.code, err: error.message },
         'send failed; not retried (a send is not idempotent)');
     } finally {

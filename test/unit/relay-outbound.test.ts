@@ -168,6 +168,17 @@ describe('outbound delivery', () => {
     expect(fake.to(phone)).toHaveLength(3);
   });
 
+  it('counts a send refused for the 24-hour window (63016) apart from other failures', async () => {
+    const { outbox, metrics } = relay();
+    const name = await newSession();
+    fake.failNext(1, 400, 63016);
+    await set(name, { phase: 'Rejected' });
+    await new Promise((r) => setTimeout(r, 200));
+    await outbox.idle();
+    expect(await metrics.registry.getSingleMetricAsString('tether_relay_messages_sent_total')).toContain('result="window_closed"} 1');
+    expect(fake.attempts).toBe(1);
+  });
+
   it('outside the 24-hour window sends the template instead of free text', async () => {
     const { outbox } = relay({ lastInboundAt: Date.now() - 24 * 3_600_000, templateSid: `HX${'a'.repeat(32)}` });
     const name = await newSession();
