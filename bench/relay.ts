@@ -113,6 +113,7 @@ const sessions = new SessionClient(kc);
 const byPhone = new Map(watcher.list().map((s) => [s.spec.phone, s]));
 const changedAt = new Map<string, number>();
 const outboundLatency: number[] = [];
+const patchLatency: number[] = [];
 fake.onMessage((m) => {
   const phone = m.to.replace('whatsapp:', '');
   const t0 = changedAt.get(phone);
@@ -124,14 +125,16 @@ await Promise.all(targets.map(async (phone, i) => {
   await sleep(Math.max(0, (i * 1000) / 50 - (performance.now() - patchStart)));
   const s = byPhone.get(phone)!;
   changedAt.set(phone, performance.now());
+  const t0 = performance.now();
   await sessions.patchStatus(namespace, s.metadata.name!, { phase: 'Working', progress: [{ seq: 1, at: new Date().toISOString(), text: 'Reading the code' }] });
+  patchLatency.push(performance.now() - t0);
 }));
 while (outboundLatency.length < targets.length && Date.now() < deadline + 60_000) await sleep(50);
 
 const figures = {
   webhookAck: { requests: total, offeredRatePerSecond: Math.round(offered), p50: ms(pct(acks, 50)), p99: ms(pct(acks, 99)), max: ms(Math.max(...acks)) },
   webhookToSession: { created: created.length, p50: ms(pct(created, 50)), p99: ms(pct(created, 99)) },
-  statusToOutbound: { changes: targets.length, delivered: outboundLatency.length, ratePerSecond: 50, p50: ms(pct(outboundLatency, 50)), p99: ms(pct(outboundLatency, 99)) },
+  statusToOutbound: { changes: targets.length, delivered: outboundLatency.length, ratePerSecond: 50, p50: ms(pct(outboundLatency, 50)), p99: ms(pct(outboundLatency, 99)), statusPatchP50: ms(pct(patchLatency, 50)) },
 };
 console.log(JSON.stringify(figures, null, 2));
 watcher.stop();
