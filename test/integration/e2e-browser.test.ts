@@ -33,7 +33,10 @@ describe('web chat in Chromium', () => {
     await bot.filter({ hasText: /Reading index\.html/ }).waitFor({ timeout: 30_000 });
     const diff = bot.filter({ has: page.locator('img') });
     await diff.waitFor({ timeout: 30_000 });
-    await expect.poll(() => diff.locator('img').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth), { timeout: 10_000 }).toBeGreaterThan(100);
+    await expect.poll(() => diff.locator('img').evaluate((img) => {
+      const loaded = img as unknown as { complete: boolean; naturalWidth: number };
+      return loaded.complete ? loaded.naturalWidth : 0;
+    }), { timeout: 10_000 }).toBeGreaterThan(100);
 
     await page.locator('.actions button', { hasText: 'approve' }).click();
     const done = bot.filter({ hasText: /Pull request opened/ });
@@ -42,7 +45,10 @@ describe('web chat in Chromium', () => {
     expect(e2e.github.pulls).toHaveLength(1);
 
     // Nothing needs scrolling sideways on a phone.
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate(() => {
+      const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+      return root.scrollWidth - root.clientWidth;
+    });
     expect(overflow).toBeLessThanOrEqual(0);
     mkdirSync('test-results', { recursive: true });
     await page.screenshot({ path: 'test-results/chat-approve.png', fullPage: true });
