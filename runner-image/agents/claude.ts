@@ -8,7 +8,7 @@ import {
 import type { Logger } from 'pino';
 import { z } from 'zod/v4';
 import { onLines } from './lines.ts';
-import { killGroup } from './process-group.ts';
+import { killGroup, trackGroup } from './process-group.ts';
 import { SCREENSHOT_TOOL, type Agent, type AgentHost, type AgentResult, type AgentRunOptions, type ToolDecision } from './types.ts';
 import { UserInput, userMessage } from './user-input.ts';
 
@@ -86,6 +86,7 @@ export class ClaudeAgent implements Agent {
     const spawnClaudeCodeProcess: Options['spawnClaudeCodeProcess'] = (spawnOptions) => {
       const child = spawn(spawnOptions.command, spawnOptions.args, { cwd: spawnOptions.cwd, env: spawnOptions.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
       this.deps.log.info({ pid: child.pid, agent: 'claude' }, 'agent started');
+      trackGroup(child);
       children.push(child);
       void onLines(child.stderr, (line) => {
         stderr.push(line);

@@ -1,6 +1,27 @@
 // Agent processes run in their own process group (detached) so a stop kills everything they started.
 import type { ChildProcess } from 'node:child_process';
 
+const live = new Set<number>();
+
+/** Remembers a detached child's group so it dies with the runner, whatever way the runner exits. */
+export function trackGroup(child: ChildProcess): void {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  if (live.size === 0) process.once('exit', killTrackedSync);
+  live.add(pid);
+  child.once('exit', () => live.delete(pid));
+}
+
+function killTrackedSync(): void {
+  for (const pid of live) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
 /** SIGTERM the whole group, SIGKILL it after graceMs if anything is left. */
 export function killGroup(child: ChildProcess, graceMs = 1500): Promise<void> {
   const pid = child.pid;

@@ -2,10 +2,11 @@
 // output into the common event model. Malformed output is agent text, never a crash.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { onLines } from './lines.ts';
-import { killGroup } from './process-group.ts';
+import { killGroup, trackGroup } from './process-group.ts';
 import { MARK } from './script-protocol.ts';
 import type { Agent, AgentHost, AgentResult, AgentRunOptions, ToolDecision } from './types.ts';
 
@@ -28,6 +29,7 @@ export class ScriptAgent implements Agent {
     const prefix = `${MARK}${nonce} `;
     const child = spawn(process.execPath, [CHILD], { cwd: options.cwd, env: this.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     this.log.info({ pid: child.pid, agent: 'script' }, 'agent started');
+    trackGroup(child);
     const stop = () => void killGroup(child);
     options.signal.addEventListener('abort', stop, { once: true });
     child.stdin.on('error', () => undefined); // EPIPE when the child is gone: its exit code tells the story
@@ -58,7 +60,7 @@ export class ScriptAgent implements Agent {
       }
     };
     const stderr: string[] = [];
-    const exited = new Promise<number>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + 15 : 1))));
+    const exited = new Promise<number>((resolve) => child.on('exit', (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0))));
     await Promise.all([
       onLines(child.stdout, handle),
       onLines(child.stderr, (line) => {
