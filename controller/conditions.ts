@@ -7,6 +7,16 @@ export const CONDITION_ADMITTED = 'Admitted';
 /** True once the Session reached a terminal phase; the reason says how it ended. */
 export const CONDITION_FINISHED = 'Finished';
 
+/** Deep equality of JSON values regardless of key order (the API server returns keys sorted). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  const canonical = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(canonical);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]));
+    return v;
+  };
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
 export interface ConditionInput {
   type: string;
   status: 'True' | 'False' | 'Unknown';
@@ -23,7 +33,7 @@ export function setCondition(list: Condition[] | undefined, input: ConditionInpu
     lastTransitionTime: existing && existing.status === input.status ? existing.lastTransitionTime : now.toISOString(),
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
   };
-  if (existing && JSON.stringify({ ...existing }) === JSON.stringify(next)) return current;
+  if (existing && sameJson(existing, next)) return current;
   return [...current.filter((c) => c.type !== input.type), next];
 }
 

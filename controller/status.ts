@@ -3,7 +3,7 @@
 import { formatDuration, maskPhone, previewPrompt } from '../common/session/display.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
 import { isTerminal, transition, type Event } from '../common/session/state-machine.ts';
-import { CONDITION_ADMITTED, CONDITION_FINISHED, finishedMessage, finishedReason, setCondition } from './conditions.ts';
+import { CONDITION_ADMITTED, CONDITION_FINISHED, finishedMessage, finishedReason, sameJson, setCondition } from './conditions.ts';
 
 export interface StatusInput {
   session: Session;
@@ -80,9 +80,9 @@ export function computeStatus(input: StatusInput): StatusOutcome {
 
   const patch: Record<string, unknown> = {};
   for (const key of OWNED) {
-    if (JSON.stringify(before[key]) !== JSON.stringify(status[key])) patch[key] = status[key];
+    if (!sameJson(before[key], status[key])) patch[key] = status[key];
   }
-  if (JSON.stringify(before.result) !== JSON.stringify(status.result)) {
+  if (!sameJson(before.result, status.result)) {
     patch.result = { message: status.result?.message, exitCode: status.result?.exitCode };
   }
   return { patch: Object.keys(patch).length ? (patch as Partial<SessionStatus>) : undefined, status, reason };

@@ -79,3 +79,14 @@ describe('computeStatus on a Session the controller already finished', () => {
     expect(later.status.conditions?.find((c) => c.type === 'Finished')?.reason).toBe('PodLost');
   });
 });
+
+describe('computeStatus with objects as the API server returns them', () => {
+  it('sees no change when only the key order differs', () => {
+    const session = testSession({ name: 'a' });
+    const written = computeStatus({ session, now, event: { type: 'PodCreated' }, pod: { name: 'a-runner' } }).status;
+    const sortKeys = (v: unknown): unknown => (Array.isArray(v) ? v.map(sortKeys) : v && typeof v === 'object'
+      ? Object.fromEntries(Object.keys(v).sort().reverse().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])])) : v);
+    const fromServer = sortKeys(written) as typeof written;
+    expect(computeStatus({ session: { ...session, status: fromServer }, now, pod: { name: 'a-runner' } }).patch).toBeUndefined();
+  });
+});
