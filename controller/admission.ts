@@ -2,6 +2,7 @@
 // Level-based: whether a waiting Session runs, waits, overflows or was swept away by a
 // cancel/reject/timeout is derived from the Sessions themselves, never from memory.
 import { isActive, isTerminal } from '../common/session/state-machine.ts';
+import { byArrival } from '../common/session/order.ts';
 import type { Session } from '../common/session/schema.ts';
 import { CONDITION_ADMITTED } from './conditions.ts';
 
@@ -13,10 +14,8 @@ export type Admission =
 
 const created = (s: Session) => new Date(s.metadata.creationTimestamp ?? 0).getTime();
 
-/** Creation order: creationTimestamp, then name. */
-export function byCreation(a: Session, b: Session): number {
-  return created(a) - created(b) || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
-}
+/** Arrival order of the phone's commands (see common/session/order.ts). */
+export const byCreation = byArrival;
 
 const isFresh = (s: Session) => s.status?.phase === undefined || s.status.phase === 'Queued';
 

@@ -102,7 +102,7 @@ export function createApp(deps: AppDeps): express.Express {
     const { id, text } = (req.body ?? {}) as { id?: unknown; text?: unknown };
     if (typeof id !== 'string' || !/^[A-Za-z0-9-]{8,64}$/.test(id) || typeof text !== 'string') throw new HttpError(400, 'expected {id, text}');
     deps.webChat!.recordInbound(text);
-    accept({ id: `web-${id}`, from: deps.webChat!.phone, body: text, transport: 'web' });
+    accept({ id: `web-${id}`, from: deps.webChat!.phone, body: text, transport: 'web', receivedAt: new Date().toISOString() });
     res.status(202).json({ accepted: true });
   });
 

@@ -63,8 +63,7 @@ export const text = {
         return `Reply *approve* to open a pull request or *reject* to undo. (expires in ${expiry(approvalTimeout)})`;
     }
   },
-  changesCaption: (pending: Pending, diffStat: string | undefined) =>
-    `Ready for review${pending.summary ? ` — ${pending.summary}` : ''}${diffStat ? `:\n${diffStat}` : ''}`,
+  changesCaption: (pending: Pending, diffStat: string | undefined) => reviewCaption(diffStat ?? pending.summary ?? '', pending.summary),
   reminder: (msLeft: number) => `⏰ Still waiting for your approval — it expires in ${Math.max(1, Math.round(msLeft / 60_000))} min.`,
 
   finished(session: Session): string {
@@ -81,6 +80,21 @@ export const text = {
     }
   },
 };
+
+/**
+ * `git diff --stat` as the phone should read it:
+ * "Ready for review — 3 files changed, +48 −6:" then one "  path | 33 ++-" line per file.
+ */
+export function reviewCaption(stat: string, summary?: string): string {
+  const lines = stat.split('\n').map((l) => l.trim()).filter(Boolean);
+  const totals = lines.find((l) => /\d+ files? changed/.test(l));
+  const files = lines.filter((l) => l !== totals).map((l) => `  ${l.replace(/\s*\|\s*/, ' | ')}`);
+  if (!totals) return [`Ready for review${summary && summary !== stat ? ` — ${summary}` : ''}:`, ...files].join('\n');
+  const count = (re: RegExp) => Number(re.exec(totals)?.[1] ?? 0);
+  const [changed, plus, minus] = [count(/(\d+) files? changed/), count(/(\d+) insertions?/), count(/(\d+) deletions?/)];
+  const delta = [plus ? `+${plus}` : '', minus ? `−${minus}` : ''].filter(Boolean).join(' ');
+  return [`Ready for review — ${changed} file${changed === 1 ? '' : 's'} changed${delta ? `, ${delta}` : ''}:`, ...files].join('\n');
+}
 
 function expiry(approvalTimeout: string): string {
   return humanDuration(parseDuration(approvalTimeout)).replace(/ 0 s$/, '').replace(/ 0 min$/, '');

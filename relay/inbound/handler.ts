@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import { isConflict } from '../../common/kube/errors.ts';
 import { maskPhone, phoneHash } from '../../common/session/display.ts';
+import { ANNOTATION_RECEIVED_AT } from '../../common/session/order.ts';
 import { ANNOTATION_DELIVERED, LABEL_PART_OF, LABEL_PHONE_HASH, sessionName, workspaceName } from '../../common/session/names.ts';
 import { LIMITS, type Session, type SessionSpec } from '../../common/session/schema.ts';
 import type { RelayMetrics } from '../metrics.ts';
@@ -20,6 +21,8 @@ export interface InboundMessage {
   from: string;
   body: string;
   transport: 'twilio' | 'web';
+  /** When the relay received it (ISO, milliseconds): orders a phone's commands. */
+  receivedAt?: string;
 }
 
 export interface SessionApi {
@@ -140,7 +143,7 @@ export class InboundHandler {
       }
       case 'start':
       case 'queue': {
-        const created = await this.create(phone, r.prompt, r.kind === 'queue');
+        const created = await this.create(phone, r.prompt, r.kind === 'queue', message.receivedAt ?? new Date().toISOString());
         log.info({ session: created.metadata.name }, 'session created');
         return { kind: r.kind, reply: r.kind === 'start' ? text.started(created.metadata.name!) : text.queued(r.position) };
       }
@@ -149,7 +152,7 @@ export class InboundHandler {
     }
   }
 
-  private async create(phone: string, prompt: string, queued: boolean): Promise<Session> {
+  private async create(phone: string, prompt: string, queued: boolean, receivedAt: string): Promise<Session> {
     const resume = this.o.phones.resumeId(phone);
     const spec: SessionSpec = {
       phone, prompt, repo: this.o.repo, workspace: workspaceName(phone), timeouts: { ...this.o.timeouts },
@@ -158,7 +161,7 @@ export class InboundHandler {
     const delivered = writeDelivered({ n: 1, seq: 0, started: !queued, queued });
     const session = await this.o.sessions.create(this.o.namespace, sessionName(phone), spec, {
       labels: { [LABEL_PHONE_HASH]: phoneHash(phone), [LABEL_PART_OF]: 'tether' },
-      annotations: { [ANNOTATION_DELIVERED]: delivered },
+      annotations: { [ANNOTATION_DELIVERED]: delivered, [ANNOTATION_RECEIVED_AT]: receivedAt },
     });
     this.o.phones.remember(session);
     return session;

@@ -1,10 +1,10 @@
 // A phone's Sessions as the relay sees them: the informer's cache plus Sessions it just created.
+import { arrivedAt, byArrival } from '../../common/session/order.ts';
 import { isActive, isTerminal } from '../../common/session/state-machine.ts';
 import type { Session } from '../../common/session/schema.ts';
 import type { SessionStore } from '../outbound/delivery.ts';
 import type { PhoneContext } from './router.ts';
 
-const created = (s: Session) => new Date(s.metadata.creationTimestamp ?? 0).getTime();
 
 export class PhoneView {
   /** phone → key → Session, kept from the informer's changes (subscribe before it starts) */
@@ -45,11 +45,11 @@ export class PhoneView {
     for (const s of this.byPhone.get(phone)?.values() ?? []) all.set(s.metadata.name!, s);
     const recent = this.recent.get(phone);
     for (const [name, s] of recent ?? []) {
-      if (all.has(name) || Date.now() - created(s) > 60_000) recent!.delete(name);
+      if (all.has(name) || Date.now() - arrivedAt(s) > 60_000) recent!.delete(name);
       else all.set(name, s);
     }
     if (recent?.size === 0) this.recent.delete(phone);
-    return [...all.values()].sort((a, b) => created(a) - created(b) || a.metadata.name!.localeCompare(b.metadata.name!));
+    return [...all.values()].sort(byArrival);
   }
 
   context(phone: string): PhoneContext & { session?: Session; open: Session[] } {
@@ -68,7 +68,7 @@ export class PhoneView {
   lastInboundAt(phone: string): number | undefined {
     let last = this.inbound.get(phone);
     for (const s of this.sessions(phone)) {
-      for (const at of [created(s), ...(s.spec.decisions ?? []).map((d) => new Date(d.at).getTime())]) {
+      for (const at of [arrivedAt(s), ...(s.spec.decisions ?? []).map((d) => new Date(d.at).getTime())]) {
         if (last === undefined || at > last) last = at;
       }
     }

@@ -39,5 +39,5 @@ export function checkWebhook(input: WebhookInput, settings: WebhookSettings): We
   const phone = FROM.exec(from)?.[1];
   if (!phone) return { kind: 'ignored', reason: 'sender is not a WhatsApp number' };
   if (!settings.allowedNumbers.has(phone)) return { kind: 'ignored', reason: 'sender not in ALLOWED_NUMBERS' };
-  return { kind: 'accepted', message: { id: sid, from: phone, body: body ?? '', transport: 'twilio' } };
+  return { kind: 'accepted', message: { id: sid, from: phone, body: body ?? '', transport: 'twilio', receivedAt: new Date().toISOString() } };
 }

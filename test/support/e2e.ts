@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { inject } from 'vitest';
 import { SessionClient } from '../../common/kube/sessions.ts';
+import { byArrival } from '../../common/session/order.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { ensureSampleRepo } from '../cluster/sample-repo.ts';
 import { startStack, type Stack } from '../cluster/stack.ts';
@@ -36,7 +37,7 @@ export interface E2E {
   sessions: SessionClient;
   kubeConfig: KubeConfig;
   phone(number: string): Phone;
-  /** Sessions of the stack's namespace, oldest first. */
+  /** Sessions of the stack's namespace, in arrival order. */
   list(): Promise<Session[]>;
   stop(): Promise<void>;
 }
@@ -92,7 +93,7 @@ export async function startE2E(options: { relayEnv?: Record<string, string>; con
     stack, twilio, github, remote, stateDir, sessions, kubeConfig, phone,
     async list() {
       const { items } = await sessions.list(namespace);
-      return items.sort((a, b) => String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) || a.metadata.name!.localeCompare(b.metadata.name!));
+      return items.sort(byArrival);
     },
     async stop() {
       await stack.stop();

@@ -39,7 +39,7 @@ describe('web chat input', () => {
   it('hands a message on as from the web chat phone and records it in the history', async () => {
     const res = await send(JSON.stringify({ id: 'a1b2c3d4-0000', text: 'make the navbar sticky' }));
     expect(res.status).toBe(202);
-    expect(accepted.at(-1)).toEqual({ id: 'web-a1b2c3d4-0000', from: '+15555550100', body: 'make the navbar sticky', transport: 'web' });
+    expect(accepted.at(-1)).toEqual({ id: 'web-a1b2c3d4-0000', from: '+15555550100', body: 'make the navbar sticky', transport: 'web', receivedAt: expect.any(String) });
     expect(chat.entries().at(-1)).toMatchObject({ from: 'me', text: 'make the navbar sticky' });
   });
 

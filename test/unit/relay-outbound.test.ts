@@ -91,7 +91,7 @@ describe('outbound delivery', () => {
     const sent = await fake.waitFor(phone, 3);
     expect(sent.map((m) => m.mediaUrls)).toEqual([[], ['https://relay.example/media/ns/s/diff.png?sig=x'], []]);
     expect(sent[0]!.body).toBe('⏳ Editing theme.ts');
-    expect(sent[1]!.body).toBe('Ready for review — 2 files changed, +48 −6:\n src/theme.ts | 17 +++--\n package.json | 2 +');
+    expect(sent[1]!.body).toBe('Ready for review — 2 files changed, +48 −6:\n  src/theme.ts | 17 +++--\n  package.json | 2 +');
     expect(sent[2]!.body).toBe('Reply *approve* to open a pull request or *reject* to undo. (expires in 30 min)');
   });
 

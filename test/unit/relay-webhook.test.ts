@@ -52,7 +52,7 @@ describe('POST /webhook', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/xml');
     expect(await res.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response></Response>');
-    expect(accepted).toEqual([{ id: hook.params.MessageSid, from: allowed, body: 'make the navbar sticky', transport: 'twilio' }]);
+    expect(accepted).toEqual([{ id: hook.params.MessageSid, from: allowed, body: 'make the navbar sticky', transport: 'twilio', receivedAt: expect.any(String) }]);
   });
 
   const signature = valid().headers['x-twilio-signature']!;
