@@ -29,14 +29,13 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
     await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
     await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.phase === 'Working' && !!s.status.progress?.some((p) => p.text === 'Starting a long job'));
     const agentPid = Number(/"pid":(\d+),"agent":"script"/.exec(runner.output())?.[1]);
-    const group = processGroup(agentPid);
-    expect(group).toContain(agentPid);
-    expect(group.length).toBeGreaterThanOrEqual(2); // the agent and its shell command
+    await eventually(() => expect(processGroup(agentPid).length).toBeGreaterThanOrEqual(2), 30_000); // the agent and its shell command
+    expect(processGroup(agentPid)).toContain(agentPid);
     const sent = Date.now();
     runner.child.kill('SIGTERM');
     expect(await runner.exited, runner.output()).toBe(0);
     expect(Date.now() - sent).toBeLessThan(20_000); // inside Kubernetes' default 30 s grace
-    expect(processGroup(agentPid)).toEqual([]);
+    await eventually(() => expect(processGroup(agentPid)).toEqual([]), 5_000);
     const session = (await bed.sessions.get(bed.ns, name))!;
     expect(session.status?.phase).toBe('Failed');
     expect(session.status?.result?.message).toContain('SIGTERM');
