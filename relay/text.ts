@@ -22,6 +22,8 @@ export const text = {
   queueFull: () => `You already have ${MAX_QUEUED} commands waiting. Wait for one to finish, or reply *cancel* to clear them.`,
   nothingPending: () => 'Nothing is waiting for your decision right now. Send a command, or *status*.',
   nothingToCancel: () => 'Nothing is running. Send a command to start.',
+  droppedFromQueue: (prompt: string) =>
+    `🗑️ Dropped your queued command "${previewPrompt(prompt, 60)}": the task before it was rejected or expired. Send it again if you still want it.`,
   cancelling: (name: string, others: number) => `Stopping session ${shortId(name)}${others ? ` and ${others} queued` : ''}…`,
   failedToAccept: () => "Sorry, that message didn't go through on our side. Please send it again in a minute.",
   idle: () => 'No session running. Send a command to start one.',

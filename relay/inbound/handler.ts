@@ -137,7 +137,9 @@ export class InboundHandler {
       }
       case 'cancel': {
         if (!view.open.length) return { kind: r.kind, reply: text.nothingToCancel() };
-        for (const s of view.open) await this.o.sessions.patch(this.o.namespace, s.metadata.name!, { spec: { cancel: true } });
+        // Queued ones first: when the active one ends, its queue is already marked as the user's cancel.
+        const queuedFirst = [...view.open].sort((a, b) => Number(a === view.session) - Number(b === view.session));
+        for (const s of queuedFirst) await this.o.sessions.patch(this.o.namespace, s.metadata.name!, { spec: { cancel: true } });
         const first = view.session ?? view.open[0]!;
         return { kind: r.kind, reply: text.cancelling(first.metadata.name!, view.open.length - 1) };
       }

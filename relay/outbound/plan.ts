@@ -70,7 +70,10 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   const terminal = isTerminal(phase);
 
   if (terminal && phase === 'Cancelled' && !told.started) {
-    return { parts, next: { ...next, done: phase }, sentProgress, wakeAt }; // a queued command cleared by cancel: already acknowledged
+    // A queued command swept away: by the user's cancel (already acknowledged), or by a reject/timeout before it.
+    if (session.spec.cancel !== true && told.done !== phase) parts.push({ text: text.droppedFromQueue(session.spec.prompt) });
+    next.done = phase;
+    return { parts, next: counted(told, next), sentProgress, wakeAt };
   }
   if ((isActive(phase) || terminal) && !told.started && told.queued) {
     parts.push({ text: text.startedFromQueue(session.metadata.name!, session.spec.prompt) });
@@ -123,9 +126,13 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
     next.done = phase;
   }
 
+  return { parts, next: counted(told, next), sentProgress, wakeAt };
+}
+
+/** Bumps the write counter when anything changed, so the new state gets recorded. */
+function counted(told: Delivered, next: Delivered): Delivered {
   const changed = JSON.stringify({ ...next, n: 0 }) !== JSON.stringify({ ...told, n: 0 });
-  if (changed) next.n = told.n + 1;
-  return { parts, next, sentProgress, wakeAt };
+  return changed ? { ...next, n: told.n + 1 } : next;
 }
 
 function quickReplies(pending: NonNullable<Session['status']>['pending'] & object): QuickReply[] {

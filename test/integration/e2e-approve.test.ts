@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, type E2E } from '../support/e2e.ts';
+import { eventually } from '../support/eventually.ts';
 
 let e2e: E2E;
 beforeAll(async () => {
@@ -52,6 +53,7 @@ describe('end to end: approve and reject', () => {
     await phone.next(/Reply \*approve\*/);
     await phone.send('reject');
     await phone.next(/undone|reverted|rejected/i);
+    await eventually(() => expect(phone.received().filter((m) => /Dropped your queued command "script: say: queued one"/.test(m.body))).toHaveLength(1));
 
     await phone.send('script:\nprogress: after reject\nsay: nothing to change');
     await phone.next(/after reject/);

@@ -148,6 +148,7 @@ describe('outbound delivery', () => {
     const { outbox } = relay();
     const queued = await newSession('abc-20261122080001-9b2c', { n: 1, seq: 0, queued: true } as never);
     const cleared = await newSession('abc-20261122080002-1d4e', { n: 1, seq: 0, queued: true } as never);
+    await store.patch('ns', cleared, { spec: { cancel: true } });
     await set(cleared, { phase: 'Cancelled' });
     await set(queued, { phase: 'Starting' });
     await fake.waitFor(phone, 1);
