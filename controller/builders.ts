@@ -131,7 +131,7 @@ export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
         name: 'runner',
         image: config.runnerImage,
         imagePullPolicy: 'IfNotPresent',
-        command: RUNNER_COMMAND,
+        args: RUNNER_COMMAND, // the image's entrypoint (tini) runs it and reaps the agent's orphans
         workingDir: WORKSPACE_PATH,
         env: runnerEnv(session, config),
         resources: { requests: { ...config.resources.requests }, limits: { ...config.resources.limits } },
