@@ -113,7 +113,7 @@ describe('relay outbound on a real API server', () => {
     });
     const sent = await fake.waitFor(phone, 7);
     expect(sent[5]!.mediaUrls).toHaveLength(1);
-    expect(sent[5]!.body).toBe('Ready for review — 1 file changed, +2 −1:\n src/Navbar.tsx | 3 ++-');
+    expect(sent[5]!.body).toBe('Ready for review — 1 file changed, +2 −1:\n  src/Navbar.tsx | 3 ++-');
     expect(sent[6]!.body).toContain('Reply *approve* to open a pull request');
     const image = await fetch(sent[5]!.mediaUrls[0]!.replace(PUBLIC_URL, relay!.url));
     expect(image.status).toBe(200);
