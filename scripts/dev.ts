@@ -22,13 +22,13 @@ const plane = await startControlPlane({ dir: join(stateDir, 'cluster') });
 print('dev', `control plane ready at ${plane.server}`);
 
 const github = env.GITHUB_API_URL ? undefined : await startFakeGitHub();
-const repoUrl = env.TETHER_REPO_URL ?? (await ensureSampleRepo(join(stateDir, 'remote')));
+const repoUrl = env.TETHER_REPO_URL || (await ensureSampleRepo(join(stateDir, 'remote')));
 const passThrough = (names: string[]) => Object.fromEntries(names.filter((n) => env[n]).map((n) => [n, env[n]!]));
 
 const stack = await startStack({
   kubeconfig: plane.kubeconfig, repoRoot, stateDir, repoUrl,
-  githubApiUrl: env.GITHUB_API_URL ?? github!.url,
-  relayPort: env.TETHER_DEV_PORT ? Number(env.TETHER_DEV_PORT) : 8080,
+  githubApiUrl: env.GITHUB_API_URL || github!.url,
+  relayPort: Number(env.TETHER_DEV_PORT || 8080),
   relayEnv: passThrough(['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM', 'TWILIO_API_URL', 'ALLOWED_NUMBERS', 'PUBLIC_URL']),
   runnerSecrets: passThrough(['ANTHROPIC_API_KEY', 'GITHUB_TOKEN']),
   logger, onLine: print,

@@ -1,0 +1,59 @@
+// `make dev` as a newcomer runs it: the script prints the chat URL, a command sent through the
+// web chat comes back as a "pull request", and Ctrl-C (SIGINT) leaves nothing running.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../cluster/control-plane.ts';
+import { eventually } from '../support/eventually.ts';
+
+/** Process ids whose command line mentions `text` (read from /proc; no procps needed). */
+function processesMentioning(text: string): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+    } catch {
+      return false;
+    }
+  }).map(Number).filter((pid) => pid !== process.pid);
+}
+
+describe('make dev', () => {
+  it('prints the chat URL, turns a chat command into a pull request, and stops cleanly on Ctrl-C', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'tether-dev-'));
+    const port = await freePort();
+    const dev = spawn(process.execPath, ['scripts/dev.ts'], {
+      env: { ...process.env, TETHER_STATE_DIR: stateDir, TETHER_DEV_PORT: String(port), ANTHROPIC_API_KEY: '', GITHUB_API_URL: '', TETHER_REPO_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    dev.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    dev.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      const chatUrl = await eventually(() => {
+        const match = /Chat:\s+(http:\/\/\S+\/chat\?token=[0-9a-f]+)/.exec(output);
+        if (!match) throw new Error(`no chat URL yet:\n${output}`);
+        return match[1]!;
+      }, 90_000, 200);
+      expect(output).toMatch(/kubectl get sessions -n tether/);
+      expect((await fetch(chatUrl)).status).toBe(200);
+      expect((await fetch(chatUrl.replace(/token=\w+/, 'token=wrong'))).status).toBe(401);
+
+      const token = new URL(chatUrl).searchParams.get('token')!;
+      const send = (id: string, text: string) => fetch(new URL('/chat/send', chatUrl), {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ id, text }),
+      });
+      expect((await send('dev-test-0001', 'add a farewell function')).status).toBe(202);
+      await eventually(() => expect(output).toMatch(/to=AwaitingApproval/), 60_000, 200);
+      expect((await send('dev-test-0002', 'approve')).status).toBe(202);
+      await eventually(() => expect(output).toMatch(/to=Succeeded reason=Published/), 60_000, 200);
+    } finally {
+      dev.kill('SIGINT');
+    }
+    const code = await new Promise<number | null>((resolve) => dev.once('exit', resolve));
+    expect(code).toBe(0);
+    await eventually(() => expect(processesMentioning(stateDir)).toEqual([]), 15_000, 200);
+    await eventually(async () => expect(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => 'up', () => 'down')).toBe('down'));
+  }, 180_000);
+});
