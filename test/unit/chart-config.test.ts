@@ -133,6 +133,7 @@ describe.each([
       expect(config.repo).toEqual({ url: 'https://github.com/acme/web.git', baseBranch: 'develop' });
       expect(config.timeouts).toEqual({ run: '2h', approval: '45m' });
       expect(config.webChat?.phone).toBe('+15555550100');
+      expect(config.inboundConcurrency).toBe(32);
     } else {
       // Without Twilio credentials the chart switches the web chat on: the relay needs a transport.
       expect(config.twilio).toBeUndefined();

@@ -110,6 +110,7 @@ export const everythingOn = {
   },
   relay: {
     replicas: 2,
+    inboundConcurrency: 32,
     publicUrl: 'https://wa.example.org/tether',
     allowedNumbers: ['+14155550123', '+447700900123'],
     repo: { url: 'https://github.com/acme/web.git', baseBranch: 'develop' },
