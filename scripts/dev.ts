@@ -43,8 +43,12 @@ process.stdout.write(`
   Remote:    ${repoUrl}${github ? `\n  PRs:       recorded by a local GitHub stand-in at ${github.url}` : ''}
   Agent:     ${agent}
 
-  Try: "add a farewell function" — or a scripted run, e.g.
-       script: progress: reading | write: NOTES.md = hello | say: done
+  Try: "add a farewell function" (the built-in demo edits one file), or a scenario,
+       one step per line (Shift+Enter in the chat; grammar in the README):
+         script:
+         progress: reading the code
+         write: NOTES.md = hello
+         say: done
   Ctrl-C stops everything.
 
 `);
