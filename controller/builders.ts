@@ -19,7 +19,7 @@ export const RUNNER_UID = 1000;
 export const SECRET_KEYS = ['ANTHROPIC_API_KEY', 'GITHUB_TOKEN'] as const;
 
 type BuilderConfig = Pick<ControllerConfig,
-  'runnerImage' | 'runnerSecret' | 'pvc' | 'resources' | 'terminationGraceSeconds' | 'relayUrl' | 'githubApiUrl' | 'tokenExpirationSeconds'>;
+  'runnerImage' | 'runnerSecret' | 'pvc' | 'resources' | 'terminationGraceSeconds' | 'relayUrl' | 'githubApiUrl' | 'tokenExpirationSeconds' | 'runtimeClassName'>;
 
 function ownerReference(session: Session): V1OwnerReference {
   return {
@@ -120,6 +120,7 @@ export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
     spec: {
       serviceAccountName: meta.name,
       automountServiceAccountToken: false,
+      ...(config.runtimeClassName ? { runtimeClassName: config.runtimeClassName } : {}),
       enableServiceLinks: false,
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: config.terminationGraceSeconds,

@@ -19,6 +19,7 @@ const VARIABLES = {
   TETHER_NAMESPACE: text(DNS_LABEL, 'tether'),
   TETHER_RUNNER_IMAGE: text('^[^\\s]+$', 'tether-runner:latest'),
   TETHER_RUNNER_SECRET: text(DNS_SUBDOMAIN, 'tether-runner'),
+  TETHER_RUNNER_RUNTIME_CLASS: text(DNS_SUBDOMAIN),
   TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS: text(INTEGER, '3600'),
   TETHER_PVC_SIZE: text(QUANTITY, '10Gi'),
   TETHER_PVC_STORAGE_CLASS: text(DNS_SUBDOMAIN),
@@ -50,6 +51,8 @@ export interface ControllerConfig {
   namespace: string;
   runnerImage: string;
   runnerSecret: string;
+  /** RuntimeClass of runner Pods (e.g. gvisor); unset → the cluster default. */
+  runtimeClassName?: string;
   tokenExpirationSeconds: number;
   pvc: { size: string; storageClass?: string };
   resources: { requests: { cpu: string; memory: string }; limits: { cpu: string; memory: string } };
@@ -107,6 +110,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     namespace: v.TETHER_NAMESPACE!,
     runnerImage: v.TETHER_RUNNER_IMAGE!,
     runnerSecret: v.TETHER_RUNNER_SECRET!,
+    ...(v.TETHER_RUNNER_RUNTIME_CLASS ? { runtimeClassName: v.TETHER_RUNNER_RUNTIME_CLASS } : {}),
     tokenExpirationSeconds: atLeast('TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS', int('TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS'), 600),
     pvc: { size: v.TETHER_PVC_SIZE!, storageClass: v.TETHER_PVC_STORAGE_CLASS },
     resources: {

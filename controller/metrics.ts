@@ -43,6 +43,10 @@ export function createMetrics(sessions: () => Session[], options: { defaultMetri
     name: 'tether_session_duration_seconds', help: 'Start (or creation) to completion of finished Sessions, by outcome phase.',
     labelNames: ['outcome'], buckets: SESSION_BUCKETS, registers,
   });
+  const cost = new Counter({
+    name: 'tether_session_cost_usd_total', help: 'Agent cost in USD of finished Sessions (status.result.costUsd), by outcome phase.',
+    labelNames: ['outcome'], registers,
+  });
   const startup = new Histogram({
     name: 'tether_session_startup_seconds', help: 'Session creation to runner Pod created (includes time queued behind the phone\'s earlier command).',
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800], registers,
@@ -64,7 +68,11 @@ export function createMetrics(sessions: () => Session[], options: { defaultMetri
   return {
     registry,
     observer: {
-      finished: (_s, outcome, seconds) => duration.observe({ outcome }, Math.max(0, seconds)),
+      finished: (session, outcome, seconds) => {
+        duration.observe({ outcome }, Math.max(0, seconds));
+        const usd = session.status?.result?.costUsd;
+        if (typeof usd === 'number' && usd > 0) cost.inc({ outcome }, usd);
+      },
       started: (_s, seconds) => startup.observe(seconds),
       approvalWait: (seconds) => approvalWait.observe(seconds),
     },

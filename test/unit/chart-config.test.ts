@@ -17,7 +17,7 @@ beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 /** Variable names declared in controller/config.ts (its VARIABLES table is not exported). */
 const CONTROLLER_VARIABLES = new Set([...readFileSync('controller/config.ts', 'utf8').matchAll(/^ {2}([A-Z][A-Z0-9_]+): text\(/gm)].map((m) => m[1]!));
 /** Set by the chart, waiting for the controller to read it (see the chart docs). */
-const PENDING_IN_CONTROLLER = new Set(['TETHER_RUNNER_RUNTIME_CLASS']);
+const PENDING_IN_CONTROLLER = new Set<string>([]);
 
 const data = (o: KubeObject) => (o as unknown as { data: Record<string, string> }).data;
 

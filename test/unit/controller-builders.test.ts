@@ -78,6 +78,11 @@ describe('desiredPod', () => {
     expect(env.filter((e) => /KEY|TOKEN$/.test(e.name)).every((e) => e.value === undefined && e.valueFrom?.secretKeyRef)).toBe(true);
   });
 
+  it('runs runner Pods under the configured RuntimeClass (e.g. gVisor), and under the default without one', () => {
+    expect(desiredPod(session, unitConfig({ runtimeClassName: 'gvisor' })).spec!.runtimeClassName).toBe('gvisor');
+    expect(desiredPod(session, unitConfig()).spec).not.toHaveProperty('runtimeClassName');
+  });
+
   it('is deterministic', () => {
     expect(desiredPod(session, unitConfig())).toEqual(desiredPod(structuredClone(session), unitConfig()));
   });

@@ -35,7 +35,7 @@ describe('controller metrics', () => {
       ['tether_sessions', 'gauge'], ['tether_session_duration_seconds', 'histogram'], ['tether_session_startup_seconds', 'histogram'],
       ['tether_approval_wait_seconds', 'histogram'], ['tether_reconcile_total', 'counter'], ['tether_reconcile_duration_seconds', 'histogram'],
       ['tether_workqueue_depth', 'gauge'], ['tether_workqueue_queue_duration_seconds', 'histogram'], ['tether_workqueue_retries_total', 'counter'],
-      ['tether_watch_restarts_total', 'counter'], ['tether_leader', 'gauge'],
+      ['tether_watch_restarts_total', 'counter'], ['tether_leader', 'gauge'], ['tether_session_cost_usd_total', 'counter'],
     ];
     for (const [name, type] of expected) expect(types.get(name), name).toBe(type);
     for (const [name, type] of types) {
@@ -53,6 +53,19 @@ describe('controller metrics', () => {
         expect(['phone', 'session', 'name', 'phone_hash']).not.toContain(label);
       }
     }
+  });
+
+  it('adds the agent cost of each finished Session to tether_session_cost_usd_total by outcome', async () => {
+    const own = createMetrics(() => []);
+    const paid = (usd?: number) => ({ ...sessions[0]!, status: { ...sessions[0]!.status, result: usd === undefined ? {} : { costUsd: usd } } });
+    own.observer.finished!(paid(0.41), 'Succeeded', 10);
+    own.observer.finished!(paid(0.09), 'Succeeded', 10);
+    own.observer.finished!(paid(1.5), 'Failed', 10);
+    own.observer.finished!(paid(), 'Cancelled', 10);
+    const text = await own.registry.metrics();
+    expect(text).toMatch(/^tether_session_cost_usd_total\{outcome="Succeeded"\} 0\.5$/m);
+    expect(text).toMatch(/^tether_session_cost_usd_total\{outcome="Failed"\} 1\.5$/m);
+    expect(text).not.toMatch(/^tether_session_cost_usd_total\{outcome="Cancelled"\}/m);
   });
 
   it('counts Sessions by phase from the cache', async () => {
