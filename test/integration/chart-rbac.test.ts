@@ -5,8 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { desiredRbac } from '../../controller/builders.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
-import { API_VERSION, KIND, type Session } from '../../common/session/schema.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd } from '../support/cluster.ts';
+import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { helmBin } from '../unit/chart-render.ts';
 import { canI, extraPermissions, helmRelease, kubectlOk, kubectlResult, manifestFile } from './chart-cluster.ts';
@@ -51,11 +50,10 @@ describe('controller ServiceAccount', () => {
 
   it('can grant a runner its Role only because it holds those verbs (escalation check)', async () => {
     const phone = '+14155550123';
-    const session = {
-      apiVersion: API_VERSION, kind: KIND,
-      metadata: { name: sessionName(phone), namespace: ns, uid: '00000000-0000-4000-8000-000000000001' },
-      spec: { phone, prompt: 'hi', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' }, workspace: workspaceName(phone) },
-    } as Session;
+    // A real owner: objects owned by a Session that does not exist are deleted by the garbage collector.
+    const session = await sessionClient(kc).create(ns, sessionName(phone), {
+      phone, prompt: 'hi', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' }, workspace: workspaceName(phone),
+    });
     const { serviceAccount, role, roleBinding } = desiredRbac(session);
     const as = `--as=system:serviceaccount:${ns}:${CONTROLLER}`;
     await kubectlOk(['create', as, '-f', manifestFile([serviceAccount, role])]);
