@@ -7,7 +7,7 @@ import type { SessionClient } from '../../common/kube/sessions.ts';
 import { runnerName, workspaceName } from '../../common/session/names.ts';
 import { isActive } from '../../common/session/state-machine.ts';
 import { kubeClusterOps, type ClusterOps } from '../../controller/cluster.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
+import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { createSession, runnerWrites, startController, testConfig } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 
@@ -16,10 +16,7 @@ let ns: string;
 let sessions: SessionClient;
 
 beforeAll(async () => {
-  kc = adminKubeConfig();
-  await installSessionCrd(kc);
-  ns = await createNamespace(kc, 'ctl-crash');
-  sessions = sessionClient(kc);
+  ({ kc, ns, sessions } = await sessionNamespace('ctl-crash'));
 });
 afterAll(async () => deleteNamespace(kc, ns));
 

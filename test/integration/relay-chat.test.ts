@@ -9,7 +9,7 @@ import type { SessionClient } from '../../common/kube/sessions.ts';
 import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
+import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { CHAT_TOKEN, startTestRelay, type TestRelay } from '../support/relay.ts';
 
@@ -22,10 +22,7 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  kc = adminKubeConfig();
-  await installSessionCrd(kc);
-  ns = await createNamespace(kc, 'relay-chat');
-  sessions = sessionClient(kc);
+  ({ kc, ns, sessions } = await sessionNamespace('relay-chat'));
   relay = await startTestRelay({ kubeConfig: kc, namespace: ns });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'] });
   page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });

@@ -7,7 +7,7 @@ import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
+import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { PUBLIC_URL, startTestRelay, type TestRelay } from '../support/relay.ts';
 import { messageSid, postWebhook, signedWebhook } from '../support/twilio-webhook.ts';
@@ -21,10 +21,7 @@ let a: TestRelay;
 let b: TestRelay;
 
 beforeAll(async () => {
-  kc = adminKubeConfig();
-  await installSessionCrd(kc);
-  ns = await createNamespace(kc, 'relay-in');
-  sessions = sessionClient(kc);
+  ({ kc, ns, sessions } = await sessionNamespace('relay-in'));
   fake = await startFakeTwilio();
   const options = { kubeConfig: kc, namespace: ns, twilio: fake, allowed: Object.values(phones) };
   [a, b] = await Promise.all([startTestRelay(options), startTestRelay(options)]);

@@ -8,7 +8,7 @@ import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH, RELAY_TOKEN_AUDIENCE, runnerName } from '../../common/session/names.ts';
 import type { Session, SessionStatus } from '../../common/session/schema.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
+import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { PUBLIC_URL, startTestRelay, type TestRelay } from '../support/relay.ts';
 import { postWebhook, signedWebhook } from '../support/twilio-webhook.ts';
@@ -23,10 +23,7 @@ let relay: TestRelay | undefined;
 let mediaDir: string | undefined;
 
 beforeAll(async () => {
-  kc = adminKubeConfig();
-  await installSessionCrd(kc);
-  ns = await createNamespace(kc, 'relay-out');
-  sessions = sessionClient(kc);
+  ({ kc, ns, sessions } = await sessionNamespace('relay-out'));
   fake = await startFakeTwilio();
 });
 afterAll(async () => {

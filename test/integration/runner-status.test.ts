@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { makeRedactor } from '../../runner-image/redact.ts';
 import { SessionFinished, StatusWriter } from '../../runner-image/status.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
+import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { createStartedSession, specFor } from '../support/runner.ts';
 
 let kc: KubeConfig;
@@ -14,10 +14,7 @@ let ns: string;
 let sessions: SessionClient;
 
 beforeAll(async () => {
-  kc = adminKubeConfig();
-  await installSessionCrd(kc);
-  ns = await createNamespace(kc, 'runstat');
-  sessions = sessionClient(kc);
+  ({ kc, ns, sessions } = await sessionNamespace('runstat'));
 });
 afterAll(async () => deleteNamespace(kc, ns));
 

@@ -6,7 +6,9 @@ import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { SessionClient } from '../../common/kube/sessions.ts';
-export { installSessionCrd } from '../cluster/crd.ts';
+import { installSessionCrd } from '../cluster/crd.ts';
+
+export { installSessionCrd };
 
 const run = promisify(execFile);
 
@@ -24,6 +26,13 @@ export async function createNamespace(kc: KubeConfig, prefix = 't'): Promise<str
 
 export async function deleteNamespace(kc: KubeConfig, name: string): Promise<void> {
   await kc.makeApiClient(CoreV1Api).deleteNamespace({ name }).catch(() => undefined);
+}
+
+/** The usual start of an integration suite: admin clients, the Session CRD installed, a fresh namespace. */
+export async function sessionNamespace(prefix: string): Promise<{ kc: KubeConfig; ns: string; sessions: SessionClient }> {
+  const kc = adminKubeConfig();
+  await installSessionCrd(kc);
+  return { kc, ns: await createNamespace(kc, prefix), sessions: sessionClient(kc) };
 }
 
 export function sessionClient(kc: KubeConfig): SessionClient {
