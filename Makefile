@@ -33,11 +33,11 @@ crd: setup
 
 ## make control-plane: build kube-apiserver, kube-controller-manager, kubectl and etcd once (cached)
 control-plane:
-	@bash test/cluster/build-control-plane.sh >/dev/null
+	@bash local/control-plane/build-control-plane.sh >/dev/null
 
 ## make dev: the whole system on this machine
 dev: setup control-plane
-	node scripts/dev.ts
+	node local/dev.ts
 
 ## make kind-up: a kind cluster (needs Docker) with Tether installed from this checkout
 kind-up:

@@ -14,7 +14,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/config.ts', 'test/**', 'scripts/**', 'vitest.config.ts'],
+    files: ['**/config.ts', 'test/**', 'vitest.config.ts'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

@@ -17,7 +17,7 @@ import { phoneHash } from '../common/session/display.ts';
 import { LABEL_PHONE_HASH, sessionName, workspaceName } from '../common/session/names.ts';
 import { CRD_PATH } from '../common/session/crd-yaml.ts';
 import { computeStatus } from '../controller/status.ts';
-import { freePort, startControlPlane } from '../test/cluster/control-plane.ts';
+import { freePort, startControlPlane } from '../local/control-plane/control-plane.ts';
 
 const { values: args } = parseArgs({ options: {
   sessions: { type: 'string', default: '500' }, total: { type: 'string', default: '10000' }, lifetimes: { type: 'string', default: '100' },

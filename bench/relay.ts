@@ -18,7 +18,7 @@ import { SessionClient } from '../common/kube/sessions.ts';
 import { sessionCrd } from '../common/session/crd.ts';
 import { GROUP, PLURAL, VERSION, type Session } from '../common/session/schema.ts';
 import { reuseConnections } from '../relay/kube-connections.ts';
-import { freePort, startControlPlane } from '../test/cluster/control-plane.ts';
+import { freePort, startControlPlane } from '../local/control-plane/control-plane.ts';
 import { startFakeTwilio } from '../test/fakes/twilio.ts';
 import { messageSid, signedWebhook } from '../test/support/twilio-webhook.ts';
 

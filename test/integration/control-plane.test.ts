@@ -26,7 +26,7 @@ async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean
 
 describe('local control plane harness', () => {
   it.each(['SIGKILL', 'SIGTERM'] as const)('leaves no etcd or kube-apiserver behind when its starter gets %s', async (signal) => {
-    const child = spawn(process.execPath, ['test/cluster/cli.ts', '--no-controller-manager'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['local/control-plane/cli.ts', '--no-controller-manager'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const line = await new Promise<string>((resolve, reject) => {
       createInterface({ input: child.stdout! }).once('line', resolve);
       child.once('exit', (code) => reject(new Error(`cli exited early (${code})`)));
@@ -42,7 +42,7 @@ describe('local control plane harness', () => {
 });
 
 describe('control-plane build script', () => {
-  const script = 'test/cluster/build-control-plane.sh';
+  const script = 'local/control-plane/build-control-plane.sh';
   const runScript = (env: NodeJS.ProcessEnv) => spawnSync('bash', [script], { env: { ...process.env, ...env }, encoding: 'utf8' });
 
   it('uses KUBEBUILDER_ASSETS when it holds kube-apiserver and etcd', () => {

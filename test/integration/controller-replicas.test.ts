@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../cluster/control-plane.ts';
+import { freePort } from '../../local/control-plane/control-plane.ts';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { createMetrics } from '../../controller/metrics.ts';
 import { createReplica, type Replica } from '../../controller/replica.ts';

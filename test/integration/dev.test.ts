@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../cluster/control-plane.ts';
+import { freePort } from '../../local/control-plane/control-plane.ts';
 import { eventually } from '../support/eventually.ts';
 
 /** Process ids whose command line mentions `text` (read from /proc; no procps needed). */
@@ -23,7 +23,7 @@ describe('make dev', () => {
   it('prints the chat URL, turns a chat command into a pull request, and stops cleanly on Ctrl-C', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'tether-dev-'));
     const port = await freePort();
-    const dev = spawn(process.execPath, ['scripts/dev.ts'], {
+    const dev = spawn(process.execPath, ['local/dev.ts'], {
       env: { ...process.env, TETHER_STATE_DIR: stateDir, TETHER_DEV_PORT: String(port), ANTHROPIC_API_KEY: '', GITHUB_API_URL: '', TETHER_REPO_URL: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

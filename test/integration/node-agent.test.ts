@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNodeAgent, type NodeAgent } from '../cluster/node-agent.ts';
+import { startNodeAgent, type NodeAgent } from '../../local/node-agent/node-agent.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace } from '../support/cluster.ts';
 
 let kc: KubeConfig;
@@ -27,7 +27,7 @@ function probePod(name: string, env: Record<string, string>): V1Pod {
       terminationGracePeriodSeconds: 5,
       containers: [{
         name: 'runner', image: 'tether-runner:dev',
-        command: ['node', '/app/test/cluster/fixtures/pod-probe.ts'],
+        command: ['node', '/app/test/fixtures/pod-probe.ts'],
         workingDir: '/workspace',
         env: [
           ...Object.entries(env).map(([k, v]) => ({ name: k, value: v })),

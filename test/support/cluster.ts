@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { SessionClient } from '../../common/kube/sessions.ts';
-import { installSessionCrd } from '../cluster/crd.ts';
+import { installSessionCrd } from '../../local/control-plane/crd.ts';
 
 export { installSessionCrd };
 

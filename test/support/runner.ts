@@ -10,7 +10,7 @@ import type { SessionClient } from '../../common/kube/sessions.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
 import type { Decision, Phase, Session, SessionSpec } from '../../common/session/schema.ts';
 import { transition } from '../../common/session/state-machine.ts';
-import { startFakeGitHub, type FakeGitHub } from '../fakes/github.ts';
+import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from './cluster.ts';
 import { eventually } from './eventually.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatLine } from '../../scripts/log-lines.ts';
+import { formatLine } from '../../local/log-lines.ts';
 
 describe('dev log lines', () => {
   it('renders pino JSON as time, component, level, message and fields', () => {

@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import type pino from 'pino';
 import { isNotFound } from '../../common/kube/errors.ts';
 import { createInformer, type Informer } from '../../common/kube/informer.ts';
+import { hostEnv } from '../config.ts';
 import { localProcess, podDir, type NodeLayout } from './pod-process.ts';
-import { startManaged, type Managed } from './processes.ts';
+import { startManaged, type Managed } from '../control-plane/processes.ts';
 
 export interface NodeAgentOptions extends NodeLayout {
   kubeConfig: KubeConfig;
@@ -44,7 +45,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const running = new Map<string, Managed>();
   const busy = new Set<string>();
   const startedHere = new Set<string>(); // pod uids this agent has run
-  const baseEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...options.env };
+  const baseEnv = { PATH: hostEnv().PATH, ...options.env };
 
   await registerNode(core, nodeName);
   const heartbeat = setInterval(() => void markNodeReady(core, nodeName).catch((e) => logger.warn({ err: e }, 'node heartbeat failed')), 20_000);

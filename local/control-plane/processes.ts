@@ -4,6 +4,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { inheritedEnv } from '../config.ts';
 
 export interface Managed {
   name: string;
@@ -50,7 +51,7 @@ export function startManaged(name: string, bin: string, args: string[], logFile:
   const [cmd, cmdArgs] = hasSetpriv ? ['setpriv', ['--pdeathsig', 'KILL', '--', bin, ...args]] : [bin, args];
   const log = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(cmd, cmdArgs, {
-    stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env, cwd: options.cwd, detached: options.group ?? false,
+    stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? inheritedEnv(), cwd: options.cwd, detached: options.group ?? false,
   });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);

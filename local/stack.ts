@@ -1,16 +1,17 @@
 // The whole system on one machine, on top of a running control plane: the Session CRD,
 // the controller and relay as processes, and the local node agent that runs runner Pods.
-// Used by `make dev` (scripts/dev.ts) and by the end-to-end tests.
+// Used by `make dev` (local/dev.ts) and by the end-to-end tests.
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pino from 'pino';
-import { isAlreadyExists } from '../../common/kube/errors.ts';
-import { installSessionCrd } from './crd.ts';
-import { freePort } from './control-plane.ts';
-import { startNodeAgent, type NodeAgent } from './node-agent.ts';
-import { startManaged, type Managed } from './processes.ts';
+import { isAlreadyExists } from '../common/kube/errors.ts';
+import { hostEnv } from './config.ts';
+import { installSessionCrd } from './control-plane/crd.ts';
+import { freePort } from './control-plane/control-plane.ts';
+import { startNodeAgent, type NodeAgent } from './node-agent/node-agent.ts';
+import { startManaged, type Managed } from './control-plane/processes.ts';
 
 export interface StackOptions {
   kubeconfig: string;
@@ -71,7 +72,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const relayUrl = `http://127.0.0.1:${relayPort}`;
   const chatToken = randomBytes(16).toString('hex');
   const mediaSigningKey = randomBytes(32).toString('hex');
-  const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', KUBECONFIG: options.kubeconfig, HOME: process.env.HOME ?? '/tmp' };
+  const base = { ...hostEnv(), KUBECONFIG: options.kubeconfig };
   const env = {
     controller: async () => ({
       ...base,

@@ -1,6 +1,6 @@
 // vitest global setup: one real control plane per test run, shared by every integration test.
 import type { TestProject } from 'vitest/node';
-import { startControlPlane, type ControlPlane } from './control-plane.ts';
+import { startControlPlane, type ControlPlane } from '../../local/control-plane/control-plane.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

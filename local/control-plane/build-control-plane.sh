@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager, kubectl and etcd from the Go module
-# proxy (wrapper modules in test/cluster/go) into a cache folder, once per version.
+# proxy (wrapper modules in local/control-plane/go) into a cache folder, once per version.
 # Prints the folder that holds the binaries. Honours KUBEBUILDER_ASSETS when it already
 # holds kube-apiserver and etcd.
 set -euo pipefail

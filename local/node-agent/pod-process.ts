@@ -3,7 +3,7 @@
 import { AuthenticationV1Api, CoreV1Api, type KubeConfig, type V1Container, type V1EnvVar, type V1Pod, type V1Volume } from '@kubernetes/client-node';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { kubeconfigYaml } from './control-plane.ts';
+import { kubeconfigYaml } from '../control-plane/control-plane.ts';
 
 export interface NodeLayout {
   /** Repository root; the image's /app maps here. */

@@ -2,39 +2,45 @@
 // controller, relay (web chat; Twilio too when its variables are set), the local node agent,
 // a sample repository as the remote and a local stand-in for the GitHub API.
 import { rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import pino from 'pino';
-import { startControlPlane } from '../test/cluster/control-plane.ts';
-import { ensureSampleRepo } from '../test/cluster/sample-repo.ts';
-import { startStack } from '../test/cluster/stack.ts';
-import { startFakeGitHub } from '../test/fakes/github.ts';
+import { startControlPlane } from './control-plane/control-plane.ts';
+import { ensureSampleRepo } from './sample-repo.ts';
+import { startStack } from './stack.ts';
+import { startFakeGitHub } from './github-stand-in.ts';
+import { loadDevConfig, repoRoot } from './config.ts';
 import { formatLine } from './log-lines.ts';
 
-const env = process.env;
-const repoRoot = resolve(import.meta.dirname, '..');
-const stateDir = resolve(env.TETHER_STATE_DIR ?? join(repoRoot, '.tether-state'));
+const config = (() => {
+  try {
+    return loadDevConfig();
+  } catch (error) {
+    process.stderr.write(`make dev: ${(error as Error).message}\n`);
+    return process.exit(2);
+  }
+})();
+const { stateDir } = config;
 const print = (component: string, line: string) => process.stdout.write(`${formatLine(component, line)}\n`);
-const logger = pino({ level: env.LOG_LEVEL ?? 'info' }, { write: (line: string) => print('node-agent', line.trimEnd()) });
+const logger = pino({ level: config.logLevel }, { write: (line: string) => print('node-agent', line.trimEnd()) });
 
 print('dev', 'starting the local control plane (the first run builds it: several minutes)…');
 await rm(join(stateDir, 'cluster'), { recursive: true, force: true });
 const plane = await startControlPlane({ dir: join(stateDir, 'cluster') });
 print('dev', `control plane ready at ${plane.server}`);
 
-const github = env.GITHUB_API_URL ? undefined : await startFakeGitHub();
-const repoUrl = env.TETHER_REPO_URL || (await ensureSampleRepo(join(stateDir, 'remote')));
-const passThrough = (names: string[]) => Object.fromEntries(names.filter((n) => env[n]).map((n) => [n, env[n]!]));
+const github = config.githubApiUrl ? undefined : await startFakeGitHub();
+const repoUrl = config.repoUrl ?? (await ensureSampleRepo(join(stateDir, 'remote')));
 
 const stack = await startStack({
   kubeconfig: plane.kubeconfig, repoRoot, stateDir, repoUrl,
-  githubApiUrl: env.GITHUB_API_URL || github!.url,
-  relayPort: Number(env.TETHER_DEV_PORT || 8080),
-  relayEnv: passThrough(['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM', 'TWILIO_API_URL', 'ALLOWED_NUMBERS', 'PUBLIC_URL']),
-  runnerSecrets: passThrough(['ANTHROPIC_API_KEY', 'GITHUB_TOKEN']),
+  githubApiUrl: config.githubApiUrl ?? github!.url,
+  relayPort: config.relayPort,
+  relayEnv: config.relayEnv,
+  runnerSecrets: config.runnerSecrets,
   logger, onLine: print,
 });
 
-const agent = env.ANTHROPIC_API_KEY ? 'claude (ANTHROPIC_API_KEY is set)' : 'the scripted agent (set ANTHROPIC_API_KEY for Claude Code)';
+const agent = config.runnerSecrets.ANTHROPIC_API_KEY ? 'claude (ANTHROPIC_API_KEY is set)' : 'the scripted agent (set ANTHROPIC_API_KEY for Claude Code)';
 process.stdout.write(`
   Tether is running.
 
