@@ -1,12 +1,13 @@
 // Wires informers (Sessions, runner Pods, workspace PVCs) to the work queue and
-// reconcileSession. Every change enqueues the Session(s) it concerns; nothing else.
+// reconcileSession. Every change enqueues the Session(s) it concerns; nothing else. A Session's
+// change queues that Session; the phone's waiting ones are woken by the effects of its end.
 import type { KubeConfig, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { createInformer, type Informer } from '../common/kube/informer.ts';
 import { createWorkQueue, type WorkQueue } from '../common/kube/work-queue.ts';
 import { phoneHash } from '../common/session/display.ts';
 import { LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH } from '../common/session/names.ts';
-import { GROUP, PLURAL, VERSION, type Session } from '../common/session/schema.ts';
+import { GROUP, KIND, PLURAL, VERSION, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { kubeClusterOps, type ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';
@@ -28,11 +29,13 @@ export interface Controller {
   stop(): Promise<void>;
   readonly synced: boolean;
   readonly sessions: Informer<Session>;
-  /** Reconcile passes run so far, by Session key. */
-  readonly passes: Map<string, number>;
 }
 
-const RUNNER_SUFFIX = '-runner';
+/** The Session a runner Pod belongs to: its controller owner reference. */
+function ownerSession(pod: V1Pod): string | undefined {
+  const owner = pod.metadata?.ownerReferences?.find((r) => r.controller && r.kind === KIND);
+  return owner ? `${pod.metadata!.namespace}/${owner.name}` : undefined;
+}
 
 export function createController(deps: ControllerDeps): Controller {
   const { kubeConfig, config, logger, metrics } = deps;
@@ -47,9 +50,13 @@ export function createController(deps: ControllerDeps): Controller {
   const pvcs = informer<V1PersistentVolumeClaim>('persistentvolumeclaims', `/api/v1/namespaces/${ns}/persistentvolumeclaims`, `${LABEL_COMPONENT}=workspace`);
 
   const byPhone = new Map<string, Set<string>>();
-  const seen = new Map<string, { phone: string; phase?: string }>();
+  const phoneOf = new Map<string, string>();
+  const podOwners = new Map<string, string>();
   const siblingKeys = (phone: string) => [...(byPhone.get(phone) ?? [])];
-  const passes = new Map<string, number>();
+  const isWaiting = (key: string) => {
+    const phase = sessions.get(key)?.status?.phase;
+    return phase === undefined || phase === 'Queued';
+  };
 
   const reconcileDeps: ReconcileDeps = {
     ops: deps.ops ?? kubeClusterOps(kubeConfig),
@@ -60,6 +67,7 @@ export function createController(deps: ControllerDeps): Controller {
     cachedPod: (namespace, name) => pods.get(`${namespace}/${name}`),
     cachedPvc: (namespace, name) => pvcs.get(`${namespace}/${name}`),
     siblings: (s) => siblingKeys(phoneHash(s.spec.phone)).map((k) => sessions.get(k)).filter((x): x is Session => x !== undefined),
+    wakeWaiting: (s) => enqueuePhone(phoneHash(s.spec.phone), isWaiting),
     observer: metrics?.observer,
     approvals: new Map(),
   };
@@ -74,7 +82,6 @@ export function createController(deps: ControllerDeps): Controller {
       },
     },
     handler: async (key) => {
-      passes.set(key, (passes.get(key) ?? 0) + 1);
       const started = performance.now();
       let result: 'success' | 'requeue' | 'error' = 'error';
       try {
@@ -87,36 +94,37 @@ export function createController(deps: ControllerDeps): Controller {
     },
   });
 
-  const enqueuePhone = (phone: string, onlyUnfinished: boolean) => {
-    for (const key of siblingKeys(phone)) {
-      if (!onlyUnfinished || !isTerminal(sessions.get(key)?.status?.phase)) queue.add(key);
-    }
-  };
+  function enqueuePhone(phone: string, which: (key: string) => boolean): void {
+    for (const key of siblingKeys(phone)) if (which(key)) queue.add(key);
+  }
+  const unfinished = (key: string) => !isTerminal(sessions.get(key)?.status?.phase);
 
   sessions.onChange((key, session) => {
-    const before = seen.get(key);
-    if (!session) {
-      seen.delete(key);
-      if (before) {
-        byPhone.get(before.phone)?.delete(key);
-        enqueuePhone(before.phone, false);
-      }
+    if (session) {
+      const phone = phoneHash(session.spec.phone);
+      phoneOf.set(key, phone);
+      if (!byPhone.has(phone)) byPhone.set(phone, new Set());
+      byPhone.get(phone)!.add(key);
+      queue.add(key);
       return;
     }
-    const phone = phoneHash(session.spec.phone);
-    const phase = session.status?.phase;
-    seen.set(key, { phone, phase });
-    if (!byPhone.has(phone)) byPhone.set(phone, new Set());
-    byPhone.get(phone)!.add(key);
-    queue.add(key);
-    if (!before || before.phase !== phase) enqueuePhone(phone, false);
+    const phone = phoneOf.get(key);
+    phoneOf.delete(key);
+    if (phone === undefined) return;
+    byPhone.get(phone)?.delete(key);
+    if (byPhone.get(phone)?.size === 0) byPhone.delete(phone);
+    // A Session deleted while active frees the phone without an end of its own.
+    enqueuePhone(phone, unfinished);
   });
-  pods.onChange((key) => {
-    if (key.endsWith(RUNNER_SUFFIX)) queue.add(key.slice(0, -RUNNER_SUFFIX.length));
+  pods.onChange((key, pod) => {
+    const owner = pod ? ownerSession(pod) : podOwners.get(key);
+    if (pod && owner) podOwners.set(key, owner);
+    else podOwners.delete(key);
+    if (owner) queue.add(owner);
   });
   pvcs.onChange((_key, pvc) => {
     const phone = pvc?.metadata?.labels?.[LABEL_PHONE_HASH];
-    if (phone) enqueuePhone(phone, true);
+    if (phone) enqueuePhone(phone, unfinished);
   });
 
   return {
@@ -135,6 +143,5 @@ export function createController(deps: ControllerDeps): Controller {
       return sessions.synced && pods.synced && pvcs.synced;
     },
     sessions,
-    passes,
   };
 }
