@@ -31,48 +31,60 @@ export interface Controller {
   readonly sessions: Informer<Session>;
 }
 
-/** The Session a runner Pod belongs to: its controller owner reference. */
-function ownerSession(pod: V1Pod): string | undefined {
-  const owner = pod.metadata?.ownerReferences?.find((r) => r.controller && r.kind === KIND);
-  return owner ? `${pod.metadata!.namespace}/${owner.name}` : undefined;
+/**
+ * The key of the Session a runner Pod belongs to (its controller owner reference), remembered
+ * while the Pod exists so that its deletion still finds the Session.
+ */
+function podOwners(): (key: string, pod: V1Pod | undefined) => string | undefined {
+  const owners = new Map<string, string>();
+  return (key, pod) => {
+    const ref = pod?.metadata?.ownerReferences?.find((r) => r.controller && r.kind === KIND);
+    const owner = pod ? (ref && `${pod.metadata!.namespace}/${ref.name}`) : owners.get(key);
+    if (pod && owner) owners.set(key, owner);
+    else owners.delete(key);
+    return owner;
+  };
 }
 
-export function createController(deps: ControllerDeps): Controller {
-  const { kubeConfig, config, logger, metrics } = deps;
+type Informers = { sessions: Informer<Session>; pods: Informer<V1Pod>; pvcs: Informer<V1PersistentVolumeClaim> };
+
+function createInformers({ kubeConfig, config, logger, metrics }: ControllerDeps): Informers {
   const ns = config.namespace;
   const informer = <T extends { metadata?: { name?: string; namespace?: string } }>(resource: string, path: string, labelSelector?: string) =>
     createInformer<T>({
       kubeConfig, path, labelSelector, logger: logger.child({ informer: resource }), stallTimeoutMs: config.stallTimeoutMs,
       onRestart: (reason) => metrics?.watchRestart(resource, reason),
     });
-  const sessions = informer<Session>('sessions', `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`);
-  const pods = informer<V1Pod>('pods', `/api/v1/namespaces/${ns}/pods`, `${LABEL_COMPONENT}=runner,${LABEL_PART_OF}=tether`);
-  const pvcs = informer<V1PersistentVolumeClaim>('persistentvolumeclaims', `/api/v1/namespaces/${ns}/persistentvolumeclaims`, `${LABEL_COMPONENT}=workspace`);
+  return {
+    sessions: informer<Session>('sessions', `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`),
+    pods: informer<V1Pod>('pods', `/api/v1/namespaces/${ns}/pods`, `${LABEL_COMPONENT}=runner,${LABEL_PART_OF}=tether`),
+    pvcs: informer<V1PersistentVolumeClaim>('persistentvolumeclaims', `/api/v1/namespaces/${ns}/persistentvolumeclaims`, `${LABEL_COMPONENT}=workspace`),
+  };
+}
 
+/** Session keys by phone hash (from spec.phone, not the label a malformed Session may lack). */
+function createPhoneIndex() {
   const byPhone = new Map<string, Set<string>>();
   const phoneOf = new Map<string, string>();
-  const podOwners = new Map<string, string>();
-  const siblingKeys = (phone: string) => [...(byPhone.get(phone) ?? [])];
-  const isWaiting = (key: string) => {
-    const phase = sessions.get(key)?.status?.phase;
-    return phase === undefined || phase === 'Queued';
+  return {
+    add(key: string, phone: string): void {
+      phoneOf.set(key, phone);
+      if (!byPhone.has(phone)) byPhone.set(phone, new Set());
+      byPhone.get(phone)!.add(key);
+    },
+    /** Forgets a deleted Session; returns its phone. */
+    remove(key: string): string | undefined {
+      const phone = phoneOf.get(key);
+      phoneOf.delete(key);
+      if (phone !== undefined && byPhone.get(phone)?.delete(key) && byPhone.get(phone)!.size === 0) byPhone.delete(phone);
+      return phone;
+    },
+    keys: (phone: string) => [...(byPhone.get(phone) ?? [])],
   };
+}
 
-  const reconcileDeps: ReconcileDeps = {
-    ops: deps.ops ?? kubeClusterOps(kubeConfig),
-    config,
-    logger,
-    now: deps.now ?? (() => new Date()),
-    cachedSession: (key) => sessions.get(key),
-    cachedPod: (namespace, name) => pods.get(`${namespace}/${name}`),
-    cachedPvc: (namespace, name) => pvcs.get(`${namespace}/${name}`),
-    siblings: (s) => siblingKeys(phoneHash(s.spec.phone)).map((k) => sessions.get(k)).filter((x): x is Session => x !== undefined),
-    wakeWaiting: (s) => enqueuePhone(phoneHash(s.spec.phone), isWaiting),
-    observer: metrics?.observer,
-    approvals: new Map(),
-  };
-
-  const queue: WorkQueue = createWorkQueue({
+function createReconcileQueue({ config, logger, metrics }: ControllerDeps, reconcileDeps: ReconcileDeps): WorkQueue {
+  return createWorkQueue({
     concurrency: config.concurrency,
     hooks: {
       ...metrics?.queueHooks,
@@ -93,33 +105,44 @@ export function createController(deps: ControllerDeps): Controller {
       }
     },
   });
+}
 
-  function enqueuePhone(phone: string, which: (key: string) => boolean): void {
-    for (const key of siblingKeys(phone)) if (which(key)) queue.add(key);
-  }
-  const unfinished = (key: string) => !isTerminal(sessions.get(key)?.status?.phase);
+export function createController(deps: ControllerDeps): Controller {
+  const { sessions, pods, pvcs } = createInformers(deps);
+  const phones = createPhoneIndex();
+  const ownerOf = podOwners();
+  const phaseOf = (key: string) => sessions.get(key)?.status?.phase;
+  const waiting = (key: string) => phaseOf(key) === undefined || phaseOf(key) === 'Queued';
+  const unfinished = (key: string) => !isTerminal(phaseOf(key));
+  const enqueuePhone = (phone: string, which: (key: string) => boolean) => {
+    for (const key of phones.keys(phone)) if (which(key)) queue.add(key);
+  };
+  const queue = createReconcileQueue(deps, {
+    ops: deps.ops ?? kubeClusterOps(deps.kubeConfig),
+    config: deps.config,
+    logger: deps.logger,
+    now: deps.now ?? (() => new Date()),
+    cachedSession: (key) => sessions.get(key),
+    cachedPod: (namespace, name) => pods.get(`${namespace}/${name}`),
+    cachedPvc: (namespace, name) => pvcs.get(`${namespace}/${name}`),
+    siblings: (s) => phones.keys(phoneHash(s.spec.phone)).map((k) => sessions.get(k)).filter((x): x is Session => x !== undefined),
+    wakeWaiting: (s) => enqueuePhone(phoneHash(s.spec.phone), waiting),
+    observer: deps.metrics?.observer,
+    approvals: new Map(),
+  });
 
   sessions.onChange((key, session) => {
     if (session) {
-      const phone = phoneHash(session.spec.phone);
-      phoneOf.set(key, phone);
-      if (!byPhone.has(phone)) byPhone.set(phone, new Set());
-      byPhone.get(phone)!.add(key);
+      phones.add(key, phoneHash(session.spec.phone));
       queue.add(key);
       return;
     }
-    const phone = phoneOf.get(key);
-    phoneOf.delete(key);
-    if (phone === undefined) return;
-    byPhone.get(phone)?.delete(key);
-    if (byPhone.get(phone)?.size === 0) byPhone.delete(phone);
+    const phone = phones.remove(key);
     // A Session deleted while active frees the phone without an end of its own.
-    enqueuePhone(phone, unfinished);
+    if (phone !== undefined) enqueuePhone(phone, unfinished);
   });
   pods.onChange((key, pod) => {
-    const owner = pod ? ownerSession(pod) : podOwners.get(key);
-    if (pod && owner) podOwners.set(key, owner);
-    else podOwners.delete(key);
+    const owner = ownerOf(key, pod);
     if (owner) queue.add(owner);
   });
   pvcs.onChange((_key, pvc) => {
@@ -127,20 +150,19 @@ export function createController(deps: ControllerDeps): Controller {
     if (phone) enqueuePhone(phone, unfinished);
   });
 
+  const informers = [sessions, pods, pvcs];
   return {
     async start() {
-      await Promise.all([sessions.start(), pods.start(), pvcs.start()]);
+      await Promise.all(informers.map((i) => i.start()));
       queue.start();
-      logger.info({ namespace: ns, sessions: sessions.list().length }, 'controller started');
+      deps.logger.info({ namespace: deps.config.namespace, sessions: sessions.list().length }, 'controller started');
     },
     async stop() {
-      sessions.stop();
-      pods.stop();
-      pvcs.stop();
+      for (const i of informers) i.stop();
       await queue.stop();
     },
     get synced() {
-      return sessions.synced && pods.synced && pvcs.synced;
+      return informers.every((i) => i.synced);
     },
     sessions,
   };
