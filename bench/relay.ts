@@ -14,9 +14,9 @@ import { parseArgs } from 'node:util';
 import { ApiextensionsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { createInformer } from '../common/kube/informer.ts';
-import { SessionClient } from '../common/kube/sessions.ts';
+import { SessionClient, sessionsPath } from '../common/kube/sessions.ts';
 import { sessionCrd } from '../common/session/crd.ts';
-import { GROUP, PLURAL, VERSION, type Session } from '../common/session/schema.ts';
+import type { Session } from '../common/session/schema.ts';
 import { reuseConnections } from '../relay/kube-connections.ts';
 import { freePort, startControlPlane } from '../local/control-plane/control-plane.ts';
 import { startFakeTwilio } from '../test/fakes/twilio.ts';
@@ -72,11 +72,11 @@ const child = spawn(process.execPath, [...(args.profile ? ['--cpu-prof', `--cpu-
 });
 for (let ready = false; !ready; await sleep(100)) ready = await fetch(`${relayUrl}/readyz`).then((r) => r.ok, () => false);
 const logger = pino({ level: 'warn' });
-const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}`;
+const path = sessionsPath(namespace);
 
 // An independent watcher sees Sessions appear.
 const seen = new Map<string, number>();
-const watcher = createInformer<Session>({ kubeConfig: kc, path, logger });
+const watcher = createInformer<Session>({ kube: kc, path, logger });
 watcher.onChange((_key, s) => {
   if (s && !seen.has(s.spec.phone)) seen.set(s.spec.phone, performance.now());
 });

@@ -1,8 +1,9 @@
-// A level-based informer: list + watch one collection, keep it in memory, tell handlers
-// the current object (or undefined when gone) for every key that changed. Survives
-// watch errors (jittered backoff), 410 Gone (relist) and silent stalls (watchdog relist).
-import type { KubeConfig } from '@kubernetes/client-node';
+// A level-based informer: list + watch one collection (or get + watch one object by name), keep it
+// in memory, tell handlers the current object (or undefined when gone) for every key that changed.
+// Survives watch errors (jittered backoff), 410 Gone (relist) and silent stalls (watchdog relist).
 import type pino from 'pino';
+import type { KubeAccess } from './connection.ts';
+import { isNotFound } from './errors.ts';
 import { getJson, HttpError, streamJsonLines, type Query } from './raw.ts';
 
 type Meta = { metadata?: { name?: string; namespace?: string; resourceVersion?: string; managedFields?: unknown } };
@@ -14,10 +15,15 @@ const slim = <T>(object: T): T => {
 };
 
 export interface InformerOptions {
-  kubeConfig: KubeConfig;
+  kube: KubeAccess;
   /** Collection path, e.g. /apis/tether.dev/v1alpha1/namespaces/ns/sessions or /api/v1/namespaces/ns/pods. */
   path: string;
   labelSelector?: string;
+  /**
+   * Only the object of this name: read with get and watched with a metadata.name field selector,
+   * which RBAC allows to a Role that grants get and watch on that one resourceName (no list).
+   */
+  name?: string;
   /** No event or bookmark for this long → relist (default 150 s; bookmarks come about once a minute). */
   stallTimeoutMs?: number;
   logger: pino.Logger;
@@ -59,7 +65,8 @@ const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) =
 });
 
 export function createInformer<T extends { metadata?: { name?: string; namespace?: string } }>(options: InformerOptions): Informer<T> {
-  const { kubeConfig: kc, path, labelSelector, logger } = options;
+  const { kube, path, labelSelector, name, logger } = options;
+  const fieldSelector = name === undefined ? undefined : `metadata.name=${name}`;
   const stallMs = options.stallTimeoutMs ?? 150_000;
   const backoff = options.backoffMs ?? { min: 200, max: 30_000 };
   const pageSize = options.pageSize ?? 500;
@@ -75,17 +82,32 @@ export function createInformer<T extends { metadata?: { name?: string; namespace
   };
   const versionOf = (o: T | undefined) => (o as Meta | undefined)?.metadata?.resourceVersion;
 
-  async function relist(): Promise<void> {
+  /** The one named object; the watch then starts at the newest version ('') and sends it first. */
+  async function getNamed(): Promise<{ items: T[]; listVersion: string }> {
+    try {
+      return { items: [slim(await getJson<T>(kube, `${path}/${name}`, {}, life.signal))], listVersion: '' };
+    } catch (error) {
+      if (isNotFound(error)) return { items: [], listVersion: '' };
+      throw error;
+    }
+  }
+
+  async function listAll(): Promise<{ items: T[]; listVersion: string }> {
     const items: T[] = [];
     let cont: string | undefined;
-    let listVersion: string | undefined;
+    let listVersion: string;
     do {
       const page = await getJson<{ items: T[]; metadata?: { continue?: string; resourceVersion?: string } }>(
-        kc, path, { labelSelector, limit: pageSize, continue: cont }, life.signal);
+        kube, path, { labelSelector, limit: pageSize, continue: cont }, life.signal);
       for (const item of page.items) items.push(slim(item));
       cont = page.metadata?.continue || undefined;
       listVersion = page.metadata?.resourceVersion ?? '';
     } while (cont);
+    return { items, listVersion };
+  }
+
+  async function relist(): Promise<void> {
+    const { items, listVersion } = name === undefined ? await listAll() : await getNamed();
     const changed: string[] = [];
     const fresh = new Map(items.map((item) => [objectKey(item as Meta), item]));
     for (const [key, item] of fresh) {
@@ -94,7 +116,7 @@ export function createInformer<T extends { metadata?: { name?: string; namespace
     }
     const gone = [...store.keys()].filter((key) => !fresh.has(key));
     for (const key of gone) store.delete(key);
-    resourceVersion = listVersion ?? '';
+    resourceVersion = listVersion;
     for (const key of changed) emit(key, store.get(key));
     for (const key of gone) emit(key, undefined);
   }
@@ -111,7 +133,7 @@ export function createInformer<T extends { metadata?: { name?: string; namespace
     if (event.type === 'DELETED') {
       store.delete(key);
       emit(key, undefined);
-    } else {
+    } else if (versionOf(store.get(key)) !== object.metadata?.resourceVersion) {
       store.set(key, slim(object as unknown as T));
       emit(key, object as unknown as T);
     }
@@ -127,10 +149,10 @@ export function createInformer<T extends { metadata?: { name?: string; namespace
       timer = setTimeout(() => watch.abort(new StallError(`no event or bookmark for ${stallMs} ms`)), stallMs);
     };
     const timeoutSeconds = options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
-    const query: Query = { watch: 1, allowWatchBookmarks: true, resourceVersion, labelSelector, timeoutSeconds };
+    const query: Query = { watch: 1, allowWatchBookmarks: true, resourceVersion, labelSelector, fieldSelector, timeoutSeconds };
     try {
       arm();
-      await streamJsonLines(kc, path, query, (e) => apply(e as WatchEvent), watch.signal, arm);
+      await streamJsonLines(kube, path, query, (e) => apply(e as WatchEvent), watch.signal, arm);
     } catch (error) {
       throw watch.signal.reason instanceof StallError ? watch.signal.reason : error;
     } finally {

@@ -32,7 +32,7 @@ function configMaps(over: KubeConfig, extra: { labelSelector?: string; stallTime
   const restarts: string[] = [];
   const changes: Array<[string, string | undefined]> = [];
   const informer = createInformer<V1ConfigMap>({
-    kubeConfig: over, path: `/api/v1/namespaces/${ns}/configmaps`, logger,
+    kube: over, path: `/api/v1/namespaces/${ns}/configmaps`, logger,
     onRestart: (reason) => restarts.push(reason), backoffMs: { min: 20, max: 200 }, ...extra,
   });
   informer.onChange((key, object) => changes.push([key, object?.data?.v]));

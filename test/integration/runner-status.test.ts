@@ -1,10 +1,10 @@
 // The runner's status writer against the real apiserver: batching, bounded progress, optimistic
 // writes that re-read and retry on 409, and respect for a terminal phase written by someone else.
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionClient } from '../../common/kube/sessions.ts';
-import { makeRedactor } from '../../runner-image/redact.ts';
+import { FIELD_MANAGERS, SessionClient } from '../../common/kube/sessions.ts';
+import { makeRedactor } from '../../common/log.ts';
 import { SessionFinished, StatusWriter } from '../../runner-image/status.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { createStartedSession, specFor } from '../support/runner.ts';
@@ -21,7 +21,7 @@ afterAll(async () => deleteNamespace(kc, ns));
 async function writerFor(batchMs = 400) {
   const name = await createStartedSession(sessions, ns, specFor('script:\nsay: hi', '/tmp/none/acme/web.git'));
   const writer = new StatusWriter({
-    api: kc.makeApiClient(CustomObjectsApi), namespace: ns, name, redact: makeRedactor(['s3cr3t-value']), log: pino({ level: 'silent' }), batchMs,
+    sessions: new SessionClient(kc, FIELD_MANAGERS.runner), namespace: ns, name, redact: makeRedactor(['s3cr3t-value']), log: pino({ level: 'silent' }), batchMs,
   });
   await writer.load();
   return { name, writer };
