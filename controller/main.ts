@@ -1,6 +1,6 @@
 // The controller process: config, logger, metrics, kube client; then the replica (leader election +
 // controller) and HTTP for metrics and probes, stopped on SIGTERM after releasing the Lease.
-import { loadKubeConfig } from '../common/kube/kubeconfig.ts';
+import { loadKubeConfig } from '../common/kube/connection.ts';
 import { createLogger } from '../common/log.ts';
 import { configOrExit, exitOnSignal } from '../common/process.ts';
 import { createApp } from './app.ts';

@@ -1,6 +1,6 @@
 // The relay process: config, logger, metrics, kube client and the Session informer; then the relay.
 import { createInformer } from '../common/kube/informer.ts';
-import { loadKubeConfig } from '../common/kube/kubeconfig.ts';
+import { loadKubeConfig } from '../common/kube/connection.ts';
 import { sessionsPath } from '../common/kube/sessions.ts';
 import { createLogger } from '../common/log.ts';
 import { configOrExit, exitOnSignal } from '../common/process.ts';

@@ -75,3 +75,12 @@ export function connectionOf(access: KubeAccess): KubeConnection {
   }
   return connection;
 }
+
+/** client-node's KubeConfig from this file or the default places, for components that use its API classes too. */
+export async function loadKubeConfig(file?: string): Promise<KubeConfig> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const kc = new KubeConfig();
+  if (file) kc.loadFromFile(file);
+  else kc.loadFromDefault();
+  return kc;
+}

@@ -5,8 +5,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isIPv6 } from 'node:net';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { connectionOf, makeConnection, type KubeConnection, type TlsSettings } from './connection.ts';
+import { connectionOf, loadKubeConfig, makeConnection, type KubeConnection, type TlsSettings } from './connection.ts';
 
 /** Where a Pod's service account token, CA and namespace are mounted. */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -80,14 +79,6 @@ async function inCluster(env: KubeEnvironment): Promise<KubeConnection> {
   return makeConnection(`${scheme}://${host}:${port}`, { ca }, tokenFile(join(SERVICE_ACCOUNT_DIR, 'token')));
 }
 
-/** client-node's KubeConfig from the default places (for components that use its API classes too). */
-export async function loadKubeConfig(): Promise<KubeConfig> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return kc;
-}
-
 /** The API server connection from the default places, loading client-node only when it must. */
 export async function loadConnection(env: KubeEnvironment): Promise<KubeConnection> {
   const files = (env.KUBECONFIG ?? '').split(delimiter).filter(Boolean);
@@ -96,5 +87,6 @@ export async function loadConnection(env: KubeEnvironment): Promise<KubeConnecti
   let found: KubeConnection | undefined;
   if (file.length === 1) found = await fromFile(file[0]!);
   else if (file.length === 0 && existsSync(join(SERVICE_ACCOUNT_DIR, 'token'))) found = await inCluster(env);
-  return found ?? connectionOf(await loadKubeConfig());
+  // Several files are merged as client-node does, from the same $KUBECONFIG.
+  return found ?? connectionOf(await loadKubeConfig(file.length === 1 ? file[0] : undefined));
 }

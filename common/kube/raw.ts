@@ -60,7 +60,10 @@ async function open(kube: KubeAccess, path: string, options: CallOptions): Promi
   });
 }
 
-/** Opens a request; a call other than create is sent again once if it met a socket the server had closed. */
+/**
+ * A call other than create is sent again once if it met a kept-alive socket the server had closed.
+ * (A watch is not: the informer restarts it, from where it was.)
+ */
 async function openFresh(kube: KubeAccess, path: string, options: CallOptions): Promise<IncomingMessage> {
   try {
     return await open(kube, path, options);
@@ -90,7 +93,7 @@ export async function streamJsonLines(
   kube: KubeAccess, path: string, query: Query, onLine: (value: unknown) => void,
   signal: AbortSignal, onData?: () => void,
 ): Promise<void> {
-  const res = await openFresh(kube, path, { query, signal });
+  const res = await open(kube, path, { query, signal });
   await new Promise<void>((resolve, reject) => {
     let failed = false;
     const fail = (error: unknown) => {

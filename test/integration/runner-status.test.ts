@@ -7,6 +7,7 @@ import { FIELD_MANAGERS, SessionClient } from '../../common/kube/sessions.ts';
 import { makeRedactor } from '../../common/log.ts';
 import { SessionFinished, StatusWriter } from '../../runner-image/status.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
+import { eventually } from '../support/eventually.ts';
 import { createStartedSession, specFor } from '../support/runner.ts';
 
 let kc: KubeConfig;
@@ -81,6 +82,22 @@ describe('runner status writer', () => {
     expect(status).not.toContain('s3cr3t-value');
     expect(status).not.toContain('ghp_0123');
     expect(status).toContain('using [redacted] now');
+  });
+
+  it('never moves back to an older copy the watch delivers late; picks up newer ones by reading again', async () => {
+    const { name, writer } = await writerFor();
+    const starting = (await sessions.get(ns, name))!;
+    expect(await writer.move({ type: 'RunnerStarted' })).toBe(true);
+    const seen: Array<string | undefined> = [];
+    writer.onChange((s) => seen.push(s.status?.phase));
+    writer.noticed(starting);
+    await writer.load();
+    expect(writer.phase).toBe('Working');
+    expect(seen.every((phase) => phase === 'Working')).toBe(true);
+    const cancelled = await sessions.patch(ns, name, { spec: { cancel: true } });
+    writer.noticed(cancelled);
+    await eventually(() => expect(writer.session?.spec.cancel).toBe(true));
+    expect(writer.phase).toBe('Working');
   });
 
   it('never overwrites a terminal phase written by someone else', async () => {
