@@ -4,6 +4,9 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 
+/** Where a Pod's service account token, CA and namespace are mounted. */
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
 export interface KubeConnection {
   /** Base URL of the API server, without a trailing slash. */
   readonly server: string;

@@ -5,10 +5,9 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isIPv6 } from 'node:net';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { connectionOf, loadKubeConfig, makeConnection, type KubeConnection, type TlsSettings } from './connection.ts';
-
-/** Where a Pod's service account token, CA and namespace are mounted. */
-export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+import {
+  connectionOf, loadKubeConfig, makeConnection, SERVICE_ACCOUNT_DIR, type KubeConnection, type TlsSettings,
+} from './connection.ts';
 
 /** The environment the search reads; only a component's config.ts reads process.env. */
 export interface KubeEnvironment {

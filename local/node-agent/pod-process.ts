@@ -3,6 +3,7 @@
 import { AuthenticationV1Api, CoreV1Api, type KubeConfig, type V1Container, type V1EnvVar, type V1Pod, type V1Volume } from '@kubernetes/client-node';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SERVICE_ACCOUNT_DIR } from '../../common/kube/connection.ts';
 import { kubeconfigYaml } from '../control-plane/control-plane.ts';
 
 export interface NodeLayout {
@@ -20,8 +21,6 @@ export interface LocalProcessSpec {
   env: Record<string, string>;
   cwd: string;
 }
-
-const SA_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** Replaces a leading in-container path (mount path or /app) with its local folder. */
 export function mapPath(value: string, mounts: Array<[string, string]>): string {
@@ -123,7 +122,7 @@ export async function localProcess(kc: KubeConfig, layout: NodeLayout, pod: V1Po
     const value = await envValue(kc, pod, item);
     if (value !== undefined) env[item.name] = mapPath(value, mounts);
   }
-  const saDir = mounts.find(([inside]) => inside === SA_MOUNT)?.[1];
+  const saDir = mounts.find(([inside]) => inside === SERVICE_ACCOUNT_DIR)?.[1];
   if (saDir) {
     const kubeconfig = join(podDir(layout, pod), 'kubeconfig');
     const token = (await readFile(join(saDir, 'token'), 'utf8')).trim();
