@@ -22,9 +22,10 @@ export interface StatusDeps {
   /** Minimum gap between two progress-only writes. */
   batchMs?: number;
   now?: () => Date;
-  /** Wait before reading again after a failed re-read. */
-  rereadRetryMs?: number;
 }
+
+/** Wait before trying again when reading a change the watch reported failed. */
+const REREAD_RETRY_MS = 1000;
 
 const versionOf = (s: Session | undefined) => s?.metadata.resourceVersion;
 
@@ -71,7 +72,7 @@ export class StatusWriter {
     }).catch((error: unknown) => {
       if (error instanceof SessionFinished) return;
       this.deps.log.warn({ err: error }, 'session re-read failed; retrying');
-      setTimeout(() => this.noticed(session), this.deps.rereadRetryMs ?? 1000).unref();
+      setTimeout(() => this.noticed(session), REREAD_RETRY_MS).unref();
     });
   }
 
