@@ -11,7 +11,8 @@ import { parseArgs } from 'node:util';
 import { KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { createInformer } from '../common/kube/informer.ts';
-import { GROUP, PLURAL, VERSION, type Session } from '../common/session/schema.ts';
+import type { Session } from '../common/session/schema.ts';
+import { sessionsPath } from '../common/kube/sessions.ts';
 import { startControlPlane } from '../local/control-plane/control-plane.ts';
 import { startFakeGitHub } from '../local/github-stand-in.ts';
 import { ensureSampleRepo } from '../local/sample-repo.ts';
@@ -56,7 +57,7 @@ const stack = await startStack({
 const kc = new KubeConfig();
 kc.loadFromFile(plane.kubeconfig);
 const log = pino({ level: 'warn' });
-const sessions = createInformer<Session>({ kubeConfig: kc, path: `/apis/${GROUP}/${VERSION}/namespaces/${stack.namespace}/${PLURAL}`, logger: log });
+const sessions = createInformer<Session>({ kube: kc, path: sessionsPath(stack.namespace), logger: log });
 sessions.onChange((_key, s) => {
   if (!s) return;
   const name = s.metadata.name!;
@@ -64,7 +65,7 @@ sessions.onChange((_key, s) => {
   if (s.status?.phase) mark(name, s.status.phase);
   if (s.status?.progress?.length) mark(name, 'progressInStatus');
 });
-const pods = createInformer<V1Pod>({ kubeConfig: kc, path: `/api/v1/namespaces/${stack.namespace}/pods`, logger: log });
+const pods = createInformer<V1Pod>({ kube: kc, path: `/api/v1/namespaces/${stack.namespace}/pods`, logger: log });
 pods.onChange((_key, p) => {
   const session = p?.metadata?.ownerReferences?.[0]?.name;
   if (!session) return;

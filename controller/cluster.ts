@@ -4,7 +4,7 @@ import {
   CoreV1Api, EventsV1Api, RbacAuthorizationV1Api, type EventsV1Event, type KubeConfig, type V1PersistentVolumeClaim, type V1Pod,
 } from '@kubernetes/client-node';
 import { isAlreadyExists, isNotFound } from '../common/kube/errors.ts';
-import { SessionClient } from '../common/kube/sessions.ts';
+import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
 import type { RunnerRbac } from './builders.ts';
 
@@ -42,7 +42,7 @@ async function unlessMissing<T>(call: () => Promise<T>): Promise<T | undefined> 
 }
 
 export function kubeClusterOps(kc: KubeConfig): ClusterOps {
-  const sessions = new SessionClient(kc);
+  const sessions = new SessionClient(kc, FIELD_MANAGERS.controller);
   const core = kc.makeApiClient(CoreV1Api);
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   const events = kc.makeApiClient(EventsV1Api);

@@ -4,10 +4,11 @@
 import type { KubeConfig, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { createInformer, type Informer } from '../common/kube/informer.ts';
+import { sessionsPath } from '../common/kube/sessions.ts';
 import { createWorkQueue, type WorkQueue } from '../common/kube/work-queue.ts';
 import { phoneHash } from '../common/session/display.ts';
 import { LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH } from '../common/session/names.ts';
-import { GROUP, KIND, PLURAL, VERSION, type Session } from '../common/session/schema.ts';
+import { KIND, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { kubeClusterOps, type ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';
@@ -52,11 +53,11 @@ function createInformers({ kubeConfig, config, logger, metrics }: ControllerDeps
   const ns = config.namespace;
   const informer = <T extends { metadata?: { name?: string; namespace?: string } }>(resource: string, path: string, labelSelector?: string) =>
     createInformer<T>({
-      kubeConfig, path, labelSelector, logger: logger.child({ informer: resource }), stallTimeoutMs: config.stallTimeoutMs,
+      kube: kubeConfig, path, labelSelector, logger: logger.child({ informer: resource }), stallTimeoutMs: config.stallTimeoutMs,
       onRestart: (reason) => metrics?.watchRestart(resource, reason),
     });
   return {
-    sessions: informer<Session>('sessions', `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`),
+    sessions: informer<Session>('sessions', sessionsPath(ns)),
     pods: informer<V1Pod>('pods', `/api/v1/namespaces/${ns}/pods`, `${LABEL_COMPONENT}=runner,${LABEL_PART_OF}=tether`),
     pvcs: informer<V1PersistentVolumeClaim>('persistentvolumeclaims', `/api/v1/namespaces/${ns}/persistentvolumeclaims`, `${LABEL_COMPONENT}=workspace`),
   };

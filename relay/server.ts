@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { SessionClient } from '../common/kube/sessions.ts';
+import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import { createApp } from './app.ts';
 import type { RelayConfig } from './config.ts';
 import { ConfigMapClaims } from './inbound/claims.ts';
@@ -44,7 +44,7 @@ const CLAIM_MAX_AGE_MS = 24 * 3_600_000;
 
 export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<RunningRelay> {
   const { config, logger, metrics, store } = parts;
-  const sessions = new SessionClient(parts.kubeConfig);
+  const sessions = new SessionClient(parts.kubeConfig, FIELD_MANAGERS.relay);
   const phones = new PhoneView(store);
   const twilio = config.twilio && createTwilioTransport(config.twilio);
   const webChat = config.webChat && new WebChat(config.webChat);

@@ -1,11 +1,11 @@
 // The runner's side of the agent interface: permission policy, questions, plans, progress.
 import type { Logger } from 'pino';
+import { truncate } from '../common/session/display.ts';
 import { LIMITS } from '../common/session/schema.ts';
 import type { AgentEvent, AgentHost, ToolDecision, ToolRequest } from './agents/types.ts';
 import { decide, type Policy } from './policy.ts';
 import { Deduper, progressLines } from './progress.ts';
 import { answersFrom, isApproval, pendingQuestions, type Requests } from './requests.ts';
-import { truncate } from './redact.ts';
 import type { StatusWriter } from './status.ts';
 
 export interface HostDeps {

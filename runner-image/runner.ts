@@ -1,5 +1,6 @@
 // One Session, start to finish: Working → agent → changes gate → publish or revert → final phase.
 import type { Logger } from 'pino';
+import { truncate } from '../common/session/display.ts';
 import { LIMITS, type Media, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { SCREENSHOT_TOOL, type Agent, type AgentResult } from './agents/types.ts';
@@ -9,7 +10,6 @@ import { RunnerHost } from './host.ts';
 import { captureScreenshot, renderDiffImage, type Browsers } from './images.ts';
 import { storeMedia, type MediaDeps } from './media.ts';
 import type { Policy } from './policy.ts';
-import { truncate } from './redact.ts';
 import { Requests, Stopped } from './requests.ts';
 import { SessionFinished, type StatusWriter } from './status.ts';
 

@@ -104,7 +104,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   // One handler run per pod at a time; a change that arrives meanwhile is handled after it.
   const again = new Set<string>();
   const informer: Informer<V1Pod> = createInformer<V1Pod>({
-    kubeConfig: kc, path: options.namespace ? `/api/v1/namespaces/${options.namespace}/pods` : '/api/v1/pods', logger: logger.child({ informer: 'pods' }),
+    kube: kc, path: options.namespace ? `/api/v1/namespaces/${options.namespace}/pods` : '/api/v1/pods', logger: logger.child({ informer: 'pods' }),
   });
   function reconcile(key: string) {
     if (busy.has(key)) {

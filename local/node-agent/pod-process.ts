@@ -4,6 +4,7 @@
 import { AuthenticationV1Api, CoreV1Api, type KubeConfig, type V1Container, type V1EnvVar, type V1Pod, type V1Volume } from '@kubernetes/client-node';
 import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SERVICE_ACCOUNT_DIR } from '../../common/kube/connection.ts';
 import { kubeconfigYaml } from '../control-plane/control-plane.ts';
 import { claimVolume, containerUser, openStatePath, sharedNodeBinary, type User } from './identity.ts';
 
@@ -27,8 +28,6 @@ export interface LocalProcessSpec {
   /** Undefined: runs as the node agent's own user. */
   user?: User;
 }
-
-const SA_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** Replaces a leading in-container path (mount path or /app) with its local folder. */
 export function mapPath(value: string, mounts: Array<[string, string]>): string {
@@ -146,7 +145,7 @@ export async function containerProcess(kc: KubeConfig, layout: NodeLayout, pod: 
     const value = await envValue(kc, pod, item);
     if (value !== undefined) env[item.name] = mapPath(value, mounts);
   }
-  const saDir = mounts.find(([inside]) => inside === SA_MOUNT)?.[1];
+  const saDir = mounts.find(([inside]) => inside === SERVICE_ACCOUNT_DIR)?.[1];
   if (saDir) env.KUBECONFIG = await writeKubeconfig(layout, pod, container, saDir, user);
   const [command, ...args] = [...(container.command ?? []), ...(container.args ?? [])].map((part) => mapPath(part, mounts));
   if (!command) throw new Error(`pod ${pod.metadata!.name}: container ${container.name} has no command (the local node agent does not read images)`);

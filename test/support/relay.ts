@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { createInformer } from '../../common/kube/informer.ts';
-import { GROUP, PLURAL, VERSION, type Session } from '../../common/session/schema.ts';
+import { sessionsPath } from '../../common/kube/sessions.ts';
+import type { Session } from '../../common/session/schema.ts';
 import { loadConfig, type RelayConfig } from '../../relay/config.ts';
 import { reuseConnections } from '../../relay/kube-connections.ts';
 import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
@@ -43,7 +44,7 @@ export async function startTestRelay(options: {
   const logger = pino({ level: process.env.RELAY_TEST_LOG ?? 'silent' });
   const metrics = createMetrics();
   const store = createInformer<Session>({
-    kubeConfig: options.kubeConfig, logger, path: `/apis/${GROUP}/${VERSION}/namespaces/${options.namespace}/${PLURAL}`,
+    kube: options.kubeConfig, logger, path: sessionsPath(options.namespace),
   });
   reuseConnections(options.kubeConfig);
   const relay = await startRelay({ config, kubeConfig: options.kubeConfig, store, logger, metrics }, '127.0.0.1');
