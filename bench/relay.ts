@@ -11,13 +11,13 @@ import { mkdtempSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ApiextensionsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { createInformer } from '../common/kube/informer.ts';
+import { SharedConnectionsKubeConfig } from '../common/kube/shared-connections.ts';
 import { SessionClient } from '../common/kube/sessions.ts';
 import { sessionCrd } from '../common/session/crd.ts';
 import { GROUP, PLURAL, VERSION, type Session } from '../common/session/schema.ts';
-import { reuseConnections } from '../relay/kube-connections.ts';
 import { freePort, startControlPlane } from '../local/control-plane/control-plane.ts';
 import { startFakeTwilio } from '../test/fakes/twilio.ts';
 import { messageSid, signedWebhook } from '../test/support/twilio-webhook.ts';
@@ -48,9 +48,8 @@ async function installCrd(kc: KubeConfig): Promise<void> {
 
 const plane = await startControlPlane({ controllerManager: false });
 const fake = await startFakeTwilio();
-const kc = new KubeConfig();
+const kc = new SharedConnectionsKubeConfig();
 kc.loadFromFile(plane.kubeconfig);
-reuseConnections(kc);
 await installCrd(kc);
 const namespace = 'bench';
 await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });

@@ -1,10 +1,9 @@
 // The relay process: configuration, logger, metrics, kube client, informer; then the relay.
-import { KubeConfig } from '@kubernetes/client-node';
 import { createInformer } from '../common/kube/informer.ts';
+import { loadSharedKubeConfig } from '../common/kube/shared-connections.ts';
 import { GROUP, PLURAL, VERSION, type Session } from '../common/session/schema.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
-import { reuseConnections } from './kube-connections.ts';
 import { createMetrics } from './metrics.ts';
 import { startRelay } from './server.ts';
 
@@ -19,9 +18,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const metrics = createMetrics({ defaults: true });
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  reuseConnections(kubeConfig);
+  const kubeConfig = loadSharedKubeConfig();
   const store = createInformer<Session>({
     kubeConfig, logger: logger.child({ informer: 'sessions' }),
     path: `/apis/${GROUP}/${VERSION}/namespaces/${config.namespace}/${PLURAL}`,
@@ -31,7 +28,7 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down: draining outbound messages');
     relay.close().then(() => process.exit(0), (error: unknown) => {
-      logger.error({ err: String(error) }, 'shutdown failed');
+      logger.error({ err: error }, 'shutdown failed');
       process.exit(1);
     });
   };
