@@ -6,7 +6,7 @@ import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
 import type { SessionStatus } from '../../common/session/schema.ts';
 import { createMetrics } from '../../relay/metrics.ts';
-import { Delivery } from '../../relay/outbound/delivery.ts';
+import { Delivery, type DeliveryOptions } from '../../relay/outbound/delivery.ts';
 import { Outbox } from '../../relay/outbound/outbox.ts';
 import { readDelivered } from '../../relay/delivered-state.ts';
 import { PhoneLanes } from '../../relay/phone-lane.ts';
@@ -20,7 +20,7 @@ let fake: FakeTwilio;
 let store: MemorySessions;
 const running: Delivery[] = [];
 
-function relay(options: { lastInboundAt?: number; templateSid?: string } = {}) {
+function relay(options: { lastInboundAt?: number; templateSid?: string; writer?: DeliveryOptions['writer'] } = {}) {
   const metrics = createMetrics();
   const transport = createTwilioTransport({ accountSid: fake.accountSid, authToken: fake.authToken, from: 'whatsapp:+14155238886', apiUrl: fake.url });
   const outbox = new Outbox({
@@ -29,7 +29,7 @@ function relay(options: { lastInboundAt?: number; templateSid?: string } = {}) {
     windowMs: 23.5 * 3_600_000, ratePerSecond: 50, metrics, logger,
   });
   const lanes = new PhoneLanes();
-  const delivery = new Delivery({ store, writer: store, lanes, outbox, progressBatchMs: 300, reminderBeforeMs: 5 * 60_000, defaults: SESSION_DEFAULTS, logger });
+  const delivery = new Delivery({ store, writer: options.writer ?? store, lanes, outbox, progressBatchMs: 300, reminderBeforeMs: 5 * 60_000, defaults: SESSION_DEFAULTS, logger });
   delivery.start();
   running.push(delivery);
   return { delivery, outbox, lanes, metrics };
@@ -206,5 +206,25 @@ describe('outbound delivery', () => {
     expect(fake.attempts).toBe(4);
     expect(outbox.queueDepth).toBe(0);
     expect(await depth()).toBe(0);
+  });
+
+  it('retries a check the API server failed, with backoff, and then sends once', async () => {
+    let failures = 0;
+    const writer = {
+      get: (ns: string, name: string) => store.get(ns, name),
+      patch: async (...args: Parameters<MemorySessions['patch']>) => {
+        if (failures++ < 2) throw Object.assign(new Error('etcdserver: request timed out'), { code: 500 });
+        return store.patch(...args);
+      },
+    };
+    relay({ writer });
+    const name = await newSession();
+    const failedAt = Date.now();
+    await set(name, { phase: 'Rejected' });
+    const [sent] = await fake.waitFor(phone, 1);
+    expect(failures).toBe(3);
+    expect(sent!.at - failedAt).toBeGreaterThanOrEqual(1500 - 50); // 500 ms, then 1 s
+    await new Promise((r) => setTimeout(r, 300));
+    expect(bodies()).toEqual(['↩️ Changes undone. Send a new command when you are ready.']);
   });
 });
