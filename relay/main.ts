@@ -6,14 +6,13 @@ import { createLogger } from '../common/log.ts';
 import { configOrExit, exitOnSignal } from '../common/process.ts';
 import type { Session } from '../common/session/schema.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { reuseConnections } from './kube-connections.ts';
 import { createMetrics } from './metrics.ts';
 import { startRelay } from './server.ts';
 
 const config = configOrExit('relay', loadConfig, (error) => error instanceof ConfigError);
 const logger = createLogger({ component: 'relay', level: config.logLevel });
 const metrics = createMetrics({ defaults: true });
-const kubeConfig = reuseConnections(await loadKubeConfig());
+const kubeConfig = await loadKubeConfig();
 const store = createInformer<Session>({
   kube: kubeConfig, logger: logger.child({ informer: 'sessions' }), path: sessionsPath(config.namespace),
   onRestart: (reason) => logger.warn({ reason }, 'session watch restarted'),

@@ -79,10 +79,13 @@ export function connectionOf(access: KubeAccess): KubeConnection {
   return connection;
 }
 
-/** client-node's KubeConfig from this file or the default places, for components that use its API classes too. */
+/**
+ * client-node's KubeConfig from this file or the default places, for components that use its API
+ * classes too; its API clients share connections (shared-connections.ts).
+ */
 export async function loadKubeConfig(file?: string): Promise<KubeConfig> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
+  const { SharedConnectionsKubeConfig } = await import('./shared-connections.ts');
+  const kc = new SharedConnectionsKubeConfig();
   if (file) kc.loadFromFile(file);
   else kc.loadFromDefault();
   return kc;

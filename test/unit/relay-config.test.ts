@@ -1,5 +1,6 @@
 // Relay configuration: defaults, and a bad value stops start-up naming the variable.
 import { describe, expect, it } from 'vitest';
+import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { ConfigError, loadConfig } from '../../relay/config.ts';
 
 const base = {
@@ -15,8 +16,9 @@ describe('loadConfig', () => {
     const c = loadConfig({ ...base, ALLOWED_NUMBERS: '+14155550123, +447700900123' });
     expect(c.webhookUrl).toBe('https://tether.example.com/webhook');
     expect([...c.allowedNumbers]).toEqual(['+14155550123', '+447700900123']);
-    expect(c).toMatchObject({ namespace: 'tether', port: 8080, timeouts: { run: '60m', approval: '30m' }, progressBatchMs: 3000, twilio: undefined });
+    expect(c).toMatchObject({ namespace: 'tether', port: 8080, timeouts: SESSION_DEFAULTS.timeouts, maxQueued: SESSION_DEFAULTS.maxQueued, progressBatchMs: 3000, twilio: undefined });
     expect(c.media).toMatchObject({ maxBytes: 5 * 1024 * 1024, ttlMs: 86_400_000, urlTtlMs: 600_000 });
+    expect(loadConfig({ ...base, TETHER_MAX_QUEUED: '2' }).maxQueued).toBe(2);
     expect(loadConfig({ ...base, ...twilioVars, TWILIO_API_URL: 'http://127.0.0.1:9' }).twilio).toMatchObject({ apiUrl: 'http://127.0.0.1:9' });
   });
 
@@ -29,6 +31,8 @@ describe('loadConfig', () => {
     ['RELAY_PORT', { RELAY_PORT: '99999' }],
     ['RELAY_PORT', { RELAY_PORT: 'eighty' }],
     ['TETHER_APPROVAL_TIMEOUT', { TETHER_APPROVAL_TIMEOUT: '30 minutes' }],
+    ['TETHER_MAX_QUEUED', { TETHER_MAX_QUEUED: '51' }],
+    ['TETHER_MAX_QUEUED', { TETHER_MAX_QUEUED: 'five' }],
     ['RELAY_PROGRESS_BATCH', { RELAY_PROGRESS_BATCH: 'soon' }],
     ['TWILIO_ACCOUNT_SID', { TWILIO_ACCOUNT_SID: 'nope' }],
     ['TWILIO_WHATSAPP_FROM', { TWILIO_ACCOUNT_SID: `AC${'a'.repeat(32)}`, TWILIO_AUTH_TOKEN: 'x' }],
