@@ -1,5 +1,5 @@
 // Plain HTTPS requests to the API server with the KubeConfig's credentials, for list and
-// watch on arbitrary paths (client-node's Watch aborts quiet watches; see DESIGN §8).
+// watch on arbitrary paths (client-node's Watch aborts a watch after 30 s without data; see docs/controller.md, "Informer").
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { createInterface } from 'node:readline';
