@@ -1,4 +1,4 @@
-// Every word the phone sees. PHONE-UX.md is the guide; keep the shape, improve the words here.
+// Every word the phone sees. docs/architecture.md ("What the phone sees") is the guide; keep the shape, improve the words here.
 import type { SessionDefaults } from '../common/session/defaults.ts';
 import type { Pending, Session } from '../common/session/schema.ts';
 import { formatDuration, parseDuration, previewPrompt } from '../common/session/display.ts';

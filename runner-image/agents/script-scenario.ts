@@ -1,4 +1,4 @@
-// The scripted agent's grammar (DESIGN §4, README "Scripted agent"). Pure: prompt → steps.
+// The scripted agent's grammar (README "Scripted agent"). Pure: prompt → steps.
 
 export type Step =
   | { kind: 'progress'; text: string }

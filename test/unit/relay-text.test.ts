@@ -52,7 +52,7 @@ describe('requests', () => {
       .toBe('🔐 The agent wants to run: `WebFetch: {"url":"https://exa`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.');
   });
 
-  it('gives the status line of PHONE-UX', () => {
+  it('gives the status line the phone expects: session, phase and time, last progress, queue', () => {
     const s = { ...session({ phase: 'Working', startTime: '2026-11-22T08:00:00Z', progress: [{ seq: 1, at: createdAt, text: 'Running npm test' }] }) };
     expect(text.status(s, 1, Date.parse('2026-11-22T08:02:30Z'))).toBe('Session 7f3a · Working for 2 min · last: Running npm test · queue: 1');
   });

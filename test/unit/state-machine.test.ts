@@ -8,7 +8,7 @@ type Row = [from: From, event: Event, to: Phase, effects: Effect[]];
 const done = (...extra: Effect[]): Effect[] => ['SetCompletionTime', 'DeletePod', ...extra];
 const ACTIVE = ['Starting', 'Working', 'AwaitingApproval', 'Publishing'] as const;
 
-// Every legal transition. Rows marked § are DESIGN §2's table.
+// Every legal transition. Rows marked § are rows of the table in docs/architecture.md ("Phases").
 const legal: Row[] = [
   ['(new)', { type: 'Enqueue' }, 'Queued', []], // §
   ['(new)', { type: 'QueueFull' }, 'Failed', ['SetCompletionTime']], // § the 6th is refused
