@@ -95,6 +95,20 @@ async function waitReady(server: string, pki: Pki, proc: Managed, logFile: strin
   throw new Error(`kube-apiserver not ready after ${timeoutMs} ms; see ${logFile}`);
 }
 
+/** The real kube-controller-manager: garbage collection, namespaces, service accounts, Deployments. */
+function startControllerManager(binDir: string, dir: string, kubeconfig: string, pki: Pki): Managed {
+  return startManaged('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1', '--secure-port=0',
+    '--leader-elect=false',
+    `--service-account-private-key-file=${pki.serviceAccountKey}`,
+    `--root-ca-file=${pki.caCert}`,
+    '--controllers=*,-node-ipam-controller,-node-lifecycle-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-taint-eviction-controller,-device-taint-eviction-controller',
+    '--v=0',
+  ], join(dir, 'kube-controller-manager.log'));
+}
+
 export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
   const binDir = await controlPlaneBinaries();
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'tether-cp-')));
@@ -147,17 +161,6 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   const kubeconfig = join(dir, 'admin.kubeconfig');
   await writeFile(kubeconfig, kubeconfigYaml(server, pki, { name: 'admin', cert: pki.adminCert, key: pki.adminKey }));
 
-  if (options.controllerManager !== false) {
-    procs.push(startManaged('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
-      `--kubeconfig=${kubeconfig}`,
-      `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-      '--bind-address=127.0.0.1', '--secure-port=0',
-      '--leader-elect=false',
-      `--service-account-private-key-file=${pki.serviceAccountKey}`,
-      `--root-ca-file=${pki.caCert}`,
-      '--controllers=*,-node-ipam-controller,-node-lifecycle-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-taint-eviction-controller,-device-taint-eviction-controller',
-      '--v=0',
-    ], join(dir, 'kube-controller-manager.log')));
-  }
+  if (options.controllerManager !== false) procs.push(startControllerManager(binDir, dir, kubeconfig, pki));
   return { server, kubeconfig, dir, binDir, pki, stop, get pids() { return procs.map((p) => p.child.pid!); } };
 }

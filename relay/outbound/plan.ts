@@ -1,7 +1,7 @@
 // What the phone still needs to hear about one Session, given what it has been told. Pure.
 import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { isActive, isTerminal } from '../../common/session/state-machine.ts';
-import type { Media, Session } from '../../common/session/schema.ts';
+import type { Media, Pending, Session } from '../../common/session/schema.ts';
 import { parseDuration } from '../../common/session/display.ts';
 import type { Delivered } from '../delivered-state.ts';
 import { text } from '../text.ts';
@@ -31,6 +31,16 @@ export interface Plan {
 }
 
 const isRelayMedia = (m: Media) => !m.ref.startsWith('file:');
+
+/** The "still waiting" reminder: due now (a part), later (wakeAt), or never (neither). */
+function reminderFor(pending: Pending, approval: string, options: PlanOptions): { part?: Part; wakeAt?: number } {
+  const created = new Date(pending.createdAt).getTime();
+  const deadline = created + parseDuration(approval);
+  const remindAt = deadline - options.reminderBeforeMs;
+  if (remindAt <= created || options.now >= deadline) return {};
+  if (options.now >= remindAt) return { part: { text: text.reminder(deadline - options.now) } };
+  return { wakeAt: remindAt };
+}
 
 export function plan(session: Session, told: Delivered, options: PlanOptions): Plan {
   const status = session.status ?? {};
@@ -78,14 +88,10 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
     next.pending = pending.id;
   }
   if (pending && told.reminded !== pending.id) {
-    const deadline = new Date(pending.createdAt).getTime() + parseDuration(approval);
-    const remindAt = deadline - options.reminderBeforeMs;
-    if (remindAt <= new Date(pending.createdAt).getTime()) next.reminded = pending.id;
-    else if (options.now >= deadline) next.reminded = pending.id;
-    else if (options.now >= remindAt) {
-      parts.push({ text: text.reminder(deadline - options.now) });
-      next.reminded = pending.id;
-    } else wakeAt = Math.min(wakeAt ?? Infinity, remindAt);
+    const reminder = reminderFor(pending, approval, options);
+    if (reminder.part) parts.push(reminder.part);
+    if (reminder.wakeAt === undefined) next.reminded = pending.id;
+    else wakeAt = Math.min(wakeAt ?? Infinity, reminder.wakeAt);
   }
 
   if (terminal && told.done !== phase) {
