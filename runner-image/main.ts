@@ -5,14 +5,14 @@ import { mkdir } from 'node:fs/promises';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { phoneHash } from '../common/session/display.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
-import { ScriptAgent } from './agents/script.ts';
-import type { Agent } from './agents/types.ts';
-import { ConfigError, loadConfig, type RunnerConfig } from './config.ts';
+import { ClaudeAgent } from './agents/claude.ts';
+import { ConfigError, loadConfig, scriptedModelEnv, type RunnerConfig } from './config.ts';
 import { Git } from './git.ts';
 import { Browsers } from './images.ts';
 import { parsePolicy } from './policy.ts';
 import { makeLogger, makeRedactor } from './redact.ts';
 import { Runner } from './runner.ts';
+import { startScriptedModel } from './scripted-model/server.ts';
 import { watchSession } from './session-watch.ts';
 import { SessionFinished, StatusWriter } from './status.ts';
 
@@ -46,9 +46,11 @@ kubeConfig.loadFromDefault();
 const status = new StatusWriter({ api: kubeConfig.makeApiClient(CustomObjectsApi), namespace: config.session.namespace, name: config.session.name, redact, log });
 await mkdir(config.home, { recursive: true });
 
-const agent: Agent = config.agent === 'claude'
-  ? new (await import('./agents/claude.ts')).ClaudeAgent({ env: config.agentEnv, log, claudePath: config.claudePath, instructions: readFileSync(new URL('./CLAUDE.md', import.meta.url), 'utf8') })
-  : new ScriptAgent(config.agentEnv, log);
+const scriptedModel = config.scriptedModel ? await startScriptedModel() : undefined;
+const agent = new ClaudeAgent({
+  env: scriptedModel ? scriptedModelEnv(config.agentEnv, scriptedModel.url) : config.agentEnv,
+  model: config.model, log, claudePath: config.claudePath, instructions: readFileSync(new URL('./CLAUDE.md', import.meta.url), 'utf8'),
+});
 const browsers = new Browsers();
 let sessionGone = false;
 const runner = new Runner({
@@ -85,7 +87,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 
 const started = Date.now();
-log.info({ agent: agent.name, startupMs: Math.round(process.uptime() * 1000) }, 'runner ready');
+log.info({ agent: agent.name, model: scriptedModel ? `scripted model at ${scriptedModel.url}` : config.model, startupMs: Math.round(process.uptime() * 1000) }, 'runner ready');
 let exitCode = 0;
 try {
   await runner.run();
@@ -101,5 +103,6 @@ try {
 } finally {
   watch.stop();
   await browsers.close();
+  await scriptedModel?.close();
 }
 process.exit(exitCode);

@@ -1,26 +1,23 @@
-// The `claude` agent adapter: @anthropic-ai/claude-agent-sdk query() with canUseTool, resume,
-// abortController and cwd. Claude Code runs in its own process group (spawnClaudeCodeProcess).
+// The agent: Claude Code through @anthropic-ai/claude-agent-sdk query() with canUseTool, resume,
+// abortController and cwd. Claude Code runs in its own process group (spawnClaudeCodeProcess);
+// without an API key it talks to the scripted model (scripted-model/), never to anything else.
 import { spawn, type ChildProcess } from 'node:child_process';
 import {
-  createSdkMcpServer, query, tool,
-  type CanUseTool, type Options, type PermissionResult, type SDKMessage, type SDKResultMessage, type SDKUserMessage,
+  query, type CanUseTool, type Options, type PermissionResult, type SDKMessage, type SDKResultMessage, type SDKUserMessage,
 } from '@anthropic-ai/claude-agent-sdk';
 import type { Logger } from 'pino';
-import { z } from 'zod/v4';
+import { autoAllowed, sdkOptions, type ClaudeSettings } from './claude-options.ts';
+import { isMissingConversation, toResult } from './claude-result.ts';
 import { onLines } from './lines.ts';
 import { killGroup, trackGroup } from './process-group.ts';
-import { SCREENSHOT_TOOL, type Agent, type AgentHost, type AgentResult, type AgentRunOptions, type ToolDecision } from './types.ts';
+import type { Agent, AgentHost, AgentResult, AgentRunOptions, ToolDecision } from './types.ts';
 import { UserInput, userMessage } from './user-input.ts';
 
 export type QueryFn = (params: { prompt: AsyncIterable<SDKUserMessage>; options: Options }) => AsyncIterable<SDKMessage>;
 
-export interface ClaudeAgentDeps {
-  env: Record<string, string>;
+export interface ClaudeAgentDeps extends ClaudeSettings {
   log: Logger;
-  claudePath?: string;
-  /** Extra system instructions (the image's CLAUDE.md). */
-  instructions?: string;
-  /** The SDK's query(); tests pass recorded messages instead. */
+  /** The SDK's query(); unit tests pass recorded messages instead. */
   queryFn?: QueryFn;
 }
 
@@ -38,6 +35,8 @@ export function checkAnswers(toolName: string, decision: ToolDecision): ToolDeci
   return usable ? decision : { behavior: 'deny', message: 'The user gave no answer. Do not assume one: ask again or stop.' };
 }
 
+interface Attempt { result: SDKResultMessage | undefined; failure: string | undefined; stderr: string[] }
+
 export class ClaudeAgent implements Agent {
   readonly name = 'claude' as const;
   private readonly deps: ClaudeAgentDeps;
@@ -47,6 +46,17 @@ export class ClaudeAgent implements Agent {
   }
 
   async run(options: AgentRunOptions, host: AgentHost): Promise<AgentResult> {
+    let attempt = await this.attempt(options, host, options.resume);
+    if (options.resume && isMissingConversation(attempt.result) && !options.signal.aborted) {
+      // The workspace was recreated (or the id is from elsewhere): start over rather than fail.
+      this.deps.log.warn({ resume: options.resume }, 'the conversation to resume is not on this workspace; starting a new one');
+      host.event({ type: 'progress', text: 'Starting a new conversation (the earlier one is not on this workspace)' });
+      attempt = await this.attempt(options, host, undefined);
+    }
+    return toResult(attempt.result, attempt.failure, attempt.stderr);
+  }
+
+  private async attempt(options: AgentRunOptions, host: AgentHost, resume: string | undefined): Promise<Attempt> {
     const input = new UserInput();
     input.push(userMessage(options.prompt));
     const abortController = new AbortController();
@@ -65,6 +75,7 @@ export class ClaudeAgent implements Agent {
 
     const canUseTool: CanUseTool = async (toolName, toolInput, { signal, toolUseID }) => {
       answered.add(toolUseID);
+      if (autoAllowed(toolName)) return { behavior: 'allow', updatedInput: toolInput };
       const decision = checkAnswers(toolName, await host.canUseTool({ id: toolUseID, tool: toolName, input: toolInput }, signal));
       return decision as PermissionResult;
     };
@@ -95,31 +106,11 @@ export class ClaudeAgent implements Agent {
       return child;
     };
 
-    const screenshot = tool('screenshot', 'Capture a web page (a URL the dev server serves) as a JPEG for the user.', {
-      url: z.string().describe('http(s) URL to capture'),
-      fullPage: z.boolean().optional(),
-      caption: z.string().max(200).optional().describe('one line shown under the image'),
-    }, async (args) => ({ content: [{ type: 'text' as const, text: await host.tools[SCREENSHOT_TOOL]!(args) }] }));
-
-    const sdkOptions: Options = {
-      cwd: options.cwd,
-      // An id from the scripted agent (no API key before) is not a Claude Code conversation.
-      resume: options.resume?.startsWith('script-') ? undefined : options.resume,
-      abortController,
-      canUseTool,
-      permissionMode: options.mode === 'plan' ? 'plan' : 'default',
-      env: this.deps.env,
-      pathToClaudeCodeExecutable: this.deps.claudePath,
-      spawnClaudeCodeProcess,
-      settingSources: ['project'],
-      mcpServers: { tether: createSdkMcpServer({ name: 'tether', tools: [screenshot] }) },
-      systemPrompt: { type: 'preset', preset: 'claude_code', append: this.deps.instructions },
-    };
-
     let result: SDKResultMessage | undefined;
     let failure: string | undefined;
     try {
-      for await (const message of (this.deps.queryFn ?? query)({ prompt: input, options: sdkOptions })) {
+      const sdk = await sdkOptions(this.deps, options, host, { resume, abortController, canUseTool, spawn: spawnClaudeCodeProcess });
+      for await (const message of (this.deps.queryFn ?? query)({ prompt: input, options: sdk })) {
         if (message.type === 'system' && message.subtype === 'init') {
           host.event({ type: 'session', id: message.session_id });
         } else if (message.type === 'assistant') {
@@ -139,7 +130,7 @@ export class ClaudeAgent implements Agent {
           }
         } else if (message.type === 'result') {
           result = message;
-          host.event({ type: 'session', id: message.session_id });
+          if (!isMissingConversation(message)) host.event({ type: 'session', id: message.session_id });
           if (followUps === 0 && pushedSinceResult === 0) input.close();
           pushedSinceResult = 0;
         }
@@ -151,26 +142,7 @@ export class ClaudeAgent implements Agent {
       input.close();
       await Promise.all(children.map((c) => killGroup(c)));
     }
-    return toResult(result, failure, stderr);
+    if (stderr.length && (failure || result?.is_error)) this.deps.log.info({ stderr: stderr.join('\n').slice(-2000) }, 'agent stderr');
+    return { result, failure, stderr };
   }
-}
-
-function toResult(result: SDKResultMessage | undefined, failure: string | undefined, stderr: string[]): AgentResult {
-  const usage = result?.usage as { input_tokens?: number; output_tokens?: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number } | undefined;
-  const tokens = usage && {
-    input: (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
-    output: usage.output_tokens ?? 0,
-  };
-  const ok = !failure && result?.subtype === 'success' && !result.is_error;
-  const message = ok ? undefined
-    : failure ?? (result?.subtype === 'success' ? result.result : result?.errors.join('; ')) ?? (stderr.at(-1) || 'Claude Code ended without a result');
-  return {
-    ok,
-    exitCode: ok ? 0 : 1,
-    summary: result?.subtype === 'success' ? result.result : undefined,
-    message,
-    sessionId: result?.session_id,
-    costUsd: result?.total_cost_usd,
-    tokens,
-  };
 }
