@@ -32,7 +32,7 @@ function tetherTools(host: AgentHost) {
     caption: z.string().max(200).optional().describe('one line shown under the image'),
   }, async (args) => ({ content: [{ type: 'text' as const, text: await host.tools[SCREENSHOT_TOOL]!(args) }] }));
   const progress = tool('progress', 'Tell the user on their phone about a milestone (one short line).', {
-    text: z.string().min(1).max(200).describe('a milestone, under 80 characters, e.g. "Running the unit tests"'),
+    text: z.string().min(1).describe('a milestone, under 80 characters, e.g. "Running the unit tests"'),
   }, async (args) => {
     host.event({ type: 'progress', text: args.text });
     return { content: [{ type: 'text' as const, text: 'Sent to the user.' }] };

@@ -21,6 +21,9 @@ export interface ClaudeAgentDeps extends ClaudeSettings {
   queryFn?: QueryFn;
 }
 
+/** Claude Code already keeps big outputs in a file and shows a preview; this bounds the rest. */
+const TOOL_OUTPUT_MAX_CHARS = 64 * 1024;
+
 type Block = { type: string; text?: unknown; name?: unknown; id?: unknown; input?: unknown; tool_use_id?: unknown; content?: unknown };
 
 const textOf = (content: unknown): string =>
@@ -124,7 +127,7 @@ export class ClaudeAgent implements Agent {
         } else if (message.type === 'user' && Array.isArray(message.message.content)) {
           for (const block of message.message.content as Block[]) {
             if (block.type !== 'tool_result' || typeof block.tool_use_id !== 'string') continue;
-            host.event({ type: 'text', text: textOf(block.content).slice(0, 8000) });
+            host.event({ type: 'text', text: textOf(block.content).slice(0, TOOL_OUTPUT_MAX_CHARS) });
             const asked = questions.get(block.tool_use_id);
             if (asked && !answered.has(block.tool_use_id)) void askDirectly(block.tool_use_id, asked);
           }

@@ -59,7 +59,7 @@ function planTurn(steps: Step[], conversation: Conversation, phase: Phase | unde
   if (phase === 'exit' && last?.result?.error) return { kind: 'turn', delayMs: 0, text: `Plan not approved: ${last.result.text}` };
   const plan = planText(steps);
   if (phase !== 'plan' && conversation.planFile) {
-    return { kind: 'turn', delayMs: 0, tool: toolUse('plan', 0, 'Write', { file_path: conversation.planFile, content: `${plan}\n` }) };
+    return { kind: 'turn', delayMs: 0, tool: toolUse('plan', 0, 'Write', { file_path: conversation.planFile, content: plan }) };
   }
   return { kind: 'turn', delayMs: 0, tool: toolUse('exit', 0, 'ExitPlanMode', conversation.planFile ? {} : { plan }) };
 }

@@ -43,23 +43,26 @@ describe.concurrent('runner requests', { timeout: 150_000 }, () => {
     expect(await runner.exited, runner.output()).toBe(0);
     const session = await final(name);
     expect(session.status?.phase).toBe('Succeeded');
-    expect(session.status?.result?.summary).toBe('Bash denied: no shell today');
+    expect(session.status?.result?.summary).toBe('Bash did not run: no shell today');
     expect(existsSync(join(repo, 'denied.txt'))).toBe(false);
   });
 
   it('allow always (scope session) allows the same tool again without asking', async () => {
-    const { name, runner } = await run('script:\ntool: Bash {"command":"true"}\ntool: Bash {"command":"true"}\nsay: twice');
+    // Commands that change something: Claude Code runs the ones it deems read-only (`true`, `ls`) without asking.
+    const { name, runner } = await run('script:\ntool: Bash {"command":"echo one > one.txt"}\ntool: Bash {"command":"echo two > two.txt"}\nsay: twice');
     await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow', scope: 'session' });
+    const changes = await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
+    expect(changes.status?.result?.diffStat).toContain('two.txt');
     expect(await runner.exited, runner.output()).toBe(0);
     const session = await final(name);
-    expect(session.status?.phase).toBe('Succeeded');
-    expect(session.spec.decisions).toHaveLength(1);
+    expect(session.status?.phase).toBe('Rejected');
+    expect(session.spec.decisions?.map((d) => d.requestId.split('-')[0])).toEqual(['tool', 'changes']);
   });
 
   it('question → answer: options in pending, the answer reaches the agent', async () => {
     const { name, runner } = await run('script:\nask: Which database should the cache use? | Redis | In-memory');
     const asked = await answer(bed.sessions, bed.ns, name, 'question', { action: 'answer', answers: { 'Which database should the cache use?': 'Redis' } });
-    expect(asked.status?.pending?.questions).toEqual([{ question: 'Which database should the cache use?', header: 'Question', multiSelect: false, options: [{ label: 'Redis' }, { label: 'In-memory' }] }]);
+    expect(asked.status?.pending?.questions).toEqual([{ question: 'Which database should the cache use?', header: 'Question', multiSelect: false, options: [{ label: 'Redis', description: '' }, { label: 'In-memory', description: '' }] }]);
     expect(await runner.exited, runner.output()).toBe(0);
     expect((await final(name)).status?.result?.summary).toBe('Which database should the cache use? → Redis');
   });

@@ -134,6 +134,31 @@ export function useRunnerTestbed(prefix: string): RunnerTestbed {
   return bed;
 }
 
+/** A live (non-zombie) process and its live descendants, read from /proc. */
+export function processTree(root: number): number[] {
+  const parents = new Map(readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return state === 'Z' ? [] : [[Number(pid), Number(ppid)] as const];
+    } catch {
+      return [];
+    }
+  }));
+  const tree = parents.has(root) ? [root] : [];
+  for (let i = 0; i < tree.length; i++) for (const [pid, ppid] of parents) if (ppid === tree[i]) tree.push(pid);
+  return tree;
+}
+
+export const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
+  } catch {
+    return false;
+  }
+};
+
 /** Pids of live (non-zombie) processes in a process group, read from /proc. */
 export function processGroup(pgid: number): number[] {
   return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
