@@ -57,10 +57,9 @@ export class ConfigError extends Error {}
 /** The key Claude Code is given for a Messages API that needs none (any non-empty value works). */
 export const SCRIPTED_MODEL_KEY = 'scripted-model';
 
-/** Claude Code's environment pointed at the scripted model on loopback (never through a proxy). */
+/** Claude Code's environment pointed at the scripted model on loopback. */
 export function scriptedModelEnv(agentEnv: Record<string, string>, url: string): Record<string, string> {
-  const noProxy = [agentEnv.NO_PROXY, '127.0.0.1', 'localhost'].filter(Boolean).join(',');
-  return { ...agentEnv, ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY, NO_PROXY: noProxy };
+  return { ...agentEnv, ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY };
 }
 
 /** Parses an environment; throws ConfigError naming the first bad variable. */
@@ -81,9 +80,11 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
     // No telemetry, update checks or other calls besides the model's: the Pod talks to the API only.
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
   };
-  for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY'] as const) {
+  for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'HTTPS_PROXY', 'HTTP_PROXY'] as const) {
     if (e[name]) agentEnv[name] = e[name];
   }
+  // Loopback (the scripted model, a dev server) never goes through a proxy.
+  if (e.HTTPS_PROXY || e.HTTP_PROXY || e.NO_PROXY) agentEnv.NO_PROXY = [e.NO_PROXY, '127.0.0.1', 'localhost'].filter(Boolean).join(',');
   if (e.ANTHROPIC_BASE_URL && !e.ANTHROPIC_API_KEY) agentEnv.ANTHROPIC_API_KEY = SCRIPTED_MODEL_KEY;
   return {
     session: { name: e.TETHER_SESSION_NAME, namespace: e.TETHER_SESSION_NAMESPACE },

@@ -17,19 +17,18 @@ describe('runner config', () => {
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
     });
     expect(scriptedModelEnv(c.agentEnv, 'http://127.0.0.1:4100')).toMatchObject({
-      ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100', ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY, NO_PROXY: '127.0.0.1,localhost',
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100', ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY,
     });
   });
 
   it('with a key Claude Code talks to the API; GITHUB_TOKEN never reaches it; proxies do', () => {
     const c = parseConfig({ ...base, ANTHROPIC_API_KEY: 'sk-ant-xyz123', GITHUB_TOKEN: 'ghp_abc', TETHER_RELAY_URL: 'http://relay:8080/', HTTPS_PROXY: 'http://proxy:3128', NO_PROXY: '.svc' });
     expect(c.scriptedModel).toBe(false);
-    expect(c.agentEnv).toMatchObject({ ANTHROPIC_API_KEY: 'sk-ant-xyz123', HTTPS_PROXY: 'http://proxy:3128', NO_PROXY: '.svc' });
+    expect(c.agentEnv).toMatchObject({ ANTHROPIC_API_KEY: 'sk-ant-xyz123', HTTPS_PROXY: 'http://proxy:3128', NO_PROXY: '.svc,127.0.0.1,localhost' });
     expect(c.agentEnv).not.toHaveProperty('ANTHROPIC_BASE_URL');
     expect(Object.values(c.agentEnv)).not.toContain('ghp_abc');
     expect(c.relay).toEqual({ url: 'http://relay:8080', tokenFile: '/var/run/secrets/tether/relay/token' });
     expect(c.secrets).toEqual(['ghp_abc', 'sk-ant-xyz123']);
-    expect(scriptedModelEnv(c.agentEnv, 'http://127.0.0.1:1').NO_PROXY).toBe('.svc,127.0.0.1,localhost');
   });
 
   it('ANTHROPIC_BASE_URL without a key: another Messages API, given a placeholder key', () => {
