@@ -68,60 +68,60 @@ const sideText = (body: MessagesRequest) => {
   return properties ? JSON.stringify(Object.fromEntries(Object.keys(properties).map((k) => [k, 'Tether session']))) : 'Tether session';
 };
 
+interface State { requests: RecordedRequest[]; served: Set<string> }
+
+async function messages(state: State, req: IncomingMessage, res: ServerResponse, record: RecordedRequest): Promise<void> {
+  const body = record.body!;
+  const model = body.model ?? 'scripted-model';
+  const usage: Usage = { input_tokens: tokens(JSON.stringify(body.messages ?? [])), output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  let reply: Reply;
+  if (record.side) {
+    reply = { kind: 'turn', delayMs: 0, text: sideText(body) };
+  } else {
+    const conversation = readConversation(body);
+    const key = conversationKey(body, req.headers['x-claude-code-session-id'] as string | undefined);
+    reply = nextTurn({ steps: parseScenario(conversation.prompt), conversation, served: state.served, key });
+  }
+  if (reply.kind === 'error') {
+    record.response = { status: reply.status, error: reply.message };
+    if (await wait(res, reply.delayMs, false)) sendJson(res, reply.status, errorBody(reply.type, reply.message));
+    return;
+  }
+  const outputTokens = tokens(`${reply.text ?? ''}${reply.tool?.json ?? ''}`);
+  record.response = { status: 200, text: reply.text, tool: reply.tool && { name: reply.tool.name, json: reply.tool.json }, usage: { ...usage, output_tokens: outputTokens } };
+  startStream(res, model, usage);
+  if (await wait(res, reply.delayMs, true)) finishStream(res, reply, outputTokens);
+}
+
+async function handle(state: State, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0]!;
+  if (req.method === 'GET' && path === '/_requests') return sendJson(res, 200, JSON.stringify(state.requests));
+  const text = await readBody(req);
+  const record: RecordedRequest = { at: new Date().toISOString(), method: req.method ?? '', path, side: true, response: { status: 404 } };
+  state.requests.push(record);
+  let body: MessagesRequest | undefined;
+  try {
+    body = text ? (JSON.parse(text) as MessagesRequest) : undefined;
+  } catch {
+    record.response = { status: 400, error: 'body is not JSON' };
+    return sendJson(res, 400, errorBody('invalid_request_error', 'The request body is not JSON.'));
+  }
+  record.body = body;
+  if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
+    record.response = { status: 200 };
+    return sendJson(res, 200, JSON.stringify({ input_tokens: tokens(JSON.stringify(body?.messages ?? [])) }));
+  }
+  if (req.method === 'POST' && path === '/v1/messages' && body) {
+    record.side = isSideRequest(body);
+    return messages(state, req, res, record);
+  }
+  sendJson(res, 404, errorBody('not_found_error', `${req.method} ${path} is not part of the scripted model`));
+}
+
 export async function startScriptedModel(host = '127.0.0.1'): Promise<ScriptedModel> {
-  const requests: RecordedRequest[] = [];
-  const served = new Set<string>();
-
-  async function messages(req: IncomingMessage, res: ServerResponse, record: RecordedRequest): Promise<void> {
-    const body = record.body!;
-    const model = body.model ?? 'scripted-model';
-    const usage: Usage = { input_tokens: tokens(JSON.stringify(body.messages ?? [])), output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-    let reply: Reply;
-    if (record.side) {
-      reply = { kind: 'turn', delayMs: 0, text: sideText(body) };
-    } else {
-      const conversation = readConversation(body);
-      const key = conversationKey(body, req.headers['x-claude-code-session-id'] as string | undefined);
-      reply = nextTurn({ steps: parseScenario(conversation.prompt), conversation, served, key });
-    }
-    if (reply.kind === 'error') {
-      record.response = { status: reply.status, error: reply.message };
-      if (await wait(res, reply.delayMs, false)) sendJson(res, reply.status, errorBody(reply.type, reply.message));
-      return;
-    }
-    const outputTokens = tokens(`${reply.text ?? ''}${reply.tool?.json ?? ''}`);
-    record.response = { status: 200, text: reply.text, tool: reply.tool && { name: reply.tool.name, json: reply.tool.json }, usage: { ...usage, output_tokens: outputTokens } };
-    startStream(res, model, usage);
-    if (await wait(res, reply.delayMs, true)) finishStream(res, reply, outputTokens);
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?')[0]!;
-    if (req.method === 'GET' && path === '/_requests') return sendJson(res, 200, JSON.stringify(requests));
-    const text = await readBody(req);
-    const record: RecordedRequest = { at: new Date().toISOString(), method: req.method ?? '', path, side: true, response: { status: 404 } };
-    requests.push(record);
-    let body: MessagesRequest | undefined;
-    try {
-      body = text ? (JSON.parse(text) as MessagesRequest) : undefined;
-    } catch {
-      record.response = { status: 400, error: 'body is not JSON' };
-      return sendJson(res, 400, errorBody('invalid_request_error', 'The request body is not JSON.'));
-    }
-    record.body = body;
-    if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
-      record.response = { status: 200 };
-      return sendJson(res, 200, JSON.stringify({ input_tokens: tokens(JSON.stringify(body?.messages ?? [])) }));
-    }
-    if (req.method === 'POST' && path === '/v1/messages' && body) {
-      record.side = isSideRequest(body);
-      return messages(req, res, record);
-    }
-    sendJson(res, 404, errorBody('not_found_error', `${req.method} ${path} is not part of the scripted model`));
-  }
-
+  const state: State = { requests: [], served: new Set() };
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
+    handle(state, req, res).catch((error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, errorBody('api_error', error instanceof Error ? error.message : String(error)));
       else res.destroy();
     });
@@ -133,7 +133,7 @@ export async function startScriptedModel(host = '127.0.0.1'): Promise<ScriptedMo
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${host}:${port}`,
-    requests,
+    requests: state.requests,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

@@ -12,7 +12,8 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { systemPromptAppend } from '../../runner-image/agents/claude-options.ts';
 import { plainApiError, toResult } from '../../runner-image/agents/claude-result.ts';
-import { ClaudeAgent, checkAnswers, type QueryFn } from '../../runner-image/agents/claude.ts';
+import { checkAnswers } from '../../runner-image/agents/claude-conversation.ts';
+import { ClaudeAgent, type QueryFn } from '../../runner-image/agents/claude.ts';
 import type { AgentEvent, AgentHost, ToolDecision, ToolRequest } from '../../runner-image/agents/types.ts';
 
 const SESSION = '5f1c0c8e-5c0e-4b8e-9d55-3a1f00000001';
