@@ -158,17 +158,3 @@ export const isAlive = (pid: number) => {
     return false;
   }
 };
-
-/** Pids of live (non-zombie) processes in a process group, read from /proc. */
-export function processGroup(pgid: number): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
-    try {
-      // pid (comm) state ppid pgrp …; comm may contain spaces and parentheses.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return Number(pgrp) === pgid && state !== 'Z' ? [Number(pid)] : [];
-    } catch {
-      return [];
-    }
-  });
-}
