@@ -125,7 +125,7 @@ async function main(): Promise<void> {
     // 1. Burst: BURST Sessions of distinct phones created at once.
     const created = new Map<string, number>();
     const podSeen = new Map<string, number>();
-    const pods = createInformer<V1Pod>({ kubeConfig: kc, path: `/api/v1/namespaces/${ns}/pods`, logger });
+    const pods = createInformer<V1Pod>({ kube: kc, path: `/api/v1/namespaces/${ns}/pods`, logger });
     pods.onChange((key, pod) => {
       const session = key.slice(ns.length + 1, -'-runner'.length);
       if (pod && !podSeen.has(session)) podSeen.set(session, performance.now());

@@ -11,14 +11,14 @@ import { mkdtempSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ApiextensionsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { createInformer } from '../common/kube/informer.ts';
-import { SessionClient } from '../common/kube/sessions.ts';
-import { sessionCrd } from '../common/session/crd.ts';
-import { GROUP, PLURAL, VERSION, type Session } from '../common/session/schema.ts';
-import { reuseConnections } from '../relay/kube-connections.ts';
+import { SessionClient, sessionsPath } from '../common/kube/sessions.ts';
+import type { Session } from '../common/session/schema.ts';
+import { loadKubeConfig } from '../common/kube/connection.ts';
 import { freePort, startControlPlane } from '../local/control-plane/control-plane.ts';
+import { installSessionCrd } from '../local/control-plane/crd.ts';
 import { startFakeTwilio } from '../test/fakes/twilio.ts';
 import { messageSid, signedWebhook } from '../test/support/twilio-webhook.ts';
 
@@ -35,23 +35,10 @@ const ms = (n: number) => `${n.toFixed(1)} ms`;
 const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
 const phoneOf = (i: number) => `+1555${String(1_000_000 + i).slice(1)}`;
 
-async function installCrd(kc: KubeConfig): Promise<void> {
-  const api = kc.makeApiClient(ApiextensionsV1Api);
-  const body = sessionCrd();
-  await api.createCustomResourceDefinition({ body });
-  for (;;) {
-    const crd = await api.readCustomResourceDefinition({ name: body.metadata!.name! });
-    if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
-    await sleep(100);
-  }
-}
-
 const plane = await startControlPlane({ controllerManager: false });
 const fake = await startFakeTwilio();
-const kc = new KubeConfig();
-kc.loadFromFile(plane.kubeconfig);
-reuseConnections(kc);
-await installCrd(kc);
+const kc = await loadKubeConfig(plane.kubeconfig);
+await installSessionCrd(kc);
 const namespace = 'bench';
 await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
 const phones = Array.from({ length: total }, (_, i) => phoneOf(i));
@@ -72,11 +59,11 @@ const child = spawn(process.execPath, [...(args.profile ? ['--cpu-prof', `--cpu-
 });
 for (let ready = false; !ready; await sleep(100)) ready = await fetch(`${relayUrl}/readyz`).then((r) => r.ok, () => false);
 const logger = pino({ level: 'warn' });
-const path = `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}`;
+const path = sessionsPath(namespace);
 
 // An independent watcher sees Sessions appear.
 const seen = new Map<string, number>();
-const watcher = createInformer<Session>({ kubeConfig: kc, path, logger });
+const watcher = createInformer<Session>({ kube: kc, path, logger });
 watcher.onChange((_key, s) => {
   if (s && !seen.has(s.spec.phone)) seen.set(s.spec.phone, performance.now());
 });

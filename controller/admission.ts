@@ -1,10 +1,11 @@
-// Queue admission for one phone, as a pure function of that phone's Sessions.
-// Level-based: whether a waiting Session runs, waits, overflows or was swept away by a
-// cancel/reject/timeout is derived from the Sessions themselves, never from memory.
-import { isActive, isTerminal } from '../common/session/state-machine.ts';
+// Queue admission for one phone, as a pure function of that phone's Sessions. It is where the
+// phone-wide effects of the state machine take place: a waiting Session is swept away if a
+// sibling ended with ClearPhoneQueue while it waited, and the oldest waiting one is started
+// (StartNextQueued) once none is active. Level-based: derived from the Sessions, never memory.
+import { endingEffects, isActive, isTerminal, Reason } from '../common/session/state-machine.ts';
 import { byArrival } from '../common/session/order.ts';
 import type { Session } from '../common/session/schema.ts';
-import { CONDITION_ADMITTED } from './conditions.ts';
+import { CONDITION_ADMITTED, endReason } from './conditions.ts';
 
 export type Admission =
   | { kind: 'run' }
@@ -14,20 +15,14 @@ export type Admission =
 
 const created = (s: Session) => new Date(s.metadata.creationTimestamp ?? 0).getTime();
 
-/** Arrival order of the phone's commands (see common/session/order.ts). */
-export const byCreation = byArrival;
-
 const isFresh = (s: Session) => s.status?.phase === undefined || s.status.phase === 'Queued';
 
-/** Terminal Sessions whose end empties the phone's queue: reject, approval timeout, a user's cancel. */
-function clearsQueue(s: Session): boolean {
-  const phase = s.status?.phase;
-  return phase === 'Rejected' || phase === 'TimedOut' || (phase === 'Cancelled' && s.spec.cancel === true);
-}
+/** Finished Sessions whose end, by the state machine, empties the phone's queue. */
+const clearsQueue = (s: Session) => isTerminal(s.status?.phase) && endingEffects(endReason(s)).includes('ClearPhoneQueue');
 
 /** When the Session started waiting: the controller's Queued stamp, else its creation second. */
 function queuedSince(s: Session): { at: number; precise: boolean } {
-  const queued = s.status?.conditions?.find((c) => c.type === CONDITION_ADMITTED && c.reason === 'Queued');
+  const queued = s.status?.conditions?.find((c) => c.type === CONDITION_ADMITTED && c.reason === Reason.Queued);
   if (s.status?.phase === 'Queued' && queued) return { at: Date.parse(queued.lastTransitionTime), precise: true };
   return { at: created(s), precise: false };
 }
@@ -56,7 +51,7 @@ export function admit(session: Session, siblings: Session[], maxQueued: number):
   const by = clearedBy(session, all);
   if (by) return { kind: 'cleared', by };
   const active = others.some((s) => isActive(s.status?.phase));
-  const waiting = all.filter((s) => !isTerminal(s.status?.phase) && !isActive(s.status?.phase) && !clearedBy(s, all)).sort(byCreation);
+  const waiting = all.filter((s) => !isTerminal(s.status?.phase) && !isActive(s.status?.phase) && !clearedBy(s, all)).sort(byArrival);
   const index = waiting.findIndex((s) => s.metadata.name === session.metadata.name);
   const position = active ? index + 1 : index;
   if (position === 0) return { kind: 'run' };

@@ -3,6 +3,7 @@
 import type {
   V1EnvVar, V1PersistentVolumeClaim, V1Pod, V1Role, V1RoleBinding, V1ServiceAccount, V1OwnerReference,
 } from '@kubernetes/client-node';
+import { SERVICE_ACCOUNT_DIR } from '../common/kube/connection.ts';
 import { phoneHash } from '../common/session/display.ts';
 import {
   LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, RELAY_TOKEN_AUDIENCE, runnerName,
@@ -12,7 +13,6 @@ import type { ControllerConfig } from './config.ts';
 
 export const RUNNER_COMMAND = ['node', '/app/runner-image/main.ts'];
 export const WORKSPACE_PATH = '/workspace';
-export const KUBE_TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 export const RELAY_TOKEN_DIR = '/var/run/secrets/tether/relay';
 export const RUNNER_UID = 1000;
 /** Keys read from the runner Secret into env vars of the same name. */
@@ -142,7 +142,7 @@ export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
         },
         volumeMounts: [
           { name: 'workspace', mountPath: WORKSPACE_PATH },
-          { name: 'kube-api-access', mountPath: KUBE_TOKEN_PATH, readOnly: true },
+          { name: 'kube-api-access', mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
           { name: 'relay-token', mountPath: RELAY_TOKEN_DIR, readOnly: true },
         ],
       }],

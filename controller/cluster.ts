@@ -1,10 +1,10 @@
 // The controller's writes and uncached reads, behind one narrow interface (so a test can
 // interpose faults). Creates are idempotent: an existing object with the same name is adopted.
 import {
-  CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1PersistentVolumeClaim, type V1Pod,
+  CoreV1Api, EventsV1Api, RbacAuthorizationV1Api, type EventsV1Event, type KubeConfig, type V1PersistentVolumeClaim, type V1Pod,
 } from '@kubernetes/client-node';
 import { isAlreadyExists, isNotFound } from '../common/kube/errors.ts';
-import { SessionClient } from '../common/kube/sessions.ts';
+import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
 import type { RunnerRbac } from './builders.ts';
 
@@ -17,9 +17,10 @@ export interface ClusterOps {
   /** Creates the Pod, or returns the one that already has its name. */
   ensurePod(pod: V1Pod): Promise<V1Pod>;
   deletePod(namespace: string, name: string): Promise<void>;
-  getPvc(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined>;
   ensurePvc(pvc: V1PersistentVolumeClaim): Promise<V1PersistentVolumeClaim>;
   ensureRbac(rbac: RunnerRbac): Promise<void>;
+  /** Creates the Event; one that already exists (same name) was recorded before. */
+  recordEvent(event: EventsV1Event): Promise<void>;
 }
 
 async function orExisting<T>(create: () => Promise<T>, read: () => Promise<T>): Promise<T> {
@@ -41,9 +42,11 @@ async function unlessMissing<T>(call: () => Promise<T>): Promise<T | undefined> 
 }
 
 export function kubeClusterOps(kc: KubeConfig): ClusterOps {
-  const sessions = new SessionClient(kc);
+  const sessions = new SessionClient(kc, FIELD_MANAGERS.controller);
   const core = kc.makeApiClient(CoreV1Api);
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const events = kc.makeApiClient(EventsV1Api);
+  const ignore = async () => undefined;
   return {
     getSession: (namespace, name) => sessions.get(namespace, name),
     patchStatus: (namespace, name, status, resourceVersion) => sessions.patchStatus(namespace, name, status, resourceVersion),
@@ -56,7 +59,6 @@ export function kubeClusterOps(kc: KubeConfig): ClusterOps {
     deletePod: async (namespace, name) => {
       await unlessMissing(() => core.deleteNamespacedPod({ namespace, name }));
     },
-    getPvc: (namespace, name) => unlessMissing(() => core.readNamespacedPersistentVolumeClaim({ namespace, name })),
     ensurePvc: (pvc) => {
       const { namespace, name } = pvc.metadata as { namespace: string; name: string };
       return orExisting(
@@ -66,12 +68,14 @@ export function kubeClusterOps(kc: KubeConfig): ClusterOps {
     },
     ensureRbac: async ({ serviceAccount, role, roleBinding }) => {
       const namespace = serviceAccount.metadata!.namespace!;
-      const ignore = async () => undefined;
       await Promise.all([
         orExisting(() => core.createNamespacedServiceAccount({ namespace, body: serviceAccount }), ignore),
         orExisting(() => rbac.createNamespacedRole({ namespace, body: role }), ignore),
         orExisting(() => rbac.createNamespacedRoleBinding({ namespace, body: roleBinding }), ignore),
       ]);
+    },
+    recordEvent: async (event) => {
+      await orExisting(() => events.createNamespacedEvent({ namespace: event.metadata!.namespace!, body: event }), ignore);
     },
   };
 }

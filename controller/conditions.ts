@@ -37,6 +37,11 @@ export function setCondition(list: Condition[] | undefined, input: ConditionInpu
   return [...current.filter((c) => c.type !== input.type), next];
 }
 
+/** How a finished Session ended: its Finished condition, else what its phase says. */
+export function endReason(session: Session): string {
+  return session.status?.conditions?.find((c) => c.type === CONDITION_FINISHED)?.reason ?? finishedReason(session);
+}
+
 /** How a terminal phase came about, when the controller did not see the transition itself. */
 export function finishedReason(session: Session): string {
   switch (session.status?.phase) {

@@ -3,6 +3,7 @@
 import { hostname } from 'node:os';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { SESSION_DEFAULTS } from '../common/session/defaults.ts';
 import { parseDuration } from '../common/session/display.ts';
 
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
@@ -30,12 +31,12 @@ const VARIABLES = {
   TETHER_TERMINATION_GRACE_SECONDS: text(INTEGER, '30'),
   TETHER_RELAY_URL: text(URL_PATTERN),
   GITHUB_API_URL: text(URL_PATTERN),
-  TETHER_RUN_TIMEOUT: text(DURATION, '60m'),
-  TETHER_APPROVAL_TIMEOUT: text(DURATION, '30m'),
+  TETHER_RUN_TIMEOUT: text(DURATION, SESSION_DEFAULTS.timeouts.run),
+  TETHER_APPROVAL_TIMEOUT: text(DURATION, SESSION_DEFAULTS.timeouts.approval),
   TETHER_POD_TTL: text(DURATION, '10m'),
   TETHER_HISTORY_COUNT: text(INTEGER, '20'),
   TETHER_HISTORY_MAX_AGE: text(DURATION, '720h'),
-  TETHER_MAX_QUEUED: text(INTEGER, '5'),
+  TETHER_MAX_QUEUED: text(INTEGER, String(SESSION_DEFAULTS.maxQueued)),
   TETHER_CONCURRENCY: text(INTEGER, '8'),
   TETHER_METRICS_PORT: text(INTEGER, '9090'),
   TETHER_LEADER_ELECTION: text('^(true|false)$', 'true'),

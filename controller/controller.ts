@@ -1,12 +1,14 @@
 // Wires informers (Sessions, runner Pods, workspace PVCs) to the work queue and
-// reconcileSession. Every change enqueues the Session(s) it concerns; nothing else.
+// reconcileSession. Every change enqueues the Session(s) it concerns; nothing else. A Session's
+// change queues that Session; the phone's waiting ones are woken by the effects of its end.
 import type { KubeConfig, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { createInformer, type Informer } from '../common/kube/informer.ts';
+import { sessionsPath } from '../common/kube/sessions.ts';
 import { createWorkQueue, type WorkQueue } from '../common/kube/work-queue.ts';
 import { phoneHash } from '../common/session/display.ts';
 import { LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH } from '../common/session/names.ts';
-import { GROUP, PLURAL, VERSION, type Session } from '../common/session/schema.ts';
+import { KIND, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { kubeClusterOps, type ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';
@@ -28,43 +30,62 @@ export interface Controller {
   stop(): Promise<void>;
   readonly synced: boolean;
   readonly sessions: Informer<Session>;
-  /** Reconcile passes run so far, by Session key. */
-  readonly passes: Map<string, number>;
 }
 
-const RUNNER_SUFFIX = '-runner';
+/**
+ * The key of the Session a runner Pod belongs to (its controller owner reference), remembered
+ * while the Pod exists so that its deletion still finds the Session.
+ */
+function podOwners(): (key: string, pod: V1Pod | undefined) => string | undefined {
+  const owners = new Map<string, string>();
+  return (key, pod) => {
+    const ref = pod?.metadata?.ownerReferences?.find((r) => r.controller && r.kind === KIND);
+    const owner = pod ? (ref && `${pod.metadata!.namespace}/${ref.name}`) : owners.get(key);
+    if (pod && owner) owners.set(key, owner);
+    else owners.delete(key);
+    return owner;
+  };
+}
 
-export function createController(deps: ControllerDeps): Controller {
-  const { kubeConfig, config, logger, metrics } = deps;
+type Informers = { sessions: Informer<Session>; pods: Informer<V1Pod>; pvcs: Informer<V1PersistentVolumeClaim> };
+
+function createInformers({ kubeConfig, config, logger, metrics }: ControllerDeps): Informers {
   const ns = config.namespace;
   const informer = <T extends { metadata?: { name?: string; namespace?: string } }>(resource: string, path: string, labelSelector?: string) =>
     createInformer<T>({
-      kubeConfig, path, labelSelector, logger: logger.child({ informer: resource }), stallTimeoutMs: config.stallTimeoutMs,
+      kube: kubeConfig, path, labelSelector, logger: logger.child({ informer: resource }), stallTimeoutMs: config.stallTimeoutMs,
       onRestart: (reason) => metrics?.watchRestart(resource, reason),
     });
-  const sessions = informer<Session>('sessions', `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`);
-  const pods = informer<V1Pod>('pods', `/api/v1/namespaces/${ns}/pods`, `${LABEL_COMPONENT}=runner,${LABEL_PART_OF}=tether`);
-  const pvcs = informer<V1PersistentVolumeClaim>('persistentvolumeclaims', `/api/v1/namespaces/${ns}/persistentvolumeclaims`, `${LABEL_COMPONENT}=workspace`);
-
-  const byPhone = new Map<string, Set<string>>();
-  const seen = new Map<string, { phone: string; phase?: string }>();
-  const siblingKeys = (phone: string) => [...(byPhone.get(phone) ?? [])];
-  const passes = new Map<string, number>();
-
-  const reconcileDeps: ReconcileDeps = {
-    ops: deps.ops ?? kubeClusterOps(kubeConfig),
-    config,
-    logger,
-    now: deps.now ?? (() => new Date()),
-    cachedSession: (key) => sessions.get(key),
-    cachedPod: (namespace, name) => pods.get(`${namespace}/${name}`),
-    cachedPvc: (namespace, name) => pvcs.get(`${namespace}/${name}`),
-    siblings: (s) => siblingKeys(phoneHash(s.spec.phone)).map((k) => sessions.get(k)).filter((x): x is Session => x !== undefined),
-    observer: metrics?.observer,
-    approvals: new Map(),
+  return {
+    sessions: informer<Session>('sessions', sessionsPath(ns)),
+    pods: informer<V1Pod>('pods', `/api/v1/namespaces/${ns}/pods`, `${LABEL_COMPONENT}=runner,${LABEL_PART_OF}=tether`),
+    pvcs: informer<V1PersistentVolumeClaim>('persistentvolumeclaims', `/api/v1/namespaces/${ns}/persistentvolumeclaims`, `${LABEL_COMPONENT}=workspace`),
   };
+}
 
-  const queue: WorkQueue = createWorkQueue({
+/** Session keys by phone hash (from spec.phone, not the label a malformed Session may lack). */
+function createPhoneIndex() {
+  const byPhone = new Map<string, Set<string>>();
+  const phoneOf = new Map<string, string>();
+  return {
+    add(key: string, phone: string): void {
+      phoneOf.set(key, phone);
+      if (!byPhone.has(phone)) byPhone.set(phone, new Set());
+      byPhone.get(phone)!.add(key);
+    },
+    /** Forgets a deleted Session; returns its phone. */
+    remove(key: string): string | undefined {
+      const phone = phoneOf.get(key);
+      phoneOf.delete(key);
+      if (phone !== undefined && byPhone.get(phone)?.delete(key) && byPhone.get(phone)!.size === 0) byPhone.delete(phone);
+      return phone;
+    },
+    keys: (phone: string) => [...(byPhone.get(phone) ?? [])],
+  };
+}
+
+function createReconcileQueue({ config, logger, metrics }: ControllerDeps, reconcileDeps: ReconcileDeps): WorkQueue {
+  return createWorkQueue({
     concurrency: config.concurrency,
     hooks: {
       ...metrics?.queueHooks,
@@ -74,7 +95,6 @@ export function createController(deps: ControllerDeps): Controller {
       },
     },
     handler: async (key) => {
-      passes.set(key, (passes.get(key) ?? 0) + 1);
       const started = performance.now();
       let result: 'success' | 'requeue' | 'error' = 'error';
       try {
@@ -86,55 +106,65 @@ export function createController(deps: ControllerDeps): Controller {
       }
     },
   });
+}
 
-  const enqueuePhone = (phone: string, onlyUnfinished: boolean) => {
-    for (const key of siblingKeys(phone)) {
-      if (!onlyUnfinished || !isTerminal(sessions.get(key)?.status?.phase)) queue.add(key);
-    }
+export function createController(deps: ControllerDeps): Controller {
+  const { sessions, pods, pvcs } = createInformers(deps);
+  const phones = createPhoneIndex();
+  const ownerOf = podOwners();
+  const phaseOf = (key: string) => sessions.get(key)?.status?.phase;
+  const waiting = (key: string) => phaseOf(key) === undefined || phaseOf(key) === 'Queued';
+  const unfinished = (key: string) => !isTerminal(phaseOf(key));
+  const enqueuePhone = (phone: string, which: (key: string) => boolean) => {
+    for (const key of phones.keys(phone)) if (which(key)) queue.add(key);
   };
+  const queue = createReconcileQueue(deps, {
+    ops: deps.ops ?? kubeClusterOps(deps.kubeConfig),
+    config: deps.config,
+    logger: deps.logger,
+    now: deps.now ?? (() => new Date()),
+    cachedSession: (key) => sessions.get(key),
+    cachedPod: (namespace, name) => pods.get(`${namespace}/${name}`),
+    cachedPvc: (namespace, name) => pvcs.get(`${namespace}/${name}`),
+    siblings: (s) => phones.keys(phoneHash(s.spec.phone)).map((k) => sessions.get(k)).filter((x): x is Session => x !== undefined),
+    wakeWaiting: (s) => enqueuePhone(phoneHash(s.spec.phone), waiting),
+    observer: deps.metrics?.observer,
+    approvals: new Map(),
+  });
 
   sessions.onChange((key, session) => {
-    const before = seen.get(key);
-    if (!session) {
-      seen.delete(key);
-      if (before) {
-        byPhone.get(before.phone)?.delete(key);
-        enqueuePhone(before.phone, false);
-      }
+    if (session) {
+      phones.add(key, phoneHash(session.spec.phone));
+      queue.add(key);
       return;
     }
-    const phone = phoneHash(session.spec.phone);
-    const phase = session.status?.phase;
-    seen.set(key, { phone, phase });
-    if (!byPhone.has(phone)) byPhone.set(phone, new Set());
-    byPhone.get(phone)!.add(key);
-    queue.add(key);
-    if (!before || before.phase !== phase) enqueuePhone(phone, false);
+    const phone = phones.remove(key);
+    // A Session deleted while active frees the phone without an end of its own.
+    if (phone !== undefined) enqueuePhone(phone, unfinished);
   });
-  pods.onChange((key) => {
-    if (key.endsWith(RUNNER_SUFFIX)) queue.add(key.slice(0, -RUNNER_SUFFIX.length));
+  pods.onChange((key, pod) => {
+    const owner = ownerOf(key, pod);
+    if (owner) queue.add(owner);
   });
   pvcs.onChange((_key, pvc) => {
     const phone = pvc?.metadata?.labels?.[LABEL_PHONE_HASH];
-    if (phone) enqueuePhone(phone, true);
+    if (phone) enqueuePhone(phone, unfinished);
   });
 
+  const informers = [sessions, pods, pvcs];
   return {
     async start() {
-      await Promise.all([sessions.start(), pods.start(), pvcs.start()]);
+      await Promise.all(informers.map((i) => i.start()));
       queue.start();
-      logger.info({ namespace: ns, sessions: sessions.list().length }, 'controller started');
+      deps.logger.info({ namespace: deps.config.namespace, sessions: sessions.list().length }, 'controller started');
     },
     async stop() {
-      sessions.stop();
-      pods.stop();
-      pvcs.stop();
+      for (const i of informers) i.stop();
       await queue.stop();
     },
     get synced() {
-      return sessions.synced && pods.synced && pvcs.synced;
+      return informers.every((i) => i.synced);
     },
     sessions,
-    passes,
   };
 }

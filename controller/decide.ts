@@ -1,14 +1,41 @@
-// Pure decisions of a reconcile pass: spec validation, what an active Session's Pod and
-// deadlines mean, and the clean-up due for a finished Session. Timestamps come from status.
-import type { V1Pod } from '@kubernetes/client-node';
+// The pure decide step of a reconcile pass over an unfinished Session: from the Session and
+// what the caches show, the transition to take (its effects included, from the state
+// machine) and when to look again. reconcile.ts performs the effects. Timestamps come from status.
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { parseDuration, phoneHash } from '../common/session/display.ts';
 import { LABEL_PHONE_HASH, runnerName, workspaceName } from '../common/session/names.ts';
 import type { Session } from '../common/session/schema.ts';
-import { isTerminal, Reason, type Event } from '../common/session/state-machine.ts';
+import { transition, type Event, type Step } from '../common/session/state-machine.ts';
+import { admit } from './admission.ts';
 import type { ControllerConfig } from './config.ts';
-import { CONDITION_FINISHED } from './conditions.ts';
 
 type Timeouts = Pick<ControllerConfig, 'defaultRunTimeoutMs' | 'defaultApprovalTimeoutMs'>;
+type DecideConfig = Timeouts & Pick<ControllerConfig, 'maxQueued'>;
+
+export interface Observed {
+  /** Every Session of the same phone, this one included or not. */
+  siblings: Session[];
+  /** The runner Pod as last seen (for an active Session, read from the API on a cache miss). */
+  pod?: V1Pod;
+  /** The phone's workspace PVC, if the cache holds it. */
+  pvc?: V1PersistentVolumeClaim;
+}
+
+export interface Decision {
+  /** The transition to take, if any. */
+  step?: Step;
+  /** Plain-words explanation (result.message of a controller-made end, condition message). */
+  message?: string;
+  exitCode?: number;
+  requeueAfterMs?: number;
+}
+
+/** The transition `event` makes from the Session's phase; an illegal one is a bug, not a state. */
+export function take(session: Session, event: Event): Step {
+  const step = transition(session.status?.phase, event);
+  if (!step.ok) throw new Error(`illegal transition for ${session.metadata.name}: ${step.error}`);
+  return step;
+}
 
 const REPO_URL = /^(https?:\/\/\S+|ssh:\/\/\S+|git@[^\s:]+:\S+|\/\S*|file:\/\/\S+)$/;
 
@@ -29,16 +56,42 @@ export function specProblem(session: Session): string | undefined {
   return undefined;
 }
 
+/** A workspace PVC labelled for another phone must never be mounted. */
+export function workspaceProblem(session: Session, pvc: V1PersistentVolumeClaim | undefined): string | undefined {
+  const owner = pvc?.metadata?.labels?.[LABEL_PHONE_HASH];
+  if (owner === undefined || owner === phoneHash(session.spec.phone)) return undefined;
+  return `workspace "${session.spec.workspace}" belongs to another phone`;
+}
+
 export const runTimeoutMs = (s: Session, c: Timeouts) => (s.spec.timeouts?.run ? parseDuration(s.spec.timeouts.run) : c.defaultRunTimeoutMs);
 export const approvalTimeoutMs = (s: Session, c: Timeouts) =>
   (s.spec.timeouts?.approval ? parseDuration(s.spec.timeouts.approval) : c.defaultApprovalTimeoutMs);
 
-export interface ActiveDecision {
-  event?: Event;
-  message?: string;
-  exitCode?: number;
-  deletePod: boolean;
-  requeueAfterMs?: number;
+/** The decision for a Session that has not finished. */
+export function decide(session: Session, seen: Observed, now: Date, config: DecideConfig): Decision {
+  const phase = session.status?.phase;
+  const fresh = phase === undefined || phase === 'Queued';
+  if (fresh) {
+    const problem = specProblem(session) ?? workspaceProblem(session, seen.pvc);
+    if (problem) return { step: take(session, { type: 'InvalidSpec' }), message: problem };
+  }
+  if (session.spec.cancel) return { step: take(session, { type: 'Cancel' }), message: 'cancelled by the user' };
+  return fresh ? decideWaiting(session, seen.siblings, config.maxQueued) : decideActive(session, seen.pod, now, config);
+}
+
+function decideWaiting(session: Session, siblings: Session[], maxQueued: number): Decision {
+  const admission = admit(session, siblings, maxQueued);
+  switch (admission.kind) {
+    case 'cleared':
+      return { step: take(session, { type: 'QueueCleared' }), message: `cancelled together with the queue of ${admission.by}` };
+    case 'full':
+      return { step: take(session, { type: 'QueueFull' }), message: `${admission.queued} commands are already waiting for this phone; send it again later` };
+    case 'wait':
+      if (session.status?.phase === 'Queued') return {};
+      return { step: take(session, { type: 'Enqueue' }), message: `waiting for the phone's earlier command (#${admission.position})` };
+    case 'run':
+      return { step: take(session, { type: 'PodCreated' }) };
+  }
 }
 
 function podEnded(pod: V1Pod): { message: string; exitCode?: number } | undefined {
@@ -58,67 +111,28 @@ function podEnded(pod: V1Pod): { message: string; exitCode?: number } | undefine
 }
 
 /** What an active Session (Starting…Publishing) needs, given its Pod as it is now. */
-export function decideActive(session: Session, pod: V1Pod | undefined, now: Date, config: Timeouts): ActiveDecision {
+export function decideActive(session: Session, pod: V1Pod | undefined, now: Date, config: Timeouts): Decision {
   const status = session.status ?? {};
-  if (!pod) {
-    return { event: { type: 'PodLost' }, message: `runner pod ${runnerName(session.metadata.name!)} disappeared`, deletePod: false };
-  }
+  if (!pod) return { step: take(session, { type: 'PodLost' }), message: `runner pod ${runnerName(session.metadata.name!)} disappeared` };
   const ended = podEnded(pod);
-  if (ended) return { event: { type: 'PodLost' }, ...ended, deletePod: !pod.metadata?.deletionTimestamp };
+  if (ended) return { step: take(session, { type: 'PodLost' }), ...ended };
 
   const deadlines: number[] = [];
   const start = status.startTime ? Date.parse(status.startTime) : undefined;
   if (start !== undefined) {
     const runMs = runTimeoutMs(session, config);
     if (now.getTime() >= start + runMs) {
-      return { event: { type: 'RunTimeout' }, message: `the run took longer than ${session.spec.timeouts?.run ?? `${runMs / 1000}s`} and was stopped`, deletePod: true };
+      return { step: take(session, { type: 'RunTimeout' }), message: `the run took longer than ${session.spec.timeouts?.run ?? `${runMs / 1000}s`} and was stopped` };
     }
     deadlines.push(start + runMs);
   }
   if (status.phase === 'AwaitingApproval' && status.pending?.createdAt) {
-    const approvalMs = approvalTimeoutMs(session, config);
-    const expires = Date.parse(status.pending.createdAt) + approvalMs;
+    const expires = Date.parse(status.pending.createdAt) + approvalTimeoutMs(session, config);
     if (now.getTime() >= expires) {
-      return { event: { type: 'ApprovalTimeout' }, message: 'no decision in time; the changes are kept on the workspace', deletePod: true };
+      return { step: take(session, { type: 'ApprovalTimeout' }), message: 'no decision in time; the changes are kept on the workspace' };
     }
     deadlines.push(expires);
   }
   const next = Math.min(...deadlines);
-  return { deletePod: false, ...(Number.isFinite(next) ? { requeueAfterMs: Math.max(1, next - now.getTime()) } : {}) };
-}
-
-const CONTROLLER_ENDINGS: readonly string[] = [Reason.Cancelled, Reason.ApprovalTimeout, Reason.RunTimeout, Reason.PodLost];
-
-export interface TerminalDecision {
-  deletePod: boolean;
-  deleteSession: boolean;
-  requeueAfterMs?: number;
-}
-
-type Retention = Pick<ControllerConfig, 'podTtlMs' | 'historyCount' | 'historyMaxAgeMs'>;
-
-const completedAt = (s: Session) => Date.parse(s.status?.completionTime ?? s.metadata.creationTimestamp?.toString() ?? '0');
-
-/**
- * Clean-up of a finished Session: a Pod the controller stopped goes at once, any other
- * after the TTL (logs stay readable); the Session itself is kept while it is among the
- * phone's newest `historyCount` finished ones and younger than `historyMaxAgeMs`.
- */
-export function decideTerminal(session: Session, pod: V1Pod | undefined, siblings: Session[], now: Date, config: Retention): TerminalDecision {
-  const done = completedAt(session);
-  const waits: number[] = [];
-  let deletePod = false;
-  if (pod && !pod.metadata?.deletionTimestamp) {
-    const reason = session.status?.conditions?.find((c) => c.type === CONDITION_FINISHED)?.reason ?? '';
-    const running = pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';
-    if ((running && CONTROLLER_ENDINGS.includes(reason)) || now.getTime() >= done + config.podTtlMs) deletePod = true;
-    else waits.push(done + config.podTtlMs);
-  }
-  const finished = [...siblings.filter((s) => s.metadata.name !== session.metadata.name && isTerminal(s.status?.phase)), session]
-    .sort((a, b) => completedAt(b) - completedAt(a) || (b.metadata.name ?? '').localeCompare(a.metadata.name ?? ''));
-  const rank = finished.findIndex((s) => s.metadata.name === session.metadata.name);
-  const deleteSession = rank >= config.historyCount || now.getTime() >= done + config.historyMaxAgeMs;
-  if (!deleteSession) waits.push(done + config.historyMaxAgeMs);
-  const next = Math.min(...waits);
-  return { deletePod, deleteSession, ...(Number.isFinite(next) ? { requeueAfterMs: Math.max(1, next - now.getTime()) } : {}) };
+  return Number.isFinite(next) ? { requeueAfterMs: Math.max(1, next - now.getTime()) } : {};
 }

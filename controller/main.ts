@@ -1,33 +1,17 @@
-// Entry point: config, logger, metrics, kube client, the replica (leader election +
-// controller), HTTP for metrics and probes, graceful shutdown on SIGTERM.
-import { KubeConfig } from '@kubernetes/client-node';
-import pino from 'pino';
+// The controller process: config, logger, metrics, kube client; then the replica (leader election +
+// controller) and HTTP for metrics and probes, stopped on SIGTERM after releasing the Lease.
+import { loadKubeConfig } from '../common/kube/connection.ts';
+import { createLogger } from '../common/log.ts';
+import { configOrExit, exitOnSignal } from '../common/process.ts';
 import { createApp } from './app.ts';
-import { ConfigError, loadConfig, type ControllerConfig } from './config.ts';
+import { ConfigError, loadConfig } from './config.ts';
 import { createMetrics } from './metrics.ts';
-import { createReplica, type Replica } from './replica.ts';
+import { createReplica } from './replica.ts';
 
-function configOrExit(): ControllerConfig {
-  try {
-    return loadConfig();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`tether-controller: configuration error: ${error.message}\n`);
-    process.exit(2);
-  }
-}
-
-const config = configOrExit();
-const logger = pino({
-  level: config.logLevel,
-  base: { component: 'controller', identity: config.identity },
-  redact: { paths: ['*.token', '*.authorization', '*.Authorization', '*.password', 'spec.phone', '*.spec.phone'], censor: '[redacted]' },
-});
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromDefault();
-
-const holder: { replica?: Replica } = {};
-const metrics = createMetrics(() => holder.replica?.controller?.sessions.list() ?? []);
+const config = configOrExit('controller', loadConfig, (error) => error instanceof ConfigError);
+const logger = createLogger({ component: 'controller', level: config.logLevel, bindings: { identity: config.identity } });
+const metrics = createMetrics(() => replica.controller?.sessions.list() ?? []);
+const kubeConfig = await loadKubeConfig();
 const replica = createReplica({
   kubeConfig, config, logger, metrics,
   onLostLeadership: () => {
@@ -35,22 +19,10 @@ const replica = createReplica({
     process.exit(1);
   },
 });
-
-holder.replica = replica;
-
 const server = createApp({ registry: metrics.registry, ready: () => replica.ready() })
   .listen(config.metricsPort, () => logger.info({ port: config.metricsPort }, 'metrics and probes listening'));
-
-let shuttingDown = false;
-async function shutdown(signal: string): Promise<void> {
-  if (shuttingDown) return;
-  shuttingDown = true;
-  logger.info({ signal }, 'shutting down; releasing the Lease');
+exitOnSignal(logger, 'shutting down; releasing the Lease', async () => {
   await replica.stop();
   server.close();
-  process.exit(0);
-}
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
-
+});
 await replica.start();

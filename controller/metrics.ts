@@ -16,17 +16,8 @@ export interface ControllerMetrics {
   setLeader(leading: boolean): void;
 }
 
-export function createMetrics(sessions: () => Session[], options: { defaultMetrics?: boolean } = {}): ControllerMetrics {
-  const registry = new Registry();
-  if (options.defaultMetrics ?? true) {
-    collectDefaultMetrics({ register: registry, prefix: 'tether_controller_' });
-    // Gauges named *_total fail `promtool check metrics`; the handle counts are of little use here.
-    for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) {
-      registry.removeSingleMetric(`tether_controller_nodejs_${name}`);
-    }
-  }
-  const registers = [registry];
-
+/** Session metrics: counts by phase, and what the reconcile observes of each Session. */
+function sessionMetrics(registers: Registry[], sessions: () => Session[]): ReconcileObserver {
   new Gauge({
     name: 'tether_sessions', help: 'Sessions known to the controller, by phase.', labelNames: ['phase'], registers,
     collect() {
@@ -55,6 +46,29 @@ export function createMetrics(sessions: () => Session[], options: { defaultMetri
     name: 'tether_approval_wait_seconds', help: 'Time a pending request waited for the user\'s decision (as seen by the controller).',
     buckets: SESSION_BUCKETS, registers,
   });
+  return {
+    finished: (session, outcome, seconds) => {
+      duration.observe({ outcome }, Math.max(0, seconds));
+      const usd = session.status?.result?.costUsd;
+      if (typeof usd === 'number' && usd > 0) cost.inc({ outcome }, usd);
+    },
+    started: (_s, seconds) => startup.observe(seconds),
+    approvalWait: (seconds) => approvalWait.observe(seconds),
+  };
+}
+
+export function createMetrics(sessions: () => Session[], options: { defaultMetrics?: boolean } = {}): ControllerMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry, prefix: 'tether_controller_' });
+    // Gauges named *_total fail `promtool check metrics`; the handle counts are of little use here.
+    for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) {
+      registry.removeSingleMetric(`tether_controller_nodejs_${name}`);
+    }
+  }
+  const registers = [registry];
+
+  const observer = sessionMetrics(registers, sessions);
   const reconciles = new Counter({ name: 'tether_reconcile_total', help: 'Reconcile passes by result.', labelNames: ['result'], registers });
   const reconcileSeconds = new Histogram({ name: 'tether_reconcile_duration_seconds', help: 'Duration of one reconcile pass.', buckets: FAST_BUCKETS, registers });
   const depth = new Gauge({ name: 'tether_workqueue_depth', help: 'Keys waiting in the work queue.', registers });
@@ -67,15 +81,7 @@ export function createMetrics(sessions: () => Session[], options: { defaultMetri
 
   return {
     registry,
-    observer: {
-      finished: (session, outcome, seconds) => {
-        duration.observe({ outcome }, Math.max(0, seconds));
-        const usd = session.status?.result?.costUsd;
-        if (typeof usd === 'number' && usd > 0) cost.inc({ outcome }, usd);
-      },
-      started: (_s, seconds) => startup.observe(seconds),
-      approvalWait: (seconds) => approvalWait.observe(seconds),
-    },
+    observer,
     queueHooks: {
       depth: (n) => depth.set(n),
       latency: (ms) => queueLatency.observe(ms / 1000),

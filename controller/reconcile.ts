@@ -1,20 +1,22 @@
-// reconcileSession: one level-based pass over one Session, top to bottom — fetch, terminal
-// first, spec check, cancel, queue admission, PVC, RBAC, Pod, status. Status is written once,
-// optimistically; a 409 re-reads and runs the pass again. Deadlines become requeueAfter.
+// reconcileSession: one level-based pass over one Session. A pure decide step (decide.ts for an
+// unfinished Session, cleanup.ts for a finished one) returns the transition with the effects the
+// state machine gives it; this file performs them. Status is written once, optimistically; a 409
+// re-reads and runs the pass again. Deadlines become requeueAfter.
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { isConflict } from '../common/kube/errors.ts';
 import type { WorkResult } from '../common/kube/work-queue.ts';
 import { phoneHash } from '../common/session/display.ts';
-import { LABEL_PHONE_HASH, runnerName } from '../common/session/names.ts';
-import type { Session } from '../common/session/schema.ts';
-import { isTerminal } from '../common/session/state-machine.ts';
-import { admit } from './admission.ts';
+import { runnerName } from '../common/session/names.ts';
+import type { Session, SessionStatus } from '../common/session/schema.ts';
+import { isActive, isTerminal } from '../common/session/state-machine.ts';
 import { desiredPod, desiredPvc, desiredRbac } from './builders.ts';
+import { decideTerminal } from './cleanup.ts';
 import type { ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';
 import { CONDITION_FINISHED } from './conditions.ts';
-import { decideActive, decideTerminal, specProblem } from './decide.ts';
+import { decide, take, workspaceProblem, type Decision, type Observed } from './decide.ts';
+import { statusEvents } from './events.ts';
 import { computeStatus, type StatusInput } from './status.ts';
 
 export interface ReconcileObserver {
@@ -35,6 +37,8 @@ export interface ReconcileDeps {
   cachedPvc(namespace: string, name: string): V1PersistentVolumeClaim | undefined;
   /** Every Session of the same phone in the namespace, this one included or not. */
   siblings(session: Session): Session[];
+  /** Queues a pass for each waiting Session of the phone (ClearPhoneQueue, StartNextQueued). */
+  wakeWaiting(session: Session): void;
   observer?: ReconcileObserver;
   /** Open approval requests seen, for the approval-wait metric: key → pending id and createdAt. */
   approvals?: Map<string, { id: string; createdAt: string }>;
@@ -65,76 +69,93 @@ export async function reconcileSession(key: string, deps: ReconcileDeps): Promis
 }
 
 const pass: Pass = async (session, deps, now) => {
-  const phase = session.status?.phase;
-  if (isTerminal(phase)) return finish(session, deps, now);
-  const fresh = phase === undefined || phase === 'Queued';
-  if (fresh) {
-    const problem = specProblem(session);
-    if (problem) return write(session, deps, now, { event: { type: 'InvalidSpec' }, message: problem });
-  }
-  if (session.spec.cancel) {
-    const result = await write(session, deps, now, { event: { type: 'Cancel' }, message: 'cancelled by the user' });
-    if (!fresh) await deps.ops.deletePod(session.metadata.namespace!, runnerName(session.metadata.name!));
-    return result;
-  }
-  return fresh ? admitAndStart(session, deps, now) : watchActive(session, deps, now);
+  trackApproval(session, deps, now);
+  if (isTerminal(session.status?.phase)) return finish(session, deps, now);
+  const seen = await observe(session, deps);
+  return act(session, decide(session, seen, now, deps.config), seen, deps, now);
 };
+
+const meta = (session: Session) => session.metadata as { namespace: string; name: string };
 
 function log(session: Session, deps: ReconcileDeps): pino.Logger {
   return deps.logger.child({ session: session.metadata.name, phoneHash: phoneHash(session.spec.phone) });
 }
 
-async function write(session: Session, deps: ReconcileDeps, now: Date, input: Omit<StatusInput, 'session' | 'now'>, result: WorkResult = {}): Promise<WorkResult> {
-  const outcome = computeStatus({ session, now, ...input });
-  if (!outcome.patch) return result;
-  const { namespace, name, resourceVersion } = session.metadata as { namespace: string; name: string; resourceVersion: string };
-  await deps.ops.patchStatus(namespace, name, outcome.patch, resourceVersion);
-  const from = session.status?.phase;
-  const to = outcome.status.phase!;
-  if (from !== to) {
-    log(session, deps).info({ from: from ?? '(new)', to, reason: outcome.reason, message: input.message }, 'phase changed');
-    deps.observer?.transition?.(session, from, to, outcome.reason);
-  }
-  const wasFinished = session.status?.conditions?.some((c) => c.type === CONDITION_FINISHED);
-  if (isTerminal(to) && !wasFinished) {
-    const begin = Date.parse(outcome.status.startTime ?? new Date(session.metadata.creationTimestamp ?? now).toISOString());
-    deps.observer?.finished?.(session, to, (Date.parse(outcome.status.completionTime!) - begin) / 1000);
-  }
-  return result;
+async function observe(session: Session, deps: ReconcileDeps): Promise<Observed> {
+  const { namespace, name } = meta(session);
+  const podName = runnerName(name);
+  const pod = deps.cachedPod(namespace, podName) ?? (isActive(session.status?.phase) ? await deps.ops.getPod(namespace, podName) : undefined);
+  return { siblings: deps.siblings(session), pod, pvc: deps.cachedPvc(namespace, session.spec.workspace) };
 }
 
-async function admitAndStart(session: Session, deps: ReconcileDeps, now: Date): Promise<WorkResult> {
-  const { namespace, name } = session.metadata as { namespace: string; name: string };
-  const admission = admit(session, deps.siblings(session), deps.config.maxQueued);
-  switch (admission.kind) {
-    case 'cleared':
-      return write(session, deps, now, { event: { type: 'Cancel' }, message: `cancelled together with the queue of ${admission.by}` });
-    case 'full':
-      return write(session, deps, now, { event: { type: 'QueueFull' }, message: `${admission.queued} commands are already waiting for this phone; send it again later` });
-    case 'wait':
-      return write(session, deps, now, session.status?.phase === 'Queued' ? {} : { event: { type: 'Enqueue' }, message: `waiting for the phone's earlier command (#${admission.position})` });
-    case 'run':
-      break;
+/**
+ * Performs a decision's effects around the one status write: CreatePod before it (the status
+ * names the Pod), SetCompletionTime in it, DeletePod after it (so a stale decision fails with
+ * 409 instead of stopping a healthy runner). The phone-wide effects follow in finish().
+ */
+async function act(session: Session, decision: Decision, seen: Observed, deps: ReconcileDeps, now: Date): Promise<WorkResult> {
+  const { step, message, exitCode } = decision;
+  let pod: V1Pod | undefined;
+  if (step?.effects.includes('CreatePod')) {
+    const made = await createPod(session, deps);
+    if ('problem' in made) return act(session, { step: take(session, { type: 'InvalidSpec' }), message: made.problem }, seen, deps, now);
+    pod = made.pod;
   }
-  // A Pod is about to be made: a stale cache must not resurrect the Pod of a Session that moved on.
-  // The re-read, the workspace and the runner's credentials are independent: one round trip.
+  const podInput = pod ? { pod: { name: pod.metadata!.name!, createdAt: pod.metadata?.creationTimestamp } } : {};
+  await write(session, deps, now, { step, message, exitCode, ...podInput });
+  const seenPod = seen.pod;
+  if (step?.effects.includes('DeletePod') && seenPod && !seenPod.metadata?.deletionTimestamp) {
+    await deps.ops.deletePod(meta(session).namespace, seenPod.metadata!.name!);
+  }
+  if (pod) {
+    const created = new Date(session.metadata.creationTimestamp ?? now).getTime();
+    deps.observer?.started?.(session, Math.max(0, now.getTime() - created) / 1000);
+  }
+  return decision.requeueAfterMs !== undefined ? { requeueAfterMs: decision.requeueAfterMs } : {};
+}
+
+/** CreatePod: the workspace, the runner's credentials and its Pod (adopted if they exist). */
+async function createPod(session: Session, deps: ReconcileDeps): Promise<{ pod: V1Pod } | { problem: string }> {
+  const { namespace, name } = meta(session);
+  // A stale cache must not resurrect the Pod of a Session that moved on. The re-read, the
+  // workspace and the runner's credentials are independent: one round trip.
   const [current, pvc] = await Promise.all([
     deps.ops.getSession(namespace, name),
     deps.cachedPvc(namespace, session.spec.workspace) ?? deps.ops.ensurePvc(desiredPvc(session, deps.config)),
     deps.ops.ensureRbac(desiredRbac(session)),
   ]);
   if (current?.metadata.resourceVersion !== session.metadata.resourceVersion) throw new StaleCache(name);
-  const owner = pvc.metadata?.labels?.[LABEL_PHONE_HASH];
-  if (owner !== undefined && owner !== phoneHash(session.spec.phone)) {
-    return write(session, deps, now, { event: { type: 'InvalidSpec' }, message: `workspace "${session.spec.workspace}" belongs to another phone` });
-  }
+  const problem = workspaceProblem(session, pvc);
+  if (problem) return { problem };
   const pod = deps.cachedPod(namespace, runnerName(name)) ?? await deps.ops.ensurePod(desiredPod(session, deps.config));
-  const podOwner = pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
-  if (podOwner !== session.metadata.uid) throw new Error(`pod ${pod.metadata?.name} belongs to an older Session of the same name; waiting for its removal`);
-  const result = await write(session, deps, now, { event: { type: 'PodCreated' }, pod: { name: pod.metadata!.name!, createdAt: pod.metadata?.creationTimestamp } });
-  const created = new Date(session.metadata.creationTimestamp ?? now).getTime();
-  deps.observer?.started?.(session, Math.max(0, now.getTime() - created) / 1000);
-  return result;
+  const owner = pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
+  if (owner !== session.metadata.uid) throw new Error(`pod ${pod.metadata?.name} belongs to an older Session of the same name; waiting for its removal`);
+  return { pod };
+}
+
+/** Writes the controller-owned status (if anything changed) and reports the change. */
+async function write(session: Session, deps: ReconcileDeps, now: Date, input: Omit<StatusInput, 'session' | 'now'>): Promise<SessionStatus> {
+  const outcome = computeStatus({ session, now, ...input });
+  if (!outcome.patch) return outcome.status;
+  const { namespace, name } = meta(session);
+  await deps.ops.patchStatus(namespace, name, outcome.patch, session.metadata.resourceVersion!);
+  const before = session.status ?? {};
+  const to = outcome.status.phase!;
+  if (before.phase !== to) {
+    log(session, deps).info({ from: before.phase ?? '(new)', to, reason: outcome.reason, message: input.message }, 'phase changed');
+    deps.observer?.transition?.(session, before.phase, to, outcome.reason);
+  }
+  const wasFinished = before.conditions?.some((c) => c.type === CONDITION_FINISHED);
+  if (isTerminal(to) && !wasFinished) {
+    const begin = Date.parse(outcome.status.startTime ?? new Date(session.metadata.creationTimestamp ?? now).toISOString());
+    deps.observer?.finished?.(session, to, (Date.parse(outcome.status.completionTime!) - begin) / 1000);
+  }
+  for (const event of statusEvents(session, before, outcome.status, deps.config.identity, now)) {
+    // An Event is a note for people; the status just written holds the fact, and a retried pass
+    // would not write the same change again. So, as client-go's recorder does, a failed note is logged.
+    await deps.ops.recordEvent(event).catch((err: unknown) => log(session, deps).warn({ err, reason: event.reason }, 'could not record an Event'));
+  }
+  return outcome.status;
 }
 
 function trackApproval(session: Session, deps: ReconcileDeps, now: Date): void {
@@ -149,31 +170,22 @@ function trackApproval(session: Session, deps: ReconcileDeps, now: Date): void {
   if (open && !seen) deps.approvals.set(key, { id: open.id, createdAt: open.createdAt });
 }
 
-async function watchActive(session: Session, deps: ReconcileDeps, now: Date): Promise<WorkResult> {
-  const { namespace, name } = session.metadata as { namespace: string; name: string };
-  const podName = runnerName(name);
-  const pod = deps.cachedPod(namespace, podName) ?? await deps.ops.getPod(namespace, podName);
-  trackApproval(session, deps, now);
-  const decision = decideActive(session, pod, now, deps.config);
-  const result = await write(session, deps, now, { event: decision.event, message: decision.message, exitCode: decision.exitCode },
-    decision.requeueAfterMs !== undefined ? { requeueAfterMs: decision.requeueAfterMs } : {});
-  if (decision.deletePod) await deps.ops.deletePod(namespace, podName);
-  return result;
-}
-
+/**
+ * A finished Session: records its end (Finished condition) if the runner wrote it, then performs
+ * what the end still asks — ClearPhoneQueue/StartNextQueued by waking the phone's waiting
+ * Sessions (their admission applies them; this pass runs once the cache holds the end), DeletePod
+ * when due — and removes finished Sessions beyond the history limits.
+ */
 async function finish(session: Session, deps: ReconcileDeps, now: Date): Promise<WorkResult> {
-  const { namespace, name } = session.metadata as { namespace: string; name: string };
-  trackApproval(session, deps, now);
-  const outcome = computeStatus({ session, now });
-  await write(session, deps, now, {});
-  const settled = { ...session, status: outcome.status };
-  const pod = deps.cachedPod(namespace, runnerName(name));
-  const decision = decideTerminal(settled, pod, deps.siblings(session), now, deps.config);
-  if (decision.deleteSession) {
-    log(session, deps).info('removing finished session beyond the history limits');
-    await deps.ops.deleteSession(namespace, name);
-    return {};
+  const { namespace, name } = meta(session);
+  const settled = { ...session, status: await write(session, deps, now, {}) };
+  const cleanup = decideTerminal(settled, deps.cachedPod(namespace, runnerName(name)), deps.siblings(session), now, deps.config);
+  if (cleanup.effects.includes('ClearPhoneQueue') || cleanup.effects.includes('StartNextQueued')) deps.wakeWaiting(session);
+  for (const expired of cleanup.deleteSessions) {
+    log(session, deps).info({ removed: expired }, 'removing a finished session beyond the history limits');
+    await deps.ops.deleteSession(namespace, expired);
   }
-  if (decision.deletePod) await deps.ops.deletePod(namespace, runnerName(name));
-  return decision.requeueAfterMs !== undefined ? { requeueAfterMs: decision.requeueAfterMs } : {};
+  if (cleanup.deleteSessions.includes(name)) return {};
+  if (cleanup.effects.includes('DeletePod')) await deps.ops.deletePod(namespace, runnerName(name));
+  return cleanup.requeueAfterMs !== undefined ? { requeueAfterMs: cleanup.requeueAfterMs } : {};
 }

@@ -2,14 +2,14 @@
 // what a reconcile pass saw and decided. It returns the merge patch to write (or nothing).
 import { formatDuration, maskPhone, previewPrompt } from '../common/session/display.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
-import { isTerminal, transition, type Event } from '../common/session/state-machine.ts';
+import { isTerminal, type Step } from '../common/session/state-machine.ts';
 import { CONDITION_ADMITTED, CONDITION_FINISHED, finishedMessage, finishedReason, sameJson, setCondition } from './conditions.ts';
 
 export interface StatusInput {
   session: Session;
   now: Date;
-  /** A lifecycle event the controller decided on; applied through transition(). */
-  event?: Event;
+  /** The transition the controller decided on (decide.ts `take`). */
+  step?: Step;
   /** Plain-words explanation for a controller-made ending (result.message). */
   message?: string;
   exitCode?: number;
@@ -36,9 +36,8 @@ export function computeStatus(input: StatusInput): StatusOutcome {
   const generation = session.metadata.generation;
   let reason: string | undefined;
 
-  if (input.event) {
-    const step = transition(status.phase, input.event);
-    if (!step.ok) throw new Error(`illegal transition for ${session.metadata.name}: ${step.error}`);
+  const step = input.step;
+  if (step) {
     status.phase = step.phase;
     reason = step.reason;
     if (step.effects.includes('SetCompletionTime')) status.completionTime ??= now.toISOString();
@@ -61,7 +60,7 @@ export function computeStatus(input: StatusInput): StatusOutcome {
   }
 
   const alreadyFinished = status.conditions?.some((c) => c.type === CONDITION_FINISHED);
-  if (isTerminal(status.phase) && (input.event || !alreadyFinished)) {
+  if (isTerminal(status.phase) && (step || !alreadyFinished)) {
     status.completionTime ??= now.toISOString();
     const finished = { ...session, status };
     status.conditions = setCondition(status.conditions, {

@@ -118,7 +118,7 @@ export function createApp(deps: AppDeps): express.Express {
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = error as { status?: number; statusCode?: number; type?: string; message?: string };
     const status = error instanceof HttpError || error instanceof MediaError ? error.status : e.status ?? e.statusCode ?? 500;
-    if (status >= 500) deps.logger.error({ err: String(error), path: req.path }, 'request failed');
+    if (status >= 500) deps.logger.error({ err: error, path: req.path }, 'request failed');
     else deps.logger.warn({ status, reason: e.message, path: req.path }, 'request refused');
     if (req.path === '/webhook') deps.metrics.webhookRequests.inc({ outcome: 'error' });
     res.status(status).type('text/plain').send(status >= 500 ? 'internal error' : e.message ?? 'bad request');

@@ -2,6 +2,7 @@
 // a bad value stops the process with a message naming the variable.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { MAX_QUEUED_CEILING, SESSION_DEFAULTS, type SessionDefaults } from '../common/session/defaults.ts';
 import { E164_PATTERN } from '../common/session/schema.ts';
 import { parseDuration } from '../common/session/display.ts';
 
@@ -22,8 +23,9 @@ export const ENV = Type.Object({
   TETHER_NAMESPACE: str('namespace of the Session objects', { default: 'tether', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
   TETHER_REPO_URL: str('git remote for new Sessions'),
   TETHER_REPO_BASE_BRANCH: str('base branch for new Sessions', { default: 'main' }),
-  TETHER_RUN_TIMEOUT: specDuration('60m', 'spec.timeouts.run of new Sessions'),
-  TETHER_APPROVAL_TIMEOUT: specDuration('30m', 'spec.timeouts.approval of new Sessions'),
+  TETHER_RUN_TIMEOUT: specDuration(SESSION_DEFAULTS.timeouts.run, 'spec.timeouts.run of new Sessions'),
+  TETHER_APPROVAL_TIMEOUT: specDuration(SESSION_DEFAULTS.timeouts.approval, 'spec.timeouts.approval of new Sessions'),
+  TETHER_MAX_QUEUED: int(SESSION_DEFAULTS.maxQueued, 0, MAX_QUEUED_CEILING, 'commands a phone may have waiting while one runs'),
   RELAY_PORT: int(8080, 1, 65535, 'HTTP port'),
   RELAY_WEB_CHAT_TOKEN: Type.Optional(str('token for /chat; absent → web chat disabled', { minLength: 16 })),
   RELAY_WEB_CHAT_PHONE: str('E.164 identity of the web chat user', { default: '+15555550100', pattern: E164_PATTERN }),
@@ -48,7 +50,8 @@ export interface RelayConfig {
   allowedNumbers: Set<string>;
   namespace: string;
   repo: { url: string; baseBranch: string };
-  timeouts: { run: string; approval: string };
+  timeouts: SessionDefaults['timeouts'];
+  maxQueued: number;
   port: number;
   webChat?: { token: string; phone: string };
   media: { signingKey: string; dir: string; ttlMs: number; urlTtlMs: number; maxBytes: number };
@@ -122,6 +125,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     namespace: env.TETHER_NAMESPACE,
     repo: { url: env.TETHER_REPO_URL, baseBranch: env.TETHER_REPO_BASE_BRANCH },
     timeouts: { run: env.TETHER_RUN_TIMEOUT, approval: env.TETHER_APPROVAL_TIMEOUT },
+    maxQueued: Number(env.TETHER_MAX_QUEUED),
     port: Number(env.RELAY_PORT),
     webChat: env.RELAY_WEB_CHAT_TOKEN ? { token: env.RELAY_WEB_CHAT_TOKEN, phone: env.RELAY_WEB_CHAT_PHONE } : undefined,
     media: {

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { SessionClient } from '../common/kube/sessions.ts';
+import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import { createApp } from './app.ts';
 import type { RelayConfig } from './config.ts';
 import { ConfigMapClaims } from './inbound/claims.ts';
@@ -14,8 +14,10 @@ import { TokenReviewAuthorizer, type UploadAuthorizer } from './media/auth.ts';
 import { signMediaUrl } from './media/signing.ts';
 import { MediaStore } from './media/store.ts';
 import type { RelayMetrics } from './metrics.ts';
-import { Delivery, type SessionStore } from './outbound/delivery.ts';
+import { Delivery } from './outbound/delivery.ts';
 import { Outbox } from './outbound/outbox.ts';
+import { PhoneLanes } from './phone-lane.ts';
+import type { SessionStore } from './session-store.ts';
 import { createTwilioTransport } from './transports/twilio.ts';
 import type { Transport } from './transports/transport.ts';
 import { WebChat } from './transports/web.ts';
@@ -34,6 +36,10 @@ export interface RunningRelay {
   url: string;
   server: Server;
   outbox: Outbox;
+  /** the per-phone lanes inbound and outbound work runs in; idle() once everything given is done */
+  lanes: PhoneLanes;
+  /** the phones' Sessions as this relay sees them */
+  phones: PhoneView;
   webChat?: WebChat;
   inbound: InboundHandler;
   /** stops taking requests, sends what is queued, stops watching */
@@ -44,8 +50,10 @@ const CLAIM_MAX_AGE_MS = 24 * 3_600_000;
 
 export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<RunningRelay> {
   const { config, logger, metrics, store } = parts;
-  const sessions = new SessionClient(parts.kubeConfig);
+  const sessions = new SessionClient(parts.kubeConfig, FIELD_MANAGERS.relay);
   const phones = new PhoneView(store);
+  const lanes = new PhoneLanes();
+  const defaults = { maxQueued: config.maxQueued, timeouts: config.timeouts };
   const twilio = config.twilio && createTwilioTransport(config.twilio);
   const webChat = config.webChat && new WebChat(config.webChat);
   const transportFor = (phone: string): Transport => (webChat && (phone === webChat.phone || !twilio) ? webChat : twilio!);
@@ -60,11 +68,11 @@ export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<R
     logger,
   });
   const delivery = new Delivery({
-    store, writer: sessions, outbox, progressBatchMs: config.progressBatchMs, reminderBeforeMs: config.reminderBeforeMs, logger,
+    store, writer: sessions, lanes, outbox, progressBatchMs: config.progressBatchMs, reminderBeforeMs: config.reminderBeforeMs, defaults, logger,
   });
   const claims = new ConfigMapClaims(parts.kubeConfig, config.namespace);
   const inbound = new InboundHandler({
-    sessions, claims, phones, outbox, namespace: config.namespace, repo: config.repo, timeouts: config.timeouts, metrics, logger,
+    sessions, claims, phones, lanes, outbox, namespace: config.namespace, repo: config.repo, defaults, metrics, logger,
     concurrency: config.inboundConcurrency,
   });
   const media = new MediaStore({ dir: config.media.dir, maxBytes: config.media.maxBytes, ttlMs: config.media.ttlMs });
@@ -82,11 +90,11 @@ export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<R
   const janitor = setInterval(() => {
     media.prune().then(
       (removed) => removed && logger.info({ removed }, 'expired media removed'),
-      (error: unknown) => logger.error({ err: String(error) }, 'media clean-up failed; next run in 10 min'),
+      (error: unknown) => logger.error({ err: error }, 'media clean-up failed; next run in 10 min'),
     );
     claims.prune(CLAIM_MAX_AGE_MS).then(
       (removed) => removed && logger.info({ removed }, 'old message claims removed'),
-      (error: unknown) => logger.error({ err: String(error) }, 'message-claim clean-up failed; next run in 10 min'),
+      (error: unknown) => logger.error({ err: error }, 'message-claim clean-up failed; next run in 10 min'),
     );
   }, 600_000);
   janitor.unref();
@@ -96,15 +104,15 @@ export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<R
   const { port } = server.address() as AddressInfo;
   logger.info({ port, transports: [twilio && 'twilio', webChat && 'web'].filter(Boolean) }, 'relay listening');
   return {
-    url: `http://127.0.0.1:${port}`, server, outbox, webChat, inbound,
+    url: `http://127.0.0.1:${port}`, server, outbox, lanes, phones, webChat, inbound,
     async close() {
       ready = false;
       clearInterval(janitor);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      delivery.stop();
+      await delivery.stop();
       store.stop();
-      await outbox.idle();
+      await lanes.idle();
     },
   };
 }

@@ -1,7 +1,8 @@
-// Every word the phone sees. PHONE-UX.md is the guide; keep the shape, improve the words here.
+// Every word the phone sees. docs/architecture.md ("What the phone sees") is the guide; keep the shape, improve the words here.
+import type { SessionDefaults } from '../common/session/defaults.ts';
 import type { Pending, Session } from '../common/session/schema.ts';
 import { formatDuration, parseDuration, previewPrompt } from '../common/session/display.ts';
-import { MAX_QUEUED } from './inbound/router.ts';
+import { Reason } from '../common/session/state-machine.ts';
 
 /** Short handle the user sees: the random tail of the Session name ("7f3a"). */
 export const shortId = (name: string) => name.slice(name.lastIndexOf('-') + 1);
@@ -19,7 +20,9 @@ export const text = {
   started: (name: string) => `On it (session ${shortId(name)}). Reply *cancel* to stop.`,
   startedFromQueue: (name: string, prompt: string) => `▶️ Starting your queued command (session ${shortId(name)}): ${previewPrompt(prompt, 60)}`,
   queued: (position: number) => `Queued (#${position}). It starts when the current task finishes. *cancel* stops all of them.`,
-  queueFull: () => `You already have ${MAX_QUEUED} commands waiting. Wait for one to finish, or reply *cancel* to clear them.`,
+  queueFull: (maxQueued: number) => (maxQueued === 0
+    ? 'A command is already running, and commands are not queued here. Wait for it to finish, or reply *cancel* to stop it.'
+    : `You already have ${maxQueued} command${maxQueued === 1 ? '' : 's'} waiting. Wait for one to finish, or reply *cancel* to clear them.`),
   nothingPending: () => 'Nothing is waiting for your decision right now. Send a command, or *status*.',
   nothingToCancel: () => 'Nothing is running. Send a command to start.',
   droppedFromQueue: (prompt: string) =>
@@ -68,7 +71,8 @@ export const text = {
   changesCaption: (pending: Pending, diffStat: string | undefined) => reviewCaption(diffStat ?? pending.summary ?? '', pending.summary),
   reminder: (msLeft: number) => `⏰ Still waiting for your approval — it expires in ${Math.max(1, Math.round(msLeft / 60_000))} min.`,
 
-  finished(session: Session): string {
+  /** `defaults` fill in what a Session does not say (its timeouts) and the queue limit. */
+  finished(session: Session, defaults: SessionDefaults): string {
     const r = session.status?.result ?? {};
     const name = shortId(session.metadata.name!);
     switch (session.status?.phase) {
@@ -77,7 +81,7 @@ export const text = {
       case 'Rejected': return '↩️ Changes undone. Send a new command when you are ready.';
       case 'Cancelled': return `🛑 Session ${name} cancelled.`;
       case 'TimedOut': return '⌛ Approval expired. Your changes are kept on the workspace; send a new command to continue from them.';
-      case 'Failed': return failure(session);
+      case 'Failed': return failure(session, defaults);
       default: return '';
     }
   },
@@ -124,15 +128,18 @@ function footer(session: Session): string {
   return parts.join(' · ');
 }
 
+const FAILURE_REASONS: readonly string[] = [Reason.QueueFull, Reason.RunTimeout, Reason.PodLost, Reason.InvalidSpec, Reason.AgentFailed];
+
 /** A failure in plain words: the first line of the runner's message, never a stack trace. */
-function failure(session: Session): string {
-  const reason = session.status?.conditions?.find((c) => ['QueueFull', 'RunTimeout', 'PodLost', 'InvalidSpec', 'AgentFailed'].includes(c.reason))?.reason;
+function failure(session: Session, defaults: SessionDefaults): string {
+  const reason = session.status?.conditions?.find((c) => FAILURE_REASONS.includes(c.reason))?.reason;
   const plain = (session.status?.result?.message ?? '').split('\n')[0]!.replace(/\s+at .*$/, '').slice(0, 300);
+  const runLimit = session.spec.timeouts?.run ?? defaults.timeouts.run;
   switch (reason) {
-    case 'QueueFull': return text.queueFull();
-    case 'RunTimeout': return `❌ The task ran past its time limit (${session.spec.timeouts?.run ?? '60m'}) and was stopped. Partial changes are kept. Send a new command to continue.`;
-    case 'PodLost': return '❌ The agent stopped unexpectedly (its container went away). Partial changes are kept. Send the command again to retry.';
-    case 'InvalidSpec': return '❌ That command could not be started (invalid settings). Please tell your operator.';
+    case Reason.QueueFull: return text.queueFull(defaults.maxQueued);
+    case Reason.RunTimeout: return `❌ The task ran past its time limit (${runLimit}) and was stopped. Partial changes are kept. Send a new command to continue.`;
+    case Reason.PodLost: return '❌ The agent stopped unexpectedly (its container went away). Partial changes are kept. Send the command again to retry.';
+    case Reason.InvalidSpec: return '❌ That command could not be started (invalid settings). Please tell your operator.';
     default: return `❌ The agent stopped with an error${plain ? `: ${plain}` : ''}.\nPartial changes are kept. Reply *status* for details or send a new command.`;
   }
 }

@@ -2,6 +2,7 @@
 // a bad value stops the process with a message naming the variable.
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { KubeEnvironment } from '../common/kube/kubeconfig.ts';
 
 const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
 const url = (description: string) => Type.String({ pattern: '^https?://[^\\s]+$', description });
@@ -26,6 +27,9 @@ export const EnvSchema = Type.Object({
   TETHER_GIT_AUTHOR: Type.String({ minLength: 3, pattern: '^[^<>]+ <[^<>@\\s]+@[^<>\\s]+>$', default: 'Tether <tether@users.noreply.github.com>' }),
   LOG_LEVEL: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')], { default: 'info' }),
   PATH: Type.String({ default: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' }),
+  KUBECONFIG: Type.Optional(Type.String({ description: 'kubeconfig file (local runs); in a Pod the service account is used' })),
+  KUBERNETES_SERVICE_HOST: Type.Optional(Type.String()),
+  KUBERNETES_SERVICE_PORT: Type.Optional(Type.String({ pattern: '^[0-9]+$' })),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -50,6 +54,8 @@ export interface RunnerConfig {
   agentEnv: Record<string, string>;
   /** Values that must never leave the process (status, logs, images). */
   secrets: string[];
+  /** Where to find the API server and credentials. */
+  kube: KubeEnvironment;
 }
 
 export class ConfigError extends Error {}
@@ -102,6 +108,7 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
     logLevel: e.LOG_LEVEL,
     agentEnv,
     secrets: [e.GITHUB_TOKEN, e.ANTHROPIC_API_KEY].filter((s): s is string => !!s && s.length >= 4),
+    kube: { KUBECONFIG: e.KUBECONFIG, HOME: env.HOME || undefined, KUBERNETES_SERVICE_HOST: e.KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT: e.KUBERNETES_SERVICE_PORT },
   };
 }
 

@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LIMITS } from '../common/session/schema.ts';
-import type { Redactor } from './redact.ts';
+import type { Redactor } from '../common/log.ts';
 
 export interface GitDeps {
   repoDir: string;

@@ -1,5 +1,5 @@
 // Opens pull requests through the GitHub REST API (GITHUB_API_URL: github.com, Enterprise, or a fake).
-import type { Redactor } from './redact.ts';
+import type { Redactor } from '../common/log.ts';
 
 export interface PullRequestInput { owner: string; repo: string; head: string; base: string; title: string; body: string }
 

@@ -1,11 +1,11 @@
 // The runner's side of the agent interface: permission policy, questions, plans, progress.
 import type { Logger } from 'pino';
+import { truncate } from '../common/session/display.ts';
 import { LIMITS } from '../common/session/schema.ts';
 import type { AgentEvent, AgentHost, ToolDecision, ToolRequest } from './agents/types.ts';
 import { decide, type Policy } from './policy.ts';
 import { Deduper, progressLines } from './progress.ts';
 import { answersFrom, isApproval, pendingQuestions, type Requests } from './requests.ts';
-import { truncate } from './redact.ts';
 import type { StatusWriter } from './status.ts';
 
 export interface HostDeps {
@@ -55,7 +55,7 @@ export class RunnerHost implements AgentHost {
     this.deps.log.info({ tool, verdict }, 'tool permission');
     if (verdict === 'allow') return { behavior: 'allow', updatedInput: input };
     if (verdict === 'deny') return { behavior: 'deny', message: `${tool} is not allowed by this installation's Tether policy.` };
-    const decision = await this.deps.requests.raise('tool', { tool, input: truncate(JSON.stringify(input), LIMITS.textChars) });
+    const { decision } = await this.deps.requests.raise('tool', { tool, input: truncate(JSON.stringify(input), LIMITS.textChars) });
     if (!isApproval(decision)) return { behavior: 'deny', message: decision.message?.trim() || 'The user denied this tool call.' };
     if (decision.scope === 'session') this.allowedForSession.add(tool);
     return { behavior: 'allow', updatedInput: input };
@@ -64,7 +64,7 @@ export class RunnerHost implements AgentHost {
   private async question(input: Record<string, unknown>): Promise<ToolDecision> {
     const questions = pendingQuestions(input);
     if (questions.length === 0) return { behavior: 'deny', message: 'AskUserQuestion needs at least one question.' };
-    const decision = await this.deps.requests.raise('question', { questions });
+    const { decision } = await this.deps.requests.raise('question', { questions });
     const answers = answersFrom(decision, questions);
     if (!isApproval(decision) || Object.keys(answers).length === 0) {
       return { behavior: 'deny', message: decision.message?.trim() || 'The user did not answer. Do not assume an answer.' };
@@ -74,8 +74,8 @@ export class RunnerHost implements AgentHost {
 
   private async plan(input: Record<string, unknown>): Promise<ToolDecision> {
     const plan = typeof input.plan === 'string' ? input.plan : JSON.stringify(input);
-    const decision = await this.deps.requests.raise('plan', { summary: truncate(plan, LIMITS.textChars) });
-    if (!isApproval(decision)) {
+    const { decision, effects } = await this.deps.requests.raise('plan', { summary: truncate(plan, LIMITS.textChars) });
+    if (!effects.includes('ResumeAgent')) {
       this.deps.onFinal('plan rejected');
       return { behavior: 'deny', message: decision.message?.trim() || 'The user rejected the plan.', interrupt: true };
     }

@@ -1,12 +1,22 @@
 // Pending requests: raise one (status.pending + AwaitingApproval), wait for the matching entry in
-// spec.decisions, record the decision through transition(). One request open at a time.
+// spec.decisions, record the decision through transition() and hand its effects to the caller
+// (RevertWorkspace before the record, Publish and ResumeAgent after it). One request open at a time.
 import { randomBytes } from 'node:crypto';
 import { LIMITS, type Decision, type Pending, type Session } from '../common/session/schema.ts';
+import { transition, type Effect, type Event } from '../common/session/state-machine.ts';
 import type { StatusWriter } from './status.ts';
 
 export type Kind = Pending['kind'];
 
 export class Stopped extends Error {}
+
+export interface Decided {
+  decision: Decision;
+  /** What the state machine says this decision causes (none if it could not be recorded). */
+  effects: readonly Effect[];
+}
+
+type BeforeRecord = (effects: readonly Effect[]) => Promise<void>;
 
 export const isApproval = (d: Decision) => d.action === 'approve' || d.action === 'allow' || d.action === 'answer';
 
@@ -45,25 +55,28 @@ export class Requests {
   }
 
   /**
-   * Raises a request and waits for its decision. `beforeRecord` runs after the decision and before
-   * the phase change is written (for example: revert the tree before writing Rejected).
+   * Raises a request and waits for its decision. `beforeRecord` gets the decision's effects before
+   * the phase change is written (RevertWorkspace: revert the tree before writing Rejected).
    */
-  raise(kind: Kind, fields: Omit<Pending, 'id' | 'kind' | 'createdAt'>, beforeRecord?: (d: Decision) => Promise<void>): Promise<Decision> {
+  raise(kind: Kind, fields: Omit<Pending, 'id' | 'kind' | 'createdAt'>, beforeRecord?: BeforeRecord): Promise<Decided> {
     const run = this.chain.then(() => this.raiseNow(kind, fields, beforeRecord));
     this.chain = run.catch(() => undefined);
     return run;
   }
 
-  private async raiseNow(kind: Kind, fields: Omit<Pending, 'id' | 'kind' | 'createdAt'>, beforeRecord?: (d: Decision) => Promise<void>): Promise<Decision> {
+  private async raiseNow(kind: Kind, fields: Omit<Pending, 'id' | 'kind' | 'createdAt'>, beforeRecord?: BeforeRecord): Promise<Decided> {
     if (this.stop.aborted) throw new Stopped(String(this.stop.reason));
     const id = `${kind}-${randomBytes(4).toString('hex')}`;
     this.status.setPending({ id, kind, ...fields, createdAt: new Date().toISOString() });
     await this.status.move({ type: 'RequestRaised', kind });
     const decision = await waitForDecision(this.status, id, this.stop);
-    await beforeRecord?.(decision);
+    const decided: Event = { type: 'Decided', kind, approved: isApproval(decision) };
+    const step = transition(this.status.phase, decided);
+    const effects = step.ok ? step.effects : [];
+    await beforeRecord?.(effects);
     this.status.setPending(null);
-    await this.status.move({ type: 'Decided', kind, approved: isApproval(decision) });
-    return decision;
+    await this.status.move(decided);
+    return { decision, effects };
   }
 }
 

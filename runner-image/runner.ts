@@ -1,5 +1,6 @@
 // One Session, start to finish: Working → agent → changes gate → publish or revert → final phase.
 import type { Logger } from 'pino';
+import { truncate } from '../common/session/display.ts';
 import { LIMITS, type Media, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { SCREENSHOT_TOOL, type Agent, type AgentResult } from './agents/types.ts';
@@ -9,8 +10,7 @@ import { RunnerHost } from './host.ts';
 import { captureScreenshot, renderDiffImage, type Browsers } from './images.ts';
 import { storeMedia, type MediaDeps } from './media.ts';
 import type { Policy } from './policy.ts';
-import { truncate } from './redact.ts';
-import { isApproval, Requests, Stopped } from './requests.ts';
+import { Requests, Stopped } from './requests.ts';
 import { SessionFinished, type StatusWriter } from './status.ts';
 
 export interface RunnerDeps {
@@ -129,10 +129,10 @@ export class Runner {
   private async changesGate(base: string): Promise<void> {
     const { status, git } = this.deps;
     const { stat } = await this.recordDiff(true);
-    const decision = await new Requests(status, this.stop.signal).raise('changes', { summary: truncate(stat, LIMITS.textChars) }, async (d) => {
-      if (!isApproval(d)) await git.revert();
+    const { effects } = await new Requests(status, this.stop.signal).raise('changes', { summary: truncate(stat, LIMITS.textChars) }, async (due) => {
+      if (due.includes('RevertWorkspace')) await git.revert();
     });
-    if (!isApproval(decision)) return;
+    if (!effects.includes('Publish')) return;
     const branch = `tether/${this.session.metadata.name}`;
     try {
       await git.publish(branch, commitMessage(this.session.spec.prompt, this.session.metadata.name!), base);

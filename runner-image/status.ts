@@ -1,20 +1,20 @@
 // The runner's single writer of Session status: batched JSON merge patches through the status
 // subresource, one field manager, optimistic (resourceVersion) with re-read and retry on 409.
-import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
-import type { Logger } from 'pino';
+// Every read and write runs in one queue, so the copy it holds only ever moves forward: a change
+// the watch reports is re-read in that queue instead of being taken as it arrives.
 import { isConflict, isNotFound } from '../common/kube/errors.ts';
-import { GROUP, LIMITS, PLURAL, VERSION, type Pending, type Phase, type ProgressItem, type Result, type Session } from '../common/session/schema.ts';
+import type { SessionClient } from '../common/kube/sessions.ts';
+import { redactDeep, type Logger, type Redactor } from '../common/log.ts';
+import { truncate } from '../common/session/display.ts';
+import { LIMITS, type Pending, type Phase, type ProgressItem, type Result, type Session } from '../common/session/schema.ts';
 import { isTerminal, transition, type Event } from '../common/session/state-machine.ts';
-import { redactDeep, truncate, type Redactor } from './redact.ts';
-
-export const FIELD_MANAGER = 'tether-runner';
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 /** The Session reached a terminal phase (or vanished) through someone else: stop, exit 0. */
 export class SessionFinished extends Error {}
 
 export interface StatusDeps {
-  api: CustomObjectsApi;
+  /** Writes under the runner's field manager. */
+  sessions: SessionClient;
   namespace: string;
   name: string;
   redact: Redactor;
@@ -24,7 +24,10 @@ export interface StatusDeps {
   now?: () => Date;
 }
 
-const rvNumber = (s: Session | undefined) => Number(s?.metadata.resourceVersion ?? 0);
+/** Wait before trying again when reading a change the watch reported failed. */
+const REREAD_RETRY_MS = 1000;
+
+const versionOf = (s: Session | undefined) => s?.metadata.resourceVersion;
 
 export class StatusWriter {
   private readonly deps: StatusDeps;
@@ -34,16 +37,13 @@ export class StatusWriter {
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
+  private rereadQueued = false;
   private lastWrite = 0;
   private readonly listeners = new Set<(s: Session) => void>();
   writes = 0;
 
   constructor(deps: StatusDeps) {
     this.deps = deps;
-  }
-
-  private ref() {
-    return { group: GROUP, version: VERSION, plural: PLURAL, namespace: this.deps.namespace, name: this.deps.name };
   }
 
   get session(): Session | undefined {
@@ -59,31 +59,51 @@ export class StatusWriter {
     return () => this.listeners.delete(listener);
   }
 
-  /** Takes a server copy if it is newer than what we hold; picks up existing progress once. */
-  observe(session: Session): void {
-    if (this.latest && rvNumber(session) < rvNumber(this.latest)) return;
-    if (!this.latest) {
-      this.progress = [...(session.status?.progress ?? [])];
-      this.seq = Math.max(0, ...this.progress.map((p) => p.seq));
-    }
-    this.latest = session;
-    for (const listener of this.listeners) listener(session);
+  /**
+   * The watch saw this version. Unless it is the one held, the Session is read again in the queue:
+   * a watch event may be older than a write that has already returned.
+   */
+  noticed(session: Session): void {
+    if (versionOf(session) === versionOf(this.latest) || this.rereadQueued) return;
+    this.rereadQueued = true;
+    this.serially(() => {
+      this.rereadQueued = false;
+      return this.read('Session deleted');
+    }).catch((error: unknown) => {
+      if (error instanceof SessionFinished) return;
+      this.deps.log.warn({ err: error }, 'session re-read failed; retrying');
+      setTimeout(() => this.noticed(session), REREAD_RETRY_MS).unref();
+    });
   }
 
-  async load(): Promise<Session> {
-    const session = await this.get();
-    if (!session) throw new SessionFinished('Session not found');
-    this.observe(session);
+  /** Reads the Session now (after any write in progress). */
+  load(): Promise<Session> {
+    return this.serially(() => this.read('Session not found'));
+  }
+
+  private serially<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(step);
+    this.chain = run.then(() => undefined, () => undefined);
+    return run;
+  }
+
+  private async read(whenMissing: string): Promise<Session> {
+    const session = await this.deps.sessions.get(this.deps.namespace, this.deps.name);
+    if (!session) throw new SessionFinished(whenMissing);
+    this.adopt(session);
     return session;
   }
 
-  private async get(): Promise<Session | undefined> {
-    try {
-      return (await this.deps.api.getNamespacedCustomObject(this.ref())) as Session;
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
+  /** Takes a copy read or written in the queue; picks up existing progress once. */
+  private adopt(session: Session): void {
+    const first = !this.latest;
+    if (first) {
+      this.progress = [...(session.status?.progress ?? [])];
+      this.seq = Math.max(0, ...this.progress.map((p) => p.seq));
     }
+    const changed = versionOf(session) !== versionOf(this.latest);
+    this.latest = session;
+    if (first || changed) for (const listener of this.listeners) listener(session);
   }
 
   /** Appends a progress line (bounded list, increasing seq); written with the next batch. */
@@ -144,9 +164,7 @@ export class StatusWriter {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    const run = this.chain.then(() => this.write());
-    this.chain = run.catch(() => undefined);
-    return run;
+    return this.serially(() => this.write());
   }
 
   private async write(): Promise<void> {
@@ -165,22 +183,19 @@ export class StatusWriter {
 
   private async send(status: Record<string, unknown>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      if (!this.latest) await this.load();
-      if (isTerminal(this.phase)) throw new SessionFinished(`Session is ${this.phase}`);
-      const body = { metadata: { resourceVersion: this.latest!.metadata.resourceVersion }, status };
+      const held = this.latest ?? await this.read('Session not found');
+      if (isTerminal(held.status?.phase)) throw new SessionFinished(`Session is ${held.status?.phase}`);
       try {
-        const written = (await this.deps.api.patchNamespacedCustomObjectStatus({ ...this.ref(), body, fieldManager: FIELD_MANAGER }, mergePatch)) as Session;
+        const written = await this.deps.sessions.patchStatus(this.deps.namespace, this.deps.name, status, versionOf(held));
         this.writes += 1;
         this.lastWrite = Date.now();
-        this.observe(written);
+        this.adopt(written);
         return;
       } catch (error) {
         if (isNotFound(error)) throw new SessionFinished('Session deleted');
         if (!isConflict(error) || attempt >= 20) throw error;
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(25 * attempt, 250)));
-        const fresh = await this.get();
-        if (!fresh) throw new SessionFinished('Session deleted');
-        this.observe(fresh);
+        await this.read('Session deleted');
       }
     }
   }

@@ -29,4 +29,3 @@ export function apiError(error: unknown): ApiErrorInfo | undefined {
 export const isNotFound = (error: unknown) => apiError(error)?.code === 404;
 export const isConflict = (error: unknown) => apiError(error)?.code === 409;
 export const isAlreadyExists = (error: unknown) => apiError(error)?.reason === 'AlreadyExists';
-export const isGone = (error: unknown) => apiError(error)?.code === 410;

@@ -1,8 +1,9 @@
-// A level-based informer: list + watch one collection, keep it in memory, tell handlers
-// the current object (or undefined when gone) for every key that changed. Survives
-// watch errors (jittered backoff), 410 Gone (relist) and silent stalls (watchdog relist).
-import type { KubeConfig } from '@kubernetes/client-node';
+// A level-based informer: list + watch one collection (or get + watch one object by name), keep it
+// in memory, tell handlers the current object (or undefined when gone) for every key that changed.
+// Survives watch errors (jittered backoff), 410 Gone (relist) and silent stalls (watchdog relist).
 import type pino from 'pino';
+import type { KubeAccess } from './connection.ts';
+import { isNotFound } from './errors.ts';
 import { getJson, HttpError, streamJsonLines, type Query } from './raw.ts';
 
 type Meta = { metadata?: { name?: string; namespace?: string; resourceVersion?: string; managedFields?: unknown } };
@@ -14,10 +15,15 @@ const slim = <T>(object: T): T => {
 };
 
 export interface InformerOptions {
-  kubeConfig: KubeConfig;
+  kube: KubeAccess;
   /** Collection path, e.g. /apis/tether.dev/v1alpha1/namespaces/ns/sessions or /api/v1/namespaces/ns/pods. */
   path: string;
   labelSelector?: string;
+  /**
+   * Only the object of this name: read with get and watched with a metadata.name field selector,
+   * which RBAC allows to a Role that grants get and watch on that one resourceName (no list).
+   */
+  name?: string;
   /** No event or bookmark for this long → relist (default 150 s; bookmarks come about once a minute). */
   stallTimeoutMs?: number;
   logger: pino.Logger;
@@ -58,136 +64,181 @@ const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) =
   }, { once: true });
 });
 
-export function createInformer<T extends { metadata?: { name?: string; namespace?: string } }>(options: InformerOptions): Informer<T> {
-  const { kubeConfig: kc, path, labelSelector, logger } = options;
-  const stallMs = options.stallTimeoutMs ?? 150_000;
-  const backoff = options.backoffMs ?? { min: 200, max: 30_000 };
-  const pageSize = options.pageSize ?? 500;
-  const store = new Map<string, T>();
-  const handlers: Array<(key: string, object: T | undefined) => void> = [];
-  const life = new AbortController();
-  let resourceVersion = '';
-  let synced = false;
-  let started: Promise<void> | undefined;
+type Named = { metadata?: { name?: string; namespace?: string } };
 
-  const emit = (key: string, object: T | undefined) => {
-    for (const handler of handlers) handler(key, object);
-  };
-  const versionOf = (o: T | undefined) => (o as Meta | undefined)?.metadata?.resourceVersion;
+class SharedInformer<T extends Named> implements Informer<T> {
+  private readonly options: InformerOptions;
+  private readonly fieldSelector: string | undefined;
+  private readonly store = new Map<string, T>();
+  private readonly handlers: Array<(key: string, object: T | undefined) => void> = [];
+  private readonly life = new AbortController();
+  private resourceVersion = '';
+  private started: Promise<void> | undefined;
+  private listed = false;
 
-  async function relist(): Promise<void> {
+  constructor(options: InformerOptions) {
+    this.options = options;
+    this.fieldSelector = options.name === undefined ? undefined : `metadata.name=${options.name}`;
+  }
+
+  onChange(handler: (key: string, object: T | undefined) => void): void {
+    this.handlers.push(handler);
+  }
+
+  start(): Promise<void> {
+    this.started ??= new Promise<void>((resolve, reject) => {
+      this.life.signal.addEventListener('abort', () => reject(new Error(`informer for ${this.options.path} stopped before it synced`)), { once: true });
+      void this.run(resolve);
+    });
+    return this.started;
+  }
+
+  stop(): void {
+    this.life.abort();
+  }
+
+  get synced(): boolean {
+    return this.listed;
+  }
+
+  get(key: string): T | undefined {
+    return this.store.get(key);
+  }
+
+  list(): T[] {
+    return [...this.store.values()];
+  }
+
+  private emit(key: string, object: T | undefined): void {
+    for (const handler of this.handlers) handler(key, object);
+  }
+
+  /** The one named object; the watch then starts at the newest version ('') and sends it first. */
+  private async getNamed(): Promise<{ items: T[]; listVersion: string }> {
+    try {
+      return { items: [slim(await getJson<T>(this.options.kube, `${this.options.path}/${this.options.name}`, {}, this.life.signal))], listVersion: '' };
+    } catch (error) {
+      if (isNotFound(error)) return { items: [], listVersion: '' };
+      throw error;
+    }
+  }
+
+  private async listAll(): Promise<{ items: T[]; listVersion: string }> {
+    const { kube, path, labelSelector } = this.options;
     const items: T[] = [];
     let cont: string | undefined;
-    let listVersion: string | undefined;
+    let listVersion: string;
     do {
       const page = await getJson<{ items: T[]; metadata?: { continue?: string; resourceVersion?: string } }>(
-        kc, path, { labelSelector, limit: pageSize, continue: cont }, life.signal);
+        kube, path, { labelSelector, limit: this.options.pageSize ?? 500, continue: cont }, this.life.signal);
       for (const item of page.items) items.push(slim(item));
       cont = page.metadata?.continue || undefined;
       listVersion = page.metadata?.resourceVersion ?? '';
     } while (cont);
+    return { items, listVersion };
+  }
+
+  private async relist(): Promise<void> {
+    const { items, listVersion } = this.options.name === undefined ? await this.listAll() : await this.getNamed();
     const changed: string[] = [];
     const fresh = new Map(items.map((item) => [objectKey(item as Meta), item]));
     for (const [key, item] of fresh) {
-      if (versionOf(store.get(key)) !== versionOf(item)) changed.push(key);
-      store.set(key, item);
+      if (versionOf(this.store.get(key)) !== versionOf(item)) changed.push(key);
+      this.store.set(key, item);
     }
-    const gone = [...store.keys()].filter((key) => !fresh.has(key));
-    for (const key of gone) store.delete(key);
-    resourceVersion = listVersion ?? '';
-    for (const key of changed) emit(key, store.get(key));
-    for (const key of gone) emit(key, undefined);
+    const gone = [...this.store.keys()].filter((key) => !fresh.has(key));
+    for (const key of gone) this.store.delete(key);
+    this.resourceVersion = listVersion;
+    for (const key of changed) this.emit(key, this.store.get(key));
+    for (const key of gone) this.emit(key, undefined);
   }
 
-  function apply(event: WatchEvent): void {
+  private apply(event: WatchEvent): void {
     const object = event.object;
     if (event.type === 'ERROR') {
       if (object.code === 410) throw new GoneError(object.message ?? 'resource version too old');
       throw new HttpError(object.code ?? 0, object.message ?? 'watch error');
     }
-    if (object.metadata?.resourceVersion) resourceVersion = object.metadata.resourceVersion;
+    if (object.metadata?.resourceVersion) this.resourceVersion = object.metadata.resourceVersion;
     if (event.type === 'BOOKMARK') return;
     const key = objectKey(object);
     if (event.type === 'DELETED') {
-      store.delete(key);
-      emit(key, undefined);
-    } else {
-      store.set(key, slim(object as unknown as T));
-      emit(key, object as unknown as T);
+      this.store.delete(key);
+      this.emit(key, undefined);
+    } else if (versionOf(this.store.get(key)) !== object.metadata?.resourceVersion) {
+      this.store.set(key, slim(object as unknown as T));
+      this.emit(key, object as unknown as T);
     }
   }
 
-  async function watchOnce(): Promise<void> {
+  private async watchOnce(): Promise<void> {
+    const { kube, path, labelSelector } = this.options;
+    const stallMs = this.options.stallTimeoutMs ?? 150_000;
     const watch = new AbortController();
     const stopWatch = () => watch.abort(new Error('stopped'));
-    life.signal.addEventListener('abort', stopWatch, { once: true });
+    this.life.signal.addEventListener('abort', stopWatch, { once: true });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const arm = () => {
       clearTimeout(timer);
       timer = setTimeout(() => watch.abort(new StallError(`no event or bookmark for ${stallMs} ms`)), stallMs);
     };
-    const timeoutSeconds = options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
-    const query: Query = { watch: 1, allowWatchBookmarks: true, resourceVersion, labelSelector, timeoutSeconds };
+    const timeoutSeconds = this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
+    const query: Query = { watch: 1, allowWatchBookmarks: true, resourceVersion: this.resourceVersion, labelSelector, fieldSelector: this.fieldSelector, timeoutSeconds };
     try {
       arm();
-      await streamJsonLines(kc, path, query, (e) => apply(e as WatchEvent), watch.signal, arm);
+      await streamJsonLines(kube, path, query, (e) => this.apply(e as WatchEvent), watch.signal, arm);
     } catch (error) {
       throw watch.signal.reason instanceof StallError ? watch.signal.reason : error;
     } finally {
       clearTimeout(timer);
-      life.signal.removeEventListener('abort', stopWatch);
+      this.life.signal.removeEventListener('abort', stopWatch);
     }
   }
 
-  async function run(onSynced: () => void): Promise<void> {
+  private async run(onSynced: () => void): Promise<void> {
     let needList = true;
     let failures = 0;
-    while (!life.signal.aborted) {
+    while (!this.life.signal.aborted) {
       try {
         if (needList) {
-          await relist();
+          await this.relist();
           needList = false;
-          if (!synced) {
-            synced = true;
+          if (!this.listed) {
+            this.listed = true;
             onSynced();
           }
         }
-        await watchOnce();
+        await this.watchOnce();
         failures = 0;
-        logger.debug({ path }, 'watch closed by the server; resuming');
+        this.options.logger.debug({ path: this.options.path }, 'watch closed by the server; resuming');
       } catch (error) {
-        if (life.signal.aborted) return;
-        const gone = error instanceof GoneError || (error instanceof HttpError && error.code === 410);
-        const reason = gone ? 'gone' : error instanceof StallError ? 'stall' : 'error';
-        if (gone || reason === 'stall') needList = true;
-        options.onRestart?.(reason);
+        if (this.life.signal.aborted) return;
+        const reason = restartReason(error);
+        if (reason !== 'error') needList = true;
         failures++;
-        const ceiling = Math.min(backoff.max, backoff.min * 2 ** Math.min(failures - 1, 20));
-        const delay = gone ? 0 : ceiling / 2 + Math.random() * (ceiling / 2);
-        logger.warn({ path, reason, err: error, retryInMs: Math.round(delay) }, 'informer restarting');
-        await sleep(delay, life.signal);
+        await this.backOff(reason, error, failures);
       }
     }
   }
 
-  return {
-    onChange(handler) {
-      handlers.push(handler);
-    },
-    start() {
-      started ??= new Promise<void>((resolve, reject) => {
-        life.signal.addEventListener('abort', () => reject(new Error(`informer for ${path} stopped before it synced`)), { once: true });
-        void run(resolve);
-      });
-      return started;
-    },
-    stop() {
-      life.abort();
-    },
-    get: (key) => store.get(key),
-    list: () => [...store.values()],
-    get synced() {
-      return synced;
-    },
-  };
+  private async backOff(reason: string, error: unknown, failures: number): Promise<void> {
+    const backoff = this.options.backoffMs ?? { min: 200, max: 30_000 };
+    this.options.onRestart?.(reason);
+    const ceiling = Math.min(backoff.max, backoff.min * 2 ** Math.min(failures - 1, 20));
+    const delay = reason === 'gone' ? 0 : ceiling / 2 + Math.random() * (ceiling / 2);
+    this.options.logger.warn({ path: this.options.path, reason, err: error, retryInMs: Math.round(delay) }, 'informer restarting');
+    await sleep(delay, this.life.signal);
+  }
+}
+
+const versionOf = (o: unknown) => (o as Meta | undefined)?.metadata?.resourceVersion;
+
+/** gone (410: relist), stall (silent watch: relist) or error (resume from the last version). */
+function restartReason(error: unknown): 'gone' | 'stall' | 'error' {
+  if (error instanceof GoneError || (error instanceof HttpError && error.code === 410)) return 'gone';
+  return error instanceof StallError ? 'stall' : 'error';
+}
+
+export function createInformer<T extends Named>(options: InformerOptions): Informer<T> {
+  return new SharedInformer<T>(options);
 }

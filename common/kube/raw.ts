@@ -1,9 +1,9 @@
-// Plain HTTPS requests to the API server with the KubeConfig's credentials, for list and
-// watch on arbitrary paths (client-node's Watch aborts quiet watches; see DESIGN §8).
+// Plain HTTP requests to the API server over a process's connection: JSON calls and newline-delimited
+// watch streams. client-node's Watch aborts quiet watches, and its API classes take a second to load.
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { request as httpsRequest } from 'node:https';
 import { createInterface } from 'node:readline';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { connectionOf, type KubeAccess } from './connection.ts';
 
 /** Shaped like client-node's ApiException so `apiError()` reads it. */
 export class HttpError extends Error {
@@ -16,21 +16,35 @@ export class HttpError extends Error {
   }
 }
 
+/** A kept-alive socket the server had closed: the request never reached it. */
+class StaleSocket extends Error {}
+
 export type Query = Record<string, string | number | boolean | undefined>;
 
-async function open(kc: KubeConfig, path: string, query: Query, signal?: AbortSignal) {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
-  const url = new URL(cluster.server.replace(/\/$/, '') + path);
-  for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
-  const options: RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
-  await kc.applyToHTTPSOptions(options);
-  const plain = url.protocol === 'http:';
-  if (plain) delete options.agent;
-  const request = plain ? httpRequest : httpsRequest;
+export interface CallOptions {
+  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  query?: Query;
+  /** Sent as JSON. */
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+async function open(kube: KubeAccess, path: string, options: CallOptions): Promise<IncomingMessage> {
+  const connection = connectionOf(kube);
+  const url = new URL(connection.server + path);
+  for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+  const base = await connection.requestOptions();
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const headers = {
+    ...base.headers, Accept: 'application/json', 'User-Agent': 'tether',
+    ...(payload === undefined ? {} : { 'Content-Type': options.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
+  };
+  const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
   return new Promise<IncomingMessage>((resolve, reject) => {
-    const req = request(url, { ...options, signal }, (res) => {
-      if (res.statusCode === 200) {
+    const req = send(url, { ...base, method: options.method ?? 'GET', headers, signal: options.signal }, (res) => {
+      const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 300) {
         // Node records the error on res.errored; the consumer attaches its own handlers next tick.
         res.on('error', () => undefined);
         return resolve(res);
@@ -38,31 +52,48 @@ async function open(kc: KubeConfig, path: string, query: Query, signal?: AbortSi
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => reject(new HttpError(res.statusCode ?? 0, body)));
+      res.on('end', () => reject(new HttpError(status, body)));
       res.on('error', reject);
     });
-    req.on('error', reject);
-    req.end();
+    req.on('error', (error: NodeJS.ErrnoException) => reject(req.reusedSocket && error.code === 'ECONNRESET' ? new StaleSocket(error.message, { cause: error }) : error));
+    req.end(payload);
   });
 }
 
-export async function getJson<T>(kc: KubeConfig, path: string, query: Query = {}, signal?: AbortSignal): Promise<T> {
-  const res = await open(kc, path, query, signal);
+/**
+ * A call other than create is sent again once if it met a kept-alive socket the server had closed.
+ * (A watch is not: the informer restarts it, from where it was.)
+ */
+async function openFresh(kube: KubeAccess, path: string, options: CallOptions): Promise<IncomingMessage> {
+  try {
+    return await open(kube, path, options);
+  } catch (error) {
+    if (!(error instanceof StaleSocket)) throw error;
+    if (options.method === 'POST') throw error.cause;
+    return open(kube, path, options);
+  }
+}
+
+export async function requestJson<T>(kube: KubeAccess, path: string, options: CallOptions = {}): Promise<T> {
+  const res = await openFresh(kube, path, options);
   let body = '';
   res.setEncoding('utf8');
   for await (const chunk of res) body += chunk as string;
-  return JSON.parse(body) as T;
+  return (body ? JSON.parse(body) : undefined) as T;
 }
+
+export const getJson = <T>(kube: KubeAccess, path: string, query: Query = {}, signal?: AbortSignal): Promise<T> =>
+  requestJson<T>(kube, path, { query, signal });
 
 /**
  * Streams newline-delimited JSON (a watch). Resolves when the server ends the stream,
- * rejects on transport errors or a non-200 answer. `onData` fires for every chunk.
+ * rejects on transport errors or a non-2xx answer. `onData` fires for every chunk.
  */
 export async function streamJsonLines(
-  kc: KubeConfig, path: string, query: Query, onLine: (value: unknown) => void,
+  kube: KubeAccess, path: string, query: Query, onLine: (value: unknown) => void,
   signal: AbortSignal, onData?: () => void,
 ): Promise<void> {
-  const res = await open(kc, path, query, signal);
+  const res = await open(kube, path, { query, signal });
   await new Promise<void>((resolve, reject) => {
     let failed = false;
     const fail = (error: unknown) => {

@@ -1,29 +1,39 @@
-// Typed access to Session objects; every component goes through this.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+// Typed access to Session objects; every component goes through this, each writing under its own
+// field manager.
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type Session, type SessionSpec, type SessionStatus } from '../session/schema.ts';
+import type { KubeAccess } from './connection.ts';
 import { isNotFound } from './errors.ts';
+import { requestJson, type CallOptions } from './raw.ts';
+
+/** The field manager each component writes Sessions under (visible in metadata.managedFields). */
+export const FIELD_MANAGERS = { controller: 'tether-controller', relay: 'tether-relay', runner: 'tether-runner' } as const;
 
 export interface SessionList {
   items: Session[];
   resourceVersion: string;
 }
 
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** The Session collection of a namespace; informers watch it, the client reads and writes below it. */
+export const sessionsPath = (namespace: string) => `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}`;
+
+const MERGE_PATCH = 'application/merge-patch+json';
 
 export class SessionClient {
-  private readonly api: CustomObjectsApi;
+  private readonly kube: KubeAccess;
+  private readonly fieldManager?: string;
 
-  constructor(kubeConfig: KubeConfig) {
-    this.api = kubeConfig.makeApiClient(CustomObjectsApi);
+  constructor(kube: KubeAccess, fieldManager?: string) {
+    this.kube = kube;
+    this.fieldManager = fieldManager;
   }
 
-  private ref(namespace: string) {
-    return { group: GROUP, version: VERSION, plural: PLURAL, namespace };
+  private write(path: string, options: CallOptions): Promise<Session> {
+    return requestJson<Session>(this.kube, path, { ...options, query: { fieldManager: this.fieldManager } });
   }
 
   async get(namespace: string, name: string): Promise<Session | undefined> {
     try {
-      return (await this.api.getNamespacedCustomObject({ ...this.ref(namespace), name })) as Session;
+      return await requestJson<Session>(this.kube, `${sessionsPath(namespace)}/${name}`);
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
@@ -31,21 +41,19 @@ export class SessionClient {
   }
 
   async list(namespace: string, labelSelector?: string): Promise<SessionList> {
-    const list = (await this.api.listNamespacedCustomObject({ ...this.ref(namespace), labelSelector })) as {
-      items: Session[];
-      metadata?: { resourceVersion?: string };
-    };
+    const list = await requestJson<{ items: Session[]; metadata?: { resourceVersion?: string } }>(
+      this.kube, sessionsPath(namespace), { query: { labelSelector } });
     return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
   }
 
   async create(namespace: string, name: string, spec: SessionSpec, metadata: Partial<Session['metadata']> = {}): Promise<Session> {
     const body = { apiVersion: API_VERSION, kind: KIND, metadata: { ...metadata, name, namespace }, spec };
-    return (await this.api.createNamespacedCustomObject({ ...this.ref(namespace), body })) as Session;
+    return this.write(sessionsPath(namespace), { method: 'POST', body });
   }
 
   /** JSON merge patch of metadata and/or spec. */
   async patch(namespace: string, name: string, patch: { metadata?: object; spec?: Partial<SessionSpec> }): Promise<Session> {
-    return (await this.api.patchNamespacedCustomObject({ ...this.ref(namespace), name, body: patch }, mergePatch)) as Session;
+    return this.write(`${sessionsPath(namespace)}/${name}`, { method: 'PATCH', body: patch, contentType: MERGE_PATCH });
   }
 
   /**
@@ -54,12 +62,12 @@ export class SessionClient {
    */
   async patchStatus(namespace: string, name: string, status: Partial<SessionStatus> | Record<string, unknown>, resourceVersion?: string): Promise<Session> {
     const body = { ...(resourceVersion ? { metadata: { resourceVersion } } : {}), status };
-    return (await this.api.patchNamespacedCustomObjectStatus({ ...this.ref(namespace), name, body }, mergePatch)) as Session;
+    return this.write(`${sessionsPath(namespace)}/${name}/status`, { method: 'PATCH', body, contentType: MERGE_PATCH });
   }
 
   async delete(namespace: string, name: string): Promise<void> {
     try {
-      await this.api.deleteNamespacedCustomObject({ ...this.ref(namespace), name });
+      await requestJson(this.kube, `${sessionsPath(namespace)}/${name}`, { method: 'DELETE' });
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }

@@ -37,3 +37,7 @@ export function parseDuration(text: string): number {
 export function phoneHash(phone: string): string {
   return createHash('sha256').update(phone).digest('hex').slice(0, 16);
 }
+
+/** Cuts text to max characters, ending with the marker when it had to cut. */
+export const truncate = (text: string, max: number, marker = '…'): string =>
+  text.length <= max ? text : `${text.slice(0, Math.max(0, max - marker.length))}${marker}`;

@@ -1,6 +1,7 @@
 // The one definition of the Session resource: TypeScript types (Static<>) and the CRD's
 // openAPIV3Schema (scripts/generate-crd.ts) both come from here.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { SESSION_DEFAULTS } from './defaults.ts';
 
 export const GROUP = 'tether.dev';
 export const VERSION = 'v1alpha1';
@@ -66,8 +67,8 @@ export const SessionSpec = Type.Object({
     description: 'name of the per-phone PersistentVolumeClaim (derived from the phone hash)', ...immutable('workspace is immutable'),
   }),
   timeouts: Type.Optional(Type.Object({
-    run: Type.Optional(Type.String({ pattern: DURATION_PATTERN, default: '60m', description: 'whole-run limit' })),
-    approval: Type.Optional(Type.String({ pattern: DURATION_PATTERN, default: '30m', description: 'limit on one pending request' })),
+    run: Type.Optional(Type.String({ pattern: DURATION_PATTERN, default: SESSION_DEFAULTS.timeouts.run, description: 'whole-run limit' })),
+    approval: Type.Optional(Type.String({ pattern: DURATION_PATTERN, default: SESSION_DEFAULTS.timeouts.approval, description: 'limit on one pending request' })),
   })),
   cancel: Type.Optional(Type.Boolean({ default: false })),
   decisions: Type.Optional(Type.Array(Decision, {

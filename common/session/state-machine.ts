@@ -1,5 +1,6 @@
 // The Session lifecycle as one pure function: (phase, event) → next phase + effects.
-// Controller and runner both call transition(); neither re-implements the table.
+// Controller and runner both call transition() and perform the effects it returns; neither
+// re-implements the table. How each effect is carried out: docs/controller.md (State machine).
 import type { Phase } from './schema.ts';
 
 export const TERMINAL_PHASES = ['Succeeded', 'Rejected', 'Cancelled', 'TimedOut', 'Failed'] as const satisfies readonly Phase[];
@@ -21,6 +22,7 @@ export const Reason = {
   Published: 'Published',
   Completed: 'Completed',
   Cancelled: 'Cancelled',
+  QueueCleared: 'QueueCleared',
   ApprovalTimeout: 'ApprovalTimeout',
   RunTimeout: 'RunTimeout',
   PodLost: 'PodLost',
@@ -31,14 +33,15 @@ export type Reason = (typeof Reason)[keyof typeof Reason];
 
 export type Event =
   | { type: 'Enqueue' } //                   another session of this phone is active
-  | { type: 'QueueFull' } //                 already 5 queued for this phone
+  | { type: 'QueueFull' } //                 already maxQueued waiting for this phone
   | { type: 'PodCreated' } //                phone has no active session; runner Pod made
   | { type: 'RunnerStarted' }
   | { type: 'RequestRaised'; kind: 'tool' | 'question' | 'changes' | 'plan' }
   | { type: 'Decided'; kind: 'tool' | 'question' | 'changes' | 'plan'; approved: boolean }
   | { type: 'Published' }
   | { type: 'FinishedWithoutChanges' }
-  | { type: 'Cancel' }
+  | { type: 'Cancel' } //                    the user's cancel (spec.cancel)
+  | { type: 'QueueCleared' } //              an earlier Session's end cleared the queue this one waited in
   | { type: 'ApprovalTimeout' }
   | { type: 'RunTimeout' }
   | { type: 'PodLost' }
@@ -46,22 +49,50 @@ export type Event =
   | { type: 'InvalidSpec' };
 
 export type Effect =
-  | 'CreatePod' //          controller: make the runner Pod
+  | 'CreatePod' //          controller: make the runner Pod (with its workspace and credentials)
   | 'DeletePod' //          controller: delete the runner Pod (grace period lets the runner stop the agent)
-  | 'ClearPhoneQueue' //    controller: cancel every Queued session of this phone
-  | 'StartNextQueued' //    controller: admit the oldest Queued session of this phone
-  | 'RevertWorkspace' //    runner: git checkout . && git clean -fd
+  | 'ClearPhoneQueue' //    controller: cancel (QueueCleared) the phone's Sessions waiting when this one ended
+  | 'StartNextQueued' //    controller: admit the oldest waiting Session of this phone
+  | 'RevertWorkspace' //    runner: git checkout . && git clean -fd, before the phase is written
   | 'Publish' //            runner: branch, commit, push, pull request
   | 'ResumeAgent' //        runner: hand the decision back to the agent
-  | 'SetCompletionTime';
+  | 'SetCompletionTime'; // whoever writes the phase: status.completionTime
 
 export type Transition =
   | { ok: true; phase: Phase; reason: Reason; effects: Effect[] }
   | { ok: false; error: string };
 
+/** A transition the table allowed. */
+export type Step = Extract<Transition, { ok: true }>;
+
 const done = (extra: Effect[] = []): Effect[] => ['SetCompletionTime', 'DeletePod', ...extra];
 
+/** Every way a Session ends: its final phase and the effects of ending so. */
+const ENDINGS = {
+  [Reason.QueueFull]: { phase: 'Failed', effects: ['SetCompletionTime'] },
+  [Reason.InvalidSpec]: { phase: 'Failed', effects: ['SetCompletionTime', 'StartNextQueued'] },
+  [Reason.QueueCleared]: { phase: 'Cancelled', effects: done() },
+  [Reason.Cancelled]: { phase: 'Cancelled', effects: done(['ClearPhoneQueue']) },
+  [Reason.Rejected]: { phase: 'Rejected', effects: done(['ClearPhoneQueue']) },
+  [Reason.ApprovalTimeout]: { phase: 'TimedOut', effects: done(['ClearPhoneQueue']) },
+  [Reason.Published]: { phase: 'Succeeded', effects: done(['StartNextQueued']) },
+  [Reason.Completed]: { phase: 'Succeeded', effects: done(['StartNextQueued']) },
+  [Reason.RunTimeout]: { phase: 'Failed', effects: done(['StartNextQueued']) },
+  [Reason.PodLost]: { phase: 'Failed', effects: done(['StartNextQueued']) },
+  [Reason.AgentFailed]: { phase: 'Failed', effects: done(['StartNextQueued']) },
+} as const satisfies Partial<Record<Reason, { phase: Phase; effects: readonly Effect[] }>>;
+type Ending = keyof typeof ENDINGS;
+
+/**
+ * The effects of a Session's end, read back from the reason it ended with (its Finished
+ * condition): what the controller still performs for an end someone else wrote.
+ */
+export function endingEffects(reason: string): readonly Effect[] {
+  return (ENDINGS as Partial<Record<string, { effects: readonly Effect[] }>>)[reason]?.effects ?? [];
+}
+
 const to = (phase: Phase, reason: Reason, effects: Effect[] = []): Transition => ({ ok: true, phase, reason, effects });
+const end = (reason: Ending, first: Effect[] = []): Transition => to(ENDINGS[reason].phase, reason, [...first, ...ENDINGS[reason].effects]);
 
 /** `undefined` phase means a Session nobody has looked at yet. */
 export function transition(phase: Phase | undefined, event: Event): Transition {
@@ -74,10 +105,10 @@ export function transition(phase: Phase | undefined, event: Event): Transition {
       if (phase === undefined) return to('Queued', Reason.Queued);
       break;
     case 'QueueFull':
-      if (phase === undefined) return to('Failed', Reason.QueueFull, ['SetCompletionTime']);
+      if (phase === undefined) return end(Reason.QueueFull);
       break;
     case 'InvalidSpec':
-      if (fresh) return to('Failed', Reason.InvalidSpec, ['SetCompletionTime']);
+      if (fresh) return end(Reason.InvalidSpec);
       break;
     case 'PodCreated':
       if (fresh) return to('Starting', Reason.PodCreated, ['CreatePod']);
@@ -91,36 +122,33 @@ export function transition(phase: Phase | undefined, event: Event): Transition {
     case 'Decided':
       if (phase !== 'AwaitingApproval') break;
       if (event.kind === 'changes') {
-        return event.approved
-          ? to('Publishing', Reason.Approved, ['Publish'])
-          : to('Rejected', Reason.Rejected, ['RevertWorkspace', ...done(['ClearPhoneQueue'])]);
+        return event.approved ? to('Publishing', Reason.Approved, ['Publish']) : end(Reason.Rejected, ['RevertWorkspace']);
       }
-      if (event.kind === 'plan' && !event.approved) {
-        return to('Rejected', Reason.Rejected, done(['ClearPhoneQueue']));
-      }
+      if (event.kind === 'plan' && !event.approved) return end(Reason.Rejected);
       return to('Working', event.kind === 'question' ? Reason.Answered : Reason.Approved, ['ResumeAgent']);
     case 'Published':
-      if (phase === 'Publishing') return to('Succeeded', Reason.Published, done(['StartNextQueued']));
+      if (phase === 'Publishing') return end(Reason.Published);
       break;
     case 'FinishedWithoutChanges':
-      if (phase === 'Working') return to('Succeeded', Reason.Completed, done(['StartNextQueued']));
+      if (phase === 'Working') return end(Reason.Completed);
+      break;
+    case 'QueueCleared':
+      if (fresh) return end(Reason.QueueCleared);
       break;
     case 'Cancel':
-      if (active || fresh) return to('Cancelled', Reason.Cancelled, done(['ClearPhoneQueue']));
+      if (active || fresh) return end(Reason.Cancelled);
       break;
     case 'ApprovalTimeout':
-      if (phase === 'AwaitingApproval') return to('TimedOut', Reason.ApprovalTimeout, done(['ClearPhoneQueue']));
+      if (phase === 'AwaitingApproval') return end(Reason.ApprovalTimeout);
       break;
     case 'RunTimeout':
-      if (active) return to('Failed', Reason.RunTimeout, done(['StartNextQueued']));
+      if (active) return end(Reason.RunTimeout);
       break;
     case 'PodLost':
-      if (active) return to('Failed', Reason.PodLost, done(['StartNextQueued']));
+      if (active) return end(Reason.PodLost);
       break;
     case 'AgentFailed':
-      if (phase === 'Working' || phase === 'AwaitingApproval' || phase === 'Publishing') {
-        return to('Failed', Reason.AgentFailed, done(['StartNextQueued']));
-      }
+      if (phase === 'Working' || phase === 'AwaitingApproval' || phase === 'Publishing') return end(Reason.AgentFailed);
       break;
   }
   return { ok: false, error: `${event.type} is not allowed in phase ${phase ?? '(new)'}` };

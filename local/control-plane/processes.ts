@@ -44,11 +44,22 @@ export interface ManagedOptions {
   group?: boolean;
   /** Also hands every output line (stdout and stderr) to this callback. */
   onLine?: (line: string) => void;
+  /** Run as this user (needs root and setpriv): uid, gid, supplementary groups; no new privileges. */
+  user?: { uid: number; gid: number; groups: number[] };
+}
+
+function setprivArgs(options: ManagedOptions): string[] {
+  const args = ['--pdeathsig', 'KILL'];
+  const user = options.user;
+  if (!user) return args;
+  const groups = user.groups.length ? [`--groups=${user.groups.join(',')}`] : ['--clear-groups'];
+  return [...args, `--reuid=${user.uid}`, `--regid=${user.gid}`, ...groups, '--no-new-privs'];
 }
 
 export function startManaged(name: string, bin: string, args: string[], logFile: string, options: ManagedOptions = {}): Managed {
   hookExit();
-  const [cmd, cmdArgs] = hasSetpriv ? ['setpriv', ['--pdeathsig', 'KILL', '--', bin, ...args]] : [bin, args];
+  if (options.user && !hasSetpriv) throw new Error(`${name}: running as uid ${options.user.uid} needs setpriv (util-linux)`);
+  const [cmd, cmdArgs] = hasSetpriv ? ['setpriv', [...setprivArgs(options), '--', bin, ...args]] : [bin, args];
   const log = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(cmd, cmdArgs, {
     stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? inheritedEnv(), cwd: options.cwd, detached: options.group ?? false,

@@ -1,15 +1,16 @@
 // A local stand-in for a kubelet (dev and test tool): registers a Node, binds unscheduled
-// Pods to it, runs each Pod's first container as a local process (see pod-process.ts),
-// reports Pod phase and container state, and honours deletion with SIGTERM → grace → SIGKILL.
+// Pods to it, runs each of a Pod's containers as a local process tree under the container's own
+// user (pod-run.ts, identity.ts), reports Pod phase and container states, and honours deletion
+// with SIGTERM → grace → SIGKILL.
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type pino from 'pino';
 import { isNotFound } from '../../common/kube/errors.ts';
 import { createInformer, type Informer } from '../../common/kube/informer.ts';
 import { hostEnv } from '../config.ts';
-import { localProcess, podDir, type NodeLayout } from './pod-process.ts';
-import { startManaged, type Managed } from '../control-plane/processes.ts';
+import type { Managed } from '../control-plane/processes.ts';
+import { canSwitchUser } from './identity.ts';
+import type { NodeLayout } from './pod-process.ts';
+import { runPod, type PodRun } from './pod-run.ts';
 
 export interface NodeAgentOptions extends NodeLayout {
   kubeConfig: KubeConfig;
@@ -26,27 +27,23 @@ export interface NodeAgentOptions extends NodeLayout {
 export interface NodeAgent {
   nodeName: string;
   stop(): Promise<void>;
-  /** The local process of a Pod (namespace/name), if it runs. */
-  processOf(key: string): Managed | undefined;
+  /** The local process of a Pod's container (namespace/name; the first regular container by default), if it runs. */
+  processOf(key: string, container?: string): Managed | undefined;
 }
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const now = () => new Date().toISOString();
 
-function containerStatus(pod: V1Pod, state: object, ready: boolean) {
-  const c = pod.spec!.containers[0]!;
-  return [{ name: c.name, image: c.image ?? 'local', imageID: 'local', ready, started: ready, restartCount: 0, state }];
-}
-
 export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAgent> {
   const { kubeConfig: kc, logger } = options;
   const nodeName = options.nodeName ?? 'tether-local';
   const core = kc.makeApiClient(CoreV1Api);
-  const running = new Map<string, Managed>();
+  const running = new Map<string, PodRun>();
   const busy = new Set<string>();
   const startedHere = new Set<string>(); // pod uids this agent has run
   const baseEnv = { PATH: hostEnv().PATH, ...options.env };
 
+  if (options.runAsUsers && !canSwitchUser()) logger.warn('the local node agent is not root: every container runs as its user, without the per-container isolation a cluster gives');
   await registerNode(core, nodeName);
   const heartbeat = setInterval(() => void markNodeReady(core, nodeName).catch((e) => logger.warn({ err: e }, 'node heartbeat failed')), 20_000);
 
@@ -54,50 +51,27 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     core.patchNamespacedPodStatus({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { status } }, mergePatch);
 
   async function start(key: string, pod: V1Pod) {
-    const dir = podDir(options, pod);
-    await mkdir(dir, { recursive: true });
-    let spec;
-    try {
-      spec = await localProcess(kc, options, pod, baseEnv);
-    } catch (error) {
-      logger.error({ err: error, pod: key }, 'cannot start pod');
-      const terminated = { terminated: { exitCode: 128, reason: 'StartError', message: String((error as Error).message), finishedAt: now() } };
-      await patchStatus(pod, { phase: 'Failed', message: String((error as Error).message), containerStatuses: containerStatus(pod, terminated, false) });
-      return;
-    }
-    const startedAt = now();
     startedHere.add(pod.metadata!.uid!);
-    const proc = startManaged(key, spec.command, spec.args, join(dir, 'output.log'), {
-      env: spec.env, cwd: spec.cwd, group: true, onLine: (line) => options.onPodOutput?.(key, line),
-    });
-    running.set(key, proc);
-    logger.info({ pod: key, pid: proc.child.pid }, 'pod process started');
-    await patchStatus(pod, {
-      phase: 'Running', hostIP: '127.0.0.1', podIP: '127.0.0.1', startTime: startedAt,
-      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: startedAt }],
-      containerStatuses: containerStatus(pod, { running: { startedAt } }, true),
-    });
-    void proc.exited.then(async (code) => {
-      running.delete(key);
-      const signal = proc.child.signalCode;
-      const exitCode = code ?? (signal === 'SIGKILL' ? 137 : 143);
-      logger.info({ pod: key, exitCode, signal }, 'pod process exited');
-      const terminated = { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: now() } };
-      await patchStatus(pod, {
-        phase: exitCode === 0 ? 'Succeeded' : 'Failed',
-        conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: now(), reason: 'PodCompleted' }],
-        containerStatuses: containerStatus(pod, terminated, false),
-      }).catch((e) => { if (!isNotFound(e)) throw e; });
-      reconcile(key);
-    }).catch((error) => logger.error({ err: error, pod: key }, 'reporting pod exit failed'));
+    const run = await runPod({
+      kubeConfig: kc, layout: options, logger, env: baseEnv, onOutput: (line) => options.onPodOutput?.(key, line),
+      patchStatus: (status) => patchStatus(pod, status),
+    }, key, pod);
+    if (!run) return;
+    running.set(key, run);
+    void run.finished.catch((e) => { if (!isNotFound(e)) throw e; })
+      .catch((error) => logger.error({ err: error, pod: key }, 'reporting pod exit failed'))
+      .finally(() => {
+        running.delete(key);
+        reconcile(key);
+      });
   }
 
   async function terminate(key: string, pod: V1Pod) {
-    const proc = running.get(key);
-    if (proc) {
+    const run = running.get(key);
+    if (run) {
       const grace = (pod.metadata!.deletionGracePeriodSeconds ?? pod.spec!.terminationGracePeriodSeconds ?? 30) * 1000;
-      logger.info({ pod: key, graceMs: grace }, 'stopping pod process');
-      await proc.stop(grace);
+      logger.info({ pod: key, graceMs: grace }, 'stopping pod processes');
+      await run.stop(grace);
     }
     await core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, gracePeriodSeconds: 0 })
       .catch((e) => { if (!isNotFound(e)) throw e; });
@@ -130,7 +104,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   // One handler run per pod at a time; a change that arrives meanwhile is handled after it.
   const again = new Set<string>();
   const informer: Informer<V1Pod> = createInformer<V1Pod>({
-    kubeConfig: kc, path: options.namespace ? `/api/v1/namespaces/${options.namespace}/pods` : '/api/v1/pods', logger: logger.child({ informer: 'pods' }),
+    kube: kc, path: options.namespace ? `/api/v1/namespaces/${options.namespace}/pods` : '/api/v1/pods', logger: logger.child({ informer: 'pods' }),
   });
   function reconcile(key: string) {
     if (busy.has(key)) {
@@ -151,7 +125,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
 
   return {
     nodeName,
-    processOf: (key) => running.get(key),
+    processOf: (key, container) => running.get(key)?.process(container),
     async stop() {
       clearInterval(heartbeat);
       informer.stop();

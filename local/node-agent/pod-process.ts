@@ -1,9 +1,12 @@
-// Turns a Pod's first container into a local process: command, env, working dir and
-// volumes mapped onto folders, and a kubeconfig holding the Pod's own ServiceAccount token.
+// Turns each of a Pod's containers into a local process: command, env, working dir and the
+// volumes that container mounts mapped onto folders, its user, and a kubeconfig holding the
+// Pod's own ServiceAccount token when the container mounts it.
 import { AuthenticationV1Api, CoreV1Api, type KubeConfig, type V1Container, type V1EnvVar, type V1Pod, type V1Volume } from '@kubernetes/client-node';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SERVICE_ACCOUNT_DIR } from '../../common/kube/connection.ts';
 import { kubeconfigYaml } from '../control-plane/control-plane.ts';
+import { claimVolume, containerUser, openStatePath, sharedNodeBinary, type User } from './identity.ts';
 
 export interface NodeLayout {
   /** Repository root; the image's /app maps here. */
@@ -12,16 +15,19 @@ export interface NodeLayout {
   stateDir: string;
   server: string;
   caFile: string;
+  /** Run containers as their securityContext's users (root only); see identity.ts. */
+  runAsUsers?: boolean;
 }
 
 export interface LocalProcessSpec {
+  container: string;
   command: string;
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /** Undefined: runs as the node agent's own user. */
+  user?: User;
 }
-
-const SA_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** Replaces a leading in-container path (mount path or /app) with its local folder. */
 export function mapPath(value: string, mounts: Array<[string, string]>): string {
@@ -56,8 +62,10 @@ async function tokenFor(kc: KubeConfig, pod: V1Pod, audience: string | undefined
   return response.status!.token!;
 }
 
-/** Writes projected volumes (tokens, CA, namespace) and creates the other volume folders. */
-async function materializeVolumes(kc: KubeConfig, layout: NodeLayout, pod: V1Pod): Promise<void> {
+/** Writes projected volumes (tokens, CA, namespace), creates the other volume folders, and sets who may use each. */
+export async function materializeVolumes(kc: KubeConfig, layout: NodeLayout, pod: V1Pod): Promise<void> {
+  openStatePath(layout.stateDir, layout.runAsUsers ?? false);
+  await mkdir(podDir(layout, pod), { recursive: true, mode: 0o711 });
   for (const volume of pod.spec!.volumes ?? []) {
     const dir = volumeDir(layout, pod, volume);
     await mkdir(dir, { recursive: true });
@@ -74,6 +82,7 @@ async function materializeVolumes(kc: KubeConfig, layout: NodeLayout, pod: V1Pod
         if (item.fieldRef?.fieldPath === 'metadata.name') await writeFile(join(dir, item.path), pod.metadata!.name!);
       }
     }
+    claimVolume(dir, pod, volume, layout.runAsUsers ?? false);
   }
 }
 
@@ -106,10 +115,22 @@ async function envValue(kc: KubeConfig, pod: V1Pod, env: V1EnvVar): Promise<stri
   return undefined;
 }
 
-/** Everything needed to start the Pod's first container as a local process. */
-export async function localProcess(kc: KubeConfig, layout: NodeLayout, pod: V1Pod, nodeEnv: Record<string, string>): Promise<LocalProcessSpec> {
-  const container: V1Container = pod.spec!.containers[0]!;
-  await materializeVolumes(kc, layout, pod);
+/** The Pod's sidecars (init containers that keep running) first, then its containers. */
+export const podContainers = (pod: V1Pod): V1Container[] => [
+  ...(pod.spec!.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'),
+  ...pod.spec!.containers,
+];
+
+async function writeKubeconfig(layout: NodeLayout, pod: V1Pod, container: V1Container, saDir: string, user: User | undefined): Promise<string> {
+  const kubeconfig = join(podDir(layout, pod), `${container.name}.kubeconfig`);
+  const token = (await readFile(join(saDir, 'token'), 'utf8')).trim();
+  await writeFile(kubeconfig, kubeconfigYaml(layout.server, { caCert: layout.caFile }, { name: 'pod', token }), { mode: 0o600 });
+  if (user) await chown(kubeconfig, user.uid, user.gid);
+  return kubeconfig;
+}
+
+/** Everything needed to start one container as a local process (volumes already materialized). */
+export async function containerProcess(kc: KubeConfig, layout: NodeLayout, pod: V1Pod, container: V1Container, nodeEnv: Record<string, string>): Promise<LocalProcessSpec> {
   const volumes = new Map((pod.spec!.volumes ?? []).map((v) => [v.name, volumeDir(layout, pod, v)]));
   const mounts: Array<[string, string]> = [['/app', layout.repoRoot]];
   for (const mount of container.volumeMounts ?? []) {
@@ -118,25 +139,23 @@ export async function localProcess(kc: KubeConfig, layout: NodeLayout, pod: V1Po
   }
   mounts.sort((a, b) => b[0].length - a[0].length);
 
+  const user = containerUser(pod, container, layout.runAsUsers ?? false);
   const env: Record<string, string> = { ...nodeEnv };
   for (const item of container.env ?? []) {
     const value = await envValue(kc, pod, item);
     if (value !== undefined) env[item.name] = mapPath(value, mounts);
   }
-  const saDir = mounts.find(([inside]) => inside === SA_MOUNT)?.[1];
-  if (saDir) {
-    const kubeconfig = join(podDir(layout, pod), 'kubeconfig');
-    const token = (await readFile(join(saDir, 'token'), 'utf8')).trim();
-    await writeFile(kubeconfig, kubeconfigYaml(layout.server, { caCert: layout.caFile }, { name: 'pod', token }), { mode: 0o600 });
-    env.KUBECONFIG = kubeconfig;
-  }
+  const saDir = mounts.find(([inside]) => inside === SERVICE_ACCOUNT_DIR)?.[1];
+  if (saDir) env.KUBECONFIG = await writeKubeconfig(layout, pod, container, saDir, user);
   const [command, ...args] = [...(container.command ?? []), ...(container.args ?? [])].map((part) => mapPath(part, mounts));
-  if (!command) throw new Error(`pod ${pod.metadata!.name}: container has no command (the local node agent does not read images)`);
+  if (!command) throw new Error(`pod ${pod.metadata!.name}: container ${container.name} has no command (the local node agent does not read images)`);
   return {
-    command: command === 'node' ? process.execPath : command,
+    container: container.name,
+    command: command === 'node' ? (user ? sharedNodeBinary(layout.stateDir) : process.execPath) : command,
     args,
     env,
     cwd: mapPath(container.workingDir ?? '/app', mounts),
+    user,
   };
 }
 

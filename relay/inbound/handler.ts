@@ -4,11 +4,14 @@ import type { Logger } from 'pino';
 import { isConflict } from '../../common/kube/errors.ts';
 import { maskPhone, phoneHash } from '../../common/session/display.ts';
 import { ANNOTATION_RECEIVED_AT } from '../../common/session/order.ts';
+import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { ANNOTATION_DELIVERED, LABEL_PART_OF, LABEL_PHONE_HASH, sessionName, workspaceName } from '../../common/session/names.ts';
 import { LIMITS, type Session, type SessionSpec } from '../../common/session/schema.ts';
+import { writeDelivered } from '../delivered-state.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { Outbox } from '../outbound/outbox.ts';
-import { writeDelivered } from '../outbound/plan.ts';
+import type { PhoneLanes } from '../phone-lane.ts';
+import type { SessionApi } from '../session-store.ts';
 import { text } from '../text.ts';
 import type { MessageClaims } from './claims.ts';
 import type { PhoneView } from './phone-view.ts';
@@ -25,20 +28,16 @@ export interface InboundMessage {
   receivedAt?: string;
 }
 
-export interface SessionApi {
-  get(namespace: string, name: string): Promise<Session | undefined>;
-  create(namespace: string, name: string, spec: SessionSpec, metadata?: Partial<Session['metadata']>): Promise<Session>;
-  patch(namespace: string, name: string, patch: { metadata?: object; spec?: Partial<SessionSpec> }): Promise<Session>;
-}
-
 export interface InboundOptions {
   sessions: SessionApi;
   claims: MessageClaims;
   phones: PhoneView;
+  lanes: PhoneLanes;
   outbox: Outbox;
   namespace: string;
   repo: SessionSpec['repo'];
-  timeouts: { run: string; approval: string };
+  /** spec.timeouts of new Sessions, and how many commands a phone may have waiting */
+  defaults: SessionDefaults;
   metrics: RelayMetrics;
   logger: Logger;
   /** messages processed at once (default 16); more raises throughput and webhook ack latency */
@@ -85,8 +84,8 @@ export class InboundHandler {
       return await this.limit(() => this.handle(message));
     } catch (error) {
       this.o.metrics.inboundFailures.inc();
-      this.o.logger.error({ phoneHash: phoneHash(message.from), err: String(error) }, 'could not accept an inbound message');
-      await this.o.outbox.enqueue(message.from, () => this.o.outbox.deliver(message.from, [{ text: text.failedToAccept() }]));
+      this.o.logger.error({ phoneHash: phoneHash(message.from), err: error }, 'could not accept an inbound message');
+      await this.o.lanes.run(message.from, () => this.o.outbox.deliver(message.from, [{ text: text.failedToAccept() }]));
       return 'failed';
     }
   }
@@ -105,10 +104,10 @@ export class InboundHandler {
     }
     this.o.phones.noteInbound(message.from);
     let outcome: InboundOutcome = 'empty';
-    await this.o.outbox.enqueue(message.from, async () => {
+    await this.o.lanes.run(message.from, async () => {
       const reply = await this.act(message).catch((error: unknown) => {
         this.o.metrics.inboundFailures.inc();
-        this.o.logger.error({ phoneHash: phoneHash(message.from), err: String(error) }, 'could not act on an inbound message');
+        this.o.logger.error({ phoneHash: phoneHash(message.from), err: error }, 'could not act on an inbound message');
         return { kind: 'empty', reply: text.failedToAccept() } as const;
       });
       outcome = reply.kind;
@@ -120,7 +119,7 @@ export class InboundHandler {
   private async act(message: InboundMessage): Promise<{ kind: Route['kind']; reply?: string }> {
     const phone = message.from;
     const view = this.o.phones.context(phone);
-    const r = route(message.body, view);
+    const r = route(message.body, view, this.o.defaults.maxQueued);
     const log = this.o.logger.child({ phoneHash: phoneHash(phone) });
     log.info({ route: r.kind, transport: message.transport }, 'inbound message');
     switch (r.kind) {
@@ -128,7 +127,7 @@ export class InboundHandler {
       case 'help': return { kind: r.kind, reply: text.help() };
       case 'tooLong': return { kind: r.kind, reply: text.tooLong(LIMITS.promptChars) };
       case 'nothingPending': return { kind: r.kind, reply: text.nothingPending() };
-      case 'queueFull': return { kind: r.kind, reply: text.queueFull() };
+      case 'queueFull': return { kind: r.kind, reply: text.queueFull(this.o.defaults.maxQueued) };
       case 'instructions': return { kind: r.kind, reply: text.instructions(r.pending, r.hint) };
       case 'status':
       {
@@ -157,7 +156,7 @@ export class InboundHandler {
   private async create(phone: string, prompt: string, queued: boolean, receivedAt: string): Promise<Session> {
     const resume = this.o.phones.resumeId(phone);
     const spec: SessionSpec = {
-      phone, prompt, repo: this.o.repo, workspace: workspaceName(phone), timeouts: { ...this.o.timeouts },
+      phone, prompt, repo: this.o.repo, workspace: workspaceName(phone), timeouts: { ...this.o.defaults.timeouts },
       ...(resume ? { resumeAgentSession: resume } : {}),
     };
     const delivered = writeDelivered({ n: 1, seq: 0, started: !queued, queued });

@@ -2,9 +2,8 @@
 import { arrivedAt, byArrival } from '../../common/session/order.ts';
 import { isActive, isTerminal } from '../../common/session/state-machine.ts';
 import type { Session } from '../../common/session/schema.ts';
-import type { SessionStore } from '../outbound/delivery.ts';
+import type { SessionStore } from '../session-store.ts';
 import type { PhoneContext } from './router.ts';
-
 
 export class PhoneView {
   /** phone → key → Session, kept from the informer's changes (subscribe before it starts) */

@@ -1,8 +1,6 @@
 // What an incoming text means, given where the phone's sessions stand. Pure: no I/O.
 import { LIMITS, type Decision, type Pending, type Phase } from '../../common/session/schema.ts';
 
-export const MAX_QUEUED = 5;
-
 export interface PhoneContext {
   /** The session the phone is talking to: the active one, or the newest not yet admitted. */
   current?: { name: string; phase: Phase | undefined; pending?: Pending };
@@ -106,7 +104,8 @@ function routePending(session: string, pending: Pending, text: string, kw: { wor
   return { kind: 'instructions', pending };
 }
 
-export function route(body: string, context: PhoneContext): Route {
+/** `maxQueued`: how many commands the phone may have waiting; one more is refused. */
+export function route(body: string, context: PhoneContext, maxQueued: number): Route {
   const text = normalize(body);
   if (!text) return { kind: 'empty' };
   const kw = keyword(text);
@@ -119,6 +118,6 @@ export function route(body: string, context: PhoneContext): Route {
   if (body.trim().length > LIMITS.promptChars) return { kind: 'tooLong' };
   const busy = current !== undefined || context.queued > 0;
   if (!busy) return { kind: 'start', prompt: body.trim() };
-  if (context.queued >= MAX_QUEUED) return { kind: 'queueFull' };
+  if (context.queued >= maxQueued) return { kind: 'queueFull' };
   return { kind: 'queue', prompt: body.trim(), position: context.queued + (current ? 2 : 1) };
 }

@@ -4,94 +4,74 @@
 // sends: a second relay replica or a stale cache gets 409 and re-reads. At most once, never twice.
 import type { Logger } from 'pino';
 import { isConflict, isNotFound } from '../../common/kube/errors.ts';
+import { createWorkQueue, type WorkQueue, type WorkResult } from '../../common/kube/work-queue.ts';
+import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { phoneHash } from '../../common/session/display.ts';
 import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
+import { readDelivered, writeDelivered } from '../delivered-state.ts';
+import type { PhoneLanes } from '../phone-lane.ts';
+import type { SessionApi, SessionStore } from '../session-store.ts';
 import type { Outbox } from './outbox.ts';
-import { plan, readDelivered, writeDelivered } from './plan.ts';
-
-/** The part of the shared informer (common/kube/informer.ts) the relay uses. */
-export interface SessionStore {
-  onChange(handler: (key: string, object: Session | undefined) => void): void;
-  get(key: string): Session | undefined;
-  list(): Session[];
-}
-
-/** The part of SessionClient the relay writes with. */
-export interface SessionWriter {
-  get(namespace: string, name: string): Promise<Session | undefined>;
-  patch(namespace: string, name: string, patch: { metadata?: object }): Promise<Session>;
-}
+import { plan } from './plan.ts';
 
 export interface DeliveryOptions {
   store: SessionStore;
-  writer: SessionWriter;
+  writer: Pick<SessionApi, 'get' | 'patch'>;
+  lanes: PhoneLanes;
   outbox: Outbox;
   progressBatchMs: number;
   reminderBeforeMs: number;
+  defaults: SessionDefaults;
   logger: Logger;
 }
 
 const MAX_CONFLICTS = 8;
+/** Retry after a failed check: 500 ms, doubling, at most 30 s. */
+const RETRY = { baseDelayMs: 500, maxDelayMs: 30_000 };
 
 export class Delivery {
   private readonly o: DeliveryOptions;
+  private readonly queue: WorkQueue;
   private readonly written = new Map<string, Session>();
-  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private readonly lastProgressAt = new Map<string, number>();
-  private readonly failures = new Map<string, number>();
   private stopped = false;
 
   constructor(options: DeliveryOptions) {
     this.o = options;
+    this.queue = createWorkQueue({
+      ...RETRY,
+      // Each Session waits in its phone's lane; phones must not wait for each other's Sessions.
+      concurrency: Infinity,
+      handler: (key) => this.check(key),
+      hooks: {
+        retry: (key, retryInMs, err) => options.logger.warn(
+          { session: key.split('/')[1], phoneHash: phoneHash(options.store.get(key)?.spec.phone ?? ''), err, retryInMs }, 'delivery check failed; retrying'),
+      },
+    });
   }
 
   /** Subscribes to the store; call before the informer starts so the initial list is seen. */
   start(): void {
     this.o.store.onChange((key, object) => {
-      if (object) this.schedule(key, object.spec.phone);
-      else this.forget(key);
+      if (object) this.queue.add(key);
+      else this.written.delete(key);
     });
+    this.queue.start();
   }
 
-  stop(): void {
+  /** Stops looking at Sessions; resolves when the checks under way have finished. */
+  async stop(): Promise<void> {
     this.stopped = true;
-    for (const { timer } of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+    await this.queue.stop();
   }
 
-  private forget(key: string): void {
-    this.written.delete(key);
-    const t = this.timers.get(key);
-    if (t) clearTimeout(t.timer);
-    this.timers.delete(key);
-  }
-
-  private schedule(key: string, phone: string): void {
-    if (this.stopped) return;
-    this.o.outbox.enqueue(phone, () => this.evaluate(key)).then(
-      () => this.failures.delete(key),
-      (error: unknown) => {
-        const failures = (this.failures.get(key) ?? 0) + 1;
-        this.failures.set(key, failures);
-        const delay = Math.min(30_000, 250 * 2 ** failures);
-        this.o.logger.warn({ session: key.split('/')[1], phoneHash: phoneHash(phone), err: String(error), retryInMs: delay }, 'delivery check failed; retrying');
-        this.wakeAt(key, phone, Date.now() + delay);
-      },
-    );
-  }
-
-  private wakeAt(key: string, phone: string, at: number): void {
-    if (this.stopped) return;
-    const existing = this.timers.get(key);
-    if (existing && existing.at <= at) return;
-    if (existing) clearTimeout(existing.timer);
-    const timer = setTimeout(() => {
-      this.timers.delete(key);
-      this.schedule(key, phone);
-    }, Math.max(0, at - Date.now()));
-    timer.unref();
-    this.timers.set(key, { at, timer });
+  /** One look at a Session, in its phone's lane so its messages keep their order. */
+  private async check(key: string): Promise<WorkResult | void> {
+    const phone = this.current(key)?.spec.phone;
+    if (phone === undefined) return;
+    const wakeAt = await this.o.lanes.run(phone, () => this.evaluate(key));
+    if (wakeAt !== undefined) return { requeueAfterMs: Math.max(0, wakeAt - Date.now()) };
   }
 
   /** The newest view: the informer's copy, unless the relay's own last write is ahead of it. */
@@ -104,19 +84,20 @@ export class Delivery {
     return cached;
   }
 
-  private async evaluate(key: string): Promise<void> {
+  /** Sends what the phone has not been told yet; returns when to look again, if a timer is due. */
+  private async evaluate(key: string): Promise<number | undefined> {
     let session = this.current(key);
+    let wakeAt: number | undefined;
     for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {
-      if (!session || this.stopped) return;
+      if (!session || this.stopped) return wakeAt;
       const phone = session.spec.phone;
-      const now = Date.now();
       const told = readDelivered(session);
       const next = plan(session, told, {
-        now, progressBatchMs: this.o.progressBatchMs, reminderBeforeMs: this.o.reminderBeforeMs,
-        lastProgressAt: this.lastProgressAt.get(phone) ?? 0,
+        now: Date.now(), progressBatchMs: this.o.progressBatchMs, reminderBeforeMs: this.o.reminderBeforeMs,
+        lastProgressAt: this.lastProgressAt.get(phone) ?? 0, defaults: this.o.defaults,
       });
-      if (next.wakeAt !== undefined) this.wakeAt(key, phone, next.wakeAt);
-      if (next.next.n === told.n) return;
+      if (next.wakeAt !== undefined) wakeAt = Math.min(wakeAt ?? Infinity, next.wakeAt);
+      if (next.next.n === told.n) return wakeAt;
       const { namespace, name, resourceVersion } = session.metadata;
       let claimed: Session;
       try {
@@ -124,7 +105,7 @@ export class Delivery {
           metadata: { resourceVersion, annotations: { [ANNOTATION_DELIVERED]: writeDelivered(next.next) } },
         });
       } catch (error) {
-        if (isNotFound(error)) return;
+        if (isNotFound(error)) return wakeAt;
         if (!isConflict(error)) throw error;
         session = await this.o.writer.get(namespace!, name!);
         continue;
@@ -132,7 +113,7 @@ export class Delivery {
       this.written.set(key, claimed);
       await this.o.outbox.deliver(phone, next.parts);
       if (next.sentProgress) this.lastProgressAt.set(phone, Date.now());
-      return;
+      return wakeAt;
     }
     throw new Error(`delivered annotation kept conflicting after ${MAX_CONFLICTS} attempts`);
   }

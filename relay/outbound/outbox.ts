@@ -1,5 +1,5 @@
-// Per-phone ordered sending: one job at a time per phone, a per-sender rate limit, splitting,
-// one media item per message, the 24-hour window, and no retry of a failed send.
+// Sending: a per-sender rate limit, splitting, one media item per message, the 24-hour window,
+// and no retry of a failed send. Callers keep a phone's order by sending from its lane (phone-lane.ts).
 import type { Logger } from 'pino';
 import { phoneHash } from '../../common/session/display.ts';
 import type { RelayMetrics } from '../metrics.ts';
@@ -22,7 +22,6 @@ export interface OutboxOptions {
 
 export class Outbox {
   private readonly options: OutboxOptions;
-  private readonly chains = new Map<string, Promise<void>>();
   private nextSlot = 0;
   private depth = 0;
 
@@ -30,35 +29,29 @@ export class Outbox {
     this.options = options;
   }
 
-  /** Runs `job` after every earlier job of this phone; the returned promise carries its outcome. */
-  enqueue(phone: string, job: () => Promise<void>): Promise<void> {
-    this.setDepth(+1);
-    const previous = this.chains.get(phone) ?? Promise.resolve();
-    const run = previous.then(job).finally(() => this.setDepth(-1));
-    const tail = run.then(() => undefined, () => undefined);
-    this.chains.set(phone, tail);
-    void tail.then(() => {
-      if (this.chains.get(phone) === tail) this.chains.delete(phone);
-    });
-    return run;
-  }
-
-  /** Resolves when every queued job has finished (graceful shutdown, tests). */
-  async idle(): Promise<void> {
-    while (this.chains.size) await Promise.all(this.chains.values());
-  }
-
+  /** Outbound messages accepted by deliver() and not yet sent (or failed). */
   get queueDepth(): number {
     return this.depth;
   }
 
-  /** Sends the parts in order. Call from inside an enqueued job to keep per-phone order. */
+  /** Sends the parts in order. Call from the phone's lane to keep its order. */
   async deliver(phone: string, parts: Part[]): Promise<void> {
     const transport = this.options.transportFor(phone);
-    if (transport.hasWindow && this.windowClosed(phone)) {
-      await this.sendTemplate(transport, phone, parts);
-      return;
+    const messages = transport.hasWindow && this.windowClosed(phone) ? this.template(phone, parts) : this.split(transport, phone, parts);
+    let waiting = messages.length;
+    this.setDepth(waiting);
+    try {
+      for (const message of messages) {
+        await this.sendOnce(transport, message);
+        waiting--;
+        this.setDepth(-1);
+      }
+    } finally {
+      this.setDepth(-waiting);
     }
+  }
+
+  private split(transport: Transport, phone: string, parts: Part[]): OutgoingMessage[] {
     const messages: OutgoingMessage[] = [];
     for (const part of parts) {
       const chunks = part.text ? splitMessage(part.text) : [''];
@@ -69,7 +62,7 @@ export class Outbox {
         ...(part.actions && i === chunks.length - 1 ? { actions: part.actions } : {}),
       }));
     }
-    for (const message of messages) await this.sendOnce(transport, message);
+    return messages;
   }
 
   private windowClosed(phone: string): boolean {
@@ -77,15 +70,15 @@ export class Outbox {
     return last !== undefined && Date.now() - last > this.options.windowMs;
   }
 
-  private async sendTemplate(transport: Transport, phone: string, parts: Part[]): Promise<void> {
-    const log = this.options.logger.child({ phoneHash: phoneHash(phone) });
+  /** Outside the 24-hour window only a template may be sent: one, previewing the parts. */
+  private template(phone: string, parts: Part[]): OutgoingMessage[] {
     if (!this.options.templateSid) {
       this.options.metrics.messagesSent.inc({ result: 'window_closed' });
-      log.warn({ parts: parts.length }, 'outside the 24-hour window and no TWILIO_TEMPLATE_SID: messages not sent');
-      return;
+      this.options.logger.warn({ phoneHash: phoneHash(phone), parts: parts.length }, 'outside the 24-hour window and no TWILIO_TEMPLATE_SID: messages not sent');
+      return [];
     }
     const preview = parts.map((p) => p.text ?? '').join(' ').replace(/\s+/g, ' ').slice(0, 200);
-    await this.sendOnce(transport, { to: phone, template: { contentSid: this.options.templateSid, variables: { 1: preview } } });
+    return [{ to: phone, template: { contentSid: this.options.templateSid, variables: { 1: preview } } }];
   }
 
   private async waitForSlot(): Promise<void> {
@@ -106,7 +99,7 @@ export class Outbox {
       if (!(error instanceof SendError)) throw error;
       // 63016: outside WhatsApp's 24-hour window (our record of the last inbound message was off)
       this.options.metrics.messagesSent.inc({ result: error.code === 63016 ? 'window_closed' : 'failed' });
-      this.options.logger.error({ phoneHash: phoneHash(message.to), status: error.status, code: error.code, err: error.message },
+      this.options.logger.error({ phoneHash: phoneHash(message.to), status: error.status, code: error.code, err: error },
         'send failed; not retried (a send is not idempotent)');
     } finally {
       stop();

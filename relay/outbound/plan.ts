@@ -1,28 +1,11 @@
 // What the phone still needs to hear about one Session, given what it has been told. Pure.
-import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
+import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { isActive, isTerminal } from '../../common/session/state-machine.ts';
 import type { Media, Session } from '../../common/session/schema.ts';
 import { parseDuration } from '../../common/session/display.ts';
+import type { Delivered } from '../delivered-state.ts';
 import { text } from '../text.ts';
 import type { QuickReply } from '../transports/transport.ts';
-
-/**
- * The `tether.dev/delivered` annotation (JSON). `n` counts writes so the newest copy wins
- * between the informer cache and the relay's own last write.
- */
-export interface Delivered {
-  n: number;
-  /** the user was told the command started ("On it"), or that it was queued */
-  started?: boolean;
-  queued?: boolean;
-  /** highest status.progress seq sent */
-  seq: number;
-  /** id of the last pending request shown, and of the last one reminded about */
-  pending?: string;
-  reminded?: string;
-  /** terminal phase reported */
-  done?: string;
-}
 
 export interface Part {
   text?: string;
@@ -35,6 +18,8 @@ export interface PlanOptions {
   progressBatchMs: number;
   lastProgressAt: number;
   reminderBeforeMs: number;
+  /** for a Session without its own timeouts, and the queue limit the phone is told about */
+  defaults: SessionDefaults;
 }
 
 export interface Plan {
@@ -44,19 +29,6 @@ export interface Plan {
   /** when to look at this Session again even if nothing changes (batching, reminder) */
   wakeAt?: number;
 }
-
-export function readDelivered(session: Session): Delivered {
-  const raw = session.metadata.annotations?.[ANNOTATION_DELIVERED];
-  if (!raw) return { n: 0, seq: 0 };
-  try {
-    const parsed = JSON.parse(raw) as Partial<Delivered>;
-    return { ...parsed, n: Number(parsed.n) || 0, seq: Number(parsed.seq) || 0 };
-  } catch {
-    return { n: 0, seq: 0, started: true }; // unreadable: assume the start was announced, resend the rest
-  }
-}
-
-export const writeDelivered = (d: Delivered) => JSON.stringify(d);
 
 const isRelayMedia = (m: Media) => !m.ref.startsWith('file:');
 
@@ -95,7 +67,7 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   }
 
   const pending = phase === 'AwaitingApproval' ? status.pending : undefined;
-  const approval = session.spec.timeouts?.approval ?? '30m';
+  const approval = session.spec.timeouts?.approval ?? options.defaults.timeouts.approval;
   if (pending && pendingDue) {
     if (pending.kind === 'changes') {
       const diff = status.result?.media?.find((m) => m.kind === 'diff' && isRelayMedia(m));
@@ -122,7 +94,7 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
         parts.push({ media: shot, text: shot.caption });
       }
     }
-    parts.push({ text: text.finished(session) });
+    parts.push({ text: text.finished(session, options.defaults) });
     next.done = phase;
   }
 

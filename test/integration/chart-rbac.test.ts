@@ -31,6 +31,7 @@ afterAll(async () => {
 describe('controller ServiceAccount', () => {
   it('has exactly the intended permissions in its namespace', async () => {
     expect(await extraPermissions(CONTROLLER, ns)).toEqual([
+      'events.events.k8s.io [] create',
       'leases.coordination.k8s.io [] create get update',
       'persistentvolumeclaims [] create get list watch',
       'pods [] create delete get list watch',

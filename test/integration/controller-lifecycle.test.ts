@@ -1,4 +1,4 @@
-// Every phase transition of DESIGN §2, driven through the real API server: the controller
+// Every phase transition of docs/architecture.md ("Phases"), driven through the real API server: the controller
 // in-process, the kubelet and the runner played by the test through the API.
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';

@@ -4,7 +4,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { phoneHash } from '../../common/session/display.ts';
 import { workspaceName } from '../../common/session/names.ts';
-import { createSession, runnerPods, controllerSuite } from '../support/controller.ts';
+import { createSession, reconcilePasses, runnerPods, controllerSuite } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 
 const t = controllerSuite('ctl-bad');
@@ -18,6 +18,7 @@ describe('malformed Sessions', () => {
     ['a repo URL that is not git', { repo: { url: 'please use my repo' } }, {}, /spec\.repo\.url "please use my repo" is not a git URL/],
     ['a zero run timeout', { timeouts: { run: '0s' } }, {}, /spec\.timeouts\.run must be longer than 0s/],
   ])('fails a Session with %s: Failed/InvalidSpec, a clear message, no Pod, no retry storm', async (_label, spec, labels, message) => {
+    const before = await reconcilePasses(t.running.metrics);
     const name = await createSession(t.sessions, t.ns, phone, spec, labels);
     const failed = await eventually(async () => {
       const s = await t.sessions.get(t.ns, name);
@@ -27,7 +28,9 @@ describe('malformed Sessions', () => {
     expect(failed.status?.conditions?.find((c) => c.type === 'Finished')).toMatchObject({ reason: 'InvalidSpec', message: expect.stringMatching(message) });
     expect(failed.status?.result?.message).toMatch(message);
     await new Promise((r) => setTimeout(r, 1000));
-    expect(t.running.controller.passes.get(`${t.ns}/${name}`)).toBeLessThanOrEqual(4);
+    const after = await reconcilePasses(t.running.metrics);
+    expect(after.errors - before.errors).toBe(0);
+    expect(after.total - before.total).toBeLessThanOrEqual(4);
     expect((await runnerPods(t.kc, t.ns)).some((p) => p.startsWith(name))).toBe(false);
   });
 

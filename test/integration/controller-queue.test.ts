@@ -45,8 +45,11 @@ describe('per-phone queue', () => {
     await expectPhases(names, ['Starting', 'Queued', 'Queued']);
     await t.sessions.patch(t.ns, names[0]!, { spec: { cancel: true } });
     await expectPhases(names, ['Cancelled', 'Cancelled', 'Cancelled']);
-    const swept = await t.sessions.get(t.ns, names[2]!);
-    expect(swept?.status?.result?.message).toContain(names[0]);
+    const ended = await Promise.all(names.map((n) => t.sessions.get(t.ns, n)));
+    // The table: Cancel clears the phone's queue; QueueCleared (the swept ones) clears nothing more.
+    expect(ended.map((s) => s?.status?.conditions?.find((c) => c.type === 'Finished')?.reason)).toEqual(['Cancelled', 'QueueCleared', 'QueueCleared']);
+    expect(ended.every((s) => s?.status?.completionTime)).toBe(true);
+    expect(ended[2]?.status?.result?.message).toContain(names[0]);
     await eventually(async () => expect(await podsOf(names)).toEqual([]));
 
     await new Promise((r) => setTimeout(r, 1100));
@@ -71,6 +74,20 @@ describe('per-phone queue', () => {
     await runnerWrites(t.sessions, t.ns, c, { phase: 'AwaitingApproval', pending: { id: 'y', kind: 'changes', createdAt: now() } });
     await runnerWrites(t.sessions, t.ns, c, { phase: 'Rejected', completionTime: now() });
     await expectPhases([c, d], ['Rejected', 'Cancelled']);
+  });
+
+  it('a queued Session that fails its spec passes its place on; the next starts only once the phone is free', async () => {
+    const phone = newPhone();
+    const names: string[] = [];
+    for (let i = 0; i < 3; i++) names.push(await createSession(t.sessions, t.ns, phone));
+    await expectPhases(names, ['Starting', 'Queued', 'Queued']);
+    await t.sessions.patch(t.ns, names[1]!, { spec: { timeouts: { run: '0s' } } });
+    await expectPhases(names, ['Starting', 'Failed', 'Queued']);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await phases(names)).toEqual(['Starting', 'Failed', 'Queued']);
+    await runnerWrites(t.sessions, t.ns, names[0]!, { phase: 'Working' });
+    await runnerWrites(t.sessions, t.ns, names[0]!, { phase: 'Succeeded', completionTime: now() });
+    await expectPhases(names, ['Succeeded', 'Failed', 'Starting']);
   });
 
   it('refuses a 6th queued command with Failed/QueueFull', async () => {

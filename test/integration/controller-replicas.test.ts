@@ -9,7 +9,7 @@ import type { SessionClient } from '../../common/kube/sessions.ts';
 import { createMetrics } from '../../controller/metrics.ts';
 import { createReplica, type Replica } from '../../controller/replica.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
-import { createSession, phaseOf, runnerWrites, startController, testConfig, testLogger } from '../support/controller.ts';
+import { createSession, phaseOf, reconcilePasses, runnerWrites, startController, testConfig, testLogger } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 
 let kc: KubeConfig;
@@ -65,9 +65,10 @@ describe('controller restarts and replicas', () => {
     const ns = await namespace('ctl-ha');
     const lease = { durationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 200 };
     const lost: string[] = [];
-    const replicas: Replica[] = ['r1', 'r2'].map((identity) => createReplica({
+    const metrics = ['r1', 'r2'].map(() => createMetrics(() => [], { defaultMetrics: false }));
+    const replicas: Replica[] = ['r1', 'r2'].map((identity, i) => createReplica({
       kubeConfig: kc, config: { ...testConfig(ns, { TETHER_LEADER_ELECTION: 'true' }), identity }, logger: testLogger,
-      metrics: createMetrics(() => [], { defaultMetrics: false }), lease, onLostLeadership: () => lost.push(identity),
+      metrics: metrics[i]!, lease, onLostLeadership: () => lost.push(identity),
     }));
     await Promise.all(replicas.map((r) => r.start()));
     try {
@@ -77,16 +78,18 @@ describe('controller restarts and replicas', () => {
         return leading[0]!;
       });
       const follower = replicas.find((r) => r !== leader)!;
+      const followerMetrics = metrics[replicas.indexOf(follower)]!;
       expect(follower.ready()).toBe(true);
       const a = await createSession(sessions, ns, '+14155559002');
       await eventually(async () => expect(await phaseOf(sessions, ns, a)).toBe('Starting'));
       expect(follower.controller).toBeUndefined();
+      expect((await reconcilePasses(followerMetrics)).total).toBe(0);
 
       await leader.stop();
       await eventually(() => expect(follower.leading).toBe(true), 3000);
       const b = await createSession(sessions, ns, '+14155559003');
       await eventually(async () => expect(await phaseOf(sessions, ns, b)).toBe('Starting'));
-      expect(follower.controller?.passes.get(`${ns}/${b}`)).toBeGreaterThan(0);
+      expect((await reconcilePasses(followerMetrics)).total).toBeGreaterThan(0);
       expect(lost).toEqual([]);
     } finally {
       await Promise.all(replicas.map((r) => r.stop()));

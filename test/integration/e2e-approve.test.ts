@@ -39,7 +39,7 @@ describe('end to end: approve and reject', () => {
     const [session] = await e2e.list();
     expect(session!.status?.phase).toBe('Succeeded');
     expect(session!.status?.result?.prUrl).toBe(pull.html_url);
-    // A simple change reaches its pull request in at most six messages (PHONE-UX).
+    // A simple change reaches its pull request in at most six messages (docs/architecture.md, "What the phone sees").
     expect(phone.received().length).toBeLessThanOrEqual(6);
     for (const message of phone.received()) expect(message.body.length).toBeLessThanOrEqual(1600);
   });

@@ -1,8 +1,16 @@
 // The shared informer against the real API server, with faults injected by a proxy.
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeAccess } from '../../common/kube/connection.ts';
+import { apiError } from '../../common/kube/errors.ts';
 import { createInformer, type Informer } from '../../common/kube/informer.ts';
+import { loadConnection } from '../../common/kube/kubeconfig.ts';
+import { getJson } from '../../common/kube/raw.ts';
+import { kubeconfigYaml } from '../../local/control-plane/control-plane.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace } from '../support/cluster.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { eventually } from '../support/eventually.ts';
@@ -28,11 +36,11 @@ afterAll(async () => {
   await deleteNamespace(kc, ns);
 });
 
-function configMaps(over: KubeConfig, extra: { labelSelector?: string; stallTimeoutMs?: number; watchTimeoutSeconds?: number } = {}) {
+function configMaps(over: KubeAccess, extra: { labelSelector?: string; name?: string; stallTimeoutMs?: number; watchTimeoutSeconds?: number } = {}) {
   const restarts: string[] = [];
   const changes: Array<[string, string | undefined]> = [];
   const informer = createInformer<V1ConfigMap>({
-    kubeConfig: over, path: `/api/v1/namespaces/${ns}/configmaps`, logger,
+    kube: over, path: `/api/v1/namespaces/${ns}/configmaps`, logger,
     onRestart: (reason) => restarts.push(reason), backoffMs: { min: 20, max: 200 }, ...extra,
   });
   informer.onChange((key, object) => changes.push([key, object?.data?.v]));
@@ -47,6 +55,22 @@ const update = (name: string, v: string) =>
 const remove = (name: string) => core.deleteNamespacedConfigMap({ name, namespace: ns });
 const values = (informer: Informer<V1ConfigMap>) =>
   Object.fromEntries(informer.list().filter((c) => c.metadata?.labels?.t === 'x').map((c) => [c.metadata!.name!, c.data?.v]));
+
+/** A connection as a ServiceAccount whose Role grants only get and watch on the ConfigMap `name`. */
+async function onlyGetAndWatch(name: string): Promise<KubeAccess> {
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const meta = { name: `reader-${name}`, namespace: ns };
+  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: meta } });
+  await rbac.createNamespacedRole({ namespace: ns, body: { metadata: meta, rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [name], verbs: ['get', 'watch'] }] } });
+  await rbac.createNamespacedRoleBinding({
+    namespace: ns,
+    body: { metadata: meta, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: meta.name }, subjects: [{ kind: 'ServiceAccount', ...meta }] },
+  });
+  const { status } = await core.createNamespacedServiceAccountToken({ namespace: ns, name: meta.name, body: { spec: { audiences: [], expirationSeconds: 600 } } });
+  const file = join(mkdtempSync(join(tmpdir(), 'tether-reader-')), 'kubeconfig');
+  writeFileSync(file, kubeconfigYaml(kc.getCurrentCluster()!.server, { caCert: kc.getCurrentCluster()!.caFile! }, { name: meta.name, token: status!.token }));
+  return loadConnection({ KUBECONFIG: file });
+}
 
 describe('informer on a real API server', () => {
   it('lists, then reports each change level-based: the object, or undefined when gone', async () => {
@@ -116,6 +140,46 @@ describe('informer on a real API server', () => {
     proxy.freeze(false);
     await eventually(() => expect(values(informer).e1).toBe('1'));
     await remove('e1');
+  });
+
+  it('watches one object by name with only get and watch on it (no list), through the short kubeconfig path', async () => {
+    const limited = await onlyGetAndWatch('solo');
+    await expect(getJson(limited, `/api/v1/namespaces/${ns}/configmaps`)).rejects.toSatisfy((e) => apiError(e)?.code === 403);
+    const { informer, restarts, changes } = configMaps(limited, { name: 'solo' });
+    await informer.start();
+    expect(informer.list()).toEqual([]);
+    await put('solo', '1');
+    await put('other', '1');
+    await update('solo', '2');
+    await remove('solo');
+    await eventually(() => expect(changes).toEqual([[`${ns}/solo`, '1'], [`${ns}/solo`, '2'], [`${ns}/solo`, undefined]]));
+    expect(restarts).toEqual([]);
+    await remove('other');
+  });
+
+  it('one object by name: on 410 Gone it reads the object again and watches from the newest version', async () => {
+    await put('g1', '1');
+    const seen = proxy.requests.length;
+    const { informer, restarts } = configMaps(proxy.kubeConfig, { name: 'g1' });
+    await informer.start();
+    proxy.freeze(true);
+    await update('g1', '2');
+    proxy.goneOnNextWatch();
+    proxy.freeze(false);
+    proxy.dropAll();
+    await eventually(() => expect(values(informer)).toEqual({ g1: '2' }));
+    await update('g1', '3');
+    await eventually(() => expect(values(informer)).toEqual({ g1: '3' }));
+    expect(restarts.filter((r) => r === 'gone')).toHaveLength(1);
+    const requests = proxy.requests.slice(seen);
+    const collection = requests.filter((r) => r.includes('/configmaps?'));
+    expect(collection.length).toBeGreaterThanOrEqual(2);
+    expect(collection.filter((r) => !(r.includes('watch=1') && r.includes('fieldSelector=metadata.name%3Dg1')))).toEqual([]);
+    expect(requests.filter((r) => r.endsWith('/configmaps/g1')).length).toBeGreaterThanOrEqual(2);
+    // After the read, the watch starts at the newest version (an object's own version may be compacted away).
+    const afterRead = requests.slice(requests.findLastIndex((r) => r.endsWith('/configmaps/g1')));
+    expect(afterRead.find((r) => r.includes('watch=1'))).toContain('resourceVersion=&');
+    await remove('g1');
   });
 
   it('start() rejects when stopped before the first list succeeds', async () => {

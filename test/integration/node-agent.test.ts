@@ -1,6 +1,6 @@
 // The local node agent against the real API server: binding, env and volume mapping, the
 // Pod's own ServiceAccount identity, phases and exit codes, deletion with SIGTERM.
-import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Pod, type V1VolumeMount } from '@kubernetes/client-node';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,7 +78,7 @@ beforeAll(async () => {
   const cluster = kc.getCurrentCluster()!;
   agent = await startNodeAgent({
     kubeConfig: kc, logger: pino({ level: 'warn' }), repoRoot: process.cwd(), stateDir,
-    server: cluster.server, caFile: cluster.caFile!, nodeName: `node-${ns}`, namespace: ns, env: {},
+    server: cluster.server, caFile: cluster.caFile!, nodeName: `node-${ns}`, namespace: ns, env: {}, runAsUsers: true,
   });
 }, 60_000);
 afterAll(async () => {
@@ -114,6 +114,40 @@ describe('local node agent', () => {
     await core.createNamespacedPod({ namespace: ns, body: probePod('secret', {}) });
     await waitForPod('secret', (p) => p?.status?.phase === 'Succeeded');
     expect(JSON.parse(readFileSync(workspaceFile('secret.json'), 'utf8')).env.SECRET_VAL).toBe('ghp_local');
+  });
+
+  it.runIf(process.getuid?.() === 0)('runs each container as its own user with only the volumes it mounts', async () => {
+    const probe = (name: string, uid: number, mounts: V1VolumeMount[], env: Record<string, string>) => ({
+      name, image: 'tether-runner:dev', command: ['node', '/app/test/fixtures/pod-isolation-probe.ts'],
+      securityContext: { runAsUser: uid, runAsGroup: uid },
+      env: Object.entries({ SHARED_DIR: '/ipc', WORKSPACE: '/workspace', ...env }).map(([k, v]) => ({ name: k, value: v })),
+      volumeMounts: [{ name: 'ipc', mountPath: '/ipc' }, { name: 'workspace', mountPath: '/workspace' }, ...mounts],
+    });
+    const pod: V1Pod = { metadata: { name: 'pair' }, spec: {
+      serviceAccountName: 'probe', automountServiceAccountToken: false, restartPolicy: 'Never', terminationGracePeriodSeconds: 5,
+      securityContext: { fsGroup: 2000 },
+      initContainers: [{ ...probe('supervisor', 2001, [{ name: 'creds', mountPath: '/creds' }], { ROLE: 'supervisor', TOKEN_FILE: '/creds/token' }), restartPolicy: 'Always' }],
+      containers: [probe('agent', 2002, [], { ROLE: 'agent', FOREIGN_TOKEN: 'set below' })],
+      volumes: [
+        { name: 'ipc', emptyDir: {} },
+        { name: 'workspace', persistentVolumeClaim: { claimName: 'ws-pair' } },
+        { name: 'creds', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] } },
+      ],
+    } };
+    await core.createNamespacedPod({ namespace: ns, body: pod });
+    const done = await waitForPod('pair', (p) => p?.status?.phase === 'Succeeded' || p?.status?.phase === 'Failed');
+    expect(done!.status!.phase).toBe('Succeeded');
+    // The sidecar runs until its Pod's regular containers have finished; then the node stops it (SIGTERM: 143).
+    expect(done!.status!.initContainerStatuses![0]).toMatchObject({ name: 'supervisor', state: { terminated: { exitCode: 143 } } });
+    expect(done!.status!.containerStatuses![0]).toMatchObject({ name: 'agent', state: { terminated: { exitCode: 0 } } });
+    const shared = join(stateDir, 'pods', `${ns}_pair_${done!.metadata!.uid!.slice(0, 8)}`, 'volumes', 'ipc');
+    const supervisor = JSON.parse(readFileSync(join(shared, 'supervisor.json'), 'utf8'));
+    const agentSaw = JSON.parse(readFileSync(join(shared, 'agent.json'), 'utf8'));
+    expect(supervisor).toMatchObject({ uid: 2001, gid: 2001, token: 'ok' });
+    expect(supervisor.groups).toContain(2000);
+    expect(agentSaw.groups).not.toContain(2001);
+    expect(agentSaw).toMatchObject({ uid: 2002, gid: 2002, token: 'EACCES', environ: 'EACCES', signal: 'EPERM', workspace: 'ok' });
+    expect(readFileSync(join(stateDir, 'volumes', ns, 'ws-pair', 'agent-wrote.txt'), 'utf8')).toBe('hi');
   });
 
   it('stops the whole process group with SIGTERM when the pod is deleted, then removes the pod', async () => {

@@ -43,7 +43,7 @@ const progress = (n: number) => Array.from({ length: n }, (_, i) => ({ seq: i + 
 const set = (name: string, status: Partial<SessionStatus>) => sessions.patchStatus(ns, name, status);
 const settle = async () => {
   await new Promise((r) => setTimeout(r, 700));
-  await relay!.outbox.idle();
+  await relay!.lanes.idle();
 };
 
 async function runnerToken(session: string): Promise<string> {

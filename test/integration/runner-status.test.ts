@@ -1,12 +1,13 @@
 // The runner's status writer against the real apiserver: batching, bounded progress, optimistic
 // writes that re-read and retry on 409, and respect for a terminal phase written by someone else.
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionClient } from '../../common/kube/sessions.ts';
-import { makeRedactor } from '../../runner-image/redact.ts';
+import { FIELD_MANAGERS, SessionClient } from '../../common/kube/sessions.ts';
+import { makeRedactor } from '../../common/log.ts';
 import { SessionFinished, StatusWriter } from '../../runner-image/status.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
+import { eventually } from '../support/eventually.ts';
 import { createStartedSession, specFor } from '../support/runner.ts';
 
 let kc: KubeConfig;
@@ -21,7 +22,7 @@ afterAll(async () => deleteNamespace(kc, ns));
 async function writerFor(batchMs = 400) {
   const name = await createStartedSession(sessions, ns, specFor('script:\nsay: hi', '/tmp/none/acme/web.git'));
   const writer = new StatusWriter({
-    api: kc.makeApiClient(CustomObjectsApi), namespace: ns, name, redact: makeRedactor(['s3cr3t-value']), log: pino({ level: 'silent' }), batchMs,
+    sessions: new SessionClient(kc, FIELD_MANAGERS.runner), namespace: ns, name, redact: makeRedactor(['s3cr3t-value']), log: pino({ level: 'silent' }), batchMs,
   });
   await writer.load();
   return { name, writer };
@@ -81,6 +82,22 @@ describe('runner status writer', () => {
     expect(status).not.toContain('s3cr3t-value');
     expect(status).not.toContain('ghp_0123');
     expect(status).toContain('using [redacted] now');
+  });
+
+  it('never moves back to an older copy the watch delivers late; picks up newer ones by reading again', async () => {
+    const { name, writer } = await writerFor();
+    const starting = (await sessions.get(ns, name))!;
+    expect(await writer.move({ type: 'RunnerStarted' })).toBe(true);
+    const seen: Array<string | undefined> = [];
+    writer.onChange((s) => seen.push(s.status?.phase));
+    writer.noticed(starting);
+    await writer.load();
+    expect(writer.phase).toBe('Working');
+    expect(seen.every((phase) => phase === 'Working')).toBe(true);
+    const cancelled = await sessions.patch(ns, name, { spec: { cancel: true } });
+    writer.noticed(cancelled);
+    await eventually(() => expect(writer.session?.spec.cancel).toBe(true));
+    expect(writer.phase).toBe('Working');
   });
 
   it('never overwrites a terminal phase written by someone else', async () => {

@@ -3,6 +3,7 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
+import { isNotFound } from '../../common/kube/errors.ts';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH, runnerName, sessionName, workspaceName } from '../../common/session/names.ts';
@@ -66,9 +67,22 @@ export async function runnerWrites(sessions: SessionClient, namespace: string, s
   return sessions.patchStatus(namespace, session, status);
 }
 
+/** The Session's runner Pod; undefined only when the API server says NotFound (any other error throws). */
 export async function podOf(kc: KubeConfig, namespace: string, session: string): Promise<V1Pod | undefined> {
   const core = kc.makeApiClient(CoreV1Api);
-  return core.readNamespacedPod({ namespace, name: runnerName(session) }).catch(() => undefined);
+  try {
+    return await core.readNamespacedPod({ namespace, name: runnerName(session) });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Reconcile passes so far (all results), from the controller's own metric. */
+export async function reconcilePasses(metrics: ControllerMetrics): Promise<{ total: number; errors: number }> {
+  const { values } = await metrics.registry.getSingleMetric('tether_reconcile_total')!.get();
+  const sum = (keep: (result: string) => boolean) => values.filter((v) => keep(String(v.labels.result))).reduce((n, v) => n + v.value, 0);
+  return { total: sum(() => true), errors: sum((r) => r === 'error') };
 }
 
 export async function runnerPods(kc: KubeConfig, namespace: string): Promise<string[]> {

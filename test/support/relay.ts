@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { createInformer } from '../../common/kube/informer.ts';
-import { GROUP, PLURAL, VERSION, type Session } from '../../common/session/schema.ts';
+import { withSharedConnections } from '../../common/kube/shared-connections.ts';
+import { sessionsPath } from '../../common/kube/sessions.ts';
+import type { Session } from '../../common/session/schema.ts';
 import { loadConfig, type RelayConfig } from '../../relay/config.ts';
-import { reuseConnections } from '../../relay/kube-connections.ts';
 import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
 import { startRelay, type RunningRelay } from '../../relay/server.ts';
 import type { FakeTwilio } from '../fakes/twilio.ts';
@@ -42,10 +43,10 @@ export async function startTestRelay(options: {
   const config = { ...loadConfig(env), port: 0 };
   const logger = pino({ level: process.env.RELAY_TEST_LOG ?? 'silent' });
   const metrics = createMetrics();
+  const kubeConfig = withSharedConnections(options.kubeConfig);
   const store = createInformer<Session>({
-    kubeConfig: options.kubeConfig, logger, path: `/apis/${GROUP}/${VERSION}/namespaces/${options.namespace}/${PLURAL}`,
+    kube: kubeConfig, logger, path: sessionsPath(options.namespace),
   });
-  reuseConnections(options.kubeConfig);
-  const relay = await startRelay({ config, kubeConfig: options.kubeConfig, store, logger, metrics }, '127.0.0.1');
+  const relay = await startRelay({ config, kubeConfig, store, logger, metrics }, '127.0.0.1');
   return Object.assign(relay, { config, metrics });
 }

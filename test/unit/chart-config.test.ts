@@ -10,6 +10,7 @@ import { loadConfig as loadControllerConfig } from '../../controller/config.ts';
 import { ENV as RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
 import { CHART_CRD_PATH, CRD_OUTPUTS, CRD_PATH, sessionCrdYaml } from '../../common/session/crd-yaml.ts';
 import { sessionCrd } from '../../common/session/crd.ts';
+import { MAX_QUEUED_CEILING, SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { CHART_DIR, HELM_SETUP_TIMEOUT, everythingOn, find, helm, helmBin, podTemplate, render, type KubeObject, type PodTemplate } from './chart-render.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
@@ -105,6 +106,19 @@ it('controller config carries non-default values through', async () => {
   });
 });
 
+it('gives the relay and the controller the same Session defaults, which are the code\'s', async () => {
+  const values = parse(readFileSync(`${CHART_DIR}/values.yaml`, 'utf8')) as { sessions: unknown };
+  expect(values.sessions).toEqual(SESSION_DEFAULTS);
+  const schema = JSON.parse(readFileSync(`${CHART_DIR}/values.schema.json`, 'utf8')) as { properties: { sessions: { properties: { maxQueued: { maximum: number } } } } };
+  expect(schema.properties.sessions.properties.maxQueued.maximum).toBe(MAX_QUEUED_CEILING);
+  const objects = await render({ sessions: { maxQueued: 7, timeouts: { run: '3h', approval: '20m' } } });
+  const sessionVariables = ['TETHER_MAX_QUEUED', 'TETHER_RUN_TIMEOUT', 'TETHER_APPROVAL_TIMEOUT'];
+  for (const component of ['relay', 'controller']) {
+    const env = data(find(objects, 'ConfigMap', component));
+    expect(sessionVariables.map((name) => env[name]), component).toEqual(['7', '3h', '20m']);
+  }
+});
+
 describe.each([
   ['default values', {}],
   ['every optional part on', everythingOn],
@@ -134,7 +148,10 @@ describe.each([
       expect(config.timeouts).toEqual({ run: '2h', approval: '45m' });
       expect(config.webChat?.phone).toBe('+15555550100');
       expect(config.inboundConcurrency).toBe(32);
+      expect(config.maxQueued).toBe(3);
     } else {
+      expect(config.maxQueued).toBe(SESSION_DEFAULTS.maxQueued);
+      expect(config.timeouts).toEqual(SESSION_DEFAULTS.timeouts);
       // Without Twilio credentials the chart switches the web chat on: the relay needs a transport.
       expect(config.twilio).toBeUndefined();
       expect(config.webChat).toEqual({ token: 't'.repeat(24), phone: '+15555550100' });

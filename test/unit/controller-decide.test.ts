@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { admit, clearedBy } from '../../controller/admission.ts';
-import { decideActive, decideTerminal, specProblem } from '../../controller/decide.ts';
+import { decide, decideActive, specProblem } from '../../controller/decide.ts';
 import type { Phase } from '../../common/session/schema.ts';
 import { testSession, unitConfig } from './controller-fixtures.ts';
 
@@ -32,8 +32,11 @@ describe('admit', () => {
     expect(admit(queued('b', 10, 31), [cancelled], 5)).toEqual({ kind: 'run' });
     expect(admit(session('c', 29), [cancelled], 5)).toEqual({ kind: 'cleared', by: 'x' });
     expect(admit(session('c', 30), [cancelled], 5)).toEqual({ kind: 'run' });
-    const swept = session('y', 1, 'Cancelled', { status: { completionTime: at(31) } });
-    expect(clearedBy(queued('b', 20, 31.5), [swept]), 'a Session cancelled by the sweep does not sweep again').toBeUndefined();
+    const finished = (reason: string) => [{ type: 'Finished', status: 'True' as const, reason, message: '', lastTransitionTime: at(31) }];
+    const swept = session('y', 1, 'Cancelled', { status: { completionTime: at(31), conditions: finished('QueueCleared') } });
+    expect(clearedBy(queued('b', 20, 30.5), [cancelled, swept]), 'a Session cancelled by the sweep (QueueCleared) does not sweep again').toBeUndefined();
+    const cancelledByController = session('z', 1, 'Cancelled', { cancel: true, status: { completionTime: at(31), conditions: finished('Cancelled') } });
+    expect(clearedBy(queued('b', 20, 30.5), [cancelledByController])).toBe('z');
     for (const phase of ['Rejected', 'TimedOut'] as const) {
       expect(admit(queued('b', 10), [session('x', 0, phase, { status: { completionTime: at(30) } })], 5).kind).toBe('cleared');
     }
@@ -49,44 +52,48 @@ const config = unitConfig({ defaultRunTimeoutMs: 3_600_000, defaultApprovalTimeo
 describe('decideActive', () => {
   const working = testSession({ phase: 'Working', status: { startTime: at(0) } });
   it('waits for the run deadline while the Pod runs', () => {
-    expect(decideActive(working, pod('Running'), new Date(at(60)), config)).toEqual({ deletePod: false, requeueAfterMs: 3_540_000 });
+    expect(decideActive(working, pod('Running'), new Date(at(60)), config)).toEqual({ requeueAfterMs: 3_540_000 });
   });
   it('fails a run past its deadline and stops the Pod', () => {
-    expect(decideActive(working, pod('Running'), new Date(at(3600)), config)).toMatchObject({ event: { type: 'RunTimeout' }, deletePod: true });
+    expect(decideActive(working, pod('Running'), new Date(at(3600)), config)).toMatchObject({ step: { phase: 'Failed', reason: 'RunTimeout', effects: expect.arrayContaining(['DeletePod']) } });
   });
   it('times out an approval from pending.createdAt with the Session\'s own timeout', () => {
     const waiting = testSession({ phase: 'AwaitingApproval', timeouts: { approval: '10m' }, status: { startTime: at(0), pending: { id: 'p', kind: 'changes', createdAt: at(100) } } });
-    expect(decideActive(waiting, pod('Running'), new Date(at(400)), config)).toEqual({ deletePod: false, requeueAfterMs: 300_000 });
-    expect(decideActive(waiting, pod('Running'), new Date(at(700)), config)).toMatchObject({ event: { type: 'ApprovalTimeout' }, deletePod: true });
+    expect(decideActive(waiting, pod('Running'), new Date(at(400)), config)).toEqual({ requeueAfterMs: 300_000 });
+    expect(decideActive(waiting, pod('Running'), new Date(at(700)), config)).toMatchObject({ step: { phase: 'TimedOut', reason: 'ApprovalTimeout', effects: expect.arrayContaining(['DeletePod', 'ClearPhoneQueue']) } });
   });
   it('reports a lost, crashed, evicted or silently finished runner as PodLost', () => {
-    expect(decideActive(working, undefined, new Date(at(1)), config)).toMatchObject({ event: { type: 'PodLost' }, message: expect.stringMatching(/disappeared/) });
+    expect(decideActive(working, undefined, new Date(at(1)), config)).toMatchObject({ step: { reason: 'PodLost' }, message: expect.stringMatching(/disappeared/) });
     const crashed = pod('Failed', { containerStatuses: [{ name: 'runner', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 2, reason: 'Error' } } }] });
-    expect(decideActive(working, crashed, new Date(at(1)), config)).toMatchObject({ event: { type: 'PodLost' }, exitCode: 2, message: 'the runner exited with code 2 (Error)', deletePod: true });
+    expect(decideActive(working, crashed, new Date(at(1)), config)).toMatchObject({ step: { reason: 'PodLost' }, exitCode: 2, message: 'the runner exited with code 2 (Error)' });
     expect(decideActive(working, pod('Failed', { reason: 'Evicted', message: 'low on memory' }), new Date(at(1)), config)).toMatchObject({ message: 'runner pod p failed: Evicted — low on memory' });
     expect(decideActive(working, pod('Succeeded'), new Date(at(1)), config)).toMatchObject({ exitCode: 0, message: /without reporting/ });
-    expect(decideActive(working, pod('Running', {}, { deletionTimestamp: new Date() }), new Date(at(1)), config)).toMatchObject({ event: { type: 'PodLost' }, deletePod: false });
+    expect(decideActive(working, pod('Running', {}, { deletionTimestamp: new Date() }), new Date(at(1)), config)).toMatchObject({ step: { reason: 'PodLost' }, message: expect.stringMatching(/was deleted/) });
   });
 });
 
-describe('decideTerminal', () => {
-  const retention = { podTtlMs: 60_000, historyCount: 2, historyMaxAgeMs: 86_400_000 };
-  const finished = (name: string, done: number, reason = 'Completed', phase: Phase = 'Succeeded') => testSession({
-    name, phase, status: { completionTime: at(done), conditions: [{ type: 'Finished', status: 'True', reason, message: '', lastTransitionTime: at(done) }] },
+describe('decide', () => {
+  const now = new Date(at(100));
+  const decideFor = (s: ReturnType<typeof testSession>, siblings: ReturnType<typeof testSession>[] = []) => decide(s, { siblings }, now, config);
+  it('returns the transition with the effects the state machine gives it', () => {
+    expect(decideFor(session('a', 60)).step).toEqual({ ok: true, phase: 'Starting', reason: 'PodCreated', effects: ['CreatePod'] });
+    expect(decideFor(session('a', 60), [session('x', 0, 'Working')]).step).toMatchObject({ phase: 'Queued', effects: [] });
+    expect(decideFor(queued('a', 60), [session('x', 0, 'Working')])).toEqual({});
+    expect(decideFor(session('a', 60, undefined, { cancel: true })).step).toMatchObject({ phase: 'Cancelled', reason: 'Cancelled', effects: ['SetCompletionTime', 'DeletePod', 'ClearPhoneQueue'] });
+    const clearer = session('x', 0, 'Rejected', { status: { completionTime: at(80) } });
+    expect(decideFor(queued('a', 60), [clearer])).toMatchObject({ step: { phase: 'Cancelled', reason: 'QueueCleared', effects: ['SetCompletionTime', 'DeletePod'] }, message: expect.stringContaining('x') });
+    const full = [session('x', 0, 'Working'), ...[1, 2, 3, 4, 5].map((i) => queued(`q${i}`, i))];
+    expect(decideFor(session('z', 60), full).step).toMatchObject({ phase: 'Failed', reason: 'QueueFull', effects: ['SetCompletionTime'] });
   });
-  it('keeps a finished Pod for its TTL, then deletes it', () => {
-    expect(decideTerminal(finished('a', 0), pod('Succeeded'), [], new Date(at(30)), retention)).toEqual({ deletePod: false, deleteSession: false, requeueAfterMs: 30_000 });
-    expect(decideTerminal(finished('a', 0), pod('Succeeded'), [], new Date(at(60)), retention)).toMatchObject({ deletePod: true, deleteSession: false });
+  it('fails a bad spec or a workspace of another phone with InvalidSpec, which lets the next one start', () => {
+    const bad = testSession({ timeouts: { run: '0s' } });
+    expect(decideFor(bad).step).toMatchObject({ phase: 'Failed', reason: 'InvalidSpec', effects: ['SetCompletionTime', 'StartNextQueued'] });
+    const pvc = { metadata: { labels: { 'tether.dev/phone-hash': '0000000000000000' } } };
+    expect(decide(testSession(), { siblings: [], pvc }, now, config)).toMatchObject({ step: { reason: 'InvalidSpec' }, message: expect.stringMatching(/belongs to another phone/) });
   });
-  it('stops at once a Pod still running after the controller ended the Session', () => {
-    expect(decideTerminal(finished('a', 0, 'Cancelled', 'Cancelled'), pod('Running'), [], new Date(at(1)), retention).deletePod).toBe(true);
-    expect(decideTerminal(finished('a', 0, 'Completed'), pod('Running'), [], new Date(at(1)), retention).deletePod).toBe(false);
-  });
-  it('keeps the newest historyCount finished Sessions per phone and none older than the max age', () => {
-    const all = [finished('a', 0), finished('b', 10), finished('c', 20), testSession({ name: 'd', phase: 'Working' })];
-    const now = new Date(at(100));
-    expect(all.slice(0, 3).map((s) => decideTerminal(s, undefined, all, now, retention).deleteSession)).toEqual([true, false, false]);
-    expect(decideTerminal(finished('c', 20), undefined, all, new Date(at(20 + 86_400)), retention).deleteSession).toBe(true);
+  it('cancels an active Session, stopping its Pod', () => {
+    const working = testSession({ phase: 'Working', cancel: true, status: { startTime: at(0) } });
+    expect(decide(working, { siblings: [], pod: pod('Running') }, now, config).step).toMatchObject({ phase: 'Cancelled', effects: expect.arrayContaining(['DeletePod']) });
   });
 });
 

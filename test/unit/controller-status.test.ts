@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { take } from '../../controller/decide.ts';
 import { computeStatus } from '../../controller/status.ts';
 import { testSession } from './controller-fixtures.ts';
 
@@ -7,7 +8,7 @@ const now = new Date('2026-11-22T08:03:12.000Z');
 describe('computeStatus', () => {
   it('moves a new Session to Starting with pod, start time, admitted condition, display and observedGeneration', () => {
     const session = testSession({ name: 'a' });
-    const { patch, reason } = computeStatus({ session, now, event: { type: 'PodCreated' }, pod: { name: 'a-runner', createdAt: '2026-11-22T08:00:01Z' } });
+    const { patch, reason } = computeStatus({ session, now, step: take(session, { type: 'PodCreated' }), pod: { name: 'a-runner', createdAt: '2026-11-22T08:00:01Z' } });
     expect(reason).toBe('PodCreated');
     expect(patch).toEqual({
       phase: 'Starting',
@@ -21,16 +22,16 @@ describe('computeStatus', () => {
 
   it('writes nothing when nothing changed', () => {
     const session = testSession({ name: 'a' });
-    const first = computeStatus({ session, now, event: { type: 'Enqueue' } });
+    const first = computeStatus({ session, now, step: take(session, { type: 'Enqueue' }) });
     const again = computeStatus({ session: { ...session, status: first.status }, now: new Date(now.getTime() + 5000) });
     expect(again.patch).toBeUndefined();
   });
 
   it('keeps lastTransitionTime while a condition keeps its status', () => {
     const session = testSession({ name: 'a' });
-    const queued = computeStatus({ session, now, event: { type: 'Enqueue' } }).status;
+    const queued = computeStatus({ session, now, step: take(session, { type: 'Enqueue' }) }).status;
     const later = new Date(now.getTime() + 60_000);
-    const started = computeStatus({ session: { ...session, status: queued }, now: later, event: { type: 'PodCreated' }, pod: { name: 'a-runner' } }).status;
+    const started = computeStatus({ session: { ...session, status: queued }, now: later, step: take(session, { type: 'PodCreated' }), pod: { name: 'a-runner' } }).status;
     const admitted = started.conditions!.find((c) => c.type === 'Admitted')!;
     expect(admitted).toMatchObject({ status: 'True', lastTransitionTime: later.toISOString() });
     expect(started.startTime).toBe(later.toISOString());
@@ -38,7 +39,7 @@ describe('computeStatus', () => {
 
   it('ends a Session the controller stops: terminal phase, completion time, Finished condition, result message, duration', () => {
     const session = testSession({ phase: 'AwaitingApproval', status: { startTime: '2026-11-22T08:00:00Z' } });
-    const { patch } = computeStatus({ session, now, event: { type: 'ApprovalTimeout' }, message: 'no decision in time' });
+    const { patch } = computeStatus({ session, now, step: take(session, { type: 'ApprovalTimeout' }), message: 'no decision in time' });
     expect(patch).toMatchObject({
       phase: 'TimedOut',
       completionTime: now.toISOString(),
@@ -60,20 +61,20 @@ describe('computeStatus', () => {
 
   it('records the exit code of a lost runner', () => {
     const session = testSession({ phase: 'Working', status: { startTime: '2026-11-22T08:00:00Z' } });
-    const { patch } = computeStatus({ session, now, event: { type: 'PodLost' }, message: 'the runner exited with code 137', exitCode: 137 });
+    const { patch } = computeStatus({ session, now, step: take(session, { type: 'PodLost' }), message: 'the runner exited with code 137', exitCode: 137 });
     expect(patch?.result).toEqual({ message: 'the runner exited with code 137', exitCode: 137 });
     expect(patch?.phase).toBe('Failed');
   });
 
   it('refuses an illegal transition instead of writing it', () => {
-    expect(() => computeStatus({ session: testSession({ phase: 'Working' }), now, event: { type: 'PodCreated' } })).toThrow(/not allowed in phase Working/);
+    expect(() => take(testSession({ phase: 'Working' }), { type: 'PodCreated' })).toThrow(/not allowed in phase Working/);
   });
 });
 
 describe('computeStatus on a Session the controller already finished', () => {
   it('keeps the Finished reason it wrote (PodLost is not rewritten as AgentFailed)', () => {
     const session = testSession({ phase: 'Working', status: { startTime: '2026-11-22T08:00:00Z' } });
-    const ended = computeStatus({ session, now, event: { type: 'PodLost' }, message: 'the runner exited with code 137', exitCode: 137 }).status;
+    const ended = computeStatus({ session, now, step: take(session, { type: 'PodLost' }), message: 'the runner exited with code 137', exitCode: 137 }).status;
     const later = computeStatus({ session: { ...session, status: ended }, now: new Date(now.getTime() + 1000) });
     expect(later.patch).toBeUndefined();
     expect(later.status.conditions?.find((c) => c.type === 'Finished')?.reason).toBe('PodLost');
@@ -83,7 +84,7 @@ describe('computeStatus on a Session the controller already finished', () => {
 describe('computeStatus with objects as the API server returns them', () => {
   it('sees no change when only the key order differs', () => {
     const session = testSession({ name: 'a' });
-    const written = computeStatus({ session, now, event: { type: 'PodCreated' }, pod: { name: 'a-runner' } }).status;
+    const written = computeStatus({ session, now, step: take(session, { type: 'PodCreated' }), pod: { name: 'a-runner' } }).status;
     const sortKeys = (v: unknown): unknown => (Array.isArray(v) ? v.map(sortKeys) : v && typeof v === 'object'
       ? Object.fromEntries(Object.keys(v).sort().reverse().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])])) : v);
     const fromServer = sortKeys(written) as typeof written;

@@ -1,11 +1,14 @@
 // The inbound handler with an in-memory Session store: what is written and what is replied.
 import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
 import { InboundHandler } from '../../relay/inbound/handler.ts';
 import { PhoneView } from '../../relay/inbound/phone-view.ts';
 import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
 import { Outbox } from '../../relay/outbound/outbox.ts';
+import { PhoneLanes } from '../../relay/phone-lane.ts';
+import type { SessionApi } from '../../relay/session-store.ts';
 import { WebChat } from '../../relay/transports/web.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
 
@@ -15,13 +18,15 @@ let chat: WebChat;
 let metrics: RelayMetrics;
 let seen: Set<string>;
 
-function handler(claim: (id: string) => Promise<boolean> = async (id) => (seen.has(id) ? false : (seen.add(id), true))) {
+const firstClaim = async (id: string) => (seen.has(id) ? false : (seen.add(id), true));
+
+function handler(claim: (id: string) => Promise<boolean> = firstClaim, sessions: SessionApi = store) {
   const logger = pino({ level: 'silent' });
   const phones = new PhoneView(store);
   const outbox = new Outbox({ transportFor: () => chat, mediaUrl: (r) => r, lastInboundAt: () => Date.now(), windowMs: 1e9, ratePerSecond: 1000, metrics, logger });
   return new InboundHandler({
-    sessions: store, claims: { claim }, phones, outbox, namespace: 'ns', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
-    timeouts: { run: '60m', approval: '30m' }, metrics, logger,
+    sessions, claims: { claim }, phones, lanes: new PhoneLanes(), outbox, namespace: 'ns', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
+    defaults: SESSION_DEFAULTS, metrics, logger,
   });
 }
 const msg = (body: string, id = `web-${Math.random()}`) => ({ id, from: phone, body, transport: 'web' as const });
@@ -89,5 +94,38 @@ describe('InboundHandler', () => {
     await store.patchStatus('ns', store.list()[0]!.metadata.name!, { phase: 'Queued' });
     await h.accept(msg('status'));
     expect(replies().at(-1)).toMatch(/^Session [0-9a-f]{4} · Queued for \d+ s · queue: 0$/);
+  });
+
+  it('refuses a command beyond the configured queue limit and says that limit', async () => {
+    const logger = pino({ level: 'silent' });
+    const outbox = new Outbox({ transportFor: () => chat, mediaUrl: (r) => r, lastInboundAt: () => Date.now(), windowMs: 1e9, ratePerSecond: 1000, metrics, logger });
+    const h = new InboundHandler({
+      sessions: store, claims: { claim: firstClaim }, phones: new PhoneView(store), lanes: new PhoneLanes(), outbox, namespace: 'ns',
+      repo: { url: 'https://github.com/acme/web.git' }, defaults: { maxQueued: 1, timeouts: { run: '2h', approval: '45m' } }, metrics, logger,
+    });
+    expect(await h.accept(msg('one'))).toBe('start');
+    expect(await h.accept(msg('two'))).toBe('queue');
+    expect(await h.accept(msg('three'))).toBe('queueFull');
+    expect(replies().at(-1)).toBe('You already have 1 command waiting. Wait for one to finish, or reply *cancel* to clear them.');
+    expect(store.list().map((s) => s.spec.timeouts)).toEqual([{ run: '2h', approval: '45m' }, { run: '2h', approval: '45m' }]);
+  });
+
+  it('does not count inbound work in outbound_queue_depth, only the reply being sent', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let creating!: () => void;
+    const created = new Promise<void>((resolve) => (creating = resolve));
+    const slowCreate: SessionApi = {
+      get: (ns, name) => store.get(ns, name),
+      patch: (ns, name, patch) => store.patch(ns, name, patch),
+      create: async (...args) => (creating(), await gate, store.create(...args)),
+    };
+    const accepted = handler(firstClaim, slowCreate).accept(msg('make the navbar sticky'));
+    await created;
+    expect((await metrics.outboundQueueDepth.get()).values[0]?.value ?? 0).toBe(0);
+    release();
+    expect(await accepted).toBe('start');
+    expect(replies()).toHaveLength(1);
+    expect((await metrics.outboundQueueDepth.get()).values[0]!.value).toBe(0);
   });
 });

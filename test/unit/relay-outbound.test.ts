@@ -2,12 +2,14 @@
 // The Session store is in memory here; test/integration/relay-outbound.test.ts uses the real API server.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
+import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
 import type { SessionStatus } from '../../common/session/schema.ts';
 import { createMetrics } from '../../relay/metrics.ts';
-import { Delivery } from '../../relay/outbound/delivery.ts';
+import { Delivery, type DeliveryOptions } from '../../relay/outbound/delivery.ts';
 import { Outbox } from '../../relay/outbound/outbox.ts';
-import { readDelivered } from '../../relay/outbound/plan.ts';
+import { readDelivered } from '../../relay/delivered-state.ts';
+import { PhoneLanes } from '../../relay/phone-lane.ts';
 import { createTwilioTransport } from '../../relay/transports/twilio.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
@@ -18,7 +20,7 @@ let fake: FakeTwilio;
 let store: MemorySessions;
 const running: Delivery[] = [];
 
-function relay(options: { lastInboundAt?: number; templateSid?: string } = {}) {
+function relay(options: { lastInboundAt?: number; templateSid?: string; writer?: DeliveryOptions['writer'] } = {}) {
   const metrics = createMetrics();
   const transport = createTwilioTransport({ accountSid: fake.accountSid, authToken: fake.authToken, from: 'whatsapp:+14155238886', apiUrl: fake.url });
   const outbox = new Outbox({
@@ -26,10 +28,11 @@ function relay(options: { lastInboundAt?: number; templateSid?: string } = {}) {
     lastInboundAt: () => options.lastInboundAt ?? Date.now(), templateSid: options.templateSid,
     windowMs: 23.5 * 3_600_000, ratePerSecond: 50, metrics, logger,
   });
-  const delivery = new Delivery({ store, writer: store, outbox, progressBatchMs: 300, reminderBeforeMs: 5 * 60_000, logger });
+  const lanes = new PhoneLanes();
+  const delivery = new Delivery({ store, writer: options.writer ?? store, lanes, outbox, progressBatchMs: 300, reminderBeforeMs: 5 * 60_000, defaults: SESSION_DEFAULTS, logger });
   delivery.start();
   running.push(delivery);
-  return { delivery, outbox, metrics };
+  return { delivery, outbox, lanes, metrics };
 }
 
 async function newSession(name = 'abc-20261122080000-7f3a', delivered = { n: 1, seq: 0, started: true }) {
@@ -47,13 +50,13 @@ beforeEach(async () => {
   store = new MemorySessions();
 });
 afterEach(async () => {
-  for (const d of running.splice(0)) d.stop();
+  await Promise.all(running.splice(0).map((d) => d.stop()));
   await fake.close();
 });
 
 describe('outbound delivery', () => {
   it('batches progress, shows a tool request, then the result, in order', async () => {
-    const { outbox } = relay();
+    const { lanes } = relay();
     const name = await newSession();
     await set(name, { phase: 'Working', progress: progress('Reading src/Navbar.tsx') });
     await fake.waitFor(phone, 1);
@@ -72,7 +75,7 @@ describe('outbound delivery', () => {
       result: { prUrl: 'https://github.com/acme/web/pull/412', costUsd: 0.41, tokens: { input: 20_000, output: 8_000 } },
     });
     await fake.waitFor(phone, 4);
-    await outbox.idle();
+    await lanes.idle();
     expect(bodies()[3]).toBe('✅ Pull request opened: https://github.com/acme/web/pull/412\nTook 3 min 12 s · $0.41 · 28k tokens');
     expect(readDelivered((await store.get('ns', name))!)).toMatchObject({ seq: 3, pending: 't1', done: 'Succeeded' });
   });
@@ -115,14 +118,14 @@ describe('outbound delivery', () => {
     fake.failNext(1, 500);
     await set(name, { phase: 'Failed', result: { message: 'npm test failed (3 failing)\n    at Object.<anonymous> (/app/x.js:1:1)' } });
     await new Promise((r) => setTimeout(r, 300));
-    await first.outbox.idle();
+    await first.lanes.idle();
     expect(fake.attempts).toBe(1);
     expect(fake.messages).toHaveLength(0);
     expect(await first.metrics.registry.getSingleMetricAsString('tether_relay_messages_sent_total')).toContain('result="failed"} 1');
-    first.delivery.stop();
+    await first.delivery.stop();
     const second = relay();
     await store.start();
-    await second.outbox.idle();
+    await second.lanes.idle();
     expect(fake.attempts).toBe(1);
   });
 
@@ -131,7 +134,7 @@ describe('outbound delivery', () => {
     const name = await newSession();
     await set(name, { phase: 'Working', progress: progress('one') });
     await fake.waitFor(phone, 1);
-    a.delivery.stop();
+    await a.delivery.stop();
     await set(name, { progress: progress('one', 'two') });
     const b = relay();
     const c = relay();
@@ -139,55 +142,89 @@ describe('outbound delivery', () => {
     await fake.waitFor(phone, 2);
     await set(name, { phase: 'Cancelled' });
     await fake.waitFor(phone, 3);
-    await Promise.all([b.outbox.idle(), c.outbox.idle()]);
+    await Promise.all([b.lanes.idle(), c.lanes.idle()]);
     await new Promise((r) => setTimeout(r, 400));
     expect(bodies()).toEqual(['⏳ one', '⏳ two', '🛑 Session 7f3a cancelled.']);
   });
 
   it('announces a queued command when it starts, and says nothing for a queued command cleared by cancel', async () => {
-    const { outbox } = relay();
+    const { lanes } = relay();
     const queued = await newSession('abc-20261122080001-9b2c', { n: 1, seq: 0, queued: true } as never);
     const cleared = await newSession('abc-20261122080002-1d4e', { n: 1, seq: 0, queued: true } as never);
     await store.patch('ns', cleared, { spec: { cancel: true } });
     await set(cleared, { phase: 'Cancelled' });
     await set(queued, { phase: 'Starting' });
     await fake.waitFor(phone, 1);
-    await outbox.idle();
+    await lanes.idle();
     expect(bodies()).toEqual(['▶️ Starting your queued command (session 9b2c): make the navbar sticky']);
   });
 
   it('reminds once shortly before the approval timeout', async () => {
-    const { outbox } = relay();
+    const { lanes } = relay();
     const name = await newSession();
     const createdAt = new Date(Date.now() - 26 * 60_000).toISOString();
     await set(name, { phase: 'AwaitingApproval', pending: { id: 'c1', kind: 'changes', createdAt } });
     await fake.waitFor(phone, 3);
-    await outbox.idle();
+    await lanes.idle();
     expect(bodies()[2]).toBe('⏰ Still waiting for your approval — it expires in 4 min.');
     await set(name, { progress: [] });
-    await outbox.idle();
+    await lanes.idle();
     expect(fake.to(phone)).toHaveLength(3);
   });
 
   it('counts a send refused for the 24-hour window (63016) apart from other failures', async () => {
-    const { outbox, metrics } = relay();
+    const { lanes, metrics } = relay();
     const name = await newSession();
     fake.failNext(1, 400, 63016);
     await set(name, { phase: 'Rejected' });
     await new Promise((r) => setTimeout(r, 200));
-    await outbox.idle();
+    await lanes.idle();
     expect(await metrics.registry.getSingleMetricAsString('tether_relay_messages_sent_total')).toContain('result="window_closed"} 1');
     expect(fake.attempts).toBe(1);
   });
 
   it('outside the 24-hour window sends the template instead of free text', async () => {
-    const { outbox } = relay({ lastInboundAt: Date.now() - 24 * 3_600_000, templateSid: `HX${'a'.repeat(32)}` });
+    const { lanes } = relay({ lastInboundAt: Date.now() - 24 * 3_600_000, templateSid: `HX${'a'.repeat(32)}` });
     const name = await newSession();
     await set(name, { phase: 'Succeeded', result: { prUrl: 'https://github.com/acme/web/pull/1' } });
     const [sent] = await fake.waitFor(phone, 1);
-    await outbox.idle();
+    await lanes.idle();
     expect(sent!.contentSid).toBe(`HX${'a'.repeat(32)}`);
     expect(JSON.parse(sent!.contentVariables!)).toEqual({ 1: '✅ Pull request opened: https://github.com/acme/web/pull/1' });
     expect(sent!.body).toBe('');
+  });
+
+  it('counts the messages waiting to be sent in outbound_queue_depth, until each is sent or failed', async () => {
+    const { outbox, metrics } = relay();
+    const depth = async () => (await metrics.outboundQueueDepth.get()).values[0]!.value;
+    const long = Array.from({ length: 60 }, (_, i) => `line ${i} ${'x'.repeat(50)}`).join('\n');
+    fake.failNext(1, 500);
+    const sending = outbox.deliver(phone, [{ text: 'one' }, { text: long }]);
+    expect(outbox.queueDepth).toBe(4);
+    expect(await depth()).toBe(4);
+    await sending;
+    expect(fake.attempts).toBe(4);
+    expect(outbox.queueDepth).toBe(0);
+    expect(await depth()).toBe(0);
+  });
+
+  it('retries a check the API server failed, with backoff, and then sends once', async () => {
+    let failures = 0;
+    const writer = {
+      get: (ns: string, name: string) => store.get(ns, name),
+      patch: async (...args: Parameters<MemorySessions['patch']>) => {
+        if (failures++ < 2) throw Object.assign(new Error('etcdserver: request timed out'), { code: 500 });
+        return store.patch(...args);
+      },
+    };
+    relay({ writer });
+    const name = await newSession();
+    const failedAt = Date.now();
+    await set(name, { phase: 'Rejected' });
+    const [sent] = await fake.waitFor(phone, 1);
+    expect(failures).toBe(3);
+    expect(sent!.at - failedAt).toBeGreaterThanOrEqual(1500 - 50); // 500 ms, then 1 s
+    await new Promise((r) => setTimeout(r, 300));
+    expect(bodies()).toEqual(['↩️ Changes undone. Send a new command when you are ready.']);
   });
 });

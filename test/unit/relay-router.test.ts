@@ -1,8 +1,10 @@
 // Every keyword in every phase: what an incoming text means.
 import { describe, expect, it } from 'vitest';
-import { normalize, route, type PhoneContext, type Route } from '../../relay/inbound/router.ts';
+import { normalize, route as routeWith, type PhoneContext, type Route } from '../../relay/inbound/router.ts';
 import type { Pending } from '../../common/session/schema.ts';
 
+const MAX_QUEUED = 5;
+const route = (body: string, context: PhoneContext) => routeWith(body, context, MAX_QUEUED);
 const at = '2026-11-22T08:00:00Z';
 const pendings = {
   tool: { id: 't1', kind: 'tool', tool: 'Bash', input: '{"command":"npm install x"}', createdAt: at },
@@ -20,7 +22,7 @@ const contexts: Record<string, PhoneContext> = {
   queuedOnly: { queued: 2 },
   starting: { current: { name: 's1', phase: 'Starting' }, queued: 0 },
   working: { current: { name: 's1', phase: 'Working' }, queued: 1 },
-  workingFull: { current: { name: 's1', phase: 'Working' }, queued: 5 },
+  workingFull: { current: { name: 's1', phase: 'Working' }, queued: MAX_QUEUED },
   publishing: { current: { name: 's1', phase: 'Publishing' }, queued: 0 },
   tool: { current: { name: 's1', phase: 'AwaitingApproval', pending: pendings.tool }, queued: 0 },
   question: { current: { name: 's1', phase: 'AwaitingApproval', pending: pendings.question }, queued: 0 },
@@ -37,7 +39,7 @@ const decision = (action: string, extra: object = {}) => ({ kind: 'decide', deci
 const command = (ctx: Ctx, prompt: string): object => {
   const c = contexts[ctx]!;
   if (!c.current && c.queued === 0) return { kind: 'start', prompt };
-  if (c.queued >= 5) return { kind: 'queueFull' };
+  if (c.queued >= MAX_QUEUED) return { kind: 'queueFull' };
   return { kind: 'queue', prompt, position: c.queued + (c.current ? 2 : 1) };
 };
 const awaiting = (kind: string) => ({ kind: 'instructions', pending: expect.objectContaining({ kind }) });
@@ -101,6 +103,14 @@ describe('route', () => {
     const multi: Pending = { ...pendings.question, questions: [{ ...pendings.question.questions[0]!, multiSelect: true }] };
     expect(route('1 2', { current: { name: 's1', phase: 'AwaitingApproval', pending: multi }, queued: 0 }))
       .toMatchObject(decision('answer', { answers: { 'Which database?': 'Redis, In-memory' } }));
+  });
+
+  it('refuses a command once the phone has the given number waiting', () => {
+    const working = (queued: number): PhoneContext => ({ current: { name: 's1', phase: 'Working' }, queued });
+    expect(routeWith('task', working(1), 2)).toEqual({ kind: 'queue', prompt: 'task', position: 3 });
+    expect(routeWith('task', working(2), 2)).toEqual({ kind: 'queueFull' });
+    expect(routeWith('task', working(7), 8)).toMatchObject({ kind: 'queue', position: 9 });
+    expect(routeWith('task', working(0), 0)).toEqual({ kind: 'queueFull' });
   });
 
   it('decides on the pending request of the current session', () => {

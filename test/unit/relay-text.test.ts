@@ -1,6 +1,8 @@
 // What the phone reads for each outcome: plain words, a next step, no stack traces or secrets.
 import { describe, expect, it } from 'vitest';
+import type { SessionDefaults } from '../../common/session/defaults.ts';
 import type { Session, SessionStatus } from '../../common/session/schema.ts';
+import { plan } from '../../relay/outbound/plan.ts';
 import { text } from '../../relay/text.ts';
 
 const session = (status: SessionStatus): Session => ({
@@ -9,6 +11,8 @@ const session = (status: SessionStatus): Session => ({
   spec: { phone: '+14155550123', prompt: 'fix it', repo: { url: 'x' }, workspace: 'ws-x', timeouts: { run: '60m' } },
   status,
 });
+/** Not the shipped defaults: the words must follow the relay's configuration. */
+const defaults: SessionDefaults = { maxQueued: 3, timeouts: { run: '2h', approval: '45m' } };
 const condition = (reason: string) => [{ type: 'Ready', status: 'False' as const, reason, message: 'x', lastTransitionTime: '2026-11-22T08:00:00Z' }];
 
 describe('result messages', () => {
@@ -23,9 +27,15 @@ describe('result messages', () => {
       '❌ The agent stopped with an error: npm test failed (3 failing).\nPartial changes are kept. Reply *status* for details or send a new command.'],
     ['a run timeout', { phase: 'Failed', conditions: condition('RunTimeout') }, '❌ The task ran past its time limit (60m) and was stopped. Partial changes are kept. Send a new command to continue.'],
     ['a lost pod', { phase: 'Failed', conditions: condition('PodLost'), result: { message: 'exit code 137' } }, '❌ The agent stopped unexpectedly (its container went away). Partial changes are kept. Send the command again to retry.'],
-    ['a full queue', { phase: 'Failed', conditions: condition('QueueFull') }, 'You already have 5 commands waiting. Wait for one to finish, or reply *cancel* to clear them.'],
+    ['a full queue', { phase: 'Failed', conditions: condition('QueueFull') }, 'You already have 3 commands waiting. Wait for one to finish, or reply *cancel* to clear them.'],
   ])('for %s', (_label, status, expected) => {
-    expect(text.finished(session(status))).toBe(expected);
+    expect(text.finished(session(status), defaults)).toBe(expected);
+  });
+
+  it('names the configured run timeout when the Session has none of its own', () => {
+    const timedOut = session({ phase: 'Failed', conditions: condition('RunTimeout') });
+    delete timedOut.spec.timeouts;
+    expect(text.finished(timedOut, defaults)).toMatch(/^❌ The task ran past its time limit \(2h\) and was stopped\./);
   });
 });
 
@@ -42,8 +52,17 @@ describe('requests', () => {
       .toBe('🔐 The agent wants to run: `WebFetch: {"url":"https://exa`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.');
   });
 
-  it('gives the status line of PHONE-UX', () => {
+  it('gives the status line the phone expects: session, phase and time, last progress, queue', () => {
     const s = { ...session({ phase: 'Working', startTime: '2026-11-22T08:00:00Z', progress: [{ seq: 1, at: createdAt, text: 'Running npm test' }] }) };
     expect(text.status(s, 1, Date.parse('2026-11-22T08:02:30Z'))).toBe('Session 7f3a · Working for 2 min · last: Running npm test · queue: 1');
+  });
+});
+
+describe('a Session without its own timeouts', () => {
+  it('expires, as the phone is told, after the configured approval timeout', () => {
+    const waiting = session({ phase: 'AwaitingApproval', pending: { id: 'p', kind: 'plan', summary: '1. do it', createdAt: new Date().toISOString() } });
+    delete waiting.spec.timeouts;
+    const { parts } = plan(waiting, { n: 1, seq: 0, started: true }, { now: Date.now(), progressBatchMs: 0, lastProgressAt: 0, reminderBeforeMs: 60_000, defaults });
+    expect(parts.map((p) => p.text)).toEqual([expect.stringMatching(/\(expires in 45 min\)$/)]);
   });
 });

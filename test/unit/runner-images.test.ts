@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browsers, captureScreenshot, diffHtml, MAX_SCREENSHOT_BYTES, renderDiffImage } from '../../runner-image/images.ts';
-import { makeRedactor } from '../../runner-image/redact.ts';
+import { makeRedactor } from '../../common/log.ts';
 
 const SECRET = 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
 const diff = [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PHASES, type Phase } from '../../common/session/schema.ts';
-import { transition, type Effect, type Event } from '../../common/session/state-machine.ts';
+import { endingEffects, isTerminal, transition, type Effect, type Event } from '../../common/session/state-machine.ts';
 
 type From = Phase | '(new)';
 type Row = [from: From, event: Event, to: Phase, effects: Effect[]];
@@ -8,14 +8,16 @@ type Row = [from: From, event: Event, to: Phase, effects: Effect[]];
 const done = (...extra: Effect[]): Effect[] => ['SetCompletionTime', 'DeletePod', ...extra];
 const ACTIVE = ['Starting', 'Working', 'AwaitingApproval', 'Publishing'] as const;
 
-// Every legal transition. Rows marked § are DESIGN §2's table.
+// Every legal transition. Rows marked § are rows of the table in docs/architecture.md ("Phases").
 const legal: Row[] = [
   ['(new)', { type: 'Enqueue' }, 'Queued', []], // §
   ['(new)', { type: 'QueueFull' }, 'Failed', ['SetCompletionTime']], // § the 6th is refused
   ['(new)', { type: 'PodCreated' }, 'Starting', ['CreatePod']], // §
   ['Queued', { type: 'PodCreated' }, 'Starting', ['CreatePod']], // §
-  ['(new)', { type: 'InvalidSpec' }, 'Failed', ['SetCompletionTime']],
-  ['Queued', { type: 'InvalidSpec' }, 'Failed', ['SetCompletionTime']],
+  ['(new)', { type: 'InvalidSpec' }, 'Failed', ['SetCompletionTime', 'StartNextQueued']], // its place in line passes on
+  ['Queued', { type: 'InvalidSpec' }, 'Failed', ['SetCompletionTime', 'StartNextQueued']],
+  ['(new)', { type: 'QueueCleared' }, 'Cancelled', done()], // swept by an earlier end: does not clear again
+  ['Queued', { type: 'QueueCleared' }, 'Cancelled', done()],
   ['Starting', { type: 'RunnerStarted' }, 'Working', []], // §
   ['Working', { type: 'RequestRaised', kind: 'tool' }, 'AwaitingApproval', []], // §
   ['Working', { type: 'RequestRaised', kind: 'question' }, 'AwaitingApproval', []], // §
@@ -44,7 +46,7 @@ const allEvents: Event[] = [
     { type: 'RequestRaised', kind }, { type: 'Decided', kind, approved: true }, { type: 'Decided', kind, approved: false },
   ]),
   { type: 'Published' }, { type: 'FinishedWithoutChanges' }, { type: 'Cancel' }, { type: 'ApprovalTimeout' },
-  { type: 'RunTimeout' }, { type: 'PodLost' }, { type: 'AgentFailed' }, { type: 'InvalidSpec' },
+  { type: 'RunTimeout' }, { type: 'PodLost' }, { type: 'AgentFailed' }, { type: 'InvalidSpec' }, { type: 'QueueCleared' },
 ];
 const allFrom: From[] = ['(new)', ...PHASES];
 const key = (from: From, event: Event) => `${from} ${JSON.stringify(event)}`;
@@ -66,6 +68,15 @@ describe('session state machine', () => {
   it('covers every phase × event pair exactly once', () => {
     expect(legal.length + illegal.length).toBe(allFrom.length * allEvents.length);
     expect(legalKeys.size).toBe(legal.length);
+  });
+
+  it('reads back the effects of every end from its reason (what the controller performs for an end the runner wrote)', () => {
+    for (const [from, event] of legal) {
+      const result = transition(from === '(new)' ? undefined : from, event);
+      if (!result.ok || !isTerminal(result.phase)) continue;
+      expect(endingEffects(result.reason), `${from} ${event.type}`).toEqual(result.effects.filter((e) => e !== 'RevertWorkspace'));
+    }
+    expect(endingEffects('PodCreated')).toEqual([]);
   });
 
   it('never leaves a terminal phase', () => {

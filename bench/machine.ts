@@ -1,0 +1,28 @@
+// What every benchmark states about the machine it ran on, and its refusal to measure while
+// another test suite or benchmark competes for the same cores.
+import { readdirSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+
+export const machineLoad = (): string => `${loadavg().map((l) => l.toFixed(2)).join(' / ')} on ${cpus().length} cores`;
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN);
+}
+
+const COMPETITORS = [/\bvitest\b/, /\bkube-apiserver\b/];
+
+/** Exits with a message when a test run or another control plane is already on this machine. */
+export function refuseIfBusy(): void {
+  const others = readdirSync('/proc').filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid).flatMap((pid) => {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      return COMPETITORS.some((c) => c.test(cmd)) ? [`${pid}: ${cmd.slice(0, 100)}`] : [];
+    } catch {
+      return [];
+    }
+  });
+  if (others.length === 0) return;
+  process.stderr.write(`benchmark refused: other suites are running on this machine, figures would not be comparable:\n  ${others.slice(0, 5).join('\n  ')}\n`);
+  process.exit(3);
+}

@@ -1,0 +1,85 @@
+// The one logger factory and the one redaction list of every component: pino JSON lines with the
+// component's name, errors with their stack, secrets and phone numbers kept out of every line.
+import pino, { type DestinationStream, type Logger } from 'pino';
+import { maskPhone } from './session/display.ts';
+
+export type { Logger };
+export type Redactor = (text: string) => string;
+
+const CENSOR = '[redacted]';
+
+/** Fields whose values never reach a log line, whichever component logs them. */
+export const REDACT_PATHS = [
+  'token', 'authToken', 'signingKey', 'password', 'authorization', 'apiKey',
+  '*.token', '*.authToken', '*.signingKey', '*.password', '*.authorization', '*.Authorization', '*.apiKey',
+  'headers.authorization', 'req.headers.authorization', 'req.headers["x-twilio-signature"]', 'headers["x-twilio-signature"]',
+  'config.twilio.authToken', 'config.media.signingKey', 'config.webChat.token',
+  'spec.phone', '*.spec.phone',
+];
+
+/** Strings shaped like credentials, redacted wherever they appear (status, logs, images). */
+const TOKEN_PATTERNS = [
+  /\bgh[pousr]_[A-Za-z0-9]{20,}\b/g, // GitHub tokens
+  /\bgithub_pat_[A-Za-z0-9_]{20,}\b/g,
+  /\bsk-ant-[A-Za-z0-9_-]{10,}\b/g, // Anthropic keys
+];
+
+const PHONE = /(whatsapp:)?\+[1-9][0-9]{6,14}/g;
+
+/** Replaces every given secret value and anything shaped like a token with [redacted]. */
+export function makeRedactor(secrets: readonly string[] = []): Redactor {
+  const values = [...new Set(secrets.filter((s) => s.length >= 4))].sort((a, b) => b.length - a.length);
+  return (text: string) => {
+    let out = text;
+    for (const value of values) out = out.split(value).join(CENSOR);
+    for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, CENSOR);
+    return out;
+  };
+}
+
+/** Masks every E.164 number in a string: +14155550123 → +1415•••0123. */
+export const maskPhonesIn = (text: string) => text.replace(PHONE, (m) => maskPhone(m));
+
+/** Applies a redactor to every string in a JSON-like value (plain objects and arrays). */
+export function redactDeep<T>(value: T, redact: Redactor): T {
+  if (typeof value === 'string') return redact(value) as T;
+  if (Array.isArray(value)) return value.map((v) => redactDeep(v, redact)) as T;
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v, redact)])) as T;
+  }
+  return value;
+}
+
+/** pino's error serializer (type, message, stack with causes, own fields), then redacted. */
+function serializeError(error: unknown, redact: Redactor): unknown {
+  const serialized = pino.stdSerializers.err(error as Error);
+  return redactDeep(serialized === error ? error : { ...serialized }, redact);
+}
+
+export interface LoggerOptions {
+  component: string;
+  level: string;
+  /** Extra fields on every line (e.g. the controller replica's identity). */
+  bindings?: Record<string, string>;
+  /** Secret values of this process; token-shaped strings are redacted regardless. */
+  redact?: Redactor;
+  destination?: DestinationStream;
+}
+
+/** A pino logger whose every message, field and error passes through the redaction list. */
+export function createLogger(options: LoggerOptions): Logger {
+  const secrets = options.redact ?? makeRedactor();
+  const clean: Redactor = (text) => maskPhonesIn(secrets(text));
+  return pino({
+    level: options.level,
+    base: { component: options.component, ...options.bindings },
+    redact: { paths: REDACT_PATHS, censor: CENSOR },
+    formatters: { log: (object) => redactDeep(object, clean) },
+    hooks: {
+      logMethod(args, method) {
+        method.apply(this, args.map((a) => (typeof a === 'string' ? clean(a) : a)) as Parameters<typeof method>);
+      },
+    },
+    serializers: { err: (error: unknown) => serializeError(error, clean) },
+  }, options.destination);
+}

@@ -1,0 +1,58 @@
+// The pure decide step of a pass over a finished Session: what its end still asks of the
+// controller (the effects read back from the state machine) and what the history limits remove.
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Session } from '../common/session/schema.ts';
+import { endingEffects, isTerminal, Reason, type Effect } from '../common/session/state-machine.ts';
+import type { ControllerConfig } from './config.ts';
+import { endReason } from './conditions.ts';
+
+/** Ends the controller decides while the runner may still run: its Pod is stopped at once. */
+const CONTROLLER_ENDINGS: readonly string[] = [Reason.Cancelled, Reason.QueueCleared, Reason.ApprovalTimeout, Reason.RunTimeout, Reason.PodLost];
+
+export interface Cleanup {
+  /** The end's controller effects still due: DeletePod once its time has come, and the phone-wide ones. */
+  effects: Effect[];
+  /** Finished Sessions of the phone (this one included or not) beyond the history limits. */
+  deleteSessions: string[];
+  requeueAfterMs?: number;
+}
+
+type Retention = Pick<ControllerConfig, 'podTtlMs' | 'historyCount' | 'historyMaxAgeMs'>;
+
+const completedAt = (s: Session) => Date.parse(s.status?.completionTime ?? s.metadata.creationTimestamp?.toString() ?? '0');
+
+/** DeletePod of an end: a Pod the controller stopped goes at once, any other after the TTL (logs stay readable). */
+function podDue(session: Session, pod: V1Pod | undefined, now: Date, podTtlMs: number): { now: boolean; at?: number } {
+  if (!pod || pod.metadata?.deletionTimestamp) return { now: false };
+  const running = pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';
+  const expires = completedAt(session) + podTtlMs;
+  if ((running && CONTROLLER_ENDINGS.includes(endReason(session))) || now.getTime() >= expires) return { now: true };
+  return { now: false, at: expires };
+}
+
+/**
+ * Clean-up of a finished Session. Per phone, the newest `historyCount` finished Sessions
+ * younger than `historyMaxAgeMs` are kept; each pass removes the ones beyond the count and
+ * itself once too old (what they own goes with them through owner references).
+ */
+export function decideTerminal(session: Session, pod: V1Pod | undefined, siblings: Session[], now: Date, config: Retention): Cleanup {
+  const ending = endingEffects(endReason(session));
+  const waits: number[] = [];
+  const effects: Effect[] = ending.filter((e) => e === 'ClearPhoneQueue' || e === 'StartNextQueued');
+  if (ending.includes('DeletePod')) {
+    const due = podDue(session, pod, now, config.podTtlMs);
+    if (due.now) effects.push('DeletePod');
+    if (due.at !== undefined) waits.push(due.at);
+  }
+  const finished = [...siblings.filter((s) => s.metadata.name !== session.metadata.name && isTerminal(s.status?.phase)), session]
+    .sort((a, b) => completedAt(b) - completedAt(a) || (b.metadata.name ?? '').localeCompare(a.metadata.name ?? ''));
+  const deleteSessions = finished.slice(config.historyCount).map((s) => s.metadata.name!);
+  const self = session.metadata.name!;
+  const expires = completedAt(session) + config.historyMaxAgeMs;
+  if (!deleteSessions.includes(self)) {
+    if (now.getTime() >= expires) deleteSessions.push(self);
+    else waits.push(expires);
+  }
+  const next = Math.min(...waits);
+  return { effects, deleteSessions, ...(Number.isFinite(next) ? { requeueAfterMs: Math.max(1, next - now.getTime()) } : {}) };
+}

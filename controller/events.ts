@@ -1,0 +1,43 @@
+// Kubernetes Events (events.k8s.io/v1) for `kubectl describe session`: one per condition the
+// controller writes — Queued, PodCreated, and every end (Warning for Failed and TimedOut).
+// Derived from the status change written, so a pass that writes nothing records nothing; the
+// name is fixed per Session and reason, so a repeated record is refused as AlreadyExists.
+import { V1MicroTime, type EventsV1Event } from '@kubernetes/client-node';
+import type { Condition, Session, SessionStatus } from '../common/session/schema.ts';
+import { API_VERSION, KIND } from '../common/session/schema.ts';
+import { CONDITION_FINISHED, sameJson } from './conditions.ts';
+
+export const REPORTING_CONTROLLER = 'tether.dev/controller';
+const NOTE_MAX = 1024;
+const NAME_MAX = 253;
+
+const WARNING_PHASES: readonly string[] = ['Failed', 'TimedOut'];
+
+/** Conditions new or changed between two statuses. */
+function changedConditions(before: SessionStatus, after: SessionStatus): Condition[] {
+  const old = before.conditions ?? [];
+  return (after.conditions ?? []).filter((c) => !old.some((o) => o.type === c.type && sameJson({ ...o, observedGeneration: 0 }, { ...c, observedGeneration: 0 })));
+}
+
+function eventName(session: Session, reason: string): string {
+  const suffix = `.${(session.metadata.uid ?? '').slice(0, 8)}.${reason.toLowerCase()}`;
+  return `${session.metadata.name!.slice(0, NAME_MAX - suffix.length)}${suffix}`;
+}
+
+/** The Events for the status change `before` → `after` the controller has just written. */
+export function statusEvents(session: Session, before: SessionStatus, after: SessionStatus, reportingInstance: string, now: Date): EventsV1Event[] {
+  const { name, namespace, uid } = session.metadata;
+  return changedConditions(before, after).map((condition) => ({
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: { name: eventName(session, condition.reason), namespace },
+    eventTime: new V1MicroTime(now.getTime()),
+    reportingController: REPORTING_CONTROLLER,
+    reportingInstance: reportingInstance.slice(0, 128),
+    action: after.phase ?? 'Reconcile',
+    reason: condition.reason,
+    note: condition.message.slice(0, NOTE_MAX),
+    type: condition.type === CONDITION_FINISHED && WARNING_PHASES.includes(after.phase ?? '') ? 'Warning' : 'Normal',
+    regarding: { apiVersion: API_VERSION, kind: KIND, name, namespace, uid },
+  }));
+}

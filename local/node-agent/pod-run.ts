@@ -1,0 +1,110 @@
+// One Pod on the local node: every container a process tree of its own (sidecars first), its
+// status reported as a kubelet would, the Pod finished when its regular containers have exited.
+import type { KubeConfig, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { join } from 'node:path';
+import type pino from 'pino';
+import { startManaged, type Managed } from '../control-plane/processes.ts';
+import { containerProcess, materializeVolumes, podContainers, podDir, type LocalProcessSpec, type NodeLayout } from './pod-process.ts';
+
+export interface PodRunDeps {
+  kubeConfig: KubeConfig;
+  layout: NodeLayout;
+  logger: pino.Logger;
+  env: Record<string, string>;
+  onOutput?: (line: string) => void;
+  patchStatus: (status: object) => Promise<unknown>;
+}
+
+export interface PodRun {
+  /** The container's process (the first regular container when no name is given). */
+  process(container?: string): Managed | undefined;
+  /** SIGTERM to the regular containers, then the sidecars; SIGKILL after the grace period. */
+  stop(graceMs: number): Promise<void>;
+  /** Resolves once the final phase is reported. */
+  finished: Promise<void>;
+}
+
+const now = () => new Date().toISOString();
+
+interface Running {
+  spec: LocalProcessSpec;
+  proc: Managed;
+  sidecar: boolean;
+  startedAt: string;
+  state: object;
+}
+
+function statuses(pod: V1Pod, running: Running[], sidecars: boolean): V1ContainerStatus[] {
+  return running.filter((r) => r.sidecar === sidecars).map((r) => {
+    const container = podContainers(pod).find((c) => c.name === r.spec.container)!;
+    const ready = 'running' in r.state;
+    return { name: r.spec.container, image: container.image ?? 'local', imageID: 'local', ready, started: ready, restartCount: 0, state: r.state } as V1ContainerStatus;
+  });
+}
+
+async function startError(deps: PodRunDeps, pod: V1Pod, error: Error): Promise<void> {
+  const terminated = { terminated: { exitCode: 128, reason: 'StartError', message: error.message, finishedAt: now() } };
+  const containerStatuses = pod.spec!.containers.map((c) => ({ name: c.name, image: c.image ?? 'local', imageID: 'local', ready: false, restartCount: 0, state: terminated }));
+  await deps.patchStatus({ phase: 'Failed', message: error.message, containerStatuses });
+}
+
+/** Starts the Pod's containers; undefined when they could not be prepared (the Pod is reported Failed). */
+export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise<PodRun | undefined> {
+  const sidecarNames = new Set((pod.spec!.initContainers ?? []).map((c) => c.name));
+  let specs: LocalProcessSpec[];
+  try {
+    await materializeVolumes(deps.kubeConfig, deps.layout, pod);
+    specs = await Promise.all(podContainers(pod).map((c) => containerProcess(deps.kubeConfig, deps.layout, pod, c, deps.env)));
+  } catch (error) {
+    deps.logger.error({ err: error, pod: key }, 'cannot start pod');
+    await startError(deps, pod, error as Error);
+    return undefined;
+  }
+  const dir = podDir(deps.layout, pod);
+  const startedAt = now();
+  const running: Running[] = specs.map((spec) => ({
+    spec, sidecar: sidecarNames.has(spec.container), startedAt, state: { running: { startedAt } },
+    proc: startManaged(`${key}/${spec.container}`, spec.command, spec.args, join(dir, `${spec.container}.log`), {
+      env: spec.env, cwd: spec.cwd, group: true, user: spec.user, onLine: deps.onOutput,
+    }),
+  }));
+  deps.logger.info({ pod: key, containers: running.map((r) => ({ name: r.spec.container, pid: r.proc.child.pid, uid: r.spec.user?.uid })) }, 'pod processes started');
+  const report = (extra: object = {}) => deps.patchStatus({
+    containerStatuses: statuses(pod, running, false), initContainerStatuses: statuses(pod, running, true), ...extra,
+  });
+  await report({
+    phase: 'Running', hostIP: '127.0.0.1', podIP: '127.0.0.1', startTime: startedAt,
+    conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: startedAt }],
+  });
+
+  const exitOf = async (r: Running) => {
+    const code = await r.proc.exited;
+    const signal = r.proc.child.signalCode;
+    const exitCode = code ?? (signal === 'SIGKILL' ? 137 : 143);
+    r.state = { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: r.startedAt, finishedAt: now() } };
+    deps.logger.info({ pod: key, container: r.spec.container, exitCode, signal }, 'container exited');
+    return exitCode;
+  };
+  const regular = running.filter((r) => !r.sidecar);
+  const sidecars = running.filter((r) => r.sidecar);
+  const sidecarExits = sidecars.map(exitOf);
+  const finished = (async () => {
+    const codes = await Promise.all(regular.map(exitOf));
+    await Promise.all(sidecars.map((s) => s.proc.stop(5000)));
+    await Promise.all(sidecarExits);
+    await report({
+      phase: codes.every((c) => c === 0) ? 'Succeeded' : 'Failed',
+      conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: now(), reason: 'PodCompleted' }],
+    });
+  })();
+
+  return {
+    process: (name) => (name ? running.find((r) => r.spec.container === name) : regular[0])?.proc,
+    async stop(graceMs) {
+      const deadline = Date.now() + graceMs;
+      await Promise.all(regular.map((r) => r.proc.stop(graceMs)));
+      await Promise.all(sidecars.map((r) => r.proc.stop(Math.max(0, deadline - Date.now()))));
+    },
+    finished,
+  };
+}

@@ -1,0 +1,32 @@
+// The `tether.dev/delivered` annotation: what the phone has been told about one Session.
+// The inbound side writes the first one (when it creates the Session), the outbound side the rest.
+import { ANNOTATION_DELIVERED } from '../common/session/names.ts';
+import type { Session } from '../common/session/schema.ts';
+
+/** `n` counts writes so the newest copy wins between the informer cache and the relay's own last write. */
+export interface Delivered {
+  n: number;
+  /** the user was told the command started ("On it"), or that it was queued */
+  started?: boolean;
+  queued?: boolean;
+  /** highest status.progress seq sent */
+  seq: number;
+  /** id of the last pending request shown, and of the last one reminded about */
+  pending?: string;
+  reminded?: string;
+  /** terminal phase reported */
+  done?: string;
+}
+
+export function readDelivered(session: Session): Delivered {
+  const raw = session.metadata.annotations?.[ANNOTATION_DELIVERED];
+  if (!raw) return { n: 0, seq: 0 };
+  try {
+    const parsed = JSON.parse(raw) as Partial<Delivered>;
+    return { ...parsed, n: Number(parsed.n) || 0, seq: Number(parsed.seq) || 0 };
+  } catch {
+    return { n: 0, seq: 0, started: true }; // unreadable: assume the start was announced, resend the rest
+  }
+}
+
+export const writeDelivered = (d: Delivered) => JSON.stringify(d);

@@ -1,0 +1,94 @@
+// Everything a runner Pod runs for its Session, from the parts main.ts makes (config, logger, API
+// connection): the watch on the Session, the status writer, the agent, the browsers and the Runner.
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import type { KubeConnection } from '../common/kube/connection.ts';
+import { createInformer } from '../common/kube/informer.ts';
+import { FIELD_MANAGERS, SessionClient, sessionsPath } from '../common/kube/sessions.ts';
+import type { Logger, Redactor } from '../common/log.ts';
+import { phoneHash } from '../common/session/display.ts';
+import type { Session } from '../common/session/schema.ts';
+import { isTerminal } from '../common/session/state-machine.ts';
+import { ClaudeAgent } from './agents/claude.ts';
+import { scriptedModelEnv, type RunnerConfig } from './config.ts';
+import { Git } from './git.ts';
+import { Browsers } from './images.ts';
+import type { Policy } from './policy.ts';
+import { Runner } from './runner.ts';
+import { startScriptedModel, type ScriptedModel } from './scripted-model/server.ts';
+import { SessionFinished, StatusWriter } from './status.ts';
+
+export interface RunnerPodParts {
+  config: RunnerConfig;
+  policy: Policy;
+  log: Logger;
+  redact: Redactor;
+  kube: KubeConnection;
+}
+
+export interface RunnerPod {
+  readonly agent: string;
+  /** Runs the Session; resolves with the exit code: 0 once a final phase is on the Session (or it is gone). */
+  run(): Promise<number>;
+  /** Stops the agent; run() then writes the final status. */
+  stop(reason: string): void;
+}
+
+/** Claude Code, against the scripted model on loopback when there is neither API key nor base URL. */
+function makeAgent(config: RunnerConfig, log: Logger, model: ScriptedModel | undefined): ClaudeAgent {
+  const instructions = readFileSync(new URL('./CLAUDE.md', import.meta.url), 'utf8');
+  const env = model ? scriptedModelEnv(config.agentEnv, model.url) : config.agentEnv;
+  return new ClaudeAgent({ env, model: config.model, log, claudePath: config.claudePath, instructions });
+}
+
+export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
+  const { config, log, redact } = parts;
+  const { namespace, name } = config.session;
+  const status = new StatusWriter({ sessions: new SessionClient(parts.kube, FIELD_MANAGERS.runner), namespace, name, redact, log });
+  await mkdir(config.home, { recursive: true });
+  const scriptedModel = config.scriptedModel ? await startScriptedModel() : undefined;
+  const agent = makeAgent(config, log, scriptedModel);
+  const browsers = new Browsers();
+  const runner = new Runner({
+    status, agent, browsers, policy: parts.policy, log, redact,
+    git: new Git({ repoDir: config.repoDir, token: config.github.token, author: config.gitAuthor, redact, env: { PATH: config.agentEnv.PATH!, HOME: config.home } }),
+    media: { workspace: config.workspace, namespace, session: name, relay: config.relay },
+    repoDir: config.repoDir,
+    github: config.github,
+  });
+  const offPhone = status.onChange((s) => {
+    log.setBindings({ phoneHash: phoneHash(s.spec.phone) });
+    offPhone();
+  });
+  let gone = false;
+  const watch = createInformer<Session>({ kube: parts.kube, path: sessionsPath(namespace), name, logger: log.child({ informer: 'session' }) });
+  watch.onChange((_key, session) => {
+    if (session) return status.noticed(session);
+    gone = true;
+    runner.stop.abort('deleted');
+  });
+
+  const run = async (): Promise<number> => {
+    const started = Date.now();
+    // It rejects only when stopped before its first read, which the finished run no longer needs.
+    watch.start().catch(() => undefined);
+    try {
+      await runner.run();
+      await status.flush().catch((error: unknown) => {
+        if (!(error instanceof SessionFinished)) throw error;
+      });
+      log.info({ phase: status.phase, ms: Date.now() - started, statusWrites: status.writes }, 'runner done');
+      // Exit 0 only with a final phase on the Session: anything else is for the controller to see as lost.
+      return isTerminal(status.phase) || gone ? 0 : 1;
+    } catch (error) {
+      log.error({ err: error }, 'runner crashed');
+      return 1;
+    } finally {
+      watch.stop();
+      await browsers.close();
+      await scriptedModel?.close();
+    }
+  };
+  const model = scriptedModel ? `scripted model at ${scriptedModel.url}` : config.model;
+  return { agent: `${agent.name} (${model})`, run, stop: (reason) => runner.stop.abort(reason) };
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { take } from '../../controller/decide.ts';
+import { REPORTING_CONTROLLER, statusEvents } from '../../controller/events.ts';
+import { computeStatus } from '../../controller/status.ts';
+import { testSession } from './controller-fixtures.ts';
+
+const now = new Date('2026-11-22T08:03:12.000Z');
+
+describe('statusEvents', () => {
+  it('records one Event per condition the controller writes, none when nothing changed', () => {
+    const session = testSession({ name: 'a', uid: '0123456789abcdef' });
+    const queued = computeStatus({ session, now, step: take(session, { type: 'Enqueue' }), message: 'waiting (#1)' }).status;
+    const [event, ...more] = statusEvents(session, {}, queued, 'ctl-0', now);
+    expect(more).toEqual([]);
+    expect(event).toMatchObject({
+      apiVersion: 'events.k8s.io/v1', metadata: { name: 'a.01234567.queued', namespace: 'tether' },
+      reportingController: REPORTING_CONTROLLER, reportingInstance: 'ctl-0', action: 'Queued', reason: 'Queued', note: 'waiting (#1)', type: 'Normal',
+      regarding: { apiVersion: 'tether.dev/v1alpha1', kind: 'Session', name: 'a', namespace: 'tether', uid: '0123456789abcdef' },
+    });
+    const again = computeStatus({ session: { ...session, status: queued }, now: new Date(now.getTime() + 5000) }).status;
+    expect(statusEvents({ ...session, status: queued }, queued, again, 'ctl-0', now)).toEqual([]);
+    const bumped = { ...session, metadata: { ...session.metadata, generation: 2 }, status: queued };
+    expect(statusEvents(bumped, queued, computeStatus({ session: bumped, now }).status, 'ctl-0', now), 'a new observedGeneration is no new Event').toEqual([]);
+  });
+
+  it('makes failures Warnings and records an end the runner wrote', () => {
+    const working = testSession({ name: 'b', phase: 'Working', status: { startTime: '2026-11-22T08:00:00Z' } });
+    const lost = computeStatus({ session: working, now, step: take(working, { type: 'PodLost' }), message: 'the runner exited with code 137' }).status;
+    expect(statusEvents(working, working.status!, lost, 'ctl-0', now)).toEqual([expect.objectContaining({ action: 'Failed', reason: 'PodLost', type: 'Warning', note: 'the runner exited with code 137' })]);
+    const rejected = testSession({ name: 'c', phase: 'Rejected', status: { completionTime: '2026-11-22T08:01:00Z' } });
+    const recorded = computeStatus({ session: rejected, now }).status;
+    expect(statusEvents(rejected, rejected.status!, recorded, 'ctl-0', now)).toEqual([expect.objectContaining({ reason: 'Rejected', type: 'Normal' })]);
+  });
+});
