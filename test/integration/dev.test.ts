@@ -63,7 +63,7 @@ describe('make dev', () => {
       await eventually(() => expect(output).toMatch(/to=AwaitingApproval/), 60_000, 200);
       clearInterval(watch);
       expect(seen.size, 'the real Claude Code worked on the command').toBeGreaterThan(0);
-      expect(output).toMatch(/runner ready .*model=scripted model at http:\/\/127\.0\.0\.1:\d+/);
+      expect(output).toMatch(/runner ready .*agent=claude \(scripted model at http:\/\/127\.0\.0\.1:\d+\)/);
       expect((await send('dev-test-0002', 'approve')).status).toBe(202);
       await eventually(() => expect(output).toMatch(/to=Succeeded reason=Published/), 60_000, 200);
     } finally {
