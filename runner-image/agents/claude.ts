@@ -1,5 +1,5 @@
 // The agent: Claude Code through @anthropic-ai/claude-agent-sdk query() with canUseTool, resume,
-// abortController and cwd. Claude Code runs in its own process group (spawnClaudeCodeProcess);
+// abortController and cwd. Claude Code's process tree is stopped whole (process-group.ts);
 // without an API key it talks to the scripted model (scripted-model/), never to anything else.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { query, type Options, type SDKMessage, type SDKResultMessage, type SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
@@ -8,7 +8,7 @@ import { ClaudeConversation } from './claude-conversation.ts';
 import { sdkOptions, type ClaudeSettings } from './claude-options.ts';
 import { isMissingConversation, toResult } from './claude-result.ts';
 import { onLines } from './lines.ts';
-import { killGroup, trackGroup } from './process-group.ts';
+import { killTree, trackTree } from './process-group.ts';
 import type { Agent, AgentHost, AgentResult, AgentRunOptions } from './types.ts';
 
 export type QueryFn = (params: { prompt: AsyncIterable<SDKUserMessage>; options: Options }) => AsyncIterable<SDKMessage>;
@@ -47,13 +47,13 @@ export class ClaudeAgent implements Agent {
     const stderr: string[] = [];
     const stop = () => {
       abortController.abort();
-      for (const child of children) void killGroup(child);
+      for (const child of children) void killTree(child);
     };
     options.signal.addEventListener('abort', stop, { once: true });
     const spawnClaudeCodeProcess: Options['spawnClaudeCodeProcess'] = (spawnOptions) => {
-      const child = spawn(spawnOptions.command, spawnOptions.args, { cwd: spawnOptions.cwd, env: spawnOptions.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(spawnOptions.command, spawnOptions.args, { cwd: spawnOptions.cwd, env: spawnOptions.env, stdio: ['pipe', 'pipe', 'pipe'] });
       this.deps.log.info({ pid: child.pid, agent: 'claude' }, 'agent started');
-      trackGroup(child);
+      trackTree(child);
       children.push(child);
       void onLines(child.stderr, (line) => {
         stderr.push(line);
@@ -71,7 +71,7 @@ export class ClaudeAgent implements Agent {
     } finally {
       options.signal.removeEventListener('abort', stop);
       conversation.input.close();
-      await Promise.all(children.map((c) => killGroup(c)));
+      await Promise.all(children.map((c) => killTree(c)));
     }
     const { result } = conversation;
     if (stderr.length && (failure || result?.is_error)) this.deps.log.info({ stderr: stderr.join('\n').slice(-2000) }, 'agent stderr');

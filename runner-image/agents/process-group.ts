@@ -1,5 +1,6 @@
-// Claude Code runs in its own process group (detached), and puts each Bash tool call in a group of
-// its own: a stop signals every group of the tree, so nothing the agent started outlives it.
+// Claude Code runs in the runner's process group (so whatever kills the Pod's processes kills it
+// too) and puts each Bash tool call in a group of its own: a stop signals the whole tree, groups
+// and processes, so nothing the agent started outlives it.
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -22,34 +23,43 @@ function processTable(): Map<number, [number, number]> {
   return table;
 }
 
-/** The process groups of `root` and of all its descendants (never the runner's own group). */
-export function treeGroups(root: number): Set<number> {
+/**
+ * What to signal for `root`'s tree: `-pgid` for a process leading a group of its own (Claude Code
+ * puts each Bash tool call in one), the pid for a process in the runner's own group.
+ */
+export function treeTargets(root: number): Set<number> {
   const table = processTable();
   const own = table.get(process.pid)?.[1];
-  const groups = new Set<number>([root]);
-  const queue = [root];
+  const targets = new Set<number>();
+  const queue = table.has(root) ? [root] : [];
   while (queue.length) {
-    const parent = queue.shift()!;
-    for (const [pid, [ppid, pgid]] of table) {
-      if (ppid !== parent) continue;
-      if (pgid !== own) groups.add(pgid);
-      queue.push(pid);
-    }
+    const pid = queue.shift()!;
+    const pgid = table.get(pid)![1];
+    targets.add(pgid === own ? pid : -pgid);
+    for (const [child, [ppid]] of table) if (ppid === pid) queue.push(child);
   }
-  return groups;
+  return targets;
 }
 
-const signalGroup = (pgid: number, sig: NodeJS.Signals | 0) => {
+const send = (target: number, sig: NodeJS.Signals) => {
   try {
-    process.kill(-pgid, sig);
-    return true;
+    process.kill(target, sig);
   } catch {
-    return false; // ESRCH: the group is gone
+    // ESRCH: gone already
   }
 };
 
-/** Remembers a detached child so its tree dies with the runner, whatever way the runner exits. */
-export function trackGroup(child: ChildProcess): void {
+const alive = (target: number): boolean => {
+  try {
+    process.kill(target, 0);
+    return target < 0 || !readFileSync(`/proc/${target}/stat`, 'utf8').split(') ').at(-1)!.startsWith('Z');
+  } catch {
+    return false;
+  }
+};
+
+/** Remembers a child so its tree dies with the runner, whatever way the runner exits. */
+export function trackTree(child: ChildProcess): void {
   const pid = child.pid;
   if (pid === undefined) return;
   if (live.size === 0) process.once('exit', killTrackedSync);
@@ -58,32 +68,28 @@ export function trackGroup(child: ChildProcess): void {
 }
 
 function killTrackedSync(): void {
-  for (const pid of live) for (const group of treeGroups(pid)) signalGroup(group, 'SIGKILL');
+  for (const pid of live) for (const target of treeTargets(pid)) send(target, 'SIGKILL');
 }
 
-/** SIGTERM every group of the child's tree, SIGKILL after graceMs what is left. */
-export function killGroup(child: ChildProcess, graceMs = 1500): Promise<void> {
+/** SIGTERM the child's whole tree, SIGKILL after graceMs what is left. */
+export function killTree(child: ChildProcess, graceMs = 1500): Promise<void> {
   const pid = child.pid;
   if (pid === undefined) return Promise.resolve();
-  const groups = treeGroups(pid);
-  if (![...groups].map((g) => signalGroup(g, 'SIGTERM')).some(Boolean)) return Promise.resolve();
+  const targets = treeTargets(pid);
+  for (const target of targets) send(target, 'SIGTERM');
   return new Promise((resolve) => {
     const since = Date.now();
-    const timer = setInterval(() => {
-      const started = signalGroup(pid, 0) ? [...treeGroups(pid)].filter((g) => !groups.has(g)) : []; // started while stopping
-      for (const group of started) {
-        groups.add(group);
-        signalGroup(group, 'SIGTERM');
+    const check = () => {
+      const started = alive(pid) ? [...treeTargets(pid)].filter((t) => !targets.has(t)) : []; // started while stopping
+      for (const target of started) {
+        targets.add(target);
+        send(target, 'SIGTERM');
       }
-      const left = [...groups].filter((g) => signalGroup(g, 0));
-      if (left.length === 0) {
-        clearInterval(timer);
-        resolve();
-      } else if (Date.now() - since > graceMs) {
-        for (const group of left) signalGroup(group, 'SIGKILL');
-        clearInterval(timer);
-        resolve();
-      }
-    }, 50);
+      const left = [...targets].filter(alive);
+      if (left.length && Date.now() - since <= graceMs) return void setTimeout(check, 50);
+      for (const target of left) send(target, 'SIGKILL');
+      resolve();
+    };
+    check();
   });
 }
