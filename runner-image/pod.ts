@@ -46,7 +46,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
   const { namespace, name } = config.session;
   const status = new StatusWriter({ sessions: new SessionClient(parts.kube, FIELD_MANAGERS.runner), namespace, name, redact, log });
   await mkdir(config.home, { recursive: true });
-  const scriptedModel = config.scriptedModel ? await startScriptedModel() : undefined;
+  const scriptedModel = config.scriptedModel ? await startScriptedModel({ log: log.child({ scriptedModel: true }) }) : undefined;
   const agent = makeAgent(config, log, scriptedModel);
   const browsers = new Browsers();
   const runner = new Runner({

@@ -68,7 +68,10 @@ const sideText = (body: MessagesRequest) => {
   return properties ? JSON.stringify(Object.fromEntries(Object.keys(properties).map((k) => [k, 'Tether session']))) : 'Tether session';
 };
 
-interface State { requests: RecordedRequest[]; served: Set<string> }
+/** Where the scripted model says what it was asked (one line a request), e.g. the runner's logger. */
+export interface ModelLog { info(fields: object, message: string): void }
+
+interface State { requests: RecordedRequest[]; served: Set<string>; log?: ModelLog }
 
 async function messages(state: State, req: IncomingMessage, res: ServerResponse, record: RecordedRequest): Promise<void> {
   const body = record.body!;
@@ -107,6 +110,7 @@ async function handle(state: State, req: IncomingMessage, res: ServerResponse): 
     return sendJson(res, 400, errorBody('invalid_request_error', 'The request body is not JSON.'));
   }
   record.body = body;
+  state.log?.info({ path, turns: body?.messages?.length }, 'model request');
   if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
     record.response = { status: 200 };
     return sendJson(res, 200, JSON.stringify({ input_tokens: tokens(JSON.stringify(body?.messages ?? [])) }));
@@ -118,8 +122,9 @@ async function handle(state: State, req: IncomingMessage, res: ServerResponse): 
   sendJson(res, 404, errorBody('not_found_error', `${req.method} ${path} is not part of the scripted model`));
 }
 
-export async function startScriptedModel(host = '127.0.0.1'): Promise<ScriptedModel> {
-  const state: State = { requests: [], served: new Set() };
+export async function startScriptedModel(options: { host?: string; log?: ModelLog } = {}): Promise<ScriptedModel> {
+  const host = options.host ?? '127.0.0.1';
+  const state: State = { requests: [], served: new Set(), log: options.log };
   const server = createServer((req, res) => {
     handle(state, req, res).catch((error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, errorBody('api_error', error instanceof Error ? error.message : String(error)));
