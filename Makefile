@@ -6,7 +6,7 @@ export PATH := $(NODE_BIN):$(PATH)
 .PHONY: kind-up setup test test-unit test-integration lint typecheck crd control-plane dev clean
 
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm ci --include=optional --no-audit --no-fund
 	@touch $@
 
 setup: node_modules/.installed

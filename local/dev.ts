@@ -40,7 +40,9 @@ const stack = await startStack({
   logger, onLine: print,
 });
 
-const agent = config.runnerSecrets.ANTHROPIC_API_KEY ? 'claude (ANTHROPIC_API_KEY is set)' : 'the scripted agent (set ANTHROPIC_API_KEY for Claude Code)';
+const agent = config.runnerSecrets.ANTHROPIC_API_KEY
+  ? 'Claude Code with the Claude API (ANTHROPIC_API_KEY is set)'
+  : 'Claude Code with the scripted model (set ANTHROPIC_API_KEY for the Claude API)';
 process.stdout.write(`
   Tether is running.
 
@@ -49,8 +51,8 @@ process.stdout.write(`
   Remote:    ${repoUrl}${github ? `\n  PRs:       recorded by a local GitHub stand-in at ${github.url}` : ''}
   Agent:     ${agent}
 
-  Try: "add a farewell function" (the built-in demo edits one file), or a scenario,
-       one step per line (Shift+Enter in the chat; grammar in the README):
+  Try: "add a farewell function" (the scripted model's demo edits one file), or a scenario
+       the model plays, one step per line (Shift+Enter in the chat; grammar in the README):
          script:
          progress: reading the code
          write: NOTES.md = hello

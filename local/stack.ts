@@ -28,6 +28,8 @@ export interface StackOptions {
   controllerEnv?: Record<string, string>;
   /** Secret values the runner Pods receive (ANTHROPIC_API_KEY, GITHUB_TOKEN). */
   runnerSecrets?: Record<string, string>;
+  /** Extra environment for every Pod process the node agent starts (a test's proxy guard). */
+  podEnv?: Record<string, string>;
   logger: pino.Logger;
   /** Each output line of a component: controller, relay, or runner <pod>. */
   onLine?: (component: string, line: string) => void;
@@ -102,7 +104,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     kubeConfig: kc, logger: options.logger.child({ component: 'node-agent' }), repoRoot: options.repoRoot,
     stateDir: options.stateDir, server: cluster.server, caFile: cluster.caFile!,
     namespace, nodeName: `local-${namespace}`,
-    env: { LOG_LEVEL: 'info' },
+    env: { LOG_LEVEL: 'info', ...options.podEnv },
     onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
   });
 

@@ -17,6 +17,11 @@ export const EnvSchema = Type.Object({
   GITHUB_API_URL: url('GitHub REST API base URL'),
   GITHUB_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
   ANTHROPIC_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  ANTHROPIC_BASE_URL: Type.Optional(url('a Messages API other than Anthropic\'s (a gateway, or a scripted model a test runs)')),
+  TETHER_CLAUDE_MODEL: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._:@/-]+$', default: 'claude-sonnet-4-5' }),
+  HTTPS_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  HTTP_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  NO_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   TETHER_PERMISSION_POLICY: Type.Optional(Type.String({ minLength: 2, description: 'JSON permission policy' })),
   TETHER_CLAUDE_PATH: Type.Optional(Type.String({ minLength: 1, pattern: '^/' })),
   TETHER_GIT_AUTHOR: Type.String({ minLength: 3, pattern: '^[^<>]+ <[^<>@\\s]+@[^<>\\s]+>$', default: 'Tether <tether@users.noreply.github.com>' }),
@@ -36,12 +41,16 @@ export interface RunnerConfig {
   relay?: { url: string; tokenFile: string };
   github: { apiUrl: string; token?: string };
   anthropicApiKey?: string;
-  agent: 'claude' | 'script';
+  /** No API key and no other Messages API: Claude Code talks to the scripted model on loopback. */
+  scriptedModel: boolean;
+  /** The model Claude Code runs (pinned). */
+  model: string;
   policyJson?: string;
+  /** Claude Code's binary; unset: the one in the Agent SDK's platform package. */
   claudePath?: string;
   gitAuthor: { name: string; email: string };
   logLevel: Env['LOG_LEVEL'];
-  /** What the agent process may see: never GITHUB_TOKEN; the API key only for claude. */
+  /** What Claude Code may see: never GITHUB_TOKEN. Its config and transcripts live in HOME (the volume). */
   agentEnv: Record<string, string>;
   /** Values that must never leave the process (status, logs, images). */
   secrets: string[];
@@ -50,6 +59,14 @@ export interface RunnerConfig {
 }
 
 export class ConfigError extends Error {}
+
+/** The key Claude Code is given for a Messages API that needs none (any non-empty value works). */
+export const SCRIPTED_MODEL_KEY = 'scripted-model';
+
+/** Claude Code's environment pointed at the scripted model on loopback. */
+export function scriptedModelEnv(agentEnv: Record<string, string>, url: string): Record<string, string> {
+  return { ...agentEnv, ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY };
+}
 
 /** Parses an environment; throws ConfigError naming the first bad variable. */
 export function parseConfig(env: Record<string, string | undefined>): RunnerConfig {
@@ -64,9 +81,17 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
   }
   const e = withDefaults;
   const author = /^(.+) <(.+)>$/.exec(e.TETHER_GIT_AUTHOR)!;
-  const agent = e.ANTHROPIC_API_KEY ? 'claude' : 'script';
-  const agentEnv: Record<string, string> = { PATH: e.PATH, HOME: e.HOME, LANG: 'C.UTF-8', CI: '1' };
-  if (agent === 'claude') agentEnv.ANTHROPIC_API_KEY = e.ANTHROPIC_API_KEY!;
+  const agentEnv: Record<string, string> = {
+    PATH: e.PATH, HOME: e.HOME, CLAUDE_CONFIG_DIR: `${e.HOME.replace(/\/$/, '')}/.claude`, LANG: 'C.UTF-8',
+    // No telemetry, update checks or other calls besides the model's: the Pod talks to the API only.
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
+  };
+  for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'HTTPS_PROXY', 'HTTP_PROXY'] as const) {
+    if (e[name]) agentEnv[name] = e[name];
+  }
+  // Loopback (the scripted model, a dev server) never goes through a proxy.
+  if (e.HTTPS_PROXY || e.HTTP_PROXY || e.NO_PROXY) agentEnv.NO_PROXY = [e.NO_PROXY, '127.0.0.1', 'localhost'].filter(Boolean).join(',');
+  if (e.ANTHROPIC_BASE_URL && !e.ANTHROPIC_API_KEY) agentEnv.ANTHROPIC_API_KEY = SCRIPTED_MODEL_KEY;
   return {
     session: { name: e.TETHER_SESSION_NAME, namespace: e.TETHER_SESSION_NAMESPACE },
     workspace: e.TETHER_WORKSPACE,
@@ -75,7 +100,8 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
     relay: e.TETHER_RELAY_URL ? { url: e.TETHER_RELAY_URL.replace(/\/$/, ''), tokenFile: e.TETHER_RELAY_TOKEN_FILE } : undefined,
     github: { apiUrl: e.GITHUB_API_URL.replace(/\/$/, ''), token: e.GITHUB_TOKEN },
     anthropicApiKey: e.ANTHROPIC_API_KEY,
-    agent,
+    scriptedModel: !e.ANTHROPIC_API_KEY && !e.ANTHROPIC_BASE_URL,
+    model: e.TETHER_CLAUDE_MODEL,
     policyJson: e.TETHER_PERMISSION_POLICY,
     claudePath: e.TETHER_CLAUDE_PATH,
     gitAuthor: { name: author[1]!, email: author[2]! },

@@ -11,9 +11,11 @@ export class Browsers {
   private browser: Promise<Browser> | undefined;
 
   get(): Promise<Browser> {
-    // Loaded on first use: most runs never need a browser, and start-up time matters.
+    // Loaded on first use: most runs never need a browser, and start-up time matters. It only
+    // renders local pages (the diff, the Pod's dev server): a proxy from the environment (meant
+    // for the agent) is never right for it.
     this.browser ??= import('playwright-core').then(({ chromium }) =>
-      chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'] }));
+      chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--no-proxy-server'] }));
     return this.browser;
   }
 

@@ -9,13 +9,13 @@ import type { Logger, Redactor } from '../common/log.ts';
 import { phoneHash } from '../common/session/display.ts';
 import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
-import { ScriptAgent } from './agents/script.ts';
-import type { Agent } from './agents/types.ts';
-import type { RunnerConfig } from './config.ts';
+import { ClaudeAgent } from './agents/claude.ts';
+import { scriptedModelEnv, type RunnerConfig } from './config.ts';
 import { Git } from './git.ts';
 import { Browsers } from './images.ts';
 import type { Policy } from './policy.ts';
 import { Runner } from './runner.ts';
+import { startScriptedModel, type ScriptedModel } from './scripted-model/server.ts';
 import { SessionFinished, StatusWriter } from './status.ts';
 
 export interface RunnerPodParts {
@@ -34,11 +34,11 @@ export interface RunnerPod {
   stop(reason: string): void;
 }
 
-async function makeAgent(config: RunnerConfig, log: Logger): Promise<Agent> {
-  if (config.agent !== 'claude') return new ScriptAgent(config.agentEnv, log);
-  const { ClaudeAgent } = await import('./agents/claude.ts');
+/** Claude Code, against the scripted model on loopback when there is neither API key nor base URL. */
+function makeAgent(config: RunnerConfig, log: Logger, model: ScriptedModel | undefined): ClaudeAgent {
   const instructions = readFileSync(new URL('./CLAUDE.md', import.meta.url), 'utf8');
-  return new ClaudeAgent({ env: config.agentEnv, log, claudePath: config.claudePath, instructions });
+  const env = model ? scriptedModelEnv(config.agentEnv, model.url) : config.agentEnv;
+  return new ClaudeAgent({ env, model: config.model, log, claudePath: config.claudePath, instructions });
 }
 
 export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
@@ -46,7 +46,8 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
   const { namespace, name } = config.session;
   const status = new StatusWriter({ sessions: new SessionClient(parts.kube, FIELD_MANAGERS.runner), namespace, name, redact, log });
   await mkdir(config.home, { recursive: true });
-  const agent = await makeAgent(config, log);
+  const scriptedModel = config.scriptedModel ? await startScriptedModel({ log: log.child({ scriptedModel: true }) }) : undefined;
+  const agent = makeAgent(config, log, scriptedModel);
   const browsers = new Browsers();
   const runner = new Runner({
     status, agent, browsers, policy: parts.policy, log, redact,
@@ -85,7 +86,9 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     } finally {
       watch.stop();
       await browsers.close();
+      await scriptedModel?.close();
     }
   };
-  return { agent: agent.name, run, stop: (reason) => runner.stop.abort(reason) };
+  const model = scriptedModel ? `scripted model at ${scriptedModel.url}` : config.model;
+  return { agent: `${agent.name} (${model})`, run, stop: (reason) => runner.stop.abort(reason) };
 }

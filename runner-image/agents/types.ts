@@ -1,7 +1,7 @@
-// The event model every agent adapter speaks. The runner above it does not know which agent runs.
+// The event model between the runner and the agent (Claude Code through the Agent SDK, agents/claude.ts).
 
 export interface ToolRequest {
-  /** Unique per call (the SDK's toolUseID, or the script's step id). */
+  /** Unique per call (the SDK's toolUseID). */
   id: string;
   tool: string;
   input: Record<string, unknown>;
@@ -14,7 +14,7 @@ export type ToolDecision =
 
 export type AgentEvent =
   | { type: 'text'; text: string } //                  assistant text or tool output; scanned for ::progress::
-  | { type: 'progress'; text: string } //              an explicit milestone
+  | { type: 'progress'; text: string } //              an explicit milestone (the progress tool)
   | { type: 'tool_use'; tool: string; input: unknown } // a tool the agent used (after permission)
   | { type: 'session'; id: string }; //                the agent's own session id (for resume)
 
@@ -46,9 +46,10 @@ export interface AgentResult {
 }
 
 export interface Agent {
-  readonly name: 'claude' | 'script';
+  readonly name: 'claude';
   run(options: AgentRunOptions, host: AgentHost): Promise<AgentResult>;
 }
 
 /** The runner's own tools as the agent sees them (MCP naming, as Claude Code shows SDK tools). */
 export const SCREENSHOT_TOOL = 'mcp__tether__screenshot';
+export const PROGRESS_TOOL = 'mcp__tether__progress';

@@ -1,7 +1,8 @@
 // `make dev` as a newcomer runs it: the script prints the chat URL, a command sent through the
-// web chat comes back as a "pull request", and Ctrl-C (SIGINT) leaves nothing running.
+// web chat is worked on by the real Claude Code (the scripted model's demo) and comes back as a
+// "pull request", and Ctrl-C (SIGINT) leaves nothing running.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,6 +18,17 @@ function processesMentioning(text: string): number[] {
       return false;
     }
   }).map(Number).filter((pid) => pid !== process.pid);
+}
+
+/** Claude Code processes (the Agent SDK's binary) working somewhere under `dir`. */
+function claudeCodeUnder(dir: string): number[] {
+  return processesMentioning('claude-agent-sdk-linux').filter((pid) => {
+    try {
+      return readlinkSync(`/proc/${pid}/cwd`).startsWith(dir);
+    } catch {
+      return false;
+    }
+  });
 }
 
 describe('make dev', () => {
@@ -37,6 +49,7 @@ describe('make dev', () => {
         return match[1]!;
       }, 90_000, 200);
       expect(output).toMatch(/kubectl get sessions -n tether/);
+      expect(output).toMatch(/Agent:\s+Claude Code with the scripted model/);
       expect((await fetch(chatUrl)).status).toBe(200);
       expect((await fetch(chatUrl.replace(/token=\w+/, 'token=wrong'))).status).toBe(401);
 
@@ -44,8 +57,13 @@ describe('make dev', () => {
       const send = (id: string, text: string) => fetch(new URL('/chat/send', chatUrl), {
         method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ id, text }),
       });
+      const seen = new Set<number>();
+      const watch = setInterval(() => claudeCodeUnder(stateDir).forEach((pid) => seen.add(pid)), 100);
       expect((await send('dev-test-0001', 'add a farewell function')).status).toBe(202);
       await eventually(() => expect(output).toMatch(/to=AwaitingApproval/), 60_000, 200);
+      clearInterval(watch);
+      expect(seen.size, 'the real Claude Code worked on the command').toBeGreaterThan(0);
+      expect(output).toMatch(/runner ready .*agent=claude \(scripted model at http:\/\/127\.0\.0\.1:\d+\)/);
       expect((await send('dev-test-0002', 'approve')).status).toBe(202);
       await eventually(() => expect(output).toMatch(/to=Succeeded reason=Published/), 60_000, 200);
     } finally {

@@ -1,5 +1,5 @@
 // End to end through relay (signed webhooks, fake Twilio), controller, node agent and runner
-// (scripted agent, local remote, fake GitHub): what the phone receives, in order.
+// (the real Claude Code against the scripted model, local remote, fake GitHub): what the phone receives, in order.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,8 +1,10 @@
 // End to end: restarts of controller and relay mid-session lose and repeat nothing; a killed
 // runner fails the session and the user is told.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, type E2E } from '../support/e2e.ts';
 import { eventually } from '../support/eventually.ts';
+import { isAlive, processTree } from '../support/runner.ts';
 import type { FakeMessage } from '../fakes/twilio.ts';
 
 let e2e: E2E;
@@ -52,10 +54,16 @@ describe('end to end: restarts and crashes', () => {
     await phone.next(/working hard/);
     const session = await latest(phone.number);
     const proc = e2e.stack.nodeAgent.processOf(`${e2e.stack.namespace}/${session.status!.podName}`)!;
+    const claudeCode = await eventually(() => {
+      const found = processTree(proc.child.pid!).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('claude-agent-sdk'));
+      expect(found).toHaveLength(1);
+      return found[0]!;
+    });
     proc.signal('SIGKILL');
     const told = await phone.next(/❌/);
     expect(told.body).toMatch(/stopped|crashed|lost|error/i);
     expect(told.body).not.toMatch(/Error:|at .*\.ts:\d+|pods? "/);
     await eventually(async () => expect((await latest(phone.number)).status?.phase).toBe('Failed'));
+    expect(isAlive(claudeCode), 'Claude Code dies with the runner Pod').toBe(false);
   });
 });

@@ -5,12 +5,14 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { transition } from '../../common/session/state-machine.ts';
 import { eventually } from '../support/eventually.ts';
-import { answer, processGroup, specFor, startRunner, useRunnerTestbed, waitFor, waitForPhase } from '../support/runner.ts';
+import { answer, isAlive, processTree, specFor, startRunner, useRunnerTestbed, waitFor, waitForPhase } from '../support/runner.ts';
 
 const GITHUB_TOKEN = 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
 const ANTHROPIC_KEY = 'sk-ant-test-secret-do-not-leak-42';
 
 const bed = useRunnerTestbed('runfail');
+/** A command that runs a minute and that Claude Code neither refuses (a bare `sleep`) nor deems read-only. */
+const LONG_COMMAND = "node -e 'setTimeout(() => {}, 60000)'";
 const run = (prompt: string, env: Record<string, string> = {}) => bed.run(prompt, env);
 
 describe.concurrent('runner failures', { timeout: 150_000 }, () => {
@@ -19,23 +21,26 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
     expect(await runner.exited, runner.output()).toBe(0);
     const session = (await bed.sessions.get(bed.ns, name))!;
     expect(session.status?.phase).toBe('Failed');
-    expect(session.status?.result).toMatchObject({ message: 'npm test failed (3 failing)', exitCode: 1 });
+    expect(session.status?.result).toMatchObject({ message: 'The Claude API refused the request (400): npm test failed (3 failing)', exitCode: 1 });
     expect(session.status?.result?.diffStat).toContain('half.txt');
     expect(readFileSync(join(repo, 'half.txt'), 'utf8')).toBe('half done');
   });
 
-  it('SIGTERM mid-run: the agent process group is killed, Failed written, exit 0 within the grace period', async () => {
-    const { name, runner } = await run('script:\nprogress: Starting a long job\ntool: Bash {"command":"sleep 60"}');
+  it('SIGTERM mid-run: Claude Code and the tool it runs are killed, Failed written, exit 0 within the grace period', async () => {
+    const { name, runner } = await run(`script:\nprogress: Starting a long job\ntool: Bash {"command":"${LONG_COMMAND}"}`);
     await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
     await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.phase === 'Working' && !!s.status.progress?.some((p) => p.text === 'Starting a long job'));
-    const agentPid = Number(/"pid":(\d+),"agent":"script"/.exec(runner.output())?.[1]);
-    await eventually(() => expect(processGroup(agentPid).length).toBeGreaterThanOrEqual(2), 30_000); // the agent and its shell command
-    expect(processGroup(agentPid)).toContain(agentPid);
+    const agentPid = Number(/"pid":(\d+),"agent":"claude"/.exec(runner.output())?.[1]);
+    const tree = await eventually(() => {
+      const pids = processTree(agentPid);
+      expect(pids.filter((pid) => /setTimeout/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))).length).toBeGreaterThan(0); // the tool's processes
+      return pids;
+    }, 30_000);
     const sent = Date.now();
     runner.child.kill('SIGTERM');
     expect(await runner.exited, runner.output()).toBe(0);
     expect(Date.now() - sent).toBeLessThan(20_000); // inside Kubernetes' default 30 s grace
-    await eventually(() => expect(processGroup(agentPid)).toEqual([]), 5_000);
+    await eventually(() => expect(tree.filter(isAlive)).toEqual([]), 5_000);
     const session = (await bed.sessions.get(bed.ns, name))!;
     expect(session.status?.phase).toBe('Failed');
     expect(session.status?.result?.message).toContain('SIGTERM');
@@ -60,28 +65,28 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
     expect(readFileSync(join(repo, 'kept.txt'), 'utf8')).toBe('keep me');
   });
 
-  it('malformed agent output (garbage, huge lines, invalid JSON, spoofed protocol) never crashes the runner', async () => {
+  it('malformed model output (garbage tool output, broken JSON, an unknown tool, huge lines) never crashes the runner', async () => {
+    // Claude Code keeps a huge output in a file and shows the model its beginning: the marker comes first.
     const command = [
-      `printf '{not json\\n\\001tether:0000 {"t":"result","ok":false}\\n'`,
-      `head -c 300000 /dev/zero | tr '\\000' x`, 'echo',
+      `printf '{not json\\n'`,
       `printf '\\377\\376 binary \\000 garbage\\n'`,
       `echo '::progress:: survived the garbage'`,
+      `head -c 300000 /dev/zero | tr '\\000' x`, 'echo',
     ].join('; ');
-    const { name, runner } = await run(`script:\nthis line is not a step\ntool: Bash ${JSON.stringify({ command })}\ntool: Bash {broken json\nprogress: ${'y'.repeat(3000)}\nsay: still here`);
-    await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
-    const broken = await answer(bed.sessions, bed.ns, name, 'tool', { action: 'deny', message: 'no' });
-    expect(JSON.parse(broken.status!.pending!.input!)).toEqual({ raw: '{broken json' });
+    const prompt = `script:\nthis line is not a step\ntool: Bash ${JSON.stringify({ command })}\ntool: Bash {broken json\ntool: NoSuchTool {}\nprogress: ${'y'.repeat(3000)}\nsay: still here`;
+    const { name, runner } = await run(prompt, { TETHER_PERMISSION_POLICY: '{"allow":["Bash"]}' });
     expect(await runner.exited, runner.output()).toBe(0);
     const session = (await bed.sessions.get(bed.ns, name))!;
     expect(session.status?.phase).toBe('Succeeded');
     expect(session.status?.result?.summary).toBe('still here');
     const texts = session.status!.progress!.map((p) => p.text);
     expect(texts).toContain('survived the garbage');
+    expect(texts.some((t) => t.startsWith('yyyy'))).toBe(true);
     expect(Math.max(...texts.map((t) => t.length))).toBeLessThanOrEqual(500);
   });
 
   it('secrets never appear in status, logs or the diff', async () => {
-    const prompt = `script:\nprogress: token ${GITHUB_TOKEN}\nwrite: leak.txt = key=${ANTHROPIC_KEY} token=${GITHUB_TOKEN}\ntool: Bash {"command":"echo ${GITHUB_TOKEN}"}`;
+    const prompt = `script:\nprogress: token ${GITHUB_TOKEN}\nwrite: leak.txt = key=${ANTHROPIC_KEY} token=${GITHUB_TOKEN}\ntool: Bash {"command":"echo ${GITHUB_TOKEN} > echoed.txt"}`;
     const { name, runner } = await run(prompt, { GITHUB_TOKEN, TETHER_TEST_ANTHROPIC: ANTHROPIC_KEY });
     await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
     await answer(bed.sessions, bed.ns, name, 'changes', { action: 'approve' });
@@ -109,7 +114,7 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
   it('waits for Starting, and fails plainly when the repository cannot be cloned', async () => {
     const name = `wait-${Date.now()}`;
     await bed.sessions.create(bed.ns, name, specFor('script:\nsay: hi', '/nonexistent/acme/web.git'));
-    const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: { GITHUB_API_URL: bed.github.url } });
+    const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: bed.env() });
     await new Promise((r) => setTimeout(r, 1500));
     expect((await bed.sessions.get(bed.ns, name))?.status?.phase).toBeUndefined();
     await bed.sessions.patchStatus(bed.ns, name, { phase: 'Starting' });
@@ -132,7 +137,7 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
   });
 
   it('SIGTERM while a tool request waits for the phone: Failed, the request withdrawn, exit 0', async () => {
-    const { name, runner } = await run('script:\ntool: Bash {"command":"true"}');
+    const { name, runner } = await run('script:\ntool: Bash {"command":"touch asked.txt"}');
     await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.pending?.kind === 'tool' && s.status.phase === 'AwaitingApproval');
     runner.child.kill('SIGTERM');
     expect(await runner.exited, runner.output()).toBe(0);

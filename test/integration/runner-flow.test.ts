@@ -1,5 +1,6 @@
 // The runner as a real process against the real apiserver: a local bare repo as the remote, a fake
-// GitHub API; the test plays the controller (Starting) and the relay (decisions).
+// GitHub API, the real Claude Code against the scripted model the runner starts; the test plays the
+// controller (Starting) and the relay (decisions).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -21,7 +22,7 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     expect(session.status?.result?.summary).toBe('Nothing to change.');
     const texts = session.status!.progress!.map((p) => p.text);
     expect(texts).toEqual(['Reading the code', 'Thinking']);
-    expect(session.status?.result?.agentSessionId).toMatch(/^script-[0-9a-f-]{36}$/);
+    expect(session.status?.result?.agentSessionId).toMatch(/^[0-9a-f-]{36}$/);
     const seqs = session.status!.progress!.map((p) => p.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(session.status?.completionTime).toBeDefined();
@@ -91,10 +92,16 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     expect(await runner.exited, runner.output()).toBe(0);
   });
 
-  it('resumes the agent session named in spec.resumeAgentSession and reports it back', async () => {
-    const { name, runner } = await bed.run('script:\nsay: continued', {}, { resumeAgentSession: 'script-previous-conversation' });
+  it('a spec.resumeAgentSession that is not on the workspace starts a new conversation instead of failing', async () => {
+    const gone = '0b7e6c1a-4d4e-4c36-9a57-000000000000';
+    const { name, runner } = await bed.run('script:\nsay: continued', {}, { resumeAgentSession: gone });
     expect(await runner.exited, runner.output()).toBe(0);
-    expect((await bed.sessions.get(bed.ns, name))?.status?.result).toMatchObject({ agentSessionId: 'script-previous-conversation', summary: 'continued' });
+    const session = (await bed.sessions.get(bed.ns, name))!;
+    expect(session.status?.phase).toBe('Succeeded');
+    expect(session.status?.result?.summary).toBe('continued');
+    expect(session.status?.result?.agentSessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(session.status?.result?.agentSessionId).not.toBe(gone);
+    expect(session.status?.progress?.map((p) => p.text)).toContain('Starting a new conversation (the earlier one is not on this workspace)');
   });
 
   it('reuses the workspace: later commands fetch the base branch, kept changes carry over', async () => {
@@ -102,7 +109,7 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     const workspace = mkdtempSync(join(tmpdir(), 'tether-ws-'));
     const runOn = async (prompt: string) => {
       const name = await createStartedSession(bed.sessions, bed.ns, specFor(prompt, remote.url));
-      const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, workspace, env: { GITHUB_API_URL: bed.github.url } });
+      const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, workspace, env: bed.env() });
       return { name, runner };
     };
     const repoGit = (...args: string[]) => execFileSync('git', ['-C', join(workspace, 'repo'), ...args], { encoding: 'utf8' }).trim();

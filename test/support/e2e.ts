@@ -15,6 +15,7 @@ import { startStack, type Stack } from '../../local/stack.ts';
 import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts';
 import { startFakeTwilio, type FakeMessage, type FakeTwilio } from '../fakes/twilio.ts';
 import { eventually } from './eventually.ts';
+import { startRefusingProxy } from './refusing-proxy.ts';
 import { postWebhook, signedWebhook } from './twilio-webhook.ts';
 
 export interface Phone {
@@ -47,7 +48,7 @@ let counter = 0;
 export async function startE2E(options: { relayEnv?: Record<string, string>; controllerEnv?: Record<string, string>; numbers?: string[] } = {}): Promise<E2E> {
   const numbers = options.numbers ?? ['+14155550123'];
   const stateDir = mkdtempSync(join(tmpdir(), 'tether-e2e-'));
-  const [twilio, github] = await Promise.all([startFakeTwilio(), startFakeGitHub()]);
+  const [twilio, github, proxy] = await Promise.all([startFakeTwilio(), startFakeGitHub(), startRefusingProxy()]);
   const remote = await ensureSampleRepo(join(stateDir, 'remote'));
   const namespace = `e2e-${process.pid}-${++counter}`;
   const logs: string[] = [];
@@ -58,6 +59,7 @@ export async function startE2E(options: { relayEnv?: Record<string, string>; con
       TWILIO_API_URL: twilio.url, ALLOWED_NUMBERS: numbers.join(','), RELAY_PROGRESS_BATCH: '300ms', ...options.relayEnv,
     },
     controllerEnv: { TETHER_LEADER_ELECTION: 'false', ...options.controllerEnv },
+    podEnv: proxy.env, // Claude Code in the runner Pods must reach nothing but the scripted model
     logger: pino({ level: 'warn' }),
     onLine: (component, line) => logs.push(`${component}: ${line}`),
   });
@@ -97,8 +99,9 @@ export async function startE2E(options: { relayEnv?: Record<string, string>; con
     },
     async stop() {
       await stack.stop();
-      await Promise.all([twilio.close(), github.close()]);
+      await Promise.all([twilio.close(), github.close(), proxy.close()]);
       if (process.env.E2E_LOGS) console.log(logs.join('\n'));
+      if (proxy.attempts.length) throw new Error(`Claude Code tried to reach something besides the model: ${proxy.attempts.join(', ')}`);
     },
   };
 }

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
 import type { Decision, Phase, Session, SessionSpec } from '../../common/session/schema.ts';
@@ -13,6 +13,7 @@ import { transition } from '../../common/session/state-machine.ts';
 import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from './cluster.ts';
 import { eventually } from './eventually.ts';
+import { startRefusingProxy, type RefusingProxy } from './refusing-proxy.ts';
 
 export const PHONE = '+14155550123';
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
@@ -98,11 +99,15 @@ export interface RunnerTestbed {
   ns: string;
   sessions: SessionClient;
   github: FakeGitHub;
+  /** Claude Code must reach nothing but the model: every other address goes here and is refused. */
+  proxy: RefusingProxy;
+  /** The runner's usual environment (fake GitHub, the refusing proxy) plus `extra`. */
+  env(extra?: Record<string, string>): Record<string, string>;
   /** A fresh remote, a Session in Starting, and the runner process for it. */
   run(prompt: string, env?: Record<string, string>, extra?: Partial<SessionSpec>): Promise<{ name: string; runner: RunnerProcess; remote: ReturnType<typeof makeRemote>; repo: string }>;
 }
 
-/** beforeAll/afterAll for a runner test file: CRD, a namespace, a fake GitHub. */
+/** beforeAll/afterAll for a runner test file: CRD, a namespace, a fake GitHub, the refusing proxy. */
 export function useRunnerTestbed(prefix: string): RunnerTestbed {
   const bed = {} as RunnerTestbed;
   beforeAll(async () => {
@@ -111,30 +116,45 @@ export function useRunnerTestbed(prefix: string): RunnerTestbed {
     bed.ns = await createNamespace(bed.kc, prefix);
     bed.sessions = sessionClient(bed.kc);
     bed.github = await startFakeGitHub();
+    bed.proxy = await startRefusingProxy();
   });
   afterAll(async () => {
     await bed.github?.close();
+    await bed.proxy?.close();
+    expect(bed.proxy?.attempts, 'Claude Code tried to reach something besides the model').toEqual([]);
     if (bed.ns) await deleteNamespace(bed.kc, bed.ns);
   });
+  bed.env = (extra = {}) => ({ GITHUB_API_URL: bed.github.url, ...bed.proxy.env, ...extra });
   bed.run = async (prompt, env = {}, extra = {}) => {
     const remote = makeRemote();
     const name = await createStartedSession(bed.sessions, bed.ns, specFor(prompt, remote.url, extra));
-    const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: { GITHUB_API_URL: bed.github.url, ...env } });
+    const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: bed.env(env) });
     return { name, runner, remote, repo: join(runner.workspace, 'repo') };
   };
   return bed;
 }
 
-/** Pids of live (non-zombie) processes in a process group, read from /proc. */
-export function processGroup(pgid: number): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
+/** A live (non-zombie) process and its live descendants, read from /proc. */
+export function processTree(root: number): number[] {
+  const parents = new Map(readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
     try {
-      // pid (comm) state ppid pgrp …; comm may contain spaces and parentheses.
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return Number(pgrp) === pgid && state !== 'Z' ? [Number(pid)] : [];
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return state === 'Z' ? [] : [[Number(pid), Number(ppid)] as const];
     } catch {
       return [];
     }
-  });
+  }));
+  const tree = parents.has(root) ? [root] : [];
+  for (let i = 0; i < tree.length; i++) for (const [pid, ppid] of parents) if (ppid === tree[i]) tree.push(pid);
+  return tree;
 }
+
+export const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
+  } catch {
+    return false;
+  }
+};

@@ -1,13 +1,20 @@
-// The claude adapter fed recorded Agent SDK messages (typed with the SDK's own types): no network,
-// no Claude Code process. The fake query() calls canUseTool the way the CLI does.
+// What the real Claude Code cannot be made to do on demand, fed as recorded Agent SDK messages
+// (typed with the SDK's own types): claude-code #50728, a question resolved with empty answers
+// without asking. Plus the adapter's pure parts: results in plain words, the instructions.
+// Everything else runs the real process (test/integration/agent-*.test.ts, runner-*.test.ts).
 import type {
   CanUseTool, Options, PermissionResult, SDKAssistantMessage, SDKMessage, SDKResultError, SDKResultSuccess, SDKSystemMessage, SDKUserMessage,
 } from '@anthropic-ai/claude-agent-sdk';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino from 'pino';
-import { describe, expect, it, vi } from 'vitest';
-import { ClaudeAgent, checkAnswers, type QueryFn } from '../../runner-image/agents/claude.ts';
+import { describe, expect, it } from 'vitest';
+import { systemPromptAppend } from '../../runner-image/agents/claude-options.ts';
+import { plainApiError, toResult } from '../../runner-image/agents/claude-result.ts';
+import { checkAnswers } from '../../runner-image/agents/claude-conversation.ts';
+import { ClaudeAgent, type QueryFn } from '../../runner-image/agents/claude.ts';
 import type { AgentEvent, AgentHost, ToolDecision, ToolRequest } from '../../runner-image/agents/types.ts';
-import { processGroup } from '../support/runner.ts';
 
 const SESSION = '5f1c0c8e-5c0e-4b8e-9d55-3a1f00000001';
 const uuid = () => crypto.randomUUID();
@@ -97,45 +104,9 @@ function replay(steps: Step[], seen: { decisions: PermissionResult[]; prompts: s
 }
 
 const log = pino({ level: 'silent' });
+const MODEL = 'claude-sonnet-4-5';
 
 describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () => {
-  it('maps progress, a question (answers via updatedInput.answers), a tool denial, session id, cost and tokens', async () => {
-    const seen = { decisions: [] as PermissionResult[], prompts: [] as string[], options: undefined as Options | undefined };
-    const steps: Step[] = [
-      init,
-      assistant([{ type: 'text', text: 'Looking at the navbar.\n::progress:: Reading Navbar.tsx', citations: null }, toolUse('toolu_read', 'Read', { file_path: '/workspace/repo/src/Navbar.tsx' })]),
-      toolResult('toolu_read', 'export function Navbar() {}'),
-      assistant([toolUse('toolu_ask', 'AskUserQuestion', { questions: [QUESTION] })]),
-      { ask: ['toolu_ask', 'AskUserQuestion', { questions: [QUESTION] }] },
-      toolResult('toolu_ask', 'User has answered your questions: "Which database should the cache use?"="Redis".'),
-      assistant([toolUse('toolu_bash', 'Bash', { command: 'npm install ioredis' })]),
-      { ask: ['toolu_bash', 'Bash', { command: 'npm install ioredis' }] },
-      toolResult('toolu_bash', 'Permission denied: no new dependencies', true),
-      result('Added a Redis-backed cache.', 0.41),
-    ];
-    const { host, asked, events } = recordingHost((r) => (r.tool === 'AskUserQuestion'
-      ? { behavior: 'allow', updatedInput: { ...r.input, answers: { [QUESTION.question]: 'Redis' } } }
-      : { behavior: 'deny', message: 'no new dependencies' }));
-    const agent = new ClaudeAgent({ env: { PATH: '/usr/bin' }, log, queryFn: replay(steps, seen) });
-    const outcome = await agent.run({ prompt: 'add a cache', cwd: '/workspace/repo', mode: 'run', resume: 'prev-session', signal: new AbortController().signal }, host);
-
-    expect(seen.prompts).toEqual(['add a cache']);
-    expect(seen.options).toMatchObject({ cwd: '/workspace/repo', resume: 'prev-session', permissionMode: 'default' });
-    expect(seen.options?.abortController).toBeInstanceOf(AbortController);
-    expect(asked.map((r) => [r.id, r.tool])).toEqual([['toolu_ask', 'AskUserQuestion'], ['toolu_bash', 'Bash']]);
-    expect(seen.decisions).toEqual([
-      { behavior: 'allow', updatedInput: { questions: [QUESTION], answers: { [QUESTION.question]: 'Redis' } } },
-      { behavior: 'deny', message: 'no new dependencies' },
-    ]);
-    expect(events).toContainEqual({ type: 'session', id: SESSION });
-    expect(events).toContainEqual({ type: 'tool_use', tool: 'Read', input: { file_path: '/workspace/repo/src/Navbar.tsx' } });
-    expect(events).toContainEqual({ type: 'text', text: 'Looking at the navbar.\n::progress:: Reading Navbar.tsx' });
-    expect(outcome).toEqual({
-      ok: true, exitCode: 0, summary: 'Added a Redis-backed cache.', message: undefined, sessionId: SESSION,
-      costUsd: 0.41, tokens: { input: 1200 + 100 + 900, output: 340 },
-    });
-  });
-
   it('never allows AskUserQuestion with empty answers (claude-code #50728)', () => {
     expect(checkAnswers('AskUserQuestion', { behavior: 'allow', updatedInput: { questions: [QUESTION], answers: {} } }).behavior).toBe('deny');
     expect(checkAnswers('AskUserQuestion', { behavior: 'allow', updatedInput: { answers: { q: '  ' } } }).behavior).toBe('deny');
@@ -154,50 +125,44 @@ describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () =>
       result('Switched to Redis as you asked.', 0.2),
     ];
     const { host, asked } = recordingHost((r) => ({ behavior: 'allow', updatedInput: { ...r.input, answers: { [QUESTION.question]: 'Redis' } } }));
-    const agent = new ClaudeAgent({ env: {}, log, queryFn: replay(steps, seen) });
+    const agent = new ClaudeAgent({ env: {}, model: MODEL, log, queryFn: replay(steps, seen) });
     const outcome = await agent.run({ prompt: 'add a cache', cwd: '/w', mode: 'run', signal: new AbortController().signal }, host);
     expect(asked).toEqual([{ id: 'toolu_q-direct', tool: 'AskUserQuestion', input: { questions: [QUESTION] } }]);
     expect(seen.prompts[1]).toContain('Which database should the cache use? → Redis');
     expect(outcome).toMatchObject({ ok: true, summary: 'Switched to Redis as you asked.', costUsd: 0.2 });
   });
 
-  it('plan mode runs with permissionMode plan; a scripted-agent id is not resumed; an error result is a failure', async () => {
-    const seen = { decisions: [] as PermissionResult[], prompts: [] as string[], options: undefined as Options | undefined };
+  it('an error result is a failure in plain words; a query() that throws is one too, never a crash', async () => {
     const failed: SDKResultError = {
       type: 'result', subtype: 'error_max_turns', duration_ms: 900, duration_api_ms: 800, is_error: true, num_turns: 30, stop_reason: null,
       total_cost_usd: 0.05, usage: resultUsage(10, 5), modelUsage: {}, permission_denials: [], errors: ['max turns reached'], uuid: uuid(), session_id: SESSION,
     };
-    const agent = new ClaudeAgent({ env: {}, log, queryFn: replay([init, failed], seen) });
-    const outcome = await agent.run({ prompt: 'plan it', cwd: '/w', mode: 'plan', resume: 'script-1234', signal: new AbortController().signal }, recordingHost(() => ({ behavior: 'allow' })).host);
-    expect(seen.options?.permissionMode).toBe('plan');
-    expect(seen.options?.resume).toBeUndefined();
-    expect(outcome).toMatchObject({ ok: false, exitCode: 1, message: 'max turns reached', costUsd: 0.05 });
-  });
-
-  it('a query() that throws becomes a failed result, not a crash', async () => {
+    expect(toResult(failed, undefined, [])).toMatchObject({ ok: false, exitCode: 1, message: 'max turns reached', costUsd: 0.05, tokens: { input: 1010, output: 5 } });
+    const apiError = { ...result('API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}', 0), is_error: true };
+    expect(toResult(apiError, 'Claude Code stopped: Claude Code returned an error result', [])).toMatchObject({
+      ok: false, summary: undefined, message: 'The Claude API refused the request (400): prompt is too long',
+    });
     const broken: QueryFn = async function* () {
       yield init;
       throw new Error('Claude Code process exited with code 1');
     };
-    const outcome = await new ClaudeAgent({ env: {}, log, queryFn: broken }).run(
+    const outcome = await new ClaudeAgent({ env: {}, model: MODEL, log, queryFn: broken }).run(
       { prompt: 'x', cwd: '/w', mode: 'run', signal: new AbortController().signal }, recordingHost(() => ({ behavior: 'allow' })).host);
     expect(outcome).toMatchObject({ ok: false, message: 'Claude Code stopped: Claude Code process exited with code 1' });
   });
 
-  it('runs Claude Code in its own process group and kills the whole group on abort', async () => {
-    let pid = 0;
-    const spawning: QueryFn = async function* ({ options }) {
-      yield init;
-      const child = options.spawnClaudeCodeProcess!({ command: 'sh', args: ['-c', 'sleep 30 & sleep 30'], cwd: '/', env: { PATH: '/usr/bin:/bin' }, signal: new AbortController().signal });
-      pid = (child as unknown as { pid: number }).pid;
-      await new Promise((_resolve, reject) => options.abortController!.signal.addEventListener('abort', () => reject(new Error('aborted'))));
-    };
-    const stop = new AbortController();
-    const running = new ClaudeAgent({ env: {}, log, queryFn: spawning }).run({ prompt: 'x', cwd: '/', mode: 'run', signal: stop.signal }, recordingHost(() => ({ behavior: 'allow' })).host);
-    await vi.waitFor(() => expect(pid).toBeGreaterThan(0));
-    await vi.waitFor(() => expect(processGroup(pid).length).toBeGreaterThanOrEqual(2));
-    stop.abort('SIGTERM');
-    expect(await running).toMatchObject({ ok: false, message: 'stopped' });
-    await vi.waitFor(() => expect(processGroup(pid).length).toBe(0));
+  it('API failures read as plain words by status', () => {
+    expect(plainApiError('API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'))
+      .toBe('The Claude API did not accept the API key (401): invalid x-api-key');
+    expect(plainApiError('API Error: 529 Overloaded')).toBe('The Claude API is unavailable right now (529): Overloaded');
+    expect(plainApiError('API Error: 429')).toBe('The Claude API is rate-limiting this installation (429).');
+    expect(plainApiError('Claude Code stopped: spawn ENOENT')).toBe('Claude Code stopped: spawn ENOENT');
+  });
+
+  it("appends the repository's CLAUDE.md after the image's instructions (no settings source reads it)", async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'tether-repo-'));
+    expect(await systemPromptAppend('# Working inside Tether', repo)).toBe('# Working inside Tether');
+    writeFileSync(join(repo, 'CLAUDE.md'), 'Use pnpm.\n');
+    expect(await systemPromptAppend('# Working inside Tether', repo)).toBe("# Working inside Tether\n\n# The repository's CLAUDE.md\n\nUse pnpm.\n");
   });
 });

@@ -1,24 +1,39 @@
 // Runner configuration.
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../runner-image/config.ts';
+import { parseConfig, SCRIPTED_MODEL_KEY, scriptedModelEnv } from '../../runner-image/config.ts';
 
 const base = { TETHER_SESSION_NAME: 'abc-20261122083000-k3x9', TETHER_SESSION_NAMESPACE: 'tether' };
 
 describe('runner config', () => {
-  it('applies defaults and picks the script agent without an API key', () => {
+  it('applies defaults and runs Claude Code against the scripted model without an API key', () => {
     const c = parseConfig(base);
-    expect(c).toMatchObject({ workspace: '/workspace', repoDir: '/workspace/repo', home: '/workspace/home', agent: 'script', github: { apiUrl: 'https://api.github.com' } });
+    expect(c).toMatchObject({ workspace: '/workspace', repoDir: '/workspace/repo', home: '/workspace/home', scriptedModel: true, model: 'claude-sonnet-4-5', github: { apiUrl: 'https://api.github.com' } });
     expect(c.relay).toBeUndefined();
-    expect(c.agentEnv).not.toHaveProperty('ANTHROPIC_API_KEY');
+    expect(c.claudePath).toBeUndefined();
+    expect(c.agentEnv).toEqual({
+      PATH: expect.any(String), HOME: '/workspace/home', CLAUDE_CONFIG_DIR: '/workspace/home/.claude', LANG: 'C.UTF-8',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
+    });
+    expect(scriptedModelEnv(c.agentEnv, 'http://127.0.0.1:4100')).toMatchObject({
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100', ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY,
+    });
   });
 
-  it('picks claude with a key and never hands GITHUB_TOKEN to the agent', () => {
-    const c = parseConfig({ ...base, ANTHROPIC_API_KEY: 'sk-ant-xyz123', GITHUB_TOKEN: 'ghp_abc', TETHER_RELAY_URL: 'http://relay:8080/' });
-    expect(c.agent).toBe('claude');
-    expect(c.agentEnv.ANTHROPIC_API_KEY).toBe('sk-ant-xyz123');
+  it('with a key Claude Code talks to the API; GITHUB_TOKEN never reaches it; proxies do', () => {
+    const c = parseConfig({ ...base, ANTHROPIC_API_KEY: 'sk-ant-xyz123', GITHUB_TOKEN: 'ghp_abc', TETHER_RELAY_URL: 'http://relay:8080/', HTTPS_PROXY: 'http://proxy:3128', NO_PROXY: '.svc' });
+    expect(c.scriptedModel).toBe(false);
+    expect(c.agentEnv).toMatchObject({ ANTHROPIC_API_KEY: 'sk-ant-xyz123', HTTPS_PROXY: 'http://proxy:3128', NO_PROXY: '.svc,127.0.0.1,localhost' });
+    expect(c.agentEnv).not.toHaveProperty('ANTHROPIC_BASE_URL');
     expect(Object.values(c.agentEnv)).not.toContain('ghp_abc');
     expect(c.relay).toEqual({ url: 'http://relay:8080', tokenFile: '/var/run/secrets/tether/relay/token' });
     expect(c.secrets).toEqual(['ghp_abc', 'sk-ant-xyz123']);
+  });
+
+  it('ANTHROPIC_BASE_URL without a key: another Messages API, given a placeholder key', () => {
+    const c = parseConfig({ ...base, ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100', TETHER_CLAUDE_MODEL: 'claude-opus-4-1' });
+    expect(c).toMatchObject({ scriptedModel: false, model: 'claude-opus-4-1' });
+    expect(c.agentEnv).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100', ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY });
+    expect(c.secrets).toEqual([]);
   });
 
   it.each([
@@ -27,6 +42,8 @@ describe('runner config', () => {
     [{ TETHER_WORKSPACE: 'relative/path' }, 'TETHER_WORKSPACE'],
     [{ TETHER_RELAY_URL: 'ftp://x' }, 'TETHER_RELAY_URL'],
     [{ GITHUB_API_URL: 'not a url' }, 'GITHUB_API_URL'],
+    [{ ANTHROPIC_BASE_URL: 'localhost:4100' }, 'ANTHROPIC_BASE_URL'],
+    [{ TETHER_CLAUDE_MODEL: 'two words' }, 'TETHER_CLAUDE_MODEL'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ TETHER_GIT_AUTHOR: 'nobody' }, 'TETHER_GIT_AUTHOR'],
   ])('refuses %j naming %s', (change, variable) => {

@@ -32,9 +32,19 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
     expect(apt).toContain('rm -rf /var/lib/apt/lists/*');
   });
 
-  it('installs Claude Code from npm with a pinned version', () => {
-    expect(of('RUN').some((l) => /npm install --global .*@anthropic-ai\/claude-code@\$\{CLAUDE_CODE_VERSION\}/.test(l))).toBe(true);
-    expect(of('ARG').some((l) => /^ARG CLAUDE_CODE_VERSION=\d+\.\d+\.\d+$/.test(l))).toBe(true);
+  it("runs the Claude Code binary of the exactly pinned Agent SDK: no global install, optional dependencies kept", () => {
+    expect(text).not.toMatch(/@anthropic-ai\/claude-code|CLAUDE_CODE_VERSION|TETHER_CLAUDE_PATH/);
+    const ci = of('RUN').find((l) => /\bnpm ci\b/.test(l));
+    expect(ci).toMatch(/--include=optional/);
+    expect(ci).not.toMatch(/--omit=optional|--no-optional/);
+    const manifest = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const lock = JSON.parse(readFileSync(join(import.meta.dirname, '../../package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> }> };
+    const pinned = manifest.dependencies['@anthropic-ai/claude-agent-sdk'];
+    expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(lock.packages['']?.dependencies?.['@anthropic-ai/claude-agent-sdk']).toBe(pinned);
+    const sdk = lock.packages['node_modules/@anthropic-ai/claude-agent-sdk'];
+    expect(sdk?.version).toBe(pinned);
+    expect(sdk?.optionalDependencies?.['@anthropic-ai/claude-agent-sdk-linux-x64']).toBe(pinned);
   });
 
   it('runs as a numeric non-root user', () => {

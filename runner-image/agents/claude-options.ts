@@ -1,0 +1,63 @@
+// The Agent SDK options Tether runs Claude Code with: pinned model, no settings files (a
+// repository's .claude/settings.json must not loosen Tether's policy), the runner's own tools as an
+// in-process MCP server, and instructions (the image's CLAUDE.md, then the repository's).
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createSdkMcpServer, tool, type CanUseTool, type Options } from '@anthropic-ai/claude-agent-sdk';
+import { z } from 'zod/v4';
+import { PROGRESS_TOOL, SCREENSHOT_TOOL, type AgentHost, type AgentRunOptions } from './types.ts';
+
+/** How much of the repository's CLAUDE.md reaches the model. */
+export const REPO_INSTRUCTIONS_MAX_CHARS = 20_000;
+
+export interface ClaudeSettings {
+  env: Record<string, string>;
+  model: string;
+  claudePath?: string;
+  /** The image's CLAUDE.md. */
+  instructions?: string;
+}
+
+/** The repository's CLAUDE.md, passed explicitly since no settings source ('project') is read. */
+export async function systemPromptAppend(instructions: string | undefined, cwd: string): Promise<string | undefined> {
+  const own = await readFile(join(cwd, 'CLAUDE.md'), 'utf8').catch(() => undefined);
+  const repo = own?.trim() ? `# The repository's CLAUDE.md\n\n${own.slice(0, REPO_INSTRUCTIONS_MAX_CHARS)}` : undefined;
+  return [instructions?.trim(), repo].filter(Boolean).join('\n\n') || undefined;
+}
+
+function tetherTools(host: AgentHost) {
+  const screenshot = tool('screenshot', 'Capture a web page (a URL the dev server serves) as a JPEG for the user.', {
+    url: z.string().describe('http(s) URL to capture'),
+    fullPage: z.boolean().optional(),
+    caption: z.string().max(200).optional().describe('one line shown under the image'),
+  }, async (args) => ({ content: [{ type: 'text' as const, text: await host.tools[SCREENSHOT_TOOL]!(args) }] }));
+  const progress = tool('progress', 'Tell the user on their phone about a milestone (one short line).', {
+    text: z.string().min(1).describe('a milestone, under 80 characters, e.g. "Running the unit tests"'),
+  }, async (args) => {
+    host.event({ type: 'progress', text: args.text });
+    return { content: [{ type: 'text' as const, text: 'Sent to the user.' }] };
+  });
+  return createSdkMcpServer({ name: 'tether', tools: [screenshot, progress] });
+}
+
+/** The runner's progress tool needs no permission: it only talks to the phone. */
+export const autoAllowed = (toolName: string) => toolName === PROGRESS_TOOL;
+
+export async function sdkOptions(settings: ClaudeSettings, run: AgentRunOptions, host: AgentHost, extra: {
+  resume: string | undefined; abortController: AbortController; canUseTool: CanUseTool; spawn: Options['spawnClaudeCodeProcess'];
+}): Promise<Options> {
+  return {
+    cwd: run.cwd,
+    model: settings.model,
+    resume: extra.resume,
+    abortController: extra.abortController,
+    canUseTool: extra.canUseTool,
+    permissionMode: run.mode === 'plan' ? 'plan' : 'default',
+    env: settings.env,
+    pathToClaudeCodeExecutable: settings.claudePath,
+    spawnClaudeCodeProcess: extra.spawn,
+    settingSources: [],
+    mcpServers: { tether: tetherTools(host) },
+    systemPrompt: { type: 'preset', preset: 'claude_code', append: await systemPromptAppend(settings.instructions, run.cwd) },
+  };
+}
