@@ -34,7 +34,11 @@ export const text = {
   instructions(pending: Pending, hint?: string): string {
     if (hint === 'badNumber') return 'That number is not one of the options. Reply with a number from the list or your own answer.';
     switch (pending.kind) {
-      case 'tool': return `Waiting for your decision on ${toolRequest(pending).inline ?? `the ${pending.tool ?? 'tool'} request above`}: *allow*, *allow always* or *deny <reason>*.`;
+      case 'tool': {
+        const request = toolRequest(pending);
+        if (request.cut) return `Waiting for your decision on the ${pending.tool ?? 'tool'} request above (not shown whole): *deny <reason>* or *allow* (this call only).`;
+        return `Waiting for your decision on ${request.inline ?? `the ${pending.tool ?? 'tool'} request above`}: *allow*, *allow always* or *deny <reason>*.`;
+      }
       case 'question': return 'Waiting for your answer above: reply with a number or your own words (or *reject*).';
       case 'plan': return 'Waiting for your decision on the plan above: *approve* or *reject*.';
       case 'changes': return 'Waiting for your decision on the changes above: *approve* or *reject*.';
@@ -129,10 +133,14 @@ function toolDetail(pending: Pending): string {
 /** How much of a tool request's input the runner had to leave out (LIMITS.toolInputChars). */
 export const cutChars = (pending: Pending) => Math.max(0, (pending.inputChars ?? 0) - (pending.input?.length ?? 0));
 
+/** Characters that hide or reorder text (bidi overrides, zero-width, controls) are shown as code points. */
+const showHidden = (text: string) =>
+  text.replace(/(?![\n\t])[\p{Cc}\p{Cf}]/gu, (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>`);
+
 /** How a tool request reads: inline when short, else a block; with how much of the input was cut. */
 function toolRequest(pending: Pending): { inline?: string; block: string; cut: number } {
   const tool = pending.tool ?? 'a tool';
-  const detail = toolDetail(pending);
+  const detail = showHidden(toolDetail(pending));
   const cut = cutChars(pending);
   const inline = !cut && detail.length <= INLINE_CHARS && !detail.includes('\n')
     ? `\`${tool === 'Bash' ? '' : `${tool}${detail ? ': ' : ''}`}${detail}\``
