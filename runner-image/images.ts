@@ -37,7 +37,7 @@ export class Browsers {
   async refusingProxy(): Promise<string> {
     this.refusing ??= new Promise((resolve, reject) => {
       const server = createServer((socket) => socket.destroy()).once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve(server));
+      server.listen(0, '127.0.0.1', () => resolve(server)).unref();
     });
     return `http://127.0.0.1:${((await this.refusing).address() as AddressInfo).port}`;
   }
