@@ -2,8 +2,8 @@
 // repository's .claude/settings.json must not loosen Tether's policy), the runner's own tools as an
 // in-process MCP server, and instructions (the image's CLAUDE.md, then the repository's).
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createSdkMcpServer, tool, type CanUseTool, type Options } from '@anthropic-ai/claude-agent-sdk';
+import { join, resolve, sep } from 'node:path';
+import { createSdkMcpServer, tool, type CanUseTool, type HookCallbackMatcher, type Options } from '@anthropic-ai/claude-agent-sdk';
 import { z } from 'zod/v4';
 import { PROGRESS_TOOL, SCREENSHOT_TOOL, type AgentHost, type AgentRunOptions } from './types.ts';
 
@@ -43,6 +43,24 @@ function tetherTools(host: AgentHost) {
 /** The runner's progress tool needs no permission: it only talks to the phone. */
 export const autoAllowed = (toolName: string) => toolName === PROGRESS_TOOL;
 
+/**
+ * Every tool call goes through canUseTool (and so through Tether's policy): Claude Code on its own
+ * runs calls it deems harmless (reads anywhere, read-only shell commands) without asking. The one
+ * exception is the plan file Claude Code writes under its config folder in plan mode.
+ */
+export function everyCallAsked(claudeConfigDir: string | undefined): HookCallbackMatcher {
+  const plans = claudeConfigDir ? resolve(claudeConfigDir, 'plans') + sep : undefined;
+  return {
+    hooks: [async (input) => {
+      const call = input as { tool_name?: string; tool_input?: { file_path?: unknown } };
+      const path = call.tool_input?.file_path;
+      const planFile = plans && (call.tool_name === 'Write' || call.tool_name === 'Edit') && typeof path === 'string' && resolve(path).startsWith(plans);
+      if (planFile || autoAllowed(call.tool_name ?? '')) return {};
+      return { hookSpecificOutput: { hookEventName: 'PreToolUse' as const, permissionDecision: 'ask' as const } };
+    }],
+  };
+}
+
 export async function sdkOptions(settings: ClaudeSettings, run: AgentRunOptions, host: AgentHost, extra: {
   resume: string | undefined; abortController: AbortController; canUseTool: CanUseTool; spawn: Options['spawnClaudeCodeProcess'];
 }): Promise<Options> {
@@ -57,6 +75,7 @@ export async function sdkOptions(settings: ClaudeSettings, run: AgentRunOptions,
     pathToClaudeCodeExecutable: settings.claudePath,
     spawnClaudeCodeProcess: extra.spawn,
     settingSources: [],
+    hooks: { PreToolUse: [everyCallAsked(settings.env.CLAUDE_CONFIG_DIR)] },
     mcpServers: { tether: tetherTools(host) },
     systemPrompt: { type: 'preset', preset: 'claude_code', append: await systemPromptAppend(settings.instructions, run.cwd) },
   };

@@ -3,7 +3,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
@@ -18,8 +18,8 @@ import { startRefusingProxy, type RefusingProxy } from './refusing-proxy.ts';
 export const PHONE = '+14155550123';
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
 
-/** A bare repository at <dir>/remotes/acme/web.git with one commit on main. */
-export function makeRemote(root = mkdtempSync(join(tmpdir(), 'tether-remote-'))): { url: string; root: string; git: (...args: string[]) => string } {
+/** A bare repository at <dir>/remotes/acme/web.git with one commit on main: a README and `files`. */
+export function makeRemote(root = mkdtempSync(join(tmpdir(), 'tether-remote-')), files: Record<string, string> = {}): { url: string; root: string; git: (...args: string[]) => string } {
   const url = join(root, 'remotes', 'acme', 'web.git');
   mkdirSync(url, { recursive: true });
   git(url, 'init', '--quiet', '--bare', '--initial-branch=main');
@@ -27,6 +27,10 @@ export function makeRemote(root = mkdtempSync(join(tmpdir(), 'tether-remote-')))
   mkdirSync(seed);
   git(seed, 'init', '--quiet', '--initial-branch=main');
   writeFileSync(join(seed, 'README.md'), '# web\n');
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(seed, path)), { recursive: true });
+    writeFileSync(join(seed, path), content);
+  }
   git(seed, 'add', '.');
   git(seed, 'commit', '--quiet', '-m', 'initial');
   git(seed, 'push', '--quiet', url, 'main');
@@ -104,7 +108,7 @@ export interface RunnerTestbed {
   /** The runner's usual environment (fake GitHub, the refusing proxy) plus `extra`. */
   env(extra?: Record<string, string>): Record<string, string>;
   /** A fresh remote, a Session in Starting, and the runner process for it. */
-  run(prompt: string, env?: Record<string, string>, extra?: Partial<SessionSpec>): Promise<{ name: string; runner: RunnerProcess; remote: ReturnType<typeof makeRemote>; repo: string }>;
+  run(prompt: string, env?: Record<string, string>, extra?: Partial<SessionSpec>, files?: Record<string, string>): Promise<{ name: string; runner: RunnerProcess; remote: ReturnType<typeof makeRemote>; repo: string }>;
 }
 
 /** beforeAll/afterAll for a runner test file: CRD, a namespace, a fake GitHub, the refusing proxy. */
@@ -125,8 +129,8 @@ export function useRunnerTestbed(prefix: string): RunnerTestbed {
     if (bed.ns) await deleteNamespace(bed.kc, bed.ns);
   });
   bed.env = (extra = {}) => ({ GITHUB_API_URL: bed.github.url, ...bed.proxy.env, ...extra });
-  bed.run = async (prompt, env = {}, extra = {}) => {
-    const remote = makeRemote();
+  bed.run = async (prompt, env = {}, extra = {}, files = {}) => {
+    const remote = makeRemote(undefined, files);
     const name = await createStartedSession(bed.sessions, bed.ns, specFor(prompt, remote.url, extra));
     const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: bed.env(env) });
     return { name, runner, remote, repo: join(runner.workspace, 'repo') };
