@@ -49,6 +49,8 @@ export class AgentChannel {
   private readonly connectTimer: NodeJS.Timeout;
   private readonly processes = new Map<number, AgentProcess>();
   private readonly queued: Array<() => void> = [];
+  /** Connections after the first, closing. */
+  private readonly refused = new Set<Socket>();
   private readonly helloWaiters: Array<Waiter<AgentHostHello>> = [];
   private readonly freezes = new Map<number, Waiter<FreezeReport> & { timer: NodeJS.Timeout }>();
   private nextId = 1;
@@ -110,6 +112,7 @@ export class AgentChannel {
   /** Stops listening and closes the connection (the agent host then kills its processes and exits). */
   async close(): Promise<void> {
     this.shutDown('the supervisor closed the channel');
+    for (const socket of this.refused) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     await rm(this.options.socketPath, { force: true });
   }
@@ -136,6 +139,9 @@ export class AgentChannel {
     socket.on('error', (error) => this.options.log.debug({ err: error }, 'agent socket connection error'));
     if (this.conn || this.closedReason) {
       this.options.log.warn({ socket: this.options.socketPath }, 'refused a second connection on the agent socket');
+      this.refused.add(socket);
+      socket.once('close', () => this.refused.delete(socket));
+      socket.resume(); // read (and drop) what it sends, so its end is seen
       socket.end(encodeFrame(FrameType.Refused, 0, { reason: 'this supervisor already has its agent host' }));
       return;
     }

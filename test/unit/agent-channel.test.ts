@@ -9,14 +9,14 @@ let pair: Pair | undefined;
 afterEach(async () => {
   await pair?.stop();
   pair = undefined;
-});
+}, 30_000);
 
 const sha = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 /** 20 MiB of bytes that are not all alike, and their hash on stderr. */
 const BIG_OUTPUT = `const b = Buffer.alloc(20 * 1024 * 1024); for (let i = 0; i < b.length; i++) b[i] = (i * 7 + (i >> 13)) & 255;
 process.stderr.write(require('crypto').createHash('sha256').update(b).digest('hex')); process.stdout.write(b);`;
 
-describe('agent channel: processes in the agent container', () => {
+describe('agent channel: processes in the agent container', { timeout: 30_000 }, () => {
   it('carries stdin to a process and its stdout back, and reports the exit', async () => {
     pair = await startPair();
     const cat = pair.channel.spawn(request('cat', []));
@@ -104,7 +104,7 @@ describe('agent channel: processes in the agent container', () => {
   });
 });
 
-describe('agent channel: connections', () => {
+describe('agent channel: connections', { timeout: 30_000 }, () => {
   it('waits for the agent host and fails spawns when none comes', async () => {
     const { AgentChannel } = await import('../../runner-image/agent-channel.ts');
     const { capturedLogger, socketFolder } = await import('../support/agent-channel.ts');
