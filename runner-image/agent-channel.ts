@@ -9,14 +9,21 @@ import type { SpawnOptions } from '@anthropic-ai/claude-agent-sdk';
 import type { Logger } from 'pino';
 import { FrameConnection } from './agent-host/connection.ts';
 import {
-  FROM_AGENT, FrameType, PROTOCOL_VERSION, ProtocolError, encodeFrame,
+  CONNECT_TIMEOUT_MS, DEFAULT_SOCKET_PATH, FREEZE_WAIT_MS, FROM_AGENT, FrameType, PROTOCOL_VERSION, ProtocolError, encodeFrame,
   type Frame, type FrameTypeValue, type FreezeMode, type MessageOf,
 } from './agent-host/protocol.ts';
 import { AgentProcess, CHANNEL_LOST, NOT_STARTED } from './agent-process.ts';
 import { listenOnSocket } from './agent-socket.ts';
 
 export { AgentProcess } from './agent-process.ts';
-export { DEFAULT_SOCKET_PATH } from './agent-host/protocol.ts';
+
+/** What the runner passes unless its configuration says otherwise. */
+export const CHANNEL_DEFAULTS = {
+  socketPath: DEFAULT_SOCKET_PATH,
+  connectTimeoutMs: CONNECT_TIMEOUT_MS,
+  /** The agent host's own wait after the kill, with margin for a loaded node. */
+  freezeTimeoutMs: 3 * FREEZE_WAIT_MS,
+} as const;
 
 export interface AgentChannelOptions {
   socketPath: string;

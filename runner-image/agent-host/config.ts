@@ -1,6 +1,6 @@
 // The agent host's configuration: the only reader of process.env in the agent container's entrypoint.
 // The agent container holds no credential, so an environment that carries one is refused outright.
-import { DEFAULT_SOCKET_PATH } from './protocol.ts';
+import { CONNECT_TIMEOUT_MS, DEFAULT_SOCKET_PATH } from './protocol.ts';
 
 export interface AgentHostConfig {
   socketPath: string;
@@ -23,7 +23,7 @@ export function parseConfig(env: Record<string, string | undefined>): AgentHostC
   if (carried.length) throw new ConfigError(`the agent container must hold no credential, but ${carried.join(', ')} ${carried.length > 1 ? 'are' : 'is'} set`);
   const socketPath = env.TETHER_AGENT_SOCKET || DEFAULT_SOCKET_PATH;
   if (!socketPath.startsWith('/')) throw new ConfigError(`invalid TETHER_AGENT_SOCKET (got "${socketPath}"): must be an absolute path`);
-  const seconds = Number(env.TETHER_AGENT_CONNECT_TIMEOUT_SECONDS || 120);
+  const seconds = Number(env.TETHER_AGENT_CONNECT_TIMEOUT_SECONDS || CONNECT_TIMEOUT_MS / 1000);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new ConfigError(`invalid TETHER_AGENT_CONNECT_TIMEOUT_SECONDS (got "${env.TETHER_AGENT_CONNECT_TIMEOUT_SECONDS}")`);
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`invalid LOG_LEVEL (got "${logLevel}"): one of ${LOG_LEVELS.join(', ')}`);

@@ -10,14 +10,13 @@
 //   of a process it spawned, or below itself by parent links; it repeats the search until nothing new
 //   appears. A process that left its session (setsid) AND whose parent has exited — a double-forked
 //   daemon — is re-parented to the host's init and escapes. See docs/runner.md ("Two containers").
-import type { FreezeMode } from './protocol.ts';
+import { FREEZE_WAIT_MS, type FreezeMode } from './protocol.ts';
 import { commandName, descendants, listProcesses, type ProcessInfo } from './procfs.ts';
 
 /** Inits that run a container's entrypoint as their child. */
 const CONTAINER_INITS = new Set(['tini', 'docker-init', 'dumb-init', 'catatonit']);
 /** Rounds of search-and-stop before the kill (each round catches children forked before the stop). */
 const STOP_ROUNDS = 20;
-const GONE_TIMEOUT_MS = 5000;
 const POLL_MS = 20;
 
 /** namespace when this process is PID 1 or was started by the container's init, else groups. */
@@ -45,7 +44,7 @@ const signal = (pid: number, sig: NodeJS.Signals): void => {
 const alive = (p: ProcessInfo) => p.state !== 'Z';
 
 async function waitGone(still: () => ProcessInfo[]): Promise<number> {
-  const deadline = Date.now() + GONE_TIMEOUT_MS;
+  const deadline = Date.now() + FREEZE_WAIT_MS;
   for (let left = still(); ; left = still()) {
     if (left.length === 0 || Date.now() > deadline) return left.length;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));

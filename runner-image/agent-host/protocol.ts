@@ -9,6 +9,10 @@ import { Value } from '@sinclair/typebox/value';
 export const PROTOCOL_VERSION = 1;
 /** Where the supervisor listens by default: a folder of its own on the Pod's shared emptyDir. */
 export const DEFAULT_SOCKET_PATH = '/run/tether/supervisor/agent.sock';
+/** How long each side waits for the other to appear on the socket (both containers start together). */
+export const CONNECT_TIMEOUT_MS = 120_000;
+/** How long the agent host waits, after a freeze's SIGKILLs, for the killed processes to be gone. */
+export const FREEZE_WAIT_MS = 5000;
 /** Largest frame either side accepts (a spawn request carries Claude Code's arguments and environment). */
 export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 /** Input and output bytes are cut into frames of at most this size. */

@@ -2,7 +2,7 @@
 // as a real child process (optionally under another uid or in its own PID namespace), and the
 // output of processes run through the channel.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -136,3 +136,25 @@ export const alive = (pid: number): boolean => {
     return false;
   }
 };
+
+/** A process that exists and is not a zombie (kill(pid, 0) also succeeds on zombies). */
+export function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Running processes (in this PID namespace's view) whose command line is exactly `argv`. */
+export function runningWithArgv(argv: string[]): number[] {
+  const wanted = `${argv.join('\0')}\0`;
+  return readdirSync('/proc').filter((name) => /^[0-9]+$/.test(name)).map(Number).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === wanted && running(pid);
+    } catch {
+      return false;
+    }
+  });
+}

@@ -1,6 +1,7 @@
 // The channel between the runner Pod's containers, with real processes: the supervisor's side in
 // this process, the agent host as a child process, cat/node/sh run through the channel.
 import { createHash } from 'node:crypto';
+import type { Options } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.ts';
 import { alive, finished, firstLines, request, startPair, type Pair } from '../support/agent-channel.ts';
@@ -19,7 +20,9 @@ process.stderr.write(require('crypto').createHash('sha256').update(b).digest('he
 describe('agent channel: processes in the agent container', { timeout: 30_000 }, () => {
   it('carries stdin to a process and its stdout back, and reports the exit', async () => {
     pair = await startPair();
-    const cat = pair.channel.spawn(request('cat', []));
+    const channel = pair.channel;
+    const spawnClaudeCodeProcess: Options['spawnClaudeCodeProcess'] = (options) => channel.spawn(options); // the SDK's hook, as claude.ts will use it
+    const cat = spawnClaudeCodeProcess!(request('cat', [])) as ReturnType<typeof channel.spawn>;
     const done = finished(cat);
     cat.stdin.write('hello ');
     cat.stdin.end('through the channel\n');
