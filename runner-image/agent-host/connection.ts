@@ -11,8 +11,8 @@ export interface FrameConnectionOptions {
   accepts: ReadonlySet<number>;
   log: Logger;
   onFrame: (frame: Frame) => void;
-  /** Called once, with why the connection ended. */
-  onClosed: (reason: string) => void;
+  /** Called once, with why the connection ended; byPeer when the other side ended it in order. */
+  onClosed: (reason: string, byPeer: boolean) => void;
 }
 
 export class FrameConnection {
@@ -27,7 +27,7 @@ export class FrameConnection {
     this.decoder = new FrameDecoder(options.accepts);
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', (error) => this.close(`socket error: ${error.message}`));
-    socket.on('end', () => this.close(`the ${options.peer} closed the connection`));
+    socket.on('end', () => this.close(`the ${options.peer} closed the connection`, true));
     socket.on('close', () => this.close(`the connection to the ${options.peer} was lost`));
   }
 
@@ -36,30 +36,19 @@ export class FrameConnection {
   }
 
   /** Sends a frame; false when the connection is closed (the frame is dropped). */
-  send(type: FrameTypeValue, id: number, payload: Buffer | object = {}, written?: () => void): boolean {
+  send(type: FrameTypeValue, id: number, payload: Buffer | object = {}): boolean {
     if (this.closed) return false;
-    this.socket.write(encodeFrame(type, id, payload), written && (() => written()));
+    this.socket.write(encodeFrame(type, id, payload));
     return true;
   }
 
-  /** Sends one last frame, then ends the connection once it is written. */
-  finish(type: FrameTypeValue, payload: object, reason: string): void {
-    if (this.closed) return;
-    this.socket.end(encodeFrame(type, 0, payload));
-    this.markClosed(reason);
-  }
-
   /** Closes at once; logs and reports the reason the first time. */
-  close(reason: string): void {
+  close(reason: string, byPeer = false): void {
     if (this.closed) return;
-    this.socket.destroy();
-    this.markClosed(reason);
-  }
-
-  private markClosed(reason: string): void {
     this.closedReason = reason;
+    this.socket.destroy();
     this.options.log.info({ peer: this.options.peer, reason }, 'agent channel closed');
-    this.options.onClosed(reason);
+    this.options.onClosed(reason, byPeer);
   }
 
   private receive(chunk: Buffer): void {

@@ -67,9 +67,9 @@ const conn: FrameConnection = new FrameConnection(socket, {
     if (!welcomed) return conn.close(`frame type ${frame.type} before the supervisor's welcome`);
     host.handle(frame);
   },
-  onClosed: (reason) => {
+  onClosed: (_reason, byPeer) => {
     host.killAll();
-    process.exit(welcomed && reason.startsWith('the supervisor closed') ? 0 : 1);
+    process.exit(welcomed && byPeer ? 0 : 1);
   },
 });
 const host = new ProcessHost(conn, log, mode);

@@ -2,6 +2,7 @@
 // their output streamed back (stdout paced by the supervisor's acknowledgements), signals forwarded
 // to the whole group, and, on freeze, every process of the container stopped.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { constants } from 'node:os';
 import type { Logger } from 'pino';
 import type { FrameConnection } from './connection.ts';
 import { freezeAll } from './freeze.ts';
@@ -47,6 +48,7 @@ export class ProcessHost {
       hosted.unacked -= frame.message.bytes;
       if (hosted.unacked <= STREAM_WINDOW_BYTES) hosted.child.stdout!.resume();
     } else if (frame.type === FrameType.Signal) {
+      if (!(frame.message.signal in constants.signals)) throw new ProtocolError(`unknown signal ${frame.message.signal}`);
       this.signalGroup(hosted.child, frame.message.signal as NodeJS.Signals);
     }
   }
@@ -79,9 +81,9 @@ export class ProcessHost {
     }
     const hosted: Hosted = { child, unacked: 0, started: false };
     this.live.set(id, hosted); // input may arrive before the process has started
+    if (child.pid !== undefined) this.groups.add(child.pid); // known at once; its 'spawn' event comes later
     child.once('spawn', () => {
       hosted.started = true;
-      this.groups.add(child.pid!);
       this.log.info({ id, pid: child.pid, command: request.command }, 'process started');
       this.conn.send(FrameType.Spawned, id, { pid: child.pid! });
     });

@@ -111,6 +111,7 @@ describe('agent channel: malformed frames from the supervisor side', { timeout: 
     ['an agent-only frame type', encodeFrame(FrameType.Stdout, 1, Buffer.from('x')), `unexpected frame type ${FrameType.Stdout}`],
     ['a spawn request with a bad field', encodeFrame(FrameType.Spawn, 1, { command: 'sh', args: 'not a list', env: {} }), `frame type ${FrameType.Spawn}: /args`],
     ['input for a process never spawned', encodeFrame(FrameType.Stdin, 3, Buffer.from('x')), `frame type ${FrameType.Stdin} for process 3, which was never spawned`],
+    ['an unknown signal', Buffer.concat([encodeFrame(FrameType.Spawn, 1, { command: 'sleep', args: ['5'], env: {} }), encodeFrame(FrameType.Signal, 1, { signal: 'SIGNOPE' })]), 'unknown signal SIGNOPE'],
     ['a process id used twice', Buffer.concat([1, 1].map((id) => encodeFrame(FrameType.Spawn, id, { command: 'true', args: [], env: {} }))), 'process id 1 was used before'],
   ])('%s: the agent host logs why and exits 1', async (_name, bytes, reason) => {
     const { code, output } = await hostAfter(bytes);

@@ -57,12 +57,13 @@ describe('agent channel: processes in the agent container', { timeout: 30_000 },
   it('paces a process by what the supervisor reads: an unread stdout holds the writer back', async () => {
     pair = await startPair();
     const writer = pair.channel.spawn(request(process.execPath, ['-e', BIG_OUTPUT]));
-    await new Promise((r) => setTimeout(r, 1500));
-    // 20 MiB cannot fit in the window and the pipes: the writer is still blocked.
+    const hash = await new Promise<string>((resolve) => writer.stderr.once('data', (c: Buffer) => resolve(c.toString())));
+    await new Promise((r) => setTimeout(r, 1000));
+    // It has started writing, and 20 MiB cannot fit in the window and the pipes: it is still blocked.
     expect(writer.exitCode).toBeNull();
     const result = await finished(writer);
     expect(result.code).toBe(0);
-    expect(sha(result.stdout)).toBe(result.stderr);
+    expect(sha(result.stdout)).toBe(hash);
   });
 
   it('reports exit codes, and a command that cannot start as an error', async () => {
