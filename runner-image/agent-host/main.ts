@@ -1,0 +1,84 @@
+// The agent container's entrypoint: node /app/runner-image/agent-host/main.ts. Connects to the
+// supervisor's Unix socket (retrying until it is there), says hello, then runs the processes the
+// supervisor asks for. It holds no credential. When the connection ends, everything it started is
+// killed and it exits: it never connects a second time.
+import { existsSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { createLogger } from '../../common/log.ts';
+import { configOrExit } from '../../common/process.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { FrameConnection } from './connection.ts';
+import { detectFreezeMode } from './freeze.ts';
+import { ProcessHost } from './processes.ts';
+import { FROM_SUPERVISOR, FrameType, PROTOCOL_VERSION } from './protocol.ts';
+
+const RETRY_MS = 200;
+
+const config = configOrExit('agent-host', loadConfig, (error) => error instanceof ConfigError);
+const log = createLogger({ component: 'agent-host', level: config.logLevel });
+const mounted = config.credentialFiles.filter((path) => existsSync(path));
+if (mounted.length) {
+  log.error({ files: mounted }, 'the agent container must hold no credential; refusing to start');
+  process.exit(2);
+}
+
+function connectOnce(path: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(path);
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+async function connectWithRetry(path: string, timeoutMs: number): Promise<Socket> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await connectOnce(path);
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  }
+}
+
+const socket = await connectWithRetry(config.socketPath, config.connectTimeoutMs).catch((error: unknown) => {
+  log.error({ err: error, socket: config.socketPath }, 'the supervisor could not be reached');
+  return process.exit(1);
+});
+const mode = detectFreezeMode({ pid: process.pid, ppid: process.ppid });
+let welcomed = false;
+const conn: FrameConnection = new FrameConnection(socket, {
+  peer: 'supervisor', accepts: FROM_SUPERVISOR, log,
+  onFrame: (frame) => {
+    if (frame.type === FrameType.Refused) {
+      log.error({ reason: frame.message.reason }, 'the supervisor refused this agent host');
+      process.exit(1);
+    }
+    if (frame.type === FrameType.Welcome) {
+      if (welcomed) return conn.close('a second welcome from the supervisor');
+      welcomed = true;
+      log.info({ socket: config.socketPath, freeze: mode }, 'agent host connected');
+      return;
+    }
+    if (!welcomed) return conn.close(`frame type ${frame.type} before the supervisor's welcome`);
+    host.handle(frame);
+  },
+  onClosed: (_reason, byPeer) => {
+    host.killAll();
+    process.exit(welcomed && byPeer ? 0 : 1);
+  },
+});
+const host = new ProcessHost(conn, log, mode);
+conn.send(FrameType.Hello, 0, { protocol: PROTOCOL_VERSION, pid: process.pid, freeze: mode });
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    log.info({ signal }, 'stopping: killing every process started here');
+    host.killAll();
+    process.exit(0);
+  });
+}
