@@ -6,7 +6,7 @@ import type {
 import { SERVICE_ACCOUNT_DIR } from '../common/kube/connection.ts';
 import { phoneHash } from '../common/session/display.ts';
 import {
-  LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, RELAY_TOKEN_AUDIENCE, runnerName,
+  LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, RELAY_TOKEN_AUDIENCE, RUNNER_GIT_STORE, runnerName,
 } from '../common/session/names.ts';
 import { API_VERSION, GROUP, KIND, PLURAL, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
@@ -101,6 +101,7 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
     { name: 'TETHER_SESSION_NAMESPACE', value: session.metadata.namespace! },
     { name: 'TETHER_WORKSPACE', value: WORKSPACE_PATH },
     { name: 'HOME', value: `${WORKSPACE_PATH}/home` },
+    { name: 'TETHER_GIT_STORE', value: RUNNER_GIT_STORE },
     { name: 'TETHER_RELAY_TOKEN_FILE', value: `${RELAY_TOKEN_DIR}/token` },
   ];
   if (config.relayUrl) env.push({ name: 'TETHER_RELAY_URL', value: config.relayUrl });
@@ -142,12 +143,14 @@ export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
         },
         volumeMounts: [
           { name: 'workspace', mountPath: WORKSPACE_PATH },
+          { name: 'git-store', mountPath: RUNNER_GIT_STORE },
           { name: 'kube-api-access', mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
           { name: 'relay-token', mountPath: RELAY_TOKEN_DIR, readOnly: true },
         ],
       }],
       volumes: [
         { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },
+        { name: 'git-store', emptyDir: {} },
         {
           name: 'kube-api-access',
           projected: {

@@ -1,6 +1,7 @@
 // Which tool calls the agent may make without asking the phone. Configurable per install with
 // TETHER_PERMISSION_POLICY (JSON); rules are `Tool` or `Tool(pattern)` where `*` matches anything.
-import { isAbsolute, relative, resolve } from 'node:path';
+import { lstatSync, readlinkSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { SCREENSHOT_TOOL } from './agents/types.ts';
@@ -55,8 +56,39 @@ export function matches(rule: string, tool: string, input: Record<string, unknow
   return m[2] === undefined || globToRegExp(m[2]).test(subjectOf(input));
 }
 
+const MAX_SYMLINKS = 40;
+
+/** Where an absolute path leads on disk, followed one part at a time as the kernel does (symlinks, then `..`). */
+export function physicalPath(path: string): string {
+  const todo = path.split('/').filter(Boolean);
+  let real = '/';
+  for (let links = 0; todo.length > 0;) {
+    const part = todo.shift()!;
+    if (part === '.') continue;
+    if (part === '..') {
+      real = dirname(real);
+      continue;
+    }
+    const next = join(real, part);
+    let target: string | undefined;
+    try {
+      target = lstatSync(next).isSymbolicLink() ? readlinkSync(next) : undefined;
+    } catch {
+      return join(next, ...todo); // not there yet: it will be created as spelled
+    }
+    if (target === undefined) real = next;
+    else if (++links > MAX_SYMLINKS) return next; // a loop: the kernel refuses it too
+    else {
+      todo.unshift(...target.split('/').filter(Boolean));
+      if (target.startsWith('/')) real = '/';
+    }
+  }
+  return real;
+}
+
+/** Whether path (absolute, or relative to dir) is inside dir on disk, not just in its spelling. */
 export function isInside(dir: string, path: string): boolean {
-  const rel = relative(resolve(dir), resolve(dir, path));
+  const rel = relative(physicalPath(resolve(dir)), physicalPath(isAbsolute(path) ? path : `${resolve(dir)}/${path}`));
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
@@ -66,7 +98,8 @@ export function decide(policy: Policy, repoDir: string, tool: string, input: Rec
   if (policy.allow.some((r) => matches(r, tool, input))) return 'allow';
   if (policy.ask.some((r) => matches(r, tool, input))) return 'ask';
   if (EDIT_TOOLS.has(tool) && policy.editsInsideRepo) {
-    const path = subjectOf(input) && resolve(repoDir, subjectOf(input));
+    // `..` after a symlink leads elsewhere than its spelling says: such paths are asked.
+    const path = subjectOf(input) && !subjectOf(input).split('/').includes('..') && resolve(repoDir, subjectOf(input));
     return path && isInside(repoDir, path) && !isInside(`${repoDir}/.git`, path) ? 'allow' : 'ask';
   }
   return 'ask';
