@@ -1,6 +1,9 @@
 // The permission policy: defaults, edits inside the repo, patterns, configuration errors.
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY, decide, matches, parsePolicy } from '../../runner-image/policy.ts';
+import { DEFAULT_POLICY, decide, isInside, matches, parsePolicy, physicalPath } from '../../runner-image/policy.ts';
 
 const repo = '/workspace/repo';
 
@@ -42,5 +45,42 @@ describe('permission policy', () => {
     expect(() => parsePolicy('not json')).toThrow(/TETHER_PERMISSION_POLICY is not JSON/);
     expect(() => parsePolicy('{"allow":"Bash"}')).toThrow(/TETHER_PERMISSION_POLICY\.allow/);
     expect(() => parsePolicy('{"alow":[]}')).toThrow(/TETHER_PERMISSION_POLICY/);
+  });
+});
+
+describe('edits inside the repository are judged on disk, not by spelling', () => {
+  const root = mkdtempSync(join(tmpdir(), 'tether-policy-'));
+  const checkout = join(root, 'repo');
+  mkdirSync(join(checkout, '.git'), { recursive: true });
+  writeFileSync(join(checkout, '.git', 'config'), '[core]\n');
+  mkdirSync(join(checkout, 'src'));
+  mkdirSync(join(root, 'outside'));
+  symlinkSync('.git', join(checkout, 'g'));
+  symlinkSync('../outside', join(checkout, 'out'));
+  symlinkSync(join(root, 'outside', 'new.txt'), join(checkout, 'dangling'));
+  symlinkSync('src', join(checkout, 'source'));
+  symlinkSync('loop', join(checkout, 'loop'));
+
+  it.each([
+    ['g/config', 'ask'],
+    ['g/hooks/pre-commit', 'ask'],
+    [join(checkout, 'g', 'config'), 'ask'],
+    ['out/x.txt', 'ask'],
+    ['dangling', 'ask'],
+    ['src/../g/config', 'ask'],
+    ['source/a.ts', 'allow'],
+    ['src/new/deep/file.ts', 'allow'],
+    ['loop/x', 'allow'],
+  ])('Write %s → %s', (path, verdict) => {
+    expect(decide(DEFAULT_POLICY, checkout, 'Write', { file_path: path })).toBe(verdict);
+  });
+
+  it('follows symlinks part by part, as the kernel does', () => {
+    expect(physicalPath(join(checkout, 'g', 'config'))).toBe(join(realpathSync(checkout), '.git', 'config'));
+    expect(physicalPath(`${checkout}/out/../repo/src`)).toBe(join(realpathSync(root), 'repo', 'src'));
+    expect(physicalPath(join(checkout, 'dangling'))).toBe(join(realpathSync(root), 'outside', 'new.txt'));
+    expect(isInside(checkout, 'g/config')).toBe(true);
+    expect(isInside(join(checkout, '.git'), join(checkout, 'g', 'config'))).toBe(true);
+    expect(isInside(checkout, 'out/x')).toBe(false);
   });
 });
