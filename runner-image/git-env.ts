@@ -24,6 +24,8 @@ export const LOCKED_CONFIG: ReadonlyArray<readonly [string, string]> = [
   ['core.fsmonitor', 'false'],
   ['core.untrackedCache', 'false'],
   ['credential.helper', ''],
+  // ssh reads ~/.ssh/config from the passwd entry's home, not $HOME: none of it (ProxyCommand).
+  ['core.sshCommand', 'ssh -F /dev/null'],
   ['protocol.allow', 'never'],
   ['protocol.https.allow', 'always'],
   ['protocol.http.allow', 'always'],

@@ -46,7 +46,7 @@ describe('git environment', () => {
     const env = gitEnvironment({ path: '/usr/bin:/bin', home: '/var/lib/tether/git/home', author });
     expect(env).toMatchObject({ HOME: '/var/lib/tether/git/home', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' });
     const config = Object.fromEntries(Array.from({ length: Number(env.GIT_CONFIG_COUNT) }, (_, i) => [env[`GIT_CONFIG_KEY_${i}`], env[`GIT_CONFIG_VALUE_${i}`]]));
-    expect(config).toMatchObject({ 'core.hooksPath': '/dev/null', 'core.fsmonitor': 'false', 'credential.helper': '', 'protocol.allow': 'never', 'protocol.file.allow': 'always' });
+    expect(config).toMatchObject({ 'core.hooksPath': '/dev/null', 'core.fsmonitor': 'false', 'credential.helper': '', 'core.sshCommand': 'ssh -F /dev/null', 'protocol.allow': 'never', 'protocol.file.allow': 'always' });
     expect(Object.keys(config).some((k) => /extraheader/i.test(k))).toBe(false);
     expect(Object.keys(env).filter((k) => !/^GIT_/.test(k)).sort()).toEqual(['HOME', 'LANG', 'PATH']);
   });
