@@ -1,12 +1,12 @@
 // Pure builders of the objects a Session needs: deterministic names, owner references,
 // least privilege. Compared whole in test/unit/controller-builders.test.ts.
 import type {
-  V1EnvVar, V1PersistentVolumeClaim, V1Pod, V1Role, V1RoleBinding, V1ServiceAccount, V1OwnerReference,
+  V1EnvVar, V1PersistentVolumeClaim, V1Pod, V1Volume, V1Role, V1RoleBinding, V1ServiceAccount, V1OwnerReference,
 } from '@kubernetes/client-node';
 import { SERVICE_ACCOUNT_DIR } from '../common/kube/connection.ts';
 import { phoneHash } from '../common/session/display.ts';
 import {
-  LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, RELAY_TOKEN_AUDIENCE, runnerName,
+  LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, RELAY_TOKEN_AUDIENCE, RUNNER_GIT_STORE, runnerName,
 } from '../common/session/names.ts';
 import { API_VERSION, GROUP, KIND, PLURAL, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
@@ -101,6 +101,7 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
     { name: 'TETHER_SESSION_NAMESPACE', value: session.metadata.namespace! },
     { name: 'TETHER_WORKSPACE', value: WORKSPACE_PATH },
     { name: 'HOME', value: `${WORKSPACE_PATH}/home` },
+    { name: 'TETHER_GIT_STORE', value: RUNNER_GIT_STORE },
     { name: 'TETHER_RELAY_TOKEN_FILE', value: `${RELAY_TOKEN_DIR}/token` },
   ];
   if (config.relayUrl) env.push({ name: 'TETHER_RELAY_URL', value: config.relayUrl });
@@ -109,6 +110,32 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
     env.push({ name: key, valueFrom: { secretKeyRef: { name: config.runnerSecret, key, optional: true } } });
   }
   return env;
+}
+
+/** The workspace claim, the private git store, and the projected tokens (API server; relay upload). */
+function runnerVolumes(session: Session, config: BuilderConfig): V1Volume[] {
+  return [
+    { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },
+    { name: 'git-store', emptyDir: {} },
+    {
+      name: 'kube-api-access',
+      projected: {
+        defaultMode: 0o444,
+        sources: [
+          { serviceAccountToken: { path: 'token', expirationSeconds: config.tokenExpirationSeconds } },
+          { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+        ],
+      },
+    },
+    {
+      name: 'relay-token',
+      projected: {
+        defaultMode: 0o444,
+        sources: [{ serviceAccountToken: { audience: RELAY_TOKEN_AUDIENCE, path: 'token', expirationSeconds: config.tokenExpirationSeconds } }],
+      },
+    },
+  ];
 }
 
 export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
@@ -142,31 +169,12 @@ export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
         },
         volumeMounts: [
           { name: 'workspace', mountPath: WORKSPACE_PATH },
+          { name: 'git-store', mountPath: RUNNER_GIT_STORE },
           { name: 'kube-api-access', mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
           { name: 'relay-token', mountPath: RELAY_TOKEN_DIR, readOnly: true },
         ],
       }],
-      volumes: [
-        { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },
-        {
-          name: 'kube-api-access',
-          projected: {
-            defaultMode: 0o444,
-            sources: [
-              { serviceAccountToken: { path: 'token', expirationSeconds: config.tokenExpirationSeconds } },
-              { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-              { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
-            ],
-          },
-        },
-        {
-          name: 'relay-token',
-          projected: {
-            defaultMode: 0o444,
-            sources: [{ serviceAccountToken: { audience: RELAY_TOKEN_AUDIENCE, path: 'token', expirationSeconds: config.tokenExpirationSeconds } }],
-          },
-        },
-      ],
+      volumes: runnerVolumes(session, config),
     },
   };
 }

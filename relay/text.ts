@@ -1,6 +1,6 @@
 // Every word the phone sees. docs/architecture.md ("What the phone sees") is the guide; keep the shape, improve the words here.
 import type { SessionDefaults } from '../common/session/defaults.ts';
-import type { Pending, Session } from '../common/session/schema.ts';
+import type { Pending, Result, Session } from '../common/session/schema.ts';
 import { formatDuration, parseDuration, previewPrompt } from '../common/session/display.ts';
 import { Reason } from '../common/session/state-machine.ts';
 
@@ -71,7 +71,9 @@ export const text = {
         return `Reply *approve* to open a pull request or *reject* to undo. (expires in ${expiry(approvalTimeout)})`;
     }
   },
-  changesCaption: (pending: Pending, diffStat: string | undefined) => reviewCaption(diffStat ?? pending.summary ?? '', pending.summary),
+  /** `cut`: the diff picture's line counts, when the picture goes with the caption. */
+  changesCaption: (pending: Pending, diffStat: string | undefined, cut?: Result['diffLines']) =>
+    [reviewCaption(diffStat ?? pending.summary ?? '', pending.summary), pictureCut(cut)].filter(Boolean).join('\n'),
   reminder: (msLeft: number) => `⏰ Still waiting for your approval — it expires in ${Math.max(1, Math.round(msLeft / 60_000))} min.`,
 
   /** `defaults` fill in what a Session does not say (its timeouts) and the queue limit. */
@@ -103,6 +105,12 @@ export function reviewCaption(stat: string, summary?: string): string {
   const [changed, plus, minus] = [count(/(\d+) files? changed/), count(/(\d+) insertions?/), count(/(\d+) deletions?/)];
   const delta = [plus ? `+${plus}` : '', minus ? `−${minus}` : ''].filter(Boolean).join(' ');
   return [`Ready for review — ${changed} file${changed === 1 ? '' : 's'} changed${delta ? `, ${delta}` : ''}:`, ...files].join('\n');
+}
+
+/** Says loudly that the diff picture leaves lines out: approving publishes them all the same. */
+export function pictureCut(lines: Result['diffLines']): string {
+  if (!lines || lines.inImage >= lines.total) return '';
+  return `⚠️ The picture shows only the first ${lines.inImage} of ${lines.total} diff lines: ${lines.total - lines.inImage} lines are not in it, and approving publishes them too.`;
 }
 
 function expiry(approvalTimeout: string): string {

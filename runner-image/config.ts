@@ -1,8 +1,10 @@
 // The runner's configuration: the only reader of process.env. Parsed once at start-up;
 // a bad value stops the process with a message naming the variable.
+import { isAbsolute, relative } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { KubeEnvironment } from '../common/kube/kubeconfig.ts';
+import { RUNNER_GIT_STORE } from '../common/session/names.ts';
 
 const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
 const url = (description: string) => Type.String({ pattern: '^https?://[^\\s]+$', description });
@@ -12,6 +14,7 @@ export const EnvSchema = Type.Object({
   TETHER_SESSION_NAMESPACE: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_SUBDOMAIN }),
   TETHER_WORKSPACE: Type.String({ minLength: 1, pattern: '^/', default: '/workspace' }),
   HOME: Type.String({ minLength: 1, pattern: '^/', default: '/workspace/home' }),
+  TETHER_GIT_STORE: Type.String({ minLength: 1, pattern: '^/', default: RUNNER_GIT_STORE, description: "the runner's private git store, outside the workspace" }),
   TETHER_RELAY_URL: Type.Optional(url('relay base URL for media uploads')),
   TETHER_RELAY_TOKEN_FILE: Type.String({ minLength: 1, default: '/var/run/secrets/tether/relay/token' }),
   GITHUB_API_URL: url('GitHub REST API base URL'),
@@ -38,6 +41,8 @@ export interface RunnerConfig {
   workspace: string;
   repoDir: string;
   home: string;
+  /** The runner's private folder for git (object store, git's HOME): never on the agent's volume. */
+  gitStore: string;
   relay?: { url: string; tokenFile: string };
   github: { apiUrl: string; token?: string };
   anthropicApiKey?: string;
@@ -80,6 +85,10 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
     throw new ConfigError(`invalid ${variable}${shown}: ${error.message}`);
   }
   const e = withDefaults;
+  const storeInWorkspace = relative(e.TETHER_WORKSPACE, e.TETHER_GIT_STORE);
+  if (!storeInWorkspace.startsWith('..') && !isAbsolute(storeInWorkspace)) {
+    throw new ConfigError(`invalid TETHER_GIT_STORE (got "${e.TETHER_GIT_STORE}"): it must be outside TETHER_WORKSPACE, which the agent can write`);
+  }
   const author = /^(.+) <(.+)>$/.exec(e.TETHER_GIT_AUTHOR)!;
   const agentEnv: Record<string, string> = {
     PATH: e.PATH, HOME: e.HOME, CLAUDE_CONFIG_DIR: `${e.HOME.replace(/\/$/, '')}/.claude`, LANG: 'C.UTF-8',
@@ -97,6 +106,7 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
     workspace: e.TETHER_WORKSPACE,
     repoDir: `${e.TETHER_WORKSPACE.replace(/\/$/, '')}/repo`,
     home: e.HOME,
+    gitStore: e.TETHER_GIT_STORE,
     relay: e.TETHER_RELAY_URL ? { url: e.TETHER_RELAY_URL.replace(/\/$/, ''), tokenFile: e.TETHER_RELAY_TOKEN_FILE } : undefined,
     github: { apiUrl: e.GITHUB_API_URL.replace(/\/$/, ''), token: e.GITHUB_TOKEN },
     anthropicApiKey: e.ANTHROPIC_API_KEY,

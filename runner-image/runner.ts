@@ -4,10 +4,10 @@ import { truncate } from '../common/session/display.ts';
 import { LIMITS, type Media, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { SCREENSHOT_TOOL, type Agent, type AgentResult } from './agents/types.ts';
-import { commitMessage, type Git } from './git.ts';
+import { commitMessage, cutDiff, type Git, type Snapshot } from './git.ts';
 import { createPullRequest, repoSlug } from './github.ts';
 import { RunnerHost } from './host.ts';
-import { captureScreenshot, renderDiffImage, type Browsers } from './images.ts';
+import { captureScreenshot, diffLinesInImage, renderDiffImage, type Browsers } from './images.ts';
 import { storeMedia, type MediaDeps } from './media.ts';
 import type { Policy } from './policy.ts';
 import { Requests, Stopped } from './requests.ts';
@@ -80,11 +80,12 @@ export class Runner {
     this.recordAgentResult(result, host.lastText);
     if (this.stop.signal.aborted) return;
     if (!result.ok) return this.fail(result.message ?? 'The agent stopped with an error.');
-    if (!(await this.deps.git.isDirty())) {
+    const snapshot = await this.deps.git.changes();
+    if (!snapshot) {
       await status.move({ type: 'FinishedWithoutChanges' });
       return;
     }
-    await this.changesGate(base);
+    await this.changesGate(snapshot, base);
   }
 
   private async waitForStart(): Promise<void> {
@@ -108,13 +109,15 @@ export class Runner {
     });
   }
 
-  private async recordDiff(withImage: boolean): Promise<{ files: number; stat: string }> {
-    const diff = await this.deps.git.diff();
-    this.deps.status.setResult({ diffStat: truncate(diff.stat, 8000), diff: diff.diff });
+  /** The review comes from the snapshot, never from the work tree: it is what approving pushes. */
+  private async recordDiff(snapshot: Snapshot, withImage: boolean): Promise<string> {
+    const diff = await this.deps.git.diff(snapshot);
+    this.deps.status.setResult({ snapshotTree: snapshot.tree, diffStat: truncate(diff.stat, 8000), diff: cutDiff(diff.full, LIMITS.diffChars) });
     const lastLine = diff.stat.split('\n').at(-1)?.trim() ?? '';
     if (withImage) {
+      this.deps.status.setResult({ diffLines: { total: diff.lines, inImage: diffLinesInImage(diff.lines) } });
       // The picture is a convenience: without it the phone still gets the stat as text.
-      const image = await renderDiffImage(this.deps.browsers, diff.diff, lastLine || `${diff.files} files changed`);
+      const image = await renderDiffImage(this.deps.browsers, diff.full, lastLine || `${diff.files} files changed`);
       const stored = await storeMedia(this.deps.media, 'diff.png', image, { kind: 'diff', contentType: 'image/png', caption: truncate(lastLine, 1000) })
         .catch((error: unknown) => {
           this.deps.log.warn({ err: error }, 'diff image not stored');
@@ -123,19 +126,23 @@ export class Runner {
         });
       if (stored) await this.addMedia(stored);
     }
-    return { files: diff.files, stat: diff.stat };
+    return diff.stat;
   }
 
-  private async changesGate(base: string): Promise<void> {
+  private async changesGate(snapshot: Snapshot, base: string): Promise<void> {
     const { status, git } = this.deps;
-    const { stat } = await this.recordDiff(true);
+    const stat = await this.recordDiff(snapshot, true);
+    const name = this.session.metadata.name!;
+    const commit = await git.commit(snapshot, commitMessage(this.session.spec.prompt, name));
     const { effects } = await new Requests(status, this.stop.signal).raise('changes', { summary: truncate(stat, LIMITS.textChars) }, async (due) => {
       if (due.includes('RevertWorkspace')) await git.revert();
     });
     if (!effects.includes('Publish')) return;
-    const branch = `tether/${this.session.metadata.name}`;
+    const branch = `tether/${name}`;
     try {
-      await git.publish(branch, commitMessage(this.session.spec.prompt, this.session.metadata.name!), base);
+      await git.push(this.session.spec.repo.url, commit, branch);
+      // What was approved now lives on the branch; the work tree goes back to the base, as after a commit.
+      await git.revert();
       const { owner, repo } = repoSlug(this.session.spec.repo.url);
       const title = commitMessage(this.session.spec.prompt, '').split('\n')[0]!;
       const body = `Requested from the phone through Tether.\n\n${status.session?.status?.result?.summary ?? ''}\n\n\`\`\`\n${stat}\n\`\`\``;
@@ -151,7 +158,8 @@ export class Runner {
   }
 
   private async fail(message: string): Promise<void> {
-    if (await this.deps.git.isDirty()) await this.recordDiff(false);
+    const snapshot = await this.deps.git.changes();
+    if (snapshot) await this.recordDiff(snapshot, false);
     await this.deps.status.move({ type: 'AgentFailed' }, message);
   }
 
@@ -165,7 +173,8 @@ export class Runner {
         await status.move({ type: 'Cancel' }, 'Cancelled from the phone.');
         return;
       }
-      if (await this.deps.git.isDirty()) await this.recordDiff(false);
+      const snapshot = await this.deps.git.changes();
+      if (snapshot) await this.recordDiff(snapshot, false);
       const moved = await status.move({ type: 'AgentFailed' }, `The runner was stopped (${reason}); partial changes are kept on the workspace.`);
       if (!moved) this.deps.log.warn({ phase: status.phase }, 'could not record the stop in this phase');
     } catch (error) {

@@ -133,6 +133,14 @@ export const Result = Type.Object({
   summary: Type.Optional(text(LIMITS.textChars, "the agent's final text")),
   diffStat: Type.Optional(text(8000, 'git diff --stat')),
   diff: Type.Optional(text(LIMITS.diffChars, 'unified diff, truncated with a marker')),
+  diffLines: Type.Optional(Type.Object({
+    total: Type.Integer({ minimum: 0 }),
+    inImage: Type.Integer({ minimum: 0 }),
+  }, { description: 'lines of the unified diff, and how many of them the diff picture shows' })),
+  snapshotTree: Type.Optional(Type.String({
+    pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$',
+    description: 'git tree the diff shows, snapshotted from the workspace; approving pushes a commit of exactly this tree',
+  })),
   media: Type.Optional(Type.Array(Media, { maxItems: LIMITS.media })),
   prUrl: Type.Optional(Type.String({ maxLength: 2048 })),
   branch: Type.Optional(Type.String({ maxLength: 255 })),

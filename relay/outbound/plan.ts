@@ -81,7 +81,7 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   if (pending && pendingDue) {
     if (pending.kind === 'changes') {
       const diff = status.result?.media?.find((m) => m.kind === 'diff' && isRelayMedia(m));
-      const caption = text.changesCaption(pending, status.result?.diffStat);
+      const caption = text.changesCaption(pending, status.result?.diffStat, diff ? status.result?.diffLines : undefined);
       parts.push(diff ? { media: diff, text: caption } : { text: caption });
     }
     parts.push({ text: text.pending(pending, approval), actions: quickReplies(pending) });

@@ -120,7 +120,7 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
     await bed.sessions.patchStatus(bed.ns, name, { phase: 'Starting' });
     expect(await runner.exited, runner.output()).toBe(0);
     const session = await waitForPhase(bed.sessions, bed.ns, name, 'Failed');
-    expect(session.status?.result?.message).toMatch(/^Could not get the repository: git clone failed/);
+    expect(session.status?.result?.message).toMatch(/^Could not get the repository: git fetch failed/);
     expect(existsSync(join(runner.workspace, 'repo', '.git'))).toBe(false);
     await eventually(() => expect(runner.child.exitCode).toBe(0));
   });

@@ -42,10 +42,13 @@ export interface RunnerProcess {
   output: () => string;
   exited: Promise<number | null>;
   workspace: string;
+  /** The runner's private git folder (TETHER_GIT_STORE), outside the workspace as in a Pod. */
+  gitStore: string;
 }
 
 export function startRunner(options: { kubeconfig: string; namespace: string; name: string; workspace?: string; env?: Record<string, string> }): RunnerProcess {
   const workspace = options.workspace ?? mkdtempSync(join(tmpdir(), 'tether-ws-'));
+  const gitStore = mkdtempSync(join(tmpdir(), 'tether-git-'));
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     KUBECONFIG: options.kubeconfig,
@@ -53,6 +56,7 @@ export function startRunner(options: { kubeconfig: string; namespace: string; na
     TETHER_SESSION_NAMESPACE: options.namespace,
     TETHER_WORKSPACE: workspace,
     HOME: join(workspace, 'home'),
+    TETHER_GIT_STORE: gitStore,
     ...options.env,
   };
   const child = spawn(process.execPath, ['runner-image/main.ts'], { cwd: join(import.meta.dirname, '../..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -60,7 +64,7 @@ export function startRunner(options: { kubeconfig: string; namespace: string; na
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited, workspace };
+  return { child, output: () => output, exited, workspace, gitStore };
 }
 
 export function specFor(prompt: string, repoUrl: string, extra: Partial<SessionSpec> = {}): SessionSpec {

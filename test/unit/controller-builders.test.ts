@@ -38,6 +38,7 @@ describe('desiredPod', () => {
             { name: 'TETHER_SESSION_NAMESPACE', value: 'tether' },
             { name: 'TETHER_WORKSPACE', value: '/workspace' },
             { name: 'HOME', value: '/workspace/home' },
+            { name: 'TETHER_GIT_STORE', value: '/var/lib/tether/git' },
             { name: 'TETHER_RELAY_TOKEN_FILE', value: '/var/run/secrets/tether/relay/token' },
             { name: 'TETHER_RELAY_URL', value: 'http://relay.tether:8080' },
             { name: 'GITHUB_API_URL', value: 'https://ghe.example/api/v3' },
@@ -51,12 +52,14 @@ describe('desiredPod', () => {
           },
           volumeMounts: [
             { name: 'workspace', mountPath: '/workspace' },
+            { name: 'git-store', mountPath: '/var/lib/tether/git' },
             { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true },
             { name: 'relay-token', mountPath: '/var/run/secrets/tether/relay', readOnly: true },
           ],
         }],
         volumes: [
           { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },
+          { name: 'git-store', emptyDir: {} },
           { name: 'kube-api-access', projected: { defaultMode: 0o444, sources: [
             { serviceAccountToken: { path: 'token', expirationSeconds: 3600 } },
             { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },

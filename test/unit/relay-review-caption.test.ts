@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { reviewCaption } from '../../relay/text.ts';
+import { pictureCut, reviewCaption, text } from '../../relay/text.ts';
 
 describe('review caption', () => {
   it('turns git diff --stat into a short header and one line per file', () => {
@@ -18,4 +18,19 @@ describe('review caption', () => {
     [' logo.png | Bin 0 -> 120 bytes\n 1 file changed, 0 insertions(+), 0 deletions(-)', 'Ready for review — 1 file changed:\n  logo.png | Bin 0 -> 120 bytes'],
     ['', 'Ready for review:'],
   ])('renders %j', (stat, caption) => expect(reviewCaption(stat, stat)).toBe(caption));
+});
+
+describe('cut diff picture', () => {
+  const stat = ' a.txt | 300 +\n 1 file changed, 300 insertions(+)';
+  it('says how many diff lines the picture leaves out', () => {
+    expect(text.changesCaption({ id: 'r1', kind: 'changes', createdAt: '2026-01-01T00:00:00Z' }, stat, { total: 306, inImage: 120 })).toBe([
+      'Ready for review — 1 file changed, +300:',
+      '  a.txt | 300 +',
+      '⚠️ The picture shows only the first 120 of 306 diff lines: 186 lines are not in it, and approving publishes them too.',
+    ].join('\n'));
+  });
+
+  it.each([[undefined], [{ total: 120, inImage: 120 }]])('says nothing more when the picture shows everything (%j)', (lines) => {
+    expect(pictureCut(lines)).toBe('');
+  });
 });

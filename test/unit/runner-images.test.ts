@@ -72,9 +72,19 @@ describe('diff image', { timeout: 60_000 }, () => {
     expect(html).toContain('class="del"');
   });
 
-  it('cuts long diffs with a marker line', () => {
-    const long = Array.from({ length: 500 }, (_, i) => `+line ${i}`).join('\n');
-    expect(diffHtml(long, 't')).toContain('… 380 more lines');
+  it('says at the top and the bottom how many lines it leaves out', () => {
+    const long = Array.from({ length: 500 }, (_, i) => `+line ${i}`).join('\n') + '\n';
+    const html = diffHtml(long, 't');
+    expect(html.split('The picture shows lines 1–120 of 500: 380 more lines are not shown.')).toHaveLength(3);
+    expect(html).toContain('+line 119<');
+    expect(html).not.toContain('+line 120<');
+    expect(diffHtml('+one\n+two\n', 't')).not.toContain('not shown');
+  });
+
+  it('wraps long lines and counts the characters it leaves out', () => {
+    const html = diffHtml(`+${'x'.repeat(399)}tail${'y'.repeat(100)}\n`, 't');
+    expect(html).toContain('… (104 more characters on this line)');
+    expect(html).toContain('white-space:pre-wrap');
   });
 
   it('renders a phone-width PNG from the redacted diff, so no secret can reach the picture', async () => {

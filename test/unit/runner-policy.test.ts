@@ -133,3 +133,32 @@ describe('rules', () => {
     expect(() => parsePolicy('{"alow":[]}')).toThrow(/TETHER_PERMISSION_POLICY/);
   });
 });
+
+describe('edits inside the repository are judged on disk, not by spelling', () => {
+  const root = mkdtempSync(join(tmpdir(), 'tether-policy-'));
+  const checkout = join(root, 'repo');
+  mkdirSync(join(checkout, '.git'), { recursive: true });
+  writeFileSync(join(checkout, '.git', 'config'), '[core]\n');
+  mkdirSync(join(checkout, 'src'));
+  mkdirSync(join(root, 'outside'));
+  symlinkSync('.git', join(checkout, 'g'));
+  symlinkSync('../outside', join(checkout, 'out'));
+  symlinkSync(join(root, 'outside', 'new.txt'), join(checkout, 'dangling'));
+  symlinkSync('src', join(checkout, 'source'));
+  symlinkSync('loop', join(checkout, 'loop'));
+
+  it.each([
+    ['g/config', 'ask'],
+    ['g/hooks/pre-commit', 'ask'],
+    [join(checkout, 'g', 'config'), 'ask'],
+    ['out/x.txt', 'ask'],
+    ['dangling', 'ask'],
+    ['src/../g/config', 'ask'],
+    ['source/a.ts', 'allow'],
+    ['src/new/deep/file.ts', 'allow'],
+    ['loop/x', 'ask'],
+  ])('Write %s → %s', (path, verdict) => {
+    expect(decide(DEFAULT_POLICY, checkout, 'Write', { file_path: path }).verdict).toBe(verdict);
+  });
+
+});
