@@ -98,13 +98,16 @@ export class InboundHandler {
     }
     this.recent.add(message.id);
     if (this.recent.size > RECENT_IDS) this.recent.delete(this.recent.values().next().value!);
-    if (!(await this.o.claims.claim(message.id, message.from))) {
-      this.o.metrics.duplicates.inc();
-      return 'duplicate';
-    }
-    this.o.phones.noteInbound(message.from);
     let outcome: InboundOutcome = 'empty';
+    // The phone's lane is taken before the claim's round trip, so its messages are acted on in the
+    // order they arrived even when their claims complete out of order.
     await this.o.lanes.run(message.from, async () => {
+      if (!(await this.o.claims.claim(message.id, message.from))) {
+        this.o.metrics.duplicates.inc();
+        outcome = 'duplicate';
+        return;
+      }
+      this.o.phones.noteInbound(message.from);
       const reply = await this.act(message).catch((error: unknown) => {
         this.o.metrics.inboundFailures.inc();
         this.o.logger.error({ phoneHash: phoneHash(message.from), err: error }, 'could not act on an inbound message');

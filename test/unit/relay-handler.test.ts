@@ -57,6 +57,19 @@ describe('InboundHandler', () => {
     expect((await metrics.duplicates.get()).values[0]!.value).toBe(2);
   });
 
+  it("acts on a phone's messages in the order they arrived, even when their claims finish out of order", async () => {
+    const delays: Record<string, number> = { first: 60, second: 0 };
+    const slowFirst = async (id: string) => {
+      await new Promise((r) => setTimeout(r, delays[id] ?? 0));
+      return firstClaim(id);
+    };
+    const h = handler(slowFirst);
+    await Promise.all([h.accept(msg('first command', 'first')), h.accept(msg('second command', 'second'))]);
+    expect(replies()[0]).toMatch(/^On it/);
+    expect(replies()[1]).toMatch(/^Queued \(#2\)/);
+    expect(store.list().map((x) => x.spec.prompt)).toEqual(['first command', 'second command']);
+  });
+
   it('continues the agent conversation of the phone', async () => {
     const h = handler();
     await h.accept(msg('first'));
