@@ -24,6 +24,8 @@ export interface RunnerDeps {
   repoDir: string;
   github: { apiUrl: string; token?: string };
   redact: (s: string) => string;
+  /** Stops every process of the agent container (the agent channel); unset when the agent runs here. */
+  freezeAgent?: () => Promise<unknown>;
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -128,6 +130,7 @@ export class Runner {
 
   private async changesGate(base: string): Promise<void> {
     const { status, git } = this.deps;
+    await this.deps.freezeAgent?.();
     const { stat } = await this.recordDiff(true);
     const { effects } = await new Requests(status, this.stop.signal).raise('changes', { summary: truncate(stat, LIMITS.textChars) }, async (due) => {
       if (due.includes('RevertWorkspace')) await git.revert();
