@@ -43,6 +43,8 @@ export function podDir(layout: NodeLayout, pod: V1Pod): string {
 
 export function volumeDir(layout: NodeLayout, pod: V1Pod, volume: V1Volume): string {
   if (volume.persistentVolumeClaim) return join(layout.stateDir, 'volumes', pod.metadata!.namespace!, volume.persistentVolumeClaim.claimName);
+  // Short: a Unix socket's path (the runner's agent channel) must fit in 107 bytes.
+  if (volume.emptyDir) return join(layout.stateDir, 'e', pod.metadata!.uid!.slice(0, 8), volume.name);
   return join(podDir(layout, pod), 'volumes', volume.name);
 }
 
