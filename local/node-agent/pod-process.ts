@@ -38,11 +38,11 @@ export function mapPath(value: string, mounts: Array<[string, string]>): string 
   return value;
 }
 
-export function podDir(layout: NodeLayout, pod: V1Pod): string {
+export function podDir(layout: Pick<NodeLayout, 'stateDir'>, pod: V1Pod): string {
   return join(layout.stateDir, 'pods', `${pod.metadata!.namespace}_${pod.metadata!.name}_${pod.metadata!.uid!.slice(0, 8)}`);
 }
 
-export function volumeDir(layout: NodeLayout, pod: V1Pod, volume: V1Volume): string {
+export function volumeDir(layout: Pick<NodeLayout, 'stateDir'>, pod: V1Pod, volume: V1Volume): string {
   if (volume.persistentVolumeClaim) return join(layout.stateDir, 'volumes', pod.metadata!.namespace!, volume.persistentVolumeClaim.claimName);
   // Short: a Unix socket's path (the runner's agent channel) must fit in 107 bytes.
   if (volume.emptyDir) return join(layout.stateDir, 'e', pod.metadata!.uid!.slice(0, 8), volume.name);
