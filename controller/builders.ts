@@ -1,20 +1,30 @@
 // Pure builders of the objects a Session needs: deterministic names, owner references,
 // least privilege. Compared whole in test/unit/controller-builders.test.ts.
 import type {
-  V1EnvVar, V1PersistentVolumeClaim, V1Pod, V1Volume, V1Role, V1RoleBinding, V1ServiceAccount, V1OwnerReference,
+  V1Container, V1EnvVar, V1PersistentVolumeClaim, V1Pod, V1Volume, V1Role, V1RoleBinding, V1ServiceAccount, V1OwnerReference,
 } from '@kubernetes/client-node';
 import { SERVICE_ACCOUNT_DIR } from '../common/kube/connection.ts';
 import { phoneHash } from '../common/session/display.ts';
 import {
-  LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, RELAY_TOKEN_AUDIENCE, RUNNER_GIT_STORE, runnerName,
+  AGENT_SOCKET_DIR, AGENT_SOCKET_PATH, LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, RELAY_TOKEN_AUDIENCE, RUNNER_GIT_STORE, runnerName,
 } from '../common/session/names.ts';
 import { API_VERSION, GROUP, KIND, PLURAL, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
 
 export const RUNNER_COMMAND = ['node', '/app/runner-image/main.ts'];
+/** The agent container's entrypoint (under the image's tini): it runs only what the supervisor asks, through the channel. */
+export const AGENT_HOST_COMMAND = ['node', '/app/runner-image/agent-host/main.ts'];
 export const WORKSPACE_PATH = '/workspace';
 export const RELAY_TOKEN_DIR = '/var/run/secrets/tether/relay';
+/** The supervisor (the runner container): the Pod's only holder of a credential. */
 export const RUNNER_UID = 1000;
+/** The agent container (Claude Code and what it runs): another user, in the Pod's group to share the workspace. */
+export const AGENT_UID = 1001;
+/**
+ * The supervisor: the Session's API client, the model proxy, diffs, images and publishing. The
+ * configured resources are the agent container's, where Claude Code, builds and tests run.
+ */
+export const SUPERVISOR_RESOURCES = { requests: { cpu: '200m', memory: '512Mi' }, limits: { cpu: '1', memory: '2Gi' } } as const;
 /** Keys read from the runner Secret into env vars of the same name. */
 export const SECRET_KEYS = ['ANTHROPIC_API_KEY', 'GITHUB_TOKEN'] as const;
 
@@ -103,6 +113,7 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
     { name: 'HOME', value: `${WORKSPACE_PATH}/home` },
     { name: 'TETHER_GIT_STORE', value: RUNNER_GIT_STORE },
     { name: 'TETHER_RELAY_TOKEN_FILE', value: `${RELAY_TOKEN_DIR}/token` },
+    { name: 'TETHER_AGENT_SOCKET', value: AGENT_SOCKET_PATH },
   ];
   if (config.relayUrl) env.push({ name: 'TETHER_RELAY_URL', value: config.relayUrl });
   if (config.githubApiUrl) env.push({ name: 'GITHUB_API_URL', value: config.githubApiUrl });
@@ -112,11 +123,12 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
   return env;
 }
 
-/** The workspace claim, the private git store, and the projected tokens (API server; relay upload). */
+/** The workspace claim, the supervisor's private git store, the channel's socket folder, and the projected tokens (API server; relay upload). */
 function runnerVolumes(session: Session, config: BuilderConfig): V1Volume[] {
   return [
     { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },
     { name: 'git-store', emptyDir: {} },
+    { name: 'agent-socket', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
     {
       name: 'kube-api-access',
       projected: {
@@ -138,6 +150,37 @@ function runnerVolumes(session: Session, config: BuilderConfig): V1Volume[] {
   ];
 }
 
+const containerSecurity = (runAsUser: number) => ({
+  allowPrivilegeEscalation: false, privileged: false, runAsNonRoot: true, runAsUser, runAsGroup: RUNNER_UID,
+  capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+});
+
+/**
+ * The agent container: a native sidecar (it starts first and keeps retrying the supervisor's
+ * socket), its own uid, the workspace and the socket's folder only — no Secret, no token, no
+ * credential in its environment. Claude Code and every tool call run here.
+ */
+function agentContainer(config: BuilderConfig): V1Container {
+  return {
+    name: 'agent',
+    image: config.runnerImage,
+    imagePullPolicy: 'IfNotPresent',
+    restartPolicy: 'Always',
+    args: AGENT_HOST_COMMAND,
+    workingDir: WORKSPACE_PATH,
+    env: [
+      { name: 'TETHER_AGENT_SOCKET', value: AGENT_SOCKET_PATH },
+      { name: 'HOME', value: `${WORKSPACE_PATH}/home` },
+    ],
+    resources: { requests: { ...config.resources.requests }, limits: { ...config.resources.limits } },
+    securityContext: containerSecurity(AGENT_UID),
+    volumeMounts: [
+      { name: 'workspace', mountPath: WORKSPACE_PATH },
+      { name: 'agent-socket', mountPath: AGENT_SOCKET_DIR },
+    ],
+  };
+}
+
 export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
   const meta = runnerMeta(session);
   return {
@@ -155,21 +198,20 @@ export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
         runAsNonRoot: true, runAsUser: RUNNER_UID, runAsGroup: RUNNER_UID, fsGroup: RUNNER_UID,
         seccompProfile: { type: 'RuntimeDefault' },
       },
+      initContainers: [agentContainer(config)],
       containers: [{
         name: 'runner',
         image: config.runnerImage,
         imagePullPolicy: 'IfNotPresent',
-        args: RUNNER_COMMAND, // the image's entrypoint (tini) runs it and reaps the agent's orphans
+        args: RUNNER_COMMAND, // the image's entrypoint (tini) runs it
         workingDir: WORKSPACE_PATH,
         env: runnerEnv(session, config),
-        resources: { requests: { ...config.resources.requests }, limits: { ...config.resources.limits } },
-        securityContext: {
-          allowPrivilegeEscalation: false, privileged: false, runAsNonRoot: true,
-          capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
-        },
+        resources: { requests: { ...SUPERVISOR_RESOURCES.requests }, limits: { ...SUPERVISOR_RESOURCES.limits } },
+        securityContext: containerSecurity(RUNNER_UID),
         volumeMounts: [
           { name: 'workspace', mountPath: WORKSPACE_PATH },
           { name: 'git-store', mountPath: RUNNER_GIT_STORE },
+          { name: 'agent-socket', mountPath: AGENT_SOCKET_DIR },
           { name: 'kube-api-access', mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
           { name: 'relay-token', mountPath: RELAY_TOKEN_DIR, readOnly: true },
         ],

@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { RUNNER_UID } from '../controller/builders.ts';
 
 const run = promisify(execFile);
 
@@ -19,7 +20,22 @@ const FILES: Record<string, string> = {
 /** Creates `<dir>/acme/sample.git` once (owner/repo as a GitHub URL would have them); returns its path. */
 export async function ensureSampleRepo(dir: string): Promise<string> {
   const bare = join(dir, 'acme', 'sample.git');
-  if (existsSync(join(bare, 'HEAD'))) return bare;
+  if (!existsSync(join(bare, 'HEAD'))) await createSampleRepo(bare);
+  await giveToRunner(bare);
+  return bare;
+}
+
+/**
+ * As root, the node agent runs the runner as its Pod's user: git refuses a repository another user
+ * owns ("dubious ownership") and the runner pushes to it, so the local remote is the runner's.
+ * Readers of another uid name it in `-c safe.directory=<path>` (for this local path only).
+ */
+async function giveToRunner(bare: string): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  await run('chown', ['-R', `${RUNNER_UID}:${RUNNER_UID}`, bare]);
+}
+
+async function createSampleRepo(bare: string): Promise<void> {
   await mkdir(dirname(bare), { recursive: true });
   await run('git', ['init', '--bare', '--initial-branch=main', bare]);
   const work = await mkdtemp(join(tmpdir(), 'tether-sample-'));
@@ -36,5 +52,4 @@ export async function ensureSampleRepo(dir: string): Promise<string> {
   } finally {
     await rm(work, { recursive: true, force: true });
   }
-  return bare;
 }

@@ -104,6 +104,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     kubeConfig: kc, logger: options.logger.child({ component: 'node-agent' }), repoRoot: options.repoRoot,
     stateDir: options.stateDir, server: cluster.server, caFile: cluster.caFile!,
     namespace, nodeName: `local-${namespace}`,
+    // Each container as its own user (as root; otherwise the node agent warns and runs them all as itself).
+    runAsUsers: true,
     env: { LOG_LEVEL: 'info', ...options.podEnv },
     onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
   });

@@ -26,6 +26,7 @@ export const EnvSchema = Type.Object({
   HTTP_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   NO_PROXY: Type.Optional(Type.String({ minLength: 1 })),
   TETHER_PERMISSION_POLICY: Type.Optional(Type.String({ minLength: 2, description: 'JSON permission policy' })),
+  TETHER_AGENT_SOCKET: Type.Optional(Type.String({ minLength: 2, pattern: '^/', description: 'the agent channel\'s Unix socket: Claude Code runs in the agent container' })),
   TETHER_CLAUDE_PATH: Type.Optional(Type.String({ minLength: 1, pattern: '^/' })),
   TETHER_GIT_AUTHOR: Type.String({ minLength: 3, pattern: '^[^<>]+ <[^<>@\\s]+@[^<>\\s]+>$', default: 'Tether <tether@users.noreply.github.com>' }),
   LOG_LEVEL: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')], { default: 'info' }),
@@ -46,6 +47,10 @@ export interface RunnerConfig {
   relay?: { url: string; tokenFile: string };
   github: { apiUrl: string; token?: string };
   anthropicApiKey?: string;
+  /** Where model calls go (the real API unless a gateway is configured). */
+  anthropicBaseUrl: string;
+  /** Set: Claude Code runs in the agent container, started through the agent channel on this socket. */
+  agentSocket?: string;
   /** No API key and no other Messages API: Claude Code talks to the scripted model on loopback. */
   scriptedModel: boolean;
   /** The model Claude Code runs (pinned). */
@@ -67,9 +72,10 @@ export class ConfigError extends Error {}
 
 /** The key Claude Code is given for a Messages API that needs none (any non-empty value works). */
 export const SCRIPTED_MODEL_KEY = 'scripted-model';
+export const ANTHROPIC_API_URL = 'https://api.anthropic.com';
 
-/** Claude Code's environment pointed at the scripted model on loopback. */
-export function scriptedModelEnv(agentEnv: Record<string, string>, url: string): Record<string, string> {
+/** Claude Code's environment pointed at a model endpoint on loopback (the scripted model, or the key-adding proxy), with a dummy key. */
+export function loopbackModelEnv(agentEnv: Record<string, string>, url: string): Record<string, string> {
   return { ...agentEnv, ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY };
 }
 
@@ -110,6 +116,8 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
     relay: e.TETHER_RELAY_URL ? { url: e.TETHER_RELAY_URL.replace(/\/$/, ''), tokenFile: e.TETHER_RELAY_TOKEN_FILE } : undefined,
     github: { apiUrl: e.GITHUB_API_URL.replace(/\/$/, ''), token: e.GITHUB_TOKEN },
     anthropicApiKey: e.ANTHROPIC_API_KEY,
+    anthropicBaseUrl: (e.ANTHROPIC_BASE_URL ?? ANTHROPIC_API_URL).replace(/\/$/, ''),
+    agentSocket: e.TETHER_AGENT_SOCKET,
     scriptedModel: !e.ANTHROPIC_API_KEY && !e.ANTHROPIC_BASE_URL,
     model: e.TETHER_CLAUDE_MODEL,
     policyJson: e.TETHER_PERMISSION_POLICY,

@@ -9,11 +9,13 @@ import type { Logger, Redactor } from '../common/log.ts';
 import { phoneHash } from '../common/session/display.ts';
 import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
+import { AgentChannel, CHANNEL_DEFAULTS } from './agent-channel.ts';
 import { ClaudeAgent } from './agents/claude.ts';
-import { scriptedModelEnv, type RunnerConfig } from './config.ts';
+import { loopbackModelEnv, type RunnerConfig } from './config.ts';
 import { Git } from './git.ts';
 import { Browsers } from './images.ts';
 import type { Policy } from './policy.ts';
+import { startModelProxy, type ModelProxy } from './model-proxy.ts';
 import { Runner } from './runner.ts';
 import { startScriptedModel, type ScriptedModel } from './scripted-model/server.ts';
 import { SessionFinished, StatusWriter } from './status.ts';
@@ -34,20 +36,36 @@ export interface RunnerPod {
   stop(reason: string): void;
 }
 
-/** Claude Code, against the scripted model on loopback when there is neither API key nor base URL. */
-function makeAgent(config: RunnerConfig, log: Logger, model: ScriptedModel | undefined): ClaudeAgent {
+/** What Claude Code talks to on loopback: the scripted model, or (in the agent container) the proxy adding the key. */
+type ModelEndpoint = ScriptedModel | ModelProxy;
+
+async function startModelEndpoint(config: RunnerConfig, log: Logger): Promise<ModelEndpoint | undefined> {
+  if (config.scriptedModel) return startScriptedModel({ log: log.child({ scriptedModel: true }) });
+  if (config.agentSocket && config.anthropicApiKey) {
+    return startModelProxy({ upstream: config.anthropicBaseUrl, apiKey: config.anthropicApiKey, log: log.child({ modelProxy: true }) });
+  }
+  return undefined;
+}
+
+/** Claude Code, in the agent container when there is a channel; its key is then always a dummy one. */
+function makeAgent(config: RunnerConfig, log: Logger, endpoint: ModelEndpoint | undefined, channel: AgentChannel | undefined): ClaudeAgent {
   const instructions = readFileSync(new URL('./CLAUDE.md', import.meta.url), 'utf8');
-  const env = model ? scriptedModelEnv(config.agentEnv, model.url) : config.agentEnv;
-  return new ClaudeAgent({ env, model: config.model, log, claudePath: config.claudePath, instructions });
+  const env = endpoint ? loopbackModelEnv(config.agentEnv, endpoint.url) : config.agentEnv;
+  return new ClaudeAgent({ env, model: config.model, log, claudePath: config.claudePath, instructions, channel });
 }
 
 export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
   const { config, log, redact } = parts;
   const { namespace, name } = config.session;
   const status = new StatusWriter({ sessions: new SessionClient(parts.kube, FIELD_MANAGERS.runner), namespace, name, redact, log });
+  // The agent container's uid shares the workspace through the Pod's group: what either writes, both may change.
+  if (config.agentSocket) process.umask(0o002);
   await mkdir(config.home, { recursive: true });
-  const scriptedModel = config.scriptedModel ? await startScriptedModel({ log: log.child({ scriptedModel: true }) }) : undefined;
-  const agent = makeAgent(config, log, scriptedModel);
+  const channel = config.agentSocket
+    ? await AgentChannel.listen({ ...CHANNEL_DEFAULTS, socketPath: config.agentSocket, log: log.child({ channel: 'agent' }), secrets: config.secrets })
+    : undefined;
+  const endpoint = await startModelEndpoint(config, log);
+  const agent = makeAgent(config, log, endpoint, channel);
   const browsers = new Browsers();
   const runner = new Runner({
     status, agent, browsers, policy: parts.policy, log, redact,
@@ -55,6 +73,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     media: { workspace: config.workspace, namespace, session: name, relay: config.relay },
     repoDir: config.repoDir,
     github: config.github,
+    freezeAgent: channel && (() => channel.freeze()),
   });
   const offPhone = status.onChange((s) => {
     log.setBindings({ phoneHash: phoneHash(s.spec.phone) });
@@ -86,9 +105,10 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     } finally {
       watch.stop();
       await browsers.close();
-      await scriptedModel?.close();
+      await endpoint?.close();
+      await channel?.close();
     }
   };
-  const model = scriptedModel ? `scripted model at ${scriptedModel.url}` : config.model;
+  const model = config.scriptedModel ? `scripted model at ${endpoint!.url}` : config.model;
   return { agent: `${agent.name} (${model})`, run, stop: (reason) => runner.stop.abort(reason) };
 }

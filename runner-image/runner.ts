@@ -24,6 +24,8 @@ export interface RunnerDeps {
   repoDir: string;
   github: { apiUrl: string; token?: string };
   redact: (s: string) => string;
+  /** Stops every process of the agent container (the agent channel); unset when the agent runs here. */
+  freezeAgent?: () => Promise<unknown>;
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -131,6 +133,7 @@ export class Runner {
 
   private async changesGate(snapshot: Snapshot, base: string): Promise<void> {
     const { status, git } = this.deps;
+    await this.deps.freezeAgent?.();
     const stat = await this.recordDiff(snapshot, true);
     const name = this.session.metadata.name!;
     const commit = await git.commit(snapshot, commitMessage(this.session.spec.prompt, name));

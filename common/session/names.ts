@@ -27,3 +27,8 @@ export function sessionName(phone: string, at = new Date(), rand = randomBytes(3
 export function runnerName(session: string): string {
   return `${session}-runner`;
 }
+
+/** Where both containers of a runner Pod mount the emptyDir that carries the agent channel. */
+export const AGENT_SOCKET_DIR = '/run/tether';
+/** The agent channel's Unix socket: in a folder of the supervisor's own on that emptyDir. */
+export const AGENT_SOCKET_PATH = `${AGENT_SOCKET_DIR}/supervisor/agent.sock`;

@@ -2,6 +2,7 @@
 // volumes that container mounts mapped onto folders, its user, and a kubeconfig holding the
 // Pod's own ServiceAccount token when the container mounts it.
 import { AuthenticationV1Api, CoreV1Api, type KubeConfig, type V1Container, type V1EnvVar, type V1Pod, type V1Volume } from '@kubernetes/client-node';
+import { existsSync } from 'node:fs';
 import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SERVICE_ACCOUNT_DIR } from '../../common/kube/connection.ts';
@@ -37,12 +38,14 @@ export function mapPath(value: string, mounts: Array<[string, string]>): string 
   return value;
 }
 
-export function podDir(layout: NodeLayout, pod: V1Pod): string {
+export function podDir(layout: Pick<NodeLayout, 'stateDir'>, pod: V1Pod): string {
   return join(layout.stateDir, 'pods', `${pod.metadata!.namespace}_${pod.metadata!.name}_${pod.metadata!.uid!.slice(0, 8)}`);
 }
 
-export function volumeDir(layout: NodeLayout, pod: V1Pod, volume: V1Volume): string {
+export function volumeDir(layout: Pick<NodeLayout, 'stateDir'>, pod: V1Pod, volume: V1Volume): string {
   if (volume.persistentVolumeClaim) return join(layout.stateDir, 'volumes', pod.metadata!.namespace!, volume.persistentVolumeClaim.claimName);
+  // Short: a Unix socket's path (the runner's agent channel) must fit in 107 bytes.
+  if (volume.emptyDir) return join(layout.stateDir, 'e', pod.metadata!.uid!.slice(0, 8), volume.name);
   return join(podDir(layout, pod), 'volumes', volume.name);
 }
 
@@ -124,7 +127,10 @@ export const podContainers = (pod: V1Pod): V1Container[] => [
 async function writeKubeconfig(layout: NodeLayout, pod: V1Pod, container: V1Container, saDir: string, user: User | undefined): Promise<string> {
   const kubeconfig = join(podDir(layout, pod), `${container.name}.kubeconfig`);
   const token = (await readFile(join(saDir, 'token'), 'utf8')).trim();
-  await writeFile(kubeconfig, kubeconfigYaml(layout.server, { caCert: layout.caFile }, { name: 'pod', token }), { mode: 0o600 });
+  // The projected ca.crt, which the container's user may read (the control plane's own folder is closed to it).
+  const projectedCa = join(saDir, 'ca.crt');
+  const caCert = existsSync(projectedCa) ? projectedCa : layout.caFile;
+  await writeFile(kubeconfig, kubeconfigYaml(layout.server, { caCert }, { name: 'pod', token }), { mode: 0o600 });
   if (user) await chown(kubeconfig, user.uid, user.gid);
   return kubeconfig;
 }

@@ -13,6 +13,8 @@ import { ProcessHost } from './processes.ts';
 import { FROM_SUPERVISOR, FrameType, PROTOCOL_VERSION } from './protocol.ts';
 
 const RETRY_MS = 200;
+// The supervisor's uid shares the workspace through the Pod's group: it reverts and publishes what the agent wrote.
+process.umask(0o002);
 
 const config = configOrExit('agent-host', loadConfig, (error) => error instanceof ConfigError);
 const log = createLogger({ component: 'agent-host', level: config.logLevel });

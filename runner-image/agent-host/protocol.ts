@@ -5,10 +5,11 @@
 // protocol error: the side that reads one closes the connection and logs why.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { AGENT_SOCKET_PATH } from '../../common/session/names.ts';
 
 export const PROTOCOL_VERSION = 1;
 /** Where the supervisor listens by default: a folder of its own on the Pod's shared emptyDir. */
-export const DEFAULT_SOCKET_PATH = '/run/tether/supervisor/agent.sock';
+export const DEFAULT_SOCKET_PATH = AGENT_SOCKET_PATH;
 /** How long each side waits for the other to appear on the socket (both containers start together). */
 export const CONNECT_TIMEOUT_MS = 120_000;
 /** How long the agent host waits, after a freeze's SIGKILLs, for the killed processes to be gone. */

@@ -53,9 +53,12 @@ describe('end to end: restarts and crashes', () => {
     await phone.send('script:\nprogress: working hard\nsleep: 60000\nsay: never');
     await phone.next(/working hard/);
     const session = await latest(phone.number);
-    const proc = e2e.stack.nodeAgent.processOf(`${e2e.stack.namespace}/${session.status!.podName}`)!;
+    const pod = `${e2e.stack.namespace}/${session.status!.podName}`;
+    const proc = e2e.stack.nodeAgent.processOf(pod)!;
+    // Claude Code runs in the agent container; the runner (the supervisor) is what gets killed.
+    const agentContainer = e2e.stack.nodeAgent.processOf(pod, 'agent')!;
     const claudeCode = await eventually(() => {
-      const found = processTree(proc.child.pid!).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('claude-agent-sdk'));
+      const found = processTree(agentContainer.child.pid!).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('claude-agent-sdk'));
       expect(found).toHaveLength(1);
       return found[0]!;
     });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNodeAgent, type NodeAgent } from '../../local/node-agent/node-agent.ts';
+import { volumeDir } from '../../local/node-agent/pod-process.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace } from '../support/cluster.ts';
 
 let kc: KubeConfig;
@@ -140,7 +141,7 @@ describe('local node agent', () => {
     // The sidecar runs until its Pod's regular containers have finished; then the node stops it (SIGTERM: 143).
     expect(done!.status!.initContainerStatuses![0]).toMatchObject({ name: 'supervisor', state: { terminated: { exitCode: 143 } } });
     expect(done!.status!.containerStatuses![0]).toMatchObject({ name: 'agent', state: { terminated: { exitCode: 0 } } });
-    const shared = join(stateDir, 'pods', `${ns}_pair_${done!.metadata!.uid!.slice(0, 8)}`, 'volumes', 'ipc');
+    const shared = volumeDir({ stateDir }, done!, done!.spec!.volumes!.find((v) => v.name === 'ipc')!);
     const supervisor = JSON.parse(readFileSync(join(shared, 'supervisor.json'), 'utf8'));
     const agentSaw = JSON.parse(readFileSync(join(shared, 'agent.json'), 'utf8'));
     expect(supervisor).toMatchObject({ uid: 2001, gid: 2001, token: 'ok' });

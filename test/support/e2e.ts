@@ -45,7 +45,17 @@ export interface E2E {
 
 let counter = 0;
 
-export async function startE2E(options: { relayEnv?: Record<string, string>; controllerEnv?: Record<string, string>; numbers?: string[] } = {}): Promise<E2E> {
+export interface E2EOptions {
+  relayEnv?: Record<string, string>;
+  controllerEnv?: Record<string, string>;
+  numbers?: string[];
+  /** The runner Secret's values (ANTHROPIC_API_KEY, GITHUB_TOKEN). */
+  runnerSecrets?: Record<string, string>;
+  /** More environment for every Pod process (e.g. ANTHROPIC_BASE_URL of a test's scripted model). */
+  podEnv?: Record<string, string>;
+}
+
+export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   const numbers = options.numbers ?? ['+14155550123'];
   const stateDir = mkdtempSync(join(tmpdir(), 'tether-e2e-'));
   const [twilio, github, proxy] = await Promise.all([startFakeTwilio(), startFakeGitHub(), startRefusingProxy()]);
@@ -59,7 +69,8 @@ export async function startE2E(options: { relayEnv?: Record<string, string>; con
       TWILIO_API_URL: twilio.url, ALLOWED_NUMBERS: numbers.join(','), RELAY_PROGRESS_BATCH: '300ms', ...options.relayEnv,
     },
     controllerEnv: { TETHER_LEADER_ELECTION: 'false', ...options.controllerEnv },
-    podEnv: proxy.env, // Claude Code in the runner Pods must reach nothing but the scripted model
+    podEnv: { ...options.podEnv, ...proxy.env }, // Claude Code in the runner Pods must reach nothing but the scripted model
+    runnerSecrets: options.runnerSecrets,
     logger: pino({ level: 'warn' }),
     onLine: (component, line) => logs.push(`${component}: ${line}`),
   });

@@ -27,6 +27,27 @@ describe('desiredPod', () => {
         restartPolicy: 'Never',
         terminationGracePeriodSeconds: 30,
         securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+        initContainers: [{
+          name: 'agent',
+          image: 'tether-runner:test',
+          imagePullPolicy: 'IfNotPresent',
+          restartPolicy: 'Always',
+          args: ['node', '/app/runner-image/agent-host/main.ts'],
+          workingDir: '/workspace',
+          env: [
+            { name: 'TETHER_AGENT_SOCKET', value: '/run/tether/supervisor/agent.sock' },
+            { name: 'HOME', value: '/workspace/home' },
+          ],
+          resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '4Gi' } },
+          securityContext: {
+            allowPrivilegeEscalation: false, privileged: false, runAsNonRoot: true, runAsUser: 1001, runAsGroup: 1000,
+            capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+          },
+          volumeMounts: [
+            { name: 'workspace', mountPath: '/workspace' },
+            { name: 'agent-socket', mountPath: '/run/tether' },
+          ],
+        }],
         containers: [{
           name: 'runner',
           image: 'tether-runner:test',
@@ -40,19 +61,21 @@ describe('desiredPod', () => {
             { name: 'HOME', value: '/workspace/home' },
             { name: 'TETHER_GIT_STORE', value: '/var/lib/tether/git' },
             { name: 'TETHER_RELAY_TOKEN_FILE', value: '/var/run/secrets/tether/relay/token' },
+            { name: 'TETHER_AGENT_SOCKET', value: '/run/tether/supervisor/agent.sock' },
             { name: 'TETHER_RELAY_URL', value: 'http://relay.tether:8080' },
             { name: 'GITHUB_API_URL', value: 'https://ghe.example/api/v3' },
             { name: 'ANTHROPIC_API_KEY', valueFrom: { secretKeyRef: { name: 'tether-runner', key: 'ANTHROPIC_API_KEY', optional: true } } },
             { name: 'GITHUB_TOKEN', valueFrom: { secretKeyRef: { name: 'tether-runner', key: 'GITHUB_TOKEN', optional: true } } },
           ],
-          resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '4Gi' } },
+          resources: { requests: { cpu: '200m', memory: '512Mi' }, limits: { cpu: '1', memory: '2Gi' } },
           securityContext: {
-            allowPrivilegeEscalation: false, privileged: false, runAsNonRoot: true,
+            allowPrivilegeEscalation: false, privileged: false, runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000,
             capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
           },
           volumeMounts: [
             { name: 'workspace', mountPath: '/workspace' },
             { name: 'git-store', mountPath: '/var/lib/tether/git' },
+            { name: 'agent-socket', mountPath: '/run/tether' },
             { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true },
             { name: 'relay-token', mountPath: '/var/run/secrets/tether/relay', readOnly: true },
           ],
@@ -60,6 +83,7 @@ describe('desiredPod', () => {
         volumes: [
           { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },
           { name: 'git-store', emptyDir: {} },
+          { name: 'agent-socket', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
           { name: 'kube-api-access', projected: { defaultMode: 0o444, sources: [
             { serviceAccountToken: { path: 'token', expirationSeconds: 3600 } },
             { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
@@ -79,6 +103,17 @@ describe('desiredPod', () => {
     expect(env.map((e) => e.name)).not.toContain('TETHER_RELAY_URL');
     expect(env.map((e) => e.name)).not.toContain('GITHUB_API_URL');
     expect(env.filter((e) => /KEY|TOKEN$/.test(e.name)).every((e) => e.value === undefined && e.valueFrom?.secretKeyRef)).toBe(true);
+  });
+
+  it('gives the agent container no credential: no Secret, no token volume, no credential-like variable, its own uid', () => {
+    const spec = desiredPod(session, unitConfig({ relayUrl: 'http://relay.tether:8080' })).spec!;
+    const [agent] = spec.initContainers!;
+    expect(agent!.env!.every((e) => e.valueFrom === undefined && !/TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL/i.test(e.name))).toBe(true);
+    expect(agent!.envFrom).toBeUndefined();
+    const secretVolumes = spec.volumes!.filter((v) => v.secret || v.projected).map((v) => v.name);
+    expect(agent!.volumeMounts!.map((m) => m.name).filter((name) => secretVolumes.includes(name))).toEqual([]);
+    expect(agent!.securityContext!.runAsUser).not.toBe(spec.containers[0]!.securityContext!.runAsUser);
+    expect(spec.shareProcessNamespace).toBeUndefined();
   });
 
   it('runs runner Pods under the configured RuntimeClass (e.g. gVisor), and under the default without one', () => {

@@ -1,6 +1,6 @@
 // Runner configuration.
 import { describe, expect, it } from 'vitest';
-import { parseConfig, SCRIPTED_MODEL_KEY, scriptedModelEnv } from '../../runner-image/config.ts';
+import { parseConfig, SCRIPTED_MODEL_KEY, loopbackModelEnv } from '../../runner-image/config.ts';
 
 const base = { TETHER_SESSION_NAME: 'abc-20261122083000-k3x9', TETHER_SESSION_NAMESPACE: 'tether' };
 
@@ -14,7 +14,7 @@ describe('runner config', () => {
       PATH: expect.any(String), HOME: '/workspace/home', CLAUDE_CONFIG_DIR: '/workspace/home/.claude', LANG: 'C.UTF-8',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
     });
-    expect(scriptedModelEnv(c.agentEnv, 'http://127.0.0.1:4100')).toMatchObject({
+    expect(loopbackModelEnv(c.agentEnv, 'http://127.0.0.1:4100')).toMatchObject({
       ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100', ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY,
     });
   });
@@ -34,6 +34,14 @@ describe('runner config', () => {
     expect(c).toMatchObject({ scriptedModel: false, model: 'claude-opus-4-1' });
     expect(c.agentEnv).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100', ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY });
     expect(c.secrets).toEqual([]);
+  });
+
+  it('TETHER_AGENT_SOCKET: Claude Code runs in the agent container; model calls go to the configured API', () => {
+    expect(parseConfig(base)).toMatchObject({ agentSocket: undefined, anthropicBaseUrl: 'https://api.anthropic.com' });
+    const c = parseConfig({ ...base, TETHER_AGENT_SOCKET: '/run/tether/supervisor/agent.sock', ANTHROPIC_API_KEY: 'sk-ant-xyz123', ANTHROPIC_BASE_URL: 'https://gateway.example/anthropic/' });
+    expect(c).toMatchObject({ agentSocket: '/run/tether/supervisor/agent.sock', anthropicBaseUrl: 'https://gateway.example/anthropic', scriptedModel: false });
+    expect(loopbackModelEnv(c.agentEnv, 'http://127.0.0.1:4100')).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100', ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY });
+    expect(() => parseConfig({ ...base, TETHER_AGENT_SOCKET: 'agent.sock' })).toThrow(/TETHER_AGENT_SOCKET/);
   });
 
   it.each([

@@ -1,0 +1,76 @@
+// End to end, as an attacker: with every tool call allowed from the phone, the agent reads what it
+// can — every process's environment, the Pod's token files and kubeconfigs on the node, git
+// credentials, its own environment — into the workspace, and the changes are approved. Canary
+// credentials given to the stack appear nowhere: workspace, pushed branch, Session, phone.
+// The runner Pod's two containers run as their own users (the node agent runs as root here;
+// docs/dev-stack.md says what changes when it is not).
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startE2E, type E2E } from '../support/e2e.ts';
+import { useScriptedModel } from '../support/scripted-model.ts';
+
+const GITHUB_CANARY = 'ghp_canaryCANARYcanary0123456789abcd';
+const ANTHROPIC_CANARY = 'sk-ant-canary-CANARY-canary-0123456789';
+const model = useScriptedModel();
+let e2e: E2E;
+beforeAll(async () => {
+  e2e = await startE2E({ runnerSecrets: { GITHUB_TOKEN: GITHUB_CANARY, ANTHROPIC_API_KEY: ANTHROPIC_CANARY }, podEnv: model.env() });
+}, 90_000);
+afterAll(async () => e2e?.stop());
+
+/** Every regular file under dir (symlinks not followed), as text. */
+function filesUnder(dir: string): Array<[string, string]> {
+  return readdirSync(dir).flatMap((name): Array<[string, string]> => {
+    const path = join(dir, name);
+    const stat = lstatSync(path);
+    if (stat.isDirectory()) return filesUnder(path);
+    return stat.isFile() ? [[path, readFileSync(path, 'latin1')]] : [];
+  });
+}
+
+describe('end to end: the agent holds no credential', () => {
+  it('reading environments, token files and git credentials finds no canary; none reaches the branch, the Session or the phone', { timeout: 120_000 }, async () => {
+    const canaries = [GITHUB_CANARY, ANTHROPIC_CANARY, e2e.twilio.authToken, e2e.stack.chatToken];
+    const state = e2e.stateDir;
+    // The runner's token files and kubeconfig, by their exact paths on the node (known once the Pod runs).
+    const targets = join(mkdtempSync(join(tmpdir(), 'tether-attack-')), 'paths');
+    chmodSync(dirname(targets), 0o755);
+    const attack = `(id -u; cat /proc/*/environ; env; cat $(cat ${targets}) ~/.git-credentials) > leak.txt 2>&1; true`;
+    const phone = e2e.phone('+14155550123');
+    await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: attack })}\nsay: Collected what I could.`);
+    await phone.next(/🔐/);
+    const [pod] = readdirSync(join(state, 'pods')).map((name) => join(state, 'pods', name));
+    const files = [join(pod!, 'volumes/kube-api-access/token'), join(pod!, 'volumes/relay-token/token'), join(pod!, 'runner.kubeconfig')];
+    expect(files.every((file) => existsSync(file))).toBe(true);
+    writeFileSync(targets, files.join('\n'), { mode: 0o644 });
+    await phone.send('allow');
+    await phone.next(/Reply \*approve\*/);
+    await phone.send('approve');
+    await phone.next(/Pull request opened/);
+
+    const [session] = await e2e.list();
+    const pull = e2e.github.pulls[0]!;
+    const remoteGit = (...args: string[]) => execFileSync('git', ['-c', `safe.directory=${e2e.remote}`, '-C', e2e.remote, ...args], { encoding: 'latin1' });
+    const leak = remoteGit('show', `${pull.head}:leak.txt`);
+    // The attack ran, as the agent container's user, and was refused what it must not see.
+    expect(leak.split('\n')[0]).toBe('1001');
+    for (const file of files) expect(leak).toContain(`cat: ${file}: Permission denied`);
+    expect(leak).toMatch(/ANTHROPIC_API_KEY=scripted-model/); // Claude Code's own environment: a dummy key
+    expect(leak).not.toMatch(/KUBECONFIG=/);
+
+    const pushed = remoteGit('log', '-p', `main..${pull.head}`);
+    const workspace = join(state, 'volumes', e2e.stack.namespace, session!.spec.workspace);
+    const places: Array<[string, string]> = [
+      ...filesUnder(workspace),
+      ['pushed branch', pushed],
+      ['Session', JSON.stringify(session)],
+      ['phone', JSON.stringify(phone.received())],
+    ];
+    for (const canary of canaries) {
+      expect(places.filter(([, text]) => text.includes(canary)).map(([where]) => where), canary).toEqual([]);
+    }
+  });
+});
