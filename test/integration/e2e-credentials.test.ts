@@ -1,7 +1,8 @@
 // End to end, as an attacker: with every tool call allowed from the phone, the agent reads what it
 // can — every process's environment, the Pod's token files and kubeconfigs on the node, git
-// credentials, its own environment — into the workspace, and the changes are approved. Canary
-// credentials given to the stack appear nowhere: workspace, pushed branch, Session, phone.
+// credentials, its own environment — into the workspace, tries to rewrite its Session's status and
+// to replace the review's picture, and the changes are approved. Canary credentials given to the
+// stack appear nowhere: workspace, pushed branch, Session, phone, logs; both writes are refused.
 // The runner Pod's two containers run as their own users (the node agent runs as root here;
 // docs/dev-stack.md says what changes when it is not).
 import { execFileSync } from 'node:child_process';
@@ -32,20 +33,29 @@ function filesUnder(dir: string): Array<[string, string]> {
 }
 
 describe('end to end: the agent holds no credential', () => {
-  it('reading environments, token files and git credentials finds no canary; none reaches the branch, the Session or the phone', { timeout: 120_000 }, async () => {
+  it('reading environments, token files and git credentials finds no canary; none reaches the branch, the Session, the phone or the logs', { timeout: 120_000 }, async () => {
     const canaries = [GITHUB_CANARY, ANTHROPIC_CANARY, e2e.twilio.authToken, e2e.stack.chatToken];
     const state = e2e.stateDir;
-    // The runner's token files and kubeconfig, by their exact paths on the node (known once the Pod runs).
-    const targets = join(mkdtempSync(join(tmpdir(), 'tether-attack-')), 'paths');
-    chmodSync(dirname(targets), 0o755);
-    const attack = `(id -u; cat /proc/*/environ; env; cat $(cat ${targets}) ~/.git-credentials) > leak.txt 2>&1; true`;
+    // The attack script names the runner's token files and kubeconfig by their exact paths on the
+    // node, the Session and the relay: written once the Pod runs and those are known.
+    const script = join(mkdtempSync(join(tmpdir(), 'tether-attack-')), 'attack.sh');
+    chmodSync(dirname(script), 0o755);
+    const attack = `bash ${script} > leak.txt 2>&1; true`;
     const phone = e2e.phone('+14155550123');
     await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: attack })}\nsay: Collected what I could.`);
     await phone.next(/🔐/);
     const [pod] = readdirSync(join(state, 'pods')).map((name) => join(state, 'pods', name));
     const files = [join(pod!, 'volumes/kube-api-access/token'), join(pod!, 'volumes/relay-token/token'), join(pod!, 'runner.kubeconfig')];
     expect(files.every((file) => existsSync(file))).toBe(true);
-    writeFileSync(targets, files.join('\n'), { mode: 0o644 });
+    const [running] = await e2e.list();
+    const status = `${e2e.kubeConfig.getCurrentCluster()!.server}/apis/tether.dev/v1alpha1/namespaces/${e2e.stack.namespace}/sessions/${running!.metadata.name}/status`;
+    const upload = `${e2e.stack.relayUrl}/media/${e2e.stack.namespace}/${running!.metadata.name}/diff.png`;
+    writeFileSync(script, [
+      'id -u', 'cat /proc/*/environ', 'env', `cat ${files.join(' ')} ~/.git-credentials`,
+      // Without a credential, rewrite the Session's result or replace the reviewed picture.
+      `echo "api: $(curl -sk -o /dev/null -w '%{http_code}' -X PATCH -H 'content-type: application/merge-patch+json' --data '{"status":{"result":{"prUrl":"https://attacker.example/pr"}}}' ${status})"`,
+      `echo "media: $(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'content-type: image/png' --data-binary @/etc/hostname ${upload})"`,
+    ].join('\n'), { mode: 0o644 });
     await phone.send('allow');
     await phone.next(/Reply \*approve\*/);
     await phone.send('approve');
@@ -60,6 +70,9 @@ describe('end to end: the agent holds no credential', () => {
     for (const file of files) expect(leak).toContain(`cat: ${file}: Permission denied`);
     expect(leak).toMatch(/ANTHROPIC_API_KEY=scripted-model/); // Claude Code's own environment: a dummy key
     expect(leak).not.toMatch(/KUBECONFIG=/);
+    expect(leak).toMatch(/^api: 40[13]$/m); // the API server refuses an anonymous status write
+    expect(leak).toMatch(/^media: 40[13]$/m); // the relay refuses an upload without the runner's token
+    expect(session!.status?.result?.prUrl).toBe(pull.html_url);
 
     const pushed = remoteGit('log', '-p', `main..${pull.head}`);
     const workspace = join(state, 'volumes', e2e.stack.namespace, session!.spec.workspace);
@@ -68,7 +81,9 @@ describe('end to end: the agent holds no credential', () => {
       ['pushed branch', pushed],
       ['Session', JSON.stringify(session)],
       ['phone', JSON.stringify(phone.received())],
+      ['logs', e2e.logs().join('\n')],
     ];
+    expect(e2e.logs().filter((line) => line.startsWith('runner ')).length).toBeGreaterThan(0); // the Pod's own lines are among them
     for (const canary of canaries) {
       expect(places.filter(([, text]) => text.includes(canary)).map(([where]) => where), canary).toEqual([]);
     }

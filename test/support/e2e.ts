@@ -40,6 +40,8 @@ export interface E2E {
   phone(number: string): Phone;
   /** Sessions of the stack's namespace, in arrival order. */
   list(): Promise<Session[]>;
+  /** Every output line of the stack's components and Pods so far (`component: line`). */
+  logs(): string[];
   stop(): Promise<void>;
 }
 
@@ -104,6 +106,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
 
   return {
     stack, twilio, github, remote, stateDir, sessions, kubeConfig, phone,
+    logs: () => [...logs],
     async list() {
       const { items } = await sessions.list(namespace);
       return items.sort(byArrival);
