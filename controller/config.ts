@@ -3,6 +3,7 @@
 import { hostname } from 'node:os';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { policyOver } from '../common/permission-policy.ts';
 import { SESSION_DEFAULTS } from '../common/session/defaults.ts';
 import { parseDuration } from '../common/session/display.ts';
 
@@ -21,6 +22,7 @@ const VARIABLES = {
   TETHER_RUNNER_IMAGE: text('^[^\\s]+$', 'tether-runner:latest'),
   TETHER_RUNNER_SECRET: text(DNS_SUBDOMAIN, 'tether-runner'),
   TETHER_RUNNER_RUNTIME_CLASS: text(DNS_SUBDOMAIN),
+  TETHER_RUNNER_PERMISSION_POLICY: text('^\\s*\\{[\\s\\S]*\\}\\s*$'),
   TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS: text(INTEGER, '3600'),
   TETHER_PVC_SIZE: text(QUANTITY, '10Gi'),
   TETHER_PVC_STORAGE_CLASS: text(DNS_SUBDOMAIN),
@@ -54,6 +56,8 @@ export interface ControllerConfig {
   runnerSecret: string;
   /** RuntimeClass of runner Pods (e.g. gvisor); unset → the cluster default. */
   runtimeClassName?: string;
+  /** The install's permission policy (JSON over the runner's defaults), passed to runners as TETHER_PERMISSION_POLICY. */
+  permissionPolicy?: string;
   tokenExpirationSeconds: number;
   pvc: { size: string; storageClass?: string };
   resources: { requests: { cpu: string; memory: string }; limits: { cpu: string; memory: string } };
@@ -101,6 +105,16 @@ function atLeast(name: Variable, value: number, min: number): number {
   return value;
 }
 
+/** The policy JSON as given, once it is known to be one the runner accepts. */
+function checkedPolicy(json: string): string {
+  try {
+    policyOver({ allow: [], ask: [], deny: [], editsInsideRepo: true }, json, 'TETHER_RUNNER_PERMISSION_POLICY');
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  return json;
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): ControllerConfig {
   const v = read(env);
   const int = (name: Variable) => Number(v[name]);
@@ -112,6 +126,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runnerImage: v.TETHER_RUNNER_IMAGE!,
     runnerSecret: v.TETHER_RUNNER_SECRET!,
     ...(v.TETHER_RUNNER_RUNTIME_CLASS ? { runtimeClassName: v.TETHER_RUNNER_RUNTIME_CLASS } : {}),
+    ...(v.TETHER_RUNNER_PERMISSION_POLICY ? { permissionPolicy: checkedPolicy(v.TETHER_RUNNER_PERMISSION_POLICY) } : {}),
     tokenExpirationSeconds: atLeast('TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS', int('TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS'), 600),
     pvc: { size: v.TETHER_PVC_SIZE!, storageClass: v.TETHER_PVC_STORAGE_CLASS },
     resources: {

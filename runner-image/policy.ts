@@ -1,19 +1,11 @@
 // Which tool calls the agent may make without asking the phone. Configurable per install with
 // TETHER_PERMISSION_POLICY (JSON); rules are `Tool` or `Tool(pattern)` where `*` matches anything.
-import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { policyOver, type Policy } from '../common/permission-policy.ts';
 import { SCREENSHOT_TOOL } from './agents/types.ts';
 import { isLoopbackUrl } from './loopback.ts';
 import { isInside, realPath } from './paths.ts';
 
-export const PolicySchema = Type.Object({
-  allow: Type.Array(Type.String({ minLength: 1 })),
-  ask: Type.Array(Type.String({ minLength: 1 })),
-  deny: Type.Array(Type.String({ minLength: 1 })),
-  /** Edit/Write/MultiEdit/NotebookEdit inside the repository are allowed without asking. */
-  editsInsideRepo: Type.Boolean(),
-}, { additionalProperties: false });
-export type Policy = Static<typeof PolicySchema>;
+export type { Policy } from '../common/permission-policy.ts';
 
 /** A bare name in `allow` covers the tool's safe reach only: paths in the checkout, loopback pages. */
 export const DEFAULT_POLICY: Policy = {
@@ -37,17 +29,7 @@ export interface Ruling {
 }
 
 export function parsePolicy(json: string | undefined): Policy {
-  if (!json) return DEFAULT_POLICY;
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch (error) {
-    throw new Error(`TETHER_PERMISSION_POLICY is not JSON: ${(error as Error).message}`, { cause: error });
-  }
-  const merged = { ...DEFAULT_POLICY, ...(value as object) };
-  const first = Value.Errors(PolicySchema, merged).First();
-  if (first) throw new Error(`TETHER_PERMISSION_POLICY${first.path.replace(/\//g, '.')}: ${first.message}`);
-  return merged;
+  return json ? policyOver(DEFAULT_POLICY, json, 'TETHER_PERMISSION_POLICY') : DEFAULT_POLICY;
 }
 
 /** The text a rule's pattern is matched against: the command, the path or the URL. */

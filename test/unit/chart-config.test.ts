@@ -6,12 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { desiredPod } from '../../controller/builders.ts';
 import { loadConfig as loadControllerConfig } from '../../controller/config.ts';
+import { DEFAULT_POLICY, parsePolicy } from '../../runner-image/policy.ts';
+import { testSession, unitConfig } from './controller-fixtures.ts';
 import { ENV as RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
 import { CHART_CRD_PATH, CRD_OUTPUTS, CRD_PATH, sessionCrdYaml } from '../../common/session/crd-yaml.ts';
 import { sessionCrd } from '../../common/session/crd.ts';
 import { MAX_QUEUED_CEILING, SESSION_DEFAULTS } from '../../common/session/defaults.ts';
-import { CHART_DIR, HELM_SETUP_TIMEOUT, everythingOn, find, helm, helmBin, podTemplate, render, type KubeObject, type PodTemplate } from './chart-render.ts';
+import { CHART_DIR, HELM_SETUP_TIMEOUT, everythingOn, find, helm, helmBin, podTemplate, render, renderError, type KubeObject, type PodTemplate } from './chart-render.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
@@ -104,6 +107,18 @@ it('controller config carries non-default values through', async () => {
     defaultApprovalTimeoutMs: 45 * 60_000,
     maxQueued: 3, concurrency: 4, historyCount: 50, podTtlMs: 3_600_000, logLevel: 'debug',
   });
+});
+
+it("the install's permission policy reaches every runner Pod, and the runner reads it over its defaults", async () => {
+  const objects = await render(everythingOn, { release: 'tether', namespace: 'agents' });
+  const config = loadControllerConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))));
+  const pod = desiredPod(testSession(), { ...unitConfig(), permissionPolicy: config.permissionPolicy });
+  const env = pod.spec!.containers[0]!.env!.find((e) => e.name === 'TETHER_PERMISSION_POLICY')!.value!;
+  expect(parsePolicy(env)).toEqual({ ...DEFAULT_POLICY, deny: ['Bash(git push*)', 'WebFetch'], ask: ['Bash(npm install*)'] });
+  expect(pod.spec!.initContainers!.flatMap((c) => c.env ?? []).map((e) => e.name)).not.toContain('TETHER_PERMISSION_POLICY');
+  expect(() => loadControllerConfig({ TETHER_RUNNER_PERMISSION_POLICY: '{"deny":"Bash"}' })).toThrow(/TETHER_RUNNER_PERMISSION_POLICY\.deny/);
+  expect(() => loadControllerConfig({ TETHER_RUNNER_PERMISSION_POLICY: '{"alow":[]}' })).toThrow(/TETHER_RUNNER_PERMISSION_POLICY/);
+  expect(await renderError({ runner: { permissionPolicy: { allow: 'Bash' } } })).toMatch(/permissionPolicy/);
 });
 
 it('gives the relay and the controller the same Session defaults, which are the code\'s', async () => {

@@ -105,6 +105,7 @@ export const everythingOn = {
   controller: { replicas: 2, concurrency: 4, logLevel: 'debug', podTTL: '1h', historyPerPhone: 50 },
   runner: {
     runtimeClass: { name: 'gvisor', create: true, handler: 'runsc' },
+    permissionPolicy: { deny: ['Bash(git push*)', 'WebFetch'], ask: ['Bash(npm install*)'] },
     workspace: { size: '20Gi', storageClassName: 'fast-ssd' },
     githubApiUrl: 'https://github.example.com/api/v3',
   },
