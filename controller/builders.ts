@@ -29,7 +29,7 @@ export const SUPERVISOR_RESOURCES = { requests: { cpu: '200m', memory: '512Mi' }
 export const SECRET_KEYS = ['ANTHROPIC_API_KEY', 'GITHUB_TOKEN'] as const;
 
 type BuilderConfig = Pick<ControllerConfig,
-  'runnerImage' | 'runnerSecret' | 'pvc' | 'resources' | 'terminationGraceSeconds' | 'relayUrl' | 'githubApiUrl' | 'tokenExpirationSeconds' | 'runtimeClassName' | 'permissionPolicy'>;
+  'runnerImage' | 'runnerSecret' | 'pvc' | 'resources' | 'terminationGraceSeconds' | 'relayUrl' | 'githubApiUrl' | 'tokenExpirationSeconds' | 'runtimeClassName' | 'permissionPolicy' | 'repoHosts'>;
 
 function ownerReference(session: Session): V1OwnerReference {
   return {
@@ -117,6 +117,7 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
   ];
   if (config.relayUrl) env.push({ name: 'TETHER_RELAY_URL', value: config.relayUrl });
   if (config.githubApiUrl) env.push({ name: 'GITHUB_API_URL', value: config.githubApiUrl });
+  env.push({ name: 'TETHER_REPO_HOSTS', value: config.repoHosts.join(',') });
   if (config.permissionPolicy) env.push({ name: 'TETHER_PERMISSION_POLICY', value: config.permissionPolicy });
   for (const key of SECRET_KEYS) {
     env.push({ name: key, valueFrom: { secretKeyRef: { name: config.runnerSecret, key, optional: true } } });

@@ -6,6 +6,7 @@ import { Value } from '@sinclair/typebox/value';
 import { policyOver } from '../common/permission-policy.ts';
 import { SESSION_DEFAULTS } from '../common/session/defaults.ts';
 import { parseDuration } from '../common/session/display.ts';
+import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
 
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
@@ -33,6 +34,7 @@ const VARIABLES = {
   TETHER_TERMINATION_GRACE_SECONDS: text(INTEGER, '30'),
   TETHER_RELAY_URL: text(URL_PATTERN),
   GITHUB_API_URL: text(URL_PATTERN),
+  TETHER_REPO_HOSTS: text('^[^\\s]+$', DEFAULT_REPO_HOSTS.join(',')),
   TETHER_RUN_TIMEOUT: text(DURATION, SESSION_DEFAULTS.timeouts.run),
   TETHER_APPROVAL_TIMEOUT: text(DURATION, SESSION_DEFAULTS.timeouts.approval),
   TETHER_POD_TTL: text(DURATION, '10m'),
@@ -64,6 +66,8 @@ export interface ControllerConfig {
   terminationGraceSeconds: number;
   relayUrl?: string;
   githubApiUrl?: string;
+  /** Hosts (host[:port]) and local folders a Session's repo.url may point at; the token goes nowhere else. */
+  repoHosts: string[];
   defaultRunTimeoutMs: number;
   defaultApprovalTimeoutMs: number;
   podTtlMs: number;
@@ -105,6 +109,14 @@ function atLeast(name: Variable, value: number, min: number): number {
   return value;
 }
 
+function repoHosts(text: string): string[] {
+  try {
+    return parseRepoHosts(text);
+  } catch (error) {
+    throw new ConfigError(`TETHER_REPO_HOSTS is invalid: ${(error as Error).message}`);
+  }
+}
+
 /** The policy JSON as given, once it is known to be one the runner accepts. */
 function checkedPolicy(json: string): string {
   try {
@@ -136,6 +148,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     terminationGraceSeconds: int('TETHER_TERMINATION_GRACE_SECONDS'),
     relayUrl: v.TETHER_RELAY_URL,
     githubApiUrl: v.GITHUB_API_URL,
+    repoHosts: repoHosts(v.TETHER_REPO_HOSTS!),
     defaultRunTimeoutMs: ms('TETHER_RUN_TIMEOUT'),
     defaultApprovalTimeoutMs: ms('TETHER_APPROVAL_TIMEOUT'),
     podTtlMs: parseDuration(v.TETHER_POD_TTL!),

@@ -4,13 +4,14 @@
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { parseDuration, phoneHash } from '../common/session/display.ts';
 import { LABEL_PHONE_HASH, runnerName, workspaceName } from '../common/session/names.ts';
+import { repoProblem } from '../common/session/repo.ts';
 import type { Session } from '../common/session/schema.ts';
 import { transition, type Event, type Step } from '../common/session/state-machine.ts';
 import { admit } from './admission.ts';
 import type { ControllerConfig } from './config.ts';
 
 type Timeouts = Pick<ControllerConfig, 'defaultRunTimeoutMs' | 'defaultApprovalTimeoutMs'>;
-type DecideConfig = Timeouts & Pick<ControllerConfig, 'maxQueued'>;
+type DecideConfig = Timeouts & Pick<ControllerConfig, 'maxQueued' | 'repoHosts'>;
 
 export interface Observed {
   /** Every Session of the same phone, this one included or not. */
@@ -37,10 +38,8 @@ export function take(session: Session, event: Event): Step {
   return step;
 }
 
-const REPO_URL = /^(https?:\/\/\S+|ssh:\/\/\S+|git@[^\s:]+:\S+|\/\S*|file:\/\/\S+)$/;
-
 /** Problems the CRD schema cannot see; each is permanent, so the Session fails with the message. */
-export function specProblem(session: Session): string | undefined {
+export function specProblem(session: Session, repoHosts: readonly string[]): string | undefined {
   const { spec, metadata } = session;
   const name = metadata.name ?? '';
   if (name.length > 63) return `session name "${name}" is longer than 63 characters`;
@@ -48,7 +47,8 @@ export function specProblem(session: Session): string | undefined {
   if (spec.workspace !== expected) return `spec.workspace "${spec.workspace}" is not this phone's workspace (expected "${expected}")`;
   const label = metadata.labels?.[LABEL_PHONE_HASH];
   if (label !== undefined && label !== phoneHash(spec.phone)) return `label ${LABEL_PHONE_HASH}="${label}" does not match spec.phone`;
-  if (!REPO_URL.test(spec.repo.url)) return `spec.repo.url "${spec.repo.url}" is not a git URL (https://, ssh://, git@host:path or a path)`;
+  const repo = repoProblem(spec.repo, repoHosts);
+  if (repo) return repo;
   for (const key of ['run', 'approval'] as const) {
     const value = spec.timeouts?.[key];
     if (value !== undefined && parseDuration(value) === 0) return `spec.timeouts.${key} must be longer than 0s`;
@@ -72,7 +72,7 @@ export function decide(session: Session, seen: Observed, now: Date, config: Deci
   const phase = session.status?.phase;
   const fresh = phase === undefined || phase === 'Queued';
   if (fresh) {
-    const problem = specProblem(session) ?? workspaceProblem(session, seen.pvc);
+    const problem = specProblem(session, config.repoHosts) ?? workspaceProblem(session, seen.pvc);
     if (problem) return { step: take(session, { type: 'InvalidSpec' }), message: problem };
   }
   if (session.spec.cancel) return { step: take(session, { type: 'Cancel' }), message: 'cancelled by the user' };

@@ -57,6 +57,11 @@ async function waitHttp(url: string, proc: Managed, name: string, timeoutMs = 30
   throw new Error(`${name} did not answer ${url} within ${timeoutMs} ms`);
 }
 
+/** The host list entry that allows the stack's repository: its folder, or its host[:port]. */
+function repoHostOf(url: string): string {
+  return url.startsWith('/') ? url : new URL(url).host;
+}
+
 export async function startStack(options: StackOptions): Promise<Stack> {
   const namespace = options.namespace ?? 'tether';
   const kc = new KubeConfig();
@@ -80,7 +85,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...base,
       TETHER_NAMESPACE: namespace, TETHER_RUNNER_IMAGE: 'tether-runner:local', TETHER_RELAY_URL: relayUrl,
       GITHUB_API_URL: options.githubApiUrl, TETHER_METRICS_PORT: String(await freePort()), TETHER_LEADER_ELECTION: 'false',
-      TETHER_PVC_SIZE: '1Gi', TETHER_TERMINATION_GRACE_SECONDS: '10', ...options.controllerEnv,
+      TETHER_PVC_SIZE: '1Gi', TETHER_TERMINATION_GRACE_SECONDS: '10', TETHER_REPO_HOSTS: repoHostOf(options.repoUrl),
+      ...options.controllerEnv,
     }),
     relay: async () => ({
       ...base,

@@ -5,6 +5,7 @@ import { Value } from '@sinclair/typebox/value';
 import { MAX_QUEUED_CEILING, SESSION_DEFAULTS, type SessionDefaults } from '../common/session/defaults.ts';
 import { E164_PATTERN } from '../common/session/schema.ts';
 import { parseDuration } from '../common/session/display.ts';
+import { BRANCH_PATTERN, REPO_URL_PATTERN } from '../common/session/repo.ts';
 
 const str = (description: string, extra: object = {}) => Type.String({ minLength: 1, description, ...extra });
 const duration = (fallback: string, description: string) => Type.String({ pattern: '^([0-9]+(h|m|s))+$|^[0-9]+ms$', default: fallback, description });
@@ -21,8 +22,8 @@ export const ENV = Type.Object({
   PUBLIC_URL: str('public base URL of the relay; the webhook is PUBLIC_URL/webhook', { pattern: '^https?://[^/?#]+(/[^?#]*)?$' }),
   ALLOWED_NUMBERS: Type.String({ default: '', description: 'comma-separated E.164 allowlist' }),
   TETHER_NAMESPACE: str('namespace of the Session objects', { default: 'tether', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
-  TETHER_REPO_URL: str('git remote for new Sessions'),
-  TETHER_REPO_BASE_BRANCH: str('base branch for new Sessions', { default: 'main' }),
+  TETHER_REPO_URL: str('git remote for new Sessions', { pattern: REPO_URL_PATTERN }),
+  TETHER_REPO_BASE_BRANCH: str('base branch for new Sessions', { default: 'main', pattern: BRANCH_PATTERN }),
   TETHER_RUN_TIMEOUT: specDuration(SESSION_DEFAULTS.timeouts.run, 'spec.timeouts.run of new Sessions'),
   TETHER_APPROVAL_TIMEOUT: specDuration(SESSION_DEFAULTS.timeouts.approval, 'spec.timeouts.approval of new Sessions'),
   TETHER_MAX_QUEUED: int(SESSION_DEFAULTS.maxQueued, 0, MAX_QUEUED_CEILING, 'commands a phone may have waiting while one runs'),

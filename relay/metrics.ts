@@ -24,6 +24,9 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     }),
     outboundQueueDepth: new Gauge({ name: 'tether_relay_outbound_queue_depth', help: 'Outbound jobs waiting or running', registers }),
+    recipientsRefused: new Counter({
+      name: 'tether_relay_recipients_refused_total', help: 'Sessions whose spec.phone is not on the allowlist (nothing sent)', registers,
+    }),
     inboundFailures: new Counter({ name: 'tether_relay_inbound_failures_total', help: 'Accepted messages whose processing failed', registers }),
     mediaUploads: new Counter({
       name: 'tether_relay_media_uploads_total', help: 'Media uploads by outcome', labelNames: ['outcome'] as const, registers,

@@ -69,6 +69,7 @@ export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<R
   });
   const delivery = new Delivery({
     store, writer: sessions, lanes, outbox, progressBatchMs: config.progressBatchMs, reminderBeforeMs: config.reminderBeforeMs, defaults, logger,
+    isRecipient: (phone) => config.allowedNumbers.has(phone) || phone === webChat?.phone, metrics,
   });
   const claims = new ConfigMapClaims(parts.kubeConfig, config.namespace);
   const inbound = new InboundHandler({

@@ -5,6 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { KubeEnvironment } from '../common/kube/kubeconfig.ts';
 import { RUNNER_GIT_STORE } from '../common/session/names.ts';
+import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
 
 const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
 const url = (description: string) => Type.String({ pattern: '^https?://[^\\s]+$', description });
@@ -18,6 +19,7 @@ export const EnvSchema = Type.Object({
   TETHER_RELAY_URL: Type.Optional(url('relay base URL for media uploads')),
   TETHER_RELAY_TOKEN_FILE: Type.String({ minLength: 1, default: '/var/run/secrets/tether/relay/token' }),
   GITHUB_API_URL: url('GitHub REST API base URL'),
+  TETHER_REPO_HOSTS: Type.String({ minLength: 1, default: DEFAULT_REPO_HOSTS.join(','), description: "the install's repository host list (from the controller)" }),
   GITHUB_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
   ANTHROPIC_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
   ANTHROPIC_BASE_URL: Type.Optional(url('a Messages API other than Anthropic\'s (a gateway, or a scripted model a test runs)')),
@@ -46,6 +48,8 @@ export interface RunnerConfig {
   gitStore: string;
   relay?: { url: string; tokenFile: string };
   github: { apiUrl: string; token?: string };
+  /** Hosts (host[:port]) and local folders the Session's repository may be on. */
+  repoHosts: string[];
   anthropicApiKey?: string;
   /** Where model calls go (the real API unless a gateway is configured). */
   anthropicBaseUrl: string;
@@ -77,6 +81,14 @@ export const ANTHROPIC_API_URL = 'https://api.anthropic.com';
 /** Claude Code's environment pointed at a model endpoint on loopback (the scripted model, or the key-adding proxy), with a dummy key. */
 export function loopbackModelEnv(agentEnv: Record<string, string>, url: string): Record<string, string> {
   return { ...agentEnv, ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY };
+}
+
+function repoHosts(text: string): string[] {
+  try {
+    return parseRepoHosts(text);
+  } catch (error) {
+    throw new ConfigError(`invalid TETHER_REPO_HOSTS: ${(error as Error).message}`);
+  }
 }
 
 /** Parses an environment; throws ConfigError naming the first bad variable. */
@@ -115,6 +127,7 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
     gitStore: e.TETHER_GIT_STORE,
     relay: e.TETHER_RELAY_URL ? { url: e.TETHER_RELAY_URL.replace(/\/$/, ''), tokenFile: e.TETHER_RELAY_TOKEN_FILE } : undefined,
     github: { apiUrl: e.GITHUB_API_URL.replace(/\/$/, ''), token: e.GITHUB_TOKEN },
+    repoHosts: repoHosts(e.TETHER_REPO_HOSTS),
     anthropicApiKey: e.ANTHROPIC_API_KEY,
     anthropicBaseUrl: (e.ANTHROPIC_BASE_URL ?? ANTHROPIC_API_URL).replace(/\/$/, ''),
     agentSocket: e.TETHER_AGENT_SOCKET,

@@ -73,6 +73,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     media: { workspace: config.workspace, namespace, session: name, relay: config.relay },
     repoDir: config.repoDir,
     github: config.github,
+    repoHosts: config.repoHosts,
     freezeAgent: channel && (() => channel.freeze()),
   });
   const offPhone = status.onChange((s) => {

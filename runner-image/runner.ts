@@ -1,6 +1,7 @@
 // One Session, start to finish: Working → agent → changes gate → publish or revert → final phase.
 import type { Logger } from 'pino';
 import { truncate } from '../common/session/display.ts';
+import { repoProblem } from '../common/session/repo.ts';
 import { LIMITS, type Media, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { SCREENSHOT_TOOL, type Agent, type AgentResult } from './agents/types.ts';
@@ -23,6 +24,8 @@ export interface RunnerDeps {
   media: MediaDeps;
   repoDir: string;
   github: { apiUrl: string; token?: string };
+  /** The install's repository host list: git runs, and the token goes, only to these. */
+  repoHosts: readonly string[];
   redact: (s: string) => string;
   /** Stops every process of the agent container (the agent channel); unset when the agent runs here. */
   freezeAgent?: () => Promise<unknown>;
@@ -62,6 +65,11 @@ export class Runner {
     if (status.phase === 'Starting') await status.move({ type: 'RunnerStarted' });
     const spec = this.session.spec;
     const base = spec.repo.baseBranch ?? 'main';
+    const refused = repoProblem(spec.repo, this.deps.repoHosts);
+    if (refused) {
+      await status.move({ type: 'AgentFailed' }, `Could not get the repository: ${refused}`);
+      return;
+    }
     try {
       const how = await this.deps.git.prepare(spec.repo.url, base);
       if (how === 'kept-changes') status.addProgress('Continuing from the changes kept on the workspace');

@@ -2,6 +2,7 @@
 // openAPIV3Schema (scripts/generate-crd.ts) both come from here.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { SESSION_DEFAULTS } from './defaults.ts';
+import { BRANCH_MAX_LENGTH, BRANCH_PATTERN, REPO_URL_MAX_LENGTH, REPO_URL_PATTERN } from './repo.ts';
 
 export const GROUP = 'tether.dev';
 export const VERSION = 'v1alpha1';
@@ -42,6 +43,8 @@ const immutable = (message: string) => ({ 'x-kubernetes-validations': [{ rule: '
 export const E164_PATTERN = '^\\+[1-9][0-9]{6,14}$';
 /** A Go-style duration of whole units: 90s, 30m, 1h30m. */
 export const DURATION_PATTERN = '^([0-9]+(h|m|s))+$';
+/** An agent session id (a UUID from Claude Code): never an option or a path. */
+export const AGENT_SESSION_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]*$';
 const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 
 export const Decision = Type.Object({
@@ -61,8 +64,14 @@ export const SessionSpec = Type.Object({
   prompt: Type.String({ minLength: 1, maxLength: LIMITS.promptChars, description: 'the command', ...immutable('prompt is immutable') }),
   mode: Type.Optional(enumOf(['run', 'plan'] as const, 'plan: the agent proposes a plan and waits for approval first')),
   repo: Type.Object({
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'git remote (https, ssh or a local path)' }),
-    baseBranch: Type.Optional(Type.String({ minLength: 1, maxLength: 255, default: 'main' })),
+    url: Type.String({
+      minLength: 1, maxLength: REPO_URL_MAX_LENGTH, pattern: REPO_URL_PATTERN,
+      description: 'git remote: https://host/path (its host on the install\'s list), http:// to loopback, or an absolute path',
+    }),
+    baseBranch: Type.Optional(Type.String({
+      minLength: 1, maxLength: BRANCH_MAX_LENGTH, pattern: BRANCH_PATTERN, default: 'main',
+      description: 'branch to start from: letters, digits, _+#,=@- in slash-separated parts, never starting with - or containing ..',
+    })),
   }, immutable('repo is immutable')),
   workspace: Type.String({
     minLength: 1, maxLength: 63, pattern: DNS_LABEL_PATTERN,
@@ -82,7 +91,9 @@ export const SessionSpec = Type.Object({
       message: 'decisions are append-only',
     }],
   })),
-  resumeAgentSession: Type.Optional(Type.String({ maxLength: 256, description: 'agent session id to continue' })),
+  resumeAgentSession: Type.Optional(Type.String({
+    maxLength: 256, pattern: AGENT_SESSION_PATTERN, description: 'agent session id to continue (it reaches the agent\'s command line and a file name)',
+  })),
 });
 
 export const Condition = Type.Object({

@@ -10,6 +10,7 @@ import { phoneHash } from '../../common/session/display.ts';
 import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { readDelivered, writeDelivered } from '../delivered-state.ts';
+import type { RelayMetrics } from '../metrics.ts';
 import type { PhoneLanes } from '../phone-lane.ts';
 import type { SessionApi, SessionStore } from '../session-store.ts';
 import type { Outbox } from './outbox.ts';
@@ -23,6 +24,9 @@ export interface DeliveryOptions {
   progressBatchMs: number;
   reminderBeforeMs: number;
   defaults: SessionDefaults;
+  /** Whether the relay may message this phone (its allowlist): whoever created the Session chose spec.phone. */
+  isRecipient: (phone: string) => boolean;
+  metrics: Pick<RelayMetrics, 'recipientsRefused'>;
   logger: Logger;
 }
 
@@ -35,6 +39,8 @@ export class Delivery {
   private readonly queue: WorkQueue;
   private readonly written = new Map<string, Session>();
   private readonly lastProgressAt = new Map<string, number>();
+  /** Sessions whose phone is not a recipient, already logged and counted. */
+  private readonly refused = new Set<string>();
   private stopped = false;
 
   constructor(options: DeliveryOptions) {
@@ -55,7 +61,10 @@ export class Delivery {
   start(): void {
     this.o.store.onChange((key, object) => {
       if (object) this.queue.add(key);
-      else this.written.delete(key);
+      else {
+        this.written.delete(key);
+        this.refused.delete(key);
+      }
     });
     this.queue.start();
   }
@@ -70,8 +79,16 @@ export class Delivery {
   private async check(key: string): Promise<WorkResult | void> {
     const phone = this.current(key)?.spec.phone;
     if (phone === undefined) return;
+    if (!this.o.isRecipient(phone)) return this.refuseRecipient(key, phone);
     const wakeAt = await this.o.lanes.run(phone, () => this.evaluate(key));
     if (wakeAt !== undefined) return { requeueAfterMs: Math.max(0, wakeAt - Date.now()) };
+  }
+
+  private refuseRecipient(key: string, phone: string): void {
+    if (this.refused.has(key)) return;
+    this.refused.add(key);
+    this.o.metrics.recipientsRefused.inc();
+    this.o.logger.warn({ session: key.split('/')[1], phoneHash: phoneHash(phone) }, 'spec.phone is not on the allowlist; nothing is sent for this Session');
   }
 
   /** The newest view: the informer's copy, unless the relay's own last write is ahead of it. */

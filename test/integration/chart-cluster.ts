@@ -82,3 +82,9 @@ export async function canI(serviceAccount: string, namespace: string, args: stri
   if (result.code !== 0 && result.stdout.trim() !== 'no') throw new Error(`can-i ${args.join(' ')}: ${result.stderr}`);
   return result.code === 0;
 }
+
+/** The cluster-scoped objects a release in `namespaces` made (they outlive the namespace). */
+export async function deleteClusterScoped(namespaces: string[]): Promise<void> {
+  await kubectlResult(['delete', 'clusterrole,clusterrolebinding', ...namespaces.map((n) => `${n}-tether-relay`), '--ignore-not-found']);
+  await kubectlResult(['delete', 'validatingadmissionpolicy,validatingadmissionpolicybinding', ...namespaces.map((n) => `${n}-tether-sessions`), '--ignore-not-found']);
+}

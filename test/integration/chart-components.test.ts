@@ -16,7 +16,7 @@ import { createSession, phaseOf, startController, type RunningController } from 
 import { eventually } from '../support/eventually.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
 import { find, helmBin, render } from '../unit/chart-render.ts';
-import { helmRelease, kubectlOk, kubectlResult, restrictedNamespace } from './chart-cluster.ts';
+import { deleteClusterScoped, helmRelease, kubectlOk, kubectlResult, restrictedNamespace } from './chart-cluster.ts';
 
 const runNode = promisify(execFile);
 let admin: KubeConfig;
@@ -48,7 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await relay?.close();
   await controller?.stop();
-  await kubectlResult(['delete', 'clusterrole,clusterrolebinding', `${ns}-tether-relay`, '--ignore-not-found']);
+  await deleteClusterScoped([ns]);
   await deleteNamespace(admin, ns);
 });
 

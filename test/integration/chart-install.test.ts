@@ -11,7 +11,7 @@ import { API_VERSION, KIND, type Session } from '../../common/session/schema.ts'
 import { adminKubeConfig, deleteNamespace, installSessionCrd } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { everythingOn, find, helmBin, podTemplate, render, type KubeObject } from '../unit/chart-render.ts';
-import { helmRelease, kubectlOk, kubectlResult, manifestFile, restrictedNamespace } from './chart-cluster.ts';
+import { deleteClusterScoped, helmRelease, kubectlOk, kubectlResult, manifestFile, restrictedNamespace } from './chart-cluster.ts';
 
 let kc: KubeConfig;
 let installed: string;
@@ -28,8 +28,7 @@ beforeAll(async () => {
   notes = (await helmRelease('install', 'tether', installed, { relay: { allowedNumbers: ['+14155550123'] } })).stdout;
 }, 900_000);
 afterAll(async () => {
-  const clusterScoped = [installed, applied].map((n) => `${n}-tether-relay`);
-  await kubectlResult(['delete', 'clusterrole,clusterrolebinding', ...clusterScoped, '--ignore-not-found']);
+  await deleteClusterScoped([installed, applied]);
   await kubectlResult(['delete', 'runtimeclass', 'gvisor', '--ignore-not-found']);
   await Promise.all([deleteNamespace(kc, installed), deleteNamespace(kc, applied)]);
 });

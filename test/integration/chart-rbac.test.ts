@@ -8,7 +8,7 @@ import { sessionName, workspaceName } from '../../common/session/names.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { helmBin } from '../unit/chart-render.ts';
-import { canI, extraPermissions, helmRelease, kubectlOk, kubectlResult, manifestFile } from './chart-cluster.ts';
+import { canI, deleteClusterScoped, extraPermissions, helmRelease, kubectlOk, kubectlResult, manifestFile } from './chart-cluster.ts';
 
 let kc: KubeConfig;
 let ns: string;
@@ -21,10 +21,11 @@ beforeAll(async () => {
   kc = adminKubeConfig();
   await installSessionCrd(kc);
   [ns, other] = await Promise.all([createNamespace(kc, 'rbac'), createNamespace(kc, 'rbac-other')]);
-  await helmRelease('install', 'tether', ns, {});
+  // The test's admin creates a Session below: its group may (sessions.creators, chart-session-policy.test.ts).
+  await helmRelease('install', 'tether', ns, { sessions: { creators: { groups: ['system:masters'] } } });
 }, 900_000);
 afterAll(async () => {
-  await kubectlResult(['delete', 'clusterrole,clusterrolebinding', `${ns}-tether-relay`, '--ignore-not-found']);
+  await deleteClusterScoped([ns]);
   await Promise.all([deleteNamespace(kc, ns), deleteNamespace(kc, other)]);
 });
 

@@ -15,7 +15,8 @@ describe('malformed Sessions', () => {
   it.each([
     ['an unknown workspace', { workspace: 'ws-0000000000000000' }, {}, /spec\.workspace "ws-0000000000000000" is not this phone's workspace/],
     ['a phone-hash label of another phone', {}, { 'tether.dev/phone-hash': phoneHash('+14155550000') }, /label tether\.dev\/phone-hash.*does not match/],
-    ['a repo URL that is not git', { repo: { url: 'please use my repo' } }, {}, /spec\.repo\.url "please use my repo" is not a git URL/],
+    ['a repository host not on the list', { repo: { url: 'https://evil.example/acme/web.git' } }, {},
+      /spec\.repo\.url points at the host evil\.example, which is not on this install's list of repository hosts \(github\.com\)/],
     ['a zero run timeout', { timeouts: { run: '0s' } }, {}, /spec\.timeouts\.run must be longer than 0s/],
   ])('fails a Session with %s: Failed/InvalidSpec, a clear message, no Pod, no retry storm', async (_label, spec, labels, message) => {
     const before = await reconcilePasses(t.running.metrics);

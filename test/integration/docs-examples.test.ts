@@ -48,7 +48,7 @@ describe('docs/examples on a real API server', () => {
     expect(stored.metadata.labels).toEqual(sample.metadata.labels);
     expect(stored.metadata.annotations).toMatchObject(sample.metadata.annotations!);
     expect(stored.metadata.name!.startsWith(`${phoneHash(stored.spec.phone)}-`)).toBe(true);
-    expect(specProblem(stored)).toBeUndefined();
+    expect(specProblem(stored, testConfig(ns).repoHosts)).toBeUndefined();
 
     const running = await startController(kc, testConfig(ns));
     try {

@@ -100,7 +100,7 @@ describe.concurrent('publishing the reviewed snapshot', { timeout: 150_000 }, ()
     try {
       const url = `${forge.origin}/acme/web.git`;
       const trap = hostileGitScript({ marker: join(remote.root, 'MARKER'), realUrl: url, evilUrl: `${elsewhere.origin}/acme/web.git` });
-      const { name, runner, repo } = await start(`script:\n${bashStep(trap)}\nwrite: feature.txt = feature\\n`, url, { GITHUB_TOKEN: CANARY });
+      const { name, runner, repo } = await start(`script:\n${bashStep(trap)}\nwrite: feature.txt = feature\\n`, url, { GITHUB_TOKEN: CANARY, TETHER_REPO_HOSTS: new URL(forge.origin).host });
       await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
       await answer(bed.sessions, bed.ns, name, 'changes', { action: 'approve' });
       expect(await runner.exited, runner.output()).toBe(0);

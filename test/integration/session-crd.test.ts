@@ -68,10 +68,27 @@ describe('Session CRD on a real API server', () => {
     ['unknown decision action', { decisions: [{ requestId: 'r1', action: 'maybe', at: '2026-11-22T08:00:00Z' }] }, 'spec.decisions[0].action'],
     ['decision without requestId', { decisions: [{ action: 'approve', at: '2026-11-22T08:00:00Z' }] }, 'spec.decisions[0].requestId'],
     ['missing repo', { repo: undefined }, 'spec.repo'],
+    ['an --upload-pack base branch', { repo: { url: 'https://github.com/acme/web.git', baseBranch: '--upload-pack=touch /tmp/x' } }, 'spec.repo.baseBranch'],
+    ['a base branch with ..', { repo: { url: 'https://github.com/acme/web.git', baseBranch: 'a..b' } }, 'spec.repo.baseBranch'],
+    ['a base branch with @{', { repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main@{1}' } }, 'spec.repo.baseBranch'],
+    ['a base branch with a control character', { repo: { url: 'https://github.com/acme/web.git', baseBranch: 'ma\u0001in' } }, 'spec.repo.baseBranch'],
+    ['an option as repo URL', { repo: { url: '--upload-pack=touch /tmp/x' } }, 'spec.repo.url'],
+    ['an ssh repo URL', { repo: { url: 'git@github.com:acme/web.git' } }, 'spec.repo.url'],
+    ['a repo URL with credentials', { repo: { url: 'https://github.com@evil.example/acme/web.git' } }, 'spec.repo.url'],
+    ['an ext:: transport', { repo: { url: 'ext::sh -c touch% /tmp/x' } }, 'spec.repo.url'],
+    ['an option as resume id', { resumeAgentSession: '--fork-session' }, 'spec.resumeAgentSession'],
   ])('rejects a Session with %s', async (_label, change, field) => {
     const spec = { ...validSpec(), ...change } as SessionSpec;
     const message = await rejection(sessions.create(ns, sessionName(phone), spec));
     expect(message).toContain(field);
+  });
+
+  it('accepts the repository forms the components accept: https, loopback http, a local path, a nested branch', async () => {
+    for (const repo of [
+      { url: 'https://git.example.com:8443/team/app.git', baseBranch: 'release/1.2' },
+      { url: 'http://127.0.0.1:9418/acme/web.git', baseBranch: 'feature/JIRA-42_fix' },
+      { url: '/srv/git/.state/acme/web.git' },
+    ]) expect((await sessions.create(ns, sessionName(phone), { ...validSpec(), repo })).spec.repo.url).toBe(repo.url);
   });
 
   it('rejects an unknown phase in status, naming status.phase', async () => {

@@ -57,6 +57,8 @@ export function startRunner(options: { kubeconfig: string; namespace: string; na
     TETHER_WORKSPACE: workspace,
     HOME: join(workspace, 'home'),
     TETHER_GIT_STORE: gitStore,
+    // The tests' remotes are bare repositories under the temporary folder (makeRemote).
+    TETHER_REPO_HOSTS: tmpdir(),
     ...options.env,
   };
   const child = spawn(process.execPath, ['runner-image/main.ts'], { cwd: join(import.meta.dirname, '../..'), env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -13,6 +13,7 @@ import { testSession, unitConfig } from './controller-fixtures.ts';
 import { ENV as RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
 import { CHART_CRD_PATH, CRD_OUTPUTS, CRD_PATH, sessionCrdYaml } from '../../common/session/crd-yaml.ts';
 import { sessionCrd } from '../../common/session/crd.ts';
+import { BRANCH_PATTERN, REPO_HOST_PATTERN, REPO_URL_PATTERN, repoProblem } from '../../common/session/repo.ts';
 import { MAX_QUEUED_CEILING, SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { CHART_DIR, HELM_SETUP_TIMEOUT, everythingOn, find, helm, helmBin, podTemplate, render, renderError, type KubeObject, type PodTemplate } from './chart-render.ts';
 
@@ -122,8 +123,8 @@ it("the install's permission policy reaches every runner Pod, and the runner rea
 });
 
 it('gives the relay and the controller the same Session defaults, which are the code\'s', async () => {
-  const values = parse(readFileSync(`${CHART_DIR}/values.yaml`, 'utf8')) as { sessions: unknown };
-  expect(values.sessions).toEqual(SESSION_DEFAULTS);
+  const values = parse(readFileSync(`${CHART_DIR}/values.yaml`, 'utf8')) as { sessions: { timeouts: unknown; maxQueued: unknown } };
+  expect({ timeouts: values.sessions.timeouts, maxQueued: values.sessions.maxQueued }).toEqual(SESSION_DEFAULTS);
   const schema = JSON.parse(readFileSync(`${CHART_DIR}/values.schema.json`, 'utf8')) as { properties: { sessions: { properties: { maxQueued: { maximum: number } } } } };
   expect(schema.properties.sessions.properties.maxQueued.maximum).toBe(MAX_QUEUED_CEILING);
   const objects = await render({ sessions: { maxQueued: 7, timeouts: { run: '3h', approval: '20m' } } });
@@ -132,6 +133,30 @@ it('gives the relay and the controller the same Session defaults, which are the 
     const env = data(find(objects, 'ConfigMap', component));
     expect(sessionVariables.map((name) => env[name]), component).toEqual(['7', '3h', '20m']);
   }
+});
+
+describe("the Session's repository", () => {
+  it('the controller allows relay.repo.url\'s host and controller.repositoryHosts, and refuses any other', async () => {
+    const controllerConfig = async (values: object) => {
+      const objects = await render(values, { release: 'tether', namespace: 'agents' });
+      return loadControllerConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))));
+    };
+    expect((await controllerConfig({})).repoHosts).toEqual(['github.com']);
+    const config = await controllerConfig({ relay: { repo: { url: 'https://git.example.com:8443/team/app.git' } }, controller: { repositoryHosts: ['ghe.example', 'git.example.com:8443'] } });
+    expect(config.repoHosts).toEqual(['git.example.com:8443', 'ghe.example']);
+    expect(repoProblem({ url: 'https://git.example.com:8443/team/other.git' }, config.repoHosts)).toBeUndefined();
+    expect(repoProblem({ url: 'https://github.com/acme/web.git' }, config.repoHosts)).toMatch(/not on this install's list/);
+  });
+
+  it('the values schema uses the Session schema\'s patterns', async () => {
+    const schema = JSON.parse(readFileSync(`${CHART_DIR}/values.schema.json`, 'utf8')) as { properties: Record<string, { properties: Record<string, { properties?: Record<string, { pattern?: string }>; items?: { pattern?: string } }> }> };
+    expect(schema.properties.relay!.properties.repo!.properties!.url!.pattern).toBe(REPO_URL_PATTERN);
+    expect(schema.properties.relay!.properties.repo!.properties!.baseBranch!.pattern).toBe(BRANCH_PATTERN);
+    expect(schema.properties.controller!.properties.repositoryHosts!.items!.pattern).toBe(REPO_HOST_PATTERN);
+    expect(await renderError({ relay: { repo: { url: 'https://github.com/acme/web.git', baseBranch: '--upload-pack=touch /tmp/x' } } })).toMatch(/baseBranch/);
+    expect(await renderError({ relay: { repo: { url: 'git@github.com:acme/web.git' } } })).toMatch(/relay\/repo\/url/);
+    expect(await renderError({ controller: { repositoryHosts: ['https://evil.example'] } })).toMatch(/repositoryHosts/);
+  });
 });
 
 describe.each([

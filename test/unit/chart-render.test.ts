@@ -8,7 +8,7 @@ import {
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
 const kinds = (objects: KubeObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
-const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'RuntimeClass', 'CustomResourceDefinition']);
+const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'RuntimeClass', 'CustomResourceDefinition', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 describe('helm lint', () => {
   it('passes --strict with the default values', async () => {
@@ -38,6 +38,7 @@ describe('helm template, default values', () => {
       'Secret/tether-relay', 'Secret/tether-runner',
       'Service/tether-controller-metrics', 'Service/tether-relay',
       'ServiceAccount/tether-controller', 'ServiceAccount/tether-relay',
+      'ValidatingAdmissionPolicy/agents-tether-sessions', 'ValidatingAdmissionPolicyBinding/agents-tether-sessions',
     ]);
   });
 

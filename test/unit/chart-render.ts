@@ -101,8 +101,8 @@ export const everythingOn = {
     runner: { existingSecret: 'my-runner' },
     relay: { existingSecret: 'my-relay' },
   },
-  sessions: { timeouts: { run: '2h', approval: '45m' }, maxQueued: 3 },
-  controller: { replicas: 2, concurrency: 4, logLevel: 'debug', podTTL: '1h', historyPerPhone: 50 },
+  sessions: { timeouts: { run: '2h', approval: '45m' }, maxQueued: 3, creators: { groups: ['tether-operators'] } },
+  controller: { replicas: 2, concurrency: 4, logLevel: 'debug', podTTL: '1h', historyPerPhone: 50, repositoryHosts: ['github.example.com'] },
   runner: {
     runtimeClass: { name: 'gvisor', create: true, handler: 'runsc' },
     permissionPolicy: { deny: ['Bash(git push*)', 'WebFetch'], ask: ['Bash(npm install*)'] },

@@ -16,7 +16,7 @@ const meta = { name: 'abc-20261122083000-k3x9-runner', namespace: 'tether', labe
 describe('desiredPod', () => {
   it('builds the whole runner Pod per the contract', () => {
     expect(labels['tether.dev/phone-hash']).toBe(session.metadata.labels!['tether.dev/phone-hash']);
-    expect(desiredPod(session, unitConfig({ relayUrl: 'http://relay.tether:8080', githubApiUrl: 'https://ghe.example/api/v3' }))).toEqual({
+    expect(desiredPod(session, unitConfig({ relayUrl: 'http://relay.tether:8080', githubApiUrl: 'https://ghe.example/api/v3', repoHosts: ['github.com', 'ghe.example'] }))).toEqual({
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: meta,
@@ -64,6 +64,7 @@ describe('desiredPod', () => {
             { name: 'TETHER_AGENT_SOCKET', value: '/run/tether/supervisor/agent.sock' },
             { name: 'TETHER_RELAY_URL', value: 'http://relay.tether:8080' },
             { name: 'GITHUB_API_URL', value: 'https://ghe.example/api/v3' },
+            { name: 'TETHER_REPO_HOSTS', value: 'github.com,ghe.example' },
             { name: 'ANTHROPIC_API_KEY', valueFrom: { secretKeyRef: { name: 'tether-runner', key: 'ANTHROPIC_API_KEY', optional: true } } },
             { name: 'GITHUB_TOKEN', valueFrom: { secretKeyRef: { name: 'tether-runner', key: 'GITHUB_TOKEN', optional: true } } },
           ],

@@ -98,17 +98,28 @@ describe('decide', () => {
 });
 
 describe('specProblem', () => {
+  const hosts = config.repoHosts;
   it('accepts a well-formed Session and names the field of a bad one', () => {
-    expect(specProblem(testSession())).toBeUndefined();
+    expect(specProblem(testSession(), hosts)).toBeUndefined();
     const bad = testSession();
     bad.spec.workspace = 'ws-elsewhere';
-    expect(specProblem(bad)).toMatch(/^spec\.workspace "ws-elsewhere"/);
+    expect(specProblem(bad, hosts)).toMatch(/^spec\.workspace "ws-elsewhere"/);
     const longName = testSession({ name: 'x'.repeat(64) });
-    expect(specProblem(longName)).toMatch(/longer than 63/);
-    for (const url of ['git@github.com:acme/web.git', 'ssh://git@host/repo', '/srv/git/repo', 'file:///srv/repo']) {
-      const ok = testSession();
-      ok.spec.repo.url = url;
-      expect(specProblem(ok), url).toBeUndefined();
-    }
+    expect(specProblem(longName, hosts)).toMatch(/longer than 63/);
+  });
+
+  it('refuses a repository outside the host list and a branch the schema would refuse, before any Pod', () => {
+    const foreign = testSession();
+    foreign.spec.repo.url = 'https://evil.example/acme/web.git';
+    expect(specProblem(foreign, ['github.com'])).toMatch(/the host evil\.example, which is not on this install's list of repository hosts/);
+    expect(decide(foreign, { siblings: [] }, new Date(), { ...config, repoHosts: ['github.com'] })).toMatchObject({
+      step: { phase: 'Failed', effects: expect.not.arrayContaining(['CreatePod']) }, message: expect.stringMatching(/not on this install's list/),
+    });
+    const local = testSession();
+    local.spec.repo.url = '/srv/git/acme/web.git';
+    expect(specProblem(local, ['github.com', '/srv/git'])).toBeUndefined();
+    const option = testSession();
+    option.spec.repo.baseBranch = '--upload-pack=touch /tmp/x';
+    expect(specProblem(option, hosts)).toMatch(/spec\.repo\.baseBranch .* is not a branch name/);
   });
 });

@@ -29,15 +29,18 @@ function relay(options: { lastInboundAt?: number; templateSid?: string; writer?:
     windowMs: 23.5 * 3_600_000, ratePerSecond: 50, metrics, logger,
   });
   const lanes = new PhoneLanes();
-  const delivery = new Delivery({ store, writer: options.writer ?? store, lanes, outbox, progressBatchMs: 300, reminderBeforeMs: 5 * 60_000, defaults: SESSION_DEFAULTS, logger });
+  const delivery = new Delivery({
+    store, writer: options.writer ?? store, lanes, outbox, progressBatchMs: 300, reminderBeforeMs: 5 * 60_000, defaults: SESSION_DEFAULTS, logger,
+    isRecipient: (to) => to === phone, metrics,
+  });
   delivery.start();
   running.push(delivery);
   return { delivery, outbox, lanes, metrics };
 }
 
-async function newSession(name = 'abc-20261122080000-7f3a', delivered = { n: 1, seq: 0, started: true }) {
+async function newSession(name = 'abc-20261122080000-7f3a', delivered = { n: 1, seq: 0, started: true }, to = phone) {
   await store.create('ns', name, {
-    phone, prompt: 'make the navbar sticky', repo: { url: 'https://github.com/acme/web.git' }, workspace: 'ws-x', timeouts: { approval: '30m' },
+    phone: to, prompt: 'make the navbar sticky', repo: { url: 'https://github.com/acme/web.git' }, workspace: 'ws-x', timeouts: { approval: '30m' },
   }, { annotations: { [ANNOTATION_DELIVERED]: JSON.stringify(delivered) } });
   return name;
 }
@@ -170,6 +173,21 @@ describe('outbound delivery', () => {
     await set(name, { progress: [] });
     await lanes.idle();
     expect(fake.to(phone)).toHaveLength(3);
+  });
+
+  it('tells a phone not on the allowlist nothing: logged once, counted, the allowed phone still told', async () => {
+    const { lanes, metrics } = relay();
+    const stranger = '+14155559999';
+    const theirs = await newSession('abc-20261122080000-0bad', { n: 1, seq: 0, started: true }, stranger);
+    const mine = await newSession();
+    await set(theirs, { phase: 'AwaitingApproval', pending: { id: 'c1', kind: 'changes', summary: 'changed 3 files', createdAt: new Date().toISOString() } });
+    await set(theirs, { phase: 'Succeeded', result: { prUrl: 'https://github.com/acme/web/pull/1' } });
+    await set(mine, { phase: 'Working', progress: progress('Reading') });
+    await fake.waitFor(phone, 1);
+    await lanes.idle();
+    expect(fake.to(stranger)).toEqual([]);
+    expect(readDelivered((await store.get('ns', theirs))!)).toMatchObject({ n: 1, seq: 0 });
+    expect(await metrics.registry.getSingleMetricAsString('tether_relay_recipients_refused_total')).toMatch(/_total 1$/m);
   });
 
   it('counts a send refused for the 24-hour window (63016) apart from other failures', async () => {

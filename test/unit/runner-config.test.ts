@@ -7,7 +7,7 @@ const base = { TETHER_SESSION_NAME: 'abc-20261122083000-k3x9', TETHER_SESSION_NA
 describe('runner config', () => {
   it('applies defaults and runs Claude Code against the scripted model without an API key', () => {
     const c = parseConfig(base);
-    expect(c).toMatchObject({ workspace: '/workspace', repoDir: '/workspace/repo', home: '/workspace/home', gitStore: '/var/lib/tether/git', scriptedModel: true, model: 'claude-sonnet-4-5', github: { apiUrl: 'https://api.github.com' } });
+    expect(c).toMatchObject({ workspace: '/workspace', repoDir: '/workspace/repo', home: '/workspace/home', gitStore: '/var/lib/tether/git', scriptedModel: true, model: 'claude-sonnet-4-5', github: { apiUrl: 'https://api.github.com' }, repoHosts: ['github.com'] });
     expect(c.relay).toBeUndefined();
     expect(c.claudePath).toBeUndefined();
     expect(c.agentEnv).toEqual({
@@ -27,6 +27,11 @@ describe('runner config', () => {
     expect(Object.values(c.agentEnv)).not.toContain('ghp_abc');
     expect(c.relay).toEqual({ url: 'http://relay:8080', tokenFile: '/var/run/secrets/tether/relay/token' });
     expect(c.secrets).toEqual(['ghp_abc', 'sk-ant-xyz123']);
+  });
+
+  it('takes the repository host list from the controller and refuses a malformed one', () => {
+    expect(parseConfig({ ...base, TETHER_REPO_HOSTS: 'ghe.example,/srv/git' }).repoHosts).toEqual(['ghe.example', '/srv/git']);
+    expect(() => parseConfig({ ...base, TETHER_REPO_HOSTS: 'ssh://ghe.example' })).toThrow(/invalid TETHER_REPO_HOSTS: "ssh:\/\/ghe.example" is not a host/);
   });
 
   it('ANTHROPIC_BASE_URL without a key: another Messages API, given a placeholder key', () => {

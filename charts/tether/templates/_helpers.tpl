@@ -101,3 +101,10 @@ seccompProfile:
 {{- fail "secrets.twilio.accountSid needs secrets.twilio.authToken" -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The controller's repository host list: relay.repo.url's host (or folder) and controller.repositoryHosts. */}}
+{{- define "tether.repoHosts" -}}
+{{- $url := .Values.relay.repo.url -}}
+{{- $own := ternary $url (urlParse $url).host (hasPrefix "/" $url) -}}
+{{- prepend .Values.controller.repositoryHosts $own | uniq | join "," -}}
+{{- end -}}
