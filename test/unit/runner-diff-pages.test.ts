@@ -4,9 +4,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../common/session/schema.ts';
-import { DIFF_LAYOUT } from '../../runner-image/diff-layout.ts';
+import { DIFF_LAYOUT, paginate } from '../../runner-image/diff-layout.ts';
+import { loadHighlighter, pageHtml } from '../../runner-image/diff-html.ts';
+import { parseDiff } from '../../runner-image/diff-parse.ts';
 import { DiffDrawer, REVIEW_PAGES, type Review } from '../../runner-image/diff-review.ts';
-import { Browsers, type Picture } from '../../runner-image/images.ts';
+import { Browsers, renderPages, type Picture } from '../../runner-image/images.ts';
 import { bigFile, hugeLine, HOSTILE_NAMES_DIFF, manyFiles, SAMPLE_DIFF } from '../support/diffs.ts';
 
 const OUT = 'test-results/diff-pages';
@@ -81,6 +83,19 @@ describe('diff pages', { timeout: 120_000 }, () => {
     const pictures = await drawer.file(file!);
     check('file-request', pictures);
     expect(pictures.length).toBeGreaterThan(1);
+  });
+});
+
+describe('the media size limit', { timeout: 120_000 }, () => {
+  it('a page whose PNG is over the limit is sent as a JPEG within it', async () => {
+    const [page] = paginate(parseDiff(manyFiles(3, 40)), 1).pages;
+    const html = pageHtml(page!, { title: 'over the limit', counter: '' }, await loadHighlighter());
+    const [png] = await renderPages(browsers, [html]);
+    const [jpeg] = await renderPages(browsers, [html], png!.image.length - 1);
+    expect(png!.contentType).toBe('image/png');
+    expect(jpeg!.contentType).toBe('image/jpeg');
+    expect(jpeg!.image.length).toBeLessThan(png!.image.length);
+    await expect(renderPages(browsers, [html], 1000)).rejects.toThrow(/does not fit in 1000 bytes/);
   });
 });
 
