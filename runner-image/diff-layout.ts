@@ -66,7 +66,7 @@ export function columns(text: string): number {
 export function shownText(line: DiffLine): { text: string; cut: string } {
   const chars = [...line.text];
   if (chars.length <= L.maxLineChars) return { text: line.text, cut: '' };
-  return { text: chars.slice(0, L.maxLineChars).join(''), cut: ` … ${chars.length - L.maxLineChars} more characters` };
+  return { text: chars.slice(0, L.maxLineChars).join(''), cut: ` … ${(chars.length - L.maxLineChars).toLocaleString('en-US')} more characters` };
 }
 
 /** CSS px of one line-number column for numbers of this many digits. */
