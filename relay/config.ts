@@ -3,7 +3,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { MAX_QUEUED_CEILING, SESSION_DEFAULTS, type SessionDefaults } from '../common/session/defaults.ts';
-import { E164_PATTERN } from '../common/session/schema.ts';
+import { E164_PATTERN, LIMITS } from '../common/session/schema.ts';
 import { parseDuration } from '../common/session/display.ts';
 import { BRANCH_PATTERN, REPO_URL_PATTERN } from '../common/session/repo.ts';
 
@@ -34,7 +34,7 @@ export const ENV = Type.Object({
   RELAY_MEDIA_DIR: str('folder for uploaded media', { default: '/var/lib/tether/media' }),
   RELAY_MEDIA_TTL: duration('24h', 'how long uploaded media is kept'),
   RELAY_MEDIA_URL_TTL: duration('10m', 'lifetime of a signed media URL'),
-  RELAY_MEDIA_MAX_BYTES: int(5 * 1024 * 1024, 1024, 5 * 1024 * 1024, 'largest accepted upload'),
+  RELAY_MEDIA_MAX_BYTES: int(LIMITS.mediaBytes, 1024, LIMITS.mediaBytes, 'largest accepted upload'),
   RELAY_PROGRESS_BATCH: duration('3s', 'at most one progress message per phone per this interval'),
   RELAY_REMINDER_BEFORE: duration('5m', 'approval reminder this long before the timeout'),
   RELAY_SEND_RATE: int(10, 1, 1000, 'outbound messages per second per sender'),

@@ -16,6 +16,8 @@ export interface Delivered {
   reminded?: string;
   /** terminal phase reported */
   done?: string;
+  /** `diff <file>` requests whose pages were sent (status.result.diffAnswered) */
+  diffs?: number;
 }
 
 export function readDelivered(session: Session): Delivered {

@@ -7,6 +7,9 @@ import { Reason } from '../common/session/state-machine.ts';
 /** Short handle the user sees: the random tail of the Session name ("7f3a"). */
 export const shortId = (name: string) => name.slice(name.lastIndexOf('-') + 1);
 
+/** Enough names for a 1,600-character message. */
+const DIFF_NAMES_SHOWN = 12;
+
 const humanDuration = (ms: number) => formatDuration(ms).replace(/(\d+)h/, '$1 h ').replace(/(\d+)m/, '$1 min ').replace(/(\d+)s$/, '$1 s').trim();
 
 export const text = {
@@ -14,7 +17,24 @@ export const text = {
     'Send a command in plain words, e.g. "fix the failing login test".',
     'While it runs: *status* (s) · *cancel* (c).',
     'When asked: *approve* (a) · *reject* (r) · *allow* · *allow always* · *deny <reason>* · a number or your own answer.',
+    'Reviewing changes: *diff <file>* shows one file\'s pages · *diff* lists the changed files.',
   ].join('\n'),
+  noDiff: () => 'No changes are waiting for your review. *diff <file>* shows a changed file while they are.',
+  diffLimit: (max: number) => `That is the ${max}-file limit for this review. Reply *approve* or *reject*.`,
+  diffNotDrawn: (file: string) => `Could not draw ${file}. The list of changes above still holds.`,
+  /** The changed files, when `asked` is none of them (or empty). */
+  diffFiles(asked: string, files: NonNullable<Result['diffFiles']>): string {
+    const shown = files.names.slice(0, DIFF_NAMES_SHOWN);
+    const more = files.total - shown.length;
+    return [
+      asked ? `No changed file matches "${previewPrompt(asked, 60)}". The changed files:` : 'The changed files:',
+      ...shown.map((n) => `• ${previewPrompt(n, 100)}`),
+      ...(more > 0 ? [`…and ${more} more.`] : []),
+      'Reply *diff <file>* to see one.',
+    ].join('\n');
+  },
+  /** Under the last review page, when some files are on none of them. */
+  diffMoreFiles: (hidden: number) => `${hidden} more file${hidden === 1 ? '' : 's'} not shown — reply *diff <file>*`,
   empty: () => 'Send a command in words, e.g. "add a dark-mode toggle". Reply *help* for more.',
   tooLong: (max: number) => `That command is too long (over ${max} characters). Please shorten it and send it again.`,
   started: (name: string) => `On it (session ${shortId(name)}). Reply *cancel* to stop.`,
@@ -41,7 +61,7 @@ export const text = {
       }
       case 'question': return 'Waiting for your answer above: reply with a number or your own words (or *reject*).';
       case 'plan': return 'Waiting for your decision on the plan above: *approve* or *reject*.';
-      case 'changes': return 'Waiting for your decision on the changes above: *approve* or *reject*.';
+      case 'changes': return 'Waiting for your decision on the changes above: *approve* or *reject* (*diff <file>* shows a file).';
     }
   },
 
@@ -107,10 +127,10 @@ export function reviewCaption(stat: string, summary?: string): string {
   return [`Ready for review — ${changed} file${changed === 1 ? '' : 's'} changed${delta ? `, ${delta}` : ''}:`, ...files].join('\n');
 }
 
-/** Says loudly that the diff picture leaves lines out: approving publishes them all the same. */
+/** Says loudly that the diff pictures leave lines out: approving publishes them all the same. */
 export function pictureCut(lines: Result['diffLines']): string {
   if (!lines || lines.inImage >= lines.total) return '';
-  return `⚠️ The picture shows only the first ${lines.inImage} of ${lines.total} diff lines: ${lines.total - lines.inImage} lines are not in it, and approving publishes them too.`;
+  return `⚠️ The pictures show only ${lines.inImage} of ${lines.total} diff lines: ${lines.total - lines.inImage} lines are not in them, and approving publishes them too.`;
 }
 
 function expiry(approvalTimeout: string): string {

@@ -1,15 +1,13 @@
-// Pictures for the phone: the rendered diff (HTML → PNG) and page screenshots (JPEG ≤ 600 KB),
+// Pictures for the phone: the diff pages (HTML → PNG) and page screenshots (JPEG ≤ 600 KB),
 // both through playwright-core driving Debian's Chromium.
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { LIMITS } from '../common/session/schema.ts';
+import { DIFF_LAYOUT } from './diff-layout.ts';
 import { isLoopbackHost, isLoopbackUrl, LOOPBACK_HOSTS } from './loopback.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const MAX_SCREENSHOT_BYTES = 600 * 1024;
-/** The diff picture shows at most this many lines of the diff; the review says how many more there are. */
-export const MAX_DIFF_LINES = 120;
-/** Longer lines wrap up to this many characters, then end with a count of the characters left out. */
-const MAX_LINE_CHARS = 400;
 
 export interface BrowserOptions {
   /** Extra Chromium flags (tests map a made-up host name to 127.0.0.1 with --host-resolver-rules). */
@@ -57,46 +55,38 @@ export class Browsers {
   }
 }
 
-const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export interface Picture { image: Buffer; contentType: 'image/png' | 'image/jpeg' }
 
-/** How many of a diff's lines the picture shows. */
-export const diffLinesInImage = (totalLines: number) => Math.min(totalLines, MAX_DIFF_LINES);
-
-const lineClass = (line: string) => line.startsWith('diff --git') ? 'file'
-  : line.startsWith('+++') || line.startsWith('---') || line.startsWith('index ') || line.startsWith('new file') || line.startsWith('deleted file') ? 'meta'
-    : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'ctx';
-
-function row(line: string): string {
-  const cls = lineClass(line);
-  const text = cls === 'file' ? line.replace(/^diff --git a\/(\S+) b\/.*$/, '$1') : line;
-  const cut = text.length > MAX_LINE_CHARS ? ` … (${text.length - MAX_LINE_CHARS} more characters on this line)` : '';
-  return `<div class="${cls}">${escape(text.slice(0, MAX_LINE_CHARS)) || '&nbsp;'}${cut ? `<span class="cut">${escape(cut)}</span>` : ''}</div>`;
+/** One screenshot of a whole page: PNG, or JPEG at falling quality when the PNG is over maxBytes. */
+async function fitPicture(page: Page, maxBytes: number): Promise<Picture> {
+  const png = await page.screenshot({ type: 'png', fullPage: true });
+  if (png.length <= maxBytes) return { image: png, contentType: 'image/png' };
+  for (const quality of [85, 60, 40]) {
+    const jpeg = await page.screenshot({ type: 'jpeg', quality, fullPage: true });
+    if (jpeg.length <= maxBytes) return { image: jpeg, contentType: 'image/jpeg' };
+  }
+  throw new Error(`a diff page does not fit in ${maxBytes} bytes`);
 }
 
-/** A phone-sized HTML page for the first lines of a unified diff (already redacted); says at top and bottom what it leaves out. */
-export function diffHtml(diff: string, title: string): string {
-  const lines = diff.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  const shown = diffLinesInImage(lines.length);
-  const hidden = lines.length - shown;
-  const note = hidden > 0 ? `<div class="cut">The picture shows lines 1–${shown} of ${lines.length}: ${hidden} more lines are not shown.</div>` : '';
-  return `<!doctype html><html><head><meta charset="utf-8"><style>
-body{margin:0;background:#0d1117;color:#c9d1d9;font:15px/1.35 'DejaVu Sans Mono',monospace;width:720px}
-h1{font:bold 18px 'DejaVu Sans',sans-serif;margin:0;padding:12px 14px;background:#161b22;color:#f0f6fc}
-main{padding:6px 0}div{white-space:pre-wrap;word-break:break-all;padding:0 14px}
-.file{background:#1f6feb33;color:#f0f6fc;font-weight:bold;margin-top:8px;padding:4px 14px}
-.meta{color:#8b949e}.hunk{color:#a5d6ff;background:#388bfd1a}.add{background:#2ea04333;color:#aff5b4}.del{background:#f8514933;color:#ffdcd7}
-.cut{color:#f0b72f;font-weight:bold}div.cut{padding:6px 14px;font-family:'DejaVu Sans',sans-serif}
-</style></head><body><h1>${escape(title)}</h1>${note}<main>${lines.slice(0, shown).map(row).join('')}</main>${note}</body></html>`;
-}
-
-export async function renderDiffImage(browsers: Browsers, diff: string, title: string): Promise<Buffer> {
-  const page = await (await browsers.get()).newPage({ viewport: { width: 720, height: 400 }, deviceScaleFactor: 1.5 });
+/**
+ * Draws HTML pages (diff-html.ts) DIFF_LAYOUT.width CSS px wide and as tall as their content, with
+ * JavaScript off and no network: the pages are made of the diff, which the agent wrote.
+ */
+export async function renderPages(browsers: Browsers, pages: string[], maxBytes: number = LIMITS.mediaBytes): Promise<Picture[]> {
+  const context = await (await browsers.get()).newContext({
+    viewport: { width: DIFF_LAYOUT.width, height: 40 }, deviceScaleFactor: DIFF_LAYOUT.scale, javaScriptEnabled: false, offline: true,
+  });
   try {
-    await page.setContent(diffHtml(diff, title), { waitUntil: 'load' });
-    return await page.screenshot({ type: 'png', fullPage: true });
+    const pictures: Picture[] = [];
+    for (const html of pages) {
+      const page = await context.newPage();
+      await page.setContent(html, { waitUntil: 'load', timeout: 30_000 });
+      pictures.push(await fitPicture(page, maxBytes));
+      await page.close();
+    }
+    return pictures;
   } finally {
-    await page.close();
+    await context.close();
   }
 }
 

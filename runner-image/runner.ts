@@ -8,7 +8,9 @@ import { SCREENSHOT_TOOL, type Agent, type AgentResult } from './agents/types.ts
 import { commitMessage, cutDiff, type Git, type Snapshot } from './git.ts';
 import { createPullRequest, repoSlug } from './github.ts';
 import { RunnerHost } from './host.ts';
-import { captureScreenshot, diffLinesInImage, renderDiffImage, type Browsers } from './images.ts';
+import { answerDiffRequests, DiffDrawer, diffFileNames } from './diff-review.ts';
+import type { FileDiff } from './diff-parse.ts';
+import { captureScreenshot, type Browsers, type Picture } from './images.ts';
 import { storeMedia, type MediaDeps } from './media.ts';
 import type { Policy } from './policy.ts';
 import { Requests, Stopped } from './requests.ts';
@@ -37,10 +39,12 @@ export class Runner {
   private readonly deps: RunnerDeps;
   readonly stop = new AbortController();
   private readonly media: Media[] = [];
+  private readonly diffs: DiffDrawer;
   private session!: Session;
 
   constructor(deps: RunnerDeps) {
     this.deps = deps;
+    this.diffs = new DiffDrawer(deps.browsers);
     deps.status.onChange((s) => {
       if (s.spec.cancel) this.stop.abort('cancel');
       else if (isTerminal(s.status?.phase)) this.stop.abort('finished');
@@ -120,34 +124,49 @@ export class Runner {
   }
 
   /** The review comes from the snapshot, never from the work tree: it is what approving pushes. */
-  private async recordDiff(snapshot: Snapshot, withImage: boolean): Promise<string> {
+  private async recordDiff(snapshot: Snapshot, withImage: boolean): Promise<{ stat: string; files: FileDiff[] }> {
     const diff = await this.deps.git.diff(snapshot);
     this.deps.status.setResult({ snapshotTree: snapshot.tree, diffStat: truncate(diff.stat, 8000), diff: cutDiff(diff.full, LIMITS.diffChars) });
+    if (!withImage) return { stat: diff.stat, files: [] };
     const lastLine = diff.stat.split('\n').at(-1)?.trim() ?? '';
-    if (withImage) {
-      this.deps.status.setResult({ diffLines: { total: diff.lines, inImage: diffLinesInImage(diff.lines) } });
-      // The picture is a convenience: without it the phone still gets the stat as text.
-      const image = await renderDiffImage(this.deps.browsers, diff.full, lastLine || `${diff.files} files changed`);
-      const stored = await storeMedia(this.deps.media, 'diff.png', image, { kind: 'diff', contentType: 'image/png', caption: truncate(lastLine, 1000) })
-        .catch((error: unknown) => {
-          this.deps.log.warn({ err: error }, 'diff image not stored');
-          this.deps.status.addProgress('The diff picture could not be sent; the list of changes follows as text');
-          return undefined;
-        });
-      if (stored) await this.addMedia(stored);
+    const review = await this.diffs.review(diff.full, lastLine || `${diff.files} files changed`);
+    this.deps.status.setResult({
+      diffLines: { total: diff.lines, inImage: Math.min(diff.lines, review.shownRawLines) },
+      diffFiles: { names: diffFileNames(review.files), total: review.files.length, shown: review.files.length - review.hidden.length },
+    });
+    // The pictures are a convenience: without them the phone still gets the stat as text.
+    await this.publishPictures(review.pictures, { caption: lastLine }).catch((error: unknown) => {
+      this.deps.log.warn({ err: error }, 'diff image not stored');
+      this.deps.status.addProgress('The diff picture could not be sent; the list of changes follows as text');
+    });
+    return { stat: diff.stat, files: review.files };
+  }
+
+  /** Stores diff pages (diff-1.png…, or diff-r<request>-1.png… for a requested file) and lists them all at once. */
+  private async publishPictures(pictures: Picture[], about: { caption: string; request?: number }): Promise<void> {
+    const stored: Media[] = [];
+    for (const [i, picture] of pictures.entries()) {
+      const file = `diff-${about.request ? `r${about.request}-` : ''}${i + 1}.${picture.contentType === 'image/png' ? 'png' : 'jpg'}`;
+      const caption = truncate(pictures.length > 1 ? `${about.caption} (${i + 1}/${pictures.length})` : about.caption, 1000);
+      const meta = { kind: 'diff' as const, contentType: picture.contentType, caption, ...(about.request ? { request: about.request } : {}) };
+      stored.push(await storeMedia(this.deps.media, file, picture.image, meta));
     }
-    return diff.stat;
+    await this.addMedia(...stored);
   }
 
   private async changesGate(snapshot: Snapshot, base: string): Promise<void> {
     const { status, git } = this.deps;
     await this.deps.freezeAgent?.();
-    const stat = await this.recordDiff(snapshot, true);
+    const { stat, files } = await this.recordDiff(snapshot, true);
     const name = this.session.metadata.name!;
     const commit = await git.commit(snapshot, commitMessage(this.session.spec.prompt, name));
+    const stopAnswering = answerDiffRequests({
+      status, drawer: this.diffs, files, log: this.deps.log,
+      publish: (pictures, request, file) => this.publishPictures(pictures, { caption: file, request }),
+    });
     const { effects } = await new Requests(status, this.stop.signal).raise('changes', { summary: truncate(stat, LIMITS.textChars) }, async (due) => {
       if (due.includes('RevertWorkspace')) await git.revert();
-    });
+    }).finally(stopAnswering);
     if (!effects.includes('Publish')) return;
     const branch = `tether/${name}`;
     try {
@@ -193,8 +212,8 @@ export class Runner {
     }
   }
 
-  private async addMedia(item: Media): Promise<void> {
-    this.media.push(item);
+  private async addMedia(...items: Media[]): Promise<void> {
+    this.media.push(...items);
     this.deps.status.setResult({ media: this.media.slice(-LIMITS.media) });
   }
 

@@ -23,6 +23,11 @@ export const LIMITS = {
   questions: 4,
   options: 8,
   conditions: 16,
+  /** `diff <file>` requests a Session answers; file names listed for them. */
+  diffRequests: 20,
+  diffFileNames: 100,
+  /** WhatsApp's limit for an image sent through Twilio: every picture for the phone stays within it. */
+  mediaBytes: 5 * 1024 * 1024,
 } as const;
 
 export const PHASES = [
@@ -94,6 +99,12 @@ export const SessionSpec = Type.Object({
   resumeAgentSession: Type.Optional(Type.String({
     maxLength: 256, pattern: AGENT_SESSION_PATTERN, description: 'agent session id to continue (it reaches the agent\'s command line and a file name)',
   })),
+  diffRequests: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 512 }), {
+    maxItems: LIMITS.diffRequests,
+    description: 'append-only: files the phone asked to see (diff <file>) while the changes await review',
+    'x-kubernetes-list-type': 'atomic',
+    'x-kubernetes-validations': [{ rule: 'self.size() >= oldSelf.size() && oldSelf.all(f, f in self)', message: 'diffRequests are append-only' }],
+  })),
 });
 
 export const Condition = Type.Object({
@@ -138,6 +149,7 @@ export const Media = Type.Object({
   contentType: enumOf(['image/png', 'image/jpeg'] as const, 'image type'),
   caption: Type.Optional(text(1000, 'caption')),
   bytes: Type.Optional(Type.Integer({ minimum: 0 })),
+  request: Type.Optional(Type.Integer({ minimum: 1, description: 'the diff request (1-based, spec.diffRequests) this page answers; unset: a review page' })),
 });
 
 export const Result = Type.Object({
@@ -147,7 +159,13 @@ export const Result = Type.Object({
   diffLines: Type.Optional(Type.Object({
     total: Type.Integer({ minimum: 0 }),
     inImage: Type.Integer({ minimum: 0 }),
-  }, { description: 'lines of the unified diff, and how many of them the diff picture shows' })),
+  }, { description: 'lines of the unified diff, and how many of them the diff pictures show' })),
+  diffFiles: Type.Optional(Type.Object({
+    names: Type.Array(Type.String({ maxLength: 512 }), { maxItems: LIMITS.diffFileNames }),
+    total: Type.Integer({ minimum: 0 }),
+    shown: Type.Integer({ minimum: 0 }),
+  }, { description: 'changed files (the first names), how many there are, and how many the review pages show' })),
+  diffAnswered: Type.Optional(Type.Integer({ minimum: 0, description: 'spec.diffRequests answered so far' })),
   snapshotTree: Type.Optional(Type.String({
     pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$',
     description: 'git tree the diff shows, snapshotted from the workspace; approving pushes a commit of exactly this tree',

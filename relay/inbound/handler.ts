@@ -2,6 +2,7 @@
 // (create, cancel, append a decision) and queue the reply behind the phone's earlier messages.
 import type { Logger } from 'pino';
 import { isConflict } from '../../common/kube/errors.ts';
+import { matchDiffFile } from '../../common/session/diff-files.ts';
 import { maskPhone, phoneHash } from '../../common/session/display.ts';
 import { ANNOTATION_RECEIVED_AT } from '../../common/session/order.ts';
 import type { SessionDefaults } from '../../common/session/defaults.ts';
@@ -153,7 +154,30 @@ export class InboundHandler {
       }
       case 'decide':
         return { kind: r.kind, reply: await this.decide(r.session, r.decision, `${message.transport}:${maskPhone(phone)}`) };
+      case 'diff': return { kind: r.kind, reply: await this.askDiff(view.session, r.file) };
     }
+  }
+
+  /** Hands a known file to the runner (spec.diffRequests), whose pages then reach the phone; else says which files there are. */
+  private async askDiff(current: Session | undefined, asked: string): Promise<string | undefined> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const session = current && await this.o.sessions.get(this.o.namespace, current.metadata.name!);
+      const files = session?.status?.result?.diffFiles;
+      if (!session || session.status?.pending?.kind !== 'changes' || !files) return text.noDiff();
+      const file = matchDiffFile(files.names, asked);
+      if (file === undefined) return text.diffFiles(asked, files);
+      const requests = session.spec.diffRequests ?? [];
+      if (requests.length >= LIMITS.diffRequests) return text.diffLimit(LIMITS.diffRequests);
+      try {
+        await this.o.sessions.patch(this.o.namespace, session.metadata.name!, {
+          metadata: { resourceVersion: session.metadata.resourceVersion }, spec: { diffRequests: [...requests, file] },
+        });
+        return undefined;
+      } catch (error) {
+        if (!isConflict(error)) throw error;
+      }
+    }
+    throw new Error('diff request kept conflicting');
   }
 
   private async create(phone: string, prompt: string, queued: boolean, receivedAt: string): Promise<Session> {

@@ -15,6 +15,7 @@ export type Route =
   | { kind: 'help' }
   | { kind: 'status' }
   | { kind: 'cancel' }
+  | { kind: 'diff'; file: string }
   | { kind: 'start'; prompt: string }
   | { kind: 'queue'; prompt: string; position: number }
   | { kind: 'queueFull' }
@@ -113,6 +114,8 @@ export function route(body: string, context: PhoneContext, maxQueued: number): R
   if (kw?.word === 'status') return { kind: 'status' };
   if (kw?.word === 'cancel') return { kind: 'cancel' };
   const current = context.current;
+  const diff = /^diff(?: (.+))?$/i.exec(text);
+  if (diff && current?.pending?.kind !== 'question') return { kind: 'diff', file: diff[1] ?? '' };
   if (current?.phase === 'AwaitingApproval' && current.pending) return routePending(current.name, current.pending, text, kw);
   if (kw) return { kind: 'nothingPending' };
   if (body.trim().length > LIMITS.promptChars) return { kind: 'tooLong' };

@@ -79,14 +79,16 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   const pending = phase === 'AwaitingApproval' ? status.pending : undefined;
   const approval = session.spec.timeouts?.approval ?? options.defaults.timeouts.approval;
   if (pending && pendingDue) {
-    if (pending.kind === 'changes') {
-      const diff = status.result?.media?.find((m) => m.kind === 'diff' && isRelayMedia(m));
-      const caption = text.changesCaption(pending, status.result?.diffStat, diff ? status.result?.diffLines : undefined);
-      parts.push(diff ? { media: diff, text: caption } : { text: caption });
-    }
+    if (pending.kind === 'changes') parts.push(...reviewParts(status.result ?? {}, pending));
     parts.push({ text: text.pending(pending, approval), actions: quickReplies(pending) });
     next.pending = pending.id;
   }
+  const answered = status.result?.diffAnswered ?? 0;
+  for (let request = (told.diffs ?? 0) + 1; request <= answered; request++) {
+    const pages = (status.result?.media ?? []).filter((m) => m.kind === 'diff' && m.request === request && isRelayMedia(m));
+    parts.push(...(pages.length ? pages.map((m) => ({ media: m, text: m.caption })) : [{ text: text.diffNotDrawn(session.spec.diffRequests?.[request - 1] ?? 'that file') }]));
+  }
+  if (answered > (told.diffs ?? 0)) next.diffs = answered;
   if (pending && told.reminded !== pending.id) {
     const reminder = reminderFor(pending, approval, options);
     if (reminder.part) parts.push(reminder.part);
@@ -105,6 +107,18 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   }
 
   return { parts, next: counted(told, next), sentProgress, wakeAt };
+}
+
+/** The review: its pages in order, the first with the caption, the last saying which files no page shows. */
+function reviewParts(result: NonNullable<Session['status']>['result'] & object, pending: Pending): Part[] {
+  const pages = (result.media ?? []).filter((m) => m.kind === 'diff' && m.request === undefined && isRelayMedia(m));
+  const caption = text.changesCaption(pending, result.diffStat, pages.length ? result.diffLines : undefined);
+  if (!pages.length) return [{ text: caption }];
+  const hidden = (result.diffFiles?.total ?? 0) - (result.diffFiles?.shown ?? 0);
+  return pages.map((m, i) => ({
+    media: m,
+    text: [i === 0 ? caption : m.caption, i === pages.length - 1 && hidden > 0 ? text.diffMoreFiles(hidden) : ''].filter(Boolean).join('\n'),
+  }));
 }
 
 /** Bumps the write counter when anything changed, so the new state gets recorded. */

@@ -1,7 +1,7 @@
 // End to end through relay (signed webhooks, fake Twilio), controller, node agent and runner
 // (the real Claude Code against the scripted model, local remote, fake GitHub): what the phone receives, in order.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, type E2E } from '../support/e2e.ts';
@@ -10,7 +10,7 @@ import { eventually } from '../support/eventually.ts';
 let e2e: E2E;
 beforeAll(async () => {
   // The message budget below holds for the relay's default progress interval, not the harness's shortened one.
-  e2e = await startE2E({ numbers: ['+14155550123', '+14155550124', '+14155550125'], relayEnv: { RELAY_PROGRESS_BATCH: '3s' } });
+  e2e = await startE2E({ numbers: ['+14155550123', '+14155550124', '+14155550125', '+14155550126'], relayEnv: { RELAY_PROGRESS_BATCH: '3s' } });
 }, 90_000);
 afterAll(async () => e2e?.stop());
 
@@ -28,6 +28,11 @@ describe('end to end: approve and reject', () => {
     const image = await fetch(diff.mediaUrls[0]!);
     expect(image.status).toBe(200);
     expect(image.headers.get('content-type')).toBe('image/png');
+    const png = Buffer.from(await image.arrayBuffer());
+    mkdirSync('test-results/diff-pages', { recursive: true });
+    writeFileSync('test-results/diff-pages/e2e-approve.png', png);
+    expect(png.readUInt32BE(16)).toBe(780);
+    expect(png.readUInt32BE(20)).toBeLessThan(600);
     await phone.next(/Reply \*approve\*/);
 
     await phone.send('approve');
@@ -67,4 +72,29 @@ describe('end to end: approve and reject', () => {
     expect(e2e.github.pulls.filter((p) => p.head.includes(mine[0]!.metadata.name!))).toEqual([]);
     console.log(`phone transcript (reject):\n${phone.received().map((m) => `bot > ${m.body}`).join('\n')}`);
   });
+
+  it('a long diff: 3 pages, the rest counted; diff <file> sends that file\'s pages, an unknown name the list', async () => {
+    const phone = e2e.phone('+14155550126');
+    const body = Array.from({ length: 45 }, (_, i) => `line ${i} of the file`).join('\\n');
+    await phone.send(`script:\n${['a', 'b', 'c', 'd'].map((f) => `write: ${f}.txt = ${body}`).join('\n')}\nsay: wrote four files`);
+    await phone.next(/4 files changed/, 120_000);
+    const last = await phone.next(/more files? not shown — reply \*diff <file>\*/);
+    await phone.next(/Reply \*approve\*/);
+    const pages = phone.received().filter((m) => m.mediaUrls.length);
+    expect(pages).toHaveLength(3);
+    expect(pages.at(-1)!.body).toBe(last.body);
+    mkdirSync('test-results/diff-pages', { recursive: true });
+    for (const [i, page] of pages.entries()) writeFileSync(`test-results/diff-pages/e2e-review-${i + 1}.png`, Buffer.from(await (await fetch(page.mediaUrls[0]!)).arrayBuffer()));
+
+    await phone.send('diff d.txt');
+    await phone.next(/^d\.txt \(2\/2\)/, 60_000);
+    const asked = phone.received().filter((m) => /^d\.txt \(\d\/2\)/.test(m.body));
+    expect(asked.map((m) => m.mediaUrls.length)).toEqual([1, 1]);
+    await phone.send('diff nope.txt');
+    expect((await phone.next(/No changed file matches "nope\.txt"/)).body).toContain('• d.txt');
+    await phone.send('reject');
+    await phone.next(/undone/i);
+    for (const message of phone.received()) expect(message.body.length).toBeLessThanOrEqual(1600);
+    console.log(`phone transcript (long diff):\n${phone.received().map((m) => `bot > ${m.body}${m.mediaUrls.length ? ' [picture]' : ''}`).join('\n')}`);
+  }, 300_000);
 });

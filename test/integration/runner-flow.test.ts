@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { answer, createStartedSession, makeRemote, specFor, startRunner, useRunnerTestbed } from '../support/runner.ts';
+import { answer, createStartedSession, makeRemote, specFor, startRunner, useRunnerTestbed, waitFor } from '../support/runner.ts';
 
 const bed = useRunnerTestbed('runner');
 const run = (prompt: string, env: Record<string, string> = {}) => bed.run(prompt, env);
@@ -35,7 +35,8 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     expect(pending.status?.result?.diffStat).toContain('src/hello.txt');
     expect(pending.status?.result?.diff).toContain('+hello');
     const diffImage = pending.status?.result?.media?.find((m) => m.kind === 'diff');
-    expect(diffImage?.ref).toMatch(/^file:media\/.+\/diff\.png$/);
+    expect(diffImage?.ref).toMatch(/^file:media\/.+\/diff-1\.png$/);
+    expect(pending.status?.result?.diffFiles).toEqual({ names: ['src/hello.txt'], total: 1, shown: 1 });
     expect(readFileSync(join(runner.workspace, diffImage!.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
     expect(await runner.exited, runner.output()).toBe(0);
     const done = (await bed.sessions.get(bed.ns, name))!;
@@ -76,11 +77,29 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
       });
       const pending = await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
       expect(await runner.exited, runner.output()).toBe(0);
-      expect(uploads).toEqual([{ url: `PUT /media/${bed.ns}/${name}/diff.png`, auth: 'Bearer projected-relay-token', type: 'image/png', bytes: expect.any(Number) }]);
-      expect(pending.status?.result?.media).toEqual([expect.objectContaining({ kind: 'diff', ref: `${bed.ns}/${name}/diff.png`, contentType: 'image/png', bytes: uploads[0]!.bytes })]);
+      expect(uploads).toEqual([{ url: `PUT /media/${bed.ns}/${name}/diff-1.png`, auth: 'Bearer projected-relay-token', type: 'image/png', bytes: expect.any(Number) }]);
+      expect(pending.status?.result?.media).toEqual([expect.objectContaining({ kind: 'diff', ref: `${bed.ns}/${name}/diff-1.png`, contentType: 'image/png', bytes: uploads[0]!.bytes })]);
     } finally {
       relay.close();
     }
+  });
+
+  it('a long diff: 3 review pages; diff <file> (spec.diffRequests) gets that file\'s pages while the review is open', async () => {
+    const body = Array.from({ length: 45 }, (_, i) => `line ${i} of the file`).join('\\n');
+    const { name, runner } = await run(`script:\n${['a', 'b', 'c', 'd'].map((f) => `write: ${f}.txt = ${body}`).join('\n')}`);
+    const review = await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.pending?.kind === 'changes');
+    const pages = review.status!.result!.media!.filter((m) => m.kind === 'diff');
+    expect(pages.map((m) => m.ref.replace(/^.*\//, ''))).toEqual(['diff-1.png', 'diff-2.png', 'diff-3.png']);
+    const { names, total, shown } = review.status!.result!.diffFiles!;
+    expect({ names, total }).toEqual({ names: ['a.txt', 'b.txt', 'c.txt', 'd.txt'], total: 4 });
+    expect(shown).toBeLessThan(4);
+    await bed.sessions.patch(bed.ns, name, { spec: { diffRequests: ['d.txt'] } });
+    const answered = await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.result?.diffAnswered === 1);
+    const asked = answered.status!.result!.media!.filter((m) => m.request === 1);
+    expect(asked.map((m) => [m.ref.replace(/^.*\//, ''), m.caption])).toEqual([['diff-r1-1.png', 'd.txt (1/2)'], ['diff-r1-2.png', 'd.txt (2/2)']]);
+    for (const m of asked) expect(readFileSync(join(runner.workspace, m.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
+    await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
+    expect(await runner.exited, runner.output()).toBe(0);
   });
 
   it('a relay that refuses the diff image does not block the changes gate', async () => {

@@ -91,6 +91,26 @@ describe('InboundHandler', () => {
     expect(replies().at(-1)).toBe('That request was already answered.');
   });
 
+  it('diff <file>: a known file goes to the runner (spec.diffRequests); an unknown one gets the list; none without a review', async () => {
+    const h = handler();
+    expect(await h.accept(msg('diff src/app.ts'))).toBe('diff');
+    expect(replies().at(-1)).toBe('No changes are waiting for your review. *diff <file>* shows a changed file while they are.');
+    await h.accept(msg('task'));
+    const name = store.list()[0]!.metadata.name!;
+    await store.patchStatus('ns', name, {
+      phase: 'AwaitingApproval', pending: { id: 'c1', kind: 'changes', createdAt: new Date().toISOString() },
+      result: { diffFiles: { names: ['src/app.ts', 'README.md'], total: 14, shown: 2 } },
+    });
+    const before = replies().length;
+    await h.accept(msg('diff app.ts'));
+    await h.accept(msg('Diff readme.md'));
+    expect(store.list()[0]!.spec.diffRequests).toEqual(['src/app.ts', 'README.md']);
+    expect(replies()).toHaveLength(before);
+    await h.accept(msg('diff <script>'));
+    expect(replies().at(-1)).toBe('No changed file matches "<script>". The changed files:\n• src/app.ts\n• README.md\n…and 12 more.\nReply *diff <file>* to see one.');
+    expect(store.list()[0]!.spec.diffRequests).toHaveLength(2);
+  });
+
   it('tells the user to resend when the API server cannot be reached, and counts it', async () => {
     const outcome = await handler(async () => {
       throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });

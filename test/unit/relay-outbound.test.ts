@@ -101,6 +101,37 @@ describe('outbound delivery', () => {
     expect(sent[2]!.body).toBe('Reply *approve* to open a pull request or *reject* to undo. (expires in 30 min)');
   });
 
+  it('a long review: its pages in order, the last saying how many files no page shows', async () => {
+    relay();
+    const name = await newSession();
+    const page = (n: number) => ({ kind: 'diff' as const, ref: `ns/s/diff-${n}.png`, contentType: 'image/png' as const, caption: `12 files changed (${n}/3)` });
+    await set(name, {
+      phase: 'AwaitingApproval',
+      pending: { id: 'c1', kind: 'changes', summary: '12 files changed', createdAt: new Date().toISOString() },
+      result: { diffStat: '12 files changed, 300 insertions(+)', media: [page(1), page(2), page(3)], diffFiles: { names: ['a.ts'], total: 12, shown: 7 } },
+    });
+    const sent = await fake.waitFor(phone, 4);
+    expect(sent.map((m) => m.mediaUrls)).toEqual([1, 2, 3].map((n) => [`https://relay.example/media/ns/s/diff-${n}.png?sig=x`]).concat([[]]));
+    expect(sent[0]!.body).toBe('Ready for review — 12 files changed, +300:');
+    expect(sent[1]!.body).toBe('12 files changed (2/3)');
+    expect(sent[2]!.body).toBe('12 files changed (3/3)\n5 more files not shown — reply *diff <file>*');
+  });
+
+  it('sends the pages answering each diff <file> request once, or says it could not draw them', async () => {
+    relay();
+    const name = await newSession('abc-20261122080000-7f3a', { n: 1, seq: 0, started: true, pending: 'c1' } as never);
+    const pending = { id: 'c1', kind: 'changes' as const, summary: 's', createdAt: new Date().toISOString() };
+    const asked = (n: number) => ({ kind: 'diff' as const, ref: `ns/s/diff-r1-${n}.png`, contentType: 'image/png' as const, caption: `src/big.ts (${n}/2)`, request: 1 });
+    await store.patch('ns', name, { spec: { diffRequests: ['src/big.ts', 'gone.ts'] } });
+    await set(name, { phase: 'AwaitingApproval', pending, result: { media: [asked(1), asked(2)], diffAnswered: 1 } });
+    const sent = await fake.waitFor(phone, 2);
+    expect(sent.map((m) => [m.body, m.mediaUrls])).toEqual([1, 2].map((n) => [`src/big.ts (${n}/2)`, [`https://relay.example/media/ns/s/diff-r1-${n}.png?sig=x`]]));
+    await set(name, { result: { media: [asked(1), asked(2)], diffAnswered: 2 } });
+    await fake.waitFor(phone, 3);
+    expect(bodies()[2]).toBe('Could not draw gone.ts. The list of changes above still holds.');
+    expect(readDelivered((await store.get('ns', name))!).diffs).toBe(2);
+  });
+
   it('splits long text on line boundaries with (i/n), each part within 1,600 characters', async () => {
     relay();
     const name = await newSession();

@@ -26,7 +26,7 @@ describe('cut diff picture', () => {
     expect(text.changesCaption({ id: 'r1', kind: 'changes', createdAt: '2026-01-01T00:00:00Z' }, stat, { total: 306, inImage: 120 })).toBe([
       'Ready for review — 1 file changed, +300:',
       '  a.txt | 300 +',
-      '⚠️ The picture shows only the first 120 of 306 diff lines: 186 lines are not in it, and approving publishes them too.',
+      '⚠️ The pictures show only 120 of 306 diff lines: 186 lines are not in them, and approving publishes them too.',
     ].join('\n'));
   });
 

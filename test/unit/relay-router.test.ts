@@ -123,3 +123,21 @@ describe('route', () => {
     expect(normalize('line one\n\nline two!')).toBe('line one line two');
   });
 });
+
+describe('diff <file>', () => {
+  it('asks for a file (or the list) in any phase but an open question', () => {
+    for (const ctx of ['idle', 'working', 'changes', 'tool', 'plan'] as Ctx[]) {
+      expect(route('diff src/App.tsx', contexts[ctx]!)).toEqual({ kind: 'diff', file: 'src/App.tsx' });
+      expect(route('*Diff*', contexts[ctx]!)).toEqual({ kind: 'diff', file: '' });
+    }
+    expect(route('diff   README.md', contexts.changes!)).toEqual({ kind: 'diff', file: 'README.md' });
+  });
+
+  it('is an answer while a question is open', () => {
+    expect(route('diff the two configs', contexts.question!)).toMatchObject({ kind: 'decide', decision: { action: 'answer', message: 'diff the two configs' } });
+  });
+
+  it('needs the word on its own: "different colours" is a command', () => {
+    expect(route('different colours', contexts.idle!)).toEqual({ kind: 'start', prompt: 'different colours' });
+  });
+});

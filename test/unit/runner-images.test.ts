@@ -1,24 +1,8 @@
-// Diff images and screenshots rendered by Debian's Chromium through playwright-core.
+// Screenshots taken by Debian's Chromium through playwright-core.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Browsers, captureScreenshot, diffHtml, MAX_SCREENSHOT_BYTES, renderDiffImage } from '../../runner-image/images.ts';
-import { makeRedactor } from '../../common/log.ts';
-
-const SECRET = 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
-const diff = [
-  'diff --git a/src/config.ts b/src/config.ts',
-  'index 1111111..2222222 100644',
-  '--- a/src/config.ts',
-  '+++ b/src/config.ts',
-  '@@ -1,2 +1,3 @@',
-  ' export const a = 1;',
-  `-export const token = '${SECRET}';`,
-  '+export const token = process.env.TOKEN;',
-  '+const html = "<script>alert(1)</script>";',
-].join('\n');
-
-const pngSize = (png: Buffer) => ({ width: png.readUInt32BE(16), height: png.readUInt32BE(20) });
+import { Browsers, captureScreenshot, MAX_SCREENSHOT_BYTES } from '../../runner-image/images.ts';
 
 let browsers: Browsers;
 let server: Server;
@@ -61,40 +45,6 @@ afterAll(async () => {
   await browsers?.close();
   server?.close();
   elsewhere?.close();
-});
-
-describe('diff image', { timeout: 60_000 }, () => {
-  it('escapes HTML and shows files, hunks, additions and deletions', () => {
-    const html = diffHtml(diff, '1 file changed, 2 insertions(+), 1 deletion(-)');
-    expect(html).toContain('<div class="file">src/config.ts</div>');
-    expect(html).toContain('<div class="add">+const html = "&lt;script&gt;alert(1)&lt;/script&gt;";</div>');
-    expect(html).not.toContain('<script>');
-    expect(html).toContain('class="del"');
-  });
-
-  it('says at the top and the bottom how many lines it leaves out', () => {
-    const long = Array.from({ length: 500 }, (_, i) => `+line ${i}`).join('\n') + '\n';
-    const html = diffHtml(long, 't');
-    expect(html.split('The picture shows lines 1–120 of 500: 380 more lines are not shown.')).toHaveLength(3);
-    expect(html).toContain('+line 119<');
-    expect(html).not.toContain('+line 120<');
-    expect(diffHtml('+one\n+two\n', 't')).not.toContain('not shown');
-  });
-
-  it('wraps long lines and counts the characters it leaves out', () => {
-    const html = diffHtml(`+${'x'.repeat(399)}tail${'y'.repeat(100)}\n`, 't');
-    expect(html).toContain('… (104 more characters on this line)');
-    expect(html).toContain('white-space:pre-wrap');
-  });
-
-  it('renders a phone-width PNG from the redacted diff, so no secret can reach the picture', async () => {
-    const redacted = makeRedactor([SECRET])(diff);
-    expect(diffHtml(redacted, 't')).not.toContain(SECRET);
-    const png = await renderDiffImage(browsers, redacted, '1 file changed');
-    expect(png.subarray(1, 4).toString()).toBe('PNG');
-    expect(pngSize(png).width).toBe(1080);
-    expect(pngSize(png).height).toBeGreaterThan(200);
-  });
 });
 
 describe('screenshots', { timeout: 60_000 }, () => {
