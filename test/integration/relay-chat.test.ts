@@ -72,7 +72,7 @@ describe('web chat in Chromium', () => {
     });
     const image = bot().locator('img');
     await image.waitFor();
-    await expect.poll(() => image.evaluate((img: { naturalWidth: number }) => img.naturalWidth)).toBe(1);
+    await expect.poll(() => image.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(1);
     await page.getByRole('button', { name: 'approve' }).tap();
     const decided = await eventually(async () => {
       const current = (await sessions.get(ns, name))!;

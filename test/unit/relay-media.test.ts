@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 const put = (path: string, body: Buffer, type = 'image/png', token = 'runner-token') =>
-  fetch(`${base}/media/${path}`, { method: 'PUT', body, headers: { 'content-type': type, authorization: `Bearer ${token}` } });
+  fetch(`${base}/media/${path}`, { method: 'PUT', body: new Uint8Array(body), headers: { 'content-type': type, authorization: `Bearer ${token}` } });
 
 describe('media signing', () => {
   it('accepts its own signature until expiry, nothing else', () => {
