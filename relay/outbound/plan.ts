@@ -4,6 +4,7 @@ import { isActive, isTerminal } from '../../common/session/state-machine.ts';
 import type { Media, Pending, Session } from '../../common/session/schema.ts';
 import { parseDuration } from '../../common/session/display.ts';
 import type { Delivered } from '../delivered-state.ts';
+import { isOwnMedia } from '../media/refs.ts';
 import { cutChars, text } from '../text.ts';
 import type { QuickReply } from '../transports/transport.ts';
 
@@ -29,8 +30,6 @@ export interface Plan {
   /** when to look at this Session again even if nothing changes (batching, reminder) */
   wakeAt?: number;
 }
-
-const isRelayMedia = (m: Media) => !m.ref.startsWith('file:');
 
 /** The "still waiting" reminder: due now (a part), later (wakeAt), or never (neither). */
 function reminderFor(pending: Pending, approval: string, options: PlanOptions): { part?: Part; wakeAt?: number } {
@@ -80,7 +79,7 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   const approval = session.spec.timeouts?.approval ?? options.defaults.timeouts.approval;
   if (pending && pendingDue) {
     if (pending.kind === 'changes') {
-      const diff = status.result?.media?.find((m) => m.kind === 'diff' && isRelayMedia(m));
+      const diff = status.result?.media?.find((m) => m.kind === 'diff' && isOwnMedia(session, m));
       const caption = text.changesCaption(pending, status.result?.diffStat, diff ? status.result?.diffLines : undefined);
       parts.push(diff ? { media: diff, text: caption } : { text: caption });
     }
@@ -96,7 +95,7 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
 
   if (terminal && told.done !== phase) {
     if (phase === 'Succeeded') {
-      for (const shot of (status.result?.media ?? []).filter((m) => m.kind === 'screenshot' && isRelayMedia(m))) {
+      for (const shot of (status.result?.media ?? []).filter((m) => m.kind === 'screenshot' && isOwnMedia(session, m))) {
         parts.push({ media: shot, text: shot.caption });
       }
     }
