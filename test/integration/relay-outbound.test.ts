@@ -96,7 +96,7 @@ describe('relay outbound on a real API server', () => {
 
   it('shows the diff image uploaded by the runner (TokenReview), then the instructions, then the result', async () => {
     const token = await runnerToken(name);
-    const upload = (path: string, auth: string) => fetch(`${relay!.url}/media/${path}`, { method: 'PUT', body: PNG, headers: { 'content-type': 'image/png', authorization: `Bearer ${auth}` } });
+    const upload = (path: string, auth: string) => fetch(`${relay!.url}/uploads/${path}`, { method: 'PUT', body: PNG, headers: { 'content-type': 'image/png', authorization: `Bearer ${auth}` } });
     expect((await upload(`${ns}/${name}/diff.png`, token)).status).toBe(201);
     expect((await upload(`${ns}/other-session/diff.png`, token)).status).toBe(403);
     expect((await upload(`${ns}/${name}/x.png`, 'not-a-token')).status).toBe(403);

@@ -76,7 +76,7 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
       });
       const pending = await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
       expect(await runner.exited, runner.output()).toBe(0);
-      expect(uploads).toEqual([{ url: `PUT /media/${bed.ns}/${name}/diff.png`, auth: 'Bearer projected-relay-token', type: 'image/png', bytes: expect.any(Number) }]);
+      expect(uploads).toEqual([{ url: `PUT /uploads/${bed.ns}/${name}/diff.png`, auth: 'Bearer projected-relay-token', type: 'image/png', bytes: expect.any(Number) }]);
       expect(pending.status?.result?.media).toEqual([expect.objectContaining({ kind: 'diff', ref: `${bed.ns}/${name}/diff.png`, contentType: 'image/png', bytes: uploads[0]!.bytes })]);
     } finally {
       relay.close();
