@@ -38,6 +38,18 @@ export class HttpError extends Error {
   }
 }
 
+/** How long a refused request's connection stays open (its sender reading the answer) before it is closed. */
+const LINGER_MS = 1000;
+
+/**
+ * A refused request's body is never read: claiming it (read(0)) stops Node from pulling the rest
+ * off the wire to discard it; what was sent waits in the kernel until the connection closes.
+ */
+function closeUnread(req: Request, res: Response): void {
+  req.read(0);
+  res.once('finish', () => setTimeout(() => req.socket.destroy(), LINGER_MS).unref());
+}
+
 /** A request's path and query for the access log, credentials in the query left out. */
 const loggedUrl = (req: Request) => req.originalUrl.replace(/([?&](?:token|sig)=)[^&]*/g, '$1[redacted]');
 const refOf = (req: Request) => `${req.params.namespace}/${req.params.session}/${req.params.file}`;
@@ -102,7 +114,7 @@ export function createApp(deps: AppDeps): express.Express {
     if (status >= 500 && status !== 503) deps.logger.error({ err: error, path: req.path }, 'request failed');
     else deps.logger.warn({ status, reason: e.message, path: req.path }, 'request refused');
     if (req.path === '/webhook') deps.metrics.webhookRequests.inc({ outcome: 'error' });
-    if (!req.complete) res.set('Connection', 'close'); // a refused upload's body is not read; the connection goes with it
+    if (!req.complete) closeUnread(req, res);
     res.status(status).type('text/plain').send(status >= 500 ? 'internal error' : e.message ?? 'bad request');
   });
   return app;

@@ -28,7 +28,7 @@ export function readBody(req: Request, limit: number, timeoutMs: number): Promis
       req.off('data', onData).off('end', onEnd).off('error', stop).off('aborted', onAborted);
       if (error) {
         chunks.length = 0;
-        req.resume(); // whatever still arrives is discarded until the connection closes
+        req.pause(); // the rest is not read; the connection is closed after the answer
         reject(error);
       } else resolve(Buffer.concat(chunks, size));
     };

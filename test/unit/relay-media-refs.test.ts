@@ -69,13 +69,13 @@ describe('token reviews', () => {
       reviewed.push(token);
       await new Promise((r) => setTimeout(r, 20));
       return token === 'good' ? `system:serviceaccount:ns:${runnerName('s1')}` : '';
-    }, { okTtlMs: 200, failureTtlMs: 100, maxEntries: 2 });
+    }, { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 2 });
     const answers = await Promise.all([...Array(50)].map((_, i) => authorizer.mayUpload(i % 2 ? 'good' : 'bad', 'ns', 's1')));
     expect(answers.filter(Boolean)).toHaveLength(25);
     expect(reviewed).toEqual(['bad', 'good']);
     expect(await authorizer.mayUpload('good', 'ns', 's2')).toBe(false); // the right token for another Session
     expect(reviewed).toHaveLength(2);
-    await new Promise((r) => setTimeout(r, 120)); // the refusal expired, the success did not
+    await new Promise((r) => setTimeout(r, 400)); // the refusal expired, the success did not
     await authorizer.mayUpload('bad', 'ns', 's1');
     await authorizer.mayUpload('good', 'ns', 's1');
     expect(reviewed).toEqual(['bad', 'good', 'bad']);
