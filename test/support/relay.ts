@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { createInformer } from '../../common/kube/informer.ts';
 import { withSharedConnections } from '../../common/kube/shared-connections.ts';
 import { sessionsPath } from '../../common/kube/sessions.ts';
@@ -28,6 +28,8 @@ export async function startTestRelay(options: {
   allowed?: string[];
   env?: Record<string, string>;
   mediaDir?: string;
+  /** default: silent, or the level in RELAY_TEST_LOG */
+  logger?: Logger;
 }): Promise<TestRelay> {
   const env: Record<string, string> = {
     PUBLIC_URL, TETHER_NAMESPACE: options.namespace, TETHER_REPO_URL: 'https://github.com/acme/web.git',
@@ -41,7 +43,7 @@ export async function startTestRelay(options: {
     ...options.env,
   };
   const config = { ...loadConfig(env), port: 0 };
-  const logger = pino({ level: process.env.RELAY_TEST_LOG ?? 'silent' });
+  const logger = options.logger ?? pino({ level: process.env.RELAY_TEST_LOG ?? 'silent' });
   const metrics = createMetrics();
   const kubeConfig = withSharedConnections(options.kubeConfig);
   const store = createInformer<Session>({
