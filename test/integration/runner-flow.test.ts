@@ -64,7 +64,7 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
       req.on('end', () => {
         uploads.push({ url: `${req.method} ${req.url}`, auth: req.headers.authorization, type: req.headers['content-type'], bytes: Buffer.concat(chunks).length });
         res.writeHead(201, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ ref: req.url!.replace(/^\/media\//, '') }));
+        res.end(JSON.stringify({ ref: req.url!.replace(/^\/uploads\//, '') }));
       });
     });
     await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
