@@ -2,12 +2,13 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { InboundHandler, InboundMessage } from './inbound/handler.ts';
+import { HttpError } from './http-error.ts';
 import { EMPTY_TWIML, checkWebhook, type WebhookSettings } from './inbound/webhook.ts';
 import { RELAY_UPLOAD_PATH } from '../common/session/names.ts';
 import type { UploadLimits } from './config.ts';
 import type { UploadAuthorizer } from './media/auth.ts';
 import { checkMediaSignature } from './media/signing.ts';
-import { MediaError, type MediaStore } from './media/store.ts';
+import type { MediaStore } from './media/store.ts';
 import { uploadHandler } from './media/upload.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { chatRouter } from './transports/chat-routes.ts';
@@ -28,14 +29,6 @@ export interface AppDeps {
   metrics: RelayMetrics;
   logger: Logger;
   ready(): boolean;
-}
-
-export class HttpError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
 }
 
 /** How long a refused request's connection stays open (its sender reading the answer) before it is closed. */
@@ -110,7 +103,7 @@ export function createApp(deps: AppDeps): express.Express {
   });
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = error as { status?: number; statusCode?: number; type?: string; message?: string };
-    const status = error instanceof HttpError || error instanceof MediaError ? error.status : e.status ?? e.statusCode ?? 500;
+    const status = error instanceof HttpError ? error.status : e.status ?? e.statusCode ?? 500;
     if (status >= 500 && status !== 503) deps.logger.error({ err: error, path: req.path }, 'request failed');
     else deps.logger.warn({ status, reason: e.message, path: req.path }, 'request refused');
     if (req.path === '/webhook') deps.metrics.webhookRequests.inc({ outcome: 'error' });

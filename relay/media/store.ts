@@ -1,15 +1,12 @@
 // Uploaded images on a volume: <dir>/<namespace>/<session>/<file>, checked, size-limited, expiring.
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
+import { HttpError } from '../http-error.ts';
 import { contentTypeOf, isValidRef, type MediaType } from './refs.ts';
 
-export class MediaError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.name = 'MediaError';
-    this.status = status;
-  }
+/** A refused upload or lookup, with the HTTP status that says why. */
+export class MediaError extends HttpError {
+  override readonly name = 'MediaError';
 }
 
 /** The type the bytes really are (PNG or JPEG signature), whatever the header claims. */

@@ -2,6 +2,7 @@
 // cookie (Secure when the public URL is https) and the browser is sent on to /chat without it;
 // the page, its event stream and its posts then authenticate by that cookie alone.
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { HttpError } from '../http-error.ts';
 import type { InboundMessage } from '../inbound/handler.ts';
 import { CHAT_PAGE } from './chat-page.ts';
 import type { WebChat } from './web.ts';
@@ -16,15 +17,6 @@ const CHAT_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
   'Cache-Control': 'no-store',
 };
-
-export class ChatError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.name = 'ChatError';
-    this.status = status;
-  }
-}
 
 function cookieOf(req: Request, name: string): string | undefined {
   for (const part of (req.get('cookie') ?? '').split(';')) {
@@ -45,19 +37,19 @@ export function chatRouter(deps: ChatRouteDeps): express.Router {
   const router = express.Router();
   const secure = deps.publicUrl.startsWith('https:');
   const chat = () => {
-    if (!deps.webChat) throw new ChatError(404, 'web chat is not enabled');
+    if (!deps.webChat) throw new HttpError(404, 'web chat is not enabled');
     return deps.webChat;
   };
   const byCookie = (req: Request, res: Response, next: NextFunction) => {
     res.set(CHAT_HEADERS);
-    if (!chat().authorizedCookie(cookieOf(req, CHAT_COOKIE))) throw new ChatError(401, 'open the chat link (with its token) again');
+    if (!chat().authorizedCookie(cookieOf(req, CHAT_COOKIE))) throw new HttpError(401, 'open the chat link (with its token) again');
     next();
   };
 
   router.get('/chat', (req, res, next) => {
     res.set(CHAT_HEADERS);
     if (req.query.token === undefined) return byCookie(req, res, next);
-    if (!chat().authorized(req.query.token)) throw new ChatError(401, 'missing or wrong chat token');
+    if (!chat().authorized(req.query.token)) throw new HttpError(401, 'missing or wrong chat token');
     const flags = ['Path=/', 'HttpOnly', 'SameSite=Strict', ...(secure ? ['Secure'] : [])];
     res.set('Set-Cookie', `${CHAT_COOKIE}=${chat().cookieValue}; ${flags.join('; ')}`);
     res.redirect(303, 'chat'); // relative: the same path, without the query
@@ -78,7 +70,7 @@ export function chatRouter(deps: ChatRouteDeps): express.Router {
   router.post('/chat/send', byCookie, express.json({ limit: '16kb' }), (req, res) => {
     const { id, text } = (req.body ?? {}) as { id?: unknown; text?: unknown };
     if (typeof id !== 'string' || !/^[A-Za-z0-9-]{8,64}$/.test(id) || typeof text !== 'string') {
-      throw new ChatError(400, 'expected {id, text}');
+      throw new HttpError(400, 'expected {id, text}');
     }
     chat().recordInbound(text);
     deps.accept({ id: `web-${id}`, from: chat().phone, body: text, transport: 'web', receivedAt: new Date().toISOString() });

@@ -7,13 +7,14 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { RELAY_TOKEN_AUDIENCE, RELAY_UPLOAD_PATH, runnerName } from '../../common/session/names.ts';
+import { RELAY_UPLOAD_PATH } from '../../common/session/names.ts';
 import { freePort } from '../../local/control-plane/control-plane.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
+import { runnerRelayToken } from '../support/relay.ts';
 
 const MB = 1024 * 1024;
 const MAX_BYTES = 5 * MB;
@@ -92,15 +93,6 @@ async function peakGrowth<T>(attack: () => Promise<T>): Promise<{ result: T; gro
   }
 }
 
-async function runnerToken(session: string): Promise<string> {
-  const core = kc.makeApiClient(CoreV1Api);
-  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: runnerName(session) } } });
-  const request = await core.createNamespacedServiceAccountToken({
-    namespace: ns, name: runnerName(session), body: { spec: { audiences: [RELAY_TOKEN_AUDIENCE], expirationSeconds: 600 } },
-  });
-  return request.status!.token!;
-}
-
 describe('relay memory under bad uploads (real relay process, real API server)', () => {
   it('stays flat under 100 concurrent unauthenticated 5 MB uploads, each refused before its body is read', async () => {
     const warmUp = await Promise.all([...Array(10)].map((_, i) => offer(`${RELAY_UPLOAD_PATH}/${ns}/warm-${i}/diff.png`, MB, { 'content-length': MB })));
@@ -115,7 +107,7 @@ describe('relay memory under bad uploads (real relay process, real API server)',
   }, 120_000);
 
   it('stays flat under oversized uploads: declared sizes refused at once, undeclared ones cut off at the limit', async () => {
-    const tokens = await Promise.all(['big-1', 'big-2', 'big-3', 'big-4'].map(async (s) => [s, await runnerToken(s)] as const));
+    const tokens = await Promise.all(['big-1', 'big-2', 'big-3', 'big-4'].map(async (s) => [s, await runnerRelayToken(kc, ns, s)] as const));
     const { result, growth } = await peakGrowth(() => Promise.all([
       ...[...Array(40)].map((_, i) => offer(`${RELAY_UPLOAD_PATH}/${ns}/${tokens[i % 4]![0]}/diff.png`, 50 * MB,
         { 'content-length': 50 * MB, authorization: `Bearer ${tokens[i % 4]![1]}` })),
