@@ -95,14 +95,17 @@ async function peakGrowth<T>(attack: () => Promise<T>): Promise<{ result: T; gro
 
 describe('relay memory under bad uploads (real relay process, real API server)', () => {
   it('stays flat under 100 concurrent unauthenticated 5 MB uploads, each refused before its body is read', async () => {
-    const warmUp = await Promise.all([...Array(10)].map((_, i) => offer(`${RELAY_UPLOAD_PATH}/${ns}/warm-${i}/diff.png`, MB, { 'content-length': MB })));
-    expect(warmUp.map((a) => a.status)).toEqual(Array(10).fill(401));
-    const { result, growth } = await peakGrowth(() => Promise.all([...Array(100)].map((_, i) => offer(
-      `${RELAY_UPLOAD_PATH}/${ns}/victim-${i % 10}/diff.png`, MAX_BYTES,
-      { 'content-length': MAX_BYTES, ...(i % 2 ? { authorization: `Bearer forged-token-${i}` } : {}) },
-    ))));
+    // The same 100 requests with 64 KB bodies first: what the relay needs for 100 connections and
+    // 50 TokenReviews is in the baseline; what is measured is what the 500 MB of bodies add.
+    const attack = (bytes: number, round: string) => Promise.all([...Array(100)].map((_, i) => offer(
+      `${RELAY_UPLOAD_PATH}/${ns}/victim-${i % 10}/diff.png`, bytes,
+      { 'content-length': bytes, ...(i % 2 ? { authorization: `Bearer forged-token-${round}-${i}` } : {}) },
+    )));
+    const statuses = (attempts: Attempt[]) => attempts.map((a) => a.status).sort();
+    expect(statuses(await attack(64 * 1024, 'warm-up'))).toEqual([...Array(50).fill(401), ...Array(50).fill(403)]);
+    const { result, growth } = await peakGrowth(() => attack(MAX_BYTES, 'measured'));
     console.log(`[relay-memory] 100 × 5 MB unauthenticated: RSS +${(growth / MB).toFixed(1)} MB, the clients wrote ${(result.reduce((n, a) => n + a.sentBytes, 0) / MB).toFixed(0)} MB before their answers`);
-    expect(result.map((a) => a.status).sort()).toEqual([...Array(50).fill(401), ...Array(50).fill(403)]);
+    expect(statuses(result)).toEqual([...Array(50).fill(401), ...Array(50).fill(403)]);
     expect(growth).toBeLessThan(RSS_GROWTH_LIMIT);
   }, 120_000);
 
