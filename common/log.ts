@@ -22,16 +22,51 @@ const TOKEN_PATTERNS = [
   /\bgh[pousr]_[A-Za-z0-9]{20,}\b/g, // GitHub tokens
   /\bgithub_pat_[A-Za-z0-9_]{20,}\b/g,
   /\bsk-ant-[A-Za-z0-9_-]{10,}\b/g, // Anthropic keys
+  // JWTs (ServiceAccount tokens among them), signed or not; only where a token can start, so that
+  // a long run of "eyJ" is scanned once, not once per occurrence.
+  /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g,
 ];
 
 const PHONE = /(whatsapp:)?\+[1-9][0-9]{6,14}/g;
+/** Shorter base64 fragments of a secret are not looked for: they would match ordinary text. */
+const MIN_BASE64_FRAGMENT = 8;
 
-/** Replaces every given secret value and anything shaped like a token with [redacted]. */
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const anyCaseHex = (byte: number) => [...byte.toString(16).padStart(2, '0')].map((c) => (/[a-f]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
+
+/** The secret as written or percent-encoded, character by character in any mix, either hex case, once or twice; space also as +. */
+function encodedForms(secret: string): RegExp {
+  const chars = [...secret].map((char) => {
+    const percent = [...Buffer.from(char, 'utf8')].map((byte) => `%(?:25)?${anyCaseHex(byte)}`).join('');
+    return `(?:${escapeRegExp(char)}|${percent}${char === ' ' ? '|\\+' : ''})`;
+  });
+  return new RegExp(chars.join(''), 'g');
+}
+
+/**
+ * What the secret looks like inside any base64 or base64url text (a Basic auth header, a
+ * credentials file): for each of the three alignments, the characters that depend on its bytes only.
+ */
+function base64Forms(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  const forms = [0, 1, 2].flatMap((offset) => {
+    const aligned = Buffer.concat([Buffer.alloc(offset), bytes]);
+    const encoded = aligned.toString('base64').replace(/=+$/, '');
+    const core = encoded.slice([0, 2, 3][offset], aligned.length % 3 === 0 ? undefined : -1);
+    return core.length < MIN_BASE64_FRAGMENT ? [] : [core, core.replace(/\+/g, '-').replace(/\//g, '_')];
+  });
+  return [...new Set(forms)];
+}
+
+/** Replaces every given secret value (plain, URL-encoded, inside base64) and anything shaped like a token with [redacted]. */
 export function makeRedactor(secrets: readonly string[] = []): Redactor {
   const values = [...new Set(secrets.filter((s) => s.length >= 4))].sort((a, b) => b.length - a.length);
+  const encoded = values.map(encodedForms);
+  const base64 = [...new Set(values.flatMap(base64Forms))].sort((a, b) => b.length - a.length);
   return (text: string) => {
     let out = text;
-    for (const value of values) out = out.split(value).join(CENSOR);
+    for (const pattern of encoded) out = out.replace(pattern, CENSOR);
+    for (const form of base64) out = out.split(form).join(CENSOR);
     for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, CENSOR);
     return out;
   };

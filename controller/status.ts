@@ -1,5 +1,7 @@
 // computeStatus: the controller-owned part of a Session's status as a pure function of
-// what a reconcile pass saw and decided. It returns the merge patch to write (or nothing).
+// what a reconcile pass saw and decided. It returns the merge patch to write (or nothing),
+// every string of it through the redaction list (error texts and prompts may carry tokens).
+import { makeRedactor, redactDeep } from '../common/log.ts';
 import { formatDuration, maskPhone, previewPrompt } from '../common/session/display.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
 import { isTerminal, type Step } from '../common/session/state-machine.ts';
@@ -25,11 +27,20 @@ export interface StatusOutcome {
   reason?: string;
 }
 
+/** The controller holds no secret of its own: token-shaped strings are what it must keep out. */
+const redact = makeRedactor();
+
 const OWNED = ['phase', 'conditions', 'podName', 'startTime', 'completionTime', 'display', 'observedGeneration'] as const;
 
 const iso = (t: string | Date | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
 
 export function computeStatus(input: StatusInput): StatusOutcome {
+  const outcome = unredactedStatus(input);
+  const status = redactDeep(outcome.status, redact);
+  return { ...outcome, status, patch: patchOf(input.session.status ?? {}, status) };
+}
+
+function unredactedStatus(input: StatusInput): Omit<StatusOutcome, 'patch'> {
   const { session, now } = input;
   const before = session.status ?? {};
   const status: SessionStatus = structuredClone(before);
@@ -77,12 +88,15 @@ export function computeStatus(input: StatusInput): StatusOutcome {
   };
   if (generation !== undefined) status.observedGeneration = generation;
 
+  return { status, reason };
+}
+
+function patchOf(before: SessionStatus, status: SessionStatus): Partial<SessionStatus> | undefined {
   const patch: Record<string, unknown> = {};
   for (const key of OWNED) {
     if (!sameJson(before[key], status[key])) patch[key] = status[key];
   }
-  if (!sameJson(before.result, status.result)) {
-    patch.result = { message: status.result?.message, exitCode: status.result?.exitCode };
-  }
-  return { patch: Object.keys(patch).length ? (patch as Partial<SessionStatus>) : undefined, status, reason };
+  const ownedResult = (s: SessionStatus) => ({ message: s.result?.message, exitCode: s.result?.exitCode });
+  if (!sameJson(ownedResult(before), ownedResult(status))) patch.result = ownedResult(status);
+  return Object.keys(patch).length ? (patch as Partial<SessionStatus>) : undefined;
 }

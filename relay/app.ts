@@ -2,12 +2,16 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { InboundHandler, InboundMessage } from './inbound/handler.ts';
+import { HttpError } from './http-error.ts';
 import { EMPTY_TWIML, checkWebhook, type WebhookSettings } from './inbound/webhook.ts';
+import { RELAY_UPLOAD_PATH } from '../common/session/names.ts';
+import type { UploadLimits } from './config.ts';
 import type { UploadAuthorizer } from './media/auth.ts';
 import { checkMediaSignature } from './media/signing.ts';
-import { MediaError, type MediaStore } from './media/store.ts';
+import type { MediaStore } from './media/store.ts';
+import { uploadHandler } from './media/upload.ts';
 import type { RelayMetrics } from './metrics.ts';
-import { CHAT_PAGE } from './transports/chat-page.ts';
+import { chatRouter } from './transports/chat-routes.ts';
 import type { WebChat } from './transports/web.ts';
 
 export interface AppDeps {
@@ -16,22 +20,31 @@ export interface AppDeps {
   media: MediaStore;
   mediaSigningKey: string;
   mediaMaxBytes: number;
+  /** absent: no upload route (tests of the other routes) */
+  uploads?: UploadLimits;
   authorizer: UploadAuthorizer;
+  /** the relay's public URL (https: → the chat cookie is Secure) */
+  publicUrl?: string;
   webChat?: WebChat;
   metrics: RelayMetrics;
   logger: Logger;
   ready(): boolean;
 }
 
-export class HttpError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
+/** How long a refused request's connection stays open (its sender reading the answer) before it is closed. */
+const LINGER_MS = 1000;
+
+/**
+ * A refused request's body is never read: claiming it (read(0)) stops Node from pulling the rest
+ * off the wire to discard it; what was sent waits in the kernel until the connection closes.
+ */
+function closeUnread(req: Request, res: Response): void {
+  req.read(0);
+  res.once('finish', () => setTimeout(() => req.socket.destroy(), LINGER_MS).unref());
 }
 
-const bearer = (req: Request) => /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? '';
+/** A request's path and query for the access log, credentials in the query left out. */
+const loggedUrl = (req: Request) => req.originalUrl.replace(/([?&](?:token|sig)=)[^&]*/g, '$1[redacted]');
 const refOf = (req: Request) => `${req.params.namespace}/${req.params.session}/${req.params.file}`;
 
 export function createApp(deps: AppDeps): express.Express {
@@ -39,6 +52,11 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   const accept = (message: InboundMessage) => void deps.inbound.accept(message);
+  app.use((req, res, next) => {
+    const started = Date.now();
+    res.on('finish', () => deps.logger.debug({ method: req.method, url: loggedUrl(req), status: res.statusCode, ms: Date.now() - started }, 'request'));
+    next();
+  });
 
   app.post('/webhook', express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }), (req, res) => {
     const stop = deps.metrics.webhookDuration.startTimer();
@@ -58,16 +76,11 @@ export function createApp(deps: AppDeps): express.Express {
     stop();
   });
 
-  app.put('/media/:namespace/:session/:file', express.raw({ type: () => true, limit: deps.mediaMaxBytes }), async (req, res) => {
-    const ref = refOf(req);
-    if (!(await deps.authorizer.mayUpload(bearer(req), String(req.params.namespace), String(req.params.session)))) {
-      deps.metrics.mediaUploads.inc({ outcome: 'forbidden' });
-      throw new HttpError(403, 'token does not belong to this session\'s runner');
-    }
-    await deps.media.put(ref, req.get('content-type')?.split(';')[0]?.trim(), Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
-    deps.metrics.mediaUploads.inc({ outcome: 'stored' });
-    res.status(201).json({ ref });
-  });
+  if (deps.uploads) {
+    app.put(`${RELAY_UPLOAD_PATH}/:namespace/:session/:file`, uploadHandler({
+      media: deps.media, maxBytes: deps.mediaMaxBytes, limits: deps.uploads, authorizer: deps.authorizer, metrics: deps.metrics,
+    }));
+  }
 
   app.get('/media/:namespace/:session/:file', async (req, res) => {
     const ref = refOf(req);
@@ -77,34 +90,7 @@ export function createApp(deps: AppDeps): express.Express {
     res.set({ 'Content-Type': contentType, 'Cache-Control': 'private, max-age=300', 'X-Content-Type-Options': 'nosniff' }).send(bytes);
   });
 
-  const chatAuth = (req: Request, _res: Response, next: NextFunction) => {
-    if (!deps.webChat) throw new HttpError(404, 'web chat is not enabled');
-    if (!deps.webChat.authorized(req.query.token ?? bearer(req))) throw new HttpError(401, 'missing or wrong chat token');
-    next();
-  };
-
-  app.get('/chat', chatAuth, (_req, res) => {
-    res.set({ 'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'" });
-    res.type('html').send(CHAT_PAGE);
-  });
-
-  app.get('/chat/events', chatAuth, (req, res) => {
-    const chat = deps.webChat!;
-    res.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' }).flushHeaders();
-    const write = (entry: unknown) => res.write(`data: ${JSON.stringify(entry)}\n\n`);
-    chat.entries().forEach(write);
-    const unsubscribe = chat.subscribe(write);
-    const heartbeat = setInterval(() => res.write(': ping\n\n'), 15_000);
-    req.on('close', () => (clearInterval(heartbeat), unsubscribe()));
-  });
-
-  app.post('/chat/send', chatAuth, express.json({ limit: '16kb' }), (req, res) => {
-    const { id, text } = (req.body ?? {}) as { id?: unknown; text?: unknown };
-    if (typeof id !== 'string' || !/^[A-Za-z0-9-]{8,64}$/.test(id) || typeof text !== 'string') throw new HttpError(400, 'expected {id, text}');
-    deps.webChat!.recordInbound(text);
-    accept({ id: `web-${id}`, from: deps.webChat!.phone, body: text, transport: 'web', receivedAt: new Date().toISOString() });
-    res.status(202).json({ accepted: true });
-  });
+  app.use(chatRouter({ webChat: deps.webChat, publicUrl: deps.publicUrl ?? '', accept }));
 
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
@@ -117,10 +103,11 @@ export function createApp(deps: AppDeps): express.Express {
   });
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = error as { status?: number; statusCode?: number; type?: string; message?: string };
-    const status = error instanceof HttpError || error instanceof MediaError ? error.status : e.status ?? e.statusCode ?? 500;
-    if (status >= 500) deps.logger.error({ err: error, path: req.path }, 'request failed');
+    const status = error instanceof HttpError ? error.status : e.status ?? e.statusCode ?? 500;
+    if (status >= 500 && status !== 503) deps.logger.error({ err: error, path: req.path }, 'request failed');
     else deps.logger.warn({ status, reason: e.message, path: req.path }, 'request refused');
     if (req.path === '/webhook') deps.metrics.webhookRequests.inc({ outcome: 'error' });
+    if (!req.complete) closeUnread(req, res);
     res.status(status).type('text/plain').send(status >= 500 ? 'internal error' : e.message ?? 'bad request');
   });
   return app;

@@ -35,6 +35,15 @@ export const ENV = Type.Object({
   RELAY_MEDIA_TTL: duration('24h', 'how long uploaded media is kept'),
   RELAY_MEDIA_URL_TTL: duration('10m', 'lifetime of a signed media URL'),
   RELAY_MEDIA_MAX_BYTES: int(LIMITS.mediaBytes, 1024, LIMITS.mediaBytes, 'largest accepted upload'),
+  RELAY_MEDIA_SESSION_FILES: int(100, 1, 1000, 'files a Session may keep in the media store'),
+  RELAY_MEDIA_SESSION_BYTES: int(50 * 1024 * 1024, 1024, 1024 * 1024 * 1024, 'bytes a Session may keep in the media store'),
+  RELAY_UPLOAD_RATE: int(30, 1, 10_000, 'uploads per minute per source address and per runner (429 above)'),
+  RELAY_UPLOAD_CONCURRENCY: int(4, 1, 64, 'uploads whose bodies are read at once (503 above); memory ≤ this × RELAY_MEDIA_MAX_BYTES'),
+  RELAY_UPLOAD_TIMEOUT: duration('30s', 'time an authorized upload may take to arrive'),
+  RELAY_TOKEN_REVIEW_TTL: duration('30s', 'how long an accepted runner token is trusted without asking the API server again'),
+  RELAY_TOKEN_REVIEW_FAILURE_TTL: duration('10s', 'how long a refused token is refused without asking again'),
+  RELAY_TOKEN_REVIEW_CACHE_SIZE: int(1000, 10, 100_000, 'token reviews remembered (the oldest are forgotten first)'),
+  RELAY_BIND_ADDRESS: str('address the HTTP server listens on', { default: '0.0.0.0', pattern: '^[0-9a-fA-F.:]+$' }),
   RELAY_PROGRESS_BATCH: duration('3s', 'at most one progress message per phone per this interval'),
   RELAY_REMINDER_BEFORE: duration('5m', 'approval reminder this long before the timeout'),
   RELAY_SEND_RATE: int(10, 1, 1000, 'outbound messages per second per sender'),
@@ -56,6 +65,10 @@ export interface RelayConfig {
   port: number;
   webChat?: { token: string; phone: string };
   media: { signingKey: string; dir: string; ttlMs: number; urlTtlMs: number; maxBytes: number };
+  uploads: UploadLimits;
+  bindAddress: string;
+  /** every secret value this process holds, for the redactor */
+  secrets: string[];
   progressBatchMs: number;
   reminderBeforeMs: number;
   sendRatePerSecond: number;
@@ -74,6 +87,22 @@ export class ConfigError extends Error {
 }
 
 const ms = (text: string) => (text.endsWith('ms') ? Number(text.slice(0, -2)) : parseDuration(text));
+
+/** What one Session's runner may upload, and how the relay protects itself from everyone else. */
+export interface UploadLimits {
+  sessionFiles: number;
+  sessionBytes: number;
+  ratePerMinute: number;
+  concurrency: number;
+  timeoutMs: number;
+  review: { okTtlMs: number; failureTtlMs: number; maxEntries: number };
+}
+
+const uploadLimits = (env: Env): UploadLimits => ({
+  sessionFiles: Number(env.RELAY_MEDIA_SESSION_FILES), sessionBytes: Number(env.RELAY_MEDIA_SESSION_BYTES),
+  ratePerMinute: Number(env.RELAY_UPLOAD_RATE), concurrency: Number(env.RELAY_UPLOAD_CONCURRENCY), timeoutMs: ms(env.RELAY_UPLOAD_TIMEOUT),
+  review: { okTtlMs: ms(env.RELAY_TOKEN_REVIEW_TTL), failureTtlMs: ms(env.RELAY_TOKEN_REVIEW_FAILURE_TTL), maxEntries: Number(env.RELAY_TOKEN_REVIEW_CACHE_SIZE) },
+});
 
 function checkBounds(env: Env): void {
   for (const [name, schema] of Object.entries(ENV.properties) as [keyof Env, TSchema & { min?: number; max?: number }][]) {
@@ -133,6 +162,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       signingKey: env.RELAY_MEDIA_SIGNING_KEY, dir: env.RELAY_MEDIA_DIR, ttlMs: ms(env.RELAY_MEDIA_TTL),
       urlTtlMs: ms(env.RELAY_MEDIA_URL_TTL), maxBytes: Number(env.RELAY_MEDIA_MAX_BYTES),
     },
+    uploads: uploadLimits(env),
+    bindAddress: env.RELAY_BIND_ADDRESS,
+    secrets: [env.TWILIO_AUTH_TOKEN, env.RELAY_MEDIA_SIGNING_KEY, env.RELAY_WEB_CHAT_TOKEN].filter((s): s is string => !!s),
     progressBatchMs: ms(env.RELAY_PROGRESS_BATCH),
     reminderBeforeMs: ms(env.RELAY_REMINDER_BEFORE),
     sendRatePerSecond: Number(env.RELAY_SEND_RATE),

@@ -2,7 +2,7 @@
 import { createInformer } from '../common/kube/informer.ts';
 import { loadKubeConfig } from '../common/kube/connection.ts';
 import { sessionsPath } from '../common/kube/sessions.ts';
-import { createLogger } from '../common/log.ts';
+import { createLogger, makeRedactor } from '../common/log.ts';
 import { configOrExit, exitOnSignal } from '../common/process.ts';
 import type { Session } from '../common/session/schema.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -10,7 +10,7 @@ import { createMetrics } from './metrics.ts';
 import { startRelay } from './server.ts';
 
 const config = configOrExit('relay', loadConfig, (error) => error instanceof ConfigError);
-const logger = createLogger({ component: 'relay', level: config.logLevel });
+const logger = createLogger({ component: 'relay', level: config.logLevel, redact: makeRedactor(config.secrets) });
 const metrics = createMetrics({ defaults: true });
 const kubeConfig = await loadKubeConfig();
 const store = createInformer<Session>({

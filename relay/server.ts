@@ -10,7 +10,8 @@ import type { RelayConfig } from './config.ts';
 import { ConfigMapClaims } from './inbound/claims.ts';
 import { InboundHandler } from './inbound/handler.ts';
 import { PhoneView } from './inbound/phone-view.ts';
-import { TokenReviewAuthorizer, type UploadAuthorizer } from './media/auth.ts';
+import { CachedTokenAuthorizer, tokenReviewer, type UploadAuthorizer } from './media/auth.ts';
+import { foreignRefAuditor } from './media/refs.ts';
 import { signMediaUrl } from './media/signing.ts';
 import { MediaStore } from './media/store.ts';
 import type { RelayMetrics } from './metrics.ts';
@@ -48,7 +49,7 @@ export interface RunningRelay {
 
 const CLAIM_MAX_AGE_MS = 24 * 3_600_000;
 
-export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<RunningRelay> {
+export async function startRelay(parts: RelayParts, host = parts.config.bindAddress): Promise<RunningRelay> {
   const { config, logger, metrics, store } = parts;
   const sessions = new SessionClient(parts.kubeConfig, FIELD_MANAGERS.relay);
   const phones = new PhoneView(store);
@@ -80,12 +81,13 @@ export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<R
   let ready = false;
   const app = createApp({
     webhook: config.twilio && { authToken: config.twilio.authToken, webhookUrl: config.webhookUrl, allowedNumbers: config.allowedNumbers },
-    inbound, media, mediaSigningKey: config.media.signingKey, mediaMaxBytes: config.media.maxBytes,
-    authorizer: parts.authorizer ?? new TokenReviewAuthorizer(parts.kubeConfig),
+    inbound, media, mediaSigningKey: config.media.signingKey, mediaMaxBytes: config.media.maxBytes, uploads: config.uploads, publicUrl: config.publicUrl,
+    authorizer: parts.authorizer ?? new CachedTokenAuthorizer(tokenReviewer(parts.kubeConfig), config.uploads.review),
     webChat, metrics, logger, ready: () => ready,
   });
 
   delivery.start();
+  store.onChange(foreignRefAuditor(logger));
   await store.start();
   ready = true;
   const janitor = setInterval(() => {

@@ -1,7 +1,8 @@
-// Where images go: uploaded to the relay (PUT /media/<ns>/<session>/<file>, bearer = projected
+// Where images go: uploaded to the relay (PUT /uploads/<ns>/<session>/<file>, bearer = projected
 // token) when TETHER_RELAY_URL is set, else kept on the workspace volume as file:<path>.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { RELAY_UPLOAD_PATH } from '../common/session/names.ts';
 import type { Media } from '../common/session/schema.ts';
 
 export interface MediaDeps {
@@ -18,7 +19,7 @@ export async function storeMedia(deps: MediaDeps, file: string, image: Buffer, m
   await writeFile(path, image);
   if (!deps.relay) return { ...meta, ref: `file:${relative(deps.workspace, path)}`, bytes: image.length };
   const token = (await readFile(deps.relay.tokenFile, 'utf8')).trim();
-  const response = await fetch(`${deps.relay.url}/media/${deps.namespace}/${deps.session}/${encodeURIComponent(file)}`, {
+  const response = await fetch(`${deps.relay.url}${RELAY_UPLOAD_PATH}/${deps.namespace}/${deps.session}/${encodeURIComponent(file)}`, {
     method: 'PUT',
     headers: { 'content-type': meta.contentType, authorization: `Bearer ${token}` },
     body: new Uint8Array(image),

@@ -8,6 +8,8 @@ export const LABEL_COMPONENT = 'app.kubernetes.io/component';
 export const LABEL_PART_OF = 'app.kubernetes.io/part-of';
 export const ANNOTATION_DELIVERED = 'tether.dev/delivered';
 export const RELAY_TOKEN_AUDIENCE = 'tether-relay';
+/** Runners upload media here, over the in-cluster Service; the Ingress does not route it. */
+export const RELAY_UPLOAD_PATH = '/uploads';
 /** Where the runner keeps its private git store: a Pod-local volume the agent's workspace does not contain. */
 export const RUNNER_GIT_STORE = '/var/lib/tether/git';
 

@@ -1,28 +1,27 @@
 // Uploaded images on a volume: <dir>/<namespace>/<session>/<file>, checked, size-limited, expiring.
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
-import { isValidRef } from './signing.ts';
+import { HttpError } from '../http-error.ts';
+import { contentTypeOf, isValidRef, type MediaType } from './refs.ts';
 
-export const IMAGE_TYPES = { 'image/png': 'png', 'image/jpeg': 'jpeg' } as const;
-export type ImageType = keyof typeof IMAGE_TYPES;
-
-export class MediaError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.name = 'MediaError';
-    this.status = status;
-  }
+/** A refused upload or lookup, with the HTTP status that says why. */
+export class MediaError extends HttpError {
+  override readonly name = 'MediaError';
 }
 
 /** The type the bytes really are (PNG or JPEG signature), whatever the header claims. */
-export function sniffImage(bytes: Buffer): ImageType | undefined {
+export function sniffImage(bytes: Buffer): MediaType | undefined {
   if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
   if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
   return undefined;
 }
 
-const typeOfName = (ref: string): ImageType => (ref.endsWith('.png') ? 'image/png' : 'image/jpeg');
+/** The name, extension and Content-Type of an upload are on the allowlist and agree (before any byte is read). */
+export function checkUpload(ref: string, contentType: string | undefined): asserts contentType is MediaType {
+  if (!isValidRef(ref)) throw new MediaError(400, 'invalid media reference (lower-case name, one .png, .jpg or .jpeg extension)');
+  if (contentType !== 'image/png' && contentType !== 'image/jpeg') throw new MediaError(415, 'Content-Type must be image/png or image/jpeg');
+  if (contentTypeOf(ref) !== contentType) throw new MediaError(415, 'file extension does not match Content-Type');
+}
 
 export class MediaStore {
   private readonly root: string;
@@ -44,8 +43,7 @@ export class MediaStore {
 
   async put(ref: string, contentType: string | undefined, bytes: Buffer): Promise<void> {
     const file = this.path(ref);
-    if (contentType !== 'image/png' && contentType !== 'image/jpeg') throw new MediaError(415, 'Content-Type must be image/png or image/jpeg');
-    if (typeOfName(ref) !== contentType) throw new MediaError(415, 'file extension does not match Content-Type');
+    checkUpload(ref, contentType);
     if (bytes.length === 0) throw new MediaError(400, 'empty body');
     if (bytes.length > this.maxBytes) throw new MediaError(413, `image larger than ${this.maxBytes} bytes`);
     if (sniffImage(bytes) !== contentType) throw new MediaError(415, `body is not a ${contentType} image`);
@@ -55,16 +53,33 @@ export class MediaStore {
     await rename(temp, file);
   }
 
-  async get(ref: string): Promise<{ bytes: Buffer; contentType: ImageType }> {
+  async get(ref: string): Promise<{ bytes: Buffer; contentType: MediaType }> {
     const file = this.path(ref);
     try {
       const info = await stat(file);
       if (Date.now() - info.mtimeMs > this.ttlMs) throw new MediaError(404, 'media expired');
-      return { bytes: await readFile(file), contentType: typeOfName(ref) };
+      return { bytes: await readFile(file), contentType: contentTypeOf(ref) };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new MediaError(404, 'no such media');
       throw error;
     }
+  }
+
+  /** Files and bytes kept under a Session's folder (<namespace>/<session>), leaving out one file name. */
+  async usage(folder: string, except?: string): Promise<{ files: number; bytes: number }> {
+    const dir = resolve(this.root, folder);
+    if (!dir.startsWith(this.root + sep)) throw new MediaError(400, 'invalid media reference');
+    const names = await readdir(dir).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return [];
+      throw e;
+    });
+    let bytes = 0;
+    let files = 0;
+    for (const name of names.filter((n) => n !== except && !n.endsWith('.tmp'))) {
+      files++;
+      bytes += (await stat(join(dir, name))).size;
+    }
+    return { files, bytes };
   }
 
   /** Deletes files past the TTL and the folders they leave empty. */

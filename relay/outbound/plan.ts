@@ -4,6 +4,7 @@ import { isActive, isTerminal } from '../../common/session/state-machine.ts';
 import type { Media, Pending, Session } from '../../common/session/schema.ts';
 import { parseDuration } from '../../common/session/display.ts';
 import type { Delivered } from '../delivered-state.ts';
+import { isOwnMedia } from '../media/refs.ts';
 import { cutChars, text } from '../text.ts';
 import type { QuickReply } from '../transports/transport.ts';
 
@@ -29,8 +30,6 @@ export interface Plan {
   /** when to look at this Session again even if nothing changes (batching, reminder) */
   wakeAt?: number;
 }
-
-const isRelayMedia = (m: Media) => !m.ref.startsWith('file:');
 
 /** The "still waiting" reminder: due now (a part), later (wakeAt), or never (neither). */
 function reminderFor(pending: Pending, approval: string, options: PlanOptions): { part?: Part; wakeAt?: number } {
@@ -79,13 +78,13 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   const pending = phase === 'AwaitingApproval' ? status.pending : undefined;
   const approval = session.spec.timeouts?.approval ?? options.defaults.timeouts.approval;
   if (pending && pendingDue) {
-    if (pending.kind === 'changes') parts.push(...reviewParts(status.result ?? {}, pending));
+    if (pending.kind === 'changes') parts.push(...reviewParts(session, status.result ?? {}, pending));
     parts.push({ text: text.pending(pending, approval), actions: quickReplies(pending) });
     next.pending = pending.id;
   }
   const answered = status.result?.diffAnswered ?? 0;
   for (let request = (told.diffs ?? 0) + 1; request <= answered; request++) {
-    const pages = (status.result?.media ?? []).filter((m) => m.kind === 'diff' && m.request === request && isRelayMedia(m));
+    const pages = (status.result?.media ?? []).filter((m) => m.kind === 'diff' && m.request === request && isOwnMedia(session, m));
     parts.push(...(pages.length ? pages.map((m) => ({ media: m, text: m.caption })) : [{ text: text.diffNotDrawn(session.spec.diffRequests?.[request - 1] ?? 'that file') }]));
   }
   if (answered > (told.diffs ?? 0)) next.diffs = answered;
@@ -98,7 +97,7 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
 
   if (terminal && told.done !== phase) {
     if (phase === 'Succeeded') {
-      for (const shot of (status.result?.media ?? []).filter((m) => m.kind === 'screenshot' && isRelayMedia(m))) {
+      for (const shot of (status.result?.media ?? []).filter((m) => m.kind === 'screenshot' && isOwnMedia(session, m))) {
         parts.push({ media: shot, text: shot.caption });
       }
     }
@@ -110,8 +109,8 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
 }
 
 /** The review: its pages in order, the first with the caption, the last saying which files no page shows. */
-function reviewParts(result: NonNullable<Session['status']>['result'] & object, pending: Pending): Part[] {
-  const pages = (result.media ?? []).filter((m) => m.kind === 'diff' && m.request === undefined && isRelayMedia(m));
+function reviewParts(session: Session, result: NonNullable<Session['status']>['result'] & object, pending: Pending): Part[] {
+  const pages = (result.media ?? []).filter((m) => m.kind === 'diff' && m.request === undefined && isOwnMedia(session, m));
   const caption = text.changesCaption(pending, result.diffStat, pages.length ? result.diffLines : undefined);
   if (!pages.length) return [{ text: caption }];
   const hidden = (result.diffFiles?.total ?? 0) - (result.diffFiles?.shown ?? 0);

@@ -24,12 +24,11 @@ export const CHAT_PAGE = `<!doctype html>
 <main id="log" aria-live="polite"></main>
 <form id="form"><textarea id="text" placeholder="Type a command" aria-label="message"></textarea><button type="submit">Send</button></form>
 <script>
-  const token = new URLSearchParams(location.search).get('token') || '';
   const log = document.getElementById('log');
   const seen = new Set();
   function send(text) {
     if (!text.trim()) return;
-    fetch('chat/send', { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + token },
+    fetch('chat/send', { method: 'POST', headers: { 'Content-Type': 'application/json' }, credentials: 'same-origin',
       body: JSON.stringify({ id: crypto.randomUUID(), text }) });
   }
   function show(entry) {
@@ -52,7 +51,7 @@ export const CHAT_PAGE = `<!doctype html>
     log.appendChild(div);
     log.scrollTop = log.scrollHeight;
   }
-  const events = new EventSource('chat/events?token=' + encodeURIComponent(token));
+  const events = new EventSource('chat/events');
   events.onopen = () => { document.getElementById('state').textContent = 'connected'; };
   events.onerror = () => { document.getElementById('state').textContent = 'reconnecting…'; };
   events.onmessage = (e) => show(JSON.parse(e.data));

@@ -1,6 +1,7 @@
 // The web chat transport: messages to the local user go to an in-memory history and to every
 // open page (server-sent events). Used by the local stack and the browser test.
-import { timingSafeEqual } from 'node:crypto';
+// The chat token opens the page once; the browser then holds a cookie derived from it.
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { OutgoingMessage, QuickReply, Transport } from './transport.ts';
 
 export interface ChatEntry {
@@ -14,11 +15,19 @@ export interface ChatEntry {
 
 const HISTORY = 200;
 
+const sameSecret = (given: unknown, expected: Buffer) => {
+  if (typeof given !== 'string') return false;
+  const bytes = Buffer.from(given);
+  return bytes.length === expected.length && timingSafeEqual(bytes, expected);
+};
+
 export class WebChat implements Transport {
   readonly name = 'web' as const;
   readonly hasWindow = false;
   readonly phone: string;
   private readonly token: Buffer;
+  /** HMAC of the token: what the browser's cookie holds, so the token itself is never stored there. */
+  readonly cookieValue: string;
   private readonly history: ChatEntry[] = [];
   private readonly listeners = new Set<(entry: ChatEntry) => void>();
   private nextId = 1;
@@ -26,12 +35,17 @@ export class WebChat implements Transport {
   constructor(options: { phone: string; token: string }) {
     this.phone = options.phone;
     this.token = Buffer.from(options.token);
+    this.cookieValue = createHmac('sha256', options.token).update('tether web chat cookie').digest('base64url');
   }
 
+  /** The token from the chat link. */
   authorized(token: unknown): boolean {
-    if (typeof token !== 'string') return false;
-    const given = Buffer.from(token);
-    return given.length === this.token.length && timingSafeEqual(given, this.token);
+    return sameSecret(token, this.token);
+  }
+
+  /** The cookie the page was given in exchange for the token. */
+  authorizedCookie(value: unknown): boolean {
+    return sameSecret(value, Buffer.from(this.cookieValue));
   }
 
   async send(message: OutgoingMessage): Promise<{ id: string }> {

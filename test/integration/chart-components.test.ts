@@ -116,7 +116,7 @@ describe('the relay as the chart runs it', () => {
     await kubectlOk(['create', 'serviceaccount', runnerName(session), '-n', ns]);
     const { token } = await kubeConfigAs(runnerName(session), 'tether-relay');
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201ffa1e4b1f40000000049454e44ae426082', 'hex');
-    const put = (bearer: string) => fetch(`${relay!.url}/media/${ns}/${session}/shot.png`, { method: 'PUT', body: png, headers: { 'content-type': 'image/png', authorization: `Bearer ${bearer}` } });
+    const put = (bearer: string) => fetch(`${relay!.url}/uploads/${ns}/${session}/shot.png`, { method: 'PUT', body: png, headers: { 'content-type': 'image/png', authorization: `Bearer ${bearer}` } });
     const accepted = await put(token);
     expect(accepted.status).toBe(201);
     expect(await accepted.json()).toEqual({ ref: `${ns}/${session}/shot.png` });

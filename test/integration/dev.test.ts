@@ -31,6 +31,14 @@ function claudeCodeUnder(dir: string): number[] {
   });
 }
 
+/** The local IPv4 addresses listening on a TCP port (from /proc/net/tcp; state 0A = LISTEN). */
+function listeningAddresses(port: number): string[] {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  return readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1).map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields[1]?.endsWith(`:${hexPort}`) && fields[3] === '0A')
+    .map((fields) => fields[1]!.split(':')[0]!.match(/../g)!.reverse().map((byte) => parseInt(byte, 16)).join('.'));
+}
+
 describe('make dev', () => {
   it('prints the chat URL, turns a chat command into a pull request, and stops cleanly on Ctrl-C', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'tether-dev-'));
@@ -50,12 +58,15 @@ describe('make dev', () => {
       }, 90_000, 200);
       expect(output).toMatch(/kubectl get sessions -n tether/);
       expect(output).toMatch(/Agent:\s+Claude Code with the scripted model/);
-      expect((await fetch(chatUrl)).status).toBe(200);
-      expect((await fetch(chatUrl.replace(/token=\w+/, 'token=wrong'))).status).toBe(401);
+      expect(listeningAddresses(port)).toEqual(['127.0.0.1']); // the relay is not on the network
+      const exchange = await fetch(chatUrl, { redirect: 'manual' });
+      expect(exchange.status).toBe(303);
+      const cookie = exchange.headers.get('set-cookie')!.split(';')[0]!;
+      expect((await fetch(new URL('/chat', chatUrl), { headers: { cookie } })).status).toBe(200);
+      expect((await fetch(chatUrl.replace(/token=\w+/, 'token=wrong'), { redirect: 'manual' })).status).toBe(401);
 
-      const token = new URL(chatUrl).searchParams.get('token')!;
       const send = (id: string, text: string) => fetch(new URL('/chat/send', chatUrl), {
-        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ id, text }),
+        method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ id, text }),
       });
       const seen = new Set<number>();
       const watch = setInterval(() => claudeCodeUnder(stateDir).forEach((pid) => seen.add(pid)), 100);

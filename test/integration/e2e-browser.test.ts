@@ -1,5 +1,6 @@
 // The web chat in Debian's Chromium through the whole stack: type a command, watch progress,
-// see the diff image, tap approve, get the pull request. Saves a screenshot as an artifact.
+// see the diff image, tap approve, get the pull request. Saves a screenshot as an artifact. The
+// chat link's token is traded for a cookie: it leaves the address bar and never reaches a log line.
 import { mkdirSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ import { startE2E, type E2E } from '../support/e2e.ts';
 let e2e: E2E;
 let browser: Browser;
 beforeAll(async () => {
-  e2e = await startE2E({ numbers: ['+14155550171'] });
+  e2e = await startE2E({ numbers: ['+14155550171'], relayEnv: { LOG_LEVEL: 'debug' } }); // debug: the relay's access log
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
@@ -22,7 +23,11 @@ afterAll(async () => {
 describe('web chat in Chromium', () => {
   it('runs the full approve flow from a phone-sized page', async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
+    const visited: string[] = [];
+    page.on('request', (request) => visited.push(request.url()));
     await page.goto(e2e.stack.chatUrl);
+    expect(e2e.stack.chatUrl).toContain(e2e.stack.chatToken);
+    expect(page.url()).toBe(`${e2e.stack.relayUrl}/chat`);
     await expect.poll(() => page.textContent('#state')).toBe('connected');
 
     await page.fill('#text', 'script:\nprogress: Reading index.html\nwrite: index.html = <h1>Hello, dark mode</h1>\nsay: Made the page darker.');
@@ -50,6 +55,12 @@ describe('web chat in Chromium', () => {
       return root.scrollWidth - root.clientWidth;
     });
     expect(overflow).toBeLessThanOrEqual(0);
+    // Only the first request carried the token; the page, its events, posts and images did not.
+    expect(visited.filter((url) => url.includes(e2e.stack.chatToken))).toEqual([e2e.stack.chatUrl]);
+    expect(visited.some((url) => url.endsWith('/chat/events'))).toBe(true);
+    const access = e2e.logs().filter((line) => line.startsWith('relay: ') && line.includes('"msg":"request"'));
+    for (const url of ['/chat?token=[redacted]', '/chat', '/chat/send']) expect(access.some((line) => line.includes(`"url":"${url}"`)), url).toBe(true);
+    expect(e2e.logs().filter((line) => line.includes(e2e.stack.chatToken))).toEqual([]);
     mkdirSync('test-results', { recursive: true });
     await page.screenshot({ path: 'test-results/chat-approve.png', fullPage: true });
   });

@@ -49,7 +49,7 @@ describe('end to end: the agent holds no credential', () => {
     expect(files.every((file) => existsSync(file))).toBe(true);
     const [running] = await e2e.list();
     const status = `${e2e.kubeConfig.getCurrentCluster()!.server}/apis/tether.dev/v1alpha1/namespaces/${e2e.stack.namespace}/sessions/${running!.metadata.name}/status`;
-    const upload = `${e2e.stack.relayUrl}/media/${e2e.stack.namespace}/${running!.metadata.name}/diff.png`;
+    const upload = `${e2e.stack.relayUrl}/uploads/${e2e.stack.namespace}/${running!.metadata.name}/diff.png`;
     writeFileSync(script, [
       'id -u', 'cat /proc/*/environ', 'env', `cat ${files.join(' ')} ~/.git-credentials`,
       // Without a credential, rewrite the Session's result or replace the reviewed picture.

@@ -44,6 +44,7 @@ describe('web chat in Chromium', () => {
 
   it('sends a command, shows progress and the diff image, and approves with a tap', async () => {
     await page.goto(`${relay.url}/chat?token=${CHAT_TOKEN}`);
+    expect(page.url()).toBe(`${relay.url}/chat`); // the token was traded for a cookie and left the address bar
     await page.getByText('connected').waitFor();
     await page.getByLabel('message').fill('make the navbar sticky');
     await page.keyboard.press('Enter');

@@ -65,7 +65,7 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
       req.on('end', () => {
         uploads.push({ url: `${req.method} ${req.url}`, auth: req.headers.authorization, type: req.headers['content-type'], bytes: Buffer.concat(chunks).length });
         res.writeHead(201, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ ref: req.url!.replace(/^\/media\//, '') }));
+        res.end(JSON.stringify({ ref: req.url!.replace(/^\/uploads\//, '') }));
       });
     });
     await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
@@ -77,7 +77,7 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
       });
       const pending = await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
       expect(await runner.exited, runner.output()).toBe(0);
-      expect(uploads).toEqual([{ url: `PUT /media/${bed.ns}/${name}/diff-1.png`, auth: 'Bearer projected-relay-token', type: 'image/png', bytes: expect.any(Number) }]);
+      expect(uploads).toEqual([{ url: `PUT /uploads/${bed.ns}/${name}/diff-1.png`, auth: 'Bearer projected-relay-token', type: 'image/png', bytes: expect.any(Number) }]);
       expect(pending.status?.result?.media).toEqual([expect.objectContaining({ kind: 'diff', ref: `${bed.ns}/${name}/diff-1.png`, contentType: 'image/png', bytes: uploads[0]!.bytes })]);
     } finally {
       relay.close();

@@ -2,11 +2,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { pino } from 'pino';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { pino, type Logger } from 'pino';
 import { createInformer } from '../../common/kube/informer.ts';
 import { withSharedConnections } from '../../common/kube/shared-connections.ts';
 import { sessionsPath } from '../../common/kube/sessions.ts';
+import { RELAY_TOKEN_AUDIENCE, runnerName } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { loadConfig, type RelayConfig } from '../../relay/config.ts';
 import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
@@ -28,6 +29,8 @@ export async function startTestRelay(options: {
   allowed?: string[];
   env?: Record<string, string>;
   mediaDir?: string;
+  /** default: silent, or the level in RELAY_TEST_LOG */
+  logger?: Logger;
 }): Promise<TestRelay> {
   const env: Record<string, string> = {
     PUBLIC_URL, TETHER_NAMESPACE: options.namespace, TETHER_REPO_URL: 'https://github.com/acme/web.git',
@@ -41,7 +44,7 @@ export async function startTestRelay(options: {
     ...options.env,
   };
   const config = { ...loadConfig(env), port: 0 };
-  const logger = pino({ level: process.env.RELAY_TEST_LOG ?? 'silent' });
+  const logger = options.logger ?? pino({ level: process.env.RELAY_TEST_LOG ?? 'silent' });
   const metrics = createMetrics();
   const kubeConfig = withSharedConnections(options.kubeConfig);
   const store = createInformer<Session>({
@@ -49,4 +52,14 @@ export async function startTestRelay(options: {
   });
   const relay = await startRelay({ config, kubeConfig, store, logger, metrics }, '127.0.0.1');
   return Object.assign(relay, { config, metrics });
+}
+
+/** A Session's runner ServiceAccount and a token for the relay's audience, as the controller and kubelet would make them. */
+export async function runnerRelayToken(kc: KubeConfig, namespace: string, session: string): Promise<string> {
+  const core = kc.makeApiClient(CoreV1Api);
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: runnerName(session) } } });
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace, name: runnerName(session), body: { spec: { audiences: [RELAY_TOKEN_AUDIENCE], expirationSeconds: 600 } },
+  });
+  return request.status!.token!;
 }

@@ -4,8 +4,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   CHART_DIR, HELM_SETUP_TIMEOUT, everythingOn, find, helm, helmBin, podTemplate, render, renderError, withValuesFile, type KubeObject,
 } from './chart-render.ts';
+import { RELAY_UPLOAD_PATH } from '../../common/session/names.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
+
+type IngressObject = { spec: { ingressClassName: string; tls: unknown[]; rules: { host: string; http: { paths: { path: string; pathType: string }[] } }[] } };
+
+/** Whether the Ingress sends a request path to the relay (Exact, or Prefix matched element by element). */
+function routed(ingress: IngressObject, path: string): boolean {
+  const elements = (p: string) => p.split('/').filter(Boolean);
+  return ingress.spec.rules[0]!.http.paths.some((rule) => (rule.pathType === 'Exact'
+    ? rule.path === path
+    : elements(rule.path).every((element, i) => elements(path)[i] === element)));
+}
 
 const kinds = (objects: KubeObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
 const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'RuntimeClass', 'CustomResourceDefinition', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
@@ -95,11 +106,24 @@ describe('helm template, every optional part on', () => {
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
   });
 
-  it('exposes only /webhook, /media/ and /chat through the Ingress', () => {
-    const ingress = find(objects, 'Ingress', 'relay') as unknown as { spec: { ingressClassName: string; tls: unknown[]; rules: { host: string; http: { paths: { path: string; pathType: string }[] } }[] } };
+  it('exposes only /webhook, /media/ (the relay serves only GET there) and /chat through the Ingress; uploads stay in-cluster', () => {
+    const ingress = find(objects, 'Ingress', 'relay') as unknown as IngressObject;
     expect(ingress.spec.ingressClassName).toBe('nginx');
     expect(ingress.spec.tls).toEqual([{ hosts: ['wa.example.org'], secretName: 'wa-tls' }]);
     expect(ingress.spec.rules[0]!.http.paths.map((p) => `${p.pathType} ${p.path}`)).toEqual(['Exact /webhook', 'Prefix /media/', 'Prefix /chat']);
+    for (const path of [`${RELAY_UPLOAD_PATH}/tether/s1/diff.png`, '/metrics', '/healthz', '/readyz', '/']) expect(routed(ingress, path), path).toBe(false);
+    for (const path of ['/webhook', '/media/tether/s1/diff.png', '/chat', '/chat/events', '/chat/send']) expect(routed(ingress, path), path).toBe(true);
+  });
+
+  it('gives runners the relay\'s in-cluster Service URL for uploads', () => {
+    const config = find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> };
+    expect(config.data.TETHER_RELAY_URL).toBe('http://prod-tether-relay.tether.svc:8443');
+  });
+
+  it('leaves /chat out of the Ingress when the web chat is off', async () => {
+    const chatOff = await render({ ...everythingOn, relay: { ...everythingOn.relay, webChat: { enabled: false } } }, { release: 'prod', namespace: 'tether' });
+    const ingress = find(chatOff, 'Ingress', 'relay') as unknown as IngressObject;
+    expect(ingress.spec.rules[0]!.http.paths.map((p) => `${p.pathType} ${p.path}`)).toEqual(['Exact /webhook', 'Prefix /media/']);
   });
 
   it('points every ServiceMonitor at a Service port of its component', () => {

@@ -20,6 +20,20 @@ describe('computeStatus', () => {
     });
   });
 
+  it('writes no token: an error text or prompt holding one reaches the status redacted, and only once', () => {
+    const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6eDp5In0.c2lnbmF0dXJl';
+    const session = testSession({ phase: 'AwaitingApproval' });
+    session.spec.prompt = 'use ghp_0123456789abcdefghijABCDEFGH please';
+    const message = `pods "a-runner" is forbidden: token ${jwt} rejected`;
+    const first = computeStatus({ session, now, step: take(session, { type: 'ApprovalTimeout' }), message });
+    const written = JSON.stringify(first.patch);
+    expect(written).not.toContain('eyJhbGci');
+    expect(written).not.toContain('ghp_0123');
+    expect(first.patch?.result?.message).toBe('pods "a-runner" is forbidden: token [redacted] rejected');
+    expect(first.patch?.display?.prompt).toMatch(/^use \[redacted\] /);
+    expect(computeStatus({ session: { ...session, status: first.status }, now }).patch).toBeUndefined();
+  });
+
   it('writes nothing when nothing changed', () => {
     const session = testSession({ name: 'a' });
     const first = computeStatus({ session, now, step: take(session, { type: 'Enqueue' }) });

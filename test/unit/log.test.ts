@@ -22,6 +22,70 @@ describe('redactor', () => {
   });
 });
 
+describe('redactor against hostile inputs', () => {
+  const SECRET = 'p@ss/w:rd+x y~Z9*';
+  const redact = makeRedactor([SECRET, 'ghs_short']);
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  const jwt = (payload: object, signature = 'c2lnbmF0dXJlLXNpZ25hdHVyZQ') =>
+    [Buffer.from('{"alg":"RS256","kid":"k1"}').toString('base64url'), Buffer.from(JSON.stringify(payload)).toString('base64url'), signature].join('.');
+  const SA_TOKEN = jwt({ aud: ['tether-relay'], sub: 'system:serviceaccount:tether:s1-runner', exp: 1_900_000_000 });
+
+  it.each([
+    ['a ServiceAccount token', `token=${SA_TOKEN}`],
+    ['a bearer header', `Authorization: Bearer ${SA_TOKEN}`],
+    ['an unsigned JWT', `jwt ${jwt({ sub: 'x' }, '')}`],
+    ['a JWT after punctuation', `("${SA_TOKEN}").`],
+    ['a JWT in JSON', JSON.stringify({ nested: { value: SA_TOKEN } })],
+  ])('catches %s', (_label, text) => {
+    const out = redact(text);
+    expect(out).toContain('[redacted]');
+    expect(out).not.toMatch(/eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}/);
+  });
+
+  it.each([
+    ['encodeURIComponent', encodeURIComponent(SECRET)],
+    ['a form body', new URLSearchParams({ p: SECRET }).toString().slice(2)],
+    ['lower-case hex', encodeURIComponent(SECRET).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase())],
+    ['every character encoded', [...Buffer.from(SECRET)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')],
+    ['half encoded', `p%40ss/w%3Ard+x%20y~Z9*`],
+    ['encoded twice', encodeURIComponent(encodeURIComponent(SECRET))],
+    ['in a URL', `https://h.example/cb?next=${encodeURIComponent(`https://x.example/?k=${SECRET}`)}`],
+  ])('catches the secret URL-encoded: %s', (_label, text) => {
+    expect(redact(`before ${text} after`)).toMatch(/^before .*\[redacted\].* after$/);
+    expect(redact(text)).not.toContain('w%3Ard');
+  });
+
+  it.each([0, 1, 2, 3, 4, 5])('catches the secret inside base64 after %i other bytes, in both alphabets', (offset) => {
+    const blob = Buffer.from(`${'x'.repeat(offset)}${SECRET}${'-tail'.repeat(offset)}`);
+    for (const encoded of [blob.toString('base64'), blob.toString('base64url')]) {
+      const out = redact(`data ${encoded} end`);
+      expect(out).toContain('[redacted]');
+      const left = out.split(' ')[1]!.split('[redacted]');
+      const decoded = left.map((part) => Buffer.from(part, 'base64').toString('latin1')).join('');
+      expect(decoded).not.toContain(SECRET.slice(2, -2));
+    }
+  });
+
+  it('catches a Basic auth header and a base64 credentials file holding the secret', () => {
+    expect(redact(`Authorization: Basic ${b64(`x-access-token:${SECRET}`)}`)).toContain('[redacted]');
+    expect(redact(b64(JSON.stringify({ auths: { 'ghcr.io': { password: SECRET } } })))).toContain('[redacted]');
+  });
+
+  it('leaves ordinary text, other base64 and short look-alikes alone, and redacting twice changes nothing', () => {
+    const plain = ['The quick brown fox, p@ss and w:rd', b64('an unrelated value of some length'), 'eyJhbGciOi only one part', 'a.b.c', 'ghs_shor'];
+    for (const text of plain) expect(redact(text)).toBe(text);
+    const once = redact(`${SECRET} ${encodeURIComponent(SECRET)} ${b64(SECRET)} ${SA_TOKEN}`);
+    expect(once).toMatch(/^\[redacted\] \[redacted\] \[redacted\][A-Za-z0-9+/]?=* \[redacted\]$/); // base64 keeps its last bits
+    expect(redact(once)).toBe(once);
+  });
+
+  it('stays fast on long hostile input', () => {
+    const started = performance.now();
+    redact(`${'%2'.repeat(50_000)}${'eyJ'.repeat(20_000)}${'p%40ss'.repeat(20_000)}`);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
+
 describe('logger', () => {
   it('names its component and extra bindings on every line', () => {
     const { log, records } = capture({ bindings: { identity: 'pod-0' } });

@@ -1,4 +1,5 @@
-// The rest of the HTTP surface: web chat input checks, health, metrics, unknown routes.
+// The rest of the HTTP surface: the web chat's token-for-cookie exchange and input checks, the
+// access log, health, metrics, unknown routes.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
@@ -15,25 +16,76 @@ import { WebChat } from '../../relay/transports/web.ts';
 const token = 'chat-token-0123456789';
 const accepted: InboundMessage[] = [];
 const chat = new WebChat({ phone: '+15555550100', token });
+const logLines: { msg: string; url?: string }[] = [];
 let ready = false;
 let server: Server;
 let base: string;
+let cookie: string;
 
 beforeAll(async () => {
   const app = createApp({
     inbound: { accept: async (m) => (accepted.push(m), 'start') },
     media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'media-')), maxBytes: 1024, ttlMs: 60_000 }),
     mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 1024, authorizer: { mayUpload: async () => false },
-    webChat: chat, metrics: createMetrics(), logger: pino({ level: 'silent' }), ready: () => ready,
+    webChat: chat, publicUrl: 'https://relay.example', metrics: createMetrics(), ready: () => ready,
+    logger: pino({ level: 'debug' }, { write: (line: string) => void logLines.push(JSON.parse(line)) }),
   });
   server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const exchange = await fetch(`${base}/chat?token=${token}`, { redirect: 'manual' });
+  cookie = exchange.headers.get('set-cookie')!.split(';')[0]!;
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-const send = (body: string, auth = `Bearer ${token}`, type = 'application/json') =>
-  fetch(`${base}/chat/send`, { method: 'POST', body, headers: { 'content-type': type, authorization: auth } });
+const send = (body: string, credentials: Record<string, string> = { cookie }, type = 'application/json') =>
+  fetch(`${base}/chat/send`, { method: 'POST', body, headers: { 'content-type': type, ...credentials } });
+
+describe('web chat sign-in', () => {
+  it('exchanges the link\'s token for an HttpOnly, SameSite=Strict, Secure cookie and redirects to a URL without it', async () => {
+    const res = await fetch(`${base}/chat?token=${token}`, { redirect: 'manual' });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('chat');
+    const [pair, ...flags] = res.headers.get('set-cookie')!.split('; ');
+    expect(flags.sort()).toEqual(['HttpOnly', 'Path=/', 'SameSite=Strict', 'Secure']);
+    expect(pair).toMatch(/^tether_chat=[A-Za-z0-9_-]{43}$/);
+    expect(pair).not.toContain(token);
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('serves the page for the cookie, framed by no one and leaking no referrer', async () => {
+    const res = await fetch(`${base}/chat`, { headers: { cookie: `other=1; ${cookie}` } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).not.toContain('token');
+    expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+  });
+
+  it.each([
+    ['no cookie', {}],
+    ['a wrong cookie', { cookie: 'tether_chat=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }],
+    ['the token itself as the cookie', { cookie: `tether_chat=${token}` }],
+    ['the token as a bearer header', { authorization: `Bearer ${token}` }],
+  ])('refuses the page, the events and posts with %s (401)', async (_label, credentials) => {
+    expect((await fetch(`${base}/chat`, { headers: credentials })).status).toBe(401);
+    expect((await fetch(`${base}/chat/events?token=${token}`, { headers: credentials })).status).toBe(401);
+    expect((await send(JSON.stringify({ id: 'a1b2c3d4', text: 'x' }), credentials)).status).toBe(401);
+  });
+
+  it('refuses a wrong token in the link without setting a cookie', async () => {
+    const res = await fetch(`${base}/chat?token=wrong-token-wrong`, { redirect: 'manual' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('keeps the token out of the access log', () => {
+    const urls = logLines.filter((l) => l.msg === 'request').map((l) => l.url);
+    expect(urls).toContain('/chat?token=[redacted]');
+    expect(JSON.stringify(logLines)).not.toContain(token);
+  });
+});
 
 describe('web chat input', () => {
   it('hands a message on as from the web chat phone and records it in the history', async () => {
@@ -55,15 +107,9 @@ describe('web chat input', () => {
     expect(accepted).toHaveLength(before);
   });
 
-  it.each([['no token', ''], ['a wrong token', 'Bearer wrong-token-wrong-token'], ['the token in the wrong scheme', `Basic ${token}`]])(
-    'refuses %s (401)', async (_label, auth) => {
-      expect((await send(JSON.stringify({ id: 'a1b2c3d4', text: 'x' }), auth)).status).toBe(401);
-      expect((await fetch(`${base}/chat/events`)).status).toBe(401);
-    });
-
   it('streams history and new entries as server-sent events', async () => {
     const controller = new AbortController();
-    const res = await fetch(`${base}/chat/events?token=${token}`, { signal: controller.signal });
+    const res = await fetch(`${base}/chat/events`, { signal: controller.signal, headers: { cookie } });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const reader = res.body!.getReader();
     await chat.send({ to: '+15555550100', body: '⏳ Reading the code', actions: [{ label: 'approve', reply: 'approve' }] });

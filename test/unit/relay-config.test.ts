@@ -22,7 +22,21 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...base, ...twilioVars, TWILIO_API_URL: 'http://127.0.0.1:9' }).twilio).toMatchObject({ apiUrl: 'http://127.0.0.1:9' });
   });
 
+  it('gives the upload limits, the listening address and every secret the redactor must know', () => {
+    const c = loadConfig({ ...base, ...twilioVars, RELAY_TOKEN_REVIEW_FAILURE_TTL: '2s', RELAY_BIND_ADDRESS: '127.0.0.1' });
+    expect(c.uploads).toEqual({
+      sessionFiles: 100, sessionBytes: 50 * 1024 * 1024, ratePerMinute: 30, concurrency: 4, timeoutMs: 30_000,
+      review: { okTtlMs: 30_000, failureTtlMs: 2000, maxEntries: 1000 },
+    });
+    expect(c.bindAddress).toBe('127.0.0.1');
+    expect(loadConfig(base).bindAddress).toBe('0.0.0.0');
+    expect(c.secrets.sort()).toEqual(['k'.repeat(32), 'secret', 't'.repeat(20)]);
+  });
+
   it.each([
+    ['RELAY_UPLOAD_CONCURRENCY', { RELAY_UPLOAD_CONCURRENCY: '0' }],
+    ['RELAY_TOKEN_REVIEW_TTL', { RELAY_TOKEN_REVIEW_TTL: 'a while' }],
+    ['RELAY_BIND_ADDRESS', { RELAY_BIND_ADDRESS: 'localhost; rm -rf' }],
     ['PUBLIC_URL', { PUBLIC_URL: undefined }],
     ['PUBLIC_URL', { PUBLIC_URL: 'tether.example.com' }],
     ['TETHER_REPO_URL', { TETHER_REPO_URL: undefined }],

@@ -1,4 +1,5 @@
-// Media: runner uploads (authorized per session), signed short-lived GET links, no path tricks.
+// Media: runner uploads (authorized per session, refused before the body is read), signed
+// short-lived GET links, no path tricks, an allowlist of names and a per-Session quota.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, utimesSync } from 'node:fs';
@@ -7,7 +8,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../relay/app.ts';
-import { checkMediaSignature, isValidRef, signMediaUrl } from '../../relay/media/signing.ts';
+import type { UploadLimits } from '../../relay/config.ts';
+import { isValidRef } from '../../relay/media/refs.ts';
+import { checkMediaSignature, signMediaUrl } from '../../relay/media/signing.ts';
 import { MediaStore } from '../../relay/media/store.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 
@@ -16,13 +19,23 @@ const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a
 const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(100, 2)]);
 const dir = mkdtempSync(join(tmpdir(), 'media-'));
 const store = new MediaStore({ dir, maxBytes: 4096, ttlMs: 60_000 });
+const limits: UploadLimits = {
+  sessionFiles: 4, sessionBytes: 10_000, ratePerMinute: 1000, concurrency: 2, timeoutMs: 2000,
+  review: { okTtlMs: 1000, failureTtlMs: 1000, maxEntries: 10 },
+};
+const asked: string[] = [];
 let server: Server;
 let base: string;
 
 beforeAll(async () => {
   const app = createApp({
-    inbound: { accept: async () => 'empty' }, media: store, mediaSigningKey: key, mediaMaxBytes: 4096,
-    authorizer: { mayUpload: async (token, ns, session) => token === 'runner-token' && ns === 'ns' && session === 'sess-1' },
+    inbound: { accept: async () => 'empty' }, media: store, mediaSigningKey: key, mediaMaxBytes: 4096, uploads: limits,
+    authorizer: {
+      mayUpload: async (token, ns, session) => {
+        asked.push(token);
+        return token.startsWith('runner-token') && ns === 'ns' && session === (token === 'runner-token' ? 'sess-1' : token.slice(13));
+      },
+    },
     metrics: createMetrics(), logger: pino({ level: 'silent' }), ready: () => true,
   });
   server = app.listen(0, '127.0.0.1');
@@ -32,7 +45,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 const put = (path: string, body: Buffer, type = 'image/png', token = 'runner-token') =>
-  fetch(`${base}/media/${path}`, { method: 'PUT', body: new Uint8Array(body), headers: { 'content-type': type, authorization: `Bearer ${token}` } });
+  fetch(`${base}/uploads/${path}`, { method: 'PUT', body: new Uint8Array(body), headers: { 'content-type': type, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
 
 describe('media signing', () => {
   it('accepts its own signature until expiry, nothing else', () => {
@@ -47,7 +60,8 @@ describe('media signing', () => {
     expect(checkMediaSignature(key, 'ns/sess-1/diff.png', exp, [sig])).toBe('bad');
   });
 
-  it.each(['../x.png', 'ns/sess-1/../../etc/passwd.png', 'ns/sess-1/a.gif', 'ns/sess-1/.hidden.png', 'NS/sess-1/a.png', 'ns/sess-1/a/b.png', 'ns/sess-1/a%2f.png', 'ns//a.png'])(
+  it.each(['../x.png', 'ns/sess-1/../../etc/passwd.png', 'ns/sess-1/a.gif', 'ns/sess-1/.hidden.png', 'NS/sess-1/a.png', 'ns/sess-1/a/b.png',
+    'ns/sess-1/a%2f.png', 'ns//a.png', 'ns/sess-1/page.html.png', 'ns/sess-1/A.png', 'ns/sess-1/a.svg', 'ns/sess-1/a.png.', 'ns/sess-1/a_b.png'])(
     'refuses the reference %s', (ref) => expect(isValidRef(ref)).toBe(false));
 });
 
@@ -65,7 +79,8 @@ describe('PUT and GET /media', () => {
 
   it.each([
     ['another session\'s token', 'ns/sess-2/diff.png', PNG, 'image/png', 'runner-token', 403],
-    ['no token', 'ns/sess-1/diff.png', PNG, 'image/png', '', 403],
+    ['no token', 'ns/sess-1/diff.png', PNG, 'image/png', '', 401],
+    ['a name off the allowlist', 'ns/sess-1/index.html.png', PNG, 'image/png', 'runner-token', 400],
     ['a GIF content type', 'ns/sess-1/a.png', PNG, 'image/gif', 'runner-token', 415],
     ['JPEG bytes labelled PNG', 'ns/sess-1/a.png', JPEG, 'image/png', 'runner-token', 415],
     ['an extension that does not match', 'ns/sess-1/a.jpg', PNG, 'image/png', 'runner-token', 415],

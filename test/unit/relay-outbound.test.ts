@@ -90,12 +90,12 @@ describe('outbound delivery', () => {
       phase: 'AwaitingApproval', progress: progress('Editing theme.ts'),
       pending: { id: 'c1', kind: 'changes', summary: '2 files changed, +48 −6', createdAt: new Date().toISOString() },
       result: { diffStat: ' src/theme.ts | 17 +++--\n package.json | 2 +', media: [
-        { kind: 'screenshot', ref: 'ns/s/shot.png', contentType: 'image/png' },
-        { kind: 'diff', ref: 'ns/s/diff.png', contentType: 'image/png' },
+        { kind: 'screenshot', ref: `ns/${name}/shot.png`, contentType: 'image/png' },
+        { kind: 'diff', ref: `ns/${name}/diff.png`, contentType: 'image/png' },
       ] },
     });
     const sent = await fake.waitFor(phone, 3);
-    expect(sent.map((m) => m.mediaUrls)).toEqual([[], ['https://relay.example/media/ns/s/diff.png?sig=x'], []]);
+    expect(sent.map((m) => m.mediaUrls)).toEqual([[], [`https://relay.example/media/ns/${name}/diff.png?sig=x`], []]);
     expect(sent[0]!.body).toBe('⏳ Editing theme.ts');
     expect(sent[1]!.body).toBe('Ready for review — 2 files changed, +48 −6:\n  src/theme.ts | 17 +++--\n  package.json | 2 +');
     expect(sent[2]!.body).toBe('Reply *approve* to open a pull request or *reject* to undo. (expires in 30 min)');

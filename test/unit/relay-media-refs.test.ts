@@ -1,0 +1,103 @@
+// The relay signs only a Session's own media, remembers token reviews briefly and boundedly, and
+// limits uploads per source and per runner.
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { SessionDefaults } from '../../common/session/defaults.ts';
+import { runnerName } from '../../common/session/names.ts';
+import type { Media, Session } from '../../common/session/schema.ts';
+import { CachedTokenAuthorizer } from '../../relay/media/auth.ts';
+import { ExpiringCache, RateLimiter } from '../../relay/media/limits.ts';
+import { foreignRefAuditor, foreignRefs, isOwnMedia } from '../../relay/media/refs.ts';
+import { plan } from '../../relay/outbound/plan.ts';
+
+const defaults: SessionDefaults = { maxQueued: 3, timeouts: { run: '2h', approval: '30m' } };
+
+function withMedia(media: Media[]): Session {
+  return {
+    apiVersion: 'tether.dev/v1alpha1', kind: 'Session',
+    metadata: { namespace: 'tether', name: 'abc-1', uid: 'u1' },
+    spec: { phone: '+14155550123', prompt: 'p', repo: { url: 'x' }, workspace: 'w' },
+    status: {
+      phase: 'Succeeded', pending: undefined, result: { media },
+    },
+  };
+}
+
+const shot = (ref: string): Media => ({ kind: 'screenshot', ref, contentType: 'image/jpeg' });
+const FORGED = [
+  'tether/abc-2/screenshot-1.jpg', // another Session's
+  'other/abc-1/screenshot-1.jpg', // another namespace
+  'tether/abc-1/../abc-2/screenshot-1.jpg',
+  'tether/abc-10/screenshot-1.jpg', // a Session whose name starts with this one's
+  'tether/abc-1/screenshot-1.jpg/../../abc-2/x.jpg',
+  'tether/abc-1/%2e%2e/abc-2/x.jpg',
+  'tether/abc-1/nested/x.jpg',
+  'https://attacker.example/x.jpg',
+];
+
+describe('media refs a Session may have signed', () => {
+  it('accepts its own refs and workspace files are not relay media', () => {
+    const session = withMedia([]);
+    expect(isOwnMedia(session, shot('tether/abc-1/screenshot-1.jpg'))).toBe(true);
+    expect(isOwnMedia(session, shot('file:media/abc-1/screenshot-1.jpg'))).toBe(false);
+  });
+
+  it.each(FORGED)('refuses the forged ref %s', (ref) => {
+    expect(isOwnMedia(withMedia([]), shot(ref))).toBe(false);
+    expect(foreignRefs(withMedia([shot(ref)]))).toEqual([ref]);
+  });
+
+  it('plans only the Session\'s own images and logs each forged one once', () => {
+    const session = withMedia([shot('tether/abc-1/screenshot-1.jpg'), ...FORGED.map(shot)]);
+    const { parts } = plan(session, { n: 1, seq: 0, started: true }, { now: Date.now(), progressBatchMs: 0, lastProgressAt: 0, reminderBeforeMs: 60_000, defaults });
+    expect(parts.filter((p) => p.media).map((p) => p.media!.ref)).toEqual(['tether/abc-1/screenshot-1.jpg']);
+
+    const lines: { ref: string; msg: string }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const audit = foreignRefAuditor(logger);
+    audit('tether/abc-1', session);
+    audit('tether/abc-1', session);
+    expect(lines.map((l) => l.ref)).toEqual(FORGED);
+    expect(lines[0]!.msg).toMatch(/refused to sign/);
+  });
+});
+
+describe('token reviews', () => {
+  it('asks once per token while the answer is fresh, good or bad, and shares one review among concurrent checks', async () => {
+    const reviewed: string[] = [];
+    const authorizer = new CachedTokenAuthorizer(async (token) => {
+      reviewed.push(token);
+      await new Promise((r) => setTimeout(r, 20));
+      return token === 'good' ? `system:serviceaccount:ns:${runnerName('s1')}` : '';
+    }, { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 2 });
+    const answers = await Promise.all([...Array(50)].map((_, i) => authorizer.mayUpload(i % 2 ? 'good' : 'bad', 'ns', 's1')));
+    expect(answers.filter(Boolean)).toHaveLength(25);
+    expect(reviewed).toEqual(['bad', 'good']);
+    expect(await authorizer.mayUpload('good', 'ns', 's2')).toBe(false); // the right token for another Session
+    expect(reviewed).toHaveLength(2);
+    await new Promise((r) => setTimeout(r, 400)); // the refusal expired, the success did not
+    await authorizer.mayUpload('bad', 'ns', 's1');
+    await authorizer.mayUpload('good', 'ns', 's1');
+    expect(reviewed).toEqual(['bad', 'good', 'bad']);
+    expect(await authorizer.mayUpload('', 'ns', 's1')).toBe(false);
+    expect(reviewed).toHaveLength(3);
+  });
+
+  it('keeps at most its bound, dropping the oldest', () => {
+    const cache = new ExpiringCache<string>(3);
+    for (const key of ['a', 'b', 'c', 'd']) cache.set(key, key, 1000, 0);
+    expect(cache.size).toBe(3);
+    expect([cache.get('a', 1), cache.get('d', 1), cache.get('d', 1000)]).toEqual([undefined, 'd', undefined]);
+  });
+});
+
+describe('upload rate', () => {
+  it('allows the rate per key, refills evenly, and keeps keys apart', () => {
+    const limiter = new RateLimiter(6, 2);
+    const taken = [...Array(8)].map(() => limiter.take('10.0.0.1', 0));
+    expect(taken.filter(Boolean)).toHaveLength(6);
+    expect(limiter.take('10.0.0.2', 0)).toBe(true);
+    expect(limiter.take('10.0.0.1', 9_000)).toBe(false); // refilled 0.9 of one
+    expect(limiter.take('10.0.0.1', 10_000)).toBe(true);
+  });
+});
