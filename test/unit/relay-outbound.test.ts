@@ -104,7 +104,7 @@ describe('outbound delivery', () => {
   it('a long review: its pages in order, the last saying how many files no page shows', async () => {
     relay();
     const name = await newSession();
-    const page = (n: number) => ({ kind: 'diff' as const, ref: `ns/s/diff-${n}.png`, contentType: 'image/png' as const, caption: `12 files changed (${n}/3)` });
+    const page = (n: number) => ({ kind: 'diff' as const, ref: `ns/${name}/diff-${n}.png`, contentType: 'image/png' as const, caption: `12 files changed (${n}/3)` });
     await set(name, {
       phase: 'AwaitingApproval',
       pending: { id: 'c1', kind: 'changes', summary: '12 files changed', createdAt: new Date().toISOString() },
@@ -121,7 +121,7 @@ describe('outbound delivery', () => {
     relay();
     const name = await newSession('abc-20261122080000-7f3a', { n: 1, seq: 0, started: true, pending: 'c1' } as never);
     const pending = { id: 'c1', kind: 'changes' as const, summary: 's', createdAt: new Date().toISOString() };
-    const asked = (n: number) => ({ kind: 'diff' as const, ref: `ns/s/diff-r1-${n}.png`, contentType: 'image/png' as const, caption: `src/big.ts (${n}/2)`, request: 1 });
+    const asked = (n: number) => ({ kind: 'diff' as const, ref: `ns/${name}/diff-r1-${n}.png`, contentType: 'image/png' as const, caption: `src/big.ts (${n}/2)`, request: 1 });
     await store.patch('ns', name, { spec: { diffRequests: ['src/big.ts', 'gone.ts'] } });
     await set(name, { phase: 'AwaitingApproval', pending, result: { media: [asked(1), asked(2)], diffAnswered: 1 } });
     const sent = await fake.waitFor(phone, 2);
