@@ -111,7 +111,7 @@ describe('outbound delivery', () => {
       result: { diffStat: '12 files changed, 300 insertions(+)', media: [page(1), page(2), page(3)], diffFiles: { names: ['a.ts'], total: 12, shown: 7 } },
     });
     const sent = await fake.waitFor(phone, 4);
-    expect(sent.map((m) => m.mediaUrls)).toEqual([1, 2, 3].map((n) => [`https://relay.example/media/ns/s/diff-${n}.png?sig=x`]).concat([[]]));
+    expect(sent.map((m) => m.mediaUrls)).toEqual([1, 2, 3].map((n) => [`https://relay.example/media/ns/${name}/diff-${n}.png?sig=x`]).concat([[]]));
     expect(sent[0]!.body).toBe('Ready for review — 12 files changed, +300:');
     expect(sent[1]!.body).toBe('12 files changed (2/3)');
     expect(sent[2]!.body).toBe('12 files changed (3/3)\n5 more files not shown — reply *diff <file>*');
@@ -125,7 +125,7 @@ describe('outbound delivery', () => {
     await store.patch('ns', name, { spec: { diffRequests: ['src/big.ts', 'gone.ts'] } });
     await set(name, { phase: 'AwaitingApproval', pending, result: { media: [asked(1), asked(2)], diffAnswered: 1 } });
     const sent = await fake.waitFor(phone, 2);
-    expect(sent.map((m) => [m.body, m.mediaUrls])).toEqual([1, 2].map((n) => [`src/big.ts (${n}/2)`, [`https://relay.example/media/ns/s/diff-r1-${n}.png?sig=x`]]));
+    expect(sent.map((m) => [m.body, m.mediaUrls])).toEqual([1, 2].map((n) => [`src/big.ts (${n}/2)`, [`https://relay.example/media/ns/${name}/diff-r1-${n}.png?sig=x`]]));
     await set(name, { result: { media: [asked(1), asked(2)], diffAnswered: 2 } });
     await fake.waitFor(phone, 3);
     expect(bodies()[2]).toBe('Could not draw gone.ts. The list of changes above still holds.');
