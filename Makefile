@@ -3,7 +3,7 @@ SHELL := /usr/bin/env bash
 NODE_BIN := $(shell scripts/ensure-node.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: kind-up setup test test-unit test-integration lint typecheck crd control-plane dev clean
+.PHONY: kind-up setup test test-unit test-integration test-node lint typecheck crd control-plane node-binaries dev clean
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --include=optional --no-audit --no-fund
@@ -20,6 +20,15 @@ test-unit: setup
 
 test-integration: setup control-plane
 	npx vitest run --project integration
+
+## make test-node: the kubelet node tier (containerd + kubelet + kube-scheduler; needs root and Debian's
+## containerd, runc, containernetworking-plugins, busybox-static, gcc) and the tests that run Pods on it
+test-node: setup control-plane node-binaries
+	npx vitest run --project node
+
+## make node-binaries: build kubelet and kube-scheduler once (cached, same Kubernetes version as the control plane)
+node-binaries:
+	@bash local/kubelet-node/build-node.sh >/dev/null
 
 lint: setup
 	npm run lint

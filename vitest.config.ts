@@ -19,6 +19,18 @@ export default defineConfig({
           pool: 'forks',
         },
       },
+      {
+        // A real kubelet, containerd and kube-scheduler (local/kubelet-node): `make test-node`.
+        test: {
+          name: 'node',
+          include: ['test/node/**/*.test.ts'],
+          globalSetup: ['test/support/node-global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
+          pool: 'forks',
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });
