@@ -32,6 +32,8 @@ const VARIABLES = {
   TETHER_RUNNER_MEMORY_LIMIT: text(QUANTITY, '4Gi'),
   TETHER_TERMINATION_GRACE_SECONDS: text(INTEGER, '30'),
   TETHER_RELAY_URL: text(URL_PATTERN),
+  TETHER_RUNNER_HOST_NETWORK: text('^(true|false)$', 'false'),
+  TETHER_RUNNER_API_SERVER: text('^[^\\s:/]+:[0-9]+$'),
   GITHUB_API_URL: text(URL_PATTERN),
   TETHER_RUN_TIMEOUT: text(DURATION, SESSION_DEFAULTS.timeouts.run),
   TETHER_APPROVAL_TIMEOUT: text(DURATION, SESSION_DEFAULTS.timeouts.approval),
@@ -64,6 +66,11 @@ export interface ControllerConfig {
   terminationGraceSeconds: number;
   relayUrl?: string;
   githubApiUrl?: string;
+  /**
+   * The host-network / loopback test tier (docs/chart.md): runner Pods on the node's network, told
+   * the API server's address (host:port) instead of the `kubernetes` Service's virtual IP.
+   */
+  hostNetwork?: { apiServer?: { host: string; port: string } };
   defaultRunTimeoutMs: number;
   defaultApprovalTimeoutMs: number;
   podTtlMs: number;
@@ -115,6 +122,12 @@ function checkedPolicy(json: string): string {
   return json;
 }
 
+function hostNetwork(apiServer: string | undefined): NonNullable<ControllerConfig['hostNetwork']> {
+  if (!apiServer) return {};
+  const at = apiServer.lastIndexOf(':');
+  return { apiServer: { host: apiServer.slice(0, at), port: apiServer.slice(at + 1) } };
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): ControllerConfig {
   const v = read(env);
   const int = (name: Variable) => Number(v[name]);
@@ -136,6 +149,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     terminationGraceSeconds: int('TETHER_TERMINATION_GRACE_SECONDS'),
     relayUrl: v.TETHER_RELAY_URL,
     githubApiUrl: v.GITHUB_API_URL,
+    ...(v.TETHER_RUNNER_HOST_NETWORK === 'true' ? { hostNetwork: hostNetwork(v.TETHER_RUNNER_API_SERVER) } : {}),
     defaultRunTimeoutMs: ms('TETHER_RUN_TIMEOUT'),
     defaultApprovalTimeoutMs: ms('TETHER_APPROVAL_TIMEOUT'),
     podTtlMs: parseDuration(v.TETHER_POD_TTL!),
