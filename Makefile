@@ -24,6 +24,7 @@ test-integration: setup control-plane
 ## make test-node: the kubelet node tier (containerd + kubelet + kube-scheduler; needs root and Debian's
 ## containerd, runc, containernetworking-plugins, busybox-static, gcc) and the tests that run Pods on it
 test-node: setup control-plane node-binaries
+	$(MAKE) images IMAGE_REGISTRY=tether.local IMAGE_TAG=node-test
 	npx vitest run --project node
 
 ## make node-binaries: build kubelet and kube-scheduler once (cached, same Kubernetes version as the control plane)
