@@ -74,7 +74,7 @@ function values(o: { twilio: FakeTwilio; github: FakeGitHub; repoUrl: string; nu
       twilio: { whatsappFrom: 'whatsapp:+14155238886', apiUrl: o.twilio.url },
       progressBatch: '1s',
     },
-    runner: { ...tier.runner, githubApiUrl: o.github.url, resources: { requests: { cpu: '250m', memory: '512Mi' }, limits: { cpu: '2', memory: '4Gi' } } },
+    runner: { ...tier.runner, githubApiUrl: o.github.url },
   };
 }
 
