@@ -19,6 +19,16 @@ export default defineConfig({
           pool: 'forks',
         },
       },
+      {
+        // The built images in a container engine (make test-node builds them first); not in `npm test`.
+        test: {
+          name: 'node',
+          include: ['test/node/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+          pool: 'forks',
+        },
+      },
     ],
   },
 });
