@@ -19,7 +19,7 @@ beforeAll(() => {
 describe('controller and relay images', () => {
   it('run as the chart\'s user with a read-only root and stop at their configuration, naming the variable', () => {
     const controller = runContainer('controller', [], { user: chartUser, readOnly: true, env: { TETHER_METRICS_PORT: 'not-a-port' } });
-    expect(controller.stderr).toContain('tether-controller: configuration error: TETHER_METRICS_PORT=not-a-port is invalid');
+    expect(controller.stderr).toContain('tether-controller: configuration error: TETHER_METRICS_PORT="not-a-port" is invalid');
     expect(controller.status).toBe(2);
     // No transport configured: the relay names the first Twilio variable.
     const relay = runContainer('relay', [], { user: chartUser, readOnly: true });
