@@ -20,7 +20,8 @@ export default defineConfig({
         },
       },
       {
-        // A real kubelet, containerd and kube-scheduler (local/kubelet-node): `make test-node`.
+        // The built images in a container engine, and a real kubelet, containerd and kube-scheduler
+        // (local/kubelet-node) running them: `make test-node` builds the images first; not in `npm test`.
         test: {
           name: 'node',
           include: ['test/node/**/*.test.ts'],

@@ -17,11 +17,10 @@ import { ensureSampleRepo } from '../../local/sample-repo.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 import { twilioPhone, type Phone } from './e2e.ts';
 import { serveGitOverHttp, type GitHttpForge } from './git-http.ts';
+import { builtImages, imageName } from './images.ts';
 
 const run = promisify(execFile);
 
-/** Where `make images IMAGE_REGISTRY=tether.local IMAGE_TAG=node-test` puts the images this tier installs. */
-export const TIER_IMAGES = { registry: 'tether.local', tag: 'node-test' } as const;
 const COMPONENTS = ['controller', 'relay', 'runner'] as const;
 const GITHUB_TOKEN = 'node-tier-forge-token';
 
@@ -36,10 +35,10 @@ export interface ChartOnNode {
   stop(): Promise<void>;
 }
 
-/** `docker save` of the three images from the engine scripts/ensure-docker.sh names, into containerd's CRI namespace. */
+/** `docker save` of the three images `make test-node` built, from the engine scripts/ensure-docker.sh names, into containerd's CRI namespace. */
 export async function loadImages(): Promise<void> {
   const { stdout } = await run('scripts/ensure-docker.sh');
-  const images = COMPONENTS.map((c) => `${TIER_IMAGES.registry}/tether-${c}:${TIER_IMAGES.tag}`);
+  const images = COMPONENTS.map(imageName);
   const command = `/usr/bin/docker save ${images.join(' ')} | ctr --address "$SOCKET" -n k8s.io images import -`;
   await new Promise<void>((resolve, reject) => {
     const child = spawn('bash', ['-o', 'pipefail', '-c', command], {
@@ -60,7 +59,7 @@ async function sampleForge(dir: string): Promise<{ forge: GitHttpForge; repoUrl:
 }
 
 function values(o: { twilio: FakeTwilio; github: FakeGitHub; repoUrl: string; numbers: string[]; relayPort: number; metricsPort: number; apiServerPort: number }) {
-  const tier = tierChartValues({ apiServerPort: o.apiServerPort, relayPort: o.relayPort, controllerMetricsPort: o.metricsPort, image: TIER_IMAGES });
+  const tier = tierChartValues({ apiServerPort: o.apiServerPort, relayPort: o.relayPort, controllerMetricsPort: o.metricsPort, image: builtImages });
   return {
     ...tier,
     secrets: {
