@@ -1,7 +1,7 @@
 // The project's images in a container engine, for the node tier (test/node): names, the engine
 // (scripts/ensure-docker.sh: the running one or the project's private one), and containers that
 // only ever use the host's network — nothing here creates a bridge or a private address.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 
@@ -43,9 +43,10 @@ export interface RunOptions {
 
 /**
  * Runs one container to completion as the chart's securityContext would (no capabilities, no
- * privilege escalation), on the host's network, and removes it whatever happens.
+ * privilege escalation), on the host's network, and removes it whatever happens. Asynchronous, so
+ * the test process can serve the container pages on loopback meanwhile.
  */
-export function runContainer(component: Component, command: string[], options: RunOptions = {}): Result {
+export async function runContainer(component: Component, command: string[], options: RunOptions = {}): Promise<Result> {
   const name = `tether-node-test-${randomBytes(4).toString('hex')}`;
   const args = ['run', '--name', name, '--network', 'host', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
     ...(options.user ? ['--user', options.user] : []),
@@ -54,9 +55,16 @@ export function runContainer(component: Component, command: string[], options: R
     ...Object.entries(options.env ?? {}).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
     ...(options.entrypoint !== undefined ? ['--entrypoint', options.entrypoint] : []),
     imageName(component), ...command];
+  const child = spawn('docker', args, { env: { ...process.env, DOCKER_HOST: engine() } });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (chunk: Buffer) => { out.stdout += chunk.toString(); });
+  child.stderr.on('data', (chunk: Buffer) => { out.stderr += chunk.toString(); });
+  const timer = setTimeout(() => docker(['rm', '--force', name]), options.timeoutMs ?? 60_000);
   try {
-    return docker(args, options.timeoutMs ?? 60_000);
+    const status = await new Promise<number | null>((resolve, reject) => child.once('error', reject).once('close', resolve));
+    return { status, ...out };
   } finally {
+    clearTimeout(timer);
     docker(['rm', '--force', name]);
   }
 }
