@@ -10,8 +10,11 @@ const [FIRST, SECOND] = ['+14155550181', '+14155550182'];
 let chart: ChartOnNode;
 
 beforeAll(async () => {
+  const started = Date.now();
   await loadImages();
+  const loaded = Date.now();
   chart = await installChart([FIRST, SECOND]);
+  console.log(`[kubelet-node] images loaded into containerd in ${loaded - started} ms, chart installed and Ready in ${Date.now() - loaded} ms`);
 }, 600_000);
 afterAll(async () => chart?.stop());
 
