@@ -14,6 +14,8 @@ export interface Kubelet {
   process: Managed;
   /** Where kubelet writes container logs (<namespace>_<pod>_<uid>/<container>/<n>.log). */
   podLogsDir: string;
+  /** kubelet's own log. */
+  logFile: string;
   stop(): Promise<void>;
 }
 
@@ -93,6 +95,7 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
   const cgroupRoot = await createCgroupRoot(o.nodeName);
   await writeFile(configFile, kubeletConfiguration(o, { ports, podLogsDir, cgroupRoot }));
   const saved = await readTunables();
+  const logFile = join(o.dir, 'kubelet.log');
   const proc = startManaged('kubelet', join(o.binDir, 'kubelet'), [
     `--config=${configFile}`, `--kubeconfig=${kubeconfig}`,
     `--root-dir=${rootDir}`, `--cert-dir=${pkiDir}`,
@@ -100,11 +103,11 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
     `--hostname-override=${o.nodeName}`,
     `--node-labels=tether.dev/node-tier=kubelet`,
     '--v=1',
-  ], join(o.dir, 'kubelet.log'));
+  ], logFile);
   const stop = async () => {
     await proc.stop(10_000);
     await restoreTunables(saved);
     await removeCgroupRoot(o.nodeName);
   };
-  return { nodeName: o.nodeName, healthzPort: ports.healthz, process: proc, podLogsDir, stop };
+  return { nodeName: o.nodeName, healthzPort: ports.healthz, process: proc, podLogsDir, logFile, stop };
 }

@@ -27,7 +27,7 @@ export async function waitForNodeReady(kc: KubeConfig, nodeName: string, kubelet
   const deadline = Date.now() + timeoutMs;
   let last = 'not registered';
   while (Date.now() < deadline) {
-    if (kubelet.process.child.exitCode !== null) throw new Error(`kubelet exited (${kubelet.process.child.exitCode}); see its log in ${kubelet.podLogsDir}/..`);
+    if (kubelet.process.child.exitCode !== null) throw new Error(`kubelet exited (${kubelet.process.child.exitCode}); see ${kubelet.logFile}`);
     const node = await core.readNode({ name: nodeName }).catch(() => undefined);
     const ready = node?.status?.conditions?.find((c) => c.type === 'Ready');
     if (ready?.status === 'True') return untaint(core, nodeName);

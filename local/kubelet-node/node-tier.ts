@@ -51,11 +51,11 @@ export async function startNodeTier(plane: ControlPlane): Promise<NodeTier> {
   const started: Array<{ stop(): Promise<void> }> = [];
   let containerd: Containerd | undefined;
   let kubelet: Kubelet | undefined;
-  const stop = async () => {
+  const stop = async (keepLogs = false) => {
     if (containerd) await removeEverything(kc, nodeName, containerd, kubelet);
     for (const part of started.reverse()) await part.stop();
     await unmountUnder(dir);
-    await rm(dir, { recursive: true, force: true });
+    if (!keepLogs) await rm(dir, { recursive: true, force: true });
   };
   try {
     containerd = await startContainerd(join(dir, 'containerd'), images.pause);
@@ -69,9 +69,9 @@ export async function startNodeTier(plane: ControlPlane): Promise<NodeTier> {
     started.push(kubelet);
     await waitForNodeReady(kc, nodeName, kubelet);
     const volumes = await createVolumePool(kc, join(dir, 'volumes'), nodeName);
-    return { nodeName, dir, containerd, kubelet, volumes, stop };
+    return { nodeName, dir, containerd, kubelet, volumes, stop: () => stop() };
   } catch (error) {
-    await stop();
+    await stop(true); // the error names a log file in the tier's folder
     throw error;
   }
 }
