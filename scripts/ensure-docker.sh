@@ -9,7 +9,8 @@
 # ${TETHER_CACHE_DIR:-~/.cache/tether}/docker: no bridge, no iptables rules, no IP forwarding or
 # masquerading — containers run with `--network host` only, so no private address range is ever
 # created or used. Idempotent: a second call finds the running engine and prints the same address.
-# One line on stderr when it starts an engine; the engine's log is docker/dockerd.log.
+# One line on stderr when it starts an engine; the engine's log is docker/dockerd.log. Like any
+# dockerd 20.10, it uses a containerd listening at /run/containerd/containerd.sock, else its own.
 set -euo pipefail
 cache="${TETHER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tether}"
 root="$cache/docker"
@@ -33,8 +34,8 @@ if [[ ${1:-} == stop ]]; then
   exit 0
 fi
 
-if private_pid >/dev/null && answers "$private_host"; then echo "$private_host"; exit 0; fi
 if [[ -n ${DOCKER_HOST:-} ]] && answers "$DOCKER_HOST"; then echo "$DOCKER_HOST"; exit 0; fi
+if private_pid >/dev/null && answers "$private_host"; then echo "$private_host"; exit 0; fi
 if [[ -z ${DOCKER_HOST:-} ]] && answers ""; then
   endpoint="$("$client" context inspect --format '{{.Endpoints.docker.Host}}' 2>/dev/null || true)"
   echo "${endpoint:-unix:///var/run/docker.sock}"

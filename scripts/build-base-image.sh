@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# build-base-rootfs.sh ROOTFS MIRROR NODE_PACKAGE NPM_PACKAGE — the root filesystem of the
-# node:24-bookworm-slim stand-in (see ensure-base-image.sh): Debian bookworm minbase slimmed the
-# way Debian's slim images are, plus Node.js laid out in /usr/local as the official image does.
+# build-base-image.sh DOCKER IMAGE MIRROR NODE_PACKAGE NPM_PACKAGE — builds the stand-in for
+# node:24-bookworm-slim (see ensure-base-image.sh) and imports it into the engine as IMAGE: Debian
+# bookworm minbase slimmed the way Debian's slim images are, plus Node.js laid out in /usr/local as
+# the official image does, with its entrypoint and CMD. Labelled dev.tether.stand-in=<hash of this
+# file>: a change here builds a new stand-in. Needs root (debootstrap).
 set -euo pipefail
-rootfs="$1" mirror="$2" node_package="$3" npm_package="$4"
+docker="$1" image="$2" mirror="$3" node_package="$4" npm_package="$5"
+recipe="$(sha256sum "$0" | cut -c1-12)"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+rootfs="$work/rootfs"
+# A debootstrap that failed half-way may leave /proc, /sys or /dev mounted in the root: never follow them.
+trap 'rm -rf --one-file-system "$work"' EXIT
 
 debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 \
   || { tail -n 30 "$work/debootstrap.log" >&2; exit 1; }
@@ -81,3 +86,12 @@ fi
 exec "$@"
 SH
 chmod 755 "$rootfs/usr/local/bin/docker-entrypoint.sh"
+
+node_version="$("$rootfs/usr/local/bin/node" --version)"
+tar -C "$rootfs" --numeric-owner -c . | "$docker" import \
+  --change "ENV NODE_VERSION=${node_version#v}" \
+  --change "LABEL dev.tether.stand-in=$recipe" \
+  --change 'ENTRYPOINT ["docker-entrypoint.sh"]' \
+  --change 'CMD ["node"]' \
+  - "$image" >/dev/null
+echo "$node_version"
