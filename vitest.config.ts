@@ -19,6 +19,19 @@ export default defineConfig({
           pool: 'forks',
         },
       },
+      {
+        // The built images in a container engine, and a real kubelet, containerd and kube-scheduler
+        // (local/kubelet-node) running them: `make test-node` builds the images first; not in `npm test`.
+        test: {
+          name: 'node',
+          include: ['test/node/**/*.test.ts'],
+          globalSetup: ['test/support/node-global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
+          pool: 'forks',
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -29,7 +29,7 @@ export const SUPERVISOR_RESOURCES = { requests: { cpu: '200m', memory: '512Mi' }
 export const SECRET_KEYS = ['ANTHROPIC_API_KEY', 'GITHUB_TOKEN'] as const;
 
 type BuilderConfig = Pick<ControllerConfig,
-  'runnerImage' | 'runnerSecret' | 'pvc' | 'resources' | 'terminationGraceSeconds' | 'relayUrl' | 'githubApiUrl' | 'tokenExpirationSeconds' | 'runtimeClassName' | 'permissionPolicy' | 'repoHosts'>;
+  'runnerImage' | 'runnerSecret' | 'pvc' | 'resources' | 'terminationGraceSeconds' | 'relayUrl' | 'githubApiUrl' | 'tokenExpirationSeconds' | 'runtimeClassName' | 'permissionPolicy' | 'repoHosts' | 'hostNetwork'>;
 
 function ownerReference(session: Session): V1OwnerReference {
   return {
@@ -119,6 +119,11 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
   if (config.githubApiUrl) env.push({ name: 'GITHUB_API_URL', value: config.githubApiUrl });
   env.push({ name: 'TETHER_REPO_HOSTS', value: config.repoHosts.join(',') });
   if (config.permissionPolicy) env.push({ name: 'TETHER_PERMISSION_POLICY', value: config.permissionPolicy });
+  const apiServer = config.hostNetwork?.apiServer;
+  if (apiServer) {
+    // Over the Service address kubelet injects: on the host network the API server is reached directly.
+    env.push({ name: 'KUBERNETES_SERVICE_HOST', value: apiServer.host }, { name: 'KUBERNETES_SERVICE_PORT', value: apiServer.port });
+  }
   for (const key of SECRET_KEYS) {
     env.push({ name: key, valueFrom: { secretKeyRef: { name: config.runnerSecret, key, optional: true } } });
   }
@@ -193,6 +198,7 @@ export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
       serviceAccountName: meta.name,
       automountServiceAccountToken: false,
       ...(config.runtimeClassName ? { runtimeClassName: config.runtimeClassName } : {}),
+      ...(config.hostNetwork ? { hostNetwork: true } : {}),
       enableServiceLinks: false,
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: config.terminationGraceSeconds,

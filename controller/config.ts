@@ -33,6 +33,8 @@ const VARIABLES = {
   TETHER_RUNNER_MEMORY_LIMIT: text(QUANTITY, '4Gi'),
   TETHER_TERMINATION_GRACE_SECONDS: text(INTEGER, '30'),
   TETHER_RELAY_URL: text(URL_PATTERN),
+  TETHER_RUNNER_HOST_NETWORK: text('^(true|false)$', 'false'),
+  TETHER_RUNNER_API_SERVER: text('^[^\\s:/]+:[0-9]+$'),
   GITHUB_API_URL: text(URL_PATTERN),
   TETHER_REPO_HOSTS: text('^[^\\s]+$', DEFAULT_REPO_HOSTS.join(',')),
   TETHER_RUN_TIMEOUT: text(DURATION, SESSION_DEFAULTS.timeouts.run),
@@ -68,6 +70,11 @@ export interface ControllerConfig {
   githubApiUrl?: string;
   /** Hosts (host[:port]) and local folders a Session's repo.url may point at; the token goes nowhere else. */
   repoHosts: string[];
+  /**
+   * The host-network / loopback test tier (docs/chart.md): runner Pods on the node's network, told
+   * the API server's address (host:port) instead of the `kubernetes` Service's virtual IP.
+   */
+  hostNetwork?: { apiServer?: { host: string; port: string } };
   defaultRunTimeoutMs: number;
   defaultApprovalTimeoutMs: number;
   podTtlMs: number;
@@ -127,6 +134,12 @@ function checkedPolicy(json: string): string {
   return json;
 }
 
+function hostNetwork(apiServer: string | undefined): NonNullable<ControllerConfig['hostNetwork']> {
+  if (!apiServer) return {};
+  const at = apiServer.lastIndexOf(':');
+  return { apiServer: { host: apiServer.slice(0, at), port: apiServer.slice(at + 1) } };
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): ControllerConfig {
   const v = read(env);
   const int = (name: Variable) => Number(v[name]);
@@ -149,6 +162,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     relayUrl: v.TETHER_RELAY_URL,
     githubApiUrl: v.GITHUB_API_URL,
     repoHosts: repoHosts(v.TETHER_REPO_HOSTS!),
+    ...(v.TETHER_RUNNER_HOST_NETWORK === 'true' ? { hostNetwork: hostNetwork(v.TETHER_RUNNER_API_SERVER) } : {}),
     defaultRunTimeoutMs: ms('TETHER_RUN_TIMEOUT'),
     defaultApprovalTimeoutMs: ms('TETHER_APPROVAL_TIMEOUT'),
     podTtlMs: parseDuration(v.TETHER_POD_TTL!),

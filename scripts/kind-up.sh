@@ -30,13 +30,9 @@ if ! "$kind" get clusters 2>/dev/null | grep -qx "$cluster"; then
   "$kind" create cluster --name "$cluster" --wait 120s
 fi
 
+scripts/build-images.sh "$registry" "$tag"
 for component in controller relay runner; do
-  dockerfile="$component/Dockerfile"
-  [[ $component == runner ]] && dockerfile="runner-image/Dockerfile"
-  image="$registry/tether-$component:$tag"
-  echo "[kind-up] building $image"
-  docker build -f "$dockerfile" -t "$image" .
-  "$kind" load docker-image --name "$cluster" "$image"
+  "$kind" load docker-image --name "$cluster" "$registry/tether-$component:$tag"
 done
 
 secrets=()

@@ -136,7 +136,9 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     `--cert-dir=${join(dir, 'apiserver-certs')}`,
     `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
     `--client-ca-file=${pki.caCert}`,
-    '--authorization-mode=RBAC',
+    // Node: kubelets (system:node:<name>) reach only their own Node and their Pods' objects.
+    '--authorization-mode=Node,RBAC',
+    '--enable-admission-plugins=NodeRestriction',
     `--service-account-key-file=${pki.serviceAccountPub}`,
     `--service-account-signing-key-file=${pki.serviceAccountKey}`,
     `--service-account-issuer=${server}`,

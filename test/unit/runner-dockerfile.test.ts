@@ -4,12 +4,12 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { caBundleIsAnOptionalSecret, importedPackages, instructions, ofKeyword, uninstalled } from '../support/dockerfiles.ts';
 
 const path = join(import.meta.dirname, '../../runner-image/Dockerfile');
 const text = readFileSync(path, 'utf8');
-/** Instructions with line continuations joined and comments dropped. */
-const instructions = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-const of = (keyword: string) => instructions.filter((l) => l.toUpperCase().startsWith(`${keyword} `));
+const lines = instructions(path);
+const of = (keyword: string) => ofKeyword(lines, keyword);
 
 describe('runner Dockerfile', { timeout: 30_000 }, () => {
   it('passes hadolint (when installed)', (ctx) => {
@@ -20,8 +20,10 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
     expect(run.status).toBe(0);
   });
 
-  it('builds on node:24-bookworm-slim', () => {
-    expect(of('FROM')).toEqual(['FROM node:24-bookworm-slim']);
+  it('builds on node:24-bookworm-slim, flattened without Node\'s C headers', () => {
+    expect(of('FROM')).toEqual(['FROM node:24-bookworm-slim AS base', 'FROM scratch']);
+    expect(of('RUN')[0]).toBe('RUN rm -rf /usr/local/include');
+    expect(of('COPY')[0]).toBe('COPY --from=base / /');
   });
 
   it('installs git, Debian chromium and fonts in one layer without recommends, cleaning apt lists', () => {
@@ -47,6 +49,22 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
     expect(sdk?.optionalDependencies?.['@anthropic-ai/claude-agent-sdk-linux-x64']).toBe(pinned);
   });
 
+  it('keeps every package the supervisor and the agent host import and drops only ones they do not', () => {
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const dropped = uninstalled(of('RUN').find((l) => l.includes('npm uninstall'))!);
+    const imported = importedPackages('runner-image/main.ts', 'runner-image/agent-host/main.ts');
+    expect(imported).toContain('@anthropic-ai/claude-agent-sdk');
+    for (const name of imported) expect(dropped, `${name} is imported by the runner but the image uninstalls it`).not.toContain(name);
+    expect(Object.keys(pkg.dependencies).filter((d) => !imported.has(d)).sort()).toEqual([...dropped].sort());
+  });
+
+  it('leaves out only GPU drivers and debugging layers Chromium cannot use headless (--disable-gpu)', () => {
+    const apt = of('RUN').find((l) => l.includes('apt-get install'))!;
+    const excluded = [...apt.matchAll(/'(\/usr\/lib\/[^']+)'/g)].map((m) => m[1]);
+    expect(excluded).toEqual(['/usr/lib/*/dri/*', '/usr/lib/*/libLLVM-*', '/usr/lib/*/libz3.so*', '/usr/lib/chromium/libVkLayer_khronos_validation.so*']);
+    expect(readFileSync(join(import.meta.dirname, '../../runner-image/images.ts'), 'utf8')).toContain("'--disable-gpu'");
+  });
+
   it('runs as a numeric non-root user', () => {
     const user = of('USER').at(-1);
     expect(user).toMatch(/^USER [1-9]\d*(:[1-9]\d*)?$/);
@@ -58,6 +76,7 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
       expect(line).not.toMatch(/(ghp_|github_pat_|sk-ant-)/);
     }
     for (const line of of('COPY')) expect(line).not.toMatch(/\.env|\.npmrc|id_rsa|kubeconfig/i);
+    expect(caBundleIsAnOptionalSecret(lines)).toBe(true);
     expect(of('COPY').some((l) => /^COPY \. /.test(l))).toBe(false);
   });
 

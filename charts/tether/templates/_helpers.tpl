@@ -60,7 +60,28 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "tether.relayUrl" -}}
+{{- if .Values.hostNetwork.enabled -}}
+{{- printf "http://127.0.0.1:%v" .Values.relay.port -}}
+{{- else -}}
 {{- printf "http://%s.%s.svc:%v" (include "tether.component" (dict "root" . "component" "relay")) .Release.Namespace .Values.relay.service.port -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Host-network / loopback test tier: the API server's address over the Service's (container env entries). */}}
+{{- define "tether.apiServerEnv" -}}
+{{- with .Values.hostNetwork.apiServer }}
+{{- if $.Values.hostNetwork.enabled }}
+- name: KUBERNETES_SERVICE_HOST
+  value: {{ (splitList ":" .) | first | quote }}
+- name: KUBERNETES_SERVICE_PORT
+  value: {{ (splitList ":" .) | last | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* httpGet probe target: the named port, on 127.0.0.1 in the host-network tier. */}}
+{{- define "tether.probeTarget" -}}
+port: {{ .port }}{{ if .root.Values.hostNetwork.enabled }}, host: 127.0.0.1{{ end }}
 {{- end -}}
 
 {{/* PSS restricted: Pod and container security contexts shared by every Pod of the chart. */}}

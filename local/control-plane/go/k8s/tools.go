@@ -1,10 +1,13 @@
 //go:build tools
 
-// Package tools pins the Kubernetes commands the local control plane builds.
+// Package tools pins the Kubernetes commands the local control plane builds, and the
+// kubelet and kube-scheduler of the kubelet node tier (local/kubelet-node).
 package tools
 
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 	_ "k8s.io/kubernetes/cmd/kubectl"
 )

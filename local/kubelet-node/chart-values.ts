@@ -1,0 +1,31 @@
+// The chart's values for the kubelet node tier (docs/chart.md, "Host-network / loopback test
+// tier"): every Pod on the node's network, every address they use on loopback, ports that do not
+// collide on one host, the images loaded into the tier's containerd, volumes from its pool.
+import { STORAGE_CLASS } from './settings.ts';
+
+export interface TierChartOptions {
+  /** Port of the local API server on 127.0.0.1. */
+  apiServerPort: number;
+  relayPort: number;
+  controllerMetricsPort: number;
+  /** Registry and tag the images were built under (`make images IMAGE_REGISTRY=… IMAGE_TAG=…`). */
+  image: { registry: string; tag: string };
+}
+
+export function tierChartValues(o: TierChartOptions) {
+  return {
+    hostNetwork: { enabled: true, apiServer: `127.0.0.1:${o.apiServerPort}` },
+    // Loaded with `ctr images import`: nothing to pull.
+    image: { registry: o.image.registry, tag: o.image.tag, pullPolicy: 'Never' },
+    controller: { metricsPort: o.controllerMetricsPort },
+    relay: {
+      port: o.relayPort,
+      publicUrl: `http://127.0.0.1:${o.relayPort}`,
+      media: { persistence: { enabled: true, storageClassName: STORAGE_CLASS } },
+    },
+    runner: { workspace: { storageClassName: STORAGE_CLASS } },
+    // NetworkPolicy objects are inert here (no network plugin), and their install-time lookup of the
+    // API server's endpoints would find the loopback address: leave them out.
+    networkPolicy: { enabled: false },
+  };
+}

@@ -1,0 +1,52 @@
+// One Session in containers: the chart installed with helm onto the kubelet node tier, the
+// relay, controller and runner all running from the images `make images` builds; a signed
+// webhook followed to a pull request, then a runner Pod deleted mid-run and the user told.
+import { CoreV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
+import { installChart, loadImages, type ChartOnNode } from '../support/chart-on-node.ts';
+
+const [FIRST, SECOND] = ['+14155550181', '+14155550182'];
+let chart: ChartOnNode;
+
+beforeAll(async () => {
+  const started = Date.now();
+  await loadImages();
+  const loaded = Date.now();
+  chart = await installChart([FIRST, SECOND]);
+  console.log(`[kubelet-node] images loaded into containerd in ${loaded - started} ms, chart installed and Ready in ${Date.now() - loaded} ms`);
+}, 600_000);
+afterAll(async () => chart?.stop());
+
+const latest = async (phone: string) => (await chart.sessions()).filter((s) => s.spec.phone === phone).sort((a, b) =>
+  a.metadata!.creationTimestamp! < b.metadata!.creationTimestamp! ? -1 : 1).at(-1)!;
+
+describe('the chart on a real node', () => {
+  it('takes a WhatsApp message to a pull request, with relay, controller and runner in containers', async () => {
+    const phone = chart.phone(FIRST);
+    await phone.send('script:\nprogress: editing in a container\nwrite: CONTAINERS.md = ran on a real node\nsay: all done');
+    await phone.next(/editing in a container/, 240_000);
+    await phone.next(/Reply \*approve\*/, 120_000);
+    await phone.send('approve');
+    await phone.next(/Pull request opened/, 120_000);
+    expect(chart.github.pulls).toHaveLength(1);
+    expect(chart.github.pulls[0]).toMatchObject({ owner: 'acme', repo: 'sample', base: 'main' });
+    expect(chart.forge.requests.some((r) => r.method === 'POST' && r.path.endsWith('/git-receive-pack'))).toBe(true);
+    const session = await latest(FIRST);
+    expect(session.status?.phase).toBe('Succeeded');
+    const pod = await chart.kc.makeApiClient(CoreV1Api).readNamespacedPod({ name: session.status!.podName!, namespace: chart.namespace });
+    expect(pod.spec!.hostNetwork).toBe(true);
+    expect(pod.spec!.nodeName).toBeTruthy();
+  });
+
+  it('tells the user when the runner Pod is deleted mid-run', async () => {
+    const phone = chart.phone(SECOND);
+    await phone.send('script:\nprogress: working hard\nsleep: 120000\nsay: never');
+    await phone.next(/working hard/, 240_000);
+    const session = await latest(SECOND);
+    await chart.kc.makeApiClient(CoreV1Api).deleteNamespacedPod({ name: session.status!.podName!, namespace: chart.namespace, gracePeriodSeconds: 0 });
+    const told = await phone.next(/❌/, 120_000);
+    expect(told.body).toMatch(/stopped|crashed|lost|error|deleted/i);
+    await eventually(async () => expect((await latest(SECOND)).status?.phase).toBe('Failed'), 60_000, 500);
+  });
+});
