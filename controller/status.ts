@@ -2,8 +2,9 @@
 // what a reconcile pass saw and decided. It returns the merge patch to write (or nothing).
 import { formatDuration, maskPhone, previewPrompt } from '../common/session/display.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
-import { isTerminal, type Step } from '../common/session/state-machine.ts';
-import { CONDITION_ADMITTED, CONDITION_FINISHED, finishedMessage, finishedReason, sameJson, setCondition } from './conditions.ts';
+import type { StartProblem } from './start.ts';
+import { isTerminal, Reason, type Step } from '../common/session/state-machine.ts';
+import { CONDITION_ADMITTED, CONDITION_FINISHED, CONDITION_STARTED, finishedMessage, finishedReason, sameJson, setCondition } from './conditions.ts';
 
 export interface StatusInput {
   session: Session;
@@ -13,6 +14,8 @@ export interface StatusInput {
   /** Plain-words explanation for a controller-made ending (result.message). */
   message?: string;
   exitCode?: number;
+  /** Why the runner Pod of a Starting Session has not started yet. */
+  startProblem?: StartProblem;
   /** The runner Pod created or adopted in this pass. */
   pod?: { name: string; createdAt?: string | Date };
 }
@@ -59,6 +62,8 @@ export function computeStatus(input: StatusInput): StatusOutcome {
     status.conditions = setCondition(status.conditions, { type: CONDITION_ADMITTED, status: 'True', reason: 'PodCreated', message: `runner pod ${input.pod.name} created` }, now, generation);
   }
 
+  status.conditions = startedCondition(status, input.startProblem, now, generation);
+
   const alreadyFinished = status.conditions?.some((c) => c.type === CONDITION_FINISHED);
   if (isTerminal(status.phase) && (step || !alreadyFinished)) {
     status.completionTime ??= now.toISOString();
@@ -85,4 +90,14 @@ export function computeStatus(input: StatusInput): StatusOutcome {
     patch.result = { message: status.result?.message, exitCode: status.result?.exitCode };
   }
   return { patch: Object.keys(patch).length ? (patch as Partial<SessionStatus>) : undefined, status, reason };
+}
+
+/** Started: False with the Kubernetes reason while the Pod is held back; True once the runner left Starting. */
+function startedCondition(status: SessionStatus, problem: StartProblem | undefined, now: Date, generation?: number): SessionStatus['conditions'] {
+  if (problem) {
+    return setCondition(status.conditions, { type: CONDITION_STARTED, status: 'False', reason: problem.reason, message: problem.detail || problem.plain }, now, generation);
+  }
+  const held = status.conditions?.find((c) => c.type === CONDITION_STARTED && c.status === 'False');
+  if (!held || status.phase === 'Starting' || isTerminal(status.phase)) return status.conditions;
+  return setCondition(status.conditions, { type: CONDITION_STARTED, status: 'True', reason: Reason.RunnerStarted, message: 'the runner started' }, now, generation);
 }
