@@ -14,6 +14,7 @@ export interface StartProblem {
 
 const IMAGE_REASONS = ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'RegistryUnavailable'];
 const VOLUME_REASONS = ['ContainerCreating', 'PodInitializing', 'FailedMount', 'FailedAttachVolume'];
+const GENERIC_WAITS = ['ContainerCreating', 'PodInitializing'];
 const AGAIN = 'then send the command again';
 
 function plainWords(reason: string, image: string | undefined): string {
@@ -39,13 +40,13 @@ export function startProblem(pod: V1Pod): StartProblem | undefined {
     const reason = scheduled.reason ?? 'Unschedulable';
     return { reason, detail: scheduled.message ?? '', plain: plainWords(reason, undefined) };
   }
-  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
-  for (const status of statuses) {
-    const waiting = status.state?.waiting;
-    if (!waiting?.reason) continue;
-    return { reason: waiting.reason, detail: waiting.message ?? '', plain: plainWords(waiting.reason, status.image) };
-  }
-  return undefined;
+  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]
+    .filter((s) => s.state?.waiting?.reason);
+  // A container waiting for its own image is the cause; the others only wait with it.
+  const held = statuses.find((s) => !GENERIC_WAITS.includes(s.state!.waiting!.reason!)) ?? statuses[0];
+  if (!held) return undefined;
+  const { reason, message } = held.state!.waiting!;
+  return { reason: reason!, detail: message ?? '', plain: plainWords(reason!, held.image) };
 }
 
 /** What the user hears when the deadline passes: the problem seen last, or that the start was slow. */
