@@ -109,6 +109,71 @@ function startControllerManager(binDir: string, dir: string, kubeconfig: string,
   ], join(dir, 'kube-controller-manager.log'));
 }
 
+interface ApiServerSpec {
+  dir: string;
+  pki: Pki;
+  etcdUrl: string;
+  port: number;
+  /** The service-account issuer: the first server's URL, shared by every server of the plane. */
+  issuer: string;
+  name: string;
+}
+
+function startApiServer(binDir: string, spec: ApiServerSpec): Managed {
+  const { dir, pki } = spec;
+  return startManaged(spec.name, join(binDir, 'kube-apiserver'), [
+    `--etcd-servers=${spec.etcdUrl}`,
+    `--secure-port=${spec.port}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
+    `--cert-dir=${join(dir, `${spec.name}-certs`)}`,
+    `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    '--authorization-mode=RBAC',
+    `--service-account-key-file=${pki.serviceAccountPub}`,
+    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+    `--service-account-issuer=${spec.issuer}`,
+    '--service-cluster-ip-range=10.96.0.0/24',
+    '--allow-privileged=false',
+    '--enable-priority-and-fairness=false',
+    '--v=0',
+  ], join(dir, `${spec.name}.log`));
+}
+
+/** What a second API server of a running plane needs, written next to its kubeconfig. */
+interface PlaneFacts {
+  binDir: string;
+  etcdUrl: string;
+  server: string;
+  pki: Pki;
+}
+const PLANE_FILE = 'plane.json';
+
+export interface ExtraApiServer {
+  server: string;
+  kubeconfig: string;
+  proc: Managed;
+  stop(): Promise<void>;
+}
+
+/**
+ * Another kube-apiserver on the same etcd, as in an HA control plane (for fault tests that pause
+ * one API server while others keep serving). `dir` is the running plane's folder.
+ */
+export async function startExtraApiServer(dir: string, name = 'kube-apiserver-2'): Promise<ExtraApiServer> {
+  const facts = JSON.parse(await readFile(join(dir, PLANE_FILE), 'utf8')) as PlaneFacts;
+  const port = await freePort();
+  const server = `https://127.0.0.1:${port}`;
+  const proc = startApiServer(facts.binDir, { dir, pki: facts.pki, etcdUrl: facts.etcdUrl, port, issuer: facts.server, name });
+  try {
+    await waitReady(server, facts.pki, proc, join(dir, `${name}.log`));
+  } catch (error) {
+    await proc.stop();
+    throw error;
+  }
+  const kubeconfig = join(dir, `${name}.kubeconfig`);
+  await writeFile(kubeconfig, kubeconfigYaml(server, facts.pki, { name: 'admin', cert: facts.pki.adminCert, key: facts.pki.adminKey }));
+  return { server, kubeconfig, proc, stop: () => proc.stop() };
+}
+
 export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
   const binDir = await controlPlaneBinaries();
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'tether-cp-')));
@@ -130,21 +195,8 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   ], etcdLog));
 
   const apiLog = join(dir, 'kube-apiserver.log');
-  const apiserver = startManaged('kube-apiserver', join(binDir, 'kube-apiserver'), [
-    `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-    `--secure-port=${apiPort}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
-    `--cert-dir=${join(dir, 'apiserver-certs')}`,
-    `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
-    `--client-ca-file=${pki.caCert}`,
-    '--authorization-mode=RBAC',
-    `--service-account-key-file=${pki.serviceAccountPub}`,
-    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
-    `--service-account-issuer=${server}`,
-    '--service-cluster-ip-range=10.96.0.0/24',
-    '--allow-privileged=false',
-    '--enable-priority-and-fairness=false',
-    '--v=0',
-  ], apiLog);
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+  const apiserver = startApiServer(binDir, { dir, pki, etcdUrl, port: apiPort, issuer: server, name: 'kube-apiserver' });
   procs.push(apiserver);
 
   const stop = async () => {
@@ -160,6 +212,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
 
   const kubeconfig = join(dir, 'admin.kubeconfig');
   await writeFile(kubeconfig, kubeconfigYaml(server, pki, { name: 'admin', cert: pki.adminCert, key: pki.adminKey }));
+  await writeFile(join(dir, PLANE_FILE), JSON.stringify({ binDir, etcdUrl, server, pki } satisfies PlaneFacts));
 
   if (options.controllerManager !== false) procs.push(startControllerManager(binDir, dir, kubeconfig, pki));
   return { server, kubeconfig, dir, binDir, pki, stop, get pids() { return procs.map((p) => p.child.pid!); } };
