@@ -87,3 +87,8 @@ export async function supervise(name: string, start: () => Promise<Managed>, say
     },
   };
 }
+
+/** The same handle for a process nobody restarts. */
+export function unsupervised(proc: Managed): Supervised {
+  return { current: () => proc, stop: (graceMs) => proc.stop(graceMs), restart: () => Promise.reject(new Error(`${proc.name} is not supervised`)) };
+}

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createPki, type Pki } from './pki.ts';
 import { startManaged, type Managed } from './processes.ts';
+import { supervise, unsupervised, type Supervised } from '../supervise.ts';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -29,6 +30,8 @@ export interface StartOptions {
   dir?: string;
   /** Run kube-controller-manager too (default true). */
   controllerManager?: boolean;
+  /** Keep the processes running (restart with back-off, local/supervise.ts), reporting each restart here. */
+  onSupervision?: (line: string) => void;
 }
 
 /** Builds (once, cached) or finds the binaries; returns their folder. */
@@ -181,10 +184,15 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   const pki = await createPki(join(dir, 'pki'));
   const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const server = `https://127.0.0.1:${apiPort}`;
-  const procs: Managed[] = [];
+  const procs: Supervised[] = [];
+  const keep = async (name: string, start: () => Managed) => {
+    const kept = options.onSupervision ? await supervise(name, async () => start(), options.onSupervision) : unsupervised(start());
+    procs.push(kept);
+    return kept;
+  };
 
   const etcdLog = join(dir, 'etcd.log');
-  procs.push(startManaged('etcd', join(binDir, 'etcd'), [
+  await keep('etcd', () => startManaged('etcd', join(binDir, 'etcd'), [
     '--data-dir', join(dir, 'etcd'),
     '--listen-client-urls', `http://127.0.0.1:${etcdPort}`,
     '--advertise-client-urls', `http://127.0.0.1:${etcdPort}`,
@@ -196,15 +204,14 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
 
   const apiLog = join(dir, 'kube-apiserver.log');
   const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-  const apiserver = startApiServer(binDir, { dir, pki, etcdUrl, port: apiPort, issuer: server, name: 'kube-apiserver' });
-  procs.push(apiserver);
+  const apiserver = await keep('kube-apiserver', () => startApiServer(binDir, { dir, pki, etcdUrl, port: apiPort, issuer: server, name: 'kube-apiserver' }));
 
   const stop = async () => {
     for (const p of procs.reverse()) await p.stop();
     if (!options.dir) await rm(dir, { recursive: true, force: true });
   };
   try {
-    await waitReady(server, pki, apiserver, apiLog);
+    await waitReady(server, pki, apiserver.current(), apiLog);
   } catch (error) {
     await stop();
     throw error;
@@ -214,6 +221,6 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   await writeFile(kubeconfig, kubeconfigYaml(server, pki, { name: 'admin', cert: pki.adminCert, key: pki.adminKey }));
   await writeFile(join(dir, PLANE_FILE), JSON.stringify({ binDir, etcdUrl, server, pki } satisfies PlaneFacts));
 
-  if (options.controllerManager !== false) procs.push(startControllerManager(binDir, dir, kubeconfig, pki));
-  return { server, kubeconfig, dir, binDir, pki, stop, get pids() { return procs.map((p) => p.child.pid!); } };
+  if (options.controllerManager !== false) await keep('kube-controller-manager', () => startControllerManager(binDir, dir, kubeconfig, pki));
+  return { server, kubeconfig, dir, binDir, pki, stop, get pids() { return procs.map((p) => p.current().child.pid!); } };
 }
