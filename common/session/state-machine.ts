@@ -145,13 +145,11 @@ export function transition(phase: Phase | undefined, event: Event): Transition {
       if (phase === 'AwaitingApproval') return end(Reason.ApprovalTimeout);
       break;
     case 'RunTimeout':
-      if (active) return end(Reason.RunTimeout);
+    case 'PodLost':
+      if (active) return end(Reason[event.type]);
       break;
     case 'StartTimeout':
       if (phase === 'Starting') return end(Reason.StartTimeout);
-      break;
-    case 'PodLost':
-      if (active) return end(Reason.PodLost);
       break;
     case 'AgentFailed':
       if (phase === 'Working' || phase === 'AwaitingApproval' || phase === 'Publishing') return end(Reason.AgentFailed);
