@@ -163,5 +163,5 @@ describe('fault suite: controller SIGKILLed', () => {
       rec.stop();
       await last.proc.stop(5000);
     }
-  }, 600_000);
+  }, 120_000 + KILLS * 20_000);
 });
