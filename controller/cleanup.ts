@@ -7,7 +7,7 @@ import type { ControllerConfig } from './config.ts';
 import { endReason } from './conditions.ts';
 
 /** Ends the controller decides while the runner may still run: its Pod is stopped at once. */
-const CONTROLLER_ENDINGS: readonly string[] = [Reason.Cancelled, Reason.QueueCleared, Reason.ApprovalTimeout, Reason.RunTimeout, Reason.PodLost];
+const CONTROLLER_ENDINGS: readonly string[] = [Reason.Cancelled, Reason.QueueCleared, Reason.ApprovalTimeout, Reason.RunTimeout, Reason.StartTimeout, Reason.PodLost];
 
 export interface Cleanup {
   /** The end's controller effects still due: DeletePod once its time has come, and the phone-wide ones. */

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { policyOver } from '../common/permission-policy.ts';
-import { SESSION_DEFAULTS } from '../common/session/defaults.ts';
+import { RUNNER_START_TIMEOUT, SESSION_DEFAULTS } from '../common/session/defaults.ts';
 import { parseDuration } from '../common/session/display.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
 
@@ -39,6 +39,7 @@ const VARIABLES = {
   TETHER_REPO_HOSTS: text('^[^\\s]+$', DEFAULT_REPO_HOSTS.join(',')),
   TETHER_RUN_TIMEOUT: text(DURATION, SESSION_DEFAULTS.timeouts.run),
   TETHER_APPROVAL_TIMEOUT: text(DURATION, SESSION_DEFAULTS.timeouts.approval),
+  TETHER_START_TIMEOUT: text(DURATION, RUNNER_START_TIMEOUT),
   TETHER_POD_TTL: text(DURATION, '10m'),
   TETHER_HISTORY_COUNT: text(INTEGER, '20'),
   TETHER_HISTORY_MAX_AGE: text(DURATION, '720h'),
@@ -77,6 +78,8 @@ export interface ControllerConfig {
   hostNetwork?: { apiServer?: { host: string; port: string } };
   defaultRunTimeoutMs: number;
   defaultApprovalTimeoutMs: number;
+  /** A runner Pod not started (its runner Working) this long after creation fails its Session. */
+  startTimeoutMs: number;
   podTtlMs: number;
   historyCount: number;
   historyMaxAgeMs: number;
@@ -165,6 +168,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...(v.TETHER_RUNNER_HOST_NETWORK === 'true' ? { hostNetwork: hostNetwork(v.TETHER_RUNNER_API_SERVER) } : {}),
     defaultRunTimeoutMs: ms('TETHER_RUN_TIMEOUT'),
     defaultApprovalTimeoutMs: ms('TETHER_APPROVAL_TIMEOUT'),
+    startTimeoutMs: ms('TETHER_START_TIMEOUT'),
     podTtlMs: parseDuration(v.TETHER_POD_TTL!),
     historyCount: positive('TETHER_HISTORY_COUNT', int('TETHER_HISTORY_COUNT')),
     historyMaxAgeMs: ms('TETHER_HISTORY_MAX_AGE'),

@@ -9,8 +9,9 @@ import type { Session } from '../common/session/schema.ts';
 import { transition, type Event, type Step } from '../common/session/state-machine.ts';
 import { admit } from './admission.ts';
 import type { ControllerConfig } from './config.ts';
+import { startProblem, startTimeoutMessage, type StartProblem } from './start.ts';
 
-type Timeouts = Pick<ControllerConfig, 'defaultRunTimeoutMs' | 'defaultApprovalTimeoutMs'>;
+type Timeouts = Pick<ControllerConfig, 'defaultRunTimeoutMs' | 'defaultApprovalTimeoutMs' | 'startTimeoutMs'>;
 type DecideConfig = Timeouts & Pick<ControllerConfig, 'maxQueued' | 'repoHosts'>;
 
 export interface Observed {
@@ -28,6 +29,8 @@ export interface Decision {
   /** Plain-words explanation (result.message of a controller-made end, condition message). */
   message?: string;
   exitCode?: number;
+  /** Why a Starting Session's Pod has not started yet (its Started condition). */
+  startProblem?: StartProblem;
   requeueAfterMs?: number;
 }
 
@@ -119,6 +122,14 @@ export function decideActive(session: Session, pod: V1Pod | undefined, now: Date
 
   const deadlines: number[] = [];
   const start = status.startTime ? Date.parse(status.startTime) : undefined;
+  if (start !== undefined && status.phase === 'Starting') {
+    const expires = start + config.startTimeoutMs;
+    if (now.getTime() >= expires) {
+      const { message, problem } = startTimeoutMessage(pod, `${config.startTimeoutMs / 1000}s`);
+      return { step: take(session, { type: 'StartTimeout' }), message, startProblem: problem };
+    }
+    deadlines.push(expires);
+  }
   if (start !== undefined) {
     const runMs = runTimeoutMs(session, config);
     if (now.getTime() >= start + runMs) {
@@ -134,5 +145,6 @@ export function decideActive(session: Session, pod: V1Pod | undefined, now: Date
     deadlines.push(expires);
   }
   const next = Math.min(...deadlines);
-  return Number.isFinite(next) ? { requeueAfterMs: Math.max(1, next - now.getTime()) } : {};
+  const held = status.phase === 'Starting' ? startProblem(pod) : undefined;
+  return { ...(held ? { startProblem: held } : {}), ...(Number.isFinite(next) ? { requeueAfterMs: Math.max(1, next - now.getTime()) } : {}) };
 }

@@ -1,17 +1,21 @@
 // Kubernetes Events (events.k8s.io/v1) for `kubectl describe session`: one per condition the
-// controller writes — Queued, PodCreated, and every end (Warning for Failed and TimedOut).
+// controller writes — Queued, PodCreated, a runner Pod held back (Warning, with Kubernetes' reason:
+// ImagePullBackOff, Unschedulable …), and every end (Warning for Failed and TimedOut).
 // Derived from the status change written, so a pass that writes nothing records nothing; the
 // name is fixed per Session and reason, so a repeated record is refused as AlreadyExists.
 import { V1MicroTime, type EventsV1Event } from '@kubernetes/client-node';
 import type { Condition, Session, SessionStatus } from '../common/session/schema.ts';
 import { API_VERSION, KIND } from '../common/session/schema.ts';
-import { CONDITION_FINISHED, sameJson } from './conditions.ts';
+import { CONDITION_FINISHED, CONDITION_STARTED, sameJson } from './conditions.ts';
 
 export const REPORTING_CONTROLLER = 'tether.dev/controller';
 const NOTE_MAX = 1024;
 const NAME_MAX = 253;
 
 const WARNING_PHASES: readonly string[] = ['Failed', 'TimedOut'];
+
+const warns = (condition: Condition, after: SessionStatus) =>
+  (condition.type === CONDITION_FINISHED && WARNING_PHASES.includes(after.phase ?? '')) || (condition.type === CONDITION_STARTED && condition.status === 'False');
 
 /** Conditions new or changed between two statuses. */
 function changedConditions(before: SessionStatus, after: SessionStatus): Condition[] {
@@ -37,7 +41,7 @@ export function statusEvents(session: Session, before: SessionStatus, after: Ses
     action: after.phase ?? 'Reconcile',
     reason: condition.reason,
     note: condition.message.slice(0, NOTE_MAX),
-    type: condition.type === CONDITION_FINISHED && WARNING_PHASES.includes(after.phase ?? '') ? 'Warning' : 'Normal',
+    type: warns(condition, after) ? 'Warning' : 'Normal',
     regarding: { apiVersion: API_VERSION, kind: KIND, name, namespace, uid },
   }));
 }

@@ -94,7 +94,7 @@ async function observe(session: Session, deps: ReconcileDeps): Promise<Observed>
  * 409 instead of stopping a healthy runner). The phone-wide effects follow in finish().
  */
 async function act(session: Session, decision: Decision, seen: Observed, deps: ReconcileDeps, now: Date): Promise<WorkResult> {
-  const { step, message, exitCode } = decision;
+  const { step, message, exitCode, startProblem } = decision;
   let pod: V1Pod | undefined;
   if (step?.effects.includes('CreatePod')) {
     const made = await createPod(session, deps);
@@ -102,7 +102,7 @@ async function act(session: Session, decision: Decision, seen: Observed, deps: R
     pod = made.pod;
   }
   const podInput = pod ? { pod: { name: pod.metadata!.name!, createdAt: pod.metadata?.creationTimestamp } } : {};
-  await write(session, deps, now, { step, message, exitCode, ...podInput });
+  await write(session, deps, now, { step, message, exitCode, startProblem, ...podInput });
   const seenPod = seen.pod;
   if (step?.effects.includes('DeletePod') && seenPod && !seenPod.metadata?.deletionTimestamp) {
     await deps.ops.deletePod(meta(session).namespace, seenPod.metadata!.name!);

@@ -4,8 +4,9 @@
 import { makeRedactor, redactDeep } from '../common/log.ts';
 import { formatDuration, maskPhone, previewPrompt } from '../common/session/display.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
-import { isTerminal, type Step } from '../common/session/state-machine.ts';
-import { CONDITION_ADMITTED, CONDITION_FINISHED, finishedMessage, finishedReason, sameJson, setCondition } from './conditions.ts';
+import type { StartProblem } from './start.ts';
+import { isTerminal, Reason, type Step } from '../common/session/state-machine.ts';
+import { CONDITION_ADMITTED, CONDITION_FINISHED, CONDITION_STARTED, finishedMessage, finishedReason, sameJson, setCondition } from './conditions.ts';
 
 export interface StatusInput {
   session: Session;
@@ -15,6 +16,8 @@ export interface StatusInput {
   /** Plain-words explanation for a controller-made ending (result.message). */
   message?: string;
   exitCode?: number;
+  /** Why the runner Pod of a Starting Session has not started yet. */
+  startProblem?: StartProblem;
   /** The runner Pod created or adopted in this pass. */
   pod?: { name: string; createdAt?: string | Date };
 }
@@ -70,6 +73,8 @@ function unredactedStatus(input: StatusInput): Omit<StatusOutcome, 'patch'> {
     status.conditions = setCondition(status.conditions, { type: CONDITION_ADMITTED, status: 'True', reason: 'PodCreated', message: `runner pod ${input.pod.name} created` }, now, generation);
   }
 
+  status.conditions = startedCondition(status, input.startProblem, now, generation);
+
   const alreadyFinished = status.conditions?.some((c) => c.type === CONDITION_FINISHED);
   if (isTerminal(status.phase) && (step || !alreadyFinished)) {
     status.completionTime ??= now.toISOString();
@@ -99,4 +104,14 @@ function patchOf(before: SessionStatus, status: SessionStatus): Partial<SessionS
   const ownedResult = (s: SessionStatus) => ({ message: s.result?.message, exitCode: s.result?.exitCode });
   if (!sameJson(ownedResult(before), ownedResult(status))) patch.result = ownedResult(status);
   return Object.keys(patch).length ? (patch as Partial<SessionStatus>) : undefined;
+}
+
+/** Started: False with the Kubernetes reason while the Pod is held back; True once the runner left Starting. */
+function startedCondition(status: SessionStatus, problem: StartProblem | undefined, now: Date, generation?: number): SessionStatus['conditions'] {
+  if (problem) {
+    return setCondition(status.conditions, { type: CONDITION_STARTED, status: 'False', reason: problem.reason, message: problem.detail || problem.plain }, now, generation);
+  }
+  const held = status.conditions?.find((c) => c.type === CONDITION_STARTED && c.status === 'False');
+  if (!held || status.phase === 'Starting' || isTerminal(status.phase)) return status.conditions;
+  return setCondition(status.conditions, { type: CONDITION_STARTED, status: 'True', reason: Reason.RunnerStarted, message: 'the runner started' }, now, generation);
 }

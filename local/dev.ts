@@ -1,6 +1,7 @@
 // `make dev`: the whole system on this machine — a local control plane, the Session CRD,
 // controller, relay (web chat; Twilio too when its variables are set), the local node agent,
-// a sample repository as the remote and a local stand-in for the GitHub API.
+// a sample repository as the remote and a local stand-in for the GitHub API. Every process it
+// starts is supervised (local/supervise.ts); the node agent runs inside this process.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -25,7 +26,7 @@ const logger = pino({ level: config.logLevel }, { write: (line: string) => print
 
 print('dev', 'starting the local control plane (the first run builds it: several minutes)…');
 await rm(join(stateDir, 'cluster'), { recursive: true, force: true });
-const plane = await startControlPlane({ dir: join(stateDir, 'cluster') });
+const plane = await startControlPlane({ dir: join(stateDir, 'cluster'), onSupervision: (line) => print('supervisor', line) });
 print('dev', `control plane ready at ${plane.server}`);
 
 const github = config.githubApiUrl ? undefined : await startFakeGitHub();

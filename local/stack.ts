@@ -1,5 +1,6 @@
 // The whole system on one machine, on top of a running control plane: the Session CRD,
 // the controller and relay as processes, and the local node agent that runs runner Pods.
+// Both are supervised (supervise.ts): restarted after an unexpected exit, with a line saying so.
 // Used by `make dev` (local/dev.ts) and by the end-to-end tests.
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +13,7 @@ import { installSessionCrd } from './control-plane/crd.ts';
 import { freePort } from './control-plane/control-plane.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/node-agent.ts';
 import { startManaged, type Managed } from './control-plane/processes.ts';
+import { supervise, type Supervised, type SupervisionPolicy } from './supervise.ts';
 
 export interface StackOptions {
   kubeconfig: string;
@@ -31,7 +33,9 @@ export interface StackOptions {
   /** Extra environment for every Pod process the node agent starts (a test's proxy guard). */
   podEnv?: Record<string, string>;
   logger: pino.Logger;
-  /** Each output line of a component: controller, relay, or runner <pod>. */
+  /** Restart back-off and crash-loop bound of the controller and relay (default SUPERVISION). */
+  supervision?: SupervisionPolicy;
+  /** Each output line of a component: controller, relay, runner <pod>, or supervisor (restarts). */
   onLine?: (component: string, line: string) => void;
 }
 
@@ -43,6 +47,8 @@ export interface Stack {
   mediaSigningKey: string;
   nodeAgent: NodeAgent;
   restart(component: 'controller' | 'relay'): Promise<void>;
+  /** The component's process as it runs now. */
+  process(component: 'controller' | 'relay'): Managed;
   stop(): Promise<void>;
 }
 
@@ -96,15 +102,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...options.relayEnv,
     }),
   };
-  const procs: Partial<Record<'controller' | 'relay', Managed>> = {};
+  const procs: Partial<Record<'controller' | 'relay', Supervised>> = {};
   const launch = async (name: 'controller' | 'relay') => {
-    procs[name] = startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
+    const start = async () => startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
       env: await env[name](), cwd: options.repoRoot, onLine: (line) => options.onLine?.(name, line),
     });
+    procs[name] = await supervise(name, start, (line) => options.onLine?.('supervisor', line), options.supervision);
   };
 
   await launch('relay');
-  await waitHttp(`${relayUrl}/healthz`, procs.relay!, 'relay');
+  await waitHttp(`${relayUrl}/healthz`, procs.relay!.current(), 'relay');
   await launch('controller');
 
   const nodeAgent = await startNodeAgent({
@@ -121,10 +128,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     namespace, relayUrl, chatToken, mediaSigningKey, nodeAgent,
     chatUrl: `${relayUrl}/chat?token=${chatToken}`,
     async restart(name) {
-      await procs[name]?.stop(10_000);
-      await launch(name);
-      if (name === 'relay') await waitHttp(`${relayUrl}/healthz`, procs.relay!, 'relay');
+      await procs[name]!.restart(10_000);
+      if (name === 'relay') await waitHttp(`${relayUrl}/healthz`, procs.relay!.current(), 'relay');
     },
+    process: (name) => procs[name]!.current(),
     async stop() {
       await procs.controller?.stop(10_000);
       await nodeAgent.stop();

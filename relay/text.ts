@@ -197,7 +197,7 @@ function footer(session: Session): string {
   return parts.join(' · ');
 }
 
-const FAILURE_REASONS: readonly string[] = [Reason.QueueFull, Reason.RunTimeout, Reason.PodLost, Reason.InvalidSpec, Reason.AgentFailed];
+const FAILURE_REASONS: readonly string[] = [Reason.QueueFull, Reason.RunTimeout, Reason.StartTimeout, Reason.PodLost, Reason.InvalidSpec, Reason.AgentFailed];
 
 /** A failure in plain words: the first line of the runner's message, never a stack trace. */
 function failure(session: Session, defaults: SessionDefaults): string {
@@ -207,6 +207,7 @@ function failure(session: Session, defaults: SessionDefaults): string {
   switch (reason) {
     case Reason.QueueFull: return text.queueFull(defaults.maxQueued);
     case Reason.RunTimeout: return `❌ The task ran past its time limit (${runLimit}) and was stopped. Partial changes are kept. Send a new command to continue.`;
+    case Reason.StartTimeout: return `❌ The agent could not start: ${plain || 'its container did not start in time.'}`;
     case Reason.PodLost: return '❌ The agent stopped unexpectedly (its container went away). Partial changes are kept. Send the command again to retry.';
     case Reason.InvalidSpec: return '❌ That command could not be started (invalid settings). Please tell your operator.';
     default: return `❌ The agent stopped with an error${plain ? `: ${plain}` : ''}.\nPartial changes are kept. Reply *status* for details or send a new command.`;

@@ -5,6 +5,7 @@ import { repoProblem } from '../common/session/repo.ts';
 import { LIMITS, type Media, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { SCREENSHOT_TOOL, type Agent, type AgentResult } from './agents/types.ts';
+import { DISK_FULL_MESSAGE, isDiskFull } from './disk-full.ts';
 import { commitMessage, cutDiff, type Git, type Snapshot } from './git.ts';
 import { createPullRequest, repoSlug } from './github.ts';
 import { RunnerHost } from './host.ts';
@@ -57,6 +58,11 @@ export class Runner {
       await this.body();
     } catch (error) {
       if (error instanceof SessionFinished) return;
+      if (!this.stop.signal.aborted && await isDiskFull(error, this.deps.repoDir)) {
+        this.deps.log.error({ err: error }, 'the workspace volume is full');
+        await this.deps.status.move({ type: 'AgentFailed' }, DISK_FULL_MESSAGE);
+        return;
+      }
       if (!(error instanceof Stopped) && !this.stop.signal.aborted) throw error;
     }
     if (this.stop.signal.aborted) await this.finishStopped(String(this.stop.signal.reason));
@@ -78,7 +84,7 @@ export class Runner {
       const how = await this.deps.git.prepare(spec.repo.url, base);
       if (how === 'kept-changes') status.addProgress('Continuing from the changes kept on the workspace');
     } catch (error) {
-      await status.move({ type: 'AgentFailed' }, `Could not get the repository: ${errorText(error)}`);
+      await status.move({ type: 'AgentFailed' }, await isDiskFull(error, this.deps.repoDir) ? DISK_FULL_MESSAGE : `Could not get the repository: ${errorText(error)}`);
       return;
     }
     const host = new RunnerHost({

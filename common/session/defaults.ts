@@ -16,3 +16,10 @@ export const SESSION_DEFAULTS: SessionDefaults = {
 
 /** The largest TETHER_MAX_QUEUED accepted (the chart's values schema says the same). */
 export const MAX_QUEUED_CEILING = 50;
+
+/**
+ * How long a runner Pod may take to start (pulled, scheduled, volume attached, runner Working)
+ * before its Session fails with the reason. The user must hear within 3 minutes; this leaves
+ * the relay the rest.
+ */
+export const RUNNER_START_TIMEOUT = '2m';

@@ -25,6 +25,7 @@ export const Reason = {
   QueueCleared: 'QueueCleared',
   ApprovalTimeout: 'ApprovalTimeout',
   RunTimeout: 'RunTimeout',
+  StartTimeout: 'StartTimeout',
   PodLost: 'PodLost',
   AgentFailed: 'AgentFailed',
   InvalidSpec: 'InvalidSpec',
@@ -44,6 +45,7 @@ export type Event =
   | { type: 'QueueCleared' } //              an earlier Session's end cleared the queue this one waited in
   | { type: 'ApprovalTimeout' }
   | { type: 'RunTimeout' }
+  | { type: 'StartTimeout' } //             the runner Pod did not start in time (image, scheduling, volume)
   | { type: 'PodLost' }
   | { type: 'AgentFailed' }
   | { type: 'InvalidSpec' };
@@ -78,6 +80,7 @@ const ENDINGS = {
   [Reason.Published]: { phase: 'Succeeded', effects: done(['StartNextQueued']) },
   [Reason.Completed]: { phase: 'Succeeded', effects: done(['StartNextQueued']) },
   [Reason.RunTimeout]: { phase: 'Failed', effects: done(['StartNextQueued']) },
+  [Reason.StartTimeout]: { phase: 'Failed', effects: done(['StartNextQueued']) },
   [Reason.PodLost]: { phase: 'Failed', effects: done(['StartNextQueued']) },
   [Reason.AgentFailed]: { phase: 'Failed', effects: done(['StartNextQueued']) },
 } as const satisfies Partial<Record<Reason, { phase: Phase; effects: readonly Effect[] }>>;
@@ -142,10 +145,11 @@ export function transition(phase: Phase | undefined, event: Event): Transition {
       if (phase === 'AwaitingApproval') return end(Reason.ApprovalTimeout);
       break;
     case 'RunTimeout':
-      if (active) return end(Reason.RunTimeout);
-      break;
     case 'PodLost':
-      if (active) return end(Reason.PodLost);
+      if (active) return end(Reason[event.type]);
+      break;
+    case 'StartTimeout':
+      if (phase === 'Starting') return end(Reason.StartTimeout);
       break;
     case 'AgentFailed':
       if (phase === 'Working' || phase === 'AwaitingApproval' || phase === 'Publishing') return end(Reason.AgentFailed);

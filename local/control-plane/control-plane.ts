@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createPki, type Pki } from './pki.ts';
 import { startManaged, type Managed } from './processes.ts';
+import { supervise, unsupervised, type Supervised } from '../supervise.ts';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -29,6 +30,8 @@ export interface StartOptions {
   dir?: string;
   /** Run kube-controller-manager too (default true). */
   controllerManager?: boolean;
+  /** Keep the processes running (restart with back-off, local/supervise.ts), reporting each restart here. */
+  onSupervision?: (line: string) => void;
 }
 
 /** Builds (once, cached) or finds the binaries; returns their folder. */
@@ -109,6 +112,73 @@ function startControllerManager(binDir: string, dir: string, kubeconfig: string,
   ], join(dir, 'kube-controller-manager.log'));
 }
 
+interface ApiServerSpec {
+  dir: string;
+  pki: Pki;
+  etcdUrl: string;
+  port: number;
+  /** The service-account issuer: the first server's URL, shared by every server of the plane. */
+  issuer: string;
+  name: string;
+}
+
+function startApiServer(binDir: string, spec: ApiServerSpec): Managed {
+  const { dir, pki } = spec;
+  return startManaged(spec.name, join(binDir, 'kube-apiserver'), [
+    `--etcd-servers=${spec.etcdUrl}`,
+    `--secure-port=${spec.port}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
+    `--cert-dir=${join(dir, `${spec.name}-certs`)}`,
+    `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    // Node: kubelets (system:node:<name>) reach only their own Node and their Pods' objects.
+    '--authorization-mode=Node,RBAC',
+    '--enable-admission-plugins=NodeRestriction',
+    `--service-account-key-file=${pki.serviceAccountPub}`,
+    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+    `--service-account-issuer=${spec.issuer}`,
+    '--service-cluster-ip-range=10.96.0.0/24',
+    '--allow-privileged=false',
+    '--enable-priority-and-fairness=false',
+    '--v=0',
+  ], join(dir, `${spec.name}.log`));
+}
+
+/** What a second API server of a running plane needs, written next to its kubeconfig. */
+interface PlaneFacts {
+  binDir: string;
+  etcdUrl: string;
+  server: string;
+  pki: Pki;
+}
+const PLANE_FILE = 'plane.json';
+
+export interface ExtraApiServer {
+  server: string;
+  kubeconfig: string;
+  proc: Managed;
+  stop(): Promise<void>;
+}
+
+/**
+ * Another kube-apiserver on the same etcd, as in an HA control plane (for fault tests that pause
+ * one API server while others keep serving). `dir` is the running plane's folder.
+ */
+export async function startExtraApiServer(dir: string, name = 'kube-apiserver-2'): Promise<ExtraApiServer> {
+  const facts = JSON.parse(await readFile(join(dir, PLANE_FILE), 'utf8')) as PlaneFacts;
+  const port = await freePort();
+  const server = `https://127.0.0.1:${port}`;
+  const proc = startApiServer(facts.binDir, { dir, pki: facts.pki, etcdUrl: facts.etcdUrl, port, issuer: facts.server, name });
+  try {
+    await waitReady(server, facts.pki, proc, join(dir, `${name}.log`));
+  } catch (error) {
+    await proc.stop();
+    throw error;
+  }
+  const kubeconfig = join(dir, `${name}.kubeconfig`);
+  await writeFile(kubeconfig, kubeconfigYaml(server, facts.pki, { name: 'admin', cert: facts.pki.adminCert, key: facts.pki.adminKey }));
+  return { server, kubeconfig, proc, stop: () => proc.stop() };
+}
+
 export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
   const binDir = await controlPlaneBinaries();
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'tether-cp-')));
@@ -116,10 +186,15 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   const pki = await createPki(join(dir, 'pki'));
   const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const server = `https://127.0.0.1:${apiPort}`;
-  const procs: Managed[] = [];
+  const procs: Supervised[] = [];
+  const keep = async (name: string, start: () => Managed) => {
+    const kept = options.onSupervision ? await supervise(name, async () => start(), options.onSupervision) : unsupervised(start());
+    procs.push(kept);
+    return kept;
+  };
 
   const etcdLog = join(dir, 'etcd.log');
-  procs.push(startManaged('etcd', join(binDir, 'etcd'), [
+  await keep('etcd', () => startManaged('etcd', join(binDir, 'etcd'), [
     '--data-dir', join(dir, 'etcd'),
     '--listen-client-urls', `http://127.0.0.1:${etcdPort}`,
     '--advertise-client-urls', `http://127.0.0.1:${etcdPort}`,
@@ -130,31 +205,15 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   ], etcdLog));
 
   const apiLog = join(dir, 'kube-apiserver.log');
-  const apiserver = startManaged('kube-apiserver', join(binDir, 'kube-apiserver'), [
-    `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-    `--secure-port=${apiPort}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
-    `--cert-dir=${join(dir, 'apiserver-certs')}`,
-    `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
-    `--client-ca-file=${pki.caCert}`,
-    // Node: kubelets (system:node:<name>) reach only their own Node and their Pods' objects.
-    '--authorization-mode=Node,RBAC',
-    '--enable-admission-plugins=NodeRestriction',
-    `--service-account-key-file=${pki.serviceAccountPub}`,
-    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
-    `--service-account-issuer=${server}`,
-    '--service-cluster-ip-range=10.96.0.0/24',
-    '--allow-privileged=false',
-    '--enable-priority-and-fairness=false',
-    '--v=0',
-  ], apiLog);
-  procs.push(apiserver);
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+  const apiserver = await keep('kube-apiserver', () => startApiServer(binDir, { dir, pki, etcdUrl, port: apiPort, issuer: server, name: 'kube-apiserver' }));
 
   const stop = async () => {
     for (const p of procs.reverse()) await p.stop();
     if (!options.dir) await rm(dir, { recursive: true, force: true });
   };
   try {
-    await waitReady(server, pki, apiserver, apiLog);
+    await waitReady(server, pki, apiserver.current(), apiLog);
   } catch (error) {
     await stop();
     throw error;
@@ -162,7 +221,8 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
 
   const kubeconfig = join(dir, 'admin.kubeconfig');
   await writeFile(kubeconfig, kubeconfigYaml(server, pki, { name: 'admin', cert: pki.adminCert, key: pki.adminKey }));
+  await writeFile(join(dir, PLANE_FILE), JSON.stringify({ binDir, etcdUrl, server, pki } satisfies PlaneFacts));
 
-  if (options.controllerManager !== false) procs.push(startControllerManager(binDir, dir, kubeconfig, pki));
-  return { server, kubeconfig, dir, binDir, pki, stop, get pids() { return procs.map((p) => p.child.pid!); } };
+  if (options.controllerManager !== false) await keep('kube-controller-manager', () => startControllerManager(binDir, dir, kubeconfig, pki));
+  return { server, kubeconfig, dir, binDir, pki, stop, get pids() { return procs.map((p) => p.current().child.pid!); } };
 }

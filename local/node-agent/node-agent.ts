@@ -1,7 +1,7 @@
 // A local stand-in for a kubelet (dev and test tool): registers a Node, binds unscheduled
-// Pods to it, runs each of a Pod's containers as a local process tree under the container's own
-// user (pod-run.ts, identity.ts), reports Pod phase and container states, and honours deletion
-// with SIGTERM → grace → SIGKILL.
+// Pods to it, fails to pull images it does not have (image-pull.ts), runs each of a Pod's
+// containers as a local process tree under the container's own user (pod-run.ts, identity.ts),
+// reports Pod phase and container states, and honours deletion with SIGTERM → grace → SIGKILL.
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { isNotFound } from '../../common/kube/errors.ts';
@@ -9,6 +9,7 @@ import { createInformer, type Informer } from '../../common/kube/informer.ts';
 import { hostEnv } from '../config.ts';
 import type { Managed } from '../control-plane/processes.ts';
 import { canSwitchUser } from './identity.ts';
+import { imagePuller, LOCAL_IMAGES } from './image-pull.ts';
 import type { NodeLayout } from './pod-process.ts';
 import { runPod, type PodRun } from './pod-run.ts';
 
@@ -20,6 +21,8 @@ export interface NodeAgentOptions extends NodeLayout {
   namespace?: string;
   /** Extra environment for every process (PATH is always passed). */
   env?: Record<string, string>;
+  /** The images this node has (default LOCAL_IMAGES); a Pod naming another waits in ImagePullBackOff. */
+  images?: readonly string[];
   /** Called with each output line of a Pod's process. */
   onPodOutput?: (pod: string, line: string) => void;
 }
@@ -50,6 +53,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const patchStatus = (pod: V1Pod, status: object) =>
     core.patchNamespacedPodStatus({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { status } }, mergePatch);
 
+  const puller = imagePuller(options.images ?? LOCAL_IMAGES, patchStatus, (key) => reconcile(key));
+
   async function start(key: string, pod: V1Pod) {
     startedHere.add(pod.metadata!.uid!);
     const run = await runPod({
@@ -78,6 +83,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   }
 
   async function handle(key: string, pod: V1Pod | undefined) {
+    if (!pod || pod.metadata?.deletionTimestamp) puller.forget(key);
     if (!pod) {
       await running.get(key)?.stop(0);
       return;
@@ -98,7 +104,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       await patchStatus(pod, { phase: 'Failed', reason: 'NodeAgentRestarted', message: 'the local node agent restarted while the pod ran' });
       return;
     }
-    await start(key, pod);
+    if (await puller.ready(key, pod)) await start(key, pod);
   }
 
   // One handler run per pod at a time; a change that arrives meanwhile is handled after it.
@@ -128,6 +134,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     processOf: (key, container) => running.get(key)?.process(container),
     async stop() {
       clearInterval(heartbeat);
+      puller.stop();
       informer.stop();
       await Promise.all([...running.values()].map((p) => p.stop(5000)));
     },

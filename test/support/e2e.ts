@@ -78,6 +78,8 @@ export interface E2EOptions {
   numbers?: string[];
   /** The runner Secret's values (ANTHROPIC_API_KEY, GITHUB_TOKEN). */
   runnerSecrets?: Record<string, string>;
+  /** The stack's API server (default: the run's control plane); e.g. a second API server a test pauses. */
+  kubeconfig?: string;
   /** More environment for every Pod process (e.g. ANTHROPIC_BASE_URL of a test's scripted model). */
   podEnv?: Record<string, string>;
 }
@@ -89,8 +91,9 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   const remote = await ensureSampleRepo(join(stateDir, 'remote'));
   const namespace = `e2e-${process.pid}-${++counter}`;
   const logs: string[] = [];
+  const kubeconfig = options.kubeconfig ?? inject('kubeconfig');
   const stack = await startStack({
-    kubeconfig: inject('kubeconfig'), repoRoot: process.cwd(), stateDir, namespace, repoUrl: remote, githubApiUrl: github.url,
+    kubeconfig, repoRoot: process.cwd(), stateDir, namespace, repoUrl: remote, githubApiUrl: github.url,
     relayEnv: {
       TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
       TWILIO_API_URL: twilio.url, ALLOWED_NUMBERS: numbers.join(','), RELAY_PROGRESS_BATCH: '300ms', ...options.relayEnv,
@@ -102,7 +105,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     onLine: (component, line) => logs.push(`${component}: ${line}`),
   });
   const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(inject('kubeconfig'));
+  kubeConfig.loadFromFile(kubeconfig);
   const sessions = new SessionClient(kubeConfig);
 
   const phone = (number: string) => twilioPhone(twilio, stack.relayUrl, number);

@@ -72,6 +72,37 @@ describe('decideActive', () => {
   });
 });
 
+describe('decideActive: the start deadline', () => {
+  const starting = testSession({ phase: 'Starting', status: { startTime: at(0) } });
+  const waitingOn = (reason: string, message = '') => pod('Pending', {
+    containerStatuses: [{ name: 'runner', image: 'tether-runner:missing', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason, message } } }],
+  });
+  const limit = config.startTimeoutMs;
+  it('is at most 2 minutes by default, so the phone hears within 3', () => {
+    expect(limit).toBeLessThanOrEqual(120_000);
+  });
+  it('waits for the start deadline, reporting what holds the Pod back in Kubernetes\' words', () => {
+    expect(decideActive(starting, waitingOn('ErrImagePull', 'not found'), new Date(at(10)), config))
+      .toEqual({ startProblem: expect.objectContaining({ reason: 'ErrImagePull', detail: 'not found' }), requeueAfterMs: limit - 10_000 });
+    expect(decideActive(starting, pod('Running'), new Date(at(10)), config)).toEqual({ requeueAfterMs: limit - 10_000 });
+  });
+  it.each([
+    ['ImagePullBackOff', waitingOn('ImagePullBackOff'), /runner image "tether-runner:missing" could not be pulled \(ImagePullBackOff\)\. Ask your operator/],
+    ['Unschedulable', pod('Pending', { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available' }] }), /no node of the cluster can take the runner \(Unschedulable\)/],
+    ['ContainerCreating', waitingOn('ContainerCreating'), /workspace volume could not be attached \(ContainerCreating\)/],
+  ])('fails a Pod still held back by %s at the deadline, saying why and what to do', (reason, held, message) => {
+    const decision = decideActive(starting, held, new Date(at(limit / 1000)), config);
+    expect(decision).toMatchObject({ step: { phase: 'Failed', reason: 'StartTimeout', effects: expect.arrayContaining(['DeletePod', 'StartNextQueued']) }, startProblem: { reason } });
+    expect(decision.message).toMatch(message);
+    expect(decision.message).toMatch(/send the command again/);
+  });
+  it('fails a Pod that shows no reason but never started, and leaves a working runner alone', () => {
+    expect(decideActive(starting, pod('Pending'), new Date(at(limit / 1000 + 1)), config)).toMatchObject({ step: { reason: 'StartTimeout' }, message: /did not start within 120s \(its Pod is still Pending\)/ });
+    const working = testSession({ phase: 'Working', status: { startTime: at(0) } });
+    expect(decideActive(working, pod('Running'), new Date(at(limit / 1000 + 1)), config).step).toBeUndefined();
+  });
+});
+
 describe('decide', () => {
   const now = new Date(at(100));
   const decideFor = (s: ReturnType<typeof testSession>, siblings: ReturnType<typeof testSession>[] = []) => decide(s, { siblings }, now, config);

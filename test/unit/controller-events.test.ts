@@ -31,4 +31,17 @@ describe('statusEvents', () => {
     const recorded = computeStatus({ session: rejected, now }).status;
     expect(statusEvents(rejected, rejected.status!, recorded, 'ctl-0', now)).toEqual([expect.objectContaining({ reason: 'Rejected', type: 'Normal' })]);
   });
+
+  it('records a Pod held back as a Warning with Kubernetes\' reason, then Started when the runner works', () => {
+    const starting = testSession({ name: 'd', phase: 'Starting', status: { startTime: '2026-11-22T08:00:00Z' } });
+    const problem = { reason: 'ImagePullBackOff', detail: 'Back-off pulling image "x:1"', plain: 'the runner image could not be pulled' };
+    const held = computeStatus({ session: starting, now, startProblem: problem }).status;
+    expect(held.conditions).toContainEqual(expect.objectContaining({ type: 'Started', status: 'False', reason: 'ImagePullBackOff', message: 'Back-off pulling image "x:1"' }));
+    expect(statusEvents(starting, starting.status!, held, 'ctl-0', now)).toEqual([expect.objectContaining({ reason: 'ImagePullBackOff', type: 'Warning' })]);
+    const working = { ...starting, status: { ...held, phase: 'Working' as const } };
+    const started = computeStatus({ session: working, now }).status;
+    expect(started.conditions).toContainEqual(expect.objectContaining({ type: 'Started', status: 'True', reason: 'RunnerStarted' }));
+    const timedOut = computeStatus({ session: starting, now, step: take(starting, { type: 'StartTimeout' }), message: problem.plain, startProblem: problem }).status;
+    expect(statusEvents(starting, starting.status!, timedOut, 'ctl-0', now).map((e) => [e.reason, e.type])).toEqual([['ImagePullBackOff', 'Warning'], ['StartTimeout', 'Warning']]);
+  });
 });

@@ -27,6 +27,8 @@ describe('result messages', () => {
       '❌ The agent stopped with an error: npm test failed (3 failing).\nPartial changes are kept. Reply *status* for details or send a new command.'],
     ['a run timeout', { phase: 'Failed', conditions: condition('RunTimeout') }, '❌ The task ran past its time limit (60m) and was stopped. Partial changes are kept. Send a new command to continue.'],
     ['a lost pod', { phase: 'Failed', conditions: condition('PodLost'), result: { message: 'exit code 137' } }, '❌ The agent stopped unexpectedly (its container went away). Partial changes are kept. Send the command again to retry.'],
+    ['a start that never came', { phase: 'Failed', conditions: condition('StartTimeout'), result: { message: 'the runner image "x:1" could not be pulled (ImagePullBackOff). Ask your operator to check the runner image of the Tether install, then send the command again.' } },
+      '❌ The agent could not start: the runner image "x:1" could not be pulled (ImagePullBackOff). Ask your operator to check the runner image of the Tether install, then send the command again.'],
     ['a full queue', { phase: 'Failed', conditions: condition('QueueFull') }, 'You already have 3 commands waiting. Wait for one to finish, or reply *cancel* to clear them.'],
   ])('for %s', (_label, status, expected) => {
     expect(text.finished(session(status), defaults)).toBe(expected);

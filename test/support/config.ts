@@ -1,0 +1,11 @@
+// The test suites' own settings (the one place under test/ that fault suites read variables).
+const env = (name: string): string | undefined => process.env[name] || undefined;
+
+/** TETHER_FAULTS_FULL=1: the fault suites run their full counts (100 kills) instead of CI-sized ones. */
+export const FAULTS_FULL = env('TETHER_FAULTS_FULL') === '1';
+
+/** A fault suite's count: the CI-sized default, or the full one under TETHER_FAULTS_FULL=1. */
+export const faultCount = (ci: number, full: number): number => (FAULTS_FULL ? full : ci);
+
+/** TETHER_FAULT_SEED replays a fault suite's random choices. */
+export const faultSeed = (): number => Number(env('TETHER_FAULT_SEED') ?? Date.now() % 100_000);
