@@ -1,12 +1,13 @@
 // The controller's writes and uncached reads, behind one narrow interface (so a test can
 // interpose faults). Creates are idempotent: an existing object with the same name is adopted.
 import {
-  CoreV1Api, EventsV1Api, RbacAuthorizationV1Api, type EventsV1Event, type KubeConfig, type V1PersistentVolumeClaim, type V1Pod,
+  CoreV1Api, EventsV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type EventsV1Event, type KubeConfig, type V1PersistentVolumeClaim,
+  type V1Pod, type V1Role,
 } from '@kubernetes/client-node';
 import { isAlreadyExists, isNotFound } from '../common/kube/errors.ts';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
-import type { RunnerRbac } from './builders.ts';
+import type { RunnerIdentity } from './builders.ts';
 
 export interface ClusterOps {
   getSession(namespace: string, name: string): Promise<Session | undefined>;
@@ -18,7 +19,11 @@ export interface ClusterOps {
   ensurePod(pod: V1Pod): Promise<V1Pod>;
   deletePod(namespace: string, name: string): Promise<void>;
   ensurePvc(pvc: V1PersistentVolumeClaim): Promise<V1PersistentVolumeClaim>;
-  ensureRbac(rbac: RunnerRbac): Promise<void>;
+  /**
+   * The phone's runner identity with the Role's rules as given: one write (the Role's rules) when
+   * `known` is the Role as cached, else the ServiceAccount and RoleBinding first, then the Role.
+   */
+  ensureIdentity(identity: RunnerIdentity, known?: V1Role): Promise<void>;
   /** Creates the Event; one that already exists (same name) was recorded before. */
   recordEvent(event: EventsV1Event): Promise<void>;
 }
@@ -40,6 +45,8 @@ async function unlessMissing<T>(call: () => Promise<T>): Promise<T | undefined> 
     throw error;
   }
 }
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export function kubeClusterOps(kc: KubeConfig): ClusterOps {
   const sessions = new SessionClient(kc, FIELD_MANAGERS.controller);
@@ -66,13 +73,16 @@ export function kubeClusterOps(kc: KubeConfig): ClusterOps {
         () => core.readNamespacedPersistentVolumeClaim({ namespace, name }),
       );
     },
-    ensureRbac: async ({ serviceAccount, role, roleBinding }) => {
-      const namespace = serviceAccount.metadata!.namespace!;
+    ensureIdentity: async ({ serviceAccount, role, roleBinding }, known) => {
+      const { namespace, name } = role.metadata as { namespace: string; name: string };
+      const setRules = (resourceVersion?: string) => rbac.patchNamespacedRole(
+        { namespace, name, body: { metadata: resourceVersion ? { resourceVersion } : {}, rules: role.rules } }, mergePatch);
+      if (known && await unlessMissing(() => setRules(known.metadata?.resourceVersion))) return;
       await Promise.all([
-        orExisting(() => core.createNamespacedServiceAccount({ namespace, body: serviceAccount }), ignore),
-        orExisting(() => rbac.createNamespacedRole({ namespace, body: role }), ignore),
+        orExisting(() => core.createNamespacedServiceAccount({ namespace: serviceAccount.metadata!.namespace!, body: serviceAccount }), ignore),
         orExisting(() => rbac.createNamespacedRoleBinding({ namespace, body: roleBinding }), ignore),
       ]);
+      await orExisting(() => rbac.createNamespacedRole({ namespace, body: role }), () => setRules());
     },
     recordEvent: async (event) => {
       await orExisting(() => events.createNamespacedEvent({ namespace: event.metadata!.namespace!, body: event }), ignore);

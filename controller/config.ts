@@ -19,6 +19,7 @@ const text = (pattern: string, fallback?: string) => ({ schema: Type.String({ pa
 /** Variable → schema and default (undefined default = optional). */
 const VARIABLES = {
   TETHER_NAMESPACE: text(DNS_LABEL, 'tether'),
+  TETHER_RUNNER_NAMESPACE: text(DNS_LABEL),
   TETHER_RUNNER_IMAGE: text('^[^\\s]+$', 'tether-runner:latest'),
   TETHER_RUNNER_SECRET: text(DNS_SUBDOMAIN, 'tether-runner'),
   TETHER_RUNNER_RUNTIME_CLASS: text(DNS_SUBDOMAIN),
@@ -52,6 +53,8 @@ export type Variable = keyof typeof VARIABLES;
 
 export interface ControllerConfig {
   namespace: string;
+  /** Where runner Pods, their workspaces and identities live (default: the Sessions' namespace). */
+  runnerNamespace: string;
   runnerImage: string;
   runnerSecret: string;
   /** RuntimeClass of runner Pods (e.g. gvisor); unset → the cluster default. */
@@ -123,6 +126,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (port > 65535) throw new ConfigError(`TETHER_METRICS_PORT=${port} is invalid: must be at most 65535`);
   return {
     namespace: v.TETHER_NAMESPACE!,
+    runnerNamespace: v.TETHER_RUNNER_NAMESPACE ?? v.TETHER_NAMESPACE!,
     runnerImage: v.TETHER_RUNNER_IMAGE!,
     runnerSecret: v.TETHER_RUNNER_SECRET!,
     ...(v.TETHER_RUNNER_RUNTIME_CLASS ? { runtimeClassName: v.TETHER_RUNNER_RUNTIME_CLASS } : {}),

@@ -80,7 +80,7 @@ export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<R
   const app = createApp({
     webhook: config.twilio && { authToken: config.twilio.authToken, webhookUrl: config.webhookUrl, allowedNumbers: config.allowedNumbers },
     inbound, media, mediaSigningKey: config.media.signingKey, mediaMaxBytes: config.media.maxBytes,
-    authorizer: parts.authorizer ?? new TokenReviewAuthorizer(parts.kubeConfig),
+    authorizer: parts.authorizer ?? new TokenReviewAuthorizer(parts.kubeConfig, config.runnerNamespace),
     webChat, metrics, logger, ready: () => ready,
   });
 

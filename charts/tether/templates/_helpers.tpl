@@ -59,6 +59,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- if or .Values.relay.webChat.enabled (not (include "tether.twilioEnabled" .)) -}}true{{- end -}}
 {{- end -}}
 
+{{/* Where runner Pods, workspaces, identities and the runner Secret live. */}}
+{{- define "tether.runnerNamespace" -}}
+{{- default (printf "%s-runners" .Release.Namespace | trunc 63 | trimSuffix "-") .Values.runner.namespace -}}
+{{- end -}}
+
 {{- define "tether.relayUrl" -}}
 {{- printf "http://%s.%s.svc:%v" (include "tether.component" (dict "root" . "component" "relay")) .Release.Namespace .Values.relay.service.port -}}
 {{- end -}}
