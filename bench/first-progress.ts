@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { createInformer } from '../common/kube/informer.ts';
 import type { Session } from '../common/session/schema.ts';
 import { sessionsPath } from '../common/kube/sessions.ts';
+import { LABEL_SESSION } from '../common/session/names.ts';
 import { startControlPlane } from '../local/control-plane/control-plane.ts';
 import { startFakeGitHub } from '../local/github-stand-in.ts';
 import { ensureSampleRepo } from '../local/sample-repo.ts';
@@ -65,9 +66,9 @@ sessions.onChange((_key, s) => {
   if (s.status?.phase) mark(name, s.status.phase);
   if (s.status?.progress?.length) mark(name, 'progressInStatus');
 });
-const pods = createInformer<V1Pod>({ kube: kc, path: `/api/v1/namespaces/${stack.namespace}/pods`, logger: log });
+const pods = createInformer<V1Pod>({ kube: kc, path: `/api/v1/namespaces/${stack.runnerNamespace}/pods`, logger: log });
 pods.onChange((_key, p) => {
-  const session = p?.metadata?.ownerReferences?.[0]?.name;
+  const session = p?.metadata?.labels?.[LABEL_SESSION];
   if (!session) return;
   mark(session, 'podCreated');
   if (p.status?.phase === 'Running') mark(session, 'podRunning');

@@ -97,6 +97,11 @@ describe('runner Pod admission policy', () => {
   const createAsController = (pod: object) =>
     kubectlResult(['create', '--dry-run=server', `--as=system:serviceaccount:${ns}:${CONTROLLER}`, '-n', runners, '-f', manifestFile([pod])]);
   const runnerPod = () => desiredPod({ ...session, metadata: { ...session.metadata, namespace: ns } }, config);
+  beforeAll(async () => {
+    // The phone's runner ServiceAccount, as the controller makes it (a Pod may only name one that exists).
+    const { serviceAccount } = desiredIdentity({ ...session, metadata: { ...session.metadata, namespace: ns } }, [], config);
+    await kubectlOk(['create', `--as=system:serviceaccount:${ns}:${CONTROLLER}`, '-f', manifestFile([serviceAccount])]);
+  });
 
   it("admits the controller's runner Pod as the controller builds it", async () => {
     const admitted = await createAsController(runnerPod());

@@ -5,10 +5,10 @@ import { AuthenticationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { phoneHash } from '../../common/session/display.ts';
-import { LABEL_PHONE_HASH, RELAY_TOKEN_AUDIENCE, runnerName } from '../../common/session/names.ts';
+import { LABEL_PHONE_HASH } from '../../common/session/names.ts';
 import type { Session, SessionStatus } from '../../common/session/schema.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
-import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
+import { deleteNamespace, runnerRelayToken, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { PUBLIC_URL, startTestRelay, type TestRelay } from '../support/relay.ts';
 import { postWebhook, signedWebhook } from '../support/twilio-webhook.ts';
@@ -45,15 +45,6 @@ const settle = async () => {
   await new Promise((r) => setTimeout(r, 700));
   await relay!.lanes.idle();
 };
-
-async function runnerToken(session: string): Promise<string> {
-  const core = kc.makeApiClient(CoreV1Api);
-  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: runnerName(session) } } });
-  const request = await core.createNamespacedServiceAccountToken({
-    namespace: ns, name: runnerName(session), body: { spec: { audiences: [RELAY_TOKEN_AUDIENCE], expirationSeconds: 600 } },
-  });
-  return request.status!.token!;
-}
 
 describe('relay outbound on a real API server', () => {
   let name: string;
@@ -95,10 +86,12 @@ describe('relay outbound on a real API server', () => {
   });
 
   it('shows the diff image uploaded by the runner (TokenReview), then the instructions, then the result', async () => {
-    const token = await runnerToken(name);
+    const token = await runnerRelayToken(kc, ns, name, phone);
     const upload = (path: string, auth: string) => fetch(`${relay!.url}/media/${path}`, { method: 'PUT', body: PNG, headers: { 'content-type': 'image/png', authorization: `Bearer ${auth}` } });
     expect((await upload(`${ns}/${name}/diff.png`, token)).status).toBe(201);
     expect((await upload(`${ns}/other-session/diff.png`, token)).status).toBe(403);
+    const sameAccountOtherPod = await runnerRelayToken(kc, ns, 'other-session-of-the-phone', phone);
+    expect((await upload(`${ns}/${name}/diff.png`, sameAccountOtherPod)).status, "a token bound to another Session's Pod").toBe(403);
     expect((await upload(`${ns}/${name}/x.png`, 'not-a-token')).status).toBe(403);
     const admin = await kc.makeApiClient(AuthenticationV1Api).createTokenReview({ body: { spec: { token } } });
     expect(admin.status?.authenticated).not.toBe(true); // the token is only good for the relay's audience
