@@ -3,6 +3,7 @@
 import { hostname } from 'node:os';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { KubeEnvironment } from '../common/kube/kubeconfig.ts';
 import { policyOver } from '../common/permission-policy.ts';
 import { SESSION_DEFAULTS } from '../common/session/defaults.ts';
 import { parseDuration } from '../common/session/display.ts';
@@ -80,6 +81,8 @@ export interface ControllerConfig {
   identity: string;
   stallTimeoutMs: number;
   logLevel: string;
+  /** Where to find the API server (kubeconfig, or the Pod's service account). */
+  kube: KubeEnvironment;
 }
 
 export class ConfigError extends Error {}
@@ -153,5 +156,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     identity: v.POD_NAME ?? hostname(),
     stallTimeoutMs: ms('TETHER_STALL_TIMEOUT'),
     logLevel: v.TETHER_LOG_LEVEL!,
+    kube: { KUBECONFIG: env.KUBECONFIG, HOME: env.HOME, KUBERNETES_SERVICE_HOST: env.KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT: env.KUBERNETES_SERVICE_PORT },
   };
 }

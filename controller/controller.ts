@@ -1,7 +1,8 @@
 // Wires informers (Sessions, runner Pods, workspace PVCs) to the work queue and
 // reconcileSession. Every change enqueues the Session(s) it concerns; nothing else. A Session's
 // change queues that Session; the phone's waiting ones are woken by the effects of its end.
-import type { KubeConfig, V1PersistentVolumeClaim, V1Pod, V1Role } from '@kubernetes/client-node';
+import type { KubeAccess } from '../common/kube/connection.ts';
+import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1RoleBinding } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { createInformer, type Informer } from '../common/kube/informer.ts';
 import { sessionsPath } from '../common/kube/sessions.ts';
@@ -18,7 +19,7 @@ import type { ControllerMetrics } from './metrics.ts';
 import { reconcileSession, type ReconcileDeps } from './reconcile.ts';
 
 export interface ControllerDeps {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   config: ControllerConfig;
   logger: pino.Logger;
   metrics?: ControllerMetrics;
@@ -60,7 +61,9 @@ function podChanges(sessionNamespace: string, sessionOf: (key: string) => Sessio
   };
 }
 
-type Informers = { sessions: Informer<Session>; pods: Informer<V1Pod>; pvcs: Informer<V1PersistentVolumeClaim>; roles: Informer<V1Role> };
+type Informers = {
+  sessions: Informer<Session>; pods: Informer<V1Pod>; pvcs: Informer<V1PersistentVolumeClaim>; roles: Informer<V1Role>; bindings: Informer<V1RoleBinding>;
+};
 
 function createInformers({ kubeConfig, config, logger, metrics }: ControllerDeps): Informers {
   const { namespace: ns, runnerNamespace: runners } = config;
@@ -74,6 +77,7 @@ function createInformers({ kubeConfig, config, logger, metrics }: ControllerDeps
     pods: informer<V1Pod>('pods', `/api/v1/namespaces/${runners}/pods`, `${LABEL_COMPONENT}=runner,${LABEL_PART_OF}=tether`, trimPod),
     pvcs: informer<V1PersistentVolumeClaim>('persistentvolumeclaims', `/api/v1/namespaces/${runners}/persistentvolumeclaims`, `${LABEL_COMPONENT}=workspace`),
     roles: informer<V1Role>('roles', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, `${LABEL_COMPONENT}=${RUNNER_IDENTITY_COMPONENT}`),
+    bindings: informer<V1RoleBinding>('rolebindings', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, `${LABEL_COMPONENT}=${RUNNER_IDENTITY_COMPONENT}`),
   };
 }
 
@@ -123,7 +127,7 @@ function createReconcileQueue({ config, logger, metrics }: ControllerDeps, recon
 }
 
 export function createController(deps: ControllerDeps): Controller {
-  const { sessions, pods, pvcs, roles } = createInformers(deps);
+  const { sessions, pods, pvcs, roles, bindings } = createInformers(deps);
   const phones = createPhoneIndex();
   const podChanged = podChanges(deps.config.namespace, (key) => sessions.get(key));
   /** The resourceVersion each Session got from the controller's own status write, whose pass has seen it. */
@@ -142,7 +146,10 @@ export function createController(deps: ControllerDeps): Controller {
     cachedSession: (key) => sessions.get(key),
     cachedPod: (namespace, name) => pods.get(`${namespace}/${name}`),
     cachedPvc: (namespace, name) => pvcs.get(`${namespace}/${name}`),
-    cachedRole: (namespace, name) => roles.get(`${namespace}/${name}`),
+    cachedIdentity: (namespace, name) => {
+      const role = roles.get(`${namespace}/${name}`);
+      return role && { role, bound: bindings.get(`${namespace}/${name}`) !== undefined };
+    },
     wrote: (session) => ownWrites.set(`${session.metadata.namespace}/${session.metadata.name}`, session.metadata.resourceVersion!),
     siblings: (s) => phones.keys(phoneHash(s.spec.phone)).map((k) => sessions.get(k)).filter((x): x is Session => x !== undefined),
     wakeWaiting: (s) => enqueuePhone(phoneHash(s.spec.phone), waiting),
@@ -172,7 +179,7 @@ export function createController(deps: ControllerDeps): Controller {
     if (phone) enqueuePhone(phone, unfinished);
   });
 
-  const informers = [sessions, pods, pvcs, roles];
+  const informers = [sessions, pods, pvcs, roles, bindings];
   return {
     async start() {
       await Promise.all(informers.map((i) => i.start()));

@@ -4,7 +4,7 @@
 // (Role, Pod, status) has no room for a fourth.
 // Derived from the status change written, so a pass that writes nothing records nothing; the
 // name is fixed per Session and reason, so a repeated record is refused as AlreadyExists.
-import { V1MicroTime, type EventsV1Event } from '@kubernetes/client-node';
+import type { EventsV1Event } from '@kubernetes/client-node';
 import type { Condition, Session, SessionStatus } from '../common/session/schema.ts';
 import { API_VERSION, KIND } from '../common/session/schema.ts';
 import { CONDITION_ADMITTED, CONDITION_FINISHED, sameJson } from './conditions.ts';
@@ -34,7 +34,8 @@ export function statusEvents(session: Session, before: SessionStatus, after: Ses
     apiVersion: 'events.k8s.io/v1',
     kind: 'Event',
     metadata: { name: eventName(session, condition.reason), namespace },
-    eventTime: new V1MicroTime(now.getTime()),
+    // A MicroTime (RFC 3339 with microseconds), as the API server writes it.
+    eventTime: now.toISOString().replace(/Z$/, '000Z') as unknown as Date,
     reportingController: REPORTING_CONTROLLER,
     reportingInstance: reportingInstance.slice(0, 128),
     action: after.phase ?? 'Reconcile',

@@ -35,7 +35,8 @@ export interface ReconcileDeps {
   cachedSession(key: string): Session | undefined;
   cachedPod(namespace: string, name: string): V1Pod | undefined;
   cachedPvc(namespace: string, name: string): V1PersistentVolumeClaim | undefined;
-  cachedRole(namespace: string, name: string): V1Role | undefined;
+  /** A phone's runner Role as cached, and whether its RoleBinding exists. */
+  cachedIdentity(namespace: string, name: string): { role: V1Role; bound: boolean } | undefined;
   /** Every Session of the same phone in the namespace, this one included or not. */
   siblings(session: Session): Session[];
   /**
@@ -158,9 +159,9 @@ async function createPod(session: Session, deps: ReconcileDeps): Promise<{ pod: 
  */
 async function grantRunner(session: Session, deps: ReconcileDeps): Promise<void> {
   const name = meta(session).name;
-  const known = deps.cachedRole(meta(session).namespace, runnerIdentityName(phoneHash(session.spec.phone)));
-  const granted = grantedSessions(known);
-  if (granted.includes(name)) return;
+  const known = deps.cachedIdentity(meta(session).namespace, runnerIdentityName(phoneHash(session.spec.phone)));
+  const granted = grantedSessions(known?.role);
+  if (known?.bound && granted.includes(name)) return;
   const running = granted.filter((other) => deps.cachedPod(deps.config.runnerNamespace, runnerName(other)));
   await deps.ops.ensureIdentity(desiredIdentity(session, [...running, name], deps.config), known);
 }

@@ -43,7 +43,7 @@ describe('controller ServiceAccount', () => {
     expect(await extraPermissions(CONTROLLER, ns)).toEqual([
       'events.events.k8s.io [] create',
       'leases.coordination.k8s.io [] create get update',
-      'rolebindings.rbac.authorization.k8s.io [] create',
+      'rolebindings.rbac.authorization.k8s.io [] create list watch',
       'roles.rbac.authorization.k8s.io [] create list patch watch',
       'sessions.tether.dev [] delete get list watch',
       'sessions.tether.dev/finalizers [] update',

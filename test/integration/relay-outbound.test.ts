@@ -1,7 +1,7 @@
 // Outbound on the real API server: the test plays controller and runner by patching Session
 // status; the relay (real informer, Twilio SDK → fake Messages API) tells the phone. Restarts lose
 // and repeat nothing. Media: runner upload checked by TokenReview, fetched by signed URL.
-import { AuthenticationV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AuthenticationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { phoneHash } from '../../common/session/display.ts';
