@@ -21,6 +21,7 @@ import { startStack } from '../local/stack.ts';
 import { startFakeTwilio } from '../test/fakes/twilio.ts';
 import { postWebhook, signedWebhook } from '../test/support/twilio-webhook.ts';
 import { machineLoad, percentile, refuseIfBusy } from './machine.ts';
+import { atMost, report } from './report.ts';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '20' } } });
 const runs = Number(args.runs);
@@ -131,6 +132,10 @@ for (let s = 1; s < STAGES.length; s++) {
 }
 console.log(`  Claude Code peak RSS                       ${(claudePeakKiB / 1024).toFixed(0)} MiB`);
 console.log(`  git: ${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}`);
+report([
+  atMost('phone → first progress p50 (make dev, real Claude Code)', percentile(totals, 50), 2000, 'ms'),
+  atMost('phone → first progress p99', percentile(totals, 99), 4000, 'ms'),
+]);
 
 sessions.stop();
 pods.stop();
