@@ -157,11 +157,11 @@ async function restartAndResync(b: Bench, kubeconfig: string): Promise<void> {
   // Polled every 250 ms: each scrape walks the 10,000 cached Sessions on the controller's one thread.
   await until(async () => (await fresh.metric('tether_reconcile_total')) >= TOTAL && (await fresh.metric('tether_workqueue_depth')) === 0, 600_000, 'resync', 250);
   const resync = (Date.now() - start) / 1000;
-  rows.push(atMost('controller: start + resync of 10,000 Sessions', resync, 5, 's'));
+  rows.push(atMost(`controller: start + resync of ${TOTAL.toLocaleString('en')} Sessions`, resync, 5, 's'));
   await sleep(2000);
   const mib = async (name: string) => (await fresh.metric(name)) / 2 ** 20;
   const rss = await mib('tether_controller_process_resident_memory_bytes');
-  rows.push(atMost('controller: RSS holding 10,000 Sessions', rss, 200, 'MiB'));
+  rows.push(atMost(`controller: RSS holding ${TOTAL.toLocaleString('en')} Sessions`, rss, 200, 'MiB'));
   console.log(`   controller RSS ${rss.toFixed(0)} MiB (V8 heap used ${(await mib('tether_controller_nodejs_heap_size_used_bytes')).toFixed(0)} MiB of ${(await mib('tether_controller_nodejs_heap_size_total_bytes')).toFixed(0)} MiB); start + full resync in ${resync.toFixed(1)} s; ${await fresh.metric('tether_reconcile_total')} passes`);
   await fresh.stop();
 }
