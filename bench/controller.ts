@@ -3,7 +3,7 @@
 //   1. a phone's first command: 500 Sessions of new phones at once (workspace and identity made);
 //   2. the API server's raw create rate: 500 Sessions at once in a namespace nobody watches;
 //   3. steady state: 500 Sessions of the same phones at once — Session → Pod latency, admission
-//      throughput against the raw rate, write requests per admission (apiserver_request_total
+//      throughput against the burst's own create rate (as issue 16 measured it) and the raw rate, write requests per admission (apiserver_request_total
 //      before/after, the benchmark's own creates taken off), controller CPU per admission;
 //   4. reconcile passes per Session lifetime (admission → runner's phases → Pod removed after its TTL);
 //   5. controller RSS holding 10,000 Sessions, and the time to start and resync them.
@@ -86,6 +86,7 @@ async function burst(b: Bench, tag: string) {
     created.set(name, performance.now());
     await createSession(b.sessions, NS, name, phoneOf(i));
   });
+  const createRate = BURST / ((performance.now() - start) / 1000);
   await until(() => names.every((n) => b.podSeen.has(n)), 300_000, `the ${tag} burst's Pods`);
   const seconds = (performance.now() - start) / 1000;
   await until(async () => (await b.controller.metric('tether_workqueue_depth')) === 0, 60_000, 'queue drained');
@@ -95,7 +96,7 @@ async function burst(b: Bench, tag: string) {
   const writes = new Map([...all].filter(([key]) => !/ (leases|endpoints)$/.test(key)));
   const latencies = names.map((n) => b.podSeen.get(n)! - created.get(n)!);
   return {
-    names, seconds, latencies, writes, housekeeping: total(all) - total(writes),
+    names, seconds, latencies, writes, housekeeping: total(all) - total(writes), createRate,
     perAdmission: (total(writes) - BURST) / BURST,
     cpuMsPerAdmission: (cpuMs(b.controller.child.pid!) - cpuBefore) / BURST,
     passesPerSession: ((await b.controller.metric('tether_reconcile_total')) - passesBefore) / BURST,
@@ -103,7 +104,7 @@ async function burst(b: Bench, tag: string) {
 }
 
 function printBurst(title: string, r: Awaited<ReturnType<typeof burst>>): void {
-  console.log(`\n${title}: ${BURST} Sessions at once, last Pod after ${r.seconds.toFixed(1)} s (${(BURST / r.seconds).toFixed(0)} admissions/s; load ${machineLoad()})`);
+  console.log(`\n${title}: ${BURST} Sessions at once (created at ${r.createRate.toFixed(0)}/s), last Pod after ${r.seconds.toFixed(1)} s (${(BURST / r.seconds).toFixed(0)} admissions/s; load ${machineLoad()})`);
   console.log(`   Session → Pod p50 ${percentile(r.latencies, 50)} ms · p90 ${percentile(r.latencies, 90)} ms · p99 ${percentile(r.latencies, 99)} ms · max ${percentile(r.latencies, 100)} ms`);
   console.log(`   write requests per admission ${r.perAdmission.toFixed(2)} (the benchmark's ${BURST} Session creates taken off): ${[...r.writes].map(([k, v]) => `${k} ${v}`).join(', ')}; the API server's own: ${r.housekeeping}`);
   console.log(`   controller CPU ${r.cpuMsPerAdmission.toFixed(1)} ms per admission; ${r.passesPerSession.toFixed(2)} reconcile passes per Session`);
@@ -192,7 +193,9 @@ async function main(): Promise<void> {
     const steady = await burst(b, 's000');
     printBurst('3. Steady state: the next command of each phone', steady);
     rows.push(atMost('controller: write requests per admission (steady)', steady.perAdmission, 3));
-    rows.push(atLeast('controller: admission rate ÷ raw create rate', BURST / steady.seconds / raw, 0.75));
+    // As issue 16 measured it: against the burst's own create rate (the API server busy with the controller too).
+    rows.push(atLeast('controller: admission rate ÷ the burst\'s create rate', BURST / steady.seconds / steady.createRate, 0.75));
+    console.log(`   against the uncontended raw create rate: ${(BURST / steady.seconds / raw).toFixed(2)}`);
 
     const cohort = steady.names.slice(0, LIFETIMES);
     const before = await b.controller.metric('tether_reconcile_total');
