@@ -3,7 +3,7 @@ SHELL := /usr/bin/env bash
 NODE_BIN := $(shell scripts/ensure-node.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: kind-up setup test test-unit test-integration lint typecheck crd control-plane node-binaries dev clean
+.PHONY: kind-up setup test test-unit test-integration lint typecheck crd control-plane node-binaries dev clean bench
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --include=optional --no-audit --no-fund
@@ -42,6 +42,10 @@ control-plane:
 ## make dev: the whole system on this machine
 dev: setup control-plane
 	node local/dev.ts
+
+## make bench: every benchmark (bench/*.ts), then one table: figure, target, measured, ratio, machine load
+bench: setup control-plane
+	node bench/run.ts $(BENCH_ARGS)
 
 ## make kind-up: a kind cluster (needs Docker) with Tether installed from this checkout
 kind-up:

@@ -13,6 +13,7 @@ import { pino } from 'pino';
 import { createInformer } from '../common/kube/informer.ts';
 import type { Session } from '../common/session/schema.ts';
 import { sessionsPath } from '../common/kube/sessions.ts';
+import { LABEL_SESSION } from '../common/session/names.ts';
 import { startControlPlane } from '../local/control-plane/control-plane.ts';
 import { startFakeGitHub } from '../local/github-stand-in.ts';
 import { ensureSampleRepo } from '../local/sample-repo.ts';
@@ -20,6 +21,7 @@ import { startStack } from '../local/stack.ts';
 import { startFakeTwilio } from '../test/fakes/twilio.ts';
 import { postWebhook, signedWebhook } from '../test/support/twilio-webhook.ts';
 import { machineLoad, percentile, refuseIfBusy } from './machine.ts';
+import { atMost, report } from './report.ts';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '20' } } });
 const runs = Number(args.runs);
@@ -65,9 +67,9 @@ sessions.onChange((_key, s) => {
   if (s.status?.phase) mark(name, s.status.phase);
   if (s.status?.progress?.length) mark(name, 'progressInStatus');
 });
-const pods = createInformer<V1Pod>({ kube: kc, path: `/api/v1/namespaces/${stack.namespace}/pods`, logger: log });
+const pods = createInformer<V1Pod>({ kube: kc, path: `/api/v1/namespaces/${stack.runnerNamespace}/pods`, logger: log });
 pods.onChange((_key, p) => {
-  const session = p?.metadata?.ownerReferences?.[0]?.name;
+  const session = p?.metadata?.labels?.[LABEL_SESSION];
   if (!session) return;
   mark(session, 'podCreated');
   if (p.status?.phase === 'Running') mark(session, 'podRunning');
@@ -130,6 +132,10 @@ for (let s = 1; s < STAGES.length; s++) {
 }
 console.log(`  Claude Code peak RSS                       ${(claudePeakKiB / 1024).toFixed(0)} MiB`);
 console.log(`  git: ${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}`);
+report([
+  atMost('phone → first progress p50 (make dev, real Claude Code)', percentile(totals, 50), 2000, 'ms'),
+  atMost('phone → first progress p99', percentile(totals, 99), 4000, 'ms'),
+]);
 
 sessions.stop();
 pods.stop();

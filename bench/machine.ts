@@ -12,9 +12,9 @@ export function percentile(values: number[], p: number): number {
 
 const COMPETITORS = [/\bvitest\b/, /\bkube-apiserver\b/];
 
-/** Exits with a message when a test run or another control plane is already on this machine. */
-export function refuseIfBusy(): void {
-  const others = readdirSync('/proc').filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid).flatMap((pid) => {
+/** Test runs and control planes on this machine other than this process's own (pid: command). */
+export function competitors(): string[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid).flatMap((pid) => {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
       return COMPETITORS.some((c) => c.test(cmd)) ? [`${pid}: ${cmd.slice(0, 100)}`] : [];
@@ -22,6 +22,21 @@ export function refuseIfBusy(): void {
       return [];
     }
   });
+}
+
+/** Waits (polling) until no other suite runs here, at most maxMs; true when the machine is free. */
+export async function waitUntilIdle(maxMs: number, onWait: (others: string[]) => void): Promise<boolean> {
+  for (const deadline = Date.now() + maxMs; ; await new Promise((r) => setTimeout(r, 5000))) {
+    const others = competitors();
+    if (others.length === 0) return true;
+    if (Date.now() > deadline) return false;
+    onWait(others);
+  }
+}
+
+/** Exits with a message when a test run or another control plane is already on this machine. */
+export function refuseIfBusy(): void {
+  const others = competitors();
   if (others.length === 0) return;
   process.stderr.write(`benchmark refused: other suites are running on this machine, figures would not be comparable:\n  ${others.slice(0, 5).join('\n  ')}\n`);
   process.exit(3);

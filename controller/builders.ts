@@ -1,12 +1,13 @@
 // Pure builders of the objects a Session needs: deterministic names, owner references,
 // least privilege. Compared whole in test/unit/controller-builders.test.ts.
 import type {
-  V1Container, V1EnvVar, V1PersistentVolumeClaim, V1Pod, V1Volume, V1Role, V1RoleBinding, V1ServiceAccount, V1OwnerReference,
+  V1Container, V1EnvVar, V1PersistentVolumeClaim, V1Pod, V1PolicyRule, V1Volume, V1Role, V1RoleBinding, V1ServiceAccount, V1OwnerReference,
 } from '@kubernetes/client-node';
 import { SERVICE_ACCOUNT_DIR } from '../common/kube/connection.ts';
 import { phoneHash } from '../common/session/display.ts';
 import {
-  AGENT_SOCKET_DIR, AGENT_SOCKET_PATH, LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, RELAY_TOKEN_AUDIENCE, RUNNER_GIT_STORE, runnerName,
+  AGENT_SOCKET_DIR, AGENT_SOCKET_PATH, ANNOTATION_SESSION_UID, LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, RELAY_TOKEN_AUDIENCE,
+  RUNNER_GIT_STORE, runnerIdentityName, runnerName,
 } from '../common/session/names.ts';
 import { API_VERSION, GROUP, KIND, PLURAL, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
@@ -28,8 +29,11 @@ export const SUPERVISOR_RESOURCES = { requests: { cpu: '200m', memory: '512Mi' }
 /** Keys read from the runner Secret into env vars of the same name. */
 export const SECRET_KEYS = ['ANTHROPIC_API_KEY', 'GITHUB_TOKEN'] as const;
 
+/** The component label of a phone's runner ServiceAccount, Role and RoleBinding. */
+export const RUNNER_IDENTITY_COMPONENT = 'runner-identity';
+
 type BuilderConfig = Pick<ControllerConfig,
-  'runnerImage' | 'runnerSecret' | 'pvc' | 'resources' | 'terminationGraceSeconds' | 'relayUrl' | 'githubApiUrl' | 'tokenExpirationSeconds' | 'runtimeClassName' | 'permissionPolicy' | 'repoHosts' | 'hostNetwork'>;
+  'runnerNamespace' | 'runnerImage' | 'runnerSecret' | 'pvc' | 'resources' | 'terminationGraceSeconds' | 'relayUrl' | 'githubApiUrl' | 'tokenExpirationSeconds' | 'runtimeClassName' | 'permissionPolicy' | 'repoHosts' | 'hostNetwork'>;
 
 function ownerReference(session: Session): V1OwnerReference {
   return {
@@ -47,23 +51,30 @@ export function runnerLabels(session: Session): Record<string, string> {
   };
 }
 
-function runnerMeta(session: Session) {
+/**
+ * The runner Pod's metadata. An owner reference cannot cross namespaces (the garbage collector
+ * would delete the Pod at once), so a Pod beside its Session is owned by it and a Pod in the
+ * runner namespace is removed by the controller; both carry the Session's uid.
+ */
+function runnerMeta(session: Session, config: Pick<ControllerConfig, 'runnerNamespace'>) {
+  const sameNamespace = config.runnerNamespace === session.metadata.namespace;
   return {
     name: runnerName(session.metadata.name!),
-    namespace: session.metadata.namespace!,
+    namespace: config.runnerNamespace,
     labels: runnerLabels(session),
-    ownerReferences: [ownerReference(session)],
+    annotations: { [ANNOTATION_SESSION_UID]: session.metadata.uid! },
+    ...(sameNamespace ? { ownerReferences: [ownerReference(session)] } : {}),
   };
 }
 
 /** The per-phone workspace: never owned by a Session, it outlives them all. */
-export function desiredPvc(session: Session, config: Pick<ControllerConfig, 'pvc'>): V1PersistentVolumeClaim {
+export function desiredPvc(session: Session, config: Pick<ControllerConfig, 'pvc' | 'runnerNamespace'>): V1PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     metadata: {
       name: session.spec.workspace,
-      namespace: session.metadata.namespace!,
+      namespace: config.runnerNamespace,
       labels: { [LABEL_PHONE_HASH]: phoneHash(session.spec.phone), [LABEL_COMPONENT]: 'workspace', [LABEL_PART_OF]: 'tether' },
     },
     spec: {
@@ -74,36 +85,46 @@ export function desiredPvc(session: Session, config: Pick<ControllerConfig, 'pvc
   };
 }
 
-export interface RunnerRbac {
+export interface RunnerIdentity {
   serviceAccount: V1ServiceAccount;
   role: V1Role;
   roleBinding: V1RoleBinding;
 }
 
-/** The runner may read and watch its own Session and write its own status; nothing else. */
-export function desiredRbac(session: Session): RunnerRbac {
-  const meta = runnerMeta(session);
-  const own = [session.metadata.name!];
+/** The rules of a phone's runner Role: read and watch these Sessions, write their status; nothing else. */
+export function runnerRules(sessions: string[]): V1PolicyRule[] {
+  const names = [...new Set(sessions)].sort();
+  return [
+    { apiGroups: [GROUP], resources: [PLURAL], resourceNames: names, verbs: ['get', 'watch'] },
+    { apiGroups: [GROUP], resources: [`${PLURAL}/status`], resourceNames: names, verbs: ['get', 'patch', 'update'] },
+  ];
+}
+
+/**
+ * A phone's runner identity, made on its first command and kept like its workspace: the
+ * ServiceAccount (runner namespace) every runner of the phone runs as, and a Role and RoleBinding
+ * beside the Sessions naming only `sessions` — the phone's Sessions that have a runner.
+ */
+export function desiredIdentity(session: Session, sessions: string[], config: Pick<ControllerConfig, 'runnerNamespace'>): RunnerIdentity {
+  const hash = phoneHash(session.spec.phone);
+  const name = runnerIdentityName(hash);
+  const labels = { [LABEL_PHONE_HASH]: hash, [LABEL_COMPONENT]: RUNNER_IDENTITY_COMPONENT, [LABEL_PART_OF]: 'tether' };
+  const beside = { name, namespace: session.metadata.namespace!, labels };
   return {
-    serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta, automountServiceAccountToken: false },
-    role: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: meta,
-      rules: [
-        { apiGroups: [GROUP], resources: [PLURAL], resourceNames: own, verbs: ['get', 'watch'] },
-        { apiGroups: [GROUP], resources: [`${PLURAL}/status`], resourceNames: own, verbs: ['get', 'patch', 'update'] },
-      ],
-    },
+    serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { ...beside, namespace: config.runnerNamespace }, automountServiceAccountToken: false },
+    role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: beside, rules: runnerRules(sessions) },
     roleBinding: {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'RoleBinding',
-      metadata: meta,
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: meta.name },
-      subjects: [{ kind: 'ServiceAccount', name: meta.name, namespace: meta.namespace }],
+      metadata: beside,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: config.runnerNamespace }],
     },
   };
 }
+
+/** The Sessions a phone's Role names, from its rules. */
+export const grantedSessions = (role: V1Role | undefined): string[] => role?.rules?.[0]?.resourceNames ?? [];
 
 function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
   const env: V1EnvVar[] = [
@@ -189,13 +210,13 @@ function agentContainer(config: BuilderConfig): V1Container {
 }
 
 export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
-  const meta = runnerMeta(session);
+  const meta = runnerMeta(session, config);
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: meta,
     spec: {
-      serviceAccountName: meta.name,
+      serviceAccountName: runnerIdentityName(phoneHash(session.spec.phone)),
       automountServiceAccountToken: false,
       ...(config.runtimeClassName ? { runtimeClassName: config.runtimeClassName } : {}),
       ...(config.hostNetwork ? { hostNetwork: true } : {}),

@@ -3,6 +3,7 @@
 import { hostname } from 'node:os';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { KubeEnvironment } from '../common/kube/kubeconfig.ts';
 import { policyOver } from '../common/permission-policy.ts';
 import { RUNNER_START_TIMEOUT, SESSION_DEFAULTS } from '../common/session/defaults.ts';
 import { parseDuration } from '../common/session/display.ts';
@@ -20,6 +21,7 @@ const text = (pattern: string, fallback?: string) => ({ schema: Type.String({ pa
 /** Variable → schema and default (undefined default = optional). */
 const VARIABLES = {
   TETHER_NAMESPACE: text(DNS_LABEL, 'tether'),
+  TETHER_RUNNER_NAMESPACE: text(DNS_LABEL),
   TETHER_RUNNER_IMAGE: text('^[^\\s]+$', 'tether-runner:latest'),
   TETHER_RUNNER_SECRET: text(DNS_SUBDOMAIN, 'tether-runner'),
   TETHER_RUNNER_RUNTIME_CLASS: text(DNS_SUBDOMAIN),
@@ -57,6 +59,8 @@ export type Variable = keyof typeof VARIABLES;
 
 export interface ControllerConfig {
   namespace: string;
+  /** Where runner Pods, their workspaces and identities live (default: the Sessions' namespace). */
+  runnerNamespace: string;
   runnerImage: string;
   runnerSecret: string;
   /** RuntimeClass of runner Pods (e.g. gvisor); unset → the cluster default. */
@@ -91,6 +95,8 @@ export interface ControllerConfig {
   identity: string;
   stallTimeoutMs: number;
   logLevel: string;
+  /** Where to find the API server (kubeconfig, or the Pod's service account). */
+  kube: KubeEnvironment;
 }
 
 export class ConfigError extends Error {}
@@ -151,6 +157,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (port > 65535) throw new ConfigError(`TETHER_METRICS_PORT=${port} is invalid: must be at most 65535`);
   return {
     namespace: v.TETHER_NAMESPACE!,
+    runnerNamespace: v.TETHER_RUNNER_NAMESPACE ?? v.TETHER_NAMESPACE!,
     runnerImage: v.TETHER_RUNNER_IMAGE!,
     runnerSecret: v.TETHER_RUNNER_SECRET!,
     ...(v.TETHER_RUNNER_RUNTIME_CLASS ? { runtimeClassName: v.TETHER_RUNNER_RUNTIME_CLASS } : {}),
@@ -180,5 +187,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     identity: v.POD_NAME ?? hostname(),
     stallTimeoutMs: ms('TETHER_STALL_TIMEOUT'),
     logLevel: v.TETHER_LOG_LEVEL!,
+    kube: { KUBECONFIG: env.KUBECONFIG, HOME: env.HOME, KUBERNETES_SERVICE_HOST: env.KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT: env.KUBERNETES_SERVICE_PORT },
   };
 }

@@ -1,22 +1,25 @@
 // Wires informers (Sessions, runner Pods, workspace PVCs) to the work queue and
 // reconcileSession. Every change enqueues the Session(s) it concerns; nothing else. A Session's
 // change queues that Session; the phone's waiting ones are woken by the effects of its end.
-import type { KubeConfig, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { KubeAccess } from '../common/kube/connection.ts';
+import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1RoleBinding } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { createInformer, type Informer } from '../common/kube/informer.ts';
 import { sessionsPath } from '../common/kube/sessions.ts';
 import { createWorkQueue, type WorkQueue } from '../common/kube/work-queue.ts';
 import { phoneHash } from '../common/session/display.ts';
-import { LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH } from '../common/session/names.ts';
-import { KIND, type Session } from '../common/session/schema.ts';
+import { LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, runnerName } from '../common/session/names.ts';
+import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
+import { RUNNER_IDENTITY_COMPONENT } from './builders.ts';
+import { trimPod, trimSession } from './cache.ts';
 import { kubeClusterOps, type ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';
 import type { ControllerMetrics } from './metrics.ts';
 import { reconcileSession, type ReconcileDeps } from './reconcile.ts';
 
 export interface ControllerDeps {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   config: ControllerConfig;
   logger: pino.Logger;
   metrics?: ControllerMetrics;
@@ -32,34 +35,49 @@ export interface Controller {
   readonly sessions: Informer<Session>;
 }
 
+/** What a reconcile pass reads of a runner Pod: whether it is there, going, and how it ended. */
+const podFacts = (pod: V1Pod | undefined) => {
+  const ended = pod?.status?.containerStatuses?.find((c) => c.name === 'runner')?.state?.terminated;
+  return pod ? `${pod.status?.phase}|${Boolean(pod.metadata?.deletionTimestamp)}|${ended?.exitCode}|${pod.status?.reason}` : 'gone';
+};
+
 /**
- * The key of the Session a runner Pod belongs to (its controller owner reference), remembered
- * while the Pod exists so that its deletion still finds the Session.
+ * The key of the Session a runner Pod belongs to (its session label, the Sessions' namespace),
+ * when the change is one a pass would act on: the Pod's facts changed, and its Session still
+ * cares (a finished Session's Pod being removed asks nothing more).
  */
-function podOwners(): (key: string, pod: V1Pod | undefined) => string | undefined {
-  const owners = new Map<string, string>();
-  return (key, pod) => {
-    const ref = pod?.metadata?.ownerReferences?.find((r) => r.controller && r.kind === KIND);
-    const owner = pod ? (ref && `${pod.metadata!.namespace}/${ref.name}`) : owners.get(key);
-    if (pod && owner) owners.set(key, owner);
-    else owners.delete(key);
-    return owner;
+function podChanges(sessionNamespace: string, sessionOf: (key: string) => Session | undefined) {
+  const seen = new Map<string, { owner: string; facts: string }>();
+  return (key: string, pod: V1Pod | undefined): string | undefined => {
+    const label = pod?.metadata?.labels?.[LABEL_SESSION];
+    const owner = label ? `${sessionNamespace}/${label}` : seen.get(key)?.owner;
+    const facts = podFacts(pod);
+    const before = seen.get(key)?.facts;
+    if (pod && owner) seen.set(key, { owner, facts });
+    else seen.delete(key);
+    if (!owner || facts === before) return undefined;
+    const finished = isTerminal(sessionOf(owner)?.status?.phase);
+    return finished && (!pod || pod.metadata?.deletionTimestamp) ? undefined : owner;
   };
 }
 
-type Informers = { sessions: Informer<Session>; pods: Informer<V1Pod>; pvcs: Informer<V1PersistentVolumeClaim> };
+type Informers = {
+  sessions: Informer<Session>; pods: Informer<V1Pod>; pvcs: Informer<V1PersistentVolumeClaim>; roles: Informer<V1Role>; bindings: Informer<V1RoleBinding>;
+};
 
 function createInformers({ kubeConfig, config, logger, metrics }: ControllerDeps): Informers {
-  const ns = config.namespace;
-  const informer = <T extends { metadata?: { name?: string; namespace?: string } }>(resource: string, path: string, labelSelector?: string) =>
+  const { namespace: ns, runnerNamespace: runners } = config;
+  const informer = <T extends { metadata?: { name?: string; namespace?: string } }>(resource: string, path: string, labelSelector?: string, trim?: (o: T) => void) =>
     createInformer<T>({
-      kube: kubeConfig, path, labelSelector, logger: logger.child({ informer: resource }), stallTimeoutMs: config.stallTimeoutMs,
+      kube: kubeConfig, path, labelSelector, trim, logger: logger.child({ informer: resource }), stallTimeoutMs: config.stallTimeoutMs,
       onRestart: (reason) => metrics?.watchRestart(resource, reason),
     });
   return {
-    sessions: informer<Session>('sessions', sessionsPath(ns)),
-    pods: informer<V1Pod>('pods', `/api/v1/namespaces/${ns}/pods`, `${LABEL_COMPONENT}=runner,${LABEL_PART_OF}=tether`),
-    pvcs: informer<V1PersistentVolumeClaim>('persistentvolumeclaims', `/api/v1/namespaces/${ns}/persistentvolumeclaims`, `${LABEL_COMPONENT}=workspace`),
+    sessions: informer<Session>('sessions', sessionsPath(ns), undefined, trimSession),
+    pods: informer<V1Pod>('pods', `/api/v1/namespaces/${runners}/pods`, `${LABEL_COMPONENT}=runner,${LABEL_PART_OF}=tether`, trimPod),
+    pvcs: informer<V1PersistentVolumeClaim>('persistentvolumeclaims', `/api/v1/namespaces/${runners}/persistentvolumeclaims`, `${LABEL_COMPONENT}=workspace`),
+    roles: informer<V1Role>('roles', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, `${LABEL_COMPONENT}=${RUNNER_IDENTITY_COMPONENT}`),
+    bindings: informer<V1RoleBinding>('rolebindings', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, `${LABEL_COMPONENT}=${RUNNER_IDENTITY_COMPONENT}`),
   };
 }
 
@@ -109,9 +127,11 @@ function createReconcileQueue({ config, logger, metrics }: ControllerDeps, recon
 }
 
 export function createController(deps: ControllerDeps): Controller {
-  const { sessions, pods, pvcs } = createInformers(deps);
+  const { sessions, pods, pvcs, roles, bindings } = createInformers(deps);
   const phones = createPhoneIndex();
-  const ownerOf = podOwners();
+  const podChanged = podChanges(deps.config.namespace, (key) => sessions.get(key));
+  /** The resourceVersion each Session got from the controller's own status write, whose pass has seen it. */
+  const ownWrites = new Map<string, string>();
   const phaseOf = (key: string) => sessions.get(key)?.status?.phase;
   const waiting = (key: string) => phaseOf(key) === undefined || phaseOf(key) === 'Queued';
   const unfinished = (key: string) => !isTerminal(phaseOf(key));
@@ -126,6 +146,11 @@ export function createController(deps: ControllerDeps): Controller {
     cachedSession: (key) => sessions.get(key),
     cachedPod: (namespace, name) => pods.get(`${namespace}/${name}`),
     cachedPvc: (namespace, name) => pvcs.get(`${namespace}/${name}`),
+    cachedIdentity: (namespace, name) => {
+      const role = roles.get(`${namespace}/${name}`);
+      return role && { role, bound: bindings.get(`${namespace}/${name}`) !== undefined };
+    },
+    wrote: (session) => ownWrites.set(`${session.metadata.namespace}/${session.metadata.name}`, session.metadata.resourceVersion!),
     siblings: (s) => phones.keys(phoneHash(s.spec.phone)).map((k) => sessions.get(k)).filter((x): x is Session => x !== undefined),
     wakeWaiting: (s) => enqueuePhone(phoneHash(s.spec.phone), waiting),
     observer: deps.metrics?.observer,
@@ -133,17 +158,20 @@ export function createController(deps: ControllerDeps): Controller {
   });
 
   sessions.onChange((key, session) => {
+    const own = ownWrites.get(key);
+    ownWrites.delete(key);
     if (session) {
       phones.add(key, phoneHash(session.spec.phone));
-      queue.add(key);
+      if (own !== session.metadata.resourceVersion) queue.add(key);
       return;
     }
+    if (pods.get(`${deps.config.runnerNamespace}/${runnerName(key.split('/')[1]!)}`)) queue.add(key);
     const phone = phones.remove(key);
     // A Session deleted while active frees the phone without an end of its own.
     if (phone !== undefined) enqueuePhone(phone, unfinished);
   });
   pods.onChange((key, pod) => {
-    const owner = ownerOf(key, pod);
+    const owner = podChanged(key, pod);
     if (owner) queue.add(owner);
   });
   pvcs.onChange((_key, pvc) => {
@@ -151,7 +179,7 @@ export function createController(deps: ControllerDeps): Controller {
     if (phone) enqueuePhone(phone, unfinished);
   });
 
-  const informers = [sessions, pods, pvcs];
+  const informers = [sessions, pods, pvcs, roles, bindings];
   return {
     async start() {
       await Promise.all(informers.map((i) => i.start()));

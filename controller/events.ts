@@ -1,12 +1,14 @@
 // Kubernetes Events (events.k8s.io/v1) for `kubectl describe session`: one per condition the
-// controller writes — Queued, PodCreated, a runner Pod held back (Warning, with Kubernetes' reason:
-// ImagePullBackOff, Unschedulable …), and every end (Warning for Failed and TimedOut).
+// controller writes — Queued, a runner Pod held back (Warning, with Kubernetes' reason:
+// ImagePullBackOff, Unschedulable …), and every end (Warning for Failed and TimedOut). Admission has
+// none: its condition (Admitted/PodCreated) and the Pod say it, and the write budget of an admission
+// (Role, Pod, status) has no room for a fourth.
 // Derived from the status change written, so a pass that writes nothing records nothing; the
 // name is fixed per Session and reason, so a repeated record is refused as AlreadyExists.
-import { V1MicroTime, type EventsV1Event } from '@kubernetes/client-node';
+import type { EventsV1Event } from '@kubernetes/client-node';
 import type { Condition, Session, SessionStatus } from '../common/session/schema.ts';
 import { API_VERSION, KIND } from '../common/session/schema.ts';
-import { CONDITION_FINISHED, CONDITION_STARTED, sameJson } from './conditions.ts';
+import { CONDITION_ADMITTED, CONDITION_FINISHED, CONDITION_STARTED, sameJson } from './conditions.ts';
 
 export const REPORTING_CONTROLLER = 'tether.dev/controller';
 const NOTE_MAX = 1024;
@@ -31,11 +33,13 @@ function eventName(session: Session, reason: string): string {
 /** The Events for the status change `before` → `after` the controller has just written. */
 export function statusEvents(session: Session, before: SessionStatus, after: SessionStatus, reportingInstance: string, now: Date): EventsV1Event[] {
   const { name, namespace, uid } = session.metadata;
-  return changedConditions(before, after).map((condition) => ({
+  const admitted = (c: Condition) => c.type === CONDITION_ADMITTED && c.status === 'True';
+  return changedConditions(before, after).filter((c) => !admitted(c)).map((condition) => ({
     apiVersion: 'events.k8s.io/v1',
     kind: 'Event',
     metadata: { name: eventName(session, condition.reason), namespace },
-    eventTime: new V1MicroTime(now.getTime()),
+    // A MicroTime (RFC 3339 with microseconds), as the API server writes it.
+    eventTime: now.toISOString().replace(/Z$/, '000Z') as unknown as Date,
     reportingController: REPORTING_CONTROLLER,
     reportingInstance: reportingInstance.slice(0, 128),
     action: after.phase ?? 'Reconcile',

@@ -1,6 +1,6 @@
-// The controller process: config, logger, metrics, kube client; then the replica (leader election +
+// The controller process: config, logger, metrics, the API server connection (no client-node); then the replica (leader election +
 // controller) and HTTP for metrics and probes, stopped on SIGTERM after releasing the Lease.
-import { loadKubeConfig } from '../common/kube/connection.ts';
+import { loadConnection } from '../common/kube/kubeconfig.ts';
 import { createLogger } from '../common/log.ts';
 import { configOrExit, exitOnSignal } from '../common/process.ts';
 import { createApp } from './app.ts';
@@ -11,7 +11,7 @@ import { createReplica } from './replica.ts';
 const config = configOrExit('controller', loadConfig, (error) => error instanceof ConfigError);
 const logger = createLogger({ component: 'controller', level: config.logLevel, bindings: { identity: config.identity } });
 const metrics = createMetrics(() => replica.controller?.sessions.list() ?? []);
-const kubeConfig = await loadKubeConfig();
+const kubeConfig = await loadConnection(config.kube);
 const replica = createReplica({
   kubeConfig, config, logger, metrics,
   onLostLeadership: () => {

@@ -2,15 +2,15 @@
 // unfinished Session, cleanup.ts for a finished one) returns the transition with the effects the
 // state machine gives it; this file performs them. Status is written once, optimistically; a 409
 // re-reads and runs the pass again. Deadlines become requeueAfter.
-import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1Role } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { isConflict } from '../common/kube/errors.ts';
 import type { WorkResult } from '../common/kube/work-queue.ts';
 import { phoneHash } from '../common/session/display.ts';
-import { runnerName } from '../common/session/names.ts';
+import { ANNOTATION_SESSION_UID, runnerIdentityName, runnerName } from '../common/session/names.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
 import { isActive, isTerminal } from '../common/session/state-machine.ts';
-import { desiredPod, desiredPvc, desiredRbac } from './builders.ts';
+import { desiredIdentity, desiredPod, desiredPvc, grantedSessions } from './builders.ts';
 import { decideTerminal } from './cleanup.ts';
 import type { ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';
@@ -35,8 +35,15 @@ export interface ReconcileDeps {
   cachedSession(key: string): Session | undefined;
   cachedPod(namespace: string, name: string): V1Pod | undefined;
   cachedPvc(namespace: string, name: string): V1PersistentVolumeClaim | undefined;
+  /** A phone's runner Role as cached, and whether its RoleBinding exists. */
+  cachedIdentity(namespace: string, name: string): { role: V1Role; bound: boolean } | undefined;
   /** Every Session of the same phone in the namespace, this one included or not. */
   siblings(session: Session): Session[];
+  /**
+   * The controller wrote this Session's status and its pass acted on the result (a queued Session,
+   * or the clean-up of a finished one), so the watch event of that very write needs no pass of its own.
+   */
+  wrote?(session: Session): void;
   /** Queues a pass for each waiting Session of the phone (ClearPhoneQueue, StartNextQueued). */
   wakeWaiting(session: Session): void;
   observer?: ReconcileObserver;
@@ -57,6 +64,7 @@ export async function reconcileSession(key: string, deps: ReconcileDeps): Promis
     const session = attempt === 0 ? deps.cachedSession(key) ?? await deps.ops.getSession(namespace, name) : await deps.ops.getSession(namespace, name);
     if (!session || session.metadata.deletionTimestamp) {
       deps.approvals?.delete(key);
+      await removeRunner(name, deps);
       return {};
     }
     try {
@@ -82,10 +90,16 @@ function log(session: Session, deps: ReconcileDeps): pino.Logger {
 }
 
 async function observe(session: Session, deps: ReconcileDeps): Promise<Observed> {
-  const { namespace, name } = meta(session);
-  const podName = runnerName(name);
-  const pod = deps.cachedPod(namespace, podName) ?? (isActive(session.status?.phase) ? await deps.ops.getPod(namespace, podName) : undefined);
-  return { siblings: deps.siblings(session), pod, pvc: deps.cachedPvc(namespace, session.spec.workspace) };
+  const runners = deps.config.runnerNamespace;
+  const podName = runnerName(meta(session).name);
+  const pod = deps.cachedPod(runners, podName) ?? (isActive(session.status?.phase) ? await deps.ops.getPod(runners, podName) : undefined);
+  return { siblings: deps.siblings(session), pod, pvc: deps.cachedPvc(runners, session.spec.workspace) };
+}
+
+/** The runner Pod of a Session that is gone (a Pod in another namespace has no owner to collect it). */
+async function removeRunner(name: string, deps: ReconcileDeps): Promise<void> {
+  const pod = deps.cachedPod(deps.config.runnerNamespace, runnerName(name));
+  if (pod && !pod.metadata?.deletionTimestamp) await deps.ops.deletePod(deps.config.runnerNamespace, runnerName(name));
 }
 
 /**
@@ -102,10 +116,11 @@ async function act(session: Session, decision: Decision, seen: Observed, deps: R
     pod = made.pod;
   }
   const podInput = pod ? { pod: { name: pod.metadata!.name!, createdAt: pod.metadata?.creationTimestamp } } : {};
-  await write(session, deps, now, { step, message, exitCode, startProblem, ...podInput });
+  // A Queued Session asks nothing more until the phone's turn comes (which wakes it).
+  await write(session, deps, now, { step, message, exitCode, startProblem, ...podInput }, step?.phase === 'Queued');
   const seenPod = seen.pod;
   if (step?.effects.includes('DeletePod') && seenPod && !seenPod.metadata?.deletionTimestamp) {
-    await deps.ops.deletePod(meta(session).namespace, seenPod.metadata!.name!);
+    await deps.ops.deletePod(deps.config.runnerNamespace, seenPod.metadata!.name!);
   }
   if (pod) {
     const created = new Date(session.metadata.creationTimestamp ?? now).getTime();
@@ -114,33 +129,52 @@ async function act(session: Session, decision: Decision, seen: Observed, deps: R
   return decision.requeueAfterMs !== undefined ? { requeueAfterMs: decision.requeueAfterMs } : {};
 }
 
-/** CreatePod: the workspace, the runner's credentials and its Pod (adopted if they exist). */
+/** CreatePod: the workspace, the runner's identity and its Pod (adopted if they exist). */
 async function createPod(session: Session, deps: ReconcileDeps): Promise<{ pod: V1Pod } | { problem: string }> {
   const { namespace, name } = meta(session);
+  const runners = deps.config.runnerNamespace;
   // A stale cache must not resurrect the Pod of a Session that moved on. The re-read, the
-  // workspace and the runner's credentials are independent: one round trip.
+  // workspace and the runner's identity are independent: one round trip.
   const [current, pvc] = await Promise.all([
     deps.ops.getSession(namespace, name),
-    deps.cachedPvc(namespace, session.spec.workspace) ?? deps.ops.ensurePvc(desiredPvc(session, deps.config)),
-    deps.ops.ensureRbac(desiredRbac(session)),
+    deps.cachedPvc(runners, session.spec.workspace) ?? deps.ops.ensurePvc(desiredPvc(session, deps.config)),
+    grantRunner(session, deps),
   ]);
   if (current?.metadata.resourceVersion !== session.metadata.resourceVersion) throw new StaleCache(name);
   const problem = workspaceProblem(session, pvc);
   if (problem) return { problem };
-  const pod = deps.cachedPod(namespace, runnerName(name)) ?? await deps.ops.ensurePod(desiredPod(session, deps.config));
-  const owner = pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
-  if (owner !== session.metadata.uid) throw new Error(`pod ${pod.metadata?.name} belongs to an older Session of the same name; waiting for its removal`);
+  const pod = deps.cachedPod(runners, runnerName(name)) ?? await deps.ops.ensurePod(desiredPod(session, deps.config));
+  const owner = pod.metadata?.annotations?.[ANNOTATION_SESSION_UID] ?? pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
+  if (owner !== session.metadata.uid) {
+    if (!pod.metadata?.deletionTimestamp) await deps.ops.deletePod(runners, pod.metadata!.name!);
+    throw new Error(`pod ${pod.metadata?.name} belongs to an older Session of the same name; waiting for its removal`);
+  }
   return { pod };
 }
 
+/**
+ * The phone's runner identity, its Role naming this Session and the phone's other Sessions whose
+ * runner Pod still exists: nothing to write when it already does, else one Role write (three
+ * creates on the phone's first command).
+ */
+async function grantRunner(session: Session, deps: ReconcileDeps): Promise<void> {
+  const name = meta(session).name;
+  const known = deps.cachedIdentity(meta(session).namespace, runnerIdentityName(phoneHash(session.spec.phone)));
+  const granted = grantedSessions(known?.role);
+  if (known?.bound && granted.includes(name)) return;
+  const running = granted.filter((other) => deps.cachedPod(deps.config.runnerNamespace, runnerName(other)));
+  await deps.ops.ensureIdentity(desiredIdentity(session, [...running, name], deps.config), known);
+}
+
 /** Writes the controller-owned status (if anything changed) and reports the change. */
-async function write(session: Session, deps: ReconcileDeps, now: Date, input: Omit<StatusInput, 'session' | 'now'>): Promise<SessionStatus> {
+async function write(session: Session, deps: ReconcileDeps, now: Date, input: Omit<StatusInput, 'session' | 'now'>, actsOnResult = false): Promise<SessionStatus> {
   const outcome = computeStatus({ session, now, ...input });
   if (!outcome.patch) return outcome.status;
   const { namespace, name } = meta(session);
-  await deps.ops.patchStatus(namespace, name, outcome.patch, session.metadata.resourceVersion!);
+  const written = await deps.ops.patchStatus(namespace, name, outcome.patch, session.metadata.resourceVersion!);
   const before = session.status ?? {};
   const to = outcome.status.phase!;
+  if (actsOnResult) deps.wrote?.(written);
   if (before.phase !== to) {
     log(session, deps).info({ from: before.phase ?? '(new)', to, reason: outcome.reason, message: input.message }, 'phase changed');
     deps.observer?.transition?.(session, before.phase, to, outcome.reason);
@@ -178,14 +212,15 @@ function trackApproval(session: Session, deps: ReconcileDeps, now: Date): void {
  */
 async function finish(session: Session, deps: ReconcileDeps, now: Date): Promise<WorkResult> {
   const { namespace, name } = meta(session);
-  const settled = { ...session, status: await write(session, deps, now, {}) };
-  const cleanup = decideTerminal(settled, deps.cachedPod(namespace, runnerName(name)), deps.siblings(session), now, deps.config);
+  const settled = { ...session, status: await write(session, deps, now, {}, true) };
+  const runners = deps.config.runnerNamespace;
+  const cleanup = decideTerminal(settled, deps.cachedPod(runners, runnerName(name)), deps.siblings(session), now, deps.config);
   if (cleanup.effects.includes('ClearPhoneQueue') || cleanup.effects.includes('StartNextQueued')) deps.wakeWaiting(session);
   for (const expired of cleanup.deleteSessions) {
     log(session, deps).info({ removed: expired }, 'removing a finished session beyond the history limits');
     await deps.ops.deleteSession(namespace, expired);
   }
   if (cleanup.deleteSessions.includes(name)) return {};
-  if (cleanup.effects.includes('DeletePod')) await deps.ops.deletePod(namespace, runnerName(name));
+  if (cleanup.effects.includes('DeletePod')) await deps.ops.deletePod(runners, runnerName(name));
   return cleanup.requeueAfterMs !== undefined ? { requeueAfterMs: cleanup.requeueAfterMs } : {};
 }

@@ -41,6 +41,8 @@ export interface StackOptions {
 
 export interface Stack {
   namespace: string;
+  /** Where runner Pods, workspaces and the runner Secret live (as the chart's <namespace>-runners). */
+  runnerNamespace: string;
   relayUrl: string;
   chatToken: string;
   chatUrl: string;
@@ -70,13 +72,16 @@ function repoHostOf(url: string): string {
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const namespace = options.namespace ?? 'tether';
+  const runnerNamespace = `${namespace}-runners`;
   const kc = new KubeConfig();
   kc.loadFromFile(options.kubeconfig);
   const cluster = kc.getCurrentCluster()!;
   const core = kc.makeApiClient(CoreV1Api);
   await installSessionCrd(kc);
-  await core.createNamespace({ body: { metadata: { name: namespace } } }).catch((e) => { if (!isAlreadyExists(e)) throw e; });
-  await core.createNamespacedSecret({ namespace, body: { metadata: { name: 'tether-runner' }, stringData: options.runnerSecrets ?? {} } })
+  for (const name of [namespace, runnerNamespace]) {
+    await core.createNamespace({ body: { metadata: { name } } }).catch((e) => { if (!isAlreadyExists(e)) throw e; });
+  }
+  await core.createNamespacedSecret({ namespace: runnerNamespace, body: { metadata: { name: 'tether-runner' }, stringData: options.runnerSecrets ?? {} } })
     .catch((e) => { if (!isAlreadyExists(e)) throw e; });
   const logs = join(options.stateDir, 'logs');
   await mkdir(logs, { recursive: true });
@@ -89,14 +94,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const env = {
     controller: async () => ({
       ...base,
-      TETHER_NAMESPACE: namespace, TETHER_RUNNER_IMAGE: 'tether-runner:local', TETHER_RELAY_URL: relayUrl,
+      TETHER_NAMESPACE: namespace, TETHER_RUNNER_NAMESPACE: runnerNamespace, TETHER_RUNNER_IMAGE: 'tether-runner:local', TETHER_RELAY_URL: relayUrl,
       GITHUB_API_URL: options.githubApiUrl, TETHER_METRICS_PORT: String(await freePort()), TETHER_LEADER_ELECTION: 'false',
       TETHER_PVC_SIZE: '1Gi', TETHER_TERMINATION_GRACE_SECONDS: '10', TETHER_REPO_HOSTS: repoHostOf(options.repoUrl),
       ...options.controllerEnv,
     }),
     relay: async () => ({
       ...base,
-      PUBLIC_URL: relayUrl, RELAY_PORT: String(relayPort), TETHER_NAMESPACE: namespace, TETHER_REPO_URL: options.repoUrl,
+      PUBLIC_URL: relayUrl, RELAY_PORT: String(relayPort), TETHER_NAMESPACE: namespace, TETHER_RUNNER_NAMESPACE: runnerNamespace, TETHER_REPO_URL: options.repoUrl,
       RELAY_WEB_CHAT_TOKEN: chatToken, RELAY_MEDIA_SIGNING_KEY: mediaSigningKey, RELAY_MEDIA_DIR: join(options.stateDir, 'media'),
       RELAY_BIND_ADDRESS: '127.0.0.1', // loopback unless the caller's relayEnv says otherwise (a tunnel reaches loopback too)
       ...options.relayEnv,
@@ -117,7 +122,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const nodeAgent = await startNodeAgent({
     kubeConfig: kc, logger: options.logger.child({ component: 'node-agent' }), repoRoot: options.repoRoot,
     stateDir: options.stateDir, server: cluster.server, caFile: cluster.caFile!,
-    namespace, nodeName: `local-${namespace}`,
+    namespace: runnerNamespace, nodeName: `local-${namespace}`,
     // Each container as its own user (as root; otherwise the node agent warns and runs them all as itself).
     runAsUsers: true,
     env: { LOG_LEVEL: 'info', ...options.podEnv },
@@ -125,7 +130,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   });
 
   return {
-    namespace, relayUrl, chatToken, mediaSigningKey, nodeAgent,
+    namespace, runnerNamespace, relayUrl, chatToken, mediaSigningKey, nodeAgent,
     chatUrl: `${relayUrl}/chat?token=${chatToken}`,
     async restart(name) {
       await procs[name]!.restart(10_000);

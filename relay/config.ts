@@ -22,6 +22,7 @@ export const ENV = Type.Object({
   PUBLIC_URL: str('public base URL of the relay; the webhook is PUBLIC_URL/webhook', { pattern: '^https?://[^/?#]+(/[^?#]*)?$' }),
   ALLOWED_NUMBERS: Type.String({ default: '', description: 'comma-separated E.164 allowlist' }),
   TETHER_NAMESPACE: str('namespace of the Session objects', { default: 'tether', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
+  TETHER_RUNNER_NAMESPACE: Type.Optional(str('namespace of runner Pods (media uploads); absent → TETHER_NAMESPACE', { pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' })),
   TETHER_REPO_URL: str('git remote for new Sessions', { pattern: REPO_URL_PATTERN }),
   TETHER_REPO_BASE_BRANCH: str('base branch for new Sessions', { default: 'main', pattern: BRANCH_PATTERN }),
   TETHER_RUN_TIMEOUT: specDuration(SESSION_DEFAULTS.timeouts.run, 'spec.timeouts.run of new Sessions'),
@@ -59,6 +60,8 @@ export interface RelayConfig {
   webhookUrl: string;
   allowedNumbers: Set<string>;
   namespace: string;
+  /** Where runner Pods live (their tokens upload media). */
+  runnerNamespace: string;
   repo: { url: string; baseBranch: string };
   timeouts: SessionDefaults['timeouts'];
   maxQueued: number;
@@ -153,6 +156,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     webhookUrl: `${publicUrl}/webhook`,
     allowedNumbers: parseNumbers(env.ALLOWED_NUMBERS),
     namespace: env.TETHER_NAMESPACE,
+    runnerNamespace: env.TETHER_RUNNER_NAMESPACE ?? env.TETHER_NAMESPACE,
     repo: { url: env.TETHER_REPO_URL, baseBranch: env.TETHER_REPO_BASE_BRANCH },
     timeouts: { run: env.TETHER_RUN_TIMEOUT, approval: env.TETHER_APPROVAL_TIMEOUT },
     maxQueued: Number(env.TETHER_MAX_QUEUED),

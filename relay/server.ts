@@ -82,7 +82,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   const app = createApp({
     webhook: config.twilio && { authToken: config.twilio.authToken, webhookUrl: config.webhookUrl, allowedNumbers: config.allowedNumbers },
     inbound, media, mediaSigningKey: config.media.signingKey, mediaMaxBytes: config.media.maxBytes, uploads: config.uploads, publicUrl: config.publicUrl,
-    authorizer: parts.authorizer ?? new CachedTokenAuthorizer(tokenReviewer(parts.kubeConfig), config.uploads.review),
+    authorizer: parts.authorizer ?? new CachedTokenAuthorizer(tokenReviewer(parts.kubeConfig), config.uploads.review, config.runnerNamespace),
     webChat, metrics, logger, ready: () => ready,
   });
 

@@ -34,6 +34,8 @@ export interface InformerOptions {
   /** Server-side watch timeout (default 5–10 min, randomized); the watch then resumes from the last version. */
   watchTimeoutSeconds?: number;
   pageSize?: number;
+  /** Shrinks each object before it is stored (what the cache's readers never look at); managedFields always go. */
+  trim?(object: unknown): void;
 }
 
 export interface Informer<T> {
@@ -109,6 +111,12 @@ class SharedInformer<T extends Named> implements Informer<T> {
     return [...this.store.values()];
   }
 
+  private slim(object: T): T {
+    slim(object);
+    this.options.trim?.(object);
+    return object;
+  }
+
   private emit(key: string, object: T | undefined): void {
     for (const handler of this.handlers) handler(key, object);
   }
@@ -116,7 +124,7 @@ class SharedInformer<T extends Named> implements Informer<T> {
   /** The one named object; the watch then starts at the newest version ('') and sends it first. */
   private async getNamed(): Promise<{ items: T[]; listVersion: string }> {
     try {
-      return { items: [slim(await getJson<T>(this.options.kube, `${this.options.path}/${this.options.name}`, {}, this.life.signal))], listVersion: '' };
+      return { items: [this.slim(await getJson<T>(this.options.kube, `${this.options.path}/${this.options.name}`, {}, this.life.signal))], listVersion: '' };
     } catch (error) {
       if (isNotFound(error)) return { items: [], listVersion: '' };
       throw error;
@@ -131,7 +139,7 @@ class SharedInformer<T extends Named> implements Informer<T> {
     do {
       const page = await getJson<{ items: T[]; metadata?: { continue?: string; resourceVersion?: string } }>(
         kube, path, { labelSelector, limit: this.options.pageSize ?? 500, continue: cont }, this.life.signal);
-      for (const item of page.items) items.push(slim(item));
+      for (const item of page.items) items.push(this.slim(item));
       cont = page.metadata?.continue || undefined;
       listVersion = page.metadata?.resourceVersion ?? '';
     } while (cont);
@@ -166,8 +174,9 @@ class SharedInformer<T extends Named> implements Informer<T> {
       this.store.delete(key);
       this.emit(key, undefined);
     } else if (versionOf(this.store.get(key)) !== object.metadata?.resourceVersion) {
-      this.store.set(key, slim(object as unknown as T));
-      this.emit(key, object as unknown as T);
+      const stored = this.slim(object as unknown as T);
+      this.store.set(key, stored);
+      this.emit(key, stored);
     }
   }
 

@@ -2,12 +2,27 @@
 // expiry is judged by when *we* last saw the record change (no clock-skew trust), the
 // leader renews every retry period and steps down if it cannot renew within the deadline,
 // and a stopping leader releases the Lease so a follower takes over at once.
-import { CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '@kubernetes/client-node';
 import type pino from 'pino';
+import type { KubeAccess } from './connection.ts';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.ts';
+import { requestJson } from './raw.ts';
+
+/** A MicroTime as the API server writes it (RFC 3339, microseconds). */
+const microTime = () => new Date().toISOString().replace(/Z$/, '000Z');
+
+/** The Lease API over plain requests (no client-node in the controller). */
+function leaseApi(kube: KubeAccess, namespace: string, name: string) {
+  const path = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
+  return {
+    read: () => requestJson<V1Lease>(kube, `${path}/${name}`),
+    create: (spec: V1Lease['spec']) => requestJson<V1Lease>(kube, path, { method: 'POST', body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec } }),
+    replace: (lease: V1Lease) => requestJson<V1Lease>(kube, `${path}/${name}`, { method: 'PUT', body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...lease } }),
+  };
+}
 
 export interface LeaderElectionOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeAccess;
   namespace: string;
   name: string;
   identity: string;
@@ -28,8 +43,8 @@ export interface LeaderElector {
 }
 
 export function createLeaderElector(options: LeaderElectionOptions): LeaderElector {
-  const api = options.kubeConfig.makeApiClient(CoordinationV1Api);
   const { namespace, name, identity, logger } = options;
+  const api = leaseApi(options.kubeConfig, namespace, name);
   const leaseMs = options.leaseDurationMs ?? 15_000;
   const renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
   const retryMs = options.retryPeriodMs ?? 2_000;
@@ -43,7 +58,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   let lastHolder = '';
 
   const spec = (current: V1Lease | undefined, transitions: number): V1Lease['spec'] => {
-    const now = new V1MicroTime();
+    const now = microTime() as unknown as Date;
     const keepAcquire = current?.spec?.holderIdentity === identity;
     return {
       holderIdentity: identity,
@@ -58,12 +73,12 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   async function tryAcquireOrRenew(): Promise<boolean> {
     let current: V1Lease | undefined;
     try {
-      current = await api.readNamespacedLease({ name, namespace });
+      current = await api.read();
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
     if (!current) {
-      await api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: spec(undefined, 0) } });
+      await api.create(spec(undefined, 0));
       return true;
     }
     const holder = current.spec?.holderIdentity ?? '';
@@ -77,7 +92,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     const expiresAt = observed.at + (current.spec?.leaseDurationSeconds ?? 0) * 1000;
     if (heldByOther && Date.now() < expiresAt) return false;
     const transitions = (current.spec?.leaseTransitions ?? 0) + (holder === identity ? 0 : 1);
-    await api.replaceNamespacedLease({ name, namespace, body: { ...current, spec: spec(current, transitions) } });
+    await api.replace({ ...current, spec: spec(current, transitions) });
     return true;
   }
 
@@ -115,12 +130,9 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   }
 
   async function release(): Promise<void> {
-    const current = await api.readNamespacedLease({ name, namespace });
+    const current = await api.read();
     if (current.spec?.holderIdentity !== identity) return;
-    await api.replaceNamespacedLease({ name, namespace, body: {
-      ...current,
-      spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime() },
-    } });
+    await api.replace({ ...current, spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime() as unknown as Date } });
   }
 
   return {

@@ -22,7 +22,7 @@ class StaleSocket extends Error {}
 export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface CallOptions {
-  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   query?: Query;
   /** Sent as JSON. */
   body?: unknown;

@@ -25,10 +25,18 @@ export function sessionName(phone: string, at = new Date(), rand = randomBytes(3
   return `${phoneHash(phone)}-${stamp(at)}-${rand}`;
 }
 
-/** Runner Pod, ServiceAccount, Role and RoleBinding of a Session share this name. */
+/** A Session's runner Pod. */
 export function runnerName(session: string): string {
   return `${session}-runner`;
 }
+
+/** The ServiceAccount, Role and RoleBinding every runner of one phone runs as: runner-<phonehash>. */
+export function runnerIdentityName(phoneHashValue: string): string {
+  return `${RUNNER_IDENTITY_PREFIX}${phoneHashValue}`;
+}
+export const RUNNER_IDENTITY_PREFIX = 'runner-';
+/** On a runner Pod: the uid of the Session it runs (the Session may live in another namespace). */
+export const ANNOTATION_SESSION_UID = 'tether.dev/session-uid';
 
 /** Where both containers of a runner Pod mount the emptyDir that carries the agent channel. */
 export const AGENT_SOCKET_DIR = '/run/tether';

@@ -1,9 +1,11 @@
 // Who may upload media for a Session: its runner, proven by a projected ServiceAccount token
-// (audience tether-relay) checked with a TokenReview. Answers, good and bad, are remembered
-// briefly (bounded), and concurrent checks of one token share a single review.
+// (audience tether-relay) checked with a TokenReview: a runner ServiceAccount of the runner
+// namespace, the token bound to the Session's runner Pod (the API server's pod-name claim).
+// Answers, good and bad, are remembered briefly (bounded), and concurrent checks of one token
+// share a single review.
 import { createHash } from 'node:crypto';
 import { AuthenticationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { RELAY_TOKEN_AUDIENCE, runnerName } from '../../common/session/names.ts';
+import { RELAY_TOKEN_AUDIENCE, RUNNER_IDENTITY_PREFIX, runnerName } from '../../common/session/names.ts';
 import type { UploadLimits } from '../config.ts';
 import { ExpiringCache } from './limits.ts';
 
@@ -12,33 +14,40 @@ export interface UploadAuthorizer {
   mayUpload(token: string, namespace: string, session: string): Promise<boolean>;
 }
 
-/** The user a token authenticates as for the relay's audience, '' when none. */
-export type ReviewToken = (token: string) => Promise<string>;
+/** Who a token authenticates as for the relay's audience, and the Pod it is bound to. */
+export interface Reviewed { user: string; pod?: string }
+/** undefined when the token is not valid for the relay's audience. */
+export type ReviewToken = (token: string) => Promise<Reviewed | undefined>;
+
+const POD_NAME_CLAIM = 'authentication.kubernetes.io/pod-name';
 
 export function tokenReviewer(kubeConfig: KubeConfig): ReviewToken {
   const api = kubeConfig.makeApiClient(AuthenticationV1Api);
   return async (token) => {
     const { status } = await api.createTokenReview({ body: { spec: { token, audiences: [RELAY_TOKEN_AUDIENCE] } } });
-    const valid = status?.authenticated && status.audiences?.includes(RELAY_TOKEN_AUDIENCE) && status.user?.username;
-    return valid ? status.user!.username! : '';
+    if (!status?.authenticated || !status.audiences?.includes(RELAY_TOKEN_AUDIENCE) || !status.user?.username) return undefined;
+    return { user: status.user.username, pod: status.user.extra?.[POD_NAME_CLAIM]?.[0] };
   };
 }
 
 export class CachedTokenAuthorizer implements UploadAuthorizer {
   private readonly review: ReviewToken;
   private readonly ttl: UploadLimits['review'];
-  private readonly answers: ExpiringCache<string>;
-  private readonly inFlight = new Map<string, Promise<string>>();
+  private readonly runnerNamespace: string;
+  private readonly answers: ExpiringCache<Reviewed | null>;
+  private readonly inFlight = new Map<string, Promise<Reviewed | null>>();
   /** TokenReviews sent (a test reads it to see the cache work). */
   reviews = 0;
 
-  constructor(review: ReviewToken, ttl: UploadLimits['review']) {
+  /** runnerNamespace: where runner Pods and their ServiceAccounts live. */
+  constructor(review: ReviewToken, ttl: UploadLimits['review'], runnerNamespace: string) {
     this.review = review;
     this.ttl = ttl;
+    this.runnerNamespace = runnerNamespace;
     this.answers = new ExpiringCache(ttl.maxEntries);
   }
 
-  private async userOf(token: string): Promise<string> {
+  private async reviewed(token: string): Promise<Reviewed | null> {
     const key = createHash('sha256').update(token).digest('base64url');
     const known = this.answers.get(key);
     if (known !== undefined) return known;
@@ -46,16 +55,17 @@ export class CachedTokenAuthorizer implements UploadAuthorizer {
     if (pending) return pending;
     const asked = (async () => {
       this.reviews++;
-      const user = await this.review(token);
-      this.answers.set(key, user, user ? this.ttl.okTtlMs : this.ttl.failureTtlMs);
-      return user;
+      const answer = (await this.review(token)) ?? null;
+      this.answers.set(key, answer, answer ? this.ttl.okTtlMs : this.ttl.failureTtlMs);
+      return answer;
     })().finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, asked);
     return asked;
   }
 
-  async mayUpload(token: string, namespace: string, session: string): Promise<boolean> {
+  async mayUpload(token: string, _namespace: string, session: string): Promise<boolean> {
     if (!token) return false;
-    return (await this.userOf(token)) === `system:serviceaccount:${namespace}:${runnerName(session)}`;
+    const reviewed = await this.reviewed(token);
+    return Boolean(reviewed?.user.startsWith(`system:serviceaccount:${this.runnerNamespace}:${RUNNER_IDENTITY_PREFIX}`) && reviewed.pod === runnerName(session));
   }
 }

@@ -3,7 +3,8 @@
 // in-process MCP server, and instructions (the image's CLAUDE.md, then the repository's).
 import { readFile } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
-import { createSdkMcpServer, tool, type CanUseTool, type HookCallbackMatcher, type Options } from '@anthropic-ai/claude-agent-sdk';
+import type { CanUseTool, HookCallbackMatcher, Options } from '@anthropic-ai/claude-agent-sdk';
+import { agentSdk } from './sdk.ts';
 import { z } from 'zod/v4';
 import { PROGRESS_TOOL, SCREENSHOT_TOOL, type AgentHost, type AgentRunOptions } from './types.ts';
 
@@ -25,7 +26,8 @@ export async function systemPromptAppend(instructions: string | undefined, cwd: 
   return [instructions?.trim(), repo].filter(Boolean).join('\n\n') || undefined;
 }
 
-function tetherTools(host: AgentHost) {
+async function tetherTools(host: AgentHost) {
+  const { createSdkMcpServer, tool } = await agentSdk();
   const screenshot = tool('screenshot', 'Capture a web page (a URL the dev server serves) as a JPEG for the user.', {
     url: z.string().describe('http(s) URL to capture'),
     fullPage: z.boolean().optional(),
@@ -76,7 +78,7 @@ export async function sdkOptions(settings: ClaudeSettings, run: AgentRunOptions,
     spawnClaudeCodeProcess: extra.spawn,
     settingSources: [],
     hooks: { PreToolUse: [everyCallAsked(settings.env.CLAUDE_CONFIG_DIR)] },
-    mcpServers: { tether: tetherTools(host) },
+    mcpServers: { tether: await tetherTools(host) },
     systemPrompt: { type: 'preset', preset: 'claude_code', append: await systemPromptAppend(settings.instructions, run.cwd) },
   };
 }

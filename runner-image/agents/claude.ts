@@ -2,12 +2,13 @@
 // abortController and cwd. Claude Code runs in the agent container when there is an agent channel
 // (claude-processes.ts), else as the runner's child; either way it is stopped whole. Without an API
 // key it talks to the scripted model (scripted-model/), never to anything else.
-import { query, type Options, type SDKMessage, type SDKResultMessage, type SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
+import type { Options, SDKMessage, SDKResultMessage, SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 import type { Logger } from 'pino';
 import type { AgentChannel } from '../agent-channel.ts';
 import { ClaudeConversation } from './claude-conversation.ts';
 import { channelProcesses, localProcesses } from './claude-processes.ts';
 import { sdkOptions, type ClaudeSettings } from './claude-options.ts';
+import { agentSdk } from './sdk.ts';
 import { isMissingConversation, toResult } from './claude-result.ts';
 import type { Agent, AgentHost, AgentResult, AgentRunOptions } from './types.ts';
 
@@ -56,7 +57,8 @@ export class ClaudeAgent implements Agent {
     let failure: string | undefined;
     try {
       const sdk = await sdkOptions(this.deps, options, host, { resume, abortController, canUseTool: conversation.canUseTool, spawn: processes.spawn });
-      for await (const message of (this.deps.queryFn ?? query)({ prompt: conversation.input, options: sdk })) conversation.handle(message);
+      const query = this.deps.queryFn ?? (await agentSdk()).query;
+      for await (const message of query({ prompt: conversation.input, options: sdk })) conversation.handle(message);
     } catch (error) {
       failure = options.signal.aborted ? 'stopped' : `Claude Code stopped: ${error instanceof Error ? error.message : String(error)}`;
     } finally {

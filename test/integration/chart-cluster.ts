@@ -86,5 +86,6 @@ export async function canI(serviceAccount: string, namespace: string, args: stri
 /** The cluster-scoped objects a release in `namespaces` made (they outlive the namespace). */
 export async function deleteClusterScoped(namespaces: string[]): Promise<void> {
   await kubectlResult(['delete', 'clusterrole,clusterrolebinding', ...namespaces.map((n) => `${n}-tether-relay`), '--ignore-not-found']);
-  await kubectlResult(['delete', 'validatingadmissionpolicy,validatingadmissionpolicybinding', ...namespaces.map((n) => `${n}-tether-sessions`), '--ignore-not-found']);
+  const policies = namespaces.flatMap((n) => [`${n}-tether-sessions`, `${n}-runners-runner-pods`]);
+  await kubectlResult(['delete', 'validatingadmissionpolicy,validatingadmissionpolicybinding', ...policies, '--ignore-not-found']);
 }

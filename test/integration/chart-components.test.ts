@@ -9,9 +9,10 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLeaderElector } from '../../common/kube/leader-election.ts';
 import { SessionClient } from '../../common/kube/sessions.ts';
-import { runnerName } from '../../common/session/names.ts';
+import { phoneHash } from '../../common/session/display.ts';
+import { runnerIdentityName, runnerName } from '../../common/session/names.ts';
 import { loadConfig as loadControllerConfig } from '../../controller/config.ts';
-import { adminKubeConfig, deleteNamespace, installSessionCrd } from '../support/cluster.ts';
+import { adminKubeConfig, deleteNamespace, installSessionCrd, runnerRelayToken } from '../support/cluster.ts';
 import { createSession, phaseOf, startController, type RunningController } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
@@ -21,6 +22,7 @@ import { deleteClusterScoped, helmRelease, kubectlOk, kubectlResult, restrictedN
 const runNode = promisify(execFile);
 let admin: KubeConfig;
 let ns: string;
+let runners: string;
 let controller: RunningController | undefined;
 let relay: TestRelay | undefined;
 
@@ -44,12 +46,13 @@ beforeAll(async () => {
   await installSessionCrd(admin);
   ns = await restrictedNamespace(admin, 'chart-run');
   await helmRelease('install', 'tether', ns, { relay: { allowedNumbers: ['+14155550123'] } });
+  runners = `${ns}-runners`;
 }, 900_000);
 afterAll(async () => {
   await relay?.close();
   await controller?.stop();
   await deleteClusterScoped([ns]);
-  await deleteNamespace(admin, ns);
+  await Promise.all([deleteNamespace(admin, ns), deleteNamespace(admin, runners)]);
 });
 
 describe('the controller as the chart runs it', () => {
@@ -68,7 +71,7 @@ describe('the controller as the chart runs it', () => {
     expect(lease.spec.holderIdentity ?? '').toBe('');
   });
 
-  it('turns a Session into a restricted runner Pod with its PVC and RBAC, and cancels it', async () => {
+  it("turns a Session into a restricted runner Pod in the runner namespace (admitted by the chart's policy) with its workspace and the phone's identity, and cancels it", async () => {
     const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', ns])).data;
     const config = loadControllerConfig({ ...env, TETHER_METRICS_PORT: '0' });
     const { kc } = await kubeConfigAs('tether-controller');
@@ -77,16 +80,18 @@ describe('the controller as the chart runs it', () => {
     const sessions = new SessionClient((await kubeConfigAs('tether-relay')).kc);
     const name = await createSession(sessions, ns, '+14155550123');
     await eventually(async () => expect(await phaseOf(sessions, ns, name)).toBe('Starting'), 20_000, 100);
-    const pod = await json<{ spec: { serviceAccountName: string; securityContext: { runAsNonRoot: boolean } } }>(['get', 'pod', runnerName(name), '-n', ns]);
-    expect(pod.spec.serviceAccountName).toBe(runnerName(name));
+    const identity = runnerIdentityName(phoneHash('+14155550123'));
+    const pod = await json<{ spec: { serviceAccountName: string; securityContext: { runAsNonRoot: boolean } } }>(['get', 'pod', runnerName(name), '-n', runners]);
+    expect(pod.spec.serviceAccountName).toBe(identity);
     expect(pod.spec.securityContext.runAsNonRoot).toBe(true);
-    for (const kind of ['serviceaccount', 'role', 'rolebinding']) await kubectlOk(['get', kind, runnerName(name), '-n', ns]);
+    await kubectlOk(['get', 'serviceaccount', identity, '-n', runners]);
+    for (const kind of ['role', 'rolebinding']) await kubectlOk(['get', kind, identity, '-n', ns]);
     const session = (await sessions.get(ns, name))!;
-    await kubectlOk(['get', 'pvc', session.spec.workspace, '-n', ns]);
+    await kubectlOk(['get', 'pvc', session.spec.workspace, '-n', runners]);
 
     await sessions.patch(ns, name, { spec: { cancel: true } });
     await eventually(async () => expect(await phaseOf(sessions, ns, name)).toBe('Cancelled'), 20_000, 100);
-    await eventually(async () => expect((await kubectlResult(['get', 'pod', runnerName(name), '-n', ns])).code).not.toBe(0), 20_000, 100);
+    await eventually(async () => expect((await kubectlResult(['get', 'pod', runnerName(name), '-n', runners])).code).not.toBe(0), 20_000, 100);
   });
 });
 
@@ -113,14 +118,13 @@ describe('the relay as the chart runs it', () => {
 
   it('checks a runner\'s media upload with a TokenReview (audience tether-relay)', async () => {
     const session = 'upload-check';
-    await kubectlOk(['create', 'serviceaccount', runnerName(session), '-n', ns]);
-    const { token } = await kubeConfigAs(runnerName(session), 'tether-relay');
+    const token = await runnerRelayToken(admin, runners, session);
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201ffa1e4b1f40000000049454e44ae426082', 'hex');
     const put = (bearer: string) => fetch(`${relay!.url}/uploads/${ns}/${session}/shot.png`, { method: 'PUT', body: png, headers: { 'content-type': 'image/png', authorization: `Bearer ${bearer}` } });
     const accepted = await put(token);
     expect(accepted.status).toBe(201);
     expect(await accepted.json()).toEqual({ ref: `${ns}/${session}/shot.png` });
-    const { token: wrongAudience } = await kubeConfigAs(runnerName(session));
+    const wrongAudience = await runnerRelayToken(admin, runners, session, undefined, 'not-the-relay');
     expect((await put(wrongAudience)).status).toBe(403);
   });
 });

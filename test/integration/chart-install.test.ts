@@ -30,7 +30,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await deleteClusterScoped([installed, applied]);
   await kubectlResult(['delete', 'runtimeclass', 'gvisor', '--ignore-not-found']);
-  await Promise.all([deleteNamespace(kc, installed), deleteNamespace(kc, applied)]);
+  await Promise.all([installed, applied].flatMap((n) => [deleteNamespace(kc, n), deleteNamespace(kc, `${n}-runners`)]));
 });
 
 /** A Deployment's (or hook's) Pod template as a Pod, for a Pod Security check. */
@@ -68,7 +68,7 @@ describe('helm install with default values', () => {
   });
 
   it('lets runners reach the API server: the addresses it finds, else its ports anywhere', async () => {
-    const apiRule = async () => (await json<{ spec: { egress: { to: unknown[]; ports: unknown[] }[] } }>(['get', 'networkpolicy', 'tether-runner', '-n', installed])).spec.egress[1]!;
+    const apiRule = async () => (await json<{ spec: { egress: { to: unknown[]; ports: unknown[] }[] } }>(['get', 'networkpolicy', 'tether-runner', '-n', `${installed}-runners`])).spec.egress[1]!;
     // This control plane advertises 127.0.0.1, which the API server never publishes as an endpoint.
     expect(await kubectlResult(['get', 'endpointslice', 'kubernetes', '-n', 'default'])).toMatchObject({ code: 1 });
     expect(await apiRule()).toEqual({ to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ protocol: 'TCP', port: 443 }, { protocol: 'TCP', port: 6443 }] });
@@ -124,7 +124,8 @@ describe('runner Pod as the controller builds it', () => {
     const pod = desiredPod(session, config);
     expect(pod.spec?.containers[0]?.image).toBe('ghcr.io/tether-dev/tether-runner:0.1.0');
     // The Pod's ServiceAccount must exist for admission; the test creates it (RBAC: chart-rbac.test.ts).
-    await kubectlOk(['create', 'serviceaccount', pod.spec!.serviceAccountName!, '-n', installed]);
+    expect(pod.metadata?.namespace).toBe(`${installed}-runners`);
+    await kubectlOk(['create', 'serviceaccount', pod.spec!.serviceAccountName!, '-n', pod.metadata!.namespace!]);
     const result = await dryRunPods([pod], `system:serviceaccount:${installed}:tether-controller`);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -139,6 +140,8 @@ describe('every optional part on', () => {
     // No prometheus-operator here: ServiceMonitor shapes are checked in test/unit/chart-render.test.ts.
     // Hooks (the helm test Pod) are not part of an install; its template is checked below.
     file = manifestFile(objects.filter((o) => o.kind !== 'ServiceMonitor' && !o.metadata.annotations?.['helm.sh/hook']));
+    // A dry run creates nothing: the runner namespace the chart makes must exist for what goes in it.
+    await kubectlOk(['create', 'namespace', `${applied}-runners`]);
   });
 
   it('passes a server-side dry run without warnings', async () => {

@@ -1,9 +1,11 @@
 // RBAC of the installed chart, checked by impersonating each ServiceAccount on the real API
 // server: exactly the intended permissions, nothing else, no Secrets, nothing outside the
-// release namespace; and the controller can hand a runner its (narrower) Role.
+// release and runner namespaces; the controller can hand a phone's runner its (narrower) Role;
+// and the admission policy refuses the controller any Pod but a runner's.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { desiredRbac } from '../../controller/builders.ts';
+import { desiredIdentity, desiredPod } from '../../controller/builders.ts';
+import { loadConfig, type ControllerConfig } from '../../controller/config.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
@@ -12,7 +14,9 @@ import { canI, deleteClusterScoped, extraPermissions, helmRelease, kubectlOk, ku
 
 let kc: KubeConfig;
 let ns: string;
+let runners: string;
 let other: string;
+let config: ControllerConfig;
 const CONTROLLER = 'tether-controller';
 const RELAY = 'tether-relay';
 
@@ -23,40 +27,47 @@ beforeAll(async () => {
   [ns, other] = await Promise.all([createNamespace(kc, 'rbac'), createNamespace(kc, 'rbac-other')]);
   // The test's admin creates a Session below: its group may (sessions.creators, chart-session-policy.test.ts).
   await helmRelease('install', 'tether', ns, { sessions: { creators: { groups: ['system:masters'] } } });
+  runners = `${ns}-runners`;
+  // The controller's own configuration, as the chart gives it.
+  const configMap = JSON.parse((await kubectlOk(['get', 'configmap', CONTROLLER, '-n', ns, '-o', 'json'])).stdout) as { data: Record<string, string> };
+  config = loadConfig(configMap.data);
 }, 900_000);
 afterAll(async () => {
   await deleteClusterScoped([ns]);
-  await Promise.all([deleteNamespace(kc, ns), deleteNamespace(kc, other)]);
+  await Promise.all([deleteNamespace(kc, ns), deleteNamespace(kc, runners), deleteNamespace(kc, other)]);
 });
 
 describe('controller ServiceAccount', () => {
-  it('has exactly the intended permissions in its namespace', async () => {
+  it('has exactly the intended permissions in the release namespace and in the runner namespace', async () => {
+    expect(config.runnerNamespace).toBe(runners);
     expect(await extraPermissions(CONTROLLER, ns)).toEqual([
       'events.events.k8s.io [] create',
       'leases.coordination.k8s.io [] create get update',
-      'persistentvolumeclaims [] create get list watch',
-      'pods [] create delete get list watch',
-      'rolebindings.rbac.authorization.k8s.io [] create get',
-      'roles.rbac.authorization.k8s.io [] create get',
-      'serviceaccounts [] create get',
+      'rolebindings.rbac.authorization.k8s.io [] create list watch',
+      'roles.rbac.authorization.k8s.io [] create list patch watch',
       'sessions.tether.dev [] delete get list watch',
       'sessions.tether.dev/finalizers [] update',
       'sessions.tether.dev/status [] get patch update',
+    ]);
+    expect(await extraPermissions(CONTROLLER, ns, runners)).toEqual([
+      'persistentvolumeclaims [] create get list watch',
+      'pods [] create delete get list watch',
+      'serviceaccounts [] create',
     ]);
   });
 
   it('has nothing in other namespaces', async () => {
     expect(await extraPermissions(CONTROLLER, ns, other)).toEqual([]);
     expect(await canI(CONTROLLER, ns, ['create', 'pods', '-n', other])).toBe(false);
+    expect(await canI(CONTROLLER, ns, ['create', 'pods', '-n', ns])).toBe(false);
   });
 
-  it('can grant a runner its Role only because it holds those verbs (escalation check)', async () => {
+  it("can grant a phone's runner its Role only because it holds those verbs (escalation check)", async () => {
     const phone = '+14155550123';
-    // A real owner: objects owned by a Session that does not exist are deleted by the garbage collector.
     const session = await sessionClient(kc).create(ns, sessionName(phone), {
       phone, prompt: 'hi', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' }, workspace: workspaceName(phone),
     });
-    const { serviceAccount, role, roleBinding } = desiredRbac(session);
+    const { serviceAccount, role, roleBinding } = desiredIdentity(session, [session.metadata.name!], config);
     const as = `--as=system:serviceaccount:${ns}:${CONTROLLER}`;
     await kubectlOk(['create', as, '-f', manifestFile([serviceAccount, role])]);
     // The binding's escalation check reads the new Role from the API server's RBAC cache, which
@@ -64,16 +75,57 @@ describe('controller ServiceAccount', () => {
     const binding = manifestFile([roleBinding]);
     await eventually(async () => expect((await kubectlResult(['create', as, '-f', binding])).stderr).toBe(''), 10_000, 200);
     const runner = serviceAccount.metadata!.name!;
-    expect(await canI(runner, ns, ['get', `sessions.tether.dev/${session.metadata.name}`, '-n', ns])).toBe(true);
-    expect(await canI(runner, ns, ['patch', `sessions.tether.dev/${session.metadata.name}`, '--subresource=status', '-n', ns])).toBe(true);
-    expect(await canI(runner, ns, ['patch', 'sessions.tether.dev/someone-else', '--subresource=status', '-n', ns])).toBe(false);
-    expect(await canI(runner, ns, ['patch', `sessions.tether.dev/${session.metadata.name}`, '-n', ns])).toBe(false);
+    await eventually(async () => expect(await canI(runner, runners, ['get', `sessions.tether.dev/${session.metadata.name}`, '-n', ns])).toBe(true), 10_000, 200);
+    expect(await canI(runner, runners, ['patch', `sessions.tether.dev/${session.metadata.name}`, '--subresource=status', '-n', ns])).toBe(true);
+    expect(await canI(runner, runners, ['patch', 'sessions.tether.dev/someone-else', '--subresource=status', '-n', ns])).toBe(false);
+    expect(await canI(runner, runners, ['patch', `sessions.tether.dev/${session.metadata.name}`, '-n', ns])).toBe(false);
+    expect(await extraPermissions(runner, runners, runners)).toEqual([]);
 
     // A Role with a verb the controller lacks is refused: it cannot widen anyone's rights.
-    const wider = { ...role, metadata: { ...role.metadata, name: 'wider', ownerReferences: undefined }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] };
+    const wider = { ...role, metadata: { ...role.metadata, name: 'wider' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] };
     const refused = await kubectlResult(['create', as, '-f', manifestFile([wider])]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('attempting to grant RBAC permissions not currently held');
+  });
+});
+
+describe('runner Pod admission policy', () => {
+  const phone = '+14155550124';
+  const session = { apiVersion: 'tether.dev/v1alpha1', kind: 'Session', metadata: { name: sessionName(phone), namespace: '', uid: 'u-1' },
+    spec: { phone, prompt: 'hi', repo: { url: 'https://github.com/acme/web.git' }, workspace: workspaceName(phone) } } as const;
+  /** kubectl create --dry-run=server as the controller: RBAC and admission run, nothing is stored. */
+  const createAsController = (pod: object) =>
+    kubectlResult(['create', '--dry-run=server', `--as=system:serviceaccount:${ns}:${CONTROLLER}`, '-n', runners, '-f', manifestFile([pod])]);
+  const runnerPod = () => desiredPod({ ...session, metadata: { ...session.metadata, namespace: ns } }, config);
+  beforeAll(async () => {
+    // The phone's runner ServiceAccount, as the controller makes it (a Pod may only name one that exists).
+    const { serviceAccount } = desiredIdentity({ ...session, metadata: { ...session.metadata, namespace: ns } }, [], config);
+    await kubectlOk(['create', `--as=system:serviceaccount:${ns}:${CONTROLLER}`, '-f', manifestFile([serviceAccount])]);
+  });
+
+  it("admits the controller's runner Pod as the controller builds it", async () => {
+    const admitted = await createAsController(runnerPod());
+    expect(admitted.stderr).toBe('');
+    expect(admitted.code).toBe(0);
+  });
+
+  it('refuses the controller a Pod with another image, another ServiceAccount or another Secret', async () => {
+    const cases: Array<[string, (pod: ReturnType<typeof runnerPod>) => void, RegExp]> = [
+      ['another image', (p) => { p.spec!.containers[0]!.image = 'busybox:latest'; }, /only the runner image/],
+      ['another image in the agent container', (p) => { p.spec!.initContainers![0]!.image = 'evil/agent:1'; }, /only the runner image/],
+      ['another ServiceAccount', (p) => { p.spec!.serviceAccountName = 'default'; }, /runner ServiceAccount/],
+      ['a Secret volume', (p) => { p.spec!.volumes!.push({ name: 'loot', secret: { secretName: 'tether-relay' } }); }, /no Secret volume/],
+      ['a projected Secret', (p) => { p.spec!.volumes!.push({ name: 'loot', projected: { sources: [{ secret: { name: 'tether-twilio' } }] } }); }, /no Secret volume/],
+      ['another Secret in env', (p) => { p.spec!.containers[0]!.env!.push({ name: 'X', valueFrom: { secretKeyRef: { name: 'tether-relay', key: 'k' } } }); }, /no Secret but the runner's/],
+      ['another Secret in envFrom', (p) => { p.spec!.containers[0]!.envFrom = [{ secretRef: { name: 'tether-relay' } }]; }, /no Secret but the runner's/],
+    ];
+    for (const [what, change, message] of cases) {
+      const pod = runnerPod();
+      change(pod);
+      const refused = await createAsController(pod);
+      expect(refused.code, what).not.toBe(0);
+      expect(refused.stderr, what).toMatch(message);
+    }
   });
 });
 

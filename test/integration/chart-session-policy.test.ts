@@ -2,10 +2,9 @@
 // installed by helm: only the relay's ServiceAccount and the groups in sessions.creators.groups may
 // create a Session or change its spec, whatever RBAC grants; status writes of the controller and
 // the runners, and metadata-only updates, still pass.
-import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { desiredRbac } from '../../controller/builders.ts';
+import { desiredIdentity } from '../../controller/builders.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
 import { API_VERSION, KIND, type Session } from '../../common/session/schema.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd } from '../support/cluster.ts';
@@ -89,7 +88,7 @@ describe('who may change a Session', () => {
 
   it('the controller and the Session\'s runner still write status; metadata-only updates pass', async () => {
     const stored = JSON.parse((await kubectlOk(['get', `sessions.tether.dev/${name}`, '-n', ns, '-o', 'json'])).stdout) as Session;
-    const { serviceAccount: runnerAccount, role, roleBinding } = desiredRbac({ ...stored, metadata: { ...stored.metadata, uid: stored.metadata.uid ?? randomUUID() } });
+    const { serviceAccount: runnerAccount, role, roleBinding } = desiredIdentity(stored, [name], { runnerNamespace: ns });
     await kubectlOk(['create', '-f', manifestFile([runnerAccount, role, roleBinding])]);
     const controllerWrite = await patch(serviceAccount('tether-controller'), name, { status: { phase: 'Starting' } }, 'status');
     expect(controllerWrite.stderr).toBe('');

@@ -1,10 +1,10 @@
-// Kubernetes Events on a real API server: each transition the controller writes (and each end
+// Kubernetes Events on a real API server: each transition the controller writes but admission (and each end
 // the runner writes, when the controller records it) appears once on the Session, failures as
 // Warnings, and `kubectl describe session` shows them. A restart re-reconciles without repeats.
 import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { REPORTING_CONTROLLER } from '../../controller/events.ts';
-import { controllerSuite, createSession, phaseOf, runnerWrites, startController, testConfig } from '../support/controller.ts';
+import { controllerSuite, createSession, phaseOf, runnerWrites, startController } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubectlOk } from './chart-cluster.ts';
 
@@ -27,23 +27,23 @@ describe('Kubernetes Events', () => {
     await runnerWrites(t.sessions, t.ns, a, { phase: 'Succeeded', completionTime: new Date().toISOString() });
     await eventually(async () => expect(await phaseOf(t.sessions, t.ns, b)).toBe('Failed'), 15_000);
 
-    await eventually(async () => expect(await summary(a)).toEqual(['Normal Completed', 'Normal PodCreated']));
-    await eventually(async () => expect(await summary(b)).toEqual(['Normal PodCreated', 'Normal Queued', 'Warning RunTimeout']));
+    await eventually(async () => expect(await summary(a)).toEqual(['Normal Completed']));
+    await eventually(async () => expect(await summary(b)).toEqual(['Normal Queued', 'Warning RunTimeout']));
     const timeout = (await eventsOf(b)).find((e) => e.reason === 'RunTimeout')!;
     expect(timeout).toMatchObject({ reportingComponent: REPORTING_CONTROLLER, action: 'Failed', involvedObject: { kind: 'Session', name: b } });
     expect(timeout.message).toMatch(/longer than 2s/);
 
     await t.running.stop();
-    t.running = await startController(t.kc, testConfig(t.ns));
+    t.running = await startController(t.kc, t.config());
     await new Promise((r) => setTimeout(r, 1500));
-    expect(await summary(a)).toEqual(['Normal Completed', 'Normal PodCreated']);
-    expect(await summary(b)).toEqual(['Normal PodCreated', 'Normal Queued', 'Warning RunTimeout']);
+    expect(await summary(a)).toEqual(['Normal Completed']);
+    expect(await summary(b)).toEqual(['Normal Queued', 'Warning RunTimeout']);
     expect((await eventsOf(b)).every((e) => (e.count ?? 1) === 1 && !e.series)).toBe(true);
 
     const described = (await kubectlOk(['describe', 'session', b, '-n', t.ns])).stdout;
     const shown = described.slice(described.indexOf('Events:'));
     expect(shown).toMatch(/Warning\s+RunTimeout\s+.*tether\.dev\/controller\s+the run took longer than 2s/);
     expect(shown).toMatch(/Normal\s+Queued\s+/);
-    expect(shown).toMatch(/Normal\s+PodCreated\s+/);
+    expect(shown, 'admission has no Event: the Admitted condition says it').not.toMatch(/PodCreated/);
   });
 });

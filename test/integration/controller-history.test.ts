@@ -1,25 +1,27 @@
 // History retention: per phone only the newest TETHER_HISTORY_COUNT finished Sessions stay;
-// older ones are deleted (what they own goes with them through owner references); Pods go after their TTL.
+// older ones are deleted; Pods go after their TTL; the phone's workspace and runner identity stay.
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { isNotFound } from '../../common/kube/errors.ts';
-import { runnerName, workspaceName } from '../../common/session/names.ts';
+import { phoneHash } from '../../common/session/display.ts';
+import { runnerIdentityName, workspaceName } from '../../common/session/names.ts';
 import { controllerSuite, createSession, phaseOf, runnerWrites } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 
 const t = controllerSuite('ctl-hist', { TETHER_HISTORY_COUNT: '2', TETHER_POD_TTL: '0s' });
 
 describe('history retention', () => {
-  it('keeps the newest two finished Sessions of a phone, removes the rest (their RBAC goes with them through the garbage collector), keeps the workspace', async () => {
+  it("keeps the newest two finished Sessions of a phone, removes the rest, keeps the workspace and the phone's runner identity (its Role naming the Session that runs)", async () => {
     const phone = '+14155553001';
     const names: string[] = [];
     const rbac = t.kc.makeApiClient(RbacAuthorizationV1Api);
+    const identity = runnerIdentityName(phoneHash(phone));
     for (let i = 0; i < 3; i++) {
       const name = await createSession(t.sessions, t.ns, phone);
       names.push(name);
       await eventually(async () => expect(await phaseOf(t.sessions, t.ns, name)).toBe('Starting'));
-      const role = await rbac.readNamespacedRole({ namespace: t.ns, name: runnerName(name) });
-      expect(role.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Session', name, blockOwnerDeletion: true });
+      const role = await rbac.readNamespacedRole({ namespace: t.ns, name: identity });
+      expect(role.rules?.[0]?.resourceNames).toContain(name);
+      expect(role.rules?.[0]?.resourceNames?.length).toBeLessThanOrEqual(2);
       await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
       await runnerWrites(t.sessions, t.ns, name, { phase: 'Succeeded', completionTime: new Date(Date.now() + i).toISOString() });
       await new Promise((r) => setTimeout(r, 20));
@@ -27,14 +29,11 @@ describe('history retention', () => {
     await eventually(async () => expect(await t.sessions.get(t.ns, names[0]!)).toBeUndefined());
     expect(await phaseOf(t.sessions, t.ns, names[1]!)).toBe('Succeeded');
     expect(await phaseOf(t.sessions, t.ns, names[2]!)).toBe('Succeeded');
-    const roleOf = (session: string) => rbac.readNamespacedRole({ namespace: t.ns, name: runnerName(session) }).then(() => 'exists', (error: unknown) => {
-      if (isNotFound(error)) return 'gone';
-      throw error;
-    });
-    await eventually(async () => expect(await roleOf(names[0]!)).toBe('gone'), 30_000);
-    expect(await roleOf(names[2]!)).toBe('exists');
     const core = t.kc.makeApiClient(CoreV1Api);
-    await eventually(async () => expect((await core.listNamespacedPod({ namespace: t.ns })).items).toEqual([]));
-    expect((await core.readNamespacedPersistentVolumeClaim({ namespace: t.ns, name: workspaceName(phone) })).metadata?.name).toBe(workspaceName(phone));
+    await eventually(async () => expect((await core.listNamespacedPod({ namespace: t.runners })).items).toEqual([]));
+    expect((await core.readNamespacedPersistentVolumeClaim({ namespace: t.runners, name: workspaceName(phone) })).metadata?.name).toBe(workspaceName(phone));
+    expect((await core.readNamespacedServiceAccount({ namespace: t.runners, name: identity })).metadata?.name).toBe(identity);
+    const roles = await rbac.listNamespacedRole({ namespace: t.ns });
+    expect(roles.items.map((r) => r.metadata?.name), 'one Role per phone, not per Session').toEqual([identity]);
   });
 });

@@ -2,8 +2,8 @@
 // in-process, the kubelet and the runner played by the test through the API.
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { previewPrompt } from '../../common/session/display.ts';
-import { runnerName, workspaceName } from '../../common/session/names.ts';
+import { phoneHash, previewPrompt } from '../../common/session/display.ts';
+import { runnerIdentityName, runnerName, workspaceName } from '../../common/session/names.ts';
 import { createSession, podOf, runnerWrites, setPodPhase, controllerSuite } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 
@@ -22,7 +22,7 @@ const finishedReason = (s: Awaited<ReturnType<typeof session>>) => s.status?.con
 const now = () => new Date().toISOString();
 
 describe('controller lifecycle on a real API server', () => {
-  it('starts a new Session: PVC, RBAC and Pod created, Starting with podName, startTime, display and conditions', async () => {
+  it("starts a new Session: workspace, the phone's runner identity and the Pod in the runner namespace; Starting with podName, startTime, display and conditions", async () => {
     const phone = newPhone();
     const name = await createSession(t.sessions, t.ns, phone, { prompt: 'make the navbar sticky and add a dark-mode toggle please' });
     const s = await until(name, 'Starting');
@@ -34,19 +34,32 @@ describe('controller lifecycle on a real API server', () => {
     });
     expect(s.status?.conditions).toEqual([expect.objectContaining({ type: 'Admitted', status: 'True', reason: 'PodCreated' })]);
     const core = t.kc.makeApiClient(CoreV1Api);
-    const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: t.ns, name: workspaceName(phone) });
+    const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: t.runners, name: workspaceName(phone) });
     expect(pvc.metadata?.ownerReferences).toBeUndefined();
-    const pod = await podOf(t.kc, t.ns, name);
-    expect(pod?.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Session', name, uid: s.metadata.uid, controller: true });
+    const pod = await podOf(t.kc, t.runners, name);
+    expect(pod?.metadata?.ownerReferences, 'no owner reference across namespaces').toBeUndefined();
+    expect(pod?.metadata?.annotations?.['tether.dev/session-uid']).toBe(s.metadata.uid);
+    const identity = runnerIdentityName(phoneHash(phone));
+    expect(pod?.spec?.serviceAccountName).toBe(identity);
+    await core.readNamespacedServiceAccount({ namespace: t.runners, name: identity });
     const rbac = t.kc.makeApiClient(RbacAuthorizationV1Api);
-    const role = await rbac.readNamespacedRole({ namespace: t.ns, name: runnerName(name) });
+    const role = await rbac.readNamespacedRole({ namespace: t.ns, name: identity });
     expect(role.rules?.every((r) => r.resourceNames?.join() === name)).toBe(true);
+    const binding = await rbac.readNamespacedRoleBinding({ namespace: t.ns, name: identity });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: identity, namespace: t.runners }]);
+  });
+
+  it('removes the runner Pod of a deleted Session (no owner reference reaches across namespaces)', async () => {
+    const name = await createSession(t.sessions, t.ns, newPhone());
+    await until(name, 'Starting');
+    await t.sessions.delete(t.ns, name);
+    await eventually(async () => expect(await podOf(t.kc, t.runners, name)).toBeUndefined());
   });
 
   it('follows the runner Starting → Working → AwaitingApproval → Publishing → Succeeded, then removes the Pod after its TTL', async () => {
     const name = await createSession(t.sessions, t.ns, newPhone());
     await until(name, 'Starting');
-    await setPodPhase(t.kc, t.ns, name, 'Running');
+    await setPodPhase(t.kc, t.runners, name, 'Running');
     await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
     await runnerWrites(t.sessions, t.ns, name, { phase: 'AwaitingApproval', pending: { id: 'p1', kind: 'changes', createdAt: now() } });
     await runnerWrites(t.sessions, t.ns, name, { phase: 'Publishing', pending: null } as never);
@@ -57,9 +70,9 @@ describe('controller lifecycle on a real API server', () => {
       return s;
     });
     expect(done.status?.display?.duration).toMatch(/^\d+s$/);
-    expect(await podOf(t.kc, t.ns, name)).toBeDefined();
-    await setPodPhase(t.kc, t.ns, name, 'Succeeded');
-    await eventually(async () => expect(await podOf(t.kc, t.ns, name)).toBeUndefined());
+    expect(await podOf(t.kc, t.runners, name)).toBeDefined();
+    await setPodPhase(t.kc, t.runners, name, 'Succeeded');
+    await eventually(async () => expect(await podOf(t.kc, t.runners, name)).toBeUndefined());
   });
 
   it('Working → Succeeded without changes, and Rejected after a rejected change', async () => {
@@ -89,7 +102,7 @@ describe('controller lifecycle on a real API server', () => {
     const s = await until(name, 'Cancelled');
     expect(finishedReason(s)).toBe('Cancelled');
     expect(s.status?.completionTime).toBeDefined();
-    await eventually(async () => expect(await podOf(t.kc, t.ns, name)).toBeUndefined());
+    await eventually(async () => expect(await podOf(t.kc, t.runners, name)).toBeUndefined());
   });
 
   it('times out an unanswered approval → TimedOut and stops the Pod', async () => {
@@ -100,7 +113,7 @@ describe('controller lifecycle on a real API server', () => {
     const s = await until(name, 'TimedOut');
     expect(finishedReason(s)).toBe('ApprovalTimeout');
     expect(Date.parse(s.status!.completionTime!) - Date.parse(s.status!.pending!.createdAt)).toBeGreaterThanOrEqual(1000);
-    await eventually(async () => expect(await podOf(t.kc, t.ns, name)).toBeUndefined());
+    await eventually(async () => expect(await podOf(t.kc, t.runners, name)).toBeUndefined());
   });
 
   it('fails a run that exceeds its run timeout → Failed/RunTimeout', async () => {
@@ -116,14 +129,14 @@ describe('controller lifecycle on a real API server', () => {
     const a = await createSession(t.sessions, t.ns, newPhone());
     await until(a, 'Starting');
     await runnerWrites(t.sessions, t.ns, a, { phase: 'Working' });
-    await setPodPhase(t.kc, t.ns, a, 'Failed', 137);
+    await setPodPhase(t.kc, t.runners, a, 'Failed', 137);
     const s = await until(a, 'Failed');
     expect(finishedReason(s)).toBe('PodLost');
     expect(s.status?.result).toMatchObject({ exitCode: 137, message: expect.stringContaining('code 137') });
 
     const b = await createSession(t.sessions, t.ns, newPhone());
     await until(b, 'Starting');
-    await t.kc.makeApiClient(CoreV1Api).deleteNamespacedPod({ namespace: t.ns, name: runnerName(b) });
+    await t.kc.makeApiClient(CoreV1Api).deleteNamespacedPod({ namespace: t.runners, name: runnerName(b) });
     const lost = await until(b, 'Failed');
     expect(lost.status?.result?.message).toMatch(/disappeared|deleted/);
   });

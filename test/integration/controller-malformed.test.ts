@@ -32,12 +32,12 @@ describe('malformed Sessions', () => {
     const after = await reconcilePasses(t.running.metrics);
     expect(after.errors - before.errors).toBe(0);
     expect(after.total - before.total).toBeLessThanOrEqual(4);
-    expect((await runnerPods(t.kc, t.ns)).some((p) => p.startsWith(name))).toBe(false);
+    expect((await runnerPods(t.kc, t.runners)).some((p) => p.startsWith(name))).toBe(false);
   });
 
   it('fails a Session whose workspace PVC belongs to another phone', async () => {
     const victim = '+14155557001';
-    await t.kc.makeApiClient(CoreV1Api).createNamespacedPersistentVolumeClaim({ namespace: t.ns, body: {
+    await t.kc.makeApiClient(CoreV1Api).createNamespacedPersistentVolumeClaim({ namespace: t.runners, body: {
       metadata: { name: workspaceName(victim), labels: { 'tether.dev/phone-hash': phoneHash('+14155557002'), 'app.kubernetes.io/component': 'workspace' } },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
     } });
@@ -47,6 +47,6 @@ describe('malformed Sessions', () => {
       expect(s?.status?.phase).toBe('Failed');
       expect(s?.status?.result?.message).toMatch(/belongs to another phone/);
     });
-    expect((await runnerPods(t.kc, t.ns)).some((p) => p.startsWith(name))).toBe(false);
+    expect((await runnerPods(t.kc, t.runners)).some((p) => p.startsWith(name))).toBe(false);
   });
 });

@@ -13,7 +13,7 @@ const now = () => new Date().toISOString();
 const phases = async (names: string[]) => Promise.all(names.map((n) => phaseOf(t.sessions, t.ns, n)));
 const expectPhases = (names: string[], expected: Array<string | undefined>) =>
   eventually(async () => expect(await phases(names)).toEqual(expected));
-const podsOf = async (names: string[]) => (await runnerPods(t.kc, t.ns)).filter((p) => names.some((n) => p === runnerName(n)));
+const podsOf = async (names: string[]) => (await runnerPods(t.kc, t.runners)).filter((p) => names.some((n) => p === runnerName(n)));
 
 describe('per-phone queue', () => {
   it('runs three commands of one phone one at a time, in order', async () => {

@@ -1,12 +1,14 @@
-// Least privilege, checked by the API server itself: with a token of the runner's
-// ServiceAccount (TokenRequest API) the runner can read its own Session and write its own
-// status, and nothing else. The runner Pod passes Pod Security `restricted` enforcement.
+// Least privilege, checked by the API server itself: with a token of the phone's runner
+// ServiceAccount bound to the runner Pod (TokenRequest API, as the kubelet gets it), the runner can
+// read its own Session and write its own status across namespaces, and nothing else — no other
+// phone's Session. Runner Pods live in their own namespace and pass Pod Security `restricted`.
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiError } from '../../common/kube/errors.ts';
 import { getJson, streamJsonLines } from '../../common/kube/raw.ts';
 import { SessionClient } from '../../common/kube/sessions.ts';
-import { runnerName } from '../../common/session/names.ts';
+import { phoneHash } from '../../common/session/display.ts';
+import { runnerIdentityName, runnerName } from '../../common/session/names.ts';
 import { GROUP, PLURAL, VERSION } from '../../common/session/schema.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
 import { createSession, phaseOf, startController, testConfig, type RunningController } from '../support/controller.ts';
@@ -14,16 +16,20 @@ import { eventually } from '../support/eventually.ts';
 
 let kc: KubeConfig;
 let ns: string;
+let runners: string;
 let admin: SessionClient;
 let running: RunningController;
 let mine: string;
 let other: string;
 let runner: KubeConfig;
 
-async function runnerKubeConfig(session: string): Promise<KubeConfig> {
+async function runnerKubeConfig(session: string, phone: string): Promise<KubeConfig> {
   const core = kc.makeApiClient(CoreV1Api);
+  const pod = await core.readNamespacedPod({ namespace: runners, name: runnerName(session) });
   const token = await core.createNamespacedServiceAccountToken({
-    namespace: ns, name: runnerName(session), body: { spec: { audiences: [], expirationSeconds: 600 } },
+    namespace: runners, name: runnerIdentityName(phoneHash(phone)), body: { spec: {
+      audiences: [], expirationSeconds: 600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata!.name!, uid: pod.metadata!.uid! },
+    } },
   });
   const cluster = kc.getCurrentCluster()!;
   const out = new KubeConfig();
@@ -45,20 +51,20 @@ async function forbidden(call: Promise<unknown>): Promise<void> {
 beforeAll(async () => {
   kc = adminKubeConfig();
   await installSessionCrd(kc);
-  ns = await createNamespace(kc, 'ctl-rbac');
+  [ns, runners] = await Promise.all([createNamespace(kc, 'ctl-rbac'), createNamespace(kc, 'ctl-rbac-run')]);
   await kc.makeApiClient(CoreV1Api).patchNamespace({
-    name: ns, body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
+    name: runners, body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
   }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   admin = sessionClient(kc);
-  running = await startController(kc, testConfig(ns));
+  running = await startController(kc, testConfig(ns, { TETHER_RUNNER_NAMESPACE: runners }));
   mine = await createSession(admin, ns, '+14155554001');
   other = await createSession(admin, ns, '+14155554002');
   await eventually(async () => expect([await phaseOf(admin, ns, mine), await phaseOf(admin, ns, other)]).toEqual(['Starting', 'Starting']));
-  runner = await runnerKubeConfig(mine);
+  runner = await runnerKubeConfig(mine, '+14155554001');
 });
 afterAll(async () => {
   await running?.stop();
-  await deleteNamespace(kc, ns);
+  await Promise.all([deleteNamespace(kc, ns), deleteNamespace(kc, runners)]);
 });
 
 describe('runner credentials', () => {
@@ -73,7 +79,7 @@ describe('runner credentials', () => {
     expect(events.length).toBeGreaterThanOrEqual(1);
   });
 
-  it('may not touch another Session, any spec, the collection, or anything else', async () => {
+  it("may not read or write another phone's Session, any spec, the collection, or anything else", async () => {
     const sessions = new SessionClient(runner);
     await forbidden(sessions.patchStatus(ns, other, { phase: 'Succeeded' }));
     await forbidden(sessions.get(ns, other));
@@ -82,19 +88,26 @@ describe('runner credentials', () => {
     await forbidden(sessions.create(ns, 'x-20260101000000-0000', { phone: '+14155554001', prompt: 'p', repo: { url: 'https://x/y.git' }, workspace: 'ws-x' }));
     await forbidden(sessions.delete(ns, mine));
     await forbidden(getJson(runner, `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`));
+    const otherWatch = await streamJsonLines(runner, `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
+      { watch: 1, fieldSelector: `metadata.name=${other}`, timeoutSeconds: 1 }, () => undefined, new AbortController().signal).then(() => undefined, (e: unknown) => e);
+    expect(apiError(otherWatch)?.code).toBe(403);
     const core = runner.makeApiClient(CoreV1Api);
-    await forbidden(core.listNamespacedSecret({ namespace: ns }));
-    await forbidden(core.listNamespacedPod({ namespace: ns }));
-    await forbidden(core.deleteNamespacedPod({ namespace: ns, name: runnerName(other) }));
+    for (const namespace of [ns, runners]) {
+      await forbidden(core.listNamespacedSecret({ namespace }));
+      await forbidden(core.readNamespacedSecret({ namespace, name: 'tether-runner' }));
+      await forbidden(core.listNamespacedPod({ namespace }));
+    }
+    await forbidden(core.createNamespacedServiceAccountToken({ namespace: runners, name: runnerIdentityName(phoneHash('+14155554002')), body: { spec: { audiences: [] } } }));
+    await forbidden(core.deleteNamespacedPod({ namespace: runners, name: runnerName(other) }));
     expect((await admin.get(ns, other))?.status?.phase).toBe('Starting');
     expect((await admin.get(ns, mine))?.spec.cancel).not.toBe(true);
   });
 
   it('runner Pods pass Pod Security "restricted" enforcement (which rejects a plain Pod here)', async () => {
     const core = kc.makeApiClient(CoreV1Api);
-    const pod = await core.readNamespacedPod({ namespace: ns, name: runnerName(mine) });
+    const pod = await core.readNamespacedPod({ namespace: runners, name: runnerName(mine) });
     expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
-    const refused = await core.createNamespacedPod({ namespace: ns, body: {
+    const refused = await core.createNamespacedPod({ namespace: runners, body: {
       metadata: { name: 'plain' }, spec: { containers: [{ name: 'c', image: 'x' }] },
     } }).then(() => undefined, (e: unknown) => apiError(e));
     expect(refused?.code).toBe(403);

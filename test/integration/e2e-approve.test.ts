@@ -66,7 +66,7 @@ describe('end to end: approve and reject', () => {
     await phone.next(/nothing to change/);
     const mine = (await e2e.list()).filter((s) => s.spec.phone === phone.number);
     expect(mine.map((s) => s.status?.phase)).toEqual(['Rejected', 'Cancelled', 'Succeeded']);
-    const checkout = join(e2e.stateDir, 'volumes', e2e.stack.namespace, mine[0]!.spec.workspace, 'repo');
+    const checkout = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, mine[0]!.spec.workspace, 'repo');
     expect(existsSync(join(checkout, 'README.md'))).toBe(true);
     expect(existsSync(join(checkout, 'junk.txt'))).toBe(false);
     expect(e2e.github.pulls.filter((p) => p.head.includes(mine[0]!.metadata.name!))).toEqual([]);

@@ -75,7 +75,7 @@ describe('end to end: the agent holds no credential', () => {
     expect(session!.status?.result?.prUrl).toBe(pull.html_url);
 
     const pushed = remoteGit('log', '-p', `main..${pull.head}`);
-    const workspace = join(state, 'volumes', e2e.stack.namespace, session!.spec.workspace);
+    const workspace = join(state, 'volumes', e2e.stack.runnerNamespace, session!.spec.workspace);
     const places: Array<[string, string]> = [
       ...filesUnder(workspace),
       ['pushed branch', pushed],

@@ -46,7 +46,7 @@ describe('end to end: queue and cancel', () => {
     await phone.send('script:\nsay: queued behind');
     await phone.next(/Queued/);
     const [active] = await mine(phone.number);
-    const pod = e2e.stack.nodeAgent.processOf(`${e2e.stack.namespace}/${active!.status!.podName}`);
+    const pod = e2e.stack.nodeAgent.processOf(`${e2e.stack.runnerNamespace}/${active!.status!.podName}`);
     expect(pod).toBeDefined();
     const pid = pod!.child.pid!;
 

@@ -13,7 +13,7 @@ afterAll(async () => e2e?.stop());
 async function sessionOf(phone: string) {
   return (await e2e.list()).filter((s) => s.spec.phone === phone).at(-1)!;
 }
-const checkout = (workspace: string, file: string) => join(e2e.stateDir, 'volumes', e2e.stack.namespace, workspace, 'repo', file);
+const checkout = (workspace: string, file: string) => join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, workspace, 'repo', file);
 
 describe('end to end: permissions and questions', () => {
   it('a shell command is asked; allow → it runs and the agent continues', async () => {

@@ -53,7 +53,7 @@ describe('end to end: restarts and crashes', () => {
     await phone.send('script:\nprogress: working hard\nsleep: 60000\nsay: never');
     await phone.next(/working hard/);
     const session = await latest(phone.number);
-    const pod = `${e2e.stack.namespace}/${session.status!.podName}`;
+    const pod = `${e2e.stack.runnerNamespace}/${session.status!.podName}`;
     const proc = e2e.stack.nodeAgent.processOf(pod)!;
     // Claude Code runs in the agent container; the runner (the supervisor) is what gets killed.
     const agentContainer = e2e.stack.nodeAgent.processOf(pod, 'agent')!;

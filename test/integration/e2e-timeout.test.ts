@@ -26,7 +26,7 @@ describe('end to end: approval timeout', () => {
 
     const [session] = await e2e.list();
     expect(session!.status?.phase).toBe('TimedOut');
-    const file = join(e2e.stateDir, 'volumes', e2e.stack.namespace, session!.spec.workspace, 'repo', 'kept.txt');
+    const file = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, session!.spec.workspace, 'repo', 'kept.txt');
     expect(existsSync(file)).toBe(true);
     expect(e2e.github.pulls).toEqual([]);
 

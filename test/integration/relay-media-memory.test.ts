@@ -14,7 +14,7 @@ import { RELAY_UPLOAD_PATH } from '../../common/session/names.ts';
 import { freePort } from '../../local/control-plane/control-plane.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
-import { runnerRelayToken } from '../support/relay.ts';
+import { runnerRelayToken } from '../support/cluster.ts';
 
 const MB = 1024 * 1024;
 const MAX_BYTES = 5 * MB;

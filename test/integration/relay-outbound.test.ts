@@ -8,9 +8,9 @@ import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH } from '../../common/session/names.ts';
 import type { Session, SessionStatus } from '../../common/session/schema.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
-import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
+import { deleteNamespace, runnerRelayToken, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
-import { PUBLIC_URL, runnerRelayToken, startTestRelay, type TestRelay } from '../support/relay.ts';
+import { PUBLIC_URL, startTestRelay, type TestRelay } from '../support/relay.ts';
 import { postWebhook, signedWebhook } from '../support/twilio-webhook.ts';
 
 const phone = '+14155550201';
@@ -86,10 +86,12 @@ describe('relay outbound on a real API server', () => {
   });
 
   it('shows the diff image uploaded by the runner (TokenReview), then the instructions, then the result', async () => {
-    const token = await runnerRelayToken(kc, ns, name);
+    const token = await runnerRelayToken(kc, ns, name, phone);
     const upload = (path: string, auth: string) => fetch(`${relay!.url}/uploads/${path}`, { method: 'PUT', body: PNG, headers: { 'content-type': 'image/png', authorization: `Bearer ${auth}` } });
     expect((await upload(`${ns}/${name}/diff.png`, token)).status).toBe(201);
     expect((await upload(`${ns}/other-session/diff.png`, token)).status).toBe(403);
+    const sameAccountOtherPod = await runnerRelayToken(kc, ns, 'other-session-of-the-phone', phone);
+    expect((await upload(`${ns}/${name}/diff.png`, sameAccountOtherPod)).status, "a token bound to another Session's Pod").toBe(403);
     expect((await upload(`${ns}/${name}/x.png`, 'not-a-token')).status).toBe(403);
     const admin = await kc.makeApiClient(AuthenticationV1Api).createTokenReview({ body: { spec: { token } } });
     expect(admin.status?.authenticated).not.toBe(true); // the token is only good for the relay's audience

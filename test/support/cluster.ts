@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
+import { isAlreadyExists } from '../../common/kube/errors.ts';
 import { SessionClient } from '../../common/kube/sessions.ts';
+import { phoneHash } from '../../common/session/display.ts';
+import { RELAY_TOKEN_AUDIENCE, runnerIdentityName, runnerName } from '../../common/session/names.ts';
 import { installSessionCrd } from '../../local/control-plane/crd.ts';
 
 export { installSessionCrd };
@@ -43,4 +46,26 @@ export function sessionClient(kc: KubeConfig): SessionClient {
 export async function kubectl(args: string[], kubeconfig = inject('kubeconfig')): Promise<string> {
   const { stdout } = await run(join(inject('binDir'), 'kubectl'), ['--kubeconfig', kubeconfig, ...args]);
   return stdout;
+}
+
+/**
+ * A runner's relay token as the kubelet projects it: a token of a phone's runner ServiceAccount
+ * bound to the Session's runner Pod (a stand-in Pod that complies with Pod Security `restricted`).
+ */
+export async function runnerRelayToken(kc: KubeConfig, namespace: string, session: string, phone = '+14155550000', audience = RELAY_TOKEN_AUDIENCE): Promise<string> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const account = runnerIdentityName(phoneHash(phone));
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: account } } }).catch((e: unknown) => { if (!isAlreadyExists(e)) throw e; });
+  const pod = await core.createNamespacedPod({ namespace, body: { metadata: { name: runnerName(session) }, spec: {
+    serviceAccountName: account, automountServiceAccountToken: false,
+    securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+    containers: [{ name: 'runner', image: 'tether-runner:test', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+  } } }).catch(async (e: unknown) => {
+    if (!isAlreadyExists(e)) throw e;
+    return core.readNamespacedPod({ namespace, name: runnerName(session) });
+  });
+  const request = await core.createNamespacedServiceAccountToken({ namespace, name: account, body: { spec: {
+    audiences: [audience], expirationSeconds: 600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata!.name!, uid: pod.metadata!.uid! },
+  } } });
+  return request.status!.token!;
 }

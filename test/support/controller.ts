@@ -95,25 +95,31 @@ export const phaseOf = async (sessions: SessionClient, namespace: string, name: 
 
 export interface ControllerSuite {
   kc: KubeConfig;
+  /** The Sessions' namespace. */
   ns: string;
+  /** The runner namespace: runner Pods, workspaces, runner ServiceAccounts. */
+  runners: string;
   sessions: SessionClient;
   running: RunningController;
+  /** The suite's controller configuration (more variables over it). */
+  config(env?: Record<string, string>): ControllerConfig;
 }
 
-/** beforeAll/afterAll for a test file: CRD, a fresh namespace, and a controller on it. */
+/** beforeAll/afterAll for a test file: CRD, fresh Session and runner namespaces, and a controller on them. */
 export function controllerSuite(prefix: string, env: Record<string, string> = {}, prepare?: (kc: KubeConfig, ns: string) => Promise<void>): ControllerSuite {
   const suite = {} as ControllerSuite;
   beforeAll(async () => {
     suite.kc = adminKubeConfig();
     await installSessionCrd(suite.kc);
-    suite.ns = await createNamespace(suite.kc, prefix);
+    [suite.ns, suite.runners] = await Promise.all([createNamespace(suite.kc, prefix), createNamespace(suite.kc, `${prefix}-run`)]);
     suite.sessions = sessionClient(suite.kc);
+    suite.config = (more = {}) => testConfig(suite.ns, { TETHER_RUNNER_NAMESPACE: suite.runners, ...env, ...more });
     await prepare?.(suite.kc, suite.ns);
-    suite.running = await startController(suite.kc, testConfig(suite.ns, env));
+    suite.running = await startController(suite.kc, suite.config());
   });
   afterAll(async () => {
     await suite.running?.stop();
-    await deleteNamespace(suite.kc, suite.ns);
+    await Promise.all([deleteNamespace(suite.kc, suite.ns), deleteNamespace(suite.kc, suite.runners)]);
   });
   return suite;
 }

@@ -53,13 +53,3 @@ export async function startTestRelay(options: {
   const relay = await startRelay({ config, kubeConfig, store, logger, metrics }, '127.0.0.1');
   return Object.assign(relay, { config, metrics });
 }
-
-/** A Session's runner ServiceAccount and a token for the relay's audience, as the controller and kubelet would make them. */
-export async function runnerRelayToken(kc: KubeConfig, namespace: string, session: string): Promise<string> {
-  const core = kc.makeApiClient(CoreV1Api);
-  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: runnerName(session) } } });
-  const request = await core.createNamespacedServiceAccountToken({
-    namespace, name: runnerName(session), body: { spec: { audiences: [RELAY_TOKEN_AUDIENCE], expirationSeconds: 600 } },
-  });
-  return request.status!.token!;
-}

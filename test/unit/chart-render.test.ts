@@ -19,7 +19,11 @@ function routed(ingress: IngressObject, path: string): boolean {
 }
 
 const kinds = (objects: KubeObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
-const CLUSTER_SCOPED = new Set(['ClusterRole', 'ClusterRoleBinding', 'RuntimeClass', 'CustomResourceDefinition', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+const CLUSTER_SCOPED = new Set([
+  'ClusterRole', 'ClusterRoleBinding', 'RuntimeClass', 'CustomResourceDefinition', 'Namespace', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+]);
+/** What the runners use lives in their namespace, not the release's. */
+const IN_RUNNER_NAMESPACE = ['NetworkPolicy/tether-runner', 'Role/tether-controller', 'RoleBinding/tether-controller', 'Secret/tether-runner'];
 
 describe('helm lint', () => {
   it('passes --strict with the default values', async () => {
@@ -44,18 +48,22 @@ describe('helm template, default values', () => {
       'ClusterRole/agents-tether-relay', 'ClusterRoleBinding/agents-tether-relay',
       'ConfigMap/tether-controller', 'ConfigMap/tether-dashboard', 'ConfigMap/tether-relay',
       'Deployment/tether-controller', 'Deployment/tether-relay',
+      'Namespace/agents-runners',
       'NetworkPolicy/tether-runner', 'PersistentVolumeClaim/tether-relay-media', 'Pod/tether-relay-test',
-      'Role/tether-controller', 'Role/tether-relay', 'RoleBinding/tether-controller', 'RoleBinding/tether-relay',
+      'Role/tether-controller', 'Role/tether-controller', 'Role/tether-relay', 'RoleBinding/tether-controller', 'RoleBinding/tether-controller', 'RoleBinding/tether-relay',
       'Secret/tether-relay', 'Secret/tether-runner',
       'Service/tether-controller-metrics', 'Service/tether-relay',
       'ServiceAccount/tether-controller', 'ServiceAccount/tether-relay',
       'ValidatingAdmissionPolicy/agents-tether-sessions', 'ValidatingAdmissionPolicyBinding/agents-tether-sessions',
+      'ValidatingAdmissionPolicy/agents-runners-runner-pods', 'ValidatingAdmissionPolicyBinding/agents-runners-runner-pods',
     ]);
   });
 
-  it('puts every namespaced object in the release namespace and labels it', () => {
+  it('puts every namespaced object in the release namespace, what the runners use in theirs, and labels it', () => {
+    const namespaced = objects.filter((o) => !CLUSTER_SCOPED.has(o.kind));
+    expect(kinds(namespaced.filter((o) => o.metadata.namespace === 'agents-runners'))).toEqual(IN_RUNNER_NAMESPACE);
     for (const o of objects) {
-      if (!CLUSTER_SCOPED.has(o.kind)) expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe('agents');
+      if (!CLUSTER_SCOPED.has(o.kind)) expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toMatch(/^agents(-runners)?$/);
       expect(o.metadata.labels?.['app.kubernetes.io/part-of'], `${o.kind}/${o.metadata.name}`).toBe('tether');
     }
   });

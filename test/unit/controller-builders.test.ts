@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { desiredPod, desiredPvc, desiredRbac } from '../../controller/builders.ts';
+import { desiredIdentity, desiredPod, desiredPvc, grantedSessions } from '../../controller/builders.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { testSession, unitConfig } from './controller-fixtures.ts';
 
@@ -11,7 +11,7 @@ const labels = {
   'app.kubernetes.io/component': 'runner',
   'app.kubernetes.io/part-of': 'tether',
 };
-const meta = { name: 'abc-20261122083000-k3x9-runner', namespace: 'tether', labels, ownerReferences: [owner] };
+const meta = { name: 'abc-20261122083000-k3x9-runner', namespace: 'tether', labels, annotations: { 'tether.dev/session-uid': 'uid-1' }, ownerReferences: [owner] };
 
 describe('desiredPod', () => {
   it('builds the whole runner Pod per the contract', () => {
@@ -21,7 +21,7 @@ describe('desiredPod', () => {
       kind: 'Pod',
       metadata: meta,
       spec: {
-        serviceAccountName: 'abc-20261122083000-k3x9-runner',
+        serviceAccountName: 'runner-36a2cef4ff9bf7a1',
         automountServiceAccountToken: false,
         enableServiceLinks: false,
         restartPolicy: 'Never',
@@ -125,6 +125,14 @@ describe('desiredPod', () => {
   it('is deterministic', () => {
     expect(desiredPod(session, unitConfig())).toEqual(desiredPod(structuredClone(session), unitConfig()));
   });
+
+  it('puts the Pod in the runner namespace, without an owner reference across namespaces, naming its Session by label and uid', () => {
+    const pod = desiredPod(session, unitConfig({ runnerNamespace: 'tether-runners' }));
+    expect(pod.metadata).toEqual({ ...meta, namespace: 'tether-runners', ownerReferences: undefined });
+    expect(pod.metadata).not.toHaveProperty('ownerReferences');
+    expect(pod.spec!.containers[0]!.env).toContainEqual({ name: 'TETHER_SESSION_NAMESPACE', value: 'tether' });
+    expect(desiredPvc(session, unitConfig({ runnerNamespace: 'tether-runners' })).metadata!.namespace).toBe('tether-runners');
+  });
 });
 
 describe('desiredPvc', () => {
@@ -143,26 +151,33 @@ describe('desiredPvc', () => {
   });
 });
 
-describe('desiredRbac', () => {
-  it('grants the runner its own Session (get, watch) and its own status (get, patch, update) only', () => {
-    expect(desiredRbac(session)).toEqual({
-      serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta, automountServiceAccountToken: false },
+describe('desiredIdentity', () => {
+  it("is the phone's: its ServiceAccount in the runner namespace, a Role beside the Sessions naming only the Sessions given (get, watch; status get, patch, update)", () => {
+    const identityMeta = { name: 'runner-36a2cef4ff9bf7a1', namespace: 'tether', labels: {
+      'tether.dev/phone-hash': '36a2cef4ff9bf7a1', 'app.kubernetes.io/component': 'runner-identity', 'app.kubernetes.io/part-of': 'tether',
+    } };
+    const names = ['abc-20261122083000-k3x9', 'abc-20261122080000-aaaa'];
+    const identity = desiredIdentity(session, [...names, names[0]!], unitConfig({ runnerNamespace: 'tether-runners' }));
+    expect(identity).toEqual({
+      serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { ...identityMeta, namespace: 'tether-runners' }, automountServiceAccountToken: false },
       role: {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'Role',
-        metadata: meta,
+        metadata: identityMeta,
         rules: [
-          { apiGroups: ['tether.dev'], resources: ['sessions'], resourceNames: ['abc-20261122083000-k3x9'], verbs: ['get', 'watch'] },
-          { apiGroups: ['tether.dev'], resources: ['sessions/status'], resourceNames: ['abc-20261122083000-k3x9'], verbs: ['get', 'patch', 'update'] },
+          { apiGroups: ['tether.dev'], resources: ['sessions'], resourceNames: [...names].sort(), verbs: ['get', 'watch'] },
+          { apiGroups: ['tether.dev'], resources: ['sessions/status'], resourceNames: [...names].sort(), verbs: ['get', 'patch', 'update'] },
         ],
       },
       roleBinding: {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'RoleBinding',
-        metadata: meta,
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'abc-20261122083000-k3x9-runner' },
-        subjects: [{ kind: 'ServiceAccount', name: 'abc-20261122083000-k3x9-runner', namespace: 'tether' }],
+        metadata: identityMeta,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'runner-36a2cef4ff9bf7a1' },
+        subjects: [{ kind: 'ServiceAccount', name: 'runner-36a2cef4ff9bf7a1', namespace: 'tether-runners' }],
       },
     });
+    expect(grantedSessions(identity.role)).toEqual([...names].sort());
+    expect(grantedSessions(undefined)).toEqual([]);
   });
 });

@@ -21,6 +21,8 @@ describe('statusEvents', () => {
     expect(statusEvents({ ...session, status: queued }, queued, again, 'ctl-0', now)).toEqual([]);
     const bumped = { ...session, metadata: { ...session.metadata, generation: 2 }, status: queued };
     expect(statusEvents(bumped, queued, computeStatus({ session: bumped, now }).status, 'ctl-0', now), 'a new observedGeneration is no new Event').toEqual([]);
+    const started = computeStatus({ session: bumped, now, step: take(bumped, { type: 'PodCreated' }), pod: { name: 'a-runner' } }).status;
+    expect(statusEvents(bumped, queued, started, 'ctl-0', now), 'admission is no Event (its condition and the Pod say it)').toEqual([]);
   });
 
   it('makes failures Warnings and records an end the runner wrote', () => {

@@ -3,7 +3,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { SessionDefaults } from '../../common/session/defaults.ts';
-import { runnerName } from '../../common/session/names.ts';
+import { runnerName, RUNNER_IDENTITY_PREFIX } from '../../common/session/names.ts';
 import type { Media, Session } from '../../common/session/schema.ts';
 import { CachedTokenAuthorizer } from '../../relay/media/auth.ts';
 import { ExpiringCache, RateLimiter } from '../../relay/media/limits.ts';
@@ -68,8 +68,8 @@ describe('token reviews', () => {
     const authorizer = new CachedTokenAuthorizer(async (token) => {
       reviewed.push(token);
       await new Promise((r) => setTimeout(r, 20));
-      return token === 'good' ? `system:serviceaccount:ns:${runnerName('s1')}` : '';
-    }, { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 2 });
+      return token === 'good' ? { user: `system:serviceaccount:runners:${RUNNER_IDENTITY_PREFIX}abc`, pod: runnerName('s1') } : undefined;
+    }, { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 2 }, 'runners');
     const answers = await Promise.all([...Array(50)].map((_, i) => authorizer.mayUpload(i % 2 ? 'good' : 'bad', 'ns', 's1')));
     expect(answers.filter(Boolean)).toHaveLength(25);
     expect(reviewed).toEqual(['bad', 'good']);

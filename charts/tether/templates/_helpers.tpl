@@ -59,6 +59,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- if or .Values.relay.webChat.enabled (not (include "tether.twilioEnabled" .)) -}}true{{- end -}}
 {{- end -}}
 
+{{/* Where runner Pods, workspaces, identities and the runner Secret live. */}}
+{{- define "tether.runnerNamespace" -}}
+{{- default (printf "%s-runners" .Release.Namespace | trunc 63 | trimSuffix "-") .Values.runner.namespace -}}
+{{- end -}}
+
 {{- define "tether.relayUrl" -}}
 {{- if .Values.hostNetwork.enabled -}}
 {{- printf "http://127.0.0.1:%v" .Values.relay.port -}}

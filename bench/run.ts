@@ -1,0 +1,73 @@
+// make bench: every benchmark (bench/*.ts but these helpers), one after another, each as its own
+// process on a machine no other suite uses (waits up to --wait minutes for it), then one table:
+// figure, target, measured, ratio, and the machine's load when each figure was taken.
+// Run: make bench [BENCH_ARGS="--wait 30 --only controller"]
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { inheritedEnv } from './config.ts';
+import { machineLoad, waitUntilIdle } from './machine.ts';
+import { atMost, formatTable, meets, type Row } from './report.ts';
+
+const HELPERS = new Set(['config.ts', 'machine.ts', 'report.ts', 'run.ts', 'kube-metrics.ts']);
+const { values: args } = parseArgs({ options: { wait: { type: 'string', default: '20' }, only: { type: 'string' } } });
+const benches = readdirSync('bench').filter((f) => f.endsWith('.ts') && !HELPERS.has(f)).filter((f) => !args.only || f.startsWith(args.only)).sort();
+const rowsFile = join(mkdtempSync(join(tmpdir(), 'tether-bench-')), 'rows.jsonl');
+const readRows = (): Row[] => {
+  try {
+    return readFileSync(rowsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
+  } catch {
+    return [];
+  }
+};
+
+/** Rows from a benchmark that prints its figures as JSON (bench/relay.ts's shape) instead of reporting rows. */
+function rowsFromJson(bench: string, stdout: string): Row[] {
+  const start = stdout.lastIndexOf('\n{');
+  if (start < 0) return [];
+  const figures = JSON.parse(stdout.slice(start)) as Record<string, { p99?: string; offeredRatePerSecond?: number; ratePerSecond?: number }>;
+  const p99 = (key: string) => Number.parseFloat(figures[key]?.p99 ?? 'NaN');
+  const at = (key: string) => figures[key]?.offeredRatePerSecond ?? figures[key]?.ratePerSecond;
+  const rows = [
+    atMost(`${bench}: webhook ack p99 at ${at('webhookAck') ?? '?'}/s`, p99('webhookAck'), 25, 'ms'),
+    atMost(`${bench}: webhook → Session p99`, p99('webhookToSession'), 150, 'ms'),
+    atMost(`${bench}: status → outbound p99 at ${at('statusToOutbound') ?? '?'}/s`, p99('statusToOutbound'), 250, 'ms'),
+  ];
+  return rows.filter((r) => Number.isFinite(r.measured));
+}
+
+async function runBench(file: string): Promise<{ code: number; stdout: string }> {
+  const child = spawn(process.execPath, [join('bench', file)], { env: { ...inheritedEnv(), TETHER_BENCH_ROWS: rowsFile }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    process.stdout.write(chunk);
+  });
+  const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
+  return { code, stdout };
+}
+
+const notes: string[] = [];
+const rows: Row[] = [];
+for (const bench of benches) {
+  const name = bench.replace(/\.ts$/, '');
+  const free = await waitUntilIdle(Number(args.wait) * 60_000, (others) => console.error(`${name}: waiting for other suites to finish (${others.length}: ${others[0]})`));
+  if (!free) {
+    notes.push(`${name}: not run, other suites kept the machine busy for ${args.wait} min`);
+    continue;
+  }
+  console.log(`\n=== ${name} (load ${machineLoad()}) ===`);
+  const before = readRows().length;
+  const { code, stdout } = await runBench(bench);
+  const reported = readRows().slice(before);
+  const found = reported.length ? reported : rowsFromJson(name, stdout);
+  rows.push(...found);
+  if (code !== 0) notes.push(`${name}: exited with code ${code}${code === 3 ? ' (refused: another suite was running)' : ''}`);
+  else if (!found.length) notes.push(`${name}: reported no figures`);
+}
+
+console.log(`\n${formatTable(rows)}`);
+for (const note of notes) console.log(`note: ${note}`);
+console.log(`${rows.filter(meets).length} of ${rows.length} figures meet their target; load now ${machineLoad()}`);
