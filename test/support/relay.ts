@@ -2,12 +2,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { createInformer } from '../../common/kube/informer.ts';
 import { withSharedConnections } from '../../common/kube/shared-connections.ts';
 import { sessionsPath } from '../../common/kube/sessions.ts';
-import { RELAY_TOKEN_AUDIENCE, runnerName } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { loadConfig, type RelayConfig } from '../../relay/config.ts';
 import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
