@@ -1,8 +1,8 @@
 // HTTP surface of the relay. Thin routes calling domain functions; one error handler.
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import type { InboundHandler, InboundMessage } from './inbound/handler.ts';
-import { EMPTY_TWIML, checkWebhook, type WebhookSettings } from './inbound/webhook.ts';
+import type { Intake } from './inbound/intake.ts';
+import { BUSY_TWIML, EMPTY_TWIML, checkWebhook, type WebhookSettings } from './inbound/webhook.ts';
 import type { UploadAuthorizer } from './media/auth.ts';
 import { checkMediaSignature } from './media/signing.ts';
 import { MediaError, type MediaStore } from './media/store.ts';
@@ -12,7 +12,8 @@ import type { WebChat } from './transports/web.ts';
 
 export interface AppDeps {
   webhook?: WebhookSettings;
-  inbound: Pick<InboundHandler, 'accept'>;
+  /** records a message durably (the acknowledgement waits for it) and acts on it in the background */
+  inbound: Pick<Intake, 'receive'>;
   media: MediaStore;
   mediaSigningKey: string;
   mediaMaxBytes: number;
@@ -38,23 +39,29 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  const accept = (message: InboundMessage) => void deps.inbound.accept(message);
 
-  app.post('/webhook', express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }), (req, res) => {
+  app.post('/webhook', express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }), async (req, res) => {
     const stop = deps.metrics.webhookDuration.startTimer();
     if (!deps.webhook) throw new HttpError(404, 'Twilio is not configured');
     const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
     const verdict = checkWebhook({ signature: req.get('x-twilio-signature'), search, params: req.body ?? {} }, deps.webhook);
-    deps.metrics.webhookRequests.inc({ outcome: verdict.kind });
+    let outcome: string = verdict.kind;
     if (verdict.kind === 'rejected') {
       if (verdict.status === 403) deps.metrics.signatureFailures.inc();
       deps.logger.warn({ status: verdict.status, reason: verdict.reason, ip: req.socket.remoteAddress }, 'webhook rejected');
       res.status(verdict.status).type('text/plain').send(verdict.reason);
-    } else {
-      if (verdict.kind === 'ignored') deps.logger.info({ reason: verdict.reason }, 'webhook ignored');
+    } else if (verdict.kind === 'ignored') {
+      deps.logger.info({ reason: verdict.reason }, 'webhook ignored');
       res.type('text/xml').send(EMPTY_TWIML);
-      if (verdict.kind === 'accepted') accept(verdict.message);
+    } else {
+      const receipt = await deps.inbound.receive(verdict.message);
+      if (receipt === 'shed') {
+        outcome = 'shed';
+        deps.logger.warn('inbound backlog full: webhook refused with a reply to send again');
+      }
+      res.type('text/xml').send(receipt === 'shed' ? BUSY_TWIML : EMPTY_TWIML);
     }
+    deps.metrics.webhookRequests.inc({ outcome });
     stop();
   });
 
@@ -98,11 +105,12 @@ export function createApp(deps: AppDeps): express.Express {
     req.on('close', () => (clearInterval(heartbeat), unsubscribe()));
   });
 
-  app.post('/chat/send', chatAuth, express.json({ limit: '16kb' }), (req, res) => {
+  app.post('/chat/send', chatAuth, express.json({ limit: '16kb' }), async (req, res) => {
     const { id, text } = (req.body ?? {}) as { id?: unknown; text?: unknown };
     if (typeof id !== 'string' || !/^[A-Za-z0-9-]{8,64}$/.test(id) || typeof text !== 'string') throw new HttpError(400, 'expected {id, text}');
+    const receipt = await deps.inbound.receive({ id: `web-${id}`, from: deps.webChat!.phone, body: text, transport: 'web', receivedAt: new Date().toISOString() });
+    if (receipt === 'shed') throw new HttpError(503, 'too many messages at once; send it again in a minute');
     deps.webChat!.recordInbound(text);
-    accept({ id: `web-${id}`, from: deps.webChat!.phone, body: text, transport: 'web', receivedAt: new Date().toISOString() });
     res.status(202).json({ accepted: true });
   });
 

@@ -24,6 +24,7 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     }),
     outboundQueueDepth: new Gauge({ name: 'tether_relay_outbound_queue_depth', help: 'Outbound jobs waiting or running', registers }),
+    inboundBacklog: new Gauge({ name: 'tether_relay_inbound_backlog', help: 'Inbound messages recorded in the journal and not yet acted on', registers }),
     inboundFailures: new Counter({ name: 'tether_relay_inbound_failures_total', help: 'Accepted messages whose processing failed', registers }),
     mediaUploads: new Counter({
       name: 'tether_relay_media_uploads_total', help: 'Media uploads by outcome', labelNames: ['outcome'] as const, registers,

@@ -21,7 +21,7 @@ let base: string;
 
 beforeAll(async () => {
   const app = createApp({
-    inbound: { accept: async () => 'empty' }, media: store, mediaSigningKey: key, mediaMaxBytes: 4096,
+    inbound: { receive: async () => 'recorded' }, media: store, mediaSigningKey: key, mediaMaxBytes: 4096,
     authorizer: { mayUpload: async (token, ns, session) => token === 'runner-token' && ns === 'ns' && session === 'sess-1' },
     metrics: createMetrics(), logger: pino({ level: 'silent' }), ready: () => true,
   });
