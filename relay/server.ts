@@ -69,10 +69,11 @@ export async function startRelay(parts: RelayParts, host = '0.0.0.0'): Promise<R
     metrics,
     logger,
   });
-  const delivery = new Delivery({
-    store, writer: sessions, lanes, outbox, progressBatchMs: config.progressBatchMs, reminderBeforeMs: config.reminderBeforeMs, defaults, logger,
-  });
   const journal = await Journal.open(config.journalDir);
+  const delivery = new Delivery({
+    store, writer: sessions, lanes, outbox, progressBatchMs: config.progressBatchMs, reminderBeforeMs: config.reminderBeforeMs, defaults,
+    owner: journal.instance, logger,
+  });
   // A message's claim lives as long as the request it answered can be open.
   const claims = new ConfigMapClaims(parts.kubeConfig, {
     name: config.claimsConfigMap, namespace: config.namespace, owner: journal.instance, retentionMs: parseDuration(config.timeouts.approval),
