@@ -85,7 +85,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     relay: async () => ({
       ...base,
       PUBLIC_URL: relayUrl, RELAY_PORT: String(relayPort), TETHER_NAMESPACE: namespace, TETHER_REPO_URL: options.repoUrl,
-      RELAY_WEB_CHAT_TOKEN: chatToken, RELAY_MEDIA_SIGNING_KEY: mediaSigningKey, RELAY_MEDIA_DIR: join(options.stateDir, 'media'),
+      RELAY_WEB_CHAT_TOKEN: chatToken, RELAY_MEDIA_SIGNING_KEY: mediaSigningKey, RELAY_MEDIA_DIR: join(options.stateDir, 'media'), RELAY_JOURNAL_DIR: join(options.stateDir, 'journal'),
       ...options.relayEnv,
     }),
   };

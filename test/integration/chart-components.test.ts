@@ -95,7 +95,7 @@ describe('the relay as the chart runs it', () => {
     const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-relay', '-n', ns])).data;
     const secret = (await json<{ data: Record<string, string> }>(['get', 'secret', 'tether-relay', '-n', ns])).data;
     const secrets = Object.fromEntries(Object.entries(secret).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
-    const { RELAY_MEDIA_DIR: _inTheImage, ...local } = env;
+    const { RELAY_MEDIA_DIR: _inTheImage, RELAY_JOURNAL_DIR: _onItsVolume, ...local } = env;
     relay = await startTestRelay({ kubeConfig: (await kubeConfigAs('tether-relay')).kc, namespace: ns, env: { ...local, ...secrets } });
   }, 60_000);
 
