@@ -12,7 +12,7 @@ import { eventually } from '../support/eventually.ts';
 import { PUBLIC_URL, startTestRelay, type TestRelay } from '../support/relay.ts';
 import { messageSid, postWebhook, signedWebhook } from '../support/twilio-webhook.ts';
 
-const phones = { dup: '+14155550101', decide: '+14155550102', queue: '+14155550103' };
+const phones = { dup: '+14155550101', decide: '+14155550102', queue: '+14155550103', replay: '+14155550104' };
 let kc: KubeConfig;
 let ns: string;
 let fake: FakeTwilio;
@@ -78,6 +78,34 @@ describe('relay inbound on a real API server', () => {
     await send(a, phones.decide, 'deny');
     await eventually(() => expect(replies(phones.decide).at(-1)).toBe('That request was already answered.'));
     expect((await sessions.get(ns, name))!.spec.decisions).toHaveLength(1);
+  });
+
+  it('refuses a typed answer replayed later, on either replica, while its claim lives', async () => {
+    await send(a, phones.replay, 'rename the header');
+    const [session] = await eventually(async () => {
+      const list = await sessionsOf(phones.replay);
+      expect(list).toHaveLength(1);
+      return list as [Session];
+    });
+    const name = session.metadata.name!;
+    const ask = (id: string) => sessions.patchStatus(ns, name, {
+      phase: 'AwaitingApproval', pending: { id, kind: 'tool', tool: 'Bash', input: `{"command":"echo ${id}"}`, createdAt: new Date().toISOString() },
+    });
+    await sessions.patchStatus(ns, name, { phase: 'Working' });
+    await ask('first');
+    await eventually(() => expect([a, b].map((r) => r.phones.context(phones.replay).current?.pending?.id)).toEqual(['first', 'first']));
+    const allow = signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, { from: phones.replay, body: 'allow', sid: messageSid() });
+    await postWebhook(`${a.url}/webhook`, allow);
+    await eventually(async () => expect((await sessions.get(ns, name))!.spec.decisions).toHaveLength(1));
+    await ask('second');
+    await eventually(() => expect([a, b].map((r) => r.phones.context(phones.replay).current?.pending?.id)).toEqual(['second', 'second']));
+    const sentBefore = fake.to(phones.replay).length;
+    expect((await postWebhook(`${b.url}/webhook`, allow)).status).toBe(200);
+    expect((await postWebhook(`${a.url}/webhook`, allow)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 500));
+    await Promise.all([a.intake.idle(), b.intake.idle()]);
+    expect((await sessions.get(ns, name))!.spec.decisions!.map((d) => d.requestId)).toEqual(['first']);
+    expect(fake.to(phones.replay).slice(sentBefore).map((m) => m.body).filter((t) => !t.startsWith('🔐'))).toEqual([]);
   });
 
   it('queues while working, refuses the sixth queued command, and cancel stops them all', async () => {

@@ -68,7 +68,7 @@ export class RelayProcess {
   async launch(): Promise<void> {
     const out = openSync(this.log, 'a');
     this.child = spawn(process.execPath, ['relay/main.ts'], { env: this.env, stdio: ['ignore', out, out] });
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 120_000; // a loaded 2-core machine starts Node slowly
     while (!(await fetch(`${this.url}/readyz`).then((r) => r.ok, () => false))) {
       if (Date.now() > deadline || this.child.exitCode !== null) throw new Error(`relay did not become ready; see ${this.log}`);
       await sleep(50);
