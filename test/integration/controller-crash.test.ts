@@ -10,6 +10,7 @@ import { kubeClusterOps, type ClusterOps } from '../../controller/cluster.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { createSession, runnerWrites, startController, testConfig } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
+import { random } from '../support/random.ts';
 
 let kc: KubeConfig;
 let ns: string;
@@ -21,17 +22,6 @@ beforeAll(async () => {
 afterAll(async () => deleteNamespace(kc, ns));
 
 class Crash extends Error {}
-
-/** Deterministic pseudo-random numbers (mulberry32) so a failure can be replayed by seed. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Every call may die before it reaches the server or after it did; once dead, all calls fail. */
 function crashing(ops: ClusterOps, rand: () => number, p: number): { ops: ClusterOps; dead: () => boolean } {

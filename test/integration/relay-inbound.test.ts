@@ -5,7 +5,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH } from '../../common/session/names.ts';
-import type { Session } from '../../common/session/schema.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
@@ -37,6 +36,12 @@ const send = (relay: TestRelay, from: string, body: string, sid = messageSid()) 
 const sessionsOf = async (phone: string) => (await sessions.list(ns, `${LABEL_PHONE_HASH}=${phoneHash(phone)}`)).items
   .sort((x, y) => x.metadata.name!.localeCompare(y.metadata.name!));
 const replies = (phone: string) => fake.to(phone).map((m) => m.body);
+/** Waits until the phone has exactly one Session, and returns it. */
+const onlySessionOf = (phone: string) => eventually(async () => {
+  const list = await sessionsOf(phone);
+  expect(list).toHaveLength(1);
+  return list[0]!;
+});
 
 describe('relay inbound on a real API server', () => {
   it('turns 1,000 concurrent copies of one webhook over two replicas into exactly one Session and one reply', async () => {
@@ -56,12 +61,7 @@ describe('relay inbound on a real API server', () => {
 
   it('appends decisions with who and when, once per request', async () => {
     await send(a, phones.decide, 'add a dark-mode toggle');
-    const [session] = await eventually(async () => {
-      const list = await sessionsOf(phones.decide);
-      expect(list).toHaveLength(1);
-      return list;
-    });
-    const name = session!.metadata.name!;
+    const name = (await onlySessionOf(phones.decide)).metadata.name!;
     await sessions.patchStatus(ns, name, { phase: 'Working' });
     await sessions.patchStatus(ns, name, {
       phase: 'AwaitingApproval', pending: { id: 'tool-1', kind: 'tool', tool: 'Bash', input: '{"command":"npm install"}', createdAt: new Date().toISOString() },
@@ -82,12 +82,7 @@ describe('relay inbound on a real API server', () => {
 
   it('refuses a typed answer replayed later, on either replica, while its claim lives', async () => {
     await send(a, phones.replay, 'rename the header');
-    const [session] = await eventually(async () => {
-      const list = await sessionsOf(phones.replay);
-      expect(list).toHaveLength(1);
-      return list as [Session];
-    });
-    const name = session.metadata.name!;
+    const name = (await onlySessionOf(phones.replay)).metadata.name!;
     const ask = (id: string) => sessions.patchStatus(ns, name, {
       phase: 'AwaitingApproval', pending: { id, kind: 'tool', tool: 'Bash', input: `{"command":"echo ${id}"}`, createdAt: new Date().toISOString() },
     });
@@ -110,11 +105,7 @@ describe('relay inbound on a real API server', () => {
 
   it('queues while working, refuses the sixth queued command, and cancel stops them all', async () => {
     await send(a, phones.queue, 'task 1');
-    const [first] = await eventually(async () => {
-      const list = await sessionsOf(phones.queue);
-      expect(list).toHaveLength(1);
-      return list as [Session];
-    });
+    const first = await onlySessionOf(phones.queue);
     await sessions.patchStatus(ns, first.metadata.name!, { phase: 'Starting' });
     await sessions.patchStatus(ns, first.metadata.name!, { phase: 'Working' });
     await fake.waitFor(phones.queue, 1);

@@ -11,6 +11,8 @@ import { freePort } from '../../local/control-plane/control-plane.ts';
 import type { FakeTwilio } from '../fakes/twilio.ts';
 import { messageSid, postWebhook, signedWebhook } from './twilio-webhook.ts';
 
+export { random } from './random.ts';
+
 /**
  * How hard the suite pushes. CI default: 10 kills. RELAY_FAULTS_FULL=1: the full 100.
  * RELAY_FAULTS_SEED replays a run's random choices.
@@ -22,17 +24,6 @@ export const relayFaultSettings = {
 };
 
 export const FAULT_PUBLIC_URL = 'https://tether.faults';
-
-/** Deterministic pseudo-random numbers (mulberry32), so a failing run can be replayed by its seed. */
-export function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
