@@ -30,7 +30,9 @@ export async function webhookBurst(options: { relayUrl: string; webhookUrl: stri
     const hook = signedWebhook(options.authToken, options.webhookUrl, { from: phone, body: `bench command ${i}`, sid: messageSid() });
     const t0 = performance.now();
     burst.sentAt.set(phone, t0);
-    requests.push(fetch(`${options.relayUrl}/webhook`, { method: 'POST', headers: hook.headers, body: hook.body }).then(async (res) => {
+    const post = () => fetch(`${options.relayUrl}/webhook`, { method: 'POST', headers: hook.headers, body: hook.body });
+    // A kept-alive connection the server closed as it was reused: sent again, as Twilio would (same MessageSid).
+    requests.push(post().catch(post).then(async (res) => {
       const body = await res.text();
       if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
       burst.acks.push(performance.now() - t0);
