@@ -1,9 +1,8 @@
 // Load for the relay benchmark: signed webhooks at a fixed rate, a writer that saturates the API
 // server, and the API server's own count of the write requests the relay makes.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { ControlPlane } from '../local/control-plane/control-plane.ts';
 import { messageSid, signedWebhook } from '../test/support/twilio-webhook.ts';
 
@@ -44,27 +43,17 @@ export async function webhookBurst(options: { relayUrl: string; webhookUrl: stri
   return burst;
 }
 
-/** `width` loops creating and deleting 8 KiB ConfigMaps; stop() resolves with their writes per second. */
-export function saturate(kc: KubeConfig, namespace: string, width: number): { stop(): Promise<number> } {
-  const core = kc.makeApiClient(CoreV1Api);
-  const payload = 'x'.repeat(8192);
-  let running = true;
-  let writes = 0;
-  const started = performance.now();
-  const loops = Array.from({ length: width }, async (_, lane) => {
-    for (let i = 0; running; i++) {
-      const name = `load-${lane}-${i}`;
-      await core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { payload } } }).catch(() => undefined);
-      await core.deleteNamespacedConfigMap({ namespace, name }).catch(() => undefined);
-      writes += 2;
-    }
-  });
+/** Starts bench/relay-saturate.ts (its own process); stop() resolves with the writes per second it made. */
+export function saturate(kubeconfig: string, namespace: string, width: number): { stop(): Promise<number> } {
+  const child = spawn(process.execPath, ['bench/relay-saturate.ts', kubeconfig, namespace, String(width)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     async stop() {
-      running = false;
-      const seconds = (performance.now() - started) / 1000;
-      await Promise.all(loops);
-      return Math.round(writes / seconds);
+      child.kill('SIGTERM');
+      await exited;
+      return Number(out.trim()) || 0;
     },
   };
 }

@@ -63,7 +63,10 @@ const child = spawn(process.execPath, [...(args.profile ? ['--cpu-prof', `--cpu-
     TWILIO_ACCOUNT_SID: fake.accountSid, TWILIO_AUTH_TOKEN: fake.authToken, TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886', TWILIO_API_URL: fake.url,
   },
 });
-for (let ready = false; !ready; await sleep(100)) ready = await fetch(`${relayUrl}/readyz`).then((r) => r.ok, () => false);
+for (let ready = false; !ready; await sleep(100)) {
+  if (child.exitCode !== null) throw new Error(`the relay exited with code ${child.exitCode}; see ${join(scratch, 'relay.log')}`);
+  ready = await fetch(`${relayUrl}/readyz`).then((r) => r.ok, () => false);
+}
 
 // An independent watcher sees Sessions appear.
 const seen = new Map<string, number>();
@@ -82,7 +85,7 @@ const idle = await webhookBurst({ ...burstOptions, phones: phones.slice(0, rate 
 await drain(idle.recorded);
 
 // 2: acknowledgements while a parallel writer saturates the API server.
-const writer = saturate(kc, 'load', 64);
+const writer = saturate(plane.kubeconfig, 'load', 64);
 await sleep(2000);
 const busy = await webhookBurst({ ...burstOptions, phones: phones.slice(rate * seconds, 2 * rate * seconds), rate });
 const writerRate = await writer.stop();
