@@ -111,6 +111,19 @@ describe('the relay as the chart runs it', () => {
     expect(down).toBe(1);
   });
 
+  it('records a typed keyword in the chart\'s claims ConfigMap with only its get/update rights, and a command in one Session', async () => {
+    const phone = relay!.webChat!.phone;
+    const id = `web-chart-${Date.now()}`;
+    expect(await relay!.intake.receive({ id, from: phone, body: 'approve', transport: 'web', receivedAt: new Date().toISOString() })).toBe('recorded');
+    expect(await relay!.intake.receive({ id: `${id}-cmd`, from: phone, body: 'fix the footer', transport: 'web', receivedAt: new Date().toISOString() })).toBe('recorded');
+    await relay!.intake.idle();
+    const claims = JSON.parse((await kubectlOk(['get', 'configmap', 'tether-relay-claims', '-n', ns, '-o', 'json'])).stdout) as { data?: Record<string, string> };
+    expect(Object.keys(claims.data ?? {})).toHaveLength(1);
+    expect(relay!.webChat!.entries().filter((e) => e.from === 'bot').map((e) => e.text)).toEqual([
+      'Nothing is waiting for your decision right now. Send a command, or *status*.', expect.stringMatching(/^On it/),
+    ]);
+  });
+
   it('checks a runner\'s media upload with a TokenReview (audience tether-relay)', async () => {
     const session = 'upload-check';
     await kubectlOk(['create', 'serviceaccount', runnerName(session), '-n', ns]);
