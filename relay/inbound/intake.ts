@@ -88,7 +88,8 @@ export class Intake {
    * then starts at least one, so a loop kept busy by acknowledgements still makes progress.
    */
   private pump(tick = false): void {
-    if (tick && this.queued.length) this.start(this.queued[0]!.message, this.queued.shift()!.route);
+    const first = tick ? this.queued.shift() : undefined;
+    if (first) this.start(first.message, first.route);
     while (this.queued.length && !this.loopBusy()) {
       const next = this.queued.shift()!;
       this.start(next.message, next.route);
