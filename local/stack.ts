@@ -102,7 +102,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     relay: async () => ({
       ...base,
       PUBLIC_URL: relayUrl, RELAY_PORT: String(relayPort), TETHER_NAMESPACE: namespace, TETHER_RUNNER_NAMESPACE: runnerNamespace, TETHER_REPO_URL: options.repoUrl,
-      RELAY_WEB_CHAT_TOKEN: chatToken, RELAY_MEDIA_SIGNING_KEY: mediaSigningKey, RELAY_MEDIA_DIR: join(options.stateDir, 'media'),
+      RELAY_WEB_CHAT_TOKEN: chatToken, RELAY_MEDIA_SIGNING_KEY: mediaSigningKey, RELAY_MEDIA_DIR: join(options.stateDir, 'media'), RELAY_JOURNAL_DIR: join(options.stateDir, 'journal'),
       RELAY_BIND_ADDRESS: '127.0.0.1', // loopback unless the caller's relayEnv says otherwise (a tunnel reaches loopback too)
       ...options.relayEnv,
     }),

@@ -1,9 +1,9 @@
 // HTTP surface of the relay. Thin routes calling domain functions; one error handler.
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import type { InboundHandler, InboundMessage } from './inbound/handler.ts';
+import type { Intake } from './inbound/intake.ts';
 import { HttpError } from './http-error.ts';
-import { EMPTY_TWIML, checkWebhook, type WebhookSettings } from './inbound/webhook.ts';
+import { BUSY_TWIML, EMPTY_TWIML, checkWebhook, type WebhookSettings } from './inbound/webhook.ts';
 import { RELAY_UPLOAD_PATH } from '../common/session/names.ts';
 import type { UploadLimits } from './config.ts';
 import type { UploadAuthorizer } from './media/auth.ts';
@@ -16,7 +16,8 @@ import type { WebChat } from './transports/web.ts';
 
 export interface AppDeps {
   webhook?: WebhookSettings;
-  inbound: Pick<InboundHandler, 'accept'>;
+  /** records a message durably (the acknowledgement waits for it) and acts on it in the background */
+  inbound: Pick<Intake, 'receive'>;
   media: MediaStore;
   mediaSigningKey: string;
   mediaMaxBytes: number;
@@ -51,28 +52,34 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  const accept = (message: InboundMessage) => void deps.inbound.accept(message);
   app.use((req, res, next) => {
     const started = Date.now();
     res.on('finish', () => deps.logger.debug({ method: req.method, url: loggedUrl(req), status: res.statusCode, ms: Date.now() - started }, 'request'));
     next();
   });
 
-  app.post('/webhook', express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }), (req, res) => {
+  app.post('/webhook', express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }), async (req, res) => {
     const stop = deps.metrics.webhookDuration.startTimer();
     if (!deps.webhook) throw new HttpError(404, 'Twilio is not configured');
     const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
     const verdict = checkWebhook({ signature: req.get('x-twilio-signature'), search, params: req.body ?? {} }, deps.webhook);
-    deps.metrics.webhookRequests.inc({ outcome: verdict.kind });
+    let outcome: string = verdict.kind;
     if (verdict.kind === 'rejected') {
       if (verdict.status === 403) deps.metrics.signatureFailures.inc();
       deps.logger.warn({ status: verdict.status, reason: verdict.reason, ip: req.socket.remoteAddress }, 'webhook rejected');
       res.status(verdict.status).type('text/plain').send(verdict.reason);
-    } else {
-      if (verdict.kind === 'ignored') deps.logger.info({ reason: verdict.reason }, 'webhook ignored');
+    } else if (verdict.kind === 'ignored') {
+      deps.logger.info({ reason: verdict.reason }, 'webhook ignored');
       res.type('text/xml').send(EMPTY_TWIML);
-      if (verdict.kind === 'accepted') accept(verdict.message);
+    } else {
+      const receipt = await deps.inbound.receive(verdict.message);
+      if (receipt === 'shed') {
+        outcome = 'shed';
+        deps.logger.warn('inbound backlog full: webhook refused with a reply to send again');
+      }
+      res.type('text/xml').send(receipt === 'shed' ? BUSY_TWIML : EMPTY_TWIML);
     }
+    deps.metrics.webhookRequests.inc({ outcome });
     stop();
   });
 
@@ -90,7 +97,7 @@ export function createApp(deps: AppDeps): express.Express {
     res.set({ 'Content-Type': contentType, 'Cache-Control': 'private, max-age=300', 'X-Content-Type-Options': 'nosniff' }).send(bytes);
   });
 
-  app.use(chatRouter({ webChat: deps.webChat, publicUrl: deps.publicUrl ?? '', accept }));
+  app.use(chatRouter({ webChat: deps.webChat, publicUrl: deps.publicUrl ?? '', receive: (message) => deps.inbound.receive(message) }));
 
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());

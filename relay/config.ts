@@ -49,6 +49,9 @@ export const ENV = Type.Object({
   RELAY_REMINDER_BEFORE: duration('5m', 'approval reminder this long before the timeout'),
   RELAY_SEND_RATE: int(10, 1, 1000, 'outbound messages per second per sender'),
   RELAY_INBOUND_CONCURRENCY: int(16, 1, 1024, 'inbound messages processed at once (more: throughput; fewer: faster webhook acks)'),
+  RELAY_JOURNAL_DIR: str('folder of the inbound journal (a volume that survives a container restart)', { default: '/var/lib/tether/journal' }),
+  RELAY_INBOUND_BACKLOG: int(2000, 1, 1_000_000, 'recorded messages not yet acted on beyond which webhooks are refused with a "send again" reply'),
+  RELAY_CLAIMS_CONFIGMAP: str('ConfigMap holding the idempotency records of messages that create no Session', { default: 'tether-message-claims', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }),
   RELAY_WINDOW: duration('23h30m', 'after this long without an inbound message, send the template'),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
 });
@@ -76,6 +79,9 @@ export interface RelayConfig {
   reminderBeforeMs: number;
   sendRatePerSecond: number;
   inboundConcurrency: number;
+  journalDir: string;
+  inboundBacklog: number;
+  claimsConfigMap: string;
   windowMs: number;
   logLevel: string;
 }
@@ -173,6 +179,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     reminderBeforeMs: ms(env.RELAY_REMINDER_BEFORE),
     sendRatePerSecond: Number(env.RELAY_SEND_RATE),
     inboundConcurrency: Number(env.RELAY_INBOUND_CONCURRENCY),
+    journalDir: env.RELAY_JOURNAL_DIR,
+    inboundBacklog: Number(env.RELAY_INBOUND_BACKLOG),
+    claimsConfigMap: env.RELAY_CLAIMS_CONFIGMAP,
     windowMs: ms(env.RELAY_WINDOW),
     logLevel: env.LOG_LEVEL,
   };

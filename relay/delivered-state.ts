@@ -18,6 +18,12 @@ export interface Delivered {
   done?: string;
   /** `diff <file>` requests whose pages were sent (status.result.diffAnswered) */
   diffs?: number;
+  /**
+   * A prompt being sent: `pending` is set to its id only after the send, so a relay that dies in
+   * between leaves this behind and the prompt is sent again (by `by` when it restarts, by any
+   * replica once `at` is older than the lease). Progress is recorded before its send: at most once.
+   */
+  sending?: { id: string; at: number; by: string };
 }
 
 export function readDelivered(session: Session): Delivered {

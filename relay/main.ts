@@ -18,4 +18,4 @@ const store = createInformer<Session>({
   onRestart: (reason) => logger.warn({ reason }, 'session watch restarted'),
 });
 const relay = await startRelay({ config, kubeConfig, store, logger, metrics });
-exitOnSignal(logger, 'shutting down: draining outbound messages', () => relay.close());
+exitOnSignal(logger, 'shutting down: acting on recorded messages, draining outbound ones', () => relay.close());

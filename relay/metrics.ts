@@ -27,6 +27,7 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
     recipientsRefused: new Counter({
       name: 'tether_relay_recipients_refused_total', help: 'Sessions whose spec.phone is not on the allowlist (nothing sent)', registers,
     }),
+    inboundBacklog: new Gauge({ name: 'tether_relay_inbound_backlog', help: 'Inbound messages recorded in the journal and not yet acted on', registers }),
     inboundFailures: new Counter({ name: 'tether_relay_inbound_failures_total', help: 'Accepted messages whose processing failed', registers }),
     mediaUploads: new Counter({
       name: 'tether_relay_media_uploads_total', help: 'Media uploads by outcome', labelNames: ['outcome'] as const, registers,

@@ -7,8 +7,11 @@ import type { Logger } from 'pino';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import { createApp } from './app.ts';
 import type { RelayConfig } from './config.ts';
+import { parseDuration } from '../common/session/display.ts';
 import { ConfigMapClaims } from './inbound/claims.ts';
 import { InboundHandler } from './inbound/handler.ts';
+import { Intake } from './inbound/intake.ts';
+import { Journal } from './inbound/journal.ts';
 import { PhoneView } from './inbound/phone-view.ts';
 import { CachedTokenAuthorizer, tokenReviewer, type UploadAuthorizer } from './media/auth.ts';
 import { foreignRefAuditor } from './media/refs.ts';
@@ -43,11 +46,10 @@ export interface RunningRelay {
   phones: PhoneView;
   webChat?: WebChat;
   inbound: InboundHandler;
-  /** stops taking requests, sends what is queued, stops watching */
+  intake: Intake;
+  /** stops taking requests, acts on every recorded message, sends what is queued, stops watching */
   close(): Promise<void>;
 }
-
-const CLAIM_MAX_AGE_MS = 24 * 3_600_000;
 
 export async function startRelay(parts: RelayParts, host = parts.config.bindAddress): Promise<RunningRelay> {
   const { config, logger, metrics, store } = parts;
@@ -68,20 +70,26 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     metrics,
     logger,
   });
+  const journal = await Journal.open(config.journalDir);
   const delivery = new Delivery({
-    store, writer: sessions, lanes, outbox, progressBatchMs: config.progressBatchMs, reminderBeforeMs: config.reminderBeforeMs, defaults, logger,
+    store, writer: sessions, lanes, outbox, progressBatchMs: config.progressBatchMs, reminderBeforeMs: config.reminderBeforeMs, defaults,
     isRecipient: (phone) => config.allowedNumbers.has(phone) || phone === webChat?.phone, metrics,
+    owner: journal.instance, logger,
   });
-  const claims = new ConfigMapClaims(parts.kubeConfig, config.namespace);
+  // A message's claim lives as long as the request it answered can be open.
+  const claims = new ConfigMapClaims(parts.kubeConfig, {
+    name: config.claimsConfigMap, namespace: config.namespace, owner: journal.instance, retentionMs: parseDuration(config.timeouts.approval),
+  });
   const inbound = new InboundHandler({
     sessions, claims, phones, lanes, outbox, namespace: config.namespace, repo: config.repo, defaults, metrics, logger,
-    concurrency: config.inboundConcurrency,
+    concurrency: config.inboundConcurrency, owner: journal.instance, onRouted: (id, route) => journal.routed(id, route),
   });
+  const intake = new Intake({ journal, handler: inbound, maxBacklog: config.inboundBacklog, metrics, logger });
   const media = new MediaStore({ dir: config.media.dir, maxBytes: config.media.maxBytes, ttlMs: config.media.ttlMs });
   let ready = false;
   const app = createApp({
     webhook: config.twilio && { authToken: config.twilio.authToken, webhookUrl: config.webhookUrl, allowedNumbers: config.allowedNumbers },
-    inbound, media, mediaSigningKey: config.media.signingKey, mediaMaxBytes: config.media.maxBytes, uploads: config.uploads, publicUrl: config.publicUrl,
+    inbound: intake, media, mediaSigningKey: config.media.signingKey, mediaMaxBytes: config.media.maxBytes, uploads: config.uploads, publicUrl: config.publicUrl,
     authorizer: parts.authorizer ?? new CachedTokenAuthorizer(tokenReviewer(parts.kubeConfig), config.uploads.review, config.runnerNamespace),
     webChat, metrics, logger, ready: () => ready,
   });
@@ -89,15 +97,12 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   delivery.start();
   store.onChange(foreignRefAuditor(logger));
   await store.start();
+  intake.replay();
   ready = true;
   const janitor = setInterval(() => {
     media.prune().then(
       (removed) => removed && logger.info({ removed }, 'expired media removed'),
       (error: unknown) => logger.error({ err: error }, 'media clean-up failed; next run in 10 min'),
-    );
-    claims.prune(CLAIM_MAX_AGE_MS).then(
-      (removed) => removed && logger.info({ removed }, 'old message claims removed'),
-      (error: unknown) => logger.error({ err: error }, 'message-claim clean-up failed; next run in 10 min'),
     );
   }, 600_000);
   janitor.unref();
@@ -107,15 +112,20 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   const { port } = server.address() as AddressInfo;
   logger.info({ port, transports: [twilio && 'twilio', webChat && 'web'].filter(Boolean) }, 'relay listening');
   return {
-    url: `http://127.0.0.1:${port}`, server, outbox, lanes, phones, webChat, inbound,
+    url: `http://127.0.0.1:${port}`, server, outbox, lanes, phones, webChat, inbound, intake,
     async close() {
       ready = false;
       clearInterval(janitor);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await intake.idle();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closed;
+      await intake.idle();
       await delivery.stop();
       store.stop();
       await lanes.idle();
+      await journal.close();
     },
   };
 }

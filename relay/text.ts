@@ -48,6 +48,7 @@ export const text = {
   droppedFromQueue: (prompt: string) =>
     `🗑️ Dropped your queued command "${previewPrompt(prompt, 60)}": the task before it was rejected or expired. Send it again if you still want it.`,
   cancelling: (name: string, others: number) => `Stopping session ${shortId(name)}${others ? ` and ${others} queued` : ''}…`,
+  busy: () => 'Too many messages at once right now: this one was not taken. Please send it again in a minute.',
   failedToAccept: () => "Sorry, that message didn't go through on our side. Please send it again in a minute.",
   idle: () => 'No session running. Send a command to start one.',
 

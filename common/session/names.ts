@@ -1,5 +1,5 @@
 // Deterministic names and labels derived from a phone number.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { phoneHash } from './display.ts';
 
 export const LABEL_PHONE_HASH = 'tether.dev/phone-hash';
@@ -7,6 +7,8 @@ export const LABEL_SESSION = 'tether.dev/session';
 export const LABEL_COMPONENT = 'app.kubernetes.io/component';
 export const LABEL_PART_OF = 'app.kubernetes.io/part-of';
 export const ANNOTATION_DELIVERED = 'tether.dev/delivered';
+/** The relay journal that took the command a Session was created for. */
+export const ANNOTATION_ACCEPTED_BY = 'tether.dev/accepted-by';
 export const RELAY_TOKEN_AUDIENCE = 'tether-relay';
 /** Runners upload media here, over the in-cluster Service; the Ingress does not route it. */
 export const RELAY_UPLOAD_PATH = '/uploads';
@@ -23,6 +25,17 @@ const stamp = (at: Date) => at.toISOString().replace(/[-:T]/g, '').slice(0, 14);
 /** <phonehash>-<yyyymmddhhmmss>-<rand>, e.g. 3f2a…-20261122083000-k3x9. */
 export function sessionName(phone: string, at = new Date(), rand = randomBytes(3).toString('hex').slice(0, 4)): string {
   return `${phoneHash(phone)}-${stamp(at)}-${rand}`;
+}
+
+/**
+ * The Session of one inbound command: <phonehash>-<16 hex>-<4 hex> of sha256(message id), the last
+ * part the short id the phone sees. Every copy
+ * of the message (a Twilio retry, the other replica, a replay from the journal) names the same
+ * Session, so the create is the message's idempotency record: a second one is AlreadyExists.
+ */
+export function commandSessionName(phone: string, messageId: string): string {
+  const hash = createHash('sha256').update(messageId).digest('hex');
+  return `${phoneHash(phone)}-${hash.slice(0, 16)}-${hash.slice(16, 20)}`;
 }
 
 /** A Session's runner Pod. */

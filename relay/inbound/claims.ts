@@ -1,64 +1,83 @@
-// Idempotency of inbound messages, stored in the API server: the first relay replica to create
-// the claim object named from the MessageSid handles the message; everyone else gets AlreadyExists.
+// Idempotency of inbound messages that do not create a Session (keywords, answers, cancel): one
+// ConfigMap, shared by the relay replicas, maps each such message to when and by whom it was
+// taken. Entries are kept as long as an approval can be open (the approval timeout), so a
+// replayed "approve" is refused while the request it answered could still be waiting. New commands
+// need no entry: their Session's name is derived from the message id (names.ts).
 import { createHash } from 'node:crypto';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { isAlreadyExists, isNotFound } from '../../common/kube/errors.ts';
-import { phoneHash } from '../../common/session/display.ts';
-import { LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH } from '../../common/session/names.ts';
+import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { isConflict, isNotFound } from '../../common/kube/errors.ts';
+import { LABEL_COMPONENT, LABEL_PART_OF } from '../../common/session/names.ts';
 
-export const CLAIM_COMPONENT = 'message-claim';
-const SELECTOR = `${LABEL_COMPONENT}=${CLAIM_COMPONENT}`;
+export const CLAIM_COMPONENT = 'message-claims';
+/** Entries beyond this many are dropped oldest first, keeping the object far below 1 MiB. */
+export const MAX_CLAIMS = 8000;
+const MAX_CONFLICTS = 20;
 
-/** msg-<first 40 hex of sha256(id)>: a valid object name for any MessageSid, the same in every replica. */
-export const claimName = (messageId: string) => `msg-${createHash('sha256').update(messageId).digest('hex').slice(0, 40)}`;
+/** A valid ConfigMap key for any message id, the same in every replica. */
+export const claimKey = (messageId: string) => createHash('sha256').update(messageId).digest('hex').slice(0, 32);
 
 export interface MessageClaims {
-  /** true for the first caller with this id, false for every later one. */
+  /** true: act on the message (first taker, or this journal taking it again after a restart); false: a duplicate. */
   claim(messageId: string, phone: string): Promise<boolean>;
+}
+
+export interface ConfigMapClaimsOptions {
+  name: string;
+  namespace: string;
+  /** this relay's journal identity: a replayed message it took itself is acted on again */
+  owner: string;
+  retentionMs: number;
 }
 
 export class ConfigMapClaims implements MessageClaims {
   private readonly api: CoreV1Api;
-  private readonly namespace: string;
+  private readonly o: ConfigMapClaimsOptions;
+  private last: V1ConfigMap | undefined;
 
-  constructor(kubeConfig: KubeConfig, namespace: string) {
+  constructor(kubeConfig: KubeConfig, options: ConfigMapClaimsOptions) {
     this.api = kubeConfig.makeApiClient(CoreV1Api);
-    this.namespace = namespace;
+    this.o = options;
   }
 
-  async claim(messageId: string, phone: string): Promise<boolean> {
-    try {
-      await this.api.createNamespacedConfigMap({
-        namespace: this.namespace,
-        body: {
-          metadata: {
-            name: claimName(messageId),
-            labels: { [LABEL_COMPONENT]: CLAIM_COMPONENT, [LABEL_PART_OF]: 'tether', [LABEL_PHONE_HASH]: phoneHash(phone) },
-          },
-          data: { messageId: messageId.slice(0, 128) },
-        },
-      });
-      return true;
-    } catch (error) {
-      if (isAlreadyExists(error)) return false;
-      throw error;
-    }
-  }
-
-  /** Deletes claims older than maxAgeMs (Twilio retries within minutes; a day is plenty). */
-  async prune(maxAgeMs: number): Promise<number> {
-    const list = await this.api.listNamespacedConfigMap({ namespace: this.namespace, labelSelector: SELECTOR });
-    let deleted = 0;
-    for (const cm of list.items) {
-      const at = new Date(cm.metadata?.creationTimestamp ?? 0).getTime();
-      if (Date.now() - at < maxAgeMs) continue;
+  async claim(messageId: string): Promise<boolean> {
+    const key = claimKey(messageId);
+    for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {
+      const current = this.last ?? (await this.read());
+      const taken = current.data?.[key];
+      if (taken !== undefined) return taken.split(' ')[1] === this.o.owner;
       try {
-        await this.api.deleteNamespacedConfigMap({ namespace: this.namespace, name: cm.metadata!.name! });
-        deleted++;
+        this.last = await this.api.replaceNamespacedConfigMap({
+          namespace: this.o.namespace, name: this.o.name, body: { ...current, data: this.withEntry(current.data ?? {}, key) },
+        });
+        return true;
       } catch (error) {
-        if (!isNotFound(error)) throw error;
+        this.last = undefined;
+        if (!isConflict(error)) throw error;
       }
     }
-    return deleted;
+    throw new Error(`message claims kept conflicting after ${MAX_CONFLICTS} attempts`);
+  }
+
+  private withEntry(data: Record<string, string>, key: string): Record<string, string> {
+    const now = Date.now();
+    const kept = Object.entries(data)
+      .filter(([, value]) => now - Number(value.split(' ')[0]) < this.o.retentionMs)
+      .sort(([, a], [, b]) => Number(a.split(' ')[0]) - Number(b.split(' ')[0]))
+      .slice(-(MAX_CLAIMS - 1));
+    return { ...Object.fromEntries(kept), [key]: `${now} ${this.o.owner}` };
+  }
+
+  /** The ConfigMap (the chart creates it; a relay with wider rights, as in tests, creates it when missing). */
+  private async read(): Promise<V1ConfigMap> {
+    try {
+      return await this.api.readNamespacedConfigMap({ namespace: this.o.namespace, name: this.o.name });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    const body = { metadata: { name: this.o.name, labels: { [LABEL_COMPONENT]: CLAIM_COMPONENT, [LABEL_PART_OF]: 'tether' } }, data: {} };
+    return this.api.createNamespacedConfigMap({ namespace: this.o.namespace, body }).catch(async (error: unknown) => {
+      if (!isConflict(error)) throw error; // AlreadyExists: another replica created it first
+      return this.api.readNamespacedConfigMap({ namespace: this.o.namespace, name: this.o.name });
+    });
   }
 }

@@ -1,12 +1,16 @@
-// Acts on one accepted inbound message: claim it (idempotency), route it, write the Session
+// Acts on one accepted inbound message: route it, take its idempotency record (a new command's
+// Session is its own record; other messages claim an entry in the shared claims), write the Session
 // (create, cancel, append a decision) and queue the reply behind the phone's earlier messages.
 import type { Logger } from 'pino';
-import { isConflict } from '../../common/kube/errors.ts';
-import { matchDiffFile } from '../../common/session/diff-files.ts';
+import { backoffDelay } from '../../common/kube/work-queue.ts';
+import { isAlreadyExists, isConflict } from '../../common/kube/errors.ts';
+import { askDiff } from './diff-request.ts';
 import { maskPhone, phoneHash } from '../../common/session/display.ts';
 import { ANNOTATION_RECEIVED_AT } from '../../common/session/order.ts';
 import type { SessionDefaults } from '../../common/session/defaults.ts';
-import { ANNOTATION_DELIVERED, LABEL_PART_OF, LABEL_PHONE_HASH, sessionName, workspaceName } from '../../common/session/names.ts';
+import {
+  ANNOTATION_ACCEPTED_BY, ANNOTATION_DELIVERED, LABEL_PART_OF, LABEL_PHONE_HASH, commandSessionName, workspaceName,
+} from '../../common/session/names.ts';
 import { LIMITS, type Session, type SessionSpec } from '../../common/session/schema.ts';
 import { writeDelivered } from '../delivered-state.ts';
 import type { RelayMetrics } from '../metrics.ts';
@@ -41,13 +45,25 @@ export interface InboundOptions {
   defaults: SessionDefaults;
   metrics: RelayMetrics;
   logger: Logger;
-  /** messages processed at once (default 16); more raises throughput and webhook ack latency */
+  /** messages processed at once (default 16) */
   concurrency?: number;
+  /** this relay's journal identity, written on the Sessions it creates (default: none) */
+  owner?: string;
+  /** keeps a message's route, so that a replay after a crash acts on the same request */
+  onRouted?(id: string, route: Route): Promise<void>;
+  /** how long a failing API call is retried before the user is asked to send again (default 60 s) */
+  retryForMs?: number;
 }
 
 export type InboundOutcome = 'duplicate' | Route['kind'];
 
 const RECENT_IDS = 10_000;
+const RETRY = { baseMs: 250, maxMs: 5_000 };
+/** Routes whose meaning does not depend on the phone's state: a copy only repeats a reply. */
+const STATELESS = new Set<Route['kind']>(['help', 'status', 'empty']);
+const CREATES = new Set<Route['kind']>(['start', 'queue']);
+
+class Duplicate extends Error {}
 
 function concurrencyLimit(max: number) {
   let running = 0;
@@ -66,7 +82,7 @@ function concurrencyLimit(max: number) {
 
 export class InboundHandler {
   private readonly o: InboundOptions;
-  /** bounds messages in progress, so acknowledging new webhooks never waits behind a backlog */
+  /** bounds messages in progress */
   private readonly limit: ReturnType<typeof concurrencyLimit>;
   /** ids this replica has already taken: copies are dropped without a round trip to the API server */
   private readonly recent = new Set<string>();
@@ -77,122 +93,129 @@ export class InboundHandler {
   }
 
   /**
-   * For messages already acknowledged to their sender: a failure here (API server unreachable
-   * while claiming) is counted, logged, and told to the user, who can send again.
+   * For messages already acknowledged to their sender. `given`: the route a replayed message was
+   * given before a restart. API failures are retried for a while; then the user is asked to resend.
    */
-  async accept(message: InboundMessage): Promise<InboundOutcome | 'failed'> {
+  async accept(message: InboundMessage, given?: Route): Promise<InboundOutcome | 'failed'> {
     try {
-      return await this.limit(() => this.handle(message));
+      return await this.limit(() => this.handle(message, given));
     } catch (error) {
       this.o.metrics.inboundFailures.inc();
-      this.o.logger.error({ phoneHash: phoneHash(message.from), err: error }, 'could not accept an inbound message');
+      this.o.logger.error({ phoneHash: phoneHash(message.from), err: error }, 'could not act on an inbound message');
       await this.o.lanes.run(message.from, () => this.o.outbox.deliver(message.from, [{ text: text.failedToAccept() }]));
       return 'failed';
     }
   }
 
   /** Resolves once the message has been acted on and its reply sent. */
-  async handle(message: InboundMessage): Promise<InboundOutcome> {
-    if (this.recent.has(message.id)) {
-      this.o.metrics.duplicates.inc();
-      return 'duplicate';
-    }
+  async handle(message: InboundMessage, given?: Route): Promise<InboundOutcome> {
+    if (this.recent.has(message.id)) return this.duplicate();
     this.recent.add(message.id);
     if (this.recent.size > RECENT_IDS) this.recent.delete(this.recent.values().next().value!);
-    let outcome: InboundOutcome = 'empty';
-    // The phone's lane is taken before the claim's round trip, so its messages are acted on in the
-    // order they arrived even when their claims complete out of order.
-    await this.o.lanes.run(message.from, async () => {
-      if (!(await this.o.claims.claim(message.id, message.from))) {
-        this.o.metrics.duplicates.inc();
-        outcome = 'duplicate';
-        return;
+    // The phone's lane is taken before any round trip, so its messages are acted on in arrival order.
+    return this.o.lanes.run(message.from, async () => {
+      const r = given ?? route(message.body, this.o.phones.context(message.from), this.o.defaults.maxQueued);
+      if (!given) await this.o.onRouted?.(message.id, r);
+      let reply: string | undefined;
+      try {
+        reply = await this.retrying(() => this.claimAndAct(message, r));
+      } catch (error) {
+        if (error instanceof Duplicate) return this.duplicate();
+        throw error;
       }
-      this.o.phones.noteInbound(message.from);
-      const reply = await this.act(message).catch((error: unknown) => {
-        this.o.metrics.inboundFailures.inc();
-        this.o.logger.error({ phoneHash: phoneHash(message.from), err: error }, 'could not act on an inbound message');
-        return { kind: 'empty', reply: text.failedToAccept() } as const;
-      });
-      outcome = reply.kind;
-      if (reply.reply) await this.o.outbox.deliver(message.from, [{ text: reply.reply }]);
+      if (reply) await this.o.outbox.deliver(message.from, [{ text: reply }]);
+      return r.kind;
     });
-    return outcome;
   }
 
-  private async act(message: InboundMessage): Promise<{ kind: Route['kind']; reply?: string }> {
+  private duplicate(): 'duplicate' {
+    this.o.metrics.duplicates.inc();
+    return 'duplicate';
+  }
+
+  /** Runs `attempt` until it succeeds, is a duplicate, or the retry window has passed. */
+  private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
+    const giveUpAt = Date.now() + (this.o.retryForMs ?? 60_000);
+    for (let failures = 0; ; failures++) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (error instanceof Duplicate || Date.now() >= giveUpAt) throw error;
+        this.o.logger.warn({ err: error, failures }, 'inbound message: API call failed; retrying');
+        await new Promise((r) => setTimeout(r, Math.min(backoffDelay(failures, RETRY.baseMs, RETRY.maxMs), Math.max(0, giveUpAt - Date.now()))));
+      }
+    }
+  }
+
+  private async claimAndAct(message: InboundMessage, r: Route): Promise<string | undefined> {
+    if (!STATELESS.has(r.kind) && !CREATES.has(r.kind) && !(await this.o.claims.claim(message.id, message.from))) throw new Duplicate();
+    this.o.phones.noteInbound(message.from);
+    return this.act(message, r);
+  }
+
+  private async act(message: InboundMessage, r: Route): Promise<string | undefined> {
     const phone = message.from;
     const view = this.o.phones.context(phone);
-    const r = route(message.body, view, this.o.defaults.maxQueued);
     const log = this.o.logger.child({ phoneHash: phoneHash(phone) });
     log.info({ route: r.kind, transport: message.transport }, 'inbound message');
     switch (r.kind) {
-      case 'empty': return { kind: r.kind, reply: text.empty() };
-      case 'help': return { kind: r.kind, reply: text.help() };
-      case 'tooLong': return { kind: r.kind, reply: text.tooLong(LIMITS.promptChars) };
-      case 'nothingPending': return { kind: r.kind, reply: text.nothingPending() };
-      case 'queueFull': return { kind: r.kind, reply: text.queueFull(this.o.defaults.maxQueued) };
-      case 'instructions': return { kind: r.kind, reply: text.instructions(r.pending, r.hint) };
-      case 'status':
-      {
+      case 'empty': return text.empty();
+      case 'help': return text.help();
+      case 'tooLong': return text.tooLong(LIMITS.promptChars);
+      case 'nothingPending': return text.nothingPending();
+      case 'queueFull': return text.queueFull(this.o.defaults.maxQueued);
+      case 'instructions': return text.instructions(r.pending, r.hint);
+      case 'status': {
         const shown = view.session ?? view.open[0];
-        return { kind: r.kind, reply: shown ? text.status(shown, view.open.length - 1, Date.now()) : text.idle() };
+        return shown ? text.status(shown, view.open.length - 1, Date.now()) : text.idle();
       }
       case 'cancel': {
-        if (!view.open.length) return { kind: r.kind, reply: text.nothingToCancel() };
+        if (!view.open.length) return text.nothingToCancel();
         // Queued ones first: when the active one ends, its queue is already marked as the user's cancel.
         const queuedFirst = [...view.open].sort((a, b) => Number(a === view.session) - Number(b === view.session));
         for (const s of queuedFirst) await this.o.sessions.patch(this.o.namespace, s.metadata.name!, { spec: { cancel: true } });
         const first = view.session ?? view.open[0]!;
-        return { kind: r.kind, reply: text.cancelling(first.metadata.name!, view.open.length - 1) };
+        return text.cancelling(first.metadata.name!, view.open.length - 1);
       }
       case 'start':
       case 'queue': {
-        const created = await this.create(phone, r.prompt, r.kind === 'queue', message.receivedAt ?? new Date().toISOString());
+        const created = await this.create(message, r.prompt, r.kind === 'queue');
         log.info({ session: created.metadata.name }, 'session created');
-        return { kind: r.kind, reply: r.kind === 'start' ? text.started(created.metadata.name!) : text.queued(r.position) };
+        return r.kind === 'start' ? text.started(created.metadata.name!) : text.queued(r.position);
       }
       case 'decide':
-        return { kind: r.kind, reply: await this.decide(r.session, r.decision, `${message.transport}:${maskPhone(phone)}`) };
-      case 'diff': return { kind: r.kind, reply: await this.askDiff(view.session, r.file) };
+        return this.decide(r.session, r.decision, `${message.transport}:${maskPhone(phone)}`);
+      case 'diff': return askDiff(this.o.sessions, this.o.namespace, view.session, r.file);
     }
   }
 
-  /** Hands a known file to the runner (spec.diffRequests), whose pages then reach the phone; else says which files there are. */
-  private async askDiff(current: Session | undefined, asked: string): Promise<string | undefined> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const session = current && await this.o.sessions.get(this.o.namespace, current.metadata.name!);
-      const files = session?.status?.result?.diffFiles;
-      if (!session || session.status?.pending?.kind !== 'changes' || !files) return text.noDiff();
-      const file = matchDiffFile(files.names, asked);
-      if (file === undefined) return text.diffFiles(asked, files);
-      const requests = session.spec.diffRequests ?? [];
-      if (requests.length >= LIMITS.diffRequests) return text.diffLimit(LIMITS.diffRequests);
-      try {
-        await this.o.sessions.patch(this.o.namespace, session.metadata.name!, {
-          metadata: { resourceVersion: session.metadata.resourceVersion }, spec: { diffRequests: [...requests, file] },
-        });
-        return undefined;
-      } catch (error) {
-        if (!isConflict(error)) throw error;
-      }
-    }
-    throw new Error('diff request kept conflicting');
-  }
-
-  private async create(phone: string, prompt: string, queued: boolean, receivedAt: string): Promise<Session> {
+  /** One write: the Session, named from the message id, is also the message's idempotency record. */
+  private async create(message: InboundMessage, prompt: string, queued: boolean): Promise<Session> {
+    const phone = message.from;
+    const name = commandSessionName(phone, message.id);
     const resume = this.o.phones.resumeId(phone);
     const spec: SessionSpec = {
       phone, prompt, repo: this.o.repo, workspace: workspaceName(phone), timeouts: { ...this.o.defaults.timeouts },
       ...(resume ? { resumeAgentSession: resume } : {}),
     };
-    const delivered = writeDelivered({ n: 1, seq: 0, started: !queued, queued });
-    const session = await this.o.sessions.create(this.o.namespace, sessionName(phone), spec, {
-      labels: { [LABEL_PHONE_HASH]: phoneHash(phone), [LABEL_PART_OF]: 'tether' },
-      annotations: { [ANNOTATION_DELIVERED]: delivered, [ANNOTATION_RECEIVED_AT]: receivedAt },
-    });
-    this.o.phones.remember(session);
-    return session;
+    const annotations: Record<string, string> = {
+      [ANNOTATION_DELIVERED]: writeDelivered({ n: 1, seq: 0, started: !queued, queued }),
+      [ANNOTATION_RECEIVED_AT]: message.receivedAt ?? new Date().toISOString(),
+      ...(this.o.owner ? { [ANNOTATION_ACCEPTED_BY]: this.o.owner } : {}),
+    };
+    try {
+      const session = await this.o.sessions.create(this.o.namespace, name, spec, {
+        labels: { [LABEL_PHONE_HASH]: phoneHash(phone), [LABEL_PART_OF]: 'tether' }, annotations,
+      });
+      this.o.phones.remember(session);
+      return session;
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+      // Created before: by this journal before a restart (answer again), or by a copy elsewhere.
+      const existing = await this.o.sessions.get(this.o.namespace, name);
+      if (!this.o.owner || existing?.metadata.annotations?.[ANNOTATION_ACCEPTED_BY] !== this.o.owner) throw new Duplicate();
+      return existing;
+    }
   }
 
   /** Appends the decision with optimistic concurrency; a request already answered is not answered twice. */

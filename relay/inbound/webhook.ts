@@ -1,8 +1,11 @@
 // Is this POST /webhook really Twilio, about a message from an allowed number?
 import twilio from 'twilio';
+import { text } from '../text.ts';
 import type { InboundMessage } from './handler.ts';
 
 export const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
+/** The answer when the backlog is too deep: Twilio sends the text back to the sender; nothing is recorded. */
+export const BUSY_TWIML = `<?xml version="1.0" encoding="UTF-8"?><Response><Message>${text.busy()}</Message></Response>`;
 
 export interface WebhookInput {
   signature: string | undefined;

@@ -1,7 +1,9 @@
 // Turns Session changes into messages. Level-based: on any change (or timer) the Session is
 // compared with what the phone has been told (the tether.dev/delivered annotation). The new
 // annotation is written first, with the object's resourceVersion, and only the writer that wins
-// sends: a second relay replica or a stale cache gets 409 and re-reads. At most once, never twice.
+// sends: a second relay replica or a stale cache gets 409 and re-reads. Progress and results: at
+// most once. Prompts (a pending request): at least once — the write before the send only claims
+// them (`sending`), a second write after the send records them as told.
 import type { Logger } from 'pino';
 import { isConflict, isNotFound } from '../../common/kube/errors.ts';
 import { createWorkQueue, type WorkQueue, type WorkResult } from '../../common/kube/work-queue.ts';
@@ -9,7 +11,7 @@ import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { phoneHash } from '../../common/session/display.ts';
 import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
-import { readDelivered, writeDelivered } from '../delivered-state.ts';
+import { readDelivered, writeDelivered, type Delivered } from '../delivered-state.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { PhoneLanes } from '../phone-lane.ts';
 import type { SessionApi, SessionStore } from '../session-store.ts';
@@ -27,10 +29,14 @@ export interface DeliveryOptions {
   /** Whether the relay may message this phone (its allowlist): whoever created the Session chose spec.phone. */
   isRecipient: (phone: string) => boolean;
   metrics: Pick<RelayMetrics, 'recipientsRefused'>;
+  /** this relay's journal identity: a prompt it claimed before a restart is sent again at once */
+  owner: string;
   logger: Logger;
 }
 
 const MAX_CONFLICTS = 8;
+/** A prompt claimed by another replica and not recorded as sent within this is sent again. */
+export const PROMPT_LEASE_MS = 30_000;
 /** Retry after a failed check: 500 ms, doubling, at most 30 s. */
 const RETRY = { baseDelayMs: 500, maxDelayMs: 30_000 };
 
@@ -41,6 +47,8 @@ export class Delivery {
   private readonly lastProgressAt = new Map<string, number>();
   /** Sessions whose phone is not a recipient, already logged and counted. */
   private readonly refused = new Set<string>();
+  /** key → id of a prompt this process sent and has not yet recorded as told */
+  private readonly sentPrompts = new Map<string, string>();
   private stopped = false;
 
   constructor(options: DeliveryOptions) {
@@ -108,18 +116,26 @@ export class Delivery {
     for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {
       if (!session || this.stopped) return wakeAt;
       const phone = session.spec.phone;
-      const told = readDelivered(session);
+      const stored = readDelivered(session);
+      if (stored.sending && this.sentPrompts.get(key) === stored.sending.id) return this.confirm(key, session, stored.sending.id).then(() => wakeAt);
+      const { told, leaseEndsAt } = this.asTold(stored);
+      if (leaseEndsAt !== undefined) wakeAt = leaseEndsAt;
       const next = plan(session, told, {
         now: Date.now(), progressBatchMs: this.o.progressBatchMs, reminderBeforeMs: this.o.reminderBeforeMs,
         lastProgressAt: this.lastProgressAt.get(phone) ?? 0, defaults: this.o.defaults,
       });
       if (next.wakeAt !== undefined) wakeAt = Math.min(wakeAt ?? Infinity, next.wakeAt);
-      if (next.next.n === told.n) return wakeAt;
+      if (next.next.n === told.n && !(stored.sending && leaseEndsAt === undefined)) return wakeAt;
+      const prompt = next.next.pending !== told.pending ? next.next.pending : undefined;
+      const record: Delivered = {
+        ...next.next, n: stored.n + 1, pending: stored.pending,
+        sending: prompt ? { id: prompt, at: Date.now(), by: this.o.owner } : leaseEndsAt !== undefined ? stored.sending : undefined,
+      };
       const { namespace, name, resourceVersion } = session.metadata;
       let claimed: Session;
       try {
         claimed = await this.o.writer.patch(namespace!, name!, {
-          metadata: { resourceVersion, annotations: { [ANNOTATION_DELIVERED]: writeDelivered(next.next) } },
+          metadata: { resourceVersion, annotations: { [ANNOTATION_DELIVERED]: writeDelivered(record) } },
         });
       } catch (error) {
         if (isNotFound(error)) return wakeAt;
@@ -130,8 +146,45 @@ export class Delivery {
       this.written.set(key, claimed);
       await this.o.outbox.deliver(phone, next.parts);
       if (next.sentProgress) this.lastProgressAt.set(phone, Date.now());
+      if (prompt) {
+        this.sentPrompts.set(key, prompt);
+        await this.confirm(key, claimed, prompt);
+      }
       return wakeAt;
     }
     throw new Error(`delivered annotation kept conflicting after ${MAX_CONFLICTS} attempts`);
+  }
+
+  /**
+   * What to plan from. A prompt another live sender has claimed counts as told until its lease
+   * ends; one whose sender is gone (this journal before a restart, or a lease run out) as not told.
+   */
+  private asTold(stored: Delivered): { told: Delivered; leaseEndsAt?: number } {
+    const { sending, ...rest } = stored;
+    if (!sending) return { told: rest };
+    const leaseEndsAt = sending.at + PROMPT_LEASE_MS;
+    if (sending.by === this.o.owner || Date.now() >= leaseEndsAt) return { told: rest };
+    return { told: { ...rest, pending: sending.id }, leaseEndsAt };
+  }
+
+  /** After the send: records the prompt as told (and drops the claim), re-reading on conflict. */
+  private async confirm(key: string, session: Session, id: string): Promise<void> {
+    let current: Session | undefined = session;
+    for (let attempt = 0; current && attempt < MAX_CONFLICTS; attempt++) {
+      const stored = readDelivered(current);
+      if (stored.sending?.id !== id) break;
+      const { sending: _sent, ...told } = stored;
+      try {
+        const { namespace, name, resourceVersion } = current.metadata;
+        const patch = { metadata: { resourceVersion, annotations: { [ANNOTATION_DELIVERED]: writeDelivered({ ...told, pending: id, n: stored.n + 1 }) } } };
+        this.written.set(key, await this.o.writer.patch(namespace!, name!, patch));
+        break;
+      } catch (error) {
+        if (isNotFound(error)) break;
+        if (!isConflict(error)) throw error;
+        current = await this.o.writer.get(current.metadata.namespace!, current.metadata.name!);
+      }
+    }
+    this.sentPrompts.delete(key);
   }
 }

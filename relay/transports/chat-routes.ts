@@ -4,6 +4,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { HttpError } from '../http-error.ts';
 import type { InboundMessage } from '../inbound/handler.ts';
+import type { Receipt } from '../inbound/intake.ts';
 import { CHAT_PAGE } from './chat-page.ts';
 import type { WebChat } from './web.ts';
 
@@ -30,7 +31,8 @@ export interface ChatRouteDeps {
   webChat?: WebChat;
   /** the relay's public URL: its scheme decides the cookie's Secure flag */
   publicUrl: string;
-  accept(message: InboundMessage): void;
+  /** records the message durably and acts on it in the background; 'shed' when the backlog is full */
+  receive(message: InboundMessage): Promise<Receipt>;
 }
 
 export function chatRouter(deps: ChatRouteDeps): express.Router {
@@ -67,13 +69,14 @@ export function chatRouter(deps: ChatRouteDeps): express.Router {
     req.on('close', () => (clearInterval(heartbeat), unsubscribe()));
   });
 
-  router.post('/chat/send', byCookie, express.json({ limit: '16kb' }), (req, res) => {
+  router.post('/chat/send', byCookie, express.json({ limit: '16kb' }), async (req, res) => {
     const { id, text } = (req.body ?? {}) as { id?: unknown; text?: unknown };
     if (typeof id !== 'string' || !/^[A-Za-z0-9-]{8,64}$/.test(id) || typeof text !== 'string') {
       throw new HttpError(400, 'expected {id, text}');
     }
+    const receipt = await deps.receive({ id: `web-${id}`, from: chat().phone, body: text, transport: 'web', receivedAt: new Date().toISOString() });
+    if (receipt === 'shed') throw new HttpError(503, 'too many messages at once; send it again in a minute');
     chat().recordInbound(text);
-    deps.accept({ id: `web-${id}`, from: chat().phone, body: text, transport: 'web', receivedAt: new Date().toISOString() });
     res.status(202).json({ accepted: true });
   });
   return router;

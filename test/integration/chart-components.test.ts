@@ -100,7 +100,7 @@ describe('the relay as the chart runs it', () => {
     const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-relay', '-n', ns])).data;
     const secret = (await json<{ data: Record<string, string> }>(['get', 'secret', 'tether-relay', '-n', ns])).data;
     const secrets = Object.fromEntries(Object.entries(secret).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
-    const { RELAY_MEDIA_DIR: _inTheImage, ...local } = env;
+    const { RELAY_MEDIA_DIR: _inTheImage, RELAY_JOURNAL_DIR: _onItsVolume, ...local } = env;
     relay = await startTestRelay({ kubeConfig: (await kubeConfigAs('tether-relay')).kc, namespace: ns, env: { ...local, ...secrets } });
   }, 60_000);
 
@@ -114,6 +114,19 @@ describe('the relay as the chart runs it', () => {
 
     const down = await runNode(process.execPath, [flag!, script], { env: { ...process.env, RELAY_URL: 'http://127.0.0.1:9', ATTEMPTS: '1' } }).then(() => 0, (e: { code: number }) => e.code);
     expect(down).toBe(1);
+  });
+
+  it('records a typed keyword in the chart\'s claims ConfigMap with only its get/update rights, and a command in one Session', async () => {
+    const phone = relay!.webChat!.phone;
+    const id = `web-chart-${Date.now()}`;
+    expect(await relay!.intake.receive({ id, from: phone, body: 'approve', transport: 'web', receivedAt: new Date().toISOString() })).toBe('recorded');
+    expect(await relay!.intake.receive({ id: `${id}-cmd`, from: phone, body: 'fix the footer', transport: 'web', receivedAt: new Date().toISOString() })).toBe('recorded');
+    await relay!.intake.idle();
+    const claims = JSON.parse((await kubectlOk(['get', 'configmap', 'tether-relay-claims', '-n', ns, '-o', 'json'])).stdout) as { data?: Record<string, string> };
+    expect(Object.keys(claims.data ?? {})).toHaveLength(1);
+    expect(relay!.webChat!.entries().filter((e) => e.from === 'bot').map((e) => e.text)).toEqual([
+      'Nothing is waiting for your decision right now. Send a command, or *status*.', expect.stringMatching(/^On it/),
+    ]);
   });
 
   it('checks a runner\'s media upload with a TokenReview (audience tether-relay)', async () => {

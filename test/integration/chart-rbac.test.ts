@@ -132,7 +132,7 @@ describe('runner Pod admission policy', () => {
 describe('relay ServiceAccount', () => {
   it('has exactly the intended permissions in its namespace', async () => {
     expect(await extraPermissions(RELAY, ns)).toEqual([
-      'configmaps [] create delete list',
+      'configmaps [tether-relay-claims] get update',
       'sessions.tether.dev [] create get list patch watch',
       'tokenreviews.authentication.k8s.io [] create',
     ]);

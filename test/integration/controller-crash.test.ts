@@ -10,7 +10,7 @@ import { kubeClusterOps, type ClusterOps } from '../../controller/cluster.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { createSession, runnerWrites, startController, testConfig } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
-import { random } from '../support/faults.ts';
+import { random } from '../support/random.ts';
 
 let kc: KubeConfig;
 let ns: string;

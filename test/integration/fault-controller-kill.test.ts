@@ -21,7 +21,8 @@ import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { faultCount, faultSeed } from '../support/config.ts';
 import { createSession } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
-import { controllerProcess, random, record, type Recording } from '../support/faults.ts';
+import { controllerProcess, record, type Recording } from '../support/faults.ts';
+import { random } from '../support/random.ts';
 
 const KILLS = faultCount(15, 100);
 const RUN_TIMEOUT_MS = 4000;

@@ -5,14 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH } from '../../common/session/names.ts';
-import type { Session } from '../../common/session/schema.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { PUBLIC_URL, startTestRelay, type TestRelay } from '../support/relay.ts';
 import { messageSid, postWebhook, signedWebhook } from '../support/twilio-webhook.ts';
 
-const phones = { dup: '+14155550101', decide: '+14155550102', queue: '+14155550103' };
+const phones = { dup: '+14155550101', decide: '+14155550102', queue: '+14155550103', replay: '+14155550104' };
 let kc: KubeConfig;
 let ns: string;
 let fake: FakeTwilio;
@@ -37,6 +36,12 @@ const send = (relay: TestRelay, from: string, body: string, sid = messageSid()) 
 const sessionsOf = async (phone: string) => (await sessions.list(ns, `${LABEL_PHONE_HASH}=${phoneHash(phone)}`)).items
   .sort((x, y) => x.metadata.name!.localeCompare(y.metadata.name!));
 const replies = (phone: string) => fake.to(phone).map((m) => m.body);
+/** Waits until the phone has exactly one Session, and returns it. */
+const onlySessionOf = (phone: string) => eventually(async () => {
+  const list = await sessionsOf(phone);
+  expect(list).toHaveLength(1);
+  return list[0]!;
+});
 
 describe('relay inbound on a real API server', () => {
   it('turns 1,000 concurrent copies of one webhook over two replicas into exactly one Session and one reply', async () => {
@@ -56,12 +61,7 @@ describe('relay inbound on a real API server', () => {
 
   it('appends decisions with who and when, once per request', async () => {
     await send(a, phones.decide, 'add a dark-mode toggle');
-    const [session] = await eventually(async () => {
-      const list = await sessionsOf(phones.decide);
-      expect(list).toHaveLength(1);
-      return list;
-    });
-    const name = session!.metadata.name!;
+    const name = (await onlySessionOf(phones.decide)).metadata.name!;
     await sessions.patchStatus(ns, name, { phase: 'Working' });
     await sessions.patchStatus(ns, name, {
       phase: 'AwaitingApproval', pending: { id: 'tool-1', kind: 'tool', tool: 'Bash', input: '{"command":"npm install"}', createdAt: new Date().toISOString() },
@@ -80,13 +80,32 @@ describe('relay inbound on a real API server', () => {
     expect((await sessions.get(ns, name))!.spec.decisions).toHaveLength(1);
   });
 
+  it('refuses a typed answer replayed later, on either replica, while its claim lives', async () => {
+    await send(a, phones.replay, 'rename the header');
+    const name = (await onlySessionOf(phones.replay)).metadata.name!;
+    const ask = (id: string) => sessions.patchStatus(ns, name, {
+      phase: 'AwaitingApproval', pending: { id, kind: 'tool', tool: 'Bash', input: `{"command":"echo ${id}"}`, createdAt: new Date().toISOString() },
+    });
+    await sessions.patchStatus(ns, name, { phase: 'Working' });
+    await ask('first');
+    await eventually(() => expect([a, b].map((r) => r.phones.context(phones.replay).current?.pending?.id)).toEqual(['first', 'first']));
+    const allow = signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, { from: phones.replay, body: 'allow', sid: messageSid() });
+    await postWebhook(`${a.url}/webhook`, allow);
+    await eventually(async () => expect((await sessions.get(ns, name))!.spec.decisions).toHaveLength(1));
+    await ask('second');
+    await eventually(() => expect([a, b].map((r) => r.phones.context(phones.replay).current?.pending?.id)).toEqual(['second', 'second']));
+    const sentBefore = fake.to(phones.replay).length;
+    expect((await postWebhook(`${b.url}/webhook`, allow)).status).toBe(200);
+    expect((await postWebhook(`${a.url}/webhook`, allow)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 500));
+    await Promise.all([a.intake.idle(), b.intake.idle()]);
+    expect((await sessions.get(ns, name))!.spec.decisions!.map((d) => d.requestId)).toEqual(['first']);
+    expect(fake.to(phones.replay).slice(sentBefore).map((m) => m.body).filter((t) => !t.startsWith('🔐'))).toEqual([]);
+  });
+
   it('queues while working, refuses the sixth queued command, and cancel stops them all', async () => {
     await send(a, phones.queue, 'task 1');
-    const [first] = await eventually(async () => {
-      const list = await sessionsOf(phones.queue);
-      expect(list).toHaveLength(1);
-      return list as [Session];
-    });
+    const first = await onlySessionOf(phones.queue);
     await sessions.patchStatus(ns, first.metadata.name!, { phase: 'Starting' });
     await sessions.patchStatus(ns, first.metadata.name!, { phase: 'Working' });
     await fake.waitFor(phones.queue, 1);

@@ -1,4 +1,4 @@
-// Helpers of the fault-injection suites: replayable randomness, the controller as a real OS
+// Helpers of the fault-injection suites: the controller as a real OS
 // process (to SIGKILL), and a watch that records every Session, Pod and PVC change it sees.
 import type { KubeConfig, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { join } from 'node:path';
@@ -9,17 +9,6 @@ import type { Phase, Session } from '../../common/session/schema.ts';
 import { hostEnv } from '../../local/config.ts';
 import { freePort } from '../../local/control-plane/control-plane.ts';
 import { startManaged, type Managed } from '../../local/control-plane/processes.ts';
-
-/** Deterministic pseudo-random numbers (mulberry32) so a failure can be replayed by seed. */
-export function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface ControllerProcess {
   proc: Managed;

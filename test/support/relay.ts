@@ -30,10 +30,13 @@ export async function startTestRelay(options: {
   mediaDir?: string;
   /** default: silent, or the level in RELAY_TEST_LOG */
   logger?: Logger;
+  /** the inbound journal's folder; give the same one to a restarted relay */
+  journalDir?: string;
 }): Promise<TestRelay> {
   const env: Record<string, string> = {
     PUBLIC_URL, TETHER_NAMESPACE: options.namespace, TETHER_REPO_URL: 'https://github.com/acme/web.git',
     RELAY_MEDIA_SIGNING_KEY: 'test-signing-key-0123456789abcdef', RELAY_MEDIA_DIR: options.mediaDir ?? mkdtempSync(join(tmpdir(), 'relay-media-')),
+    RELAY_JOURNAL_DIR: options.journalDir ?? mkdtempSync(join(tmpdir(), 'relay-journal-')),
     RELAY_WEB_CHAT_TOKEN: CHAT_TOKEN, ALLOWED_NUMBERS: (options.allowed ?? []).join(','), RELAY_PROGRESS_BATCH: '300ms',
     RELAY_SEND_RATE: '200', LOG_LEVEL: 'silent',
     ...(options.twilio ? {

@@ -46,7 +46,7 @@ describe('helm template, default values', () => {
   it('renders the expected objects', () => {
     expect(kinds(objects)).toEqual([
       'ClusterRole/agents-tether-relay', 'ClusterRoleBinding/agents-tether-relay',
-      'ConfigMap/tether-controller', 'ConfigMap/tether-dashboard', 'ConfigMap/tether-relay',
+      'ConfigMap/tether-controller', 'ConfigMap/tether-dashboard', 'ConfigMap/tether-relay', 'ConfigMap/tether-relay-claims',
       'Deployment/tether-controller', 'Deployment/tether-relay',
       'Namespace/agents-runners',
       'NetworkPolicy/tether-runner', 'PersistentVolumeClaim/tether-relay-media', 'Pod/tether-relay-test',

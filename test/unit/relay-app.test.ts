@@ -24,7 +24,7 @@ let cookie: string;
 
 beforeAll(async () => {
   const app = createApp({
-    inbound: { accept: async (m) => (accepted.push(m), 'start') },
+    inbound: { receive: async (m) => (accepted.push(m), 'recorded') },
     media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'media-')), maxBytes: 1024, ttlMs: 60_000 }),
     mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 1024, authorizer: { mayUpload: async () => false },
     webChat: chat, publicUrl: 'https://relay.example', metrics: createMetrics(), ready: () => ready,

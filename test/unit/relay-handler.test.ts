@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
-import { InboundHandler } from '../../relay/inbound/handler.ts';
+import { InboundHandler, type InboundOptions } from '../../relay/inbound/handler.ts';
 import { PhoneView } from '../../relay/inbound/phone-view.ts';
 import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
 import { Outbox } from '../../relay/outbound/outbox.ts';
@@ -20,13 +20,13 @@ let seen: Set<string>;
 
 const firstClaim = async (id: string) => (seen.has(id) ? false : (seen.add(id), true));
 
-function handler(claim: (id: string) => Promise<boolean> = firstClaim, sessions: SessionApi = store) {
+function handler(claim: (id: string) => Promise<boolean> = firstClaim, sessions: SessionApi = store, extra: Partial<InboundOptions> = {}) {
   const logger = pino({ level: 'silent' });
   const phones = new PhoneView(store);
   const outbox = new Outbox({ transportFor: () => chat, mediaUrl: (r) => r, lastInboundAt: () => Date.now(), windowMs: 1e9, ratePerSecond: 1000, metrics, logger });
   return new InboundHandler({
     sessions, claims: { claim }, phones, lanes: new PhoneLanes(), outbox, namespace: 'ns', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
-    defaults: SESSION_DEFAULTS, metrics, logger,
+    defaults: SESSION_DEFAULTS, metrics, logger, ...extra,
   });
 }
 const msg = (body: string, id = `web-${Math.random()}`) => ({ id, from: phone, body, transport: 'web' as const });
@@ -111,10 +111,26 @@ describe('InboundHandler', () => {
     expect(store.list()[0]!.spec.diffRequests).toHaveLength(2);
   });
 
-  it('tells the user to resend when the API server cannot be reached, and counts it', async () => {
-    const outcome = await handler(async () => {
-      throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    }).accept(msg('make it so'));
+  const unreachable = (failures: number): SessionApi => ({
+    get: (ns, name) => store.get(ns, name),
+    patch: (ns, name, patch) => store.patch(ns, name, patch),
+    create: async (...args) => {
+      if (failures-- > 0) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+      return store.create(...args);
+    },
+  });
+
+  it('retries a failing API call within its window and then acts once', async () => {
+    expect(await handler(firstClaim, unreachable(2), { retryForMs: 5_000 }).accept(msg('make it so'))).toBe('start');
+    expect(store.list()).toHaveLength(1);
+    expect(replies()).toHaveLength(1);
+    expect(replies()[0]).toMatch(/^On it/);
+  });
+
+  it('tells the user to resend when the API server stays unreachable, and counts it', async () => {
+    const started = Date.now();
+    const outcome = await handler(firstClaim, unreachable(Infinity), { retryForMs: 400 }).accept(msg('make it so'));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(400);
     expect(outcome).toBe('failed');
     expect(replies()).toEqual(["Sorry, that message didn't go through on our side. Please send it again in a minute."]);
     expect((await metrics.inboundFailures.get()).values[0]!.value).toBe(1);

@@ -29,7 +29,7 @@ let base: string;
 
 beforeAll(async () => {
   const app = createApp({
-    inbound: { accept: async () => 'empty' }, media: store, mediaSigningKey: key, mediaMaxBytes: 4096, uploads: limits,
+    inbound: { receive: async () => 'recorded' }, media: store, mediaSigningKey: key, mediaMaxBytes: 4096, uploads: limits,
     authorizer: {
       mayUpload: async (token, ns, session) => {
         asked.push(token);

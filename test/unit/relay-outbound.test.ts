@@ -6,7 +6,7 @@ import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
 import type { SessionStatus } from '../../common/session/schema.ts';
 import { createMetrics } from '../../relay/metrics.ts';
-import { Delivery, type DeliveryOptions } from '../../relay/outbound/delivery.ts';
+import { Delivery, PROMPT_LEASE_MS, type DeliveryOptions } from '../../relay/outbound/delivery.ts';
 import { Outbox } from '../../relay/outbound/outbox.ts';
 import { readDelivered } from '../../relay/delivered-state.ts';
 import { PhoneLanes } from '../../relay/phone-lane.ts';
@@ -20,7 +20,7 @@ let fake: FakeTwilio;
 let store: MemorySessions;
 const running: Delivery[] = [];
 
-function relay(options: { lastInboundAt?: number; templateSid?: string; writer?: DeliveryOptions['writer'] } = {}) {
+function relay(options: { lastInboundAt?: number; templateSid?: string; writer?: DeliveryOptions['writer']; owner?: string } = {}) {
   const metrics = createMetrics();
   const transport = createTwilioTransport({ accountSid: fake.accountSid, authToken: fake.authToken, from: 'whatsapp:+14155238886', apiUrl: fake.url });
   const outbox = new Outbox({
@@ -31,14 +31,14 @@ function relay(options: { lastInboundAt?: number; templateSid?: string; writer?:
   const lanes = new PhoneLanes();
   const delivery = new Delivery({
     store, writer: options.writer ?? store, lanes, outbox, progressBatchMs: 300, reminderBeforeMs: 5 * 60_000, defaults: SESSION_DEFAULTS, logger,
-    isRecipient: (to) => to === phone, metrics,
+    isRecipient: (to) => to === phone, metrics, owner: options.owner ?? `relay-${running.length}`,
   });
   delivery.start();
   running.push(delivery);
   return { delivery, outbox, lanes, metrics };
 }
 
-async function newSession(name = 'abc-20261122080000-7f3a', delivered = { n: 1, seq: 0, started: true }, to = phone) {
+async function newSession(name = 'abc-20261122080000-7f3a', delivered: object = { n: 1, seq: 0, started: true }, to = phone) {
   await store.create('ns', name, {
     phone: to, prompt: 'make the navbar sticky', repo: { url: 'https://github.com/acme/web.git' }, workspace: 'ws-x', timeouts: { approval: '30m' },
   }, { annotations: { [ANNOTATION_DELIVERED]: JSON.stringify(delivered) } });
@@ -179,6 +179,44 @@ describe('outbound delivery', () => {
     await Promise.all([b.lanes.idle(), c.lanes.idle()]);
     await new Promise((r) => setTimeout(r, 400));
     expect(bodies()).toEqual(['⏳ one', '⏳ two', '🛑 Session 7f3a cancelled.']);
+  });
+
+  describe('a prompt claimed by a relay that died before recording it as sent', () => {
+    const pending = { id: 't1', kind: 'tool' as const, tool: 'Bash', input: '{"command":"npm test"}', createdAt: new Date().toISOString() };
+    const claimedAt = async (at: number) => {
+      const name = await newSession(undefined, { n: 3, seq: 1, started: true, sending: { id: 't1', at, by: 'relay-a' } });
+      await set(name, { phase: 'AwaitingApproval', progress: progress('one'), pending });
+      return name;
+    };
+
+    it('is sent again by the same relay when it restarts, once, and then recorded as told', async () => {
+      const name = await claimedAt(Date.now());
+      const { lanes } = relay({ owner: 'relay-a' });
+      await store.start();
+      await fake.waitFor(phone, 1);
+      await new Promise((r) => setTimeout(r, 300));
+      await lanes.idle();
+      expect(bodies()).toEqual(['🔐 The agent wants to run: `npm test`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.']);
+      const delivered = readDelivered((await store.get('ns', name))!);
+      expect(delivered).toMatchObject({ pending: 't1', seq: 1 });
+      expect(delivered.sending).toBeUndefined();
+    });
+
+    it('is left to its sender by another replica until the lease runs out, then sent by it', async () => {
+      await claimedAt(Date.now());
+      const other = relay({ owner: 'relay-b' });
+      await store.start();
+      await new Promise((r) => setTimeout(r, 300));
+      await other.lanes.idle();
+      expect(bodies()).toEqual([]);
+      await other.delivery.stop();
+      store = new MemorySessions();
+      await claimedAt(Date.now() - PROMPT_LEASE_MS - 1);
+      relay({ owner: 'relay-b' });
+      await store.start();
+      await fake.waitFor(phone, 1);
+      expect(bodies()[0]).toMatch(/^🔐 The agent wants to run/);
+    });
   });
 
   it('announces a queued command when it starts, and says nothing for a queued command cleared by cancel', async () => {

@@ -23,7 +23,7 @@ let port: number;
 
 beforeAll(async () => {
   const app = createApp({
-    inbound: { accept: async () => 'empty' }, media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'uploads-')), maxBytes: 4096, ttlMs: 60_000 }),
+    inbound: { receive: async () => 'recorded' }, media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'uploads-')), maxBytes: 4096, ttlMs: 60_000 }),
     mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 4096, uploads: limits, metrics: createMetrics(), logger: pino({ level: 'silent' }), ready: () => true,
     // A token "runner:<session>" belongs to that Session's runner in namespace ns.
     authorizer: { mayUpload: async (token, ns, session) => (asked.push(token), ns === 'ns' && token === `runner:${session}`) },

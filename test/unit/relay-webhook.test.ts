@@ -25,7 +25,7 @@ let target: string;
 beforeAll(async () => {
   const app = createApp({
     webhook: { authToken, webhookUrl, allowedNumbers: new Set([allowed]) },
-    inbound: { accept: async (m) => (accepted.push(m), 'start') },
+    inbound: { receive: async (m) => (accepted.push(m), 'recorded') },
     media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'media-')), maxBytes: 1024, ttlMs: 60_000 }),
     mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 1024,
     authorizer: { mayUpload: async () => false },

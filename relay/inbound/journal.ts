@@ -1,0 +1,156 @@
+// The relay's inbound journal: an append-only file of JSON lines on a volume that outlives the
+// process. A webhook is acknowledged only once its message is written and fsync'd (group commit:
+// every append waiting while one flush runs goes out in the next write + fdatasync). A message
+// leaves the journal when it is done; at start-up the messages still in it are handed back.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { open, rename, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { InboundMessage } from './handler.ts';
+import type { Route } from './router.ts';
+
+type Entry =
+  | { t: 'in'; m: InboundMessage }
+  | { t: 'route'; id: string; r: Route }
+  | { t: 'done'; id: string };
+
+/** A message the journal holds: not yet done, with the route it was given if it got that far. */
+export interface JournalRecord {
+  message: InboundMessage;
+  route?: Route;
+}
+
+const FILE = 'inbound.jsonl';
+const INSTANCE = 'instance';
+/** Rewrite the file (keeping only what is open) once this many lines have been appended to it. */
+const COMPACT_AFTER = 20_000;
+
+interface Waiter {
+  line: string;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+export class Journal {
+  /** This journal's identity: stable across restarts of the process that owns the folder. */
+  readonly instance: string;
+  private readonly dir: string;
+  private readonly open = new Map<string, JournalRecord>();
+  private file!: FileHandle;
+  private lines = 0;
+  private waiting: Waiter[] = [];
+  private flushing: Promise<void> | undefined;
+  private failed: unknown;
+
+  private constructor(dir: string, instance: string) {
+    this.dir = dir;
+    this.instance = instance;
+  }
+
+  /** Opens (or creates) the journal in `dir`; what was left open is kept, the rest compacted away. */
+  static async open(dir: string): Promise<Journal> {
+    mkdirSync(dir, { recursive: true });
+    const idFile = join(dir, INSTANCE);
+    if (!existsSync(idFile)) writeFileSync(idFile, randomBytes(8).toString('hex'), { flush: true });
+    const journal = new Journal(dir, readFileSync(idFile, 'utf8').trim());
+    journal.load();
+    await journal.compact();
+    return journal;
+  }
+
+  /** Messages recorded and not done, in the order they were recorded. */
+  records(): JournalRecord[] {
+    return [...this.open.values()];
+  }
+
+  /** How many messages are recorded and not done: the backlog. */
+  get depth(): number {
+    return this.open.size;
+  }
+
+  /** Resolves once the message is on disk (fsync'd). */
+  record(message: InboundMessage): Promise<void> {
+    this.open.set(message.id, { message });
+    return this.append({ t: 'in', m: message });
+  }
+
+  /** Remembers how a message was routed, so a replay acts on it the same way. */
+  routed(id: string, route: Route): Promise<void> {
+    const record = this.open.get(id);
+    if (record) record.route = route;
+    return this.append({ t: 'route', id, r: route });
+  }
+
+  /** The message has been acted on (and answered): a restart does not replay it. */
+  done(id: string): Promise<void> {
+    if (!this.open.delete(id)) return Promise.resolve();
+    return this.append({ t: 'done', id });
+  }
+
+  /** Writes what is waiting and closes the file. */
+  async close(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    await this.file.close();
+  }
+
+  private load(): void {
+    const path = join(this.dir, FILE);
+    if (!existsSync(path)) return;
+    for (const line of readFileSync(path, 'utf8').split('\n')) {
+      let entry: Entry;
+      try {
+        entry = JSON.parse(line) as Entry;
+      } catch {
+        continue; // the torn last line of a crash mid-write: it was never acknowledged
+      }
+      if (entry.t === 'in') this.open.set(entry.m.id, { message: entry.m });
+      else if (entry.t === 'route' && this.open.has(entry.id)) this.open.get(entry.id)!.route = entry.r;
+      else if (entry.t === 'done') this.open.delete(entry.id);
+    }
+  }
+
+  private append(entry: Entry): Promise<void> {
+    if (this.failed) return Promise.reject(this.failed);
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ line: `${JSON.stringify(entry)}\n`, resolve, reject });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  /** Group commit: one write and one fdatasync for every append that arrived meanwhile. */
+  private async flush(): Promise<void> {
+    while (this.waiting.length) {
+      const batch = this.waiting;
+      this.waiting = [];
+      try {
+        await this.file.write(batch.map((w) => w.line).join(''));
+        await this.file.datasync();
+        this.lines += batch.length;
+        batch.forEach((w) => w.resolve());
+        if (this.lines >= COMPACT_AFTER) await this.compact();
+      } catch (error) {
+        this.failed = error; // a journal that cannot write acknowledges nothing more
+        batch.forEach((w) => w.reject(error));
+      }
+    }
+    this.flushing = undefined;
+  }
+
+  /** Rewrites the file with only the open messages: temporary file, fsync, rename, fsync folder. */
+  private async compact(): Promise<void> {
+    const path = join(this.dir, FILE);
+    const temporary = `${path}.tmp`;
+    const entries = this.records().flatMap((r): Entry[] => [{ t: 'in', m: r.message }, ...(r.route ? [{ t: 'route' as const, id: r.message.id, r: r.route }] : [])]);
+    const next = await open(temporary, 'w');
+    await next.write(entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    await next.datasync();
+    await rename(temporary, path);
+    const folder = await open(this.dir, 'r');
+    await folder.sync();
+    await folder.close();
+    await this.file?.close();
+    await next.close();
+    this.file = await open(path, 'a');
+    this.lines = entries.length;
+  }
+}
