@@ -28,10 +28,14 @@ export function trimSession(session: Session): void {
   keepOnly(status.pending, PENDING_KEPT);
 }
 
-/** A runner Pod as cached: identity, labels, annotations, owner, deletion, phase and the runner's end. */
+/**
+ * A runner Pod as cached: identity, labels, annotations, owner, deletion, phase, the runner's end,
+ * and what a start held back reads (controller/start.ts: scheduling, each container's wait and image).
+ */
 export function trimPod(pod: V1Pod): void {
   delete pod.spec;
   if (!pod.status) return;
-  keepOnly(pod.status, ['phase', 'reason', 'message', 'containerStatuses']);
-  for (const container of pod.status.containerStatuses ?? []) keepOnly(container, ['name', 'state']);
+  keepOnly(pod.status, ['phase', 'reason', 'message', 'conditions', 'containerStatuses', 'initContainerStatuses']);
+  if (pod.status.conditions) pod.status.conditions = pod.status.conditions.filter((c) => c.type === 'PodScheduled');
+  for (const container of [...pod.status.containerStatuses ?? [], ...pod.status.initContainerStatuses ?? []]) keepOnly(container, ['name', 'state', 'image']);
 }

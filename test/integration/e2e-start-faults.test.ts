@@ -62,7 +62,7 @@ describe('end to end: a start that never comes', () => {
   it.skipIf(process.getuid?.() !== 0)('a full workspace volume (a real tmpfs: mounting needs root) → Failed with a plain message naming the cause', async () => {
     const number = '+14155550172';
     const e2e = await start({ numbers: [number] });
-    const volume = join(e2e.stateDir, 'volumes', e2e.stack.namespace, workspaceName(number));
+    const volume = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, workspaceName(number));
     mkdirSync(volume, { recursive: true });
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k,mode=0777', 'tmpfs', volume]);
     mounts.push(volume);
