@@ -1,6 +1,7 @@
 // When things go wrong: agent failure, SIGTERM, cancel, approval timeout, malformed output,
 // secrets, bad configuration. The runner never crashes and always leaves a final phase.
 import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { transition } from '../../common/session/state-machine.ts';
@@ -113,7 +114,7 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
 
   it('waits for Starting, and fails plainly when the repository cannot be cloned', async () => {
     const name = `wait-${Date.now()}`;
-    await bed.sessions.create(bed.ns, name, specFor('script:\nsay: hi', '/nonexistent/acme/web.git'));
+    await bed.sessions.create(bed.ns, name, specFor('script:\nsay: hi', join(tmpdir(), 'nonexistent', 'acme', 'web.git')));
     const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: bed.env() });
     await new Promise((r) => setTimeout(r, 1500));
     expect((await bed.sessions.get(bed.ns, name))?.status?.phase).toBeUndefined();
