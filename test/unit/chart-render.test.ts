@@ -54,8 +54,8 @@ describe('helm template, default values', () => {
       'Secret/tether-relay', 'Secret/tether-runner',
       'Service/tether-controller-metrics', 'Service/tether-relay',
       'ServiceAccount/tether-controller', 'ServiceAccount/tether-relay',
-      'ValidatingAdmissionPolicy/agents-tether-sessions', 'ValidatingAdmissionPolicyBinding/agents-tether-sessions',
-      'ValidatingAdmissionPolicy/agents-runners-runner-pods', 'ValidatingAdmissionPolicyBinding/agents-runners-runner-pods',
+      'ValidatingAdmissionPolicy/agents-runners-runner-pods', 'ValidatingAdmissionPolicy/agents-tether-sessions',
+      'ValidatingAdmissionPolicyBinding/agents-runners-runner-pods', 'ValidatingAdmissionPolicyBinding/agents-tether-sessions',
     ]);
   });
 
