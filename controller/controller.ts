@@ -17,6 +17,7 @@ import { kubeClusterOps, type ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';
 import type { ControllerMetrics } from './metrics.ts';
 import { reconcileSession, type ReconcileDeps } from './reconcile.ts';
+import { startProblem } from './start.ts';
 
 export interface ControllerDeps {
   kubeConfig: KubeAccess;
@@ -35,10 +36,10 @@ export interface Controller {
   readonly sessions: Informer<Session>;
 }
 
-/** What a reconcile pass reads of a runner Pod: whether it is there, going, and how it ended. */
+/** What a reconcile pass reads of a runner Pod: whether it is there, going, held back (and why), and how it ended. */
 const podFacts = (pod: V1Pod | undefined) => {
   const ended = pod?.status?.containerStatuses?.find((c) => c.name === 'runner')?.state?.terminated;
-  return pod ? `${pod.status?.phase}|${Boolean(pod.metadata?.deletionTimestamp)}|${ended?.exitCode}|${pod.status?.reason}` : 'gone';
+  return pod ? `${pod.status?.phase}|${Boolean(pod.metadata?.deletionTimestamp)}|${ended?.exitCode}|${pod.status?.reason}|${startProblem(pod)?.reason}` : 'gone';
 };
 
 /**
