@@ -43,7 +43,7 @@ describe('end to end: the agent holds no credential', () => {
     const attack = `bash ${script} > leak.txt 2>&1; true`;
     const phone = e2e.phone('+14155550123');
     await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: attack })}\nsay: Collected what I could.`);
-    await phone.next(/🔐/);
+    await phone.next(/🔐/, 60_000);
     const [pod] = readdirSync(join(state, 'pods')).map((name) => join(state, 'pods', name));
     const files = [join(pod!, 'volumes/kube-api-access/token'), join(pod!, 'volumes/relay-token/token'), join(pod!, 'runner.kubeconfig')];
     expect(files.every((file) => existsSync(file))).toBe(true);
