@@ -34,7 +34,7 @@ describe('the chart on a real node', () => {
     expect(chart.forge.requests.some((r) => r.method === 'POST' && r.path.endsWith('/git-receive-pack'))).toBe(true);
     const session = await latest(FIRST);
     expect(session.status?.phase).toBe('Succeeded');
-    const pod = await chart.kc.makeApiClient(CoreV1Api).readNamespacedPod({ name: session.status!.podName!, namespace: chart.namespace });
+    const pod = await chart.kc.makeApiClient(CoreV1Api).readNamespacedPod({ name: session.status!.podName!, namespace: chart.runnerNamespace });
     expect(pod.spec!.hostNetwork).toBe(true);
     expect(pod.spec!.nodeName).toBeTruthy();
   });
@@ -44,7 +44,7 @@ describe('the chart on a real node', () => {
     await phone.send('script:\nprogress: working hard\nsleep: 120000\nsay: never');
     await phone.next(/working hard/, 240_000);
     const session = await latest(SECOND);
-    await chart.kc.makeApiClient(CoreV1Api).deleteNamespacedPod({ name: session.status!.podName!, namespace: chart.namespace, gracePeriodSeconds: 0 });
+    await chart.kc.makeApiClient(CoreV1Api).deleteNamespacedPod({ name: session.status!.podName!, namespace: chart.runnerNamespace, gracePeriodSeconds: 0 });
     const told = await phone.next(/❌/, 120_000);
     expect(told.body).toMatch(/stopped|crashed|lost|error|deleted/i);
     await eventually(async () => expect((await latest(SECOND)).status?.phase).toBe('Failed'), 60_000, 500);

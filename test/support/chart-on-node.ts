@@ -26,6 +26,8 @@ const GITHUB_TOKEN = 'node-tier-forge-token';
 
 export interface ChartOnNode {
   namespace: string;
+  /** where the chart puts runner Pods (runner.namespace's default: `<release namespace>-runners`) */
+  runnerNamespace: string;
   kc: KubeConfig;
   twilio: FakeTwilio;
   github: FakeGitHub;
@@ -92,7 +94,7 @@ export async function installChart(numbers: string[]): Promise<ChartOnNode> {
     '--kubeconfig', inject('kubeconfig'), '-f', valuesFile, '--wait', '--timeout', '5m'], { maxBuffer: 1 << 24 });
   const client = new SessionClient(kc);
   return {
-    namespace, kc, twilio, github, forge,
+    namespace, runnerNamespace: `${namespace}-runners`, kc, twilio, github, forge,
     phone: (number) => twilioPhone(twilio, `http://127.0.0.1:${relayPort}`, number),
     sessions: async () => (await client.list(namespace)).items,
     async stop() {
