@@ -60,7 +60,7 @@ export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string
       const response = await postWebhook(`${relayUrl}/webhook`, hook);
       if (response.status !== 200) throw new Error(`webhook answered ${response.status}: ${await response.text()}`);
     },
-    async next(pattern, timeoutMs = 30_000) {
+    async next(pattern, timeoutMs = 60_000) {
       return eventually(() => {
         const all = received();
         const index = all.findIndex((m, i) => i >= cursor && pattern.test(m.body));
