@@ -9,3 +9,6 @@ export const faultCount = (ci: number, full: number): number => (FAULTS_FULL ? f
 
 /** TETHER_FAULT_SEED replays a fault suite's random choices. */
 export const faultSeed = (): number => Number(env('TETHER_FAULT_SEED') ?? Date.now() % 100_000);
+
+/** TETHER_FAULT_LOG: the log level of the components a fault suite runs as processes (default warn). */
+export const FAULT_LOG_LEVEL = env('TETHER_FAULT_LOG') ?? 'warn';
