@@ -6,6 +6,7 @@ import type { Media, Session } from '../../common/session/schema.ts';
 /** The only uploads accepted: one lower-case name, one image extension, the content type it implies. */
 export const MEDIA_TYPES = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg' } as const;
 export type MediaType = (typeof MEDIA_TYPES)[keyof typeof MEDIA_TYPES];
+export const isMediaType = (type: string | undefined): type is MediaType => Object.values<string | undefined>(MEDIA_TYPES).includes(type);
 
 const LABEL = '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?';
 const SESSION = '[a-z0-9]([-a-z0-9]{0,251}[a-z0-9])?';
