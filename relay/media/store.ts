@@ -10,7 +10,7 @@ export class MediaError extends HttpError {
 }
 
 /** The type the bytes really are (PNG or JPEG signature), whatever the header claims. */
-export function sniffImage(bytes: Buffer): MediaType | undefined {
+function sniffImage(bytes: Buffer): MediaType | undefined {
   if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
   if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
   return undefined;

@@ -2,7 +2,7 @@
 const env = (name: string): string | undefined => process.env[name] || undefined;
 
 /** TETHER_FAULTS_FULL=1: the fault suites run their full counts (100 kills) instead of CI-sized ones. */
-export const FAULTS_FULL = env('TETHER_FAULTS_FULL') === '1';
+const FAULTS_FULL = env('TETHER_FAULTS_FULL') === '1';
 
 /** A fault suite's count: the CI-sized default, or the full one under TETHER_FAULTS_FULL=1. */
 export const faultCount = (ci: number, full: number): number => (FAULTS_FULL ? full : ci);

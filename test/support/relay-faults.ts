@@ -13,7 +13,7 @@ import type { FakeTwilio } from '../fakes/twilio.ts';
 import { FAULT_LOG_LEVEL } from './config.ts';
 import { messageSid, postWebhook, signedWebhook } from './twilio-webhook.ts';
 
-export const FAULT_PUBLIC_URL = 'https://tether.faults';
+const FAULT_PUBLIC_URL = 'https://tether.faults';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
