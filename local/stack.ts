@@ -12,8 +12,8 @@ import { hostEnv } from './config.ts';
 import { installSessionCrd } from './control-plane/crd.ts';
 import { freePort } from './control-plane/control-plane.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/node-agent.ts';
-import { startManaged, type Managed } from './control-plane/processes.ts';
-import { supervise, type Supervised, type SupervisionPolicy } from './supervise.ts';
+import { startManaged, untilHttpOk, type Managed } from './control-plane/processes.ts';
+import { supervise, type Supervised } from './supervise.ts';
 
 export interface StackOptions {
   kubeconfig: string;
@@ -33,8 +33,6 @@ export interface StackOptions {
   /** Extra environment for every Pod process the node agent starts (a test's proxy guard). */
   podEnv?: Record<string, string>;
   logger: pino.Logger;
-  /** Restart back-off and crash-loop bound of the controller and relay (default SUPERVISION). */
-  supervision?: SupervisionPolicy;
   /** Each output line of a component: controller, relay, runner <pod>, or supervisor (restarts). */
   onLine?: (component: string, line: string) => void;
 }
@@ -52,17 +50,6 @@ export interface Stack {
   /** The component's process as it runs now. */
   process(component: 'controller' | 'relay'): Managed;
   stop(): Promise<void>;
-}
-
-async function waitHttp(url: string, proc: Managed, name: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (proc.child.exitCode !== null) throw new Error(`${name} exited with code ${proc.child.exitCode} while starting`);
-    const ok = await fetch(url).then((r) => r.ok, () => false);
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  throw new Error(`${name} did not answer ${url} within ${timeoutMs} ms`);
 }
 
 /** The host list entry that allows the stack's repository: its folder, or its host[:port]. */
@@ -112,11 +99,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const start = async () => startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
       env: await env[name](), cwd: options.repoRoot, onLine: (line) => options.onLine?.(name, line),
     });
-    procs[name] = await supervise(name, start, (line) => options.onLine?.('supervisor', line), options.supervision);
+    procs[name] = await supervise(name, start, (line) => options.onLine?.('supervisor', line));
   };
 
   await launch('relay');
-  await waitHttp(`${relayUrl}/healthz`, procs.relay!.current(), 'relay');
+  await untilHttpOk(`${relayUrl}/healthz`, procs.relay!.current());
   await launch('controller');
 
   const nodeAgent = await startNodeAgent({
@@ -134,7 +121,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     chatUrl: `${relayUrl}/chat?token=${chatToken}`,
     async restart(name) {
       await procs[name]!.restart(10_000);
-      if (name === 'relay') await waitHttp(`${relayUrl}/healthz`, procs.relay!.current(), 'relay');
+      if (name === 'relay') await untilHttpOk(`${relayUrl}/healthz`, procs.relay!.current());
     },
     process: (name) => procs[name]!.current(),
     async stop() {

@@ -40,6 +40,8 @@ export async function supervise(name: string, start: () => Promise<Managed>, say
   let stopping = false;
   let delay = policy.firstDelayMs;
   let pending: NodeJS.Timeout | undefined;
+  /** A restart after an exit, between its back-off and the new process's start. */
+  let relaunching: Promise<void> | undefined;
   const exits: number[] = [];
   const asked = new WeakSet<Managed>(); // exits someone asked for
 
@@ -56,7 +58,9 @@ export async function supervise(name: string, start: () => Promise<Managed>, say
         return;
       }
       say(`${name} ${how} at ${clock(now)}; restarting it in ${seconds(delay)} (at ${clock(now + delay)})`);
-      pending = setTimeout(() => void relaunch().catch((err: unknown) => say(`${name} could not be restarted: ${(err as Error).message}`)), delay);
+      pending = setTimeout(() => {
+        relaunching = relaunch().catch((err: unknown) => say(`${name} could not be restarted: ${(err as Error).message}`)).finally(() => (relaunching = undefined));
+      }, delay);
       delay = Math.min(policy.maxDelayMs, delay * 2);
     });
   };
@@ -65,15 +69,21 @@ export async function supervise(name: string, start: () => Promise<Managed>, say
     if (stopping) return;
     proc = await start();
     startedAt = Date.now();
+    if (stopping) return; // stop() waits for this start, then stops what it started
     say(`${name} restarted (pid ${proc.child.pid})`);
     watch(proc);
+  };
+  /** No restart after an exit is under way once this resolves. */
+  const settled = async () => {
+    clearTimeout(pending);
+    await relaunching;
   };
   watch(proc);
 
   return {
     current: () => proc,
     async restart(graceMs = 10_000) {
-      clearTimeout(pending);
+      await settled();
       asked.add(proc);
       await proc.stop(graceMs);
       proc = await start();
@@ -82,7 +92,7 @@ export async function supervise(name: string, start: () => Promise<Managed>, say
     },
     async stop(graceMs = 10_000) {
       stopping = true;
-      clearTimeout(pending);
+      await settled();
       await proc.stop(graceMs);
     },
   };

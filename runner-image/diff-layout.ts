@@ -56,7 +56,7 @@ export interface Pagination {
 const WIDE = /[\u1100-\u115F\u2E80-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{1F300}-\u{1FAFF}\u{20000}-\u{3FFFD}]/u;
 
 /** Columns a text takes in the monospace grid: wide characters take two, a tab goes to the next multiple of 4. */
-export function columns(text: string): number {
+function columns(text: string): number {
   let cols = 0;
   for (const c of text) cols = c === '\t' ? cols + 4 - (cols % 4) : cols + (WIDE.test(c) ? 2 : 1);
   return cols;
@@ -77,7 +77,7 @@ export const codeWidth = (digits: number) => L.width - 2 * numberWidth(digits) -
 const codeColumns = (digits: number) => Math.floor(codeWidth(digits) / CHAR);
 const nameColumns = Math.floor((L.width - 2 * L.padding) / CHAR);
 
-export const rowsOf = (text: string, cols: number) => Math.max(1, Math.ceil(columns(text) / cols));
+const rowsOf = (text: string, cols: number) => Math.max(1, Math.ceil(columns(text) / cols));
 
 function lineHeight(line: DiffLine, digits: number): number {
   const { text, cut } = shownText(line);

@@ -163,7 +163,8 @@ export interface ExtraApiServer {
  * Another kube-apiserver on the same etcd, as in an HA control plane (for fault tests that pause
  * one API server while others keep serving). `dir` is the running plane's folder.
  */
-export async function startExtraApiServer(dir: string, name = 'kube-apiserver-2'): Promise<ExtraApiServer> {
+export async function startExtraApiServer(dir: string): Promise<ExtraApiServer> {
+  const name = 'kube-apiserver-2';
   const facts = JSON.parse(await readFile(join(dir, PLANE_FILE), 'utf8')) as PlaneFacts;
   const port = await freePort();
   const server = `https://127.0.0.1:${port}`;

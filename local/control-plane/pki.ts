@@ -33,6 +33,10 @@ export async function signedCert(dir: string, name: string, subject: string, ext
   return { cert, key };
 }
 
+/** A client certificate (clientAuth) for `subject`, signed by the plane's CA. */
+export const clientCert = (dir: string, name: string, subject: string, pki: Pick<Pki, 'caCert' | 'caKey'>) =>
+  signedCert(dir, name, subject, 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n', pki);
+
 /** Writes a CA, a serving cert for 127.0.0.1, an admin client cert (system:masters) and a service-account key pair. */
 export async function createPki(dir: string): Promise<Pki> {
   const caKey = join(dir, 'ca.key');
@@ -43,8 +47,7 @@ export async function createPki(dir: string): Promise<Pki> {
   const ca = { caCert, caKey };
   const serving = await signedCert(dir, 'serving', '/CN=kube-apiserver',
     'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n', ca);
-  const admin = await signedCert(dir, 'admin', '/O=system:masters/CN=tether-admin',
-    'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n', ca);
+  const admin = await clientCert(dir, 'admin', '/O=system:masters/CN=tether-admin', ca);
   const serviceAccountKey = join(dir, 'sa.key');
   const serviceAccountPub = join(dir, 'sa.pub');
   await openssl(['genrsa', '-out', serviceAccountKey, '2048']);

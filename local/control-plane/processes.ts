@@ -98,3 +98,14 @@ export function startManaged(name: string, bin: string, args: string[], logFile:
   };
   return { name, child, stop, exited, signal };
 }
+
+/** Resolves once `url` answers 2xx; rejects when the process exits first or after timeoutMs. */
+export async function untilHttpOk(url: string, proc: Managed, timeoutMs = 30_000, everyMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${proc.name} exited (${proc.child.exitCode ?? proc.child.signalCode}) before ${url} answered`);
+    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    if (Date.now() > deadline) throw new Error(`${proc.name} did not answer ${url} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

@@ -33,7 +33,7 @@ function setIn(toml: string, section: string, key: string, value: string): strin
 
 const CRI = 'plugins."io.containerd.grpc.v1.cri"';
 
-export async function containerdConfig(dir: string): Promise<string> {
+async function containerdConfig(dir: string): Promise<string> {
   const { stdout } = await run('containerd', ['config', 'default']);
   const q = (s: string) => JSON.stringify(s);
   const edits: Array<[string, string, string]> = [

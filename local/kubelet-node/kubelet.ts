@@ -4,7 +4,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort, kubeconfigYaml } from '../control-plane/control-plane.ts';
-import { signedCert, type Pki } from '../control-plane/pki.ts';
+import { clientCert, signedCert, type Pki } from '../control-plane/pki.ts';
 import { startManaged, type Managed } from '../control-plane/processes.ts';
 import { createCgroupRoot, removeCgroupRoot } from './cgroups.ts';
 
@@ -84,8 +84,7 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
   const rootDir = join(o.dir, 'root');
   const podLogsDir = join(o.dir, 'pod-logs');
   await Promise.all([pkiDir, rootDir, podLogsDir].map((d) => mkdir(d, { recursive: true })));
-  const client = await signedCert(pkiDir, 'kubelet-client', `/O=system:nodes/CN=system:node:${o.nodeName}`,
-    'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n', o.pki);
+  const client = await clientCert(pkiDir, 'kubelet-client', `/O=system:nodes/CN=system:node:${o.nodeName}`, o.pki);
   const serving = await signedCert(pkiDir, 'kubelet-serving', `/CN=${o.nodeName}`,
     'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n', o.pki);
   const kubeconfig = join(o.dir, 'kubelet.kubeconfig');

@@ -30,7 +30,7 @@ export interface NodeTier {
 }
 
 /** Builds (once, cached) kubelet and kube-scheduler; returns their folder. */
-export async function nodeBinaries(): Promise<string> {
+async function nodeBinaries(): Promise<string> {
   const { stdout } = await run('bash', [join(here, 'build-node.sh')], { maxBuffer: 1 << 20, timeout: 3_600_000 });
   return stdout.trim().split('\n').at(-1)!;
 }

@@ -3,14 +3,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { kubeconfigYaml } from '../control-plane/control-plane.ts';
-import { signedCert, type Pki } from '../control-plane/pki.ts';
+import { clientCert, type Pki } from '../control-plane/pki.ts';
 import { startManaged, type Managed } from '../control-plane/processes.ts';
 
 export async function startScheduler(dir: string, binDir: string, server: string, pki: Pki): Promise<Managed> {
   await mkdir(join(dir, 'pki'), { recursive: true });
   // The user the API server's bootstrap RBAC binds to system:kube-scheduler and system:volume-scheduler.
-  const client = await signedCert(join(dir, 'pki'), 'kube-scheduler', '/CN=system:kube-scheduler',
-    'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n', pki);
+  const client = await clientCert(join(dir, 'pki'), 'kube-scheduler', '/CN=system:kube-scheduler', pki);
   const kubeconfig = join(dir, 'kube-scheduler.kubeconfig');
   await writeFile(kubeconfig, kubeconfigYaml(server, pki, { name: 'system:kube-scheduler', ...client }));
   return startManaged('kube-scheduler', join(binDir, 'kube-scheduler'), [

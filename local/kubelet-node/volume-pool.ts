@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { CoreV1Api, StorageV1Api, type KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
 import { STORAGE_CLASS, VOLUME_CAPACITY, VOLUME_POOL_SIZE } from './settings.ts';
 
-export function poolVolume(name: string, path: string, nodeName: string): V1PersistentVolume {
+function poolVolume(name: string, path: string, nodeName: string): V1PersistentVolume {
   return {
     metadata: { name, labels: { 'tether.dev/volume-pool': STORAGE_CLASS } },
     spec: {

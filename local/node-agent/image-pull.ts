@@ -11,6 +11,8 @@ export const LOCAL_IMAGES: readonly string[] = ['tether-runner:local', 'tether-r
 const BACK_OFF_REPORTED_AFTER_MS = 1000;
 const FIRST_RETRY_MS = 10_000;
 const MAX_RETRY_MS = 300_000;
+/** The wait after a pull's n-th failed attempt: doubling from FIRST_RETRY_MS, at most MAX_RETRY_MS. */
+const retryAfter = (attempts: number) => Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (attempts - 1));
 
 interface PullState {
   attempts: number;
@@ -67,11 +69,10 @@ export function imagePuller(images: readonly string[], patchStatus: (pod: V1Pod,
       }
       const now = Date.now();
       const state = pulls.get(key);
-      if (!state || now >= state.attemptAt + Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (state.attempts - 1))) {
+      if (!state || now >= state.attemptAt + retryAfter(state.attempts)) {
         forget(key);
         const attempts = (state?.attempts ?? 0) + 1;
-        const retryMs = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (attempts - 1));
-        const timers = [setTimeout(() => wake(key), BACK_OFF_REPORTED_AFTER_MS), setTimeout(() => wake(key), retryMs)];
+        const timers = [setTimeout(() => wake(key), BACK_OFF_REPORTED_AFTER_MS), setTimeout(() => wake(key), retryAfter(attempts))];
         pulls.set(key, { attempts, attemptAt: now, backOffReported: false, timers });
         await report(pod, 'ErrImagePull');
       } else if (!state.backOffReported && now >= state.attemptAt + BACK_OFF_REPORTED_AFTER_MS) {

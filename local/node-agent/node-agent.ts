@@ -21,8 +21,6 @@ export interface NodeAgentOptions extends NodeLayout {
   namespace?: string;
   /** Extra environment for every process (PATH is always passed). */
   env?: Record<string, string>;
-  /** The images this node has (default LOCAL_IMAGES); a Pod naming another waits in ImagePullBackOff. */
-  images?: readonly string[];
   /** Called with each output line of a Pod's process. */
   onPodOutput?: (pod: string, line: string) => void;
 }
@@ -53,7 +51,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const patchStatus = (pod: V1Pod, status: object) =>
     core.patchNamespacedPodStatus({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { status } }, mergePatch);
 
-  const puller = imagePuller(options.images ?? LOCAL_IMAGES, patchStatus, (key) => reconcile(key));
+  const puller = imagePuller(LOCAL_IMAGES, patchStatus, (key) => reconcile(key));
 
   async function start(key: string, pod: V1Pod) {
     startedHere.add(pod.metadata!.uid!);

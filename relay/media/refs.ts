@@ -4,13 +4,14 @@ import type { Logger } from 'pino';
 import type { Media, Session } from '../../common/session/schema.ts';
 
 /** The only uploads accepted: one lower-case name, one image extension, the content type it implies. */
-export const MEDIA_TYPES = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg' } as const;
+const MEDIA_TYPES = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg' } as const;
 export type MediaType = (typeof MEDIA_TYPES)[keyof typeof MEDIA_TYPES];
+export const isMediaType = (type: string | undefined): type is MediaType => Object.values<string | undefined>(MEDIA_TYPES).includes(type);
 
 const LABEL = '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?';
 const SESSION = '[a-z0-9]([-a-z0-9]{0,251}[a-z0-9])?';
 const FILE = `[a-z0-9][-a-z0-9]{0,62}\\.(${Object.keys(MEDIA_TYPES).join('|')})`;
-export const REF_PATTERN = new RegExp(`^${LABEL}/${SESSION}/${FILE}$`);
+const REF_PATTERN = new RegExp(`^${LABEL}/${SESSION}/${FILE}$`);
 
 export const isValidRef = (ref: string) => REF_PATTERN.test(ref) && !ref.includes('..');
 
@@ -18,7 +19,7 @@ export const isValidRef = (ref: string) => REF_PATTERN.test(ref) && !ref.include
 export const contentTypeOf = (ref: string): MediaType => MEDIA_TYPES[ref.slice(ref.lastIndexOf('.') + 1) as keyof typeof MEDIA_TYPES];
 
 /** Where a Session's own uploads live; nothing outside it is signed for that Session. */
-export const sessionPrefix = (session: Pick<Session, 'metadata'>) => `${session.metadata.namespace}/${session.metadata.name}/`;
+const sessionPrefix = (session: Pick<Session, 'metadata'>) => `${session.metadata.namespace}/${session.metadata.name}/`;
 
 const isRelayRef = (ref: string) => !ref.startsWith('file:');
 

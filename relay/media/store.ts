@@ -2,7 +2,7 @@
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { HttpError } from '../http-error.ts';
-import { contentTypeOf, isValidRef, type MediaType } from './refs.ts';
+import { contentTypeOf, isMediaType, isValidRef, type MediaType } from './refs.ts';
 
 /** A refused upload or lookup, with the HTTP status that says why. */
 export class MediaError extends HttpError {
@@ -10,7 +10,7 @@ export class MediaError extends HttpError {
 }
 
 /** The type the bytes really are (PNG or JPEG signature), whatever the header claims. */
-export function sniffImage(bytes: Buffer): MediaType | undefined {
+function sniffImage(bytes: Buffer): MediaType | undefined {
   if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
   if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
   return undefined;
@@ -19,7 +19,7 @@ export function sniffImage(bytes: Buffer): MediaType | undefined {
 /** The name, extension and Content-Type of an upload are on the allowlist and agree (before any byte is read). */
 export function checkUpload(ref: string, contentType: string | undefined): asserts contentType is MediaType {
   if (!isValidRef(ref)) throw new MediaError(400, 'invalid media reference (lower-case name, one .png, .jpg or .jpeg extension)');
-  if (contentType !== 'image/png' && contentType !== 'image/jpeg') throw new MediaError(415, 'Content-Type must be image/png or image/jpeg');
+  if (!isMediaType(contentType)) throw new MediaError(415, 'Content-Type must be image/png or image/jpeg');
   if (contentTypeOf(ref) !== contentType) throw new MediaError(415, 'file extension does not match Content-Type');
 }
 
@@ -34,11 +34,16 @@ export class MediaStore {
     this.ttlMs = options.ttlMs;
   }
 
-  private path(ref: string): string {
-    if (!isValidRef(ref)) throw new MediaError(400, 'invalid media reference');
-    const full = resolve(this.root, ref);
+  /** A path under the root; anything that would leave it is refused. */
+  private inside(relative: string): string {
+    const full = resolve(this.root, relative);
     if (!full.startsWith(this.root + sep)) throw new MediaError(400, 'invalid media reference');
     return full;
+  }
+
+  private path(ref: string): string {
+    if (!isValidRef(ref)) throw new MediaError(400, 'invalid media reference');
+    return this.inside(ref);
   }
 
   async put(ref: string, contentType: string | undefined, bytes: Buffer): Promise<void> {
@@ -67,8 +72,7 @@ export class MediaStore {
 
   /** Files and bytes kept under a Session's folder (<namespace>/<session>), leaving out one file name. */
   async usage(folder: string, except?: string): Promise<{ files: number; bytes: number }> {
-    const dir = resolve(this.root, folder);
-    if (!dir.startsWith(this.root + sep)) throw new MediaError(400, 'invalid media reference');
+    const dir = this.inside(folder);
     const names = await readdir(dir).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'ENOENT') return [];
       throw e;

@@ -41,7 +41,6 @@ describe('end to end: a start that never comes', () => {
     console.log(`[start-faults] missing image: phone told after ${toldAfterMs} ms (deadline 6 s)`);
     expect(told.body).toMatch(/runner image "registry\.invalid\/tether-runner:missing" could not be pulled \((ErrImagePull|ImagePullBackOff)\)/);
     expect(told.body).toMatch(/Ask your operator .* then send the command again/);
-    expect(toldAfterMs).toBeLessThan(THREE_MINUTES);
 
     const [session] = await e2e.list();
     expect(session!.status?.phase).toBe('Failed');

@@ -17,7 +17,8 @@ import { ensureSampleRepo } from '../../local/sample-repo.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 import { twilioPhone, type Phone } from './e2e.ts';
 import { serveGitOverHttp, type GitHttpForge } from './git-http.ts';
-import { builtImages, imageName } from './images.ts';
+import { BUILT_IMAGES } from './config.ts';
+import { dockerHost, imageName } from './images.ts';
 
 const run = promisify(execFile);
 
@@ -39,12 +40,11 @@ export interface ChartOnNode {
 
 /** `docker save` of the three images `make test-node` built, from the engine scripts/ensure-docker.sh names, into containerd's CRI namespace. */
 export async function loadImages(): Promise<void> {
-  const { stdout } = await run('scripts/ensure-docker.sh');
   const images = COMPONENTS.map(imageName);
   const command = `/usr/bin/docker save ${images.join(' ')} | ctr --address "$SOCKET" -n k8s.io images import -`;
   await new Promise<void>((resolve, reject) => {
     const child = spawn('bash', ['-o', 'pipefail', '-c', command], {
-      env: { ...process.env, DOCKER_HOST: stdout.trim(), SOCKET: inject('containerdSocket') }, stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, DOCKER_HOST: dockerHost(), SOCKET: inject('containerdSocket') }, stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -61,7 +61,7 @@ async function sampleForge(dir: string): Promise<{ forge: GitHttpForge; repoUrl:
 }
 
 function values(o: { twilio: FakeTwilio; github: FakeGitHub; repoUrl: string; numbers: string[]; relayPort: number; metricsPort: number; apiServerPort: number }) {
-  const tier = tierChartValues({ apiServerPort: o.apiServerPort, relayPort: o.relayPort, controllerMetricsPort: o.metricsPort, image: builtImages });
+  const tier = tierChartValues({ apiServerPort: o.apiServerPort, relayPort: o.relayPort, controllerMetricsPort: o.metricsPort, image: BUILT_IMAGES });
   return {
     ...tier,
     secrets: {

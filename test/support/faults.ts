@@ -8,7 +8,7 @@ import { sessionsPath } from '../../common/kube/sessions.ts';
 import type { Phase, Session } from '../../common/session/schema.ts';
 import { hostEnv } from '../../local/config.ts';
 import { freePort } from '../../local/control-plane/control-plane.ts';
-import { startManaged, type Managed } from '../../local/control-plane/processes.ts';
+import { startManaged, untilHttpOk, type Managed } from '../../local/control-plane/processes.ts';
 
 export interface ControllerProcess {
   proc: Managed;
@@ -27,13 +27,7 @@ export async function controllerProcess(kubeconfig: string, namespace: string, l
       TETHER_METRICS_PORT: String(port), TETHER_RUNNER_IMAGE: 'tether-runner:test', TETHER_LOG_LEVEL: 'warn', ...env,
     },
   });
-  const ready = (async () => {
-    while (proc.child.exitCode === null && proc.child.signalCode === null) {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('the controller exited before it was ready');
-  })();
+  const ready = untilHttpOk(`http://127.0.0.1:${port}/readyz`, proc, 120_000, 50);
   ready.catch(() => undefined);
   return { proc, ready };
 }

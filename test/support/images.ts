@@ -4,23 +4,23 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { BUILT_IMAGES } from './config.ts';
 
 export type Component = 'controller' | 'relay' | 'runner';
 const root = join(import.meta.dirname, '../..');
-/** Registry and tag `make test-node` builds under (IMAGE_REGISTRY=tether.local IMAGE_TAG=dev). */
-export const builtImages = { registry: process.env.IMAGE_REGISTRY ?? 'tether.local', tag: process.env.IMAGE_TAG ?? 'dev' } as const;
-export const imageName = (component: Component) => `${builtImages.registry}/tether-${component}:${builtImages.tag}`;
+export const imageName = (component: Component) => `${BUILT_IMAGES.registry}/tether-${component}:${BUILT_IMAGES.tag}`;
 
-let dockerHost: string | undefined;
-function engine(): string {
-  dockerHost ??= execFileSync(join(root, 'scripts/ensure-docker.sh'), { encoding: 'utf8' }).trim();
-  return dockerHost;
+let engine: string | undefined;
+/** The engine's DOCKER_HOST (scripts/ensure-docker.sh, asked once). */
+export function dockerHost(): string {
+  engine ??= execFileSync(join(root, 'scripts/ensure-docker.sh'), { encoding: 'utf8' }).trim();
+  return engine;
 }
 
 export interface Result { status: number | null; stdout: string; stderr: string }
 
 export function docker(args: string[], timeoutMs = 60_000): Result {
-  const run = spawnSync('docker', args, { encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, DOCKER_HOST: engine() }, maxBuffer: 64 << 20 });
+  const run = spawnSync('docker', args, { encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, DOCKER_HOST: dockerHost() }, maxBuffer: 64 << 20 });
   if (run.error) throw run.error;
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
@@ -55,7 +55,7 @@ export async function runContainer(component: Component, command: string[], opti
     ...Object.entries(options.env ?? {}).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
     ...(options.entrypoint !== undefined ? ['--entrypoint', options.entrypoint] : []),
     imageName(component), ...command];
-  const child = spawn('docker', args, { env: { ...process.env, DOCKER_HOST: engine() } });
+  const child = spawn('docker', args, { env: { ...process.env, DOCKER_HOST: dockerHost() } });
   const out = { stdout: '', stderr: '' };
   child.stdout.on('data', (chunk: Buffer) => { out.stdout += chunk.toString(); });
   child.stderr.on('data', (chunk: Buffer) => { out.stderr += chunk.toString(); });

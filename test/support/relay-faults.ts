@@ -1,29 +1,19 @@
 // The relay fault suite's settings and parts: relay replicas as real OS processes (relay/main.ts,
 // configured by environment as in production) that can be SIGKILLed and restarted on the same
 // port and journal folder, and a phone that posts signed webhooks the way Twilio retries them.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, openSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { hostEnv } from '../../local/config.ts';
 import { freePort } from '../../local/control-plane/control-plane.ts';
+import { startManaged, untilHttpOk, type Managed } from '../../local/control-plane/processes.ts';
 import type { FakeTwilio } from '../fakes/twilio.ts';
+import { FAULT_LOG_LEVEL } from './config.ts';
 import { messageSid, postWebhook, signedWebhook } from './twilio-webhook.ts';
 
-export { random } from './random.ts';
-
-/**
- * How hard the suite pushes. CI default: 10 kills. RELAY_FAULTS_FULL=1: the full 100.
- * RELAY_FAULTS_SEED replays a run's random choices.
- */
-export const relayFaultSettings = {
-  kills: process.env.RELAY_FAULTS_FULL === '1' ? 100 : 10,
-  seed: Number(process.env.RELAY_FAULTS_SEED ?? Date.now() % 100_000),
-  logLevel: process.env.RELAY_FAULTS_LOG ?? 'warn',
-};
-
-export const FAULT_PUBLIC_URL = 'https://tether.faults';
+const FAULT_PUBLIC_URL = 'https://tether.faults';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -33,7 +23,7 @@ export class RelayProcess {
   readonly journalDir = mkdtempSync(join(tmpdir(), 'relay-journal-'));
   readonly log: string;
   kills = 0;
-  private child: ChildProcess | undefined;
+  private proc: Managed | undefined;
   private readonly env: Record<string, string>;
 
   private constructor(port: number, env: Record<string, string>) {
@@ -44,7 +34,7 @@ export class RelayProcess {
 
   static async start(options: { namespace: string; twilio: FakeTwilio; phones: string[] }): Promise<RelayProcess> {
     const relay = new RelayProcess(await freePort(), {
-      PATH: process.env.PATH ?? '/usr/bin:/bin', KUBECONFIG: inject('kubeconfig'), LOG_LEVEL: relayFaultSettings.logLevel,
+      ...hostEnv(), KUBECONFIG: inject('kubeconfig'), LOG_LEVEL: FAULT_LOG_LEVEL,
       PUBLIC_URL: FAULT_PUBLIC_URL, TETHER_NAMESPACE: options.namespace, TETHER_REPO_URL: 'https://github.com/acme/web.git',
       RELAY_MEDIA_SIGNING_KEY: randomBytes(32).toString('hex'), RELAY_MEDIA_DIR: mkdtempSync(join(tmpdir(), 'relay-media-')),
       ALLOWED_NUMBERS: options.phones.join(','), RELAY_SEND_RATE: '200', RELAY_PROGRESS_BATCH: '200ms',
@@ -57,31 +47,23 @@ export class RelayProcess {
 
   /** Starts the process and resolves when it answers /readyz (its journal replayed). */
   async launch(): Promise<void> {
-    const out = openSync(this.log, 'a');
-    this.child = spawn(process.execPath, ['relay/main.ts'], { env: this.env, stdio: ['ignore', out, out] });
-    const deadline = Date.now() + 120_000; // a loaded 2-core machine starts Node slowly
-    while (!(await fetch(`${this.url}/readyz`).then((r) => r.ok, () => false))) {
-      if (Date.now() > deadline || this.child.exitCode !== null) throw new Error(`relay did not become ready; see ${this.log}`);
-      await sleep(50);
-    }
+    this.proc = startManaged('relay', process.execPath, ['relay/main.ts'], this.log, { env: this.env });
+    // a loaded 2-core machine starts Node slowly
+    await untilHttpOk(`${this.url}/readyz`, this.proc, 120_000, 50).catch((error: Error) => {
+      throw new Error(`${error.message}; see ${this.log}`);
+    });
   }
 
   /** SIGKILL: no shutdown code runs. */
   async kill(): Promise<void> {
-    const child = this.child!;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGKILL');
-    await exited;
+    this.proc!.signal('SIGKILL');
+    await this.proc!.exited;
     this.kills++;
   }
 
   /** SIGTERM: the relay drains and exits. */
-  async stop(): Promise<number | null> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return child?.exitCode ?? null;
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    child.kill('SIGTERM');
-    return exited;
+  async stop(): Promise<void> {
+    await this.proc?.stop(10_000);
   }
 }
 
