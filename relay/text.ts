@@ -123,7 +123,9 @@ export const text = {
     switch (session.status?.phase) {
       case 'Succeeded':
         return [r.prUrl ? `✅ Pull request opened: ${r.prUrl}` : `✅ Done (session ${name}).${r.summary ? `\n${r.summary}` : ''}`, footer(session)].filter(Boolean).join('\n');
-      case 'Rejected': return '↩️ Changes undone. Send a new command when you are ready.';
+      case 'Rejected': return session.spec.mode === 'plan' && !r.diffStat
+        ? '↩️ Plan dropped; nothing was changed. Send a new command when you are ready.'
+        : '↩️ Changes undone. Send a new command when you are ready.';
       case 'Cancelled': return `🛑 Session ${name} cancelled.`;
       case 'TimedOut': return '⌛ Approval expired. Your changes are kept on the workspace; send a new command to continue from them.';
       case 'Failed': return failure(session, defaults);

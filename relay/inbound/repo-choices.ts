@@ -2,9 +2,9 @@
 // other replica sees it: key the phone hash, value the repository's short name. The chart creates
 // the ConfigMap; the relay only reads and replaces it by name.
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { isConflict, isNotFound } from '../../common/kube/errors.ts';
+import { readOwnConfigMap } from './own-configmap.ts';
+import { isConflict } from '../../common/kube/errors.ts';
 import { phoneHash } from '../../common/session/display.ts';
-import { LABEL_COMPONENT, LABEL_PART_OF } from '../../common/session/names.ts';
 
 export const REPO_CHOICES_COMPONENT = 'repo-choices';
 const MAX_CONFLICTS = 20;
@@ -50,17 +50,7 @@ export class ConfigMapRepoChoices implements RepoChoices {
     throw new Error(`repository choices kept conflicting after ${MAX_CONFLICTS} attempts`);
   }
 
-  /** The ConfigMap (the chart creates it; a relay with wider rights, as in tests, creates it when missing). */
-  private async read(): Promise<V1ConfigMap> {
-    try {
-      return await this.api.readNamespacedConfigMap({ namespace: this.o.namespace, name: this.o.name });
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
-    const body = { metadata: { name: this.o.name, labels: { [LABEL_COMPONENT]: REPO_CHOICES_COMPONENT, [LABEL_PART_OF]: 'tether' } }, data: {} };
-    return this.api.createNamespacedConfigMap({ namespace: this.o.namespace, body }).catch(async (error: unknown) => {
-      if (!isConflict(error)) throw error; // AlreadyExists: another replica created it first
-      return this.api.readNamespacedConfigMap({ namespace: this.o.namespace, name: this.o.name });
-    });
+  private read(): Promise<V1ConfigMap> {
+    return readOwnConfigMap(this.api, this.o.namespace, this.o.name, REPO_CHOICES_COMPONENT);
   }
 }

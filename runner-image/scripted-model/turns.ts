@@ -78,15 +78,16 @@ function planTurn(steps: Step[], conversation: Conversation, phase: Phase | unde
   return { kind: 'turn', delayMs: 0, tool: toolUse('exit', round, 'ExitPlanMode', conversation.planFile ? {} : { plan }) };
 }
 
-/** The plan after these revisions: the scenario's own next `plan:` step, else one more numbered step per revision. */
+/** The plan after these revisions: the scenario's own next `plan:` step, else one more step (numbered or bullet, as the plan's) per revision. */
 function revisedPlan(steps: Step[], revisions: string[]): string {
   const own = steps.flatMap((s) => (s.kind === 'plan' ? [s.text] : []));
   if (own[revisions.length] !== undefined) return own[revisions.length]!;
   let plan = own.at(-1) ?? planText(steps);
   for (const [i, words] of revisions.entries()) {
     if (i < own.length - 1) continue;
-    const count = plan.split('\n').filter((l) => /^\d+\. /.test(l)).length;
-    plan = `${plan}\n${count + 1}. ${words.replace(/\s+/g, ' ')}`;
+    const items = plan.split('\n').filter((l) => /^(\d+\.|[-*+]) /.test(l));
+    const bullet = /^[-*+] /.test(items.at(-1) ?? '') ? '-' : `${items.length + 1}.`;
+    plan = `${plan}\n${bullet} ${words.replace(/\s+/g, ' ')}`;
   }
   return plan;
 }
