@@ -23,7 +23,7 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(async () => e2e?.stop());
 
-const show = (remote: string, rev: string) => execFileSync('git', ['-c', `safe.directory=${remote}`, '-C', remote, 'show', rev], { encoding: 'utf8' });
+const show = (remote: string, rev: string) => execFileSync('git', ['-c', `safe.directory=${remote}`, '-C', remote, 'show', rev], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const transcript = (phone: Phone) => phone.received().map((m) => `bot > ${m.body}${m.mediaUrls.length ? ' [picture]' : ''}`).join('\n');
 const mine = async (phone: Phone) => (await e2e.list()).filter((s) => s.spec.phone === phone.number);
 

@@ -29,6 +29,8 @@ const legal: Row[] = [
   ['AwaitingApproval', { type: 'Decided', kind: 'question', approved: false }, 'Working', ['ResumeAgent']], // declined: the agent decides
   ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: true }, 'Working', ['ResumeAgent']],
   ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: false }, 'Rejected', done('ClearPhoneQueue')],
+  ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: false, revise: true }, 'Working', ['ResumeAgent']], // the agent plans again
+  ['AwaitingApproval', { type: 'Decided', kind: 'changes', approved: false, revise: true }, 'Rejected', ['RevertWorkspace', ...done('ClearPhoneQueue')]], // revise is for plans only
   ['AwaitingApproval', { type: 'Decided', kind: 'changes', approved: true }, 'Publishing', ['Publish']], // §
   ['AwaitingApproval', { type: 'Decided', kind: 'changes', approved: false }, 'Rejected', ['RevertWorkspace', ...done('ClearPhoneQueue')]], // §
   ['Publishing', { type: 'Published' }, 'Succeeded', done('StartNextQueued')], // §
