@@ -105,8 +105,8 @@ function routePending(session: string, pending: Pending, text: string, kw: { wor
     case 'plan':
       if (kw?.word === 'approve') return decide({ requestId: id, action: 'approve' });
       if (kw?.word === 'reject') return decide(withMessage({ requestId: id, action: 'reject' }, kw.rest));
-      // Anything else typed on a plan says what to change: the agent plans again (schema.ts, revise).
-      if (pending.kind === 'plan' && !kw) return decide({ requestId: id, action: 'revise', message: text.slice(0, LIMITS.textChars) });
+      // Anything else typed on a plan ("no, …" included) says what to change: the agent plans again (schema.ts, revise).
+      if (pending.kind === 'plan' && (!kw || (kw.word === 'deny' && kw.rest))) return decide({ requestId: id, action: 'revise', message: text.slice(0, LIMITS.textChars) });
       break;
     case 'question':
       if (kw?.word === 'reject') return decide(withMessage({ requestId: id, action: 'reject' }, kw.rest));

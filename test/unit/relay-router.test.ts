@@ -67,7 +67,7 @@ const table: Array<[string, Record<string, unknown>]> = [
   ['allow always', { tool: decision('allow', { scope: 'session' }), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: { kind: 'nothingPending' } }],
   ['always', { tool: decision('allow', { scope: 'session' }), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: { kind: 'nothingPending' } }],
   ['deny', { tool: decision('deny'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: { kind: 'nothingPending' } }],
-  ['deny no network please', { tool: decision('deny', { message: 'no network please' }), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer', { message: 'deny no network please' }), other: { kind: 'nothingPending' } }],
+  ['deny no network please', { tool: decision('deny', { message: 'no network please' }), changes: awaiting('changes'), plan: decision('revise', { message: 'deny no network please' }), question: decision('answer', { message: 'deny no network please' }), other: { kind: 'nothingPending' } }],
   ['1', { question: decision('answer', { answers: { 'Which database?': 'Redis' } }), tool: awaiting('tool'), changes: awaiting('changes'), plan: decision('revise'), other: 'command' }],
   ['2', { question: decision('answer', { answers: { 'Which database?': 'In-memory' } }), tool: awaiting('tool'), changes: awaiting('changes'), plan: decision('revise'), other: 'command' }],
   ['3', { question: { kind: 'instructions', pending: pendings.question, hint: 'badNumber' }, tool: awaiting('tool'), changes: awaiting('changes'), plan: decision('revise'), other: 'command' }],
@@ -153,6 +153,7 @@ describe('plan first and repositories', () => {
     const long = route(LONG, contexts.plan!) as Extract<Route, { kind: 'decide' }>;
     expect(long.decision.message).toHaveLength(4000);
     expect(route('deny', contexts.plan!)).toMatchObject({ kind: 'instructions' });
+    expect(route('no use postgres', contexts.plan!)).toMatchObject({ kind: 'decide', decision: { action: 'revise', message: 'no use postgres' } });
   });
 
   it.each([
