@@ -3,7 +3,7 @@
 // machine) and when to look again. reconcile.ts performs the effects. Timestamps come from status.
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { parseDuration, phoneHash } from '../common/session/display.ts';
-import { LABEL_PHONE_HASH, runnerName, workspaceName } from '../common/session/names.ts';
+import { LABEL_PHONE_HASH, isPhoneWorkspace, runnerName, workspaceName } from '../common/session/names.ts';
 import { repoProblem } from '../common/session/repo.ts';
 import type { Session } from '../common/session/schema.ts';
 import { transition, type Event, type Step } from '../common/session/state-machine.ts';
@@ -46,8 +46,9 @@ export function specProblem(session: Session, repoHosts: readonly string[]): str
   const { spec, metadata } = session;
   const name = metadata.name ?? '';
   if (name.length > 63) return `session name "${name}" is longer than 63 characters`;
-  const expected = workspaceName(spec.phone);
-  if (spec.workspace !== expected) return `spec.workspace "${spec.workspace}" is not this phone's workspace (expected "${expected}")`;
+  if (!isPhoneWorkspace(spec.phone, spec.workspace)) {
+    return `spec.workspace "${spec.workspace}" is not this phone's workspace (expected "${workspaceName(spec.phone)}" or "${workspaceName(spec.phone)}-<repository>")`;
+  }
   const label = metadata.labels?.[LABEL_PHONE_HASH];
   if (label !== undefined && label !== phoneHash(spec.phone)) return `label ${LABEL_PHONE_HASH}="${label}" does not match spec.phone`;
   const repo = repoProblem(spec.repo, repoHosts);

@@ -6,6 +6,8 @@ import { MAX_QUEUED_CEILING, SESSION_DEFAULTS, type SessionDefaults } from '../c
 import { E164_PATTERN, LIMITS } from '../common/session/schema.ts';
 import { parseDuration } from '../common/session/display.ts';
 import { BRANCH_PATTERN, REPO_URL_PATTERN } from '../common/session/repo.ts';
+import { REPO_NAME_MAX_LENGTH, REPO_NAME_PATTERN } from '../common/session/names.ts';
+import { nameFromUrl, repoList, type NamedRepo } from './repos.ts';
 
 const str = (description: string, extra: object = {}) => Type.String({ minLength: 1, description, ...extra });
 const duration = (fallback: string, description: string) => Type.String({ pattern: '^([0-9]+(h|m|s))+$|^[0-9]+ms$', default: fallback, description });
@@ -25,6 +27,9 @@ export const ENV = Type.Object({
   TETHER_RUNNER_NAMESPACE: Type.Optional(str('namespace of runner Pods (media uploads); absent → TETHER_NAMESPACE', { pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' })),
   TETHER_REPO_URL: str('git remote for new Sessions', { pattern: REPO_URL_PATTERN }),
   TETHER_REPO_BASE_BRANCH: str('base branch for new Sessions', { default: 'main', pattern: BRANCH_PATTERN }),
+  TETHER_REPO_NAME: Type.Optional(str('short name of TETHER_REPO_URL for the phone (@name, repo name); absent → its last path segment', { maxLength: REPO_NAME_MAX_LENGTH, pattern: REPO_NAME_PATTERN })),
+  TETHER_REPOS: Type.Optional(str('more repositories as JSON: [{"name":"web","url":"https://…","baseBranch":"main"}]')),
+  RELAY_REPO_CHOICES_CONFIGMAP: str('ConfigMap holding each phone\'s default repository (repo <name>)', { default: 'tether-repo-choices', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }),
   TETHER_RUN_TIMEOUT: specDuration(SESSION_DEFAULTS.timeouts.run, 'spec.timeouts.run of new Sessions'),
   TETHER_APPROVAL_TIMEOUT: specDuration(SESSION_DEFAULTS.timeouts.approval, 'spec.timeouts.approval of new Sessions'),
   TETHER_MAX_QUEUED: int(SESSION_DEFAULTS.maxQueued, 0, MAX_QUEUED_CEILING, 'commands a phone may have waiting while one runs'),
@@ -66,6 +71,9 @@ export interface RelayConfig {
   /** Where runner Pods live (their tokens upload media). */
   runnerNamespace: string;
   repo: { url: string; baseBranch: string };
+  /** Every repository a phone may pick, the default (repo) first. */
+  repos: NamedRepo[];
+  repoChoicesConfigMap: string;
   timeouts: SessionDefaults['timeouts'];
   maxQueued: number;
   port: number;
@@ -130,6 +138,15 @@ function parseNumbers(list: string): Set<string> {
   return new Set(numbers);
 }
 
+function repos(env: Env): NamedRepo[] {
+  const first = { name: env.TETHER_REPO_NAME ?? nameFromUrl(env.TETHER_REPO_URL), url: env.TETHER_REPO_URL, baseBranch: env.TETHER_REPO_BASE_BRANCH };
+  try {
+    return repoList(first, env.TETHER_REPOS);
+  } catch (error) {
+    throw new ConfigError('TETHER_REPOS', (error as Error).message);
+  }
+}
+
 /** Reads and validates the environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(source: Record<string, string | undefined> = process.env): RelayConfig {
   const raw: Record<string, string> = {};
@@ -164,6 +181,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     namespace: env.TETHER_NAMESPACE,
     runnerNamespace: env.TETHER_RUNNER_NAMESPACE ?? env.TETHER_NAMESPACE,
     repo: { url: env.TETHER_REPO_URL, baseBranch: env.TETHER_REPO_BASE_BRANCH },
+    repos: repos(env),
+    repoChoicesConfigMap: env.RELAY_REPO_CHOICES_CONFIGMAP,
     timeouts: { run: env.TETHER_RUN_TIMEOUT, approval: env.TETHER_APPROVAL_TIMEOUT },
     maxQueued: Number(env.TETHER_MAX_QUEUED),
     port: Number(env.RELAY_PORT),

@@ -9,6 +9,8 @@ import { createApp } from './app.ts';
 import type { RelayConfig } from './config.ts';
 import { parseDuration } from '../common/session/display.ts';
 import { ConfigMapClaims } from './inbound/claims.ts';
+import { ConfigMapRepoChoices, MemoryRepoChoices } from './inbound/repo-choices.ts';
+import { PhoneRepos } from './inbound/repos.ts';
 import { InboundHandler } from './inbound/handler.ts';
 import { Intake } from './inbound/intake.ts';
 import { Journal } from './inbound/journal.ts';
@@ -80,8 +82,13 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   const claims = new ConfigMapClaims(parts.kubeConfig, {
     name: config.claimsConfigMap, namespace: config.namespace, owner: journal.instance, retentionMs: parseDuration(config.timeouts.approval),
   });
+  // A phone's default repository is kept only when there is a choice (an install with one repository needs no ConfigMap).
+  const repoChoices = config.repos.length > 1
+    ? new ConfigMapRepoChoices(parts.kubeConfig, { name: config.repoChoicesConfigMap, namespace: config.namespace })
+    : new MemoryRepoChoices();
   const inbound = new InboundHandler({
     sessions, claims, phones, lanes, outbox, namespace: config.namespace, repo: config.repo, defaults, metrics, logger,
+    repos: new PhoneRepos(config.repos, repoChoices),
     concurrency: config.inboundConcurrency, owner: journal.instance, onRouted: (id, route) => journal.routed(id, route),
   });
   const intake = new Intake({ journal, handler: inbound, maxBacklog: config.inboundBacklog, metrics, logger });

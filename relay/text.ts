@@ -3,6 +3,8 @@ import type { SessionDefaults } from '../common/session/defaults.ts';
 import type { Pending, Result, Session } from '../common/session/schema.ts';
 import { formatDuration, parseDuration, previewPrompt } from '../common/session/display.ts';
 import { Reason } from '../common/session/state-machine.ts';
+import { LABEL_REPO } from '../common/session/names.ts';
+import { planForPhone, showHidden } from './outbound/plan-text.ts';
 
 /** Short handle the user sees: the random tail of the Session name ("7f3a"). */
 export const shortId = (name: string) => name.slice(name.lastIndexOf('-') + 1);
@@ -13,12 +15,26 @@ const DIFF_NAMES_SHOWN = 12;
 const humanDuration = (ms: number) => formatDuration(ms).replace(/(\d+)h/, '$1 h ').replace(/(\d+)m/, '$1 min ').replace(/(\d+)s$/, '$1 s').trim();
 
 export const text = {
-  help: () => [
+  /** `repos`: the install's repositories and the phone's default, when it has more than one. */
+  help: (repos?: string) => [
     'Send a command in plain words, e.g. "fix the failing login test".',
+    'Plan first: *plan: <command>* — the agent sends its plan; *approve* runs it, *reject* drops it, or write what to change.',
     'While it runs: *status* (s) · *cancel* (c).',
     'When asked: *approve* (a) · *reject* (r) · *allow* · *allow always* · *deny <reason>* · a number or your own answer.',
     'Reviewing changes: *diff <file>* shows one file\'s pages · *diff* lists the changed files.',
+    ...(repos ? [repos, 'Repositories: *@name <command>* for one command · *repo <name>* sets your default · *repo* lists them.'] : []),
   ].join('\n'),
+  planUsage: () => 'Send *plan: <command>* to see the agent\'s plan before it changes anything, e.g. "plan: add a dark-mode toggle".',
+  repoChosen: (name: string, count: number) => (count === 1
+    ? `This install has one repository: *${name}*.`
+    : `Your new commands now work on *${name}*. Start a command with *@name* to use another one for that command.`),
+  /** `unknown`: a name the phone asked for that is not on the list (already made safe to show). */
+  repoList: (names: string[], current: string, unknown?: string) => [
+    ...(unknown !== undefined ? [`There is no repository named "${unknown}". The repositories here:`] : ['The repositories here:']),
+    ...names.map((n) => `• ${n}${n === current ? ' (your default)' : ''}`),
+    names.length > 1 ? 'Reply *repo <name>* to change your default, or start a command with *@name*.' : '',
+  ].filter(Boolean).join('\n'),
+  repoSummary: (names: string[], current: string) => `Repositories: ${names.map((n) => (n === current ? `*${n}* (your default)` : n)).join(', ')}`,
   noDiff: () => 'No changes are waiting for your review. *diff <file>* shows a changed file while they are.',
   diffLimit: (max: number) => `That is the ${max}-file limit for this review. Reply *approve* or *reject*.`,
   diffNotDrawn: (file: string) => `Could not draw ${file}. The list of changes above still holds.`,
@@ -37,7 +53,8 @@ export const text = {
   diffMoreFiles: (hidden: number) => `${hidden} more file${hidden === 1 ? '' : 's'} not shown — reply *diff <file>*`,
   empty: () => 'Send a command in words, e.g. "add a dark-mode toggle". Reply *help* for more.',
   tooLong: (max: number) => `That command is too long (over ${max} characters). Please shorten it and send it again.`,
-  started: (name: string) => `On it (session ${shortId(name)}). Reply *cancel* to stop.`,
+  started: (name: string, how: { plan?: boolean; repo?: string } = {}) =>
+    `On it (session ${shortId(name)})${how.repo ? ` in *${how.repo}*` : ''}.${how.plan ? ' The plan comes first, for your approval.' : ''} Reply *cancel* to stop.`,
   startedFromQueue: (name: string, prompt: string) => `▶️ Starting your queued command (session ${shortId(name)}): ${previewPrompt(prompt, 60)}`,
   queued: (position: number) => `Queued (#${position}). It starts when the current task finishes. *cancel* stops all of them.`,
   queueFull: (maxQueued: number) => (maxQueued === 0
@@ -61,17 +78,19 @@ export const text = {
         return `Waiting for your decision on ${request.inline ?? `the ${pending.tool ?? 'tool'} request above`}: *allow*, *allow always* or *deny <reason>*.`;
       }
       case 'question': return 'Waiting for your answer above: reply with a number or your own words (or *reject*).';
-      case 'plan': return 'Waiting for your decision on the plan above: *approve* or *reject*.';
+      case 'plan': return 'Waiting for your decision on the plan above: *approve*, *reject*, or write what to change.';
       case 'changes': return 'Waiting for your decision on the changes above: *approve* or *reject* (*diff <file>* shows a file).';
     }
   },
 
-  status(session: Session, queued: number, now: number): string {
+  /** `withRepo`: name the Session's repository (the install has several). */
+  status(session: Session, queued: number, now: number, withRepo = false): string {
     const phase = session.status?.phase ?? 'Queued';
     const since = session.status?.startTime ?? session.metadata.creationTimestamp;
     const forText = since ? ` for ${humanDuration(now - new Date(since).getTime()).replace(/ \d+ s$/, '')}` : '';
     const last = session.status?.progress?.at(-1)?.text;
-    return [`Session ${shortId(session.metadata.name!)} · ${phase}${forText}`, last ? `last: ${previewPrompt(last, 60)}` : '', `queue: ${queued}`]
+    const repo = withRepo ? session.metadata.labels?.[LABEL_REPO] : undefined;
+    return [`Session ${shortId(session.metadata.name!)}${repo ? ` (${repo})` : ''} · ${phase}${forText}`, last ? `last: ${previewPrompt(last, 60)}` : '', `queue: ${queued}`]
       .filter(Boolean).join(' · ');
   },
   progress: (lines: string[]) => lines.map((l) => `⏳ ${l}`).join('\n'),
@@ -87,7 +106,7 @@ export const text = {
           ? 'Reply with one number per question (e.g. "1 2") or your own answer.'
           : 'Reply with a number or your own answer.'].join('\n');
       case 'plan':
-        return `📝 The agent's plan:\n${pending.summary ?? ''}\nReply *approve* to run it or *reject*. (expires in ${expiry(approvalTimeout)})`;
+        return `📝 The agent's plan:\n${planForPhone(pending.summary ?? '')}\n\nReply *approve* to run it, *reject* to drop it, or write what to change. (expires in ${expiry(approvalTimeout)})`;
       case 'changes':
         return `Reply *approve* to open a pull request or *reject* to undo. (expires in ${expiry(approvalTimeout)})`;
     }
@@ -104,7 +123,9 @@ export const text = {
     switch (session.status?.phase) {
       case 'Succeeded':
         return [r.prUrl ? `✅ Pull request opened: ${r.prUrl}` : `✅ Done (session ${name}).${r.summary ? `\n${r.summary}` : ''}`, footer(session)].filter(Boolean).join('\n');
-      case 'Rejected': return '↩️ Changes undone. Send a new command when you are ready.';
+      case 'Rejected': return session.spec.mode === 'plan' && !r.diffStat
+        ? '↩️ Plan dropped; nothing was changed. Send a new command when you are ready.'
+        : '↩️ Changes undone. Send a new command when you are ready.';
       case 'Cancelled': return `🛑 Session ${name} cancelled.`;
       case 'TimedOut': return '⌛ Approval expired. Your changes are kept on the workspace; send a new command to continue from them.';
       case 'Failed': return failure(session, defaults);
@@ -162,9 +183,6 @@ function toolDetail(pending: Pending): string {
 /** How much of a tool request's input the runner had to leave out (LIMITS.toolInputChars). */
 export const cutChars = (pending: Pending) => Math.max(0, (pending.inputChars ?? 0) - (pending.input?.length ?? 0));
 
-/** Characters that hide or reorder text (bidi overrides, zero-width, controls) are shown as code points. */
-const showHidden = (text: string) =>
-  text.replace(/(?![\n\t])[\p{Cc}\p{Cf}]/gu, (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>`);
 
 /** How a tool request reads: inline when short, else a block; with how much of the input was cut. */
 function toolRequest(pending: Pending): { inline?: string; block: string; cut: number } {

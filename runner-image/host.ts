@@ -7,6 +7,7 @@ import { decide, type Policy, type Ruling } from './policy.ts';
 import { Deduper, progressLines } from './progress.ts';
 import { answersFrom, isApproval, pendingQuestions, type Requests } from './requests.ts';
 import type { StatusWriter } from './status.ts';
+import { revision } from './plan-revision.ts';
 
 export interface HostDeps {
   status: StatusWriter;
@@ -90,6 +91,8 @@ export class RunnerHost implements AgentHost {
   private async plan(input: Record<string, unknown>): Promise<ToolDecision> {
     const plan = typeof input.plan === 'string' ? input.plan : JSON.stringify(input);
     const { decision, effects } = await this.deps.requests.raise('plan', { summary: truncate(plan, LIMITS.textChars) });
+    // Revise: the agent stays in plan mode with the user's words and proposes a new plan (a new request).
+    if (decision.action === 'revise' && effects.includes('ResumeAgent')) return { behavior: 'deny', message: revision(decision.message) };
     if (!effects.includes('ResumeAgent')) {
       this.deps.onFinal('plan rejected');
       return { behavior: 'deny', message: decision.message?.trim() || 'The user rejected the plan.', interrupt: true };
@@ -97,3 +100,4 @@ export class RunnerHost implements AgentHost {
     return { behavior: 'allow', updatedInput: input, updatedPermissions: [{ type: 'setMode', mode: 'default', destination: 'session' }] };
   }
 }
+

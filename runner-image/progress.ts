@@ -5,6 +5,8 @@ import type { AgentEvent } from './agents/types.ts';
 
 const PROGRESS_LINE = /^\s*::progress::\s*(.+)$/;
 const TEST_COMMAND = /\b(test|tests|vitest|jest|pytest|mocha|go test|cargo test|rspec|phpunit|make check)\b/;
+/** The plan file Claude Code writes in plan mode ($CLAUDE_CONFIG_DIR/plans/<slug>.md, the config dir $HOME/.claude). */
+const PLAN_FILE = /\/\.claude\/plans\/[^/]+\.md$/;
 const short = (text: string, max = 80) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 
 export function milestone(tool: string, input: unknown): string | undefined {
@@ -12,6 +14,7 @@ export function milestone(tool: string, input: unknown): string | undefined {
   const path = typeof i.file_path === 'string' ? i.file_path : typeof i.notebook_path === 'string' ? i.notebook_path : undefined;
   switch (tool) {
     case 'Edit': case 'MultiEdit': case 'Write': case 'NotebookEdit':
+      if (path && PLAN_FILE.test(path)) return 'Writing the plan';
       return path ? `Editing ${basename(path)}` : undefined;
     case 'Read':
       return path ? `Reading ${basename(path)}` : undefined;

@@ -70,7 +70,7 @@ export class Requests {
     this.status.setPending({ id, kind, ...fields, createdAt: new Date().toISOString() });
     await this.status.move({ type: 'RequestRaised', kind });
     const decision = await waitForDecision(this.status, id, this.stop);
-    const decided: Event = { type: 'Decided', kind, approved: isApproval(decision) };
+    const decided: Event = { type: 'Decided', kind, approved: isApproval(decision), ...(decision.action === 'revise' ? { revise: true } : {}) };
     const step = transition(this.status.phase, decided);
     const effects = step.ok ? step.effects : [];
     await beforeRecord?.(effects);

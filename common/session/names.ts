@@ -15,9 +15,25 @@ export const RELAY_UPLOAD_PATH = '/uploads';
 /** Where the runner keeps its private git store: a Pod-local volume the agent's workspace does not contain. */
 export const RUNNER_GIT_STORE = '/var/lib/tether/git';
 
-/** The per-phone workspace PVC: ws-<phonehash>. */
-export function workspaceName(phone: string): string {
-  return `ws-${phoneHash(phone)}`;
+/** The Session's repository, by the short name the install gives it (kubectl -l, status). */
+export const LABEL_REPO = 'tether.dev/repo';
+
+/** A repository's short name: a DNS label short enough that ws-<phonehash>-<name> is one too (≤ 63). */
+export const REPO_NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+export const REPO_NAME_MAX_LENGTH = 40;
+
+/**
+ * The per-phone workspace PVC: ws-<phonehash> for the install's default repository (the name every
+ * workspace had before installs listed several), ws-<phonehash>-<repo name> for each other one.
+ */
+export function workspaceName(phone: string, otherRepo?: string): string {
+  return otherRepo ? `ws-${phoneHash(phone)}-${otherRepo}` : `ws-${phoneHash(phone)}`;
+}
+
+/** Is this one of the phone's workspaces (of any repository)? */
+export function isPhoneWorkspace(phone: string, workspace: string): boolean {
+  const own = workspaceName(phone);
+  return workspace === own || (workspace.startsWith(`${own}-`) && new RegExp(REPO_NAME_PATTERN).test(workspace.slice(own.length + 1)));
 }
 
 const stamp = (at: Date) => at.toISOString().replace(/[-:T]/g, '').slice(0, 14);

@@ -34,7 +34,8 @@ export const PHASES = [
   'Queued', 'Starting', 'Working', 'AwaitingApproval', 'Publishing',
   'Succeeded', 'Rejected', 'Cancelled', 'TimedOut', 'Failed',
 ] as const;
-export const DECISION_ACTIONS = ['approve', 'reject', 'allow', 'deny', 'answer'] as const;
+/** revise: a plan's answer that is neither approve nor reject; its message goes back to the agent, which plans again. */
+export const DECISION_ACTIONS = ['approve', 'reject', 'allow', 'deny', 'answer', 'revise'] as const;
 export const PENDING_KINDS = ['tool', 'question', 'changes', 'plan'] as const;
 
 const enumOf = <T extends readonly string[]>(values: T, description: string): TSchema & { static: T[number] } =>
@@ -54,12 +55,12 @@ const DNS_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 
 export const Decision = Type.Object({
   requestId: Type.String({ minLength: 1, maxLength: 128, description: 'id of the pending request this answers' }),
-  action: enumOf(DECISION_ACTIONS, 'approve|reject (changes, plan), allow|deny (tool), answer (question)'),
+  action: enumOf(DECISION_ACTIONS, 'approve|reject (changes, plan), revise (plan: message says what to change), allow|deny (tool), answer (question)'),
   scope: Type.Optional(enumOf(['once', 'session'] as const, 'for allow: this call only, or this tool for the rest of the session')),
   answers: Type.Optional(Type.Record(Type.String(), text(LIMITS.textChars, 'answer'), {
     description: 'question text → chosen label or free text', maxProperties: LIMITS.questions,
   })),
-  message: Type.Optional(text(LIMITS.textChars, 'reason for deny/reject, or free-text answer')),
+  message: Type.Optional(text(LIMITS.textChars, 'reason for deny/reject, free-text answer, or what to change in a plan (revise)')),
   by: Type.Optional(Type.String({ maxLength: 128, description: 'who decided (transport and masked sender), for audit' })),
   at: timestamp('when the decision was made'),
 });

@@ -18,6 +18,7 @@ export const Reason = {
   AwaitingDecision: 'AwaitingDecision',
   Approved: 'Approved',
   Answered: 'Answered',
+  Revised: 'Revised',
   Rejected: 'Rejected',
   Published: 'Published',
   Completed: 'Completed',
@@ -38,7 +39,7 @@ export type Event =
   | { type: 'PodCreated' } //                phone has no active session; runner Pod made
   | { type: 'RunnerStarted' }
   | { type: 'RequestRaised'; kind: 'tool' | 'question' | 'changes' | 'plan' }
-  | { type: 'Decided'; kind: 'tool' | 'question' | 'changes' | 'plan'; approved: boolean }
+  | { type: 'Decided'; kind: 'tool' | 'question' | 'changes' | 'plan'; approved: boolean; revise?: boolean } // revise: a plan goes back to the agent with the user's words
   | { type: 'Published' }
   | { type: 'FinishedWithoutChanges' }
   | { type: 'Cancel' } //                    the user's cancel (spec.cancel)
@@ -127,6 +128,7 @@ export function transition(phase: Phase | undefined, event: Event): Transition {
       if (event.kind === 'changes') {
         return event.approved ? to('Publishing', Reason.Approved, ['Publish']) : end(Reason.Rejected, ['RevertWorkspace']);
       }
+      if (event.kind === 'plan' && event.revise) return to('Working', Reason.Revised, ['ResumeAgent']);
       if (event.kind === 'plan' && !event.approved) return end(Reason.Rejected);
       return to('Working', event.kind === 'question' ? Reason.Answered : Reason.Approved, ['ResumeAgent']);
     case 'Published':

@@ -5,8 +5,8 @@
 // need no entry: their Session's name is derived from the message id (names.ts).
 import { createHash } from 'node:crypto';
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { isConflict, isNotFound } from '../../common/kube/errors.ts';
-import { LABEL_COMPONENT, LABEL_PART_OF } from '../../common/session/names.ts';
+import { readOwnConfigMap } from './own-configmap.ts';
+import { isConflict } from '../../common/kube/errors.ts';
 
 export const CLAIM_COMPONENT = 'message-claims';
 /** Entries beyond this many are dropped oldest first, keeping the object far below 1 MiB. */
@@ -67,17 +67,7 @@ export class ConfigMapClaims implements MessageClaims {
     return { ...Object.fromEntries(kept), [key]: `${now} ${this.o.owner}` };
   }
 
-  /** The ConfigMap (the chart creates it; a relay with wider rights, as in tests, creates it when missing). */
-  private async read(): Promise<V1ConfigMap> {
-    try {
-      return await this.api.readNamespacedConfigMap({ namespace: this.o.namespace, name: this.o.name });
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
-    const body = { metadata: { name: this.o.name, labels: { [LABEL_COMPONENT]: CLAIM_COMPONENT, [LABEL_PART_OF]: 'tether' } }, data: {} };
-    return this.api.createNamespacedConfigMap({ namespace: this.o.namespace, body }).catch(async (error: unknown) => {
-      if (!isConflict(error)) throw error; // AlreadyExists: another replica created it first
-      return this.api.readNamespacedConfigMap({ namespace: this.o.namespace, name: this.o.name });
-    });
+  private read(): Promise<V1ConfigMap> {
+    return readOwnConfigMap(this.api, this.o.namespace, this.o.name, CLAIM_COMPONENT);
   }
 }

@@ -9,9 +9,12 @@ import { maskPhone, phoneHash } from '../../common/session/display.ts';
 import { ANNOTATION_RECEIVED_AT } from '../../common/session/order.ts';
 import type { SessionDefaults } from '../../common/session/defaults.ts';
 import {
-  ANNOTATION_ACCEPTED_BY, ANNOTATION_DELIVERED, LABEL_PART_OF, LABEL_PHONE_HASH, commandSessionName, workspaceName,
+  ANNOTATION_ACCEPTED_BY, ANNOTATION_DELIVERED, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_REPO, commandSessionName,
 } from '../../common/session/names.ts';
 import { LIMITS, type Session, type SessionSpec } from '../../common/session/schema.ts';
+import { nameFromUrl } from '../repos.ts';
+import { MemoryRepoChoices } from './repo-choices.ts';
+import { PhoneRepos } from './repos.ts';
 import { writeDelivered } from '../delivered-state.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { Outbox } from '../outbound/outbox.ts';
@@ -20,7 +23,7 @@ import type { SessionApi } from '../session-store.ts';
 import { text } from '../text.ts';
 import type { MessageClaims } from './claims.ts';
 import type { PhoneView } from './phone-view.ts';
-import { route, type DecisionDraft, type Route } from './router.ts';
+import { route, type CommandOptions, type DecisionDraft, type Route } from './router.ts';
 
 export interface InboundMessage {
   /** MessageSid (Twilio) or a client-made id (web chat) */
@@ -41,6 +44,8 @@ export interface InboundOptions {
   outbox: Outbox;
   namespace: string;
   repo: SessionSpec['repo'];
+  /** the install's repositories and the phones' defaults; absent → `repo` alone */
+  repos?: PhoneRepos;
   /** spec.timeouts of new Sessions, and how many commands a phone may have waiting */
   defaults: SessionDefaults;
   metrics: RelayMetrics;
@@ -60,7 +65,7 @@ export type InboundOutcome = 'duplicate' | Route['kind'];
 const RECENT_IDS = 10_000;
 const RETRY = { baseMs: 250, maxMs: 5_000 };
 /** Routes whose meaning does not depend on the phone's state: a copy only repeats a reply. */
-const STATELESS = new Set<Route['kind']>(['help', 'status', 'empty']);
+const STATELESS = new Set<Route['kind']>(['help', 'status', 'empty', 'repo', 'unknownRepo', 'planUsage']);
 const CREATES = new Set<Route['kind']>(['start', 'queue']);
 
 class Duplicate extends Error {}
@@ -86,9 +91,11 @@ export class InboundHandler {
   private readonly limit: ReturnType<typeof concurrencyLimit>;
   /** ids this replica has already taken: copies are dropped without a round trip to the API server */
   private readonly recent = new Set<string>();
+  private readonly repos: PhoneRepos;
 
   constructor(options: InboundOptions) {
     this.o = options;
+    this.repos = options.repos ?? new PhoneRepos([{ name: nameFromUrl(options.repo.url), baseBranch: 'main', ...options.repo }], new MemoryRepoChoices());
     this.limit = concurrencyLimit(options.concurrency ?? 16);
   }
 
@@ -114,7 +121,7 @@ export class InboundHandler {
     if (this.recent.size > RECENT_IDS) this.recent.delete(this.recent.values().next().value!);
     // The phone's lane is taken before any round trip, so its messages are acted on in arrival order.
     return this.o.lanes.run(message.from, async () => {
-      const r = given ?? route(message.body, this.o.phones.context(message.from), this.o.defaults.maxQueued);
+      const r = given ?? route(message.body, { ...this.o.phones.context(message.from), repos: this.repos.names }, this.o.defaults.maxQueued);
       if (!given) await this.o.onRouted?.(message.id, r);
       let reply: string | undefined;
       try {
@@ -160,14 +167,16 @@ export class InboundHandler {
     log.info({ route: r.kind, transport: message.transport }, 'inbound message');
     switch (r.kind) {
       case 'empty': return text.empty();
-      case 'help': return text.help();
+      case 'help': return text.help(await this.repos.summary(phone));
+      case 'repo': case 'unknownRepo': case 'planUsage': return this.repos.answer(phone, r);
       case 'tooLong': return text.tooLong(LIMITS.promptChars);
       case 'nothingPending': return text.nothingPending();
       case 'queueFull': return text.queueFull(this.o.defaults.maxQueued);
       case 'instructions': return text.instructions(r.pending, r.hint);
       case 'status': {
         const shown = view.session ?? view.open[0];
-        return shown ? text.status(shown, view.open.length - 1, Date.now()) : text.idle();
+        const repos = await this.repos.summary(phone);
+        return [shown ? text.status(shown, view.open.length - 1, Date.now(), repos !== undefined) : text.idle(), repos].filter(Boolean).join('\n');
       }
       case 'cancel': {
         if (!view.open.length) return text.nothingToCancel();
@@ -179,9 +188,10 @@ export class InboundHandler {
       }
       case 'start':
       case 'queue': {
-        const created = await this.create(message, r.prompt, r.kind === 'queue');
+        const created = await this.create(message, r, r.kind === 'queue');
         log.info({ session: created.metadata.name }, 'session created');
-        return r.kind === 'start' ? text.started(created.metadata.name!) : text.queued(r.position);
+        const repo = this.repos.names.length > 1 ? created.metadata.labels?.[LABEL_REPO] : undefined;
+        return r.kind === 'start' ? text.started(created.metadata.name!, { plan: r.mode === 'plan', repo }) : text.queued(r.position);
       }
       case 'decide':
         return this.decide(r.session, r.decision, `${message.transport}:${maskPhone(phone)}`);
@@ -190,14 +200,10 @@ export class InboundHandler {
   }
 
   /** One write: the Session, named from the message id, is also the message's idempotency record. */
-  private async create(message: InboundMessage, prompt: string, queued: boolean): Promise<Session> {
+  private async create(message: InboundMessage, command: { prompt: string } & CommandOptions, queued: boolean): Promise<Session> {
     const phone = message.from;
     const name = commandSessionName(phone, message.id);
-    const resume = this.o.phones.resumeId(phone);
-    const spec: SessionSpec = {
-      phone, prompt, repo: this.o.repo, workspace: workspaceName(phone), timeouts: { ...this.o.defaults.timeouts },
-      ...(resume ? { resumeAgentSession: resume } : {}),
-    };
+    const { spec, repo } = await this.repos.spec(phone, command.prompt, command, this.o.defaults, this.o.phones);
     const annotations: Record<string, string> = {
       [ANNOTATION_DELIVERED]: writeDelivered({ n: 1, seq: 0, started: !queued, queued }),
       [ANNOTATION_RECEIVED_AT]: message.receivedAt ?? new Date().toISOString(),
@@ -205,7 +211,7 @@ export class InboundHandler {
     };
     try {
       const session = await this.o.sessions.create(this.o.namespace, name, spec, {
-        labels: { [LABEL_PHONE_HASH]: phoneHash(phone), [LABEL_PART_OF]: 'tether' }, annotations,
+        labels: { [LABEL_PHONE_HASH]: phoneHash(phone), [LABEL_PART_OF]: 'tether', [LABEL_REPO]: repo }, annotations,
       });
       this.o.phones.remember(session);
       return session;

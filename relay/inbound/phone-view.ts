@@ -58,9 +58,10 @@ export class PhoneView {
     return { open, session, queued: open.length - (session ? 1 : 0), current };
   }
 
-  /** The agent conversation to continue: the newest agentSessionId of this phone. */
-  resumeId(phone: string): string | undefined {
-    return this.sessions(phone).map((s) => s.status?.result?.agentSessionId).filter(Boolean).at(-1);
+  /** The agent conversation to continue: the newest agentSessionId of this phone (in this workspace and repository, when given). */
+  resumeId(phone: string, where?: { workspace: string; url: string }): string | undefined {
+    const same = (s: Session) => !where || (s.spec.workspace === where.workspace && s.spec.repo.url === where.url);
+    return this.sessions(phone).filter(same).map((s) => s.status?.result?.agentSessionId).filter(Boolean).at(-1);
   }
 
   /** When the phone last wrote: in memory, else its newest Session or decision (survives restarts). */

@@ -1,12 +1,18 @@
 // What an incoming text means, given where the phone's sessions stand. Pure: no I/O.
 import { LIMITS, type Decision, type Pending, type Phase } from '../../common/session/schema.ts';
+import { readCommand, readRepoKeyword } from './command.ts';
 
 export interface PhoneContext {
   /** The session the phone is talking to: the active one, or the newest not yet admitted. */
   current?: { name: string; phase: Phase | undefined; pending?: Pending };
   /** Non-terminal sessions of this phone besides `current`. */
   queued: number;
+  /** Short names of the install's repositories (`@name`); none given → any `@name` is unknown. */
+  repos?: readonly string[];
 }
+
+/** What a new command asks for besides its words (command.ts): plan first, and which repository. */
+export type CommandOptions = { mode?: 'plan'; repo?: string };
 
 export type DecisionDraft = Omit<Decision, 'by' | 'at'>;
 
@@ -16,8 +22,11 @@ export type Route =
   | { kind: 'status' }
   | { kind: 'cancel' }
   | { kind: 'diff'; file: string }
-  | { kind: 'start'; prompt: string }
-  | { kind: 'queue'; prompt: string; position: number }
+  | ({ kind: 'start'; prompt: string } & CommandOptions)
+  | ({ kind: 'queue'; prompt: string; position: number } & CommandOptions)
+  | { kind: 'repo'; name?: string }
+  | { kind: 'unknownRepo'; name: string }
+  | { kind: 'planUsage' }
   | { kind: 'queueFull' }
   | { kind: 'tooLong' }
   | { kind: 'nothingPending' }
@@ -96,6 +105,8 @@ function routePending(session: string, pending: Pending, text: string, kw: { wor
     case 'plan':
       if (kw?.word === 'approve') return decide({ requestId: id, action: 'approve' });
       if (kw?.word === 'reject') return decide(withMessage({ requestId: id, action: 'reject' }, kw.rest));
+      // Anything else typed on a plan ("no, …" included) says what to change: the agent plans again (schema.ts, revise).
+      if (pending.kind === 'plan' && (!kw || (kw.word === 'deny' && kw.rest))) return decide({ requestId: id, action: 'revise', message: text.slice(0, LIMITS.textChars) });
       break;
     case 'question':
       if (kw?.word === 'reject') return decide(withMessage({ requestId: id, action: 'reject' }, kw.rest));
@@ -113,14 +124,20 @@ export function route(body: string, context: PhoneContext, maxQueued: number): R
   if (kw?.word === 'help') return { kind: 'help' };
   if (kw?.word === 'status') return { kind: 'status' };
   if (kw?.word === 'cancel') return { kind: 'cancel' };
+  const repoKeyword = readRepoKeyword(text);
+  if (repoKeyword) return { kind: 'repo', ...repoKeyword };
   const current = context.current;
   const diff = /^diff(?: (.+))?$/i.exec(text);
   if (diff && current?.pending?.kind !== 'question') return { kind: 'diff', file: diff[1] ?? '' };
   if (current?.phase === 'AwaitingApproval' && current.pending) return routePending(current.name, current.pending, text, kw);
   if (kw) return { kind: 'nothingPending' };
-  if (body.trim().length > LIMITS.promptChars) return { kind: 'tooLong' };
+  const command = readCommand(body);
+  if (command.repo !== undefined && !context.repos?.includes(command.repo)) return { kind: 'unknownRepo', name: command.repo };
+  if (!command.prompt) return command.mode === 'plan' ? { kind: 'planUsage' } : { kind: 'repo', name: command.repo };
+  if (command.prompt.length > LIMITS.promptChars) return { kind: 'tooLong' };
+  const options: CommandOptions = { ...(command.mode === 'plan' ? { mode: 'plan' } : {}), ...(command.repo ? { repo: command.repo } : {}) };
   const busy = current !== undefined || context.queued > 0;
-  if (!busy) return { kind: 'start', prompt: body.trim() };
+  if (!busy) return { kind: 'start', prompt: command.prompt, ...options };
   if (context.queued >= maxQueued) return { kind: 'queueFull' };
-  return { kind: 'queue', prompt: body.trim(), position: context.queued + (current ? 2 : 1) };
+  return { kind: 'queue', prompt: command.prompt, position: context.queued + (current ? 2 : 1), ...options };
 }

@@ -6,6 +6,7 @@ import { isAbsolute, join } from 'node:path';
 import { PROGRESS_TOOL } from '../agents/types.ts';
 import { plainResult, type Conversation, type ToolCall } from './conversation.ts';
 import { planText, type Step } from './scenario.ts';
+import { revisionWords } from '../plan-revision.ts';
 
 export interface ToolUse { id: string; name: string; json: string }
 
@@ -55,13 +56,40 @@ export function nextTurn(context: TurnContext): Reply {
   return walk(context, from);
 }
 
+/** Plans proposed again after a revision before the model gives up. */
+const MAX_REVISIONS = 5;
+
+/**
+ * Plan mode: write the plan file, then ExitPlanMode. A refusal carrying the user's words
+ * (plan-revision.ts) makes the model plan again: the scenario's next `plan:` step, else the last
+ * plan with those words as a further step. Any other refusal ends the turn.
+ */
 function planTurn(steps: Step[], conversation: Conversation, phase: Phase | undefined, last: ToolCall | undefined): Reply {
-  if (phase === 'exit' && last?.result?.error) return { kind: 'turn', delayMs: 0, text: `Plan not approved: ${last.result.text}` };
-  const plan = planText(steps);
-  if (phase !== 'plan' && conversation.planFile) {
-    return { kind: 'turn', delayMs: 0, tool: toolUse('plan', 0, 'Write', { file_path: conversation.planFile, content: plan }) };
+  const refusals = conversation.calls.filter((c) => ours(c)?.phase === 'exit' && c.result?.error).map((c) => c.result!.text);
+  const words = refusals.map(revisionWords);
+  if (phase === 'exit' && last?.result?.error && (words.at(-1) === undefined || refusals.length > MAX_REVISIONS)) {
+    return { kind: 'turn', delayMs: 0, text: `Plan not approved: ${last.result.text}` };
   }
-  return { kind: 'turn', delayMs: 0, tool: toolUse('exit', 0, 'ExitPlanMode', conversation.planFile ? {} : { plan }) };
+  const plan = revisedPlan(steps, words.filter((w): w is string => w !== undefined));
+  const round = refusals.length;
+  if (phase !== 'plan' && conversation.planFile) {
+    return { kind: 'turn', delayMs: 0, tool: toolUse('plan', round, 'Write', { file_path: conversation.planFile, content: plan }) };
+  }
+  return { kind: 'turn', delayMs: 0, tool: toolUse('exit', round, 'ExitPlanMode', conversation.planFile ? {} : { plan }) };
+}
+
+/** The plan after these revisions: the scenario's own next `plan:` step, else one more step (numbered or bullet, as the plan's) per revision. */
+function revisedPlan(steps: Step[], revisions: string[]): string {
+  const own = steps.flatMap((s) => (s.kind === 'plan' ? [s.text] : []));
+  if (own[revisions.length] !== undefined) return own[revisions.length]!;
+  let plan = own.at(-1) ?? planText(steps);
+  for (const [i, words] of revisions.entries()) {
+    if (i < own.length - 1) continue;
+    const items = plan.split('\n').filter((l) => /^(\d+\.|[-*+]) /.test(l));
+    const bullet = /^[-*+] /.test(items.at(-1) ?? '') ? '-' : `${items.length + 1}.`;
+    plan = `${plan}\n${bullet} ${words.replace(/\s+/g, ' ')}`;
+  }
+  return plan;
 }
 
 /** From step `from`: texts and sleeps gather until a step that needs a turn (or an error) of its own. */

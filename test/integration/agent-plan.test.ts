@@ -27,6 +27,18 @@ describe.concurrent('plan mode and resume (real Claude Code, scripted model)', {
     expect(readFileSync(join(plans, planFile!), 'utf8')).toBe('Add plan.txt saying planned');
   });
 
+  it('plan mode: a revision goes back to Claude Code, which proposes a new plan; approving that one runs it', async () => {
+    const { name, runner } = await bed.run('script:\nplan: 1. Add revised.txt\nwrite: revised.txt = planned\nsay: done', model.env(), { mode: 'plan' });
+    const first = await answer(bed.sessions, bed.ns, name, 'plan', { action: 'revise', message: 'also   explain\nwhy' });
+    expect(first.status?.pending?.summary).toBe('1. Add revised.txt');
+    const second = await answer(bed.sessions, bed.ns, name, 'plan', { action: 'approve' });
+    expect(second.status?.pending?.summary).toBe('1. Add revised.txt\n2. also explain why');
+    const changes = await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
+    expect(changes.status?.result?.diffStat).toContain('revised.txt');
+    expect(await runner.exited, runner.output()).toBe(0);
+    expect(toolsAnswered('1. Add revised.txt')).toEqual(['Write', 'ExitPlanMode', 'Write', 'ExitPlanMode', 'Write', 'end']);
+  });
+
   it('plan mode without a plan: step proposes the steps as a numbered plan', async () => {
     const { name, runner } = await bed.run('script:\nwrite: numbered.txt = planned\nsay: done', model.env(), { mode: 'plan' });
     const asked = await answer(bed.sessions, bed.ns, name, 'plan', { action: 'approve' });

@@ -148,6 +148,24 @@ describe('relay ServiceAccount', () => {
   });
 });
 
+describe('relay ServiceAccount with several repositories', () => {
+  it('may also get and update the repo-choices ConfigMap, by name only', async () => {
+    await helmRelease('upgrade', 'tether', ns, {
+      sessions: { creators: { groups: ['system:masters'] } },
+      relay: { repositories: [{ name: 'api', url: 'https://github.com/acme/api.git' }] },
+    });
+    await eventually(async () => expect(await extraPermissions(RELAY, ns)).toEqual([
+      'configmaps [tether-relay-claims] get update',
+      'configmaps [tether-relay-repo-choices] get update',
+      'sessions.tether.dev [] create get list patch watch',
+      'tokenreviews.authentication.k8s.io [] create',
+    ]), 10_000, 200);
+    expect(await canI(RELAY, ns, ['create', 'configmaps', '-n', ns])).toBe(false);
+    expect(await canI(RELAY, ns, ['update', 'configmaps/tether-relay-repo-choices', '-n', ns])).toBe(true);
+    await kubectlOk(['get', 'configmap', 'tether-relay-repo-choices', '-n', ns]);
+  });
+});
+
 describe('nobody reads Secrets', () => {
   it.each([[CONTROLLER], [RELAY]])('%s cannot get, list or watch Secrets anywhere', async (sa) => {
     for (const verb of ['get', 'list', 'watch']) {

@@ -89,7 +89,7 @@ describe('crash safety', () => {
       expect(pods.length).toBe(all.filter((s) => s.status?.podName).length);
       const pvcs = (await core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items.map((p) => p.metadata!.name!).sort();
       const usedPhones = [...new Set(all.map((s) => s.spec.phone))];
-      expect(pvcs).toEqual(usedPhones.map(workspaceName).sort());
+      expect(pvcs).toEqual(usedPhones.map((phone) => workspaceName(phone)).sort());
     } finally {
       await clean.stop();
     }

@@ -148,6 +148,24 @@ describe("the Session's repository", () => {
     expect(repoProblem({ url: 'https://github.com/acme/web.git' }, config.repoHosts)).toMatch(/not on this install's list/);
   });
 
+  it('relay.repositories: the relay lists them after relay.repo, the controller allows their hosts, the relay may keep each phone\'s choice', async () => {
+    const values = { relay: { repo: { url: 'https://github.com/acme/web.git', name: 'web' }, repositories: [
+      { name: 'api', url: 'https://git.example.com:8443/acme/api.git', baseBranch: 'dev' }, { name: 'docs', url: 'https://github.com/acme/docs.git' },
+    ] } };
+    const objects = await render(values, { release: 'tether', namespace: 'agents' });
+    const relay = loadRelayConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'relay')), { RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48), RELAY_WEB_CHAT_TOKEN: 't'.repeat(24) }));
+    expect(relay.repos.map((r) => `${r.name} ${r.url} ${r.baseBranch}`)).toEqual([
+      'web https://github.com/acme/web.git main', 'api https://git.example.com:8443/acme/api.git dev', 'docs https://github.com/acme/docs.git main',
+    ]);
+    expect(relay.repoChoicesConfigMap).toBe('tether-relay-repo-choices');
+    const controller = loadControllerConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))));
+    expect(controller.repoHosts).toEqual(['github.com', 'git.example.com:8443']);
+    const role = objects.find((o) => o.kind === 'Role' && o.metadata.name === 'tether-relay') as unknown as { rules: Array<{ resourceNames?: string[] }> };
+    expect(role.rules.flatMap((r) => r.resourceNames ?? [])).toEqual(['tether-relay-claims', 'tether-relay-repo-choices']);
+    expect(objects.some((o) => o.kind === 'ConfigMap' && o.metadata.name === 'tether-relay-repo-choices')).toBe(true);
+    expect(await renderError({ relay: { repositories: [{ name: 'Web App', url: 'https://github.com/a/b.git' }] } })).toMatch(/repositories\/0\/name/);
+  });
+
   it('the values schema uses the Session schema\'s patterns', async () => {
     const schema = JSON.parse(readFileSync(`${CHART_DIR}/values.schema.json`, 'utf8')) as { properties: Record<string, { properties: Record<string, { properties?: Record<string, { pattern?: string }>; items?: { pattern?: string } }> }> };
     expect(schema.properties.relay!.properties.repo!.properties!.url!.pattern).toBe(REPO_URL_PATTERN);

@@ -42,6 +42,7 @@ const command = (ctx: Ctx, prompt: string): object => {
   if (c.queued >= MAX_QUEUED) return { kind: 'queueFull' };
   return { kind: 'queue', prompt, position: c.queued + (c.current ? 2 : 1) };
 };
+/** Anything typed on a plan that is no keyword asks for a revised plan. */
 const awaiting = (kind: string) => ({ kind: 'instructions', pending: expect.objectContaining({ kind }) });
 
 const nonPending: Ctx[] = ['idle', 'new', 'queuedOnly', 'starting', 'working', 'workingFull', 'publishing'];
@@ -66,19 +67,19 @@ const table: Array<[string, Record<string, unknown>]> = [
   ['allow always', { tool: decision('allow', { scope: 'session' }), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: { kind: 'nothingPending' } }],
   ['always', { tool: decision('allow', { scope: 'session' }), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: { kind: 'nothingPending' } }],
   ['deny', { tool: decision('deny'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: { kind: 'nothingPending' } }],
-  ['deny no network please', { tool: decision('deny', { message: 'no network please' }), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer', { message: 'deny no network please' }), other: { kind: 'nothingPending' } }],
-  ['1', { question: decision('answer', { answers: { 'Which database?': 'Redis' } }), tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), other: 'command' }],
-  ['2', { question: decision('answer', { answers: { 'Which database?': 'In-memory' } }), tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), other: 'command' }],
-  ['3', { question: { kind: 'instructions', pending: pendings.question, hint: 'badNumber' }, tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), other: 'command' }],
-  ['1 2', { question: { kind: 'instructions', pending: pendings.question, hint: 'badNumber' }, tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), other: 'command' }],
-  ['use postgres instead', { question: decision('answer', { answers: { 'Which database?': 'use postgres instead' } }), tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), other: 'command' }],
-  ['make the navbar sticky', { tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: 'command' }],
-  ["what's happening?", { tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: 'command' }],
-  ...garbage.map((g): [string, Record<string, unknown>] => [g, { tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: 'command' }]),
+  ['deny no network please', { tool: decision('deny', { message: 'no network please' }), changes: awaiting('changes'), plan: decision('revise', { message: 'deny no network please' }), question: decision('answer', { message: 'deny no network please' }), other: { kind: 'nothingPending' } }],
+  ['1', { question: decision('answer', { answers: { 'Which database?': 'Redis' } }), tool: awaiting('tool'), changes: awaiting('changes'), plan: decision('revise'), other: 'command' }],
+  ['2', { question: decision('answer', { answers: { 'Which database?': 'In-memory' } }), tool: awaiting('tool'), changes: awaiting('changes'), plan: decision('revise'), other: 'command' }],
+  ['3', { question: { kind: 'instructions', pending: pendings.question, hint: 'badNumber' }, tool: awaiting('tool'), changes: awaiting('changes'), plan: decision('revise'), other: 'command' }],
+  ['1 2', { question: { kind: 'instructions', pending: pendings.question, hint: 'badNumber' }, tool: awaiting('tool'), changes: awaiting('changes'), plan: decision('revise'), other: 'command' }],
+  ['use postgres instead', { question: decision('answer', { answers: { 'Which database?': 'use postgres instead' } }), tool: awaiting('tool'), changes: awaiting('changes'), plan: decision('revise'), other: 'command' }],
+  ['make the navbar sticky', { tool: awaiting('tool'), changes: awaiting('changes'), plan: decision('revise'), question: decision('answer'), other: 'command' }],
+  ["what's happening?", { tool: awaiting('tool'), changes: awaiting('changes'), plan: decision('revise'), question: decision('answer'), other: 'command' }],
+  ...garbage.map((g): [string, Record<string, unknown>] => [g, { tool: awaiting('tool'), changes: awaiting('changes'), plan: decision('revise'), question: decision('answer'), other: 'command' }]),
   ['', { other: { kind: 'empty' } }],
   ['   \n\t ', { other: { kind: 'empty' } }],
   ['**', { other: { kind: 'empty' } }],
-  [LONG, { tool: awaiting('tool'), changes: awaiting('changes'), plan: awaiting('plan'), question: decision('answer'), other: { kind: 'tooLong' } }],
+  [LONG, { tool: awaiting('tool'), changes: awaiting('changes'), plan: decision('revise'), question: decision('answer'), other: { kind: 'tooLong' } }],
 ];
 
 const cases = table.flatMap(([input, expected]) => (Object.keys(contexts) as Ctx[]).map((ctx) => {
@@ -139,5 +140,52 @@ describe('diff <file>', () => {
 
   it('needs the word on its own: "different colours" is a command', () => {
     expect(route('different colours', contexts.idle!)).toEqual({ kind: 'start', prompt: 'different colours' });
+  });
+});
+
+describe('plan first and repositories', () => {
+  const repos = ['sample', 'web', 'api'];
+  const idle: PhoneContext = { queued: 0, repos };
+  const working: PhoneContext = { ...contexts.working!, repos };
+
+  it('a typed reply on a plan revises it with the text as it was sent (cut to the decision limit)', () => {
+    expect(route('use  Postgres, not *MySQL*', contexts.plan!)).toEqual({ kind: 'decide', session: 's1', decision: { requestId: 'p1', action: 'revise', message: 'use Postgres, not *MySQL*' } });
+    const long = route(LONG, contexts.plan!) as Extract<Route, { kind: 'decide' }>;
+    expect(long.decision.message).toHaveLength(4000);
+    expect(route('deny', contexts.plan!)).toMatchObject({ kind: 'instructions' });
+    expect(route('no use postgres', contexts.plan!)).toMatchObject({ kind: 'decide', decision: { action: 'revise', message: 'no use postgres' } });
+  });
+
+  it.each([
+    ['plan: add a toggle', { kind: 'start', prompt: 'add a toggle', mode: 'plan' }],
+    ['Plan add a toggle', { kind: 'start', prompt: 'add a toggle', mode: 'plan' }],
+    ['*plan:* add a toggle', { kind: 'start', prompt: '*plan:* add a toggle' }],
+    ['plan:\nscript:\nsay: hi', { kind: 'start', prompt: 'script:\nsay: hi', mode: 'plan' }],
+    ['planning the release', { kind: 'start', prompt: 'planning the release' }],
+    ['plan', { kind: 'planUsage' }],
+    ['plan:', { kind: 'planUsage' }],
+    ['@web fix the navbar', { kind: 'start', prompt: 'fix the navbar', repo: 'web' }],
+    ['@WEB fix it', { kind: 'start', prompt: 'fix it', repo: 'web' }],
+    ['@web plan: fix it', { kind: 'start', prompt: 'fix it', repo: 'web', mode: 'plan' }],
+    ['plan: @api fix it', { kind: 'start', prompt: 'fix it', repo: 'api', mode: 'plan' }],
+    ['@web', { kind: 'repo', name: 'web' }],
+    ['@../x fix it', { kind: 'unknownRepo', name: '../x' }],
+    [`@${'a'.repeat(500)} fix`, { kind: 'unknownRepo', name: 'a'.repeat(500) }],
+    ['@wéb fix', { kind: 'unknownRepo', name: 'wéb' }],
+    ['@ fix it', { kind: 'unknownRepo', name: '' }],
+    ['repo', { kind: 'repo' }],
+    ['repos', { kind: 'repo' }],
+    ['Repo Web', { kind: 'repo', name: 'web' }],
+    ['repo my web', { kind: 'repo', name: 'my web' }],
+    ['repository cleanup', { kind: 'start', prompt: 'repository cleanup' }],
+  ])('%j', (input, want) => {
+    expect(route(input, idle)).toEqual(want);
+  });
+
+  it('queues a plan or another repository like any command; repo and an unknown name answer even while something waits', () => {
+    expect(route('@api plan: x', working)).toEqual({ kind: 'queue', prompt: 'x', position: 3, mode: 'plan', repo: 'api' });
+    expect(route('repo api', { ...contexts.question!, repos })).toEqual({ kind: 'repo', name: 'api' });
+    expect(route('@nope x', { queued: 0 })).toEqual({ kind: 'unknownRepo', name: 'nope' });
+    expect(route(`plan: ${'x'.repeat(8193)}`, idle)).toEqual({ kind: 'tooLong' });
   });
 });

@@ -12,6 +12,8 @@ describe('progress', () => {
 
   it('derives milestones from tool use', () => {
     expect(milestone('Edit', { file_path: '/workspace/repo/src/theme.ts' })).toBe('Editing theme.ts');
+    expect(milestone('Write', { file_path: '/workspace/home/.claude/plans/add-a-toggle.md' })).toBe('Writing the plan');
+    expect(milestone('Write', { file_path: '/workspace/repo/docs/plans/roadmap.md' })).toBe('Editing roadmap.md');
     expect(milestone('Read', { file_path: '/workspace/repo/src/Navbar.tsx' })).toBe('Reading Navbar.tsx');
     expect(milestone('Bash', { command: 'npm   test' })).toBe('Running npm test');
     expect(milestone('Bash', { command: 'ls -la' })).toBeUndefined();

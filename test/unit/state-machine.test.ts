@@ -29,6 +29,10 @@ const legal: Row[] = [
   ['AwaitingApproval', { type: 'Decided', kind: 'question', approved: false }, 'Working', ['ResumeAgent']], // declined: the agent decides
   ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: true }, 'Working', ['ResumeAgent']],
   ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: false }, 'Rejected', done('ClearPhoneQueue')],
+  ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: false, revise: true }, 'Working', ['ResumeAgent']], // the agent plans again
+  ['AwaitingApproval', { type: 'Decided', kind: 'changes', approved: false, revise: true }, 'Rejected', ['RevertWorkspace', ...done('ClearPhoneQueue')]], // revise is for plans only
+  ['AwaitingApproval', { type: 'Decided', kind: 'tool', approved: false, revise: true }, 'Working', ['ResumeAgent']], // as a deny
+  ['AwaitingApproval', { type: 'Decided', kind: 'question', approved: false, revise: true }, 'Working', ['ResumeAgent']], // as a decline
   ['AwaitingApproval', { type: 'Decided', kind: 'changes', approved: true }, 'Publishing', ['Publish']], // §
   ['AwaitingApproval', { type: 'Decided', kind: 'changes', approved: false }, 'Rejected', ['RevertWorkspace', ...done('ClearPhoneQueue')]], // §
   ['Publishing', { type: 'Published' }, 'Succeeded', done('StartNextQueued')], // §
@@ -44,6 +48,7 @@ const allEvents: Event[] = [
   { type: 'Enqueue' }, { type: 'QueueFull' }, { type: 'PodCreated' }, { type: 'RunnerStarted' },
   ...(['tool', 'question', 'changes', 'plan'] as const).flatMap((kind): Event[] => [
     { type: 'RequestRaised', kind }, { type: 'Decided', kind, approved: true }, { type: 'Decided', kind, approved: false },
+    { type: 'Decided', kind, approved: false, revise: true },
   ]),
   { type: 'Published' }, { type: 'FinishedWithoutChanges' }, { type: 'Cancel' }, { type: 'ApprovalTimeout' },
   { type: 'RunTimeout' }, { type: 'PodLost' }, { type: 'AgentFailed' }, { type: 'InvalidSpec' }, { type: 'QueueCleared' },

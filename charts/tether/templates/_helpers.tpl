@@ -130,7 +130,9 @@ seccompProfile:
 
 {{/* The controller's repository host list: relay.repo.url's host (or folder) and controller.repositoryHosts. */}}
 {{- define "tether.repoHosts" -}}
-{{- $url := .Values.relay.repo.url -}}
-{{- $own := ternary $url (urlParse $url).host (hasPrefix "/" $url) -}}
-{{- prepend .Values.controller.repositoryHosts $own | uniq | join "," -}}
+{{- $own := list -}}
+{{- range prepend (.Values.relay.repositories | default list) .Values.relay.repo -}}
+{{- $own = append $own (ternary .url (urlParse .url).host (hasPrefix "/" .url)) -}}
+{{- end -}}
+{{- concat $own .Values.controller.repositoryHosts | uniq | join "," -}}
 {{- end -}}

@@ -1,0 +1,47 @@
+// What a new command asks for besides its words: plan first (`plan: …`, `plan …`) and a repository
+// (`@web …`), in either order; and the `repo` keyword (list, or set the phone's default). Pure.
+
+export type Mode = 'run' | 'plan';
+
+export interface Command {
+  prompt: string;
+  mode: Mode;
+  /** the `@name` given, lowercased and as typed otherwise (the caller checks it against the list) */
+  repo?: string;
+}
+
+/** `plan:` / `plan` then the command (newlines kept: scripts and long commands). */
+const PLAN = /^plan\b[ \t]*:?\s*/i;
+/** `@name` then the command; the name is whatever up to the first space (checked later). */
+const AT = /^@(\S*)\s*/;
+
+/** Reads the prefixes off a command; `prompt` is empty when only prefixes were sent ("plan", "@web"). */
+export function readCommand(body: string): Command {
+  let rest = body.trim();
+  let mode: Mode = 'run';
+  let repo: string | undefined;
+  for (let i = 0; i < 2; i++) {
+    const plan = mode === 'run' ? PLAN.exec(rest) : null;
+    if (plan && (plan[0].includes(':') || rest.length > plan[0].length || /^plan$/i.test(rest))) {
+      mode = 'plan';
+      rest = rest.slice(plan[0].length);
+      continue;
+    }
+    const at = repo === undefined ? AT.exec(rest) : null;
+    if (at) {
+      repo = at[1]!.toLowerCase();
+      rest = rest.slice(at[0].length);
+    }
+  }
+  return { prompt: rest.trim(), mode, ...(repo !== undefined ? { repo } : {}) };
+}
+
+/** `repo` / `repos` alone (list), or `repo <name>` (set the default); undefined for anything else. */
+export function readRepoKeyword(text: string): { name?: string } | undefined {
+  const match = /^repos?(?:\s+(.*))?$/is.exec(text);
+  if (!match) return undefined;
+  return match[1]?.trim() ? { name: match[1].trim().toLowerCase() } : {};
+}
+
+/** A name the user typed, safe to echo: at most 30 characters, anything but [a-z0-9._-] shown as "?". */
+export const echoName = (name: string) => [...name].slice(0, 30).map((c) => (/^[a-z0-9._-]$/i.test(c) ? c : '?')).join('') + ([...name].length > 30 ? '…' : '');
