@@ -13,6 +13,7 @@ import { answerDiffRequests, DiffDrawer, diffFileNames } from './diff-review.ts'
 import type { FileDiff } from './diff-parse.ts';
 import { captureScreenshot, type Browsers, type Picture } from './images.ts';
 import { storeMedia, type MediaDeps } from './media.ts';
+import { ImageUnavailable, loadImages } from './inbound-images.ts';
 import type { Policy } from './policy.ts';
 import { Requests, Stopped } from './requests.ts';
 import { SessionFinished, type StatusWriter } from './status.ts';
@@ -87,13 +88,22 @@ export class Runner {
       await status.move({ type: 'AgentFailed' }, await isDiskFull(error, this.deps.repoDir) ? DISK_FULL_MESSAGE : `Could not get the repository: ${errorText(error)}`);
       return;
     }
+    let images;
+    try {
+      images = await loadImages(this.deps.media.relay, spec.images, this.stop.signal);
+    } catch (error) {
+      if (this.stop.signal.aborted) throw error;
+      log.error({ err: error }, 'could not read the pictures sent with the command');
+      await status.move({ type: 'AgentFailed' }, error instanceof ImageUnavailable ? error.message : 'Could not get the picture you sent; please send it again.');
+      return;
+    }
     const host = new RunnerHost({
       status, requests: new Requests(status, this.stop.signal), policy: this.deps.policy, repoDir: this.deps.repoDir, log,
       tools: { [SCREENSHOT_TOOL]: (input) => this.screenshot(input) },
       onFinal: (reason) => this.stop.abort(reason),
     });
     const result = await this.deps.agent.run(
-      { prompt: spec.prompt, cwd: this.deps.repoDir, mode: spec.mode ?? 'run', resume: spec.resumeAgentSession, signal: this.stop.signal },
+      { prompt: spec.prompt, images, cwd: this.deps.repoDir, mode: spec.mode ?? 'run', resume: spec.resumeAgentSession, signal: this.stop.signal },
       host,
     );
     log.info({ ok: result.ok, exitCode: result.exitCode, costUsd: result.costUsd }, 'agent finished');
