@@ -56,7 +56,7 @@ export const text = {
   mediaRefused: () => 'I can only take pictures (JPEG, PNG, WebP or GIF), not other files. Send the command in words, or as a picture with a caption.',
   imageNotNow: () => 'A picture can only come with a new command, not as an answer. Please answer in words, and send the picture with your next command.',
   imageFailed: (failure: 'tooLarge' | 'notImage' | 'refused', maxBytes: number) => ({
-    tooLarge: `That picture is too large (over ${(maxBytes / 1_000_000).toFixed(1)} MB). Please send a smaller one.`,
+    tooLarge: `That picture is too large (over ${maxBytes >= 1_000_000 ? `${(maxBytes / 1_000_000).toFixed(1)} MB` : `${Math.round(maxBytes / 1000)} KB`}). Please send a smaller one.`,
     notImage: 'That file is not a picture I can read (JPEG, PNG, WebP or GIF). Please send it as a photo.',
     refused: "I couldn't get that picture from WhatsApp. Please send it again.",
   })[failure],
