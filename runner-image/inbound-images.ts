@@ -23,6 +23,7 @@ async function readOne(relay: NonNullable<MediaDeps['relay']>, image: SessionIma
     headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]),
   });
   if (response.status === 404 || response.status === 410) throw new ImageUnavailable('The picture you sent is no longer kept; please send it again.');
+  if (response.status === 401 || response.status === 403) throw new ImageUnavailable(`The relay refused this runner the picture you sent (${response.status}).`);
   if (response.status !== 200) throw new Error(`the relay answered ${response.status} for a picture`);
   const bytes = Buffer.from(await response.arrayBuffer());
   if (bytes.length !== image.bytes || response.headers.get('content-type') !== image.contentType) {

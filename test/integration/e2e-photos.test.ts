@@ -1,6 +1,7 @@
 // End to end, pictures from the phone: a photo with a caption reaches the real Claude Code as an
 // image input of the first user message (the scripted model receives the very bytes), the Session
-// holds only the picture's ref, and the run goes on to a pull request. A PDF is refused, a voice
+// holds only the picture's ref, and the run goes on to a pull request; media Twilio does not have
+// yet is fetched again. A PDF is refused, a voice
 // note is "not supported yet", a picture over the limit gets a plain reply: no Session for any.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +31,7 @@ describe('end to end: pictures from the phone', () => {
     const phone = e2e.phone('+14155550123');
     const picture = solidPng(24, 16, [220, 30, 30]);
     const marker = 'photo-caption-e2e';
+    e2e.twilio.failMediaNext(2); // Twilio's media is not there yet for a moment after the webhook: fetched again
     await phone.sendMedia(`script:\nwrite: seen.txt = a red rectangle\nsay: I looked at the picture (${marker}).`, [{ bytes: picture, contentType: 'image/png' }]);
     await phone.next(/^On it \(session/);
     await phone.next(/Reply \*approve\*/);
@@ -41,6 +43,7 @@ describe('end to end: pictures from the phone', () => {
     expect(session!.spec.images).toEqual([{ ref: `${e2e.stack.namespace}/${session!.metadata.name}/photo-1.png`, contentType: 'image/png', bytes: picture.length }]);
     expect(JSON.stringify(session!.spec)).not.toContain(picture.toString('base64').slice(0, 40));
     // Twilio's credentials went to the Media resource only, never to the short-lived link.
+    expect(e2e.twilio.mediaRequests.slice(0, 3).map((r) => r.status)).toEqual([404, 404, 307]);
     const links = e2e.twilio.mediaRequests.filter((r) => r.path.startsWith('/_media/'));
     expect(links.length).toBeGreaterThan(0);
     expect(links.every((r) => r.authorization === undefined && r.status === 200)).toBe(true);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_NUM_MEDIA, mediaResourceUrl, parseMediaFields } from '../../relay/inbound/media-fields.ts';
 import { IMAGE_ONLY_PROMPT, InboundImages, routeMessage } from '../../relay/inbound/media-in.ts';
+import { Journal } from '../../relay/inbound/journal.ts';
 import { checkWebhook } from '../../relay/inbound/webhook.ts';
 import { MediaStore } from '../../relay/media/store.ts';
 import { PermanentMediaError } from '../../relay/media/twilio-media.ts';
@@ -113,5 +114,18 @@ describe('keeping the pictures of a command', () => {
     await expect(flaky.keep(message, 'cmd-abc')).rejects.toThrow('404');
     const lying = new InboundImages({ fetch: async () => PDF, store: store(), namespace: 'tether', maxBytes: 4096 });
     await expect(lying.keep(message, 'cmd-abc')).rejects.toThrow(/not a image\/png/);
+  });
+});
+
+describe('the journal keeps a message\'s media', () => {
+  it('a restart hands back the media URLs of a message not yet acted on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-media-'));
+    const message = { id: sid, from: '+14155550123', body: 'like this', transport: 'twilio' as const, media: [{ url: urlOf(0), contentType: 'image/png' }] };
+    const journal = await Journal.open(dir);
+    await journal.record(message);
+    await journal.close();
+    const reopened = await Journal.open(dir);
+    expect(reopened.records().map((r) => r.message)).toEqual([message]);
+    await reopened.close();
   });
 });
