@@ -7,13 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../relay/app.ts';
 import { MediaStore } from '../../relay/media/store.ts';
 import { fetchTwilioImage, mayFollow, PermanentMediaError } from '../../relay/media/twilio-media.ts';
-import { createMetrics } from '../../relay/metrics.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
+import { startMediaRelay } from '../support/media-relay.ts';
 import { JPEG_START, PDF, solidPng } from '../support/pictures.ts';
 import { mediaMessageSid } from '../support/twilio-webhook.ts';
 
@@ -102,24 +100,17 @@ describe('fetching a picture from Twilio', () => {
 });
 
 describe('GET /uploads: a runner reads its own Session\'s pictures', () => {
-  let server: Server;
+  let server: Awaited<ReturnType<typeof startMediaRelay>>;
   let base: string;
   const png = solidPng(2, 2);
   beforeAll(async () => {
     const media = new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'read-')), maxBytes: 4096, ttlMs: 60_000 });
     await media.putImage('ns/cmd-a/photo-1.png', 'image/png', png);
     await media.putImage('ns/cmd-b/photo-1.png', 'image/png', png);
-    const app = createApp({
-      inbound: { receive: async () => 'recorded' }, media, mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 4096, namespace: 'ns',
-      uploads: { sessionFiles: 3, sessionBytes: 7000, ratePerMinute: 1000, concurrency: 2, timeoutMs: 1500, review: { okTtlMs: 1000, failureTtlMs: 1000, maxEntries: 10 } },
-      metrics: createMetrics(), logger: pino({ level: 'silent' }), ready: () => true,
-      authorizer: { mayUpload: async (token, _ns, session) => token === `runner:${session}` },
-    });
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/uploads`;
+    server = await startMediaRelay(media);
+    base = `${server.url}/uploads`;
   });
-  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+  afterAll(() => server.close());
   const get = (path: string, token?: string) => fetch(`${base}/${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 
   it('serves the picture to the Session\'s runner only', async () => {

@@ -1,41 +1,30 @@
 // The runner's side of pictures from the phone: it reads spec.images from the relay's GET /uploads
 // with its token (checked against the Session's size and type; a gone picture is a plain failure)
 // and puts them as image blocks before the prompt in the first user message to Claude Code.
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../relay/app.ts';
 import { MediaStore } from '../../relay/media/store.ts';
-import { createMetrics } from '../../relay/metrics.ts';
 import { ClaudeConversation } from '../../runner-image/agents/claude-conversation.ts';
 import { ImageUnavailable, loadImages } from '../../runner-image/inbound-images.ts';
+import { startMediaRelay } from '../support/media-relay.ts';
 import { solidPng } from '../support/pictures.ts';
 
 const png = solidPng(5, 5);
 const dir = mkdtempSync(join(tmpdir(), 'runner-images-'));
 const tokenFile = join(dir, 'token');
-let server: Server;
+let server: Awaited<ReturnType<typeof startMediaRelay>>;
 let relay: { url: string; tokenFile: string };
 
 beforeAll(async () => {
   writeFileSync(tokenFile, 'runner:cmd-a\n');
   const media = new MediaStore({ dir: join(dir, 'media'), maxBytes: 4096, ttlMs: 60_000 });
   await media.putImage('ns/cmd-a/photo-1.png', 'image/png', png);
-  const app = createApp({
-    inbound: { receive: async () => 'recorded' }, media, mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 4096, namespace: 'ns',
-    uploads: { sessionFiles: 3, sessionBytes: 7000, ratePerMinute: 1000, concurrency: 2, timeoutMs: 1500, review: { okTtlMs: 1000, failureTtlMs: 1000, maxEntries: 10 } },
-    metrics: createMetrics(), logger: pino({ level: 'silent' }), ready: () => true,
-    authorizer: { mayUpload: async (token, _ns, session) => token === `runner:${session}` },
-  });
-  server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  relay = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, tokenFile };
+  server = await startMediaRelay(media);
+  relay = { url: server.url, tokenFile };
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(() => server.close());
 
 const signal = new AbortController().signal;
 const firstOf = async (conversation: ClaudeConversation) => {
