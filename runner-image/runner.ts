@@ -4,7 +4,7 @@ import { truncate } from '../common/session/display.ts';
 import { repoProblem } from '../common/session/repo.ts';
 import { LIMITS, type Media, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
-import { SCREENSHOT_TOOL, type Agent, type AgentResult } from './agents/types.ts';
+import { SCREENSHOT_TOOL, type Agent, type AgentImage, type AgentResult } from './agents/types.ts';
 import { DISK_FULL_MESSAGE, isDiskFull } from './disk-full.ts';
 import { commitMessage, cutDiff, type Git, type Snapshot } from './git.ts';
 import { createPullRequest, repoSlug } from './github.ts';
@@ -88,15 +88,8 @@ export class Runner {
       await status.move({ type: 'AgentFailed' }, await isDiskFull(error, this.deps.repoDir) ? DISK_FULL_MESSAGE : `Could not get the repository: ${errorText(error)}`);
       return;
     }
-    let images;
-    try {
-      images = await loadImages(this.deps.media.relay, spec.images, this.stop.signal);
-    } catch (error) {
-      if (this.stop.signal.aborted) throw error;
-      log.error({ err: error }, 'could not read the pictures sent with the command');
-      await status.move({ type: 'AgentFailed' }, error instanceof ImageUnavailable ? error.message : 'Could not get the picture you sent; please send it again.');
-      return;
-    }
+    const images = await this.pictures();
+    if (!images) return;
     const host = new RunnerHost({
       status, requests: new Requests(status, this.stop.signal), policy: this.deps.policy, repoDir: this.deps.repoDir, log,
       tools: { [SCREENSHOT_TOOL]: (input) => this.screenshot(input) },
@@ -231,6 +224,18 @@ export class Runner {
   private async addMedia(...items: Media[]): Promise<void> {
     this.media.push(...items);
     this.deps.status.setResult({ media: this.media.slice(-LIMITS.media) });
+  }
+
+  /** The pictures sent with the command; undefined once the Session has failed for want of them. */
+  private async pictures(): Promise<AgentImage[] | undefined> {
+    try {
+      return await loadImages(this.deps.media.relay, this.session.spec.images, this.stop.signal);
+    } catch (error) {
+      if (this.stop.signal.aborted) throw error;
+      this.deps.log.error({ err: error }, 'could not read the pictures sent with the command');
+      await this.deps.status.move({ type: 'AgentFailed' }, error instanceof ImageUnavailable ? error.message : 'Could not get the picture you sent; please send it again.');
+      return undefined;
+    }
   }
 
   private async screenshot(input: Record<string, unknown>): Promise<string> {
