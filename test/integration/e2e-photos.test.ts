@@ -8,12 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, type E2E } from '../support/e2e.ts';
 import { OGG, PDF, solidPng } from '../support/pictures.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
+import { IMAGE_ONLY_PROMPT } from '../../relay/inbound/media-in.ts';
 
 const IMAGE_LIMIT = 20_000;
 const model = useScriptedModel();
 let e2e: E2E;
 beforeAll(async () => {
-  e2e = await startE2E({ podEnv: model.env(), relayEnv: { RELAY_INBOUND_IMAGE_MAX_BYTES: String(IMAGE_LIMIT) } });
+  e2e = await startE2E({ podEnv: model.env(), relayEnv: { RELAY_INBOUND_IMAGE_MAX_BYTES: String(IMAGE_LIMIT) }, numbers: ['+14155550123', '+14155550124'] });
 }, 90_000);
 afterAll(async () => e2e?.stop());
 
@@ -51,6 +52,18 @@ describe('end to end: pictures from the phone', () => {
     await phone.send('approve');
     await phone.next(/Pull request opened/);
     expect(e2e.github.pulls).toHaveLength(1);
+  });
+
+  it('a picture alone starts a command asking the agent to look at it and ask', { timeout: 120_000 }, async () => {
+    const phone = e2e.phone('+14155550124');
+    const picture = solidPng(8, 8, [30, 30, 220]);
+    await phone.sendMedia('', [{ bytes: picture, contentType: 'image/png' }]);
+    await phone.next(/^On it \(session/);
+    await phone.next(/Reply \*approve\*/); // the scripted model's demo writes a file for any prompt that is no script
+    const seen = imagesSeen(IMAGE_ONLY_PROMPT.slice(0, 40));
+    expect(seen.map((b) => b.source)).toEqual([{ type: 'base64', media_type: 'image/png', data: picture.toString('base64') }]);
+    await phone.send('reject');
+    await phone.next(/Changes undone/);
   });
 
   it('a PDF is refused, a voice note is not supported yet, an oversize picture gets a plain reply: no Session', { timeout: 60_000 }, async () => {
