@@ -10,6 +10,7 @@ import type { UploadAuthorizer } from './media/auth.ts';
 import { checkMediaSignature } from './media/signing.ts';
 import type { MediaStore } from './media/store.ts';
 import { uploadHandler } from './media/upload.ts';
+import { downloadHandler } from './media/download.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { chatRouter } from './transports/chat-routes.ts';
 import type { WebChat } from './transports/web.ts';
@@ -24,6 +25,8 @@ export interface AppDeps {
   /** absent: no upload route (tests of the other routes) */
   uploads?: UploadLimits;
   authorizer: UploadAuthorizer;
+  /** the namespace of the relay's Sessions (runners read their own pictures under it) */
+  namespace?: string;
   /** the relay's public URL (https: → the chat cookie is Secure) */
   publicUrl?: string;
   webChat?: WebChat;
@@ -87,6 +90,11 @@ export function createApp(deps: AppDeps): express.Express {
     app.put(`${RELAY_UPLOAD_PATH}/:namespace/:session/:file`, uploadHandler({
       media: deps.media, maxBytes: deps.mediaMaxBytes, limits: deps.uploads, authorizer: deps.authorizer, metrics: deps.metrics,
     }));
+    if (deps.namespace) {
+      app.get(`${RELAY_UPLOAD_PATH}/:namespace/:session/:file`, downloadHandler({
+        media: deps.media, authorizer: deps.authorizer, namespace: deps.namespace, ratePerMinute: deps.uploads.ratePerMinute,
+      }));
+    }
   }
 
   app.get('/media/:namespace/:session/:file', async (req, res) => {

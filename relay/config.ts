@@ -46,6 +46,8 @@ export const ENV = Type.Object({
   RELAY_UPLOAD_RATE: int(30, 1, 10_000, 'uploads per minute per source address and per runner (429 above)'),
   RELAY_UPLOAD_CONCURRENCY: int(4, 1, 64, 'uploads whose bodies are read at once (503 above); memory ≤ this × RELAY_MEDIA_MAX_BYTES'),
   RELAY_UPLOAD_TIMEOUT: duration('30s', 'time an authorized upload may take to arrive'),
+  RELAY_INBOUND_IMAGE_MAX_BYTES: int(LIMITS.imageBytes, 1024, LIMITS.imageBytes, 'largest picture taken from the phone (larger: a plain reply)'),
+  RELAY_INBOUND_IMAGE_TIMEOUT: duration('30s', 'time one picture may take to arrive from Twilio (then it is retried)'),
   RELAY_TOKEN_REVIEW_TTL: duration('30s', 'how long an accepted runner token is trusted without asking the API server again'),
   RELAY_TOKEN_REVIEW_FAILURE_TTL: duration('10s', 'how long a refused token is refused without asking again'),
   RELAY_TOKEN_REVIEW_CACHE_SIZE: int(1000, 10, 100_000, 'token reviews remembered (the oldest are forgotten first)'),
@@ -80,6 +82,8 @@ export interface RelayConfig {
   webChat?: { token: string; phone: string };
   media: { signingKey: string; dir: string; ttlMs: number; urlTtlMs: number; maxBytes: number };
   uploads: UploadLimits;
+  /** pictures the phone sends, fetched from Twilio */
+  inboundImages: { maxBytes: number; timeoutMs: number };
   bindAddress: string;
   /** every secret value this process holds, for the redactor */
   secrets: string[];
@@ -192,6 +196,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       urlTtlMs: ms(env.RELAY_MEDIA_URL_TTL), maxBytes: Number(env.RELAY_MEDIA_MAX_BYTES),
     },
     uploads: uploadLimits(env),
+    inboundImages: { maxBytes: Math.min(Number(env.RELAY_INBOUND_IMAGE_MAX_BYTES), Number(env.RELAY_MEDIA_MAX_BYTES)), timeoutMs: ms(env.RELAY_INBOUND_IMAGE_TIMEOUT) },
     bindAddress: env.RELAY_BIND_ADDRESS,
     secrets: [env.TWILIO_AUTH_TOKEN, env.RELAY_MEDIA_SIGNING_KEY, env.RELAY_WEB_CHAT_TOKEN].filter((s): s is string => !!s),
     progressBatchMs: ms(env.RELAY_PROGRESS_BATCH),

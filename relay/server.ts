@@ -14,11 +14,14 @@ import { PhoneRepos } from './inbound/repos.ts';
 import { InboundHandler } from './inbound/handler.ts';
 import { Intake } from './inbound/intake.ts';
 import { Journal } from './inbound/journal.ts';
+import { TWILIO_API_ORIGIN } from './inbound/media-fields.ts';
+import { InboundImages } from './inbound/media-in.ts';
 import { PhoneView } from './inbound/phone-view.ts';
 import { CachedTokenAuthorizer, tokenReviewer, type UploadAuthorizer } from './media/auth.ts';
 import { foreignRefAuditor } from './media/refs.ts';
 import { signMediaUrl } from './media/signing.ts';
 import { MediaStore } from './media/store.ts';
+import { fetchTwilioImage } from './media/twilio-media.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { Delivery } from './outbound/delivery.ts';
 import { Outbox } from './outbound/outbox.ts';
@@ -86,19 +89,24 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   const repoChoices = config.repos.length > 1
     ? new ConfigMapRepoChoices(parts.kubeConfig, { name: config.repoChoicesConfigMap, namespace: config.namespace })
     : new MemoryRepoChoices();
+  const media = new MediaStore({ dir: config.media.dir, maxBytes: config.media.maxBytes, ttlMs: config.media.ttlMs });
+  const twilioMedia = config.twilio && { apiOrigin: new URL(config.twilio.apiUrl ?? TWILIO_API_ORIGIN).origin, accountSid: config.twilio.accountSid };
+  const images = config.twilio && new InboundImages({
+    fetch: (url, announced) => fetchTwilioImage(url, announced, { ...twilioMedia!, authToken: config.twilio!.authToken, ...config.inboundImages }),
+    store: media, namespace: config.namespace, maxBytes: config.inboundImages.maxBytes,
+  });
   const inbound = new InboundHandler({
     sessions, claims, phones, lanes, outbox, namespace: config.namespace, repo: config.repo, defaults, metrics, logger,
     repos: new PhoneRepos(config.repos, repoChoices),
-    concurrency: config.inboundConcurrency, owner: journal.instance, onRouted: (id, route) => journal.routed(id, route),
+    concurrency: config.inboundConcurrency, owner: journal.instance, onRouted: (id, route) => journal.routed(id, route), images,
   });
   const intake = new Intake({ journal, handler: inbound, maxBacklog: config.inboundBacklog, metrics, logger });
-  const media = new MediaStore({ dir: config.media.dir, maxBytes: config.media.maxBytes, ttlMs: config.media.ttlMs });
   let ready = false;
   const app = createApp({
-    webhook: config.twilio && { authToken: config.twilio.authToken, webhookUrl: config.webhookUrl, allowedNumbers: config.allowedNumbers },
+    webhook: config.twilio && { authToken: config.twilio.authToken, webhookUrl: config.webhookUrl, allowedNumbers: config.allowedNumbers, media: twilioMedia },
     inbound: intake, media, mediaSigningKey: config.media.signingKey, mediaMaxBytes: config.media.maxBytes, uploads: config.uploads, publicUrl: config.publicUrl,
     authorizer: parts.authorizer ?? new CachedTokenAuthorizer(tokenReviewer(parts.kubeConfig), config.uploads.review, config.runnerNamespace),
-    webChat, metrics, logger, ready: () => ready,
+    webChat, metrics, logger, ready: () => ready, namespace: config.namespace,
   });
 
   delivery.start();

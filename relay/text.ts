@@ -22,6 +22,7 @@ export const text = {
     'While it runs: *status* (s) · *cancel* (c).',
     'When asked: *approve* (a) · *reject* (r) · *allow* · *allow always* · *deny <reason>* · a number or your own answer.',
     'Reviewing changes: *diff <file>* shows one file\'s pages · *diff* lists the changed files.',
+    'A picture with a caption: the caption is the command, and the agent sees the picture.',
     ...(repos ? [repos, 'Repositories: *@name <command>* for one command · *repo <name>* sets your default · *repo* lists them.'] : []),
   ].join('\n'),
   planUsage: () => 'Send *plan: <command>* to see the agent\'s plan before it changes anything, e.g. "plan: add a dark-mode toggle".',
@@ -68,6 +69,14 @@ export const text = {
   busy: () => 'Too many messages at once right now: this one was not taken. Please send it again in a minute.',
   failedToAccept: () => "Sorry, that message didn't go through on our side. Please send it again in a minute.",
   idle: () => 'No session running. Send a command to start one.',
+  audioNotSupported: () => "Voice notes aren't supported yet. Please type your command instead.",
+  mediaRefused: () => 'I can only take pictures (JPEG, PNG, WebP or GIF), not other files. Send the command in words, or as a picture with a caption.',
+  imageNotNow: () => 'A picture can only come with a new command, not as an answer. Please answer in words, and send the picture with your next command.',
+  imageFailed: (failure: 'tooLarge' | 'notImage' | 'refused', maxBytes: number) => ({
+    tooLarge: `That picture is too large (over ${maxBytes >= 1_000_000 ? `${(maxBytes / 1_000_000).toFixed(1)} MB` : `${Math.round(maxBytes / 1000)} KB`}). Please send a smaller one.`,
+    notImage: 'That file is not a picture I can read (JPEG, PNG, WebP or GIF). Please send it as a photo.',
+    refused: "I couldn't get that picture from WhatsApp. Please send it again.",
+  })[failure],
 
   instructions(pending: Pending, hint?: string): string {
     if (hint === 'badNumber') return 'That number is not one of the options. Reply with a number from the list or your own answer.';

@@ -4,7 +4,7 @@ import { truncate } from '../common/session/display.ts';
 import { repoProblem } from '../common/session/repo.ts';
 import { LIMITS, type Media, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
-import { SCREENSHOT_TOOL, type Agent, type AgentResult } from './agents/types.ts';
+import { SCREENSHOT_TOOL, type Agent, type AgentImage, type AgentResult } from './agents/types.ts';
 import { DISK_FULL_MESSAGE, isDiskFull } from './disk-full.ts';
 import { commitMessage, cutDiff, type Git, type Snapshot } from './git.ts';
 import { createPullRequest, repoSlug } from './github.ts';
@@ -13,6 +13,7 @@ import { answerDiffRequests, DiffDrawer, diffFileNames } from './diff-review.ts'
 import type { FileDiff } from './diff-parse.ts';
 import { captureScreenshot, type Browsers, type Picture } from './images.ts';
 import { storeMedia, type MediaDeps } from './media.ts';
+import { ImageUnavailable, loadImages } from './inbound-images.ts';
 import type { Policy } from './policy.ts';
 import { Requests, Stopped } from './requests.ts';
 import { SessionFinished, type StatusWriter } from './status.ts';
@@ -87,13 +88,15 @@ export class Runner {
       await status.move({ type: 'AgentFailed' }, await isDiskFull(error, this.deps.repoDir) ? DISK_FULL_MESSAGE : `Could not get the repository: ${errorText(error)}`);
       return;
     }
+    const images = await this.pictures();
+    if (!images) return;
     const host = new RunnerHost({
       status, requests: new Requests(status, this.stop.signal), policy: this.deps.policy, repoDir: this.deps.repoDir, log,
       tools: { [SCREENSHOT_TOOL]: (input) => this.screenshot(input) },
       onFinal: (reason) => this.stop.abort(reason),
     });
     const result = await this.deps.agent.run(
-      { prompt: spec.prompt, cwd: this.deps.repoDir, mode: spec.mode ?? 'run', resume: spec.resumeAgentSession, signal: this.stop.signal },
+      { prompt: spec.prompt, images, cwd: this.deps.repoDir, mode: spec.mode ?? 'run', resume: spec.resumeAgentSession, signal: this.stop.signal },
       host,
     );
     log.info({ ok: result.ok, exitCode: result.exitCode, costUsd: result.costUsd }, 'agent finished');
@@ -221,6 +224,18 @@ export class Runner {
   private async addMedia(...items: Media[]): Promise<void> {
     this.media.push(...items);
     this.deps.status.setResult({ media: this.media.slice(-LIMITS.media) });
+  }
+
+  /** The pictures sent with the command; undefined once the Session has failed for want of them. */
+  private async pictures(): Promise<AgentImage[] | undefined> {
+    try {
+      return await loadImages(this.deps.media.relay, this.session.spec.images, this.stop.signal);
+    } catch (error) {
+      if (this.stop.signal.aborted) throw error;
+      this.deps.log.error({ err: error }, 'could not read the pictures sent with the command');
+      await this.deps.status.move({ type: 'AgentFailed' }, error instanceof ImageUnavailable ? error.message : 'Could not get the picture you sent; please send it again.');
+      return undefined;
+    }
   }
 
   private async screenshot(input: Record<string, unknown>): Promise<string> {

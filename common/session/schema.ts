@@ -28,7 +28,14 @@ export const LIMITS = {
   diffFileNames: 100,
   /** WhatsApp's limit for an image sent through Twilio: every picture for the phone stays within it. */
   mediaBytes: 5 * 1024 * 1024,
+  /** Pictures one command may carry (Twilio delivers at most 10 media a message). */
+  images: 10,
+  /** A picture from the phone: Claude's 5 MB image limit applies to the base64 text, 4/3 of the bytes. */
+  imageBytes: 3_750_000,
 } as const;
+
+/** What the agent accepts as an image input. */
+export const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/webp', 'image/gif'] as const;
 
 export const PHASES = [
   'Queued', 'Starting', 'Working', 'AwaitingApproval', 'Publishing',
@@ -105,6 +112,15 @@ export const SessionSpec = Type.Object({
     description: 'append-only: files the phone asked to see (diff <file>) while the changes await review',
     'x-kubernetes-list-type': 'atomic',
     'x-kubernetes-validations': [{ rule: 'self.size() >= oldSelf.size() && oldSelf.all(f, f in self)', message: 'diffRequests are append-only' }],
+  })),
+  images: Type.Optional(Type.Array(Type.Object({
+    ref: Type.String({ minLength: 1, maxLength: 512, description: 'relay media ref <namespace>/<session>/<file>, under the Session\'s own prefix' }),
+    contentType: enumOf(IMAGE_TYPES, 'image type, checked against the bytes'),
+    bytes: Type.Integer({ minimum: 1, maximum: LIMITS.imageBytes }),
+  }), {
+    maxItems: LIMITS.images,
+    description: 'pictures sent with the command (refs in the relay\'s media store, never the bytes); given to the agent with the prompt',
+    'x-kubernetes-list-type': 'atomic', ...immutable('images are immutable'),
   })),
 });
 
@@ -212,6 +228,7 @@ export type ProgressItem = Static<typeof ProgressItem>;
 export type Pending = Static<typeof Pending>;
 export type Result = Static<typeof Result>;
 export type Media = Static<typeof Media>;
+export type SessionImage = NonNullable<SessionSpec['images']>[number];
 
 export interface ObjectMeta {
   name?: string;

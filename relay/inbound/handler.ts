@@ -11,7 +11,7 @@ import type { SessionDefaults } from '../../common/session/defaults.ts';
 import {
   ANNOTATION_ACCEPTED_BY, ANNOTATION_DELIVERED, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_REPO, commandSessionName,
 } from '../../common/session/names.ts';
-import { LIMITS, type Session, type SessionSpec } from '../../common/session/schema.ts';
+import { LIMITS, type Session, type SessionImage, type SessionSpec } from '../../common/session/schema.ts';
 import { nameFromUrl } from '../repos.ts';
 import { MemoryRepoChoices } from './repo-choices.ts';
 import { PhoneRepos } from './repos.ts';
@@ -22,8 +22,10 @@ import type { PhoneLanes } from '../phone-lane.ts';
 import type { SessionApi } from '../session-store.ts';
 import { text } from '../text.ts';
 import type { MessageClaims } from './claims.ts';
+import type { InboundMedia } from './media-fields.ts';
+import { routeMessage, type InboundImages } from './media-in.ts';
 import type { PhoneView } from './phone-view.ts';
-import { route, type CommandOptions, type DecisionDraft, type Route } from './router.ts';
+import type { CommandOptions, DecisionDraft, Route } from './router.ts';
 
 export interface InboundMessage {
   /** MessageSid (Twilio) or a client-made id (web chat) */
@@ -34,6 +36,8 @@ export interface InboundMessage {
   transport: 'twilio' | 'web';
   /** When the relay received it (ISO, milliseconds): orders a phone's commands. */
   receivedAt?: string;
+  /** attachments the webhook announced (journaled with the message, fetched when acted on) */
+  media?: InboundMedia[];
 }
 
 export interface InboundOptions {
@@ -58,6 +62,8 @@ export interface InboundOptions {
   onRouted?(id: string, route: Route): Promise<void>;
   /** how long a failing API call is retried before the user is asked to send again (default 60 s) */
   retryForMs?: number;
+  /** fetches and keeps pictures sent with a command; absent → a picture gets a plain refusal */
+  images?: InboundImages;
 }
 
 export type InboundOutcome = 'duplicate' | Route['kind'];
@@ -65,7 +71,7 @@ export type InboundOutcome = 'duplicate' | Route['kind'];
 const RECENT_IDS = 10_000;
 const RETRY = { baseMs: 250, maxMs: 5_000 };
 /** Routes whose meaning does not depend on the phone's state: a copy only repeats a reply. */
-const STATELESS = new Set<Route['kind']>(['help', 'status', 'empty', 'repo', 'unknownRepo', 'planUsage']);
+const STATELESS = new Set<Route['kind']>(['help', 'status', 'empty', 'repo', 'unknownRepo', 'planUsage', 'mediaRefused', 'imageNotNow']);
 const CREATES = new Set<Route['kind']>(['start', 'queue']);
 
 class Duplicate extends Error {}
@@ -121,7 +127,7 @@ export class InboundHandler {
     if (this.recent.size > RECENT_IDS) this.recent.delete(this.recent.values().next().value!);
     // The phone's lane is taken before any round trip, so its messages are acted on in arrival order.
     return this.o.lanes.run(message.from, async () => {
-      const r = given ?? route(message.body, { ...this.o.phones.context(message.from), repos: this.repos.names }, this.o.defaults.maxQueued);
+      const r = given ?? routeMessage(message, { ...this.o.phones.context(message.from), repos: this.repos.names }, this.o.defaults.maxQueued);
       if (!given) await this.o.onRouted?.(message.id, r);
       let reply: string | undefined;
       try {
@@ -186,9 +192,13 @@ export class InboundHandler {
         const first = view.session ?? view.open[0]!;
         return text.cancelling(first.metadata.name!, view.open.length - 1);
       }
+      case 'mediaRefused': return r.media === 'audio' ? text.audioNotSupported() : text.mediaRefused();
+      case 'imageNotNow': return text.imageNotNow();
       case 'start':
       case 'queue': {
-        const created = await this.create(message, r, r.kind === 'queue');
+        const images = message.media?.length ? await this.keepImages(message) : undefined;
+        if (images && 'failure' in images) return text.imageFailed(images.failure, this.o.images?.maxBytes ?? 0);
+        const created = await this.create(message, r, r.kind === 'queue', images);
         log.info({ session: created.metadata.name }, 'session created');
         const repo = this.repos.names.length > 1 ? created.metadata.labels?.[LABEL_REPO] : undefined;
         return r.kind === 'start' ? text.started(created.metadata.name!, { plan: r.mode === 'plan', repo }) : text.queued(r.position);
@@ -199,11 +209,18 @@ export class InboundHandler {
     }
   }
 
+  private keepImages(message: InboundMessage): ReturnType<InboundImages['keep']> {
+    if (!this.o.images) return Promise.resolve({ failure: 'refused' });
+    return this.o.images.keep(message, commandSessionName(message.from, message.id));
+  }
+
   /** One write: the Session, named from the message id, is also the message's idempotency record. */
-  private async create(message: InboundMessage, command: { prompt: string } & CommandOptions, queued: boolean): Promise<Session> {
+  private async create(message: InboundMessage, command: { prompt: string } & CommandOptions, queued: boolean, images?: SessionImage[]): Promise<Session> {
     const phone = message.from;
     const name = commandSessionName(phone, message.id);
-    const { spec, repo } = await this.repos.spec(phone, command.prompt, command, this.o.defaults, this.o.phones);
+    const made = await this.repos.spec(phone, command.prompt, command, this.o.defaults, this.o.phones);
+    const spec = images?.length ? { ...made.spec, images } : made.spec;
+    const { repo } = made;
     const annotations: Record<string, string> = {
       [ANNOTATION_DELIVERED]: writeDelivered({ n: 1, seq: 0, started: !queued, queued }),
       [ANNOTATION_RECEIVED_AT]: message.receivedAt ?? new Date().toISOString(),

@@ -31,7 +31,9 @@ export type Route =
   | { kind: 'tooLong' }
   | { kind: 'nothingPending' }
   | { kind: 'decide'; session: string; decision: DecisionDraft }
-  | { kind: 'instructions'; pending: Pending; hint?: string };
+  | { kind: 'instructions'; pending: Pending; hint?: string }
+  | { kind: 'mediaRefused'; media: 'audio' | 'other' }
+  | { kind: 'imageNotNow' };
 
 const KEYWORDS = {
   help: ['help', '?'],

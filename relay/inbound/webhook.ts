@@ -2,6 +2,7 @@
 import twilio from 'twilio';
 import { text } from '../text.ts';
 import type { InboundMessage } from './handler.ts';
+import { parseMediaFields, type MediaSource } from './media-fields.ts';
 
 export const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 /** The answer when the backlog is too deep: Twilio sends the text back to the sender; nothing is recorded. */
@@ -19,6 +20,8 @@ export interface WebhookSettings {
   /** exactly the URL configured at Twilio: PUBLIC_URL/webhook (never rebuilt from proxy headers) */
   webhookUrl: string;
   allowedNumbers: Set<string>;
+  /** where this account's media URLs live; absent → a webhook with media is refused */
+  media?: MediaSource;
 }
 
 export type WebhookVerdict =
@@ -42,5 +45,8 @@ export function checkWebhook(input: WebhookInput, settings: WebhookSettings): We
   const phone = FROM.exec(from)?.[1];
   if (!phone) return { kind: 'ignored', reason: 'sender is not a WhatsApp number' };
   if (!settings.allowedNumbers.has(phone)) return { kind: 'ignored', reason: 'sender not in ALLOWED_NUMBERS' };
-  return { kind: 'accepted', message: { id: sid, from: phone, body: body ?? '', transport: 'twilio', receivedAt: new Date().toISOString() } };
+  const media = parseMediaFields(input.params, sid, settings.media);
+  if (!media.ok) return { kind: 'rejected', status: 400, reason: media.reason };
+  const message: InboundMessage = { id: sid, from: phone, body: body ?? '', transport: 'twilio', receivedAt: new Date().toISOString() };
+  return { kind: 'accepted', message: media.media.length ? { ...message, media: media.media } : message };
 }

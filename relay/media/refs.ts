@@ -4,9 +4,14 @@ import type { Logger } from 'pino';
 import type { Media, Session } from '../../common/session/schema.ts';
 
 /** The only uploads accepted: one lower-case name, one image extension, the content type it implies. */
-const MEDIA_TYPES = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg' } as const;
-export type MediaType = (typeof MEDIA_TYPES)[keyof typeof MEDIA_TYPES];
-export const isMediaType = (type: string | undefined): type is MediaType => Object.values<string | undefined>(MEDIA_TYPES).includes(type);
+export const MEDIA_TYPES = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' } as const;
+export type ImageType = (typeof MEDIA_TYPES)[keyof typeof MEDIA_TYPES];
+/** What a runner may upload (the pictures it makes). */
+export type MediaType = 'image/png' | 'image/jpeg';
+export const isMediaType = (type: string | undefined): type is MediaType => type === 'image/png' || type === 'image/jpeg';
+
+/** The file extension an image type is stored under. */
+export const extensionOf = (type: ImageType) => (type === 'image/jpeg' ? 'jpg' : type.slice('image/'.length));
 
 const LABEL = '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?';
 const SESSION = '[a-z0-9]([-a-z0-9]{0,251}[a-z0-9])?';
@@ -16,7 +21,7 @@ const REF_PATTERN = new RegExp(`^${LABEL}/${SESSION}/${FILE}$`);
 export const isValidRef = (ref: string) => REF_PATTERN.test(ref) && !ref.includes('..');
 
 /** The content type a valid ref's extension allows. */
-export const contentTypeOf = (ref: string): MediaType => MEDIA_TYPES[ref.slice(ref.lastIndexOf('.') + 1) as keyof typeof MEDIA_TYPES];
+export const contentTypeOf = (ref: string): ImageType => MEDIA_TYPES[ref.slice(ref.lastIndexOf('.') + 1) as keyof typeof MEDIA_TYPES];
 
 /** Where a Session's own uploads live; nothing outside it is signed for that Session. */
 const sessionPrefix = (session: Pick<Session, 'metadata'>) => `${session.metadata.namespace}/${session.metadata.name}/`;

@@ -2,17 +2,19 @@
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { HttpError } from '../http-error.ts';
-import { contentTypeOf, isMediaType, isValidRef, type MediaType } from './refs.ts';
+import { contentTypeOf, isMediaType, isValidRef, type ImageType, type MediaType } from './refs.ts';
 
 /** A refused upload or lookup, with the HTTP status that says why. */
 export class MediaError extends HttpError {
   override readonly name = 'MediaError';
 }
 
-/** The type the bytes really are (PNG or JPEG signature), whatever the header claims. */
-function sniffImage(bytes: Buffer): MediaType | undefined {
+/** The type the bytes really are (PNG, JPEG, WebP or GIF signature), whatever the header claims. */
+export function sniffImage(bytes: Buffer): ImageType | undefined {
   if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
   if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
+  if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP') return 'image/webp';
+  if (bytes.length >= 6 && /^GIF8[79]a$/.test(bytes.toString('latin1', 0, 6))) return 'image/gif';
   return undefined;
 }
 
@@ -47,8 +49,18 @@ export class MediaStore {
   }
 
   async put(ref: string, contentType: string | undefined, bytes: Buffer): Promise<void> {
-    const file = this.path(ref);
     checkUpload(ref, contentType);
+    await this.write(ref, contentType, bytes);
+  }
+
+  /** Keeps a picture the phone sent: any image type the agent accepts, its extension matching. */
+  async putImage(ref: string, contentType: ImageType, bytes: Buffer): Promise<void> {
+    if (!isValidRef(ref) || contentTypeOf(ref) !== contentType) throw new MediaError(400, 'invalid media reference');
+    await this.write(ref, contentType, bytes);
+  }
+
+  private async write(ref: string, contentType: ImageType, bytes: Buffer): Promise<void> {
+    const file = this.path(ref);
     if (bytes.length === 0) throw new MediaError(400, 'empty body');
     if (bytes.length > this.maxBytes) throw new MediaError(413, `image larger than ${this.maxBytes} bytes`);
     if (sniffImage(bytes) !== contentType) throw new MediaError(415, `body is not a ${contentType} image`);
@@ -58,7 +70,7 @@ export class MediaStore {
     await rename(temp, file);
   }
 
-  async get(ref: string): Promise<{ bytes: Buffer; contentType: MediaType }> {
+  async get(ref: string): Promise<{ bytes: Buffer; contentType: ImageType }> {
     const file = this.path(ref);
     try {
       const info = await stat(file);

@@ -4,7 +4,7 @@
 import type { CanUseTool, PermissionResult, SDKMessage, SDKResultMessage } from '@anthropic-ai/claude-agent-sdk';
 import { autoAllowed } from './claude-options.ts';
 import { isMissingConversation } from './claude-result.ts';
-import type { AgentHost, ToolDecision } from './types.ts';
+import type { AgentHost, AgentImage, ToolDecision } from './types.ts';
 import { UserInput, userMessage } from './user-input.ts';
 
 /** Claude Code already keeps big outputs in a file and shows a preview; this bounds the rest. */
@@ -34,10 +34,10 @@ export class ClaudeConversation {
   private followUps = 0;
   private pushedSinceResult = 0;
 
-  constructor(host: AgentHost, signal: AbortSignal, prompt: string) {
+  constructor(host: AgentHost, signal: AbortSignal, prompt: string, images: readonly AgentImage[] = []) {
     this.host = host;
     this.signal = signal;
-    this.input.push(userMessage(prompt));
+    this.input.push(userMessage(prompt, images));
   }
 
   readonly canUseTool: CanUseTool = async (toolName, toolInput, { signal, toolUseID }) => {

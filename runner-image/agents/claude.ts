@@ -44,7 +44,7 @@ export class ClaudeAgent implements Agent {
   }
 
   private async attempt(options: AgentRunOptions, host: AgentHost, resume: string | undefined): Promise<Attempt> {
-    const conversation = new ClaudeConversation(host, options.signal, options.prompt);
+    const conversation = new ClaudeConversation(host, options.signal, options.prompt, options.images);
     const abortController = new AbortController();
     const processes = this.deps.channel ? channelProcesses(this.deps.channel, this.deps.log) : localProcesses(this.deps.log);
     const { stderr } = processes;

@@ -26,8 +26,17 @@ export interface AgentHost {
   tools: Record<string, (input: Record<string, unknown>) => Promise<string>>;
 }
 
+/** A picture given with the prompt, as the Messages API takes it. */
+export interface AgentImage {
+  mediaType: 'image/jpeg' | 'image/png' | 'image/webp' | 'image/gif';
+  /** base64 */
+  data: string;
+}
+
 export interface AgentRunOptions {
   prompt: string;
+  /** pictures the user sent with the prompt: image inputs of the first user message */
+  images?: AgentImage[];
   cwd: string;
   mode: 'run' | 'plan';
   resume?: string;

@@ -1,9 +1,16 @@
 // The streaming prompt for query(): user turns pushed while the agent runs, closed when done.
 import type { SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
+import type { AgentImage } from './types.ts';
 
-export const userMessage = (text: string): SDKUserMessage => ({
+/** A user turn; pictures go first, as image blocks, and the text after them. */
+export const userMessage = (text: string, images: readonly AgentImage[] = []): SDKUserMessage => ({
   type: 'user',
-  message: { role: 'user', content: text },
+  message: {
+    role: 'user',
+    content: images.length
+      ? [...images.map((i) => ({ type: 'image' as const, source: { type: 'base64' as const, media_type: i.mediaType, data: i.data } })), { type: 'text' as const, text }]
+      : text,
+  },
   parent_tool_use_id: null,
 });
 

@@ -1,7 +1,10 @@
 // A local fake of Twilio's Messages API (POST /2010-04-01/Accounts/{sid}/Messages.json), enough
 // for the official SDK: checks Basic auth, records each message per recipient, can fail sends.
+// It also keeps media the phone "sent" as Twilio does: an authenticated GET of
+// /2010-04-01/Accounts/{sid}/Messages/{MessageSid}/Media/{MediaSid} redirects (307) to a
+// short-lived URL on loopback that serves the bytes without authentication.
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface FakeMessage {
@@ -32,8 +35,29 @@ export interface FakeTwilio {
   /** resolves when `count` messages to `phone` have arrived */
   waitFor(phone: string, count: number, timeoutMs?: number): Promise<FakeMessage[]>;
   onMessage(listener: (message: FakeMessage) => void): void;
+  /** Keeps media of an inbound message; returns the webhook's NumMedia/MediaUrl{N}/MediaContentType{N} fields. */
+  inboundMedia(messageSid: string, items: InboundMediaItem[]): Record<string, string>;
+  /** every request for media (the Media resource and the short-lived URL), in order */
+  mediaRequests: MediaRequest[];
+  /** the next `count` Media resource GETs answer 404, as Twilio does while media propagates */
+  failMediaNext(count: number): void;
   close(): Promise<void>;
 }
+
+export interface InboundMediaItem {
+  bytes: Buffer;
+  /** MediaContentType{N}; may differ from the bytes (a hostile or mistaken sender) */
+  contentType: string;
+}
+
+export interface MediaRequest {
+  path: string;
+  authorization?: string;
+  status: number;
+}
+
+/** How long the redirect target of a media fetch is valid (Twilio's is hours; short here). */
+const MEDIA_LINK_TTL_MS = 60_000;
 
 const readBody = (req: IncomingMessage) => new Promise<string>((resolve, reject) => {
   let data = '';
@@ -51,8 +75,44 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
   let failures: { count: number; status: number; code: number } = { count: 0, status: 500, code: 20500 };
   let attempts = 0;
   const expectedAuth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
+  let url = '';
+
+  const media = new Map<string, InboundMediaItem>();
+  const links = new Map<string, { key: string; until: number }>();
+  const mediaRequests: MediaRequest[] = [];
+  let mediaFailures = 0;
+  /** GETs of media: the authenticated Media resource (→ 307) and the short-lived link (→ bytes). */
+  const serveMedia = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const path = req.url ?? '';
+    const resource = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\/([^/]+)\/Media\/([^/?]+)$/.exec(path);
+    const link = /^\/_media\/([0-9a-f]{32})(\?.*)?$/.exec(path);
+    if (req.method !== 'GET' || (!resource && !link)) return false;
+    const answer = (status: number, headers: Record<string, string | number> = {}, body?: Buffer) => {
+      mediaRequests.push({ path, authorization: req.headers.authorization, status });
+      res.writeHead(status, headers).end(body);
+    };
+    if (resource) {
+      const key = `${resource[2]}/${resource[3]}`;
+      if (req.headers.authorization !== expectedAuth || resource[1] !== accountSid) answer(401);
+      else if (mediaFailures > 0 || !media.has(key)) {
+        mediaFailures = Math.max(0, mediaFailures - 1);
+        answer(404);
+      } else {
+        const token = randomBytes(16).toString('hex');
+        links.set(token, { key, until: Date.now() + MEDIA_LINK_TTL_MS });
+        answer(307, { Location: `${url}/_media/${token}?Expires=${Math.floor((Date.now() + MEDIA_LINK_TTL_MS) / 1000)}` });
+      }
+      return true;
+    }
+    const target = links.get(link![1]!);
+    const item = target && target.until > Date.now() ? media.get(target.key) : undefined;
+    if (item) answer(200, { 'Content-Type': item.contentType, 'Content-Length': item.bytes.length }, item.bytes);
+    else answer(403);
+    return true;
+  };
 
   const server = createServer((req, res) => {
+    if (serveMedia(req, res)) return;
     void readBody(req).then((raw) => {
       const reply = (status: number, body: object) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
       const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(req.url ?? '');
@@ -80,14 +140,27 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     }, (error: unknown) => res.writeHead(500).end(String(error)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const norm = (phone: string) => (phone.startsWith('whatsapp:') ? phone : `whatsapp:${phone}`);
   const to = (phone: string) => messages.filter((m) => m.to === norm(phone));
 
   return {
-    url, accountSid, authToken, messages, to,
+    url, accountSid, authToken, messages, to, mediaRequests,
     get attempts() {
       return attempts;
+    },
+    inboundMedia(messageSid, items) {
+      const fields: Record<string, string> = { NumMedia: String(items.length) };
+      items.forEach((item, i) => {
+        const mediaSid = `ME${randomBytes(16).toString('hex')}`;
+        media.set(`${messageSid}/${mediaSid}`, item);
+        fields[`MediaUrl${i}`] = `${url}/2010-04-01/Accounts/${accountSid}/Messages/${messageSid}/Media/${mediaSid}`;
+        fields[`MediaContentType${i}`] = item.contentType;
+      });
+      return fields;
+    },
+    failMediaNext(count) {
+      mediaFailures = count;
     },
     failNext(count = 1, status = 500, code = 20500) {
       failures = { count, status, code };

@@ -5,7 +5,7 @@ import { apiError } from '../../common/kube/errors.ts';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { formatDuration, maskPhone, previewPrompt } from '../../common/session/display.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
-import { GROUP, PLURAL, VERSION, type SessionSpec } from '../../common/session/schema.ts';
+import { GROUP, LIMITS, PLURAL, VERSION, type SessionSpec } from '../../common/session/schema.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, kubectl, sessionClient } from '../support/cluster.ts';
 
 const phone = '+14155550123';
@@ -111,6 +111,16 @@ describe('Session CRD on a real API server', () => {
       { requestId: 'r2', action: 'deny', message: 'no network', at: '2026-11-22T08:01:00Z' },
     ] } });
     expect(appended.spec.decisions).toHaveLength(2);
+  });
+
+  it('keeps spec.images immutable, bounded and of the image types the agent accepts', async () => {
+    const name = sessionName(phone);
+    const image = (n: number, contentType = 'image/jpeg') => ({ ref: `${ns}/${name}/photo-${n}.jpg`, contentType: contentType as 'image/jpeg', bytes: 1000 });
+    expect(await rejection(sessions.create(ns, name, { ...validSpec(), images: Array.from({ length: LIMITS.images + 1 }, (_, i) => image(i)) } as never))).toContain('spec.images');
+    expect(await rejection(sessions.create(ns, name, { ...validSpec(), images: [image(1, 'application/pdf')] } as never))).toContain('spec.images[0].contentType');
+    expect(await rejection(sessions.create(ns, name, { ...validSpec(), images: [{ ...image(1), bytes: LIMITS.imageBytes + 1 }] } as never))).toContain('spec.images[0].bytes');
+    await sessions.create(ns, name, { ...validSpec(), images: [image(1)] });
+    expect(await rejection(sessions.patch(ns, name, { spec: { images: [image(1), image(2)] } }))).toContain('images are immutable');
   });
 
   it('changes status only through the status subresource', async () => {

@@ -13,14 +13,16 @@ import type { Session } from '../../common/session/schema.ts';
 import { ensureSampleRepo } from '../../local/sample-repo.ts';
 import { startStack, type Stack } from '../../local/stack.ts';
 import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts';
-import { startFakeTwilio, type FakeMessage, type FakeTwilio } from '../fakes/twilio.ts';
+import { startFakeTwilio, type FakeMessage, type FakeTwilio, type InboundMediaItem } from '../fakes/twilio.ts';
 import { eventually } from './eventually.ts';
 import { startRefusingProxy } from './refusing-proxy.ts';
-import { postWebhook, signedWebhook } from './twilio-webhook.ts';
+import { mediaMessageSid, postWebhook, signedWebhook } from './twilio-webhook.ts';
 
 export interface Phone {
   number: string;
   send(text: string): Promise<void>;
+  /** Sends media (a photo, a PDF, a voice note) with a caption, as Twilio delivers it. */
+  sendMedia(caption: string, items: InboundMediaItem[]): Promise<void>;
   /** Everything this phone received so far. */
   received(): FakeMessage[];
   /** Waits for the next message (after the last one matched) whose body matches; returns it. */
@@ -51,14 +53,20 @@ let counter = 0;
 export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string): Phone {
   let cursor = 0;
   const received = () => twilio.to(number);
+  const post = async (hook: ReturnType<typeof signedWebhook>) => {
+    const response = await postWebhook(`${relayUrl}/webhook`, hook);
+    if (response.status !== 200) throw new Error(`webhook answered ${response.status}: ${await response.text()}`);
+  };
   return {
     number,
     received,
     unread: () => received().slice(cursor),
     async send(text) {
-      const hook = signedWebhook(twilio.authToken, `${relayUrl}/webhook`, { from: number, body: text });
-      const response = await postWebhook(`${relayUrl}/webhook`, hook);
-      if (response.status !== 200) throw new Error(`webhook answered ${response.status}: ${await response.text()}`);
+      await post(signedWebhook(twilio.authToken, `${relayUrl}/webhook`, { from: number, body: text }));
+    },
+    async sendMedia(caption, items) {
+      const sid = mediaMessageSid();
+      await post(signedWebhook(twilio.authToken, `${relayUrl}/webhook`, { from: number, body: caption, sid, media: twilio.inboundMedia(sid, items) }));
     },
     async next(pattern, timeoutMs = 60_000) {
       return eventually(() => {

@@ -3,6 +3,11 @@ import { randomBytes } from 'node:crypto';
 import twilio from 'twilio';
 
 export const messageSid = () => `SM${randomBytes(16).toString('hex')}`;
+/** A media message's sid (Twilio gives media messages MM…). */
+export const mediaMessageSid = () => `MM${randomBytes(16).toString('hex')}`;
+
+/** WhatsApp's MessageType for a message whose first media has this type. */
+const mediaKind = (type = '') => (['image', 'audio', 'video'].find((k) => type.startsWith(`${k}/`)) ?? 'document');
 
 export interface SignedWebhook {
   body: string;
@@ -10,8 +15,13 @@ export interface SignedWebhook {
   params: Record<string, string>;
 }
 
-/** The form body and headers of a WhatsApp message webhook from `from` (E.164), signed for `url`. */
-export function signedWebhook(authToken: string, url: string, fields: { from: string; body: string; sid?: string; extra?: Record<string, string> }): SignedWebhook {
+/**
+ * The form body and headers of a WhatsApp message webhook from `from` (E.164), signed for `url`.
+ * `media`: the NumMedia/MediaUrl{N}/MediaContentType{N} fields (FakeTwilio.inboundMedia makes them).
+ */
+export function signedWebhook(authToken: string, url: string, fields: {
+  from: string; body: string; sid?: string; media?: Record<string, string>; extra?: Record<string, string>;
+}): SignedWebhook {
   const params: Record<string, string> = {
     SmsMessageSid: fields.sid ?? messageSid(),
     NumMedia: '0',
@@ -28,6 +38,7 @@ export function signedWebhook(authToken: string, url: string, fields: { from: st
     AccountSid: `AC${'0'.repeat(32)}`,
     From: `whatsapp:${fields.from}`,
     ApiVersion: '2010-04-01',
+    ...(fields.media && fields.media.NumMedia !== '0' ? { MessageType: mediaKind(fields.media.MediaContentType0), ...fields.media } : {}),
     ...fields.extra,
   };
   params.MessageSid = params.MessageSid || params.SmsMessageSid!;

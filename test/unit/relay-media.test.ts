@@ -11,7 +11,7 @@ import { createApp } from '../../relay/app.ts';
 import type { UploadLimits } from '../../relay/config.ts';
 import { isValidRef } from '../../relay/media/refs.ts';
 import { checkMediaSignature, signMediaUrl } from '../../relay/media/signing.ts';
-import { MediaStore } from '../../relay/media/store.ts';
+import { checkUpload, MediaStore } from '../../relay/media/store.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 
 const key = 'k'.repeat(32);
@@ -60,9 +60,14 @@ describe('media signing', () => {
     expect(checkMediaSignature(key, 'ns/sess-1/diff.png', exp, [sig])).toBe('bad');
   });
 
-  it.each(['../x.png', 'ns/sess-1/../../etc/passwd.png', 'ns/sess-1/a.gif', 'ns/sess-1/.hidden.png', 'NS/sess-1/a.png', 'ns/sess-1/a/b.png',
+  it.each(['../x.png', 'ns/sess-1/../../etc/passwd.png', 'ns/sess-1/a.heic', 'ns/sess-1/.hidden.png', 'NS/sess-1/a.png', 'ns/sess-1/a/b.png',
     'ns/sess-1/a%2f.png', 'ns//a.png', 'ns/sess-1/page.html.png', 'ns/sess-1/A.png', 'ns/sess-1/a.svg', 'ns/sess-1/a.png.', 'ns/sess-1/a_b.png'])(
     'refuses the reference %s', (ref) => expect(isValidRef(ref)).toBe(false));
+
+  it('pictures from the phone may be WebP or GIF; a runner still uploads only PNG or JPEG', () => {
+    expect(isValidRef('ns/sess-1/photo-1.webp') && isValidRef('ns/sess-1/photo-2.gif')).toBe(true);
+    expect(() => checkUpload('ns/sess-1/photo-2.gif', 'image/gif')).toThrow(/image\/png or image\/jpeg/);
+  });
 });
 
 describe('PUT and GET /media', () => {
