@@ -5,6 +5,7 @@ import { phoneHash } from '../../common/session/display.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import { SendError, type OutgoingMessage, type Transport } from '../transports/transport.ts';
 import type { Part } from './plan.ts';
+import { BUTTON_BODY_CHARS, buttonsFor } from './buttons.ts';
 import { splitMessage } from './split.ts';
 
 export interface OutboxOptions {
@@ -54,7 +55,7 @@ export class Outbox {
   private split(transport: Transport, phone: string, parts: Part[]): OutgoingMessage[] {
     const messages: OutgoingMessage[] = [];
     for (const part of parts) {
-      const chunks = part.text ? splitMessage(part.text) : [''];
+      const chunks = part.text ? splitMessage(part.text, buttonsFor(part.actions) ? BUTTON_BODY_CHARS : undefined) : [''];
       chunks.forEach((body, i) => messages.push({
         to: phone,
         ...(body ? { body } : {}),

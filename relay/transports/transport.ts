@@ -3,6 +3,8 @@
 export interface QuickReply {
   label: string;
   reply: string;
+  /** names the request this reply answers ("<reply>:<requestId>", outbound/buttons.ts): what a tap sends back */
+  payload?: string;
 }
 
 export interface OutgoingMessage {
