@@ -22,7 +22,10 @@ export type Route =
   | { kind: 'tooLong' }
   | { kind: 'nothingPending' }
   | { kind: 'decide'; session: string; decision: DecisionDraft }
-  | { kind: 'instructions'; pending: Pending; hint?: string };
+  | { kind: 'instructions'; pending: Pending; hint?: string }
+  /** a tapped button: for a request no longer open (stale), or a payload the relay never wrote (badTap) */
+  | { kind: 'stale' }
+  | { kind: 'badTap' };
 
 const KEYWORDS = {
   help: ['help', '?'],
