@@ -16,11 +16,16 @@ import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts
 import { startFakeTwilio, type FakeMessage, type FakeTwilio } from '../fakes/twilio.ts';
 import { eventually } from './eventually.ts';
 import { startRefusingProxy } from './refusing-proxy.ts';
-import { postWebhook, signedWebhook } from './twilio-webhook.ts';
+import { messageSid, postWebhook, signedWebhook, tapWebhook } from './twilio-webhook.ts';
 
 export interface Phone {
   number: string;
   send(text: string): Promise<void>;
+  /**
+   * Taps the button titled `title` on a message this phone received (a signed webhook carrying
+   * its ButtonPayload, as Twilio posts it). `sid` repeats an earlier tap's webhook; returns the sid.
+   */
+  tap(message: FakeMessage, title: string, sid?: string): Promise<string>;
   /** Everything this phone received so far. */
   received(): FakeMessage[];
   /** Waits for the next message (after the last one matched) whose body matches; returns it. */
@@ -60,11 +65,19 @@ export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string
       const response = await postWebhook(`${relayUrl}/webhook`, hook);
       if (response.status !== 200) throw new Error(`webhook answered ${response.status}: ${await response.text()}`);
     },
+    async tap(message, title, sid = messageSid()) {
+      const button = message.buttons?.find((b) => b.title === title);
+      if (!button) throw new Error(`no button "${title}" on: ${message.body} [${(message.buttons ?? []).map((b) => b.title).join(', ')}]`);
+      const hook = tapWebhook(twilio.authToken, `${relayUrl}/webhook`, { from: number, title, payload: button.id, repliedTo: message.sid, sid });
+      const response = await postWebhook(`${relayUrl}/webhook`, hook);
+      if (response.status !== 200) throw new Error(`webhook answered ${response.status}: ${await response.text()}`);
+      return sid;
+    },
     async next(pattern, timeoutMs = 60_000) {
       return eventually(() => {
         const all = received();
         const index = all.findIndex((m, i) => i >= cursor && pattern.test(m.body));
-        if (index < 0) throw new Error(`no message matching ${pattern} after #${cursor}; received:\n${all.map((m, i) => `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}`).join('\n')}`);
+        if (index < 0) throw new Error(`no message matching ${pattern} after #${cursor}; received:\n${all.map((m, i) => `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}${m.buttons ? ` [${m.buttons.map((b) => b.title).join(' | ')}]` : ''}`).join('\n')}`);
         cursor = index + 1;
         return all[index]!;
       }, timeoutMs, 50);

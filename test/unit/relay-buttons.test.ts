@@ -6,9 +6,11 @@ import type { Decision, Pending, Session } from '../../common/session/schema.ts'
 import type { Delivered } from '../../relay/delivered-state.ts';
 import type { PhoneContext } from '../../relay/inbound/router.ts';
 import { routeTap } from '../../relay/inbound/tap.ts';
+import { checkWebhook } from '../../relay/inbound/webhook.ts';
 import { PAYLOAD_CHARS, bindReplies, buttonTitle, buttonsFor, parsePayload } from '../../relay/outbound/buttons.ts';
 import { ECHO_WAIT_MS, echoText, withEcho } from '../../relay/outbound/echo.ts';
 import { plan } from '../../relay/outbound/plan.ts';
+import { tapWebhook } from '../support/twilio-webhook.ts';
 
 const at = new Date().toISOString();
 const question = (options: string[], id = 'question-0001'): Pending => ({
@@ -143,5 +145,23 @@ describe('the repeated choice', () => {
     const result = plan(s, { ...told, asked, pending: 'tool-0001' }, options);
     expect(result.parts[0]!.text).toMatch(/^Allowed Bash once\.\nReady for review/);
     expect(result.next).toMatchObject({ echoed: 'tool-0001', asked: { id: 'changes-0001' } });
+  });
+});
+
+describe('the webhook of a tapped button', () => {
+  const settings = { authToken: 'a'.repeat(32), webhookUrl: 'https://relay.example/webhook', allowedNumbers: new Set(['+14155550123']) };
+  const check = (payload: string) => {
+    const hook = tapWebhook(settings.authToken, settings.webhookUrl, { from: '+14155550123', title: 'allow', payload, repliedTo: `SM${'1'.repeat(32)}` });
+    return checkWebhook({ signature: hook.headers['x-twilio-signature'], search: '', params: hook.params }, settings);
+  };
+
+  it('carries ButtonPayload to the handler, the title as the body', () => {
+    expect(check('allow:tool-0001')).toMatchObject({ kind: 'accepted', message: { body: 'allow', payload: 'allow:tool-0001' } });
+  });
+
+  it('keeps no more of a hostile payload than a valid one can hold (it is refused when routed)', () => {
+    const verdict = check('x'.repeat(10_000));
+    expect(verdict.kind === 'accepted' && verdict.message.payload!.length).toBe(PAYLOAD_CHARS + 1);
+    expect(routeTap((verdict as { message: { payload: string } }).message.payload, context(tool()), 3)).toEqual({ kind: 'badTap' });
   });
 });
