@@ -52,6 +52,14 @@ export function createTwilioTransport(options: TwilioTransportOptions): Transpor
   return {
     name: 'twilio',
     hasWindow: true,
+    async decisionTemplate(titles) {
+      try {
+        return await templates?.decision(titles);
+      } catch (error) {
+        options.logger.error({ err: error }, 'decision template unavailable; the plain template goes instead');
+        return undefined;
+      }
+    },
     async send(message: OutgoingMessage) {
       const template = message.template ?? await withButtons(message);
       const params = {

@@ -2,6 +2,9 @@
 // Twilio's documentation: create (POST, JSON), list (GET, paged with PageSize/PageToken, key
 // "contents"), fetch (GET /v1/Content/{sid}); and renders a message sent with ContentSid and
 // ContentVariables into what the phone shows: the body and the buttons, variables substituted.
+// WhatsApp approval: POST /v1/Content/{sid}/ApprovalRequests/whatsapp submits (refused at once when
+// the body breaks WhatsApp's variable rules), GET /v1/Content/{sid}/ApprovalRequests reads the
+// verdict; a test plays WhatsApp with decide().
 import { randomBytes } from 'node:crypto';
 
 export interface FakeButton {
@@ -71,8 +74,28 @@ function checkQuickReply(qr: { body: string; actions?: FakeButton[] }, maxAction
   }
 }
 
+export interface Approval {
+  name: string;
+  category: string;
+  content_type: string;
+  status: 'received' | 'pending' | 'approved' | 'rejected';
+  rejection_reason: string;
+  allow_category_change: boolean;
+}
+
+const CATEGORIES = new Set(['UTILITY', 'MARKETING', 'AUTHENTICATION']);
+
+/** WhatsApp refuses a body that starts or ends with a variable, or has two side by side. */
+function whatsappBodyProblem(body: string): string | undefined {
+  const trimmed = body.trim();
+  if (/^\{\{[^}]+\}\}/.test(trimmed) || /\{\{[^}]+\}\}$/.test(trimmed)) return 'the body starts or ends with a variable';
+  if (/\}\}\s*\{\{/.test(trimmed)) return 'two variables are next to each other';
+  return undefined;
+}
+
 export class ContentStore {
   readonly resources: ContentResource[] = [];
+  readonly approvals = new Map<string, Approval>();
   private readonly accountSid: string;
 
   constructor(accountSid: string) {
@@ -92,6 +115,37 @@ export class ContentStore {
 
   get(sid: string): ContentResource | undefined {
     return this.resources.find((r) => r.sid === sid);
+  }
+
+  /** POST …/ApprovalRequests/whatsapp */
+  requestApproval(sid: string, raw: unknown): Approval {
+    const resource = this.get(sid);
+    if (!resource) throw new ContentError(20404, 'The requested resource was not found');
+    const request = (raw ?? {}) as { name?: unknown; category?: unknown };
+    if (typeof request.name !== 'string' || !/^[a-z0-9_]{1,512}$/.test(request.name)) throw new ContentError(20001, 'name: lowercase letters, digits and underscores');
+    if (typeof request.category !== 'string' || !CATEGORIES.has(request.category)) throw new ContentError(20001, 'category: UTILITY, MARKETING or AUTHENTICATION');
+    const [type, body] = Object.entries(resource.types)[0]!;
+    const problem = whatsappBodyProblem(body.body ?? '');
+    const approval: Approval = {
+      name: request.name, category: request.category, content_type: type, status: problem ? 'rejected' : 'received',
+      rejection_reason: problem ?? '', allow_category_change: true,
+    };
+    this.approvals.set(sid, approval);
+    return approval;
+  }
+
+  /** GET …/ApprovalRequests */
+  approvalOf(sid: string): object {
+    if (!this.get(sid)) throw new ContentError(20404, 'The requested resource was not found');
+    const whatsapp = this.approvals.get(sid) ?? { status: 'unsubmitted' };
+    return { sid, account_sid: this.accountSid, whatsapp: { type: 'whatsapp', ...whatsapp }, url: `https://content.twilio.com/v1/Content/${sid}/ApprovalRequests` };
+  }
+
+  /** WhatsApp's verdict on a submitted template. */
+  decide(sid: string, status: 'approved' | 'rejected'): void {
+    const approval = this.approvals.get(sid);
+    if (!approval) throw new Error(`${sid} was never submitted for approval`);
+    approval.status = status;
   }
 
   /** One page of the list, as GET /v1/Content answers it. */

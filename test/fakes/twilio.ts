@@ -28,6 +28,8 @@ export interface FakeTwilio {
   authToken: string;
   /** Content API resources created so far */
   contents: ContentResource[];
+  /** WhatsApp's verdict on a template submitted for approval (submitted ones start as "received") */
+  decideApproval(sid: string, status: 'approved' | 'rejected'): void;
   /** every accepted message, in arrival order */
   messages: FakeMessage[];
   /** accepted messages to one number (E.164 or whatsapp:E.164) */
@@ -109,6 +111,7 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
 
   return {
     url, accountSid, authToken, messages, to, contents: contents.resources,
+    decideApproval: (sid, status) => contents.decide(sid, status),
     get attempts() {
       return attempts;
     },
@@ -141,6 +144,18 @@ type Reply = (status: number, body: object) => void;
 
 /** POST /v1/Content (create), GET /v1/Content (list), GET /v1/Content/{sid} (fetch). */
 function contentRoute(contents: ContentStore, method: string, url: URL, raw: string, reply: Reply): void {
+  const approval = /^\/v1\/Content\/(HX[0-9a-f]{32})\/ApprovalRequests(\/whatsapp)?$/.exec(url.pathname);
+  if (approval) {
+    try {
+      if (method === 'POST' && approval[2]) return reply(201, contents.requestApproval(approval[1]!, JSON.parse(raw)));
+      if (method === 'GET' && !approval[2]) return reply(200, contents.approvalOf(approval[1]!));
+      return reply(405, { code: 20004, message: 'Method not allowed', status: 405 });
+    } catch (error) {
+      if (!(error instanceof ContentError) && !(error instanceof SyntaxError)) throw error;
+      const status = error instanceof ContentError && error.code === 20404 ? 404 : 400;
+      return reply(status, { code: error instanceof ContentError ? error.code : 20001, message: error.message, status });
+    }
+  }
   const sid = /^\/v1\/Content\/(HX[0-9a-f]{32})$/.exec(url.pathname)?.[1];
   if (method === 'GET' && sid) {
     const found = contents.get(sid);
