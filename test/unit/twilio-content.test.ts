@@ -3,8 +3,11 @@
 // refuses what Twilio documents as invalid.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../relay/metrics.ts';
+import { bindReplies } from '../../relay/outbound/buttons.ts';
+import { Outbox } from '../../relay/outbound/outbox.ts';
 import { createTwilioTransport } from '../../relay/transports/twilio.ts';
-import { quickReplyDefinition, quickReplyName } from '../../relay/transports/twilio-content.ts';
+import { decisionName, quickReplyDefinition, quickReplyName } from '../../relay/transports/twilio-content.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 
 const logger = pino({ level: 'silent' });
@@ -54,6 +57,39 @@ describe('WhatsApp buttons through the Content API', () => {
   });
 });
 
+describe('outside the 24-hour window', () => {
+  const outbox = (templateSid: string) => {
+    const t = transport();
+    return new Outbox({
+      transportFor: () => t, mediaUrl: (ref) => ref, lastInboundAt: () => Date.now() - 25 * 3_600_000, templateSid,
+      windowMs: 23.5 * 3_600_000, ratePerSecond: 100, metrics: createMetrics(), logger,
+    });
+  };
+  const toolRequest = (id: string) => [{ text: '🔐 The agent wants to run: `npm test`', actions: bindReplies(id, ['allow', 'allow always', 'deny'].map((r) => ({ label: r, reply: r }))) }];
+
+  it('a request goes out as the approved decision template with its buttons; until WhatsApp approves it, as the plain template', async () => {
+    const plain = await (await createContent({ language: 'en', variables: { 1: 'x' }, types: { 'twilio/text': { body: 'Tether update: {{1}} (reply to continue)' } } })).json() as { sid: string };
+    const phone = '+14155550127';
+    await outbox(plain.sid).deliver(phone, toolRequest('tool-0007'));
+    const decision = fake.contents.find((c) => c.friendly_name === decisionName(['allow', 'allow always', 'deny']))!;
+    const [first] = fake.to(phone);
+    expect(first!.contentSid).toBe(plain.sid);
+    expect(first!.body).toMatch(/^Tether update: 🔐 The agent wants to run/);
+
+    fake.decideApproval(decision.sid, 'approved');
+    await outbox(plain.sid).deliver(phone, toolRequest('tool-0008'));
+    const second = fake.to(phone)[1]!;
+    expect(second.contentSid).toBe(decision.sid);
+    expect(second.body).toBe('Tether is waiting for your decision: 🔐 The agent wants to run: `npm test`\nTap a button, or reply in words.');
+    expect(second.buttons).toEqual([{ title: 'allow', id: 'allow:tool-0008' }, { title: 'allow always', id: 'allow always:tool-0008' }, { title: 'deny', id: 'deny:tool-0008' }]);
+    expect(fake.contents.filter((c) => c.friendly_name === decision.friendly_name)).toHaveLength(1);
+
+    // A question's options are not fixed words: no approved template can hold them.
+    await outbox(plain.sid).deliver(phone, [{ text: '❓ Which?', actions: bindReplies('q-1', [{ label: '1. Redis', reply: '1' }, { label: 'reject', reply: 'reject' }]) }]);
+    expect(fake.to(phone)[2]!.contentSid).toBe(plain.sid);
+  });
+});
+
 describe('the fake Content API refuses what Twilio does', () => {
   it('at creation: missing language, unknown variables, too many actions, long titles, duplicate titles', async () => {
     const qr = (actionsList: object[], extra: object = {}) => ({ language: 'en', types: { 'twilio/quick-reply': { body: 'Pick', actions: actionsList } }, ...extra });
@@ -83,6 +119,18 @@ describe('the fake Content API refuses what Twilio does', () => {
       await expect(transport().send({ to: '+14155550126', template: { contentSid: sid, variables: variables as Record<string, string> } })).rejects.toThrow(/Twilio send failed/);
     }
     expect(fake.messages.length).toBe(before);
+  });
+
+  it('WhatsApp approval: a body starting or ending with a variable is rejected at once; others wait for the verdict', async () => {
+    const auth = { authorization: `Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`, 'content-type': 'application/json' };
+    const submit = async (body: string) => {
+      const { sid } = await (await createContent({ language: 'en', variables: { 1: 'x' }, types: { 'twilio/text': { body } } })).json() as { sid: string };
+      await fetch(`${fake.url}/v1/Content/${sid}/ApprovalRequests/whatsapp`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'some_name', category: 'UTILITY' }) });
+      return (await (await fetch(`${fake.url}/v1/Content/${sid}/ApprovalRequests`, { headers: auth })).json() as { whatsapp: { status: string } }).whatsapp.status;
+    };
+    expect(await submit('{{1}} is ready')).toBe('rejected');
+    expect(await submit('Ready: {{1}}')).toBe('rejected');
+    expect(await submit('Ready: {{1}} now')).toBe('received');
   });
 
   it('lists in pages the SDK follows', async () => {
