@@ -72,14 +72,7 @@ export class ContentTemplates {
   /** The SID of the quick-reply resource with `buttons` buttons, made on first use. */
   quickReply(buttons: number): Promise<string> {
     if (!Number.isInteger(buttons) || buttons < 1 || buttons > MAX_BUTTONS) throw new RangeError(`no quick reply with ${buttons} buttons`);
-    const name = quickReplyName(buttons);
-    let sid = this.sids.get(name);
-    if (!sid) {
-      sid = this.findOrCreate(name, () => quickReplyDefinition(buttons));
-      this.sids.set(name, sid);
-      sid.catch(() => this.sids.delete(name));
-    }
-    return sid;
+    return this.sidOf(quickReplyName(buttons), () => quickReplyDefinition(buttons));
   }
 
   /**
@@ -88,14 +81,19 @@ export class ContentTemplates {
    */
   async decision(titles: string[]): Promise<string | undefined> {
     const name = decisionName(titles);
+    const sid = await this.sidOf(name, () => decisionDefinition(titles));
+    return (await this.approved(sid, name)) ? sid : undefined;
+  }
+
+  /** The resource named `name`: cached, else found by name, else made. */
+  private sidOf(name: string, definition: () => object): Promise<string> {
     let sid = this.sids.get(name);
     if (!sid) {
-      sid = this.findOrCreate(name, () => decisionDefinition(titles));
+      sid = this.findOrCreate(name, definition);
       this.sids.set(name, sid);
       sid.catch(() => this.sids.delete(name));
     }
-    const resolved = await sid;
-    return (await this.approved(resolved, name)) ? resolved : undefined;
+    return sid;
   }
 
   /** Asks WhatsApp's verdict (at most every APPROVAL_RECHECK_MS until approved); submits a template never submitted. */
