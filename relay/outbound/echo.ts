@@ -4,7 +4,7 @@
 import type { Decision, Pending, Session } from '../../common/session/schema.ts';
 import type { Asked, Delivered } from '../delivered-state.ts';
 import { text } from '../text.ts';
-import type { Part } from './plan.ts';
+import { plan, type Part, type Plan, type PlanOptions } from './plan.ts';
 
 /** How long an echo waits for a message to ride on before it is sent alone. */
 export const ECHO_WAIT_MS = 10_000;
@@ -50,4 +50,17 @@ export function withEcho(session: Session, told: Delivered, parts: Part[], now: 
   const dueAt = new Date(decision.at).getTime() + ECHO_WAIT_MS;
   if (now >= dueAt) return { parts: [{ text: words }], echoed: decision.requestId };
   return { parts, wakeAt: dueAt };
+}
+
+/** plan(), with the request shown remembered (`asked`) and the echo of the newest decision added. */
+export function planWithEcho(session: Session, told: Delivered, options: PlanOptions): Plan {
+  const planned = plan(session, told, options);
+  const next = { ...planned.next };
+  const pending = session.status?.pending;
+  if (pending && next.pending === pending.id && told.pending !== pending.id) next.asked = askedOf(pending);
+  const echo = withEcho(session, told, planned.parts, options.now);
+  if (echo.echoed) next.echoed = echo.echoed;
+  if (next.n === told.n && JSON.stringify(next) !== JSON.stringify(planned.next)) next.n = told.n + 1;
+  const wakeAt = echo.wakeAt === undefined ? planned.wakeAt : Math.min(planned.wakeAt ?? Infinity, echo.wakeAt);
+  return { ...planned, parts: echo.parts, next, wakeAt };
 }

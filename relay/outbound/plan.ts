@@ -8,7 +8,6 @@ import { isOwnMedia } from '../media/refs.ts';
 import { cutChars, text } from '../text.ts';
 import type { QuickReply } from '../transports/transport.ts';
 import { bindReplies } from './buttons.ts';
-import { askedOf, withEcho } from './echo.ts';
 
 export interface Part {
   text?: string;
@@ -83,7 +82,6 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
     if (pending.kind === 'changes') parts.push(...reviewParts(session, status.result ?? {}, pending));
     parts.push({ text: text.pending(pending, approval), actions: bindReplies(pending.id, quickReplies(pending)) });
     next.pending = pending.id;
-    next.asked = askedOf(pending);
   }
   const answered = status.result?.diffAnswered ?? 0;
   for (let request = (told.diffs ?? 0) + 1; request <= answered; request++) {
@@ -108,10 +106,7 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
     next.done = phase;
   }
 
-  const echo = withEcho(session, told, parts, options.now);
-  if (echo.echoed) next.echoed = echo.echoed;
-  if (echo.wakeAt !== undefined) wakeAt = Math.min(wakeAt ?? Infinity, echo.wakeAt);
-  return { parts: echo.parts, next: counted(told, next), sentProgress, wakeAt };
+  return { parts, next: counted(told, next), sentProgress, wakeAt };
 }
 
 /** The review: its pages in order, the first with the caption, the last saying which files no page shows. */

@@ -8,7 +8,7 @@ import type { PhoneContext } from '../../relay/inbound/router.ts';
 import { routeTap } from '../../relay/inbound/tap.ts';
 import { checkWebhook } from '../../relay/inbound/webhook.ts';
 import { PAYLOAD_CHARS, bindReplies, buttonTitle, buttonsFor, parsePayload } from '../../relay/outbound/buttons.ts';
-import { ECHO_WAIT_MS, echoText, withEcho } from '../../relay/outbound/echo.ts';
+import { ECHO_WAIT_MS, echoText, planWithEcho, withEcho } from '../../relay/outbound/echo.ts';
 import { plan } from '../../relay/outbound/plan.ts';
 import { tapWebhook } from '../support/twilio-webhook.ts';
 
@@ -140,11 +140,18 @@ describe('the repeated choice', () => {
     expect(withEcho(s, { ...told, asked }, [], decidedAt + ECHO_WAIT_MS)).toEqual({ parts: [{ text: 'Allowed Bash once.' }], echoed: 'tool-0001' });
   });
 
-  it('is prefixed by the plan to the next request shown', () => {
+  it('is prefixed to the next request shown, which is remembered in its place', () => {
     const s = session(changes(), [decided({ scope: 'once' })]);
-    const result = plan(s, { ...told, asked, pending: 'tool-0001' }, options);
+    const result = planWithEcho(s, { ...told, asked, pending: 'tool-0001' }, options);
     expect(result.parts[0]!.text).toMatch(/^Allowed Bash once\.\nReady for review/);
-    expect(result.next).toMatchObject({ echoed: 'tool-0001', asked: { id: 'changes-0001' } });
+    expect(result.next).toMatchObject({ n: 2, echoed: 'tool-0001', asked: { id: 'changes-0001' } });
+  });
+
+  it('alone, still counts as a change to record', () => {
+    const s = session(undefined, [decided({ scope: 'once' })]);
+    const result = planWithEcho(s, { ...told, asked, pending: 'tool-0001' }, { ...options, now: new Date(at).getTime() + ECHO_WAIT_MS });
+    expect(result.parts).toEqual([{ text: 'Allowed Bash once.' }]);
+    expect(result.next).toMatchObject({ n: 2, echoed: 'tool-0001' });
   });
 });
 
