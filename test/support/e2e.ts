@@ -95,6 +95,8 @@ export interface E2EOptions {
   kubeconfig?: string;
   /** More environment for every Pod process (e.g. ANTHROPIC_BASE_URL of a test's scripted model). */
   podEnv?: Record<string, string>;
+  /** Prepares the fake Twilio before the relay starts (e.g. an operator's templates); returns more relay environment. */
+  prepareTwilio?(twilio: FakeTwilio): Promise<Record<string, string>>;
 }
 
 export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
@@ -110,6 +112,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     relayEnv: {
       TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
       TWILIO_API_URL: twilio.url, ALLOWED_NUMBERS: numbers.join(','), RELAY_PROGRESS_BATCH: '300ms', ...options.relayEnv,
+      ...await options.prepareTwilio?.(twilio),
     },
     controllerEnv: { TETHER_LEADER_ELECTION: 'false', ...options.controllerEnv },
     podEnv: { ...options.podEnv, ...proxy.env }, // Claude Code in the runner Pods must reach nothing but the scripted model
