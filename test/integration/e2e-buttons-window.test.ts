@@ -11,7 +11,7 @@ const TOOL_TITLES = ['allow', 'allow always', 'deny'];
 let e2e: E2E;
 beforeAll(async () => {
   e2e = await startE2E({
-    numbers: ['+14155550151'],
+    numbers: ['+14155550161'],
     relayEnv: { RELAY_WINDOW: '1ms' },
     async prepareTwilio(twilio) {
       const headers = { authorization: `Basic ${Buffer.from(`${twilio.accountSid}:${twilio.authToken}`).toString('base64')}`, 'content-type': 'application/json' };
@@ -32,7 +32,7 @@ afterAll(async () => e2e?.stop());
 
 describe('end to end: outside the 24-hour window', () => {
   it('a tool request goes out as the approved decision template and a tap answers it; the review, not approved yet, as the plain template', async () => {
-    const phone = e2e.phone('+14155550151');
+    const phone = e2e.phone('+14155550161');
     await phone.send('script:\ntool: Bash {"command":"echo ok > window.txt"}\nwrite: window.md = outside the window\nsay: ran it');
     await phone.next(/^Tether update: On it/);
     const ask = await phone.next(/^Tether is waiting for your decision: .*🔐/s);
