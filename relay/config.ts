@@ -21,6 +21,7 @@ export const ENV = Type.Object({
   TWILIO_WHATSAPP_FROM: Type.Optional(str('sender, whatsapp:+1…', { pattern: `^whatsapp:\\+[1-9][0-9]{6,14}$` })),
   TWILIO_API_URL: Type.Optional(str('base URL of the Messages API (tests: a local fake)', { pattern: '^https?://' })),
   TWILIO_TEMPLATE_SID: Type.Optional(str('content template for messages outside the 24-hour window', { pattern: '^HX[0-9a-fA-F]{32}$' })),
+  TWILIO_BUTTONS: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true', description: 'requests carry WhatsApp quick-reply buttons (Content API templates the relay creates)' }),
   PUBLIC_URL: str('public base URL of the relay; the webhook is PUBLIC_URL/webhook', { pattern: '^https?://[^/?#]+(/[^?#]*)?$' }),
   ALLOWED_NUMBERS: Type.String({ default: '', description: 'comma-separated E.164 allowlist' }),
   TETHER_NAMESPACE: str('namespace of the Session objects', { default: 'tether', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' }),
@@ -65,7 +66,7 @@ export const ENV = Type.Object({
 type Env = Static<typeof ENV>;
 
 export interface RelayConfig {
-  twilio?: { accountSid: string; authToken: string; from: string; apiUrl?: string; templateSid?: string };
+  twilio?: { accountSid: string; authToken: string; from: string; apiUrl?: string; templateSid?: string; buttons: boolean };
   publicUrl: string;
   webhookUrl: string;
   allowedNumbers: Set<string>;
@@ -177,7 +178,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   const publicUrl = env.PUBLIC_URL.replace(/\/+$/, '');
   return {
     twilio: env.TWILIO_ACCOUNT_SID
-      ? { accountSid: env.TWILIO_ACCOUNT_SID, authToken: env.TWILIO_AUTH_TOKEN!, from: env.TWILIO_WHATSAPP_FROM!, apiUrl: env.TWILIO_API_URL, templateSid: env.TWILIO_TEMPLATE_SID }
+      ? { accountSid: env.TWILIO_ACCOUNT_SID, authToken: env.TWILIO_AUTH_TOKEN!, from: env.TWILIO_WHATSAPP_FROM!, apiUrl: env.TWILIO_API_URL, templateSid: env.TWILIO_TEMPLATE_SID, buttons: env.TWILIO_BUTTONS === 'true' }
       : undefined,
     publicUrl,
     webhookUrl: `${publicUrl}/webhook`,

@@ -3,6 +3,15 @@
 import { ANNOTATION_DELIVERED } from '../common/session/names.ts';
 import type { Session } from '../common/session/schema.ts';
 
+/** A request shown, as much of it as saying later what was chosen needs. */
+export interface Asked {
+  id: string;
+  /** kind tool: the tool's name */
+  tool?: string;
+  /** a single question: its option labels, in order */
+  options?: string[];
+}
+
 /** `n` counts writes so the newest copy wins between the informer cache and the relay's own last write. */
 export interface Delivered {
   n: number;
@@ -14,6 +23,9 @@ export interface Delivered {
   /** id of the last pending request shown, and of the last one reminded about */
   pending?: string;
   reminded?: string;
+  /** the last request shown, and the last decision whose choice was repeated to the phone (outbound/echo.ts) */
+  asked?: Asked;
+  echoed?: string;
   /** terminal phase reported */
   done?: string;
   /** `diff <file>` requests whose pages were sent (status.result.diffAnswered) */

@@ -62,7 +62,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   const phones = new PhoneView(store);
   const lanes = new PhoneLanes();
   const defaults = { maxQueued: config.maxQueued, timeouts: config.timeouts };
-  const twilio = config.twilio && createTwilioTransport(config.twilio);
+  const twilio = config.twilio && createTwilioTransport({ ...config.twilio, logger });
   const webChat = config.webChat && new WebChat(config.webChat);
   const transportFor = (phone: string): Transport => (webChat && (phone === webChat.phone || !twilio) ? webChat : twilio!);
   const outbox = new Outbox({

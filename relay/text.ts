@@ -61,6 +61,8 @@ export const text = {
   queueFull: (maxQueued: number) => (maxQueued === 0
     ? 'A command is already running, and commands are not queued here. Wait for it to finish, or reply *cancel* to stop it.'
     : `You already have ${maxQueued} command${maxQueued === 1 ? '' : 's'} waiting. Wait for one to finish, or reply *cancel* to clear them.`),
+  requestClosed: () => 'That request is no longer open. Reply *status* to see where things are.',
+  unknownButton: () => 'That button is not one of ours. Reply with a word instead (*help* lists them).',
   nothingPending: () => 'Nothing is waiting for your decision right now. Send a command, or *status*.',
   nothingToCancel: () => 'Nothing is running. Send a command to start.',
   droppedFromQueue: (prompt: string) =>
@@ -102,6 +104,10 @@ export const text = {
     return [`Session ${shortId(session.metadata.name!)}${repo ? ` (${repo})` : ''} · ${phase}${forText}`, last ? `last: ${previewPrompt(last, 60)}` : '', `queue: ${queued}`]
       .filter(Boolean).join(' · ');
   },
+  echoAllowed: (tool: string | undefined, always: boolean) => `Allowed ${tool ?? 'it'} ${always ? 'for the rest of this session' : 'once'}.`,
+  echoDenied: (reason: string | undefined) => (reason ? `Denied: ${previewPrompt(reason, 100)}` : 'Denied.'),
+  echoChose: (n: number, label: string) => `You chose ${n} (${previewPrompt(label, 60)}).`,
+  echoAnswered: (answer: string) => `You answered: ${previewPrompt(answer, 100)}`,
   progress: (lines: string[]) => lines.map((l) => `⏳ ${l}`).join('\n'),
 
   pending(pending: Pending, approvalTimeout: string): string {

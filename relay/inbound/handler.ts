@@ -26,6 +26,7 @@ import type { InboundMedia } from './media-fields.ts';
 import { routeMessage, type InboundImages } from './media-in.ts';
 import type { PhoneView } from './phone-view.ts';
 import type { CommandOptions, DecisionDraft, Route } from './router.ts';
+import { routeTap } from './tap.ts';
 
 export interface InboundMessage {
   /** MessageSid (Twilio) or a client-made id (web chat) */
@@ -33,6 +34,8 @@ export interface InboundMessage {
   /** E.164, without the whatsapp: prefix */
   from: string;
   body: string;
+  /** a tapped button's payload (Twilio ButtonPayload; the web chat's buttons): answers only the request it names */
+  payload?: string;
   transport: 'twilio' | 'web';
   /** When the relay received it (ISO, milliseconds): orders a phone's commands. */
   receivedAt?: string;
@@ -127,7 +130,10 @@ export class InboundHandler {
     if (this.recent.size > RECENT_IDS) this.recent.delete(this.recent.values().next().value!);
     // The phone's lane is taken before any round trip, so its messages are acted on in arrival order.
     return this.o.lanes.run(message.from, async () => {
-      const r = given ?? routeMessage(message, { ...this.o.phones.context(message.from), repos: this.repos.names }, this.o.defaults.maxQueued);
+      const context = { ...this.o.phones.context(message.from), repos: this.repos.names };
+      const r = given ?? (message.payload !== undefined
+        ? routeTap(message.payload, context, this.o.defaults.maxQueued)
+        : routeMessage(message, context, this.o.defaults.maxQueued));
       if (!given) await this.o.onRouted?.(message.id, r);
       let reply: string | undefined;
       try {
@@ -179,6 +185,8 @@ export class InboundHandler {
       case 'nothingPending': return text.nothingPending();
       case 'queueFull': return text.queueFull(this.o.defaults.maxQueued);
       case 'instructions': return text.instructions(r.pending, r.hint);
+      case 'stale': return text.requestClosed();
+      case 'badTap': return text.unknownButton();
       case 'status': {
         const shown = view.session ?? view.open[0];
         const repos = await this.repos.summary(phone);
@@ -245,7 +253,7 @@ export class InboundHandler {
   private async decide(name: string, draft: DecisionDraft, by: string): Promise<string | undefined> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const session = await this.o.sessions.get(this.o.namespace, name);
-      if (!session || session.status?.pending?.id !== draft.requestId) return 'That request is no longer open. Reply *status* to see where things are.';
+      if (!session || session.status?.pending?.id !== draft.requestId) return text.requestClosed();
       const decisions = session.spec.decisions ?? [];
       if (decisions.some((d) => d.requestId === draft.requestId)) return 'That request was already answered.';
       const decision = { ...draft, by, at: new Date().toISOString() };

@@ -33,7 +33,10 @@ export type Route =
   | { kind: 'decide'; session: string; decision: DecisionDraft }
   | { kind: 'instructions'; pending: Pending; hint?: string }
   | { kind: 'mediaRefused'; media: 'audio' | 'other' }
-  | { kind: 'imageNotNow' };
+  | { kind: 'imageNotNow' }
+  /** a tapped button: for a request no longer open (stale), or a payload the relay never wrote (badTap) */
+  | { kind: 'stale' }
+  | { kind: 'badTap' };
 
 const KEYWORDS = {
   help: ['help', '?'],

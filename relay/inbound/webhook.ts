@@ -1,5 +1,6 @@
 // Is this POST /webhook really Twilio, about a message from an allowed number?
 import twilio from 'twilio';
+import { PAYLOAD_CHARS } from '../outbound/buttons.ts';
 import { text } from '../text.ts';
 import type { InboundMessage } from './handler.ts';
 import { parseMediaFields, type MediaSource } from './media-fields.ts';
@@ -29,6 +30,8 @@ export type WebhookVerdict =
   | { kind: 'ignored'; reason: string }
   | { kind: 'accepted'; message: InboundMessage };
 
+/** Longer payloads are none of ours: kept only this far (the journal stays small), then refused when routed. */
+const MAX_PAYLOAD_KEPT = PAYLOAD_CHARS + 1;
 const SID = /^(SM|MM)[0-9a-f]{32}$/;
 const FROM = /^whatsapp:(\+[1-9][0-9]{6,14})$/;
 
@@ -38,15 +41,18 @@ export function checkWebhook(input: WebhookInput, settings: WebhookSettings): We
   if (!twilio.validateRequest(settings.authToken, input.signature, url, input.params)) {
     return { kind: 'rejected', status: 403, reason: 'bad X-Twilio-Signature' };
   }
-  const { MessageSid: sid, From: from, Body: body } = input.params;
+  const { MessageSid: sid, From: from, Body: body, ButtonPayload: payload } = input.params;
   if (typeof sid !== 'string' || !SID.test(sid)) return { kind: 'rejected', status: 400, reason: 'missing or malformed MessageSid' };
   if (typeof from !== 'string') return { kind: 'rejected', status: 400, reason: 'missing From' };
   if (body !== undefined && typeof body !== 'string') return { kind: 'rejected', status: 400, reason: 'malformed Body' };
+  if (payload !== undefined && typeof payload !== 'string') return { kind: 'rejected', status: 400, reason: 'malformed ButtonPayload' };
   const phone = FROM.exec(from)?.[1];
   if (!phone) return { kind: 'ignored', reason: 'sender is not a WhatsApp number' };
   if (!settings.allowedNumbers.has(phone)) return { kind: 'ignored', reason: 'sender not in ALLOWED_NUMBERS' };
   const media = parseMediaFields(input.params, sid, settings.media);
   if (!media.ok) return { kind: 'rejected', status: 400, reason: media.reason };
-  const message: InboundMessage = { id: sid, from: phone, body: body ?? '', transport: 'twilio', receivedAt: new Date().toISOString() };
+  // A tapped quick reply: Body is the button's title, ButtonPayload the id the relay gave it (checked when routed).
+  const tapped = payload ? { payload: payload.slice(0, MAX_PAYLOAD_KEPT) } : {};
+  const message: InboundMessage = { id: sid, from: phone, body: body ?? '', ...tapped, transport: 'twilio', receivedAt: new Date().toISOString() };
   return { kind: 'accepted', message: media.media.length ? { ...message, media: media.media } : message };
 }

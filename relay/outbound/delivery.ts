@@ -16,7 +16,7 @@ import type { RelayMetrics } from '../metrics.ts';
 import type { PhoneLanes } from '../phone-lane.ts';
 import type { SessionApi, SessionStore } from '../session-store.ts';
 import type { Outbox } from './outbox.ts';
-import { plan } from './plan.ts';
+import { planWithEcho } from './echo.ts';
 
 export interface DeliveryOptions {
   store: SessionStore;
@@ -120,7 +120,7 @@ export class Delivery {
       if (stored.sending && this.sentPrompts.get(key) === stored.sending.id) return this.confirm(key, session, stored.sending.id).then(() => wakeAt);
       const { told, leaseEndsAt } = this.asTold(stored);
       if (leaseEndsAt !== undefined) wakeAt = leaseEndsAt;
-      const next = plan(session, told, {
+      const next = planWithEcho(session, told, {
         now: Date.now(), progressBatchMs: this.o.progressBatchMs, reminderBeforeMs: this.o.reminderBeforeMs,
         lastProgressAt: this.lastProgressAt.get(phone) ?? 0, defaults: this.o.defaults,
       });

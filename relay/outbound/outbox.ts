@@ -5,6 +5,7 @@ import { phoneHash } from '../../common/session/display.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import { SendError, type OutgoingMessage, type Transport } from '../transports/transport.ts';
 import type { Part } from './plan.ts';
+import { BUTTON_BODY_CHARS, buttonsFor } from './buttons.ts';
 import { splitMessage } from './split.ts';
 
 export interface OutboxOptions {
@@ -37,7 +38,7 @@ export class Outbox {
   /** Sends the parts in order. Call from the phone's lane to keep its order. */
   async deliver(phone: string, parts: Part[]): Promise<void> {
     const transport = this.options.transportFor(phone);
-    const messages = transport.hasWindow && this.windowClosed(phone) ? this.template(phone, parts) : this.split(transport, phone, parts);
+    const messages = transport.hasWindow && this.windowClosed(phone) ? await this.template(transport, phone, parts) : this.split(transport, phone, parts);
     let waiting = messages.length;
     this.setDepth(waiting);
     try {
@@ -54,7 +55,7 @@ export class Outbox {
   private split(transport: Transport, phone: string, parts: Part[]): OutgoingMessage[] {
     const messages: OutgoingMessage[] = [];
     for (const part of parts) {
-      const chunks = part.text ? splitMessage(part.text) : [''];
+      const chunks = part.text ? splitMessage(part.text, buttonsFor(part.actions) ? BUTTON_BODY_CHARS : undefined) : [''];
       chunks.forEach((body, i) => messages.push({
         to: phone,
         ...(body ? { body } : {}),
@@ -70,14 +71,24 @@ export class Outbox {
     return last !== undefined && Date.now() - last > this.options.windowMs;
   }
 
-  /** Outside the 24-hour window only a template may be sent: one, previewing the parts. */
-  private template(phone: string, parts: Part[]): OutgoingMessage[] {
+  /**
+   * Outside the 24-hour window only a template may be sent: one, previewing the parts — with the
+   * request's buttons when it has fixed titles and the transport has an approved template for them.
+   */
+  private async template(transport: Transport, phone: string, parts: Part[]): Promise<OutgoingMessage[]> {
+    const preview = parts.map((p) => p.text ?? '').join(' ').replace(/\s+/g, ' ').slice(0, 200);
+    const replies = parts.findLast((p) => p.actions)?.actions;
+    const buttons = replies?.every((r) => r.label === r.reply) ? buttonsFor(replies) : undefined;
+    const decision = buttons && await transport.decisionTemplate?.(buttons.map((b) => b.title));
+    if (decision) {
+      const ids = Object.fromEntries(buttons!.map((b, i) => [String(i + 2), b.id]));
+      return [{ to: phone, template: { contentSid: decision, variables: { 1: preview, ...ids } } }];
+    }
     if (!this.options.templateSid) {
       this.options.metrics.messagesSent.inc({ result: 'window_closed' });
       this.options.logger.warn({ phoneHash: phoneHash(phone), parts: parts.length }, 'outside the 24-hour window and no TWILIO_TEMPLATE_SID: messages not sent');
       return [];
     }
-    const preview = parts.map((p) => p.text ?? '').join(' ').replace(/\s+/g, ' ').slice(0, 200);
     return [{ to: phone, template: { contentSid: this.options.templateSid, variables: { 1: preview } } }];
   }
 

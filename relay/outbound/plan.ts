@@ -7,6 +7,7 @@ import type { Delivered } from '../delivered-state.ts';
 import { isOwnMedia } from '../media/refs.ts';
 import { cutChars, text } from '../text.ts';
 import type { QuickReply } from '../transports/transport.ts';
+import { bindReplies } from './buttons.ts';
 
 export interface Part {
   text?: string;
@@ -79,7 +80,7 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   const approval = session.spec.timeouts?.approval ?? options.defaults.timeouts.approval;
   if (pending && pendingDue) {
     if (pending.kind === 'changes') parts.push(...reviewParts(session, status.result ?? {}, pending));
-    parts.push({ text: text.pending(pending, approval), actions: quickReplies(pending) });
+    parts.push({ text: text.pending(pending, approval), actions: bindReplies(pending.id, quickReplies(pending)) });
     next.pending = pending.id;
   }
   const answered = status.result?.diffAnswered ?? 0;

@@ -26,10 +26,10 @@ export const CHAT_PAGE = `<!doctype html>
 <script>
   const log = document.getElementById('log');
   const seen = new Set();
-  function send(text) {
+  function send(text, payload) {
     if (!text.trim()) return;
     fetch('chat/send', { method: 'POST', headers: { 'Content-Type': 'application/json' }, credentials: 'same-origin',
-      body: JSON.stringify({ id: crypto.randomUUID(), text }) });
+      body: JSON.stringify({ id: crypto.randomUUID(), text, payload }) });
   }
   function show(entry) {
     if (seen.has(entry.id)) return;
@@ -43,7 +43,8 @@ export const CHAT_PAGE = `<!doctype html>
       const bar = document.createElement('div'); bar.className = 'actions';
       for (const a of entry.actions) {
         const b = document.createElement('button'); b.type = 'button'; b.textContent = a.label;
-        b.onclick = () => { bar.remove(); send(a.reply); };
+        // A bound button answers only its own request; one without a payload types its reply.
+        b.onclick = () => { bar.remove(); send(a.payload ? a.label : a.reply, a.payload); };
         bar.appendChild(b);
       }
       div.appendChild(bar);

@@ -5,6 +5,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { HttpError } from '../http-error.ts';
 import type { InboundMessage } from '../inbound/handler.ts';
 import type { Receipt } from '../inbound/intake.ts';
+import { PAYLOAD_CHARS } from '../outbound/buttons.ts';
 import { CHAT_PAGE } from './chat-page.ts';
 import type { WebChat } from './web.ts';
 
@@ -70,11 +71,13 @@ export function chatRouter(deps: ChatRouteDeps): express.Router {
   });
 
   router.post('/chat/send', byCookie, express.json({ limit: '16kb' }), async (req, res) => {
-    const { id, text } = (req.body ?? {}) as { id?: unknown; text?: unknown };
-    if (typeof id !== 'string' || !/^[A-Za-z0-9-]{8,64}$/.test(id) || typeof text !== 'string') {
-      throw new HttpError(400, 'expected {id, text}');
+    const { id, text, payload } = (req.body ?? {}) as { id?: unknown; text?: unknown; payload?: unknown };
+    if (typeof id !== 'string' || !/^[A-Za-z0-9-]{8,64}$/.test(id) || typeof text !== 'string' || (payload !== undefined && typeof payload !== 'string')) {
+      throw new HttpError(400, 'expected {id, text, payload?}');
     }
-    const receipt = await deps.receive({ id: `web-${id}`, from: chat().phone, body: text, transport: 'web', receivedAt: new Date().toISOString() });
+    // A button's payload names the request it answers (checked when routed, like a WhatsApp tap).
+    const tapped = payload === undefined ? {} : { payload: payload.slice(0, PAYLOAD_CHARS + 1) };
+    const receipt = await deps.receive({ id: `web-${id}`, from: chat().phone, body: text, ...tapped, transport: 'web', receivedAt: new Date().toISOString() });
     if (receipt === 'shed') throw new HttpError(503, 'too many messages at once; send it again in a minute');
     chat().recordInbound(text);
     res.status(202).json({ accepted: true });

@@ -3,6 +3,8 @@
 export interface QuickReply {
   label: string;
   reply: string;
+  /** names the request this reply answers ("<reply>:<requestId>", outbound/buttons.ts): what a tap sends back */
+  payload?: string;
 }
 
 export interface OutgoingMessage {
@@ -22,6 +24,11 @@ export interface Transport {
   send(message: OutgoingMessage): Promise<{ id: string }>;
   /** Whether free-form text may be sent now (WhatsApp's 24-hour customer-care window). */
   readonly hasWindow: boolean;
+  /**
+   * An approved template with buttons of these fixed titles, for a request outside the window;
+   * undefined while there is none (not approved yet, or not available).
+   */
+  decisionTemplate?(titles: string[]): Promise<string | undefined>;
 }
 
 export class SendError extends Error {

@@ -1,5 +1,8 @@
 // WhatsApp through the official Twilio SDK. TWILIO_API_URL re-targets every request (tests: a local fake).
+import type { Logger } from 'pino';
 import twilio from 'twilio';
+import { buttonsFor } from '../outbound/buttons.ts';
+import { ContentTemplates, quickReplyVariables } from './twilio-content.ts';
 import { SendError, type OutgoingMessage, type Transport } from './transport.ts';
 
 import type RequestClient from 'twilio/lib/base/RequestClient.js';
@@ -24,6 +27,9 @@ export interface TwilioTransportOptions {
   authToken: string;
   from: string;
   apiUrl?: string;
+  /** quick replies as WhatsApp buttons (Content API); off: the text alone */
+  buttons?: boolean;
+  logger: Logger;
 }
 
 export function createTwilioTransport(options: TwilioTransportOptions): Transport {
@@ -31,15 +37,36 @@ export function createTwilioTransport(options: TwilioTransportOptions): Transpor
     autoRetry: false,
     ...(options.apiUrl ? { httpClient: new RebasedRequestClient(options.apiUrl) } : {}),
   });
+  const templates = options.buttons === false ? undefined : new ContentTemplates(client, options.logger);
+  /** The message's buttons as a quick-reply template, or undefined (no buttons, or the Content API failed: the text still goes). */
+  const withButtons = async (message: OutgoingMessage) => {
+    const buttons = templates && !message.mediaUrl && message.body ? buttonsFor(message.actions) : undefined;
+    if (!buttons) return undefined;
+    try {
+      return { contentSid: await templates!.quickReply(buttons.length), variables: quickReplyVariables(message.body!, buttons) };
+    } catch (error) {
+      options.logger.error({ err: error }, 'content template unavailable; sending the text without buttons');
+      return undefined;
+    }
+  };
   return {
     name: 'twilio',
     hasWindow: true,
+    async decisionTemplate(titles) {
+      try {
+        return await templates?.decision(titles);
+      } catch (error) {
+        options.logger.error({ err: error }, 'decision template unavailable; the plain template goes instead');
+        return undefined;
+      }
+    },
     async send(message: OutgoingMessage) {
+      const template = message.template ?? await withButtons(message);
       const params = {
         from: options.from,
         to: `whatsapp:${message.to}`,
-        ...(message.template
-          ? { contentSid: message.template.contentSid, contentVariables: JSON.stringify(message.template.variables) }
+        ...(template
+          ? { contentSid: template.contentSid, contentVariables: JSON.stringify(template.variables) }
           : { body: message.body ?? '', ...(message.mediaUrl ? { mediaUrl: [message.mediaUrl] } : {}) }),
       };
       try {

@@ -1,11 +1,13 @@
-// A local fake of Twilio's Messages API (POST /2010-04-01/Accounts/{sid}/Messages.json), enough
-// for the official SDK: checks Basic auth, records each message per recipient, can fail sends.
+// A local fake of Twilio's Messages API (POST /2010-04-01/Accounts/{sid}/Messages.json) and the
+// Content API (/v1/Content, twilio-content.ts), enough for the official SDK: checks Basic auth,
+// records each message per recipient (a ContentSid message as the phone shows it), can fail sends.
 // It also keeps media the phone "sent" as Twilio does: an authenticated GET of
 // /2010-04-01/Accounts/{sid}/Messages/{MessageSid}/Media/{MediaSid} redirects (307) to a
 // short-lived URL on loopback that serves the bytes without authentication.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ContentError, ContentStore, type ContentResource, type FakeButton } from './twilio-content.ts';
 
 export interface FakeMessage {
   sid: string;
@@ -13,7 +15,10 @@ export interface FakeMessage {
   from: string;
   /** recipient as sent (whatsapp:+1…) */
   to: string;
+  /** the text the phone shows (a ContentSid message: its body, variables filled in) */
   body: string;
+  /** quick-reply buttons the phone shows (title and the id a tap sends back as ButtonPayload) */
+  buttons?: FakeButton[];
   mediaUrls: string[];
   contentSid?: string;
   contentVariables?: string;
@@ -24,6 +29,10 @@ export interface FakeTwilio {
   url: string;
   accountSid: string;
   authToken: string;
+  /** Content API resources created so far */
+  contents: ContentResource[];
+  /** WhatsApp's verdict on a template submitted for approval (submitted ones start as "received") */
+  decideApproval(sid: string, status: 'approved' | 'rejected'): void;
   /** every accepted message, in arrival order */
   messages: FakeMessage[];
   /** accepted messages to one number (E.164 or whatsapp:E.164) */
@@ -111,11 +120,18 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
     return true;
   };
 
+  const contents = new ContentStore(accountSid);
+
   const server = createServer((req, res) => {
     if (serveMedia(req, res)) return;
     void readBody(req).then((raw) => {
       const reply = (status: number, body: object) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-      const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(req.url ?? '');
+      const url = new URL(req.url ?? '/', 'http://fake');
+      if (url.pathname.startsWith('/v1/Content')) {
+        if (req.headers.authorization !== expectedAuth) return reply(401, { code: 20003, message: 'Authenticate', status: 401 });
+        return contentRoute(contents, req.method ?? '', url, raw, reply);
+      }
+      const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(url.pathname);
       if (req.method !== 'POST' || !match) return reply(404, { code: 20404, message: 'not found', status: 404 });
       attempts++;
       if (req.headers.authorization !== expectedAuth || match[1] !== accountSid) {
@@ -126,11 +142,20 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
         return reply(failures.status, { code: failures.code, message: 'Injected failure', status: failures.status });
       }
       const form = new URLSearchParams(raw);
-      const body = form.get('Body') ?? '';
+      let body = form.get('Body') ?? '';
+      let buttons: FakeButton[] | undefined;
+      if (form.get('ContentSid')) {
+        try {
+          ({ body, buttons } = contents.render(form.get('ContentSid')!, form.get('ContentVariables')));
+        } catch (error) {
+          if (!(error instanceof ContentError)) throw error;
+          return reply(400, { code: error.code, message: error.message, status: 400 });
+        }
+      }
       if (body.length > 1600) return reply(400, { code: 21617, message: 'The concatenated message body exceeds the 1600 character limit', status: 400 });
       if (!form.get('To') || !form.get('From')) return reply(400, { code: 21604, message: 'A To and From are required', status: 400 });
       const message: FakeMessage = {
-        sid: `SM${randomBytes(16).toString('hex')}`, accountSid, from: form.get('From')!, to: form.get('To')!, body,
+        sid: `SM${randomBytes(16).toString('hex')}`, accountSid, from: form.get('From')!, to: form.get('To')!, body, ...(buttons ? { buttons } : {}),
         mediaUrls: form.getAll('MediaUrl'), contentSid: form.get('ContentSid') ?? undefined,
         contentVariables: form.get('ContentVariables') ?? undefined, at: Date.now(),
       };
@@ -145,7 +170,8 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
   const to = (phone: string) => messages.filter((m) => m.to === norm(phone));
 
   return {
-    url, accountSid, authToken, messages, to, mediaRequests,
+    url, accountSid, authToken, messages, to, mediaRequests, contents: contents.resources,
+    decideApproval: (sid, status) => contents.decide(sid, status),
     get attempts() {
       return attempts;
     },
@@ -185,4 +211,37 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       server.close(() => resolve());
     }),
   };
+}
+
+type Reply = (status: number, body: object) => void;
+
+/** POST /v1/Content (create), GET /v1/Content (list), GET /v1/Content/{sid} (fetch). */
+function contentRoute(contents: ContentStore, method: string, url: URL, raw: string, reply: Reply): void {
+  const approval = /^\/v1\/Content\/(HX[0-9a-f]{32})\/ApprovalRequests(\/whatsapp)?$/.exec(url.pathname);
+  if (approval) {
+    try {
+      if (method === 'POST' && approval[2]) return reply(201, contents.requestApproval(approval[1]!, JSON.parse(raw)));
+      if (method === 'GET' && !approval[2]) return reply(200, contents.approvalOf(approval[1]!));
+      return reply(405, { code: 20004, message: 'Method not allowed', status: 405 });
+    } catch (error) {
+      if (!(error instanceof ContentError) && !(error instanceof SyntaxError)) throw error;
+      const status = error instanceof ContentError && error.code === 20404 ? 404 : 400;
+      return reply(status, { code: error instanceof ContentError ? error.code : 20001, message: error.message, status });
+    }
+  }
+  const sid = /^\/v1\/Content\/(HX[0-9a-f]{32})$/.exec(url.pathname)?.[1];
+  if (method === 'GET' && sid) {
+    const found = contents.get(sid);
+    return found ? reply(200, found) : reply(404, { code: 20404, message: 'The requested resource was not found', status: 404 });
+  }
+  if (url.pathname !== '/v1/Content') return reply(404, { code: 20404, message: 'not found', status: 404 });
+  if (method === 'GET') return reply(200, contents.page(url.searchParams));
+  if (method !== 'POST') return reply(405, { code: 20004, message: 'Method not allowed', status: 405 });
+  try {
+    reply(201, contents.create(JSON.parse(raw)));
+  } catch (error) {
+    if (error instanceof SyntaxError) return reply(400, { code: 20001, message: 'body is not JSON', status: 400 });
+    if (!(error instanceof ContentError)) throw error;
+    reply(400, { code: error.code, message: error.message, status: 400 });
+  }
 }

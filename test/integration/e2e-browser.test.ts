@@ -24,7 +24,11 @@ describe('web chat in Chromium', () => {
   it('runs the full approve flow from a phone-sized page', async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
     const visited: string[] = [];
-    page.on('request', (request) => visited.push(request.url()));
+    const posted: Array<{ text: string; payload?: string }> = [];
+    page.on('request', (request) => {
+      visited.push(request.url());
+      if (request.url().endsWith('/chat/send')) posted.push(request.postDataJSON() as { text: string; payload?: string });
+    });
     await page.goto(e2e.stack.chatUrl);
     expect(e2e.stack.chatUrl).toContain(e2e.stack.chatToken);
     expect(page.url()).toBe(`${e2e.stack.relayUrl}/chat`);
@@ -48,6 +52,11 @@ describe('web chat in Chromium', () => {
     await done.waitFor({ timeout: 30_000 });
     expect(await done.textContent()).toMatch(/https:\/\/\S+\/pull\/1/);
     expect(e2e.github.pulls).toHaveLength(1);
+    // The button sent the request it answers, not a bare keyword; the chat shows its title.
+    const [session] = await e2e.list();
+    const requestId = session!.spec.decisions?.[0]?.requestId;
+    expect(posted.at(-1)).toEqual({ id: expect.any(String), text: 'approve', payload: `approve:${requestId}` });
+    expect(await page.locator('.msg.me').last().textContent()).toBe('approve');
 
     // Nothing needs scrolling sideways on a phone.
     const overflow = await page.evaluate(() => {

@@ -16,13 +16,18 @@ import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts
 import { startFakeTwilio, type FakeMessage, type FakeTwilio, type InboundMediaItem } from '../fakes/twilio.ts';
 import { eventually } from './eventually.ts';
 import { startRefusingProxy } from './refusing-proxy.ts';
-import { mediaMessageSid, postWebhook, signedWebhook } from './twilio-webhook.ts';
+import { mediaMessageSid, messageSid, postWebhook, signedWebhook, tapWebhook } from './twilio-webhook.ts';
 
 export interface Phone {
   number: string;
   send(text: string): Promise<void>;
   /** Sends media (a photo, a PDF, a voice note) with a caption, as Twilio delivers it. */
   sendMedia(caption: string, items: InboundMediaItem[]): Promise<void>;
+  /**
+   * Taps the button titled `title` on a message this phone received (a signed webhook carrying
+   * its ButtonPayload, as Twilio posts it). `sid` repeats an earlier tap's webhook; returns the sid.
+   */
+  tap(message: FakeMessage, title: string, sid?: string): Promise<string>;
   /** Everything this phone received so far. */
   received(): FakeMessage[];
   /** Waits for the next message (after the last one matched) whose body matches; returns it. */
@@ -68,11 +73,19 @@ export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string
       const sid = mediaMessageSid();
       await post(signedWebhook(twilio.authToken, `${relayUrl}/webhook`, { from: number, body: caption, sid, media: twilio.inboundMedia(sid, items) }));
     },
+    async tap(message, title, sid = messageSid()) {
+      const button = message.buttons?.find((b) => b.title === title);
+      if (!button) throw new Error(`no button "${title}" on: ${message.body} [${(message.buttons ?? []).map((b) => b.title).join(', ')}]`);
+      const hook = tapWebhook(twilio.authToken, `${relayUrl}/webhook`, { from: number, title, payload: button.id, repliedTo: message.sid, sid });
+      const response = await postWebhook(`${relayUrl}/webhook`, hook);
+      if (response.status !== 200) throw new Error(`webhook answered ${response.status}: ${await response.text()}`);
+      return sid;
+    },
     async next(pattern, timeoutMs = 60_000) {
       return eventually(() => {
         const all = received();
         const index = all.findIndex((m, i) => i >= cursor && pattern.test(m.body));
-        if (index < 0) throw new Error(`no message matching ${pattern} after #${cursor}; received:\n${all.map((m, i) => `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}`).join('\n')}`);
+        if (index < 0) throw new Error(`no message matching ${pattern} after #${cursor}; received:\n${all.map((m, i) => `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}${m.buttons ? ` [${m.buttons.map((b) => b.title).join(' | ')}]` : ''}`).join('\n')}`);
         cursor = index + 1;
         return all[index]!;
       }, timeoutMs, 50);
@@ -90,6 +103,8 @@ export interface E2EOptions {
   kubeconfig?: string;
   /** More environment for every Pod process (e.g. ANTHROPIC_BASE_URL of a test's scripted model). */
   podEnv?: Record<string, string>;
+  /** Prepares the fake Twilio before the relay starts (e.g. an operator's templates); returns more relay environment. */
+  prepareTwilio?(twilio: FakeTwilio): Promise<Record<string, string>>;
 }
 
 export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
@@ -105,6 +120,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     relayEnv: {
       TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
       TWILIO_API_URL: twilio.url, ALLOWED_NUMBERS: numbers.join(','), RELAY_PROGRESS_BATCH: '300ms', ...options.relayEnv,
+      ...await options.prepareTwilio?.(twilio),
     },
     controllerEnv: { TETHER_LEADER_ELECTION: 'false', ...options.controllerEnv },
     podEnv: { ...options.podEnv, ...proxy.env }, // Claude Code in the runner Pods must reach nothing but the scripted model

@@ -55,3 +55,14 @@ export function signedWebhook(authToken: string, url: string, fields: {
 export async function postWebhook(target: string, hook: SignedWebhook): Promise<Response> {
   return fetch(target, { method: 'POST', headers: hook.headers, body: hook.body });
 }
+
+/**
+ * A tap on a quick-reply button, as Twilio posts it: the title as Body and ButtonText, the
+ * button's id as ButtonPayload, MessageType "button", and the message it was on.
+ */
+export function tapWebhook(authToken: string, url: string, tap: { from: string; title: string; payload: string; repliedTo: string; sid?: string }): SignedWebhook {
+  return signedWebhook(authToken, url, {
+    from: tap.from, body: tap.title, sid: tap.sid,
+    extra: { MessageType: 'button', ButtonText: tap.title, ButtonPayload: tap.payload, OriginalRepliedMessageSid: tap.repliedTo, OriginalRepliedMessageSender: 'whatsapp:+14155238886' },
+  });
+}

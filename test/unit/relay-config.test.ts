@@ -58,6 +58,12 @@ describe('loadConfig', () => {
     expect(attempt).toThrow(new RegExp(`^${variable}: `));
   });
 
+  it('turns WhatsApp buttons on unless TWILIO_BUTTONS is false; refuses other words', () => {
+    expect(loadConfig({ ...base, ...twilioVars }).twilio?.buttons).toBe(true);
+    expect(loadConfig({ ...base, ...twilioVars, TWILIO_BUTTONS: 'false' }).twilio?.buttons).toBe(false);
+    expect(() => loadConfig({ ...base, ...twilioVars, TWILIO_BUTTONS: 'no' })).toThrow(/^TWILIO_BUTTONS:/);
+  });
+
   it('never echoes a secret in the error', () => {
     expect(() => loadConfig({ ...base, RELAY_MEDIA_SIGNING_KEY: 'hunter2' })).toThrow(/^(?!.*hunter2)/s);
   });

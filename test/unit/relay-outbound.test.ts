@@ -22,7 +22,7 @@ const running: Delivery[] = [];
 
 function relay(options: { lastInboundAt?: number; templateSid?: string; writer?: DeliveryOptions['writer']; owner?: string } = {}) {
   const metrics = createMetrics();
-  const transport = createTwilioTransport({ accountSid: fake.accountSid, authToken: fake.authToken, from: 'whatsapp:+14155238886', apiUrl: fake.url });
+  const transport = createTwilioTransport({ accountSid: fake.accountSid, authToken: fake.authToken, from: 'whatsapp:+14155238886', apiUrl: fake.url, logger });
   const outbox = new Outbox({
     transportFor: () => transport, mediaUrl: (ref) => `https://relay.example/media/${ref}?sig=x`,
     lastInboundAt: () => options.lastInboundAt ?? Date.now(), templateSid: options.templateSid,
@@ -271,14 +271,19 @@ describe('outbound delivery', () => {
   });
 
   it('outside the 24-hour window sends the template instead of free text', async () => {
-    const { lanes } = relay({ lastInboundAt: Date.now() - 24 * 3_600_000, templateSid: `HX${'a'.repeat(32)}` });
+    // An operator's approved template: the update in a sentence that neither starts nor ends with the variable.
+    const template = await fetch(`${fake.url}/v1/Content`, {
+      method: 'POST', headers: { authorization: `Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ friendly_name: 'update', language: 'en', variables: { 1: 'news' }, types: { 'twilio/text': { body: 'Tether update: {{1}} (reply to continue)' } } }),
+    }).then((r) => r.json() as Promise<{ sid: string }>);
+    const { lanes } = relay({ lastInboundAt: Date.now() - 24 * 3_600_000, templateSid: template.sid });
     const name = await newSession();
     await set(name, { phase: 'Succeeded', result: { prUrl: 'https://github.com/acme/web/pull/1' } });
     const [sent] = await fake.waitFor(phone, 1);
     await lanes.idle();
-    expect(sent!.contentSid).toBe(`HX${'a'.repeat(32)}`);
+    expect(sent!.contentSid).toBe(template.sid);
     expect(JSON.parse(sent!.contentVariables!)).toEqual({ 1: '✅ Pull request opened: https://github.com/acme/web/pull/1' });
-    expect(sent!.body).toBe('');
+    expect(sent!.body).toBe('Tether update: ✅ Pull request opened: https://github.com/acme/web/pull/1 (reply to continue)');
   });
 
   it('counts the messages waiting to be sent in outbound_queue_depth, until each is sent or failed', async () => {

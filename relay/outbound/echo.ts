@@ -1,0 +1,66 @@
+// Repeating the choice: after a tool request or a question is answered (typed or tapped), the
+// next message the phone gets starts with what was chosen ("You chose 2 (Postgres)."). When
+// nothing follows within ECHO_WAIT_MS, the echo goes out on its own. Pure.
+import type { Decision, Pending, Session } from '../../common/session/schema.ts';
+import type { Asked, Delivered } from '../delivered-state.ts';
+import { text } from '../text.ts';
+import { plan, type Part, type Plan, type PlanOptions } from './plan.ts';
+
+/** How long an echo waits for a message to ride on before it is sent alone. */
+export const ECHO_WAIT_MS = 10_000;
+
+/** What the delivered record keeps of a request shown, to say later what was chosen. */
+export function askedOf(pending: Pending): Asked {
+  const questions = pending.questions ?? [];
+  return {
+    id: pending.id,
+    ...(pending.kind === 'tool' && pending.tool ? { tool: pending.tool.slice(0, 64) } : {}),
+    ...(questions.length === 1 ? { options: questions[0]!.options.map((o) => o.label.slice(0, 60)) } : {}),
+  };
+}
+
+/** The words for a decision, or undefined for decisions whose next message says it all (approve, reject). */
+export function echoText(decision: Decision, asked: Asked | undefined): string | undefined {
+  const shown = asked?.id === decision.requestId ? asked : undefined;
+  switch (decision.action) {
+    case 'allow': return text.echoAllowed(shown?.tool, decision.scope === 'session');
+    case 'deny': return text.echoDenied(decision.message);
+    case 'answer': {
+      const labels = Object.values(decision.answers ?? {});
+      const index = labels.length === 1 && !decision.message ? shown?.options?.indexOf(labels[0]!) ?? -1 : -1;
+      return index >= 0 ? text.echoChose(index + 1, labels[0]!) : text.echoAnswered(decision.message ?? labels.join(', '));
+    }
+    default: return undefined;
+  }
+}
+
+/**
+ * Puts the echo of the newest decision in front of the parts (or alone once it has waited long
+ * enough); `echoed` is the request id to record as echoed, `wakeAt` when to look again.
+ */
+export function withEcho(session: Session, told: Delivered, parts: Part[], now: number): { parts: Part[]; echoed?: string; wakeAt?: number } {
+  const decision = session.spec.decisions?.at(-1);
+  if (!decision || decision.requestId === told.echoed) return { parts };
+  const words = told.done ? undefined : echoText(decision, told.asked);
+  if (!words) return { parts, echoed: decision.requestId };
+  if (parts.length) {
+    const [first, ...rest] = parts;
+    return { parts: [{ ...first, text: first!.text ? `${words}\n${first!.text}` : words }, ...rest], echoed: decision.requestId };
+  }
+  const dueAt = new Date(decision.at).getTime() + ECHO_WAIT_MS;
+  if (now >= dueAt) return { parts: [{ text: words }], echoed: decision.requestId };
+  return { parts, wakeAt: dueAt };
+}
+
+/** plan(), with the request shown remembered (`asked`) and the echo of the newest decision added. */
+export function planWithEcho(session: Session, told: Delivered, options: PlanOptions): Plan {
+  const planned = plan(session, told, options);
+  const next = { ...planned.next };
+  const pending = session.status?.pending;
+  if (pending && next.pending === pending.id && told.pending !== pending.id) next.asked = askedOf(pending);
+  const echo = withEcho(session, told, planned.parts, options.now);
+  if (echo.echoed) next.echoed = echo.echoed;
+  if (next.n === told.n && JSON.stringify(next) !== JSON.stringify(planned.next)) next.n = told.n + 1;
+  const wakeAt = echo.wakeAt === undefined ? planned.wakeAt : Math.min(planned.wakeAt ?? Infinity, echo.wakeAt);
+  return { ...planned, parts: echo.parts, next, wakeAt };
+}
