@@ -3,6 +3,7 @@ import type { SessionDefaults } from '../common/session/defaults.ts';
 import type { Pending, Result, Session } from '../common/session/schema.ts';
 import { formatDuration, parseDuration, previewPrompt } from '../common/session/display.ts';
 import { Reason } from '../common/session/state-machine.ts';
+import { usd } from './cost.ts';
 
 /** Short handle the user sees: the random tail of the Session name ("7f3a"). */
 export const shortId = (name: string) => name.slice(name.lastIndexOf('-') + 1);
@@ -74,7 +75,13 @@ export const text = {
     return [`Session ${shortId(session.metadata.name!)} · ${phase}${forText}`, last ? `last: ${previewPrompt(last, 60)}` : '', `queue: ${queued}`]
       .filter(Boolean).join(' · ');
   },
-  progress: (lines: string[]) => lines.map((l) => `⏳ ${l}`).join('\n'),
+  /** `earlier`: lines of the same batch left out (only the newest are shown). */
+  progress: (lines: string[], earlier = 0) => [...(earlier > 0 ? [`⏳ …${earlier} earlier step${earlier === 1 ? '' : 's'}`] : []), ...lines.map((l) => `⏳ ${l}`)].join('\n'),
+  progressOnStatus: () => 'More steps will not be sent one by one: reply *status* to see the latest.',
+  overBudget: (spent: number, budget: { dailyUsd: number; timeZone: string }) =>
+    `Today's budget is spent: ${usd(spent)} of ${usd(budget.dailyUsd)}. New commands start again after midnight (${budget.timeZone}). Requests already running still finish.`,
+  spendToday: (spent: number, dailyUsd: number) => `Today: ${usd(spent)}${dailyUsd > 0 ? ` of ${usd(dailyUsd)}` : ''}`,
+  sessionCapped: (max: number) => `This session has sent ${max} messages; further updates are on *status*. Requests for your decision and the result still come.`,
 
   pending(pending: Pending, approvalTimeout: string): string {
     switch (pending.kind) {

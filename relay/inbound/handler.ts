@@ -13,6 +13,7 @@ import {
 } from '../../common/session/names.ts';
 import { LIMITS, type Session, type SessionSpec } from '../../common/session/schema.ts';
 import { writeDelivered } from '../delivered-state.ts';
+import { spentToday, withinDailyBudget, type CostBudget } from '../cost.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { Outbox } from '../outbound/outbox.ts';
 import type { PhoneLanes } from '../phone-lane.ts';
@@ -53,6 +54,8 @@ export interface InboundOptions {
   onRouted?(id: string, route: Route): Promise<void>;
   /** how long a failing API call is retried before the user is asked to send again (default 60 s) */
   retryForMs?: number;
+  /** the per-phone daily model budget (default: none) */
+  cost?: CostBudget;
 }
 
 export type InboundOutcome = 'duplicate' | Route['kind'];
@@ -167,7 +170,8 @@ export class InboundHandler {
       case 'instructions': return text.instructions(r.pending, r.hint);
       case 'status': {
         const shown = view.session ?? view.open[0];
-        return shown ? text.status(shown, view.open.length - 1, Date.now()) : text.idle();
+        const spend = this.o.cost && text.spendToday(this.spentToday(phone), this.o.cost.dailyUsd);
+        return [shown ? text.status(shown, view.open.length - 1, Date.now()) : text.idle(), spend].filter(Boolean).join('\n');
       }
       case 'cancel': {
         if (!view.open.length) return text.nothingToCancel();
@@ -179,6 +183,11 @@ export class InboundHandler {
       }
       case 'start':
       case 'queue': {
+        const spent = this.o.cost && this.spentToday(phone);
+        if (this.o.cost && !withinDailyBudget(spent!, this.o.cost)) {
+          log.info({ spentUsd: spent, budgetUsd: this.o.cost.dailyUsd }, 'command refused: daily budget spent');
+          return text.overBudget(spent!, this.o.cost);
+        }
         const created = await this.create(message, r.prompt, r.kind === 'queue');
         log.info({ session: created.metadata.name }, 'session created');
         return r.kind === 'start' ? text.started(created.metadata.name!) : text.queued(r.position);
@@ -187,6 +196,10 @@ export class InboundHandler {
         return this.decide(r.session, r.decision, `${message.transport}:${maskPhone(phone)}`);
       case 'diff': return askDiff(this.o.sessions, this.o.namespace, view.session, r.file);
     }
+  }
+
+  private spentToday(phone: string): number {
+    return spentToday(this.o.phones.sessions(phone), Date.now(), this.o.cost!.timeZone);
   }
 
   /** One write: the Session, named from the message id, is also the message's idempotency record. */

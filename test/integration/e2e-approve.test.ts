@@ -45,6 +45,7 @@ describe('end to end: approve and reject', () => {
     const [session] = await e2e.list();
     expect(session!.status?.phase).toBe('Succeeded');
     expect(session!.status?.result?.prUrl).toBe(pull.html_url);
+    console.log(`phone transcript (approve):\n${phone.received().map((m) => `bot > ${m.body}${m.mediaUrls.length ? " [picture]" : ""}`).join("\n")}`);
     // A simple change reaches its pull request in at most six messages (docs/architecture.md, "What the phone sees").
     expect(phone.received().length, phone.received().map((m) => m.body).join('\n')).toBeLessThanOrEqual(6);
     for (const message of phone.received()) expect(message.body.length).toBeLessThanOrEqual(1600);
