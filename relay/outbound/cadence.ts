@@ -82,6 +82,7 @@ function progressText(fresh: ProgressItem[]): string {
  */
 export function withinSessionBudget<P>(parts: P[], optional: Set<P>, told: Delivered, budgets: OutboundBudgets, notice: (text: string) => P):
   { parts: P[]; next: Pick<Delivered, 'messages' | 'capped'> } {
+  if (!parts.length) return { parts, next: { messages: told.messages, capped: told.capped } };
   let messages = told.messages ?? 0;
   let capped = told.capped;
   const kept: P[] = [];
