@@ -46,7 +46,7 @@ describe('end to end: budgets', () => {
 
   it('a phone over its daily budget is refused with the spend shown; status shows today\'s spend', async () => {
     const phone = e2e.phone('+14155550162');
-    await phone.send('script:\nsay: the first one of the day');
+    await phone.send('script:\nprogress: looking around\nprogress: still looking\nsay: the first one of the day');
     const done = await phone.next(/the first one of the day/, 120_000);
     expect(done.body).toMatch(/\$0\.\d\d/);
     const [session] = (await e2e.list()).filter((s) => s.spec.phone === phone.number);
