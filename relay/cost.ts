@@ -7,9 +7,11 @@ export interface CostBudget {
   dailyUsd: number;
   /** IANA zone whose midnight starts a new budget day */
   timeZone: string;
+  /** a run pauses to ask "continue?" at each multiple of this spend (spec.costPauseUsd); 0: never */
+  runPauseUsd: number;
 }
 
-export const COST_DEFAULTS: CostBudget = { dailyUsd: 10, timeZone: 'UTC' };
+export const COST_DEFAULTS: CostBudget = { dailyUsd: 10, timeZone: 'UTC', runPauseUsd: 2 };
 
 /** The calendar day of `at` in `timeZone`, as YYYY-MM-DD. */
 export function budgetDay(at: number, timeZone: string): string {
@@ -41,6 +43,6 @@ export function spentToday(sessions: Session[], now: number, timeZone: string): 
 }
 
 /** Whether a new command may start: spend so far is below the day's budget (0: no budget). */
-export const withinDailyBudget = (spent: number, budget: CostBudget) => budget.dailyUsd <= 0 || spent < budget.dailyUsd;
+export const withinDailyBudget = (spent: number, budget: Pick<CostBudget, 'dailyUsd'>) => budget.dailyUsd <= 0 || spent < budget.dailyUsd;
 
 export const usd = (amount: number) => `$${amount.toFixed(2)}`;

@@ -64,6 +64,7 @@ export const text = {
       case 'question': return 'Waiting for your answer above: reply with a number or your own words (or *reject*).';
       case 'plan': return 'Waiting for your decision on the plan above: *approve* or *reject*.';
       case 'changes': return 'Waiting for your decision on the changes above: *approve* or *reject* (*diff <file>* shows a file).';
+      case 'cost': return 'The run is paused for its cost: reply *continue* or *stop*.';
     }
   },
 
@@ -97,6 +98,8 @@ export const text = {
         return `📝 The agent's plan:\n${pending.summary ?? ''}\nReply *approve* to run it or *reject*. (expires in ${expiry(approvalTimeout)})`;
       case 'changes':
         return `Reply *approve* to open a pull request or *reject* to undo. (expires in ${expiry(approvalTimeout)})`;
+      case 'cost':
+        return `💲 This run has used ${usd(pending.costUsd ?? 0)} so far. Continue? Reply *continue* or *stop* (the changes so far stay). (expires in ${expiry(approvalTimeout)})`;
     }
   },
   /** `cut`: the diff picture's line counts, when the picture goes with the caption. */

@@ -1,7 +1,7 @@
 // The Session lifecycle as one pure function: (phase, event) → next phase + effects.
 // Controller and runner both call transition() and perform the effects it returns; neither
 // re-implements the table. How each effect is carried out: docs/controller.md (State machine).
-import type { Phase } from './schema.ts';
+import type { Pending, Phase } from './schema.ts';
 
 export const TERMINAL_PHASES = ['Succeeded', 'Rejected', 'Cancelled', 'TimedOut', 'Failed'] as const satisfies readonly Phase[];
 export const ACTIVE_PHASES = ['Starting', 'Working', 'AwaitingApproval', 'Publishing'] as const satisfies readonly Phase[];
@@ -22,6 +22,7 @@ export const Reason = {
   Published: 'Published',
   Completed: 'Completed',
   Cancelled: 'Cancelled',
+  CostStopped: 'CostStopped',
   QueueCleared: 'QueueCleared',
   ApprovalTimeout: 'ApprovalTimeout',
   RunTimeout: 'RunTimeout',
@@ -37,8 +38,8 @@ export type Event =
   | { type: 'QueueFull' } //                 already maxQueued waiting for this phone
   | { type: 'PodCreated' } //                phone has no active session; runner Pod made
   | { type: 'RunnerStarted' }
-  | { type: 'RequestRaised'; kind: 'tool' | 'question' | 'changes' | 'plan' }
-  | { type: 'Decided'; kind: 'tool' | 'question' | 'changes' | 'plan'; approved: boolean }
+  | { type: 'RequestRaised'; kind: Pending['kind'] }
+  | { type: 'Decided'; kind: Pending['kind']; approved: boolean }
   | { type: 'Published' }
   | { type: 'FinishedWithoutChanges' }
   | { type: 'Cancel' } //                    the user's cancel (spec.cancel)
@@ -76,6 +77,8 @@ const ENDINGS = {
   [Reason.QueueCleared]: { phase: 'Cancelled', effects: done() },
   [Reason.Cancelled]: { phase: 'Cancelled', effects: done(['ClearPhoneQueue']) },
   [Reason.Rejected]: { phase: 'Rejected', effects: done(['ClearPhoneQueue']) },
+  // The user stopped a run at its spending pause: the changes stay, the queue goes on.
+  [Reason.CostStopped]: { phase: 'Cancelled', effects: done(['StartNextQueued']) },
   [Reason.ApprovalTimeout]: { phase: 'TimedOut', effects: done(['ClearPhoneQueue']) },
   [Reason.Published]: { phase: 'Succeeded', effects: done(['StartNextQueued']) },
   [Reason.Completed]: { phase: 'Succeeded', effects: done(['StartNextQueued']) },
@@ -128,6 +131,7 @@ export function transition(phase: Phase | undefined, event: Event): Transition {
         return event.approved ? to('Publishing', Reason.Approved, ['Publish']) : end(Reason.Rejected, ['RevertWorkspace']);
       }
       if (event.kind === 'plan' && !event.approved) return end(Reason.Rejected);
+      if (event.kind === 'cost' && !event.approved) return end(Reason.CostStopped);
       return to('Working', event.kind === 'question' ? Reason.Answered : Reason.Approved, ['ResumeAgent']);
     case 'Published':
       if (phase === 'Publishing') return end(Reason.Published);

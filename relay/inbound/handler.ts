@@ -210,6 +210,7 @@ export class InboundHandler {
     const spec: SessionSpec = {
       phone, prompt, repo: this.o.repo, workspace: workspaceName(phone), timeouts: { ...this.o.defaults.timeouts },
       ...(resume ? { resumeAgentSession: resume } : {}),
+      ...(this.o.cost?.runPauseUsd ? { costPauseUsd: this.o.cost.runPauseUsd } : {}),
     };
     const annotations: Record<string, string> = {
       [ANNOTATION_DELIVERED]: writeDelivered({ n: 1, seq: 0, started: !queued, queued }),

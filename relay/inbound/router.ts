@@ -97,6 +97,12 @@ function routePending(session: string, pending: Pending, text: string, kw: { wor
       if (kw?.word === 'approve') return decide({ requestId: id, action: 'approve' });
       if (kw?.word === 'reject') return decide(withMessage({ requestId: id, action: 'reject' }, kw.rest));
       break;
+    case 'cost': {
+      const word = text.toLowerCase();
+      if (word === 'continue' || kw?.word === 'approve') return decide({ requestId: id, action: 'approve' });
+      if (word === 'stop' || kw?.word === 'reject') return decide({ requestId: id, action: 'reject' });
+      break;
+    }
     case 'question':
       if (kw?.word === 'reject') return decide(withMessage({ requestId: id, action: 'reject' }, kw.rest));
       if (kw?.word !== 'approve') return decide(answerQuestion(pending, text));

@@ -145,6 +145,7 @@ function quickReplies(pending: NonNullable<Session['status']>['pending'] & objec
       if (questions.length !== 1) return [reply('reject')];
       return [...questions[0]!.options.map((o, i) => reply(`${i + 1}. ${o.label}`, String(i + 1))), reply('reject')];
     }
+    case 'cost': return [reply('continue'), reply('stop')];
     default: return [reply('approve'), reply('reject')];
   }
 }

@@ -1,7 +1,9 @@
 // End to end through the whole stack (real Claude Code against the scripted model, fake Twilio):
-// a long run's progress at growing gaps within its budget, and a phone over its daily spend.
+// a long run's progress at growing gaps within its budget, a phone over its daily spend, and a
+// run that pauses at its spending threshold until the user says continue or stop.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, type E2E } from '../support/e2e.ts';
+import { eventually } from '../support/eventually.ts';
 
 const FIRST_GAP_MS = 1000;
 const MAX_GAP_MS = 4000;
@@ -12,11 +14,13 @@ const SEND_SLACK_MS = 300;
 let e2e: E2E;
 beforeAll(async () => {
   e2e = await startE2E({
-    numbers: ['+14155550161', '+14155550162'],
+    numbers: ['+14155550161', '+14155550162', '+14155550163', '+14155550164'],
     relayEnv: {
       RELAY_PROGRESS_BATCH: `${FIRST_GAP_MS}ms`, RELAY_PROGRESS_MAX_GAP: `${MAX_GAP_MS}ms`, RELAY_PROGRESS_MESSAGES: String(PROGRESS_MESSAGES),
       // one scripted command costs a few cents: the second one of the day is over this
       RELAY_DAILY_BUDGET_USD: '0.01',
+      // a file write costs about a cent of (scripted) model use: each one pauses; progress steps never ask
+      RELAY_RUN_PAUSE_USD: '0.01',
     },
   });
 }, 90_000);
@@ -61,4 +65,33 @@ describe('end to end: budgets', () => {
     await phone.send('status');
     expect((await phone.next(/Today: /)).body).toContain(`Today: $${spent.toFixed(2)} of $0.01`);
   }, 180_000);
+
+  it('a run past its spending threshold pauses; continue resumes it, stop ends it with its changes kept', async () => {
+    const phone = e2e.phone('+14155550163');
+    await phone.send('script:\nwrite: one.txt = 1\nwrite: two.txt = 2\nsay: wrote both');
+    const pause = await phone.next(/💲 This run has used \$\d+\.\d\d so far\. Continue\?/, 120_000);
+    expect(pause.body.length).toBeLessThanOrEqual(1600);
+    const paused = (await e2e.list()).find((s) => s.spec.phone === phone.number)!;
+    expect(paused.spec.costPauseUsd).toBe(0.01);
+    expect(paused.status?.pending).toMatchObject({ kind: 'cost', costUsd: expect.any(Number) });
+    expect(paused.status!.result!.costUsd!).toBeGreaterThanOrEqual(0.01);
+    for (let answered = 0; ; answered++) {
+      await phone.send('continue');
+      const next = await phone.next(/💲 This run has used|Reply \*approve\*/, 120_000);
+      if (/Reply \*approve\*/.test(next.body)) break;
+      expect(answered).toBeLessThan(5);
+    }
+    await phone.send('reject');
+    await phone.next(/undone/);
+
+    const stopper = e2e.phone('+14155550164');
+    await stopper.send('script:\nwrite: three.txt = 3\nsay: never said');
+    await stopper.next(/💲 This run has used/, 120_000);
+    await stopper.send('stop');
+    await stopper.next(/cancelled/);
+    const stopped = (await e2e.list()).find((s) => s.spec.phone === stopper.number)!;
+    expect(stopped.status?.phase).toBe('Cancelled');
+    await eventually(async () => expect((await e2e.list()).find((s) => s.spec.phone === stopper.number)!.status?.conditions?.find((c) => c.type === 'Finished')?.reason).toBe('CostStopped'));
+    expect(stopper.received().some((m) => /never said/.test(m.body))).toBe(false);
+  }, 300_000);
 });

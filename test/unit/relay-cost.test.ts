@@ -40,9 +40,9 @@ describe('spend per budget day', () => {
   });
 
   it('refuses at the budget, never with no budget, and says how much was spent', () => {
-    expect(withinDailyBudget(9.99, { dailyUsd: 10, timeZone: 'UTC' })).toBe(true);
-    expect(withinDailyBudget(10, { dailyUsd: 10, timeZone: 'UTC' })).toBe(false);
-    expect(withinDailyBudget(1e6, { dailyUsd: 0, timeZone: 'UTC' })).toBe(true);
+    expect(withinDailyBudget(9.99, { dailyUsd: 10 })).toBe(true);
+    expect(withinDailyBudget(10, { dailyUsd: 10 })).toBe(false);
+    expect(withinDailyBudget(1e6, { dailyUsd: 0 })).toBe(true);
     expect(text.overBudget(10.2, { dailyUsd: 10, timeZone: 'Europe/Berlin' })).toBe(
       "Today's budget is spent: $10.20 of $10.00. New commands start again after midnight (Europe/Berlin). Requests already running still finish.");
     expect(text.spendToday(1.2, 10)).toBe('Today: $1.20 of $10.00');
