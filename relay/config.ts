@@ -12,6 +12,7 @@ import { COST_DEFAULTS, type CostBudget } from './cost.ts';
 const str = (description: string, extra: object = {}) => Type.String({ minLength: 1, description, ...extra });
 const duration = (fallback: string, description: string) => Type.String({ pattern: '^([0-9]+(h|m|s))+$|^[0-9]+ms$', default: fallback, description });
 const specDuration = (fallback: string, description: string) => Type.String({ pattern: '^([0-9]+(h|m|s))+$', default: fallback, description });
+const dollars = (fallback: number, description: string) => Type.String({ pattern: '^[0-9]{1,6}(\\.[0-9]{1,2})?$', default: String(fallback), description });
 const int = (fallback: number, min: number, max: number, description: string) => Type.String({ pattern: '^[0-9]+$', default: String(fallback), description, min, max });
 
 /** Every variable the relay reads, with its rules. Values arrive as strings. */
@@ -51,8 +52,8 @@ export const ENV = Type.Object({
   RELAY_PROGRESS_MAX_GAP: duration(`${BUDGET_DEFAULTS.progressMaxGapMs / 1000}s`, 'longest gap between two progress messages of a run (≥ RELAY_PROGRESS_BATCH)'),
   RELAY_PROGRESS_MESSAGES: int(BUDGET_DEFAULTS.progressMessages, 1, 100, 'progress messages one run sends; then *status* has the detail'),
   RELAY_SESSION_MESSAGES: int(BUDGET_DEFAULTS.sessionMessages, 5, 10_000, 'messages one Session sends (prompts and the result always get through)'),
-  RELAY_DAILY_BUDGET_USD: Type.String({ pattern: '^[0-9]{1,6}(\\.[0-9]{1,2})?$', default: String(COST_DEFAULTS.dailyUsd), description: 'model spend per phone per day in US dollars; 0: no limit' }),
-  RELAY_RUN_PAUSE_USD: Type.String({ pattern: '^[0-9]{1,6}(\\.[0-9]{1,2})?$', default: String(COST_DEFAULTS.runPauseUsd), description: 'a run pauses to ask "continue?" at each multiple of this model spend in US dollars; 0: never' }),
+  RELAY_DAILY_BUDGET_USD: dollars(COST_DEFAULTS.dailyUsd, 'model spend per phone per day in US dollars; 0: no limit'),
+  RELAY_RUN_PAUSE_USD: dollars(COST_DEFAULTS.runPauseUsd, 'a run pauses to ask "continue?" at each multiple of this model spend in US dollars; 0: never'),
   RELAY_BUDGET_TIMEZONE: str('IANA time zone whose midnight starts a new budget day', { default: COST_DEFAULTS.timeZone }),
   RELAY_REMINDER_BEFORE: duration('5m', 'approval reminder this long before the timeout'),
   RELAY_SEND_RATE: int(10, 1, 1000, 'outbound messages per second per sender'),

@@ -85,7 +85,7 @@ describe('end to end: budgets', () => {
     await phone.next(/undone/);
 
     const stopper = e2e.phone('+14155550164');
-    await stopper.send('script:\nwrite: three.txt = 3\nsay: never said');
+    await stopper.send('script:\nwrite: three.txt = 3\nwrite: four.txt = 4\nsay: never said');
     await stopper.next(/💲 This run has used/, 120_000);
     await stopper.send('stop');
     await stopper.next(/cancelled/);
