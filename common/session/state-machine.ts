@@ -22,7 +22,6 @@ export const Reason = {
   Published: 'Published',
   Completed: 'Completed',
   Cancelled: 'Cancelled',
-  CostStopped: 'CostStopped',
   QueueCleared: 'QueueCleared',
   ApprovalTimeout: 'ApprovalTimeout',
   RunTimeout: 'RunTimeout',
@@ -77,8 +76,6 @@ const ENDINGS = {
   [Reason.QueueCleared]: { phase: 'Cancelled', effects: done() },
   [Reason.Cancelled]: { phase: 'Cancelled', effects: done(['ClearPhoneQueue']) },
   [Reason.Rejected]: { phase: 'Rejected', effects: done(['ClearPhoneQueue']) },
-  // The user stopped a run at its spending pause: the changes stay, the queue goes on.
-  [Reason.CostStopped]: { phase: 'Cancelled', effects: done(['StartNextQueued']) },
   [Reason.ApprovalTimeout]: { phase: 'TimedOut', effects: done(['ClearPhoneQueue']) },
   [Reason.Published]: { phase: 'Succeeded', effects: done(['StartNextQueued']) },
   [Reason.Completed]: { phase: 'Succeeded', effects: done(['StartNextQueued']) },
@@ -131,7 +128,8 @@ export function transition(phase: Phase | undefined, event: Event): Transition {
         return event.approved ? to('Publishing', Reason.Approved, ['Publish']) : end(Reason.Rejected, ['RevertWorkspace']);
       }
       if (event.kind === 'plan' && !event.approved) return end(Reason.Rejected);
-      if (event.kind === 'cost' && !event.approved) return end(Reason.CostStopped);
+      // "stop" at the spending pause is the user's cancel: the changes stay on the workspace.
+      if (event.kind === 'cost' && !event.approved) return end(Reason.Cancelled);
       return to('Working', event.kind === 'question' ? Reason.Answered : Reason.Approved, ['ResumeAgent']);
     case 'Published':
       if (phase === 'Publishing') return end(Reason.Published);

@@ -3,7 +3,6 @@
 // run that pauses at its spending threshold until the user says continue or stop.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, type E2E } from '../support/e2e.ts';
-import { eventually } from '../support/eventually.ts';
 
 const FIRST_GAP_MS = 1000;
 const MAX_GAP_MS = 4000;
@@ -91,7 +90,6 @@ describe('end to end: budgets', () => {
     await stopper.next(/cancelled/);
     const stopped = (await e2e.list()).find((s) => s.spec.phone === stopper.number)!;
     expect(stopped.status?.phase).toBe('Cancelled');
-    await eventually(async () => expect((await e2e.list()).find((s) => s.spec.phone === stopper.number)!.status?.conditions?.find((c) => c.type === 'Finished')?.reason).toBe('CostStopped'));
     expect(stopper.received().some((m) => /never said/.test(m.body))).toBe(false);
   }, 300_000);
 });

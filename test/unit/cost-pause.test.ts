@@ -45,10 +45,10 @@ describe('pricing model responses', () => {
 });
 
 describe('continue or stop', () => {
-  it('continue resumes the agent; stop ends the run as Cancelled (CostStopped) and lets the queue go on', () => {
+  it('continue resumes the agent; stop ends the run like the user\'s cancel', () => {
     expect(transition('AwaitingApproval', { type: 'Decided', kind: 'cost', approved: true })).toEqual({ ok: true, phase: 'Working', reason: Reason.Approved, effects: ['ResumeAgent'] });
     expect(transition('AwaitingApproval', { type: 'Decided', kind: 'cost', approved: false })).toEqual({
-      ok: true, phase: 'Cancelled', reason: Reason.CostStopped, effects: ['SetCompletionTime', 'DeletePod', 'StartNextQueued'],
+      ok: true, phase: 'Cancelled', reason: Reason.Cancelled, effects: ['SetCompletionTime', 'DeletePod', 'ClearPhoneQueue'],
     });
   });
 
