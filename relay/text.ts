@@ -19,6 +19,7 @@ export const text = {
     'While it runs: *status* (s) · *cancel* (c).',
     'When asked: *approve* (a) · *reject* (r) · *allow* · *allow always* · *deny <reason>* · a number or your own answer.',
     'Reviewing changes: *diff <file>* shows one file\'s pages · *diff* lists the changed files.',
+    'A run paused for its cost: *continue* · *stop*. *status* shows today\'s spend.',
   ].join('\n'),
   noDiff: () => 'No changes are waiting for your review. *diff <file>* shows a changed file while they are.',
   diffLimit: (max: number) => `That is the ${max}-file limit for this review. Reply *approve* or *reject*.`,
