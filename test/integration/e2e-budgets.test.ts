@@ -65,7 +65,7 @@ describe('end to end: budgets', () => {
     expect((await phone.next(/Today: /)).body).toContain(`Today: $${spent.toFixed(2)} of $0.01`);
   }, 180_000);
 
-  it('a run past its spending threshold pauses; continue resumes it, stop ends it with its changes kept', async () => {
+  it('a run past its spending threshold pauses; continue resumes it, stop ends it like cancel', async () => {
     const phone = e2e.phone('+14155550163');
     await phone.send('script:\nwrite: one.txt = 1\nwrite: two.txt = 2\nsay: wrote both');
     const pause = await phone.next(/💲 This run has used \$\d+\.\d\d so far\. Continue\?/, 120_000);
