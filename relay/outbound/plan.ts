@@ -48,6 +48,10 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   let wakeAt: number | undefined;
   /** parts the Session-wide budget may drop */
   const optional = new Set<Part>();
+  const pushOptional = (...more: Part[]) => more.forEach((part) => {
+    optional.add(part);
+    parts.push(part);
+  });
   const terminal = isTerminal(phase);
 
   if (terminal && phase === 'Cancelled' && !told.started) {
@@ -68,7 +72,7 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   const progress = progressStep(fresh, told, mustFlush, options.now, budgets);
   Object.assign(next, progress.next);
   wakeAt = progress.wakeAt;
-  if (progress.message) optional.add(parts[parts.push({ text: progress.message }) - 1]!);
+  if (progress.message) pushOptional({ text: progress.message });
   const mergeAt = parts.length;
 
   const pending = phase === 'AwaitingApproval' ? status.pending : undefined;
@@ -81,14 +85,12 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   const answered = status.result?.diffAnswered ?? 0;
   for (let request = (told.diffs ?? 0) + 1; request <= answered; request++) {
     const pages = (status.result?.media ?? []).filter((m) => m.kind === 'diff' && m.request === request && isOwnMedia(session, m));
-    const answer = pages.length ? pages.map((m) => ({ media: m, text: m.caption })) : [{ text: text.diffNotDrawn(session.spec.diffRequests?.[request - 1] ?? 'that file') }];
-    parts.push(...answer);
-    answer.forEach((part) => optional.add(part));
+    pushOptional(...(pages.length ? pages.map((m) => ({ media: m, text: m.caption })) : [{ text: text.diffNotDrawn(session.spec.diffRequests?.[request - 1] ?? 'that file') }]));
   }
   if (answered > (told.diffs ?? 0)) next.diffs = answered;
   if (pending && told.reminded !== pending.id) {
     const reminder = reminderFor(pending, approval, options);
-    if (reminder.part) optional.add(parts[parts.push(reminder.part) - 1]!);
+    if (reminder.part) pushOptional(reminder.part);
     if (reminder.wakeAt === undefined) next.reminded = pending.id;
     else wakeAt = Math.min(wakeAt ?? Infinity, reminder.wakeAt);
   }
