@@ -8,10 +8,13 @@ import { parseDuration } from '../common/session/display.ts';
 import { BRANCH_PATTERN, REPO_URL_PATTERN } from '../common/session/repo.ts';
 import { REPO_NAME_MAX_LENGTH, REPO_NAME_PATTERN } from '../common/session/names.ts';
 import { nameFromUrl, repoList, type NamedRepo } from './repos.ts';
+import { BUDGET_DEFAULTS } from './outbound/cadence.ts';
+import { COST_DEFAULTS, type CostBudget } from './cost.ts';
 
 const str = (description: string, extra: object = {}) => Type.String({ minLength: 1, description, ...extra });
 const duration = (fallback: string, description: string) => Type.String({ pattern: '^([0-9]+(h|m|s))+$|^[0-9]+ms$', default: fallback, description });
 const specDuration = (fallback: string, description: string) => Type.String({ pattern: '^([0-9]+(h|m|s))+$', default: fallback, description });
+const dollars = (fallback: number, description: string) => Type.String({ pattern: '^[0-9]{1,6}(\\.[0-9]{1,2})?$', default: String(fallback), description });
 const int = (fallback: number, min: number, max: number, description: string) => Type.String({ pattern: '^[0-9]+$', default: String(fallback), description, min, max });
 
 /** Every variable the relay reads, with its rules. Values arrive as strings. */
@@ -53,7 +56,13 @@ export const ENV = Type.Object({
   RELAY_TOKEN_REVIEW_FAILURE_TTL: duration('10s', 'how long a refused token is refused without asking again'),
   RELAY_TOKEN_REVIEW_CACHE_SIZE: int(1000, 10, 100_000, 'token reviews remembered (the oldest are forgotten first)'),
   RELAY_BIND_ADDRESS: str('address the HTTP server listens on', { default: '0.0.0.0', pattern: '^[0-9a-fA-F.:]+$' }),
-  RELAY_PROGRESS_BATCH: duration('3s', 'at most one progress message per phone per this interval'),
+  RELAY_PROGRESS_BATCH: duration(`${BUDGET_DEFAULTS.progressBatchMs / 1000}s`, 'gap after a run\'s first progress message; each later gap doubles'),
+  RELAY_PROGRESS_MAX_GAP: duration(`${BUDGET_DEFAULTS.progressMaxGapMs / 1000}s`, 'longest gap between two progress messages of a run (≥ RELAY_PROGRESS_BATCH)'),
+  RELAY_PROGRESS_MESSAGES: int(BUDGET_DEFAULTS.progressMessages, 1, 100, 'progress messages one run sends; then *status* has the detail'),
+  RELAY_SESSION_MESSAGES: int(BUDGET_DEFAULTS.sessionMessages, 5, 10_000, 'messages one Session sends (prompts and the result always get through)'),
+  RELAY_DAILY_BUDGET_USD: dollars(COST_DEFAULTS.dailyUsd, 'model spend per phone per day in US dollars; 0: no limit'),
+  RELAY_RUN_PAUSE_USD: dollars(COST_DEFAULTS.runPauseUsd, 'a run pauses to ask "continue?" at each multiple of this model spend in US dollars; 0: never'),
+  RELAY_BUDGET_TIMEZONE: str('IANA time zone whose midnight starts a new budget day', { default: COST_DEFAULTS.timeZone }),
   RELAY_REMINDER_BEFORE: duration('5m', 'approval reminder this long before the timeout'),
   RELAY_SEND_RATE: int(10, 1, 1000, 'outbound messages per second per sender'),
   RELAY_INBOUND_CONCURRENCY: int(16, 1, 1024, 'inbound messages processed at once (more: throughput; fewer: faster webhook acks)'),
@@ -89,6 +98,10 @@ export interface RelayConfig {
   /** every secret value this process holds, for the redactor */
   secrets: string[];
   progressBatchMs: number;
+  progressMaxGapMs: number;
+  progressMessages: number;
+  sessionMessages: number;
+  cost: CostBudget;
   reminderBeforeMs: number;
   sendRatePerSecond: number;
   inboundConcurrency: number;
@@ -135,6 +148,18 @@ function checkBounds(env: Env): void {
   }
 }
 
+/** Budgets that only make sense together, and a time zone this runtime knows. */
+function checkBudgets(env: Env): void {
+  if (ms(env.RELAY_PROGRESS_MAX_GAP) < ms(env.RELAY_PROGRESS_BATCH)) {
+    throw new ConfigError('RELAY_PROGRESS_MAX_GAP', `must be at least RELAY_PROGRESS_BATCH (${env.RELAY_PROGRESS_BATCH}), got ${env.RELAY_PROGRESS_MAX_GAP}`);
+  }
+  try {
+    new Intl.DateTimeFormat('en-CA', { timeZone: env.RELAY_BUDGET_TIMEZONE });
+  } catch {
+    throw new ConfigError('RELAY_BUDGET_TIMEZONE', `"${env.RELAY_BUDGET_TIMEZONE.slice(0, 40)}" is not an IANA time zone (e.g. UTC, Europe/Berlin)`);
+  }
+}
+
 function parseNumbers(list: string): Set<string> {
   const numbers = list.split(',').map((n) => n.trim()).filter(Boolean);
   for (const n of numbers) {
@@ -167,6 +192,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     throw new ConfigError(variable, `${error.message}${shown}; expected ${(ENV.properties as Record<string, TSchema>)[variable]?.description ?? 'a valid value'}`);
   }
   checkBounds(env);
+  checkBudgets(env);
   const twilioVars = [env.TWILIO_ACCOUNT_SID, env.TWILIO_AUTH_TOKEN, env.TWILIO_WHATSAPP_FROM];
   if (twilioVars.some(Boolean) && !twilioVars.every(Boolean)) {
     const missing = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM'].find((_, i) => !twilioVars[i])!;
@@ -201,6 +227,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     bindAddress: env.RELAY_BIND_ADDRESS,
     secrets: [env.TWILIO_AUTH_TOKEN, env.RELAY_MEDIA_SIGNING_KEY, env.RELAY_WEB_CHAT_TOKEN].filter((s): s is string => !!s),
     progressBatchMs: ms(env.RELAY_PROGRESS_BATCH),
+    progressMaxGapMs: ms(env.RELAY_PROGRESS_MAX_GAP),
+    progressMessages: Number(env.RELAY_PROGRESS_MESSAGES),
+    sessionMessages: Number(env.RELAY_SESSION_MESSAGES),
+    cost: { dailyUsd: Number(env.RELAY_DAILY_BUDGET_USD), timeZone: env.RELAY_BUDGET_TIMEZONE, runPauseUsd: Number(env.RELAY_RUN_PAUSE_USD) },
     reminderBeforeMs: ms(env.RELAY_REMINDER_BEFORE),
     sendRatePerSecond: Number(env.RELAY_SEND_RATE),
     inboundConcurrency: Number(env.RELAY_INBOUND_CONCURRENCY),

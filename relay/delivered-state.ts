@@ -18,8 +18,14 @@ export interface Delivered {
   /** the user was told the command started ("On it"), or that it was queued */
   started?: boolean;
   queued?: boolean;
-  /** highest status.progress seq sent */
+  /** highest status.progress seq sent (or passed over: past the run's progress budget) */
   seq: number;
+  /** progress messages of their own sent for this run, and when the last one went (epoch ms) */
+  progressSent?: number;
+  progressAt?: number;
+  /** messages planned for this Session in all; capped: the user was told the Session reached its budget */
+  messages?: number;
+  capped?: boolean;
   /** id of the last pending request shown, and of the last one reminded about */
   pending?: string;
   reminded?: string;

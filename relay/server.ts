@@ -77,7 +77,8 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   });
   const journal = await Journal.open(config.journalDir);
   const delivery = new Delivery({
-    store, writer: sessions, lanes, outbox, progressBatchMs: config.progressBatchMs, reminderBeforeMs: config.reminderBeforeMs, defaults,
+    store, writer: sessions, lanes, outbox, progressBatchMs: config.progressBatchMs, progressMaxGapMs: config.progressMaxGapMs,
+    progressMessages: config.progressMessages, sessionMessages: config.sessionMessages, reminderBeforeMs: config.reminderBeforeMs, defaults,
     isRecipient: (phone) => config.allowedNumbers.has(phone) || phone === webChat?.phone, metrics,
     owner: journal.instance, logger,
   });
@@ -97,7 +98,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   });
   const inbound = new InboundHandler({
     sessions, claims, phones, lanes, outbox, namespace: config.namespace, repo: config.repo, defaults, metrics, logger,
-    repos: new PhoneRepos(config.repos, repoChoices),
+    repos: new PhoneRepos(config.repos, repoChoices), cost: config.cost,
     concurrency: config.inboundConcurrency, owner: journal.instance, onRouted: (id, route) => journal.routed(id, route), images,
   });
   const intake = new Intake({ journal, handler: inbound, maxBacklog: config.inboundBacklog, metrics, logger });

@@ -5,6 +5,7 @@ import { formatDuration, parseDuration, previewPrompt } from '../common/session/
 import { Reason } from '../common/session/state-machine.ts';
 import { LABEL_REPO } from '../common/session/names.ts';
 import { planForPhone, showHidden } from './outbound/plan-text.ts';
+import { usd } from './cost.ts';
 
 /** Short handle the user sees: the random tail of the Session name ("7f3a"). */
 export const shortId = (name: string) => name.slice(name.lastIndexOf('-') + 1);
@@ -23,6 +24,7 @@ export const text = {
     'When asked: *approve* (a) · *reject* (r) · *allow* · *allow always* · *deny <reason>* · a number or your own answer.',
     'Reviewing changes: *diff <file>* shows one file\'s pages · *diff* lists the changed files.',
     'A picture with a caption: the caption is the command, and the agent sees the picture.',
+    'A run paused for its cost: *continue* · *stop*. *status* shows today\'s spend.',
     ...(repos ? [repos, 'Repositories: *@name <command>* for one command · *repo <name>* sets your default · *repo* lists them.'] : []),
   ].join('\n'),
   planUsage: () => 'Send *plan: <command>* to see the agent\'s plan before it changes anything, e.g. "plan: add a dark-mode toggle".',
@@ -91,6 +93,7 @@ export const text = {
       case 'question': return 'Waiting for your answer above: reply with a number or your own words (or *reject*).';
       case 'plan': return 'Waiting for your decision on the plan above: *approve*, *reject*, or write what to change.';
       case 'changes': return 'Waiting for your decision on the changes above: *approve* or *reject* (*diff <file>* shows a file).';
+      case 'cost': return 'The run is paused for its cost: reply *continue* or *stop*.';
     }
   },
 
@@ -108,7 +111,13 @@ export const text = {
   echoDenied: (reason: string | undefined) => (reason ? `Denied: ${previewPrompt(reason, 100)}` : 'Denied.'),
   echoChose: (n: number, label: string) => `You chose ${n} (${previewPrompt(label, 60)}).`,
   echoAnswered: (answer: string) => `You answered: ${previewPrompt(answer, 100)}`,
-  progress: (lines: string[]) => lines.map((l) => `⏳ ${l}`).join('\n'),
+  /** `earlier`: lines of the same batch left out (only the newest are shown). */
+  progress: (lines: string[], earlier = 0) => [...(earlier > 0 ? [`⏳ …${earlier} earlier step${earlier === 1 ? '' : 's'}`] : []), ...lines.map((l) => `⏳ ${l}`)].join('\n'),
+  progressOnStatus: () => 'More steps will not be sent one by one: reply *status* to see the latest.',
+  overBudget: (spent: number, budget: { dailyUsd: number; timeZone: string }) =>
+    `Today's budget is spent: ${usd(spent)} of ${usd(budget.dailyUsd)}. New commands start again after midnight (${budget.timeZone}). Requests already running still finish.`,
+  spendToday: (spent: number, dailyUsd: number) => `Today: ${usd(spent)}${dailyUsd > 0 ? ` of ${usd(dailyUsd)}` : ''}`,
+  sessionCapped: (max: number) => `This session has sent ${max} messages; further updates are on *status*. Requests for your decision and the result still come.`,
 
   pending(pending: Pending, approvalTimeout: string): string {
     switch (pending.kind) {
@@ -124,6 +133,8 @@ export const text = {
         return `📝 The agent's plan:\n${planForPhone(pending.summary ?? '')}\n\nReply *approve* to run it, *reject* to drop it, or write what to change. (expires in ${expiry(approvalTimeout)})`;
       case 'changes':
         return `Reply *approve* to open a pull request or *reject* to undo. (expires in ${expiry(approvalTimeout)})`;
+      case 'cost':
+        return `💲 This run has used ${usd(pending.costUsd ?? 0)} so far. Continue? Reply *continue* or *stop* (the changes so far stay). (expires in ${expiry(approvalTimeout)})`;
     }
   },
   /** `cut`: the diff picture's line counts, when the picture goes with the caption. */

@@ -4,6 +4,7 @@ import { truncate } from '../common/session/display.ts';
 import { LIMITS } from '../common/session/schema.ts';
 import type { AgentEvent, AgentHost, ToolDecision, ToolRequest } from './agents/types.ts';
 import { decide, type Policy, type Ruling } from './policy.ts';
+import { CostMeter } from './cost-meter.ts';
 import { Deduper, progressLines } from './progress.ts';
 import { answersFrom, isApproval, pendingQuestions, type Requests } from './requests.ts';
 import type { StatusWriter } from './status.ts';
@@ -18,6 +19,8 @@ export interface HostDeps {
   tools: AgentHost['tools'];
   /** Called when a decision ends the session (plan rejected). */
   onFinal: (reason: string) => void;
+  /** spec.costPauseUsd: ask "continue?" at each multiple of this spend (unset or 0: never) */
+  costPauseUsd?: number;
 }
 
 export class RunnerHost implements AgentHost {
@@ -25,6 +28,7 @@ export class RunnerHost implements AgentHost {
   private readonly dedupe = new Deduper();
   /** Tools the user answered "allow always" for; never above a deny rule or a guarded ask (policy.ts). */
   private readonly allowedAlways = new Set<string>();
+  private readonly meter: CostMeter;
   readonly tools: AgentHost['tools'];
   agentSessionId: string | undefined;
   lastText = '';
@@ -32,9 +36,15 @@ export class RunnerHost implements AgentHost {
   constructor(deps: HostDeps) {
     this.deps = deps;
     this.tools = deps.tools;
+    this.meter = new CostMeter(deps.costPauseUsd ?? 0);
   }
 
   event(event: AgentEvent): void {
+    if (event.type === 'usage') {
+      // The spend so far, for the relay's daily budget; Claude Code's own total replaces it at the end.
+      if (this.meter.add(event.id, event.model, event.usage)) this.deps.status.setResult({ costUsd: roundUsd(this.meter.spentUsd) });
+      return;
+    }
     if (event.type === 'session') {
       if (event.id && event.id !== this.agentSessionId) {
         this.agentSessionId = event.id;
@@ -50,6 +60,8 @@ export class RunnerHost implements AgentHost {
 
   async canUseTool(request: ToolRequest, _signal: AbortSignal): Promise<ToolDecision> {
     const { tool, input } = request;
+    const paused = await this.costPause();
+    if (paused) return paused;
     if (tool === 'AskUserQuestion') return this.question(input);
     if (tool === 'ExitPlanMode') return this.plan(input);
     const ruling = decide(this.deps.policy, this.deps.repoDir, tool, input, this.allowedAlways);
@@ -57,6 +69,18 @@ export class RunnerHost implements AgentHost {
     if (ruling.verdict === 'allow') return { behavior: 'allow', updatedInput: input };
     if (ruling.verdict === 'deny') return { behavior: 'deny', message: `${tool} is not allowed by this installation's Tether policy (${ruling.reason}).` };
     return this.ask(tool, input, ruling);
+  }
+
+  /** Past the spend threshold the next tool call waits for "continue"; "stop" ends the run (its changes stay). */
+  private async costPause(): Promise<ToolDecision | undefined> {
+    if (!this.meter.pauseDue) return undefined;
+    const { effects } = await this.deps.requests.raise('cost', { costUsd: roundUsd(this.meter.spentUsd) });
+    if (effects.includes('ResumeAgent')) {
+      this.meter.resume();
+      return undefined;
+    }
+    this.deps.onFinal('stopped at the cost pause');
+    return { behavior: 'deny', message: 'The user stopped this run because of its cost.', interrupt: true };
   }
 
   /**
@@ -101,3 +125,5 @@ export class RunnerHost implements AgentHost {
   }
 }
 
+/** Spend as stored: to a hundredth of a cent. */
+const roundUsd = (usd: number) => Math.round(usd * 10_000) / 10_000;

@@ -41,6 +41,7 @@ export function progressLines(event: AgentEvent): string[] {
       return text ? [text] : [];
     }
     case 'session':
+    case 'usage':
       return [];
   }
 }

@@ -93,7 +93,7 @@ export class Runner {
     const host = new RunnerHost({
       status, requests: new Requests(status, this.stop.signal), policy: this.deps.policy, repoDir: this.deps.repoDir, log,
       tools: { [SCREENSHOT_TOOL]: (input) => this.screenshot(input) },
-      onFinal: (reason) => this.stop.abort(reason),
+      onFinal: (reason) => this.stop.abort(reason), costPauseUsd: spec.costPauseUsd,
     });
     const result = await this.deps.agent.run(
       { prompt: spec.prompt, images, cwd: this.deps.repoDir, mode: spec.mode ?? 'run', resume: spec.resumeAgentSession, signal: this.stop.signal },

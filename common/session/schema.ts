@@ -43,7 +43,7 @@ export const PHASES = [
 ] as const;
 /** revise: a plan's answer that is neither approve nor reject; its message goes back to the agent, which plans again. */
 export const DECISION_ACTIONS = ['approve', 'reject', 'allow', 'deny', 'answer', 'revise'] as const;
-export const PENDING_KINDS = ['tool', 'question', 'changes', 'plan'] as const;
+export const PENDING_KINDS = ['tool', 'question', 'changes', 'plan', 'cost'] as const;
 
 const enumOf = <T extends readonly string[]>(values: T, description: string): TSchema & { static: T[number] } =>
   ({ ...Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description }) }) as never;
@@ -95,6 +95,9 @@ export const SessionSpec = Type.Object({
     approval: Type.Optional(Type.String({ pattern: DURATION_PATTERN, default: SESSION_DEFAULTS.timeouts.approval, description: 'limit on one pending request' })),
   })),
   cancel: Type.Optional(Type.Boolean({ default: false })),
+  costPauseUsd: Type.Optional(Type.Number({
+    minimum: 0, maximum: 1e6, description: 'model spend (US dollars) at which the run pauses and asks to continue, then again at each multiple; unset or 0: never',
+  })),
   decisions: Type.Optional(Type.Array(Decision, {
     maxItems: LIMITS.decisions,
     description: 'append-only answers to pending requests',
@@ -157,6 +160,7 @@ export const Pending = Type.Object({
   inputChars: Type.Optional(Type.Integer({ minimum: 0, description: 'length of the whole input as JSON; more than input holds when it was cut (kind tool)' })),
   questions: Type.Optional(Type.Array(Question, { maxItems: LIMITS.questions })),
   summary: Type.Optional(text(LIMITS.textChars, 'plan text, or what changed (kind plan / changes)')),
+  costUsd: Type.Optional(Type.Number({ minimum: 0, description: 'model spend of the run so far (kind cost)' })),
   createdAt: timestamp('when the request was raised'),
 });
 

@@ -1,7 +1,7 @@
 // The Session lifecycle as one pure function: (phase, event) → next phase + effects.
 // Controller and runner both call transition() and perform the effects it returns; neither
 // re-implements the table. How each effect is carried out: docs/controller.md (State machine).
-import type { Phase } from './schema.ts';
+import type { Pending, Phase } from './schema.ts';
 
 export const TERMINAL_PHASES = ['Succeeded', 'Rejected', 'Cancelled', 'TimedOut', 'Failed'] as const satisfies readonly Phase[];
 export const ACTIVE_PHASES = ['Starting', 'Working', 'AwaitingApproval', 'Publishing'] as const satisfies readonly Phase[];
@@ -38,8 +38,8 @@ export type Event =
   | { type: 'QueueFull' } //                 already maxQueued waiting for this phone
   | { type: 'PodCreated' } //                phone has no active session; runner Pod made
   | { type: 'RunnerStarted' }
-  | { type: 'RequestRaised'; kind: 'tool' | 'question' | 'changes' | 'plan' }
-  | { type: 'Decided'; kind: 'tool' | 'question' | 'changes' | 'plan'; approved: boolean; revise?: boolean } // revise: a plan goes back to the agent with the user's words
+  | { type: 'RequestRaised'; kind: Pending['kind'] }
+  | { type: 'Decided'; kind: Pending['kind']; approved: boolean; revise?: boolean } // revise: a plan goes back to the agent with the user's words
   | { type: 'Published' }
   | { type: 'FinishedWithoutChanges' }
   | { type: 'Cancel' } //                    the user's cancel (spec.cancel)
@@ -130,6 +130,8 @@ export function transition(phase: Phase | undefined, event: Event): Transition {
       }
       if (event.kind === 'plan' && event.revise) return to('Working', Reason.Revised, ['ResumeAgent']);
       if (event.kind === 'plan' && !event.approved) return end(Reason.Rejected);
+      // "stop" at the spending pause is the user's cancel: the changes stay on the workspace.
+      if (event.kind === 'cost' && !event.approved) return end(Reason.Cancelled);
       return to('Working', event.kind === 'question' ? Reason.Answered : Reason.Approved, ['ResumeAgent']);
     case 'Published':
       if (phase === 'Publishing') return end(Reason.Published);

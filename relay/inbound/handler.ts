@@ -16,6 +16,7 @@ import { nameFromUrl } from '../repos.ts';
 import { MemoryRepoChoices } from './repo-choices.ts';
 import { PhoneRepos } from './repos.ts';
 import { writeDelivered } from '../delivered-state.ts';
+import { spentToday, withinDailyBudget, type CostBudget } from '../cost.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { Outbox } from '../outbound/outbox.ts';
 import type { PhoneLanes } from '../phone-lane.ts';
@@ -67,6 +68,8 @@ export interface InboundOptions {
   retryForMs?: number;
   /** fetches and keeps pictures sent with a command; absent → a picture gets a plain refusal */
   images?: InboundImages;
+  /** the per-phone daily model budget (default: none) */
+  cost?: CostBudget;
 }
 
 export type InboundOutcome = 'duplicate' | Route['kind'];
@@ -190,7 +193,8 @@ export class InboundHandler {
       case 'status': {
         const shown = view.session ?? view.open[0];
         const repos = await this.repos.summary(phone);
-        return [shown ? text.status(shown, view.open.length - 1, Date.now(), repos !== undefined) : text.idle(), repos].filter(Boolean).join('\n');
+        const spend = this.o.cost && text.spendToday(this.spentToday(phone), this.o.cost.dailyUsd);
+        return [shown ? text.status(shown, view.open.length - 1, Date.now(), repos !== undefined) : text.idle(), repos, spend].filter(Boolean).join('\n');
       }
       case 'cancel': {
         if (!view.open.length) return text.nothingToCancel();
@@ -204,6 +208,11 @@ export class InboundHandler {
       case 'imageNotNow': return text.imageNotNow();
       case 'start':
       case 'queue': {
+        const spent = this.o.cost && this.spentToday(phone);
+        if (this.o.cost && !withinDailyBudget(spent!, this.o.cost)) {
+          log.info({ spentUsd: spent, budgetUsd: this.o.cost.dailyUsd }, 'command refused: daily budget spent');
+          return text.overBudget(spent!, this.o.cost);
+        }
         const images = message.media?.length ? await this.keepImages(message) : undefined;
         if (images && 'failure' in images) return text.imageFailed(images.failure, this.o.images?.maxBytes ?? 0);
         const created = await this.create(message, r, r.kind === 'queue', images);
@@ -222,12 +231,19 @@ export class InboundHandler {
     return this.o.images.keep(message, commandSessionName(message.from, message.id));
   }
 
+  private spentToday(phone: string): number {
+    return spentToday(this.o.phones.sessions(phone), Date.now(), this.o.cost!.timeZone);
+  }
+
   /** One write: the Session, named from the message id, is also the message's idempotency record. */
   private async create(message: InboundMessage, command: { prompt: string } & CommandOptions, queued: boolean, images?: SessionImage[]): Promise<Session> {
     const phone = message.from;
     const name = commandSessionName(phone, message.id);
     const made = await this.repos.spec(phone, command.prompt, command, this.o.defaults, this.o.phones);
-    const spec = images?.length ? { ...made.spec, images } : made.spec;
+    const spec: SessionSpec = {
+      ...made.spec, ...(images?.length ? { images } : {}),
+      ...(this.o.cost?.runPauseUsd ? { costPauseUsd: this.o.cost.runPauseUsd } : {}),
+    };
     const { repo } = made;
     const annotations: Record<string, string> = {
       [ANNOTATION_DELIVERED]: writeDelivered({ n: 1, seq: 0, started: !queued, queued }),

@@ -113,6 +113,12 @@ function routePending(session: string, pending: Pending, text: string, kw: { wor
       // Anything else typed on a plan ("no, …" included) says what to change: the agent plans again (schema.ts, revise).
       if (pending.kind === 'plan' && (!kw || (kw.word === 'deny' && kw.rest))) return decide({ requestId: id, action: 'revise', message: text.slice(0, LIMITS.textChars) });
       break;
+    case 'cost': {
+      const word = text.toLowerCase();
+      if (word === 'continue' || kw?.word === 'approve') return decide({ requestId: id, action: 'approve' });
+      if (word === 'stop' || kw?.word === 'reject') return decide({ requestId: id, action: 'reject' });
+      break;
+    }
     case 'question':
       if (kw?.word === 'reject') return decide(withMessage({ requestId: id, action: 'reject' }, kw.rest));
       if (kw?.word !== 'approve') return decide(answerQuestion(pending, text));

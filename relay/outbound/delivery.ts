@@ -17,13 +17,13 @@ import type { PhoneLanes } from '../phone-lane.ts';
 import type { SessionApi, SessionStore } from '../session-store.ts';
 import type { Outbox } from './outbox.ts';
 import { planWithEcho } from './echo.ts';
+import type { BudgetOptions } from './cadence.ts';
 
-export interface DeliveryOptions {
+export interface DeliveryOptions extends BudgetOptions {
   store: SessionStore;
   writer: Pick<SessionApi, 'get' | 'patch'>;
   lanes: PhoneLanes;
   outbox: Outbox;
-  progressBatchMs: number;
   reminderBeforeMs: number;
   defaults: SessionDefaults;
   /** Whether the relay may message this phone (its allowlist): whoever created the Session chose spec.phone. */
@@ -44,7 +44,6 @@ export class Delivery {
   private readonly o: DeliveryOptions;
   private readonly queue: WorkQueue;
   private readonly written = new Map<string, Session>();
-  private readonly lastProgressAt = new Map<string, number>();
   /** Sessions whose phone is not a recipient, already logged and counted. */
   private readonly refused = new Set<string>();
   /** key → id of a prompt this process sent and has not yet recorded as told */
@@ -121,8 +120,9 @@ export class Delivery {
       const { told, leaseEndsAt } = this.asTold(stored);
       if (leaseEndsAt !== undefined) wakeAt = leaseEndsAt;
       const next = planWithEcho(session, told, {
-        now: Date.now(), progressBatchMs: this.o.progressBatchMs, reminderBeforeMs: this.o.reminderBeforeMs,
-        lastProgressAt: this.lastProgressAt.get(phone) ?? 0, defaults: this.o.defaults,
+        now: Date.now(), progressBatchMs: this.o.progressBatchMs, progressMaxGapMs: this.o.progressMaxGapMs,
+        progressMessages: this.o.progressMessages, sessionMessages: this.o.sessionMessages,
+        reminderBeforeMs: this.o.reminderBeforeMs, defaults: this.o.defaults,
       });
       if (next.wakeAt !== undefined) wakeAt = Math.min(wakeAt ?? Infinity, next.wakeAt);
       if (next.next.n === told.n && !(stored.sending && leaseEndsAt === undefined)) return wakeAt;
@@ -145,7 +145,6 @@ export class Delivery {
       }
       this.written.set(key, claimed);
       await this.o.outbox.deliver(phone, next.parts);
-      if (next.sentProgress) this.lastProgressAt.set(phone, Date.now());
       if (prompt) {
         this.sentPrompts.set(key, prompt);
         await this.confirm(key, claimed, prompt);

@@ -5,6 +5,8 @@ import type { Media, Pending, Session } from '../../common/session/schema.ts';
 import { parseDuration } from '../../common/session/display.ts';
 import type { Delivered } from '../delivered-state.ts';
 import { isOwnMedia } from '../media/refs.ts';
+import { MESSAGE_LIMIT } from './split.ts';
+import { budgetsOf, progressStep, withinSessionBudget, type BudgetOptions } from './cadence.ts';
 import { cutChars, text } from '../text.ts';
 import type { QuickReply } from '../transports/transport.ts';
 import { bindReplies } from './buttons.ts';
@@ -15,10 +17,8 @@ export interface Part {
   media?: Pick<Media, 'ref' | 'contentType'>;
 }
 
-export interface PlanOptions {
+export interface PlanOptions extends BudgetOptions {
   now: number;
-  progressBatchMs: number;
-  lastProgressAt: number;
   reminderBeforeMs: number;
   /** for a Session without its own timeouts, and the queue limit the phone is told about */
   defaults: SessionDefaults;
@@ -27,7 +27,6 @@ export interface PlanOptions {
 export interface Plan {
   parts: Part[];
   next: Delivered;
-  sentProgress: boolean;
   /** when to look at this Session again even if nothing changes (batching, reminder) */
   wakeAt?: number;
 }
@@ -48,14 +47,19 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   const next: Delivered = { ...told };
   const parts: Part[] = [];
   let wakeAt: number | undefined;
-  let sentProgress = false;
+  /** parts the Session-wide budget may drop */
+  const optional = new Set<Part>();
+  const pushOptional = (...more: Part[]) => more.forEach((part) => {
+    optional.add(part);
+    parts.push(part);
+  });
   const terminal = isTerminal(phase);
 
   if (terminal && phase === 'Cancelled' && !told.started) {
     // A queued command swept away: by the user's cancel (already acknowledged), or by a reject/timeout before it.
     if (session.spec.cancel !== true && told.done !== phase) parts.push({ text: text.droppedFromQueue(session.spec.prompt) });
     next.done = phase;
-    return { parts, next: counted(told, next), sentProgress, wakeAt };
+    return { parts, next: counted(told, next), wakeAt };
   }
   if ((isActive(phase) || terminal) && !told.started && told.queued) {
     parts.push({ text: text.startedFromQueue(session.metadata.name!, session.spec.prompt) });
@@ -65,16 +69,12 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   const fresh = (status.progress ?? []).filter((p) => p.seq > told.seq);
   const pendingDue = phase === 'AwaitingApproval' && status.pending && status.pending.id !== told.pending;
   const mustFlush = pendingDue || (terminal && told.done !== phase);
-  if (fresh.length) {
-    const allowedAt = options.lastProgressAt + options.progressBatchMs;
-    if (mustFlush || options.now >= allowedAt) {
-      parts.push({ text: text.progress(fresh.map((p) => p.text)) });
-      next.seq = Math.max(...fresh.map((p) => p.seq));
-      sentProgress = true;
-    } else {
-      wakeAt = allowedAt;
-    }
-  }
+  const budgets = budgetsOf(options);
+  const progress = progressStep(fresh, told, mustFlush, options.now, budgets);
+  Object.assign(next, progress.next);
+  wakeAt = progress.wakeAt;
+  if (progress.message) pushOptional({ text: progress.message });
+  const mergeAt = parts.length;
 
   const pending = phase === 'AwaitingApproval' ? status.pending : undefined;
   const approval = session.spec.timeouts?.approval ?? options.defaults.timeouts.approval;
@@ -86,12 +86,12 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   const answered = status.result?.diffAnswered ?? 0;
   for (let request = (told.diffs ?? 0) + 1; request <= answered; request++) {
     const pages = (status.result?.media ?? []).filter((m) => m.kind === 'diff' && m.request === request && isOwnMedia(session, m));
-    parts.push(...(pages.length ? pages.map((m) => ({ media: m, text: m.caption })) : [{ text: text.diffNotDrawn(session.spec.diffRequests?.[request - 1] ?? 'that file') }]));
+    pushOptional(...(pages.length ? pages.map((m) => ({ media: m, text: m.caption })) : [{ text: text.diffNotDrawn(session.spec.diffRequests?.[request - 1] ?? 'that file') }]));
   }
   if (answered > (told.diffs ?? 0)) next.diffs = answered;
   if (pending && told.reminded !== pending.id) {
     const reminder = reminderFor(pending, approval, options);
-    if (reminder.part) parts.push(reminder.part);
+    if (reminder.part) pushOptional(reminder.part);
     if (reminder.wakeAt === undefined) next.reminded = pending.id;
     else wakeAt = Math.min(wakeAt ?? Infinity, reminder.wakeAt);
   }
@@ -105,8 +105,19 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
     parts.push({ text: text.finished(session, options.defaults) });
     next.done = phase;
   }
+  if (progress.merge) mergeProgress(parts, mergeAt, progress.merge);
 
-  return { parts, next: counted(told, next), sentProgress, wakeAt };
+  const budgeted = withinSessionBudget(parts, optional, told, budgets, (notice): Part => ({ text: notice }));
+  Object.assign(next, budgeted.next);
+  return { parts: budgeted.parts, next: counted(told, next), wakeAt };
+}
+
+/** Progress flushed by a prompt or the result rides in that message when it fits in one. */
+function mergeProgress(parts: Part[], at: number, lines: string): void {
+  const target = parts[at];
+  const merged = target && `${lines}\n${target.text ?? ''}`.trimEnd();
+  if (target && merged!.length <= MESSAGE_LIMIT) parts[at] = { ...target, text: merged };
+  else parts.splice(at, 0, { text: lines });
 }
 
 /** The review: its pages in order, the first with the caption, the last saying which files no page shows. */
@@ -137,6 +148,7 @@ function quickReplies(pending: NonNullable<Session['status']>['pending'] & objec
       if (questions.length !== 1) return [reply('reject')];
       return [...questions[0]!.options.map((o, i) => reply(`${i + 1}. ${o.label}`, String(i + 1))), reply('reject')];
     }
+    case 'cost': return [reply('continue'), reply('stop')];
     default: return [reply('approve'), reply('reject')];
   }
 }

@@ -52,6 +52,10 @@ export class ClaudeConversation {
     if (message.type === 'system' && message.subtype === 'init') {
       host.event({ type: 'session', id: message.session_id });
     } else if (message.type === 'assistant') {
+      const response = message.message as { id?: unknown; model?: unknown; usage?: unknown };
+      if (typeof response.id === 'string' && response.usage && typeof response.usage === 'object') {
+        host.event({ type: 'usage', id: response.id, model: String(response.model ?? ''), usage: response.usage });
+      }
       for (const block of message.message.content as Block[]) {
         if (block.type === 'text' && typeof block.text === 'string') host.event({ type: 'text', text: block.text });
         if (block.type !== 'tool_use' || typeof block.name !== 'string') continue;

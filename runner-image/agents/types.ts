@@ -1,4 +1,5 @@
 // The event model between the runner and the agent (Claude Code through the Agent SDK, agents/claude.ts).
+import type { Usage } from '../cost-meter.ts';
 
 export interface ToolRequest {
   /** Unique per call (the SDK's toolUseID). */
@@ -16,7 +17,8 @@ export type AgentEvent =
   | { type: 'text'; text: string } //                  assistant text or tool output; scanned for ::progress::
   | { type: 'progress'; text: string } //              an explicit milestone (the progress tool)
   | { type: 'tool_use'; tool: string; input: unknown } // a tool the agent used (after permission)
-  | { type: 'session'; id: string }; //                the agent's own session id (for resume)
+  | { type: 'session'; id: string } //                 the agent's own session id (for resume)
+  | { type: 'usage'; id: string; model: string; usage: Usage }; // one model response's tokens (cost-meter.ts)
 
 export interface AgentHost {
   /** Permission for one tool call; questions (AskUserQuestion) and plans (ExitPlanMode) too. */

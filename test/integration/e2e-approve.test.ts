@@ -9,8 +9,8 @@ import { eventually } from '../support/eventually.ts';
 
 let e2e: E2E;
 beforeAll(async () => {
-  // The message budget below holds for the relay's default progress interval, not the harness's shortened one.
-  e2e = await startE2E({ numbers: ['+14155550123', '+14155550124', '+14155550125', '+14155550126'], relayEnv: { RELAY_PROGRESS_BATCH: '3s' } });
+  // The message count below holds for the relay's default progress cadence, not the harness's shortened one.
+  e2e = await startE2E({ numbers: ['+14155550123', '+14155550124', '+14155550125', '+14155550126'], relayEnv: { RELAY_PROGRESS_BATCH: '15s' } });
 }, 90_000);
 afterAll(async () => e2e?.stop());
 
@@ -19,9 +19,12 @@ const git = (...args: string[]) => execFileSync('git', ['-c', `safe.directory=${
 describe('end to end: approve and reject', () => {
   it('command → progress → changes with diff image → approve → pull request', async () => {
     const phone = e2e.phone('+14155550123');
+    const sentAt = Date.now();
     await phone.send('script:\nprogress: Reading src/greet.js\nwrite: src/farewell.js = export const bye = (n) => `Bye, ${n}!`;\nprogress: Running npm test (1 passed)\nsay: Added a farewell function.');
 
-    expect((await phone.next(/^On it \(session [0-9a-f]{4}\)/)).mediaUrls).toEqual([]);
+    const onIt = await phone.next(/^On it \(session [0-9a-f]{4}\)/);
+    expect(onIt.mediaUrls).toEqual([]);
+    console.log(`first reply after ${onIt.at - sentAt} ms`);
     await phone.next(/Reading src\/greet\.js/);
     const diff = await phone.next(/1 file changed/);
     expect(diff.mediaUrls).toHaveLength(1);
@@ -45,8 +48,9 @@ describe('end to end: approve and reject', () => {
     const [session] = await e2e.list();
     expect(session!.status?.phase).toBe('Succeeded');
     expect(session!.status?.result?.prUrl).toBe(pull.html_url);
-    // A simple change reaches its pull request in at most six messages (docs/architecture.md, "What the phone sees").
-    expect(phone.received().length, phone.received().map((m) => m.body).join('\n')).toBeLessThanOrEqual(6);
+    console.log(`phone transcript (approve):\n${phone.received().map((m) => `bot > ${m.body}${m.mediaUrls.length ? ' [picture]' : ''}`).join('\n')}`);
+    // A simple change reaches its pull request in at most five messages (docs/architecture.md, "What the phone sees").
+    expect(phone.received().length, phone.received().map((m) => m.body).join('\n')).toBeLessThanOrEqual(5);
     for (const message of phone.received()) expect(message.body.length).toBeLessThanOrEqual(1600);
   });
 

@@ -36,8 +36,9 @@ describe('end to end: permissions and questions', () => {
     await phone.send('script:\ntool: Bash {"command":"echo no > denied.txt"}\nprogress: carrying on without it\nsay: skipped the command');
     await phone.next(/🔐/);
     await phone.send('deny not on my laptop');
-    await phone.next(/carrying on without it/);
+    // The progress line may ride in the result's message (docs/relay.md, "Budgets").
     await phone.next(/skipped the command/);
+    expect(phone.received().some((m) => /carrying on without it/.test(m.body))).toBe(true);
     const session = await sessionOf(phone.number);
     expect(session.status?.phase).toBe('Succeeded');
     expect(session.spec.decisions?.[0]).toMatchObject({ action: 'deny', message: 'not on my laptop' });

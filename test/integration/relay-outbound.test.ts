@@ -76,11 +76,12 @@ describe('relay outbound on a real API server', () => {
     await set(name, { progress: progress(5) });
     await set(name, { phase: 'AwaitingApproval', pending: { id: 't1', kind: 'tool', tool: 'Bash', input: '{"command":"npm test"}', createdAt: new Date().toISOString() } });
     await restart();
-    await fake.waitFor(phone, 5);
+    await fake.waitFor(phone, 4);
     await settle();
     await restart();
     await settle();
-    expect(bodies().slice(3)).toEqual(['⏳ step 4\n⏳ step 5', '🔐 The agent wants to run: `npm test`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.']);
+    // The progress the prompt flushed rides in its message.
+    expect(bodies().slice(3)).toEqual(['⏳ step 4\n⏳ step 5\n🔐 The agent wants to run: `npm test`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.']);
     const delivered = JSON.parse((await sessions.get(ns, name))!.metadata.annotations!['tether.dev/delivered']!);
     expect(delivered).toMatchObject({ seq: 5, pending: 't1', started: true });
   });
@@ -101,21 +102,21 @@ describe('relay outbound on a real API server', () => {
       phase: 'AwaitingApproval', pending: { id: 'c1', kind: 'changes', summary: '1 file changed, +2 −1', createdAt: new Date().toISOString() },
       result: { diffStat: ' src/Navbar.tsx | 3 ++-', media: [{ kind: 'diff', ref: `${ns}/${name}/diff.png`, contentType: 'image/png' }] },
     });
-    const sent = await fake.waitFor(phone, 7);
-    expect(sent[5]!.mediaUrls).toHaveLength(1);
-    expect(sent[5]!.body).toBe('Ready for review — 1 file changed, +2 −1:\n  src/Navbar.tsx | 3 ++-');
-    expect(sent[6]!.body).toContain('Reply *approve* to open a pull request');
-    const image = await fetch(sent[5]!.mediaUrls[0]!.replace(PUBLIC_URL, relay!.url));
+    const sent = await fake.waitFor(phone, 6);
+    expect(sent[4]!.mediaUrls).toHaveLength(1);
+    expect(sent[4]!.body).toBe('Ready for review — 1 file changed, +2 −1:\n  src/Navbar.tsx | 3 ++-');
+    expect(sent[5]!.body).toContain('Reply *approve* to open a pull request');
+    const image = await fetch(sent[4]!.mediaUrls[0]!.replace(PUBLIC_URL, relay!.url));
     expect(image.status).toBe(200);
     expect(Buffer.from(await image.arrayBuffer()).equals(PNG)).toBe(true);
 
     await set(name, { phase: 'Publishing', pending: null as never });
     await set(name, { phase: 'Succeeded', result: { prUrl: 'https://github.com/acme/web/pull/7', costUsd: 0.12 } });
-    await fake.waitFor(phone, 8);
+    await fake.waitFor(phone, 7);
     await settle();
-    expect(bodies()[7]).toBe('✅ Pull request opened: https://github.com/acme/web/pull/7\n$0.12');
+    expect(bodies()[6]).toBe('✅ Pull request opened: https://github.com/acme/web/pull/7\n$0.12');
     await restart();
     await settle();
-    expect(fake.to(phone)).toHaveLength(8);
+    expect(fake.to(phone)).toHaveLength(7);
   });
 });

@@ -16,7 +16,7 @@ describe('loadConfig', () => {
     const c = loadConfig({ ...base, ALLOWED_NUMBERS: '+14155550123, +447700900123' });
     expect(c.webhookUrl).toBe('https://tether.example.com/webhook');
     expect([...c.allowedNumbers]).toEqual(['+14155550123', '+447700900123']);
-    expect(c).toMatchObject({ namespace: 'tether', port: 8080, timeouts: SESSION_DEFAULTS.timeouts, maxQueued: SESSION_DEFAULTS.maxQueued, progressBatchMs: 3000, twilio: undefined });
+    expect(c).toMatchObject({ namespace: 'tether', port: 8080, timeouts: SESSION_DEFAULTS.timeouts, maxQueued: SESSION_DEFAULTS.maxQueued, progressBatchMs: 15_000, progressMaxGapMs: 60_000, progressMessages: 6, sessionMessages: 30, cost: { dailyUsd: 10, timeZone: 'UTC', runPauseUsd: 2 }, twilio: undefined });
     expect(c.media).toMatchObject({ maxBytes: 5 * 1024 * 1024, ttlMs: 86_400_000, urlTtlMs: 600_000 });
     expect(loadConfig({ ...base, TETHER_MAX_QUEUED: '2' }).maxQueued).toBe(2);
     expect(loadConfig({ ...base, ...twilioVars, TWILIO_API_URL: 'http://127.0.0.1:9' }).twilio).toMatchObject({ apiUrl: 'http://127.0.0.1:9' });
@@ -48,6 +48,15 @@ describe('loadConfig', () => {
     ['TETHER_MAX_QUEUED', { TETHER_MAX_QUEUED: '51' }],
     ['TETHER_MAX_QUEUED', { TETHER_MAX_QUEUED: 'five' }],
     ['RELAY_PROGRESS_BATCH', { RELAY_PROGRESS_BATCH: 'soon' }],
+    ['RELAY_PROGRESS_MAX_GAP', { RELAY_PROGRESS_BATCH: '30s', RELAY_PROGRESS_MAX_GAP: '10s' }],
+    ['RELAY_PROGRESS_MESSAGES', { RELAY_PROGRESS_MESSAGES: '0' }],
+    ['RELAY_SESSION_MESSAGES', { RELAY_SESSION_MESSAGES: '-3' }],
+    ['RELAY_SESSION_MESSAGES', { RELAY_SESSION_MESSAGES: '2' }],
+    ['RELAY_DAILY_BUDGET_USD', { RELAY_DAILY_BUDGET_USD: '-1' }],
+    ['RELAY_DAILY_BUDGET_USD', { RELAY_DAILY_BUDGET_USD: 'ten' }],
+    ['RELAY_DAILY_BUDGET_USD', { RELAY_DAILY_BUDGET_USD: '1e9' }],
+    ['RELAY_RUN_PAUSE_USD', { RELAY_RUN_PAUSE_USD: '-2' }],
+    ['RELAY_BUDGET_TIMEZONE', { RELAY_BUDGET_TIMEZONE: 'Mars/Olympus_Mons' }],
     ['TWILIO_ACCOUNT_SID', { TWILIO_ACCOUNT_SID: 'nope' }],
     ['TWILIO_WHATSAPP_FROM', { TWILIO_ACCOUNT_SID: `AC${'a'.repeat(32)}`, TWILIO_AUTH_TOKEN: 'x' }],
     ['TWILIO_ACCOUNT_SID', { RELAY_WEB_CHAT_TOKEN: undefined }],

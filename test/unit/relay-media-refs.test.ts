@@ -49,7 +49,7 @@ describe('media refs a Session may have signed', () => {
 
   it('plans only the Session\'s own images and logs each forged one once', () => {
     const session = withMedia([shot('tether/abc-1/screenshot-1.jpg'), ...FORGED.map(shot)]);
-    const { parts } = plan(session, { n: 1, seq: 0, started: true }, { now: Date.now(), progressBatchMs: 0, lastProgressAt: 0, reminderBeforeMs: 60_000, defaults });
+    const { parts } = plan(session, { n: 1, seq: 0, started: true }, { now: Date.now(), progressBatchMs: 0, reminderBeforeMs: 60_000, defaults });
     expect(parts.filter((p) => p.media).map((p) => p.media!.ref)).toEqual(['tether/abc-1/screenshot-1.jpg']);
 
     const lines: { ref: string; msg: string }[] = [];

@@ -9,7 +9,7 @@ const queuedThenCancelled = (cancel?: boolean): Session => ({
   spec: { phone: '+14155550123', prompt: 'also update the README', repo: { url: 'x' }, workspace: 'ws-abc', ...(cancel ? { cancel } : {}) },
   status: { phase: 'Cancelled' },
 });
-const options = { now: Date.now(), progressBatchMs: 3000, lastProgressAt: 0, reminderBeforeMs: 300_000, defaults: SESSION_DEFAULTS };
+const options = { now: Date.now(), progressBatchMs: 3000, reminderBeforeMs: 300_000, defaults: SESSION_DEFAULTS };
 
 describe('a queued command swept away', () => {
   it('is reported once when a reject or timeout before it cleared the queue', () => {

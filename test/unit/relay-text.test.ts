@@ -64,7 +64,7 @@ describe('a Session without its own timeouts', () => {
   it('expires, as the phone is told, after the configured approval timeout', () => {
     const waiting = session({ phase: 'AwaitingApproval', pending: { id: 'p', kind: 'plan', summary: '1. do it', createdAt: new Date().toISOString() } });
     delete waiting.spec.timeouts;
-    const { parts } = plan(waiting, { n: 1, seq: 0, started: true }, { now: Date.now(), progressBatchMs: 0, lastProgressAt: 0, reminderBeforeMs: 60_000, defaults });
+    const { parts } = plan(waiting, { n: 1, seq: 0, started: true }, { now: Date.now(), progressBatchMs: 0, reminderBeforeMs: 60_000, defaults });
     expect(parts.map((p) => p.text)).toEqual([expect.stringMatching(/\(expires in 45 min\)$/)]);
   });
 });

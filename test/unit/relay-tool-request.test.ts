@@ -24,7 +24,7 @@ function messagesFor(pending: Pending) {
     spec: { phone: '+14155550123', prompt: 'p', repo: { url: 'x' }, workspace: 'w' },
     status: { phase: 'AwaitingApproval', pending },
   };
-  const { parts } = plan(session, { n: 1, seq: 0, started: true }, { now: Date.now(), progressBatchMs: 0, lastProgressAt: 0, reminderBeforeMs: 60_000, defaults });
+  const { parts } = plan(session, { n: 1, seq: 0, started: true }, { now: Date.now(), progressBatchMs: 0, reminderBeforeMs: 60_000, defaults });
   expect(parts).toHaveLength(1);
   return { messages: splitMessage(parts[0]!.text!), actions: parts[0]!.actions!.map((a) => a.reply) };
 }
