@@ -1,6 +1,6 @@
 // The inbound journal on a real folder: what survives a restart, a torn last line, compaction,
 // and the intake's backlog limit in front of it.
-import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -50,6 +50,22 @@ describe('inbound journal', () => {
     await Promise.all(ids.slice(0, 499).map((id) => journal.done(id)));
     await journal.close();
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['m499']);
+  });
+
+  it('does not rewrite a backlog larger than the compaction threshold on every flush, and still compacts once most lines are done', async () => {
+    const dir = folder();
+    const journal = await Journal.open(dir, 10);
+    const file = join(dir, 'inbound.jsonl');
+    const rewrites = new Set<number>();
+    for (let i = 0; i < 40; i++) {
+      await journal.record(message(`m${i}`));
+      rewrites.add(statSync(file).ino); // a compaction renames a new file into place
+    }
+    expect(rewrites.size).toBe(1);
+    for (let i = 0; i < 35; i++) await journal.done(`m${i}`);
+    expect(readFileSync(file, 'utf8').trim().split('\n').length).toBeLessThan(20);
+    await journal.close();
+    expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['m35', 'm36', 'm37', 'm38', 'm39']);
   });
 });
 
