@@ -30,6 +30,8 @@ export interface AppDeps {
   metrics: RelayMetrics;
   logger: Logger;
   ready(): boolean;
+  /** false once the process cannot go on (its journal cannot write): /healthz fails so it is restarted; absent: always */
+  live?(): boolean;
 }
 
 /** How long a refused request's connection stays open (its sender reading the answer) before it is closed. */
@@ -102,8 +104,12 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
-  app.get('/healthz', (_req, res) => void res.json({ ok: true }));
-  app.get('/readyz', (_req, res) => void res.status(deps.ready() ? 200 : 503).json({ ready: deps.ready() }));
+  const live = () => deps.live?.() ?? true;
+  app.get('/healthz', (_req, res) => void res.status(live() ? 200 : 503).json({ ok: live() }));
+  app.get('/readyz', (_req, res) => {
+    const ready = deps.ready() && live();
+    res.status(ready ? 200 : 503).json({ ready });
+  });
 
   app.use((_req: Request, _res: Response) => {
     throw new HttpError(404, 'not found');

@@ -91,7 +91,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     webhook: config.twilio && { authToken: config.twilio.authToken, webhookUrl: config.webhookUrl, allowedNumbers: config.allowedNumbers },
     inbound: intake, media, mediaSigningKey: config.media.signingKey, mediaMaxBytes: config.media.maxBytes, uploads: config.uploads, publicUrl: config.publicUrl,
     authorizer: parts.authorizer ?? new CachedTokenAuthorizer(tokenReviewer(parts.kubeConfig), config.uploads.review, config.runnerNamespace, config.namespace),
-    webChat, metrics, logger, ready: () => ready,
+    webChat, metrics, logger, ready: () => ready, live: () => journal.healthy,
   });
 
   delivery.start();

@@ -73,6 +73,11 @@ export class Journal {
     return this.open.size;
   }
 
+  /** false once a write has failed: the journal acknowledges nothing more and the process must restart. */
+  get healthy(): boolean {
+    return this.failed === undefined;
+  }
+
   /** Resolves once the message is on disk (fsync'd). */
   record(message: InboundMessage): Promise<void> {
     this.open.set(message.id, { message });

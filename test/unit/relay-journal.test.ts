@@ -1,10 +1,10 @@
 // The inbound journal on a real folder: what survives a restart, a torn last line, compaction,
 // and the intake's backlog limit in front of it.
-import { appendFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { InboundMessage } from '../../relay/inbound/handler.ts';
 import { Intake } from '../../relay/inbound/intake.ts';
 import { Journal } from '../../relay/inbound/journal.ts';
@@ -66,6 +66,17 @@ describe('inbound journal', () => {
     expect(readFileSync(file, 'utf8').trim().split('\n').length).toBeLessThan(20);
     await journal.close();
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['m35', 'm36', 'm37', 'm38', 'm39']);
+  });
+
+  it('reports itself unhealthy once a write has failed, and refuses every later record', async () => {
+    const dir = folder();
+    const journal = await Journal.open(dir, 2);
+    symlinkSync('/dev/full', join(dir, 'inbound.jsonl.tmp')); // the next compaction writes to a full disk
+    await Promise.all(['a', 'b', 'c'].map((id) => journal.record(message(id))));
+    expect(journal.healthy).toBe(true);
+    await journal.done('a'); // 4 lines for 2 open messages: a compaction follows, and fails
+    await vi.waitFor(() => expect(journal.healthy).toBe(false));
+    await expect(journal.record(message('d'))).rejects.toMatchObject({ code: 'ENOSPC' });
   });
 });
 
