@@ -54,11 +54,13 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  app.use((req, res, next) => {
-    const started = Date.now();
-    res.on('finish', () => deps.logger.debug({ method: req.method, url: loggedUrl(req), status: res.statusCode, ms: Date.now() - started }, 'request'));
-    next();
-  });
+  if (deps.logger.isLevelEnabled('debug')) {
+    app.use((req, res, next) => {
+      const started = Date.now();
+      res.on('finish', () => deps.logger.debug({ method: req.method, url: loggedUrl(req), status: res.statusCode, ms: Date.now() - started }, 'request'));
+      next();
+    });
+  }
 
   app.post('/webhook', express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }), async (req, res) => {
     const stop = deps.metrics.webhookDuration.startTimer();
