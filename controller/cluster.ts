@@ -3,7 +3,7 @@
 import type { EventsV1Event, V1PersistentVolumeClaim, V1Pod, V1Role } from '@kubernetes/client-node';
 import type { KubeAccess } from '../common/kube/connection.ts';
 import { isAlreadyExists, isNotFound } from '../common/kube/errors.ts';
-import { requestJson } from '../common/kube/raw.ts';
+import { MERGE_PATCH, requestJson } from '../common/kube/raw.ts';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
 import type { RunnerIdentity } from './builders.ts';
@@ -46,7 +46,6 @@ async function unlessMissing<T>(call: () => Promise<T>): Promise<T | undefined> 
   }
 }
 
-const MERGE_PATCH = 'application/merge-patch+json';
 const core = (namespace: string, plural: string) => `/api/v1/namespaces/${namespace}/${plural}`;
 const rbacPath = (namespace: string, plural: string) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/${plural}`;
 const meta = (object: { metadata?: { namespace?: string; name?: string } }) => object.metadata as { namespace: string; name: string };
