@@ -101,4 +101,16 @@ describe('intake', () => {
     await intake.idle();
     expect(acted).toEqual(['one', 'two', 'three']);
   });
+
+  it('says a message could not be acted on (not that the journal failed) when acting on it throws, and keeps it for a replay', async () => {
+    const journal = await Journal.open(folder());
+    const lines: { msg: string }[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const handler = { accept: async () => { throw new Error('the phone could not be told either'); } };
+    const intake = new Intake({ journal, handler, maxBacklog: 2, metrics: createMetrics(), logger });
+    expect(await intake.receive(message('one'))).toBe('recorded');
+    await intake.idle();
+    expect(lines.map((l) => l.msg)).toEqual([expect.stringMatching(/^could not act on an inbound message/)]);
+    expect(journal.records().map((r) => r.message.id)).toEqual(['one']);
+  });
 });
