@@ -1,12 +1,13 @@
 // The controller's writes and uncached reads, behind one narrow interface (so a test can
 // interpose faults). Creates are idempotent: an existing object with the same name is adopted.
-import type { EventsV1Event, V1PersistentVolumeClaim, V1Pod, V1Role } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1Role } from '@kubernetes/client-node';
 import type { KubeAccess } from '../common/kube/connection.ts';
 import { isAlreadyExists, isNotFound } from '../common/kube/errors.ts';
-import { requestJson } from '../common/kube/raw.ts';
+import { MERGE_PATCH, requestJson } from '../common/kube/raw.ts';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
 import type { RunnerIdentity } from './builders.ts';
+import type { ControllerEvent } from './events.ts';
 
 export interface ClusterOps {
   getSession(namespace: string, name: string): Promise<Session | undefined>;
@@ -25,7 +26,7 @@ export interface ClusterOps {
    */
   ensureIdentity(identity: RunnerIdentity, known?: { role: V1Role; bound: boolean }): Promise<void>;
   /** Creates the Event; one that already exists (same name) was recorded before. */
-  recordEvent(event: EventsV1Event): Promise<void>;
+  recordEvent(event: ControllerEvent): Promise<void>;
 }
 
 async function orExisting<T>(create: () => Promise<T>, read: () => Promise<T>): Promise<T> {
@@ -46,7 +47,6 @@ async function unlessMissing<T>(call: () => Promise<T>): Promise<T | undefined> 
   }
 }
 
-const MERGE_PATCH = 'application/merge-patch+json';
 const core = (namespace: string, plural: string) => `/api/v1/namespaces/${namespace}/${plural}`;
 const rbacPath = (namespace: string, plural: string) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/${plural}`;
 const meta = (object: { metadata?: { namespace?: string; name?: string } }) => object.metadata as { namespace: string; name: string };
@@ -86,7 +86,7 @@ export function kubeClusterOps(kube: KubeAccess): ClusterOps {
       ]);
       await orExisting(() => create(rbacPath(namespace, 'rolebindings'), roleBinding), ignore);
     },
-    recordEvent: async (event: EventsV1Event) => {
+    recordEvent: async (event: ControllerEvent) => {
       await orExisting(() => create(`/apis/events.k8s.io/v1/namespaces/${meta(event).namespace}/events`, event), ignore);
     },
   };

@@ -14,6 +14,9 @@ export const REPORTING_CONTROLLER = 'tether.dev/controller';
 const NOTE_MAX = 1024;
 const NAME_MAX = 253;
 
+/** An Event as the controller posts it (raw JSON): eventTime a MicroTime string, which client-node's type has as a Date. */
+export type ControllerEvent = Omit<EventsV1Event, 'eventTime'> & { eventTime: string };
+
 const WARNING_PHASES: readonly string[] = ['Failed', 'TimedOut'];
 
 const warns = (condition: Condition, after: SessionStatus) =>
@@ -31,7 +34,7 @@ function eventName(session: Session, reason: string): string {
 }
 
 /** The Events for the status change `before` → `after` the controller has just written. */
-export function statusEvents(session: Session, before: SessionStatus, after: SessionStatus, reportingInstance: string, now: Date): EventsV1Event[] {
+export function statusEvents(session: Session, before: SessionStatus, after: SessionStatus, reportingInstance: string, now: Date): ControllerEvent[] {
   const { name, namespace, uid } = session.metadata;
   const admitted = (c: Condition) => c.type === CONDITION_ADMITTED && c.status === 'True';
   return changedConditions(before, after).filter((c) => !admitted(c)).map((condition) => ({
@@ -39,7 +42,7 @@ export function statusEvents(session: Session, before: SessionStatus, after: Ses
     kind: 'Event',
     metadata: { name: eventName(session, condition.reason), namespace },
     // A MicroTime (RFC 3339 with microseconds), as the API server writes it.
-    eventTime: now.toISOString().replace(/Z$/, '000Z') as unknown as Date,
+    eventTime: now.toISOString().replace(/Z$/, '000Z'),
     reportingController: REPORTING_CONTROLLER,
     reportingInstance: reportingInstance.slice(0, 128),
     action: after.phase ?? 'Reconcile',

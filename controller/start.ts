@@ -13,7 +13,7 @@ export interface StartProblem {
 }
 
 const IMAGE_REASONS = ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'RegistryUnavailable'];
-const VOLUME_REASONS = ['ContainerCreating', 'PodInitializing', 'FailedMount', 'FailedAttachVolume'];
+/** The kubelet still preparing the Pod: pulling the image, mounting volumes, running init containers — no diagnosis by itself. */
 const GENERIC_WAITS = ['ContainerCreating', 'PodInitializing'];
 const AGAIN = 'then send the command again';
 
@@ -24,8 +24,8 @@ function plainWords(reason: string, image: string | undefined): string {
   if (reason === 'Unschedulable') {
     return `no node of the cluster can take the runner (${reason}). Ask your operator to add capacity or lower the runner's resource requests, ${AGAIN}.`;
   }
-  if (VOLUME_REASONS.includes(reason)) {
-    return `the runner's workspace volume could not be attached (${reason}). Ask your operator to check the cluster's storage, ${AGAIN}.`;
+  if (GENERIC_WAITS.includes(reason)) {
+    return `the runner was still being prepared when its start deadline passed (${reason}: its image downloading or its workspace volume attaching). Send the command again; if it keeps happening, ask your operator.`;
   }
   if (reason === 'CreateContainerConfigError') {
     return `the runner's settings are incomplete (${reason}, often a missing Secret). Ask your operator to check the install, ${AGAIN}.`;

@@ -33,6 +33,8 @@ export interface AppDeps {
   metrics: RelayMetrics;
   logger: Logger;
   ready(): boolean;
+  /** false once the process cannot go on (its journal cannot write): /healthz fails so it is restarted; absent: always */
+  live?(): boolean;
 }
 
 /** How long a refused request's connection stays open (its sender reading the answer) before it is closed. */
@@ -55,11 +57,13 @@ export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
-  app.use((req, res, next) => {
-    const started = Date.now();
-    res.on('finish', () => deps.logger.debug({ method: req.method, url: loggedUrl(req), status: res.statusCode, ms: Date.now() - started }, 'request'));
-    next();
-  });
+  if (deps.logger.isLevelEnabled('debug')) {
+    app.use((req, res, next) => {
+      const started = Date.now();
+      res.on('finish', () => deps.logger.debug({ method: req.method, url: loggedUrl(req), status: res.statusCode, ms: Date.now() - started }, 'request'));
+      next();
+    });
+  }
 
   app.post('/webhook', express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }), async (req, res) => {
     const stop = deps.metrics.webhookDuration.startTimer();
@@ -110,8 +114,12 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
-  app.get('/healthz', (_req, res) => void res.json({ ok: true }));
-  app.get('/readyz', (_req, res) => void res.status(deps.ready() ? 200 : 503).json({ ready: deps.ready() }));
+  const live = () => deps.live?.() ?? true;
+  app.get('/healthz', (_req, res) => void res.status(live() ? 200 : 503).json({ ok: live() }));
+  app.get('/readyz', (_req, res) => {
+    const ready = deps.ready() && live();
+    res.status(ready ? 200 : 503).json({ ready });
+  });
 
   app.use((_req: Request, _res: Response) => {
     throw new HttpError(404, 'not found');

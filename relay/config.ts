@@ -177,6 +177,18 @@ function repos(env: Env): NamedRepo[] {
   }
 }
 
+/** Twilio wholly or not at all, and at least one way to reach a phone. */
+function checkTransports(env: Env): void {
+  const twilioVars = [env.TWILIO_ACCOUNT_SID, env.TWILIO_AUTH_TOKEN, env.TWILIO_WHATSAPP_FROM];
+  if (twilioVars.some(Boolean) && !twilioVars.every(Boolean)) {
+    const missing = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM'].find((_, i) => !twilioVars[i])!;
+    throw new ConfigError(missing, 'required when any Twilio variable is set');
+  }
+  if (!env.TWILIO_ACCOUNT_SID && !env.RELAY_WEB_CHAT_TOKEN) {
+    throw new ConfigError('TWILIO_ACCOUNT_SID', 'no transport: set the Twilio variables, or RELAY_WEB_CHAT_TOKEN for the web chat');
+  }
+}
+
 /** Reads and validates the environment; throws ConfigError naming the first bad variable. */
 export function loadConfig(source: Record<string, string | undefined> = process.env): RelayConfig {
   const raw: Record<string, string> = {};
@@ -193,14 +205,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   checkBounds(env);
   checkBudgets(env);
-  const twilioVars = [env.TWILIO_ACCOUNT_SID, env.TWILIO_AUTH_TOKEN, env.TWILIO_WHATSAPP_FROM];
-  if (twilioVars.some(Boolean) && !twilioVars.every(Boolean)) {
-    const missing = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM'].find((_, i) => !twilioVars[i])!;
-    throw new ConfigError(missing, 'required when any Twilio variable is set');
-  }
-  if (!env.TWILIO_ACCOUNT_SID && !env.RELAY_WEB_CHAT_TOKEN) {
-    throw new ConfigError('TWILIO_ACCOUNT_SID', 'no transport: set the Twilio variables, or RELAY_WEB_CHAT_TOKEN for the web chat');
-  }
+  checkTransports(env);
   const publicUrl = env.PUBLIC_URL.replace(/\/+$/, '');
   return {
     twilio: env.TWILIO_ACCOUNT_SID

@@ -86,28 +86,20 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   const claims = new ConfigMapClaims(parts.kubeConfig, {
     name: config.claimsConfigMap, namespace: config.namespace, owner: journal.instance, retentionMs: parseDuration(config.timeouts.approval),
   });
-  // A phone's default repository is kept only when there is a choice (an install with one repository needs no ConfigMap).
-  const repoChoices = config.repos.length > 1
-    ? new ConfigMapRepoChoices(parts.kubeConfig, { name: config.repoChoicesConfigMap, namespace: config.namespace })
-    : new MemoryRepoChoices();
   const media = new MediaStore({ dir: config.media.dir, maxBytes: config.media.maxBytes, ttlMs: config.media.ttlMs });
-  const twilioMedia = config.twilio && { apiOrigin: new URL(config.twilio.apiUrl ?? TWILIO_API_ORIGIN).origin, accountSid: config.twilio.accountSid };
-  const images = config.twilio && new InboundImages({
-    fetch: (url, announced) => fetchTwilioImage(url, announced, { ...twilioMedia!, authToken: config.twilio!.authToken, ...config.inboundImages }),
-    store: media, namespace: config.namespace, maxBytes: config.inboundImages.maxBytes,
-  });
+  const pictures = inboundPictures(config, media);
   const inbound = new InboundHandler({
     sessions, claims, phones, lanes, outbox, namespace: config.namespace, repo: config.repo, defaults, metrics, logger,
-    repos: new PhoneRepos(config.repos, repoChoices), cost: config.cost,
-    concurrency: config.inboundConcurrency, owner: journal.instance, onRouted: (id, route) => journal.routed(id, route), images,
+    repos: phoneRepos(parts), cost: config.cost, images: pictures?.images,
+    concurrency: config.inboundConcurrency, owner: journal.instance, onRouted: (id, route) => journal.routed(id, route),
   });
   const intake = new Intake({ journal, handler: inbound, maxBacklog: config.inboundBacklog, metrics, logger });
   let ready = false;
   const app = createApp({
-    webhook: config.twilio && { authToken: config.twilio.authToken, webhookUrl: config.webhookUrl, allowedNumbers: config.allowedNumbers, media: twilioMedia },
+    webhook: config.twilio && { authToken: config.twilio.authToken, webhookUrl: config.webhookUrl, allowedNumbers: config.allowedNumbers, media: pictures?.source },
     inbound: intake, media, mediaSigningKey: config.media.signingKey, mediaMaxBytes: config.media.maxBytes, uploads: config.uploads, publicUrl: config.publicUrl,
-    authorizer: parts.authorizer ?? new CachedTokenAuthorizer(tokenReviewer(parts.kubeConfig), config.uploads.review, config.runnerNamespace),
-    webChat, metrics, logger, ready: () => ready, namespace: config.namespace,
+    authorizer: parts.authorizer ?? new CachedTokenAuthorizer(tokenReviewer(parts.kubeConfig), config.uploads.review, config.runnerNamespace, config.namespace),
+    webChat, metrics, logger, ready: () => ready, live: () => journal.healthy, namespace: config.namespace,
   });
 
   delivery.start();
@@ -144,4 +136,24 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
       await journal.close();
     },
   };
+}
+
+/** A phone's default repository is kept only when there is a choice (an install with one repository needs no ConfigMap). */
+function phoneRepos({ config, kubeConfig }: RelayParts): PhoneRepos {
+  const choices = config.repos.length > 1
+    ? new ConfigMapRepoChoices(kubeConfig, { name: config.repoChoicesConfigMap, namespace: config.namespace })
+    : new MemoryRepoChoices();
+  return new PhoneRepos(config.repos, choices);
+}
+
+/** Pictures from the phone come from Twilio's API, fetched with the account's credentials. */
+function inboundPictures(config: RelayConfig, media: MediaStore) {
+  const twilio = config.twilio;
+  if (!twilio) return undefined;
+  const source = { apiOrigin: new URL(twilio.apiUrl ?? TWILIO_API_ORIGIN).origin, accountSid: twilio.accountSid };
+  const images = new InboundImages({
+    fetch: (url, announced) => fetchTwilioImage(url, announced, { ...source, authToken: twilio.authToken, ...config.inboundImages }),
+    store: media, namespace: config.namespace, maxBytes: config.inboundImages.maxBytes,
+  });
+  return { source, images };
 }

@@ -59,7 +59,7 @@ export class DiffDrawer {
   }
 }
 
-export const diffFileNames = (files: FileDiff[]) => files.slice(0, LIMITS.diffFileNames).map((f) => f.name.slice(0, 512));
+export const diffFileNames = (files: FileDiff[]) => files.slice(0, LIMITS.diffFileNames).map((f) => f.name.slice(0, LIMITS.diffFileNameChars));
 
 export interface DiffRequestDeps {
   status: StatusWriter;

@@ -19,6 +19,9 @@ export class HttpError extends Error {
 /** A kept-alive socket the server had closed: the request never reached it. */
 class StaleSocket extends Error {}
 
+/** The content type of a JSON merge patch (RFC 7386). */
+export const MERGE_PATCH = 'application/merge-patch+json';
+
 export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface CallOptions {

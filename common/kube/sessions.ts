@@ -3,7 +3,7 @@
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type Session, type SessionSpec, type SessionStatus } from '../session/schema.ts';
 import type { KubeAccess } from './connection.ts';
 import { isNotFound } from './errors.ts';
-import { requestJson, type CallOptions } from './raw.ts';
+import { MERGE_PATCH, requestJson, type CallOptions } from './raw.ts';
 
 /** The field manager each component writes Sessions under (visible in metadata.managedFields). */
 export const FIELD_MANAGERS = { controller: 'tether-controller', relay: 'tether-relay', runner: 'tether-runner' } as const;
@@ -15,8 +15,6 @@ export interface SessionList {
 
 /** The Session collection of a namespace; informers watch it, the client reads and writes below it. */
 export const sessionsPath = (namespace: string) => `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}`;
-
-const MERGE_PATCH = 'application/merge-patch+json';
 
 export class SessionClient {
   private readonly kube: KubeAccess;

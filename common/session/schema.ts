@@ -26,6 +26,8 @@ export const LIMITS = {
   /** `diff <file>` requests a Session answers; file names listed for them. */
   diffRequests: 20,
   diffFileNames: 100,
+  /** A file name in a `diff <file>` request or the list of names offered. */
+  diffFileNameChars: 512,
   /** WhatsApp's limit for an image sent through Twilio: every picture for the phone stays within it. */
   mediaBytes: 5 * 1024 * 1024,
   /** Pictures one command may carry (Twilio delivers at most 10 media a message). */
@@ -110,7 +112,7 @@ export const SessionSpec = Type.Object({
   resumeAgentSession: Type.Optional(Type.String({
     maxLength: 256, pattern: AGENT_SESSION_PATTERN, description: 'agent session id to continue (it reaches the agent\'s command line and a file name)',
   })),
-  diffRequests: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 512 }), {
+  diffRequests: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.diffFileNameChars }), {
     maxItems: LIMITS.diffRequests,
     description: 'append-only: files the phone asked to see (diff <file>) while the changes await review',
     'x-kubernetes-list-type': 'atomic',
@@ -182,7 +184,7 @@ export const Result = Type.Object({
     inImage: Type.Integer({ minimum: 0 }),
   }, { description: 'lines of the unified diff, and how many of them the diff pictures show' })),
   diffFiles: Type.Optional(Type.Object({
-    names: Type.Array(Type.String({ maxLength: 512 }), { maxItems: LIMITS.diffFileNames }),
+    names: Type.Array(Type.String({ maxLength: LIMITS.diffFileNameChars }), { maxItems: LIMITS.diffFileNames }),
     total: Type.Integer({ minimum: 0 }),
     shown: Type.Integer({ minimum: 0 }),
   }, { description: 'changed files (the first names), how many there are, and how many the review pages show' })),

@@ -98,6 +98,17 @@ export function endingEffects(reason: string): readonly Effect[] {
 const to = (phase: Phase, reason: Reason, effects: Effect[] = []): Transition => ({ ok: true, phase, reason, effects });
 const end = (reason: Ending, first: Effect[] = []): Transition => to(ENDINGS[reason].phase, reason, [...first, ...ENDINGS[reason].effects]);
 
+function decided(event: Extract<Event, { type: 'Decided' }>): Transition {
+  if (event.kind === 'changes') {
+    return event.approved ? to('Publishing', Reason.Approved, ['Publish']) : end(Reason.Rejected, ['RevertWorkspace']);
+  }
+  if (event.kind === 'plan' && event.revise) return to('Working', Reason.Revised, ['ResumeAgent']);
+  if (event.kind === 'plan' && !event.approved) return end(Reason.Rejected);
+  // "stop" at the spending pause is the user's cancel: the changes stay on the workspace.
+  if (event.kind === 'cost' && !event.approved) return end(Reason.Cancelled);
+  return to('Working', event.kind === 'question' ? Reason.Answered : Reason.Approved, ['ResumeAgent']);
+}
+
 /** `undefined` phase means a Session nobody has looked at yet. */
 export function transition(phase: Phase | undefined, event: Event): Transition {
   if (isTerminal(phase)) return { ok: false, error: `${phase} is final; ${event.type} ignored` };
@@ -124,15 +135,8 @@ export function transition(phase: Phase | undefined, event: Event): Transition {
       if (phase === 'Working') return to('AwaitingApproval', Reason.AwaitingDecision);
       break;
     case 'Decided':
-      if (phase !== 'AwaitingApproval') break;
-      if (event.kind === 'changes') {
-        return event.approved ? to('Publishing', Reason.Approved, ['Publish']) : end(Reason.Rejected, ['RevertWorkspace']);
-      }
-      if (event.kind === 'plan' && event.revise) return to('Working', Reason.Revised, ['ResumeAgent']);
-      if (event.kind === 'plan' && !event.approved) return end(Reason.Rejected);
-      // "stop" at the spending pause is the user's cancel: the changes stay on the workspace.
-      if (event.kind === 'cost' && !event.approved) return end(Reason.Cancelled);
-      return to('Working', event.kind === 'question' ? Reason.Answered : Reason.Approved, ['ResumeAgent']);
+      if (phase === 'AwaitingApproval') return decided(event);
+      break;
     case 'Published':
       if (phase === 'Publishing') return end(Reason.Published);
       break;

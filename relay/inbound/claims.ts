@@ -18,7 +18,7 @@ export const claimKey = (messageId: string) => createHash('sha256').update(messa
 
 export interface MessageClaims {
   /** true: act on the message (first taker, or this journal taking it again after a restart); false: a duplicate. */
-  claim(messageId: string, phone: string): Promise<boolean>;
+  claim(messageId: string): Promise<boolean>;
 }
 
 export interface ConfigMapClaimsOptions {

@@ -170,7 +170,7 @@ export class InboundHandler {
   }
 
   private async claimAndAct(message: InboundMessage, r: Route): Promise<string | undefined> {
-    if (!STATELESS.has(r.kind) && !CREATES.has(r.kind) && !(await this.o.claims.claim(message.id, message.from))) throw new Duplicate();
+    if (!STATELESS.has(r.kind) && !CREATES.has(r.kind) && !(await this.o.claims.claim(message.id))) throw new Duplicate();
     this.o.phones.noteInbound(message.from);
     return this.act(message, r);
   }

@@ -111,8 +111,11 @@ export class Intake {
 
   private start(message: InboundMessage, route?: Route): void {
     const job = this.o.handler.accept(message, route)
-      .then(() => this.o.journal.done(message.id))
-      .catch((error: unknown) => this.o.logger.error({ err: error }, 'inbound journal write failed; the message is replayed at the next start'))
+      .then(
+        () => this.o.journal.done(message.id)
+          .catch((error: unknown) => this.o.logger.error({ err: error }, 'inbound journal write failed; the message is replayed at the next start')),
+        (error: unknown) => this.o.logger.error({ err: error, id: message.id }, 'could not act on an inbound message nor tell the phone; it is replayed at the next start'),
+      )
       .finally(() => {
         this.o.metrics.inboundBacklog.set(this.o.journal.depth);
         this.recording.delete(message.id);

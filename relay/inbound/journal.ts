@@ -22,7 +22,10 @@ export interface JournalRecord {
 
 const FILE = 'inbound.jsonl';
 const INSTANCE = 'instance';
-/** Rewrite the file (keeping only what is open) once this many lines have been appended to it. */
+/**
+ * Rewrite the file (keeping only what is open) once it has this many lines and at least twice as
+ * many as are open, so a large backlog is not rewritten on every flush.
+ */
 const COMPACT_AFTER = 20_000;
 
 interface Waiter {
@@ -41,18 +44,20 @@ export class Journal {
   private waiting: Waiter[] = [];
   private flushing: Promise<void> | undefined;
   private failed: unknown;
+  private readonly compactAfter: number;
 
-  private constructor(dir: string, instance: string) {
+  private constructor(dir: string, instance: string, compactAfter: number) {
     this.dir = dir;
     this.instance = instance;
+    this.compactAfter = compactAfter;
   }
 
   /** Opens (or creates) the journal in `dir`; what was left open is kept, the rest compacted away. */
-  static async open(dir: string): Promise<Journal> {
+  static async open(dir: string, compactAfter = COMPACT_AFTER): Promise<Journal> {
     mkdirSync(dir, { recursive: true });
     const idFile = join(dir, INSTANCE);
     if (!existsSync(idFile)) writeFileSync(idFile, randomBytes(8).toString('hex'), { flush: true });
-    const journal = new Journal(dir, readFileSync(idFile, 'utf8').trim());
+    const journal = new Journal(dir, readFileSync(idFile, 'utf8').trim(), compactAfter);
     journal.load();
     await journal.compact();
     return journal;
@@ -66,6 +71,11 @@ export class Journal {
   /** How many messages are recorded and not done: the backlog. */
   get depth(): number {
     return this.open.size;
+  }
+
+  /** false once a write has failed: the journal acknowledges nothing more and the process must restart. */
+  get healthy(): boolean {
+    return this.failed === undefined;
   }
 
   /** Resolves once the message is on disk (fsync'd). */
@@ -127,7 +137,7 @@ export class Journal {
         await this.file.datasync();
         this.lines += batch.length;
         batch.forEach((w) => w.resolve());
-        if (this.lines >= COMPACT_AFTER) await this.compact();
+        if (this.lines >= Math.max(this.compactAfter, 2 * this.open.size)) await this.compact();
       } catch (error) {
         this.failed = error; // a journal that cannot write acknowledges nothing more
         batch.forEach((w) => w.reject(error));

@@ -34,16 +34,18 @@ export class CachedTokenAuthorizer implements UploadAuthorizer {
   private readonly review: ReviewToken;
   private readonly ttl: UploadLimits['review'];
   private readonly runnerNamespace: string;
+  private readonly sessionNamespace: string;
   private readonly answers: ExpiringCache<Reviewed | null>;
   private readonly inFlight = new Map<string, Promise<Reviewed | null>>();
   /** TokenReviews sent (a test reads it to see the cache work). */
   reviews = 0;
 
-  /** runnerNamespace: where runner Pods and their ServiceAccounts live. */
-  constructor(review: ReviewToken, ttl: UploadLimits['review'], runnerNamespace: string) {
+  /** runnerNamespace: where runner Pods and their ServiceAccounts live; sessionNamespace: where Sessions do. */
+  constructor(review: ReviewToken, ttl: UploadLimits['review'], runnerNamespace: string, sessionNamespace: string) {
     this.review = review;
     this.ttl = ttl;
     this.runnerNamespace = runnerNamespace;
+    this.sessionNamespace = sessionNamespace;
     this.answers = new ExpiringCache(ttl.maxEntries);
   }
 
@@ -63,8 +65,8 @@ export class CachedTokenAuthorizer implements UploadAuthorizer {
     return asked;
   }
 
-  async mayUpload(token: string, _namespace: string, session: string): Promise<boolean> {
-    if (!token) return false;
+  async mayUpload(token: string, namespace: string, session: string): Promise<boolean> {
+    if (!token || namespace !== this.sessionNamespace) return false;
     const reviewed = await this.reviewed(token);
     return Boolean(reviewed?.user.startsWith(`system:serviceaccount:${this.runnerNamespace}:${RUNNER_IDENTITY_PREFIX}`) && reviewed.pod === runnerName(session));
   }

@@ -16,6 +16,12 @@ export interface UploadDeps {
   metrics: RelayMetrics;
 }
 
+/** A refusal already counted under its outcome. */
+class RefusedUpload extends MediaError {}
+
+/** The outcome of a refusal thrown by the checks, the body reader or the store, by status. */
+const OUTCOME_OF: Record<number, string> = { 400: 'invalid', 408: 'timeout', 413: 'too_large', 415: 'unsupported_type' };
+
 const bearer = (req: Request) => /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? '';
 
 /** Reads at most `limit` bytes of the body; 413 beyond it, 408 after the deadline. Never holds more than the limit. */
@@ -50,9 +56,9 @@ export function uploadHandler(deps: UploadDeps): (req: Request, res: Response) =
   const slots = new UploadSlots(limits.concurrency);
   const refuse = (outcome: string, status: number, message: string): never => {
     deps.metrics.mediaUploads.inc({ outcome });
-    throw new MediaError(status, message);
+    throw new RefusedUpload(status, message);
   };
-  return async (req, res) => {
+  const accept = async (req: Request, res: Response): Promise<void> => {
     const [namespace, session, file] = [req.params.namespace, req.params.session, req.params.file].map(String) as [string, string, string];
     const folder = `${namespace}/${session}`;
     const ref = `${folder}/${file}`;
@@ -80,5 +86,13 @@ export function uploadHandler(deps: UploadDeps): (req: Request, res: Response) =
     }
     deps.metrics.mediaUploads.inc({ outcome: 'stored' });
     res.status(201).json({ ref });
+  };
+  return async (req, res) => {
+    try {
+      await accept(req, res);
+    } catch (error) {
+      if (error instanceof MediaError && !(error instanceof RefusedUpload)) deps.metrics.mediaUploads.inc({ outcome: OUTCOME_OF[error.status] ?? 'invalid' });
+      throw error;
+    }
   };
 }

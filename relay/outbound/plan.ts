@@ -41,6 +41,16 @@ function reminderFor(pending: Pending, approval: string, options: PlanOptions): 
   return { wakeAt: remindAt };
 }
 
+/** The pages of each `diff <file>` answered since the phone was last told. */
+function answeredDiffParts(session: Session, toldDiffs: number, answered: number): Part[] {
+  const parts: Part[] = [];
+  for (let request = toldDiffs + 1; request <= answered; request++) {
+    const pages = (session.status?.result?.media ?? []).filter((m) => m.kind === 'diff' && m.request === request && isOwnMedia(session, m));
+    parts.push(...(pages.length ? pages.map((m) => ({ media: m, text: m.caption })) : [{ text: text.diffNotDrawn(session.spec.diffRequests?.[request - 1] ?? 'that file') }]));
+  }
+  return parts;
+}
+
 export function plan(session: Session, told: Delivered, options: PlanOptions): Plan {
   const status = session.status ?? {};
   const phase = status.phase;
@@ -84,10 +94,7 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
     next.pending = pending.id;
   }
   const answered = status.result?.diffAnswered ?? 0;
-  for (let request = (told.diffs ?? 0) + 1; request <= answered; request++) {
-    const pages = (status.result?.media ?? []).filter((m) => m.kind === 'diff' && m.request === request && isOwnMedia(session, m));
-    pushOptional(...(pages.length ? pages.map((m) => ({ media: m, text: m.caption })) : [{ text: text.diffNotDrawn(session.spec.diffRequests?.[request - 1] ?? 'that file') }]));
-  }
+  pushOptional(...answeredDiffParts(session, told.diffs ?? 0, answered));
   if (answered > (told.diffs ?? 0)) next.diffs = answered;
   if (pending && told.reminded !== pending.id) {
     const reminder = reminderFor(pending, approval, options);

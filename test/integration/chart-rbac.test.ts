@@ -116,6 +116,7 @@ describe('runner Pod admission policy', () => {
       ['another ServiceAccount', (p) => { p.spec!.serviceAccountName = 'default'; }, /runner ServiceAccount/],
       ['a Secret volume', (p) => { p.spec!.volumes!.push({ name: 'loot', secret: { secretName: 'tether-relay' } }); }, /no Secret volume/],
       ['a projected Secret', (p) => { p.spec!.volumes!.push({ name: 'loot', projected: { sources: [{ secret: { name: 'tether-twilio' } }] } }); }, /no Secret volume/],
+      ['a volume type the runner does not use', (p) => { p.spec!.volumes!.push({ name: 'loot', configMap: { name: 'tether-relay-claims' } }); }, /nothing but their claim/],
       ['another Secret in env', (p) => { p.spec!.containers[0]!.env!.push({ name: 'X', valueFrom: { secretKeyRef: { name: 'tether-relay', key: 'k' } } }); }, /no Secret but the runner's/],
       ['another Secret in envFrom', (p) => { p.spec!.containers[0]!.envFrom = [{ secretRef: { name: 'tether-relay' } }]; }, /no Secret but the runner's/],
     ];
@@ -125,6 +126,22 @@ describe('runner Pod admission policy', () => {
       const refused = await createAsController(pod);
       expect(refused.code, what).not.toBe(0);
       expect(refused.stderr, what).toMatch(message);
+    }
+  });
+
+  it('refuses a hostPath volume also in a runner namespace without Pod Security "restricted" (an operator-made one)', async () => {
+    const enforce = 'pod-security.kubernetes.io/enforce';
+    const { stdout: was } = await kubectlOk(['get', 'namespace', runners, '-o', `jsonpath={.metadata.labels.${enforce.replace(/\./g, '\\.')}}`]);
+    await kubectlOk(['label', '--overwrite', 'namespace', runners, `${enforce}=privileged`]);
+    try {
+      const pod = runnerPod();
+      pod.spec!.volumes!.push({ name: 'loot', hostPath: { path: '/var/lib/kubelet/pods' } });
+      const refused = await createAsController(pod);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/no hostPath/);
+      expect(refused.stderr).not.toMatch(/PodSecurity/);
+    } finally {
+      await kubectlOk(['label', '--overwrite', 'namespace', runners, `${enforce}=${was}`]);
     }
   });
 });

@@ -4,7 +4,7 @@ import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { phoneHash } from '../../common/session/display.ts';
 import { runnerIdentityName, workspaceName } from '../../common/session/names.ts';
-import { controllerSuite, createSession, phaseOf, runnerWrites } from '../support/controller.ts';
+import { controllerSuite, createSession, phaseOf, podOf, runnerWrites } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 
 const t = controllerSuite('ctl-hist', { TETHER_HISTORY_COUNT: '2', TETHER_POD_TTL: '0s' });
@@ -20,11 +20,13 @@ describe('history retention', () => {
       names.push(name);
       await eventually(async () => expect(await phaseOf(t.sessions, t.ns, name)).toBe('Starting'));
       const role = await rbac.readNamespacedRole({ namespace: t.ns, name: identity });
+      // The Role names the running Session and those whose Pods the controller still has cached:
+      // the previous one at most, its Pod gone from the API (awaited below) but perhaps not yet from the cache.
       expect(role.rules?.[0]?.resourceNames).toContain(name);
       expect(role.rules?.[0]?.resourceNames?.length).toBeLessThanOrEqual(2);
       await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
       await runnerWrites(t.sessions, t.ns, name, { phase: 'Succeeded', completionTime: new Date(Date.now() + i).toISOString() });
-      await new Promise((r) => setTimeout(r, 20));
+      await eventually(async () => expect(await podOf(t.kc, t.runners, name)).toBeUndefined());
     }
     await eventually(async () => expect(await t.sessions.get(t.ns, names[0]!)).toBeUndefined());
     expect(await phaseOf(t.sessions, t.ns, names[1]!)).toBe('Succeeded');

@@ -31,7 +31,11 @@ describe('malformed Sessions', () => {
     await new Promise((r) => setTimeout(r, 1000));
     const after = await reconcilePasses(t.running.metrics);
     expect(after.errors - before.errors).toBe(0);
-    expect(after.total - before.total).toBeLessThanOrEqual(4);
+    // A few passes for this Session; an informer restart in the window (a relist under load) adds
+    // at most one pass for each Session of the namespace, the earlier cases' included. A retry storm
+    // is many passes of this one Session, far beyond that.
+    const relisted = (after.watchRestarts - before.watchRestarts) * (await t.sessions.list(t.ns)).items.length;
+    expect(after.total - before.total).toBeLessThanOrEqual(4 + relisted);
     expect((await runnerPods(t.kc, t.runners)).some((p) => p.startsWith(name))).toBe(false);
   });
 

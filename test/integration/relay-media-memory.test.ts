@@ -1,7 +1,6 @@
 // Bad input against the real relay process and the real API server: 100 concurrent unauthenticated
 // 5 MB uploads, then oversized uploads (declared and undeclared), leave the relay's memory flat —
 // its resident set grows by at most RSS_GROWTH_LIMIT while 500 MB and more are offered.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -12,9 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { RELAY_UPLOAD_PATH } from '../../common/session/names.ts';
 import { freePort } from '../../local/control-plane/control-plane.ts';
-import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
-import { eventually } from '../support/eventually.ts';
-import { runnerRelayToken } from '../support/cluster.ts';
+import { startManaged, untilHttpOk, type Managed } from '../../local/control-plane/processes.ts';
+import { deleteNamespace, runnerRelayToken, sessionNamespace } from '../support/cluster.ts';
 
 const MB = 1024 * 1024;
 const MAX_BYTES = 5 * MB;
@@ -24,32 +22,32 @@ const CHUNK = Buffer.alloc(MB, 0x41);
 
 let kc: KubeConfig;
 let ns: string;
-let relay: ChildProcess;
+let relay: Managed;
 let port: number;
 let output = '';
 
-const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${relay.pid}/status`, 'utf8'))![1]) * 1024;
+const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${relay.child.pid}/status`, 'utf8'))![1]) * 1024;
 
 beforeAll(async () => {
   ({ kc, ns } = await sessionNamespace('relay-memory'));
   port = await freePort();
-  relay = spawn(process.execPath, [join(process.cwd(), 'relay/main.ts')], {
+  const dir = mkdtempSync(join(tmpdir(), 'relay-memory-'));
+  relay = startManaged('relay', process.execPath, [join(process.cwd(), 'relay/main.ts')], join(dir, 'relay.log'), {
     env: {
       PATH: process.env.PATH, KUBECONFIG: inject('kubeconfig'), PUBLIC_URL: 'https://tether.test', TETHER_NAMESPACE: ns,
       TETHER_REPO_URL: 'https://github.com/acme/web.git', RELAY_WEB_CHAT_TOKEN: 'chat-token-0123456789', RELAY_PORT: String(port),
-      RELAY_MEDIA_SIGNING_KEY: 'test-signing-key-0123456789abcdef', RELAY_MEDIA_DIR: mkdtempSync(join(tmpdir(), 'relay-memory-')),
+      RELAY_MEDIA_SIGNING_KEY: 'test-signing-key-0123456789abcdef', RELAY_MEDIA_DIR: mkdtempSync(join(dir, 'media-')),
       RELAY_BIND_ADDRESS: '127.0.0.1', RELAY_MEDIA_MAX_BYTES: String(MAX_BYTES), LOG_LEVEL: 'error',
       // Every request reaches the token check: the rate limit is not what keeps memory flat here.
       RELAY_UPLOAD_RATE: '10000',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    onLine: (line) => (output += `${line}\n`),
   });
-  relay.stdout!.on('data', (c: Buffer) => (output += c));
-  relay.stderr!.on('data', (c: Buffer) => (output += c));
-  await eventually(async () => expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200), 30_000, 200);
+  await untilHttpOk(`http://127.0.0.1:${port}/readyz`, relay, 30_000, 200);
 }, 60_000);
 afterAll(async () => {
-  relay?.kill('SIGKILL');
+  relay?.signal('SIGKILL');
+  await relay?.exited;
   await deleteNamespace(kc, ns);
 });
 

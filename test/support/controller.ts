@@ -78,11 +78,12 @@ export async function podOf(kc: KubeConfig, namespace: string, session: string):
   }
 }
 
-/** Reconcile passes so far (all results), from the controller's own metric. */
-export async function reconcilePasses(metrics: ControllerMetrics): Promise<{ total: number; errors: number }> {
+/** Reconcile passes so far (all results) and informer restarts (each relists: a pass per Session), from the controller's own metrics. */
+export async function reconcilePasses(metrics: ControllerMetrics): Promise<{ total: number; errors: number; watchRestarts: number }> {
   const { values } = await metrics.registry.getSingleMetric('tether_reconcile_total')!.get();
   const sum = (keep: (result: string) => boolean) => values.filter((v) => keep(String(v.labels.result))).reduce((n, v) => n + v.value, 0);
-  return { total: sum(() => true), errors: sum((r) => r === 'error') };
+  const restarts = (await metrics.registry.getSingleMetric('tether_watch_restarts_total')!.get()).values.reduce((n, v) => n + v.value, 0);
+  return { total: sum(() => true), errors: sum((r) => r === 'error'), watchRestarts: restarts };
 }
 
 export async function runnerPods(kc: KubeConfig, namespace: string): Promise<string[]> {

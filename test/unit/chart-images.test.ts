@@ -68,6 +68,22 @@ describe.each(['controller', 'relay'])('%s/Dockerfile', (component) => {
   });
 });
 
+/** The slim runtime: the `runtime` stage with the comment above it, and the final stage up to its WORKDIR. */
+function runtimeStages(path: string): string {
+  const text = readFileSync(path, 'utf8');
+  const start = text.lastIndexOf('\n\n', text.indexOf('FROM node:24-bookworm-slim AS runtime'));
+  const end = text.indexOf('WORKDIR /app', text.indexOf('FROM scratch'));
+  expect(start, path).toBeGreaterThan(0);
+  expect(end, path).toBeGreaterThan(start);
+  return text.slice(start, end);
+}
+
+describe('the controller and relay images', () => {
+  it('share one slim runtime stage, word for word (a Dockerfile cannot include another)', () => {
+    expect(runtimeStages('relay/Dockerfile')).toBe(runtimeStages('controller/Dockerfile'));
+  });
+});
+
 describe('build context and targets', () => {
   it('.dockerignore lets in exactly what the three Dockerfiles copy', () => {
     const rules = readFileSync('.dockerignore', 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));

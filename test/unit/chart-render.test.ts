@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   CHART_DIR, HELM_SETUP_TIMEOUT, everythingOn, find, helm, helmBin, podTemplate, render, renderError, withValuesFile, type KubeObject,
 } from './chart-render.ts';
-import { RELAY_UPLOAD_PATH } from '../../common/session/names.ts';
+import { RELAY_UPLOAD_PATH, RUNNER_IDENTITY_PREFIX } from '../../common/session/names.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
@@ -57,6 +57,12 @@ describe('helm template, default values', () => {
       'ValidatingAdmissionPolicy/agents-runners-runner-pods', 'ValidatingAdmissionPolicy/agents-tether-sessions',
       'ValidatingAdmissionPolicyBinding/agents-runners-runner-pods', 'ValidatingAdmissionPolicyBinding/agents-tether-sessions',
     ]);
+  });
+
+  it("admits runner Pods only under the code's runner ServiceAccount prefix (the chart cannot import it)", () => {
+    const policy = find(objects, 'ValidatingAdmissionPolicy', 'agents-runners-runner-pods') as unknown as { spec: { validations: { expression: string }[] } };
+    const expressions = policy.spec.validations.map((v) => v.expression);
+    expect(expressions).toContain(`has(object.spec.serviceAccountName) && object.spec.serviceAccountName.startsWith('${RUNNER_IDENTITY_PREFIX}')`);
   });
 
   it('puts every namespaced object in the release namespace, what the runners use in theirs, and labels it', () => {

@@ -89,12 +89,16 @@ describe('decideActive: the start deadline', () => {
   it.each([
     ['ImagePullBackOff', waitingOn('ImagePullBackOff'), /runner image "tether-runner:missing" could not be pulled \(ImagePullBackOff\)\. Ask your operator/],
     ['Unschedulable', pod('Pending', { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available' }] }), /no node of the cluster can take the runner \(Unschedulable\)/],
-    ['ContainerCreating', waitingOn('ContainerCreating'), /workspace volume could not be attached \(ContainerCreating\)/],
+    ['ContainerCreating', waitingOn('ContainerCreating'), /still being prepared .*\(ContainerCreating: its image downloading or its workspace volume attaching\)/],
   ])('fails a Pod still held back by %s at the deadline, saying why and what to do', (reason, held, message) => {
     const decision = decideActive(starting, held, new Date(at(limit / 1000)), config);
     expect(decision).toMatchObject({ step: { phase: 'Failed', reason: 'StartTimeout', effects: expect.arrayContaining(['DeletePod', 'StartNextQueued']) }, startProblem: { reason } });
     expect(decision.message).toMatch(message);
-    expect(decision.message).toMatch(/send the command again/);
+    expect(decision.message).toMatch(/send the command again/i);
+  });
+  it.each(['ContainerCreating', 'PodInitializing'])('does not blame storage for a Pod only waiting in %s (a slow image pull looks the same)', (reason) => {
+    const decision = decideActive(starting, waitingOn(reason), new Date(at(limit / 1000)), config);
+    expect(decision.message).not.toMatch(/storage|could not be attached/);
   });
   it('fails a Pod that shows no reason but never started, and leaves a working runner alone', () => {
     expect(decideActive(starting, pod('Pending'), new Date(at(limit / 1000 + 1)), config)).toMatchObject({ step: { reason: 'StartTimeout' }, message: /did not start within 120s \(its Pod is still Pending\)/ });

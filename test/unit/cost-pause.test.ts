@@ -72,7 +72,7 @@ describe('continue or stop', () => {
     const shown = plan(session, { n: 1, seq: 0, started: true }, { now: Date.parse(pending.createdAt), progressBatchMs: 15_000, reminderBeforeMs: 300_000, defaults: SESSION_DEFAULTS });
     expect(shown.parts).toEqual([{
       text: '💲 This run has used $2.04 so far. Continue? Reply *continue* or *stop* (the changes so far stay). (expires in 30 min)',
-      actions: [{ label: 'continue', reply: 'continue' }, { label: 'stop', reply: 'stop' }],
+      actions: [{ label: 'continue', reply: 'continue', payload: 'continue:cost-1' }, { label: 'stop', reply: 'stop', payload: 'stop:cost-1' }],
     }]);
   });
 });

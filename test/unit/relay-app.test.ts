@@ -18,6 +18,7 @@ const accepted: InboundMessage[] = [];
 const chat = new WebChat({ phone: '+15555550100', token });
 const logLines: { msg: string; url?: string }[] = [];
 let ready = false;
+let live = true;
 let server: Server;
 let base: string;
 let cookie: string;
@@ -27,7 +28,7 @@ beforeAll(async () => {
     inbound: { receive: async (m) => (accepted.push(m), 'recorded') },
     media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'media-')), maxBytes: 1024, ttlMs: 60_000 }),
     mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 1024, authorizer: { mayUpload: async () => false },
-    webChat: chat, publicUrl: 'https://relay.example', metrics: createMetrics(), ready: () => ready,
+    webChat: chat, publicUrl: 'https://relay.example', metrics: createMetrics(), ready: () => ready, live: () => live,
     logger: pino({ level: 'debug' }, { write: (line: string) => void logLines.push(JSON.parse(line)) }),
   });
   server = app.listen(0, '127.0.0.1');
@@ -128,6 +129,16 @@ describe('health, metrics, unknown routes', () => {
     expect((await fetch(`${base}/readyz`)).status).toBe(503);
     ready = true;
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  });
+
+  it('is neither live nor ready once it cannot go on (its journal cannot write)', async () => {
+    live = false;
+    try {
+      expect((await fetch(`${base}/healthz`)).status).toBe(503);
+      expect((await fetch(`${base}/readyz`)).status).toBe(503);
+    } finally {
+      live = true;
+    }
   });
 
   it('serves its own metrics', async () => {

@@ -1,10 +1,10 @@
 // The inbound journal on a real folder: what survives a restart, a torn last line, compaction,
 // and the intake's backlog limit in front of it.
-import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { InboundMessage } from '../../relay/inbound/handler.ts';
 import { Intake } from '../../relay/inbound/intake.ts';
 import { Journal } from '../../relay/inbound/journal.ts';
@@ -51,6 +51,33 @@ describe('inbound journal', () => {
     await journal.close();
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['m499']);
   });
+
+  it('does not rewrite a backlog larger than the compaction threshold on every flush, and still compacts once most lines are done', async () => {
+    const dir = folder();
+    const journal = await Journal.open(dir, 10);
+    const file = join(dir, 'inbound.jsonl');
+    const rewrites = new Set<number>();
+    for (let i = 0; i < 40; i++) {
+      await journal.record(message(`m${i}`));
+      rewrites.add(statSync(file).ino); // a compaction renames a new file into place
+    }
+    expect(rewrites.size).toBe(1);
+    for (let i = 0; i < 35; i++) await journal.done(`m${i}`);
+    expect(readFileSync(file, 'utf8').trim().split('\n').length).toBeLessThan(20);
+    await journal.close();
+    expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['m35', 'm36', 'm37', 'm38', 'm39']);
+  });
+
+  it('reports itself unhealthy once a write has failed, and refuses every later record', async () => {
+    const dir = folder();
+    const journal = await Journal.open(dir, 2);
+    symlinkSync('/dev/full', join(dir, 'inbound.jsonl.tmp')); // the next compaction writes to a full disk
+    await Promise.all(['a', 'b', 'c'].map((id) => journal.record(message(id))));
+    expect(journal.healthy).toBe(true);
+    await journal.done('a'); // 4 lines for 2 open messages: a compaction follows, and fails
+    await vi.waitFor(() => expect(journal.healthy).toBe(false));
+    await expect(journal.record(message('d'))).rejects.toMatchObject({ code: 'ENOSPC' });
+  });
 });
 
 describe('intake', () => {
@@ -73,5 +100,17 @@ describe('intake', () => {
     expect(await intake.receive(message('three'))).toBe('recorded');
     await intake.idle();
     expect(acted).toEqual(['one', 'two', 'three']);
+  });
+
+  it('says a message could not be acted on (not that the journal failed) when acting on it throws, and keeps it for a replay', async () => {
+    const journal = await Journal.open(folder());
+    const lines: { msg: string }[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const handler = { accept: async () => { throw new Error('the phone could not be told either'); } };
+    const intake = new Intake({ journal, handler, maxBacklog: 2, metrics: createMetrics(), logger });
+    expect(await intake.receive(message('one'))).toBe('recorded');
+    await intake.idle();
+    expect(lines.map((l) => l.msg)).toEqual([expect.stringMatching(/^could not act on an inbound message/)]);
+    expect(journal.records().map((r) => r.message.id)).toEqual(['one']);
   });
 });

@@ -69,7 +69,7 @@ describe('token reviews', () => {
       reviewed.push(token);
       await new Promise((r) => setTimeout(r, 20));
       return token === 'good' ? { user: `system:serviceaccount:runners:${RUNNER_IDENTITY_PREFIX}abc`, pod: runnerName('s1') } : undefined;
-    }, { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 2 }, 'runners');
+    }, { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 2 }, 'runners', 'ns');
     const answers = await Promise.all([...Array(50)].map((_, i) => authorizer.mayUpload(i % 2 ? 'good' : 'bad', 'ns', 's1')));
     expect(answers.filter(Boolean)).toHaveLength(25);
     expect(reviewed).toEqual(['bad', 'good']);
@@ -81,6 +81,16 @@ describe('token reviews', () => {
     expect(reviewed).toEqual(['bad', 'good', 'bad']);
     expect(await authorizer.mayUpload('', 'ns', 's1')).toBe(false);
     expect(reviewed).toHaveLength(3);
+  });
+
+  it('refuses a runner\'s own token for a Session path under any namespace but the Sessions\'', async () => {
+    const authorizer = new CachedTokenAuthorizer(
+      async () => ({ user: `system:serviceaccount:runners:${RUNNER_IDENTITY_PREFIX}abc`, pod: runnerName('s1') }),
+      { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 2 }, 'runners', 'ns',
+    );
+    expect(await authorizer.mayUpload('good', 'ns', 's1')).toBe(true);
+    expect(await authorizer.mayUpload('good', 'other-ns', 's1')).toBe(false);
+    expect(await authorizer.mayUpload('good', 'runners', 's1')).toBe(false);
   });
 
   it('keeps at most its bound, dropping the oldest', () => {

@@ -18,13 +18,15 @@ const limits: UploadLimits = {
   review: { okTtlMs: 1000, failureTtlMs: 1000, maxEntries: 10 },
 };
 const asked: string[] = [];
+const metrics = createMetrics();
+const uploads = async (outcome: string) => (await metrics.mediaUploads.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
 let server: Server;
 let port: number;
 
 beforeAll(async () => {
   const app = createApp({
     inbound: { receive: async () => 'recorded' }, media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'uploads-')), maxBytes: 4096, ttlMs: 60_000 }),
-    mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 4096, uploads: limits, metrics: createMetrics(), logger: pino({ level: 'silent' }), ready: () => true,
+    mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 4096, uploads: limits, metrics, logger: pino({ level: 'silent' }), ready: () => true,
     // A token "runner:<session>" belongs to that Session's runner in namespace ns.
     authorizer: { mayUpload: async (token, ns, session) => (asked.push(token), ns === 'ns' && token === `runner:${session}`) },
   });
@@ -75,9 +77,11 @@ describe('PUT /uploads refuses before reading the body', () => {
 
   it('refuses a name off the allowlist and a type that does not match, before any review', async () => {
     const before = asked.length;
+    const [invalid, unsupported] = [await uploads('invalid'), await uploads('unsupported_type')];
     expect((await upload('ns/s1/run.sh', { token: 'runner:s1', length: 10 }).answer).status).toBe(400);
     expect((await upload('ns/s1/diff.png', { token: 'runner:s1', length: 10, type: 'text/html' }).answer).status).toBe(415);
     expect(asked).toHaveLength(before);
+    expect([await uploads('invalid'), await uploads('unsupported_type')]).toEqual([invalid + 1, unsupported + 1]);
   });
 });
 
@@ -92,10 +96,12 @@ describe('per-Session media quota', () => {
   it('counts bytes: a declared size beyond what is left is refused, so is an undeclared body that runs past it', async () => {
     expect((await store('bytes', 'a.png', 4000)).status).toBe(201);
     expect((await store('bytes', 'b.png', 3500)).status).toBe(413);
-    const chunked = request({ host: '127.0.0.1', port, method: 'PUT', path: '/uploads/ns/bytes/c.png', headers: { 'content-type': 'image/png', authorization: 'Bearer runner:bytes' } });
+    const chunked = request({ host: '127.0.0.1', port, method: 'PUT', path: '/uploads/ns/bytes/c.png', headers: { 'content-type': 'image/png', 'transfer-encoding': 'chunked', authorization: 'Bearer runner:bytes' } });
     const status = new Promise<number>((resolve, reject) => chunked.on('response', (res) => (res.resume(), resolve(res.statusCode!))).on('error', reject));
+    const tooLarge = await uploads('too_large');
     chunked.end(PNG(3500));
     expect(await status).toBe(413);
+    expect(await uploads('too_large')).toBe(tooLarge + 1); // refused while reading the body, counted once
     expect((await store('bytes', 'b.png', 2900)).status).toBe(201);
   });
 });
@@ -110,6 +116,7 @@ describe('upload slots and deadline', () => {
     second.send(PNG(1000));
     expect((await second.answer).status).toBe(201);
     expect((await first.answer).status).toBe(408); // never sent: cut off at the deadline, its slot freed
+    expect(await uploads('timeout')).toBe(1);
     expect((await store('slow-3', 'diff.png', 1000)).status).toBe(201);
   });
 });
