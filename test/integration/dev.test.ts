@@ -75,6 +75,7 @@ describe('make dev', () => {
       clearInterval(watch);
       expect(seen.size, 'the real Claude Code worked on the command').toBeGreaterThan(0);
       expect(output).toMatch(/runner ready .*agent=claude \(scripted model at http:\/\/127\.0\.0\.1:\d+\)/);
+      await chatShows(chatUrl, cookie, /Reply \*approve\* to open a pull request/); // the relay has seen the request
       expect((await send('dev-test-0002', 'approve')).status).toBe(202);
       await eventually(() => expect(output).toMatch(/to=Succeeded reason=Published/), 60_000, 200);
     } finally {
@@ -86,3 +87,22 @@ describe('make dev', () => {
     await eventually(async () => expect(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => 'up', () => 'down')).toBe('down'));
   }, 180_000);
 });
+
+/** Resolves once the chat's event stream has shown a message matching `pattern` (within a minute). */
+async function chatShows(chatUrl: string, cookie: string, pattern: RegExp): Promise<void> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(new Error(`the chat never showed ${pattern}`)), 60_000);
+  try {
+    const response = await fetch(new URL('/chat/events', chatUrl), { headers: { cookie }, signal: abort.signal });
+    const reader = response.body!.getReader();
+    let seen = '';
+    while (!pattern.test(seen)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the chat's event stream ended before ${pattern}:\n${seen}`);
+      seen += Buffer.from(value).toString('utf8');
+    }
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+}

@@ -126,7 +126,7 @@ describe('relay inbound on a real API server', () => {
 
     await send(b, phones.queue, 's');
     await fake.waitFor(phones.queue, 8);
-    expect(replies(phones.queue)[7]).toMatch(new RegExp(`^Session ${first.metadata.name!.slice(-4)} · Working for \\d+ s · queue: 5$`));
+    expect(replies(phones.queue)[7]).toMatch(new RegExp(`^Session ${first.metadata.name!.slice(-4)} · Working for \\d+ s · queue: 5\\nToday: \\$0\\.00 of \\$10\\.00$`));
     await send(a, phones.queue, 'cancel');
     await fake.waitFor(phones.queue, 9);
     expect(replies(phones.queue)[8]).toBe(`Stopping session ${first.metadata.name!.slice(-4)} and 5 queued…`);
