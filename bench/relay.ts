@@ -24,7 +24,7 @@ import { freePort, startControlPlane } from '../local/control-plane/control-plan
 import { installSessionCrd } from '../local/control-plane/crd.ts';
 import { startFakeTwilio } from '../test/fakes/twilio.ts';
 import { machineLoad, percentile, refuseIfBusy } from './machine.ts';
-import { relayWrites, saturate, webhookBurst } from './relay-load.ts';
+import { histogramQuantile, relayWrites, saturate, webhookBurst } from './relay-load.ts';
 
 refuseIfBusy();
 const { values: args } = parseArgs({ options: {
@@ -131,6 +131,10 @@ console.table([
   row(`status → outbound p50 / p99 at ${statusRate} changes/s`, `p99 ≤ ${TARGETS.outboundP99} ms`, `${p(outbound, 50)} / ${p(outbound, 99)} ms (${outbound.length} of ${targets.length})`,
     p(outbound, 99) <= TARGETS.outboundP99 && outbound.length === targets.length),
 ]);
+// The journal's fdatasync, from the relay's own histogram: it follows the acknowledgement, so its tail is no longer the acknowledgement's.
+const relayMetrics = await (await fetch(`${relayUrl}/metrics`)).text();
+const [sync50, sync99] = [0.5, 0.99].map((q) => histogramQuantile(relayMetrics, 'tether_relay_journal_sync_seconds', q));
+console.log(`journal fdatasync (after the acknowledgement): ${sync50!.count} syncs, p50 ≤ ${sync50!.atMostMs} ms, p99 ≤ ${sync99!.atMostMs} ms`);
 console.log(`machine load (1/5/15 min): before ${loadBefore}; after ${machineLoad()}`);
 watcher.stop();
 const exited = new Promise((r) => child.once('exit', r));

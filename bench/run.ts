@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { inheritedEnv } from './config.ts';
+import { BESIDE_OTHERS_VARIABLE, inheritedEnv } from './config.ts';
 import { machineLoad, waitUntilIdle } from './machine.ts';
 import { atMost, formatTable, meets, type Row } from './report.ts';
 
@@ -39,7 +39,9 @@ function rowsFromJson(bench: string, stdout: string): Row[] {
 }
 
 async function runBench(file: string): Promise<{ code: number; stdout: string }> {
-  const child = spawn(process.execPath, [join('bench', file)], { env: { ...inheritedEnv(), TETHER_BENCH_ROWS: rowsFile }, stdio: ['ignore', 'pipe', 'inherit'] });
+  // The table is for a quiet machine: the override of a single run never reaches it.
+  const env = { ...inheritedEnv(), TETHER_BENCH_ROWS: rowsFile, [BESIDE_OTHERS_VARIABLE]: undefined };
+  const child = spawn(process.execPath, [join('bench', file)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();

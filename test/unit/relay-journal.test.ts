@@ -41,14 +41,19 @@ describe('inbound journal', () => {
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['whole', 'next']);
   });
 
-  it('commits many concurrent records together, each durable when its promise resolves', async () => {
+  it('commits many concurrent records together, each in the file when its promise resolves, and syncs them behind', async () => {
     const dir = folder();
-    const journal = await Journal.open(dir);
+    const syncs: number[] = [];
+    const journal = await Journal.open(dir, { onSync: (seconds) => syncs.push(seconds) });
     const ids = Array.from({ length: 500 }, (_, i) => `m${i}`);
     await Promise.all(ids.map((id) => journal.record(message(id))));
     expect(journal.depth).toBe(500);
+    // Written, not yet necessarily synced: a process that dies now leaves them in the file.
+    expect(readFileSync(join(dir, 'inbound.jsonl'), 'utf8').trim().split('\n')).toHaveLength(500);
     await Promise.all(ids.slice(0, 499).map((id) => journal.done(id)));
     await journal.close();
+    expect(syncs.length).toBeGreaterThan(0);
+    expect(syncs.length).toBeLessThan(1000); // group commit: far fewer syncs than appends
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['m499']);
   });
 });
