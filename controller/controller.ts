@@ -42,10 +42,14 @@ const podFacts = (pod: V1Pod | undefined) => {
   return pod ? `${pod.status?.phase}|${Boolean(pod.metadata?.deletionTimestamp)}|${ended?.exitCode}|${pod.status?.reason}|${startProblem(pod)?.reason}` : 'gone';
 };
 
+/** The facts of a Pod as the API server returns its create: what the pass that made it has acted on. */
+const JUST_MADE = podFacts({ status: { phase: 'Pending' } });
+
 /**
  * The key of the Session a runner Pod belongs to (its session label, the Sessions' namespace),
  * when the change is one a pass would act on: the Pod's facts changed, and its Session still
- * cares (a finished Session's Pod being removed asks nothing more).
+ * cares (a finished Session's Pod being removed asks nothing more, nor a Pod first seen as it was
+ * made when its Session already names it: the admission pass acted on that Pod).
  */
 function podChanges(sessionNamespace: string, sessionOf: (key: string) => Session | undefined) {
   const seen = new Map<string, { owner: string; facts: string }>();
@@ -57,7 +61,9 @@ function podChanges(sessionNamespace: string, sessionOf: (key: string) => Sessio
     if (pod && owner) seen.set(key, { owner, facts });
     else seen.delete(key);
     if (!owner || facts === before) return undefined;
-    const finished = isTerminal(sessionOf(owner)?.status?.phase);
+    const status = sessionOf(owner)?.status;
+    if (before === undefined && facts === JUST_MADE && status?.phase === 'Starting' && status.podName === pod?.metadata?.name) return undefined;
+    const finished = isTerminal(status?.phase);
     return finished && (!pod || pod.metadata?.deletionTimestamp) ? undefined : owner;
   };
 }
