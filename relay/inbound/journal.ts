@@ -1,14 +1,15 @@
 // The relay's inbound journal: an append-only file of JSON lines on a volume that outlives the
 // process. A webhook is acknowledged once its message is written to the file (group commit: every
-// append waiting while one write runs goes out in the next write); an fdatasync follows each write
-// in the background. A message leaves the journal when it is done; at start-up the messages still
-// in it are handed back.
+// append waiting while one write runs goes out in the next write); an fdatasync follows in the
+// background, at most once a second. A message leaves the journal when it is done; at start-up the
+// messages still in it are handed back.
 //
 // Why the acknowledgement does not wait for fdatasync: a written record is in the kernel's page
 // cache, which survives the relay process crashing or being killed, the failure the chart's
 // emptyDir covers (the restarted container finds the file). fdatasync matters only if the node
 // itself goes down before it completes, and then the Pod, its emptyDir with it, is usually lost
-// anyway; its tail on a disk shared with etcd (tens of ms) was the acknowledgement's tail.
+// anyway; its tail on a disk shared with etcd (tens of ms, up to a second) was the
+// acknowledgement's tail. Syncs are spaced (SYNC_EVERY_MS): an append during one waits for it too.
 // docs/relay.md, "Journal".
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,12 @@ const FILE = 'inbound.jsonl';
 const INSTANCE = 'instance';
 /** Rewrite the file (keeping only what is open) once this many lines have been appended to it. */
 const COMPACT_AFTER = 20_000;
+/**
+ * An fdatasync runs at most this often. An append that lands while one runs waits for the file
+ * system's commit (the file's size changes), so back-to-back syncs put that wait on most
+ * acknowledgements; one a second bounds what a node crash could lose to about a second.
+ */
+const SYNC_EVERY_MS = 1000;
 
 interface Waiter {
   line: string;
@@ -48,7 +55,8 @@ export class Journal {
   private lines = 0;
   private waiting: Waiter[] = [];
   private flushing: Promise<void> | undefined;
-  /** The background fdatasync running now, and whether a write has landed since it began. */
+  /** The background fdatasync: scheduled, running, and whether a write has landed since the last. */
+  private syncTimer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> | undefined;
   private unsynced = false;
   private failed: unknown;
@@ -106,6 +114,8 @@ export class Journal {
   /** Writes what is waiting, syncs it and closes the file. */
   async close(): Promise<void> {
     while (this.flushing || this.syncing) await (this.flushing ?? this.syncing);
+    clearTimeout(this.syncTimer);
+    if (this.unsynced) await this.sync();
     await this.file.close();
   }
 
@@ -133,7 +143,7 @@ export class Journal {
     });
   }
 
-  /** Group commit: one write for every append that arrived meanwhile, then an fdatasync behind it. */
+  /** Group commit: one write for every append that arrived meanwhile; an fdatasync follows within SYNC_EVERY_MS. */
   private async flush(): Promise<void> {
     while (this.waiting.length) {
       const batch = this.waiting;
@@ -142,11 +152,13 @@ export class Journal {
         await this.file.write(batch.map((w) => w.line).join(''));
         this.lines += batch.length;
         batch.forEach((w) => w.resolve());
-        this.unsynced = true;
-        this.syncing ??= this.sync();
+        this.syncLater();
         if (this.lines >= COMPACT_AFTER) {
+          clearTimeout(this.syncTimer);
+          this.syncTimer = undefined;
           await this.syncing;
-          await this.compact();
+          await this.compact(); // syncs what it keeps
+          this.unsynced = false;
         }
       } catch (error) {
         this.failed = error; // a journal that cannot write acknowledges nothing more
@@ -156,19 +168,29 @@ export class Journal {
     this.flushing = undefined;
   }
 
-  /** fdatasync until every write so far is covered; a failed one stops the journal as a failed write does. */
+  /** Marks a write to sync and schedules the next fdatasync, SYNC_EVERY_MS after the last one ended. */
+  private syncLater(): void {
+    this.unsynced = true;
+    if (this.syncTimer || this.syncing || this.failed) return;
+    this.syncTimer = setTimeout(() => {
+      this.syncTimer = undefined;
+      this.syncing = this.sync();
+    }, SYNC_EVERY_MS);
+    this.syncTimer.unref();
+  }
+
+  /** One fdatasync covering every write so far; a failed one stops the journal as a failed write does. */
   private async sync(): Promise<void> {
-    while (this.unsynced && !this.failed) {
-      this.unsynced = false;
-      const started = performance.now();
-      try {
-        await this.file.datasync();
-        this.onSync?.((performance.now() - started) / 1000);
-      } catch (error) {
-        this.failed = error;
-      }
+    this.unsynced = false;
+    const started = performance.now();
+    try {
+      await this.file.datasync();
+      this.onSync?.((performance.now() - started) / 1000);
+    } catch (error) {
+      this.failed = error;
     }
     this.syncing = undefined;
+    if (this.unsynced) this.syncLater();
   }
 
   /** Rewrites the file with only the open messages: temporary file, fsync, rename, fsync folder. */
