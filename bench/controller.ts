@@ -7,7 +7,8 @@
 //      before/after, the benchmark's own creates taken off), controller CPU per admission;
 //   4. reconcile passes per Session lifetime (admission → runner's phases → Pod removed after its TTL);
 //   5. controller RSS holding 10,000 Sessions, and the time to start and resync them.
-// Usage: npm run bench:controller [-- --sessions 500 --total 10000 --lifetimes 100 --concurrency 32 (the chart's)]
+// Usage: npm run bench:controller [-- --sessions 500 --total 10000 --lifetimes 100 --concurrency 32 (the chart's) --profile <dir>]
+// (--profile: a V8 CPU profile of each controller process, written to <dir> when it stops)
 import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import pino from 'pino';
@@ -25,7 +26,7 @@ import { atLeast, atMost, report, type Row } from './report.ts';
 
 const { values: args } = parseArgs({ options: {
   sessions: { type: 'string', default: '500' }, total: { type: 'string', default: '10000' }, lifetimes: { type: 'string', default: '100' },
-  concurrency: { type: 'string', default: '32' },
+  concurrency: { type: 'string', default: '32' }, profile: { type: 'string' },
 } });
 const BURST = Number(args.sessions);
 const TOTAL = Number(args.total);
@@ -154,7 +155,7 @@ const CONTROLLER_ENV = {
 async function restartAndResync(b: Bench, kubeconfig: string): Promise<void> {
   await b.controller.stop();
   const start = Date.now();
-  const fresh = await startControllerProcess(kubeconfig, CONTROLLER_ENV);
+  const fresh = await startControllerProcess(kubeconfig, CONTROLLER_ENV, args.profile);
   // Polled every 250 ms: each scrape walks the 10,000 cached Sessions on the controller's one thread.
   await until(async () => (await fresh.metric('tether_reconcile_total')) >= TOTAL && (await fresh.metric('tether_workqueue_depth')) === 0, 600_000, 'resync', 250);
   const resync = (Date.now() - start) / 1000;
@@ -183,7 +184,7 @@ async function main(): Promise<void> {
       if (session && !podSeen.has(session)) podSeen.set(session, performance.now());
     });
     await pods.start();
-    const b: Bench = { kc, sessions: new SessionClient(kc), pods, podSeen, controller: await startControllerProcess(plane.kubeconfig, CONTROLLER_ENV) };
+    const b: Bench = { kc, sessions: new SessionClient(kc), pods, podSeen, controller: await startControllerProcess(plane.kubeconfig, CONTROLLER_ENV, args.profile) };
 
     const first = await burst(b, 'f000');
     printBurst('1. First command of each phone (workspace and runner identity made)', first);

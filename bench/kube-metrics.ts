@@ -62,9 +62,11 @@ export interface ControllerProcess {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function startControllerProcess(kubeconfig: string, env: Record<string, string>): Promise<ControllerProcess> {
+/** `profileDir`: write a V8 CPU profile of the controller there when it exits. */
+export async function startControllerProcess(kubeconfig: string, env: Record<string, string>, profileDir?: string): Promise<ControllerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...imageNodeFlags(), 'controller/main.ts'], {
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...imageNodeFlags(), ...profile, 'controller/main.ts'], {
     env: { KUBECONFIG: kubeconfig, TETHER_METRICS_PORT: String(port), TETHER_LEADER_ELECTION: 'false', TETHER_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -72,3 +72,11 @@ export async function relayWrites(plane: ControlPlane, resources = RELAY_RESOURC
   }
   return total;
 }
+
+/** Upper bucket bound (ms) under which `q` of a Prometheus histogram's observations fall, from its text. */
+export function histogramQuantile(metricsText: string, name: string, q: number): { count: number; atMostMs: number } {
+  const buckets = [...metricsText.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((m) => ({ le: Number(m[1]), n: Number(m[2]) }));
+  const count = buckets.at(-1)?.n ?? 0;
+  const bound = buckets.find((b) => b.n >= q * count)?.le ?? NaN;
+  return { count, atMostMs: Number.isNaN(bound) ? Infinity : bound * 1000 }; // le="+Inf" is no number
+}

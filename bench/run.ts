@@ -7,9 +7,9 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { inheritedEnv } from './config.ts';
+import { BESIDE_OTHERS_VARIABLE, inheritedEnv } from './config.ts';
 import { machineLoad, waitUntilIdle } from './machine.ts';
-import { atMost, formatTable, meets, type Row } from './report.ts';
+import { formatTable, meets, type Row } from './report.ts';
 
 const HELPERS = new Set(['config.ts', 'machine.ts', 'report.ts', 'run.ts', 'kube-metrics.ts']);
 const { values: args } = parseArgs({ options: { wait: { type: 'string', default: '20' }, only: { type: 'string' } } });
@@ -23,30 +23,11 @@ const readRows = (): Row[] => {
   }
 };
 
-/** Rows from a benchmark that prints its figures as JSON (bench/relay.ts's shape) instead of reporting rows. */
-function rowsFromJson(bench: string, stdout: string): Row[] {
-  const start = stdout.lastIndexOf('\n{');
-  if (start < 0) return [];
-  const figures = JSON.parse(stdout.slice(start)) as Record<string, { p99?: string; offeredRatePerSecond?: number; ratePerSecond?: number }>;
-  const p99 = (key: string) => Number.parseFloat(figures[key]?.p99 ?? 'NaN');
-  const at = (key: string) => figures[key]?.offeredRatePerSecond ?? figures[key]?.ratePerSecond;
-  const rows = [
-    atMost(`${bench}: webhook ack p99 at ${at('webhookAck') ?? '?'}/s`, p99('webhookAck'), 25, 'ms'),
-    atMost(`${bench}: webhook → Session p99`, p99('webhookToSession'), 150, 'ms'),
-    atMost(`${bench}: status → outbound p99 at ${at('statusToOutbound') ?? '?'}/s`, p99('statusToOutbound'), 250, 'ms'),
-  ];
-  return rows.filter((r) => Number.isFinite(r.measured));
-}
-
-async function runBench(file: string): Promise<{ code: number; stdout: string }> {
-  const child = spawn(process.execPath, [join('bench', file)], { env: { ...inheritedEnv(), TETHER_BENCH_ROWS: rowsFile }, stdio: ['ignore', 'pipe', 'inherit'] });
-  let stdout = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-    process.stdout.write(chunk);
-  });
-  const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
-  return { code, stdout };
+async function runBench(file: string): Promise<number> {
+  // The table is for a quiet machine: the override of a single run never reaches it.
+  const env = { ...inheritedEnv(), TETHER_BENCH_ROWS: rowsFile, [BESIDE_OTHERS_VARIABLE]: undefined };
+  const child = spawn(process.execPath, [join('bench', file)], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  return new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
 }
 
 const notes: string[] = [];
@@ -60,12 +41,11 @@ for (const bench of benches) {
   }
   console.log(`\n=== ${name} (load ${machineLoad()}) ===`);
   const before = readRows().length;
-  const { code, stdout } = await runBench(bench);
+  const code = await runBench(bench);
   const reported = readRows().slice(before);
-  const found = reported.length ? reported : rowsFromJson(name, stdout);
-  rows.push(...found);
+  rows.push(...reported);
   if (code !== 0) notes.push(`${name}: exited with code ${code}${code === 3 ? ' (refused: another suite was running)' : ''}`);
-  else if (!found.length) notes.push(`${name}: reported no figures`);
+  else if (!reported.length) notes.push(`${name}: reported no figures`);
 }
 
 console.log(`\n${formatTable(rows)}`);

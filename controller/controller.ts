@@ -42,10 +42,15 @@ const podFacts = (pod: V1Pod | undefined) => {
   return pod ? `${pod.status?.phase}|${Boolean(pod.metadata?.deletionTimestamp)}|${ended?.exitCode}|${pod.status?.reason}|${startProblem(pod)?.reason}` : 'gone';
 };
 
+/** A runner Pod as its create returns it: what the pass that made it acted on. */
+const JUST_MADE = podFacts({ status: { phase: 'Pending' } });
+
 /**
  * The key of the Session a runner Pod belongs to (its session label, the Sessions' namespace),
  * when the change is one a pass would act on: the Pod's facts changed, and its Session still
- * cares (a finished Session's Pod being removed asks nothing more).
+ * cares (a finished Session's Pod being removed asks nothing more). A Pod first seen just as it
+ * was made wakes nothing: the pass that made it acted on exactly that (its watch event often
+ * arrives before that pass's own status write), and a restart's resync passes every Session.
  */
 function podChanges(sessionNamespace: string, sessionOf: (key: string) => Session | undefined) {
   const seen = new Map<string, { owner: string; facts: string }>();
@@ -56,7 +61,7 @@ function podChanges(sessionNamespace: string, sessionOf: (key: string) => Sessio
     const before = seen.get(key)?.facts;
     if (pod && owner) seen.set(key, { owner, facts });
     else seen.delete(key);
-    if (!owner || facts === before) return undefined;
+    if (!owner || facts === before || (before === undefined && facts === JUST_MADE)) return undefined;
     const finished = isTerminal(sessionOf(owner)?.status?.phase);
     return finished && (!pod || pod.metadata?.deletionTimestamp) ? undefined : owner;
   };

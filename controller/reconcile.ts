@@ -15,9 +15,9 @@ import { decideTerminal } from './cleanup.ts';
 import type { ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';
 import { CONDITION_FINISHED } from './conditions.ts';
-import { decide, take, workspaceProblem, type Decision, type Observed } from './decide.ts';
+import { decide, decideActive, take, workspaceProblem, type Decision, type Observed } from './decide.ts';
 import { statusEvents } from './events.ts';
-import { computeStatus, type StatusInput } from './status.ts';
+import { computeStatus, finalStatusWritten, type StatusInput } from './status.ts';
 
 export interface ReconcileObserver {
   transition?(session: Session, from: string | undefined, to: string, reason: string | undefined): void;
@@ -116,8 +116,9 @@ async function act(session: Session, decision: Decision, seen: Observed, deps: R
     pod = made.pod;
   }
   const podInput = pod ? { pod: { name: pod.metadata!.name!, createdAt: pod.metadata?.creationTimestamp } } : {};
-  // A Queued Session asks nothing more until the phone's turn comes (which wakes it).
-  await write(session, deps, now, { step, message, exitCode, startProblem, ...podInput }, step?.phase === 'Queued');
+  // A Queued Session asks nothing more until the phone's turn comes (which wakes it); a started
+  // one, until its Pod changes (which wakes it) or a deadline comes (armed here).
+  const status = await write(session, deps, now, { step, message, exitCode, startProblem, ...podInput }, step?.phase === 'Queued' || pod !== undefined);
   const seenPod = seen.pod;
   if (step?.effects.includes('DeletePod') && seenPod && !seenPod.metadata?.deletionTimestamp) {
     await deps.ops.deletePod(deps.config.runnerNamespace, seenPod.metadata!.name!);
@@ -125,25 +126,42 @@ async function act(session: Session, decision: Decision, seen: Observed, deps: R
   if (pod) {
     const created = new Date(session.metadata.creationTimestamp ?? now).getTime();
     deps.observer?.started?.(session, Math.max(0, now.getTime() - created) / 1000);
+    const deadline = decideActive({ ...session, status }, pod, now, deps.config).requeueAfterMs;
+    return deadline !== undefined ? { requeueAfterMs: deadline } : {};
   }
   return decision.requeueAfterMs !== undefined ? { requeueAfterMs: decision.requeueAfterMs } : {};
 }
 
-/** CreatePod: the workspace, the runner's identity and its Pod (adopted if they exist). */
+/**
+ * CreatePod: the workspace, the runner's identity and its Pod (adopted if they exist), with the
+ * re-read that proves the cache was current. Once the workspace is known to be the phone's, the
+ * four go out at once: the Pod needs neither the Role nor the re-read to exist (the runner waits
+ * for Starting and retries a Forbidden start, common/kube/errors.ts), and a pass that finds its
+ * cache stale removes a Pod it made for a Session that has moved on to its end.
+ */
 async function createPod(session: Session, deps: ReconcileDeps): Promise<{ pod: V1Pod } | { problem: string }> {
   const { namespace, name } = meta(session);
   const runners = deps.config.runnerNamespace;
-  // A stale cache must not resurrect the Pod of a Session that moved on. The re-read, the
-  // workspace and the runner's identity are independent: one round trip.
+  const cachedPvc = deps.cachedPvc(runners, session.spec.workspace);
+  const known = cachedPvc && workspaceProblem(session, cachedPvc);
+  if (known) return { problem: known };
+  const cachedPod = deps.cachedPod(runners, runnerName(name));
+  const runnerPod = () => cachedPod ?? deps.ops.ensurePod(desiredPod(session, deps.config));
+  const early = cachedPvc ? runnerPod() : undefined;
   const [current, pvc] = await Promise.all([
     deps.ops.getSession(namespace, name),
-    deps.cachedPvc(runners, session.spec.workspace) ?? deps.ops.ensurePvc(desiredPvc(session, deps.config)),
+    cachedPvc ?? deps.ops.ensurePvc(desiredPvc(session, deps.config)),
     grantRunner(session, deps),
+    early,
   ]);
-  if (current?.metadata.resourceVersion !== session.metadata.resourceVersion) throw new StaleCache(name);
+  if (current?.metadata.resourceVersion !== session.metadata.resourceVersion) {
+    // A stale cache must not resurrect the runner of a Session that is gone or finished.
+    if (early && !cachedPod && (!current || isTerminal(current.status?.phase))) await deps.ops.deletePod(runners, runnerName(name));
+    throw new StaleCache(name);
+  }
   const problem = workspaceProblem(session, pvc);
   if (problem) return { problem };
-  const pod = deps.cachedPod(runners, runnerName(name)) ?? await deps.ops.ensurePod(desiredPod(session, deps.config));
+  const pod = await (early ?? runnerPod());
   const owner = pod.metadata?.annotations?.[ANNOTATION_SESSION_UID] ?? pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
   if (owner !== session.metadata.uid) {
     if (!pod.metadata?.deletionTimestamp) await deps.ops.deletePod(runners, pod.metadata!.name!);
@@ -212,7 +230,7 @@ function trackApproval(session: Session, deps: ReconcileDeps, now: Date): void {
  */
 async function finish(session: Session, deps: ReconcileDeps, now: Date): Promise<WorkResult> {
   const { namespace, name } = meta(session);
-  const settled = { ...session, status: await write(session, deps, now, {}, true) };
+  const settled = finalStatusWritten(session) ? session : { ...session, status: await write(session, deps, now, {}, true) };
   const runners = deps.config.runnerNamespace;
   const cleanup = decideTerminal(settled, deps.cachedPod(runners, runnerName(name)), deps.siblings(session), now, deps.config);
   if (cleanup.effects.includes('ClearPhoneQueue') || cleanup.effects.includes('StartNextQueued')) deps.wakeWaiting(session);

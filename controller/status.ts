@@ -46,7 +46,8 @@ export function computeStatus(input: StatusInput): StatusOutcome {
 function unredactedStatus(input: StatusInput): Omit<StatusOutcome, 'patch'> {
   const { session, now } = input;
   const before = session.status ?? {};
-  const status: SessionStatus = structuredClone(before);
+  // Shallow: every change below replaces a top-level field (setCondition returns a new list).
+  const status: SessionStatus = { ...before };
   const generation = session.metadata.generation;
   let reason: string | undefined;
 
@@ -94,6 +95,18 @@ function unredactedStatus(input: StatusInput): Omit<StatusOutcome, 'patch'> {
   if (generation !== undefined) status.observedGeneration = generation;
 
   return { status, reason };
+}
+
+/**
+ * A finished Session whose status the controller has already completed for this spec: its
+ * Finished condition is there and observedGeneration is current. Nothing the controller owns
+ * can change any more (the end, the times and the display all derive from what was written then),
+ * so a resync passes it by without computing its status again.
+ */
+export function finalStatusWritten(session: Session): boolean {
+  const status = session.status;
+  return isTerminal(status?.phase) && status?.observedGeneration === session.metadata.generation
+    && status?.display !== undefined && (status.conditions ?? []).some((c) => c.type === CONDITION_FINISHED);
 }
 
 function patchOf(before: SessionStatus, status: SessionStatus): Partial<SessionStatus> | undefined {

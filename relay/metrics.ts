@@ -28,6 +28,10 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
       name: 'tether_relay_recipients_refused_total', help: 'Sessions whose spec.phone is not on the allowlist (nothing sent)', registers,
     }),
     inboundBacklog: new Gauge({ name: 'tether_relay_inbound_backlog', help: 'Inbound messages recorded in the journal and not yet acted on', registers }),
+    journalSync: new Histogram({
+      name: 'tether_relay_journal_sync_seconds', help: 'Time of one inbound journal fdatasync (after the acknowledgement, not before it)', registers,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    }),
     inboundFailures: new Counter({ name: 'tether_relay_inbound_failures_total', help: 'Accepted messages whose processing failed', registers }),
     mediaUploads: new Counter({
       name: 'tether_relay_media_uploads_total', help: 'Media uploads by outcome', labelNames: ['outcome'] as const, registers,

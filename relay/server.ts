@@ -75,7 +75,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     metrics,
     logger,
   });
-  const journal = await Journal.open(config.journalDir);
+  const journal = await Journal.open(config.journalDir, { onSync: (seconds) => metrics.journalSync.observe(seconds) });
   const delivery = new Delivery({
     store, writer: sessions, lanes, outbox, progressBatchMs: config.progressBatchMs, progressMaxGapMs: config.progressMaxGapMs,
     progressMessages: config.progressMessages, sessionMessages: config.sessionMessages, reminderBeforeMs: config.reminderBeforeMs, defaults,

@@ -1,5 +1,6 @@
 // One Session, start to finish: Working → agent → changes gate → publish or revert → final phase.
 import type { Logger } from 'pino';
+import { onceGranted } from '../common/kube/errors.ts';
 import { truncate } from '../common/session/display.ts';
 import { repoProblem } from '../common/session/repo.ts';
 import { LIMITS, type Media, type Session } from '../common/session/schema.ts';
@@ -71,7 +72,8 @@ export class Runner {
 
   private async body(): Promise<void> {
     const { status, log } = this.deps;
-    this.session = await status.load();
+    // The Pod may start before the API server's authorizer sees the Role naming this Session.
+    this.session = await onceGranted(() => status.load());
     await this.waitForStart();
     if (status.phase === 'Starting') await status.move({ type: 'RunnerStarted' });
     const spec = this.session.spec;

@@ -77,11 +77,20 @@ async function openFresh(kube: KubeAccess, path: string, options: CallOptions): 
   }
 }
 
+/** The whole body, collected as buffers and decoded once (an async iterator per chunk costs more than the parse). */
+function readBody(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    res.once('error', reject);
+    res.once('close', () => reject(new Error('the API server closed the response before its end')));
+    if (res.errored) reject(res.errored);
+  });
+}
+
 export async function requestJson<T>(kube: KubeAccess, path: string, options: CallOptions = {}): Promise<T> {
-  const res = await openFresh(kube, path, options);
-  let body = '';
-  res.setEncoding('utf8');
-  for await (const chunk of res) body += chunk as string;
+  const body = await readBody(await openFresh(kube, path, options));
   return (body ? JSON.parse(body) : undefined) as T;
 }
 

@@ -33,9 +33,19 @@ export function parseDuration(text: string): number {
   return total;
 }
 
+const hashes = new Map<string, string>();
+const HASHES_KEPT = 50_000;
+
 /** Stable, non-reversible id of a phone number, safe for labels and names (16 hex chars). */
 export function phoneHash(phone: string): string {
-  return createHash('sha256').update(phone).digest('hex').slice(0, 16);
+  let hash = hashes.get(phone);
+  if (hash === undefined) {
+    // A controller asks for the same few phones' hashes on every pass and watch event.
+    if (hashes.size >= HASHES_KEPT) hashes.clear();
+    hash = createHash('sha256').update(phone).digest('hex').slice(0, 16);
+    hashes.set(phone, hash);
+  }
+  return hash;
 }
 
 /** Cuts text to max characters, ending with the marker when it had to cut. */

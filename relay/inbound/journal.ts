@@ -1,7 +1,16 @@
 // The relay's inbound journal: an append-only file of JSON lines on a volume that outlives the
-// process. A webhook is acknowledged only once its message is written and fsync'd (group commit:
-// every append waiting while one flush runs goes out in the next write + fdatasync). A message
-// leaves the journal when it is done; at start-up the messages still in it are handed back.
+// process. A webhook is acknowledged once its message is written to the file (group commit: every
+// append waiting while one write runs goes out in the next write); an fdatasync follows in the
+// background, at most once a second. A message leaves the journal when it is done; at start-up the
+// messages still in it are handed back.
+//
+// Why the acknowledgement does not wait for fdatasync: a written record is in the kernel's page
+// cache, which survives the relay process crashing or being killed, the failure the chart's
+// emptyDir covers (the restarted container finds the file). fdatasync matters only if the node
+// itself goes down before it completes, and then the Pod, its emptyDir with it, is usually lost
+// anyway; its tail on a disk shared with etcd (tens of ms, up to a second) was the
+// acknowledgement's tail. Syncs are spaced (SYNC_EVERY_MS): an append during one waits for it too.
+// docs/relay.md, "Journal".
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { open, rename, type FileHandle } from 'node:fs/promises';
@@ -27,6 +36,19 @@ const INSTANCE = 'instance';
  * many as are open, so a large backlog is not rewritten on every flush.
  */
 const COMPACT_AFTER = 20_000;
+/**
+ * An fdatasync runs at most this often. An append that lands while one runs waits for the file
+ * system's commit (the file's size changes), so back-to-back syncs put that wait on most
+ * acknowledgements; one a second bounds what a node crash could lose to about a second.
+ */
+const SYNC_EVERY_MS = 1000;
+
+export interface JournalOptions {
+  /** hears how long each background fdatasync took */
+  onSync?: (seconds: number) => void;
+  /** lines before the file is rewritten (default 20,000) */
+  compactAfter?: number;
+}
 
 interface Waiter {
   line: string;
@@ -43,21 +65,27 @@ export class Journal {
   private lines = 0;
   private waiting: Waiter[] = [];
   private flushing: Promise<void> | undefined;
+  /** The background fdatasync: scheduled, running, and whether a write has landed since the last. */
+  private syncTimer: NodeJS.Timeout | undefined;
+  private syncing: Promise<void> | undefined;
+  private unsynced = false;
   private failed: unknown;
+  private readonly onSync?: (seconds: number) => void;
   private readonly compactAfter: number;
 
-  private constructor(dir: string, instance: string, compactAfter: number) {
+  private constructor(dir: string, instance: string, options: JournalOptions) {
     this.dir = dir;
     this.instance = instance;
-    this.compactAfter = compactAfter;
+    this.onSync = options.onSync;
+    this.compactAfter = options.compactAfter ?? COMPACT_AFTER;
   }
 
   /** Opens (or creates) the journal in `dir`; what was left open is kept, the rest compacted away. */
-  static async open(dir: string, compactAfter = COMPACT_AFTER): Promise<Journal> {
+  static async open(dir: string, options: JournalOptions = {}): Promise<Journal> {
     mkdirSync(dir, { recursive: true });
     const idFile = join(dir, INSTANCE);
     if (!existsSync(idFile)) writeFileSync(idFile, randomBytes(8).toString('hex'), { flush: true });
-    const journal = new Journal(dir, readFileSync(idFile, 'utf8').trim(), compactAfter);
+    const journal = new Journal(dir, readFileSync(idFile, 'utf8').trim(), options);
     journal.load();
     await journal.compact();
     return journal;
@@ -78,7 +106,7 @@ export class Journal {
     return this.failed === undefined;
   }
 
-  /** Resolves once the message is on disk (fsync'd). */
+  /** Resolves once the message is written to the file (in the page cache; fdatasync follows). */
   record(message: InboundMessage): Promise<void> {
     this.open.set(message.id, { message });
     return this.append({ t: 'in', m: message });
@@ -97,9 +125,11 @@ export class Journal {
     return this.append({ t: 'done', id });
   }
 
-  /** Writes what is waiting and closes the file. */
+  /** Writes what is waiting, syncs it and closes the file. */
   async close(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    while (this.flushing || this.syncing) await (this.flushing ?? this.syncing);
+    clearTimeout(this.syncTimer);
+    if (this.unsynced) await this.sync();
     await this.file.close();
   }
 
@@ -127,23 +157,54 @@ export class Journal {
     });
   }
 
-  /** Group commit: one write and one fdatasync for every append that arrived meanwhile. */
+  /** Group commit: one write for every append that arrived meanwhile; an fdatasync follows within SYNC_EVERY_MS. */
   private async flush(): Promise<void> {
     while (this.waiting.length) {
       const batch = this.waiting;
       this.waiting = [];
       try {
         await this.file.write(batch.map((w) => w.line).join(''));
-        await this.file.datasync();
         this.lines += batch.length;
         batch.forEach((w) => w.resolve());
-        if (this.lines >= Math.max(this.compactAfter, 2 * this.open.size)) await this.compact();
+        this.syncLater();
+        if (this.lines >= Math.max(this.compactAfter, 2 * this.open.size)) {
+          clearTimeout(this.syncTimer);
+          this.syncTimer = undefined;
+          await this.syncing;
+          await this.compact(); // syncs what it keeps
+          this.unsynced = false;
+        }
       } catch (error) {
         this.failed = error; // a journal that cannot write acknowledges nothing more
         batch.forEach((w) => w.reject(error));
       }
     }
     this.flushing = undefined;
+  }
+
+  /** Marks a write to sync and schedules the next fdatasync, SYNC_EVERY_MS after the last one ended. */
+  private syncLater(): void {
+    this.unsynced = true;
+    if (this.syncTimer || this.syncing || this.failed) return;
+    this.syncTimer = setTimeout(() => {
+      this.syncTimer = undefined;
+      this.syncing = this.sync();
+    }, SYNC_EVERY_MS);
+    this.syncTimer.unref();
+  }
+
+  /** One fdatasync covering every write so far; a failed one stops the journal as a failed write does. */
+  private async sync(): Promise<void> {
+    this.unsynced = false;
+    const started = performance.now();
+    try {
+      await this.file.datasync();
+      this.onSync?.((performance.now() - started) / 1000);
+    } catch (error) {
+      this.failed = error;
+    }
+    this.syncing = undefined;
+    if (this.unsynced) this.syncLater();
   }
 
   /** Rewrites the file with only the open messages: temporary file, fsync, rename, fsync folder. */

@@ -113,11 +113,12 @@ describe('controller restarts and replicas', () => {
       await eventually(async () => expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200), 30_000);
       const name = await createSession(sessions, ns, '+14155559004');
       await eventually(async () => expect(await phaseOf(sessions, ns, name)).toBe('Starting'), 15_000);
-      // The pass that wrote Starting counts itself once it returns: read the metrics until it has.
+      // The pass that wrote Starting counts itself once it returns (as a requeue: it arms the start
+      // deadline): read the metrics until it has.
       await eventually(async () => {
         const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
         expect(text).toContain('tether_leader 1');
-        expect(text).toMatch(/tether_reconcile_total\{result="success"\} [1-9]/);
+        expect(text).toMatch(/tether_reconcile_total\{result="requeue"\} [1-9]/);
       }, 10_000);
       const leases = kc.makeApiClient(CoordinationV1Api);
       expect((await leases.readNamespacedLease({ namespace: ns, name: 'tether-controller' })).spec?.holderIdentity).toBe('proc-0');

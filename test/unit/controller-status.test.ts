@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { take } from '../../controller/decide.ts';
-import { computeStatus } from '../../controller/status.ts';
+import { computeStatus, finalStatusWritten } from '../../controller/status.ts';
 import { testSession } from './controller-fixtures.ts';
 
 const now = new Date('2026-11-22T08:03:12.000Z');
@@ -103,5 +103,18 @@ describe('computeStatus with objects as the API server returns them', () => {
       ? Object.fromEntries(Object.keys(v).sort().reverse().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])])) : v);
     const fromServer = sortKeys(written) as typeof written;
     expect(computeStatus({ session: { ...session, status: fromServer }, now, pod: { name: 'a-runner' } }).patch).toBeUndefined();
+  });
+});
+
+describe('finalStatusWritten', () => {
+  it('passes by exactly the finished Sessions whose status the controller has completed for their spec', () => {
+    const ended = testSession({ phase: 'Succeeded', status: { startTime: '2026-11-22T08:00:01Z', completionTime: '2026-11-22T08:02:00Z' } });
+    expect(finalStatusWritten(ended)).toBe(false); // the runner's end, not yet recorded
+    const settled = { ...ended, status: computeStatus({ session: ended, now }).status };
+    expect(finalStatusWritten(settled)).toBe(true);
+    expect(computeStatus({ session: settled, now: new Date(now.getTime() + 3_600_000) }).patch).toBeUndefined(); // nothing it would write
+    expect(finalStatusWritten({ ...settled, metadata: { ...settled.metadata, generation: 2 } })).toBe(false);
+    const running = testSession({ phase: 'Working' });
+    expect(finalStatusWritten({ ...running, status: computeStatus({ session: running, now }).status })).toBe(false);
   });
 });

@@ -41,20 +41,25 @@ describe('inbound journal', () => {
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['whole', 'next']);
   });
 
-  it('commits many concurrent records together, each durable when its promise resolves', async () => {
+  it('commits many concurrent records together, each in the file when its promise resolves, and syncs them behind', async () => {
     const dir = folder();
-    const journal = await Journal.open(dir);
+    const syncs: number[] = [];
+    const journal = await Journal.open(dir, { onSync: (seconds) => syncs.push(seconds) });
     const ids = Array.from({ length: 500 }, (_, i) => `m${i}`);
     await Promise.all(ids.map((id) => journal.record(message(id))));
     expect(journal.depth).toBe(500);
+    // Written, not yet necessarily synced: a process that dies now leaves them in the file.
+    expect(readFileSync(join(dir, 'inbound.jsonl'), 'utf8').trim().split('\n')).toHaveLength(500);
     await Promise.all(ids.slice(0, 499).map((id) => journal.done(id)));
     await journal.close();
+    expect(syncs.length).toBeGreaterThan(0);
+    expect(syncs.length).toBeLessThan(1000); // group commit: far fewer syncs than appends
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['m499']);
   });
 
   it('does not rewrite a backlog larger than the compaction threshold on every flush, and still compacts once most lines are done', async () => {
     const dir = folder();
-    const journal = await Journal.open(dir, 10);
+    const journal = await Journal.open(dir, { compactAfter: 10 });
     const file = join(dir, 'inbound.jsonl');
     const rewrites = new Set<number>();
     for (let i = 0; i < 40; i++) {
@@ -70,7 +75,7 @@ describe('inbound journal', () => {
 
   it('reports itself unhealthy once a write has failed, and refuses every later record', async () => {
     const dir = folder();
-    const journal = await Journal.open(dir, 2);
+    const journal = await Journal.open(dir, { compactAfter: 2 });
     symlinkSync('/dev/full', join(dir, 'inbound.jsonl.tmp')); // the next compaction writes to a full disk
     await Promise.all(['a', 'b', 'c'].map((id) => journal.record(message(id))));
     expect(journal.healthy).toBe(true);
