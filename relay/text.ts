@@ -33,6 +33,7 @@ export const text = {
     'A run paused for its cost: *continue* · *stop*. *status* shows today\'s spend.',
     ...(repos ? [repos, 'Repositories: *@name <command>* for one command · *repo <name>* sets your default · *repo* lists them.'] : []),
   ].join('\n'),
+  repoUsage: (name: string) => `*@${name}* goes in front of a command for that repository, e.g. "@${name} fix the navbar". Reply *repo ${name}* to make it your default.`,
   planUsage: () => 'Send *plan: <command>* to see the agent\'s plan before it changes anything, e.g. "plan: add a dark-mode toggle".',
   repoChosen: (name: string, count: number) => (count === 1
     ? `This install has one repository: *${name}*.`
@@ -79,6 +80,7 @@ export const text = {
   busy: () => 'Too many messages at once right now: this one was not taken. Please send it again in a minute.',
   failedToAccept: () => "Sorry, that message didn't go through on our side. Please send it again in a minute.",
   idle: () => 'No session running. Send a command to start one.',
+  stickerRefused: () => 'Stickers are not commands. Send a command in words, or a photo with a caption saying what to do.',
   audioNotSupported: () => "Voice notes aren't supported yet. Please type your command instead.",
   mediaRefused: () => 'I can only take pictures (JPEG, PNG, WebP or GIF), not other files. Send the command in words, or as a picture with a caption.',
   imageNotNow: () => 'A picture can only come with a new command, not as an answer. Please answer in words, and send the picture with your next command.',

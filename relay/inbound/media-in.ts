@@ -19,11 +19,19 @@ export const IMAGE_ONLY_PROMPT = 'Look at the attached picture: say briefly what
 
 const isImage = (type: string): type is ImageType => (IMAGE_TYPES as readonly string[]).includes(type);
 
+/**
+ * WhatsApp sends a sticker as one WebP picture with no text (a photo arrives as JPEG): not a
+ * command, and not worth a paid run. A WebP screenshot with a caption is still a picture.
+ */
+const isSticker = (message: Pick<InboundMessage, 'body' | 'media'>) =>
+  message.media?.length === 1 && message.media[0]!.contentType === 'image/webp' && !message.body.trim();
+
 /** route() for a message that may carry media. */
 export function routeMessage(message: Pick<InboundMessage, 'body' | 'media'>, context: PhoneContext, maxQueued: number): Route {
   const media = message.media ?? [];
   if (!media.length) return route(message.body, context, maxQueued);
   if (media.some((m) => m.contentType.startsWith('audio/'))) return { kind: 'mediaRefused', media: 'audio' };
+  if (isSticker(message)) return { kind: 'mediaRefused', media: 'sticker' };
   if (!media.every((m) => isImage(m.contentType))) return { kind: 'mediaRefused', media: 'other' };
   const r = route(message.body.trim() || IMAGE_ONLY_PROMPT, context, maxQueued);
   return ['start', 'queue', 'queueFull', 'tooLong'].includes(r.kind) ? r : { kind: 'imageNotNow' };

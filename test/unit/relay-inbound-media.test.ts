@@ -89,6 +89,13 @@ describe('routing a message with media', () => {
     expect(routeMessage({ body: 'status', media: image }, idle, 3)).toEqual({ kind: 'imageNotNow' });
     expect(routeMessage({ body: 'status' }, idle, 3)).toEqual({ kind: 'status' });
   });
+
+  it('a sticker (one WebP picture, no text) gets a plain answer, not a paid run; a WebP with a caption is a picture', () => {
+    const webp = [{ url: urlOf(0), contentType: 'image/webp' }];
+    expect(routeMessage({ body: '', media: webp }, idle, 3)).toEqual({ kind: 'mediaRefused', media: 'sticker' });
+    expect(routeMessage({ body: '  ', media: webp }, question, 3)).toEqual({ kind: 'mediaRefused', media: 'sticker' });
+    expect(routeMessage({ body: 'make it look like this', media: webp }, idle, 3)).toEqual({ kind: 'start', prompt: 'make it look like this' });
+  });
 });
 
 describe('keeping the pictures of a command', () => {
