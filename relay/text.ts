@@ -84,8 +84,9 @@ export const text = {
   audioNotSupported: () => "Voice notes aren't supported yet. Please type your command instead.",
   mediaRefused: () => 'I can only take pictures (JPEG, PNG, WebP or GIF), not other files. Send the command in words, or as a picture with a caption.',
   imageNotNow: () => 'A picture can only come with a new command, not as an answer. Please answer in words, and send the picture with your next command.',
-  imageFailed: (failure: 'tooLarge' | 'notImage' | 'refused', maxBytes: number) => ({
+  imageFailed: (failure: 'tooLarge' | 'notImage' | 'refused' | 'tooMuch', maxBytes: number) => ({
     tooLarge: `That picture is too large (over ${maxBytes >= 1_000_000 ? `${(maxBytes / 1_000_000).toFixed(1)} MB` : `${Math.round(maxBytes / 1000)} KB`}). Please send a smaller one.`,
+    tooMuch: `Those pictures are too large together (over ${Math.floor(LIMITS.imagesBase64Bytes * 0.75 / 1_000_000)} MB in all) for the agent to take at once. Please send fewer or smaller ones with the command.`,
     notImage: 'That file is not a picture I can read (JPEG, PNG, WebP or GIF). Please send it as a photo.',
     refused: "I couldn't get that picture from WhatsApp. Please send it again.",
   })[failure],

@@ -226,9 +226,12 @@ export class InboundHandler {
     }
   }
 
-  private keepImages(message: InboundMessage): ReturnType<InboundImages['keep']> {
-    if (!this.o.images) return Promise.resolve({ failure: 'refused' });
-    return this.o.images.keep(message, commandSessionName(message.from, message.id));
+  /** The pictures of a new command; none fetched when its Session exists already (a copy: create() answers it). */
+  private async keepImages(message: InboundMessage): Promise<Awaited<ReturnType<InboundImages['keep']>> | undefined> {
+    if (!this.o.images) return { failure: 'refused' };
+    const name = commandSessionName(message.from, message.id);
+    if (await this.o.sessions.get(this.o.namespace, name)) return undefined;
+    return this.o.images.keep(message, name);
   }
 
   private spentToday(phone: string): number {
