@@ -27,7 +27,7 @@ export const text = {
     'Send a command in plain words, e.g. "fix the failing login test".',
     'Plan first: *plan: <command>* — the agent sends its plan; *approve* runs it, *reject* drops it, or write what to change.',
     'While it runs: *status* (s) · *cancel* (c).',
-    'When asked: *approve* (a) · *reject* (r) · *allow* · *allow always* · *deny <reason>* · a number or your own answer.',
+    'When asked: tap a button under the request, or reply *approve* (a) · *reject* (r) · *allow* · *allow always* · *deny <reason>* · a number or your own answer.',
     'Reviewing changes: *diff <file>* shows one file\'s pages · *diff* lists the changed files.',
     'A picture with a caption: the caption is the command, and the agent sees the picture.',
     'A run paused for its cost: *continue* · *stop*. *status* shows today\'s spend.',
