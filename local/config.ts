@@ -32,7 +32,8 @@ export function loadDevConfig(): DevConfig {
     githubApiUrl: set('GITHUB_API_URL'),
     repoUrl: set('TETHER_REPO_URL'),
     relayPort: port,
-    relayEnv: passThrough(['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM', 'TWILIO_API_URL', 'ALLOWED_NUMBERS', 'PUBLIC_URL', 'RELAY_BIND_ADDRESS']),
+    relayEnv: passThrough(['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM', 'TWILIO_API_URL', 'ALLOWED_NUMBERS', 'PUBLIC_URL', 'RELAY_BIND_ADDRESS',
+      'TETHER_REPOS', 'TETHER_REPO_NAME']),
     runnerSecrets: passThrough(['ANTHROPIC_API_KEY', 'GITHUB_TOKEN']),
   };
 }

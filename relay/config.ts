@@ -12,7 +12,9 @@ import { BUDGET_DEFAULTS } from './outbound/cadence.ts';
 import { COST_DEFAULTS, type CostBudget } from './cost.ts';
 
 const str = (description: string, extra: object = {}) => Type.String({ minLength: 1, description, ...extra });
-const duration = (fallback: string, description: string) => Type.String({ pattern: '^([0-9]+(h|m|s))+$|^[0-9]+ms$', default: fallback, description });
+/** `minMs`: shorter values break the feature (a timeout nothing can meet, progress with no cadence), so they are refused. */
+const duration = (fallback: string, description: string, minMs?: number) =>
+  Type.String({ pattern: '^([0-9]+(h|m|s))+$|^[0-9]+ms$', default: fallback, description, ...(minMs ? { minMs } : {}) });
 const specDuration = (fallback: string, description: string) => Type.String({ pattern: '^([0-9]+(h|m|s))+$', default: fallback, description });
 const dollars = (fallback: number, description: string) => Type.String({ pattern: '^[0-9]{1,6}(\\.[0-9]{1,2})?$', default: String(fallback), description });
 const int = (fallback: number, min: number, max: number, description: string) => Type.String({ pattern: '^[0-9]+$', default: String(fallback), description, min, max });
@@ -49,14 +51,14 @@ export const ENV = Type.Object({
   RELAY_MEDIA_SESSION_BYTES: int(50 * 1024 * 1024, 1024, 1024 * 1024 * 1024, 'bytes a Session may keep in the media store'),
   RELAY_UPLOAD_RATE: int(30, 1, 10_000, 'uploads per minute per source address and per runner (429 above)'),
   RELAY_UPLOAD_CONCURRENCY: int(4, 1, 64, 'uploads whose bodies are read at once (503 above); memory ≤ this × RELAY_MEDIA_MAX_BYTES'),
-  RELAY_UPLOAD_TIMEOUT: duration('30s', 'time an authorized upload may take to arrive'),
+  RELAY_UPLOAD_TIMEOUT: duration('30s', 'time an authorized upload may take to arrive', 1000),
   RELAY_INBOUND_IMAGE_MAX_BYTES: int(LIMITS.imageBytes, 1024, LIMITS.imageBytes, 'largest picture taken from the phone (larger: a plain reply)'),
-  RELAY_INBOUND_IMAGE_TIMEOUT: duration('30s', 'time one picture may take to arrive from Twilio (then it is retried)'),
+  RELAY_INBOUND_IMAGE_TIMEOUT: duration('30s', 'time one picture may take to arrive from Twilio (then it is retried); at least 1s', 1000),
   RELAY_TOKEN_REVIEW_TTL: duration('30s', 'how long an accepted runner token is trusted without asking the API server again'),
   RELAY_TOKEN_REVIEW_FAILURE_TTL: duration('10s', 'how long a refused token is refused without asking again'),
   RELAY_TOKEN_REVIEW_CACHE_SIZE: int(1000, 10, 100_000, 'token reviews remembered (the oldest are forgotten first)'),
   RELAY_BIND_ADDRESS: str('address the HTTP server listens on', { default: '0.0.0.0', pattern: '^[0-9a-fA-F.:]+$' }),
-  RELAY_PROGRESS_BATCH: duration(`${BUDGET_DEFAULTS.progressBatchMs / 1000}s`, 'gap after a run\'s first progress message; each later gap doubles'),
+  RELAY_PROGRESS_BATCH: duration(`${BUDGET_DEFAULTS.progressBatchMs / 1000}s`, 'gap after a run\'s first progress message; each later gap doubles; at least 100ms', 100),
   RELAY_PROGRESS_MAX_GAP: duration(`${BUDGET_DEFAULTS.progressMaxGapMs / 1000}s`, 'longest gap between two progress messages of a run (≥ RELAY_PROGRESS_BATCH)'),
   RELAY_PROGRESS_MESSAGES: int(BUDGET_DEFAULTS.progressMessages, 1, 100, 'progress messages one run sends; then *status* has the detail'),
   RELAY_SESSION_MESSAGES: int(BUDGET_DEFAULTS.sessionMessages, 5, 10_000, 'messages one Session sends (prompts and the result always get through)'),
@@ -140,8 +142,11 @@ const uploadLimits = (env: Env): UploadLimits => ({
 });
 
 function checkBounds(env: Env): void {
-  for (const [name, schema] of Object.entries(ENV.properties) as [keyof Env, TSchema & { min?: number; max?: number }][]) {
+  for (const [name, schema] of Object.entries(ENV.properties) as [keyof Env, TSchema & { min?: number; max?: number; minMs?: number }][]) {
     const value = env[name];
+    if (schema.minMs !== undefined && value !== undefined && ms(value) < schema.minMs) {
+      throw new ConfigError(name, `must be at least ${schema.minMs >= 1000 ? `${schema.minMs / 1000}s` : `${schema.minMs}ms`}, got ${value}`);
+    }
     if (schema.min === undefined || value === undefined) continue;
     const n = Number(value);
     if (n < schema.min || n > schema.max!) throw new ConfigError(name, `must be between ${schema.min} and ${schema.max}, got ${n}`);

@@ -1,10 +1,11 @@
 // Every word the phone sees. docs/architecture.md ("What the phone sees") is the guide; keep the shape, improve the words here.
 import type { SessionDefaults } from '../common/session/defaults.ts';
-import type { Pending, Result, Session } from '../common/session/schema.ts';
+import { LIMITS, type Pending, type Result, type Session } from '../common/session/schema.ts';
 import { formatDuration, parseDuration, previewPrompt } from '../common/session/display.ts';
 import { Reason } from '../common/session/state-machine.ts';
 import { LABEL_REPO } from '../common/session/names.ts';
-import { planForPhone, showHidden } from './outbound/plan-text.ts';
+import { planForPhone } from './outbound/plan-text.ts';
+import { cutShown, showHidden } from './outbound/shown.ts';
 import { usd } from './cost.ts';
 
 /** Short handle the user sees: the random tail of the Session name ("7f3a"). */
@@ -12,6 +13,11 @@ export const shortId = (name: string) => name.slice(name.lastIndexOf('-') + 1);
 
 /** Enough names for a 1,600-character message. */
 const DIFF_NAMES_SHOWN = 12;
+/**
+ * The agent's words in one request (a plan, questions with their options), as shown: with the
+ * request's own lines, three messages at most (two of 1,600 characters, the last of 1,024 with buttons).
+ */
+export const REQUEST_TEXT_CHARS = 3000;
 
 const humanDuration = (ms: number) => formatDuration(ms).replace(/(\d+)h/, '$1 h ').replace(/(\d+)m/, '$1 min ').replace(/(\d+)s$/, '$1 s').trim();
 
@@ -21,12 +27,13 @@ export const text = {
     'Send a command in plain words, e.g. "fix the failing login test".',
     'Plan first: *plan: <command>* — the agent sends its plan; *approve* runs it, *reject* drops it, or write what to change.',
     'While it runs: *status* (s) · *cancel* (c).',
-    'When asked: *approve* (a) · *reject* (r) · *allow* · *allow always* · *deny <reason>* · a number or your own answer.',
+    'When asked: tap a button under the request, or reply *approve* (a) · *reject* (r) · *allow* · *allow always* · *deny <reason>* · a number or your own answer.',
     'Reviewing changes: *diff <file>* shows one file\'s pages · *diff* lists the changed files.',
     'A picture with a caption: the caption is the command, and the agent sees the picture.',
     'A run paused for its cost: *continue* · *stop*. *status* shows today\'s spend.',
     ...(repos ? [repos, 'Repositories: *@name <command>* for one command · *repo <name>* sets your default · *repo* lists them.'] : []),
   ].join('\n'),
+  repoUsage: (name: string) => `*@${name}* goes in front of a command for that repository, e.g. "@${name} fix the navbar". Reply *repo ${name}* to make it your default.`,
   planUsage: () => 'Send *plan: <command>* to see the agent\'s plan before it changes anything, e.g. "plan: add a dark-mode toggle".',
   repoChosen: (name: string, count: number) => (count === 1
     ? `This install has one repository: *${name}*.`
@@ -47,7 +54,7 @@ export const text = {
     const more = files.total - shown.length;
     return [
       asked ? `No changed file matches "${previewPrompt(asked, 60)}". The changed files:` : 'The changed files:',
-      ...shown.map((n) => `• ${previewPrompt(n, 100)}`),
+      ...shown.map((n) => `• ${previewPrompt(showHidden(n), 100)}`),
       ...(more > 0 ? [`…and ${more} more.`] : []),
       'Reply *diff <file>* to see one.',
     ].join('\n');
@@ -73,11 +80,13 @@ export const text = {
   busy: () => 'Too many messages at once right now: this one was not taken. Please send it again in a minute.',
   failedToAccept: () => "Sorry, that message didn't go through on our side. Please send it again in a minute.",
   idle: () => 'No session running. Send a command to start one.',
+  stickerRefused: () => 'Stickers are not commands. Send a command in words, or a photo with a caption saying what to do.',
   audioNotSupported: () => "Voice notes aren't supported yet. Please type your command instead.",
   mediaRefused: () => 'I can only take pictures (JPEG, PNG, WebP or GIF), not other files. Send the command in words, or as a picture with a caption.',
   imageNotNow: () => 'A picture can only come with a new command, not as an answer. Please answer in words, and send the picture with your next command.',
-  imageFailed: (failure: 'tooLarge' | 'notImage' | 'refused', maxBytes: number) => ({
+  imageFailed: (failure: 'tooLarge' | 'notImage' | 'refused' | 'tooMuch', maxBytes: number) => ({
     tooLarge: `That picture is too large (over ${maxBytes >= 1_000_000 ? `${(maxBytes / 1_000_000).toFixed(1)} MB` : `${Math.round(maxBytes / 1000)} KB`}). Please send a smaller one.`,
+    tooMuch: `Those pictures are too large together (over ${Math.floor(LIMITS.imagesBase64Bytes * 0.75 / 1_000_000)} MB in all) for the agent to take at once. Please send fewer or smaller ones with the command.`,
     notImage: 'That file is not a picture I can read (JPEG, PNG, WebP or GIF). Please send it as a photo.',
     refused: "I couldn't get that picture from WhatsApp. Please send it again.",
   })[failure],
@@ -104,15 +113,15 @@ export const text = {
     const forText = since ? ` for ${humanDuration(now - new Date(since).getTime()).replace(/ \d+ s$/, '')}` : '';
     const last = session.status?.progress?.at(-1)?.text;
     const repo = withRepo ? session.metadata.labels?.[LABEL_REPO] : undefined;
-    return [`Session ${shortId(session.metadata.name!)}${repo ? ` (${repo})` : ''} · ${phase}${forText}`, last ? `last: ${previewPrompt(last, 60)}` : '', `queue: ${queued}`]
+    return [`Session ${shortId(session.metadata.name!)}${repo ? ` (${repo})` : ''} · ${phase}${forText}`, last ? `last: ${previewPrompt(showHidden(last), 60)}` : '', `queue: ${queued}`]
       .filter(Boolean).join(' · ');
   },
   echoAllowed: (tool: string | undefined, always: boolean) => `Allowed ${tool ?? 'it'} ${always ? 'for the rest of this session' : 'once'}.`,
-  echoDenied: (reason: string | undefined) => (reason ? `Denied: ${previewPrompt(reason, 100)}` : 'Denied.'),
-  echoChose: (n: number, label: string) => `You chose ${n} (${previewPrompt(label, 60)}).`,
-  echoAnswered: (answer: string) => `You answered: ${previewPrompt(answer, 100)}`,
+  echoDenied: (reason: string | undefined) => (reason ? `Denied: ${previewPrompt(showHidden(reason), 100)}` : 'Denied.'),
+  echoChose: (n: number, label: string) => `You chose ${n} (${previewPrompt(showHidden(label), 60)}).`,
+  echoAnswered: (answer: string) => `You answered: ${previewPrompt(showHidden(answer), 100)}`,
   /** `earlier`: lines of the same batch left out (only the newest are shown). */
-  progress: (lines: string[], earlier = 0) => [...(earlier > 0 ? [`⏳ …${earlier} earlier step${earlier === 1 ? '' : 's'}`] : []), ...lines.map((l) => `⏳ ${l}`)].join('\n'),
+  progress: (lines: string[], earlier = 0) => [...(earlier > 0 ? [`⏳ …${earlier} earlier step${earlier === 1 ? '' : 's'}`] : []), ...lines.map((l) => `⏳ ${showHidden(l)}`)].join('\n'),
   progressOnStatus: () => 'More steps will not be sent one by one: reply *status* to see the latest.',
   overBudget: (spent: number, budget: { dailyUsd: number; timeZone: string }) =>
     `Today's budget is spent: ${usd(spent)} of ${usd(budget.dailyUsd)}. New commands start again after midnight (${budget.timeZone}). Requests already running still finish.`,
@@ -122,15 +131,17 @@ export const text = {
   pending(pending: Pending, approvalTimeout: string): string {
     switch (pending.kind) {
       case 'tool': return toolPending(pending);
-      case 'question':
-        return [...(pending.questions ?? []).map((q, i, all) => [
+      case 'question': {
+        const asked = (pending.questions ?? []).map((q, i, all) => [
           `❓ ${all.length > 1 ? `(${i + 1}) ` : ''}${q.question}`,
           ...q.options.map((o, n) => `${n + 1}. ${o.label}${o.description ? ` — ${o.description}` : ''}`),
-        ].join('\n')), (pending.questions?.length ?? 0) > 1
+        ].join('\n')).join('\n');
+        return [requestText(showHidden(asked), 'questions'), (pending.questions?.length ?? 0) > 1
           ? 'Reply with one number per question (e.g. "1 2") or your own answer.'
           : 'Reply with a number or your own answer.'].join('\n');
+      }
       case 'plan':
-        return `📝 The agent's plan:\n${planForPhone(pending.summary ?? '')}\n\nReply *approve* to run it, *reject* to drop it, or write what to change. (expires in ${expiry(approvalTimeout)})`;
+        return `📝 The agent's plan:\n${requestText(planForPhone(pending.summary ?? ''), 'plan')}\n\nReply *approve* to run it, *reject* to drop it, or write what to change. (expires in ${expiry(approvalTimeout)})`;
       case 'changes':
         return `Reply *approve* to open a pull request or *reject* to undo. (expires in ${expiry(approvalTimeout)})`;
       case 'cost':
@@ -139,7 +150,7 @@ export const text = {
   },
   /** `cut`: the diff picture's line counts, when the picture goes with the caption. */
   changesCaption: (pending: Pending, diffStat: string | undefined, cut?: Result['diffLines']) =>
-    [reviewCaption(diffStat ?? pending.summary ?? '', pending.summary), pictureCut(cut)].filter(Boolean).join('\n'),
+    [reviewCaption(showHidden(diffStat ?? pending.summary ?? ''), pending.summary && showHidden(pending.summary)), pictureCut(cut)].filter(Boolean).join('\n'),
   reminder: (msLeft: number) => `⏰ Still waiting for your approval — it expires in ${Math.max(1, Math.round(msLeft / 60_000))} min.`,
 
   /** `defaults` fill in what a Session does not say (its timeouts) and the queue limit. */
@@ -148,7 +159,7 @@ export const text = {
     const name = shortId(session.metadata.name!);
     switch (session.status?.phase) {
       case 'Succeeded':
-        return [r.prUrl ? `✅ Pull request opened: ${r.prUrl}` : `✅ Done (session ${name}).${r.summary ? `\n${r.summary}` : ''}`, footer(session)].filter(Boolean).join('\n');
+        return [r.prUrl ? `✅ Pull request opened: ${r.prUrl}` : `✅ Done (session ${name}).${r.summary ? `\n${showHidden(r.summary)}` : ''}`, footer(session)].filter(Boolean).join('\n');
       case 'Rejected': return session.spec.mode === 'plan' && !r.diffStat
         ? '↩️ Plan dropped; nothing was changed. Send a new command when you are ready.'
         : '↩️ Changes undone. Send a new command when you are ready.';
@@ -181,6 +192,13 @@ export function pictureCut(lines: Result['diffLines']): string {
   return `⚠️ The pictures show only ${lines.inImage} of ${lines.total} diff lines: ${lines.total - lines.inImage} lines are not in them, and approving publishes them too.`;
 }
 
+/** The agent's words of a request within REQUEST_TEXT_CHARS, saying what was left out and what the user can do. */
+function requestText(shown: string, what: 'plan' | 'questions'): string {
+  const { text: kept, cut } = cutShown(shown, REQUEST_TEXT_CHARS);
+  if (!cut) return kept;
+  return `${kept}\n… ${cut} more characters of the ${what} not shown — ${what === 'plan' ? 'write what to change (e.g. "a shorter plan"), or *reject*' : 'answer in your own words, or *reject*'}.`;
+}
+
 function expiry(approvalTimeout: string): string {
   return humanDuration(parseDuration(approvalTimeout)).replace(/ 0 s$/, '').replace(/ 0 min$/, '');
 }
@@ -206,15 +224,20 @@ function toolDetail(pending: Pending): string {
   return entries.map(([key, v]) => (multiLine(v) ? `${key}:\n${v as string}` : `${key}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)).join('\n');
 }
 
-/** How much of a tool request's input the runner had to leave out (LIMITS.toolInputChars). */
-export const cutChars = (pending: Pending) => Math.max(0, (pending.inputChars ?? 0) - (pending.input?.length ?? 0));
+/** The tool request as shown (hidden characters escaped), within LIMITS.toolInputChars, and how much of it was left out. */
+function toolShown(pending: Pending): { detail: string; cut: number } {
+  const shown = cutShown(showHidden(toolDetail(pending)), LIMITS.toolInputChars);
+  return { detail: shown.text, cut: shown.cut + Math.max(0, (pending.inputChars ?? 0) - (pending.input?.length ?? 0)) };
+}
+
+/** How much of a tool request's input the phone is not shown (the runner's cut, and the cut after escaping). */
+export const cutChars = (pending: Pending) => toolShown(pending).cut;
 
 
 /** How a tool request reads: inline when short, else a block; with how much of the input was cut. */
 function toolRequest(pending: Pending): { inline?: string; block: string; cut: number } {
   const tool = pending.tool ?? 'a tool';
-  const detail = showHidden(toolDetail(pending));
-  const cut = cutChars(pending);
+  const { detail, cut } = toolShown(pending);
   const inline = !cut && detail.length <= INLINE_CHARS && !detail.includes('\n')
     ? `\`${tool === 'Bash' ? '' : `${tool}${detail ? ': ' : ''}`}${detail}\``
     : undefined;
@@ -247,7 +270,7 @@ const FAILURE_REASONS: readonly string[] = [Reason.QueueFull, Reason.RunTimeout,
 /** A failure in plain words: the first line of the runner's message, never a stack trace. */
 function failure(session: Session, defaults: SessionDefaults): string {
   const reason = session.status?.conditions?.find((c) => FAILURE_REASONS.includes(c.reason))?.reason;
-  const plain = (session.status?.result?.message ?? '').split('\n')[0]!.replace(/\s+at .*$/, '').slice(0, 300);
+  const plain = showHidden((session.status?.result?.message ?? '').split('\n')[0]!.replace(/\s+at .*$/, '')).slice(0, 300);
   const runLimit = session.spec.timeouts?.run ?? defaults.timeouts.run;
   switch (reason) {
     case Reason.QueueFull: return text.queueFull(defaults.maxQueued);

@@ -34,6 +34,8 @@ export const LIMITS = {
   images: 10,
   /** A picture from the phone: Claude's 5 MB image limit applies to the base64 text, 4/3 of the bytes. */
   imageBytes: 3_750_000,
+  /** The pictures of one command as base64: the Messages API takes 32 MB a request, and the conversation needs room too. */
+  imagesBase64Bytes: 20_000_000,
 } as const;
 
 /** What the agent accepts as an image input. */

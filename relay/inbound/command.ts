@@ -36,11 +36,14 @@ export function readCommand(body: string): Command {
   return { prompt: rest.trim(), mode, ...(repo !== undefined ? { repo } : {}) };
 }
 
-/** `repo` / `repos` alone (list), or `repo <name>` (set the default); undefined for anything else. */
+/**
+ * `repo` / `repos` alone (list), or `repo <name>` with one word (set the default); undefined for
+ * anything else, so "repos are slow, fix the cache" is a command.
+ */
 export function readRepoKeyword(text: string): { name?: string } | undefined {
-  const match = /^repos?(?:\s+(.*))?$/is.exec(text);
-  if (!match) return undefined;
-  return match[1]?.trim() ? { name: match[1].trim().toLowerCase() } : {};
+  if (/^repos?$/i.test(text)) return {};
+  const match = /^repo (\S+)$/i.exec(text);
+  return match ? { name: match[1]!.toLowerCase() } : undefined;
 }
 
 /** A name the user typed, safe to echo: at most 30 characters, anything but [a-z0-9._-] shown as "?". */

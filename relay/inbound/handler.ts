@@ -77,7 +77,7 @@ export type InboundOutcome = 'duplicate' | Route['kind'];
 const RECENT_IDS = 10_000;
 const RETRY = { baseMs: 250, maxMs: 5_000 };
 /** Routes whose meaning does not depend on the phone's state: a copy only repeats a reply. */
-const STATELESS = new Set<Route['kind']>(['help', 'status', 'empty', 'repo', 'unknownRepo', 'planUsage', 'mediaRefused', 'imageNotNow']);
+const STATELESS = new Set<Route['kind']>(['help', 'status', 'empty', 'repo', 'unknownRepo', 'repoUsage', 'planUsage', 'mediaRefused', 'imageNotNow']);
 const CREATES = new Set<Route['kind']>(['start', 'queue']);
 
 class Duplicate extends Error {}
@@ -183,7 +183,7 @@ export class InboundHandler {
     switch (r.kind) {
       case 'empty': return text.empty();
       case 'help': return text.help(await this.repos.summary(phone));
-      case 'repo': case 'unknownRepo': case 'planUsage': return this.repos.answer(phone, r);
+      case 'repo': case 'unknownRepo': case 'repoUsage': case 'planUsage': return this.repos.answer(phone, r);
       case 'tooLong': return text.tooLong(LIMITS.promptChars);
       case 'nothingPending': return text.nothingPending();
       case 'queueFull': return text.queueFull(this.o.defaults.maxQueued);
@@ -204,7 +204,7 @@ export class InboundHandler {
         const first = view.session ?? view.open[0]!;
         return text.cancelling(first.metadata.name!, view.open.length - 1);
       }
-      case 'mediaRefused': return r.media === 'audio' ? text.audioNotSupported() : text.mediaRefused();
+      case 'mediaRefused': return r.media === 'other' ? text.mediaRefused() : r.media === 'audio' ? text.audioNotSupported() : text.stickerRefused();
       case 'imageNotNow': return text.imageNotNow();
       case 'start':
       case 'queue': {
@@ -226,9 +226,12 @@ export class InboundHandler {
     }
   }
 
-  private keepImages(message: InboundMessage): ReturnType<InboundImages['keep']> {
-    if (!this.o.images) return Promise.resolve({ failure: 'refused' });
-    return this.o.images.keep(message, commandSessionName(message.from, message.id));
+  /** The pictures of a new command; none fetched when its Session exists already (a copy: create() answers it). */
+  private async keepImages(message: InboundMessage): Promise<Awaited<ReturnType<InboundImages['keep']>> | undefined> {
+    if (!this.o.images) return { failure: 'refused' };
+    const name = commandSessionName(message.from, message.id);
+    if (await this.o.sessions.get(this.o.namespace, name)) return undefined;
+    return this.o.images.keep(message, name);
   }
 
   private spentToday(phone: string): number {

@@ -19,15 +19,28 @@ export const IMAGE_ONLY_PROMPT = 'Look at the attached picture: say briefly what
 
 const isImage = (type: string): type is ImageType => (IMAGE_TYPES as readonly string[]).includes(type);
 
+/**
+ * WhatsApp sends a sticker as one WebP picture with no text (a photo arrives as JPEG): not a
+ * command, and not worth a paid run. A WebP screenshot with a caption is still a picture.
+ */
+const isSticker = (message: Pick<InboundMessage, 'body' | 'media'>) =>
+  message.media?.length === 1 && message.media[0]!.contentType === 'image/webp' && !message.body.trim();
+
 /** route() for a message that may carry media. */
 export function routeMessage(message: Pick<InboundMessage, 'body' | 'media'>, context: PhoneContext, maxQueued: number): Route {
   const media = message.media ?? [];
   if (!media.length) return route(message.body, context, maxQueued);
   if (media.some((m) => m.contentType.startsWith('audio/'))) return { kind: 'mediaRefused', media: 'audio' };
+  if (isSticker(message)) return { kind: 'mediaRefused', media: 'sticker' };
   if (!media.every((m) => isImage(m.contentType))) return { kind: 'mediaRefused', media: 'other' };
   const r = route(message.body.trim() || IMAGE_ONLY_PROMPT, context, maxQueued);
   return ['start', 'queue', 'queueFull', 'tooLong'].includes(r.kind) ? r : { kind: 'imageNotNow' };
 }
+
+/** Why the pictures of a message cannot be had: one of them (MediaFailure), or all together too large for the agent. */
+export type ImageFailure = MediaFailure | 'tooMuch';
+
+const base64Size = (bytes: number) => Math.ceil(bytes / 3) * 4;
 
 /** Fetches one announced picture: its bytes, or throws (PermanentMediaError when a retry cannot help). */
 export type FetchImage = (url: string, announced: ImageType) => Promise<Buffer>;
@@ -54,10 +67,12 @@ export class InboundImages {
   /**
    * Fetches and keeps every picture of a message for the Session `session`: its images, or why
    * they cannot be had. Transient failures throw (the caller retries; the journal keeps the URLs).
-   * One picture at a time, so a message holds at most one picture's bytes in memory.
+   * One picture at a time, so a message holds at most one picture's bytes in memory; all of them
+   * together stay within what one model request can carry (LIMITS.imagesBase64Bytes).
    */
-  async keep(message: InboundMessage, session: string): Promise<SessionImage[] | { failure: MediaFailure }> {
+  async keep(message: InboundMessage, session: string): Promise<SessionImage[] | { failure: ImageFailure }> {
     const images: SessionImage[] = [];
+    let base64 = 0;
     for (const [i, media] of (message.media ?? []).slice(0, LIMITS.images).entries()) {
       if (!isImage(media.contentType)) return { failure: 'notImage' };
       let bytes: Buffer;
@@ -67,6 +82,8 @@ export class InboundImages {
         if (error instanceof PermanentMediaError) return { failure: error.failure };
         throw error;
       }
+      base64 += base64Size(bytes.length);
+      if (base64 > LIMITS.imagesBase64Bytes) return { failure: 'tooMuch' };
       const ref = `${this.o.namespace}/${session}/photo-${i + 1}.${extensionOf(media.contentType)}`;
       await this.o.store.putImage(ref, media.contentType, bytes);
       images.push({ ref, contentType: media.contentType, bytes: bytes.length });

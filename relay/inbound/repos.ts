@@ -45,9 +45,10 @@ export class PhoneRepos {
     return { spec, repo: repo.name };
   }
 
-  /** The reply to `repo`, `repo <name>`, an unknown `@name`, or a bare `plan`. */
-  async answer(phone: string, route: Extract<Route, { kind: 'repo' | 'unknownRepo' | 'planUsage' }>): Promise<string> {
+  /** The reply to `repo`, `repo <name>`, an unknown `@name`, a bare `@name`, or a bare `plan`. */
+  async answer(phone: string, route: Extract<Route, { kind: 'repo' | 'unknownRepo' | 'repoUsage' | 'planUsage' }>): Promise<string> {
     if (route.kind === 'planUsage') return text.planUsage();
+    if (route.kind === 'repoUsage') return text.repoUsage(route.name);
     const chosen = route.kind === 'repo' && route.name !== undefined ? findRepo(this.repos, route.name) : undefined;
     if (chosen) {
       await this.choices.set(phone, chosen.name);

@@ -25,6 +25,8 @@ export type Route =
   | ({ kind: 'start'; prompt: string } & CommandOptions)
   | ({ kind: 'queue'; prompt: string; position: number } & CommandOptions)
   | { kind: 'repo'; name?: string }
+  /** `@name` with no command: how to use it (it does not change the default: that is `repo <name>`) */
+  | { kind: 'repoUsage'; name: string }
   | { kind: 'unknownRepo'; name: string }
   | { kind: 'planUsage' }
   | { kind: 'queueFull' }
@@ -32,7 +34,7 @@ export type Route =
   | { kind: 'nothingPending' }
   | { kind: 'decide'; session: string; decision: DecisionDraft }
   | { kind: 'instructions'; pending: Pending; hint?: string }
-  | { kind: 'mediaRefused'; media: 'audio' | 'other' }
+  | { kind: 'mediaRefused'; media: 'audio' | 'sticker' | 'other' }
   | { kind: 'imageNotNow' }
   /** a tapped button: for a request no longer open (stale), or a payload the relay never wrote (badTap) */
   | { kind: 'stale' }
@@ -138,13 +140,15 @@ export function route(body: string, context: PhoneContext, maxQueued: number): R
   const repoKeyword = readRepoKeyword(text);
   if (repoKeyword) return { kind: 'repo', ...repoKeyword };
   const current = context.current;
+  const awaiting = current?.phase === 'AwaitingApproval' ? current.pending : undefined;
+  // `diff` asks for a page only with nothing open or changes under review; on a plan it is what to change, on a question an answer.
   const diff = /^diff(?: (.+))?$/i.exec(text);
-  if (diff && current?.pending?.kind !== 'question') return { kind: 'diff', file: diff[1] ?? '' };
+  if (diff && (!awaiting || awaiting.kind === 'changes')) return { kind: 'diff', file: diff[1] ?? '' };
   if (current?.phase === 'AwaitingApproval' && current.pending) return routePending(current.name, current.pending, text, kw);
   if (kw) return { kind: 'nothingPending' };
   const command = readCommand(body);
   if (command.repo !== undefined && !context.repos?.includes(command.repo)) return { kind: 'unknownRepo', name: command.repo };
-  if (!command.prompt) return command.mode === 'plan' ? { kind: 'planUsage' } : { kind: 'repo', name: command.repo };
+  if (!command.prompt) return command.mode === 'plan' || command.repo === undefined ? { kind: 'planUsage' } : { kind: 'repoUsage', name: command.repo };
   if (command.prompt.length > LIMITS.promptChars) return { kind: 'tooLong' };
   const options: CommandOptions = { ...(command.mode === 'plan' ? { mode: 'plan' } : {}), ...(command.repo ? { repo: command.repo } : {}) };
   const busy = current !== undefined || context.queued > 0;

@@ -1,6 +1,7 @@
 // One-tap answers: every quick reply of a request carries a payload naming that request
 // ("<reply>:<requestId>"), so a tap can answer only the request whose message it was on. Pure.
 import type { QuickReply } from '../transports/transport.ts';
+import { cutShown } from './shown.ts';
 
 /** WhatsApp shows at most this many quick-reply buttons in a session message. */
 export const MAX_BUTTONS = 3;
@@ -43,7 +44,7 @@ export function bindReplies(requestId: string, replies: QuickReply[]): QuickRepl
 }
 
 /** A title WhatsApp shows whole: at most TITLE_CHARS, cut with an ellipsis. */
-export const buttonTitle = (label: string) => (label.length <= TITLE_CHARS ? label : `${label.slice(0, TITLE_CHARS - 1).trimEnd()}…`);
+export const buttonTitle = (label: string) => (label.length <= TITLE_CHARS ? label : `${cutShown(label, TITLE_CHARS - 1).text.trimEnd()}…`);
 
 /**
  * How a request's replies reach a phone: as quick-reply buttons when all of them fit

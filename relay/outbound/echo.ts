@@ -6,6 +6,9 @@ import type { Asked, Delivered } from '../delivered-state.ts';
 import { text } from '../text.ts';
 import { plan, type Part, type Plan, type PlanOptions } from './plan.ts';
 
+/** An option label as the delivered record keeps it (the annotation stays small). */
+const KEPT_LABEL_CHARS = 60;
+
 /** How long an echo waits for a message to ride on before it is sent alone. */
 export const ECHO_WAIT_MS = 10_000;
 
@@ -15,7 +18,7 @@ export function askedOf(pending: Pending): Asked {
   return {
     id: pending.id,
     ...(pending.kind === 'tool' && pending.tool ? { tool: pending.tool.slice(0, 64) } : {}),
-    ...(questions.length === 1 ? { options: questions[0]!.options.map((o) => o.label.slice(0, 60)) } : {}),
+    ...(questions.length === 1 ? { options: questions[0]!.options.map((o) => o.label.slice(0, KEPT_LABEL_CHARS)) } : {}),
   };
 }
 
@@ -27,7 +30,7 @@ export function echoText(decision: Decision, asked: Asked | undefined): string |
     case 'deny': return text.echoDenied(decision.message);
     case 'answer': {
       const labels = Object.values(decision.answers ?? {});
-      const index = labels.length === 1 && !decision.message ? shown?.options?.indexOf(labels[0]!) ?? -1 : -1;
+      const index = labels.length === 1 && !decision.message ? shown?.options?.indexOf(labels[0]!.slice(0, KEPT_LABEL_CHARS)) ?? -1 : -1;
       return index >= 0 ? text.echoChose(index + 1, labels[0]!) : text.echoAnswered(decision.message ?? labels.join(', '));
     }
     default: return undefined;

@@ -6,7 +6,8 @@ import type { RelayMetrics } from '../metrics.ts';
 import { SendError, type OutgoingMessage, type Transport } from '../transports/transport.ts';
 import type { Part } from './plan.ts';
 import { BUTTON_BODY_CHARS, buttonsFor } from './buttons.ts';
-import { splitMessage } from './split.ts';
+import { MESSAGE_LIMIT, splitMessage, splitRequest } from './split.ts';
+import { cutShown } from './shown.ts';
 
 export interface OutboxOptions {
   transportFor(phone: string): Transport;
@@ -55,7 +56,8 @@ export class Outbox {
   private split(transport: Transport, phone: string, parts: Part[]): OutgoingMessage[] {
     const messages: OutgoingMessage[] = [];
     for (const part of parts) {
-      const chunks = part.text ? splitMessage(part.text, buttonsFor(part.actions) ? BUTTON_BODY_CHARS : undefined) : [''];
+      const lastLimit = buttonsFor(part.actions) ? BUTTON_BODY_CHARS : MESSAGE_LIMIT;
+      const chunks = !part.text ? [''] : part.actions ? splitRequest(part.text, lastLimit) : splitMessage(part.text);
       chunks.forEach((body, i) => messages.push({
         to: phone,
         ...(body ? { body } : {}),
@@ -76,7 +78,7 @@ export class Outbox {
    * request's buttons when it has fixed titles and the transport has an approved template for them.
    */
   private async template(transport: Transport, phone: string, parts: Part[]): Promise<OutgoingMessage[]> {
-    const preview = parts.map((p) => p.text ?? '').join(' ').replace(/\s+/g, ' ').slice(0, 200);
+    const preview = cutShown(parts.map((p) => p.text ?? '').join(' ').replace(/\s+/g, ' '), 200).text;
     const replies = parts.findLast((p) => p.actions)?.actions;
     const buttons = replies?.every((r) => r.label === r.reply) ? buttonsFor(replies) : undefined;
     const decision = buttons && await transport.decisionTemplate?.(buttons.map((b) => b.title));

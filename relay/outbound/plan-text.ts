@@ -1,10 +1,7 @@
 // An agent's plan (Markdown, as Claude Code writes it) as a phone reads it: numbered steps,
 // WhatsApp emphasis instead of Markdown, no hidden characters. The outbox splits it at line
 // boundaries into ≤ 1,600-character messages (split.ts). Pure.
-
-/** Characters that hide or reorder text (bidi overrides, zero-width, controls) are shown as code points. */
-export const showHidden = (text: string) =>
-  text.replace(/(?![\n\t])[\p{Cc}\p{Cf}]/gu, (c) => `<U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}>`);
+import { showHidden } from './shown.ts';
 
 const HEADING = /^#{1,6}\s+(.*?)\s*#*$/;
 const BULLET = /^([-*+])\s+(.*)$/;

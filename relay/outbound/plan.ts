@@ -10,6 +10,7 @@ import { budgetsOf, progressStep, withinSessionBudget, type BudgetOptions } from
 import { cutChars, text } from '../text.ts';
 import type { QuickReply } from '../transports/transport.ts';
 import { bindReplies } from './buttons.ts';
+import { showHidden } from './shown.ts';
 
 export interface Part {
   text?: string;
@@ -46,7 +47,7 @@ function answeredDiffParts(session: Session, toldDiffs: number, answered: number
   const parts: Part[] = [];
   for (let request = toldDiffs + 1; request <= answered; request++) {
     const pages = (session.status?.result?.media ?? []).filter((m) => m.kind === 'diff' && m.request === request && isOwnMedia(session, m));
-    parts.push(...(pages.length ? pages.map((m) => ({ media: m, text: m.caption })) : [{ text: text.diffNotDrawn(session.spec.diffRequests?.[request - 1] ?? 'that file') }]));
+    parts.push(...(pages.length ? pages.map((m) => ({ media: m, text: m.caption && showHidden(m.caption) })) : [{ text: text.diffNotDrawn(session.spec.diffRequests?.[request - 1] ?? 'that file') }]));
   }
   return parts;
 }
@@ -106,7 +107,7 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   if (terminal && told.done !== phase) {
     if (phase === 'Succeeded') {
       for (const shot of (status.result?.media ?? []).filter((m) => m.kind === 'screenshot' && isOwnMedia(session, m))) {
-        parts.push({ media: shot, text: shot.caption });
+        parts.push({ media: shot, text: shot.caption && showHidden(shot.caption) });
       }
     }
     parts.push({ text: text.finished(session, options.defaults) });
@@ -135,7 +136,7 @@ function reviewParts(session: Session, result: NonNullable<Session['status']>['r
   const hidden = (result.diffFiles?.total ?? 0) - (result.diffFiles?.shown ?? 0);
   return pages.map((m, i) => ({
     media: m,
-    text: [i === 0 ? caption : m.caption, i === pages.length - 1 && hidden > 0 ? text.diffMoreFiles(hidden) : ''].filter(Boolean).join('\n'),
+    text: [i === 0 ? caption : m.caption && showHidden(m.caption), i === pages.length - 1 && hidden > 0 ? text.diffMoreFiles(hidden) : ''].filter(Boolean).join('\n'),
   }));
 }
 
@@ -153,7 +154,7 @@ function quickReplies(pending: NonNullable<Session['status']>['pending'] & objec
     case 'question': {
       const questions = pending.questions ?? [];
       if (questions.length !== 1) return [reply('reject')];
-      return [...questions[0]!.options.map((o, i) => reply(`${i + 1}. ${o.label}`, String(i + 1))), reply('reject')];
+      return [...questions[0]!.options.map((o, i) => reply(`${i + 1}. ${showHidden(o.label)}`, String(i + 1))), reply('reject')];
     }
     case 'cost': return [reply('continue'), reply('stop')];
     default: return [reply('approve'), reply('reject')];

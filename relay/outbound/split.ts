@@ -3,12 +3,26 @@
 export const MESSAGE_LIMIT = 1600;
 const MARKER_ROOM = 10; // "\n(99/99)" fits in ten characters
 
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/** Where to cut `text` at or before `index` without tearing a character (an emoji, a letter and its accents). */
+function safeCut(text: string, index: number): number {
+  let boundary = 0;
+  for (const { index: at } of graphemes.segment(text)) {
+    if (at > index) break;
+    boundary = at;
+  }
+  if (boundary > 0) return boundary;
+  // One "character" longer than a message (a letter with thousands of accents): cut between code points.
+  return /[\uDC00-\uDFFF]/.test(text[index] ?? '') ? index - 1 : index;
+}
+
 function hardWrap(line: string, width: number): string[] {
   const pieces: string[] = [];
   let rest = line;
   while (rest.length > width) {
     const space = rest.lastIndexOf(' ', width);
-    const cut = space > width / 2 ? space : width;
+    const cut = space > width / 2 ? space : safeCut(rest, width);
     pieces.push(rest.slice(0, cut).trimEnd());
     rest = rest.slice(cut).trimStart();
   }
@@ -34,10 +48,8 @@ function cleanCut(lines: string[]): number {
   return cut;
 }
 
-/** One or more messages of at most `limit` characters (counted in UTF-16 units, as Twilio does). */
-export function splitMessage(text: string, limit = MESSAGE_LIMIT): string[] {
-  if (text.length <= limit) return [text];
-  const width = limit - MARKER_ROOM;
+/** Unnumbered parts of at most `width` characters, cut at line ends where it can. */
+function pieces(text: string, width: number): string[] {
   const lines = text.split('\n').flatMap((line) => (line.length > width ? hardWrap(line, width) : [line]));
   const parts: string[] = [];
   let current: string[] = [];
@@ -54,5 +66,51 @@ export function splitMessage(text: string, limit = MESSAGE_LIMIT): string[] {
     current.push(line);
   }
   if (current.length) parts.push(current.join('\n'));
-  return parts.map((part, i) => `${part}\n(${i + 1}/${parts.length})`);
+  return parts;
+}
+
+/** Unnumbered parts filled to `width`, cut at the last line end or space in the part's last fifth, else anywhere. */
+function densePieces(text: string, width: number): string[] {
+  const parts: string[] = [];
+  let rest = text;
+  while (rest.length > width) {
+    const gap = Math.max(rest.lastIndexOf('\n', width), rest.lastIndexOf(' ', width));
+    const cut = gap >= width * 0.8 ? gap : safeCut(rest, width);
+    parts.push(rest.slice(0, cut).trimEnd());
+    rest = rest.slice(cut).replace(/^[ \n]/, '');
+  }
+  parts.push(rest);
+  return parts;
+}
+
+/** `pieces`, the last of them within `lastWidth`. */
+function withLast(split: (text: string, width: number) => string[], text: string, width: number, lastWidth: number): string[] {
+  const parts = split(text, width);
+  if (parts.at(-1)!.length > lastWidth) parts.push(...split(parts.pop()!, lastWidth));
+  return parts;
+}
+
+const numbered = (parts: string[]) => parts.map((part, i) => `${part}\n(${i + 1}/${parts.length})`);
+
+/**
+ * One or more messages of at most `limit` characters (counted in UTF-16 units, as Twilio does);
+ * the last at most `lastLimit` (a message carrying buttons has a smaller body).
+ */
+export function splitMessage(text: string, limit = MESSAGE_LIMIT, lastLimit = limit): string[] {
+  if (text.length <= Math.min(limit, lastLimit)) return [text];
+  return numbered(withLast(pieces, text, limit - MARKER_ROOM, lastLimit - MARKER_ROOM));
+}
+
+/** Messages a request for the user's decision takes when its text allows (text.ts keeps the agent's part within it). */
+export const REQUEST_MESSAGES = 3;
+
+/**
+ * A request for a decision: split like any message, but packed densely (lines run on across
+ * messages) when the clean split would take more than REQUEST_MESSAGES and the dense one fewer.
+ */
+export function splitRequest(text: string, lastLimit: number): string[] {
+  const clean = splitMessage(text, MESSAGE_LIMIT, lastLimit);
+  if (clean.length <= REQUEST_MESSAGES) return clean;
+  const dense = withLast(densePieces, text, MESSAGE_LIMIT - MARKER_ROOM, lastLimit - MARKER_ROOM);
+  return dense.length < clean.length ? numbered(dense) : clean;
 }

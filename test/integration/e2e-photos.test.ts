@@ -2,7 +2,7 @@
 // image input of the first user message (the scripted model receives the very bytes), the Session
 // holds only the picture's ref, and the run goes on to a pull request; media Twilio does not have
 // yet is fetched again. A PDF is refused, a voice
-// note is "not supported yet", a picture over the limit gets a plain reply: no Session for any.
+// note is "not supported yet", a sticker is no command, a picture over the limit gets a plain reply: no Session for any.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, type E2E } from '../support/e2e.ts';
@@ -66,13 +66,15 @@ describe('end to end: pictures from the phone', () => {
     await phone.next(/Changes undone/);
   });
 
-  it('a PDF is refused, a voice note is not supported yet, an oversize picture gets a plain reply: no Session', { timeout: 60_000 }, async () => {
+  it('a PDF is refused, a voice note is not supported yet, a sticker is no command, an oversize picture gets a plain reply: no Session', { timeout: 60_000 }, async () => {
     const phone = e2e.phone('+14155550123');
     const before = (await e2e.list()).length;
     await phone.sendMedia('please read this spec', [{ bytes: PDF, contentType: 'application/pdf' }]);
     await phone.next(/only take pictures \(JPEG, PNG, WebP or GIF\), not other files/);
     await phone.sendMedia('', [{ bytes: OGG, contentType: 'audio/ogg' }]);
     await phone.next(/Voice notes aren't supported yet/);
+    await phone.sendMedia('', [{ bytes: solidPng(4, 4), contentType: 'image/webp' }]); // a sticker: WebP, no text
+    await phone.next(/Stickers are not commands/);
     const big = Buffer.concat([solidPng(2, 2), randomBytes(IMAGE_LIMIT * 2)]);
     await phone.sendMedia('make the logo look like this', [{ bytes: big, contentType: 'image/png' }]);
     await phone.next(/That picture is too large \(over 20 KB\)/);

@@ -13,6 +13,7 @@ import { testSession, unitConfig } from './controller-fixtures.ts';
 import { ENV as RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
 import { CHART_CRD_PATH, CRD_OUTPUTS, CRD_PATH, sessionCrdYaml } from '../../common/session/crd-yaml.ts';
 import { sessionCrd } from '../../common/session/crd.ts';
+import { LIMITS } from '../../common/session/schema.ts';
 import { BRANCH_PATTERN, REPO_HOST_PATTERN, REPO_URL_PATTERN, repoProblem } from '../../common/session/repo.ts';
 import { MAX_QUEUED_CEILING, SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { CHART_DIR, HELM_SETUP_TIMEOUT, everythingOn, find, helm, helmBin, podTemplate, render, renderError, type KubeObject, type PodTemplate } from './chart-render.ts';
@@ -164,6 +165,17 @@ describe("the Session's repository", () => {
     expect(role.rules.flatMap((r) => r.resourceNames ?? [])).toEqual(['tether-relay-claims', 'tether-relay-repo-choices']);
     expect(objects.some((o) => o.kind === 'ConfigMap' && o.metadata.name === 'tether-relay-repo-choices')).toBe(true);
     expect(await renderError({ relay: { repositories: [{ name: 'Web App', url: 'https://github.com/a/b.git' }] } })).toMatch(/repositories\/0\/name/);
+  });
+
+  it('relay.inboundImages reaches the relay; the schema holds the picture limit the agent accepts', async () => {
+    const objects = await render({ relay: { inboundImages: { maxBytes: 1_000_000, timeout: '20s' } } });
+    const relay = loadRelayConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'relay')), { RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48), RELAY_WEB_CHAT_TOKEN: 't'.repeat(24) }));
+    expect(relay.inboundImages).toEqual({ maxBytes: 1_000_000, timeoutMs: 20_000 });
+    const defaults = await render({});
+    expect(loadRelayConfig(containerEnv(defaults, podTemplate(find(defaults, 'Deployment', 'relay')), { RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48), RELAY_WEB_CHAT_TOKEN: 't'.repeat(24) })).inboundImages)
+      .toEqual({ maxBytes: LIMITS.imageBytes, timeoutMs: 30_000 });
+    expect(await renderError({ relay: { inboundImages: { maxBytes: LIMITS.imageBytes + 1 } } })).toMatch(/inboundImages\/maxBytes/);
+    expect(await renderError({ relay: { inboundImages: { timeout: 'soon' } } })).toMatch(/inboundImages\/timeout/);
   });
 
   it('the values schema uses the Session schema\'s patterns', async () => {

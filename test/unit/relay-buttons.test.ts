@@ -8,7 +8,7 @@ import type { PhoneContext } from '../../relay/inbound/router.ts';
 import { routeTap } from '../../relay/inbound/tap.ts';
 import { checkWebhook } from '../../relay/inbound/webhook.ts';
 import { PAYLOAD_CHARS, bindReplies, buttonTitle, buttonsFor, parsePayload } from '../../relay/outbound/buttons.ts';
-import { ECHO_WAIT_MS, echoText, planWithEcho, withEcho } from '../../relay/outbound/echo.ts';
+import { ECHO_WAIT_MS, askedOf, echoText, planWithEcho, withEcho } from '../../relay/outbound/echo.ts';
 import { plan } from '../../relay/outbound/plan.ts';
 import { tapWebhook } from '../support/twilio-webhook.ts';
 
@@ -123,6 +123,12 @@ describe('the repeated choice', () => {
     expect(echoText(decided({ action: 'answer', answers: { 'Which?': 'Postgres' } }, 'q-1'), options)).toBe('You chose 2 (Postgres).');
     expect(echoText(decided({ action: 'answer', answers: { 'Which?': 'SQLite' }, message: 'SQLite' }, 'q-1'), options)).toBe('You answered: SQLite');
     expect(echoText(decided({ action: 'approve' }), asked)).toBeUndefined();
+  });
+
+  it('names the number of a chosen option longer than the record keeps', () => {
+    const long = `Postgres with ${'read replicas '.repeat(10)}`.trim();
+    const options = askedOf({ id: 'q-2', kind: 'question', createdAt: at, questions: [{ question: 'Which?', options: [{ label: 'Redis' }, { label: long }] }] });
+    expect(echoText(decided({ action: 'answer', answers: { 'Which?': long } }, 'q-2'), options)).toMatch(/^You chose 2 \(Postgres with read replicas/);
   });
 
   it('rides on the next message, once', () => {

@@ -11,6 +11,8 @@ import { PhoneLanes } from '../../relay/phone-lane.ts';
 import type { SessionApi } from '../../relay/session-store.ts';
 import { WebChat } from '../../relay/transports/web.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
+import { InboundImages } from '../../relay/inbound/media-in.ts';
+import { solidPng } from '../support/pictures.ts';
 
 const phone = '+15555550100';
 let store: MemorySessions;
@@ -176,5 +178,19 @@ describe('InboundHandler', () => {
     expect(await accepted).toBe('start');
     expect(replies()).toHaveLength(1);
     expect((await metrics.outboundQueueDepth.get()).values[0]!.value).toBe(0);
+  });
+
+  it('a copy of a picture command seen by another replica (or after a restart) fetches no picture again', async () => {
+    const fetched: string[] = [];
+    const kept = new Map<string, Buffer>();
+    const images = () => new InboundImages({
+      fetch: async (url) => (fetched.push(url), solidPng(2, 2)), store: { putImage: async (ref, _type, bytes) => void kept.set(ref, bytes) }, namespace: 'ns', maxBytes: 4096,
+    });
+    const picture = { ...msg('like this', 'MM-photo-1'), media: [{ url: 'https://api.twilio.com/x/ME1', contentType: 'image/png' }] };
+    expect(await handler(firstClaim, store, { images: images() }).accept(picture)).toBe('start');
+    expect(await handler(firstClaim, store, { images: images() }).accept(picture)).toBe('duplicate');
+    expect(fetched).toHaveLength(1);
+    expect(store.list()).toHaveLength(1);
+    expect(kept.size).toBe(1);
   });
 });

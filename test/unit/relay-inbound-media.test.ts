@@ -13,6 +13,8 @@ import { MediaStore } from '../../relay/media/store.ts';
 import { PermanentMediaError } from '../../relay/media/twilio-media.ts';
 import { mediaMessageSid, signedWebhook } from '../support/twilio-webhook.ts';
 import { PDF, solidPng } from '../support/pictures.ts';
+import { LIMITS } from '../../common/session/schema.ts';
+import { text } from '../../relay/text.ts';
 
 const source = { apiOrigin: 'https://api.twilio.com', accountSid: `AC${'a'.repeat(32)}` };
 const sid = mediaMessageSid();
@@ -89,6 +91,13 @@ describe('routing a message with media', () => {
     expect(routeMessage({ body: 'status', media: image }, idle, 3)).toEqual({ kind: 'imageNotNow' });
     expect(routeMessage({ body: 'status' }, idle, 3)).toEqual({ kind: 'status' });
   });
+
+  it('a sticker (one WebP picture, no text) gets a plain answer, not a paid run; a WebP with a caption is a picture', () => {
+    const webp = [{ url: urlOf(0), contentType: 'image/webp' }];
+    expect(routeMessage({ body: '', media: webp }, idle, 3)).toEqual({ kind: 'mediaRefused', media: 'sticker' });
+    expect(routeMessage({ body: '  ', media: webp }, question, 3)).toEqual({ kind: 'mediaRefused', media: 'sticker' });
+    expect(routeMessage({ body: 'make it look like this', media: webp }, idle, 3)).toEqual({ kind: 'start', prompt: 'make it look like this' });
+  });
 });
 
 describe('keeping the pictures of a command', () => {
@@ -114,6 +123,17 @@ describe('keeping the pictures of a command', () => {
     await expect(flaky.keep(message, 'cmd-abc')).rejects.toThrow('404');
     const lying = new InboundImages({ fetch: async () => PDF, store: store(), namespace: 'tether', maxBytes: 4096 });
     await expect(lying.keep(message, 'cmd-abc')).rejects.toThrow(/not a image\/png/);
+  });
+
+  it('refuses pictures that together exceed what one model request can carry', async () => {
+    const big = Buffer.concat([solidPng(2, 2), Buffer.alloc(LIMITS.imageBytes - 200)]);
+    const ten = { ...message, media: Array.from({ length: 10 }, (_, i) => ({ url: urlOf(i), contentType: 'image/png' })) };
+    const putImage = async () => {};
+    const images = new InboundImages({ fetch: async () => big, store: { putImage }, namespace: 'tether', maxBytes: LIMITS.imageBytes });
+    expect(await images.keep(ten, 'cmd-abc')).toEqual({ failure: 'tooMuch' });
+    const four = { ...message, media: ten.media.slice(0, 4) };
+    expect(await images.keep(four, 'cmd-abc')).toHaveLength(4);
+    expect(text.imageFailed('tooMuch', LIMITS.imageBytes)).toMatch(/too large together \(over 15 MB in all\)/);
   });
 });
 

@@ -126,16 +126,22 @@ describe('route', () => {
 });
 
 describe('diff <file>', () => {
-  it('asks for a file (or the list) in any phase but an open question', () => {
-    for (const ctx of ['idle', 'working', 'changes', 'tool', 'plan'] as Ctx[]) {
+  it('asks for a file (or the list) with nothing open or changes under review', () => {
+    for (const ctx of ['idle', 'working', 'changes'] as Ctx[]) {
       expect(route('diff src/App.tsx', contexts[ctx]!)).toEqual({ kind: 'diff', file: 'src/App.tsx' });
       expect(route('*Diff*', contexts[ctx]!)).toEqual({ kind: 'diff', file: '' });
     }
     expect(route('diff   README.md', contexts.changes!)).toEqual({ kind: 'diff', file: 'README.md' });
   });
 
-  it('is an answer while a question is open', () => {
+  it('is an answer while a question is open, what to change on a plan, and no decision on a tool request', () => {
     expect(route('diff the two configs', contexts.question!)).toMatchObject({ kind: 'decide', decision: { action: 'answer', message: 'diff the two configs' } });
+    expect(route('diff the two approaches and keep the smaller', contexts.plan!))
+      .toMatchObject({ kind: 'decide', decision: { action: 'revise', message: 'diff the two approaches and keep the smaller' } });
+    expect(route('diff', contexts.plan!)).toMatchObject({ kind: 'decide', decision: { action: 'revise', message: 'diff' } });
+    expect(route('diff src/App.tsx', contexts.tool!)).toMatchObject({ kind: 'instructions', pending: { kind: 'tool' } });
+    const cost: PhoneContext = { current: { name: 's1', phase: 'AwaitingApproval', pending: { id: 'k1', kind: 'cost', costUsd: 2, createdAt: at } }, queued: 0 };
+    expect(route('diff', cost)).toMatchObject({ kind: 'instructions', pending: { kind: 'cost' } });
   });
 
   it('needs the word on its own: "different colours" is a command', () => {
@@ -168,7 +174,8 @@ describe('plan first and repositories', () => {
     ['@WEB fix it', { kind: 'start', prompt: 'fix it', repo: 'web' }],
     ['@web plan: fix it', { kind: 'start', prompt: 'fix it', repo: 'web', mode: 'plan' }],
     ['plan: @api fix it', { kind: 'start', prompt: 'fix it', repo: 'api', mode: 'plan' }],
-    ['@web', { kind: 'repo', name: 'web' }],
+    ['@web', { kind: 'repoUsage', name: 'web' }],
+    ['@Web ', { kind: 'repoUsage', name: 'web' }],
     ['@../x fix it', { kind: 'unknownRepo', name: '../x' }],
     [`@${'a'.repeat(500)} fix`, { kind: 'unknownRepo', name: 'a'.repeat(500) }],
     ['@wéb fix', { kind: 'unknownRepo', name: 'wéb' }],
@@ -176,7 +183,11 @@ describe('plan first and repositories', () => {
     ['repo', { kind: 'repo' }],
     ['repos', { kind: 'repo' }],
     ['Repo Web', { kind: 'repo', name: 'web' }],
-    ['repo my web', { kind: 'repo', name: 'my web' }],
+    ['repo my web', { kind: 'start', prompt: 'repo my web' }],
+    ['repos are slow, fix the cache', { kind: 'start', prompt: 'repos are slow, fix the cache' }],
+    ['repo cleanup: drop dead code', { kind: 'start', prompt: 'repo cleanup: drop dead code' }],
+    ['repos web', { kind: 'start', prompt: 'repos web' }],
+    ['repo nope', { kind: 'repo', name: 'nope' }],
     ['repository cleanup', { kind: 'start', prompt: 'repository cleanup' }],
   ])('%j', (input, want) => {
     expect(route(input, idle)).toEqual(want);
@@ -185,6 +196,8 @@ describe('plan first and repositories', () => {
   it('queues a plan or another repository like any command; repo and an unknown name answer even while something waits', () => {
     expect(route('@api plan: x', working)).toEqual({ kind: 'queue', prompt: 'x', position: 3, mode: 'plan', repo: 'api' });
     expect(route('repo api', { ...contexts.question!, repos })).toEqual({ kind: 'repo', name: 'api' });
+    expect(route('repos are slow', { ...contexts.plan!, repos })).toMatchObject({ kind: 'decide', decision: { action: 'revise', message: 'repos are slow' } });
+    expect(route('@web', { ...contexts.working!, repos })).toEqual({ kind: 'repoUsage', name: 'web' });
     expect(route('@nope x', { queued: 0 })).toEqual({ kind: 'unknownRepo', name: 'nope' });
     expect(route(`plan: ${'x'.repeat(8193)}`, idle)).toEqual({ kind: 'tooLong' });
   });

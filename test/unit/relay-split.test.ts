@@ -32,4 +32,23 @@ describe('splitMessage', () => {
   it('counts emoji as Twilio does (UTF-16 units)', () => {
     splitMessage('🚀'.repeat(1000)).forEach((p) => expect(p.length).toBeLessThanOrEqual(MESSAGE_LIMIT));
   });
+
+  it('never cuts inside an emoji, a flag or a letter with its accent', () => {
+    const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    for (const text of [`${'a'.repeat(1589)}${'🚀'.repeat(20)}`, '🇫🇷'.repeat(900), 'e\u0301'.repeat(900), `${'a'.repeat(1590)}👩‍💻`]) {
+      const parts = splitMessage(text).map((p) => p.replace(/\n\(\d+\/\d+\)$/, ''));
+      for (const part of parts) expect(part).not.toMatch(loneSurrogate);
+      expect(parts.join('')).toBe(text);
+    }
+    expect(splitMessage('🇫🇷'.repeat(900))[0]!.replace(/\n\(\d+\/\d+\)$/, '').length % 4).toBe(0);
+  });
+
+  it('keeps only the last part within the smaller body of a message with buttons', () => {
+    const text = Array.from({ length: 300 }, (_, i) => `line ${i} of the plan`).join('\n');
+    const parts = splitMessage(text, MESSAGE_LIMIT, 1024);
+    expect(parts.slice(0, -1).some((p) => p.length > 1024)).toBe(true);
+    expect(parts.at(-1)!.length).toBeLessThanOrEqual(1024);
+    expect(parts.map((p) => p.replace(/\n\(\d+\/\d+\)$/, '')).join('\n')).toBe(text);
+    expect(splitMessage('x'.repeat(1500), MESSAGE_LIMIT, 1024)).toHaveLength(2);
+  });
 });

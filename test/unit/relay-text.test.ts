@@ -4,6 +4,7 @@ import type { SessionDefaults } from '../../common/session/defaults.ts';
 import type { Session, SessionStatus } from '../../common/session/schema.ts';
 import { plan } from '../../relay/outbound/plan.ts';
 import { text } from '../../relay/text.ts';
+import { MESSAGE_LIMIT } from '../../relay/outbound/split.ts';
 
 const session = (status: SessionStatus): Session => ({
   apiVersion: 'tether.dev/v1alpha1', kind: 'Session',
@@ -66,5 +67,14 @@ describe('a Session without its own timeouts', () => {
     delete waiting.spec.timeouts;
     const { parts } = plan(waiting, { n: 1, seq: 0, started: true }, { now: Date.now(), progressBatchMs: 0, reminderBeforeMs: 60_000, defaults });
     expect(parts.map((p) => p.text)).toEqual([expect.stringMatching(/\(expires in 45 min\)$/)]);
+  });
+});
+
+describe('help', () => {
+  it('says a request can be answered with a tap, fits one message, and lists the repositories only when there are several', () => {
+    expect(text.help()).toMatch(/When asked: tap a button under the request, or reply \*approve\*/);
+    expect(text.help().length).toBeLessThanOrEqual(MESSAGE_LIMIT);
+    expect(text.help()).not.toMatch(/@name/);
+    expect(text.help('Repositories: *sample* (your default), web')).toMatch(/@name <command>/);
   });
 });
