@@ -9,7 +9,7 @@ import { BRANCH_PATTERN, REPO_URL_PATTERN } from '../common/session/repo.ts';
 import { REPO_NAME_MAX_LENGTH, REPO_NAME_PATTERN } from '../common/session/names.ts';
 import { nameFromUrl, repoList, type NamedRepo } from './repos.ts';
 import { BUDGET_DEFAULTS } from './outbound/cadence.ts';
-import { COST_DEFAULTS, type CostBudget } from './cost.ts';
+import { COST_DEFAULTS, type CostBudget } from '../common/session/budget.ts';
 
 const str = (description: string, extra: object = {}) => Type.String({ minLength: 1, description, ...extra });
 const duration = (fallback: string, description: string) => Type.String({ pattern: '^([0-9]+(h|m|s))+$|^[0-9]+ms$', default: fallback, description });

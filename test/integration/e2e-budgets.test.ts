@@ -58,7 +58,7 @@ describe('end to end: budgets', () => {
 
     await phone.send('script:\nsay: one too many');
     const refused = await phone.next(/budget is spent/);
-    expect(refused.body).toBe(`Today's budget is spent: $${spent.toFixed(2)} of $0.01. New commands start again after midnight (UTC). Requests already running still finish.`);
+    expect(refused.body).toBe(`Today's budget is spent: $${spent.toFixed(2)} of $0.01. New commands start again after midnight (UTC). Commands already running still finish; queued ones do not start.`);
     expect((await e2e.list()).filter((s) => s.spec.phone === phone.number)).toHaveLength(1);
 
     await phone.send('status');
