@@ -154,7 +154,7 @@ export const text = {
       case 'Rejected': return session.spec.mode === 'plan' && !r.diffStat
         ? '↩️ Plan dropped; nothing was changed. Send a new command when you are ready.'
         : '↩️ Changes undone. Send a new command when you are ready.';
-      case 'Cancelled': return session.spec.cancel ? `🛑 Session ${name} cancelled.` : text.costStopped(name, r.costUsd);
+      case 'Cancelled': return stoppedAtCostPause(session) ? text.costStopped(name, r.costUsd) : `🛑 Session ${name} cancelled.`;
       case 'TimedOut': return '⌛ Approval expired. Your changes are kept on the workspace; send a new command to continue from them.';
       case 'Failed': return failure(session, defaults);
       default: return '';
@@ -242,6 +242,16 @@ function footer(session: Session): string {
   const tokens = s.result?.tokens ? s.result.tokens.input + s.result.tokens.output : 0;
   if (tokens) parts.push(`${tokens >= 1000 ? `${Math.round(tokens / 1000)}k` : tokens} tokens`);
   return parts.join(' · ');
+}
+
+/**
+ * "stop" at the cost pause: the Finished condition says so, or (before the controller wrote it) the
+ * last decision answered a cost request (request ids are `<kind>-<hex>`) and no cancel was sent.
+ */
+function stoppedAtCostPause(session: Session): boolean {
+  const finished = session.status?.conditions?.find((c) => c.type === 'Finished')?.reason;
+  if (finished) return finished === Reason.CostStopped;
+  return !session.spec.cancel && (session.spec.decisions?.at(-1)?.requestId.startsWith('cost-') ?? false);
 }
 
 const FAILURE_REASONS: readonly string[] = [Reason.OverBudget, Reason.QueueFull, Reason.RunTimeout, Reason.StartTimeout, Reason.PodLost, Reason.InvalidSpec, Reason.AgentFailed];

@@ -86,6 +86,10 @@ export class RunnerHost implements AgentHost {
     return undefined;
   }
 
+  costHeld(): boolean {
+    return this.meter.pauseDue || this.pause !== undefined;
+  }
+
   /** Resolves once an open cost pause is answered (at once when none is open). */
   async pauseAnswered(): Promise<void> {
     if (this.pause) await this.pause;

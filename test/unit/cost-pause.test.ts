@@ -59,6 +59,7 @@ describe('continue or stop', () => {
       spec: { phone: '+14155550123', prompt: 'p', repo: { url: 'x' }, workspace: 'w' },
       status: { phase: 'Cancelled', startTime: '2026-11-23T10:00:00Z', completionTime: '2026-11-23T10:05:00Z', result: { costUsd: 2.5 } },
     };
+    stopped.spec.decisions = [{ requestId: pending.id, action: 'reject', at: '2026-11-23T10:05:00Z' }];
     expect(finishedReason(stopped)).toBe(Reason.CostStopped);
     expect(finishedReason({ ...stopped, spec: { ...stopped.spec, cancel: true } })).toBe(Reason.Cancelled);
     const shown = plan(stopped, { n: 1, seq: 0, started: true }, { now: Date.parse('2026-11-23T10:05:00Z'), progressBatchMs: 15_000, reminderBeforeMs: 300_000, defaults: SESSION_DEFAULTS });

@@ -8,6 +8,7 @@ import type { SessionClient } from '../../common/kube/sessions.ts';
 import { createLogger, makeRedactor } from '../../common/log.ts';
 import { LIMITS, type Decision, type Pending } from '../../common/session/schema.ts';
 import { ClaudeConversation } from '../../runner-image/agents/claude-conversation.ts';
+import { everyCallAsked } from '../../runner-image/agents/claude-options.ts';
 import { PROGRESS_TOOL } from '../../runner-image/agents/types.ts';
 import { RunnerHost } from '../../runner-image/host.ts';
 import { parsePolicy } from '../../runner-image/policy.ts';
@@ -125,6 +126,19 @@ describe('the cost pause', () => {
     expect(await progressCall('t3')).toEqual({ behavior: 'deny', message: 'The user stopped this run because of its cost.', interrupt: true });
     expect(asked).toMatchObject([{ kind: 'cost' }, { kind: 'cost', costUsd: 4.5 }]);
     expect(stopped).toEqual(['stopped at the cost pause']);
+  });
+
+  it('sends auto-allowed calls through canUseTool while the pause is due or open (the PreToolUse hook)', async () => {
+    costHost();
+    const hook = everyCallAsked('/claude', () => host.costHeld()).hooks[0]!;
+    const ask = (tool: string, input: object) => hook({ hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input } as never, 'x', { signal: stop.signal });
+    expect(await ask(PROGRESS_TOOL, { text: 'hi' })).toEqual({});
+    expect(await ask('Write', { file_path: '/claude/plans/p.md' })).toEqual({});
+    host.event(sonnet('r1'));
+    host.event(sonnet('r2'));
+    for (const call of [ask(PROGRESS_TOOL, { text: 'hi' }), ask('Write', { file_path: '/claude/plans/p.md' })]) {
+      expect(await call).toEqual({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask' } });
+    }
   });
 
   it('asks as soon as a response crosses the threshold, with no tool call following', async () => {
