@@ -19,6 +19,12 @@ export interface Cleanup {
 
 type Retention = Pick<ControllerConfig, 'podTtlMs' | 'historyCount' | 'historyMaxAgeMs'>;
 
+/**
+ * How long a Session that spent money is kept past the history limits: the phone's daily budget
+ * sums the Sessions that ended on the budget day, which is at most 25 h long (a DST change).
+ */
+export const SPEND_HELD_MS = 25 * 3_600_000;
+
 const completedAt = (s: Session) => Date.parse(s.status?.completionTime ?? s.metadata.creationTimestamp?.toString() ?? '0');
 
 /** DeletePod of an end: a Pod the controller stopped goes at once, any other after the TTL (logs stay readable). */
@@ -30,10 +36,17 @@ function podDue(session: Session, pod: V1Pod | undefined, now: Date, podTtlMs: n
   return { now: false, at: expires };
 }
 
+/** Until when a Session counts toward its phone's daily budget: removing it earlier would erase spend. */
+function spendHeldUntil(s: Session): number {
+  const usd = s.status?.result?.costUsd;
+  return typeof usd === 'number' && usd > 0 ? completedAt(s) + SPEND_HELD_MS : -Infinity;
+}
+
 /**
  * Clean-up of a finished Session. Per phone, the newest `historyCount` finished Sessions
- * younger than `historyMaxAgeMs` are kept; each pass removes the ones beyond the count and
- * itself once too old (what they own goes with them through owner references).
+ * younger than `historyMaxAgeMs` are kept, and beyond both any that spent money in the last
+ * SPEND_HELD_MS; each pass removes the other ones beyond the count and itself once too old (what
+ * they own goes with them through owner references).
  */
 export function decideTerminal(session: Session, pod: V1Pod | undefined, siblings: Session[], now: Date, config: Retention): Cleanup {
   const ending = endingEffects(endReason(session));
@@ -46,13 +59,15 @@ export function decideTerminal(session: Session, pod: V1Pod | undefined, sibling
   }
   const finished = [...siblings.filter((s) => s.metadata.name !== session.metadata.name && isTerminal(s.status?.phase)), session]
     .sort((a, b) => completedAt(b) - completedAt(a) || (b.metadata.name ?? '').localeCompare(a.metadata.name ?? ''));
-  const deleteSessions = finished.slice(config.historyCount).map((s) => s.metadata.name!);
+  const beyond = finished.slice(config.historyCount);
+  const deleteSessions = beyond.filter((s) => now.getTime() >= spendHeldUntil(s)).map((s) => s.metadata.name!);
   const self = session.metadata.name!;
-  const expires = completedAt(session) + config.historyMaxAgeMs;
-  if (!deleteSessions.includes(self)) {
-    if (now.getTime() >= expires) deleteSessions.push(self);
-    else waits.push(expires);
-  }
+  const held = spendHeldUntil(session);
+  const expires = Math.max(completedAt(session) + config.historyMaxAgeMs, held);
+  if (beyond.includes(session)) {
+    if (!deleteSessions.includes(self)) waits.push(held);
+  } else if (now.getTime() >= expires) deleteSessions.push(self);
+  else waits.push(expires);
   const next = Math.min(...waits);
   return { effects, deleteSessions, ...(Number.isFinite(next) ? { requeueAfterMs: Math.max(1, next - now.getTime()) } : {}) };
 }

@@ -49,7 +49,8 @@ export function finishedReason(session: Session): string {
   switch (session.status?.phase) {
     case 'Succeeded': return session.status.result?.prUrl ? Reason.Published : Reason.Completed;
     case 'Rejected': return Reason.Rejected;
-    case 'Cancelled': return Reason.Cancelled;
+    // The runner writes Cancelled only for "stop" at a cost pause; the user's cancel sets spec.cancel.
+    case 'Cancelled': return session.spec.cancel ? Reason.Cancelled : Reason.CostStopped;
     case 'TimedOut': return Reason.ApprovalTimeout;
     default: return Reason.AgentFailed;
   }
@@ -60,7 +61,7 @@ export function finishedMessage(session: Session): string {
   switch (session.status?.phase) {
     case 'Succeeded': return result?.prUrl ? `pull request opened: ${result.prUrl}` : 'finished';
     case 'Rejected': return 'changes rejected and reverted';
-    case 'Cancelled': return 'cancelled';
+    case 'Cancelled': return session.spec.cancel ? 'cancelled' : 'stopped at its cost pause';
     case 'TimedOut': return 'approval expired; changes kept on the workspace';
     default: return result?.message ?? 'failed';
   }

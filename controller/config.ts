@@ -5,6 +5,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { KubeEnvironment } from '../common/kube/kubeconfig.ts';
 import { policyOver } from '../common/permission-policy.ts';
+import { COST_DEFAULTS, type CostBudget } from '../common/session/budget.ts';
 import { RUNNER_START_TIMEOUT, SESSION_DEFAULTS } from '../common/session/defaults.ts';
 import { parseDuration } from '../common/session/display.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
@@ -46,6 +47,8 @@ const VARIABLES = {
   TETHER_HISTORY_COUNT: text(INTEGER, '20'),
   TETHER_HISTORY_MAX_AGE: text(DURATION, '720h'),
   TETHER_MAX_QUEUED: text(INTEGER, String(SESSION_DEFAULTS.maxQueued)),
+  TETHER_DAILY_BUDGET_USD: text('^[0-9]+(\\.[0-9]+)?$', String(COST_DEFAULTS.dailyUsd)),
+  TETHER_BUDGET_TIMEZONE: text('^[A-Za-z0-9_+/-]+$', COST_DEFAULTS.timeZone),
   TETHER_CONCURRENCY: text(INTEGER, '8'),
   TETHER_METRICS_PORT: text(INTEGER, '9090'),
   TETHER_LEADER_ELECTION: text('^(true|false)$', 'true'),
@@ -88,6 +91,8 @@ export interface ControllerConfig {
   historyCount: number;
   historyMaxAgeMs: number;
   maxQueued: number;
+  /** The phone's daily budget (the relay's, from the same chart values): a waiting command whose turn comes over it ends OverBudget. */
+  budget: Pick<CostBudget, 'dailyUsd' | 'timeZone'>;
   concurrency: number;
   metricsPort: number;
   leaderElection: boolean;
@@ -143,6 +148,15 @@ function checkedPolicy(json: string): string {
   return json;
 }
 
+function timeZone(name: string): string {
+  try {
+    new Intl.DateTimeFormat('en-CA', { timeZone: name });
+  } catch {
+    throw new ConfigError(`TETHER_BUDGET_TIMEZONE="${name.slice(0, 40)}" is not an IANA time zone (e.g. UTC, Europe/Berlin)`);
+  }
+  return name;
+}
+
 function hostNetwork(apiServer: string | undefined): NonNullable<ControllerConfig['hostNetwork']> {
   if (!apiServer) return {};
   const at = apiServer.lastIndexOf(':');
@@ -180,6 +194,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     historyCount: positive('TETHER_HISTORY_COUNT', int('TETHER_HISTORY_COUNT')),
     historyMaxAgeMs: ms('TETHER_HISTORY_MAX_AGE'),
     maxQueued: int('TETHER_MAX_QUEUED'),
+    budget: { dailyUsd: Number(v.TETHER_DAILY_BUDGET_USD), timeZone: timeZone(v.TETHER_BUDGET_TIMEZONE!) },
     concurrency: positive('TETHER_CONCURRENCY', int('TETHER_CONCURRENCY')),
     metricsPort: port,
     leaderElection: v.TETHER_LEADER_ELECTION === 'true',

@@ -7,12 +7,13 @@ import { LABEL_PHONE_HASH, isPhoneWorkspace, runnerName, workspaceName } from '.
 import { repoProblem } from '../common/session/repo.ts';
 import type { Session } from '../common/session/schema.ts';
 import { transition, type Event, type Step } from '../common/session/state-machine.ts';
+import { spentToday, usd, withinDailyBudget } from '../common/session/budget.ts';
 import { admit } from './admission.ts';
 import type { ControllerConfig } from './config.ts';
 import { startProblem, startTimeoutMessage, type StartProblem } from './start.ts';
 
 type Timeouts = Pick<ControllerConfig, 'defaultRunTimeoutMs' | 'defaultApprovalTimeoutMs' | 'startTimeoutMs'>;
-type DecideConfig = Timeouts & Pick<ControllerConfig, 'maxQueued' | 'repoHosts'>;
+type DecideConfig = Timeouts & Pick<ControllerConfig, 'maxQueued' | 'repoHosts' | 'budget'>;
 
 export interface Observed {
   /** Every Session of the same phone, this one included or not. */
@@ -80,11 +81,11 @@ export function decide(session: Session, seen: Observed, now: Date, config: Deci
     if (problem) return { step: take(session, { type: 'InvalidSpec' }), message: problem };
   }
   if (session.spec.cancel) return { step: take(session, { type: 'Cancel' }), message: 'cancelled by the user' };
-  return fresh ? decideWaiting(session, seen.siblings, config.maxQueued) : decideActive(session, seen.pod, now, config);
+  return fresh ? decideWaiting(session, seen.siblings, now, config) : decideActive(session, seen.pod, now, config);
 }
 
-function decideWaiting(session: Session, siblings: Session[], maxQueued: number): Decision {
-  const admission = admit(session, siblings, maxQueued);
+function decideWaiting(session: Session, siblings: Session[], now: Date, config: DecideConfig): Decision {
+  const admission = admit(session, siblings, config.maxQueued);
   switch (admission.kind) {
     case 'cleared':
       return { step: take(session, { type: 'QueueCleared' }), message: `cancelled together with the queue of ${admission.by}` };
@@ -94,8 +95,16 @@ function decideWaiting(session: Session, siblings: Session[], maxQueued: number)
       if (session.status?.phase === 'Queued') return {};
       return { step: take(session, { type: 'Enqueue' }), message: `waiting for the phone's earlier command (#${admission.position})` };
     case 'run':
-      return { step: take(session, { type: 'PodCreated' }) };
+      return overBudget(session, siblings, now, config.budget) ?? { step: take(session, { type: 'PodCreated' }) };
   }
+}
+
+/** A command whose turn came after the phone's spend today reached the daily budget does not start. */
+function overBudget(session: Session, siblings: Session[], now: Date, budget: DecideConfig['budget']): Decision | undefined {
+  const spent = spentToday(siblings, now.getTime(), budget.timeZone);
+  if (withinDailyBudget(spent, budget)) return undefined;
+  const message = `today's budget is spent: ${usd(spent)} of ${usd(budget.dailyUsd)}; new commands start again after midnight (${budget.timeZone})`;
+  return { step: take(session, { type: 'OverBudget' }), message };
 }
 
 function podEnded(pod: V1Pod): { message: string; exitCode?: number } | undefined {

@@ -9,7 +9,7 @@ import { BRANCH_PATTERN, REPO_URL_PATTERN } from '../common/session/repo.ts';
 import { REPO_NAME_MAX_LENGTH, REPO_NAME_PATTERN } from '../common/session/names.ts';
 import { nameFromUrl, repoList, type NamedRepo } from './repos.ts';
 import { BUDGET_DEFAULTS } from './outbound/cadence.ts';
-import { COST_DEFAULTS, type CostBudget } from './cost.ts';
+import { COST_DEFAULTS, type CostBudget } from '../common/session/budget.ts';
 
 const str = (description: string, extra: object = {}) => Type.String({ minLength: 1, description, ...extra });
 /** `minMs`: shorter values break the feature (a timeout nothing can meet, progress with no cadence), so they are refused. */

@@ -6,7 +6,7 @@ import { Reason } from '../common/session/state-machine.ts';
 import { LABEL_REPO } from '../common/session/names.ts';
 import { planForPhone } from './outbound/plan-text.ts';
 import { cutShown, showHidden } from './outbound/shown.ts';
-import { usd } from './cost.ts';
+import { usd } from '../common/session/budget.ts';
 
 /** Short handle the user sees: the random tail of the Session name ("7f3a"). */
 export const shortId = (name: string) => name.slice(name.lastIndexOf('-') + 1);
@@ -124,7 +124,9 @@ export const text = {
   progress: (lines: string[], earlier = 0) => [...(earlier > 0 ? [`⏳ …${earlier} earlier step${earlier === 1 ? '' : 's'}`] : []), ...lines.map((l) => `⏳ ${showHidden(l)}`)].join('\n'),
   progressOnStatus: () => 'More steps will not be sent one by one: reply *status* to see the latest.',
   overBudget: (spent: number, budget: { dailyUsd: number; timeZone: string }) =>
-    `Today's budget is spent: ${usd(spent)} of ${usd(budget.dailyUsd)}. New commands start again after midnight (${budget.timeZone}). Requests already running still finish.`,
+    `Today's budget is spent: ${usd(spent)} of ${usd(budget.dailyUsd)}. New commands start again after midnight (${budget.timeZone}). Commands already running still finish; queued ones do not start.`,
+  costStopped: (name: string, costUsd: number | undefined) =>
+    `🛑 Session ${shortId(name)} stopped at its cost pause${costUsd === undefined ? '' : ` (${usd(costUsd)})`}. The changes so far stay on the workspace; your queued commands still start, within today's budget.`,
   spendToday: (spent: number, dailyUsd: number) => `Today: ${usd(spent)}${dailyUsd > 0 ? ` of ${usd(dailyUsd)}` : ''}`,
   sessionCapped: (max: number) => `This session has sent ${max} messages; further updates are on *status*. Requests for your decision and the result still come.`,
 
@@ -163,7 +165,7 @@ export const text = {
       case 'Rejected': return session.spec.mode === 'plan' && !r.diffStat
         ? '↩️ Plan dropped; nothing was changed. Send a new command when you are ready.'
         : '↩️ Changes undone. Send a new command when you are ready.';
-      case 'Cancelled': return `🛑 Session ${name} cancelled.`;
+      case 'Cancelled': return stoppedAtCostPause(session) ? text.costStopped(name, r.costUsd) : `🛑 Session ${name} cancelled.`;
       case 'TimedOut': return '⌛ Approval expired. Your changes are kept on the workspace; send a new command to continue from them.';
       case 'Failed': return failure(session, defaults);
       default: return '';
@@ -265,7 +267,17 @@ function footer(session: Session): string {
   return parts.join(' · ');
 }
 
-const FAILURE_REASONS: readonly string[] = [Reason.QueueFull, Reason.RunTimeout, Reason.StartTimeout, Reason.PodLost, Reason.InvalidSpec, Reason.AgentFailed];
+/**
+ * "stop" at the cost pause: the Finished condition says so, or (before the controller wrote it) the
+ * last decision answered a cost request (request ids are `<kind>-<hex>`) and no cancel was sent.
+ */
+function stoppedAtCostPause(session: Session): boolean {
+  const finished = session.status?.conditions?.find((c) => c.type === 'Finished')?.reason;
+  if (finished) return finished === Reason.CostStopped;
+  return !session.spec.cancel && (session.spec.decisions?.at(-1)?.requestId.startsWith('cost-') ?? false);
+}
+
+const FAILURE_REASONS: readonly string[] = [Reason.OverBudget, Reason.QueueFull, Reason.RunTimeout, Reason.StartTimeout, Reason.PodLost, Reason.InvalidSpec, Reason.AgentFailed];
 
 /** A failure in plain words: the first line of the runner's message, never a stack trace. */
 function failure(session: Session, defaults: SessionDefaults): string {
@@ -274,6 +286,7 @@ function failure(session: Session, defaults: SessionDefaults): string {
   const runLimit = session.spec.timeouts?.run ?? defaults.timeouts.run;
   switch (reason) {
     case Reason.QueueFull: return text.queueFull(defaults.maxQueued);
+    case Reason.OverBudget: return `💲 Not started: "${previewPrompt(session.spec.prompt, 60)}" — ${plain || "today's budget is spent"}.`;
     case Reason.RunTimeout: return `❌ The task ran past its time limit (${runLimit}) and was stopped. Partial changes are kept. Send a new command to continue.`;
     case Reason.StartTimeout: return `❌ The agent could not start: ${plain || 'its container did not start in time.'}`;
     case Reason.PodLost: return '❌ The agent stopped unexpectedly (its container went away). Partial changes are kept. Send the command again to retry.';

@@ -29,6 +29,8 @@ export class RunnerHost implements AgentHost {
   /** Tools the user answered "allow always" for; never above a deny rule or a guarded ask (policy.ts). */
   private readonly allowedAlways = new Set<string>();
   private readonly meter: CostMeter;
+  /** The open cost pause: resolves true on "continue", false on "stop". */
+  private pause: Promise<boolean> | undefined;
   readonly tools: AgentHost['tools'];
   agentSessionId: string | undefined;
   lastText = '';
@@ -43,6 +45,8 @@ export class RunnerHost implements AgentHost {
     if (event.type === 'usage') {
       // The spend so far, for the relay's daily budget; Claude Code's own total replaces it at the end.
       if (this.meter.add(event.id, event.model, event.usage)) this.deps.status.setResult({ costUsd: roundUsd(this.meter.spentUsd) });
+      // Asked at once, not at the next tool call: a response without tool calls must not slip past it.
+      if (this.meter.pauseDue) void this.costPause();
       return;
     }
     if (event.type === 'session') {
@@ -60,7 +64,7 @@ export class RunnerHost implements AgentHost {
 
   async canUseTool(request: ToolRequest, _signal: AbortSignal): Promise<ToolDecision> {
     const { tool, input } = request;
-    const paused = await this.costPause();
+    const paused = await this.costGate();
     if (paused) return paused;
     if (tool === 'AskUserQuestion') return this.question(input);
     if (tool === 'ExitPlanMode') return this.plan(input);
@@ -71,16 +75,44 @@ export class RunnerHost implements AgentHost {
     return this.ask(tool, input, ruling);
   }
 
-  /** Past the spend threshold the next tool call waits for "continue"; "stop" ends the run (its changes stay). */
-  private async costPause(): Promise<ToolDecision | undefined> {
-    if (!this.meter.pauseDue) return undefined;
-    const { effects } = await this.deps.requests.raise('cost', { costUsd: roundUsd(this.meter.spentUsd) });
-    if (effects.includes('ResumeAgent')) {
-      this.meter.resume();
-      return undefined;
+  /**
+   * Past the spend threshold nothing goes on (every tool call, auto-allowed ones included, waits
+   * here) until the phone answers: "continue" lets it through, "stop" ends the run (its changes stay).
+   */
+  async costGate(): Promise<ToolDecision | undefined> {
+    while (this.meter.pauseDue || this.pause) {
+      if (!await this.costPause()) return { behavior: 'deny', message: 'The user stopped this run because of its cost.', interrupt: true };
     }
-    this.deps.onFinal('stopped at the cost pause');
-    return { behavior: 'deny', message: 'The user stopped this run because of its cost.', interrupt: true };
+    return undefined;
+  }
+
+  costHeld(): boolean {
+    return this.meter.pauseDue || this.pause !== undefined;
+  }
+
+  /** Resolves once an open cost pause is answered (at once when none is open). */
+  async pauseAnswered(): Promise<void> {
+    if (this.pause) await this.pause;
+  }
+
+  /** One pause per threshold, however many calls wait on it. */
+  private costPause(): Promise<boolean> {
+    if (!this.pause) {
+      this.pause = this.askToContinue().finally(() => { this.pause = undefined; });
+      // Awaited by costGate or pauseAnswered; a run stopped meanwhile rejects it, which is no news.
+      this.pause.catch(() => undefined);
+    }
+    return this.pause;
+  }
+
+  private async askToContinue(): Promise<boolean> {
+    const { effects } = await this.deps.requests.raise('cost', { costUsd: roundUsd(this.meter.spentUsd) });
+    if (!effects.includes('ResumeAgent')) {
+      this.deps.onFinal('stopped at the cost pause');
+      return false;
+    }
+    this.meter.resume();
+    return true;
   }
 
   /**

@@ -102,6 +102,7 @@ export class Runner {
       host,
     );
     log.info({ ok: result.ok, exitCode: result.exitCode, costUsd: result.costUsd }, 'agent finished');
+    await host.pauseAnswered();
     this.recordAgentResult(result, host.lastText);
     if (this.stop.signal.aborted) return;
     if (!result.ok) return this.fail(result.message ?? 'The agent stopped with an error.');

@@ -101,6 +101,7 @@ export const SessionSpec = Type.Object({
   cancel: Type.Optional(Type.Boolean({ default: false })),
   costPauseUsd: Type.Optional(Type.Number({
     minimum: 0, maximum: 1e6, description: 'model spend (US dollars) at which the run pauses and asks to continue, then again at each multiple; unset or 0: never',
+    ...immutable('costPauseUsd is immutable'),
   })),
   decisions: Type.Optional(Type.Array(Decision, {
     maxItems: LIMITS.decisions,
@@ -129,6 +130,9 @@ export const SessionSpec = Type.Object({
     description: 'pictures sent with the command (refs in the relay\'s media store, never the bytes); given to the agent with the prompt',
     'x-kubernetes-list-type': 'atomic', ...immutable('images are immutable'),
   })),
+}, {
+  // A field's own rule cannot see it added or removed after creation.
+  'x-kubernetes-validations': [{ rule: 'has(self.costPauseUsd) == has(oldSelf.costPauseUsd)', message: 'costPauseUsd is immutable' }],
 });
 
 export const Condition = Type.Object({

@@ -30,6 +30,8 @@ export const Reason = {
   PodLost: 'PodLost',
   AgentFailed: 'AgentFailed',
   InvalidSpec: 'InvalidSpec',
+  CostStopped: 'CostStopped',
+  OverBudget: 'OverBudget',
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 
@@ -49,7 +51,8 @@ export type Event =
   | { type: 'StartTimeout' } //             the runner Pod did not start in time (image, scheduling, volume)
   | { type: 'PodLost' }
   | { type: 'AgentFailed' }
-  | { type: 'InvalidSpec' };
+  | { type: 'InvalidSpec' }
+  | { type: 'OverBudget' }; //               the phone's spend today reached its daily budget when this one's turn came
 
 export type Effect =
   | 'CreatePod' //          controller: make the runner Pod (with its workspace and credentials)
@@ -74,8 +77,11 @@ const done = (extra: Effect[] = []): Effect[] => ['SetCompletionTime', 'DeletePo
 const ENDINGS = {
   [Reason.QueueFull]: { phase: 'Failed', effects: ['SetCompletionTime'] },
   [Reason.InvalidSpec]: { phase: 'Failed', effects: ['SetCompletionTime', 'StartNextQueued'] },
+  [Reason.OverBudget]: { phase: 'Failed', effects: ['SetCompletionTime', 'StartNextQueued'] },
   [Reason.QueueCleared]: { phase: 'Cancelled', effects: done() },
   [Reason.Cancelled]: { phase: 'Cancelled', effects: done(['ClearPhoneQueue']) },
+  // "stop" at a cost pause stops this run only; the queued commands each face the daily budget.
+  [Reason.CostStopped]: { phase: 'Cancelled', effects: done(['StartNextQueued']) },
   [Reason.Rejected]: { phase: 'Rejected', effects: done(['ClearPhoneQueue']) },
   [Reason.ApprovalTimeout]: { phase: 'TimedOut', effects: done(['ClearPhoneQueue']) },
   [Reason.Published]: { phase: 'Succeeded', effects: done(['StartNextQueued']) },
@@ -105,7 +111,7 @@ function decided(event: Extract<Event, { type: 'Decided' }>): Transition {
   if (event.kind === 'plan' && event.revise) return to('Working', Reason.Revised, ['ResumeAgent']);
   if (event.kind === 'plan' && !event.approved) return end(Reason.Rejected);
   // "stop" at the spending pause is the user's cancel: the changes stay on the workspace.
-  if (event.kind === 'cost' && !event.approved) return end(Reason.Cancelled);
+  if (event.kind === 'cost' && !event.approved) return end(Reason.CostStopped);
   return to('Working', event.kind === 'question' ? Reason.Answered : Reason.Approved, ['ResumeAgent']);
 }
 
@@ -124,6 +130,9 @@ export function transition(phase: Phase | undefined, event: Event): Transition {
       break;
     case 'InvalidSpec':
       if (fresh) return end(Reason.InvalidSpec);
+      break;
+    case 'OverBudget':
+      if (fresh) return end(Reason.OverBudget);
       break;
     case 'PodCreated':
       if (fresh) return to('Starting', Reason.PodCreated, ['CreatePod']);

@@ -16,7 +16,7 @@ import { nameFromUrl } from '../repos.ts';
 import { MemoryRepoChoices } from './repo-choices.ts';
 import { PhoneRepos } from './repos.ts';
 import { writeDelivered } from '../delivered-state.ts';
-import { spentToday, withinDailyBudget, type CostBudget } from '../cost.ts';
+import { spentToday, withinDailyBudget, type CostBudget } from '../../common/session/budget.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { Outbox } from '../outbound/outbox.ts';
 import type { PhoneLanes } from '../phone-lane.ts';

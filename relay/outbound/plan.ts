@@ -72,7 +72,8 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
     next.done = phase;
     return { parts, next: counted(told, next), wakeAt };
   }
-  if ((isActive(phase) || terminal) && !told.started && told.queued) {
+  // A queued command that ended without a start (over budget, invalid) is not announced as starting.
+  if ((isActive(phase) || (terminal && status.startTime)) && !told.started && told.queued) {
     parts.push({ text: text.startedFromQueue(session.metadata.name!, session.spec.prompt) });
   }
   if (isActive(phase) || terminal) next.started = true;

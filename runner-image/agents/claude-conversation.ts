@@ -42,6 +42,8 @@ export class ClaudeConversation {
 
   readonly canUseTool: CanUseTool = async (toolName, toolInput, { signal, toolUseID }) => {
     this.answered.add(toolUseID);
+    const paused = await this.host.costGate();
+    if (paused) return paused as PermissionResult;
     if (autoAllowed(toolName)) return { behavior: 'allow', updatedInput: toolInput };
     const decision = checkAnswers(toolName, await this.host.canUseTool({ id: toolUseID, tool: toolName, input: toolInput }, signal));
     return decision as PermissionResult;

@@ -47,17 +47,18 @@ export const autoAllowed = (toolName: string) => toolName === PROGRESS_TOOL;
 
 /**
  * Every tool call goes through canUseTool (and so through Tether's policy): Claude Code on its own
- * runs calls it deems harmless (reads anywhere, read-only shell commands) without asking. The one
- * exception is the plan file Claude Code writes under its config folder in plan mode.
+ * runs calls it deems harmless (reads anywhere, read-only shell commands) without asking. The
+ * exceptions, the plan file Claude Code writes under its config folder in plan mode and the
+ * auto-allowed tools, are asked too while `costHeld()` (canUseTool then waits at the cost pause).
  */
-export function everyCallAsked(claudeConfigDir: string | undefined): HookCallbackMatcher {
+export function everyCallAsked(claudeConfigDir: string | undefined, costHeld: () => boolean = () => false): HookCallbackMatcher {
   const plans = claudeConfigDir ? resolve(claudeConfigDir, 'plans') + sep : undefined;
   return {
     hooks: [async (input) => {
       const call = input as { tool_name?: string; tool_input?: { file_path?: unknown } };
       const path = call.tool_input?.file_path;
       const planFile = plans && (call.tool_name === 'Write' || call.tool_name === 'Edit') && typeof path === 'string' && resolve(path).startsWith(plans);
-      if (planFile || autoAllowed(call.tool_name ?? '')) return {};
+      if ((planFile || autoAllowed(call.tool_name ?? '')) && !costHeld()) return {};
       return { hookSpecificOutput: { hookEventName: 'PreToolUse' as const, permissionDecision: 'ask' as const } };
     }],
   };
@@ -77,7 +78,7 @@ export async function sdkOptions(settings: ClaudeSettings, run: AgentRunOptions,
     pathToClaudeCodeExecutable: settings.claudePath,
     spawnClaudeCodeProcess: extra.spawn,
     settingSources: [],
-    hooks: { PreToolUse: [everyCallAsked(settings.env.CLAUDE_CONFIG_DIR)] },
+    hooks: { PreToolUse: [everyCallAsked(settings.env.CLAUDE_CONFIG_DIR, () => host.costHeld())] },
     mcpServers: { tether: await tetherTools(host) },
     systemPrompt: { type: 'preset', preset: 'claude_code', append: await systemPromptAppend(settings.instructions, run.cwd) },
   };

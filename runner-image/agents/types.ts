@@ -24,6 +24,10 @@ export interface AgentHost {
   /** Permission for one tool call; questions (AskUserQuestion) and plans (ExitPlanMode) too. */
   canUseTool(request: ToolRequest, signal: AbortSignal): Promise<ToolDecision>;
   event(event: AgentEvent): void;
+  /** Before every tool call, auto-allowed ones included: a decision while the run is held at its cost pause. */
+  costGate(): Promise<ToolDecision | undefined>;
+  /** Whether costGate would hold a call now (a pause open or due). */
+  costHeld(): boolean;
   /** Tools the runner itself provides (the screenshot tool); name → handler returning text. */
   tools: Record<string, (input: Record<string, unknown>) => Promise<string>>;
 }

@@ -1,7 +1,11 @@
 // End to end through the whole stack (real Claude Code against the scripted model, fake Twilio):
-// a long run's progress at growing gaps within its budget, a phone over its daily spend, and a
-// run that pauses at its spending threshold until the user says continue or stop.
+// a long run's progress at growing gaps within its budget, a phone over its daily spend (on
+// arrival, when a queued command's turn comes, and after clean-up), and (on a second stack) a run
+// that pauses at its spending threshold until the user says continue or stop.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANNOTATION_DELIVERED, commandSessionName } from '../../common/session/names.ts';
+import type { Session } from '../../common/session/schema.ts';
+import { writeDelivered } from '../../relay/delivered-state.ts';
 import { startE2E, type E2E } from '../support/e2e.ts';
 
 const FIRST_GAP_MS = 1000;
@@ -10,22 +14,43 @@ const PROGRESS_MESSAGES = 4;
 /** A send's own latency can shorten the gap the fake Twilio sees between two arrivals. */
 const SEND_SLACK_MS = 300;
 
-let e2e: E2E;
-beforeAll(async () => {
-  e2e = await startE2E({
-    numbers: ['+14155550161', '+14155550162', '+14155550163', '+14155550164'],
-    relayEnv: {
-      RELAY_PROGRESS_BATCH: `${FIRST_GAP_MS}ms`, RELAY_PROGRESS_MAX_GAP: `${MAX_GAP_MS}ms`, RELAY_PROGRESS_MESSAGES: String(PROGRESS_MESSAGES),
-      // one scripted command costs a few cents: the second one of the day is over this
-      RELAY_DAILY_BUDGET_USD: '0.01',
-      // a file write costs about a cent of (scripted) model use: each one pauses; progress steps never ask
-      RELAY_RUN_PAUSE_USD: '0.01',
-    },
+/**
+ * A command that was queued while the phone was still under budget (the relay's own create, with
+ * the same labels and spec as the phone's earlier command): what the controller must refuse later.
+ */
+async function queuedBehind(e2e: E2E, first: Session, prompt: string, cancel = false): Promise<Session> {
+  const { phone, repo, workspace, costPauseUsd } = first.spec;
+  const spec = { phone, prompt, repo, workspace, ...(costPauseUsd ? { costPauseUsd } : {}), ...(cancel ? { cancel } : {}) };
+  return e2e.sessions.create(first.metadata.namespace!, commandSessionName(phone, `SM${prompt}${Date.now()}`), spec, {
+    labels: first.metadata.labels, annotations: { [ANNOTATION_DELIVERED]: writeDelivered({ n: 1, seq: 0, started: false, queued: true }) },
   });
-}, 90_000);
-afterAll(async () => e2e?.stop());
+}
+
+/** Polls the stack until `found` returns something (no deadline of its own: the test's timeout is it). */
+async function until<T>(e2e: E2E, found: (sessions: Session[]) => T | undefined): Promise<T> {
+  for (;;) {
+    const hit = found(await e2e.list());
+    if (hit !== undefined) return hit;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
 
 describe('end to end: budgets', () => {
+  let e2e: E2E;
+  beforeAll(async () => {
+    e2e = await startE2E({
+      numbers: ['+14155550161', '+14155550162', '+14155550165', '+14155550166'],
+      relayEnv: {
+        RELAY_PROGRESS_BATCH: `${FIRST_GAP_MS}ms`, RELAY_PROGRESS_MAX_GAP: `${MAX_GAP_MS}ms`, RELAY_PROGRESS_MESSAGES: String(PROGRESS_MESSAGES),
+        // one scripted command costs a few cents: the second one of the day is over this
+        RELAY_DAILY_BUDGET_USD: '0.01', RELAY_RUN_PAUSE_USD: '0',
+      },
+      // the controller's copy of the budget (the chart fills both from the same values); one finished Session kept per phone
+      controllerEnv: { TETHER_DAILY_BUDGET_USD: '0.01', TETHER_BUDGET_TIMEZONE: 'UTC', TETHER_HISTORY_COUNT: '1' },
+    });
+  }, 90_000);
+  afterAll(async () => e2e?.stop());
+
   it('a long run: the first step at once, then batches at growing gaps, no more than the budget', async () => {
     const phone = e2e.phone('+14155550161');
     const steps = Array.from({ length: 24 }, (_, i) => `progress: step ${i + 1}\nsleep: 400`).join('\n');
@@ -58,14 +83,60 @@ describe('end to end: budgets', () => {
 
     await phone.send('script:\nsay: one too many');
     const refused = await phone.next(/budget is spent/);
-    expect(refused.body).toBe(`Today's budget is spent: $${spent.toFixed(2)} of $0.01. New commands start again after midnight (UTC). Requests already running still finish.`);
+    expect(refused.body).toBe(`Today's budget is spent: $${spent.toFixed(2)} of $0.01. New commands start again after midnight (UTC). Commands already running still finish; queued ones do not start.`);
     expect((await e2e.list()).filter((s) => s.spec.phone === phone.number)).toHaveLength(1);
 
     await phone.send('status');
     expect((await phone.next(/Today: /)).body).toContain(`Today: $${spent.toFixed(2)} of $0.01`);
   }, 180_000);
 
-  it('a run past its spending threshold pauses; continue resumes it, stop ends it like cancel', async () => {
+
+  it('a command queued under budget does not start once the day\'s spend reached it', async () => {
+    const phone = e2e.phone('+14155550165');
+    await phone.send('script:\nask: Go on? | yes | no\nsay: the first one is done');
+    await phone.next(/Go on\?/, 120_000);
+    const first = (await e2e.list()).find((s) => s.spec.phone === phone.number)!;
+    const queued = await queuedBehind(e2e, first, 'script:\nsay: must not run');
+    await until(e2e, (all) => all.find((s) => s.metadata.name === queued.metadata.name && s.status?.phase === 'Queued'));
+    await phone.send('yes');
+    await phone.next(/the first one is done/, 120_000);
+    const refused = await phone.next(/💲 Not started/, 60_000);
+    expect(refused.body).toMatch(/^💲 Not started: ".*must not run" — today's budget is spent: \$\d+\.\d\d of \$0\.01; new commands start again after midnight \(UTC\)\.$/);
+    const ended = (await e2e.list()).find((s) => s.metadata.name === queued.metadata.name)!;
+    expect(ended.status?.phase).toBe('Failed');
+    expect(ended.status?.startTime).toBeUndefined();
+    expect(ended.status?.conditions?.find((c) => c.type === 'Finished')?.reason).toBe('OverBudget');
+    expect(phone.received().some((m) => /Starting your queued/.test(m.body))).toBe(false);
+  }, 240_000);
+
+  it('clean-up keeps the Session that spent the day\'s budget, however many newer ones end', async () => {
+    const phone = e2e.phone('+14155550166');
+    await phone.send('script:\nprogress: looking around\nprogress: still looking\nsay: the expensive one');
+    await phone.next(/the expensive one/, 120_000);
+    const expensive = (await e2e.list()).find((s) => s.spec.phone === phone.number)!;
+    expect(expensive.status!.result!.costUsd!).toBeGreaterThan(0.01);
+    // Two that cost nothing end after it: one more than the history keeps (TETHER_HISTORY_COUNT=1).
+    const [older] = [await queuedBehind(e2e, expensive, 'cheap one', true), await queuedBehind(e2e, expensive, 'cheap two', true)];
+    await until(e2e, (all) => (all.some((s) => s.metadata.name === older!.metadata.name) ? undefined : true));
+    expect((await e2e.list()).map((s) => s.metadata.name)).toContain(expensive.metadata.name);
+    await phone.send('script:\nsay: over budget');
+    expect((await phone.next(/budget is spent/)).body).toContain(`$${expensive.status!.result!.costUsd!.toFixed(2)} of $0.01`);
+  }, 180_000);
+});
+
+describe('end to end: the spending pause', () => {
+  let e2e: E2E;
+  beforeAll(async () => {
+    e2e = await startE2E({
+      numbers: ['+14155550163', '+14155550164', '+14155550167'],
+      // a model response costs about a cent of (scripted) model use: each one crosses the threshold
+      relayEnv: { RELAY_RUN_PAUSE_USD: '0.01', RELAY_DAILY_BUDGET_USD: '100' },
+      controllerEnv: { TETHER_DAILY_BUDGET_USD: '100' },
+    });
+  }, 90_000);
+  afterAll(async () => e2e?.stop());
+
+  it('a run past its spending threshold pauses; continue resumes it; stop ends that run only', async () => {
     const phone = e2e.phone('+14155550163');
     await phone.send('script:\nwrite: one.txt = 1\nwrite: two.txt = 2\nsay: wrote both');
     const pause = await phone.next(/💲 This run has used \$\d+\.\d\d so far\. Continue\?/, 120_000);
@@ -86,10 +157,31 @@ describe('end to end: budgets', () => {
     const stopper = e2e.phone('+14155550164');
     await stopper.send('script:\nwrite: three.txt = 3\nwrite: four.txt = 4\nsay: never said');
     await stopper.next(/💲 This run has used/, 120_000);
+    const first = (await e2e.list()).find((s) => s.spec.phone === stopper.number)!;
+    await queuedBehind(e2e, first, 'script:\nsay: the queued one ran');
+    await until(e2e, (all) => all.find((s) => s.spec.prompt.includes('the queued one') && s.status?.phase === 'Queued'));
     await stopper.send('stop');
-    await stopper.next(/cancelled/);
-    const stopped = (await e2e.list()).find((s) => s.spec.phone === stopper.number)!;
+    expect((await stopper.next(/stopped at its cost pause/)).body).toMatch(/your queued commands still start/);
+    const stopped = (await e2e.list()).find((s) => s.metadata.name === first.metadata.name)!;
     expect(stopped.status?.phase).toBe('Cancelled');
-    expect(stopper.received().some((m) => /never said/.test(m.body))).toBe(false);
+    expect(stopped.status?.conditions?.find((c) => c.type === 'Finished')?.reason).toBe('CostStopped');
+    expect(stopper.received().some((m) => /never said|Dropped/.test(m.body))).toBe(false);
+    // The queued command gets its turn (on the changes the stopped run left: it offers them for review).
+    await stopper.next(/Starting your queued command/, 120_000);
+    await stopper.next(/Reply \*approve\*/, 120_000);
+    await stopper.send('reject');
+    await stopper.next(/undone/);
   }, 300_000);
+
+  it('holds an agent that only reports progress (auto-allowed) at the threshold', async () => {
+    const phone = e2e.phone('+14155550167');
+    const steps = Array.from({ length: 8 }, (_, i) => `progress: step ${i + 1}`).join('\n');
+    await phone.send(`script:\n${steps}\nsay: progress loop finished`);
+    await phone.next(/💲 This run has used \$\d+\.\d\d so far\. Continue\?/, 120_000);
+    await phone.send('stop');
+    await phone.next(/stopped at its cost pause/);
+    expect(phone.received().some((m) => /progress loop finished/.test(m.body))).toBe(false);
+    const [session] = (await e2e.list()).filter((s) => s.spec.phone === phone.number);
+    expect(session!.status?.phase).toBe('Cancelled');
+  }, 180_000);
 });

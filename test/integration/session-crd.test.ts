@@ -123,6 +123,17 @@ describe('Session CRD on a real API server', () => {
     expect(await rejection(sessions.patch(ns, name, { spec: { images: [image(1), image(2)] } }))).toContain('images are immutable');
   });
 
+  it('keeps spec.costPauseUsd as created: not changed, added or removed', async () => {
+    const paused = sessionName(phone);
+    await sessions.create(ns, paused, { ...validSpec(), costPauseUsd: 2 });
+    expect(await rejection(sessions.patch(ns, paused, { spec: { costPauseUsd: 500 } }))).toContain('costPauseUsd is immutable');
+    expect(await rejection(sessions.patch(ns, paused, { spec: { costPauseUsd: null } } as never))).toContain('costPauseUsd is immutable');
+    const plain = sessionName(phone);
+    await sessions.create(ns, plain, validSpec());
+    expect(await rejection(sessions.patch(ns, plain, { spec: { costPauseUsd: 0 } }))).toContain('costPauseUsd is immutable');
+    expect((await sessions.patch(ns, paused, { spec: { cancel: true } })).spec).toMatchObject({ cancel: true, costPauseUsd: 2 });
+  });
+
   it('changes status only through the status subresource', async () => {
     const name = sessionName(phone);
     await sessions.create(ns, name, validSpec());

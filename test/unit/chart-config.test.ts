@@ -136,6 +136,14 @@ it('gives the relay and the controller the same Session defaults, which are the 
   }
 });
 
+it('gives the relay and the controller one daily budget and time zone', async () => {
+  const objects = await render({ relay: { dailyBudgetUsd: '3.5', budgetTimeZone: 'Asia/Tokyo' } }, { release: 'tether', namespace: 'agents' });
+  const relay = loadRelayConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'relay')), { RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48), RELAY_WEB_CHAT_TOKEN: 't'.repeat(24) }));
+  const controller = loadControllerConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))));
+  expect(controller.budget).toEqual({ dailyUsd: relay.cost.dailyUsd, timeZone: relay.cost.timeZone });
+  expect(controller.budget).toEqual({ dailyUsd: 3.5, timeZone: 'Asia/Tokyo' });
+});
+
 describe("the Session's repository", () => {
   it('the controller allows relay.repo.url\'s host and controller.repositoryHosts, and refuses any other', async () => {
     const controllerConfig = async (values: object) => {

@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { Phase } from '../../common/session/schema.ts';
-import { decideTerminal } from '../../controller/cleanup.ts';
+import { decideTerminal, SPEND_HELD_MS } from '../../controller/cleanup.ts';
 import { testSession } from './controller-fixtures.ts';
 
 const at = (s: number) => new Date(Date.parse('2026-11-22T08:00:00Z') + s * 1000).toISOString();
@@ -40,5 +40,27 @@ describe('decideTerminal: the effects an end still asks for', () => {
     for (const s of all.slice(0, 3)) expect(decideTerminal(s, undefined, all, now, retention).deleteSessions, s.metadata.name).toEqual(['a']);
     expect(decideTerminal(finished('c', 20), undefined, all, new Date(at(20 + 86_400)), retention).deleteSessions).toEqual(['a', 'c']);
     expect(decideTerminal(finished('c', 20), undefined, all, now, retention).requeueAfterMs).toBe((20 + 86_400 - 100) * 1000);
+  });
+});
+
+describe('decideTerminal: the day\'s spend outlives the history limits', () => {
+  const costly = (name: string, done: number, costUsd: number) => testSession({
+    name, phase: 'Succeeded', status: { completionTime: at(done), result: { costUsd }, conditions: [{ type: 'Finished', status: 'True', reason: 'Completed', message: '', lastTransitionTime: at(done) }] },
+  });
+
+  it('keeps a Session that spent money beyond the count for SPEND_HELD_MS, cheap newer ones notwithstanding', () => {
+    const expensive = costly('a', 0, 9.5);
+    const all = [expensive, finished('b', 10), finished('c', 20), finished('d', 30), costly('e', 5, 0)];
+    const now = new Date(at(100));
+    expect(decideTerminal(finished('d', 30), undefined, all, now, retention).deleteSessions).toEqual(['b', 'e']);
+    expect(decideTerminal(expensive, undefined, all, now, retention)).toMatchObject({ deleteSessions: ['b', 'e'], requeueAfterMs: SPEND_HELD_MS - 100_000 });
+    const later = new Date(at(SPEND_HELD_MS / 1000));
+    expect(decideTerminal(expensive, undefined, all, later, retention).deleteSessions).toEqual(['b', 'e', 'a']);
+  });
+
+  it('keeps it past a max age shorter than the budget day', () => {
+    const short = { ...retention, historyMaxAgeMs: 60_000 };
+    expect(decideTerminal(costly('a', 0, 1), undefined, [], new Date(at(120)), short)).toMatchObject({ deleteSessions: [], requeueAfterMs: SPEND_HELD_MS - 120_000 });
+    expect(decideTerminal(finished('b', 0), undefined, [], new Date(at(120)), short).deleteSessions).toEqual(['b']);
   });
 });

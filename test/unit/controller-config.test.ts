@@ -9,7 +9,7 @@ describe('controller config', () => {
       namespace: 'tether', runnerSecret: 'tether-runner', pvc: { size: '10Gi' }, terminationGraceSeconds: 30,
       defaultRunTimeoutMs: 3_600_000, defaultApprovalTimeoutMs: 1_800_000, podTtlMs: 600_000, historyCount: 20,
       maxQueued: 5, concurrency: 8, metricsPort: 9090, leaderElection: true, leaseName: 'tether-controller',
-      identity: 'tether-controller-0', stallTimeoutMs: 150_000, repoHosts: ['github.com'],
+      identity: 'tether-controller-0', stallTimeoutMs: 150_000, repoHosts: ['github.com'], budget: { dailyUsd: 10, timeZone: 'UTC' },
     });
     expect(c.pvc.storageClass).toBeUndefined();
     expect(c.relayUrl).toBeUndefined();
@@ -19,10 +19,12 @@ describe('controller config', () => {
     const c = loadConfig({
       TETHER_NAMESPACE: 'agents', TETHER_PVC_STORAGE_CLASS: 'fast-ssd', TETHER_RELAY_URL: 'http://relay:8080',
       GITHUB_API_URL: 'https://ghe.example/api/v3', TETHER_REPO_HOSTS: 'ghe.example,git.example.com:8443', TETHER_POD_TTL: '0s', TETHER_HISTORY_MAX_AGE: '24h', TETHER_CONCURRENCY: '32',
+      TETHER_DAILY_BUDGET_USD: '2.5', TETHER_BUDGET_TIMEZONE: 'Europe/Berlin',
     });
     expect(c).toMatchObject({
       namespace: 'agents', pvc: { storageClass: 'fast-ssd' }, relayUrl: 'http://relay:8080', githubApiUrl: 'https://ghe.example/api/v3',
       podTtlMs: 0, historyMaxAgeMs: 86_400_000, concurrency: 32, repoHosts: ['ghe.example', 'git.example.com:8443'],
+      budget: { dailyUsd: 2.5, timeZone: 'Europe/Berlin' },
     });
   });
 
@@ -38,6 +40,8 @@ describe('controller config', () => {
     ['TETHER_LEADER_ELECTION', 'yes'],
     ['TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS', '60'],
     ['TETHER_REPO_HOSTS', 'https://github.com'],
+    ['TETHER_DAILY_BUDGET_USD', '-1'],
+    ['TETHER_BUDGET_TIMEZONE', 'Mars/Olympus'],
   ])('refuses %s=%s, naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}`));

@@ -126,6 +126,18 @@ describe('decide', () => {
     const pvc = { metadata: { labels: { 'tether.dev/phone-hash': '0000000000000000' } } };
     expect(decide(testSession(), { siblings: [], pvc }, now, config)).toMatchObject({ step: { reason: 'InvalidSpec' }, message: expect.stringMatching(/belongs to another phone/) });
   });
+  it('does not start a waiting command once the phone spent its daily budget today, and lets the next one have its turn', () => {
+    const budgeted = unitConfig({ budget: { dailyUsd: 10, timeZone: 'UTC' } });
+    const spent = (usd: number) => session('x', 0, 'Succeeded', { status: { completionTime: at(50), result: { costUsd: usd } } });
+    expect(decide(queued('a', 60), { siblings: [spent(9.99)] }, now, budgeted).step).toMatchObject({ phase: 'Starting' });
+    expect(decide(queued('a', 60), { siblings: [spent(10)] }, now, budgeted)).toEqual({
+      step: { ok: true, phase: 'Failed', reason: 'OverBudget', effects: ['SetCompletionTime', 'StartNextQueued'] },
+      message: "today's budget is spent: $10.00 of $10.00; new commands start again after midnight (UTC)",
+    });
+    const yesterday = session('y', 0, 'Succeeded', { status: { completionTime: '2026-11-21T23:00:00Z', result: { costUsd: 50 } } });
+    expect(decide(queued('a', 60), { siblings: [yesterday] }, now, budgeted).step).toMatchObject({ phase: 'Starting' });
+    expect(decide(queued('a', 60), { siblings: [spent(99)] }, now, unitConfig({ budget: { dailyUsd: 0, timeZone: 'UTC' } })).step).toMatchObject({ phase: 'Starting' });
+  });
   it('cancels an active Session, stopping its Pod', () => {
     const working = testSession({ phase: 'Working', cancel: true, status: { startTime: at(0) } });
     expect(decide(working, { siblings: [], pod: pod('Running') }, now, config).step).toMatchObject({ phase: 'Cancelled', effects: expect.arrayContaining(['DeletePod']) });

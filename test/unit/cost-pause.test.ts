@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import type { Pending, Session } from '../../common/session/schema.ts';
 import { Reason, transition } from '../../common/session/state-machine.ts';
+import { finishedReason } from '../../controller/conditions.ts';
 import { route } from '../../relay/inbound/router.ts';
 import { plan } from '../../relay/outbound/plan.ts';
 import { CostMeter, priceOf } from '../../runner-image/cost-meter.ts';
@@ -45,11 +46,41 @@ describe('pricing model responses', () => {
 });
 
 describe('continue or stop', () => {
-  it('continue resumes the agent; stop ends the run like the user\'s cancel', () => {
+  it('continue resumes the agent; stop ends this run only: the queued commands still get their turn', () => {
     expect(transition('AwaitingApproval', { type: 'Decided', kind: 'cost', approved: true })).toEqual({ ok: true, phase: 'Working', reason: Reason.Approved, effects: ['ResumeAgent'] });
     expect(transition('AwaitingApproval', { type: 'Decided', kind: 'cost', approved: false })).toEqual({
-      ok: true, phase: 'Cancelled', reason: Reason.Cancelled, effects: ['SetCompletionTime', 'DeletePod', 'ClearPhoneQueue'],
+      ok: true, phase: 'Cancelled', reason: Reason.CostStopped, effects: ['SetCompletionTime', 'DeletePod', 'StartNextQueued'],
     });
+  });
+
+  it('the controller reads a runner-written Cancelled as the cost stop, and the phone is told so', () => {
+    const stopped: Session = {
+      apiVersion: 'tether.dev/v1alpha1', kind: 'Session', metadata: { name: 'abc-20261123100000-7f3a', namespace: 'tether' },
+      spec: { phone: '+14155550123', prompt: 'p', repo: { url: 'x' }, workspace: 'w' },
+      status: { phase: 'Cancelled', startTime: '2026-11-23T10:00:00Z', completionTime: '2026-11-23T10:05:00Z', result: { costUsd: 2.5 } },
+    };
+    stopped.spec.decisions = [{ requestId: pending.id, action: 'reject', at: '2026-11-23T10:05:00Z' }];
+    expect(finishedReason(stopped)).toBe(Reason.CostStopped);
+    expect(finishedReason({ ...stopped, spec: { ...stopped.spec, cancel: true } })).toBe(Reason.Cancelled);
+    const shown = plan(stopped, { n: 1, seq: 0, started: true }, { now: Date.parse('2026-11-23T10:05:00Z'), progressBatchMs: 15_000, reminderBeforeMs: 300_000, defaults: SESSION_DEFAULTS });
+    expect(shown.parts.map((p) => p.text)).toEqual([
+      "🛑 Session 7f3a stopped at its cost pause ($2.50). The changes so far stay on the workspace; your queued commands still start, within today's budget.",
+    ]);
+  });
+
+  it('a queued command refused over budget is not announced as starting', () => {
+    const refused: Session = {
+      apiVersion: 'tether.dev/v1alpha1', kind: 'Session', metadata: { name: 'abc-20261123100000-7f3b', namespace: 'tether' },
+      spec: { phone: '+14155550123', prompt: 'add dark mode', repo: { url: 'x' }, workspace: 'w' },
+      status: {
+        phase: 'Failed', completionTime: '2026-11-23T10:05:00Z', result: { message: "today's budget is spent: $10.20 of $10.00; new commands start again after midnight (UTC)" },
+        conditions: [{ type: 'Finished', status: 'True', reason: Reason.OverBudget, message: '', lastTransitionTime: '2026-11-23T10:05:00Z' }],
+      },
+    };
+    const shown = plan(refused, { n: 1, seq: 0, queued: true }, { now: Date.parse('2026-11-23T10:05:00Z'), progressBatchMs: 15_000, reminderBeforeMs: 300_000, defaults: SESSION_DEFAULTS });
+    expect(shown.parts.map((p) => p.text)).toEqual([
+      '💲 Not started: "add dark mode" — today\'s budget is spent: $10.20 of $10.00; new commands start again after midnight (UTC).',
+    ]);
   });
 
   it('reads continue / stop (and approve / reject) typed while the pause is open; other text gets the instructions', () => {

@@ -14,6 +14,7 @@ const session = (status: SessionStatus): Session => ({
 });
 /** Not the shipped defaults: the words must follow the relay's configuration. */
 const defaults: SessionDefaults = { maxQueued: 3, timeouts: { run: '2h', approval: '45m' } };
+const finished = (reason: string) => [{ type: 'Finished', status: 'True' as const, reason, message: 'x', lastTransitionTime: '2026-11-22T08:00:00Z' }];
 const condition = (reason: string) => [{ type: 'Ready', status: 'False' as const, reason, message: 'x', lastTransitionTime: '2026-11-22T08:00:00Z' }];
 
 describe('result messages', () => {
@@ -22,7 +23,6 @@ describe('result messages', () => {
       '✅ Pull request opened: https://x/pull/1\nTook 3 min 12 s · $0.41 · 28k tokens'],
     ['no changes', { phase: 'Succeeded', result: { summary: 'Nothing to change: the test already passes.' } }, '✅ Done (session 7f3a).\nNothing to change: the test already passes.'],
     ['a rejection', { phase: 'Rejected' }, '↩️ Changes undone. Send a new command when you are ready.'],
-    ['a cancel', { phase: 'Cancelled' }, '🛑 Session 7f3a cancelled.'],
     ['an approval timeout', { phase: 'TimedOut' }, '⌛ Approval expired. Your changes are kept on the workspace; send a new command to continue from them.'],
     ['an agent failure with a stack trace', { phase: 'Failed', conditions: condition('AgentFailed'), result: { message: 'npm test failed (3 failing)\n    at run (/app/runner.ts:10:5)' } },
       '❌ The agent stopped with an error: npm test failed (3 failing).\nPartial changes are kept. Reply *status* for details or send a new command.'],
@@ -33,6 +33,17 @@ describe('result messages', () => {
     ['a full queue', { phase: 'Failed', conditions: condition('QueueFull') }, 'You already have 3 commands waiting. Wait for one to finish, or reply *cancel* to clear them.'],
   ])('for %s', (_label, status, expected) => {
     expect(text.finished(session(status), defaults)).toBe(expected);
+  });
+
+  it('for a cancel, and for a stop at the cost pause (a Cancelled the user did not ask for with cancel)', () => {
+    const cancelled = session({ phase: 'Cancelled' });
+    cancelled.spec.cancel = true;
+    expect(text.finished(cancelled, defaults)).toBe('🛑 Session 7f3a cancelled.');
+    const stopped = session({ phase: 'Cancelled', result: { costUsd: 2.31 } });
+    stopped.spec.decisions = [{ requestId: 'cost-1a2b3c4d', action: 'reject', at: '2026-11-22T08:01:00Z' }];
+    expect(text.finished(stopped, defaults)).toBe(text.finished(session({ phase: 'Cancelled', conditions: finished('CostStopped'), result: { costUsd: 2.31 } }), defaults));
+    expect(text.finished(stopped, defaults))
+      .toBe("🛑 Session 7f3a stopped at its cost pause ($2.31). The changes so far stay on the workspace; your queued commands still start, within today's budget.");
   });
 
   it('names the configured run timeout when the Session has none of its own', () => {

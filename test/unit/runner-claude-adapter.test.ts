@@ -73,6 +73,7 @@ function recordingHost(answers: (request: ToolRequest) => ToolDecision) {
   const host: AgentHost = {
     canUseTool: async (request) => (asked.push(request), answers(request)),
     event: (event) => void events.push(event),
+    costGate: async () => undefined, costHeld: () => false,
     tools: {},
   };
   return { host, asked, events };

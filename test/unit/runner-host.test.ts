@@ -7,6 +7,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { createLogger, makeRedactor } from '../../common/log.ts';
 import { LIMITS, type Decision, type Pending } from '../../common/session/schema.ts';
+import { ClaudeConversation } from '../../runner-image/agents/claude-conversation.ts';
+import { everyCallAsked } from '../../runner-image/agents/claude-options.ts';
+import { PROGRESS_TOOL } from '../../runner-image/agents/types.ts';
 import { RunnerHost } from '../../runner-image/host.ts';
 import { parsePolicy } from '../../runner-image/policy.ts';
 import { Requests } from '../../runner-image/requests.ts';
@@ -23,6 +26,7 @@ type Answer = Omit<Decision, 'requestId' | 'at'>;
 let memory: MemorySessions;
 let stop: AbortController;
 let host: RunnerHost;
+let writer: StatusWriter;
 /** What the phone was asked, in order; it answers from `answers`. */
 let asked: Pending[];
 let answers: Answer[];
@@ -45,6 +49,7 @@ beforeEach(async () => {
     setImmediate(() => void memory.patch('ns', 's', { spec: { decisions } }));
   });
   await status.load();
+  writer = status;
   stop = new AbortController();
   host = new RunnerHost({ status, requests: new Requests(status, stop.signal), policy, repoDir: repo, log, tools: {}, onFinal: () => undefined });
 });
@@ -92,5 +97,58 @@ describe('what the phone is shown', () => {
     expect(asked[0]!.inputChars).toBe(JSON.stringify({ command }).length);
     expect(await call('Bash', { command: 'ls' })).toMatchObject({ behavior: 'deny' });
     expect(await progress()).toContain('"allow always" counted as allow once: the request was too long to show whole');
+  });
+});
+
+describe('the cost pause', () => {
+  const sonnet = (id: string) => ({ type: 'usage' as const, id, model: 'claude-sonnet-4-5', usage: { output_tokens: 100_000 } }); // $1.50
+  let stopped: string[];
+  let conversation: ClaudeConversation;
+  const costHost = () => {
+    stopped = [];
+    host = new RunnerHost({
+      status: writer, requests: new Requests(writer, stop.signal), policy, repoDir: repo, log, tools: {}, onFinal: (reason) => void stopped.push(reason), costPauseUsd: 2,
+    });
+    conversation = new ClaudeConversation(host, stop.signal, 'p');
+  };
+  const progressCall = (id: string) => conversation.canUseTool(PROGRESS_TOOL, { text: 'still going' }, { signal: stop.signal, toolUseID: id, requestId: id });
+
+  it('holds an auto-allowed tool (progress) past the threshold until continue, and stop ends the run', async () => {
+    costHost();
+    answers.push({ action: 'approve' }, { action: 'reject' });
+    host.event(sonnet('r1'));
+    expect(await progressCall('t1')).toMatchObject({ behavior: 'allow' });
+    host.event(sonnet('r2'));
+    expect(await progressCall('t2')).toMatchObject({ behavior: 'allow' });
+    expect(asked).toMatchObject([{ kind: 'cost', costUsd: 3 }]);
+    host.event(sonnet('r3'));
+    host.event(sonnet('r4'));
+    expect(await progressCall('t3')).toEqual({ behavior: 'deny', message: 'The user stopped this run because of its cost.', interrupt: true });
+    expect(asked).toMatchObject([{ kind: 'cost' }, { kind: 'cost', costUsd: 4.5 }]);
+    expect(stopped).toEqual(['stopped at the cost pause']);
+  });
+
+  it('sends auto-allowed calls through canUseTool while the pause is due or open (the PreToolUse hook)', async () => {
+    costHost();
+    const hook = everyCallAsked('/claude', () => host.costHeld()).hooks[0]!;
+    const ask = (tool: string, input: object) => hook({ hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input } as never, 'x', { signal: stop.signal });
+    expect(await ask(PROGRESS_TOOL, { text: 'hi' })).toEqual({});
+    expect(await ask('Write', { file_path: '/claude/plans/p.md' })).toEqual({});
+    host.event(sonnet('r1'));
+    host.event(sonnet('r2'));
+    for (const call of [ask(PROGRESS_TOOL, { text: 'hi' }), ask('Write', { file_path: '/claude/plans/p.md' })]) {
+      expect(await call).toEqual({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask' } });
+    }
+  });
+
+  it('asks as soon as a response crosses the threshold, with no tool call following', async () => {
+    costHost();
+    answers.push({ action: 'approve' });
+    host.event(sonnet('r1'));
+    host.event(sonnet('r2'));
+    await host.pauseAnswered();
+    expect(asked).toMatchObject([{ kind: 'cost', costUsd: 3 }]);
+    expect(await progressCall('t1')).toMatchObject({ behavior: 'allow' });
+    expect(asked).toHaveLength(1);
   });
 });

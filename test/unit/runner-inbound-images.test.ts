@@ -50,7 +50,7 @@ describe('the pictures of a Session, in the runner', () => {
   });
 
   it('the first user message holds the images, then the prompt', async () => {
-    const host = { canUseTool: async () => ({ behavior: 'deny' as const, message: '' }), event: () => {}, tools: {} };
+    const host = { canUseTool: async () => ({ behavior: 'deny' as const, message: '' }), event: () => {}, costGate: async () => undefined, costHeld: () => false, tools: {} };
     const conversation = new ClaudeConversation(host, signal, 'make it red', [{ mediaType: 'image/png', data: 'AAAA' }]);
     expect((await firstOf(conversation)).message.content).toEqual([
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },

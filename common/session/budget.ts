@@ -1,6 +1,7 @@
 // A phone's model spend per day: the sum of status.result.costUsd of its Sessions that ended (or,
-// still running, started) on the budget day — a calendar day in the install's time zone. Pure.
-import type { Session } from '../common/session/schema.ts';
+// still running, started) on the budget day — a calendar day in the install's time zone. The relay
+// refuses a new command over it, the controller a waiting one when its turn comes. Pure.
+import type { Session } from './schema.ts';
 
 export interface CostBudget {
   /** US dollars per phone per budget day; 0: no limit */
