@@ -52,6 +52,13 @@ function answeredDiffParts(session: Session, toldDiffs: number, answered: number
   return parts;
 }
 
+/** What the phone hears as the Session ends: its screenshots (on success), then the result. */
+function endingParts(session: Session, defaults: SessionDefaults): Part[] {
+  const media = session.status?.phase === 'Succeeded' ? session.status.result?.media ?? [] : [];
+  const shots = media.filter((m) => m.kind === 'screenshot' && isOwnMedia(session, m));
+  return [...shots.map((shot) => ({ media: shot, text: shot.caption && showHidden(shot.caption) })), { text: text.finished(session, defaults) }];
+}
+
 export function plan(session: Session, told: Delivered, options: PlanOptions): Plan {
   const status = session.status ?? {};
   const phase = status.phase;
@@ -106,12 +113,7 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   }
 
   if (terminal && told.done !== phase) {
-    if (phase === 'Succeeded') {
-      for (const shot of (status.result?.media ?? []).filter((m) => m.kind === 'screenshot' && isOwnMedia(session, m))) {
-        parts.push({ media: shot, text: shot.caption && showHidden(shot.caption) });
-      }
-    }
-    parts.push({ text: text.finished(session, options.defaults) });
+    parts.push(...endingParts(session, options.defaults));
     next.done = phase;
   }
   if (progress.merge) mergeProgress(parts, mergeAt, progress.merge);
