@@ -26,8 +26,10 @@ describe('end to end: queue and cancel', () => {
 
     await phone.next(/first done/);
     for (const n of [2, 3, 4, 5, 6]) {
-      await phone.next(new RegExp(`command ${n} started`));
-      await phone.next(new RegExp(`command ${n} done`));
+      // A quick run's progress may ride in the message with its result: started at or before done.
+      const done = await phone.next(new RegExp(`command ${n} done`));
+      const upToDone = phone.received().slice(0, phone.received().indexOf(done) + 1);
+      expect(upToDone.filter((m) => new RegExp(`command ${n} started`).test(m.body))).toHaveLength(1);
     }
     const sessions = await mine(phone.number);
     expect(sessions.map((s) => s.status?.phase)).toEqual(Array(6).fill('Succeeded'));

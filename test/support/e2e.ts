@@ -57,8 +57,6 @@ let counter = 0;
 /** A phone that sends signed webhooks to the relay at `relayUrl` and reads what the fake Twilio got for it. */
 export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string): Phone {
   let cursor = 0;
-  /** the last matched message and where in its body the match ended */
-  let matchedIn: { index: number; end: number } | undefined;
   const received = () => twilio.to(number);
   const post = async (hook: ReturnType<typeof signedWebhook>) => {
     const response = await postWebhook(`${relayUrl}/webhook`, hook);
@@ -86,16 +84,8 @@ export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string
     async next(pattern, timeoutMs = 60_000) {
       return eventually(() => {
         const all = received();
-        // Progress may ride in the same message as what follows it: the rest of the last matched message is searched first.
-        const rest = matchedIn !== undefined ? pattern.exec(all[matchedIn.index]!.body.slice(matchedIn.end)) : null;
-        if (rest) {
-          matchedIn = { index: matchedIn!.index, end: matchedIn!.end + rest.index + rest[0].length };
-          return all[matchedIn.index]!;
-        }
         const index = all.findIndex((m, i) => i >= cursor && pattern.test(m.body));
         if (index < 0) throw new Error(`no message matching ${pattern} after #${cursor}; received:\n${all.map((m, i) => `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}${m.buttons ? ` [${m.buttons.map((b) => b.title).join(' | ')}]` : ''}`).join('\n')}`);
-        const match = pattern.exec(all[index]!.body)!;
-        matchedIn = { index, end: match.index + match[0].length };
         cursor = index + 1;
         return all[index]!;
       }, timeoutMs, 50);
