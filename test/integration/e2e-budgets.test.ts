@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATION_DELIVERED, commandSessionName } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { writeDelivered } from '../../relay/delivered-state.ts';
+import { eventually } from '../support/eventually.ts';
 import { startE2E, type E2E } from '../support/e2e.ts';
 
 const FIRST_GAP_MS = 1000;
@@ -162,9 +163,12 @@ describe('end to end: the spending pause', () => {
     await until(e2e, (all) => all.find((s) => s.spec.prompt.includes('the queued one') && s.status?.phase === 'Queued'));
     await stopper.send('stop');
     expect((await stopper.next(/stopped at its cost pause/)).body).toMatch(/your queued commands still start/);
-    const stopped = (await e2e.list()).find((s) => s.metadata.name === first.metadata.name)!;
-    expect(stopped.status?.phase).toBe('Cancelled');
-    expect(stopped.status?.conditions?.find((c) => c.type === 'Finished')?.reason).toBe('CostStopped');
+    // The phone may hear it (from the runner's Cancelled and the cost decision) before the controller records the reason.
+    await eventually(async () => {
+      const stopped = (await e2e.list()).find((s) => s.metadata.name === first.metadata.name)!;
+      expect(stopped.status?.phase).toBe('Cancelled');
+      expect(stopped.status?.conditions?.find((c) => c.type === 'Finished')?.reason).toBe('CostStopped');
+    });
     expect(stopper.received().some((m) => /never said|Dropped/.test(m.body))).toBe(false);
     // The queued command gets its turn (on the changes the stopped run left: it offers them for review).
     await stopper.next(/Starting your queued command/, 120_000);

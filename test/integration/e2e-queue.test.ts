@@ -27,12 +27,13 @@ describe('end to end: queue and cancel', () => {
     await phone.next(/first done/);
     for (const n of [2, 3, 4, 5, 6]) {
       // A quick run's progress may ride in the message with its result: started at or before done.
-      const done = await phone.next(new RegExp(`command ${n} done`));
+      // (the "Starting your queued command" line quotes the prompt, so the agent's own lines are matched by their form)
+      const done = await phone.next(new RegExp(`^command ${n} done$`, 'm'));
       const upToDone = phone.received().slice(0, phone.received().indexOf(done) + 1);
-      expect(upToDone.filter((m) => new RegExp(`command ${n} started`).test(m.body))).toHaveLength(1);
+      expect(upToDone.filter((m) => new RegExp(`⏳ command ${n} started`).test(m.body))).toHaveLength(1);
     }
     const sessions = await mine(phone.number);
-    expect(sessions.map((s) => s.status?.phase)).toEqual(Array(6).fill('Succeeded'));
+    expect(sessions.map((s) => s.status?.phase), sessions.map((s) => `${s.metadata.name} ${s.spec.prompt.split('\n')[1]} ${s.status?.phase}`).join('\n')).toEqual(Array(6).fill('Succeeded'));
     expect(phone.received().filter((m) => /command 7/.test(m.body))).toEqual([]);
     // One at a time: each started after the previous one completed (startTime has whole seconds).
     const second = (t: string) => Math.floor(Date.parse(t) / 1000) * 1000;

@@ -16,8 +16,11 @@ import { deleteNamespace, runnerRelayToken, sessionNamespace } from '../support/
 
 const MB = 1024 * 1024;
 const MAX_BYTES = 5 * MB;
-/** The bound this test holds: the relay's resident set may grow by this much under each attack. */
-const RSS_GROWTH_LIMIT = 64 * MB;
+/**
+ * The bound this test holds: the relay's resident set may grow by this much under each attack.
+ * Buffering the bodies would add ≈500 MB; socket buffers and late GC under load have reached 77 MB.
+ */
+const RSS_GROWTH_LIMIT = 128 * MB;
 const CHUNK = Buffer.alloc(MB, 0x41);
 
 let kc: KubeConfig;
