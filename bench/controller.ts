@@ -3,7 +3,7 @@
 //   1. a phone's first command: 500 Sessions of new phones at once (workspace and identity made);
 //   2. the API server's raw create rate: 500 Sessions at once in a namespace nobody watches;
 //   3. steady state: 500 Sessions of the same phones at once — Session → Pod latency, admission
-//      throughput against the burst's own create rate (as issue 16 measured it) and the raw rate, write requests per admission (apiserver_request_total
+//      throughput against the raw create rate (the target's ratio) and the burst's own create rate, write requests per admission (apiserver_request_total
 //      before/after, the benchmark's own creates taken off), controller CPU per admission;
 //   4. reconcile passes per Session lifetime (admission → runner's phases → Pod removed after its TTL);
 //   5. controller RSS holding 10,000 Sessions, and the time to start and resync them.
@@ -194,8 +194,8 @@ async function main(): Promise<void> {
     const steady = await burst(b, 's000');
     printBurst('3. Steady state: the next command of each phone', steady);
     rows.push(atMost('controller: write requests per admission (steady)', steady.perAdmission, 3));
-    // As issue 16 measured it: against the burst's own create rate (the API server busy with the controller too).
-    rows.push(atLeast('controller: admission rate ÷ the burst\'s create rate', BURST / steady.seconds / steady.createRate, 0.75));
+    // The target's ratio: against the raw create rate measured in the same run (the burst's own rate is printed above).
+    rows.push(atLeast('controller: admission rate ÷ raw create rate', BURST / steady.seconds / raw, 0.75));
     console.log(`   against the uncontended raw create rate: ${(BURST / steady.seconds / raw).toFixed(2)}`);
 
     const cohort = steady.names.slice(0, LIFETIMES);
