@@ -1,14 +1,19 @@
 // Controller benchmark on a real local control plane; the controller runs as its own process,
 // with its image's node flags (bench/kube-metrics.ts), so its RSS and CPU are its own. Measures:
 //   1. a phone's first command: 500 Sessions of new phones at once (workspace and identity made);
-//   2. the API server's raw create rate: 500 Sessions at once in a namespace nobody watches;
+//   2. the API server's raw create rate: 500 Sessions at once in a namespace nobody watches; and the
+//      admission floor (bench/admission-floor.ts): the same burst plus the three writes of each
+//      admission, made by the benchmark itself with no controller;
 //   3. steady state: 500 Sessions of the same phones at once — Session → Pod latency, admission
 //      throughput against the raw create rate (the target's ratio) and the burst's own create rate, write requests per admission (apiserver_request_total
 //      before/after, the benchmark's own creates taken off), controller CPU per admission;
 //   4. reconcile passes per Session lifetime (admission → runner's phases → Pod removed after its TTL);
 //   5. controller RSS holding 10,000 Sessions, and the time to start and resync them.
-// Usage: npm run bench:controller [-- --sessions 500 --total 10000 --lifetimes 100 --concurrency 32 (the chart's) --profile <dir>]
-// (--profile: a V8 CPU profile of each controller process, written to <dir> when it stops)
+// Usage: npm run bench:controller [-- --sessions 500 --total 10000 --lifetimes 100 --concurrency 32 (the chart's) --profile <dir> --pprof <dir>]
+// (--profile: a V8 CPU profile of each controller process, written to <dir> when it stops;
+//  --pprof: the API server's Go CPU profile over the first seconds of the floor and of the steady burst)
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import pino from 'pino';
@@ -20,13 +25,14 @@ import { LABEL_PHONE_HASH, LABEL_SESSION, sessionName, workspaceName } from '../
 import { computeStatus } from '../controller/status.ts';
 import { startControlPlane } from '../local/control-plane/control-plane.ts';
 import { installSessionCrd } from '../local/control-plane/crd.ts';
-import { cpuMs, difference, startControllerProcess, total, writeRequests, type ControllerProcess } from './kube-metrics.ts';
+import { admissionFloor } from './admission-floor.ts';
+import { apiserverProfile, cpuMs, difference, startControllerProcess, total, writeRequests, type ControllerProcess } from './kube-metrics.ts';
 import { machineLoad, percentile, refuseIfBusy } from './machine.ts';
 import { atLeast, atMost, report, type Row } from './report.ts';
 
 const { values: args } = parseArgs({ options: {
   sessions: { type: 'string', default: '500' }, total: { type: 'string', default: '10000' }, lifetimes: { type: 'string', default: '100' },
-  concurrency: { type: 'string', default: '32' }, profile: { type: 'string' },
+  concurrency: { type: 'string', default: '32' }, profile: { type: 'string' }, pprof: { type: 'string' },
 } });
 const BURST = Number(args.sessions);
 const TOTAL = Number(args.total);
@@ -38,6 +44,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const now = () => new Date().toISOString();
 const phoneOf = (i: number) => `+1415${String(2_000_000 + i).padStart(7, '0')}`;
 const rows: Row[] = [];
+/** The benchmark's own Session creators in a burst. */
+const CREATORS = 64;
 
 async function pool<T>(items: T[], width: number, work: (item: T, i: number) => Promise<void>): Promise<void> {
   let next = 0;
@@ -75,6 +83,16 @@ const createSession = (sessions: SessionClient, ns: string, name: string, phone:
   retrying(() => sessions.create(ns, name, { phone, prompt, repo: { url: 'https://github.com/acme/web.git' }, workspace: workspaceName(phone) },
     { labels: { [LABEL_PHONE_HASH]: phoneHash(phone) } }));
 
+/** Runs `work`, with the API server's CPU profile of its first seconds written to --pprof's folder as `<name>.pprof`. */
+async function profiled<T>(kc: KubeConfig, name: string, work: () => Promise<T>): Promise<T> {
+  if (!args.pprof) return work();
+  mkdirSync(args.pprof, { recursive: true });
+  const profile = apiserverProfile(kc, 4);
+  const result = await work();
+  writeFileSync(join(args.pprof, `${name}.pprof`), await profile);
+  return result;
+}
+
 interface Bench { kc: KubeConfig; sessions: SessionClient; pods: Informer<V1Pod>; podSeen: Map<string, number>; controller: ControllerProcess }
 
 /** BURST Sessions, one per phone, created at once: when each got its Pod, writes and controller CPU on the way. */
@@ -83,13 +101,18 @@ async function burst(b: Bench, tag: string) {
   const created = new Map<string, number>();
   const [writesBefore, cpuBefore, passesBefore] = [await writeRequests(b.kc), cpuMs(b.controller.child.pid!), await b.controller.metric('tether_reconcile_total')];
   const start = performance.now();
-  await pool(names, 64, async (name, i) => {
-    created.set(name, performance.now());
-    await createSession(b.sessions, NS, name, phoneOf(i));
+  let createRate = 0;
+  await profiled(b.kc, tag, async () => {
+    await pool(names, CREATORS, async (name, i) => {
+      created.set(name, performance.now());
+      await createSession(b.sessions, NS, name, phoneOf(i));
+    });
+    createRate = BURST / ((performance.now() - start) / 1000);
+    await until(() => names.every((n) => b.podSeen.has(n)), 300_000, `the ${tag} burst's Pods`);
   });
-  const createRate = BURST / ((performance.now() - start) / 1000);
-  await until(() => names.every((n) => b.podSeen.has(n)), 300_000, `the ${tag} burst's Pods`);
   const seconds = (performance.now() - start) / 1000;
+  // The CPU profile's clock is the monotonic one: these bounds cut the burst out of it.
+  if (args.profile) console.log(`   (${tag} burst in the controller's CPU profile: ${Number(process.hrtime.bigint() / 1000n) - Math.round(seconds * 1e6)}–${Number(process.hrtime.bigint() / 1000n)} µs)`);
   await until(async () => (await b.controller.metric('tether_workqueue_depth')) === 0, 60_000, 'queue drained');
   await sleep(1000);
   const all = difference(writesBefore, await writeRequests(b.kc));
@@ -191,12 +214,18 @@ async function main(): Promise<void> {
     await live(b, first.names);
     const raw = await rawCreateRate(b);
     console.log(`\n2. Raw create rate of this API server: ${raw.toFixed(0)} Sessions/s (${BURST} at once, nobody watching; load ${machineLoad()})`);
+    const floor = await admissionFloor(kc, {
+      burst: BURST, concurrency: Number(args.concurrency), creators: CREATORS, phoneOf, retrying, pool, timed: (work) => profiled(kc, 'floor', work),
+    });
+    console.log(`   Admission floor: ${floor.toFixed(0)} admissions/s — the same burst with each admission's Role patch, Pod create and status patch made by the benchmark, no controller (load ${machineLoad()})`);
     const steady = await burst(b, 's000');
     printBurst('3. Steady state: the next command of each phone', steady);
     rows.push(atMost('controller: write requests per admission (steady)', steady.perAdmission, 3));
     // The target's ratio: against the raw create rate measured in the same run (the burst's own rate is printed above).
     rows.push(atLeast('controller: admission rate ÷ raw create rate', BURST / steady.seconds / raw, 0.75));
-    console.log(`   against the uncontended raw create rate: ${(BURST / steady.seconds / raw).toFixed(2)}`);
+    console.log(`   against the uncontended raw create rate: ${(BURST / steady.seconds / raw).toFixed(2)}; against the admission floor: ${(BURST / steady.seconds / floor).toFixed(2)} (the floor ÷ raw: ${(floor / raw).toFixed(2)})`);
+    // Not the issue's target: the same 0.75, against what the API server can do for these writes at all.
+    rows.push(atLeast('controller: admission rate ÷ admission floor', BURST / steady.seconds / floor, 0.75));
 
     const cohort = steady.names.slice(0, LIFETIMES);
     const before = await b.controller.metric('tether_reconcile_total');

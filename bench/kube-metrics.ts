@@ -8,19 +8,24 @@ import { freePort } from '../local/control-plane/control-plane.ts';
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
 
-/** The API server's Prometheus text (GET /metrics as the admin). */
-export async function apiserverMetrics(kc: KubeConfig): Promise<string> {
+/** GET `path` from the API server as the admin (the kubeconfig's client certificate). */
+async function apiserverGet(kc: KubeConfig, path: string): Promise<Buffer> {
   const options = {};
   await kc.applyToHTTPSOptions(options);
   return new Promise((resolve, reject) => {
-    get(new URL(`${kc.getCurrentCluster()!.server}/metrics`), options, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`GET /metrics: ${res.statusCode}`))));
+    get(new URL(`${kc.getCurrentCluster()!.server}${path}`), options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`GET ${path}: ${res.statusCode}`))));
     }).on('error', reject);
   });
 }
+
+/** The API server's Prometheus text (GET /metrics as the admin). */
+export const apiserverMetrics = async (kc: KubeConfig): Promise<string> => (await apiserverGet(kc, '/metrics')).toString('utf8');
+
+/** A Go CPU profile of the API server over the next `seconds` (read it with `go tool pprof -top`). */
+export const apiserverProfile = (kc: KubeConfig, seconds: number): Promise<Buffer> => apiserverGet(kc, `/debug/pprof/profile?seconds=${seconds}`);
 
 /** Write requests so far by "VERB resource[/subresource]", from apiserver_request_total. */
 export async function writeRequests(kc: KubeConfig): Promise<Map<string, number>> {

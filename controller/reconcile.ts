@@ -4,7 +4,7 @@
 // re-reads and runs the pass again. Deadlines become requeueAfter.
 import type { V1PersistentVolumeClaim, V1Pod, V1Role } from '@kubernetes/client-node';
 import type pino from 'pino';
-import { isConflict } from '../common/kube/errors.ts';
+import { isConflict, isNotFound } from '../common/kube/errors.ts';
 import type { WorkResult } from '../common/kube/work-queue.ts';
 import { phoneHash } from '../common/session/display.ts';
 import { ANNOTATION_SESSION_UID, runnerIdentityName, runnerName } from '../common/session/names.ts';
@@ -110,15 +110,17 @@ async function removeRunner(name: string, deps: ReconcileDeps): Promise<void> {
 async function act(session: Session, decision: Decision, seen: Observed, deps: ReconcileDeps, now: Date): Promise<WorkResult> {
   const { step, message, exitCode, startProblem } = decision;
   let pod: V1Pod | undefined;
+  let madeHere = false;
   if (step?.effects.includes('CreatePod')) {
     const made = await createPod(session, deps);
     if ('problem' in made) return act(session, { step: take(session, { type: 'InvalidSpec' }), message: made.problem }, seen, deps, now);
-    pod = made.pod;
+    ({ pod, madeHere } = made);
   }
   const podInput = pod ? { pod: { name: pod.metadata!.name!, createdAt: pod.metadata?.creationTimestamp } } : {};
   // A Queued Session asks nothing more until the phone's turn comes (which wakes it); a started
   // one, until its Pod changes (which wakes it) or a deadline comes (armed here).
-  const status = await write(session, deps, now, { step, message, exitCode, startProblem, ...podInput }, step?.phase === 'Queued' || pod !== undefined);
+  const writing = () => write(session, deps, now, { step, message, exitCode, startProblem, ...podInput }, step?.phase === 'Queued' || pod !== undefined);
+  const status = madeHere ? await provingCurrent(session, deps, writing) : await writing();
   const seenPod = seen.pod;
   if (step?.effects.includes('DeletePod') && seenPod && !seenPod.metadata?.deletionTimestamp) {
     await deps.ops.deletePod(deps.config.runnerNamespace, seenPod.metadata!.name!);
@@ -133,14 +135,14 @@ async function act(session: Session, decision: Decision, seen: Observed, deps: R
 }
 
 /**
- * CreatePod: the workspace, the runner's identity and its Pod (adopted if they exist), with the
- * re-read that proves the cache was current. Once the workspace is known to be the phone's, the
- * four go out at once: the Pod needs neither the Role nor the re-read to exist (the runner waits
- * for Starting and retries a Forbidden start, common/kube/errors.ts), and a pass that finds its
- * cache stale removes a Pod it made for a Session that has moved on to its end.
+ * CreatePod: the workspace, the runner's identity and its Pod (adopted if they exist). Once the
+ * workspace is known to be the phone's, the three go out at once: the Pod needs neither the Role
+ * nor the status to exist (the runner waits for Starting and retries a Forbidden start,
+ * common/kube/errors.ts). `madeHere`: the Pod was not in the cache, so the status write that
+ * follows must prove the cache was current (provingCurrent).
  */
-async function createPod(session: Session, deps: ReconcileDeps): Promise<{ pod: V1Pod } | { problem: string }> {
-  const { namespace, name } = meta(session);
+async function createPod(session: Session, deps: ReconcileDeps): Promise<{ pod: V1Pod; madeHere: boolean } | { problem: string }> {
+  const { name } = meta(session);
   const runners = deps.config.runnerNamespace;
   const cachedPvc = deps.cachedPvc(runners, session.spec.workspace);
   const known = cachedPvc && workspaceProblem(session, cachedPvc);
@@ -148,17 +150,7 @@ async function createPod(session: Session, deps: ReconcileDeps): Promise<{ pod: 
   const cachedPod = deps.cachedPod(runners, runnerName(name));
   const runnerPod = () => cachedPod ?? deps.ops.ensurePod(desiredPod(session, deps.config));
   const early = cachedPvc ? runnerPod() : undefined;
-  const [current, pvc] = await Promise.all([
-    deps.ops.getSession(namespace, name),
-    cachedPvc ?? deps.ops.ensurePvc(desiredPvc(session, deps.config)),
-    grantRunner(session, deps),
-    early,
-  ]);
-  if (current?.metadata.resourceVersion !== session.metadata.resourceVersion) {
-    // A stale cache must not resurrect the runner of a Session that is gone or finished.
-    if (early && !cachedPod && (!current || isTerminal(current.status?.phase))) await deps.ops.deletePod(runners, runnerName(name));
-    throw new StaleCache(name);
-  }
+  const [pvc] = await Promise.all([cachedPvc ?? deps.ops.ensurePvc(desiredPvc(session, deps.config)), grantRunner(session, deps), early]);
   const problem = workspaceProblem(session, pvc);
   if (problem) return { problem };
   const pod = await (early ?? runnerPod());
@@ -167,7 +159,27 @@ async function createPod(session: Session, deps: ReconcileDeps): Promise<{ pod: 
     if (!pod.metadata?.deletionTimestamp) await deps.ops.deletePod(runners, pod.metadata!.name!);
     throw new Error(`pod ${pod.metadata?.name} belongs to an older Session of the same name; waiting for its removal`);
   }
-  return { pod };
+  return { pod, madeHere: !cachedPod };
+}
+
+/**
+ * The status write after a Pod was made names the resourceVersion the pass read, so it succeeds
+ * only if the cache was current. When it fails because the Session changed or is gone, a stale
+ * cache must not resurrect the runner of a Session that is gone or finished: the Pod is removed
+ * and the pass starts over from a fresh read.
+ */
+async function provingCurrent(session: Session, deps: ReconcileDeps, writing: () => Promise<SessionStatus>): Promise<SessionStatus> {
+  try {
+    return await writing();
+  } catch (error) {
+    if (!isConflict(error) && !isNotFound(error)) throw error;
+    const { namespace, name } = meta(session);
+    const current = await deps.ops.getSession(namespace, name);
+    if (!current || current.metadata.uid !== session.metadata.uid || isTerminal(current.status?.phase)) {
+      await deps.ops.deletePod(deps.config.runnerNamespace, runnerName(name));
+    }
+    throw new StaleCache(name);
+  }
 }
 
 /**

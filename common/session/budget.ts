@@ -14,9 +14,17 @@ export interface CostBudget {
 
 export const COST_DEFAULTS: CostBudget = { dailyUsd: 10, timeZone: 'UTC', runPauseUsd: 2 };
 
+/** One formatter per zone: making one costs more than a reconcile pass's other work. */
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** The calendar day of `at` in `timeZone`, as YYYY-MM-DD. */
 export function budgetDay(at: number, timeZone: string): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+  let format = dayFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    dayFormats.set(timeZone, format);
+  }
+  return format.format(at);
 }
 
 /** When a Session's spend counts: the day it ended, else the day it started (or arrived). */
@@ -37,8 +45,10 @@ export function spentToday(sessions: Session[], now: number, timeZone: string): 
   const today = budgetDay(now, timeZone);
   let total = 0;
   for (const session of sessions) {
+    const cost = reported(session);
+    if (cost === 0) continue;
     const at = spendTime(session);
-    if (Number.isFinite(at) && budgetDay(at, timeZone) === today) total += reported(session);
+    if (Number.isFinite(at) && budgetDay(at, timeZone) === today) total += cost;
   }
   return total;
 }
