@@ -2,11 +2,9 @@
 // server, and the API server's own count of the write requests the relay makes.
 import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { text } from 'node:stream/consumers';
 import { promisify } from 'node:util';
 import type { ControlPlane } from '../local/control-plane/control-plane.ts';
-import { messageSid, signedWebhook } from '../test/support/twilio-webhook.ts';
-
-const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
 
 export interface Burst {
   /** acknowledgement latency of each webhook, ms */
@@ -18,29 +16,20 @@ export interface Burst {
   sentAt: Map<string, number>;
 }
 
-/** One command from each phone, at `rate` per second; resolves when every webhook is answered. */
+/**
+ * One command from each phone, at `rate` per second, sent by bench/relay-webhooks.ts (its own
+ * process: this one's fake Twilio API and watcher do not delay the requests it times); resolves
+ * when every webhook is answered.
+ */
 export async function webhookBurst(options: { relayUrl: string; webhookUrl: string; authToken: string; phones: string[]; rate: number }): Promise<Burst> {
-  const burst: Burst = { acks: [], shed: 0, recorded: 0, sentAt: new Map() };
-  const requests: Promise<void>[] = [];
-  const start = performance.now();
-  for (const [i, phone] of options.phones.entries()) {
-    const wait = start + (i * 1000) / options.rate - performance.now();
-    if (wait > 1) await sleep(wait);
-    const hook = signedWebhook(options.authToken, options.webhookUrl, { from: phone, body: `bench command ${i}`, sid: messageSid() });
-    const t0 = performance.now();
-    burst.sentAt.set(phone, t0);
-    const post = () => fetch(`${options.relayUrl}/webhook`, { method: 'POST', headers: hook.headers, body: hook.body });
-    // A kept-alive connection the server closed as it was reused: sent again, as Twilio would (same MessageSid).
-    requests.push(post().catch(post).then(async (res) => {
-      const body = await res.text();
-      if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
-      burst.acks.push(performance.now() - t0);
-      if (body.includes('<Message>')) burst.shed++;
-      else burst.recorded++;
-    }));
-  }
-  await Promise.all(requests);
-  return burst;
+  const child = spawn(process.execPath, ['bench/relay-webhooks.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const { relayUrl, webhookUrl, authToken, phones, rate } = options;
+  child.stdin.end(JSON.stringify({ relayUrl, webhookUrl, authToken, phones, rate }));
+  const [out, code] = await Promise.all([text(child.stdout), new Promise((resolve) => child.once('exit', resolve))]);
+  if (code !== 0) throw new Error(`bench/relay-webhooks.ts exited with code ${String(code)}`);
+  const result = JSON.parse(out) as Omit<Burst, 'sentAt'> & { sentAt: Array<[string, number]> };
+  // Its send times are since the epoch; the callers compare them with this process's performance.now().
+  return { ...result, sentAt: new Map(result.sentAt.map(([phone, at]) => [phone, at - performance.timeOrigin])) };
 }
 
 /** Starts bench/relay-saturate.ts (its own process); stop() resolves with the writes per second it made. */

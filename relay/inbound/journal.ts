@@ -1,57 +1,49 @@
-// The relay's inbound journal: an append-only file of JSON lines on a volume that outlives the
-// process. A webhook is acknowledged once its message is written to the file (group commit: every
-// append waiting while one write runs goes out in the next write); an fdatasync follows in the
-// background, at most once a second. A message leaves the journal when it is done; at start-up the
-// messages still in it are handed back.
+// The relay's inbound journal: append-only JSON lines on a volume that outlives the process. A
+// webhook is acknowledged once its message is written to the file: a synchronous write() on the
+// event loop (appends of one turn go out in one write), so the acknowledgement does not wait for
+// a thread-pool round trip; an fdatasync follows in the background, at most once a second. A
+// message leaves the journal when it is done; at start-up the messages still in it are handed back.
 //
 // Why the acknowledgement does not wait for fdatasync: a written record is in the kernel's page
 // cache, which survives the relay process crashing or being killed, the failure the chart's
 // emptyDir covers (the restarted container finds the file). fdatasync matters only if the node
 // itself goes down before it completes, and then the Pod, its emptyDir with it, is usually lost
 // anyway; its tail on a disk shared with etcd (tens of ms, up to a second) was the
-// acknowledgement's tail. Syncs are spaced (SYNC_EVERY_MS): an append during one waits for it too.
-// docs/relay.md, "Journal".
+// acknowledgement's tail.
+//
+// Compaction starts a new segment beginning with what is open (journal-segments.ts); the older
+// segments are removed once the new one is synced. docs/relay.md, "Journal".
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { open, rename, type FileHandle } from 'node:fs/promises';
+import { close, closeSync, existsSync, fdatasync, fsync, mkdirSync, openSync, readFileSync, rm, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { InboundMessage } from './handler.ts';
+import { listSegments, readSegments, segmentName, snapshot, type Entry, type JournalRecord } from './journal-segments.ts';
 import type { Route } from './router.ts';
 
-type Entry =
-  | { t: 'in'; m: InboundMessage }
-  | { t: 'route'; id: string; r: Route }
-  | { t: 'done'; id: string };
+export type { JournalRecord } from './journal-segments.ts';
 
-/** A message the journal holds: not yet done, with the route it was given if it got that far. */
-export interface JournalRecord {
-  message: InboundMessage;
-  route?: Route;
-}
-
-const FILE = 'inbound.jsonl';
 const INSTANCE = 'instance';
 /**
- * Rewrite the file (keeping only what is open) once it has this many lines and at least twice as
- * many as are open, so a large backlog is not rewritten on every flush.
+ * Start a new segment (keeping only what is open) once the current one has this many lines and at
+ * least twice as many as are open, so a large backlog is not rewritten on every append.
  */
 const COMPACT_AFTER = 20_000;
-/**
- * An fdatasync runs at most this often. An append that lands while one runs waits for the file
- * system's commit (the file's size changes), so back-to-back syncs put that wait on most
- * acknowledgements; one a second bounds what a node crash could lose to about a second.
- */
+/** An fdatasync runs at most this often: it bounds what a node crash could lose to about a second. */
 const SYNC_EVERY_MS = 1000;
+
+const syncData = promisify(fdatasync);
+const closeFd = promisify(close);
+const remove = promisify(rm);
 
 export interface JournalOptions {
   /** hears how long each background fdatasync took */
   onSync?: (seconds: number) => void;
-  /** lines before the file is rewritten (default 20,000) */
+  /** lines before a new segment is started (default 20,000) */
   compactAfter?: number;
 }
 
 interface Waiter {
-  line: string;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -60,11 +52,14 @@ export class Journal {
   /** This journal's identity: stable across restarts of the process that owns the folder. */
   readonly instance: string;
   private readonly dir: string;
-  private readonly open = new Map<string, JournalRecord>();
-  private file!: FileHandle;
-  private lines = 0;
-  private waiting: Waiter[] = [];
-  private flushing: Promise<void> | undefined;
+  private readonly open: Map<string, JournalRecord>;
+  /** The segment appends go to: its number, descriptor and line count. */
+  private segment = { n: 0, fd: -1, lines: 0 };
+  /** Older segments, removed (their descriptors closed) once the current one is synced. */
+  private superseded: Array<{ name: string; fd?: number }> = [];
+  private pending: string[] = [];
+  private waiters: Waiter[] = [];
+  private flushQueued = false;
   /** The background fdatasync: scheduled, running, and whether a write has landed since the last. */
   private syncTimer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> | undefined;
@@ -73,21 +68,26 @@ export class Journal {
   private readonly onSync?: (seconds: number) => void;
   private readonly compactAfter: number;
 
-  private constructor(dir: string, instance: string, options: JournalOptions) {
+  private constructor(dir: string, instance: string, open: Map<string, JournalRecord>, options: JournalOptions) {
     this.dir = dir;
     this.instance = instance;
+    this.open = open;
     this.onSync = options.onSync;
     this.compactAfter = options.compactAfter ?? COMPACT_AFTER;
   }
 
-  /** Opens (or creates) the journal in `dir`; what was left open is kept, the rest compacted away. */
+  /** Opens (or creates) the journal in `dir`; what was left open is kept in a new segment, synced, the rest removed. */
   static async open(dir: string, options: JournalOptions = {}): Promise<Journal> {
     mkdirSync(dir, { recursive: true });
     const idFile = join(dir, INSTANCE);
     if (!existsSync(idFile)) writeFileSync(idFile, randomBytes(8).toString('hex'), { flush: true });
-    const journal = new Journal(dir, readFileSync(idFile, 'utf8').trim(), options);
-    journal.load();
-    await journal.compact();
+    const segments = listSegments(dir);
+    const journal = new Journal(dir, readFileSync(idFile, 'utf8').trim(), readSegments(dir, segments), options);
+    journal.superseded = segments.map(([, name]) => ({ name }));
+    journal.segment.n = segments.at(-1)?.[0] ?? 0;
+    journal.rotate();
+    await journal.sync();
+    if (!journal.healthy) throw journal.failed;
     return journal;
   }
 
@@ -125,66 +125,71 @@ export class Journal {
     return this.append({ t: 'done', id });
   }
 
-  /** Writes what is waiting, syncs it and closes the file. */
+  /** Writes what is waiting, syncs it and closes the files. */
   async close(): Promise<void> {
-    while (this.flushing || this.syncing) await (this.flushing ?? this.syncing);
+    this.flush();
+    while (this.syncing) await this.syncing;
     clearTimeout(this.syncTimer);
-    if (this.unsynced) await this.sync();
-    await this.file.close();
-  }
-
-  private load(): void {
-    const path = join(this.dir, FILE);
-    if (!existsSync(path)) return;
-    for (const line of readFileSync(path, 'utf8').split('\n')) {
-      let entry: Entry;
-      try {
-        entry = JSON.parse(line) as Entry;
-      } catch {
-        continue; // the torn last line of a crash mid-write: it was never acknowledged
-      }
-      if (entry.t === 'in') this.open.set(entry.m.id, { message: entry.m });
-      else if (entry.t === 'route' && this.open.has(entry.id)) this.open.get(entry.id)!.route = entry.r;
-      else if (entry.t === 'done') this.open.delete(entry.id);
-    }
+    if (this.unsynced || this.superseded.length) await this.sync();
+    for (const { fd } of this.superseded) if (fd !== undefined) await closeFd(fd);
+    await closeFd(this.segment.fd);
   }
 
   private append(entry: Entry): Promise<void> {
     if (this.failed) return Promise.reject(this.failed);
     return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ line: `${JSON.stringify(entry)}\n`, resolve, reject });
-      this.flushing ??= this.flush();
+      this.pending.push(`${JSON.stringify(entry)}\n`);
+      this.waiters.push({ resolve, reject });
+      if (!this.flushQueued) queueMicrotask(() => this.flush());
+      this.flushQueued = true;
     });
   }
 
-  /** Group commit: one write for every append that arrived meanwhile; an fdatasync follows within SYNC_EVERY_MS. */
-  private async flush(): Promise<void> {
-    while (this.waiting.length) {
-      const batch = this.waiting;
-      this.waiting = [];
-      try {
-        await this.file.write(batch.map((w) => w.line).join(''));
-        this.lines += batch.length;
-        batch.forEach((w) => w.resolve());
-        this.syncLater();
-        if (this.lines >= Math.max(this.compactAfter, 2 * this.open.size)) {
-          clearTimeout(this.syncTimer);
-          this.syncTimer = undefined;
-          await this.syncing;
-          await this.compact(); // syncs what it keeps
-          this.unsynced = false;
-        }
-      } catch (error) {
-        this.failed = error; // a journal that cannot write acknowledges nothing more
-        batch.forEach((w) => w.reject(error));
-      }
+  /** One write for every append of this turn of the event loop; then, if the segment is long, a new one. */
+  private flush(): void {
+    this.flushQueued = false;
+    const waiters = this.waiters;
+    if (!waiters.length) return;
+    const text = this.pending.join('');
+    this.pending = [];
+    this.waiters = [];
+    try {
+      if (this.failed) throw this.failed;
+      writeAll(this.segment.fd, text);
+    } catch (error) {
+      this.failed = error; // a journal that cannot write acknowledges nothing more
+      waiters.forEach((w) => w.reject(error));
+      return;
     }
-    this.flushing = undefined;
+    this.segment.lines += waiters.length;
+    this.unsynced = true;
+    waiters.forEach((w) => w.resolve());
+    try {
+      if (this.segment.lines >= Math.max(this.compactAfter, 2 * this.open.size)) this.rotate();
+    } catch (error) {
+      this.failed = error;
+    }
+    this.syncLater();
+  }
+
+  /** Starts the next segment with what is open; the current one is superseded (removed after the next sync). */
+  private rotate(): void {
+    const next = this.segment.n + 1;
+    const fd = openSync(join(this.dir, segmentName(next)), 'a');
+    const { text, lines } = snapshot(this.open.values());
+    try {
+      writeAll(fd, text);
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+    if (this.segment.fd >= 0) this.superseded.push({ name: segmentName(this.segment.n), fd: this.segment.fd });
+    this.segment = { n: next, fd, lines };
+    this.unsynced = true;
   }
 
   /** Marks a write to sync and schedules the next fdatasync, SYNC_EVERY_MS after the last one ended. */
   private syncLater(): void {
-    this.unsynced = true;
     if (this.syncTimer || this.syncing || this.failed) return;
     this.syncTimer = setTimeout(() => {
       this.syncTimer = undefined;
@@ -193,35 +198,47 @@ export class Journal {
     this.syncTimer.unref();
   }
 
-  /** One fdatasync covering every write so far; a failed one stops the journal as a failed write does. */
+  /**
+   * One fdatasync covering every write so far; then, if segments were superseded before it, the
+   * folder is synced (the new segment's name is durable) and they are removed. A failure stops the
+   * journal as a failed write does.
+   */
   private async sync(): Promise<void> {
     this.unsynced = false;
+    const superseded = this.superseded;
+    this.superseded = [];
     const started = performance.now();
     try {
-      await this.file.datasync();
+      await syncData(this.segment.fd);
       this.onSync?.((performance.now() - started) / 1000);
+      if (superseded.length) {
+        await syncFolder(this.dir);
+        for (const segment of superseded.slice()) {
+          if (segment.fd !== undefined) await closeFd(segment.fd);
+          segment.fd = undefined;
+          await remove(join(this.dir, segment.name), { force: true });
+          superseded.shift();
+        }
+      }
     } catch (error) {
       this.failed = error;
+      this.superseded = [...superseded, ...this.superseded]; // what is left: closed by close(), removed by a later start
     }
     this.syncing = undefined;
     if (this.unsynced) this.syncLater();
   }
+}
 
-  /** Rewrites the file with only the open messages: temporary file, fsync, rename, fsync folder. */
-  private async compact(): Promise<void> {
-    const path = join(this.dir, FILE);
-    const temporary = `${path}.tmp`;
-    const entries = this.records().flatMap((r): Entry[] => [{ t: 'in', m: r.message }, ...(r.route ? [{ t: 'route' as const, id: r.message.id, r: r.route }] : [])]);
-    const next = await open(temporary, 'w');
-    await next.write(entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
-    await next.datasync();
-    await rename(temporary, path);
-    const folder = await open(this.dir, 'r');
-    await folder.sync();
-    await folder.close();
-    await this.file?.close();
-    await next.close();
-    this.file = await open(path, 'a');
-    this.lines = entries.length;
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text);
+  for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written);
+}
+
+async function syncFolder(dir: string): Promise<void> {
+  const fd = openSync(dir, 'r');
+  try {
+    await promisify(fsync)(fd);
+  } finally {
+    closeSync(fd);
   }
 }
