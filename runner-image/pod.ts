@@ -52,7 +52,7 @@ async function startModelEndpoint(config: RunnerConfig, log: Logger): Promise<Mo
 function makeAgent(config: RunnerConfig, log: Logger, endpoint: ModelEndpoint | undefined, channel: AgentChannel | undefined): ClaudeAgent {
   const instructions = readFileSync(new URL('./CLAUDE.md', import.meta.url), 'utf8');
   const env = endpoint ? loopbackModelEnv(config.agentEnv, endpoint.url) : config.agentEnv;
-  return new ClaudeAgent({ env, model: config.model, log, claudePath: config.claudePath, instructions, channel });
+  return new ClaudeAgent({ env, model: config.model, log, claudePath: config.claudePath, instructions, channel, parkingDir: config.home });
 }
 
 export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
@@ -108,6 +108,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
       return 1;
     } finally {
       watch.stop();
+      agent.close();
       await browsers.close();
       await endpoint?.close();
       await channel?.close();

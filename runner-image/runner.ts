@@ -74,6 +74,8 @@ export class Runner {
     const { status, log } = this.deps;
     // The Pod may start before the API server's authorizer sees the Role naming this Session.
     this.session = await onceGranted(() => status.load());
+    // Claude Code starts while the Session turns Working and the checkout is made; it acts after.
+    if (!this.session.spec.resumeAgentSession) this.deps.agent.warmUp?.();
     await this.waitForStart();
     if (status.phase === 'Starting') await status.move({ type: 'RunnerStarted' });
     const spec = this.session.spec;

@@ -62,7 +62,11 @@ export interface AgentResult {
 
 export interface Agent {
   readonly name: 'claude';
+  /** Starts the agent ahead of its run, where it can be (it acts only once run() gives it the checkout). */
+  warmUp?(): void;
   run(options: AgentRunOptions, host: AgentHost): Promise<AgentResult>;
+  /** Stops what warmUp started and no run used. */
+  close?(): void;
 }
 
 /** The runner's own tools as the agent sees them (MCP naming, as Claude Code shows SDK tools). */
