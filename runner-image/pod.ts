@@ -11,7 +11,6 @@ import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { AgentChannel, CHANNEL_DEFAULTS } from './agent-channel.ts';
 import { ClaudeAgent } from './agents/claude.ts';
-import { agentSdk } from './agents/sdk.ts';
 import { loopbackModelEnv, type RunnerConfig } from './config.ts';
 import { Git } from './git.ts';
 import { Browsers } from './images.ts';
@@ -93,8 +92,6 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     const started = Date.now();
     // It rejects only when stopped before its first read, which the finished run no longer needs.
     watch.start().catch(() => undefined);
-    // Loads while the workspace is prepared; a failure shows where the agent starts.
-    agentSdk().catch(() => undefined);
     try {
       await runner.run();
       await status.flush().catch((error: unknown) => {

@@ -74,11 +74,11 @@ export class Runner {
     const { status, log } = this.deps;
     // The Pod may start before the API server's authorizer sees the Role naming this Session.
     this.session = await onceGranted(() => status.load());
-    // Claude Code starts while the Session turns Working and the checkout is made; it acts after.
-    if (!this.session.spec.resumeAgentSession) this.deps.agent.warmUp?.();
     await this.waitForStart();
     if (status.phase === 'Starting') await status.move({ type: 'RunnerStarted' });
     const spec = this.session.spec;
+    // Claude Code starts (or its SDK loads) while the checkout is made; it acts only after it.
+    this.deps.agent.warmUp?.({ resume: spec.resumeAgentSession !== undefined });
     const base = spec.repo.baseBranch ?? 'main';
     const refused = repoProblem(spec.repo, this.deps.repoHosts);
     if (refused) {

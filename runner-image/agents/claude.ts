@@ -37,10 +37,11 @@ export class ClaudeAgent implements Agent {
     this.deps = deps;
   }
 
-  /** Starts a spare Claude Code for a run without a conversation to resume (a resume cannot be claimed). */
-  warmUp(): void {
-    if (this.spare || !this.deps.parkingDir || this.deps.queryFn) return;
-    this.spare = new ClaudeSpare(this.deps, this.processes(), this.deps.parkingDir, this.deps.log);
+  /** A spare Claude Code for a new conversation; for a resumed one (a spare cannot resume) the SDK loads. */
+  warmUp({ resume }: { resume: boolean }): void {
+    if (this.spare || this.deps.queryFn) return;
+    if (resume || !this.deps.parkingDir) agentSdk().catch(() => undefined); // a failure shows where the agent starts
+    else this.spare = new ClaudeSpare(this.deps, this.processes(), this.deps.parkingDir, this.deps.log);
   }
 
   /** Stops a spare no run claimed. */

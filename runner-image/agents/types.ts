@@ -62,8 +62,8 @@ export interface AgentResult {
 
 export interface Agent {
   readonly name: 'claude';
-  /** Starts the agent ahead of its run, where it can be (it acts only once run() gives it the checkout). */
-  warmUp?(): void;
+  /** Starts the agent ahead of its run as far as it can (it acts only once run() gives it the checkout). */
+  warmUp?(options: { resume: boolean }): void;
   run(options: AgentRunOptions, host: AgentHost): Promise<AgentResult>;
   /** Stops what warmUp started and no run used. */
   close?(): void;
