@@ -11,6 +11,7 @@ import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { AgentChannel, CHANNEL_DEFAULTS } from './agent-channel.ts';
 import { ClaudeAgent } from './agents/claude.ts';
+import { agentSdk } from './agents/sdk.ts';
 import { loopbackModelEnv, type RunnerConfig } from './config.ts';
 import { Git } from './git.ts';
 import { Browsers } from './images.ts';
@@ -51,7 +52,7 @@ async function startModelEndpoint(config: RunnerConfig, log: Logger): Promise<Mo
 function makeAgent(config: RunnerConfig, log: Logger, endpoint: ModelEndpoint | undefined, channel: AgentChannel | undefined): ClaudeAgent {
   const instructions = readFileSync(new URL('./CLAUDE.md', import.meta.url), 'utf8');
   const env = endpoint ? loopbackModelEnv(config.agentEnv, endpoint.url) : config.agentEnv;
-  return new ClaudeAgent({ env, model: config.model, log, claudePath: config.claudePath, instructions, channel, parkingDir: config.home });
+  return new ClaudeAgent({ env, model: config.model, log, claudePath: config.claudePath, instructions, channel });
 }
 
 export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
@@ -92,6 +93,8 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     const started = Date.now();
     // It rejects only when stopped before its first read, which the finished run no longer needs.
     watch.start().catch(() => undefined);
+    // Loads while the workspace is prepared; a failure shows where the agent starts.
+    agentSdk().catch(() => undefined);
     try {
       await runner.run();
       await status.flush().catch((error: unknown) => {
@@ -105,7 +108,6 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
       return 1;
     } finally {
       watch.stop();
-      agent.close();
       await browsers.close();
       await endpoint?.close();
       await channel?.close();

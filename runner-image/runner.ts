@@ -77,8 +77,6 @@ export class Runner {
     await this.waitForStart();
     if (status.phase === 'Starting') await status.move({ type: 'RunnerStarted' });
     const spec = this.session.spec;
-    // Claude Code starts (or its SDK loads) while the checkout is made; it acts only after it.
-    this.deps.agent.warmUp?.({ resume: spec.resumeAgentSession !== undefined });
     const base = spec.repo.baseBranch ?? 'main';
     const refused = repoProblem(spec.repo, this.deps.repoHosts);
     if (refused) {

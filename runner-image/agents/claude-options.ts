@@ -3,7 +3,7 @@
 // in-process MCP server, and instructions (the image's CLAUDE.md, then the repository's).
 import { readFile } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
-import type { CanUseTool, HookCallbackMatcher, Options, PermissionMode } from '@anthropic-ai/claude-agent-sdk';
+import type { CanUseTool, HookCallbackMatcher, Options } from '@anthropic-ai/claude-agent-sdk';
 import { agentSdk } from './sdk.ts';
 import { z } from 'zod/v4';
 import { PROGRESS_TOOL, SCREENSHOT_TOOL, type AgentHost, type AgentRunOptions } from './types.ts';
@@ -64,33 +64,22 @@ export function everyCallAsked(claudeConfigDir: string | undefined, costHeld: ()
   };
 }
 
-/** What Claude Code is started with, the same for every Session of the runner: fixed when a spare is started. */
-export async function processOptions(settings: ClaudeSettings, host: AgentHost, extra: {
-  abortController: AbortController; canUseTool: CanUseTool; spawn: Options['spawnClaudeCodeProcess'];
+export async function sdkOptions(settings: ClaudeSettings, run: AgentRunOptions, host: AgentHost, extra: {
+  resume: string | undefined; abortController: AbortController; canUseTool: CanUseTool; spawn: Options['spawnClaudeCodeProcess'];
 }): Promise<Options> {
   return {
+    cwd: run.cwd,
     model: settings.model,
+    resume: extra.resume,
     abortController: extra.abortController,
     canUseTool: extra.canUseTool,
+    permissionMode: run.mode === 'plan' ? 'plan' : 'default',
     env: settings.env,
     pathToClaudeCodeExecutable: settings.claudePath,
     spawnClaudeCodeProcess: extra.spawn,
     settingSources: [],
     hooks: { PreToolUse: [everyCallAsked(settings.env.CLAUDE_CONFIG_DIR, () => host.costHeld())] },
     mcpServers: { tether: await tetherTools(host) },
-  };
-}
-
-export const permissionMode = (run: AgentRunOptions): PermissionMode => (run.mode === 'plan' ? 'plan' : 'default');
-
-export async function sdkOptions(settings: ClaudeSettings, run: AgentRunOptions, host: AgentHost, extra: {
-  resume: string | undefined; abortController: AbortController; canUseTool: CanUseTool; spawn: Options['spawnClaudeCodeProcess'];
-}): Promise<Options> {
-  return {
-    ...await processOptions(settings, host, extra),
-    cwd: run.cwd,
-    resume: extra.resume,
-    permissionMode: permissionMode(run),
     systemPrompt: { type: 'preset', preset: 'claude_code', append: await systemPromptAppend(settings.instructions, run.cwd) },
   };
 }

@@ -1,15 +1,13 @@
 // The agent: Claude Code through @anthropic-ai/claude-agent-sdk query() with canUseTool, resume,
-// abortController and cwd, or a spare started before the checkout and claimed for the run
-// (claude-spare.ts). Claude Code runs in the agent container when there is an agent channel
+// abortController and cwd. Claude Code runs in the agent container when there is an agent channel
 // (claude-processes.ts), else as the runner's child; either way it is stopped whole. Without an API
 // key it talks to the scripted model (scripted-model/), never to anything else.
 import type { Options, SDKMessage, SDKResultMessage, SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 import type { Logger } from 'pino';
 import type { AgentChannel } from '../agent-channel.ts';
 import { ClaudeConversation } from './claude-conversation.ts';
-import { channelProcesses, localProcesses, type ClaudeProcesses } from './claude-processes.ts';
+import { channelProcesses, localProcesses } from './claude-processes.ts';
 import { sdkOptions, type ClaudeSettings } from './claude-options.ts';
-import { ClaudeSpare } from './claude-spare.ts';
 import { agentSdk } from './sdk.ts';
 import { isMissingConversation, toResult } from './claude-result.ts';
 import type { Agent, AgentHost, AgentResult, AgentRunOptions } from './types.ts';
@@ -22,8 +20,6 @@ export interface ClaudeAgentDeps extends ClaudeSettings {
   queryFn?: QueryFn;
   /** Set: Claude Code is started in the agent container through it. */
   channel?: AgentChannel;
-  /** Where a spare waits for its claim: a folder that exists where Claude Code runs, never the checkout. */
-  parkingDir?: string;
 }
 
 interface Attempt { result: SDKResultMessage | undefined; failure: string | undefined; stderr: string[] }
@@ -31,27 +27,9 @@ interface Attempt { result: SDKResultMessage | undefined; failure: string | unde
 export class ClaudeAgent implements Agent {
   readonly name = 'claude' as const;
   private readonly deps: ClaudeAgentDeps;
-  private spare: ClaudeSpare | undefined;
 
   constructor(deps: ClaudeAgentDeps) {
     this.deps = deps;
-  }
-
-  /** A spare Claude Code for a new conversation; for a resumed one (a spare cannot resume) the SDK loads. */
-  warmUp({ resume }: { resume: boolean }): void {
-    if (this.spare || this.deps.queryFn) return;
-    if (resume || !this.deps.parkingDir) agentSdk().catch(() => undefined); // a failure shows where the agent starts
-    else this.spare = new ClaudeSpare(this.deps, this.processes(), this.deps.parkingDir, this.deps.log);
-  }
-
-  /** Stops a spare no run claimed. */
-  close(): void {
-    this.spare?.close();
-    this.spare = undefined;
-  }
-
-  private processes(): ClaudeProcesses {
-    return this.deps.channel ? channelProcesses(this.deps.channel, this.deps.log) : localProcesses(this.deps.log);
   }
 
   async run(options: AgentRunOptions, host: AgentHost): Promise<AgentResult> {
@@ -66,11 +44,9 @@ export class ClaudeAgent implements Agent {
   }
 
   private async attempt(options: AgentRunOptions, host: AgentHost, resume: string | undefined): Promise<Attempt> {
-    const spare = resume ? undefined : this.spare;
-    this.spare = undefined;
     const conversation = new ClaudeConversation(host, options.signal, options.prompt, options.images);
-    const abortController = spare?.abortController ?? new AbortController();
-    const processes = spare?.processes ?? this.processes();
+    const abortController = new AbortController();
+    const processes = this.deps.channel ? channelProcesses(this.deps.channel, this.deps.log) : localProcesses(this.deps.log);
     const { stderr } = processes;
     const stop = () => {
       abortController.abort();
@@ -79,13 +55,10 @@ export class ClaudeAgent implements Agent {
     options.signal.addEventListener('abort', stop, { once: true });
 
     let failure: string | undefined;
-    let claimed = true;
     try {
-      const messages = spare
-        ? await spare.claim({ run: options, host, canUseTool: conversation.canUseTool, prompt: conversation.input })
-        : await this.query(conversation, options, host, { resume, abortController, spawn: processes.spawn });
-      claimed = messages !== undefined;
-      for await (const message of messages ?? []) conversation.handle(message);
+      const sdk = await sdkOptions(this.deps, options, host, { resume, abortController, canUseTool: conversation.canUseTool, spawn: processes.spawn });
+      const query = this.deps.queryFn ?? (await agentSdk()).query;
+      for await (const message of query({ prompt: conversation.input, options: sdk })) conversation.handle(message);
     } catch (error) {
       failure = options.signal.aborted ? 'stopped' : `Claude Code stopped: ${error instanceof Error ? error.message : String(error)}`;
     } finally {
@@ -93,17 +66,8 @@ export class ClaudeAgent implements Agent {
       conversation.input.close();
       await processes.stopAll();
     }
-    if (!claimed && !options.signal.aborted) return this.attempt(options, host, resume);
     const { result } = conversation;
     if (stderr.length && (failure || result?.is_error)) this.deps.log.info({ stderr: stderr.join('\n').slice(-2000) }, 'agent stderr');
     return { result, failure, stderr };
-  }
-
-  private async query(conversation: ClaudeConversation, options: AgentRunOptions, host: AgentHost, extra: {
-    resume: string | undefined; abortController: AbortController; spawn: ClaudeProcesses['spawn'];
-  }): Promise<AsyncIterable<SDKMessage>> {
-    const sdk = await sdkOptions(this.deps, options, host, { ...extra, canUseTool: conversation.canUseTool });
-    const query = this.deps.queryFn ?? (await agentSdk()).query;
-    return query({ prompt: conversation.input, options: sdk });
   }
 }

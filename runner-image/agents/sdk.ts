@@ -1,6 +1,6 @@
-// The agent SDK, loaded on first use instead of on the runner's start path: the runner starts it
-// once the Session is Working (ClaudeAgent.warmUp), so it loads while the workspace's git work runs
-// in child processes.
+// The agent SDK, loaded on first use instead of on the runner's start path (≈0.9 s of module
+// loading): the runner starts it when its run begins, so it loads while the workspace's git work
+// runs in child processes.
 import type * as Sdk from '@anthropic-ai/claude-agent-sdk';
 
 export type AgentSdk = typeof Sdk;

@@ -62,11 +62,7 @@ export interface AgentResult {
 
 export interface Agent {
   readonly name: 'claude';
-  /** Starts the agent ahead of its run as far as it can (it acts only once run() gives it the checkout). */
-  warmUp?(options: { resume: boolean }): void;
   run(options: AgentRunOptions, host: AgentHost): Promise<AgentResult>;
-  /** Stops what warmUp started and no run used. */
-  close?(): void;
 }
 
 /** The runner's own tools as the agent sees them (MCP naming, as Claude Code shows SDK tools). */
