@@ -40,7 +40,9 @@ const mark = (session: string, stage: string, at = Date.now()) => {
   m[stage] ??= at;
   marks.set(session, m);
 };
-const LOG_STAGES: Array<[string, RegExp]> = [['runnerReady', /"msg":"runner ready"/], ['claudeStarted', /"msg":"agent started"/], ['firstModelTurn', /"msg":"model request"/]];
+const LOG_STAGES: Array<[string, RegExp]> = [
+  ['runnerReady', /"msg":"runner ready"/], ['workspaceReady', /"msg":"workspace ready"/], ['claudeStarted', /"msg":"agent started"/], ['firstModelTurn', /"msg":"model request"/],
+];
 const stack = await startStack({
   kubeconfig: plane.kubeconfig, repoRoot: process.cwd(), stateDir, repoUrl, githubApiUrl: github.url,
   relayEnv: {
@@ -115,10 +117,11 @@ for (let i = 0; i < runs; i++) {
 }
 clearInterval(sampler);
 
-const STAGES = ['sent', 'sessionCreated', 'podCreated', 'podRunning', 'runnerReady', 'Working', 'claudeStarted', 'firstModelTurn', 'progressInStatus', 'onPhone'];
+const STAGES = ['sent', 'sessionCreated', 'podCreated', 'podRunning', 'runnerReady', 'Working', 'workspaceReady', 'claudeStarted', 'firstModelTurn', 'progressInStatus', 'onPhone'];
 const LABELS: Record<string, string> = {
   sessionCreated: 'relay: webhook → Session', podCreated: 'controller: Session → Pod', podRunning: 'node: Pod → process started',
-  runnerReady: 'runner start (imports, config)', Working: 'runner: ready → Working written', claudeStarted: 'Claude Code spawned',
+  runnerReady: 'runner start (imports, config)', Working: 'runner: ready → Working written', workspaceReady: 'runner: checkout (git) ready',
+  claudeStarted: 'Claude Code spawned',
   firstModelTurn: 'Claude Code start → first model request', progressInStatus: 'first turn → progress in status', onPhone: 'relay: status → phone',
 };
 console.log(`\nfirst progress on the phone over ${runs} runs (load before ${loadBefore}, after ${machineLoad()}):`);

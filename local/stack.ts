@@ -8,6 +8,8 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pino from 'pino';
 import { isAlreadyExists } from '../common/kube/errors.ts';
+import { AGENT_UID, RUNNER_UID } from '../controller/builders.ts';
+import { fillCompileCache } from './compile-cache.ts';
 import { hostEnv } from './config.ts';
 import { installSessionCrd } from './control-plane/crd.ts';
 import { freePort } from './control-plane/control-plane.ts';
@@ -94,6 +96,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...options.relayEnv,
     }),
   };
+  // Filled while the relay and the controller start: the runner image's build step.
+  const compileCache = fillCompileCache({ stateDir: options.stateDir, repoRoot: options.repoRoot, users: [RUNNER_UID, AGENT_UID], env: hostEnv() });
+  compileCache.catch(() => undefined); // awaited below
   const procs: Partial<Record<'controller' | 'relay', Supervised>> = {};
   const launch = async (name: 'controller' | 'relay') => {
     const start = async () => startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
@@ -112,7 +117,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     namespace: runnerNamespace, nodeName: `local-${namespace}`,
     // Each container as its own user (as root; otherwise the node agent warns and runs them all as itself).
     runAsUsers: true,
-    env: { LOG_LEVEL: 'info', ...options.podEnv },
+    env: { LOG_LEVEL: 'info', ...await compileCache, ...options.podEnv },
     onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
   });
 

@@ -84,7 +84,9 @@ export class Runner {
       return;
     }
     try {
+      const started = Date.now();
       const how = await this.deps.git.prepare(spec.repo.url, base);
+      log.info({ how, ms: Date.now() - started }, 'workspace ready');
       if (how === 'kept-changes') status.addProgress('Continuing from the changes kept on the workspace');
     } catch (error) {
       await status.move({ type: 'AgentFailed' }, await isDiskFull(error, this.deps.repoDir) ? DISK_FULL_MESSAGE : `Could not get the repository: ${errorText(error)}`);

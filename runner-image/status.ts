@@ -39,6 +39,8 @@ export class StatusWriter {
   private chain: Promise<void> = Promise.resolve();
   private rereadQueued = false;
   private lastWrite = 0;
+  /** The run's first progress line goes out at once: the phone's first sign of the agent at work. */
+  private progressWritten = false;
   private readonly listeners = new Set<(s: Session) => void>();
   writes = 0;
 
@@ -113,7 +115,9 @@ export class StatusWriter {
     this.seq += 1;
     this.progress = [...this.progress, { seq: this.seq, at: this.now(), text: clean }].slice(-LIMITS.progressItems);
     this.pendingPatch.progress = this.progress;
-    this.schedule();
+    if (this.progressWritten) return this.schedule();
+    this.progressWritten = true;
+    this.flush().catch((error: unknown) => this.deps.log.error({ err: error }, 'status write failed; retried with the next write'));
   }
 
   setResult(result: Partial<Result>): void {

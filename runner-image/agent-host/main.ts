@@ -1,7 +1,7 @@
 // The agent container's entrypoint: node /app/runner-image/agent-host/main.ts. Connects to the
 // supervisor's Unix socket (retrying until it is there), says hello, then runs the processes the
 // supervisor asks for. It holds no credential. When the connection ends, everything it started is
-// killed and it exits: it never connects a second time.
+// killed and it exits: it never connects a second time. Imported (compile-cache.ts), it only loads.
 import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { createLogger } from '../../common/log.ts';
@@ -12,17 +12,8 @@ import { detectFreezeMode } from './freeze.ts';
 import { ProcessHost } from './processes.ts';
 import { FROM_SUPERVISOR, FrameType, PROTOCOL_VERSION } from './protocol.ts';
 
-const RETRY_MS = 200;
-// The supervisor's uid shares the workspace through the Pod's group: it reverts and publishes what the agent wrote.
-process.umask(0o002);
-
-const config = configOrExit('agent-host', loadConfig, (error) => error instanceof ConfigError);
-const log = createLogger({ component: 'agent-host', level: config.logLevel });
-const mounted = config.credentialFiles.filter((path) => existsSync(path));
-if (mounted.length) {
-  log.error({ files: mounted }, 'the agent container must hold no credential; refusing to start');
-  process.exit(2);
-}
+/** Trying a socket that is not there yet costs nothing: the supervisor's comes up while this one starts. */
+const RETRY_MS = 20;
 
 function connectOnce(path: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
@@ -47,40 +38,54 @@ async function connectWithRetry(path: string, timeoutMs: number): Promise<Socket
   }
 }
 
-const socket = await connectWithRetry(config.socketPath, config.connectTimeoutMs).catch((error: unknown) => {
-  log.error({ err: error, socket: config.socketPath }, 'the supervisor could not be reached');
-  return process.exit(1);
-});
-const mode = detectFreezeMode({ pid: process.pid, ppid: process.ppid });
-let welcomed = false;
-const conn: FrameConnection = new FrameConnection(socket, {
-  peer: 'supervisor', accepts: FROM_SUPERVISOR, log,
-  onFrame: (frame) => {
-    if (frame.type === FrameType.Refused) {
-      log.error({ reason: frame.message.reason }, 'the supervisor refused this agent host');
-      process.exit(1);
-    }
-    if (frame.type === FrameType.Welcome) {
-      if (welcomed) return conn.close('a second welcome from the supervisor');
-      welcomed = true;
-      log.info({ socket: config.socketPath, freeze: mode }, 'agent host connected');
-      return;
-    }
-    if (!welcomed) return conn.close(`frame type ${frame.type} before the supervisor's welcome`);
-    host.handle(frame);
-  },
-  onClosed: (_reason, byPeer) => {
-    host.killAll();
-    process.exit(welcomed && byPeer ? 0 : 1);
-  },
-});
-const host = new ProcessHost(conn, log, mode);
-conn.send(FrameType.Hello, 0, { protocol: PROTOCOL_VERSION, pid: process.pid, freeze: mode });
+async function main(): Promise<void> {
+  // The supervisor's uid shares the workspace through the Pod's group: it reverts and publishes what the agent wrote.
+  process.umask(0o002);
 
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    log.info({ signal }, 'stopping: killing every process started here');
-    host.killAll();
-    process.exit(0);
+  const config = configOrExit('agent-host', loadConfig, (error) => error instanceof ConfigError);
+  const log = createLogger({ component: 'agent-host', level: config.logLevel });
+  const mounted = config.credentialFiles.filter((path) => existsSync(path));
+  if (mounted.length) {
+    log.error({ files: mounted }, 'the agent container must hold no credential; refusing to start');
+    process.exit(2);
+  }
+  const socket = await connectWithRetry(config.socketPath, config.connectTimeoutMs).catch((error: unknown) => {
+    log.error({ err: error, socket: config.socketPath }, 'the supervisor could not be reached');
+    return process.exit(1);
   });
+  const mode = detectFreezeMode({ pid: process.pid, ppid: process.ppid });
+  let welcomed = false;
+  const conn: FrameConnection = new FrameConnection(socket, {
+    peer: 'supervisor', accepts: FROM_SUPERVISOR, log,
+    onFrame: (frame) => {
+      if (frame.type === FrameType.Refused) {
+        log.error({ reason: frame.message.reason }, 'the supervisor refused this agent host');
+        process.exit(1);
+      }
+      if (frame.type === FrameType.Welcome) {
+        if (welcomed) return conn.close('a second welcome from the supervisor');
+        welcomed = true;
+        log.info({ socket: config.socketPath, freeze: mode }, 'agent host connected');
+        return;
+      }
+      if (!welcomed) return conn.close(`frame type ${frame.type} before the supervisor's welcome`);
+      host.handle(frame);
+    },
+    onClosed: (_reason, byPeer) => {
+      host.killAll();
+      process.exit(welcomed && byPeer ? 0 : 1);
+    },
+  });
+  const host = new ProcessHost(conn, log, mode);
+  conn.send(FrameType.Hello, 0, { protocol: PROTOCOL_VERSION, pid: process.pid, freeze: mode });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      log.info({ signal }, 'stopping: killing every process started here');
+      host.killAll();
+      process.exit(0);
+    });
+  }
 }
+
+if (import.meta.main) await main();

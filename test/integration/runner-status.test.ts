@@ -40,6 +40,21 @@ describe('runner status writer', () => {
     expect(progress.at(-1)?.text).toBe('step 200');
   });
 
+  it("writes the run's first progress line at once and batches the ones after it", async () => {
+    const { name, writer } = await writerFor(60_000);
+    const texts = async () => ((await sessions.get(ns, name))!.status?.progress ?? []).map((p) => p.text);
+    writer.setResult({ costUsd: 0.01 }); // a write just before: the batch window is open
+    await writer.flush();
+    writer.addProgress('first milestone');
+    await eventually(async () => expect(await texts()).toEqual(['first milestone']), 5000);
+    writer.addProgress('second milestone');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await texts()).toEqual(['first milestone']);
+    expect(writer.writes).toBe(2);
+    await writer.flush();
+    expect(await texts()).toEqual(['first milestone', 'second milestone']);
+  });
+
   it('re-reads and retries on conflict, keeping what the controller wrote', async () => {
     const { name, writer } = await writerFor();
     await sessions.patchStatus(ns, name, { display: { phone: '+1415•••0123' }, podName: 'p-runner' });

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { AGENT_UID, RUNNER_UID } from '../../controller/builders.ts';
 import { caBundleIsAnOptionalSecret, importedPackages, instructions, ofKeyword, uninstalled } from '../support/dockerfiles.ts';
 
 const path = join(import.meta.dirname, '../../runner-image/Dockerfile');
@@ -78,6 +79,16 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
     for (const line of of('COPY')) expect(line).not.toMatch(/\.env|\.npmrc|id_rsa|kubeconfig/i);
     expect(caBundleIsAnOptionalSecret(lines)).toBe(true);
     expect(of('COPY').some((l) => /^COPY \. /.test(l))).toBe(false);
+  });
+
+  it("fills Node's compile cache as each user the runner Pod's containers run as, after copying the code", () => {
+    expect(of('ENV')).toContain('ENV NODE_COMPILE_CACHE=/app/.compile-cache');
+    const fill = of('RUN').find((l) => l.includes('compile-cache.ts'))!;
+    for (const [uid, gid] of [[RUNNER_UID, RUNNER_UID], [AGENT_UID, RUNNER_UID]]) {
+      expect(fill).toContain(`setpriv --reuid=${uid} --regid=${gid} --clear-groups node runner-image/compile-cache.ts`);
+    }
+    expect(fill).toMatch(/chmod 0755 \.compile-cache$/);
+    expect(lines.findIndex((l) => l.includes('compile-cache.ts'))).toBeGreaterThan(lines.indexOf('COPY runner-image/ ./runner-image/'));
   });
 
   it('starts the runner entrypoint the controller expects', () => {
