@@ -48,8 +48,10 @@ const stack = await startStack({
   relayEnv: {
     TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
     TWILIO_API_URL: twilio.url, ALLOWED_NUMBERS: phone,
+    // Every run is the same phone's; the scripted model's reported cost would spend a day's budget in ~25 runs.
+    RELAY_DAILY_BUDGET_USD: '0',
   },
-  controllerEnv: { TETHER_LEADER_ELECTION: 'false' },
+  controllerEnv: { TETHER_LEADER_ELECTION: 'false', TETHER_DAILY_BUDGET_USD: '0' },
   logger: pino({ level: 'warn' }),
   onLine: (component, line) => {
     const pod = /^runner (.+)-runner$/.exec(component)?.[1];

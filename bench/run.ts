@@ -1,9 +1,9 @@
-// make bench: every benchmark (bench/*.ts but these helpers), one after another, each as its own
+// make bench: every benchmark (the files below; the rest of bench/ are their parts), one after another, each as its own
 // process on a machine no other suite uses (waits up to --wait minutes for it), then one table:
 // figure, target, measured, ratio, and the machine's load when each figure was taken.
 // Run: make bench [BENCH_ARGS="--wait 30 --only controller"]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,9 +11,9 @@ import { BESIDE_OTHERS_VARIABLE, inheritedEnv } from './config.ts';
 import { machineLoad, waitUntilIdle } from './machine.ts';
 import { formatTable, meets, type Row } from './report.ts';
 
-const HELPERS = new Set(['config.ts', 'machine.ts', 'report.ts', 'run.ts', 'kube-metrics.ts']);
+const BENCHMARKS = ['controller.ts', 'first-progress.ts', 'relay.ts'];
 const { values: args } = parseArgs({ options: { wait: { type: 'string', default: '20' }, only: { type: 'string' } } });
-const benches = readdirSync('bench').filter((f) => f.endsWith('.ts') && !HELPERS.has(f)).filter((f) => !args.only || f.startsWith(args.only)).sort();
+const benches = BENCHMARKS.filter((f) => !args.only || f.startsWith(args.only));
 const rowsFile = join(mkdtempSync(join(tmpdir(), 'tether-bench-')), 'rows.jsonl');
 const readRows = (): Row[] => {
   try {
