@@ -4,7 +4,7 @@
 // (spawn() is what the Agent SDK's spawnClaudeCodeProcess needs) and stops them all (freeze()).
 // Claude Code: `spawnClaudeCodeProcess: (options) => channel.spawn(options)`.
 import { rm } from 'node:fs/promises';
-import type { Server, Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import type { SpawnOptions } from '@anthropic-ai/claude-agent-sdk';
 import type { Logger } from 'pino';
 import { FrameConnection } from './agent-host/connection.ts';
@@ -65,7 +65,15 @@ export class AgentChannel {
 
   /** Listens on options.socketPath (creating its folder) and waits for the agent host there. */
   static async listen(options: AgentChannelOptions): Promise<AgentChannel> {
-    return new AgentChannel(options, await listenOnSocket(options.socketPath));
+    const channel = new AgentChannel(options, createServer());
+    try {
+      await listenOnSocket(options.socketPath, channel.server);
+    } catch (error) {
+      channel.shutDown(`the agent socket could not be opened: ${(error as Error).message}`);
+      throw error;
+    }
+    options.log.info({ socket: options.socketPath }, 'waiting for the agent host');
+    return channel;
   }
 
   private constructor(options: AgentChannelOptions, server: Server) {
@@ -74,7 +82,6 @@ export class AgentChannel {
     server.on('connection', (socket) => this.accept(socket));
     server.on('error', (error) => this.shutDown(`the agent socket failed: ${error.message}`));
     this.connectTimer = setTimeout(() => this.shutDown(`no agent host connected within ${options.connectTimeoutMs} ms`), options.connectTimeoutMs);
-    options.log.info({ socket: options.socketPath }, 'waiting for the agent host');
   }
 
   /** Resolves with the agent host's hello once it is connected; rejects if the channel closes first. */

@@ -2,7 +2,7 @@
 // may change (0755, its own), on the emptyDir both containers mount. The agent container can
 // connect to the socket but can neither replace it nor put its own in its place.
 import { chmod, lstat, mkdir, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import { dirname } from 'node:path';
 
 /** Creates the socket's folder, or accepts an existing one only if it is the supervisor's own and closed to others. */
@@ -22,10 +22,13 @@ export async function prepareSocketDir(socketPath: string): Promise<void> {
   await rm(socketPath, { force: true }); // a socket left by an earlier run of this container
 }
 
-/** Listens on the socket; every user may connect (the agent runs as another uid). */
-export async function listenOnSocket(socketPath: string): Promise<Server> {
+/**
+ * Listens on the socket; every user may connect (the agent runs as another uid). `server` has its
+ * 'connection' listener already: the agent host may connect the moment the socket exists (the
+ * Pod's group can, before the chmod below), and a connection nobody listens for hangs it.
+ */
+export async function listenOnSocket(socketPath: string, server: Server): Promise<void> {
   await prepareSocketDir(socketPath);
-  const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(socketPath, () => {
@@ -34,5 +37,4 @@ export async function listenOnSocket(socketPath: string): Promise<Server> {
     });
   });
   await chmod(socketPath, 0o666);
-  return server;
 }

@@ -1,7 +1,7 @@
 // What the agent channel lets through and what it refuses: one agent host per supervisor, malformed
 // frames from either side, credentials in the agent host's environment, and (as root) an agent host
 // under another uid that cannot read the supervisor's files or process.
-import { chmodSync, lstatSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -41,6 +41,29 @@ describe('agent channel: one agent host per supervisor', { timeout: 30_000 }, ()
     expect(intruder.output()).toContain('the supervisor refused this agent host');
     expect(pair.supervisorLog.messages()).toContain('refused a second connection on the agent socket ');
     expect((await finished(pair.channel.spawn(request('echo', ['still here'])))).stdout.toString()).toBe('still here\n');
+  });
+
+  it('welcomes an agent host that connects the moment the socket exists', async () => {
+    // The Pod's group may connect before the socket is opened to everyone: such a connection must
+    // not arrive before the channel listens for it (it would hang the agent host, unanswered).
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const socketPath = join(socketFolder(), 'supervisor', 'agent.sock');
+      let raw: Socket | undefined;
+      const early = new Promise<void>((resolve, reject) => {
+        const poll = () => {
+          if (!existsSync(socketPath)) return void setImmediate(poll);
+          raw = connect(socketPath, () => resolve());
+          raw.once('error', reject);
+          raw.write(hello);
+        };
+        poll();
+      });
+      const channel = await AgentChannel.listen({ socketPath, log: capturedLogger('runner').log, connectTimeoutMs: 2000, freezeTimeoutMs: 1000 });
+      await early;
+      expect((await channel.connected()).pid).toBe(42);
+      raw!.destroy();
+      await channel.close();
+    }
   });
 
   it('creates the socket folder 0755 and refuses a folder someone else could write', async () => {
