@@ -51,7 +51,7 @@ describe('crash safety', () => {
     let kills = 0;
     for (let i = 0; i < 60; i++) {
       if (rand() < 0.5 || names.length < 2) names.push(await createSession(sessions, ns, phones[Math.floor(rand() * phones.length)]!));
-      const faults = crashing(kubeClusterOps(kc), rand, 0.35);
+      const faults = crashing(kubeClusterOps(kc), rand, 0.45);
       const running = await startController(kc, config, faults.ops);
       const deadline = Date.now() + 80 + rand() * 200;
       while (!faults.dead() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
