@@ -108,7 +108,7 @@ export class StatusWriter {
     if (first || changed) for (const listener of this.listeners) listener(session);
   }
 
-  /** Appends a progress line (bounded list, increasing seq); written with the next batch. */
+  /** Appends a progress line (bounded list, increasing seq); written with the next batch, the run's first at once. */
   addProgress(text: string): void {
     const clean = truncate(this.deps.redact(text.replace(/\s+/g, ' ').trim()), LIMITS.progressTextChars);
     if (!clean) return;
@@ -117,7 +117,7 @@ export class StatusWriter {
     this.pendingPatch.progress = this.progress;
     if (this.progressWritten) return this.schedule();
     this.progressWritten = true;
-    this.flush().catch((error: unknown) => this.deps.log.error({ err: error }, 'status write failed; retried with the next write'));
+    this.flushInBackground();
   }
 
   setResult(result: Partial<Result>): void {
@@ -157,9 +157,14 @@ export class StatusWriter {
     const wait = Math.max(0, this.lastWrite + (this.deps.batchMs ?? 400) - Date.now());
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.flush().catch((error: unknown) => this.deps.log.error({ err: error }, 'batched status write failed; retried with the next write'));
+      this.flushInBackground();
     }, wait);
     this.timer.unref();
+  }
+
+  /** A write nobody awaits: if it fails, its patch stays pending and goes with the next write. */
+  private flushInBackground(): void {
+    this.flush().catch((error: unknown) => this.deps.log.error({ err: error }, 'status write failed; retried with the next write'));
   }
 
   /** Writes whatever is pending now (serialised; safe to call concurrently). */
