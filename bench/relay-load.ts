@@ -22,7 +22,7 @@ export interface Burst {
  * when every webhook is answered.
  */
 export async function webhookBurst(options: { relayUrl: string; webhookUrl: string; authToken: string; phones: string[]; rate: number }): Promise<Burst> {
-  const child = spawn(process.execPath, ['bench/relay-webhooks.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--expose-gc', 'bench/relay-webhooks.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const { relayUrl, webhookUrl, authToken, phones, rate } = options;
   child.stdin.end(JSON.stringify({ relayUrl, webhookUrl, authToken, phones, rate }));
   const [out, code] = await Promise.all([text(child.stdout), new Promise((resolve) => child.once('exit', resolve))]);

@@ -11,6 +11,13 @@ import { nameFromUrl, repoList, type NamedRepo } from './repos.ts';
 import { BUDGET_DEFAULTS } from './outbound/cadence.ts';
 import { COST_DEFAULTS, type CostBudget } from '../common/session/budget.ts';
 
+/**
+ * Messages acted on at once. Their API calls complete in clusters, and each completion runs its
+ * reply and the next message on the event loop in one go: 16 made those runs long enough to
+ * delay acknowledgements by tens of ms without creating Sessions any faster (docs/relay.md, "Performance").
+ */
+export const INBOUND_CONCURRENCY = 8;
+
 const str = (description: string, extra: object = {}) => Type.String({ minLength: 1, description, ...extra });
 /** `minMs`: shorter values break the feature (a timeout nothing can meet, progress with no cadence), so they are refused. */
 const duration = (fallback: string, description: string, minMs?: number) =>
@@ -67,7 +74,7 @@ export const ENV = Type.Object({
   RELAY_BUDGET_TIMEZONE: str('IANA time zone whose midnight starts a new budget day', { default: COST_DEFAULTS.timeZone }),
   RELAY_REMINDER_BEFORE: duration('5m', 'approval reminder this long before the timeout'),
   RELAY_SEND_RATE: int(10, 1, 1000, 'outbound messages per second per sender'),
-  RELAY_INBOUND_CONCURRENCY: int(16, 1, 1024, 'inbound messages processed at once (more: throughput; fewer: faster webhook acks)'),
+  RELAY_INBOUND_CONCURRENCY: int(INBOUND_CONCURRENCY, 1, 1024, 'inbound messages processed at once (more: throughput with a slow API server; fewer: faster webhook acks)'),
   RELAY_JOURNAL_DIR: str('folder of the inbound journal (a volume that survives a container restart)', { default: '/var/lib/tether/journal' }),
   RELAY_INBOUND_BACKLOG: int(2000, 1, 1_000_000, 'recorded messages not yet acted on beyond which webhooks are refused with a "send again" reply'),
   RELAY_CLAIMS_CONFIGMAP: str('ConfigMap holding the idempotency records of messages that create no Session', { default: 'tether-message-claims', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }),

@@ -28,6 +28,7 @@ import { routeMessage, type InboundImages } from './media-in.ts';
 import type { PhoneView } from './phone-view.ts';
 import type { CommandOptions, DecisionDraft, Route } from './router.ts';
 import { routeTap } from './tap.ts';
+import { INBOUND_CONCURRENCY } from '../config.ts';
 
 export interface InboundMessage {
   /** MessageSid (Twilio) or a client-made id (web chat) */
@@ -58,7 +59,7 @@ export interface InboundOptions {
   defaults: SessionDefaults;
   metrics: RelayMetrics;
   logger: Logger;
-  /** messages processed at once (default 16) */
+  /** messages processed at once (default INBOUND_CONCURRENCY) */
   concurrency?: number;
   /** this relay's journal identity, written on the Sessions it creates (default: none) */
   owner?: string;
@@ -108,7 +109,7 @@ export class InboundHandler {
   constructor(options: InboundOptions) {
     this.o = options;
     this.repos = options.repos ?? new PhoneRepos([{ name: nameFromUrl(options.repo.url), baseBranch: 'main', ...options.repo }], new MemoryRepoChoices());
-    this.limit = concurrencyLimit(options.concurrency ?? 16);
+    this.limit = concurrencyLimit(options.concurrency ?? INBOUND_CONCURRENCY);
   }
 
   /**
