@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
+import { INBOUND_CONCURRENCY } from '../../relay/config.ts';
 import { InboundHandler, type InboundOptions } from '../../relay/inbound/handler.ts';
 import { PhoneView } from '../../relay/inbound/phone-view.ts';
 import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
@@ -192,5 +193,31 @@ describe('InboundHandler', () => {
     expect(fetched).toHaveLength(1);
     expect(store.list()).toHaveLength(1);
     expect(kept.size).toBe(1);
+  });
+
+  it('acts on at most INBOUND_CONCURRENCY messages at once by default; the rest wait their turn', async () => {
+    let running = 0;
+    let most = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const held: SessionApi = {
+      get: (namespace, name) => store.get(namespace, name),
+      patch: (namespace, name, patch) => store.patch(namespace, name, patch),
+      async create(...args) {
+        most = Math.max(most, ++running);
+        await gate;
+        running--;
+        return store.create(...args);
+      },
+    };
+    const h = handler(firstClaim, held);
+    const phones = Array.from({ length: 3 * INBOUND_CONCURRENCY }, (_, i) => `+1555555${String(1000 + i)}`);
+    const accepted = Promise.all(phones.map((from, i) => h.accept({ ...msg(`command ${i}`), from })));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(most).toBe(INBOUND_CONCURRENCY);
+    release();
+    expect(new Set(await accepted)).toEqual(new Set(['start']));
+    expect(store.list()).toHaveLength(phones.length);
+    expect(most).toBe(INBOUND_CONCURRENCY);
   });
 });
