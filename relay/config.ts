@@ -14,7 +14,7 @@ import { COST_DEFAULTS, type CostBudget } from '../common/session/budget.ts';
 /**
  * Messages acted on at once. Their API calls complete in clusters, and each completion runs its
  * reply and the next message on the event loop in one go: 16 made those runs long enough to
- * delay acknowledgements by tens of ms without creating Sessions any faster (docs/relay.md, "Performance").
+ * delay acknowledgements by tens of ms without creating Sessions any faster (docs/relay.md, "Benchmark").
  */
 export const INBOUND_CONCURRENCY = 8;
 
