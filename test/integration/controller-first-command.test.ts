@@ -9,7 +9,7 @@ import { controllerSuite, createSession, phaseOf, reconcilePasses, startControll
 import { eventually } from '../support/eventually.ts';
 
 const t = controllerSuite('ctl-first');
-const PHONES = 6;
+const PHONES = 16;
 /** Long enough for the workspace's and the Pod's watch events to reach the controller before the status write. */
 const STATUS_WRITE_DELAY_MS = 400;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
