@@ -9,9 +9,10 @@
 //      before/after, the benchmark's own creates taken off), controller CPU per admission;
 //   4. reconcile passes per Session lifetime (admission → runner's phases → Pod removed after its TTL);
 //   5. controller RSS holding 10,000 Sessions, and the time to start and resync them.
-// Usage: npm run bench:controller [-- --sessions 500 --total 10000 --lifetimes 100 --concurrency 32 (the chart's) --profile <dir> --pprof <dir>]
+// Usage: npm run bench:controller [-- --sessions 500 --total 10000 --lifetimes 100 --concurrency 32 (the chart's) --profile <dir> --pprof <dir> --first-only]
 // (--profile: a V8 CPU profile of each controller process, written to <dir> when it stops;
-//  --pprof: the API server's Go CPU profile over the first seconds of the floor and of the steady burst)
+//  --pprof: the API server's Go CPU profile over the first seconds of the floor and of the steady burst;
+//  --first-only: part 1 alone)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,7 +33,7 @@ import { atLeast, atMost, report, type Row } from './report.ts';
 
 const { values: args } = parseArgs({ options: {
   sessions: { type: 'string', default: '500' }, total: { type: 'string', default: '10000' }, lifetimes: { type: 'string', default: '100' },
-  concurrency: { type: 'string', default: '32' }, profile: { type: 'string' }, pprof: { type: 'string' },
+  concurrency: { type: 'string', default: '32' }, profile: { type: 'string' }, pprof: { type: 'string' }, 'first-only': { type: 'boolean', default: false },
 } });
 const BURST = Number(args.sessions);
 const TOTAL = Number(args.total);
@@ -99,7 +100,9 @@ interface Bench { kc: KubeConfig; sessions: SessionClient; pods: Informer<V1Pod>
 async function burst(b: Bench, tag: string) {
   const names = Array.from({ length: BURST }, (_, i) => sessionName(phoneOf(i), new Date(), tag));
   const created = new Map<string, number>();
-  const [writesBefore, cpuBefore, passesBefore] = [await writeRequests(b.kc), cpuMs(b.controller.child.pid!), await b.controller.metric('tether_reconcile_total')];
+  const [writesBefore, conflictsBefore, cpuBefore, passesBefore] = [
+    await writeRequests(b.kc), await writeRequests(b.kc, '409'), cpuMs(b.controller.child.pid!), await b.controller.metric('tether_reconcile_total'),
+  ];
   const start = performance.now();
   let createRate = 0;
   await profiled(b.kc, tag, async () => {
@@ -119,8 +122,9 @@ async function burst(b: Bench, tag: string) {
   // The API server's own housekeeping (its Lease, the kubernetes Endpoints); the controller writes neither here (no leader election).
   const writes = new Map([...all].filter(([key]) => !/ (leases|endpoints)$/.test(key)));
   const latencies = names.map((n) => b.podSeen.get(n)! - created.get(n)!);
+  const conflicts = difference(conflictsBefore, await writeRequests(b.kc, '409'));
   return {
-    names, seconds, latencies, writes, housekeeping: total(all) - total(writes), createRate,
+    names, seconds, latencies, writes, conflicts, housekeeping: total(all) - total(writes), createRate,
     perAdmission: (total(writes) - BURST) / BURST,
     cpuMsPerAdmission: (cpuMs(b.controller.child.pid!) - cpuBefore) / BURST,
     passesPerSession: ((await b.controller.metric('tether_reconcile_total')) - passesBefore) / BURST,
@@ -131,6 +135,7 @@ function printBurst(title: string, r: Awaited<ReturnType<typeof burst>>): void {
   console.log(`\n${title}: ${BURST} Sessions at once (created at ${r.createRate.toFixed(0)}/s), last Pod after ${r.seconds.toFixed(1)} s (${(BURST / r.seconds).toFixed(0)} admissions/s; load ${machineLoad()})`);
   console.log(`   Session → Pod p50 ${percentile(r.latencies, 50)} ms · p90 ${percentile(r.latencies, 90)} ms · p99 ${percentile(r.latencies, 99)} ms · max ${percentile(r.latencies, 100)} ms`);
   console.log(`   write requests per admission ${r.perAdmission.toFixed(2)} (the benchmark's ${BURST} Session creates taken off): ${[...r.writes].map(([k, v]) => `${k} ${v}`).join(', ')}; the API server's own: ${r.housekeeping}`);
+  console.log(`   409 answers per admission ${(total(r.conflicts) / BURST).toFixed(3)}${[...r.conflicts].map(([k, v]) => `; ${k} ${v}`).join('')}`);
   console.log(`   controller CPU ${r.cpuMsPerAdmission.toFixed(1)} ms per admission; ${r.passesPerSession.toFixed(2)} reconcile passes per Session`);
 }
 
@@ -211,6 +216,7 @@ async function main(): Promise<void> {
 
     const first = await burst(b, 'f000');
     printBurst('1. First command of each phone (workspace and runner identity made)', first);
+    if (args['first-only']) return;
     await live(b, first.names);
     const raw = await rawCreateRate(b);
     console.log(`\n2. Raw create rate of this API server: ${raw.toFixed(0)} Sessions/s (${BURST} at once, nobody watching; load ${machineLoad()})`);

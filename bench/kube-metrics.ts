@@ -27,13 +27,16 @@ export const apiserverMetrics = async (kc: KubeConfig): Promise<string> => (awai
 /** A Go CPU profile of the API server over the next `seconds` (read it with `go tool pprof -top`). */
 export const apiserverProfile = (kc: KubeConfig, seconds: number): Promise<Buffer> => apiserverGet(kc, `/debug/pprof/profile?seconds=${seconds}`);
 
-/** Write requests so far by "VERB resource[/subresource]", from apiserver_request_total. */
-export async function writeRequests(kc: KubeConfig): Promise<Map<string, number>> {
+/**
+ * Write requests so far by "VERB resource[/subresource]", from apiserver_request_total; with `code`,
+ * only those answered with it (409: a conflict, or a create of something that exists).
+ */
+export async function writeRequests(kc: KubeConfig, code?: string): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   for (const line of (await apiserverMetrics(kc)).split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
     const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
-    if (!WRITE_VERBS.has(labels.verb ?? '')) continue;
+    if (!WRITE_VERBS.has(labels.verb ?? '') || (code !== undefined && labels.code !== code)) continue;
     const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
     counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
   }

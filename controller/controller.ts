@@ -16,6 +16,7 @@ import { trimPod, trimSession } from './cache.ts';
 import { kubeClusterOps, type ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';
 import type { ControllerMetrics } from './metrics.ts';
+import { createOwnWrites } from './own-writes.ts';
 import { reconcileSession, type ReconcileDeps } from './reconcile.ts';
 import { startProblem } from './start.ts';
 
@@ -135,10 +136,11 @@ function createReconcileQueue({ config, logger, metrics }: ControllerDeps, recon
 export function createController(deps: ControllerDeps): Controller {
   const { sessions, pods, pvcs, roles, bindings } = createInformers(deps);
   const phones = createPhoneIndex();
-  const podChanged = podChanges(deps.config.namespace, (key) => sessions.get(key));
-  /** The resourceVersion each Session got from the controller's own status write, whose pass has seen it. */
-  const ownWrites = new Map<string, string>();
-  const phaseOf = (key: string) => sessions.get(key)?.status?.phase;
+  const ownWrites = createOwnWrites();
+  /** The Session as the controller knows it: the cache, or the controller's own write the cache does not show yet. */
+  const known = (key: string) => ownWrites.view(key, sessions.get(key));
+  const podChanged = podChanges(deps.config.namespace, known);
+  const phaseOf = (key: string) => known(key)?.status?.phase;
   const waiting = (key: string) => phaseOf(key) === undefined || phaseOf(key) === 'Queued';
   const unfinished = (key: string) => !isTerminal(phaseOf(key));
   const enqueuePhone = (phone: string, which: (key: string) => boolean) => {
@@ -149,26 +151,25 @@ export function createController(deps: ControllerDeps): Controller {
     config: deps.config,
     logger: deps.logger,
     now: deps.now ?? (() => new Date()),
-    cachedSession: (key) => sessions.get(key),
+    cachedSession: known,
     cachedPod: (namespace, name) => pods.get(`${namespace}/${name}`),
     cachedPvc: (namespace, name) => pvcs.get(`${namespace}/${name}`),
     cachedIdentity: (namespace, name) => {
       const role = roles.get(`${namespace}/${name}`);
       return role && { role, bound: bindings.get(`${namespace}/${name}`) !== undefined };
     },
-    wrote: (session) => ownWrites.set(`${session.metadata.namespace}/${session.metadata.name}`, session.metadata.resourceVersion!),
-    siblings: (s) => phones.keys(phoneHash(s.spec.phone)).map((k) => sessions.get(k)).filter((x): x is Session => x !== undefined),
+    wrote: (written, replaced, actedOn) => ownWrites.record(written, replaced, actedOn),
+    siblings: (s) => phones.keys(phoneHash(s.spec.phone)).map(known).filter((x): x is Session => x !== undefined),
     wakeWaiting: (s) => enqueuePhone(phoneHash(s.spec.phone), waiting),
     observer: deps.metrics?.observer,
     approvals: new Map(),
   });
 
   sessions.onChange((key, session) => {
-    const own = ownWrites.get(key);
-    ownWrites.delete(key);
+    const asksForPass = ownWrites.observed(key, session);
     if (session) {
       phones.add(key, phoneHash(session.spec.phone));
-      if (own !== session.metadata.resourceVersion) queue.add(key);
+      if (asksForPass) queue.add(key);
       return;
     }
     if (pods.get(`${deps.config.runnerNamespace}/${runnerName(key.split('/')[1]!)}`)) queue.add(key);
@@ -180,9 +181,10 @@ export function createController(deps: ControllerDeps): Controller {
     const owner = podChanged(key, pod);
     if (owner) queue.add(owner);
   });
+  // Only a waiting Session reads the workspace (its admission checks and creates it).
   pvcs.onChange((_key, pvc) => {
     const phone = pvc?.metadata?.labels?.[LABEL_PHONE_HASH];
-    if (phone) enqueuePhone(phone, unfinished);
+    if (phone) enqueuePhone(phone, waiting);
   });
 
   const informers = [sessions, pods, pvcs, roles, bindings];

@@ -40,10 +40,11 @@ export interface ReconcileDeps {
   /** Every Session of the same phone in the namespace, this one included or not. */
   siblings(session: Session): Session[];
   /**
-   * The controller wrote this Session's status and its pass acted on the result (a queued Session,
-   * or the clean-up of a finished one), so the watch event of that very write needs no pass of its own.
+   * The controller wrote this Session's status (the response; the version the write replaced). When
+   * its pass acted on the result (a queued or started Session, or the clean-up of a finished one),
+   * the watch event of that very write needs no pass of its own.
    */
-  wrote?(session: Session): void;
+  wrote?(written: Session, replaced: string, actedOn: boolean): void;
   /** Queues a pass for each waiting Session of the phone (ClearPhoneQueue, StartNextQueued). */
   wakeWaiting(session: Session): void;
   observer?: ReconcileObserver;
@@ -204,7 +205,7 @@ async function write(session: Session, deps: ReconcileDeps, now: Date, input: Om
   const written = await deps.ops.patchStatus(namespace, name, outcome.patch, session.metadata.resourceVersion!);
   const before = session.status ?? {};
   const to = outcome.status.phase!;
-  if (actsOnResult) deps.wrote?.(written);
+  deps.wrote?.(written, session.metadata.resourceVersion!, actsOnResult);
   if (before.phase !== to) {
     log(session, deps).info({ from: before.phase ?? '(new)', to, reason: outcome.reason, message: input.message }, 'phase changed');
     deps.observer?.transition?.(session, before.phase, to, outcome.reason);
