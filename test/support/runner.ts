@@ -66,7 +66,21 @@ export function startRunner(options: { kubeconfig: string; namespace: string; na
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited, workspace, gitStore };
+  const runner = { child, output: () => output, exited, workspace, gitStore };
+  runners.set(options.name, runner);
+  return runner;
+}
+
+/** The last runner started for each Session name: a wait that times out shows what it printed. */
+const runners = new Map<string, RunnerProcess>();
+const OUTPUT_TAIL_CHARS = 8000;
+
+function whyNotMet(name: string, session: Session | undefined): string {
+  const status = `condition not met; status ${JSON.stringify(session?.status ?? null)}`;
+  const runner = runners.get(name);
+  if (!runner) return status;
+  const exit = runner.child.exitCode ?? runner.child.signalCode;
+  return `${status}\nrunner ${exit === null ? 'running' : `exited (${exit})`}; its output:\n${runner.output().slice(-OUTPUT_TAIL_CHARS)}`;
 }
 
 export function specFor(prompt: string, repoUrl: string, extra: Partial<SessionSpec> = {}): SessionSpec {
@@ -86,7 +100,7 @@ export async function createStartedSession(sessions: SessionClient, namespace: s
 export async function waitFor(sessions: SessionClient, namespace: string, name: string, check: (s: Session) => boolean, timeoutMs = 60_000): Promise<Session> {
   return eventually(async () => {
     const session = await sessions.get(namespace, name);
-    if (!session || !check(session)) throw new Error(`condition not met; phase ${session?.status?.phase}, pending ${session?.status?.pending?.kind}`);
+    if (!session || !check(session)) throw new Error(whyNotMet(name, session));
     return session;
   }, timeoutMs, 50);
 }
