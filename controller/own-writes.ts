@@ -5,6 +5,7 @@
 // that, with no ordering of resourceVersions assumed. Without this, a child's event (the workspace
 // PVC the pass just made) woke a pass that wrote from the older version and met 409 Conflict.
 import type { Session } from '../common/session/schema.ts';
+import { withoutManagedFields } from '../common/kube/informer.ts';
 import { trimSession } from './cache.ts';
 
 interface OwnWrite {
@@ -30,8 +31,7 @@ export function createOwnWrites(): OwnWrites {
   const writes = new Map<string, OwnWrite>();
   return {
     record(written, replaced, actedOn) {
-      delete (written.metadata as { managedFields?: unknown }).managedFields;
-      trimSession(written);
+      trimSession(withoutManagedFields(written));
       writes.set(keyOf(written), { written, replaced, actedOn });
     },
     view(key, cached) {

@@ -9,14 +9,8 @@ import { BRANCH_PATTERN, REPO_URL_PATTERN } from '../common/session/repo.ts';
 import { REPO_NAME_MAX_LENGTH, REPO_NAME_PATTERN } from '../common/session/names.ts';
 import { nameFromUrl, repoList, type NamedRepo } from './repos.ts';
 import { BUDGET_DEFAULTS } from './outbound/cadence.ts';
+import { INBOUND_CONCURRENCY } from './inbound/handler.ts';
 import { COST_DEFAULTS, type CostBudget } from '../common/session/budget.ts';
-
-/**
- * Messages acted on at once. Their API calls complete in clusters, and each completion runs its
- * reply and the next message on the event loop in one go: 16 made those runs long enough to
- * delay acknowledgements by tens of ms without creating Sessions any faster (docs/relay.md, "Benchmark").
- */
-export const INBOUND_CONCURRENCY = 8;
 
 const str = (description: string, extra: object = {}) => Type.String({ minLength: 1, description, ...extra });
 /** `minMs`: shorter values break the feature (a timeout nothing can meet, progress with no cadence), so they are refused. */

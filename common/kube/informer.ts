@@ -9,7 +9,7 @@ import { getJson, HttpError, streamJsonLines, type Query } from './raw.ts';
 type Meta = { metadata?: { name?: string; namespace?: string; resourceVersion?: string; managedFields?: unknown } };
 
 /** managedFields are server-side-apply bookkeeping nobody reads from a cache; they can outweigh the object. */
-const slim = <T>(object: T): T => {
+export const withoutManagedFields = <T>(object: T): T => {
   delete (object as Meta).metadata?.managedFields;
   return object;
 };
@@ -112,7 +112,7 @@ class SharedInformer<T extends Named> implements Informer<T> {
   }
 
   private slim(object: T): T {
-    slim(object);
+    withoutManagedFields(object);
     this.options.trim?.(object);
     return object;
   }
