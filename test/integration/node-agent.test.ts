@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNodeAgent, type NodeAgent } from '../../local/node-agent/node-agent.ts';
 import { volumeDir } from '../../local/node-agent/pod-process.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace } from '../support/cluster.ts';
+import { startFaultProxy } from '../support/fault-proxy.ts';
 
 let kc: KubeConfig;
 let core: CoreV1Api;
@@ -58,10 +59,10 @@ function probePod(name: string, env: Record<string, string>): V1Pod {
   };
 }
 
-async function waitForPod(name: string, check: (pod: V1Pod | undefined) => boolean, timeoutMs = 30_000): Promise<V1Pod | undefined> {
+async function waitForPod(name: string, check: (pod: V1Pod | undefined) => boolean, timeoutMs = 30_000, namespace = ns): Promise<V1Pod | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const pod = await core.readNamespacedPod({ name, namespace: ns }).catch(() => undefined);
+    const pod = await core.readNamespacedPod({ name, namespace }).catch(() => undefined);
     if (check(pod)) return pod;
     if (Date.now() > deadline) throw new Error(`pod ${name}: condition not met; last status ${JSON.stringify(pod?.status)}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -165,5 +166,51 @@ describe('local node agent', () => {
     const gone = Date.now() + 5000;
     while (alive(child) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
     expect(alive(child)).toBe(false);
+  });
+});
+
+/** A node agent of its own (through a proxy the test can close) running `names` as waiting pods in a fresh namespace. */
+async function agentRunning(names: string[]) {
+  const namespace = await createNamespace(kc, 'nodestop');
+  const proxy = await startFaultProxy(kc);
+  const lines: Array<{ level: number; msg: string; pods?: string[] }> = [];
+  const cluster = kc.getCurrentCluster()!;
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'probe' } } });
+  const agent = await startNodeAgent({
+    kubeConfig: proxy.kubeConfig, logger: pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) }),
+    repoRoot: process.cwd(), stateDir, server: cluster.server, caFile: cluster.caFile!, nodeName: `node-${namespace}`, namespace, env: {},
+  });
+  for (const name of names) await core.createNamespacedPod({ namespace, body: probePod(name, { MODE: 'wait' }) });
+  for (const name of names) await waitForPod(name, (p) => p?.status?.phase === 'Running', 30_000, namespace);
+  const cleanup = async () => {
+    await proxy.close().catch(() => undefined);
+    await deleteNamespace(kc, namespace);
+  };
+  return { namespace, proxy, agent, lines, cleanup };
+}
+
+describe('local node agent, stopping', () => {
+  it('stop() returns once the exits of the pods it stopped are reported', async () => {
+    const { namespace, agent, lines, cleanup } = await agentRunning(['one', 'two']);
+    try {
+      await agent.stop();
+      for (const name of ['one', 'two']) expect(['Succeeded', 'Failed']).toContain((await core.readNamespacedPod({ name, namespace })).status?.phase);
+      expect(lines.filter((l) => l.level >= 40)).toEqual([]);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('the exits an unreachable API server cannot take are one info line, not an error per pod', async () => {
+    const { namespace, proxy, agent, lines, cleanup } = await agentRunning(['first', 'second']);
+    try {
+      await proxy.close(); // the API server is gone, as when the control plane stops first
+      await agent.stop();
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+      const unreported = lines.filter((l) => /not reported/.test(l.msg));
+      expect(unreported.map((l) => ({ level: l.level, pods: l.pods?.sort() }))).toEqual([{ level: 30, pods: [`${namespace}/first`, `${namespace}/second`] }]);
+    } finally {
+      await cleanup();
+    }
   });
 });
