@@ -6,7 +6,8 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pino from 'pino';
 import { startControlPlane } from './control-plane/control-plane.ts';
-import { ensureSampleRepo } from './sample-repo.ts';
+import { ensureSampleRepo, sampleRepoPath } from './sample-repo.ts';
+import { stackRepoHosts } from './stack-env.ts';
 import { startStack } from './stack.ts';
 import { startFakeGitHub } from './github-stand-in.ts';
 import { loadDevConfig, repoRoot } from './config.ts';
@@ -14,7 +15,9 @@ import { formatLine } from './log-lines.ts';
 
 const config = (() => {
   try {
-    return loadDevConfig();
+    const loaded = loadDevConfig();
+    stackRepoHosts(loaded.repoUrl ?? sampleRepoPath(join(loaded.stateDir, 'remote')), loaded.relayEnv, loaded.repoHosts); // a list the relay would refuse
+    return loaded;
   } catch (error) {
     process.stderr.write(`make dev: ${(error as Error).message}\n`);
     return process.exit(2);
@@ -37,6 +40,8 @@ const stack = await startStack({
   githubApiUrl: config.githubApiUrl ?? github!.url,
   relayPort: config.relayPort,
   relayEnv: config.relayEnv,
+  controllerEnv: config.controllerEnv,
+  repoHosts: config.repoHosts,
   runnerSecrets: config.runnerSecrets,
   logger, onLine: print,
 });

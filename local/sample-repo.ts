@@ -17,9 +17,12 @@ const FILES: Record<string, string> = {
   'index.html': '<!doctype html>\n<html><head><title>Sample app</title></head>\n<body><nav>Sample</nav><main><h1>Hello</h1></main></body></html>\n',
 };
 
-/** Creates `<dir>/acme/sample.git` once (owner/repo as a GitHub URL would have them); returns its path. */
+/** Where ensureSampleRepo(dir) keeps the sample remote: owner/repo as a GitHub URL would have them. */
+export const sampleRepoPath = (dir: string) => join(dir, 'acme', 'sample.git');
+
+/** Creates the sample remote under `dir` once; returns its path. */
 export async function ensureSampleRepo(dir: string): Promise<string> {
-  const bare = join(dir, 'acme', 'sample.git');
+  const bare = sampleRepoPath(dir);
   if (!existsSync(join(bare, 'HEAD'))) await createSampleRepo(bare);
   await giveToRunner(bare);
   return bare;

@@ -16,6 +16,7 @@ import { freePort } from './control-plane/control-plane.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/node-agent.ts';
 import { startManaged, untilHttpOk, type Managed } from './control-plane/processes.ts';
 import { supervise, type Supervised } from './supervise.ts';
+import { RUNNER_SECRET, stackEnv, stackRepoHosts } from './stack-env.ts';
 
 export interface StackOptions {
   kubeconfig: string;
@@ -27,9 +28,11 @@ export interface StackOptions {
   repoUrl: string;
   githubApiUrl: string;
   relayPort?: number;
-  /** Extra variables for the relay (Twilio, timeouts …) and the controller. */
+  /** Settings for the relay (Twilio, timeouts, TETHER_REPOS …) and the controller; they win over the stack's own (stack-env.ts). */
   relayEnv?: Record<string, string>;
   controllerEnv?: Record<string, string>;
+  /** Repository host list entries besides the repositories' own, which the relay and the controller always get. */
+  repoHosts?: string[];
   /** Secret values the runner Pods receive (ANTHROPIC_API_KEY, GITHUB_TOKEN). */
   runnerSecrets?: Record<string, string>;
   /** Extra environment for every Pod process the node agent starts (a test's proxy guard). */
@@ -54,14 +57,10 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** The host list entry that allows the stack's repository: its folder, or its host[:port]. */
-function repoHostOf(url: string): string {
-  return url.startsWith('/') ? url : new URL(url).host;
-}
-
 export async function startStack(options: StackOptions): Promise<Stack> {
   const namespace = options.namespace ?? 'tether';
   const runnerNamespace = `${namespace}-runners`;
+  stackRepoHosts(options.repoUrl, options.relayEnv, options.repoHosts); // a list the relay would refuse stops here, before anything starts
   const kc = new KubeConfig();
   kc.loadFromFile(options.kubeconfig);
   const cluster = kc.getCurrentCluster()!;
@@ -70,7 +69,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   for (const name of [namespace, runnerNamespace]) {
     await core.createNamespace({ body: { metadata: { name } } }).catch((e) => { if (!isAlreadyExists(e)) throw e; });
   }
-  await core.createNamespacedSecret({ namespace: runnerNamespace, body: { metadata: { name: 'tether-runner' }, stringData: options.runnerSecrets ?? {} } })
+  await core.createNamespacedSecret({ namespace: runnerNamespace, body: { metadata: { name: RUNNER_SECRET }, stringData: options.runnerSecrets ?? {} } })
     .catch((e) => { if (!isAlreadyExists(e)) throw e; });
   const logs = join(options.stateDir, 'logs');
   await mkdir(logs, { recursive: true });
@@ -79,30 +78,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const relayUrl = `http://127.0.0.1:${relayPort}`;
   const chatToken = randomBytes(16).toString('hex');
   const mediaSigningKey = randomBytes(32).toString('hex');
-  const base = { ...hostEnv(), KUBECONFIG: options.kubeconfig };
-  const env = {
-    controller: async () => ({
-      ...base,
-      TETHER_NAMESPACE: namespace, TETHER_RUNNER_NAMESPACE: runnerNamespace, TETHER_RUNNER_IMAGE: 'tether-runner:local', TETHER_RELAY_URL: relayUrl,
-      GITHUB_API_URL: options.githubApiUrl, TETHER_METRICS_PORT: String(await freePort()), TETHER_LEADER_ELECTION: 'false',
-      TETHER_PVC_SIZE: '1Gi', TETHER_TERMINATION_GRACE_SECONDS: '10', TETHER_REPO_HOSTS: repoHostOf(options.repoUrl),
-      ...options.controllerEnv,
-    }),
-    relay: async () => ({
-      ...base,
-      PUBLIC_URL: relayUrl, RELAY_PORT: String(relayPort), TETHER_NAMESPACE: namespace, TETHER_RUNNER_NAMESPACE: runnerNamespace, TETHER_REPO_URL: options.repoUrl,
-      RELAY_WEB_CHAT_TOKEN: chatToken, RELAY_MEDIA_SIGNING_KEY: mediaSigningKey, RELAY_MEDIA_DIR: join(options.stateDir, 'media'), RELAY_JOURNAL_DIR: join(options.stateDir, 'journal'),
-      RELAY_BIND_ADDRESS: '127.0.0.1', // loopback unless the caller's relayEnv says otherwise (a tunnel reaches loopback too)
-      ...options.relayEnv,
-    }),
-  };
+  const envOf = async (name: 'controller' | 'relay') => stackEnv({
+    ...options, namespace, runnerNamespace, relayUrl, relayPort, chatToken, mediaSigningKey, metricsPort: await freePort(),
+  })[name];
   // Filled while the relay and the controller start: the runner image's build step.
   const compileCache = fillCompileCache({ stateDir: options.stateDir, repoRoot: options.repoRoot, users: [RUNNER_UID, AGENT_UID], env: hostEnv() });
   compileCache.catch(() => undefined); // awaited below
   const procs: Partial<Record<'controller' | 'relay', Supervised>> = {};
   const launch = async (name: 'controller' | 'relay') => {
     const start = async () => startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
-      env: await env[name](), cwd: options.repoRoot, onLine: (line) => options.onLine?.(name, line),
+      env: await envOf(name), cwd: options.repoRoot, onLine: (line) => options.onLine?.(name, line),
     });
     procs[name] = await supervise(name, start, (line) => options.onLine?.('supervisor', line));
   };

@@ -1,12 +1,14 @@
-// `make dev` as a newcomer runs it: the script prints the chat URL, a command sent through the
-// web chat is worked on by the real Claude Code (the scripted model's demo) and comes back as a
-// "pull request", and Ctrl-C (SIGINT) leaves nothing running.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+// `make dev` as a newcomer runs it, with a second local repository in TETHER_REPOS: the script
+// prints the chat URL, a command sent through the web chat on each repository is worked on by the
+// real Claude Code (the scripted model's demo) and comes back as a "pull request" pushed to that
+// repository's remote, and Ctrl-C (SIGINT) leaves nothing running.
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../local/control-plane/control-plane.ts';
+import { ensureSampleRepo, sampleRepoPath } from '../../local/sample-repo.ts';
 import { eventually } from '../support/eventually.ts';
 
 /** Process ids whose command line mentions `text` (read from /proc; no procps needed). */
@@ -39,12 +41,23 @@ function listeningAddresses(port: number): string[] {
     .map((fields) => fields[1]!.split(':')[0]!.match(/../g)!.reverse().map((byte) => parseInt(byte, 16)).join('.'));
 }
 
+/** The branches Tether pushed to a local remote (read as another uid may own it). */
+const tetherBranches = (remote: string) => execFileSync('git', ['-c', `safe.directory=${remote}`, '-C', remote, 'branch', '--list', 'tether/*'], { encoding: 'utf8' })
+  .split('\n').map((b) => b.trim()).filter(Boolean);
+const count = (text: string, pattern: RegExp) => [...text.matchAll(new RegExp(pattern, 'g'))].length;
+
 describe('make dev', () => {
-  it('prints the chat URL, turns a chat command into a pull request, and stops cleanly on Ctrl-C', async () => {
+  it('prints the chat URL, turns a chat command on each of two local repositories into a pull request, and stops cleanly on Ctrl-C', async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'tether-dev-'));
+    const widgetsDir = mkdtempSync(join(tmpdir(), 'tether-widgets-'));
+    chmodSync(widgetsDir, 0o755); // the runner runs as its own user
+    const widgets = await ensureSampleRepo(widgetsDir);
     const port = await freePort();
     const dev = spawn(process.execPath, ['local/dev.ts'], {
-      env: { ...process.env, TETHER_STATE_DIR: stateDir, TETHER_DEV_PORT: String(port), ANTHROPIC_API_KEY: '', GITHUB_API_URL: '', TETHER_REPO_URL: '' },
+      env: {
+        ...process.env, TETHER_STATE_DIR: stateDir, TETHER_DEV_PORT: String(port), ANTHROPIC_API_KEY: '', GITHUB_API_URL: '', TETHER_REPO_URL: '',
+        TETHER_REPOS: JSON.stringify([{ name: 'widgets', url: widgets }]),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -78,6 +91,16 @@ describe('make dev', () => {
       await chatShows(chatUrl, cookie, /Reply \*approve\* to open a pull request/); // the relay has seen the request
       expect((await send('dev-test-0002', 'approve')).status).toBe(202);
       await eventually(() => expect(output).toMatch(/to=Succeeded reason=Published/), 60_000, 200);
+      expect(tetherBranches(sampleRepoPath(join(stateDir, 'remote')))).toHaveLength(1);
+
+      // The second repository: the controller's host list holds it too, so the command runs there.
+      expect((await send('dev-test-0003', '@widgets add a farewell function')).status).toBe(202);
+      await chatShows(chatUrl, cookie, /On it \(session [0-9a-f]{4}\) in \*widgets\*/);
+      await eventually(() => expect(count(output, /to=AwaitingApproval/)).toBe(2), 60_000, 200);
+      expect(output).not.toMatch(/could not be started|not on this install's list/);
+      expect((await send('dev-test-0004', 'approve')).status).toBe(202);
+      await eventually(() => expect(count(output, /to=Succeeded reason=Published/)).toBe(2), 60_000, 200);
+      expect(tetherBranches(widgets)).toHaveLength(1);
     } finally {
       dev.kill('SIGINT');
     }
@@ -85,7 +108,7 @@ describe('make dev', () => {
     expect(code).toBe(0);
     await eventually(() => expect(processesMentioning(stateDir)).toEqual([]), 15_000, 200);
     await eventually(async () => expect(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => 'up', () => 'down')).toBe('down'));
-  }, 180_000);
+  }, 240_000);
 });
 
 /** Resolves once the chat's event stream has shown a message matching `pattern` (within a minute). */

@@ -17,8 +17,7 @@ beforeAll(async () => {
   second = await ensureSampleRepo(dir);
   e2e = await startE2E({
     numbers: ['+14155550131', '+14155550132', '+14155550133'],
-    relayEnv: { TETHER_REPOS: JSON.stringify([{ name: 'second', url: second }]) },
-    controllerEnv: { TETHER_REPO_HOSTS: tmpdir() }, // both remotes live under it
+    relayEnv: { TETHER_REPOS: JSON.stringify([{ name: 'second', url: second }]) }, // the stack gives the controller both remotes' folders
   });
 }, 90_000);
 afterAll(async () => e2e?.stop());
