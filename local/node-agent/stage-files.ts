@@ -61,6 +61,7 @@ function place(sourcePath: string, source: Stats, target: string, scratch: strin
   }
   if (!linked) {
     copyFileSync(sourcePath, temporary, constants.COPYFILE_FICLONE);
+    chownSync(temporary, 0, 0); // the copy keeps the source's owner
     chmodSync(temporary, modeFor(source));
     utimesSync(temporary, source.atime, source.mtime);
   }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNodeAgent, type NodeAgent } from '../../local/node-agent/node-agent.ts';
 import { volumeDir } from '../../local/node-agent/pod-process.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace } from '../support/cluster.ts';
-import { PROBE_IMAGE_NAME, stageProbeImage } from '../support/probe-image.ts';
+import { PROBE_IMAGE_NAME, stageProbeImage } from '../support/local-images.ts';
 
 let kc: KubeConfig;
 let core: CoreV1Api;

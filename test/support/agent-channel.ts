@@ -7,17 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../common/log.ts';
-import { hostEnv, imageStoreDir } from '../../local/config.ts';
-import { RUNNER_IMAGE } from '../../local/node-agent/image-content.ts';
-import { stageImage, type StagedImage } from '../../local/node-agent/image-store.ts';
+import type { StagedImage } from '../../local/node-agent/image-store.ts';
 import { AgentChannel, type AgentChannelOptions, type AgentProcess } from '../../runner-image/agent-channel.ts';
+import { stagedRunnerImage } from './local-images.ts';
 
 export const REPO_ROOT = join(import.meta.dirname, '../..');
 export const AGENT_HOST_MAIN = join(REPO_ROOT, 'runner-image/agent-host/main.ts');
-
-/** The runner image as the local node agent stages it (as root): what the agent container runs. */
-export const stagedRunnerImage = (): Promise<StagedImage> =>
-  stageImage(RUNNER_IMAGE, { repoRoot: REPO_ROOT, stateDir: socketFolder(), store: imageStoreDir(), asUsers: true, env: hostEnv() });
 
 /** A logger whose JSON lines are kept for assertions. */
 export function capturedLogger(component: string) {

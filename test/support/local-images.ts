@@ -1,10 +1,11 @@
-// The node agent tests' image: the probe "containers" of test/fixtures and what they import,
-// staged by the node agent as it stages the runner image (local/node-agent/image-store.ts).
+// Images as the local node agent stages them (local/node-agent/image-store.ts), for tests that
+// run code as the containers' users: the runner image, and the node agent tests' probe image
+// (the probe "containers" of test/fixtures and what they import).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostEnv, imageStoreDir } from '../../local/config.ts';
 import { canSwitchUser } from '../../local/node-agent/identity.ts';
-import type { ImageContent } from '../../local/node-agent/image-content.ts';
+import { RUNNER_IMAGE, type ImageContent } from '../../local/node-agent/image-content.ts';
 import { stageImage, type StagedImage } from '../../local/node-agent/image-store.ts';
 
 export const PROBE_IMAGE_NAME = 'tether-probe:test';
@@ -20,4 +21,9 @@ export const REPO_ROOT = join(import.meta.dirname, '../..');
 /** The probe image on this machine (staged as root; the checkout itself otherwise). */
 export function stageProbeImage(stateDir: string): Promise<StagedImage> {
   return stageImage(PROBE_IMAGE, { repoRoot: REPO_ROOT, stateDir, store: imageStoreDir(), asUsers: canSwitchUser(), env: hostEnv() });
+}
+
+/** The runner image staged in the node's store (root only), as the local stack's containers run it. */
+export function stagedRunnerImage(): Promise<StagedImage> {
+  return stageImage(RUNNER_IMAGE, { repoRoot: REPO_ROOT, stateDir: REPO_ROOT, store: imageStoreDir(), asUsers: true, env: hostEnv() });
 }
