@@ -25,7 +25,7 @@ function isCurrent(source: Stats, target: Stats | undefined): boolean {
   if (!target?.isFile()) return false;
   if (linkable(source)) return target.ino === source.ino && target.dev === source.dev;
   return target.ino !== source.ino && target.uid === 0 && (target.mode & 0o7777) === modeFor(source)
-    && target.size === source.size && Math.trunc(target.mtimeMs) === Math.trunc(source.mtimeMs);
+    && target.size === source.size && Math.abs(target.mtimeMs - source.mtimeMs) < 1; // utimes takes seconds as a double
 }
 
 /** A root-owned 0755 folder at `dir`, and at each parent it makes (whatever was at `dir` before is replaced). */
@@ -63,7 +63,7 @@ function place(sourcePath: string, source: Stats, target: string, scratch: strin
     copyFileSync(sourcePath, temporary, constants.COPYFILE_FICLONE);
     chownSync(temporary, 0, 0); // the copy keeps the source's owner
     chmodSync(temporary, modeFor(source));
-    utimesSync(temporary, source.atime, source.mtime);
+    utimesSync(temporary, source.atimeMs / 1000, source.mtimeMs / 1000);
   }
   if (lstatSync(target, { throwIfNoEntry: false })?.isDirectory()) rmSync(target, { recursive: true, force: true });
   renameSync(temporary, target);

@@ -21,6 +21,7 @@ function sources(): string {
     writeFileSync(join(dir, name), `content of ${name}`);
     chmodSync(join(dir, name), mode);
     chownSync(join(dir, name), uid, uid);
+    utimesSync(join(dir, name), 1_795_712_504.934781, 1_795_712_504.934781); // a time finer than milliseconds
   };
   file('plain', 0o644);
   file('sub/tool', 0o755);
