@@ -43,7 +43,7 @@ const proxyDetours = (elsewhere: string): Array<[string, string]> => [
   ['scheme-relative', `--request-target //${elsewhere}/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
   ['encoded-dots', `--request-target /%2e%2e/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
   ['foreign-host', `-H 'Host: ${elsewhere}' "$ANTHROPIC_BASE_URL/v1/messages"`],
-  ['as-http-proxy', `--proxy "$ANTHROPIC_BASE_URL" http://${elsewhere}/v1/messages`],
+  ['as-http-proxy', `--noproxy '' --proxy "$ANTHROPIC_BASE_URL" http://${elsewhere}/v1/messages`], // NO_PROXY names loopback
 ];
 
 /** Every regular file under dir (symlinks not followed), as text. */
