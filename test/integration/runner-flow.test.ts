@@ -101,7 +101,7 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     const answered = await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.result?.diffAnswered === 1);
     const asked = answered.status!.result!.media!.filter((m) => m.request === 1);
     expect(asked.map((m) => [m.ref.replace(/^.*\//, ''), m.caption])).toEqual([['diff-r1-1.png', 'd.txt (1/2)'], ['diff-r1-2.png', 'd.txt (2/2)']]);
-    for (const m of asked) expect(readFileSync(join(runner.workspace, m.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
+    for (const m of asked) expect(readFileSync(join(runner.gitStore, 'media', m.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
     await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
     expect(await runner.exited, runner.output()).toBe(0);
   });
