@@ -92,7 +92,6 @@ describe('end to end: the supervisor reads and writes nothing the agent points i
     const phone = e2e.phone('+14155550141');
     await phone.send('@environ script:\nsay: read the instructions');
     await phone.next(/read the instructions/);
-    expect(said(phone)).toContain(`${LEFT_OUT} (a symlink leading out of the checkout)`);
     const [session] = await mine(phone);
     expect(session!.status?.phase).toBe('Succeeded');
 
@@ -108,6 +107,7 @@ describe('end to end: the supervisor reads and writes nothing the agent points i
     }
     // Nor any other line of the runner's environment (a name only it has).
     expect(agentSide.filter(([, text]) => text.includes('TETHER_SESSION_NAMESPACE=')).map(([where]) => where)).toEqual([]);
+    expect(said(phone)).toContain(`${LEFT_OUT} (a symlink leading out of the checkout)`);
   });
 
   it('a FIFO, a link to /dev/zero and a 2 GB sparse file left as CLAUDE.md: each next command runs, saying why it was left out', { timeout: 240_000 }, async () => {
