@@ -36,6 +36,6 @@ export async function readRepoInstructions(workspace: string, checkout: string):
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
     if (error instanceof WorkspaceRefused) return { leftOut: error.why };
-    return { leftOut: `it could not be read (${errorCode(error) ?? (error as Error).message})` };
+    return { leftOut: `it could not be read: ${errorCode(error) ?? (error as Error).message}` };
   }
 }
