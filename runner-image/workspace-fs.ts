@@ -6,7 +6,7 @@
 // refused, a socket or device refused); every read is bounded in size. The supervisor reads and
 // writes here only what the agent itself could have read and written through the same names.
 import { constants, type Dirent, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readdir, readlink, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readlink, rename, rmdir, statfs, unlink, type FileHandle } from 'node:fs/promises';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
 const READ_FILE = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
@@ -15,9 +15,12 @@ const READ_DIR = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_DIRECTORY;
 /** A path the supervisor will not follow or open: a symlink, a special file, `..`, or too large. */
 export class WorkspaceRefused extends Error {
   readonly path: string;
+  /** Why, in a few plain words (no path): for a message to the user. */
+  readonly why: string;
   constructor(path: string, why: string) {
     super(`refused ${JSON.stringify(path)} in the workspace: ${why}`);
     this.path = path;
+    this.why = why;
   }
 }
 
@@ -223,4 +226,24 @@ export async function readWorkspaceFile(root: string, rel: string, maxBytes: num
     if (errorCode(error) === 'ENOENT') return undefined;
     throw error;
   }
+}
+
+/** Creates `rel` below `root` folder by folder (mkdir -p), refusing a symlink or file at any component. */
+export async function makeWorkspaceDirs(root: string, rel: string, mode = 0o755): Promise<void> {
+  let dir = await WorkspaceDir.root(root);
+  try {
+    for (const part of components(rel)) {
+      const next = await dir.makeDir(part, mode);
+      await dir.close();
+      dir = next;
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+/** Free bytes on the volume of the trusted root; undefined when it cannot be had. statfs opens no file. */
+export async function freeBytes(root: string): Promise<number | undefined> {
+  const space = await statfs(root).catch(() => undefined);
+  return space && space.bavail * space.bsize;
 }
