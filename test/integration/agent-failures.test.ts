@@ -1,5 +1,5 @@
 // When things go wrong with the real Claude Code against the scripted model this test runs: cancel
-// mid-tool, API errors, malformed model output; and what a run costs, from Claude Code's result.
+// mid-tool, API errors, malformed model output; and what a run costs, from its own model responses.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.ts';
@@ -49,7 +49,7 @@ describe.concurrent('agent failures (real Claude Code, scripted model)', { timeo
     expect(model.turns('about to be refused').filter((r) => r.response.status === 400).length).toBeGreaterThanOrEqual(1);
   });
 
-  it('cost and tokens come from Claude Code\'s result into status.result', async () => {
+  it('cost and tokens of the run\'s model responses reach status.result', async () => {
     const { name, runner } = await run('script:\nprogress: counting tokens\nwrite: counted.txt = counted\nsay: counted the tokens');
     await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
     expect(await runner.exited, runner.output()).toBe(0);
