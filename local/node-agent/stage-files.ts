@@ -46,7 +46,7 @@ export function ownFolder(dir: string): void {
 
 let written = 0;
 
-/** Writes one file (`linked` true for a hard link) through a temporary name in `scratch`. */
+/** Writes one file through a temporary name in `scratch`; true when it is a hard link. */
 function place(sourcePath: string, source: Stats, target: string, scratch: string): boolean {
   const temporary = join(scratch, `${process.pid}-${++written}`);
   let linked = false;
