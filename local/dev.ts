@@ -11,12 +11,14 @@ import { stackRepoHosts } from './stack-env.ts';
 import { startStack } from './stack.ts';
 import { startFakeGitHub } from './github-stand-in.ts';
 import { loadDevConfig, repoRoot } from './config.ts';
+import { checkNodeFolders } from './node-agent/folder-checks.ts';
 import { formatLine } from './log-lines.ts';
 
 const config = (() => {
   try {
     const loaded = loadDevConfig();
     stackRepoHosts(loaded.repoUrl ?? sampleRepoPath(join(loaded.stateDir, 'remote')), loaded.relayEnv, loaded.repoHosts); // a list the relay would refuse
+    checkNodeFolders(loaded.stateDir, loaded.imageStore);
     return loaded;
   } catch (error) {
     process.stderr.write(`make dev: ${(error as Error).message}\n`);
@@ -36,7 +38,7 @@ const github = config.githubApiUrl ? undefined : await startFakeGitHub();
 const repoUrl = config.repoUrl ?? (await ensureSampleRepo(join(stateDir, 'remote')));
 
 const stack = await startStack({
-  kubeconfig: plane.kubeconfig, repoRoot, stateDir, repoUrl,
+  kubeconfig: plane.kubeconfig, repoRoot, stateDir, imageStore: config.imageStore, repoUrl,
   githubApiUrl: config.githubApiUrl ?? github!.url,
   relayPort: config.relayPort,
   relayEnv: config.relayEnv,

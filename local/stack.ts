@@ -8,11 +8,14 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pino from 'pino';
 import { isAlreadyExists } from '../common/kube/errors.ts';
-import { AGENT_UID, RUNNER_UID } from '../controller/builders.ts';
-import { fillCompileCache } from './compile-cache.ts';
-import { hostEnv } from './config.ts';
+import { hostEnv, imageStoreDir } from './config.ts';
 import { installSessionCrd } from './control-plane/crd.ts';
 import { freePort } from './control-plane/control-plane.ts';
+import { checkNodeFolders } from './node-agent/folder-checks.ts';
+import { canSwitchUser } from './node-agent/identity.ts';
+import { RUNNER_IMAGE } from './node-agent/image-content.ts';
+import { LOCAL_IMAGES } from './node-agent/image-pull.ts';
+import { stageImage } from './node-agent/image-store.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/node-agent.ts';
 import { startManaged, untilHttpOk, type Managed } from './control-plane/processes.ts';
 import { supervise, type Supervised } from './supervise.ts';
@@ -20,9 +23,11 @@ import { RUNNER_SECRET, stackEnv, stackRepoHosts } from './stack-env.ts';
 
 export interface StackOptions {
   kubeconfig: string;
-  /** Repository root (the images' /app). */
+  /** Repository root: the relay and controller run from it, the runner image is staged from it. */
   repoRoot: string;
   stateDir: string;
+  /** Where the node agent keeps the images it stages, as root (default: TETHER_IMAGE_DIR, see local/config.ts). */
+  imageStore?: string;
   namespace?: string;
   /** git remote for new Sessions. */
   repoUrl: string;
@@ -58,6 +63,8 @@ export interface Stack {
 }
 
 export async function startStack(options: StackOptions): Promise<Stack> {
+  const imageStore = options.imageStore ?? imageStoreDir();
+  checkNodeFolders(options.stateDir, imageStore);
   const namespace = options.namespace ?? 'tether';
   const runnerNamespace = `${namespace}-runners`;
   stackRepoHosts(options.repoUrl, options.relayEnv, options.repoHosts); // a list the relay would refuse stops here, before anything starts
@@ -81,9 +88,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const envOf = async (name: 'controller' | 'relay') => stackEnv({
     ...options, namespace, runnerNamespace, relayUrl, relayPort, chatToken, mediaSigningKey, metricsPort: await freePort(),
   })[name];
-  // Filled while the relay and the controller start: the runner image's build step.
-  const compileCache = fillCompileCache({ stateDir: options.stateDir, repoRoot: options.repoRoot, users: [RUNNER_UID, AGENT_UID], env: hostEnv() });
-  compileCache.catch(() => undefined); // awaited below
+  // Staged, and its compile cache filled, while the relay and the controller start.
+  const stagingStarted = performance.now();
+  const runnerImage = stageImage(RUNNER_IMAGE, {
+    repoRoot: options.repoRoot, stateDir: options.stateDir, store: imageStore, asUsers: canSwitchUser(), env: hostEnv(),
+  });
+  runnerImage.catch(() => undefined); // awaited below
   const procs: Partial<Record<'controller' | 'relay', Supervised>> = {};
   const launch = async (name: 'controller' | 'relay') => {
     const start = async () => startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
@@ -96,13 +106,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   await untilHttpOk(`${relayUrl}/healthz`, procs.relay!.current());
   await launch('controller');
 
+  const staged = await runnerImage;
+  const nodeLogger = options.logger.child({ component: 'node-agent' });
+  nodeLogger.info({ image: RUNNER_IMAGE.name, at: staged.app, ms: Math.round(performance.now() - stagingStarted), ...staged.counts }, 'runner image ready');
   const nodeAgent = await startNodeAgent({
-    kubeConfig: kc, logger: options.logger.child({ component: 'node-agent' }), repoRoot: options.repoRoot,
+    kubeConfig: kc, logger: nodeLogger, images: Object.fromEntries(LOCAL_IMAGES.map((name) => [name, staged])),
     stateDir: options.stateDir, server: cluster.server, caFile: cluster.caFile!,
     namespace: runnerNamespace, nodeName: `local-${namespace}`,
     // Each container as its own user (as root; otherwise the node agent warns and runs them all as itself).
     runAsUsers: true,
-    env: { LOG_LEVEL: 'info', ...await compileCache, ...options.podEnv },
+    env: { LOG_LEVEL: 'info', ...options.podEnv },
     onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
   });
 

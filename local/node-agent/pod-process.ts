@@ -7,11 +7,13 @@ import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SERVICE_ACCOUNT_DIR } from '../../common/kube/connection.ts';
 import { kubeconfigYaml } from '../control-plane/control-plane.ts';
-import { claimVolume, containerUser, openStatePath, sharedNodeBinary, type User } from './identity.ts';
+import { compileCacheOf } from '../compile-cache.ts';
+import { claimVolume, containerUser, openStatePath, type User } from './identity.ts';
+import type { StagedImage } from './image-store.ts';
 
 export interface NodeLayout {
-  /** Repository root; the image's /app maps here. */
-  repoRoot: string;
+  /** The images this node has, by name: each container's /app, `node` and compile cache (image-store.ts). */
+  images: Readonly<Record<string, StagedImage>>;
   /** Folder for volumes and per-pod files. */
   stateDir: string;
   server: string;
@@ -137,8 +139,10 @@ async function writeKubeconfig(layout: NodeLayout, pod: V1Pod, container: V1Cont
 
 /** Everything needed to start one container as a local process (volumes already materialized). */
 export async function containerProcess(kc: KubeConfig, layout: NodeLayout, pod: V1Pod, container: V1Container, nodeEnv: Record<string, string>): Promise<LocalProcessSpec> {
+  const image = layout.images[container.image ?? ''];
+  if (!image) throw new Error(`pod ${pod.metadata!.name}: container ${container.name}'s image ${container.image} is not on this node`);
   const volumes = new Map((pod.spec!.volumes ?? []).map((v) => [v.name, volumeDir(layout, pod, v)]));
-  const mounts: Array<[string, string]> = [['/app', layout.repoRoot]];
+  const mounts: Array<[string, string]> = [['/app', image.app]];
   for (const mount of container.volumeMounts ?? []) {
     const dir = volumes.get(mount.name);
     if (dir) mounts.push([mount.mountPath.replace(/\/$/, ''), mount.subPath ? join(dir, mount.subPath) : dir]);
@@ -146,7 +150,9 @@ export async function containerProcess(kc: KubeConfig, layout: NodeLayout, pod: 
   mounts.sort((a, b) => b[0].length - a[0].length);
 
   const user = containerUser(pod, container, layout.runAsUsers ?? false);
-  const env: Record<string, string> = { ...nodeEnv };
+  const env: Record<string, string> = {
+    ...nodeEnv, ...(image.path ? { PATH: image.path } : {}), NODE_COMPILE_CACHE: compileCacheOf(image, user?.uid ?? process.getuid?.() ?? 0, user?.gid ?? process.getgid?.() ?? 0),
+  };
   for (const item of container.env ?? []) {
     const value = await envValue(kc, pod, item);
     if (value !== undefined) env[item.name] = mapPath(value, mounts);
@@ -157,7 +163,7 @@ export async function containerProcess(kc: KubeConfig, layout: NodeLayout, pod: 
   if (!command) throw new Error(`pod ${pod.metadata!.name}: container ${container.name} has no command (the local node agent does not read images)`);
   return {
     container: container.name,
-    command: command === 'node' ? (user ? sharedNodeBinary(layout.stateDir) : process.execPath) : command,
+    command: command === 'node' ? image.node : command,
     args,
     env,
     cwd: mapPath(container.workingDir ?? '/app', mounts),
