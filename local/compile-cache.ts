@@ -1,26 +1,54 @@
-// The runner image's compile cache on the local node. The image build fills /app/.compile-cache as
-// each user its containers run as (runner-image/Dockerfile, runner-image/compile-cache.ts); the
-// local node runs containers from the checkout, so the stack fills a folder of its state the same
-// way before any Pod runs, and every Pod process gets NODE_COMPILE_CACHE as the image's ENV gives it.
+// The runner image's compile cache on the local node. The image build fills /app/.compile-cache
+// (runner-image/Dockerfile, runner-image/compile-cache.ts) and nothing at run time may write it; the
+// local node runs containers from the checkout, so the stack fills a folder of its state before any
+// Pod runs, and every Pod process gets NODE_COMPILE_CACHE as the image's ENV gives it. Node keeps
+// one cache per uid (a folder named <node version tag>-<uid>): the stack fills its own, and each
+// host uid a container runs as gets a read-only copy of it (hard links), made before it starts.
 import { execFile } from 'node:child_process';
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmodSync, chownSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { canSwitchUser, openStatePath, sharedNodeBinary } from './node-agent/identity.ts';
+import { canSwitchUser, openStatePath } from './node-agent/identity.ts';
 
 const run = promisify(execFile);
 
-/** Fills the cache as each of `users` (as this process's own user when it cannot switch); returns the Pods' environment for it. */
-export async function fillCompileCache(options: { stateDir: string; repoRoot: string; users: number[]; env: Record<string, string> }): Promise<Record<string, string>> {
+/** Every folder 0755 and file 0644, owned by the stack's user: what containers read and none may change. */
+function readOnlyForAll(path: string): void {
+  const stat = lstatSync(path);
+  if (stat.isSymbolicLink()) return;
+  chownSync(path, process.getuid!(), process.getgid!());
+  chmodSync(path, stat.isDirectory() ? 0o755 : 0o644);
+  if (stat.isDirectory()) for (const entry of readdirSync(path)) readOnlyForAll(join(path, entry));
+}
+
+/** Fills the cache afresh as this process's user; returns its folder (the Pods' NODE_COMPILE_CACHE). */
+export async function fillCompileCache(options: { stateDir: string; repoRoot: string; env: Record<string, string> }): Promise<string> {
   const dir = join(options.stateDir, 'compile-cache');
-  const asUsers = canSwitchUser();
-  openStatePath(options.stateDir, asUsers);
-  await mkdir(dir, { recursive: true });
-  // Like /tmp: each user makes and owns its own folder in it (Node keeps one cache per user).
-  if (asUsers) await chmod(dir, 0o1777);
-  const node = asUsers ? sharedNodeBinary(options.stateDir) : process.execPath;
+  openStatePath(options.stateDir, canSwitchUser());
+  await rm(dir, { recursive: true, force: true }); // nothing an earlier run left in it is read
+  await mkdir(dir);
   const script = join(options.repoRoot, 'runner-image', 'compile-cache.ts');
-  const env = { ...options.env, NODE_COMPILE_CACHE: dir };
-  await Promise.all((asUsers ? options.users : [undefined]).map((uid) => run(node, [script], { env, cwd: options.repoRoot, uid, gid: uid })));
-  return { NODE_COMPILE_CACHE: dir };
+  await run(process.execPath, [script], { env: { ...options.env, NODE_COMPILE_CACHE: dir }, cwd: options.repoRoot });
+  readOnlyForAll(dir);
+  return dir;
+}
+
+/** Gives host uid `uid` its cache in `dir`: a read-only copy of the one filled (a no-op for the stack's own uid or one that has it). */
+export function shareCompileCache(dir: string, uid: number): void {
+  const own = `-${process.getuid!()}`;
+  const filled = readdirSync(dir).find((name) => name.endsWith(own));
+  if (!filled) return;
+  const target = join(dir, `${filled.slice(0, -own.length)}-${uid}`);
+  if (existsSync(target)) return;
+  const staging = `${target}.${process.pid}.new`;
+  mkdirSync(staging);
+  for (const file of readdirSync(join(dir, filled))) linkSync(join(dir, filled, file), join(staging, file));
+  readOnlyForAll(staging);
+  try {
+    renameSync(staging, target);
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    if (!existsSync(target)) throw error;
+  }
 }

@@ -4,17 +4,16 @@
 // Used by `make dev` (local/dev.ts) and by the end-to-end tests.
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pino from 'pino';
 import { isAlreadyExists } from '../common/kube/errors.ts';
-import { AGENT_UID, RUNNER_UID } from '../controller/builders.ts';
 import { fillCompileCache } from './compile-cache.ts';
 import { hostEnv } from './config.ts';
 import { installSessionCrd } from './control-plane/crd.ts';
 import { freePort } from './control-plane/control-plane.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/node-agent.ts';
 import { startManaged, untilHttpOk, type Managed } from './control-plane/processes.ts';
+import { closeTree } from './private-files.ts';
 import { supervise, type Supervised } from './supervise.ts';
 
 export interface StackOptions {
@@ -72,8 +71,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   }
   await core.createNamespacedSecret({ namespace: runnerNamespace, body: { metadata: { name: 'tether-runner' }, stringData: options.runnerSecrets ?? {} } })
     .catch((e) => { if (!isAlreadyExists(e)) throw e; });
-  const logs = join(options.stateDir, 'logs');
-  await mkdir(logs, { recursive: true });
+  // The stack's own state — component logs, the relay's journal and media — is its user's alone.
+  const [logs, journal, media] = [join(options.stateDir, 'logs'), join(options.stateDir, 'journal'), join(options.stateDir, 'media')] as const;
+  for (const dir of [logs, journal, media]) closeTree(dir);
 
   const relayPort = options.relayPort ?? (await freePort());
   const relayUrl = `http://127.0.0.1:${relayPort}`;
@@ -91,13 +91,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     relay: async () => ({
       ...base,
       PUBLIC_URL: relayUrl, RELAY_PORT: String(relayPort), TETHER_NAMESPACE: namespace, TETHER_RUNNER_NAMESPACE: runnerNamespace, TETHER_REPO_URL: options.repoUrl,
-      RELAY_WEB_CHAT_TOKEN: chatToken, RELAY_MEDIA_SIGNING_KEY: mediaSigningKey, RELAY_MEDIA_DIR: join(options.stateDir, 'media'), RELAY_JOURNAL_DIR: join(options.stateDir, 'journal'),
+      RELAY_WEB_CHAT_TOKEN: chatToken, RELAY_MEDIA_SIGNING_KEY: mediaSigningKey, RELAY_MEDIA_DIR: media, RELAY_JOURNAL_DIR: journal,
       RELAY_BIND_ADDRESS: '127.0.0.1', // loopback unless the caller's relayEnv says otherwise (a tunnel reaches loopback too)
       ...options.relayEnv,
     }),
   };
   // Filled while the relay and the controller start: the runner image's build step.
-  const compileCache = fillCompileCache({ stateDir: options.stateDir, repoRoot: options.repoRoot, users: [RUNNER_UID, AGENT_UID], env: hostEnv() });
+  const compileCache = fillCompileCache({ stateDir: options.stateDir, repoRoot: options.repoRoot, env: hostEnv() });
   compileCache.catch(() => undefined); // awaited below
   const procs: Partial<Record<'controller' | 'relay', Supervised>> = {};
   const launch = async (name: 'controller' | 'relay') => {
@@ -115,9 +115,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     kubeConfig: kc, logger: options.logger.child({ component: 'node-agent' }), repoRoot: options.repoRoot,
     stateDir: options.stateDir, server: cluster.server, caFile: cluster.caFile!,
     namespace: runnerNamespace, nodeName: `local-${namespace}`,
-    // Each container as its own user (as root; otherwise the node agent warns and runs them all as itself).
-    runAsUsers: true,
-    env: { LOG_LEVEL: 'info', ...await compileCache, ...options.podEnv },
+    // Each container as its own user on its Pod's ids (as root; otherwise the node agent warns and runs them all as itself).
+    runAsUsers: true, compileCache: await compileCache,
+    env: { LOG_LEVEL: 'info', NODE_COMPILE_CACHE: await compileCache, ...options.podEnv },
     onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
   });
 

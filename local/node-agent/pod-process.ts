@@ -4,10 +4,12 @@
 import { AuthenticationV1Api, CoreV1Api, type KubeConfig, type V1Container, type V1EnvVar, type V1Pod, type V1Volume } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
 import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SERVICE_ACCOUNT_DIR } from '../../common/kube/connection.ts';
+import { shareCompileCache } from '../compile-cache.ts';
 import { kubeconfigYaml } from '../control-plane/control-plane.ts';
-import { claimVolume, containerUser, openStatePath, sharedNodeBinary, type User } from './identity.ts';
+import type { IdRange } from './id-ranges.ts';
+import { claimVolume, containerUser, openStatePath, passableDir, sharedNodeBinary, type User } from './identity.ts';
 
 export interface NodeLayout {
   /** Repository root; the image's /app maps here. */
@@ -16,8 +18,10 @@ export interface NodeLayout {
   stateDir: string;
   server: string;
   caFile: string;
-  /** Run containers as their securityContext's users (root only); see identity.ts. */
+  /** Run containers as their securityContext's users, on host ids of each Pod's own (root only); see identity.ts. */
   runAsUsers?: boolean;
+  /** The filled compile cache (NODE_COMPILE_CACHE): each container's user gets a read-only copy of it. */
+  compileCache?: string;
 }
 
 export interface LocalProcessSpec {
@@ -65,12 +69,17 @@ async function tokenFor(kc: KubeConfig, pod: V1Pod, audience: string | undefined
   return response.status!.token!;
 }
 
-/** Writes projected volumes (tokens, CA, namespace), creates the other volume folders, and sets who may use each. */
-export async function materializeVolumes(kc: KubeConfig, layout: NodeLayout, pod: V1Pod): Promise<void> {
-  openStatePath(layout.stateDir, layout.runAsUsers ?? false);
-  await mkdir(podDir(layout, pod), { recursive: true, mode: 0o711 });
+/**
+ * Writes projected volumes (tokens, CA, namespace), creates the other volume folders, and sets who
+ * may use each (`range`: the Pod's host ids; undefined when every container runs as the node agent).
+ */
+export async function materializeVolumes(kc: KubeConfig, layout: NodeLayout, pod: V1Pod, range: IdRange | undefined): Promise<void> {
+  const asUsers = range !== undefined;
+  openStatePath(layout.stateDir, asUsers);
+  passableDir(podDir(layout, pod), asUsers);
   for (const volume of pod.spec!.volumes ?? []) {
     const dir = volumeDir(layout, pod, volume);
+    passableDir(dirname(dir), asUsers);
     await mkdir(dir, { recursive: true });
     for (const source of volume.projected?.sources ?? []) {
       if (source.serviceAccountToken) {
@@ -85,7 +94,7 @@ export async function materializeVolumes(kc: KubeConfig, layout: NodeLayout, pod
         if (item.fieldRef?.fieldPath === 'metadata.name') await writeFile(join(dir, item.path), pod.metadata!.name!);
       }
     }
-    claimVolume(dir, pod, volume, layout.runAsUsers ?? false);
+    claimVolume(dir, pod, volume, range);
   }
 }
 
@@ -136,7 +145,9 @@ async function writeKubeconfig(layout: NodeLayout, pod: V1Pod, container: V1Cont
 }
 
 /** Everything needed to start one container as a local process (volumes already materialized). */
-export async function containerProcess(kc: KubeConfig, layout: NodeLayout, pod: V1Pod, container: V1Container, nodeEnv: Record<string, string>): Promise<LocalProcessSpec> {
+export async function containerProcess(
+  kc: KubeConfig, layout: NodeLayout, pod: V1Pod, container: V1Container, nodeEnv: Record<string, string>, range: IdRange | undefined,
+): Promise<LocalProcessSpec> {
   const volumes = new Map((pod.spec!.volumes ?? []).map((v) => [v.name, volumeDir(layout, pod, v)]));
   const mounts: Array<[string, string]> = [['/app', layout.repoRoot]];
   for (const mount of container.volumeMounts ?? []) {
@@ -145,12 +156,13 @@ export async function containerProcess(kc: KubeConfig, layout: NodeLayout, pod: 
   }
   mounts.sort((a, b) => b[0].length - a[0].length);
 
-  const user = containerUser(pod, container, layout.runAsUsers ?? false);
+  const user = containerUser(pod, container, range);
   const env: Record<string, string> = { ...nodeEnv };
   for (const item of container.env ?? []) {
     const value = await envValue(kc, pod, item);
     if (value !== undefined) env[item.name] = mapPath(value, mounts);
   }
+  if (user && layout.compileCache) shareCompileCache(layout.compileCache, user.uid);
   const saDir = mounts.find(([inside]) => inside === SERVICE_ACCOUNT_DIR)?.[1];
   if (saDir) env.KUBECONFIG = await writeKubeconfig(layout, pod, container, saDir, user);
   const [command, ...args] = [...(container.command ?? []), ...(container.args ?? [])].map((part) => mapPath(part, mounts));

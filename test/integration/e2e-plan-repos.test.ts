@@ -1,25 +1,16 @@
 // End to end, plan first and several repositories: the real Claude Code in plan mode against the
 // scripted model, signed webhooks, fake Twilio and GitHub, two local remotes.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { phoneHash } from '../../common/session/display.ts';
-import { ensureSampleRepo } from '../../local/sample-repo.ts';
 import { startE2E, type E2E, type Phone } from '../support/e2e.ts';
 
 let e2e: E2E;
 let second: string;
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tether-second-'));
-  chmodSync(dir, 0o755); // the runner runs as its own user
-  second = await ensureSampleRepo(dir);
-  e2e = await startE2E({
-    numbers: ['+14155550131', '+14155550132', '+14155550133'],
-    relayEnv: { TETHER_REPOS: JSON.stringify([{ name: 'second', url: second }]) },
-    controllerEnv: { TETHER_REPO_HOSTS: tmpdir() }, // both remotes live under it
-  });
+  e2e = await startE2E({ numbers: ['+14155550131', '+14155550132', '+14155550133'], moreRepos: ['second'] }); // both on the stack's forge
+  second = join(dirname(e2e.remote), 'second.git');
 }, 90_000);
 afterAll(async () => e2e?.stop());
 
@@ -75,7 +66,7 @@ describe('end to end: several repositories', () => {
     await phone.send('approve');
     await phone.next(/Pull request opened/);
     const [first] = await mine(phone);
-    expect(first!.spec).toMatchObject({ repo: { url: second }, workspace: `ws-${phoneHash(phone.number)}-second` });
+    expect(first!.spec).toMatchObject({ repo: { url: `${new URL(e2e.remoteUrl).origin}/acme/second.git` }, workspace: `ws-${phoneHash(phone.number)}-second` });
     const pull = e2e.github.pulls.find((p) => p.head.includes(first!.metadata.name!))!;
     expect(show(second, `${pull.head}:second.txt`)).toBe('in the second repo');
     expect(() => show(e2e.remote, pull.head)).toThrow();
