@@ -14,6 +14,8 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(async () => e2e?.stop());
 
+/** What Sessions name: the forge's URL of the second repository. */
+const secondUrl = () => `${new URL(e2e.remoteUrl).origin}/acme/second.git`;
 const show = (remote: string, rev: string) => execFileSync('git', ['-c', `safe.directory=${remote}`, '-C', remote, 'show', rev], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const transcript = (phone: Phone) => phone.received().map((m) => `bot > ${m.body}${m.mediaUrls.length ? ' [picture]' : ''}`).join('\n');
 const mine = async (phone: Phone) => (await e2e.list()).filter((s) => s.spec.phone === phone.number);
@@ -66,7 +68,7 @@ describe('end to end: several repositories', () => {
     await phone.send('approve');
     await phone.next(/Pull request opened/);
     const [first] = await mine(phone);
-    expect(first!.spec).toMatchObject({ repo: { url: `${new URL(e2e.remoteUrl).origin}/acme/second.git` }, workspace: `ws-${phoneHash(phone.number)}-second` });
+    expect(first!.spec).toMatchObject({ repo: { url: secondUrl() }, workspace: `ws-${phoneHash(phone.number)}-second` });
     const pull = e2e.github.pulls.find((p) => p.head.includes(first!.metadata.name!))!;
     expect(show(second, `${pull.head}:second.txt`)).toBe('in the second repo');
     expect(() => show(e2e.remote, pull.head)).toThrow();
@@ -80,7 +82,7 @@ describe('end to end: several repositories', () => {
     await phone.send('script:\nsay: on the default, which is now second');
     await phone.next(/on the default, which is now second/);
     const latest = (await mine(phone)).at(-1)!;
-    expect(latest.spec).toMatchObject({ repo: { url: second }, workspace: first!.spec.workspace, resumeAgentSession: first!.status?.result?.agentSessionId });
+    expect(latest.spec).toMatchObject({ repo: { url: secondUrl() }, workspace: first!.spec.workspace, resumeAgentSession: first!.status?.result?.agentSessionId });
     console.log(`phone transcript (repositories):\n${transcript(phone)}`);
   }, 180_000);
 });
