@@ -3,9 +3,11 @@
 // FIRST_HOST_ID + slot × SLOT_SIZE (slot 7's uid 1001 is 100,701,001). The range follows the Pod's
 // workspace claim (its first PersistentVolumeClaim), so a phone's later Pods get the ids its first
 // Pod had and its workspace stays theirs; a Pod without a claim gets a range of its own. Which
-// slot each claim has is kept in <state>/id-ranges.json (the node agent's user alone).
+// slot each claim has is kept in <state>/id-ranges.json (the node agent's user alone), with a random
+// salt the search for a free slot starts from: no agent can tell which ids another phone will get
+// (and squat, say, a folder in the shared /tmp named after them).
 import type { V1Pod } from '@kubernetes/client-node';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -46,19 +48,28 @@ export function rehome(range: IdRange, id: number): number {
 
 const RANGES_FILE = 'id-ranges.json';
 
+interface Ranges {
+  salt: string;
+  slots: Record<string, number>;
+}
+
+function readRanges(file: string): Ranges {
+  if (!existsSync(file)) return { salt: randomBytes(16).toString('hex'), slots: {} };
+  return JSON.parse(readFileSync(file, 'utf8')) as Ranges;
+}
+
 /** The range of `key` on the node whose state folder is `stateDir`: the one it had, or a free slot now kept for it. */
 export function idRange(stateDir: string, key: string): IdRange {
   const file = join(stateDir, RANGES_FILE);
-  const slots = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>) : {};
-  let slot = slots[key];
+  const ranges = readRanges(file);
+  let slot = ranges.slots[key];
   if (slot === undefined) {
-    const used = new Set(Object.values(slots));
+    const used = new Set(Object.values(ranges.slots));
     if (used.size >= SLOTS) throw new Error(`the local node has no id range left (${SLOTS} kept in ${file})`);
-    // Where the search starts differs by state folder: two stacks on one machine rarely share a range.
-    slot = createHash('sha256').update(`${stateDir}\0${key}`).digest().readUInt32BE(0) % SLOTS;
+    slot = createHash('sha256').update(`${ranges.salt}\0${key}`).digest().readUInt32BE(0) % SLOTS;
     while (used.has(slot)) slot = (slot + 1) % SLOTS;
-    slots[key] = slot;
-    writeFileSync(`${file}.new`, JSON.stringify(slots), { mode: 0o600 });
+    ranges.slots[key] = slot;
+    writeFileSync(`${file}.new`, JSON.stringify(ranges), { mode: 0o600 });
     renameSync(`${file}.new`, file);
   }
   return { key, base: FIRST_HOST_ID + slot * SLOT_SIZE };

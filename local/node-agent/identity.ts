@@ -137,7 +137,7 @@ export function sharedNodeBinary(stateDir: string): string {
 }
 
 /** The node's folders that lead to what containers use: passable (0711) by the containers' users, never listable. */
-export const PASSABLE_DIRS = ['.', 'pods', 'volumes', 'e'];
+export const PASSABLE_DIRS = ['.', 'pods', 'volumes', 'e', 't'];
 
 /** Makes `dir` (and what leads to it under stateDir) a folder containers may pass but not list, or the agent's own when it cannot switch users. */
 export function passableDir(dir: string, runAsUsers: boolean): void {

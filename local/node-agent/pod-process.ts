@@ -2,7 +2,7 @@
 // volumes that container mounts mapped onto folders, its user, and a kubeconfig holding the
 // Pod's own ServiceAccount token when the container mounts it.
 import { AuthenticationV1Api, CoreV1Api, type KubeConfig, type V1Container, type V1EnvVar, type V1Pod, type V1Volume } from '@kubernetes/client-node';
-import { existsSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
 import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SERVICE_ACCOUNT_DIR } from '../../common/kube/connection.ts';
@@ -133,6 +133,19 @@ export const podContainers = (pod: V1Pod): V1Container[] => [
   ...pod.spec!.containers,
 ];
 
+/**
+ * The container's own temporary folder (TMPDIR), as a container has its own /tmp: the host's /tmp is
+ * shared by every user. Short, like emptyDirs: Chromium and Claude Code put Unix sockets under it.
+ */
+function privateTmp(layout: NodeLayout, pod: V1Pod, container: V1Container, user: User): string {
+  const dir = join(layout.stateDir, 't', pod.metadata!.uid!.slice(0, 8), container.name);
+  passableDir(dirname(dir), true);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  chownSync(dir, user.uid, user.gid);
+  return dir;
+}
+
 async function writeKubeconfig(layout: NodeLayout, pod: V1Pod, container: V1Container, saDir: string, user: User | undefined): Promise<string> {
   const kubeconfig = join(podDir(layout, pod), `${container.name}.kubeconfig`);
   const token = (await readFile(join(saDir, 'token'), 'utf8')).trim();
@@ -163,6 +176,7 @@ export async function containerProcess(
     if (value !== undefined) env[item.name] = mapPath(value, mounts);
   }
   if (user && layout.compileCache) shareCompileCache(layout.compileCache, user.uid);
+  if (user && env.TMPDIR === undefined) env.TMPDIR = privateTmp(layout, pod, container, user);
   const saDir = mounts.find(([inside]) => inside === SERVICE_ACCOUNT_DIR)?.[1];
   if (saDir) env.KUBECONFIG = await writeKubeconfig(layout, pod, container, saDir, user);
   const [command, ...args] = [...(container.command ?? []), ...(container.args ?? [])].map((part) => mapPath(part, mounts));
