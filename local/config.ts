@@ -10,10 +10,15 @@ export function hostEnv(): { PATH: string; HOME: string } {
 }
 
 const set = (name: string): string | undefined => process.env[name] || undefined;
+
+/** Where the local node agent keeps the images it stages, as root (local/node-agent/image-store.ts). */
+export const DEFAULT_IMAGE_DIR = '/var/cache/tether/images';
+export const imageStoreDir = (): string => resolve(set('TETHER_IMAGE_DIR') ?? DEFAULT_IMAGE_DIR);
 const passThrough = (names: string[]) => Object.fromEntries(names.flatMap((n) => (set(n) ? [[n, set(n)!]] : [])));
 
 export interface DevConfig {
   stateDir: string;
+  imageStore: string;
   logLevel: string;
   githubApiUrl?: string;
   repoUrl?: string;
@@ -28,6 +33,7 @@ export function loadDevConfig(): DevConfig {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`TETHER_DEV_PORT must be a port number, got "${set('TETHER_DEV_PORT')}"`);
   return {
     stateDir: resolve(set('TETHER_STATE_DIR') ?? join(repoRoot, '.tether-state')),
+    imageStore: imageStoreDir(),
     logLevel: set('LOG_LEVEL') ?? 'info',
     githubApiUrl: set('GITHUB_API_URL'),
     repoUrl: set('TETHER_REPO_URL'),

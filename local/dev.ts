@@ -12,12 +12,15 @@ import { startStack } from './stack.ts';
 import { startFakeGitHub } from './github-stand-in.ts';
 import { loadDevConfig, repoRoot } from './config.ts';
 import { notIsolatedWarning } from './isolation.ts';
+import { checkNodeFolders } from './node-agent/folder-checks.ts';
 import { formatLine } from './log-lines.ts';
 import { passableDir } from './node-agent/identity.ts';
 
 const config = (() => {
   try {
-    return loadDevConfig();
+    const loaded = loadDevConfig();
+    checkNodeFolders(loaded.stateDir, loaded.imageStore);
+    return loaded;
   } catch (error) {
     process.stderr.write(`make dev: ${(error as Error).message}\n`);
     return process.exit(2);
@@ -44,7 +47,7 @@ const remote = ownRemote ? await serveLocalRemote(stateDir, config.repoUrl, gith
 const repoUrl = remote?.url ?? config.repoUrl!;
 
 const stack = await startStack({
-  kubeconfig: plane.kubeconfig, repoRoot, stateDir, repoUrl,
+  kubeconfig: plane.kubeconfig, repoRoot, stateDir, imageStore: config.imageStore, repoUrl,
   githubApiUrl: config.githubApiUrl ?? github!.url,
   relayPort: config.relayPort,
   relayEnv: config.relayEnv,

@@ -7,10 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type pino from 'pino';
 import { isAlreadyExists } from '../common/kube/errors.ts';
-import { fillCompileCache } from './compile-cache.ts';
-import { hostEnv } from './config.ts';
+import { hostEnv, imageStoreDir } from './config.ts';
 import { installSessionCrd } from './control-plane/crd.ts';
 import { freePort } from './control-plane/control-plane.ts';
+import { checkNodeFolders } from './node-agent/folder-checks.ts';
+import { canSwitchUser } from './node-agent/identity.ts';
+import { RUNNER_IMAGE } from './node-agent/image-content.ts';
+import { LOCAL_IMAGES } from './node-agent/image-pull.ts';
+import { stageImage } from './node-agent/image-store.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/node-agent.ts';
 import { startManaged, untilHttpOk, type Managed } from './control-plane/processes.ts';
 import { closeTree } from './private-files.ts';
@@ -18,9 +22,11 @@ import { supervise, type Supervised } from './supervise.ts';
 
 export interface StackOptions {
   kubeconfig: string;
-  /** Repository root (the images' /app). */
+  /** Repository root: the relay and controller run from it, the runner image is staged from it. */
   repoRoot: string;
   stateDir: string;
+  /** Where the node agent keeps the images it stages, as root (default: TETHER_IMAGE_DIR, see local/config.ts). */
+  imageStore?: string;
   namespace?: string;
   /** git remote for new Sessions. */
   repoUrl: string;
@@ -59,6 +65,8 @@ function repoHostOf(url: string): string {
 }
 
 export async function startStack(options: StackOptions): Promise<Stack> {
+  const imageStore = options.imageStore ?? imageStoreDir();
+  checkNodeFolders(options.stateDir, imageStore);
   const namespace = options.namespace ?? 'tether';
   const runnerNamespace = `${namespace}-runners`;
   const kc = new KubeConfig();
@@ -96,9 +104,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...options.relayEnv,
     }),
   };
-  // Filled while the relay and the controller start: the runner image's build step.
-  const compileCache = fillCompileCache({ stateDir: options.stateDir, repoRoot: options.repoRoot, env: hostEnv() });
-  compileCache.catch(() => undefined); // awaited below
+  // Staged, and its compile cache filled, while the relay and the controller start.
+  const stagingStarted = performance.now();
+  const runnerImage = stageImage(RUNNER_IMAGE, {
+    repoRoot: options.repoRoot, stateDir: options.stateDir, store: imageStore, asUsers: canSwitchUser(), env: hostEnv(),
+  });
+  runnerImage.catch(() => undefined); // awaited below
   const procs: Partial<Record<'controller' | 'relay', Supervised>> = {};
   const launch = async (name: 'controller' | 'relay') => {
     const start = async () => startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
@@ -111,13 +122,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   await untilHttpOk(`${relayUrl}/healthz`, procs.relay!.current());
   await launch('controller');
 
+  const staged = await runnerImage;
+  const nodeLogger = options.logger.child({ component: 'node-agent' });
+  nodeLogger.info({ image: RUNNER_IMAGE.name, at: staged.app, ms: Math.round(performance.now() - stagingStarted), ...staged.counts }, 'runner image ready');
   const nodeAgent = await startNodeAgent({
-    kubeConfig: kc, logger: options.logger.child({ component: 'node-agent' }), repoRoot: options.repoRoot,
+    kubeConfig: kc, logger: nodeLogger, images: Object.fromEntries(LOCAL_IMAGES.map((name) => [name, staged])),
     stateDir: options.stateDir, server: cluster.server, caFile: cluster.caFile!,
     namespace: runnerNamespace, nodeName: `local-${namespace}`,
     // Each container as its own user on its Pod's ids (as root; otherwise the node agent warns and runs them all as itself).
-    runAsUsers: true, compileCache: await compileCache,
-    env: { LOG_LEVEL: 'info', NODE_COMPILE_CACHE: await compileCache, ...options.podEnv },
+    runAsUsers: true,
+    env: { LOG_LEVEL: 'info', ...options.podEnv },
     onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
   });
 

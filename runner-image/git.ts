@@ -9,6 +9,7 @@ import { copyFile, cp, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, wri
 import { dirname, join } from 'node:path';
 import type { Redactor } from '../common/log.ts';
 import { DIFF_OPTIONS, gitEnvironment, type GitIdentity } from './git-env.ts';
+import { forgeText } from './forge-text.ts';
 
 export interface GitDeps {
   /** The agent's checkout: the work tree. */
@@ -242,7 +243,7 @@ export function cutDiff(full: string, maxChars: number): string {
 
 /** "make the navbar sticky" → "Tether: make the navbar sticky" (first line, ≤ 72 chars) + the prompt. */
 export function commitMessage(prompt: string, session: string): string {
-  const text = prompt.replace(/^script:\s*/, '').trim();
+  const text = forgeText(prompt.replace(/^script:\s*/, '')).trim();
   const first = (text.split('\n')[0] ?? '').replace(/\s+/g, ' ').trim() || 'changes from Tether';
   const subject = first.length > 64 ? `${first.slice(0, 63)}…` : first;
   return `${subject}\n\nRequested from the phone through Tether (session ${session}).\n\n${text.slice(0, 2000)}\n`;

@@ -27,6 +27,8 @@ export interface RunnerDeps {
   policy: Policy;
   log: Logger;
   media: MediaDeps;
+  /** The workspace volume's root (its mount point). */
+  workspace: string;
   repoDir: string;
   github: { apiUrl: string; token?: string };
   /** The install's repository host list: git runs, and the token goes, only to these. */
@@ -60,7 +62,7 @@ export class Runner {
       await this.body();
     } catch (error) {
       if (error instanceof SessionFinished) return;
-      if (!this.stop.signal.aborted && await isDiskFull(error, this.deps.repoDir)) {
+      if (!this.stop.signal.aborted && await isDiskFull(error, this.deps.workspace)) {
         this.deps.log.error({ err: error }, 'the workspace volume is full');
         await this.deps.status.move({ type: 'AgentFailed' }, DISK_FULL_MESSAGE);
         return;
@@ -89,7 +91,7 @@ export class Runner {
       log.info({ how, ms: Date.now() - started }, 'workspace ready');
       if (how === 'kept-changes') status.addProgress('Continuing from the changes kept on the workspace');
     } catch (error) {
-      await status.move({ type: 'AgentFailed' }, await isDiskFull(error, this.deps.repoDir) ? DISK_FULL_MESSAGE : `Could not get the repository: ${errorText(error)}`);
+      await status.move({ type: 'AgentFailed' }, await isDiskFull(error, this.deps.workspace) ? DISK_FULL_MESSAGE : `Could not get the repository: ${errorText(error)}`);
       return;
     }
     const images = await this.pictures();
@@ -103,9 +105,9 @@ export class Runner {
       { prompt: spec.prompt, images, cwd: this.deps.repoDir, mode: spec.mode ?? 'run', resume: spec.resumeAgentSession, signal: this.stop.signal },
       host,
     );
-    log.info({ ok: result.ok, exitCode: result.exitCode, costUsd: result.costUsd }, 'agent finished');
+    log.info({ ok: result.ok, exitCode: result.exitCode, costUsd: host.spentUsd }, 'agent finished');
     await host.pauseAnswered();
-    this.recordAgentResult(result, host.lastText);
+    this.recordAgentResult(result, host);
     if (this.stop.signal.aborted) return;
     if (!result.ok) return this.fail(result.message ?? 'The agent stopped with an error.');
     const snapshot = await this.deps.git.changes();
@@ -126,12 +128,12 @@ export class Runner {
     });
   }
 
-  private recordAgentResult(result: AgentResult, lastText: string): void {
-    const summary = result.summary?.trim() || lastText;
+  private recordAgentResult(result: AgentResult, host: RunnerHost): void {
+    const summary = result.summary?.trim() || host.lastText;
     this.deps.status.setResult({
       ...(summary ? { summary: truncate(summary, LIMITS.textChars) } : {}),
       ...(result.sessionId ? { agentSessionId: result.sessionId.slice(0, 256) } : {}),
-      ...(result.costUsd !== undefined ? { costUsd: Math.max(0, result.costUsd) } : {}),
+      costUsd: host.spentUsd,
       ...(result.tokens ? { tokens: result.tokens } : {}),
       exitCode: result.exitCode,
     });

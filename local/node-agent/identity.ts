@@ -8,9 +8,8 @@
 //   emptyDir several containers mount belongs to the Pod's fsGroup (2770); nobody else may enter;
 // - the folders on the way (state, pods, volumes) may be passed (0711), not listed.
 import type { V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
-import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { hostId, idRange, rangeKey, rehome, type IdRange } from './id-ranges.ts';
 
 export interface User {
@@ -106,34 +105,6 @@ export function claimVolume(dir: string, pod: V1Pod, volume: V1Volume, range: Id
   } else {
     throw new Error(`volume ${volume.name} is mounted by containers of different users and the Pod has no fsGroup: the local node cannot share it with them alone`);
   }
-}
-
-const traversableByOthers = (path: string): boolean => {
-  for (let dir = dirname(path); ; dir = dirname(dir)) {
-    if ((statSync(dir).mode & 0o001) === 0) return false;
-    if (dir === dirname(dir)) return true;
-  }
-};
-
-/**
- * A path to this Node.js binary that other users can run: the binary itself when its folders are
- * open to all, else a hard link (or copy) under the node's state folder.
- */
-export function sharedNodeBinary(stateDir: string): string {
-  if (traversableByOthers(process.execPath)) return process.execPath;
-  const bin = join(stateDir, 'bin');
-  const target = join(bin, 'node');
-  mkdirSync(bin, { recursive: true, mode: 0o755 });
-  if (!existsSync(target) || statSync(target).size !== statSync(process.execPath).size) {
-    try {
-      linkSync(process.execPath, `${target}.new`);
-    } catch {
-      copyFileSync(process.execPath, `${target}.new`);
-    }
-    spawnSync('mv', ['-f', `${target}.new`, target]);
-    chmodSync(target, 0o755);
-  }
-  return target;
 }
 
 /** The node's folders that lead to what containers use: passable (0711) by the containers' users, never listable. */

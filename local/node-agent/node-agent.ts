@@ -9,7 +9,7 @@ import { createInformer, type Informer } from '../../common/kube/informer.ts';
 import { hostEnv } from '../config.ts';
 import type { Managed } from '../control-plane/processes.ts';
 import { canSwitchUser } from './identity.ts';
-import { imagePuller, LOCAL_IMAGES } from './image-pull.ts';
+import { imagePuller } from './image-pull.ts';
 import type { NodeLayout } from './pod-process.ts';
 import { runPod, type PodRun } from './pod-run.ts';
 
@@ -51,7 +51,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const patchStatus = (pod: V1Pod, status: object) =>
     core.patchNamespacedPodStatus({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { status } }, mergePatch);
 
-  const puller = imagePuller(LOCAL_IMAGES, patchStatus, (key) => reconcile(key));
+  const puller = imagePuller(Object.keys(options.images), patchStatus, (key) => reconcile(key));
 
   async function start(key: string, pod: V1Pod) {
     startedHere.add(pod.metadata!.uid!);

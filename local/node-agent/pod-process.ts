@@ -6,22 +6,21 @@ import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
 import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SERVICE_ACCOUNT_DIR } from '../../common/kube/connection.ts';
-import { shareCompileCache } from '../compile-cache.ts';
+import { compileCacheOf } from '../compile-cache.ts';
 import { kubeconfigYaml } from '../control-plane/control-plane.ts';
-import type { IdRange } from './id-ranges.ts';
-import { claimVolume, containerUser, openStatePath, passableDir, sharedNodeBinary, type User } from './identity.ts';
+import { containerIdOf, type IdRange } from './id-ranges.ts';
+import { claimVolume, containerUser, openStatePath, passableDir, type User } from './identity.ts';
+import type { StagedImage } from './image-store.ts';
 
 export interface NodeLayout {
-  /** Repository root; the image's /app maps here. */
-  repoRoot: string;
+  /** The images this node has, by name: each container's /app, `node` and compile cache (image-store.ts). */
+  images: Readonly<Record<string, StagedImage>>;
   /** Folder for volumes and per-pod files. */
   stateDir: string;
   server: string;
   caFile: string;
   /** Run containers as their securityContext's users, on host ids of each Pod's own (root only); see identity.ts. */
   runAsUsers?: boolean;
-  /** The filled compile cache (NODE_COMPILE_CACHE): each container's user gets a read-only copy of it. */
-  compileCache?: string;
 }
 
 export interface LocalProcessSpec {
@@ -161,8 +160,10 @@ async function writeKubeconfig(layout: NodeLayout, pod: V1Pod, container: V1Cont
 export async function containerProcess(
   kc: KubeConfig, layout: NodeLayout, pod: V1Pod, container: V1Container, nodeEnv: Record<string, string>, range: IdRange | undefined,
 ): Promise<LocalProcessSpec> {
+  const image = layout.images[container.image ?? ''];
+  if (!image) throw new Error(`pod ${pod.metadata!.name}: container ${container.name}'s image ${container.image} is not on this node`);
   const volumes = new Map((pod.spec!.volumes ?? []).map((v) => [v.name, volumeDir(layout, pod, v)]));
-  const mounts: Array<[string, string]> = [['/app', layout.repoRoot]];
+  const mounts: Array<[string, string]> = [['/app', image.app]];
   for (const mount of container.volumeMounts ?? []) {
     const dir = volumes.get(mount.name);
     if (dir) mounts.push([mount.mountPath.replace(/\/$/, ''), mount.subPath ? join(dir, mount.subPath) : dir]);
@@ -170,12 +171,12 @@ export async function containerProcess(
   mounts.sort((a, b) => b[0].length - a[0].length);
 
   const user = containerUser(pod, container, range);
-  const env: Record<string, string> = { ...nodeEnv };
+  const cache = user ? compileCacheOf(image, user.uid, user.gid, containerIdOf(user.uid)) : compileCacheOf(image, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+  const env: Record<string, string> = { ...nodeEnv, ...(image.path ? { PATH: image.path } : {}), NODE_COMPILE_CACHE: cache };
   for (const item of container.env ?? []) {
     const value = await envValue(kc, pod, item);
     if (value !== undefined) env[item.name] = mapPath(value, mounts);
   }
-  if (user && layout.compileCache) shareCompileCache(layout.compileCache, user.uid);
   if (user && env.TMPDIR === undefined) env.TMPDIR = privateTmp(layout, pod, container, user);
   const saDir = mounts.find(([inside]) => inside === SERVICE_ACCOUNT_DIR)?.[1];
   if (saDir) env.KUBECONFIG = await writeKubeconfig(layout, pod, container, saDir, user);
@@ -183,7 +184,7 @@ export async function containerProcess(
   if (!command) throw new Error(`pod ${pod.metadata!.name}: container ${container.name} has no command (the local node agent does not read images)`);
   return {
     container: container.name,
-    command: command === 'node' ? (user ? sharedNodeBinary(layout.stateDir) : process.execPath) : command,
+    command: command === 'node' ? image.node : command,
     args,
     env,
     cwd: mapPath(container.workingDir ?? '/app', mounts),

@@ -1,6 +1,8 @@
 // The scripted model: a streaming Anthropic Messages API on loopback that plays the `script:`
 // scenario of the user's prompt as model turns (README "Scripted model"). Claude Code talks to it
-// as to the real API. Every request is recorded: `requests` here, GET /_requests over HTTP.
+// as to the real API. Every request is recorded in `requests`, for the process that started it
+// only: over HTTP it serves the Messages API and nothing else (on a shared loopback, as the local
+// stack's Pods have, another phone's agent could otherwise read this one's conversation).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { conversationKey, isSideRequest, readConversation, type MessagesRequest } from './conversation.ts';
@@ -73,10 +75,13 @@ export interface ModelLog { info(fields: object, message: string): void }
 
 interface State { requests: RecordedRequest[]; served: Set<string>; log?: ModelLog }
 
+/** As the real API counts them: the system prompt and the tool definitions, then the messages. */
+const inputTokens = (body: MessagesRequest) => tokens(JSON.stringify([body.system ?? '', body.tools ?? [], body.messages ?? []]));
+
 async function messages(state: State, req: IncomingMessage, res: ServerResponse, record: RecordedRequest): Promise<void> {
   const body = record.body!;
   const model = body.model ?? 'scripted-model';
-  const usage: Usage = { input_tokens: tokens(JSON.stringify(body.messages ?? [])), output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const usage: Usage = { input_tokens: inputTokens(body), output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   let reply: Reply;
   if (record.side) {
     reply = { kind: 'turn', delayMs: 0, text: sideText(body) };
@@ -98,7 +103,6 @@ async function messages(state: State, req: IncomingMessage, res: ServerResponse,
 
 async function handle(state: State, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]!;
-  if (req.method === 'GET' && path === '/_requests') return sendJson(res, 200, JSON.stringify(state.requests));
   const text = await readBody(req);
   const record: RecordedRequest = { at: new Date().toISOString(), method: req.method ?? '', path, side: true, response: { status: 404 } };
   state.requests.push(record);
@@ -113,7 +117,7 @@ async function handle(state: State, req: IncomingMessage, res: ServerResponse): 
   state.log?.info({ path, turns: body?.messages?.length }, 'model request');
   if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
     record.response = { status: 200 };
-    return sendJson(res, 200, JSON.stringify({ input_tokens: tokens(JSON.stringify(body?.messages ?? [])) }));
+    return sendJson(res, 200, JSON.stringify({ input_tokens: inputTokens(body ?? {}) }));
   }
   if (req.method === 'POST' && path === '/v1/messages' && body) {
     record.side = isSideRequest(body);

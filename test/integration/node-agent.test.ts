@@ -10,6 +10,7 @@ import { startNodeAgent, type NodeAgent } from '../../local/node-agent/node-agen
 import { containerIdOf, FIRST_HOST_ID } from '../../local/node-agent/id-ranges.ts';
 import { volumeDir } from '../../local/node-agent/pod-process.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace } from '../support/cluster.ts';
+import { PROBE_IMAGE_NAME, stageProbeImage } from '../support/local-images.ts';
 
 let kc: KubeConfig;
 let core: CoreV1Api;
@@ -28,7 +29,7 @@ function probePod(name: string, env: Record<string, string>): V1Pod {
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: 5,
       containers: [{
-        name: 'runner', image: 'tether-runner:dev',
+        name: 'runner', image: PROBE_IMAGE_NAME,
         command: ['node', '/app/test/fixtures/pod-probe.ts'],
         workingDir: '/workspace',
         env: [
@@ -79,7 +80,7 @@ beforeAll(async () => {
   await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'probe' } } });
   const cluster = kc.getCurrentCluster()!;
   agent = await startNodeAgent({
-    kubeConfig: kc, logger: pino({ level: 'warn' }), repoRoot: process.cwd(), stateDir,
+    kubeConfig: kc, logger: pino({ level: 'warn' }), images: { [PROBE_IMAGE_NAME]: await stageProbeImage(stateDir) }, stateDir,
     server: cluster.server, caFile: cluster.caFile!, nodeName: `node-${ns}`, namespace: ns, env: {}, runAsUsers: true,
   });
 }, 60_000);
@@ -120,7 +121,7 @@ describe('local node agent', () => {
 
   it.runIf(process.getuid?.() === 0)('runs each container as its own user with only the volumes it mounts', async () => {
     const probe = (name: string, uid: number, mounts: V1VolumeMount[], env: Record<string, string>) => ({
-      name, image: 'tether-runner:dev', command: ['node', '/app/test/fixtures/pod-isolation-probe.ts'],
+      name, image: PROBE_IMAGE_NAME, command: ['node', '/app/test/fixtures/pod-isolation-probe.ts'],
       securityContext: { runAsUser: uid, runAsGroup: uid },
       env: Object.entries({ SHARED_DIR: '/ipc', WORKSPACE: '/workspace', ...env }).map(([k, v]) => ({ name: k, value: v })),
       volumeMounts: [{ name: 'ipc', mountPath: '/ipc' }, { name: 'workspace', mountPath: '/workspace' }, ...mounts],

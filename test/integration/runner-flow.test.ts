@@ -35,9 +35,11 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     expect(pending.status?.result?.diffStat).toContain('src/hello.txt');
     expect(pending.status?.result?.diff).toContain('+hello');
     const diffImage = pending.status?.result?.media?.find((m) => m.kind === 'diff');
-    expect(diffImage?.ref).toMatch(/^file:media\/.+\/diff-1\.png$/);
+    expect(diffImage?.ref).toBe(`file:${name}/diff-1.png`);
     expect(pending.status?.result?.diffFiles).toEqual({ names: ['src/hello.txt'], total: 1, shown: 1 });
-    expect(readFileSync(join(runner.workspace, diffImage!.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
+    // Kept in the runner's private folder, never on the workspace the agent writes.
+    expect(readFileSync(join(runner.gitStore, 'media', diffImage!.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
+    expect(existsSync(join(runner.workspace, 'media'))).toBe(false);
     expect(await runner.exited, runner.output()).toBe(0);
     const done = (await bed.sessions.get(bed.ns, name))!;
     expect(done.status?.phase).toBe('Succeeded');
@@ -46,6 +48,19 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     expect(done.status?.result).toMatchObject({ prUrl: pull!.html_url, branch: `tether/${name}` });
     expect(remote.git('show', `tether/${name}:src/hello.txt`)).toBe('hello\nworld');
     expect(remote.git('log', '-1', '--format=%s', `tether/${name}`).trim()).toBe('add a greeting');
+  });
+
+  it('hidden characters in the prompt and the agent\'s summary reach the forge as code points', async () => {
+    const { name, runner, remote } = await run('script: ring the\u0007 bell\u202E lleb\u200B now\nwrite: bell.txt = ding\nsay: Rang\u202E it\u2066 twice\u0007');
+    await answer(bed.sessions, bed.ns, name, 'changes', { action: 'approve' });
+    expect(await runner.exited, runner.output()).toBe(0);
+    const pull = bed.github.pulls.find((p) => p.head === `tether/${name}`)!;
+    expect(pull.title).toBe('ring the<U+0007> bell<U+202E> lleb<U+200B> now');
+    expect(pull.body).toContain('Rang<U+202E> it<U+2066> twice<U+0007>');
+    const message = remote.git('log', '-1', '--format=%B', `tether/${name}`);
+    expect(message.split('\n')[0]).toBe(pull.title);
+    for (const text of [pull.title, pull.body, message, pull.head]) expect(text).not.toMatch(/(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u);
+    expect(pull.head).toMatch(/^tether\/[a-z0-9.-]+$/);
   });
 
   it('changes → reject: tree clean, Rejected', async () => {
@@ -79,6 +94,8 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
       expect(await runner.exited, runner.output()).toBe(0);
       expect(uploads).toEqual([{ url: `PUT /uploads/${bed.ns}/${name}/diff-1.png`, auth: 'Bearer projected-relay-token', type: 'image/png', bytes: expect.any(Number) }]);
       expect(pending.status?.result?.media).toEqual([expect.objectContaining({ kind: 'diff', ref: `${bed.ns}/${name}/diff-1.png`, contentType: 'image/png', bytes: uploads[0]!.bytes })]);
+      // Uploaded, so kept nowhere: not on the workspace, not in the private folder.
+      expect([join(runner.workspace, 'media'), join(runner.gitStore, 'media')].filter(existsSync)).toEqual([]);
     } finally {
       relay.close();
     }
@@ -97,7 +114,7 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     const answered = await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.result?.diffAnswered === 1);
     const asked = answered.status!.result!.media!.filter((m) => m.request === 1);
     expect(asked.map((m) => [m.ref.replace(/^.*\//, ''), m.caption])).toEqual([['diff-r1-1.png', 'd.txt (1/2)'], ['diff-r1-2.png', 'd.txt (2/2)']]);
-    for (const m of asked) expect(readFileSync(join(runner.workspace, m.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
+    for (const m of asked) expect(readFileSync(join(runner.gitStore, 'media', m.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
     await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
     expect(await runner.exited, runner.output()).toBe(0);
   });

@@ -5,7 +5,7 @@
 import type {
   CanUseTool, Options, PermissionResult, SDKAssistantMessage, SDKMessage, SDKResultError, SDKResultSuccess, SDKSystemMessage, SDKUserMessage,
 } from '@anthropic-ai/claude-agent-sdk';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -125,12 +125,17 @@ describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () =>
       { readPrompt: true },
       result('Switched to Redis as you asked.', 0.2),
     ];
-    const { host, asked } = recordingHost((r) => ({ behavior: 'allow', updatedInput: { ...r.input, answers: { [QUESTION.question]: 'Redis' } } }));
-    const agent = new ClaudeAgent({ env: {}, model: MODEL, log, queryFn: replay(steps, seen) });
+    const { host, asked, events } = recordingHost((r) => ({ behavior: 'allow', updatedInput: { ...r.input, answers: { [QUESTION.question]: 'Redis' } } }));
+    const agent = new ClaudeAgent({ env: {}, model: MODEL, log, workspace: '/w', queryFn: replay(steps, seen) });
     const outcome = await agent.run({ prompt: 'add a cache', cwd: '/w', mode: 'run', signal: new AbortController().signal }, host);
     expect(asked).toEqual([{ id: 'toolu_q-direct', tool: 'AskUserQuestion', input: { questions: [QUESTION] } }]);
     expect(seen.prompts[1]).toContain('Which database should the cache use? → Redis');
-    expect(outcome).toMatchObject({ ok: true, summary: 'Switched to Redis as you asked.', costUsd: 0.2 });
+    expect(outcome).toMatchObject({ ok: true, summary: 'Switched to Redis as you asked.' });
+    // Each turn's own usage reaches the meter; Claude Code's running total (0.1, then 0.2) does not.
+    expect(events.filter((e) => e.type === 'turn-usage')).toEqual([
+      { type: 'turn-usage', usage: resultUsage(1200, 340) }, { type: 'turn-usage', usage: resultUsage(1200, 340) },
+    ]);
+    expect(outcome).not.toHaveProperty('costUsd');
   });
 
   it('an error result is a failure in plain words; a query() that throws is one too, never a crash', async () => {
@@ -138,7 +143,7 @@ describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () =>
       type: 'result', subtype: 'error_max_turns', duration_ms: 900, duration_api_ms: 800, is_error: true, num_turns: 30, stop_reason: null,
       total_cost_usd: 0.05, usage: resultUsage(10, 5), modelUsage: {}, permission_denials: [], errors: ['max turns reached'], uuid: uuid(), session_id: SESSION,
     };
-    expect(toResult(failed, undefined, [])).toMatchObject({ ok: false, exitCode: 1, message: 'max turns reached', costUsd: 0.05, tokens: { input: 1010, output: 5 } });
+    expect(toResult(failed, undefined, [])).toMatchObject({ ok: false, exitCode: 1, message: 'max turns reached', tokens: { input: 1010, output: 5 } });
     const apiError = { ...result('API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}', 0), is_error: true };
     expect(toResult(apiError, 'Claude Code stopped: Claude Code returned an error result', [])).toMatchObject({
       ok: false, summary: undefined, message: 'The Claude API refused the request (400): prompt is too long',
@@ -147,7 +152,7 @@ describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () =>
       yield init;
       throw new Error('Claude Code process exited with code 1');
     };
-    const outcome = await new ClaudeAgent({ env: {}, model: MODEL, log, queryFn: broken }).run(
+    const outcome = await new ClaudeAgent({ env: {}, model: MODEL, log, workspace: '/w', queryFn: broken }).run(
       { prompt: 'x', cwd: '/w', mode: 'run', signal: new AbortController().signal }, recordingHost(() => ({ behavior: 'allow' })).host);
     expect(outcome).toMatchObject({ ok: false, message: 'Claude Code stopped: Claude Code process exited with code 1' });
   });
@@ -161,9 +166,28 @@ describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () =>
   });
 
   it("appends the repository's CLAUDE.md after the image's instructions (no settings source reads it)", async () => {
-    const repo = mkdtempSync(join(tmpdir(), 'tether-repo-'));
-    expect(await systemPromptAppend('# Working inside Tether', repo)).toBe('# Working inside Tether');
-    writeFileSync(join(repo, 'CLAUDE.md'), 'Use pnpm.\n');
-    expect(await systemPromptAppend('# Working inside Tether', repo)).toBe("# Working inside Tether\n\n# The repository's CLAUDE.md\n\nUse pnpm.\n");
+    expect(systemPromptAppend('# Working inside Tether', undefined)).toBe('# Working inside Tether');
+    expect(systemPromptAppend('# Working inside Tether', 'Use pnpm.\n')).toBe("# Working inside Tether\n\n# The repository's CLAUDE.md\n\nUse pnpm.\n");
+    const workspace = mkdtempSync(join(tmpdir(), 'tether-ws-'));
+    mkdirSync(join(workspace, 'repo'));
+    writeFileSync(join(workspace, 'repo', 'CLAUDE.md'), 'Use pnpm.\n');
+    const seen = { decisions: [] as PermissionResult[], prompts: [] as string[], options: undefined as Options | undefined };
+    await new ClaudeAgent({ env: {}, model: MODEL, log, workspace, instructions: '# Tether', queryFn: replay([init, result('ok', 0)], seen) })
+      .run({ prompt: 'x', cwd: join(workspace, 'repo'), mode: 'run', signal: new AbortController().signal }, recordingHost(() => ({ behavior: 'allow' })).host);
+    expect(seen.options?.systemPrompt).toEqual({ type: 'preset', preset: 'claude_code', append: "# Tether\n\n# The repository's CLAUDE.md\n\nUse pnpm.\n" });
+  });
+
+  it("a CLAUDE.md linked to the runner's own environment is left out, and the phone is told why", async () => {
+    process.env.TETHER_TEST_CANARY = 'canary-in-the-runners-environment';
+    const workspace = mkdtempSync(join(tmpdir(), 'tether-ws-'));
+    mkdirSync(join(workspace, 'repo'));
+    symlinkSync('/proc/self/environ', join(workspace, 'repo', 'CLAUDE.md'));
+    const seen = { decisions: [] as PermissionResult[], prompts: [] as string[], options: undefined as Options | undefined };
+    const { host, events } = recordingHost(() => ({ behavior: 'allow' }));
+    await new ClaudeAgent({ env: {}, model: MODEL, log, workspace, instructions: '# Tether', queryFn: replay([init, result('ok', 0)], seen) })
+      .run({ prompt: 'x', cwd: join(workspace, 'repo'), mode: 'run', signal: new AbortController().signal }, host);
+    expect(JSON.stringify(seen.options?.systemPrompt)).not.toContain('canary-in-the-runners-environment');
+    expect(seen.options?.systemPrompt).toEqual({ type: 'preset', preset: 'claude_code', append: '# Tether' });
+    expect(events).toContainEqual({ type: 'progress', text: "The repository's CLAUDE.md was left out (a symlink leading out of the checkout)" });
   });
 });
