@@ -171,7 +171,7 @@ describe('local node agent', () => {
       automountServiceAccountToken: false, restartPolicy: 'Never', terminationGracePeriodSeconds: 5,
       securityContext: { runAsUser: 1001, runAsGroup: 1000, fsGroup: 1000 },
       containers: [{
-        name: 'agent', image: 'tether-runner:dev', command: ['node', '-e', "require('fs').writeFileSync(process.env.OUT, String(process.getuid()))"],
+        name: 'agent', image: PROBE_IMAGE_NAME, command: ['node', '-e', "require('fs').writeFileSync(process.env.OUT, String(process.getuid()))"],
         env: [{ name: 'OUT', value: `/workspace/${name}` }], volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }],
       }],
       volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: claim } }],
