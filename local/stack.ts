@@ -4,7 +4,6 @@
 // Used by `make dev` (local/dev.ts) and by the end-to-end tests.
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pino from 'pino';
 import { isAlreadyExists } from '../common/kube/errors.ts';
@@ -18,6 +17,7 @@ import { LOCAL_IMAGES } from './node-agent/image-pull.ts';
 import { stageImage } from './node-agent/image-store.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/node-agent.ts';
 import { startManaged, untilHttpOk, type Managed } from './control-plane/processes.ts';
+import { closeTree } from './private-files.ts';
 import { supervise, type Supervised } from './supervise.ts';
 import { RUNNER_SECRET, stackEnv, stackRepoHosts } from './stack-env.ts';
 
@@ -78,8 +78,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   }
   await core.createNamespacedSecret({ namespace: runnerNamespace, body: { metadata: { name: RUNNER_SECRET }, stringData: options.runnerSecrets ?? {} } })
     .catch((e) => { if (!isAlreadyExists(e)) throw e; });
-  const logs = join(options.stateDir, 'logs');
-  await mkdir(logs, { recursive: true });
+  // The stack's own state — component logs, the relay's journal and media — is its user's alone.
+  const [logs, journal, media] = [join(options.stateDir, 'logs'), join(options.stateDir, 'journal'), join(options.stateDir, 'media')] as const;
+  for (const dir of [logs, journal, media]) closeTree(dir);
 
   const relayPort = options.relayPort ?? (await freePort());
   const relayUrl = `http://127.0.0.1:${relayPort}`;
@@ -113,7 +114,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     kubeConfig: kc, logger: nodeLogger, images: Object.fromEntries(LOCAL_IMAGES.map((name) => [name, staged])),
     stateDir: options.stateDir, server: cluster.server, caFile: cluster.caFile!,
     namespace: runnerNamespace, nodeName: `local-${namespace}`,
-    // Each container as its own user (as root; otherwise the node agent warns and runs them all as itself).
+    // Each container as its own user on its Pod's ids (as root; otherwise the node agent warns and runs them all as itself).
     runAsUsers: true,
     env: { LOG_LEVEL: 'info', ...options.podEnv },
     onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),

@@ -1,12 +1,13 @@
 // The local node agent against the real API server: binding, env and volume mapping, the
 // Pod's own ServiceAccount identity, phases and exit codes, deletion with SIGTERM.
 import { CoreV1Api, type KubeConfig, type V1Pod, type V1VolumeMount } from '@kubernetes/client-node';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNodeAgent, type NodeAgent } from '../../local/node-agent/node-agent.ts';
+import { containerIdOf, FIRST_HOST_ID } from '../../local/node-agent/id-ranges.ts';
 import { volumeDir } from '../../local/node-agent/pod-process.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace } from '../support/cluster.ts';
 import { startFaultProxy } from '../support/fault-proxy.ts';
@@ -146,11 +147,44 @@ describe('local node agent', () => {
     const shared = volumeDir({ stateDir }, done!, done!.spec!.volumes!.find((v) => v.name === 'ipc')!);
     const supervisor = JSON.parse(readFileSync(join(shared, 'supervisor.json'), 'utf8'));
     const agentSaw = JSON.parse(readFileSync(join(shared, 'agent.json'), 'utf8'));
-    expect(supervisor).toMatchObject({ uid: 2001, gid: 2001, token: 'ok' });
-    expect(supervisor.groups).toContain(2000);
-    expect(agentSaw.groups).not.toContain(2001);
-    expect(agentSaw).toMatchObject({ uid: 2002, gid: 2002, token: 'EACCES', environ: 'EACCES', signal: 'EPERM', workspace: 'ok' });
-    expect(readFileSync(join(stateDir, 'volumes', ns, 'ws-pair', 'agent-wrote.txt'), 'utf8')).toBe('hi');
+    // Container ids run as host ids of the Pod's own range (its claim's): base + id, for users and groups alike.
+    const base = supervisor.uid - 2001;
+    expect(base).toBeGreaterThanOrEqual(FIRST_HOST_ID);
+    expect(containerIdOf(supervisor.uid)).toBe(2001);
+    expect(supervisor).toMatchObject({ uid: base + 2001, gid: base + 2001, token: 'ok' });
+    expect(supervisor.groups).toContain(base + 2000);
+    expect(agentSaw.groups).not.toContain(base + 2001);
+    expect(agentSaw).toMatchObject({ uid: base + 2002, gid: base + 2002, token: 'EACCES', environ: 'EACCES', signal: 'EPERM', workspace: 'ok' });
+    const workspace = join(stateDir, 'volumes', ns, 'ws-pair');
+    expect(readFileSync(join(workspace, 'agent-wrote.txt'), 'utf8')).toBe('hi');
+    // The claim is the Pod's fsGroup's alone; the folders on the way may be passed, not listed.
+    expect(statSync(workspace)).toMatchObject({ uid: base, gid: base + 2000 });
+    expect(statSync(workspace).mode & 0o7777).toBe(0o2770);
+    expect(statSync(shared)).toMatchObject({ uid: base, gid: base + 2000 }); // an emptyDir both mount: the Pod's alone too
+    expect(statSync(shared).mode & 0o7777).toBe(0o2770);
+    for (const dir of [stateDir, join(stateDir, 'pods'), join(stateDir, 'volumes'), join(stateDir, 'volumes', ns)]) expect(statSync(dir).mode & 0o777).toBe(0o711);
+    const podFolder = join(stateDir, 'pods', readdirSync(join(stateDir, 'pods')).find((d) => d.includes('_pair_'))!);
+    for (const log of ['supervisor.log', 'agent.log']) expect(statSync(join(podFolder, log))).toMatchObject({ uid: 0, mode: 0o100600 });
+  });
+
+  it.runIf(process.getuid?.() === 0)('gives a claim the same ids in every Pod that mounts it, and another claim others', async () => {
+    const writer = (name: string, claim: string): V1Pod => ({ metadata: { name }, spec: {
+      automountServiceAccountToken: false, restartPolicy: 'Never', terminationGracePeriodSeconds: 5,
+      securityContext: { runAsUser: 1001, runAsGroup: 1000, fsGroup: 1000 },
+      containers: [{
+        name: 'agent', image: PROBE_IMAGE_NAME, command: ['node', '-e', "require('fs').writeFileSync(process.env.OUT, String(process.getuid()))"],
+        env: [{ name: 'OUT', value: `/workspace/${name}` }], volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }],
+      }],
+      volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: claim } }],
+    } });
+    for (const [name, claim] of [['first', 'ws-same'], ['again', 'ws-same'], ['other', 'ws-other']] as const) {
+      await core.createNamespacedPod({ namespace: ns, body: writer(name, claim) });
+      await waitForPod(name, (p) => p?.status?.phase === 'Succeeded');
+    }
+    const uidIn = (claim: string, file: string) => Number(readFileSync(join(stateDir, 'volumes', ns, claim, file), 'utf8'));
+    expect(uidIn('ws-same', 'again')).toBe(uidIn('ws-same', 'first'));
+    expect(containerIdOf(uidIn('ws-other', 'other'))).toBe(1001);
+    expect(uidIn('ws-other', 'other')).not.toBe(uidIn('ws-same', 'first'));
   });
 
   it('stops the whole process group with SIGTERM when the pod is deleted, then removes the pod', async () => {
