@@ -55,10 +55,10 @@ describe('make dev', () => {
       const chat = await openChat(chatUrl);
       expect((await chat.send('dev-test-0003', '@widgets add a farewell function')).status).toBe(202);
       await chatShows(chatUrl, chat.cookie, /On it \(session [0-9a-f]{4}\) in \*widgets\*/);
-      await eventually(() => expect(count(dev.output(), /to=AwaitingApproval/)).toBe(2), 60_000, 200);
+      await eventually(() => expect(count(dev.output(), /to=AwaitingApproval/)).toBe(2), 120_000, 200);
       expect(dev.output()).not.toMatch(/could not be started|not on this install's list/);
       expect((await chat.send('dev-test-0004', 'approve')).status).toBe(202);
-      await eventually(() => expect(count(dev.output(), /to=Succeeded reason=Published/)).toBe(2), 60_000, 200);
+      await eventually(() => expect(count(dev.output(), /to=Succeeded reason=Published/)).toBe(2), 120_000, 200);
       expect(tetherBranches(widgets)).toHaveLength(1);
     } finally {
       dev.child.kill('SIGINT');
@@ -66,5 +66,5 @@ describe('make dev', () => {
     expect(await dev.exited).toBe(0);
     await eventually(() => expect(processesMentioning(stateDir)).toEqual([]), 15_000, 200);
     await eventually(async () => expect(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => 'up', () => 'down')).toBe('down'));
-  }, 240_000);
+  }, 360_000);
 });
