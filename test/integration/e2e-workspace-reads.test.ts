@@ -13,7 +13,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RUNNER_UID } from '../../controller/builders.ts';
 import { startE2E, type E2E, type Phone } from '../support/e2e.ts';
 import { eventually } from '../support/eventually.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
@@ -28,28 +27,27 @@ let pageUrl: string;
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8' });
 
-/** A bare remote `<tmp>/acme/<name>.git` whose one commit `build` makes in a work tree; the runner's, as the sample remote is. */
-function remote(name: string, build: (work: string) => void): string {
-  const dir = mkdtempSync(join(tmpdir(), `tether-${name}-`));
-  chmodSync(dir, 0o755);
-  const bare = join(dir, 'acme', `${name}.git`);
-  mkdirSync(bare, { recursive: true });
-  git(bare, 'init', '--quiet', '--bare', '--initial-branch=main');
-  const work = join(dir, 'work');
-  mkdirSync(work);
-  git(work, 'init', '--quiet', '--initial-branch=main');
-  writeFileSync(join(work, 'README.md'), `# ${name}\n`);
-  build(work);
-  git(work, 'add', '-A');
-  git(work, 'commit', '--quiet', '-m', name);
-  git(work, 'push', '--quiet', bare, 'main');
-  if (process.getuid?.() === 0) execFileSync('chown', ['-R', `${RUNNER_UID}:${RUNNER_UID}`, bare]);
-  return bare;
+/** A bare repository at `bare` whose one commit `build` makes in a work tree beside it. */
+function hostileRepo(name: string, build: (work: string) => void): { name: string; make(bare: string): void } {
+  return {
+    name,
+    make(bare) {
+      mkdirSync(bare, { recursive: true });
+      git(bare, 'init', '--quiet', '--bare', '--initial-branch=main');
+      const work = mkdtempSync(join(tmpdir(), `tether-${name}-`));
+      git(work, 'init', '--quiet', '--initial-branch=main');
+      writeFileSync(join(work, 'README.md'), `# ${name}\n`);
+      build(work);
+      git(work, 'add', '-A');
+      git(work, 'commit', '--quiet', '-m', name);
+      git(work, 'push', '--quiet', bare, 'main');
+    },
+  };
 }
 
 beforeAll(async () => {
-  const environ = remote('environ', (work) => execFileSync('ln', ['-s', '/proc/self/environ', join(work, 'CLAUDE.md')]));
-  const planted = remote('planted', (work) => writeFileSync(join(work, '.gitignore'), '/CLAUDE.md\n'));
+  const environ = hostileRepo('environ', (work) => execFileSync('ln', ['-s', '/proc/self/environ', join(work, 'CLAUDE.md')]));
+  const planted = hostileRepo('planted', (work) => writeFileSync(join(work, '.gitignore'), '/CLAUDE.md\n'));
   page = createServer((_req, res) => res.end('<!doctype html><h1>Sample page</h1>'));
   await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
   pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
@@ -57,8 +55,7 @@ beforeAll(async () => {
     numbers: ['+14155550141', '+14155550142', '+14155550143'],
     runnerSecrets: { GITHUB_TOKEN: GITHUB_CANARY, ANTHROPIC_API_KEY: ANTHROPIC_CANARY },
     podEnv: model.env(),
-    relayEnv: { TETHER_REPOS: JSON.stringify([{ name: 'environ', url: environ }, { name: 'planted', url: planted }]) },
-    controllerEnv: { TETHER_REPO_HOSTS: tmpdir() }, // every remote lives under it
+    moreRepos: [environ, planted], // served on the stack's forge
   });
 }, 90_000);
 afterAll(async () => {

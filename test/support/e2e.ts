@@ -11,7 +11,7 @@ import { inject } from 'vitest';
 import { SessionClient } from '../../common/kube/sessions.ts';
 import { byArrival } from '../../common/session/order.ts';
 import type { Session } from '../../common/session/schema.ts';
-import { ensureSampleRepo, serveRemotes } from '../../local/sample-repo.ts';
+import { ensureSampleRepo, sampleRepoPath, serveRemotes } from '../../local/sample-repo.ts';
 import { startStack, type Stack } from '../../local/stack.ts';
 import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts';
 import { startFakeTwilio, type FakeMessage, type FakeTwilio, type InboundMediaItem } from '../fakes/twilio.ts';
@@ -105,8 +105,12 @@ export interface E2EOptions {
   numbers?: string[];
   /** The runner Secret's values (ANTHROPIC_API_KEY, GITHUB_TOKEN). */
   runnerSecrets?: Record<string, string>;
-  /** More sample repositories beside `sample` (acme/<name>.git on the same forge), offered to the relay as TETHER_REPOS. */
-  moreRepos?: string[];
+  /**
+   * More repositories beside `sample` (acme/<name>.git on the same forge), offered to the relay as
+   * TETHER_REPOS: a name (a sample repository) or a name and `make(bare)`, which creates the bare
+   * repository at `bare` (a test's own, e.g. a hostile one).
+   */
+  moreRepos?: Array<string | { name: string; make(bare: string): void }>;
   /** The stack's API server (default: the run's control plane); e.g. a second API server a test pauses. */
   kubeconfig?: string;
   /** More environment for every Pod process (e.g. ANTHROPIC_BASE_URL of a test's scripted model). */
@@ -122,7 +126,12 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   const [twilio, github, proxy] = await Promise.all([startFakeTwilio(), startFakeGitHub({ token: githubToken }), startRefusingProxy()]);
   const remoteRoot = join(stateDir, 'remote');
   const remote = await ensureSampleRepo(remoteRoot);
-  const more = await Promise.all((options.moreRepos ?? []).map(async (name) => ({ name, path: await ensureSampleRepo(remoteRoot, name) })));
+  const more = await Promise.all((options.moreRepos ?? []).map(async (repo) => {
+    if (typeof repo === 'string') return { name: repo, path: await ensureSampleRepo(remoteRoot, repo) };
+    const path = sampleRepoPath(remoteRoot, repo.name);
+    repo.make(path);
+    return { name: repo.name, path };
+  }));
   const forge = await serveRemotes(remoteRoot, [remote, ...more.map((r) => r.path)], githubToken);
   const remoteUrl = forge.urlOf(remote);
   const repos: Record<string, string> = more.length ? { TETHER_REPOS: JSON.stringify(more.map((r) => ({ name: r.name, url: forge.urlOf(r.path) }))) } : {};
