@@ -6,18 +6,23 @@
 // refused, a socket or device refused); every read is bounded in size. The supervisor reads and
 // writes here only what the agent itself could have read and written through the same names.
 import { constants, type Dirent, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readdir, readlink, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, open, readdir, readlink, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY, COPYFILE_EXCL } = constants;
 const READ_FILE = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 const READ_DIR = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_DIRECTORY;
+
+/** Why a path was refused: a symlink (or a file where a folder was needed), a special file, over the size limit, a bad name. */
+export type RefusalKind = 'link' | 'special' | 'size' | 'name';
 
 /** A path the supervisor will not follow or open: a symlink, a special file, `..`, or too large. */
 export class WorkspaceRefused extends Error {
   readonly path: string;
-  constructor(path: string, why: string) {
+  readonly kind: RefusalKind;
+  constructor(path: string, why: string, kind: RefusalKind = 'name') {
     super(`refused ${JSON.stringify(path)} in the workspace: ${why}`);
     this.path = path;
+    this.kind = kind;
   }
 }
 
@@ -53,8 +58,8 @@ function refusal(path: string, error: unknown): unknown {
   const code = errorCode(error);
   // ELOOP: a symlink where O_NOFOLLOW stood; ENOTDIR: a file or link where a folder was needed;
   // ENXIO: a socket; EACCES: not ours to read.
-  if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'EMLINK') return new WorkspaceRefused(path, 'a symlink or a file where a folder or file was expected');
-  if (code === 'ENXIO' || code === 'ENODEV' || code === 'EOPNOTSUPP') return new WorkspaceRefused(path, 'not a regular file or folder');
+  if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'EMLINK') return new WorkspaceRefused(path, 'a symlink or a file where a folder or file was expected', 'link');
+  if (code === 'ENXIO' || code === 'ENODEV' || code === 'EOPNOTSUPP') return new WorkspaceRefused(path, 'not a regular file or folder', 'special');
   return error;
 }
 
@@ -131,8 +136,8 @@ export class WorkspaceDir {
     }
     try {
       const stat = await handle.stat();
-      if (!stat.isFile()) throw new WorkspaceRefused(this.child(name), 'not a regular file');
-      if (stat.size > maxBytes) throw new WorkspaceRefused(this.child(name), `larger than ${maxBytes} bytes`);
+      if (!stat.isFile()) throw new WorkspaceRefused(this.child(name), 'not a regular file', 'special');
+      if (stat.size > maxBytes) throw new WorkspaceRefused(this.child(name), `larger than ${maxBytes} bytes`, 'size');
       return { data: await readBounded(handle, this.child(name), maxBytes), stat };
     } finally {
       await handle.close();
@@ -154,14 +159,35 @@ export class WorkspaceDir {
 
   /** Writes a new file under a fresh name and renames it over `name` (a symlink there is replaced, never followed). */
   async writeFile(name: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
-    const temporary = `.${name}.tether-${process.pid}-${Date.now()}`;
+    const temporary = freshName();
     const handle = await open(this.at(temporary), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
     try {
       await handle.writeFile(data);
     } finally {
       await handle.close();
     }
-    await rename(this.at(temporary), this.at(name));
+    await this.replace(temporary, name);
+  }
+
+  /** Copies a file of the supervisor's own (`source`, outside the workspace) in as `name`, like writeFile. */
+  async copyIn(name: string, source: string): Promise<void> {
+    const temporary = freshName();
+    await copyFile(source, this.at(temporary), COPYFILE_EXCL);
+    await this.replace(temporary, name);
+  }
+
+  /** Makes `name` a symlink to `target` (whatever was there is replaced, never followed). */
+  async symlink(name: string, target: string | Buffer): Promise<void> {
+    const temporary = freshName();
+    await symlink(target, this.at(temporary));
+    await this.replace(temporary, name);
+  }
+
+  private async replace(temporary: string, name: string): Promise<void> {
+    await rename(this.at(temporary), this.at(name)).catch(async (error: unknown) => {
+      await unlink(this.at(temporary));
+      throw error;
+    });
   }
 
   /** Removes `name` and everything below it; symlinks are removed, never followed. */
@@ -188,6 +214,10 @@ export class WorkspaceDir {
   }
 }
 
+let made = 0;
+/** A name no other write of this process uses, short enough beside any name (writes go there first). */
+const freshName = () => `.tether-${process.pid}-${++made}`;
+
 async function readBounded(handle: FileHandle, path: string, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
@@ -197,7 +227,7 @@ async function readBounded(handle: FileHandle, path: string, maxBytes: number): 
     if (bytesRead === 0) return Buffer.concat(chunks, total);
     total += bytesRead;
     // A file that grew after its size was checked.
-    if (total > maxBytes) throw new WorkspaceRefused(path, `larger than ${maxBytes} bytes`);
+    if (total > maxBytes) throw new WorkspaceRefused(path, `larger than ${maxBytes} bytes`, 'size');
     chunks.push(chunk.subarray(0, bytesRead));
   }
 }

@@ -31,7 +31,7 @@ function setup(files: Record<string, string> = {}) {
   plainGit(seed, 'push', '--quiet', remote, 'main');
   const repo = join(root, 'workspace', 'repo');
   mkdirSync(join(root, 'workspace'));
-  const newGit = () => new Git({ repoDir: repo, storeDir: mkdtempSync(join(root, 'store-')), token: TOKEN, author, redact: (s) => s, path: process.env.PATH! });
+  const newGit = () => new Git({ workspace: join(root, 'workspace'), checkout: 'repo', storeDir: mkdtempSync(join(root, 'store-')), token: TOKEN, author, redact: (s) => s, path: process.env.PATH! });
   const upstream = (path: string, content: string) => {
     writeFileSync(join(seed, path), content);
     plainGit(seed, 'add', '.');

@@ -1,0 +1,122 @@
+// The work tree written from the store through workspace-fs; git itself never writes it (its
+// checkout reads `.gitattributes` from the work tree, and blocks on a FIFO there). The paths where
+// two trees differ are removed or written: files 0666 or 0777 less the umask (as git writes them),
+// symlinks as links, a gitlink as an empty folder. Each folder is opened relative to the one
+// before, never through a symlink; whatever stands where a folder or file goes (a file, a link, a
+// FIFO, a folder) is removed first, as git's forced checkout does. Removing a path removes the
+// folders it leaves empty.
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Mode } from './git-objects.ts';
+import type { WorkspaceDir } from './workspace-fs.ts';
+
+/** A path to write (mode and blob id) or, without a mode, to remove. */
+export interface Change {
+  path: string;
+  mode?: Mode;
+  id: string;
+}
+
+/** The folders along the last path used, kept open so that paths in one folder reuse them. */
+class Cursor {
+  private readonly open: Array<{ name: string; dir: WorkspaceDir }> = [];
+  private readonly root: WorkspaceDir;
+
+  constructor(root: WorkspaceDir) {
+    this.root = root;
+  }
+
+  /** The folder `parts` below the root; made (anything else in the way removed) when `make`, else undefined when absent. */
+  async at(parts: string[], make: boolean): Promise<WorkspaceDir | undefined> {
+    let kept = 0;
+    while (kept < this.open.length && kept < parts.length && this.open[kept]!.name === parts[kept]) kept++;
+    await this.close(kept);
+    for (const name of parts.slice(kept)) {
+      const parent = this.current();
+      const type = await parent.typeOf(name);
+      if (type !== 'dir' && !make) return undefined;
+      if (type !== 'dir' && type !== undefined) await parent.remove(name);
+      this.open.push({ name, dir: make ? await parent.makeDir(name, 0o777) : await parent.dir(name) });
+    }
+    return this.current();
+  }
+
+  /** Closes the folders deeper than `depth`. */
+  async close(depth = 0): Promise<void> {
+    while (this.open.length > depth) await this.open.pop()!.dir.close();
+  }
+
+  private current(): WorkspaceDir {
+    return this.open.at(-1)?.dir ?? this.root;
+  }
+}
+
+const split = (path: string) => {
+  const parts = path.split('/');
+  return { parts, name: parts.pop()! };
+};
+
+async function isEmpty(parent: WorkspaceDir, name: string): Promise<boolean> {
+  const dir = await parent.dir(name);
+  try {
+    return (await dir.entries()).length === 0;
+  } finally {
+    await dir.close();
+  }
+}
+
+async function remove(cursor: Cursor, path: string): Promise<void> {
+  const { parts, name } = split(path);
+  const dir = await cursor.at(parts, false);
+  if (!dir) return;
+  const type = await dir.typeOf(name);
+  // A submodule's folder goes only when empty, as with git.
+  if (type === 'dir' && !(await isEmpty(dir, name))) return;
+  if (type !== undefined) await dir.remove(name);
+  for (let depth = parts.length; depth > 0; depth--) {
+    const emptied = await cursor.at(parts.slice(0, depth), false);
+    if (!emptied || (await emptied.entries()).length > 0) return;
+    const parent = await cursor.at(parts.slice(0, depth - 1), false);
+    await parent!.remove(parts[depth - 1]!);
+  }
+}
+
+async function write(cursor: Cursor, change: Change, data: Buffer | undefined): Promise<void> {
+  const { parts, name } = split(change.path);
+  const dir = (await cursor.at(parts, true))!;
+  const type = await dir.typeOf(name);
+  if (change.mode === '160000') {
+    if (type !== 'dir' && type !== undefined) await dir.remove(name);
+    return (await dir.makeDir(name, 0o777)).close();
+  }
+  if (type === 'dir') await dir.remove(name);
+  if (change.mode === '120000') return dir.symlink(name, data!);
+  await dir.writeFile(name, data!, change.mode === '100755' ? 0o777 : 0o666);
+}
+
+/** Applies `changes` to the checkout; `blobs` yields the contents of the given ids, in order. */
+export async function applyChanges(checkout: WorkspaceDir, changes: Change[], blobs: (ids: string[]) => AsyncIterable<Buffer>): Promise<void> {
+  const cursor = new Cursor(checkout);
+  try {
+    for (const change of changes.filter((c) => !c.mode).reverse()) await remove(cursor, change.path);
+    const folders = changes.filter((c) => c.mode === '160000');
+    for (const change of folders) await write(cursor, change, undefined);
+    const files = changes.filter((c) => c.mode && c.mode !== '160000');
+    let next = 0;
+    for await (const data of blobs(files.map((c) => c.id))) await write(cursor, files[next++]!, data);
+  } finally {
+    await cursor.close();
+  }
+}
+
+/** Copies a folder of the supervisor's own (a fresh clone's `.git`) into `into`: folders and regular files only. */
+export async function copyFolderIn(source: string, into: WorkspaceDir): Promise<void> {
+  for (const entry of await readdir(source, { withFileTypes: true })) {
+    const from = join(source, entry.name);
+    if (entry.isFile()) await into.copyIn(entry.name, from);
+    else if (entry.isDirectory()) {
+      const dir = await into.makeDir(entry.name, 0o777);
+      await copyFolderIn(from, dir).finally(() => dir.close());
+    } else throw new Error(`${from} is neither a file nor a folder`);
+  }
+}

@@ -1,0 +1,278 @@
+// The checkout as `git add -A` would stage it, read only through workspace-fs: a walk the runner
+// controls (each folder opened relative to the one before, no symlink followed, nothing but
+// regular files opened), ignore rules from `.gitignore` files read the same way and layered as git
+// layers them, files tracked in the base kept even when ignored. Regular files become blobs
+// (100755 when the owner's x bit is set), symlinks 120000 blobs of their target text; anything
+// else, and anything git would refuse or the agent could not have read, is left out and said.
+import type { Writable } from 'node:stream';
+import ignoreModule, { type Ignore } from 'ignore';
+import { blobId, TreeWriter, writtenTree, type BaseTree, type Mode } from './git-objects.ts';
+import { WorkspaceRefused, type Entry, type EntryType, type WorkspaceDir } from './workspace-fs.ts';
+
+export interface SnapshotLimits {
+  /** A larger file is left out (GitHub refuses files over 100 MB). */
+  fileBytes: number;
+  /** Bytes read per snapshot: more, and the snapshot is refused. */
+  totalBytes: number;
+  /** Files, symlinks and folders per snapshot: more, and the snapshot is refused. */
+  entries: number;
+  /** A larger `.gitignore` is not applied. */
+  ignoreBytes: number;
+  /** Folders nested deeper are left out. */
+  depth: number;
+}
+
+export const SNAPSHOT_LIMITS: SnapshotLimits = {
+  fileBytes: 100 * 1024 ** 2, totalBytes: 4 * 1024 ** 3, entries: 1_000_000, ignoreBytes: 256 * 1024, depth: 256,
+};
+
+/** The checkout cannot be snapshotted as a whole (too large, or changing while it is read). */
+export class SnapshotRefused extends Error {}
+
+/** A file or symlink of the snapshot; `data` when its blob is not in the base. */
+export interface Found {
+  path: string;
+  mode: Mode;
+  id: string;
+  data?: Buffer;
+}
+
+export interface WalkOptions {
+  base: BaseTree;
+  limits: SnapshotLimits;
+  /** The supervisor's uid: a file only it could read is not the agent's. */
+  uid: number;
+  algorithm: 'sha1' | 'sha256';
+  found: (found: Found) => Promise<void>;
+}
+
+/** A `.gitignore`'s rules and the folder (`a/b/`, or `` for the top) they are relative to. */
+interface Rules {
+  folder: string;
+  rules: Ignore;
+}
+
+/** `open`: untracked entries may be added; else only what the base tracks (an ignored folder, a nested repository). */
+interface Place {
+  dir: WorkspaceDir;
+  prefix: string;
+  rules: Rules[];
+  open: boolean;
+  depth: number;
+}
+
+/** Git refuses these names (verify_path with core.protectNTFS): `.git` in any case and its NTFS spellings. */
+const GIT_NAME = /^(?:\.git|git~1)[. ]*(?::|$)/i;
+const GITMODULES_NAME = /^(?:\.gitmodules|gitmod~\d+|gi7eba~\d+)[. ]*(?::|$)/i;
+const refusedByGit = (name: string, type: EntryType) =>
+  name.split('\\').some((part) => GIT_NAME.test(part) || (type === 'symlink' && GITMODULES_NAME.test(part)));
+
+/** Git's layering: the deepest `.gitignore` with a matching pattern decides; within one, the last match. */
+function ignored(levels: Rules[], path: string, folder: boolean): boolean {
+  for (let i = levels.length - 1; i >= 0; i--) {
+    const { folder: base, rules } = levels[i]!;
+    const result = rules.test(path.slice(base.length) + (folder ? '/' : ''));
+    if (result.ignored) return true;
+    if (result.unignored) return false;
+  }
+  return false;
+}
+
+const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
+/** The entry is no longer what its folder listed: it changed while the walk ran. */
+const changedUnderfoot = (error: unknown) =>
+  (error instanceof WorkspaceRefused && (error.kind === 'link' || error.kind === 'special'))
+  || ['EINVAL', 'ENOTDIR', 'ELOOP', 'ENOENT'].includes(errorCode(error) ?? '');
+const ATTEMPTS = 3;
+
+export class SnapshotWalk {
+  private readonly options: WalkOptions;
+  private bytes = 0;
+  private count = 0;
+  /** What was left out, and why (`path (reason)`). */
+  readonly leftOut: string[] = [];
+
+  constructor(options: WalkOptions) {
+    this.options = options;
+  }
+
+  /** Walks the checkout (its top-level `.git` and every entry named `.git` are never entered). */
+  async walk(checkout: WorkspaceDir): Promise<void> {
+    await this.folder({ dir: checkout, prefix: '', rules: [], open: true, depth: 0 }, await checkout.entries());
+  }
+
+  private async folder(place: Place, listed: Entry[]): Promise<void> {
+    const own = place.open ? await this.ignoreRules(place, listed) : undefined;
+    const inner = own ? { ...place, rules: [...place.rules, own] } : place;
+    for (const entry of listed) await this.entry(inner, entry);
+  }
+
+  private async ignoreRules(place: Place, listed: Entry[]): Promise<Rules | undefined> {
+    if (!listed.some((e) => e.name === '.gitignore' && e.type === 'file')) return undefined;
+    const path = `${place.prefix}.gitignore`;
+    const read = await place.dir.readFile('.gitignore', this.options.limits.ignoreBytes).catch((error: unknown) => {
+      if (!(error instanceof WorkspaceRefused)) throw error;
+      if (error.kind === 'size') this.leave(path, `its rules are not applied: larger than ${this.options.limits.ignoreBytes} bytes`);
+      return undefined;
+    });
+    if (!read) return undefined;
+    this.spend(read.data.length);
+    const text = read.data.toString('utf8').replace(/^\uFEFF/, '');
+    return { folder: place.prefix, rules: ignoreModule.default({ ignorecase: false, allowRelativePaths: true }).add(text) };
+  }
+
+  /** One entry, again as what it is now if it changed since its folder was listed. */
+  private async entry(place: Place, entry: Entry): Promise<void> {
+    if (entry.name === '.git') return;
+    const path = place.prefix + entry.name;
+    let type: EntryType | undefined = entry.type;
+    for (let attempt = 0; attempt < ATTEMPTS && type !== undefined; attempt++) {
+      const done = await this.visit(place, entry.name, path, type).catch((error: unknown) => {
+        if (changedUnderfoot(error)) return false;
+        throw error;
+      });
+      if (done) return;
+      type = await place.dir.typeOf(entry.name);
+    }
+    if (type !== undefined) throw new SnapshotRefused(`${path} kept changing while the checkout was read`);
+  }
+
+  private async visit(place: Place, name: string, path: string, type: EntryType): Promise<boolean> {
+    if (type === 'dir') return this.subfolder(place, name, path);
+    const tracked = this.options.base.entries.get(path);
+    if (!tracked && (!place.open || ignored(place.rules, path, false))) return true;
+    if (name.includes('\uFFFD')) return this.leave(path, 'its name is not UTF-8');
+    if (refusedByGit(name, type)) return this.leave(path, 'a name git refuses');
+    this.countEntry();
+    if (type === 'symlink') return this.symlink(place.dir, name, path);
+    if (type === 'file') return this.file(place.dir, name, path);
+    return this.leave(path, 'not a regular file, folder or symlink');
+  }
+
+  private async subfolder(place: Place, name: string, path: string): Promise<boolean> {
+    const { base, limits } = this.options;
+    const tracked = base.entries.get(path);
+    // A submodule of the base stays at the base's commit: its folder is never read.
+    if (tracked?.mode === '160000') return this.add(path, '160000', tracked.id);
+    const below = base.holdsBelow(path);
+    const open = place.open && !ignored(place.rules, path, true);
+    if (!open && !below) return true;
+    if (name.includes('\uFFFD')) return this.leave(path, 'its name is not UTF-8');
+    if (refusedByGit(name, 'dir')) return this.leave(path, 'a name git refuses');
+    if (place.depth >= limits.depth) return this.leave(path, `nested deeper than ${limits.depth} folders`);
+    this.countEntry();
+    const dir = await place.dir.dir(name).catch((error: unknown) => {
+      if (errorCode(error) === 'EACCES') return undefined;
+      throw error;
+    });
+    if (!dir) return this.leave(path, 'not readable by the runner');
+    try {
+      const listed = await dir.entries();
+      // A nested repository is left out, as git leaves out its files; what the base tracks there stays.
+      const nested = listed.some((e) => e.name === '.git');
+      if (nested && !below) return this.leave(path, 'a nested repository');
+      await this.folder({ dir, prefix: `${path}/`, rules: place.rules, open: open && !nested, depth: place.depth + 1 }, listed);
+      return true;
+    } finally {
+      await dir.close();
+    }
+  }
+
+  private async file(dir: WorkspaceDir, name: string, path: string): Promise<boolean> {
+    const { limits, uid } = this.options;
+    const read = await dir.readFile(name, limits.fileBytes).catch((error: unknown) => {
+      if (error instanceof WorkspaceRefused && error.kind === 'size') return 'size' as const;
+      if (errorCode(error) === 'EACCES') return 'unreadable' as const;
+      throw error;
+    });
+    if (read === undefined) return false;
+    if (read === 'size') return this.leave(path, `larger than ${limits.fileBytes} bytes`);
+    if (read === 'unreadable') return this.leave(path, 'not readable by the runner');
+    // Owned by the supervisor and closed to group and others: not a file the agent could read.
+    if (read.stat.uid === uid && (read.stat.mode & 0o044) === 0) return this.leave(path, 'readable by the runner only');
+    this.spend(read.data.length);
+    return this.add(path, read.stat.mode & 0o100 ? '100755' : '100644', blobId(read.data, this.options.algorithm), read.data);
+  }
+
+  private async symlink(dir: WorkspaceDir, name: string, path: string): Promise<boolean> {
+    const target = Buffer.from(await dir.readLink(name));
+    return this.add(path, '120000', blobId(target, this.options.algorithm), target);
+  }
+
+  private async add(path: string, mode: Mode, id: string, data?: Buffer): Promise<boolean> {
+    const known = this.options.base.ids.has(id);
+    await this.options.found({ path, mode, id, ...(data && !known ? { data } : {}) });
+    return true;
+  }
+
+  private leave(path: string, why: string): true {
+    this.leftOut.push(`${path} (${why})`);
+    return true;
+  }
+
+  private countEntry(): void {
+    if (++this.count > this.options.limits.entries) {
+      throw new SnapshotRefused(`the checkout holds more than ${this.options.limits.entries} files and folders`);
+    }
+  }
+
+  private spend(bytes: number): void {
+    this.bytes += bytes;
+    if (this.bytes > this.options.limits.totalBytes) {
+      throw new SnapshotRefused(`the checkout holds more than ${this.options.limits.totalBytes} bytes outside ignored files`);
+    }
+  }
+}
+
+/** A tree of the store: the checkout's snapshot, and what was left out of it. */
+export interface Snapshot {
+  tree: string;
+  leftOut: string[];
+}
+
+export interface BuildOptions {
+  limits: SnapshotLimits;
+  uid: number;
+  /** `Name <email>` of the scratch commit fast-import needs. */
+  committer: string;
+  /** Starts `git fast-import --quiet --force --done --cat-blob-fd=1`: its stdin, and its stdout once it exits. */
+  fastImport: () => { input: Writable; output: Promise<string> };
+}
+
+const sameAsBase = (found: Found[], base: BaseTree) =>
+  found.length === base.entries.size && found.every((f) => base.entries.get(f.path)?.mode === f.mode && base.entries.get(f.path)?.id === f.id);
+
+/** Walks the checkout and writes its tree into the store (git runs only when it differs from the base). */
+export async function buildSnapshot(checkout: WorkspaceDir, base: BaseTree, options: BuildOptions): Promise<Snapshot> {
+  const found: Found[] = [];
+  let git: { writer: TreeWriter; input: Writable; output: Promise<string> } | undefined;
+  const start = () => {
+    if (!git) {
+      const { input, output } = options.fastImport();
+      git = { writer: new TreeWriter(input, options.committer), input, output };
+    }
+    return git;
+  };
+  const walk = new SnapshotWalk({
+    base, limits: options.limits, uid: options.uid, algorithm: base.tree.length === 64 ? 'sha256' : 'sha1',
+    found: async (entry) => {
+      found.push({ path: entry.path, mode: entry.mode, id: entry.id });
+      if (entry.data) await start().writer.blob(entry.id, entry.data);
+    },
+  });
+  try {
+    await walk.walk(checkout);
+  } catch (error) {
+    if (!git) throw error;
+    git.input.destroy();
+    const failed = await git.output.then(() => undefined, (gitError: unknown) => gitError);
+    // A write that failed because git had exited: git's own error says why.
+    throw ['EPIPE', 'ERR_STREAM_DESTROYED'].includes(errorCode(error) ?? '') && failed ? failed : error;
+  }
+  if (!git && sameAsBase(found, base)) return { tree: base.tree, leftOut: walk.leftOut };
+  const { writer, output } = start();
+  for (const entry of found) writer.entry(Buffer.from(entry.path), entry.mode, entry.id);
+  for (const entry of base.unnamed) writer.entry(entry.path, entry.mode, entry.id);
+  await writer.finish();
+  return { tree: writtenTree(await output), leftOut: walk.leftOut };
+}
