@@ -83,7 +83,8 @@ const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
 const changedUnderfoot = (error: unknown) =>
   (error instanceof WorkspaceRefused && (error.kind === 'link' || error.kind === 'special'))
   || ['EINVAL', 'ENOTDIR', 'ELOOP', 'ENOENT'].includes(errorCode(error) ?? '');
-const ATTEMPTS = 3;
+// Under a process swapping entries as fast as it can, each attempt sees a consistent entry about half the time.
+const ATTEMPTS = 10;
 
 export class SnapshotWalk {
   private readonly options: WalkOptions;
