@@ -18,6 +18,7 @@ import { buildSnapshot, SNAPSHOT_LIMITS, SnapshotRefused, type Snapshot, type Sn
 import { readWorkspaceFile, withWorkspaceDir, WorkspaceRefused } from './workspace-fs.ts';
 
 export type { Snapshot } from './snapshot.ts';
+export { commitMessage, cutDiff } from './git-text.ts';
 
 export interface GitDeps {
   /** The workspace mount: the trusted root of every path below it. */
@@ -290,19 +291,4 @@ export class Git {
       await rm(made, { recursive: true, force: true });
     }
   }
-}
-/** The diff as status.result.diff holds it: cut at a line end within maxChars, saying how many lines are left out. */
-export function cutDiff(full: string, maxChars: number): string {
-  if (full.length <= maxChars) return full;
-  const kept = full.slice(0, full.lastIndexOf('\n', maxChars - 200) + 1);
-  const hidden = full.split('\n').length - kept.split('\n').length;
-  return `${kept}… diff cut by Tether: ${hidden} more lines are not shown here (approving publishes all of them) …\n`;
-}
-
-/** "make the navbar sticky" → "Tether: make the navbar sticky" (first line, ≤ 72 chars) + the prompt. */
-export function commitMessage(prompt: string, session: string): string {
-  const text = prompt.replace(/^script:\s*/, '').trim();
-  const first = (text.split('\n')[0] ?? '').replace(/\s+/g, ' ').trim() || 'changes from Tether';
-  const subject = first.length > 64 ? `${first.slice(0, 63)}…` : first;
-  return `${subject}\n\nRequested from the phone through Tether (session ${session}).\n\n${text.slice(0, 2000)}\n`;
 }
