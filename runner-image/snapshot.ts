@@ -7,7 +7,7 @@
 import type { Writable } from 'node:stream';
 import ignoreModule, { type Ignore } from 'ignore';
 import { blobId, TreeWriter, writtenTree, type BaseTree, type Mode } from './git-objects.ts';
-import { WorkspaceRefused, type Entry, type EntryType, type WorkspaceDir } from './workspace-fs.ts';
+import { WorkspaceRefused, type Entry, type EntryType, type Opened, type WorkspaceDir } from './workspace-fs.ts';
 
 export interface SnapshotLimits {
   /** A larger file is left out (GitHub refuses files over 100 MB). */
@@ -83,7 +83,7 @@ const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
 const changedUnderfoot = (error: unknown) =>
   (error instanceof WorkspaceRefused && (error.kind === 'link' || error.kind === 'special'))
   || ['EINVAL', 'ENOTDIR', 'ELOOP', 'ENOENT'].includes(errorCode(error) ?? '');
-// Under a process swapping entries as fast as it can, each attempt sees a consistent entry about half the time.
+/** How often a symlink may turn into something else between its open and the read of its target. */
 const ATTEMPTS = 10;
 
 export class SnapshotWalk {
@@ -122,93 +122,99 @@ export class SnapshotWalk {
     return { folder: place.prefix, rules: ignoreModule.default({ ignorecase: false, allowRelativePaths: true }).add(text) };
   }
 
-  /** One entry, again as what it is now if it changed since its folder was listed. */
+  /** One entry: judged by the type its folder listed, opened as one inode, judged again as that inode when it is something else now. */
   private async entry(place: Place, entry: Entry): Promise<void> {
     if (entry.name === '.git') return;
     const path = place.prefix + entry.name;
-    let type: EntryType | undefined = entry.type;
-    for (let attempt = 0; attempt < ATTEMPTS && type !== undefined; attempt++) {
-      const done = await this.visit(place, entry.name, path, type).catch((error: unknown) => {
-        if (changedUnderfoot(error)) return false;
-        throw error;
-      });
-      if (done) return;
-      type = await place.dir.typeOf(entry.name);
+    let type: EntryType = entry.type;
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      if (!(await this.wanted(place, entry.name, path, type))) return;
+      const opened = await this.open(place.dir, entry.name, path);
+      if (opened === undefined) return;
+      if (opened !== 'changed') {
+        if (opened.type === type || (await this.wanted(place, entry.name, path, opened.type))) return this.take(place, path, opened);
+        if (opened.type === 'dir') await opened.dir.close();
+        return;
+      }
+      const now = await place.dir.typeOf(entry.name);
+      if (now === undefined) return;
+      type = now;
     }
-    if (type !== undefined) throw new SnapshotRefused(`${path} kept changing while the checkout was read`);
+    throw new SnapshotRefused(`${path} kept changing while the checkout was read`);
   }
 
-  private async visit(place: Place, name: string, path: string, type: EntryType): Promise<boolean> {
-    if (type === 'dir') return this.subfolder(place, name, path);
-    const tracked = this.options.base.entries.get(path);
-    if (!tracked && (!place.open || ignored(place.rules, path, false))) return true;
-    if (name.includes('\uFFFD')) return this.leave(path, 'its name is not UTF-8');
-    if (refusedByGit(name, type)) return this.leave(path, 'a name git refuses');
-    this.countEntry();
-    if (type === 'symlink') return this.symlink(place.dir, name, path);
-    if (type === 'file') return this.file(place.dir, name, path);
-    return this.leave(path, 'not a regular file, folder or symlink');
+  /** Whether to open an entry of this type; a submodule of the base is added here, at the base's commit, its folder never read. */
+  private async wanted(place: Place, name: string, path: string, type: EntryType): Promise<boolean> {
+    const verdict = this.judge(place, name, path, type);
+    if (verdict === 'gitlink') await this.add(path, '160000', this.options.base.entries.get(path)!.id);
+    return verdict === 'open';
   }
 
-  private async subfolder(place: Place, name: string, path: string): Promise<boolean> {
+  /** Whether an entry of this type belongs in the snapshot (else skipped, and said when git would have had it). */
+  private judge(place: Place, name: string, path: string, type: EntryType): 'skip' | 'open' | 'gitlink' {
     const { base, limits } = this.options;
     const tracked = base.entries.get(path);
-    // A submodule of the base stays at the base's commit: its folder is never read.
-    if (tracked?.mode === '160000') return this.add(path, '160000', tracked.id);
-    const below = base.holdsBelow(path);
-    const open = place.open && !ignored(place.rules, path, true);
-    if (!open && !below) return true;
-    if (name.includes('\uFFFD')) return this.leave(path, 'its name is not UTF-8');
-    if (refusedByGit(name, 'dir')) return this.leave(path, 'a name git refuses');
-    if (place.depth >= limits.depth) return this.leave(path, `nested deeper than ${limits.depth} folders`);
-    this.countEntry();
-    const dir = await place.dir.dir(name).catch((error: unknown) => {
-      if (errorCode(error) === 'EACCES') return undefined;
+    if (type === 'dir') {
+      if (tracked?.mode === '160000') return 'gitlink';
+      if ((!place.open || ignored(place.rules, path, true)) && !base.holdsBelow(path)) return 'skip';
+    } else if (!tracked && (!place.open || ignored(place.rules, path, false))) return 'skip';
+    const problem = name.includes('\uFFFD') ? 'its name is not UTF-8'
+      : refusedByGit(name, type) ? 'a name git refuses'
+        : type === 'dir' && place.depth >= limits.depth ? `nested deeper than ${limits.depth} folders`
+          : type === 'other' ? 'not a regular file, folder or symlink' : undefined;
+    if (!problem) return 'open';
+    this.leave(path, problem);
+    return 'skip';
+  }
+
+  /** The entry opened as what it is (workspace-fs pins the inode); 'changed' when it changed between two reads. */
+  private async open(dir: WorkspaceDir, name: string, path: string): Promise<Opened | 'changed' | undefined> {
+    return dir.openEntry(name, this.options.limits.fileBytes).catch((error: unknown) => {
+      if (errorCode(error) === 'EACCES') return this.leave(path, 'not readable by the runner');
+      if (error instanceof WorkspaceRefused && error.kind === 'size') return this.leave(path, `larger than ${this.options.limits.fileBytes} bytes`);
+      if (changedUnderfoot(error)) return 'changed' as const;
       throw error;
     });
-    if (!dir) return this.leave(path, 'not readable by the runner');
+  }
+
+  private async take(place: Place, path: string, opened: Opened): Promise<void> {
+    this.countEntry();
+    if (opened.type === 'dir') return this.subfolder(place, path, opened.dir);
+    if (opened.type === 'symlink') {
+      const target = Buffer.from(opened.target);
+      return this.add(path, '120000', blobId(target, this.options.algorithm), target);
+    }
+    if (opened.type !== 'file') return;
+    const { stat, data } = opened;
+    if (!data) return this.leave(path, `larger than ${this.options.limits.fileBytes} bytes`);
+    // Owned by the supervisor and closed to group and others: not a file the agent could read.
+    if (stat.uid === this.options.uid && (stat.mode & 0o044) === 0) return this.leave(path, 'readable by the runner only');
+    this.spend(data.length);
+    return this.add(path, stat.mode & 0o100 ? '100755' : '100644', blobId(data, this.options.algorithm), data);
+  }
+
+  private async subfolder(place: Place, path: string, dir: WorkspaceDir): Promise<void> {
     try {
       const listed = await dir.entries();
+      const below = this.options.base.holdsBelow(path);
       // A nested repository is left out, as git leaves out its files; what the base tracks there stays.
       const nested = listed.some((e) => e.name === '.git');
       if (nested && !below) return this.leave(path, 'a nested repository');
-      await this.folder({ dir, prefix: `${path}/`, rules: place.rules, open: open && !nested, depth: place.depth + 1 }, listed);
-      return true;
+      const open = place.open && !nested && !ignored(place.rules, path, true);
+      await this.folder({ dir, prefix: `${path}/`, rules: place.rules, open, depth: place.depth + 1 }, listed);
     } finally {
       await dir.close();
     }
   }
 
-  private async file(dir: WorkspaceDir, name: string, path: string): Promise<boolean> {
-    const { limits, uid } = this.options;
-    const read = await dir.readFile(name, limits.fileBytes).catch((error: unknown) => {
-      if (error instanceof WorkspaceRefused && error.kind === 'size') return 'size' as const;
-      if (errorCode(error) === 'EACCES') return 'unreadable' as const;
-      throw error;
-    });
-    if (read === undefined) return false;
-    if (read === 'size') return this.leave(path, `larger than ${limits.fileBytes} bytes`);
-    if (read === 'unreadable') return this.leave(path, 'not readable by the runner');
-    // Owned by the supervisor and closed to group and others: not a file the agent could read.
-    if (read.stat.uid === uid && (read.stat.mode & 0o044) === 0) return this.leave(path, 'readable by the runner only');
-    this.spend(read.data.length);
-    return this.add(path, read.stat.mode & 0o100 ? '100755' : '100644', blobId(read.data, this.options.algorithm), read.data);
-  }
-
-  private async symlink(dir: WorkspaceDir, name: string, path: string): Promise<boolean> {
-    const target = Buffer.from(await dir.readLink(name));
-    return this.add(path, '120000', blobId(target, this.options.algorithm), target);
-  }
-
-  private async add(path: string, mode: Mode, id: string, data?: Buffer): Promise<boolean> {
+  private async add(path: string, mode: Mode, id: string, data?: Buffer): Promise<void> {
     const known = this.options.base.ids.has(id);
     await this.options.found({ path, mode, id, ...(data && !known ? { data } : {}) });
-    return true;
   }
 
-  private leave(path: string, why: string): true {
+  private leave(path: string, why: string): undefined {
     this.leftOut.push(`${path} (${why})`);
-    return true;
+    return undefined;
   }
 
   private countEntry(): void {

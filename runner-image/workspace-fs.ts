@@ -11,6 +11,8 @@ import { copyFile, lstat, mkdir, open, readdir, readlink, rename, rmdir, symlink
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY, COPYFILE_EXCL } = constants;
 const READ_FILE = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 const READ_DIR = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_DIRECTORY;
+/** Linux's O_PATH (Node does not name it): the inode itself, whatever it is, opened for fstat and reopening only. */
+const O_PATH = 0o10000000;
 
 /** Why a path was refused: a symlink (or a file where a folder was needed), a special file, over the size limit, a bad name. */
 export type RefusalKind = 'link' | 'special' | 'size' | 'name';
@@ -32,6 +34,13 @@ export interface Entry {
   name: string;
   type: EntryType;
 }
+
+/** An entry as it was at one instant, opened as what it was then: a folder, a regular file (read unless over the limit), a symlink's target. */
+export type Opened =
+  | { type: 'dir'; dir: WorkspaceDir }
+  | { type: 'file'; stat: Stats; data?: Buffer }
+  | { type: 'symlink'; target: string }
+  | { type: 'other' };
 
 /** A regular file read whole, with what its inode said when it was opened. */
 export interface FileRead {
@@ -123,6 +132,39 @@ export class WorkspaceDir {
       if (errorCode(error) === 'ENOENT') return undefined;
       throw error;
     });
+  }
+
+  /**
+   * What `name` is, pinned in one open (O_PATH, no follow) and then opened as that very inode —
+   * so a swap between listing and reading cannot turn a folder into a symlink's target or the
+   * reverse. A regular file is read whole when at most maxBytes. A symlink's target is read by
+   * name: EINVAL then says it is no longer a symlink. Undefined when it does not exist.
+   */
+  async openEntry(name: string, maxBytes: number): Promise<Opened | undefined> {
+    let pinned: FileHandle;
+    try {
+      pinned = await open(this.at(name), O_PATH | O_NOFOLLOW);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return undefined;
+      throw refusal(this.child(name), error);
+    }
+    try {
+      const stat = await pinned.stat();
+      // The magic link of an O_PATH descriptor reopens the inode it holds, not whatever the name leads to now.
+      const self = `/proc/self/fd/${pinned.fd}`;
+      if (stat.isDirectory()) return { type: 'dir', dir: new WorkspaceDir(this.child(name), await open(self, O_RDONLY | O_DIRECTORY)) };
+      if (stat.isSymbolicLink()) return { type: 'symlink', target: await readlink(this.at(name)) };
+      if (!stat.isFile()) return { type: 'other' };
+      if (stat.size > maxBytes) return { type: 'file', stat };
+      const handle = await open(self, O_RDONLY | O_NONBLOCK);
+      try {
+        return { type: 'file', stat, data: await readBounded(handle, this.child(name), maxBytes) };
+      } finally {
+        await handle.close();
+      }
+    } finally {
+      await pinned.close();
+    }
   }
 
   /** A regular file's whole content, at most maxBytes (else refused); undefined when it does not exist. */

@@ -165,7 +165,7 @@ describe('a hostile checkout', { timeout: 60_000 }, () => {
     swapper.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     try {
       let taken = 0;
-      for (let round = 0; round < 30; round++) {
+      for (let round = 0; round < 12; round++) {
         const snapshot = await runner.changes().catch((error: unknown) => {
           expect(String(error)).toMatch(/kept changing while the checkout was read/);
           return undefined;
