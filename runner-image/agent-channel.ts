@@ -3,7 +3,6 @@
 // (and logs) every later connection. Through it the supervisor runs processes in the agent container
 // (spawn() is what the Agent SDK's spawnClaudeCodeProcess needs) and stops them all (freeze()).
 // Claude Code: `spawnClaudeCodeProcess: (options) => channel.spawn(options)`.
-import { rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { SpawnOptions } from '@anthropic-ai/claude-agent-sdk';
 import type { Logger } from 'pino';
@@ -13,7 +12,7 @@ import {
   type Frame, type FrameTypeValue, type FreezeMode, type MessageOf,
 } from './agent-host/protocol.ts';
 import { AgentProcess, CHANNEL_LOST, NOT_STARTED } from './agent-process.ts';
-import { listenOnSocket } from './agent-socket.ts';
+import { listenOnSocket, removeSocket } from './agent-socket.ts';
 
 export { AgentProcess } from './agent-process.ts';
 
@@ -130,7 +129,7 @@ export class AgentChannel {
     this.shutDown('the supervisor closed the channel');
     for (const socket of this.refused) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
-    await rm(this.options.socketPath, { force: true });
+    await removeSocket(this.options.socketPath);
   }
 
   private send(type: FrameTypeValue, id: number, payload: Buffer | object = {}): boolean {

@@ -38,3 +38,8 @@ export async function listenOnSocket(socketPath: string, server: Server): Promis
   });
   await chmod(socketPath, 0o666);
 }
+
+/** Removes the socket (in the supervisor's own folder, which the agent cannot write). */
+export async function removeSocket(socketPath: string): Promise<void> {
+  await rm(socketPath, { force: true });
+}

@@ -5,10 +5,8 @@
 // before, never through a symlink; whatever stands where a folder or file goes (a file, a link, a
 // FIFO, a folder) is removed first, as git's forced checkout does. Removing a path removes the
 // folders it leaves empty.
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Mode } from './git-objects.ts';
-import type { WorkspaceDir } from './workspace-fs.ts';
+import { readWorkspaceFile, withWorkspaceDir, WorkspaceRefused, type WorkspaceDir } from './workspace-fs.ts';
 
 /** A path to write (mode and blob id) or, without a mode, to remove. */
 export interface Change {
@@ -109,14 +107,28 @@ export async function applyChanges(checkout: WorkspaceDir, changes: Change[], bl
   }
 }
 
-/** Copies a folder of the supervisor's own (a fresh clone's `.git`) into `into`: folders and regular files only. */
-export async function copyFolderIn(source: string, into: WorkspaceDir): Promise<void> {
-  for (const entry of await readdir(source, { withFileTypes: true })) {
-    const from = join(source, entry.name);
-    if (entry.isFile()) await into.copyIn(entry.name, from);
-    else if (entry.isDirectory()) {
-      const dir = await into.makeDir(entry.name, 0o777);
-      await copyFolderIn(from, dir).finally(() => dir.close());
-    } else throw new Error(`${from} is neither a file nor a folder`);
-  }
+/**
+ * On the workspace, beside the checkout: the commit the kept work tree is based on. The store is
+ * the Pod's own (an emptyDir), so the record must outlive it on the workspace, where the agent can
+ * write it: read through workspace-fs (bounded, no link, no FIFO), it is trusted only as a commit
+ * the forge's branch contains (git.ts).
+ */
+const BASE_MARKER = '.tether-repo-base';
+const MARKER_BYTES = 128;
+
+/** The recorded base, or '' when there is none (a link, a FIFO, a large file are no record). */
+export async function readBaseMarker(workspace: string): Promise<string> {
+  const read = await readWorkspaceFile(workspace, BASE_MARKER, MARKER_BYTES).catch((error: unknown) => {
+    if (error instanceof WorkspaceRefused) return undefined;
+    throw error;
+  });
+  return read?.data.toString().trim() ?? '';
+}
+
+/** Records the base, replacing whatever is there (a folder too) without following it. */
+export async function writeBaseMarker(workspace: string, commit: string): Promise<void> {
+  await withWorkspaceDir(workspace, '', async (root) => {
+    await root.remove(BASE_MARKER);
+    await root.writeFile(BASE_MARKER, `${commit}\n`);
+  });
 }

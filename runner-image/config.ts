@@ -1,11 +1,11 @@
 // The runner's configuration: the only reader of process.env. Parsed once at start-up;
 // a bad value stops the process with a message naming the variable.
-import { isAbsolute, relative } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { KubeEnvironment } from '../common/kube/kubeconfig.ts';
 import { RUNNER_GIT_STORE } from '../common/session/names.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
+import { isInside } from './paths.ts';
 
 const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
 const url = (description: string) => Type.String({ pattern: '^https?://[^\\s]+$', description });
@@ -48,6 +48,8 @@ export interface RunnerConfig {
   home: string;
   /** The runner's private folder for git (object store, git's HOME): never on the agent's volume. */
   gitStore: string;
+  /** Pictures kept when there is no relay: in the private folder, never on the agent's volume. */
+  mediaDir: string;
   relay?: { url: string; tokenFile: string };
   github: { apiUrl: string; token?: string };
   /** Hosts (host[:port]) and local folders the Session's repository may be on. */
@@ -108,9 +110,11 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
     throw new ConfigError(`invalid ${variable}${shown}: ${error.message}`);
   }
   const e = withDefaults;
-  const storeInWorkspace = relative(e.TETHER_WORKSPACE, e.TETHER_GIT_STORE);
-  if (!storeInWorkspace.startsWith('..') && !isAbsolute(storeInWorkspace)) {
+  if (isInside(e.TETHER_WORKSPACE, e.TETHER_GIT_STORE)) {
     throw new ConfigError(`invalid TETHER_GIT_STORE (got "${e.TETHER_GIT_STORE}"): it must be outside TETHER_WORKSPACE, which the agent can write`);
+  }
+  if (!isInside(e.TETHER_WORKSPACE, e.HOME)) {
+    throw new ConfigError(`invalid HOME (got "${e.HOME}"): it must be inside TETHER_WORKSPACE, where the agent keeps its conversations`);
   }
   const author = /^(.+) <(.+)>$/.exec(e.TETHER_GIT_AUTHOR)!;
   const agentEnv: Record<string, string> = {
@@ -131,6 +135,7 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
     repoDir: `${e.TETHER_WORKSPACE.replace(/\/$/, '')}/${CHECKOUT}`,
     home: e.HOME,
     gitStore: e.TETHER_GIT_STORE,
+    mediaDir: `${e.TETHER_GIT_STORE.replace(/\/$/, '')}/media`,
     relay: e.TETHER_RELAY_URL ? { url: e.TETHER_RELAY_URL.replace(/\/$/, ''), tokenFile: e.TETHER_RELAY_TOKEN_FILE } : undefined,
     github: { apiUrl: e.GITHUB_API_URL.replace(/\/$/, ''), token: e.GITHUB_TOKEN },
     repoHosts: repoHosts(e.TETHER_REPO_HOSTS),

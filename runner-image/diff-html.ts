@@ -2,9 +2,8 @@
 // of old number, new number, sign and code, highlighted by highlight.js from the file's extension.
 // Everything from the diff is escaped: highlight.js escapes what it returns, the rest goes through
 // escapeHtml; the page also forbids scripts and loads (CSP), and is rendered with JavaScript off.
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import type { HLJSApi } from 'highlight.js';
+import { packageFile } from './image-files.ts';
 import { codeWidth, DIFF_LAYOUT as L, headerText, numberWidth, shownText, signWidth, type Page, type Section, type Segment } from './diff-layout.ts';
 import type { DiffLine, FileDiff } from './diff-parse.ts';
 
@@ -13,7 +12,7 @@ export interface Highlighter { hljs: HLJSApi; css: string }
 /** Loaded on first use: most runs draw no diff, and start-up time matters. */
 export async function loadHighlighter(): Promise<Highlighter> {
   const hljs = (await import('highlight.js')).default;
-  const css = await readFile(createRequire(import.meta.url).resolve('highlight.js/styles/github-dark.min.css'), 'utf8');
+  const css = await packageFile('highlight.js/styles/github-dark.min.css');
   return { hljs, css };
 }
 

@@ -7,15 +7,15 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Redactor } from '../common/log.ts';
-import { applyChanges, copyFolderIn, type Change } from './checkout.ts';
+import { applyChanges, readBaseMarker, writeBaseMarker, type Change } from './checkout.ts';
 import { DIFF_OPTIONS, gitEnvironment, type GitIdentity } from './git-env.ts';
 import { BaseTree, batchObjects, treeChanges } from './git-objects.ts';
 import { buildSnapshot, SNAPSHOT_LIMITS, SnapshotRefused, type Snapshot, type SnapshotLimits } from './snapshot.ts';
-import { readWorkspaceFile, withWorkspaceDir, WorkspaceRefused } from './workspace-fs.ts';
+import { withWorkspaceDir, type WorkspaceDir } from './workspace-fs.ts';
 
 export type { Snapshot } from './snapshot.ts';
 export { commitMessage, cutDiff } from './git-text.ts';
@@ -55,14 +55,6 @@ interface RunOptions {
 }
 
 const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
-/**
- * On the workspace, beside the checkout: the commit the kept work tree is based on. The store is
- * the Pod's own (an emptyDir), so this must outlive it on the workspace, where the agent can write
- * it: it is read through workspace-fs (bounded, no link, no FIFO) and trusted only as a commit the
- * forge's branch contains.
- */
-const BASE_MARKER = '.tether-repo-base';
-const MARKER_BYTES = 128;
 
 export class Git {
   private readonly deps: GitDeps;
@@ -130,10 +122,7 @@ export class Git {
       this.base = latest;
       outcome = fresh ? 'cloned' : 'updated';
     }
-    await withWorkspaceDir(this.deps.workspace, '', async (root) => {
-      await root.remove(BASE_MARKER);
-      await root.writeFile(BASE_MARKER, `${this.base}\n`);
-    });
+    await writeBaseMarker(this.deps.workspace, this.base);
     await this.replaceAgentGit(url, branch, latest);
     return outcome;
   }
@@ -203,11 +192,7 @@ export class Git {
 
   /** The base the kept work tree was made from: only a commit the forge's branch contains. */
   private async keptBase(latest: string): Promise<string | undefined> {
-    const read = await readWorkspaceFile(this.deps.workspace, BASE_MARKER, MARKER_BYTES).catch((error: unknown) => {
-      if (error instanceof WorkspaceRefused) return undefined; // a link, a FIFO or a large file is no record
-      throw error;
-    });
-    const recorded = read?.data.toString().trim() ?? '';
+    const recorded = await readBaseMarker(this.deps.workspace);
     if (!OBJECT_ID.test(recorded)) return undefined;
     const contained = await this.run(['merge-base', '--is-ancestor', '--end-of-options', recorded, latest]).then(() => true, () => false);
     return contained ? recorded : undefined;
@@ -290,5 +275,17 @@ export class Git {
     } finally {
       await rm(made, { recursive: true, force: true });
     }
+  }
+}
+
+/** Copies a folder of the supervisor's own (a fresh clone's `.git`) into `into`: folders and regular files only. */
+async function copyFolderIn(source: string, into: WorkspaceDir): Promise<void> {
+  for (const entry of await readdir(source, { withFileTypes: true })) {
+    const from = join(source, entry.name);
+    if (entry.isFile()) await into.copyIn(entry.name, from);
+    else if (entry.isDirectory()) {
+      const dir = await into.makeDir(entry.name, 0o777);
+      await copyFolderIn(from, dir).finally(() => dir.close());
+    } else throw new Error(`${from} is neither a file nor a folder`);
   }
 }

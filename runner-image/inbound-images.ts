@@ -1,12 +1,11 @@
 // The pictures the phone sent with the command (spec.images): read from the relay with the
 // runner's projected token (GET /uploads/<ref>, the same authorization as its uploads), checked
 // against what the Session says, and handed to the agent as base64 image inputs.
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RELAY_UPLOAD_PATH } from '../common/session/names.ts';
 import type { SessionImage } from '../common/session/schema.ts';
 import type { AgentImage } from './agents/types.ts';
-import type { MediaDeps } from './media.ts';
+import { relayToken, type MediaDeps } from './media.ts';
 
 const ATTEMPTS = 4;
 const RETRY_MS = 500;
@@ -18,9 +17,8 @@ export class ImageUnavailable extends Error {
 }
 
 async function readOne(relay: NonNullable<MediaDeps['relay']>, image: SessionImage, signal: AbortSignal): Promise<AgentImage> {
-  const token = (await readFile(relay.tokenFile, 'utf8')).trim();
   const response = await fetch(`${relay.url}${RELAY_UPLOAD_PATH}/${image.ref}`, {
-    headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]),
+    headers: { authorization: `Bearer ${await relayToken(relay)}` }, signal: AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]),
   });
   if (response.status === 404 || response.status === 410) throw new ImageUnavailable('The picture you sent is no longer kept; please send it again.');
   if (response.status === 401 || response.status === 403) throw new ImageUnavailable(`The relay refused this runner the picture you sent (${response.status}).`);

@@ -2,13 +2,19 @@
 // sends its Messages API calls here, on loopback (the Pod's containers share it); each is passed to
 // the real API with the real key put in place of whatever credential the caller sent. The key
 // never leaves this process except towards the upstream, and is never logged.
+//
+// Anything in the Pod's network namespace can call this proxy, so what it forwards is fixed: the
+// upstream's origin and path prefix are chosen at start, and only the calls Claude Code makes are
+// passed on (modelCallRefusal). Everything else is answered 400 here and reaches no network.
 import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
 import type { Logger } from 'pino';
+import { errorBody } from './scripted-model/sse.ts';
 
 export interface ModelProxyOptions {
-  /** The Messages API's base URL, e.g. https://api.anthropic.com. */
+  /** The Messages API's base URL, e.g. https://api.anthropic.com or a gateway's https://gw.example/anthropic. */
   upstream: string;
   apiKey: string;
   log: Logger;
@@ -17,6 +23,39 @@ export interface ModelProxyOptions {
 export interface ModelProxy {
   url: string;
   close(): Promise<void>;
+}
+
+/** The Messages API calls Claude Code makes; its SDK marks beta calls with `?beta=true`. */
+const MODEL_PATHS: ReadonlySet<string> = new Set(['/v1/messages', '/v1/messages/count_tokens']);
+const MODEL_QUERIES: ReadonlySet<string> = new Set(['', '?beta=true']);
+
+/** A request as it arrived: its method, its request target exactly as sent, and every Host header. */
+export interface ModelCall { method: string; target: string; hosts: string[] }
+
+/**
+ * Why a request is not forwarded, or undefined for one of Claude Code's calls: POST, one Host
+ * header naming the proxy itself (`ownHost`, as Claude Code sends it), and a request target that is
+ * exactly one of the Messages API paths. The target is compared as sent, before any decoding, so an
+ * absolute-form target, `//host`, `.`/`..` segments (plain or percent-encoded), `@` or backslashes
+ * are refused, never normalised into some other URL.
+ */
+export function modelCallRefusal(call: ModelCall, ownHost: string): string | undefined {
+  if (call.method !== 'POST') return `${call.method} is not a Messages API call`;
+  if (call.hosts.length !== 1 || call.hosts[0] !== ownHost) return `the Host header must be ${ownHost}`;
+  if (!call.target.startsWith('/')) return 'a request target in absolute or authority form is not forwarded';
+  const query = call.target.indexOf('?');
+  const [path, search] = query < 0 ? [call.target, ''] : [call.target.slice(0, query), call.target.slice(query)];
+  if (!MODEL_PATHS.has(path) || !MODEL_QUERIES.has(search)) return `only POST ${[...MODEL_PATHS].join(' and ')} (optionally ?beta=true) are forwarded`;
+  return undefined;
+}
+
+/** The upstream, fixed at start: http(s), with no credentials, query or fragment of its own. */
+function upstreamBase(upstream: string): URL {
+  const base = new URL(upstream);
+  if (!/^https?:$/.test(base.protocol) || base.username || base.password || base.search || base.hash) {
+    throw new Error('the model API base URL must be http(s) with no user, password, query or fragment');
+  }
+  return base;
 }
 
 /** Headers that belong to one hop, or carry the caller's (dummy) credential. */
@@ -29,10 +68,14 @@ function forwardedHeaders(req: IncomingMessage, apiKey: string): OutgoingHttpHea
   return headers;
 }
 
+/** Every Host header the request carried (req.headers keeps only the first). */
+const hostsOf = (req: IncomingMessage) => req.rawHeaders.filter((_, i) => i % 2 === 1 && req.rawHeaders[i - 1]!.toLowerCase() === 'host');
+
 function forward(options: ModelProxyOptions, base: URL, req: IncomingMessage, res: ServerResponse): void {
-  const target = new URL(base.pathname.replace(/\/$/, '') + (req.url ?? '/'), base);
-  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-  const upstream = send(target, { method: req.method, headers: forwardedHeaders(req, options.apiKey) }, (answer) => {
+  // Built from the fixed upstream's parts: the caller only picks which allowed path is appended.
+  const target = { ...urlToHttpOptions(base), path: base.pathname.replace(/\/$/, '') + req.url!, method: 'POST', headers: forwardedHeaders(req, options.apiKey) };
+  const send = base.protocol === 'https:' ? httpsRequest : httpRequest;
+  const upstream = send(target, (answer) => {
     const headers = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !DROPPED.has(name)));
     res.writeHead(answer.statusCode ?? 502, headers);
     answer.pipe(res);
@@ -40,24 +83,49 @@ function forward(options: ModelProxyOptions, base: URL, req: IncomingMessage, re
   upstream.on('error', (error) => {
     options.log.warn({ err: error, path: req.url }, 'model call failed on its way to the API');
     if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'the model API could not be reached' } }));
+    res.end(errorBody('api_error', 'the model API could not be reached'));
   });
   res.on('close', () => upstream.destroy());
   req.pipe(upstream);
 }
 
-/** Listens on 127.0.0.1 (a free port) and forwards every request to the upstream with the key. */
+const refusalHeaders = (body: string) => ({ 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+
+/** The refusal's body, in the Messages API's error shape; the warning names the request, never the key. */
+function refusal(log: Logger, req: IncomingMessage, reason: string): string {
+  const hosts = hostsOf(req).map((host) => host.slice(0, 100));
+  log.warn({ method: req.method, target: req.url?.slice(0, 200), hosts, reason }, 'model proxy refused a request');
+  return errorBody('invalid_request_error', `Refused by the model proxy: ${reason}.`);
+}
+
+/** CONNECT never reaches the request handler: it is answered on the socket, which is then closed. */
+function refuseConnect(log: Logger, req: IncomingMessage, socket: Socket): void {
+  const body = refusal(log, req, `${req.method} is not a Messages API call`);
+  const head = Object.entries(refusalHeaders(body)).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(`HTTP/1.1 400 Bad Request\r\n${head}\r\n${body}`);
+}
+
+/** Listens on 127.0.0.1 (a free port) and forwards Claude Code's Messages API calls to the upstream with the key. */
 export async function startModelProxy(options: ModelProxyOptions): Promise<ModelProxy> {
-  const base = new URL(options.upstream);
-  const server = createServer((req, res) => forward(options, base, req, res));
+  const base = upstreamBase(options.upstream);
+  let ownHost = '';
+  const server = createServer((req, res) => {
+    const reason = modelCallRefusal({ method: req.method ?? '', target: req.url ?? '', hosts: hostsOf(req) }, ownHost);
+    if (reason === undefined) forward(options, base, req, res);
+    else {
+      const body = refusal(options.log, req, reason);
+      res.writeHead(400, refusalHeaders(body)).end(body);
+    }
+  });
+  server.on('connect', (req: IncomingMessage, socket: Socket) => refuseConnect(options.log, req, socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  options.log.info({ url, upstream: base.origin }, 'model proxy listening');
+  ownHost = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  options.log.info({ url: `http://${ownHost}`, upstream: base.origin + base.pathname }, 'model proxy listening');
   return {
-    url,
+    url: `http://${ownHost}`,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

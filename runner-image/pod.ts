@@ -1,7 +1,6 @@
 // Everything a runner Pod runs for its Session, from the parts main.ts makes (config, logger, API
 // connection): the watch on the Session, the status writer, the agent, the browsers and the Runner.
-import { readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { relative } from 'node:path';
 import type { KubeConnection } from '../common/kube/connection.ts';
 import { createInformer } from '../common/kube/informer.ts';
 import { FIELD_MANAGERS, SessionClient, sessionsPath } from '../common/kube/sessions.ts';
@@ -14,12 +13,14 @@ import { ClaudeAgent } from './agents/claude.ts';
 import { agentSdk } from './agents/sdk.ts';
 import { loopbackModelEnv, type RunnerConfig } from './config.ts';
 import { Git } from './git.ts';
+import { imageInstructions } from './image-files.ts';
 import { Browsers } from './images.ts';
 import type { Policy } from './policy.ts';
 import { startModelProxy, type ModelProxy } from './model-proxy.ts';
 import { Runner } from './runner.ts';
 import { startScriptedModel, type ScriptedModel } from './scripted-model/server.ts';
 import { SessionFinished, StatusWriter } from './status.ts';
+import { makeWorkspaceDirs } from './workspace-fs.ts';
 
 export interface RunnerPodParts {
   config: RunnerConfig;
@@ -50,9 +51,8 @@ async function startModelEndpoint(config: RunnerConfig, log: Logger): Promise<Mo
 
 /** Claude Code, in the agent container when there is a channel; its key is then always a dummy one. */
 function makeAgent(config: RunnerConfig, log: Logger, endpoint: ModelEndpoint | undefined, channel: AgentChannel | undefined): ClaudeAgent {
-  const instructions = readFileSync(new URL('./CLAUDE.md', import.meta.url), 'utf8');
   const env = endpoint ? loopbackModelEnv(config.agentEnv, endpoint.url) : config.agentEnv;
-  return new ClaudeAgent({ env, model: config.model, log, claudePath: config.claudePath, instructions, channel });
+  return new ClaudeAgent({ env, model: config.model, log, claudePath: config.claudePath, instructions: imageInstructions(), workspace: config.workspace, channel });
 }
 
 export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
@@ -61,7 +61,8 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
   const status = new StatusWriter({ sessions: new SessionClient(parts.kube, FIELD_MANAGERS.runner), namespace, name, redact, log });
   // The agent container's uid shares the workspace through the Pod's group: what either writes, both may change.
   if (config.agentSocket) process.umask(0o002);
-  await mkdir(config.home, { recursive: true });
+  // 0777 as mkdir(1): the umask decides, and the agent's group must be able to write its HOME.
+  await makeWorkspaceDirs(config.workspace, relative(config.workspace, config.home), 0o777);
   const channel = config.agentSocket
     ? await AgentChannel.listen({ ...CHANNEL_DEFAULTS, socketPath: config.agentSocket, log: log.child({ channel: 'agent' }), secrets: config.secrets })
     : undefined;
@@ -71,7 +72,8 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
   const runner = new Runner({
     status, agent, browsers, policy: parts.policy, log, redact,
     git: new Git({ workspace: config.workspace, checkout: config.checkout, storeDir: config.gitStore, token: config.github.token, author: config.gitAuthor, redact, path: config.agentEnv.PATH! }),
-    media: { workspace: config.workspace, namespace, session: name, relay: config.relay },
+    media: { dir: config.mediaDir, namespace, session: name, relay: config.relay },
+    workspace: config.workspace,
     repoDir: config.repoDir,
     github: config.github,
     repoHosts: config.repoHosts,

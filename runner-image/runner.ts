@@ -28,6 +28,8 @@ export interface RunnerDeps {
   policy: Policy;
   log: Logger;
   media: MediaDeps;
+  /** The workspace volume's root (its mount point). */
+  workspace: string;
   repoDir: string;
   github: { apiUrl: string; token?: string };
   /** The install's repository host list: git runs, and the token goes, only to these. */
@@ -64,7 +66,7 @@ export class Runner {
       await this.body();
     } catch (error) {
       if (error instanceof SessionFinished) return;
-      if (!this.stop.signal.aborted && await isDiskFull(error, this.deps.repoDir)) {
+      if (!this.stop.signal.aborted && await isDiskFull(error, this.deps.workspace)) {
         this.deps.log.error({ err: error }, 'the workspace volume is full');
         await this.deps.status.move({ type: 'AgentFailed' }, DISK_FULL_MESSAGE);
         return;
@@ -93,7 +95,7 @@ export class Runner {
       log.info({ how, ms: Date.now() - started }, 'workspace ready');
       if (how === 'kept-changes') status.addProgress('Continuing from the changes kept on the workspace');
     } catch (error) {
-      await status.move({ type: 'AgentFailed' }, await isDiskFull(error, this.deps.repoDir) ? DISK_FULL_MESSAGE : `Could not get the repository: ${errorText(error)}`);
+      await status.move({ type: 'AgentFailed' }, await isDiskFull(error, this.deps.workspace) ? DISK_FULL_MESSAGE : `Could not get the repository: ${errorText(error)}`);
       return;
     }
     const images = await this.pictures();

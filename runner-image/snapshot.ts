@@ -79,10 +79,8 @@ function ignored(levels: Rules[], path: string, folder: boolean): boolean {
 }
 
 const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
-/** The entry is no longer what its folder listed: it changed while the walk ran. */
-const changedUnderfoot = (error: unknown) =>
-  (error instanceof WorkspaceRefused && (error.kind === 'link' || error.kind === 'special'))
-  || ['EINVAL', 'ENOTDIR', 'ELOOP', 'ENOENT'].includes(errorCode(error) ?? '');
+/** The entry changed between its open and the read of a symlink's target. */
+const changedUnderfoot = (error: unknown) => ['EINVAL', 'ENOENT'].includes(errorCode(error) ?? '');
 /** How often a symlink may turn into something else between its open and the read of its target. */
 const ATTEMPTS = 10;
 
@@ -113,8 +111,7 @@ export class SnapshotWalk {
     const path = `${place.prefix}.gitignore`;
     const read = await place.dir.readFile('.gitignore', this.options.limits.ignoreBytes).catch((error: unknown) => {
       if (!(error instanceof WorkspaceRefused)) throw error;
-      if (error.kind === 'size') this.leave(path, `its rules are not applied: larger than ${this.options.limits.ignoreBytes} bytes`);
-      return undefined;
+      return this.leave(path, `its rules are not applied: ${error.why}`);
     });
     if (!read) return undefined;
     this.spend(read.data.length);
@@ -171,7 +168,7 @@ export class SnapshotWalk {
   private async open(dir: WorkspaceDir, name: string, path: string): Promise<Opened | 'changed' | undefined> {
     return dir.openEntry(name, this.options.limits.fileBytes).catch((error: unknown) => {
       if (errorCode(error) === 'EACCES') return this.leave(path, 'not readable by the runner');
-      if (error instanceof WorkspaceRefused && error.kind === 'size') return this.leave(path, `larger than ${this.options.limits.fileBytes} bytes`);
+      if (error instanceof WorkspaceRefused) return this.leave(path, error.why); // it grew past the limit while read
       if (changedUnderfoot(error)) return 'changed' as const;
       throw error;
     });

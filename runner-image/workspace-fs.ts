@@ -6,25 +6,22 @@
 // refused, a socket or device refused); every read is bounded in size. The supervisor reads and
 // writes here only what the agent itself could have read and written through the same names.
 import { constants, type Dirent, type Stats } from 'node:fs';
-import { copyFile, lstat, mkdir, open, readdir, readlink, rename, rmdir, symlink, unlink, type FileHandle } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, open, readdir, readlink, rename, rmdir, statfs, symlink, unlink, type FileHandle } from 'node:fs/promises';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY, COPYFILE_EXCL } = constants;
-const READ_FILE = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 const READ_DIR = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_DIRECTORY;
 /** Linux's O_PATH (Node does not name it): the inode itself, whatever it is, opened for fstat and reopening only. */
 const O_PATH = 0o10000000;
 
-/** Why a path was refused: a symlink (or a file where a folder was needed), a special file, over the size limit, a bad name. */
-export type RefusalKind = 'link' | 'special' | 'size' | 'name';
-
 /** A path the supervisor will not follow or open: a symlink, a special file, `..`, or too large. */
 export class WorkspaceRefused extends Error {
   readonly path: string;
-  readonly kind: RefusalKind;
-  constructor(path: string, why: string, kind: RefusalKind = 'name') {
+  /** Why, in a few plain words (no path): for a message to the user. */
+  readonly why: string;
+  constructor(path: string, why: string) {
     super(`refused ${JSON.stringify(path)} in the workspace: ${why}`);
     this.path = path;
-    this.kind = kind;
+    this.why = why;
   }
 }
 
@@ -35,7 +32,7 @@ export interface Entry {
   type: EntryType;
 }
 
-/** An entry as it was at one instant, opened as what it was then: a folder, a regular file (read unless over the limit), a symlink's target. */
+/** An entry opened as what it was at one instant: a folder, a regular file (read unless over the limit), a symlink's target. */
 export type Opened =
   | { type: 'dir'; dir: WorkspaceDir }
   | { type: 'file'; stat: Stats; data?: Buffer }
@@ -67,8 +64,8 @@ function refusal(path: string, error: unknown): unknown {
   const code = errorCode(error);
   // ELOOP: a symlink where O_NOFOLLOW stood; ENOTDIR: a file or link where a folder was needed;
   // ENXIO: a socket; EACCES: not ours to read.
-  if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'EMLINK') return new WorkspaceRefused(path, 'a symlink or a file where a folder or file was expected', 'link');
-  if (code === 'ENXIO' || code === 'ENODEV' || code === 'EOPNOTSUPP') return new WorkspaceRefused(path, 'not a regular file or folder', 'special');
+  if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'EMLINK') return new WorkspaceRefused(path, 'a symlink or a file where a folder or file was expected');
+  if (code === 'ENXIO' || code === 'ENODEV' || code === 'EOPNOTSUPP') return new WorkspaceRefused(path, 'not a regular file or folder');
   return error;
 }
 
@@ -135,19 +132,15 @@ export class WorkspaceDir {
   }
 
   /**
-   * What `name` is, pinned in one open (O_PATH, no follow) and then opened as that very inode —
-   * so a swap between listing and reading cannot turn a folder into a symlink's target or the
-   * reverse. A regular file is read whole when at most maxBytes. A symlink's target is read by
-   * name: EINVAL then says it is no longer a symlink. Undefined when it does not exist.
+   * `name` pinned in one open (O_PATH, no follow), then opened as that very inode: a swap after the
+   * listing cannot make a folder of a symlink. A symlink's target is read by name (EINVAL: no longer one).
    */
   async openEntry(name: string, maxBytes: number): Promise<Opened | undefined> {
-    let pinned: FileHandle;
-    try {
-      pinned = await open(this.at(name), O_PATH | O_NOFOLLOW);
-    } catch (error) {
+    const pinned = await open(this.at(name), O_PATH | O_NOFOLLOW).catch((error: unknown) => {
       if (errorCode(error) === 'ENOENT') return undefined;
       throw refusal(this.child(name), error);
-    }
+    });
+    if (!pinned) return undefined;
     try {
       const stat = await pinned.stat();
       // The magic link of an O_PATH descriptor reopens the inode it holds, not whatever the name leads to now.
@@ -157,11 +150,7 @@ export class WorkspaceDir {
       if (!stat.isFile()) return { type: 'other' };
       if (stat.size > maxBytes) return { type: 'file', stat };
       const handle = await open(self, O_RDONLY | O_NONBLOCK);
-      try {
-        return { type: 'file', stat, data: await readBounded(handle, this.child(name), maxBytes) };
-      } finally {
-        await handle.close();
-      }
+      return { type: 'file', stat, data: await readBounded(handle, this.child(name), maxBytes).finally(() => handle.close()) };
     } finally {
       await pinned.close();
     }
@@ -169,21 +158,11 @@ export class WorkspaceDir {
 
   /** A regular file's whole content, at most maxBytes (else refused); undefined when it does not exist. */
   async readFile(name: string, maxBytes: number): Promise<FileRead | undefined> {
-    let handle: FileHandle;
-    try {
-      handle = await open(this.at(name), READ_FILE);
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return undefined;
-      throw refusal(this.child(name), error);
-    }
-    try {
-      const stat = await handle.stat();
-      if (!stat.isFile()) throw new WorkspaceRefused(this.child(name), 'not a regular file', 'special');
-      if (stat.size > maxBytes) throw new WorkspaceRefused(this.child(name), `larger than ${maxBytes} bytes`, 'size');
-      return { data: await readBounded(handle, this.child(name), maxBytes), stat };
-    } finally {
-      await handle.close();
-    }
+    const opened = await this.openEntry(name, maxBytes);
+    if (opened?.type === 'dir') await opened.dir.close();
+    if (opened === undefined || (opened.type === 'file' && opened.data)) return opened && { data: opened.data!, stat: opened.stat };
+    if (opened.type === 'symlink') throw new WorkspaceRefused(this.child(name), 'a symlink or a file where a folder or file was expected');
+    throw new WorkspaceRefused(this.child(name), opened.type === 'file' ? `larger than ${maxBytes} bytes` : 'not a regular file');
   }
 
   /** A symlink's target text (the link is never followed). */
@@ -269,7 +248,7 @@ async function readBounded(handle: FileHandle, path: string, maxBytes: number): 
     if (bytesRead === 0) return Buffer.concat(chunks, total);
     total += bytesRead;
     // A file that grew after its size was checked.
-    if (total > maxBytes) throw new WorkspaceRefused(path, `larger than ${maxBytes} bytes`, 'size');
+    if (total > maxBytes) throw new WorkspaceRefused(path, `larger than ${maxBytes} bytes`);
     chunks.push(chunk.subarray(0, bytesRead));
   }
 }
@@ -295,4 +274,24 @@ export async function readWorkspaceFile(root: string, rel: string, maxBytes: num
     if (errorCode(error) === 'ENOENT') return undefined;
     throw error;
   }
+}
+
+/** Creates `rel` below `root` folder by folder (mkdir -p), refusing a symlink or file at any component. */
+export async function makeWorkspaceDirs(root: string, rel: string, mode = 0o755): Promise<void> {
+  let dir = await WorkspaceDir.root(root);
+  try {
+    for (const part of components(rel)) {
+      const next = await dir.makeDir(part, mode);
+      await dir.close();
+      dir = next;
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+/** Free bytes on the volume of the trusted root; undefined when it cannot be had. statfs opens no file. */
+export async function freeBytes(root: string): Promise<number | undefined> {
+  const space = await statfs(root).catch(() => undefined);
+  return space && space.bavail * space.bsize;
 }

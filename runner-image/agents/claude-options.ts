@@ -1,15 +1,11 @@
 // The Agent SDK options Tether runs Claude Code with: pinned model, no settings files (a
 // repository's .claude/settings.json must not loosen Tether's policy), the runner's own tools as an
 // in-process MCP server, and instructions (the image's CLAUDE.md, then the repository's).
-import { readFile } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
+import { resolve, sep } from 'node:path';
 import type { CanUseTool, HookCallbackMatcher, Options } from '@anthropic-ai/claude-agent-sdk';
 import { agentSdk } from './sdk.ts';
 import { z } from 'zod/v4';
 import { PROGRESS_TOOL, SCREENSHOT_TOOL, type AgentHost, type AgentRunOptions } from './types.ts';
-
-/** How much of the repository's CLAUDE.md reaches the model. */
-export const REPO_INSTRUCTIONS_MAX_CHARS = 20_000;
 
 export interface ClaudeSettings {
   env: Record<string, string>;
@@ -17,13 +13,14 @@ export interface ClaudeSettings {
   claudePath?: string;
   /** The image's CLAUDE.md. */
   instructions?: string;
+  /** The workspace volume's root: the trusted folder the repository's CLAUDE.md is read below (workspace-fs). */
+  workspace: string;
 }
 
-/** The repository's CLAUDE.md, passed explicitly since no settings source ('project') is read. */
-export async function systemPromptAppend(instructions: string | undefined, cwd: string): Promise<string | undefined> {
-  const own = await readFile(join(cwd, 'CLAUDE.md'), 'utf8').catch(() => undefined);
-  const repo = own?.trim() ? `# The repository's CLAUDE.md\n\n${own.slice(0, REPO_INSTRUCTIONS_MAX_CHARS)}` : undefined;
-  return [instructions?.trim(), repo].filter(Boolean).join('\n\n') || undefined;
+/** The image's instructions, then the repository's CLAUDE.md (already read: repo-instructions.ts) as text. */
+export function systemPromptAppend(instructions: string | undefined, repo: string | undefined): string | undefined {
+  const own = repo?.trim() ? `# The repository's CLAUDE.md\n\n${repo}` : undefined;
+  return [instructions?.trim(), own].filter(Boolean).join('\n\n') || undefined;
 }
 
 async function tetherTools(host: AgentHost) {
@@ -66,6 +63,8 @@ export function everyCallAsked(claudeConfigDir: string | undefined, costHeld: ()
 
 export async function sdkOptions(settings: ClaudeSettings, run: AgentRunOptions, host: AgentHost, extra: {
   resume: string | undefined; abortController: AbortController; canUseTool: CanUseTool; spawn: Options['spawnClaudeCodeProcess'];
+  /** The repository's CLAUDE.md, read once per run. */
+  repoInstructions: string | undefined;
 }): Promise<Options> {
   return {
     cwd: run.cwd,
@@ -80,6 +79,6 @@ export async function sdkOptions(settings: ClaudeSettings, run: AgentRunOptions,
     settingSources: [],
     hooks: { PreToolUse: [everyCallAsked(settings.env.CLAUDE_CONFIG_DIR, () => host.costHeld())] },
     mcpServers: { tether: await tetherTools(host) },
-    systemPrompt: { type: 'preset', preset: 'claude_code', append: await systemPromptAppend(settings.instructions, run.cwd) },
+    systemPrompt: { type: 'preset', preset: 'claude_code', append: systemPromptAppend(settings.instructions, extra.repoInstructions) },
   };
 }

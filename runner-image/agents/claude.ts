@@ -10,6 +10,7 @@ import { channelProcesses, localProcesses } from './claude-processes.ts';
 import { sdkOptions, type ClaudeSettings } from './claude-options.ts';
 import { agentSdk } from './sdk.ts';
 import { isMissingConversation, toResult } from './claude-result.ts';
+import { readRepoInstructions } from './repo-instructions.ts';
 import type { Agent, AgentHost, AgentResult, AgentRunOptions } from './types.ts';
 
 export type QueryFn = (params: { prompt: AsyncIterable<SDKUserMessage>; options: Options }) => AsyncIterable<SDKMessage>;
@@ -33,17 +34,27 @@ export class ClaudeAgent implements Agent {
   }
 
   async run(options: AgentRunOptions, host: AgentHost): Promise<AgentResult> {
-    let attempt = await this.attempt(options, host, options.resume);
+    const repoInstructions = await this.repoInstructions(options.cwd, host);
+    let attempt = await this.attempt(options, host, options.resume, repoInstructions);
     if (options.resume && isMissingConversation(attempt.result) && !options.signal.aborted) {
       // The workspace was recreated (or the id is from elsewhere): start over rather than fail.
       this.deps.log.warn({ resume: options.resume }, 'the conversation to resume is not on this workspace; starting a new one');
       host.event({ type: 'progress', text: 'Starting a new conversation (the earlier one is not on this workspace)' });
-      attempt = await this.attempt(options, host, undefined);
+      attempt = await this.attempt(options, host, undefined, repoInstructions);
     }
     return toResult(attempt.result, attempt.failure, attempt.stderr);
   }
 
-  private async attempt(options: AgentRunOptions, host: AgentHost, resume: string | undefined): Promise<Attempt> {
+  /** The repository's CLAUDE.md; one the runner will not read is left out, and the phone is told why. */
+  private async repoInstructions(cwd: string, host: AgentHost): Promise<string | undefined> {
+    const found = await readRepoInstructions(this.deps.workspace, cwd);
+    if (!found || 'text' in found) return found?.text;
+    this.deps.log.warn({ why: found.leftOut }, "the repository's CLAUDE.md was left out");
+    host.event({ type: 'progress', text: `The repository's CLAUDE.md was left out (${found.leftOut})` });
+    return undefined;
+  }
+
+  private async attempt(options: AgentRunOptions, host: AgentHost, resume: string | undefined, repoInstructions: string | undefined): Promise<Attempt> {
     const conversation = new ClaudeConversation(host, options.signal, options.prompt, options.images);
     const abortController = new AbortController();
     const processes = this.deps.channel ? channelProcesses(this.deps.channel, this.deps.log) : localProcesses(this.deps.log);
@@ -56,7 +67,7 @@ export class ClaudeAgent implements Agent {
 
     let failure: string | undefined;
     try {
-      const sdk = await sdkOptions(this.deps, options, host, { resume, abortController, canUseTool: conversation.canUseTool, spawn: processes.spawn });
+      const sdk = await sdkOptions(this.deps, options, host, { resume, abortController, canUseTool: conversation.canUseTool, spawn: processes.spawn, repoInstructions });
       const query = this.deps.queryFn ?? (await agentSdk()).query;
       for await (const message of query({ prompt: conversation.input, options: sdk })) conversation.handle(message);
     } catch (error) {

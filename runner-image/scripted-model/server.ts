@@ -1,6 +1,8 @@
 // The scripted model: a streaming Anthropic Messages API on loopback that plays the `script:`
 // scenario of the user's prompt as model turns (README "Scripted model"). Claude Code talks to it
-// as to the real API. Every request is recorded: `requests` here, GET /_requests over HTTP.
+// as to the real API. Every request is recorded in `requests`, for the process that started it
+// only: over HTTP it serves the Messages API and nothing else (on a shared loopback, as the local
+// stack's Pods have, another phone's agent could otherwise read this one's conversation).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { conversationKey, isSideRequest, readConversation, type MessagesRequest } from './conversation.ts';
@@ -98,7 +100,6 @@ async function messages(state: State, req: IncomingMessage, res: ServerResponse,
 
 async function handle(state: State, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]!;
-  if (req.method === 'GET' && path === '/_requests') return sendJson(res, 200, JSON.stringify(state.requests));
   const text = await readBody(req);
   const record: RecordedRequest = { at: new Date().toISOString(), method: req.method ?? '', path, side: true, response: { status: 404 } };
   state.requests.push(record);

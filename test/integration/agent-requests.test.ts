@@ -87,14 +87,14 @@ describe.concurrent('agent requests (real Claude Code, scripted model)', { timeo
     expect(model.calls('Which colour?')[0]?.result?.text).toContain('"Which colour?"="teal please"');
   });
 
-  it('screenshot tool called by Claude Code: JPEG ≤ 600 KB kept on the volume and listed in result.media', async () => {
+  it('screenshot tool called by Claude Code: JPEG ≤ 600 KB kept in the runner\'s private folder and listed in result.media', async () => {
     const { name, runner } = await run(`script:\ntool: mcp__tether__screenshot {"url":"${pageUrl}","caption":"home page"}\nsay: shot`);
     expect(await runner.exited, runner.output()).toBe(0);
     const session = await final(name);
     expect(session.status?.phase).toBe('Succeeded');
     const shot = session.status?.result?.media?.find((m) => m.kind === 'screenshot');
     expect(shot).toMatchObject({ contentType: 'image/jpeg', caption: 'home page' });
-    const file = join(runner.workspace, shot!.ref.replace(/^file:/, ''));
+    const file = join(runner.gitStore, 'media', shot!.ref.replace(/^file:/, ''));
     expect(statSync(file).size).toBe(shot!.bytes);
     expect(shot!.bytes).toBeLessThanOrEqual(600 * 1024);
     expect(readFileSync(file).subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));

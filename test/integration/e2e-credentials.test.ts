@@ -1,13 +1,17 @@
 // End to end, as an attacker: with every tool call allowed from the phone, the agent reads what it
 // can — every process's environment, the Pod's token files and kubeconfigs on the node, git
 // credentials, its own environment — into the workspace, tries to rewrite its Session's status and
-// to replace the review's picture, and the changes are approved. Canary credentials given to the
-// stack appear nowhere: workspace, pushed branch, Session, phone, logs; both writes are refused.
+// to replace the review's picture, has the supervisor's model proxy send its calls elsewhere
+// (absolute-form request lines, `//host`, encoded dots, a foreign Host, the proxy as an HTTP
+// proxy) towards a listener of its own, and the changes are approved. Canary credentials given to
+// the stack appear nowhere: workspace, pushed branch, Session, phone, logs, the agent's listener;
+// every write and every crafted model call is refused.
 // The runner Pod's two containers run as their own users (the node agent runs as root here;
 // docs/dev-stack.md says what changes when it is not).
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, type E2E } from '../support/e2e.ts';
@@ -17,10 +21,30 @@ const GITHUB_CANARY = 'ghp_canaryCANARYcanary0123456789abcd';
 const ANTHROPIC_CANARY = 'sk-ant-canary-CANARY-canary-0123456789';
 const model = useScriptedModel();
 let e2e: E2E;
+/** A listener of the agent's on loopback: records every byte it is sent, and answers like a server. */
+let listener: Server;
+const heard: string[] = [];
 beforeAll(async () => {
+  listener = createServer((socket) => socket.on('data', (chunk: Buffer) => {
+    heard.push(chunk.toString('latin1'));
+    socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+  }));
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   e2e = await startE2E({ runnerSecrets: { GITHUB_TOKEN: GITHUB_CANARY, ANTHROPIC_API_KEY: ANTHROPIC_CANARY }, podEnv: model.env() });
 }, 90_000);
-afterAll(async () => e2e?.stop());
+afterAll(async () => {
+  listener?.close();
+  await e2e?.stop();
+});
+
+/** curl arguments that make the model proxy's next call go to `elsewhere` (host:port), as the agent would try. */
+const proxyDetours = (elsewhere: string): Array<[string, string]> => [
+  ['absolute-form', `--request-target http://${elsewhere}/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
+  ['scheme-relative', `--request-target //${elsewhere}/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
+  ['encoded-dots', `--request-target /%2e%2e/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
+  ['foreign-host', `-H 'Host: ${elsewhere}' "$ANTHROPIC_BASE_URL/v1/messages"`],
+  ['as-http-proxy', `--noproxy '' --proxy "$ANTHROPIC_BASE_URL" http://${elsewhere}/v1/messages`], // NO_PROXY names loopback
+];
 
 /** Every regular file under dir (symlinks not followed), as text. */
 function filesUnder(dir: string): Array<[string, string]> {
@@ -50,11 +74,13 @@ describe('end to end: the agent holds no credential', () => {
     const [running] = await e2e.list();
     const status = `${e2e.kubeConfig.getCurrentCluster()!.server}/apis/tether.dev/v1alpha1/namespaces/${e2e.stack.namespace}/sessions/${running!.metadata.name}/status`;
     const upload = `${e2e.stack.relayUrl}/uploads/${e2e.stack.namespace}/${running!.metadata.name}/diff.png`;
+    const detours = proxyDetours(`127.0.0.1:${(listener.address() as AddressInfo).port}`);
     writeFileSync(script, [
       'id -u', 'cat /proc/*/environ', 'env', `cat ${files.join(' ')} ~/.git-credentials`,
       // Without a credential, rewrite the Session's result or replace the reviewed picture.
       `echo "api: $(curl -sk -o /dev/null -w '%{http_code}' -X PATCH -H 'content-type: application/merge-patch+json' --data '{"status":{"result":{"prUrl":"https://attacker.example/pr"}}}' ${status})"`,
       `echo "media: $(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'content-type: image/png' --data-binary @/etc/hostname ${upload})"`,
+      ...detours.map(([name, args]) => `echo "proxy ${name}: $(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' --data '{}' ${args})"`),
     ].join('\n'), { mode: 0o644 });
     await phone.send('allow');
     await phone.next(/Reply \*approve\*/);
@@ -72,6 +98,8 @@ describe('end to end: the agent holds no credential', () => {
     expect(leak).not.toMatch(/KUBECONFIG=/);
     expect(leak).toMatch(/^api: 40[13]$/m); // the API server refuses an anonymous status write
     expect(leak).toMatch(/^media: 40[13]$/m); // the relay refuses an upload without the runner's token
+    for (const [name] of detours) expect(leak).toMatch(new RegExp(`^proxy ${name}: 400$`, 'm')); // the model proxy sends none on
+    expect(heard).toEqual([]);
     expect(session!.status?.result?.prUrl).toBe(pull.html_url);
 
     const pushed = remoteGit('log', '-p', `main..${pull.head}`);

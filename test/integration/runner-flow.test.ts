@@ -35,9 +35,11 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     expect(pending.status?.result?.diffStat).toContain('src/hello.txt');
     expect(pending.status?.result?.diff).toContain('+hello');
     const diffImage = pending.status?.result?.media?.find((m) => m.kind === 'diff');
-    expect(diffImage?.ref).toMatch(/^file:media\/.+\/diff-1\.png$/);
+    expect(diffImage?.ref).toBe(`file:${name}/diff-1.png`);
     expect(pending.status?.result?.diffFiles).toEqual({ names: ['src/hello.txt'], total: 1, shown: 1 });
-    expect(readFileSync(join(runner.workspace, diffImage!.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
+    // Kept in the runner's private folder, never on the workspace the agent writes.
+    expect(readFileSync(join(runner.gitStore, 'media', diffImage!.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
+    expect(existsSync(join(runner.workspace, 'media'))).toBe(false);
     expect(await runner.exited, runner.output()).toBe(0);
     const done = (await bed.sessions.get(bed.ns, name))!;
     expect(done.status?.phase).toBe('Succeeded');
@@ -79,6 +81,8 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
       expect(await runner.exited, runner.output()).toBe(0);
       expect(uploads).toEqual([{ url: `PUT /uploads/${bed.ns}/${name}/diff-1.png`, auth: 'Bearer projected-relay-token', type: 'image/png', bytes: expect.any(Number) }]);
       expect(pending.status?.result?.media).toEqual([expect.objectContaining({ kind: 'diff', ref: `${bed.ns}/${name}/diff-1.png`, contentType: 'image/png', bytes: uploads[0]!.bytes })]);
+      // Uploaded, so kept nowhere: not on the workspace, not in the private folder.
+      expect([join(runner.workspace, 'media'), join(runner.gitStore, 'media')].filter(existsSync)).toEqual([]);
     } finally {
       relay.close();
     }
@@ -97,7 +101,7 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     const answered = await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.result?.diffAnswered === 1);
     const asked = answered.status!.result!.media!.filter((m) => m.request === 1);
     expect(asked.map((m) => [m.ref.replace(/^.*\//, ''), m.caption])).toEqual([['diff-r1-1.png', 'd.txt (1/2)'], ['diff-r1-2.png', 'd.txt (2/2)']]);
-    for (const m of asked) expect(readFileSync(join(runner.workspace, m.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
+    for (const m of asked) expect(readFileSync(join(runner.gitStore, 'media', m.ref.slice(5))).subarray(1, 4).toString()).toBe('PNG');
     await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
     expect(await runner.exited, runner.output()).toBe(0);
   });

@@ -5,7 +5,7 @@
 import type {
   CanUseTool, Options, PermissionResult, SDKAssistantMessage, SDKMessage, SDKResultError, SDKResultSuccess, SDKSystemMessage, SDKUserMessage,
 } from '@anthropic-ai/claude-agent-sdk';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -126,7 +126,7 @@ describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () =>
       result('Switched to Redis as you asked.', 0.2),
     ];
     const { host, asked } = recordingHost((r) => ({ behavior: 'allow', updatedInput: { ...r.input, answers: { [QUESTION.question]: 'Redis' } } }));
-    const agent = new ClaudeAgent({ env: {}, model: MODEL, log, queryFn: replay(steps, seen) });
+    const agent = new ClaudeAgent({ env: {}, model: MODEL, log, workspace: '/w', queryFn: replay(steps, seen) });
     const outcome = await agent.run({ prompt: 'add a cache', cwd: '/w', mode: 'run', signal: new AbortController().signal }, host);
     expect(asked).toEqual([{ id: 'toolu_q-direct', tool: 'AskUserQuestion', input: { questions: [QUESTION] } }]);
     expect(seen.prompts[1]).toContain('Which database should the cache use? → Redis');
@@ -147,7 +147,7 @@ describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () =>
       yield init;
       throw new Error('Claude Code process exited with code 1');
     };
-    const outcome = await new ClaudeAgent({ env: {}, model: MODEL, log, queryFn: broken }).run(
+    const outcome = await new ClaudeAgent({ env: {}, model: MODEL, log, workspace: '/w', queryFn: broken }).run(
       { prompt: 'x', cwd: '/w', mode: 'run', signal: new AbortController().signal }, recordingHost(() => ({ behavior: 'allow' })).host);
     expect(outcome).toMatchObject({ ok: false, message: 'Claude Code stopped: Claude Code process exited with code 1' });
   });
@@ -161,9 +161,28 @@ describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () =>
   });
 
   it("appends the repository's CLAUDE.md after the image's instructions (no settings source reads it)", async () => {
-    const repo = mkdtempSync(join(tmpdir(), 'tether-repo-'));
-    expect(await systemPromptAppend('# Working inside Tether', repo)).toBe('# Working inside Tether');
-    writeFileSync(join(repo, 'CLAUDE.md'), 'Use pnpm.\n');
-    expect(await systemPromptAppend('# Working inside Tether', repo)).toBe("# Working inside Tether\n\n# The repository's CLAUDE.md\n\nUse pnpm.\n");
+    expect(systemPromptAppend('# Working inside Tether', undefined)).toBe('# Working inside Tether');
+    expect(systemPromptAppend('# Working inside Tether', 'Use pnpm.\n')).toBe("# Working inside Tether\n\n# The repository's CLAUDE.md\n\nUse pnpm.\n");
+    const workspace = mkdtempSync(join(tmpdir(), 'tether-ws-'));
+    mkdirSync(join(workspace, 'repo'));
+    writeFileSync(join(workspace, 'repo', 'CLAUDE.md'), 'Use pnpm.\n');
+    const seen = { decisions: [] as PermissionResult[], prompts: [] as string[], options: undefined as Options | undefined };
+    await new ClaudeAgent({ env: {}, model: MODEL, log, workspace, instructions: '# Tether', queryFn: replay([init, result('ok', 0)], seen) })
+      .run({ prompt: 'x', cwd: join(workspace, 'repo'), mode: 'run', signal: new AbortController().signal }, recordingHost(() => ({ behavior: 'allow' })).host);
+    expect(seen.options?.systemPrompt).toEqual({ type: 'preset', preset: 'claude_code', append: "# Tether\n\n# The repository's CLAUDE.md\n\nUse pnpm.\n" });
+  });
+
+  it("a CLAUDE.md linked to the runner's own environment is left out, and the phone is told why", async () => {
+    process.env.TETHER_TEST_CANARY = 'canary-in-the-runners-environment';
+    const workspace = mkdtempSync(join(tmpdir(), 'tether-ws-'));
+    mkdirSync(join(workspace, 'repo'));
+    symlinkSync('/proc/self/environ', join(workspace, 'repo', 'CLAUDE.md'));
+    const seen = { decisions: [] as PermissionResult[], prompts: [] as string[], options: undefined as Options | undefined };
+    const { host, events } = recordingHost(() => ({ behavior: 'allow' }));
+    await new ClaudeAgent({ env: {}, model: MODEL, log, workspace, instructions: '# Tether', queryFn: replay([init, result('ok', 0)], seen) })
+      .run({ prompt: 'x', cwd: join(workspace, 'repo'), mode: 'run', signal: new AbortController().signal }, host);
+    expect(JSON.stringify(seen.options?.systemPrompt)).not.toContain('canary-in-the-runners-environment');
+    expect(seen.options?.systemPrompt).toEqual({ type: 'preset', preset: 'claude_code', append: '# Tether' });
+    expect(events).toContainEqual({ type: 'progress', text: "The repository's CLAUDE.md was left out (a symlink leading out of the checkout)" });
   });
 });

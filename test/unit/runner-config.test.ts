@@ -7,7 +7,7 @@ const base = { TETHER_SESSION_NAME: 'abc-20261122083000-k3x9', TETHER_SESSION_NA
 describe('runner config', () => {
   it('applies defaults and runs Claude Code against the scripted model without an API key', () => {
     const c = parseConfig(base);
-    expect(c).toMatchObject({ workspace: '/workspace', repoDir: '/workspace/repo', home: '/workspace/home', gitStore: '/var/lib/tether/git', scriptedModel: true, model: 'claude-sonnet-4-5', github: { apiUrl: 'https://api.github.com' }, repoHosts: ['github.com'] });
+    expect(c).toMatchObject({ workspace: '/workspace', repoDir: '/workspace/repo', home: '/workspace/home', gitStore: '/var/lib/tether/git', mediaDir: '/var/lib/tether/git/media', scriptedModel: true, model: 'claude-sonnet-4-5', github: { apiUrl: 'https://api.github.com' }, repoHosts: ['github.com'] });
     expect(c.relay).toBeUndefined();
     expect(c.claudePath).toBeUndefined();
     expect(c.agentEnv).toEqual({
@@ -62,6 +62,8 @@ describe('runner config', () => {
     [{ TETHER_GIT_STORE: 'git' }, 'TETHER_GIT_STORE'],
     [{ TETHER_GIT_STORE: '/workspace/home/git' }, 'TETHER_GIT_STORE'],
     [{ TETHER_GIT_STORE: '/workspace' }, 'TETHER_GIT_STORE'],
+    [{ HOME: '/home/runner' }, 'HOME'],
+    [{ HOME: '/workspace/../home' }, 'HOME'],
   ])('refuses %j naming %s', (change, variable) => {
     expect(() => parseConfig({ ...base, ...change })).toThrow(new RegExp(`^invalid ${variable}`));
   });

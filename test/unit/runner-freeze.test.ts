@@ -60,7 +60,7 @@ async function runSession(result: AgentResult, freeze: () => Promise<{ lingering
   const runner = new Runner({
     status, agent, log, redact: (s) => s, browsers: new Browsers(), policy: parsePolicy(undefined),
     git: new RecordingGit({ workspace, checkout: 'repo', storeDir: mkdtempSync(join(tmpdir(), 'tether-freeze-store-')), author, redact: (s) => s, path: process.env.PATH!, limits }),
-    media: { workspace, namespace: 'ns', session: 's' }, repoDir: join(workspace, 'repo'),
+    media: { dir: mkdtempSync(join(tmpdir(), 'tether-freeze-media-')), namespace: 'ns', session: 's' }, workspace, repoDir: join(workspace, 'repo'),
     github: { apiUrl: 'http://127.0.0.1:9' }, repoHosts: parseRepoHosts(tmpdir()),
     freezeAgent: async () => {
       order.push('freeze');

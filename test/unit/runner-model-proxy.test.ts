@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startModelProxy, type ModelProxy } from '../../runner-image/model-proxy.ts';
+import { modelCallRefusal, startModelProxy, type ModelProxy } from '../../runner-image/model-proxy.ts';
 
 const KEY = 'sk-ant-canary-proxy-7f3a';
 const closers: Array<() => Promise<void>> = [];
@@ -73,5 +73,63 @@ describe('model proxy', () => {
     expect(await response.json()).toMatchObject({ type: 'error', error: { type: 'api_error' } });
     expect(logged.join('')).toContain('model call failed');
     expect(logged.join('')).not.toContain(KEY);
+  });
+});
+
+describe('model proxy: what is forwarded', () => {
+  const own = '127.0.0.1:40000';
+  const post = (target: string, hosts = [own]) => ({ method: 'POST', target, hosts });
+
+  it.each([
+    '/v1/messages', '/v1/messages?beta=true', '/v1/messages/count_tokens', '/v1/messages/count_tokens?beta=true',
+  ])('forwards Claude Code\'s call POST %s', (target) => {
+    expect(modelCallRefusal(post(target), own)).toBeUndefined();
+  });
+
+  it.each([
+    ['absolute form to another port', post('http://127.0.0.1:9/v1/messages')],
+    ['absolute form to the proxy itself', post(`http://${own}/v1/messages`)],
+    ['absolute form, https', post('https://attacker.example/v1/messages')],
+    ['authority form', post('127.0.0.1:9')],
+    ['asterisk form', post('*')],
+    ['scheme-relative path', post('//127.0.0.1:9/v1/messages')],
+    ['scheme-relative path to a name', post('//attacker.example/v1/messages')],
+    ['dot-dot segments', post('/v1/messages/../../v1/messages')],
+    ['a dot segment', post('/v1/./messages')],
+    ['encoded dot-dot', post('/v1/%2e%2e/v1/messages')],
+    ['encoded dot-dot, upper case', post('/v1/%2E%2E/v1/messages')],
+    ['encoded slash', post('/v1%2Fmessages')],
+    ['encoded double slash', post('/%2F%2F127.0.0.1:9/v1/messages')],
+    ['user info', post('/@127.0.0.1:9/v1/messages')],
+    ['an at sign in the path', post('/v1/messages@127.0.0.1:9')],
+    ['backslashes', post('/\\127.0.0.1:9/v1/messages')],
+    ['a backslash inside', post('/v1\\messages')],
+    ['another query', post('/v1/messages?beta=true&x=1')],
+    ['a URL in the query', post('/v1/messages?next=http://127.0.0.1:9/')],
+    ['a fragment', post('/v1/messages#x')],
+    ['a trailing slash', post('/v1/messages/')],
+    ['another API', post('/v1/models')],
+    ['message batches', post('/v1/messages/batches')],
+    ['another case', post('/V1/messages')],
+    ['a parameter', post('/v1/messages;x')],
+    ['a NUL', post('/v1/messages%00')],
+    ['the root', post('/')],
+    ['a foreign Host', post('/v1/messages', ['127.0.0.1:9'])],
+    ['localhost as Host', post('/v1/messages', ['localhost:40000'])],
+    ['Host with user info', post('/v1/messages', [`x@${own}`])],
+    ['no Host', post('/v1/messages', [])],
+    ['two Hosts', post('/v1/messages', [own, '127.0.0.1:9'])],
+    ['GET', { method: 'GET', target: '/v1/messages', hosts: [own] }],
+    ['CONNECT', { method: 'CONNECT', target: '127.0.0.1:9', hosts: ['127.0.0.1:9'] }],
+    ['OPTIONS', { method: 'OPTIONS', target: '/v1/messages', hosts: [own] }],
+    ['PUT', { method: 'PUT', target: '/v1/messages', hosts: [own] }],
+  ])('refuses %s', (_name, call) => {
+    expect(modelCallRefusal(call, own)).toMatch(/./);
+  });
+
+  it('refuses at start an upstream with a user, a query or a fragment, without printing it', async () => {
+    for (const upstream of ['https://user:secret@gw.example/anthropic', 'https://gw.example/?secret=1', 'https://gw.example/#secret', 'ftp://gw.example/']) {
+      await expect(startModelProxy({ upstream, apiKey: KEY, log: pino({ level: 'silent' }) })).rejects.toThrow(/^(?!.*secret).*must be http\(s\) with no user/);
+    }
   });
 });

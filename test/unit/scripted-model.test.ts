@@ -1,8 +1,9 @@
 // The scripted model's grammar (README "Scripted model") and how it reads a conversation and
 // plans its next turn. The server with the real Claude Code: test/integration/agent-*.test.ts.
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { readConversation, type MessagesRequest } from '../../runner-image/scripted-model/conversation.ts';
 import { parseScenario, parseStep, planText } from '../../runner-image/scripted-model/scenario.ts';
+import { startScriptedModel } from '../../runner-image/scripted-model/server.ts';
 import { nextTurn, type Reply } from '../../runner-image/scripted-model/turns.ts';
 
 const TOOLS = [{ name: 'Bash' }, { name: 'Write' }, { name: 'Read' }];
@@ -116,5 +117,23 @@ describe('scripted model turns', () => {
     expect(approved[0]).toMatchObject({ tool: { json: '{"file_path":"/h/.claude/plans/a-b-c.md","content":"Add notes"}' } });
     const rejected = play('script:\nwrite: notes.md = hi', (name) => (name === 'ExitPlanMode' ? { error: true, text: 'too big' } : ok()), planMode);
     expect(summary(rejected)).toEqual(['Write', 'ExitPlanMode', 'end: Plan not approved: too big']);
+  });
+});
+
+describe('scripted model over HTTP', () => {
+  const started = startScriptedModel();
+  afterAll(async () => (await started).close());
+
+  it('serves the Messages API only: what it was asked is for the process that started it, not for anything on loopback', async () => {
+    const model = await started;
+    const asked = await fetch(`${model.url}/v1/messages`, { method: 'POST', body: JSON.stringify({ messages: [prompt('script:\nsay: the secret plan')] }) });
+    expect(asked.status).toBe(200);
+    await asked.text();
+    expect(model.requests.map((r) => r.path)).toEqual(['/v1/messages']);
+    for (const path of ['/_requests', '/_requests?x=1']) {
+      const listed = await fetch(`${model.url}${path}`);
+      expect(listed.status).toBe(404);
+      expect(await listed.text()).not.toContain('the secret plan');
+    }
   });
 });
