@@ -176,7 +176,8 @@ export class Git {
     return withWorkspaceDir(this.deps.workspace, '', async (root) => {
       const type = await root.typeOf(this.deps.checkout);
       if (type !== undefined && type !== 'dir') throw new Error(`${join(this.deps.workspace, this.deps.checkout)} is not a folder`);
-      const checkout = await root.makeDir(this.deps.checkout);
+      // 0777 as mkdir(1): the umask decides, and the agent's group must be able to write its checkout.
+      const checkout = await root.makeDir(this.deps.checkout, 0o777);
       const entries = await checkout.entries().finally(() => checkout.close());
       return entries.every((entry) => entry.name === '.git');
     });

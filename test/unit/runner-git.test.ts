@@ -1,7 +1,7 @@
 // The runner's git with real git: the locked environment, the private store, snapshots that store
 // symlinks as links, and a workspace .git full of hostile configuration that nothing reads.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -77,6 +77,11 @@ describe('runner git', { timeout: 30_000 }, () => {
     const { root, repo, remote, newGit } = setup();
     expect(await newGit().prepare(remote, 'main')).toBe('cloned');
     expect(readFileSync(join(repo, 'README.md'), 'utf8')).toBe('# web\n');
+    // Modes as mkdir(1) and git make them: the umask decides (in a Pod 002, so the agent's group may write).
+    const umask = process.umask();
+    expect(statSync(repo).mode & 0o777).toBe(0o777 & ~umask);
+    expect(statSync(join(repo, 'README.md')).mode & 0o777).toBe(0o666 & ~umask);
+    expect(statSync(join(repo, '.git')).mode & 0o777).toBe(0o777 & ~umask);
     expect(plainGit(repo, 'remote', 'get-url', 'origin').trim()).toBe(remote);
     expect(plainGit(repo, 'status', '--porcelain')).toBe('');
     expect(plainGit(repo, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('main');
