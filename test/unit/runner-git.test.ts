@@ -75,13 +75,18 @@ describe('git environment', () => {
 describe('runner git', { timeout: 30_000 }, () => {
   it('makes the checkout from the private store: origin without credentials, clean status, no token anywhere', async () => {
     const { root, repo, remote, newGit } = setup();
-    expect(await newGit().prepare(remote, 'main')).toBe('cloned');
+    // A Pod's umask: the agent's group shares the workspace.
+    const umask = process.umask(0o002);
+    try {
+      expect(await newGit().prepare(remote, 'main')).toBe('cloned');
+    } finally {
+      process.umask(umask);
+    }
     expect(readFileSync(join(repo, 'README.md'), 'utf8')).toBe('# web\n');
-    // Modes as mkdir(1) and git make them: the umask decides (in a Pod 002, so the agent's group may write).
-    const umask = process.umask();
-    expect(statSync(repo).mode & 0o777).toBe(0o777 & ~umask);
-    expect(statSync(join(repo, 'README.md')).mode & 0o777).toBe(0o666 & ~umask);
-    expect(statSync(join(repo, '.git')).mode & 0o777).toBe(0o777 & ~umask);
+    // Modes as mkdir(1) and git make them: the umask decides, and the agent's group may write.
+    expect(statSync(repo).mode & 0o777).toBe(0o775);
+    expect(statSync(join(repo, 'README.md')).mode & 0o777).toBe(0o664);
+    expect(statSync(join(repo, '.git')).mode & 0o777).toBe(0o775);
     expect(plainGit(repo, 'remote', 'get-url', 'origin').trim()).toBe(remote);
     expect(plainGit(repo, 'status', '--porcelain')).toBe('');
     expect(plainGit(repo, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('main');
