@@ -4,7 +4,8 @@
 // symlinks as links, a gitlink as an empty folder. Each folder is opened relative to the one
 // before, never through a symlink; whatever stands where a folder or file goes (a file, a link, a
 // FIFO, a folder) is removed first, as git's forced checkout does. Removing a path removes the
-// folders it leaves empty.
+// folders it leaves empty. Folders are pinned when opened (workspace-fs openEntry); a step that
+// meets an entry changing under it (a process that outlived the freeze) starts over, a few times.
 import type { Mode } from './git-objects.ts';
 import { readWorkspaceFile, withWorkspaceDir, WorkspaceRefused, type WorkspaceDir } from './workspace-fs.ts';
 
@@ -31,10 +32,10 @@ class Cursor {
     await this.close(kept);
     for (const name of parts.slice(kept)) {
       const parent = this.current();
-      const type = await parent.typeOf(name);
-      if (type !== 'dir' && !make) return undefined;
-      if (type !== 'dir' && type !== undefined) await parent.remove(name);
-      this.open.push({ name, dir: make ? await parent.makeDir(name, 0o777) : await parent.dir(name) });
+      const opened = await parent.openEntry(name, 0);
+      if (opened?.type !== 'dir' && !make) return undefined;
+      if (opened && opened.type !== 'dir') await parent.remove(name);
+      this.open.push({ name, dir: opened?.type === 'dir' ? opened.dir : await parent.makeDir(name, 0o777) });
     }
     return this.current();
   }
@@ -54,12 +55,22 @@ const split = (path: string) => {
   return { parts, name: parts.pop()! };
 };
 
-async function isEmpty(parent: WorkspaceDir, name: string): Promise<boolean> {
-  const dir = await parent.dir(name);
-  try {
-    return (await dir.entries()).length === 0;
-  } finally {
-    await dir.close();
+const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code ?? '';
+/** What an entry changing between two steps makes a step fail with. */
+const CHANGED = new Set(['ENOENT', 'EEXIST', 'EISDIR', 'ENOTDIR', 'ENOTEMPTY', 'ELOOP', 'EINVAL']);
+/** A process swapping entries as fast as it can spoils about every other try, never fifty in a row. */
+const ATTEMPTS = 50;
+
+/** Runs a step again from the top (folders reopened) while what it meets keeps changing; never where nothing of the agent's runs. */
+async function retrying(cursor: Cursor, path: string, step: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (error) {
+      if (!(error instanceof WorkspaceRefused) && !CHANGED.has(errorCode(error))) throw error;
+      if (attempt === ATTEMPTS) throw new Error(`${path} kept changing while the checkout was written`, { cause: error });
+      await cursor.close();
+    }
   }
 }
 
@@ -67,10 +78,13 @@ async function remove(cursor: Cursor, path: string): Promise<void> {
   const { parts, name } = split(path);
   const dir = await cursor.at(parts, false);
   if (!dir) return;
-  const type = await dir.typeOf(name);
-  // A submodule's folder goes only when empty, as with git.
-  if (type === 'dir' && !(await isEmpty(dir, name))) return;
-  if (type !== undefined) await dir.remove(name);
+  const opened = await dir.openEntry(name, 0);
+  if (opened?.type === 'dir') {
+    const entries = await opened.dir.entries().finally(() => opened.dir.close());
+    // A submodule's folder goes only when empty, as with git.
+    if (entries.length > 0) return;
+  }
+  if (opened) await dir.remove(name);
   for (let depth = parts.length; depth > 0; depth--) {
     const emptied = await cursor.at(parts.slice(0, depth), false);
     if (!emptied || (await emptied.entries()).length > 0) return;
@@ -96,12 +110,15 @@ async function write(cursor: Cursor, change: Change, data: Buffer | undefined): 
 export async function applyChanges(checkout: WorkspaceDir, changes: Change[], blobs: (ids: string[]) => AsyncIterable<Buffer>): Promise<void> {
   const cursor = new Cursor(checkout);
   try {
-    for (const change of changes.filter((c) => !c.mode).reverse()) await remove(cursor, change.path);
+    for (const change of changes.filter((c) => !c.mode).reverse()) await retrying(cursor, change.path, () => remove(cursor, change.path));
     const folders = changes.filter((c) => c.mode === '160000');
-    for (const change of folders) await write(cursor, change, undefined);
+    for (const change of folders) await retrying(cursor, change.path, () => write(cursor, change, undefined));
     const files = changes.filter((c) => c.mode && c.mode !== '160000');
     let next = 0;
-    for await (const data of blobs(files.map((c) => c.id))) await write(cursor, files[next++]!, data);
+    for await (const data of blobs(files.map((c) => c.id))) {
+      const change = files[next++]!;
+      await retrying(cursor, change.path, () => write(cursor, change, data));
+    }
   } finally {
     await cursor.close();
   }

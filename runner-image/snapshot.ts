@@ -81,8 +81,11 @@ function ignored(levels: Rules[], path: string, folder: boolean): boolean {
 const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
 /** The entry changed between its open and the read of a symlink's target. */
 const changedUnderfoot = (error: unknown) => ['EINVAL', 'ENOENT'].includes(errorCode(error) ?? '');
-/** How often a symlink may turn into something else between its open and the read of its target. */
-const ATTEMPTS = 10;
+/**
+ * How often a symlink may turn into something else between its open and the read of its target: a
+ * process swapping it as fast as it can spoils about every other try, never fifty in a row.
+ */
+const ATTEMPTS = 50;
 
 export class SnapshotWalk {
   private readonly options: WalkOptions;

@@ -2,7 +2,7 @@
 // `write-tree` gives; hostile ones (FIFOs, a /dev/zero link, a 2 GB sparse file, a folder swapped
 // for a symlink while the walk runs) neither block, nor read without end, nor leave the checkout.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { arch, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -180,6 +180,11 @@ describe('a hostile checkout', { timeout: 60_000 }, () => {
       }
       expect(taken).toBeGreaterThan(0);
       expect(swapper.exitCode, stderr).toBeNull();
+      // The checkout written back while the swaps go on (until the revert removes a pair): nothing
+      // lands in, or goes from, the secret folder.
+      await runner.revert();
+      expect(readdirSync(secret).sort()).toEqual(['token', 'x.txt']);
+      expect(readFileSync(join(secret, 'x.txt'), 'utf8')).toBe(CANARY);
     } finally {
       swapper.kill('SIGKILL');
     }
