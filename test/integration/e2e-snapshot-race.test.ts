@@ -57,7 +57,8 @@ describe('end to end: a process swapping folders for symlinks while the runner s
     const swapper = join(folder, 'swap.pl');
     const phone = e2e.phone('+14155550123');
     const targets = join(folder, 'targets');
-    const start = `nohup perl ${swapper} ${PAIRS} $(cat ${targets}) > /dev/null 2>&1 & sleep 1`;
+    // Its own session, so that neither Claude Code (which ends a command's process group) nor, locally, the freeze reaches it.
+    const start = `setsid -f perl ${swapper} ${PAIRS} $(cat ${targets}) > /dev/null 2>&1; sleep 1`;
     await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: start })}\nsay: Left a helper running.`);
     await phone.next(/🔐/, 60_000);
     // The runner Pod's private places, known once it runs: the git store (an emptyDir) and its token.
@@ -72,6 +73,8 @@ describe('end to end: a process swapping folders for symlinks while the runner s
     try {
       await phone.send('allow');
       await phone.next(/Reply \*approve\*/, 90_000);
+      // It swapped all through the snapshot (locally the freeze does not reach a process in a session of its own).
+      expect(processesWith(swapper)).toHaveLength(1);
       await phone.send('approve');
       await phone.next(/Pull request opened/, 90_000);
     } finally {
