@@ -58,8 +58,11 @@ const split = (path: string) => {
 const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code ?? '';
 /** What an entry changing between two steps makes a step fail with. */
 const CHANGED = new Set(['ENOENT', 'EEXIST', 'EISDIR', 'ENOTDIR', 'ENOTEMPTY', 'ELOOP', 'EINVAL']);
+const changed = (error: unknown) => error instanceof WorkspaceRefused || CHANGED.has(errorCode(error));
 /** A process swapping entries as fast as it can spoils about every other try, never fifty in a row. */
 const ATTEMPTS = 50;
+/** Files of one folder written at once. */
+const PARALLEL_WRITES = 16;
 
 /** Runs a step again from the top (folders reopened) while what it meets keeps changing; never where nothing of the agent's runs. */
 async function retrying(cursor: Cursor, path: string, step: () => Promise<void>): Promise<void> {
@@ -67,7 +70,7 @@ async function retrying(cursor: Cursor, path: string, step: () => Promise<void>)
     try {
       return await step();
     } catch (error) {
-      if (!(error instanceof WorkspaceRefused) && !CHANGED.has(errorCode(error))) throw error;
+      if (!changed(error)) throw error;
       if (attempt === ATTEMPTS) throw new Error(`${path} kept changing while the checkout was written`, { cause: error });
       await cursor.close();
     }
@@ -93,17 +96,50 @@ async function remove(cursor: Cursor, path: string): Promise<void> {
   }
 }
 
-async function write(cursor: Cursor, change: Change, data: Buffer | undefined): Promise<void> {
-  const { parts, name } = split(change.path);
-  const dir = (await cursor.at(parts, true))!;
-  const type = await dir.typeOf(name);
+/** Writes one entry into its folder: a folder in its way is removed when rename says so. */
+async function writeIn(dir: WorkspaceDir, name: string, change: Change, data: Buffer | undefined): Promise<void> {
   if (change.mode === '160000') {
-    if (type !== 'dir' && type !== undefined) await dir.remove(name);
+    if (!['dir', undefined].includes(await dir.typeOf(name))) await dir.remove(name);
     return (await dir.makeDir(name, 0o777)).close();
   }
-  if (type === 'dir') await dir.remove(name);
-  if (change.mode === '120000') return dir.symlink(name, data!);
-  await dir.writeFile(name, data!, change.mode === '100755' ? 0o777 : 0o666);
+  const put = () => (change.mode === '120000' ? dir.symlink(name, data!) : dir.writeFile(name, data!, change.mode === '100755' ? 0o777 : 0o666));
+  await put().catch(async (error: unknown) => {
+    if (errorCode(error) !== 'EISDIR' && errorCode(error) !== 'ENOTEMPTY') throw error;
+    await dir.remove(name);
+    await put();
+  });
+}
+
+async function write(cursor: Cursor, change: Change, data: Buffer | undefined): Promise<void> {
+  const { parts, name } = split(change.path);
+  await writeIn((await cursor.at(parts, true))!, name, change, data);
+}
+
+/**
+ * The files, each folder's written several at once into the folder opened once; a write that met
+ * an entry changing under it is done again afterwards, alone and from the top.
+ */
+async function writeFiles(cursor: Cursor, files: Change[], contents: AsyncIterable<Buffer>): Promise<void> {
+  let next = 0;
+  let folder: { path?: string; dir?: WorkspaceDir; writes: Array<Promise<unknown>> } = { writes: [] };
+  const again: Array<[Change, Buffer]> = [];
+  const settle = async () => {
+    const failed = (await Promise.allSettled(folder.writes)).find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
+  for await (const data of contents) {
+    const change = files[next++]!;
+    const { parts, name } = split(change.path);
+    if (parts.join('/') !== folder.path || folder.writes.length >= PARALLEL_WRITES) {
+      await settle();
+      folder = { path: parts.join('/'), dir: await cursor.at(parts, true).catch((e: unknown) => (changed(e) ? undefined : Promise.reject(e))), writes: [] };
+    }
+    const written = folder.dir ? writeIn(folder.dir, name, change, data) : Promise.reject(new WorkspaceRefused(change.path, 'its folder changed'));
+    folder.writes.push(written.catch((error: unknown) => (changed(error) ? again.push([change, data]) : Promise.reject(error))));
+  }
+  await settle();
+  await cursor.close();
+  for (const [change, data] of again) await retrying(cursor, change.path, () => write(cursor, change, data));
 }
 
 /** Applies `changes` to the checkout; `blobs` yields the contents of the given ids, in order. */
@@ -114,11 +150,7 @@ export async function applyChanges(checkout: WorkspaceDir, changes: Change[], bl
     const folders = changes.filter((c) => c.mode === '160000');
     for (const change of folders) await retrying(cursor, change.path, () => write(cursor, change, undefined));
     const files = changes.filter((c) => c.mode && c.mode !== '160000');
-    let next = 0;
-    for await (const data of blobs(files.map((c) => c.id))) {
-      const change = files[next++]!;
-      await retrying(cursor, change.path, () => write(cursor, change, data));
-    }
+    await writeFiles(cursor, files, blobs(files.map((c) => c.id)));
   } finally {
     await cursor.close();
   }

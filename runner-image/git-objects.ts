@@ -115,6 +115,8 @@ export class TreeWriter {
   private readonly lines: Buffer[] = [];
   private readonly input: Writable;
   private readonly committer: string;
+  /** Writes to fast-import, one after another (blobs come from reads running at once). */
+  private writing = Promise.resolve();
 
   constructor(input: Writable, committer: string) {
     this.input = input;
@@ -127,7 +129,8 @@ export class TreeWriter {
     if (this.marks.has(id)) return;
     const mark = this.marks.size + 1;
     this.marks.set(id, mark);
-    await write(this.input, Buffer.from(`blob\nmark :${mark}\ndata ${data.length}\n`), data, Buffer.from('\n'));
+    this.writing = this.writing.then(() => write(this.input, Buffer.from(`blob\nmark :${mark}\ndata ${data.length}\n`), data, Buffer.from('\n')));
+    await this.writing;
   }
 
   entry(path: Buffer, mode: Mode, id: string): void {
@@ -137,6 +140,7 @@ export class TreeWriter {
 
   /** Ends the stream: the commit, `ls` of its tree, `done`. */
   async finish(): Promise<void> {
+    await this.writing;
     const commit = this.marks.size + 1;
     const head = `commit refs/tether/snapshot\nmark :${commit}\ncommitter ${this.committer} 0 +0000\ndata 0\ndeleteall\n`;
     await write(this.input, Buffer.from(head), ...this.lines, Buffer.from(`\nls :${commit} ""\ndone\n`));

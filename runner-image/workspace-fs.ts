@@ -10,8 +10,7 @@ import { copyFile, lstat, mkdir, open, readdir, readlink, rename, rmdir, statfs,
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY, COPYFILE_EXCL } = constants;
 const READ_DIR = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_DIRECTORY;
-/** Linux's O_PATH (Node does not name it): the inode itself, whatever it is, opened for fstat and reopening only. */
-const O_PATH = 0o10000000;
+const READ_ANY = O_RDONLY | O_NOFOLLOW | O_NONBLOCK; // anything but a symlink or socket; a FIFO without waiting
 
 /** A path the supervisor will not follow or open: a symlink, a special file, `..`, or too large. */
 export class WorkspaceRefused extends Error {
@@ -62,8 +61,7 @@ const typeOf = (entry: Dirent | Stats): EntryType =>
 
 function refusal(path: string, error: unknown): unknown {
   const code = errorCode(error);
-  // ELOOP: a symlink where O_NOFOLLOW stood; ENOTDIR: a file or link where a folder was needed;
-  // ENXIO: a socket; EACCES: not ours to read.
+  // ELOOP: a symlink where O_NOFOLLOW stood; ENOTDIR: a file or link where a folder was needed; ENXIO: a socket.
   if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'EMLINK') return new WorkspaceRefused(path, 'a symlink or a file where a folder or file was expected');
   if (code === 'ENXIO' || code === 'ENODEV' || code === 'EOPNOTSUPP') return new WorkspaceRefused(path, 'not a regular file or folder');
   return error;
@@ -132,27 +130,31 @@ export class WorkspaceDir {
   }
 
   /**
-   * `name` pinned in one open (O_PATH, no follow), then opened as that very inode: a swap after the
-   * listing cannot make a folder of a symlink. A symlink's target is read by name (EINVAL: no longer one).
+   * `name` as what it is at one open (no follow), used through that very descriptor: a swap after the listing cannot
+   * make a folder of a symlink. A symlink (ELOOP) has its target read by name (EINVAL: no longer one).
    */
   async openEntry(name: string, maxBytes: number): Promise<Opened | undefined> {
-    const pinned = await open(this.at(name), O_PATH | O_NOFOLLOW).catch((error: unknown) => {
-      if (errorCode(error) === 'ENOENT') return undefined;
-      throw refusal(this.child(name), error);
-    });
-    if (!pinned) return undefined;
+    let handle: FileHandle;
     try {
-      const stat = await pinned.stat();
-      // The magic link of an O_PATH descriptor reopens the inode it holds, not whatever the name leads to now.
-      const self = `/proc/self/fd/${pinned.fd}`;
-      if (stat.isDirectory()) return { type: 'dir', dir: new WorkspaceDir(this.child(name), await open(self, O_RDONLY | O_DIRECTORY)) };
-      if (stat.isSymbolicLink()) return { type: 'symlink', target: await readlink(this.at(name)) };
+      handle = await open(this.at(name), READ_ANY);
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'ENOENT') return undefined;
+      if (code === 'ELOOP') return { type: 'symlink', target: await readlink(this.at(name)) };
+      if (code === 'ENXIO' || code === 'ENODEV' || code === 'EOPNOTSUPP') return { type: 'other' };
+      throw error;
+    }
+    const stat = await handle.stat().catch(async (error: unknown) => {
+      await handle.close();
+      throw error;
+    });
+    if (stat.isDirectory()) return { type: 'dir', dir: new WorkspaceDir(this.child(name), handle) };
+    try {
       if (!stat.isFile()) return { type: 'other' };
       if (stat.size > maxBytes) return { type: 'file', stat };
-      const handle = await open(self, O_RDONLY | O_NONBLOCK);
-      return { type: 'file', stat, data: await readBounded(handle, this.child(name), maxBytes).finally(() => handle.close()) };
+      return { type: 'file', stat, data: await readBounded(handle, this.child(name), maxBytes, stat.size) };
     } finally {
-      await pinned.close();
+      await handle.close();
     }
   }
 
@@ -239,11 +241,12 @@ let made = 0;
 /** A name no other write of this process uses, short enough beside any name (writes go there first). */
 const freshName = () => `.tether-${process.pid}-${++made}`;
 
-async function readBounded(handle: FileHandle, path: string, maxBytes: number): Promise<Buffer> {
+/** At most maxBytes of the file: first the size it said it had (and a byte more, to see it end), then 64 KiB at a time. */
+async function readBounded(handle: FileHandle, path: string, maxBytes: number, size: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   for (;;) {
-    const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, maxBytes + 1 - total));
+    const chunk = Buffer.allocUnsafe(Math.min(total === 0 ? size + 1 : 64 * 1024, maxBytes + 1 - total));
     const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
     if (bytesRead === 0) return Buffer.concat(chunks, total);
     total += bytesRead;
