@@ -3,6 +3,7 @@
 // Claude Code and the scripted model). Prints p50/p99 over N runs, a breakdown per stage, and the
 // peak RSS of the Claude Code processes.
 // Run: npm run bench:first-progress [-- --runs 20]
+import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,7 @@ import { sessionsPath } from '../common/kube/sessions.ts';
 import { LABEL_SESSION } from '../common/session/names.ts';
 import { startControlPlane } from '../local/control-plane/control-plane.ts';
 import { startFakeGitHub } from '../local/github-stand-in.ts';
-import { ensureSampleRepo } from '../local/sample-repo.ts';
+import { serveLocalRemote } from '../local/sample-repo.ts';
 import { startStack } from '../local/stack.ts';
 import { startFakeTwilio } from '../test/fakes/twilio.ts';
 import { postWebhook, signedWebhook } from '../test/support/twilio-webhook.ts';
@@ -30,8 +31,10 @@ const loadBefore = machineLoad();
 
 const stateDir = mkdtempSync(join(tmpdir(), 'tether-bench-fp-'));
 const plane = await startControlPlane({ dir: join(stateDir, 'cluster') });
-const [twilio, github] = await Promise.all([startFakeTwilio(), startFakeGitHub()]);
-const repoUrl = await ensureSampleRepo(join(stateDir, 'remote'));
+const githubToken = randomBytes(20).toString('hex');
+const [twilio, github] = await Promise.all([startFakeTwilio(), startFakeGitHub({ token: githubToken })]);
+const remote = await serveLocalRemote(stateDir, undefined, githubToken);
+const repoUrl = remote.url;
 const phone = '+14155550199';
 /** Stage → time (ms since epoch) per Session, from watches and the components' own log lines. */
 const marks = new Map<string, Record<string, number>>();
@@ -52,6 +55,7 @@ const stack = await startStack({
     RELAY_DAILY_BUDGET_USD: '0',
   },
   controllerEnv: { TETHER_LEADER_ELECTION: 'false', TETHER_DAILY_BUDGET_USD: '0' },
+  runnerSecrets: { GITHUB_TOKEN: githubToken },
   logger: pino({ level: 'warn' }),
   onLine: (component, line) => {
     const pod = /^runner (.+)-runner$/.exec(component)?.[1];
@@ -145,6 +149,6 @@ report([
 sessions.stop();
 pods.stop();
 await stack.stop();
-await Promise.all([twilio.close(), github.close()]);
+await Promise.all([twilio.close(), github.close(), remote.close()]);
 await plane.stop();
 process.exit(0);

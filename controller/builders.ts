@@ -12,7 +12,12 @@ import {
 import { API_VERSION, GROUP, KIND, PLURAL, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
 
-export const RUNNER_COMMAND = ['node', '/app/runner-image/main.ts'];
+/**
+ * The supervisor's entrypoint. CommonJS looks for a package it cannot find in node_modules in
+ * $HOME/.node_modules and $HOME/.node_libraries too, and HOME is on the agent's volume: the flag
+ * keeps the supervisor's modules to the image.
+ */
+export const RUNNER_COMMAND = ['node', '--no-global-search-paths', '/app/runner-image/main.ts'];
 /** The agent container's entrypoint (under the image's tini): it runs only what the supervisor asks, through the channel. */
 export const AGENT_HOST_COMMAND = ['node', '/app/runner-image/agent-host/main.ts'];
 export const WORKSPACE_PATH = '/workspace';

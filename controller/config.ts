@@ -60,6 +60,9 @@ const VARIABLES = {
 
 export type Variable = keyof typeof VARIABLES;
 
+/** Every variable the controller reads. */
+export const VARIABLE_NAMES = Object.keys(VARIABLES) as Variable[];
+
 export interface ControllerConfig {
   namespace: string;
   /** Where runner Pods, their workspaces and identities live (default: the Sessions' namespace). */

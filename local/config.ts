@@ -1,6 +1,7 @@
 // The local stack's settings: the only reader of process.env under local/. `make dev` and the
 // test helpers that start the same stack read their environment through here.
 import { join, resolve } from 'node:path';
+import { parseRepoHosts } from '../common/session/repo.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '..');
 
@@ -10,15 +11,63 @@ export function hostEnv(): { PATH: string; HOME: string } {
 }
 
 const set = (name: string): string | undefined => process.env[name] || undefined;
+
+/** Where the local node agent keeps the images it stages, as root (local/node-agent/image-store.ts). */
+export const DEFAULT_IMAGE_DIR = '/var/cache/tether/images';
+export const imageStoreDir = (): string => resolve(set('TETHER_IMAGE_DIR') ?? DEFAULT_IMAGE_DIR);
 const passThrough = (names: string[]) => Object.fromEntries(names.flatMap((n) => (set(n) ? [[n, set(n)!]] : [])));
+
+/**
+ * What `make dev` takes from its environment, by component: every setting of the relay and the
+ * controller (the names their config.ts reads) except those the stack decides itself
+ * (stack-env.ts) and NOT_LOCAL. test/unit/local-config.test.ts holds this against both schemas.
+ */
+export const DEV_SETTINGS = {
+  relay: [
+    'TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM', 'TWILIO_API_URL', 'TWILIO_TEMPLATE_SID', 'TWILIO_BUTTONS',
+    'PUBLIC_URL', 'ALLOWED_NUMBERS', 'RELAY_BIND_ADDRESS', 'RELAY_WEB_CHAT_PHONE', 'LOG_LEVEL',
+    'TETHER_REPO_NAME', 'TETHER_REPO_BASE_BRANCH', 'TETHER_REPOS', 'TETHER_RUN_TIMEOUT', 'TETHER_APPROVAL_TIMEOUT', 'TETHER_MAX_QUEUED',
+    'RELAY_MEDIA_TTL', 'RELAY_MEDIA_URL_TTL', 'RELAY_MEDIA_MAX_BYTES', 'RELAY_MEDIA_SESSION_FILES', 'RELAY_MEDIA_SESSION_BYTES',
+    'RELAY_UPLOAD_RATE', 'RELAY_UPLOAD_CONCURRENCY', 'RELAY_UPLOAD_TIMEOUT', 'RELAY_INBOUND_IMAGE_MAX_BYTES', 'RELAY_INBOUND_IMAGE_TIMEOUT',
+    'RELAY_TOKEN_REVIEW_TTL', 'RELAY_TOKEN_REVIEW_FAILURE_TTL', 'RELAY_TOKEN_REVIEW_CACHE_SIZE',
+    'RELAY_PROGRESS_BATCH', 'RELAY_PROGRESS_MAX_GAP', 'RELAY_PROGRESS_MESSAGES', 'RELAY_SESSION_MESSAGES',
+    'RELAY_DAILY_BUDGET_USD', 'RELAY_RUN_PAUSE_USD', 'RELAY_BUDGET_TIMEZONE', 'RELAY_REMINDER_BEFORE', 'RELAY_WINDOW',
+    'RELAY_SEND_RATE', 'RELAY_INBOUND_CONCURRENCY', 'RELAY_INBOUND_BACKLOG',
+  ],
+  controller: [
+    'TETHER_RUN_TIMEOUT', 'TETHER_APPROVAL_TIMEOUT', 'TETHER_MAX_QUEUED', 'TETHER_START_TIMEOUT', 'TETHER_STALL_TIMEOUT',
+    'TETHER_POD_TTL', 'TETHER_HISTORY_COUNT', 'TETHER_HISTORY_MAX_AGE', 'TETHER_CONCURRENCY', 'TETHER_METRICS_PORT', 'TETHER_LOG_LEVEL',
+    'TETHER_RUNNER_PERMISSION_POLICY', 'TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS', 'TETHER_TERMINATION_GRACE_SECONDS',
+    'TETHER_PVC_SIZE', 'TETHER_PVC_STORAGE_CLASS',
+    'TETHER_RUNNER_CPU_REQUEST', 'TETHER_RUNNER_MEMORY_REQUEST', 'TETHER_RUNNER_CPU_LIMIT', 'TETHER_RUNNER_MEMORY_LIMIT',
+  ],
+} as const;
+
+/** Settings with no meaning on the local stack, and why: make dev neither reads nor sets them. */
+export const NOT_LOCAL: Record<string, string> = {
+  POD_NAME: 'the controller is no Pod here: its identity is the host name',
+  TETHER_LEASE_NAME: 'one controller, no leader election',
+  TETHER_RUNNER_RUNTIME_CLASS: 'the node agent runs processes, not containers: there is no runtime to choose',
+  TETHER_RUNNER_HOST_NETWORK: "the node agent's processes are on the host's network already",
+  TETHER_RUNNER_API_SERVER: "the node agent hands each process the API server's address",
+  RELAY_REPO_CHOICES_CONFIGMAP: "the default name, in the stack's own namespace",
+  RELAY_CLAIMS_CONFIGMAP: "the default name, in the stack's own namespace",
+};
+
+/** Controller settings the stack derives from the relay's, as the chart does: one value for both. */
+const DERIVED = { TETHER_DAILY_BUDGET_USD: 'RELAY_DAILY_BUDGET_USD', TETHER_BUDGET_TIMEZONE: 'RELAY_BUDGET_TIMEZONE' } as const;
 
 export interface DevConfig {
   stateDir: string;
+  imageStore: string;
   logLevel: string;
   githubApiUrl?: string;
   repoUrl?: string;
   relayPort: number;
   relayEnv: Record<string, string>;
+  controllerEnv: Record<string, string>;
+  /** Repository host list entries besides the repositories' own. */
+  repoHosts: string[];
   runnerSecrets: Record<string, string>;
 }
 
@@ -26,16 +75,29 @@ export interface DevConfig {
 export function loadDevConfig(): DevConfig {
   const port = Number(set('TETHER_DEV_PORT') ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`TETHER_DEV_PORT must be a port number, got "${set('TETHER_DEV_PORT')}"`);
+  for (const [name, source] of Object.entries(DERIVED)) {
+    if (set(name)) throw new Error(`${name}: make dev gives the controller ${source} (one value for the relay and the controller, as the chart does); set that instead`);
+  }
   return {
     stateDir: resolve(set('TETHER_STATE_DIR') ?? join(repoRoot, '.tether-state')),
+    imageStore: imageStoreDir(),
     logLevel: set('LOG_LEVEL') ?? 'info',
     githubApiUrl: set('GITHUB_API_URL'),
     repoUrl: set('TETHER_REPO_URL'),
     relayPort: port,
-    relayEnv: passThrough(['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_WHATSAPP_FROM', 'TWILIO_API_URL', 'ALLOWED_NUMBERS', 'PUBLIC_URL', 'RELAY_BIND_ADDRESS',
-      'TETHER_REPOS', 'TETHER_REPO_NAME']),
+    relayEnv: passThrough([...DEV_SETTINGS.relay]),
+    controllerEnv: passThrough([...DEV_SETTINGS.controller]),
+    repoHosts: repoHosts(set('TETHER_REPO_HOSTS')),
     runnerSecrets: passThrough(['ANTHROPIC_API_KEY', 'GITHUB_TOKEN']),
   };
+}
+
+function repoHosts(text: string | undefined): string[] {
+  try {
+    return text ? parseRepoHosts(text) : [];
+  } catch (error) {
+    throw new Error(`TETHER_REPO_HOSTS: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 /** The whole environment, for the control plane's own processes (they inherit it as they would from a shell). */

@@ -2,19 +2,28 @@
 // controller, relay (web chat; Twilio too when its variables are set), the local node agent,
 // a sample repository as the remote and a local stand-in for the GitHub API. Every process it
 // starts is supervised (local/supervise.ts); the node agent runs inside this process.
+import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import pino from 'pino';
 import { startControlPlane } from './control-plane/control-plane.ts';
-import { ensureSampleRepo } from './sample-repo.ts';
+import { serveLocalRemotes } from './local-remotes.ts';
+import { sampleRepoPath } from './sample-repo.ts';
+import { stackRepoHosts } from './stack-env.ts';
 import { startStack } from './stack.ts';
 import { startFakeGitHub } from './github-stand-in.ts';
 import { loadDevConfig, repoRoot } from './config.ts';
+import { notIsolatedWarning } from './isolation.ts';
+import { checkNodeFolders } from './node-agent/folder-checks.ts';
 import { formatLine } from './log-lines.ts';
+import { passableDir } from './node-agent/identity.ts';
 
 const config = (() => {
   try {
-    return loadDevConfig();
+    const loaded = loadDevConfig();
+    stackRepoHosts(loaded.repoUrl ?? sampleRepoPath(join(loaded.stateDir, 'remote')), loaded.relayEnv, loaded.repoHosts); // a list the relay would refuse
+    checkNodeFolders(loaded.stateDir, loaded.imageStore);
+    return loaded;
   } catch (error) {
     process.stderr.write(`make dev: ${(error as Error).message}\n`);
     return process.exit(2);
@@ -24,20 +33,29 @@ const { stateDir } = config;
 const print = (component: string, line: string) => process.stdout.write(`${formatLine(component, line)}\n`);
 const logger = pino({ level: config.logLevel }, { write: (line: string) => print('node-agent', line.trimEnd()) });
 
+const warning = notIsolatedWarning();
+if (warning) process.stderr.write(warning);
 print('dev', 'starting the local control plane (the first run builds it: several minutes)…');
+passableDir(stateDir, true);
 await rm(join(stateDir, 'cluster'), { recursive: true, force: true });
 const plane = await startControlPlane({ dir: join(stateDir, 'cluster'), onSupervision: (line) => print('supervisor', line) });
 print('dev', `control plane ready at ${plane.server}`);
 
-const github = config.githubApiUrl ? undefined : await startFakeGitHub();
-const repoUrl = config.repoUrl ?? (await ensureSampleRepo(join(stateDir, 'remote')));
+// The sample remote, and every local folder given as a repository, are served like a forge: runners
+// push with a token (GITHUB_TOKEN, or one made up for this run) and no other process of the machine can.
+const githubToken = config.runnerSecrets.GITHUB_TOKEN ?? randomBytes(20).toString('hex');
+const github = config.githubApiUrl ? undefined : await startFakeGitHub({ token: githubToken });
+const remote = await serveLocalRemotes(stateDir, config.repoUrl, config.relayEnv, githubToken);
+const repoUrl = remote.repoUrl;
 
 const stack = await startStack({
-  kubeconfig: plane.kubeconfig, repoRoot, stateDir, repoUrl,
+  kubeconfig: plane.kubeconfig, repoRoot, stateDir, imageStore: config.imageStore, repoUrl,
   githubApiUrl: config.githubApiUrl ?? github!.url,
   relayPort: config.relayPort,
-  relayEnv: config.relayEnv,
-  runnerSecrets: config.runnerSecrets,
+  relayEnv: remote.relayEnv,
+  controllerEnv: config.controllerEnv,
+  repoHosts: config.repoHosts,
+  runnerSecrets: { ...config.runnerSecrets, GITHUB_TOKEN: githubToken },
   logger, onLine: print,
 });
 
@@ -49,7 +67,7 @@ process.stdout.write(`
 
   Chat:      ${stack.chatUrl}
   Sessions:  KUBECONFIG=${plane.kubeconfig} kubectl get sessions -n ${stack.namespace} -w
-  Remote:    ${repoUrl}${github ? `\n  PRs:       recorded by a local GitHub stand-in at ${github.url}` : ''}
+  Remote:    ${repoUrl}${remote.path ? ` (the bare repository ${remote.path})` : ''}${github ? `\n  PRs:       recorded by a local GitHub stand-in at ${github.url}` : ''}
   Agent:     ${agent}
 
   Try: "add a farewell function" (the scripted model's demo edits one file), or a scenario
@@ -59,7 +77,7 @@ process.stdout.write(`
          write: NOTES.md = hello
          say: done
   Ctrl-C stops everything.
-
+${warning ? `\n${warning}` : ''}
 `);
 
 let stopping = false;
@@ -69,6 +87,7 @@ const shutdown = async () => {
   print('dev', 'stopping…');
   await stack.stop();
   await github?.close();
+  await remote.close();
   await plane.stop();
   process.exit(0);
 };

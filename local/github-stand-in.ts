@@ -1,4 +1,6 @@
 // A tiny fake of the GitHub REST API: records pull-request creations (POST /repos/:owner/:repo/pulls).
+// Given a token, it answers 401 to any request without it, as GitHub does: an agent's process on the
+// same machine cannot open pull requests in the runners' name. It answers nothing but its own number.
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -23,7 +25,12 @@ export interface FakeGitHub {
   close(): Promise<void>;
 }
 
-export async function startFakeGitHub(): Promise<FakeGitHub> {
+export interface FakeGitHubOptions {
+  /** The token pull requests must carry (Authorization: Bearer); any request is taken when absent. */
+  token?: string;
+}
+
+export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<FakeGitHub> {
   const pulls: RecordedPull[] = [];
   let failures: { status: number; left: number } = { status: 0, left: 0 };
   const server = createServer((req, res) => {
@@ -34,6 +41,7 @@ export async function startFakeGitHub(): Promise<FakeGitHub> {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
+      if (options.token && req.headers.authorization !== `Bearer ${options.token}`) return send(401, { message: 'Bad credentials' });
       const match = /^\/repos\/([^/]+)\/([^/]+)\/pulls$/.exec(req.url ?? '');
       if (req.method !== 'POST' || !match) return send(404, { message: 'Not Found' });
       if (failures.left > 0) {

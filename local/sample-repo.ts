@@ -1,11 +1,15 @@
-// A local bare git repository with a small sample project: the "remote" of the local stack.
+// The local stack's remote: a bare git repository with a small sample project, owned by the stack's
+// own user in a folder only that user may enter (0700), and served over HTTP on loopback with the
+// runners' token (git-forge.ts) — runners push to it as to any forge; an agent's process on the same
+// machine can neither open its files nor push without the token.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
-import { RUNNER_UID } from '../controller/builders.ts';
+import { serveGitOverHttp, type GitHttpForge } from './git-forge.ts';
+import { closeTree } from './private-files.ts';
 
 const run = promisify(execFile);
 
@@ -17,22 +21,18 @@ const FILES: Record<string, string> = {
   'index.html': '<!doctype html>\n<html><head><title>Sample app</title></head>\n<body><nav>Sample</nav><main><h1>Hello</h1></main></body></html>\n',
 };
 
-/** Creates `<dir>/acme/sample.git` once (owner/repo as a GitHub URL would have them); returns its path. */
-export async function ensureSampleRepo(dir: string): Promise<string> {
-  const bare = join(dir, 'acme', 'sample.git');
-  if (!existsSync(join(bare, 'HEAD'))) await createSampleRepo(bare);
-  await giveToRunner(bare);
-  return bare;
-}
+/** Where ensureSampleRepo(dir) keeps a sample remote: owner/repo as a GitHub URL would have them. */
+export const sampleRepoPath = (dir: string, name = 'sample') => join(dir, 'acme', `${name}.git`);
 
 /**
- * As root, the node agent runs the runner as its Pod's user: git refuses a repository another user
- * owns ("dubious ownership") and the runner pushes to it, so the local remote is the runner's.
- * Readers of another uid name it in `-c safe.directory=<path>` (for this local path only).
+ * Creates `<dir>/acme/<name>.git` once (owner/repo as a GitHub URL would have them); returns its
+ * path. `dir` and everything in it is the stack's user's alone (0700/0600).
  */
-async function giveToRunner(bare: string): Promise<void> {
-  if (process.getuid?.() !== 0) return;
-  await run('chown', ['-R', `${RUNNER_UID}:${RUNNER_UID}`, bare]);
+export async function ensureSampleRepo(dir: string, name = 'sample'): Promise<string> {
+  const bare = sampleRepoPath(dir, name);
+  if (!existsSync(join(bare, 'HEAD'))) await createSampleRepo(bare);
+  closeTree(dir);
+  return bare;
 }
 
 async function createSampleRepo(bare: string): Promise<void> {
@@ -52,4 +52,30 @@ async function createSampleRepo(bare: string): Promise<void> {
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+export interface ServedRemotes {
+  /** The forge's URL of a bare repository under the served folder (what Sessions name). */
+  urlOf(path: string): string;
+  forge: GitHttpForge;
+}
+
+/**
+ * Serves bare repositories of this machine under `root` (each `<root>/<owner>/<name>.git`) at
+ * `<forge>/<owner>/<name>.git`, fetched and pushed with `token`; nothing else under `root` is served.
+ */
+export async function serveRemotes(root: string, repositories: string[], token: string): Promise<ServedRemotes> {
+  const urlPath = (path: string) => `/${relative(root, path)}`;
+  for (const path of repositories) {
+    if (!existsSync(join(path, 'HEAD')) || relative(root, path).split(sep).length !== 2) throw new Error(`${path} is not a bare repository at <owner>/<name> under ${root}`);
+  }
+  const forge = await serveGitOverHttp(root, token, { repositories: repositories.map(urlPath) });
+  return { urlOf: (path) => `${forge.origin}${urlPath(path)}`, forge };
+}
+
+/** The stack's own remote — the bare repository at `path`, or the sample one under the state folder — served with `token`. */
+export async function serveLocalRemote(stateDir: string, path: string | undefined, token: string): Promise<{ url: string; path: string; close(): Promise<void> }> {
+  const bare = path ?? (await ensureSampleRepo(join(stateDir, 'remote')));
+  const served = await serveRemotes(dirname(dirname(bare)), [bare], token);
+  return { url: served.urlOf(bare), path: bare, close: () => served.forge.close() };
 }

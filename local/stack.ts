@@ -4,32 +4,40 @@
 // Used by `make dev` (local/dev.ts) and by the end-to-end tests.
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pino from 'pino';
 import { isAlreadyExists } from '../common/kube/errors.ts';
-import { AGENT_UID, RUNNER_UID } from '../controller/builders.ts';
-import { fillCompileCache } from './compile-cache.ts';
-import { hostEnv } from './config.ts';
+import { hostEnv, imageStoreDir } from './config.ts';
 import { installSessionCrd } from './control-plane/crd.ts';
 import { freePort } from './control-plane/control-plane.ts';
+import { checkNodeFolders } from './node-agent/folder-checks.ts';
+import { canSwitchUser } from './node-agent/identity.ts';
+import { RUNNER_IMAGE } from './node-agent/image-content.ts';
+import { LOCAL_IMAGES } from './node-agent/image-pull.ts';
+import { stageImage } from './node-agent/image-store.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/node-agent.ts';
 import { startManaged, untilHttpOk, type Managed } from './control-plane/processes.ts';
+import { closeTree } from './private-files.ts';
 import { supervise, type Supervised } from './supervise.ts';
+import { RUNNER_SECRET, stackEnv, stackRepoHosts } from './stack-env.ts';
 
 export interface StackOptions {
   kubeconfig: string;
-  /** Repository root (the images' /app). */
+  /** Repository root: the relay and controller run from it, the runner image is staged from it. */
   repoRoot: string;
   stateDir: string;
+  /** Where the node agent keeps the images it stages, as root (default: TETHER_IMAGE_DIR, see local/config.ts). */
+  imageStore?: string;
   namespace?: string;
   /** git remote for new Sessions. */
   repoUrl: string;
   githubApiUrl: string;
   relayPort?: number;
-  /** Extra variables for the relay (Twilio, timeouts …) and the controller. */
+  /** Settings for the relay (Twilio, timeouts, TETHER_REPOS …) and the controller; they win over the stack's own (stack-env.ts). */
   relayEnv?: Record<string, string>;
   controllerEnv?: Record<string, string>;
+  /** Repository host list entries besides the repositories' own, which the relay and the controller always get. */
+  repoHosts?: string[];
   /** Secret values the runner Pods receive (ANTHROPIC_API_KEY, GITHUB_TOKEN). */
   runnerSecrets?: Record<string, string>;
   /** Extra environment for every Pod process the node agent starts (a test's proxy guard). */
@@ -54,14 +62,12 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** The host list entry that allows the stack's repository: its folder, or its host[:port]. */
-function repoHostOf(url: string): string {
-  return url.startsWith('/') ? url : new URL(url).host;
-}
-
 export async function startStack(options: StackOptions): Promise<Stack> {
+  const imageStore = options.imageStore ?? imageStoreDir();
+  checkNodeFolders(options.stateDir, imageStore);
   const namespace = options.namespace ?? 'tether';
   const runnerNamespace = `${namespace}-runners`;
+  stackRepoHosts(options.repoUrl, options.relayEnv, options.repoHosts); // a list the relay would refuse stops here, before anything starts
   const kc = new KubeConfig();
   kc.loadFromFile(options.kubeconfig);
   const cluster = kc.getCurrentCluster()!;
@@ -70,39 +76,29 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   for (const name of [namespace, runnerNamespace]) {
     await core.createNamespace({ body: { metadata: { name } } }).catch((e) => { if (!isAlreadyExists(e)) throw e; });
   }
-  await core.createNamespacedSecret({ namespace: runnerNamespace, body: { metadata: { name: 'tether-runner' }, stringData: options.runnerSecrets ?? {} } })
+  await core.createNamespacedSecret({ namespace: runnerNamespace, body: { metadata: { name: RUNNER_SECRET }, stringData: options.runnerSecrets ?? {} } })
     .catch((e) => { if (!isAlreadyExists(e)) throw e; });
-  const logs = join(options.stateDir, 'logs');
-  await mkdir(logs, { recursive: true });
+  // The stack's own state — component logs, the relay's journal and media — is its user's alone.
+  const [logs, journal, media] = [join(options.stateDir, 'logs'), join(options.stateDir, 'journal'), join(options.stateDir, 'media')] as const;
+  for (const dir of [logs, journal, media]) closeTree(dir);
 
   const relayPort = options.relayPort ?? (await freePort());
   const relayUrl = `http://127.0.0.1:${relayPort}`;
   const chatToken = randomBytes(16).toString('hex');
   const mediaSigningKey = randomBytes(32).toString('hex');
-  const base = { ...hostEnv(), KUBECONFIG: options.kubeconfig };
-  const env = {
-    controller: async () => ({
-      ...base,
-      TETHER_NAMESPACE: namespace, TETHER_RUNNER_NAMESPACE: runnerNamespace, TETHER_RUNNER_IMAGE: 'tether-runner:local', TETHER_RELAY_URL: relayUrl,
-      GITHUB_API_URL: options.githubApiUrl, TETHER_METRICS_PORT: String(await freePort()), TETHER_LEADER_ELECTION: 'false',
-      TETHER_PVC_SIZE: '1Gi', TETHER_TERMINATION_GRACE_SECONDS: '10', TETHER_REPO_HOSTS: repoHostOf(options.repoUrl),
-      ...options.controllerEnv,
-    }),
-    relay: async () => ({
-      ...base,
-      PUBLIC_URL: relayUrl, RELAY_PORT: String(relayPort), TETHER_NAMESPACE: namespace, TETHER_RUNNER_NAMESPACE: runnerNamespace, TETHER_REPO_URL: options.repoUrl,
-      RELAY_WEB_CHAT_TOKEN: chatToken, RELAY_MEDIA_SIGNING_KEY: mediaSigningKey, RELAY_MEDIA_DIR: join(options.stateDir, 'media'), RELAY_JOURNAL_DIR: join(options.stateDir, 'journal'),
-      RELAY_BIND_ADDRESS: '127.0.0.1', // loopback unless the caller's relayEnv says otherwise (a tunnel reaches loopback too)
-      ...options.relayEnv,
-    }),
-  };
-  // Filled while the relay and the controller start: the runner image's build step.
-  const compileCache = fillCompileCache({ stateDir: options.stateDir, repoRoot: options.repoRoot, users: [RUNNER_UID, AGENT_UID], env: hostEnv() });
-  compileCache.catch(() => undefined); // awaited below
+  const envOf = async (name: 'controller' | 'relay') => stackEnv({
+    ...options, namespace, runnerNamespace, relayUrl, relayPort, chatToken, mediaSigningKey, metricsPort: await freePort(),
+  })[name];
+  // Staged, and its compile cache filled, while the relay and the controller start.
+  const stagingStarted = performance.now();
+  const runnerImage = stageImage(RUNNER_IMAGE, {
+    repoRoot: options.repoRoot, stateDir: options.stateDir, store: imageStore, asUsers: canSwitchUser(), env: hostEnv(),
+  });
+  runnerImage.catch(() => undefined); // awaited below
   const procs: Partial<Record<'controller' | 'relay', Supervised>> = {};
   const launch = async (name: 'controller' | 'relay') => {
     const start = async () => startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
-      env: await env[name](), cwd: options.repoRoot, onLine: (line) => options.onLine?.(name, line),
+      env: await envOf(name), cwd: options.repoRoot, onLine: (line) => options.onLine?.(name, line),
     });
     procs[name] = await supervise(name, start, (line) => options.onLine?.('supervisor', line));
   };
@@ -111,13 +107,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   await untilHttpOk(`${relayUrl}/healthz`, procs.relay!.current());
   await launch('controller');
 
+  const staged = await runnerImage;
+  const nodeLogger = options.logger.child({ component: 'node-agent' });
+  nodeLogger.info({ image: RUNNER_IMAGE.name, at: staged.app, ms: Math.round(performance.now() - stagingStarted), ...staged.counts }, 'runner image ready');
   const nodeAgent = await startNodeAgent({
-    kubeConfig: kc, logger: options.logger.child({ component: 'node-agent' }), repoRoot: options.repoRoot,
+    kubeConfig: kc, logger: nodeLogger, images: Object.fromEntries(LOCAL_IMAGES.map((name) => [name, staged])),
     stateDir: options.stateDir, server: cluster.server, caFile: cluster.caFile!,
     namespace: runnerNamespace, nodeName: `local-${namespace}`,
-    // Each container as its own user (as root; otherwise the node agent warns and runs them all as itself).
+    // Each container as its own user on its Pod's ids (as root; otherwise the node agent warns and runs them all as itself).
     runAsUsers: true,
-    env: { LOG_LEVEL: 'info', ...await compileCache, ...options.podEnv },
+    env: { LOG_LEVEL: 'info', ...options.podEnv },
     onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
   });
 

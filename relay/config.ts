@@ -5,7 +5,7 @@ import { Value } from '@sinclair/typebox/value';
 import { MAX_QUEUED_CEILING, SESSION_DEFAULTS, type SessionDefaults } from '../common/session/defaults.ts';
 import { E164_PATTERN, LIMITS } from '../common/session/schema.ts';
 import { parseDuration } from '../common/session/display.ts';
-import { BRANCH_PATTERN, REPO_URL_PATTERN } from '../common/session/repo.ts';
+import { BRANCH_PATTERN, DEFAULT_REPO_HOSTS, parseRepoHosts, REPO_URL_PATTERN, repoProblem } from '../common/session/repo.ts';
 import { REPO_NAME_MAX_LENGTH, REPO_NAME_PATTERN } from '../common/session/names.ts';
 import { nameFromUrl, repoList, type NamedRepo } from './repos.ts';
 import { BUDGET_DEFAULTS } from './outbound/cadence.ts';
@@ -36,6 +36,7 @@ export const ENV = Type.Object({
   TETHER_REPO_BASE_BRANCH: str('base branch for new Sessions', { default: 'main', pattern: BRANCH_PATTERN }),
   TETHER_REPO_NAME: Type.Optional(str('short name of TETHER_REPO_URL for the phone (@name, repo name); absent → its last path segment', { maxLength: REPO_NAME_MAX_LENGTH, pattern: REPO_NAME_PATTERN })),
   TETHER_REPOS: Type.Optional(str('more repositories as JSON: [{"name":"web","url":"https://…","baseBranch":"main"}]')),
+  TETHER_REPO_HOSTS: str("the install's repository host list, the controller's: hosts (host[:port]) and folders every repository must be on", { default: DEFAULT_REPO_HOSTS.join(',') }),
   RELAY_REPO_CHOICES_CONFIGMAP: str('ConfigMap holding each phone\'s default repository (repo <name>)', { default: 'tether-repo-choices', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }),
   TETHER_RUN_TIMEOUT: specDuration(SESSION_DEFAULTS.timeouts.run, 'spec.timeouts.run of new Sessions'),
   TETHER_APPROVAL_TIMEOUT: specDuration(SESSION_DEFAULTS.timeouts.approval, 'spec.timeouts.approval of new Sessions'),
@@ -88,6 +89,8 @@ export interface RelayConfig {
   repo: { url: string; baseBranch: string };
   /** Every repository a phone may pick, the default (repo) first. */
   repos: NamedRepo[];
+  /** The controller's repository host list: each of `repos` is on it. */
+  repoHosts: string[];
   repoChoicesConfigMap: string;
   timeouts: SessionDefaults['timeouts'];
   maxQueued: number;
@@ -183,6 +186,23 @@ function repos(env: Env): NamedRepo[] {
   }
 }
 
+function repoHosts(env: Env): string[] {
+  try {
+    return parseRepoHosts(env.TETHER_REPO_HOSTS);
+  } catch (error) {
+    throw new ConfigError('TETHER_REPO_HOSTS', (error as Error).message);
+  }
+}
+
+/** The controller refuses a Session whose repository is not on its host list: refused here at start, before a phone is told "On it". */
+function checkRepoHosts(list: NamedRepo[], hosts: string[]): void {
+  for (const [i, repo] of list.entries()) {
+    if (!repoProblem(repo, hosts)) continue;
+    throw new ConfigError(i === 0 ? 'TETHER_REPO_URL' : 'TETHER_REPOS',
+      `"${repo.name}" (${repo.url}) is not on TETHER_REPO_HOSTS (${hosts.join(', ')}), so the controller would refuse every command on it; add its host or folder to TETHER_REPO_HOSTS, or drop it`);
+  }
+}
+
 /** Twilio wholly or not at all, and at least one way to reach a phone. */
 function checkTransports(env: Env): void {
   const twilioVars = [env.TWILIO_ACCOUNT_SID, env.TWILIO_AUTH_TOKEN, env.TWILIO_WHATSAPP_FROM];
@@ -213,6 +233,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   checkBudgets(env);
   checkTransports(env);
   const publicUrl = env.PUBLIC_URL.replace(/\/+$/, '');
+  const repoChoices = repos(env);
+  const hosts = repoHosts(env);
+  checkRepoHosts(repoChoices, hosts);
   return {
     twilio: env.TWILIO_ACCOUNT_SID
       ? { accountSid: env.TWILIO_ACCOUNT_SID, authToken: env.TWILIO_AUTH_TOKEN!, from: env.TWILIO_WHATSAPP_FROM!, apiUrl: env.TWILIO_API_URL, templateSid: env.TWILIO_TEMPLATE_SID, buttons: env.TWILIO_BUTTONS === 'true' }
@@ -223,7 +246,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     namespace: env.TETHER_NAMESPACE,
     runnerNamespace: env.TETHER_RUNNER_NAMESPACE ?? env.TETHER_NAMESPACE,
     repo: { url: env.TETHER_REPO_URL, baseBranch: env.TETHER_REPO_BASE_BRANCH },
-    repos: repos(env),
+    repos: repoChoices,
+    repoHosts: hosts,
     repoChoicesConfigMap: env.RELAY_REPO_CHOICES_CONFIGMAP,
     timeouts: { run: env.TETHER_RUN_TIMEOUT, approval: env.TETHER_APPROVAL_TIMEOUT },
     maxQueued: Number(env.TETHER_MAX_QUEUED),

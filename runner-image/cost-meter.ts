@@ -1,6 +1,8 @@
-// The run's model spend while it runs: each model response's usage (Claude Code reports it with
-// every assistant message) priced with the table below. Claude Code's own total replaces it at the
-// end (result.total_cost_usd). Usage that is missing, negative or absurd counts as nothing.
+// A run's model spend: each model response's usage as Claude Code reports it with the assistant
+// message (its output tokens as the response began), then at the end of each turn the turn's usage
+// with the final output tokens; priced with the table below. Claude Code's own total cost is not
+// used: for a resumed conversation it includes the earlier runs. Usage that is missing, negative or
+// absurd counts as nothing.
 
 /** US dollars per million tokens. One definition; a model not listed is priced as the dearest. */
 export const MODEL_PRICES: Record<string, { input: number; output: number; cacheWrite: number; cacheRead: number }> = {
@@ -31,13 +33,19 @@ export function priceOf(model: string, usage: Usage): number {
 
 /**
  * Sums the responses of one run (a response reported twice — once per content block — counts
- * once) and says when the next pause is due: at each multiple of `pauseUsd` (0: never).
+ * once; a finished turn counts as its own total) and says when the next pause is due: at each
+ * multiple of `pauseUsd` (0: never).
  */
 export class CostMeter {
   private readonly seen = new Set<string>();
   private readonly pauseUsd: number;
   private nextPauseAt: number;
-  spentUsd = 0;
+  /** Turns that ended, at their totals. */
+  private settledUsd = 0;
+  /** The turn under way, at its responses' first reports. */
+  private turnUsd = 0;
+  /** The model of the latest response: what a turn's total is priced as. */
+  private model = '';
 
   constructor(pauseUsd: number) {
     this.pauseUsd = pauseUsd > 0 && Number.isFinite(pauseUsd) ? pauseUsd : 0;
@@ -48,8 +56,19 @@ export class CostMeter {
   add(responseId: string, model: string, usage: Usage): boolean {
     if (this.seen.has(responseId)) return false;
     this.seen.add(responseId);
-    this.spentUsd += priceOf(model, usage);
+    this.model = model;
+    this.turnUsd += priceOf(model, usage);
     return true;
+  }
+
+  /** A turn ended with this total usage; never below what its responses already counted. */
+  endTurn(usage: Usage): void {
+    this.settledUsd += Math.max(this.turnUsd, priceOf(this.model, usage));
+    this.turnUsd = 0;
+  }
+
+  get spentUsd(): number {
+    return this.settledUsd + this.turnUsd;
   }
 
   /** Whether the run must ask before going on. */

@@ -1,5 +1,6 @@
 // Opens pull requests through the GitHub REST API (GITHUB_API_URL: github.com, Enterprise, or a fake).
 import type { Redactor } from '../common/log.ts';
+import { forgeText } from './forge-text.ts';
 
 export interface PullRequestInput { owner: string; repo: string; head: string; base: string; title: string; body: string }
 
@@ -21,7 +22,7 @@ export async function createPullRequest(apiUrl: string, token: string | undefine
       'user-agent': 'tether-runner',
       ...(token ? { authorization: `Bearer ${token}` } : {}),
     },
-    body: JSON.stringify({ title: pr.title, head: pr.head, base: pr.base, body: pr.body }),
+    body: JSON.stringify({ title: forgeText(pr.title), head: pr.head, base: pr.base, body: forgeText(pr.body) }),
     signal: AbortSignal.timeout(30_000),
   });
   const text = await response.text();

@@ -43,10 +43,16 @@ export class RunnerHost implements AgentHost {
 
   event(event: AgentEvent): void {
     if (event.type === 'usage') {
-      // The spend so far, for the relay's daily budget; Claude Code's own total replaces it at the end.
-      if (this.meter.add(event.id, event.model, event.usage)) this.deps.status.setResult({ costUsd: roundUsd(this.meter.spentUsd) });
+      // The run's spend so far, for the pause and the daily budget.
+      if (this.meter.add(event.id, event.model, event.usage)) this.deps.status.setResult({ costUsd: this.spentUsd });
       // Asked at once, not at the next tool call: a response without tool calls must not slip past it.
       if (this.meter.pauseDue) void this.costPause();
+      return;
+    }
+    if (event.type === 'turn-usage') {
+      // No pause here: the turn is over; a follow-up turn meets it at its first tool call.
+      this.meter.endTurn(event.usage);
+      this.deps.status.setResult({ costUsd: this.spentUsd });
       return;
     }
     if (event.type === 'session') {
@@ -86,6 +92,11 @@ export class RunnerHost implements AgentHost {
     return undefined;
   }
 
+  /** What this run's own model responses cost (Claude Code's total of a resumed conversation includes earlier runs). */
+  get spentUsd(): number {
+    return roundUsd(this.meter.spentUsd);
+  }
+
   costHeld(): boolean {
     return this.meter.pauseDue || this.pause !== undefined;
   }
@@ -106,7 +117,7 @@ export class RunnerHost implements AgentHost {
   }
 
   private async askToContinue(): Promise<boolean> {
-    const { effects } = await this.deps.requests.raise('cost', { costUsd: roundUsd(this.meter.spentUsd) });
+    const { effects } = await this.deps.requests.raise('cost', { costUsd: this.spentUsd });
     if (!effects.includes('ResumeAgent')) {
       this.deps.onFinal('stopped at the cost pause');
       return false;

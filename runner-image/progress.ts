@@ -42,6 +42,7 @@ export function progressLines(event: AgentEvent): string[] {
     }
     case 'session':
     case 'usage':
+    case 'turn-usage':
       return [];
   }
 }

@@ -109,9 +109,9 @@ export class Runner {
       { prompt: spec.prompt, images, cwd: this.deps.repoDir, mode: spec.mode ?? 'run', resume: spec.resumeAgentSession, signal: this.stop.signal },
       host,
     );
-    log.info({ ok: result.ok, exitCode: result.exitCode, costUsd: result.costUsd }, 'agent finished');
+    log.info({ ok: result.ok, exitCode: result.exitCode, costUsd: host.spentUsd }, 'agent finished');
     await host.pauseAnswered();
-    this.recordAgentResult(result, host.lastText);
+    this.recordAgentResult(result, host);
     if (this.stop.signal.aborted) return;
     if (!result.ok) return this.fail(result.message ?? 'The agent stopped with an error.');
     const { snapshot, unread } = await this.changes();
@@ -158,12 +158,12 @@ export class Runner {
     });
   }
 
-  private recordAgentResult(result: AgentResult, lastText: string): void {
-    const summary = result.summary?.trim() || lastText;
+  private recordAgentResult(result: AgentResult, host: RunnerHost): void {
+    const summary = result.summary?.trim() || host.lastText;
     this.deps.status.setResult({
       ...(summary ? { summary: truncate(summary, LIMITS.textChars) } : {}),
       ...(result.sessionId ? { agentSessionId: result.sessionId.slice(0, 256) } : {}),
-      ...(result.costUsd !== undefined ? { costUsd: Math.max(0, result.costUsd) } : {}),
+      costUsd: host.spentUsd,
       ...(result.tokens ? { tokens: result.tokens } : {}),
       exitCode: result.exitCode,
     });

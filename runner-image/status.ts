@@ -41,6 +41,8 @@ export class StatusWriter {
   private lastWrite = 0;
   /** The run's first progress line goes out at once: the phone's first sign of the agent at work. */
   private progressWritten = false;
+  /** A background write found the Session ended, and the log said so. */
+  private endNoted = false;
   private readonly listeners = new Set<(s: Session) => void>();
   writes = 0;
 
@@ -162,9 +164,17 @@ export class StatusWriter {
     this.timer.unref();
   }
 
-  /** A write nobody awaits: if it fails, its patch stays pending and goes with the next write. */
+  /**
+   * A write nobody awaits: if it fails, its patch stays pending and goes with the next write. Once the
+   * Session has ended (a cancel, the controller's timeout) nothing more is written, as expected: said once.
+   */
   private flushInBackground(): void {
-    this.flush().catch((error: unknown) => this.deps.log.error({ err: error }, 'status write failed; retried with the next write'));
+    this.flush().catch((error: unknown) => {
+      if (!(error instanceof SessionFinished)) return this.deps.log.error({ err: error }, 'status write failed; retried with the next write');
+      if (this.endNoted) return;
+      this.endNoted = true;
+      this.deps.log.info({ reason: error.message }, 'the Session has ended: later status changes are not written');
+    });
   }
 
   /** Writes whatever is pending now (serialised; safe to call concurrently). */

@@ -1,14 +1,18 @@
 // A real local control plane: etcd + kube-apiserver (+ kube-controller-manager for
-// garbage collection, namespaces and service accounts) on free loopback ports.
+// garbage collection, namespaces and service accounts) on free loopback ports. etcd serves only
+// the API servers (etcd.ts); certificates, kubeconfigs, data and logs stay in a folder (0700) of the
+// control plane's own user.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { apiServerEtcdFlags, etcdUrl as etcdUrlOf, startEtcd } from './etcd.ts';
 import { createPki, type Pki } from './pki.ts';
 import { startManaged, type Managed } from './processes.ts';
+import { privateDir, writePrivateFile } from '../private-files.ts';
 import { supervise, unsupervised, type Supervised } from '../supervise.ts';
 
 const run = promisify(execFile);
@@ -16,6 +20,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 export interface ControlPlane {
   server: string;
+  /** etcd's client URL (TLS; it serves only holders of pki.etcdClientCert). */
+  etcdUrl: string;
   kubeconfig: string;
   dir: string;
   binDir: string;
@@ -26,7 +32,7 @@ export interface ControlPlane {
 }
 
 export interface StartOptions {
-  /** Folder for certs, data and logs; a temporary one when absent. */
+  /** Folder for certs, data and logs (made 0700: the control plane's user alone); a temporary one when absent. */
   dir?: string;
   /** Run kube-controller-manager too (default true). */
   controllerManager?: boolean;
@@ -125,7 +131,7 @@ interface ApiServerSpec {
 function startApiServer(binDir: string, spec: ApiServerSpec): Managed {
   const { dir, pki } = spec;
   return startManaged(spec.name, join(binDir, 'kube-apiserver'), [
-    `--etcd-servers=${spec.etcdUrl}`,
+    ...apiServerEtcdFlags(spec.etcdUrl, pki),
     `--secure-port=${spec.port}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
     `--cert-dir=${join(dir, `${spec.name}-certs`)}`,
     `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
@@ -176,14 +182,13 @@ export async function startExtraApiServer(dir: string): Promise<ExtraApiServer> 
     throw error;
   }
   const kubeconfig = join(dir, `${name}.kubeconfig`);
-  await writeFile(kubeconfig, kubeconfigYaml(server, facts.pki, { name: 'admin', cert: facts.pki.adminCert, key: facts.pki.adminKey }));
+  await writePrivateFile(kubeconfig, kubeconfigYaml(server, facts.pki, { name: 'admin', cert: facts.pki.adminCert, key: facts.pki.adminKey }));
   return { server, kubeconfig, proc, stop: () => proc.stop() };
 }
 
 export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
   const binDir = await controlPlaneBinaries();
-  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'tether-cp-')));
-  await mkdir(join(dir, 'pki'), { recursive: true });
+  const dir = await privateDir(options.dir ?? (await mkdtemp(join(tmpdir(), 'tether-cp-'))));
   const pki = await createPki(join(dir, 'pki'));
   const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const server = `https://127.0.0.1:${apiPort}`;
@@ -194,19 +199,10 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     return kept;
   };
 
-  const etcdLog = join(dir, 'etcd.log');
-  await keep('etcd', () => startManaged('etcd', join(binDir, 'etcd'), [
-    '--data-dir', join(dir, 'etcd'),
-    '--listen-client-urls', `http://127.0.0.1:${etcdPort}`,
-    '--advertise-client-urls', `http://127.0.0.1:${etcdPort}`,
-    '--listen-peer-urls', `http://127.0.0.1:${peerPort}`,
-    '--initial-advertise-peer-urls', `http://127.0.0.1:${peerPort}`,
-    '--initial-cluster', `default=http://127.0.0.1:${peerPort}`,
-    '--unsafe-no-fsync', '--log-level', 'warn',
-  ], etcdLog));
+  await keep('etcd', () => startEtcd({ binDir, dir, pki, clientPort: etcdPort, peerPort }));
 
   const apiLog = join(dir, 'kube-apiserver.log');
-  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+  const etcdUrl = etcdUrlOf(etcdPort);
   const apiserver = await keep('kube-apiserver', () => startApiServer(binDir, { dir, pki, etcdUrl, port: apiPort, issuer: server, name: 'kube-apiserver' }));
 
   const stop = async () => {
@@ -221,9 +217,9 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   }
 
   const kubeconfig = join(dir, 'admin.kubeconfig');
-  await writeFile(kubeconfig, kubeconfigYaml(server, pki, { name: 'admin', cert: pki.adminCert, key: pki.adminKey }));
-  await writeFile(join(dir, PLANE_FILE), JSON.stringify({ binDir, etcdUrl, server, pki } satisfies PlaneFacts));
+  await writePrivateFile(kubeconfig, kubeconfigYaml(server, pki, { name: 'admin', cert: pki.adminCert, key: pki.adminKey }));
+  await writePrivateFile(join(dir, PLANE_FILE), JSON.stringify({ binDir, etcdUrl, server, pki } satisfies PlaneFacts));
 
   if (options.controllerManager !== false) await keep('kube-controller-manager', () => startControllerManager(binDir, dir, kubeconfig, pki));
-  return { server, kubeconfig, dir, binDir, pki, stop, get pids() { return procs.map((p) => p.current().child.pid!); } };
+  return { server, etcdUrl, kubeconfig, dir, binDir, pki, stop, get pids() { return procs.map((p) => p.current().child.pid!); } };
 }

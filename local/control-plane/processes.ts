@@ -2,7 +2,7 @@
 // under `setpriv --pdeathsig KILL` (Linux: the kernel kills it when its parent dies, even
 // by SIGKILL) and is killed on a normal exit.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, fchmodSync, openSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { inheritedEnv } from '../config.ts';
 
@@ -56,11 +56,18 @@ function setprivArgs(options: ManagedOptions): string[] {
   return [...args, `--reuid=${user.uid}`, `--regid=${user.gid}`, ...groups, '--no-new-privs'];
 }
 
+/** A process's log: appended to, readable by the stack's own user only (0600, set on every open). */
+function openLog(logFile: string): number {
+  const fd = openSync(logFile, 'a', 0o600);
+  fchmodSync(fd, 0o600);
+  return fd;
+}
+
 export function startManaged(name: string, bin: string, args: string[], logFile: string, options: ManagedOptions = {}): Managed {
   hookExit();
   if (options.user && !hasSetpriv) throw new Error(`${name}: running as uid ${options.user.uid} needs setpriv (util-linux)`);
   const [cmd, cmdArgs] = hasSetpriv ? ['setpriv', [...setprivArgs(options), '--', bin, ...args]] : [bin, args];
-  const log = createWriteStream(logFile, { flags: 'a' });
+  const log = createWriteStream('', { fd: openLog(logFile) });
   const child = spawn(cmd, cmdArgs, {
     stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? inheritedEnv(), cwd: options.cwd, detached: options.group ?? false,
   });

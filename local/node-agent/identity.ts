@@ -1,12 +1,16 @@
-// Who a container's process runs as on the local node, and what it may touch. A kubelet gives
-// each container its own mount namespace; local processes share one file system, so the same
-// boundary is drawn with users and file modes: a volume only one container mounts belongs to that
-// container's user (0700), a volume several containers mount is shared (emptyDir 0777, claims
-// through the Pod's fsGroup), and every container runs as its securityContext's user.
+// Who a container's process runs as on the local node, and what it may touch. A kubelet gives each
+// Pod its own mount namespace (and, with user namespaces, its own host ids); local processes share
+// one file system and one id space, so the same boundary is drawn with ids and file modes:
+// - each Pod's container users and groups run as host ids of the Pod's own range (id-ranges.ts):
+//   no two phones share a uid or a group, while the containers of one Pod share what their
+//   securityContexts share (the Pod's fsGroup);
+// - a volume only one container mounts belongs to that container's user (0700/0600); a claim or
+//   emptyDir several containers mount belongs to the Pod's fsGroup (2770); nobody else may enter;
+// - the folders on the way (state, pods, volumes) may be passed (0711), not listed.
 import type { V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
-import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { hostId, idRange, rangeKey, rehome, type IdRange } from './id-ranges.ts';
 
 export interface User {
   uid: number;
@@ -17,15 +21,20 @@ export interface User {
 /** Only root can run containers as other users; otherwise every container runs as the agent's own user. */
 export const canSwitchUser = (): boolean => process.getuid?.() === 0;
 
-/** The user a container runs as (its own securityContext over the Pod's), or undefined for "as the node agent". */
-export function containerUser(pod: V1Pod, container: V1Container, runAsUsers: boolean): User | undefined {
+/** The Pod's id range when its containers run as their own users; undefined: everything runs as the node agent's user. */
+export function podIdRange(stateDir: string, pod: V1Pod, runAsUsers: boolean): IdRange | undefined {
+  return runAsUsers && canSwitchUser() ? idRange(stateDir, rangeKey(pod)) : undefined;
+}
+
+/** The user a container runs as: its securityContext's over the Pod's (root when neither says), on the Pod's host ids. */
+export function containerUser(pod: V1Pod, container: V1Container, range: IdRange | undefined): User | undefined {
+  if (!range) return undefined;
   const podContext = pod.spec?.securityContext ?? {};
   const own = container.securityContext ?? {};
-  const uid = own.runAsUser ?? podContext.runAsUser;
-  if (uid === undefined || !runAsUsers || !canSwitchUser()) return undefined;
+  const uid = own.runAsUser ?? podContext.runAsUser ?? 0;
   const gid = own.runAsGroup ?? podContext.runAsGroup ?? uid;
   const groups = [podContext.fsGroup, ...(podContext.supplementalGroups ?? [])].filter((g): g is number => g !== undefined);
-  return { uid, gid, groups: [...new Set(groups)] };
+  return { uid: hostId(range, uid), gid: hostId(range, gid), groups: [...new Set(groups.map((g) => hostId(range, g)))] };
 }
 
 /** The containers (regular and sidecar) that mount a volume. */
@@ -34,78 +43,80 @@ export function mountersOf(pod: V1Pod, volume: V1Volume): V1Container[] {
   return all.filter((c) => (c.volumeMounts ?? []).some((m) => m.name === volume.name));
 }
 
-function chownTree(path: string, uid: number, gid: number, mode?: { dir: number; file: number }): void {
+interface Ownership {
+  uid: (id: number) => number;
+  gid: (id: number) => number;
+  mode: (mode: number, isDir: boolean) => number;
+}
+
+function applyTree(path: string, own: Ownership): void {
   const stat = lstatSync(path);
   if (stat.isSymbolicLink()) return;
-  chownSync(path, uid, gid);
-  if (mode) chmodSync(path, stat.isDirectory() ? mode.dir : mode.file);
-  if (stat.isDirectory()) for (const entry of readdirSync(path)) chownTree(join(path, entry), uid, gid, mode);
+  chownSync(path, own.uid(stat.uid), own.gid(stat.gid));
+  chmodSync(path, own.mode(stat.mode & 0o7777, stat.isDirectory()));
+  if (stat.isDirectory()) for (const entry of readdirSync(path)) applyTree(join(path, entry), own);
 }
 
-/** Gives a claim's folder to the Pod's fsGroup (group-writable, new files inherit the group), as a kubelet does. */
-function shareThroughGroup(dir: string, fsGroup: number): void {
-  if (statSync(dir).gid === fsGroup) return;
-  const walk = (path: string) => {
-    const stat = lstatSync(path);
-    if (stat.isSymbolicLink()) return;
-    chownSync(path, stat.uid, fsGroup);
-    chmodSync(path, stat.isDirectory() ? (stat.mode & 0o7777) | 0o2070 : (stat.mode & 0o7777) | 0o060);
-    if (stat.isDirectory()) for (const entry of readdirSync(path)) walk(join(path, entry));
-  };
-  walk(dir);
-}
-
-/** Sets who may use a volume's folder on this node (a no-op when the agent cannot switch users). */
-export function claimVolume(dir: string, pod: V1Pod, volume: V1Volume, runAsUsers: boolean): void {
-  if (!runAsUsers || !canSwitchUser()) return;
-  const users = mountersOf(pod, volume).map((c) => containerUser(pod, c, true));
-  const only = users.length > 0 && new Set(users.map((u) => u?.uid ?? -1)).size === 1 ? users[0] : undefined;
-  const fsGroup = pod.spec?.securityContext?.fsGroup;
-  if (volume.persistentVolumeClaim) {
-    if (fsGroup !== undefined) shareThroughGroup(dir, fsGroup);
-    else if (only) chownTree(dir, only.uid, only.gid);
-  } else if (only) {
-    chownTree(dir, only.uid, only.gid, { dir: 0o700, file: 0o600 });
-  } else if (volume.emptyDir) {
-    chmodSync(dir, 0o777);
-  } else if (fsGroup !== undefined) {
-    chownTree(dir, 0, fsGroup, { dir: 0o750, file: 0o640 });
-  }
-}
-
-const traversableByOthers = (path: string): boolean => {
-  for (let dir = dirname(path); ; dir = dirname(dir)) {
-    if ((statSync(dir).mode & 0o001) === 0) return false;
-    if (dir === dirname(dir)) return true;
-  }
-};
+const ownerBits = (mode: number) => mode & 0o700;
 
 /**
- * A path to this Node.js binary that other users can run: the binary itself when its folders are
- * open to all, else a hard link (or copy) under the node's state folder.
+ * A folder several containers of the Pod write: the Pod's root owns it, its fsGroup shares it
+ * (2770). What is inside comes along when the folder is not so yet (a first use, or a claim from
+ * an older node): every entry moves to the Pod's ids, its group may do what its owner may, others nothing.
  */
-export function sharedNodeBinary(stateDir: string): string {
-  if (traversableByOthers(process.execPath)) return process.execPath;
-  const bin = join(stateDir, 'bin');
-  const target = join(bin, 'node');
-  mkdirSync(bin, { recursive: true, mode: 0o755 });
-  if (!existsSync(target) || statSync(target).size !== statSync(process.execPath).size) {
-    try {
-      linkSync(process.execPath, `${target}.new`);
-    } catch {
-      copyFileSync(process.execPath, `${target}.new`);
-    }
-    spawnSync('mv', ['-f', `${target}.new`, target]);
-    chmodSync(target, 0o755);
+function shareWithGroup(dir: string, range: IdRange, group: number): void {
+  const root = hostId(range, 0);
+  const stat = statSync(dir);
+  if (stat.uid === root && stat.gid === group && (stat.mode & 0o7777) === 0o2770) return;
+  applyTree(dir, { uid: (id) => rehome(range, id), gid: () => group, mode: (mode, isDir) => (isDir ? 0o2000 : 0) | ownerBits(mode) | (ownerBits(mode) >> 3) });
+  chmodSync(dir, 0o2770);
+  chownSync(dir, root, group);
+}
+
+/** A folder one container's user alone writes (0700); what is inside moves to the Pod's ids, others get nothing. */
+function keepForUser(dir: string, range: IdRange, user: User): void {
+  const stat = statSync(dir);
+  if (stat.uid === user.uid && stat.gid === user.gid && (stat.mode & 0o7777) === 0o700) return;
+  applyTree(dir, { uid: (id) => rehome(range, id), gid: (id) => rehome(range, id), mode: ownerBits });
+  chmodSync(dir, 0o700);
+  chownSync(dir, user.uid, user.gid);
+}
+
+/** Sets who may use a volume's folder on this node (nothing to set when every container runs as the node agent). */
+export function claimVolume(dir: string, pod: V1Pod, volume: V1Volume, range: IdRange | undefined): void {
+  if (!range) return;
+  const users = mountersOf(pod, volume).map((c) => containerUser(pod, c, range)!);
+  const only = users.length > 0 && new Set(users.map((u) => u.uid)).size === 1 ? users[0] : undefined;
+  const fsGroup = pod.spec?.securityContext?.fsGroup;
+  const group = fsGroup === undefined ? undefined : hostId(range, fsGroup);
+  const written = !volume.persistentVolumeClaim && !volume.emptyDir; // projected: files the node agent wrote
+  if (users.length === 0) {
+    applyTree(dir, { uid: () => 0, gid: () => 0, mode: (_m, isDir) => (isDir ? 0o700 : 0o600) });
+  } else if (volume.persistentVolumeClaim && group !== undefined) {
+    shareWithGroup(dir, range, group);
+  } else if (only && written) {
+    applyTree(dir, { uid: () => only.uid, gid: () => only.gid, mode: (_m, isDir) => (isDir ? 0o700 : 0o600) });
+  } else if (only) {
+    keepForUser(dir, range, only);
+  } else if (group !== undefined && written) {
+    applyTree(dir, { uid: () => 0, gid: () => group, mode: (_m, isDir) => (isDir ? 0o750 : 0o640) });
+  } else if (group !== undefined) {
+    shareWithGroup(dir, range, group);
+  } else {
+    throw new Error(`volume ${volume.name} is mounted by containers of different users and the Pod has no fsGroup: the local node cannot share it with them alone`);
   }
-  return target;
+}
+
+/** The node's folders that lead to what containers use: passable (0711) by the containers' users, never listable. */
+export const PASSABLE_DIRS = ['.', 'pods', 'volumes', 'e', 't'];
+
+/** Makes `dir` (and what leads to it under stateDir) a folder containers may pass but not list, or the agent's own when it cannot switch users. */
+export function passableDir(dir: string, runAsUsers: boolean): void {
+  mkdirSync(dir, { recursive: true });
+  chmodSync(dir, runAsUsers && canSwitchUser() ? 0o711 : 0o700);
 }
 
 /** Folders on the way to the node's state must be passable for the containers' users. */
 export function openStatePath(stateDir: string, runAsUsers: boolean): void {
-  if (!runAsUsers || !canSwitchUser()) return;
-  for (const dir of [stateDir, join(stateDir, 'pods'), join(stateDir, 'volumes')]) {
-    mkdirSync(dir, { recursive: true });
-    chmodSync(dir, statSync(dir).mode | 0o711);
-  }
+  for (const dir of PASSABLE_DIRS) passableDir(join(stateDir, dir), runAsUsers);
 }

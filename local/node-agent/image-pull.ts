@@ -1,11 +1,11 @@
-// Images on the local node. The node agent runs every container from this repository's checkout
-// (the images' /app), so it "has" only the images built from it; a container naming any other
+// Images on the local node. The node agent runs every container from an image it staged from this
+// repository's checkout (image-store.ts), so it "has" only those; a container naming any other
 // image fails to pull as on a kubelet: waiting ErrImagePull at each attempt, ImagePullBackOff
 // between attempts, retried with a doubling back-off, the Pod Pending meanwhile.
 import type { V1Pod } from '@kubernetes/client-node';
 import { podContainers } from './pod-process.ts';
 
-/** The images the local stack and its tests name (the controller's TETHER_RUNNER_IMAGE there). */
+/** The names of the runner image the local stack and its tests use (the controller's TETHER_RUNNER_IMAGE there). */
 export const LOCAL_IMAGES: readonly string[] = ['tether-runner:local', 'tether-runner:dev', 'tether-runner:test'];
 
 const BACK_OFF_REPORTED_AFTER_MS = 1000;

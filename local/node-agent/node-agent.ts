@@ -9,7 +9,7 @@ import { createInformer, type Informer } from '../../common/kube/informer.ts';
 import { hostEnv } from '../config.ts';
 import type { Managed } from '../control-plane/processes.ts';
 import { canSwitchUser } from './identity.ts';
-import { imagePuller, LOCAL_IMAGES } from './image-pull.ts';
+import { imagePuller } from './image-pull.ts';
 import type { NodeLayout } from './pod-process.ts';
 import { runPod, type PodRun } from './pod-run.ts';
 
@@ -42,6 +42,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const running = new Map<string, PodRun>();
   const busy = new Set<string>();
   const startedHere = new Set<string>(); // pod uids this agent has run
+  let stopping = false;
   const baseEnv = { PATH: hostEnv().PATH, ...options.env };
 
   if (options.runAsUsers && !canSwitchUser()) logger.warn('the local node agent is not root: every container runs as its user, without the per-container isolation a cluster gives');
@@ -51,7 +52,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const patchStatus = (pod: V1Pod, status: object) =>
     core.patchNamespacedPodStatus({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { status } }, mergePatch);
 
-  const puller = imagePuller(LOCAL_IMAGES, patchStatus, (key) => reconcile(key));
+  const puller = imagePuller(Object.keys(options.images), patchStatus, (key) => reconcile(key));
 
   async function start(key: string, pod: V1Pod) {
     startedHere.add(pod.metadata!.uid!);
@@ -61,12 +62,24 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     }, key, pod);
     if (!run) return;
     running.set(key, run);
-    void run.finished.catch((e) => { if (!isNotFound(e)) throw e; })
-      .catch((error) => logger.error({ err: error, pod: key }, 'reporting pod exit failed'))
-      .finally(() => {
-        running.delete(key);
-        reconcile(key);
-      });
+    void reported(run).catch((error) => {
+      // While stopping, stop() says once what it could not report.
+      if (!stopping) logger.error({ err: error, pod: key }, 'reporting pod exit failed');
+    }).finally(() => {
+      running.delete(key);
+      if (!stopping) reconcile(key);
+    });
+  }
+
+  /** Stops every pod and waits for their exits to be reported; says once which the API server did not take. */
+  async function stopPods() {
+    const runs = [...running.entries()];
+    await Promise.all(runs.map(([, run]) => run.stop(5000)));
+    const outcomes = await Promise.allSettled(runs.map(([, run]) => reported(run)));
+    const failed = outcomes.flatMap((outcome, i) => (outcome.status === 'rejected' ? [{ pod: runs[i]![0], err: outcome.reason as Error }] : []));
+    if (failed.length) {
+      logger.info({ pods: failed.map((f) => f.pod), reason: failed[0]!.err.message }, `stopping: the exit of ${failed.length} pod(s) was not reported (the API server did not answer); they stay as last reported`);
+    }
   }
 
   async function terminate(key: string, pod: V1Pod) {
@@ -131,13 +144,17 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     nodeName,
     processOf: (key, container) => running.get(key)?.process(container),
     async stop() {
+      stopping = true;
       clearInterval(heartbeat);
       puller.stop();
       informer.stop();
-      await Promise.all([...running.values()].map((p) => p.stop(5000)));
+      await stopPods();
     },
   };
 }
+
+/** The pod's exit, reported (a pod deleted meanwhile needs no report). */
+const reported = (run: PodRun) => run.finished.catch((e: unknown) => { if (!isNotFound(e)) throw e; });
 
 async function registerNode(core: CoreV1Api, name: string) {
   try {

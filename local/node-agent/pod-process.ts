@@ -2,21 +2,24 @@
 // volumes that container mounts mapped onto folders, its user, and a kubeconfig holding the
 // Pod's own ServiceAccount token when the container mounts it.
 import { AuthenticationV1Api, CoreV1Api, type KubeConfig, type V1Container, type V1EnvVar, type V1Pod, type V1Volume } from '@kubernetes/client-node';
-import { existsSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
 import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SERVICE_ACCOUNT_DIR } from '../../common/kube/connection.ts';
+import { compileCacheOf } from '../compile-cache.ts';
 import { kubeconfigYaml } from '../control-plane/control-plane.ts';
-import { claimVolume, containerUser, openStatePath, sharedNodeBinary, type User } from './identity.ts';
+import { containerIdOf, type IdRange } from './id-ranges.ts';
+import { claimVolume, containerUser, openStatePath, passableDir, type User } from './identity.ts';
+import type { StagedImage } from './image-store.ts';
 
 export interface NodeLayout {
-  /** Repository root; the image's /app maps here. */
-  repoRoot: string;
+  /** The images this node has, by name: each container's /app, `node` and compile cache (image-store.ts). */
+  images: Readonly<Record<string, StagedImage>>;
   /** Folder for volumes and per-pod files. */
   stateDir: string;
   server: string;
   caFile: string;
-  /** Run containers as their securityContext's users (root only); see identity.ts. */
+  /** Run containers as their securityContext's users, on host ids of each Pod's own (root only); see identity.ts. */
   runAsUsers?: boolean;
 }
 
@@ -65,12 +68,17 @@ async function tokenFor(kc: KubeConfig, pod: V1Pod, audience: string | undefined
   return response.status!.token!;
 }
 
-/** Writes projected volumes (tokens, CA, namespace), creates the other volume folders, and sets who may use each. */
-export async function materializeVolumes(kc: KubeConfig, layout: NodeLayout, pod: V1Pod): Promise<void> {
-  openStatePath(layout.stateDir, layout.runAsUsers ?? false);
-  await mkdir(podDir(layout, pod), { recursive: true, mode: 0o711 });
+/**
+ * Writes projected volumes (tokens, CA, namespace), creates the other volume folders, and sets who
+ * may use each (`range`: the Pod's host ids; undefined when every container runs as the node agent).
+ */
+export async function materializeVolumes(kc: KubeConfig, layout: NodeLayout, pod: V1Pod, range: IdRange | undefined): Promise<void> {
+  const asUsers = range !== undefined;
+  openStatePath(layout.stateDir, asUsers);
+  passableDir(podDir(layout, pod), asUsers);
   for (const volume of pod.spec!.volumes ?? []) {
     const dir = volumeDir(layout, pod, volume);
+    passableDir(dirname(dir), asUsers);
     await mkdir(dir, { recursive: true });
     for (const source of volume.projected?.sources ?? []) {
       if (source.serviceAccountToken) {
@@ -85,7 +93,7 @@ export async function materializeVolumes(kc: KubeConfig, layout: NodeLayout, pod
         if (item.fieldRef?.fieldPath === 'metadata.name') await writeFile(join(dir, item.path), pod.metadata!.name!);
       }
     }
-    claimVolume(dir, pod, volume, layout.runAsUsers ?? false);
+    claimVolume(dir, pod, volume, range);
   }
 }
 
@@ -124,6 +132,19 @@ export const podContainers = (pod: V1Pod): V1Container[] => [
   ...pod.spec!.containers,
 ];
 
+/**
+ * The container's own temporary folder (TMPDIR), as a container has its own /tmp: the host's /tmp is
+ * shared by every user. Short, like emptyDirs: Chromium and Claude Code put Unix sockets under it.
+ */
+function privateTmp(layout: NodeLayout, pod: V1Pod, container: V1Container, user: User): string {
+  const dir = join(layout.stateDir, 't', pod.metadata!.uid!.slice(0, 8), container.name);
+  passableDir(dirname(dir), true);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  chownSync(dir, user.uid, user.gid);
+  return dir;
+}
+
 async function writeKubeconfig(layout: NodeLayout, pod: V1Pod, container: V1Container, saDir: string, user: User | undefined): Promise<string> {
   const kubeconfig = join(podDir(layout, pod), `${container.name}.kubeconfig`);
   const token = (await readFile(join(saDir, 'token'), 'utf8')).trim();
@@ -136,28 +157,34 @@ async function writeKubeconfig(layout: NodeLayout, pod: V1Pod, container: V1Cont
 }
 
 /** Everything needed to start one container as a local process (volumes already materialized). */
-export async function containerProcess(kc: KubeConfig, layout: NodeLayout, pod: V1Pod, container: V1Container, nodeEnv: Record<string, string>): Promise<LocalProcessSpec> {
+export async function containerProcess(
+  kc: KubeConfig, layout: NodeLayout, pod: V1Pod, container: V1Container, nodeEnv: Record<string, string>, range: IdRange | undefined,
+): Promise<LocalProcessSpec> {
+  const image = layout.images[container.image ?? ''];
+  if (!image) throw new Error(`pod ${pod.metadata!.name}: container ${container.name}'s image ${container.image} is not on this node`);
   const volumes = new Map((pod.spec!.volumes ?? []).map((v) => [v.name, volumeDir(layout, pod, v)]));
-  const mounts: Array<[string, string]> = [['/app', layout.repoRoot]];
+  const mounts: Array<[string, string]> = [['/app', image.app]];
   for (const mount of container.volumeMounts ?? []) {
     const dir = volumes.get(mount.name);
     if (dir) mounts.push([mount.mountPath.replace(/\/$/, ''), mount.subPath ? join(dir, mount.subPath) : dir]);
   }
   mounts.sort((a, b) => b[0].length - a[0].length);
 
-  const user = containerUser(pod, container, layout.runAsUsers ?? false);
-  const env: Record<string, string> = { ...nodeEnv };
+  const user = containerUser(pod, container, range);
+  const cache = user ? compileCacheOf(image, user.uid, user.gid, containerIdOf(user.uid)) : compileCacheOf(image, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+  const env: Record<string, string> = { ...nodeEnv, ...(image.path ? { PATH: image.path } : {}), NODE_COMPILE_CACHE: cache };
   for (const item of container.env ?? []) {
     const value = await envValue(kc, pod, item);
     if (value !== undefined) env[item.name] = mapPath(value, mounts);
   }
+  if (user && env.TMPDIR === undefined) env.TMPDIR = privateTmp(layout, pod, container, user);
   const saDir = mounts.find(([inside]) => inside === SERVICE_ACCOUNT_DIR)?.[1];
   if (saDir) env.KUBECONFIG = await writeKubeconfig(layout, pod, container, saDir, user);
   const [command, ...args] = [...(container.command ?? []), ...(container.args ?? [])].map((part) => mapPath(part, mounts));
   if (!command) throw new Error(`pod ${pod.metadata!.name}: container ${container.name} has no command (the local node agent does not read images)`);
   return {
     container: container.name,
-    command: command === 'node' ? (user ? sharedNodeBinary(layout.stateDir) : process.execPath) : command,
+    command: command === 'node' ? image.node : command,
     args,
     env,
     cwd: mapPath(container.workingDir ?? '/app', mounts),

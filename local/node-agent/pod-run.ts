@@ -4,6 +4,7 @@ import type { KubeConfig, V1ContainerStatus, V1Pod } from '@kubernetes/client-no
 import { join } from 'node:path';
 import type pino from 'pino';
 import { startManaged, type Managed } from '../control-plane/processes.ts';
+import { podIdRange } from './identity.ts';
 import { containerProcess, materializeVolumes, podContainers, podDir, type LocalProcessSpec, type NodeLayout } from './pod-process.ts';
 
 export interface PodRunDeps {
@@ -53,8 +54,9 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
   const sidecarNames = new Set((pod.spec!.initContainers ?? []).map((c) => c.name));
   let specs: LocalProcessSpec[];
   try {
-    await materializeVolumes(deps.kubeConfig, deps.layout, pod);
-    specs = await Promise.all(podContainers(pod).map((c) => containerProcess(deps.kubeConfig, deps.layout, pod, c, deps.env)));
+    const range = podIdRange(deps.layout.stateDir, pod, deps.layout.runAsUsers ?? false);
+    await materializeVolumes(deps.kubeConfig, deps.layout, pod, range);
+    specs = await Promise.all(podContainers(pod).map((c) => containerProcess(deps.kubeConfig, deps.layout, pod, c, deps.env, range)));
   } catch (error) {
     deps.logger.error({ err: error, pod: key }, 'cannot start pod');
     await startError(deps, pod, error as Error);

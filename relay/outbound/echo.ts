@@ -1,8 +1,9 @@
 // Repeating the choice: after a tool request or a question is answered (typed or tapped), the
 // next message the phone gets starts with what was chosen ("You chose 2 (Postgres)."). When
-// nothing follows within ECHO_WAIT_MS, the echo goes out on its own. Pure.
+// nothing follows within ECHO_WAIT_MS and no message is on its way, the echo goes out on its own. Pure.
 import type { Decision, Pending, Session } from '../../common/session/schema.ts';
 import type { Asked, Delivered } from '../delivered-state.ts';
+import { budgetsOf } from './cadence.ts';
 import { text } from '../text.ts';
 import { plan, type Part, type Plan, type PlanOptions } from './plan.ts';
 
@@ -11,6 +12,8 @@ const KEPT_LABEL_CHARS = 60;
 
 /** How long an echo waits for a message to ride on before it is sent alone. */
 export const ECHO_WAIT_MS = 10_000;
+/** How long it waits when a message is on its way (messageOnItsWay): then it goes alone whatever is coming. */
+export const ECHO_LONGEST_WAIT_MS = 60_000;
 
 /** What the delivered record keeps of a request shown, to say later what was chosen. */
 export function askedOf(pending: Pending): Asked {
@@ -38,10 +41,24 @@ export function echoText(decision: Decision, asked: Asked | undefined): string |
 }
 
 /**
- * Puts the echo of the newest decision in front of the parts (or alone once it has waited long
- * enough); `echoed` is the request id to record as echoed, `wakeAt` when to look again.
+ * A message the phone will get without anything new happening: progress the cadence holds back
+ * (it goes at its turn), or the run's ending — the agent has finished (its exit code is recorded)
+ * and the runner is preparing the review or the result.
  */
-export function withEcho(session: Session, told: Delivered, parts: Part[], now: number): { parts: Part[]; echoed?: string; wakeAt?: number } {
+export function messageOnItsWay(session: Session, told: Delivered, options: PlanOptions): boolean {
+  const status = session.status ?? {};
+  if (status.phase !== 'Working') return false;
+  if (status.result?.exitCode !== undefined) return true;
+  const held = (status.progress ?? []).some((p) => p.seq > told.seq);
+  return held && (told.progressSent ?? 0) < budgetsOf(options).progressMessages;
+}
+
+/**
+ * Puts the echo of the newest decision in front of the parts, or alone once it has waited
+ * ECHO_WAIT_MS with nothing on its way (`onItsWay`: ECHO_LONGEST_WAIT_MS); `echoed` is the
+ * request id to record as echoed, `wakeAt` when to look again.
+ */
+export function withEcho(session: Session, told: Delivered, parts: Part[], now: number, onItsWay = false): { parts: Part[]; echoed?: string; wakeAt?: number } {
   const decision = session.spec.decisions?.at(-1);
   if (!decision || decision.requestId === told.echoed) return { parts };
   const words = told.done ? undefined : echoText(decision, told.asked);
@@ -50,7 +67,7 @@ export function withEcho(session: Session, told: Delivered, parts: Part[], now: 
     const [first, ...rest] = parts;
     return { parts: [{ ...first, text: first!.text ? `${words}\n${first!.text}` : words }, ...rest], echoed: decision.requestId };
   }
-  const dueAt = new Date(decision.at).getTime() + ECHO_WAIT_MS;
+  const dueAt = new Date(decision.at).getTime() + (onItsWay ? ECHO_LONGEST_WAIT_MS : ECHO_WAIT_MS);
   if (now >= dueAt) return { parts: [{ text: words }], echoed: decision.requestId };
   return { parts, wakeAt: dueAt };
 }
@@ -61,7 +78,7 @@ export function planWithEcho(session: Session, told: Delivered, options: PlanOpt
   const next = { ...planned.next };
   const pending = session.status?.pending;
   if (pending && next.pending === pending.id && told.pending !== pending.id) next.asked = askedOf(pending);
-  const echo = withEcho(session, told, planned.parts, options.now);
+  const echo = withEcho(session, told, planned.parts, options.now, messageOnItsWay(session, told, options));
   if (echo.echoed) next.echoed = echo.echoed;
   if (next.n === told.n && JSON.stringify(next) !== JSON.stringify(planned.next)) next.n = told.n + 1;
   const wakeAt = echo.wakeAt === undefined ? planned.wakeAt : Math.min(planned.wakeAt ?? Infinity, echo.wakeAt);

@@ -17,17 +17,11 @@ function safeCut(text: string, index: number): number {
   return /[\uDC00-\uDFFF]/.test(text[index] ?? '') ? index - 1 : index;
 }
 
-function hardWrap(line: string, width: number): string[] {
-  const pieces: string[] = [];
-  let rest = line;
-  while (rest.length > width) {
-    const space = rest.lastIndexOf(' ', width);
-    const cut = space > width / 2 ? space : safeCut(rest, width);
-    pieces.push(rest.slice(0, cut).trimEnd());
-    rest = rest.slice(cut).trimStart();
-  }
-  pieces.push(rest);
-  return pieces;
+/** `line` cut to at most `width` characters: at its last space past the middle, else at a character boundary. */
+function wrapAt(line: string, width: number): [string, string] {
+  const space = line.lastIndexOf(' ', width);
+  const cut = space > width / 2 ? space : safeCut(line, width);
+  return [line.slice(0, cut).trimEnd(), line.slice(cut).trimStart()];
 }
 
 /** A line that starts a step or a section (a numbered item, a *bold* heading): a clean place to begin a message. */
@@ -48,20 +42,28 @@ function cleanCut(lines: string[]): number {
   return cut;
 }
 
+/** A part holding less than this share of a message takes the start of a long next line rather than going nearly empty (a heading alone). */
+const FILL_SHARE = 0.25;
+
 /** Unnumbered parts of at most `width` characters, cut at line ends where it can. */
 function pieces(text: string, width: number): string[] {
-  const lines = text.split('\n').flatMap((line) => (line.length > width ? hardWrap(line, width) : [line]));
   const parts: string[] = [];
   let current: string[] = [];
-  for (const line of lines) {
-    if (current.length && [...current, line].join('\n').length > width) {
-      const cut = cleanCut(current);
-      parts.push(current.slice(0, cut).join('\n'));
-      current = current.slice(cut);
-      if ([...current, line].join('\n').length > width) {
-        parts.push(current.join('\n'));
-        current = [];
+  const size = () => current.join('\n').length;
+  for (let line of text.split('\n')) {
+    for (;;) {
+      const used = current.length ? size() + 1 : 0;
+      if (used + line.length <= width) break;
+      if (used >= width * FILL_SHARE) {
+        const cut = cleanCut(current);
+        parts.push(current.slice(0, cut).join('\n'));
+        current = current.slice(cut);
+        continue;
       }
+      const [head, tail] = wrapAt(line, width - used);
+      parts.push([...current, head].join('\n'));
+      current = [];
+      line = tail;
     }
     current.push(line);
   }

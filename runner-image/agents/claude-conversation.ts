@@ -73,6 +73,7 @@ export class ClaudeConversation {
       }
     } else if (message.type === 'result') {
       this.result = message;
+      host.event({ type: 'turn-usage', usage: message.usage });
       if (!isMissingConversation(message)) host.event({ type: 'session', id: message.session_id });
       if (this.followUps === 0 && this.pushedSinceResult === 0) this.input.close();
       this.pushedSinceResult = 0;

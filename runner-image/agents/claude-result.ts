@@ -45,7 +45,6 @@ export function toResult(result: SDKResultMessage | undefined, failure: string |
     summary: result?.subtype === 'success' && !result.is_error ? result.result : undefined,
     message,
     sessionId: result?.session_id,
-    costUsd: result?.total_cost_usd,
     tokens,
   };
 }

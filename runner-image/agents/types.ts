@@ -18,7 +18,8 @@ export type AgentEvent =
   | { type: 'progress'; text: string } //              an explicit milestone (the progress tool)
   | { type: 'tool_use'; tool: string; input: unknown } // a tool the agent used (after permission)
   | { type: 'session'; id: string } //                 the agent's own session id (for resume)
-  | { type: 'usage'; id: string; model: string; usage: Usage }; // one model response's tokens (cost-meter.ts)
+  | { type: 'usage'; id: string; model: string; usage: Usage } // one model response's tokens as it began (cost-meter.ts)
+  | { type: 'turn-usage'; usage: Usage }; // a finished turn's tokens, final output counts included
 
 export interface AgentHost {
   /** Permission for one tool call; questions (AskUserQuestion) and plans (ExitPlanMode) too. */
@@ -55,7 +56,6 @@ export interface AgentResult {
   summary?: string;
   message?: string;
   sessionId?: string;
-  costUsd?: number;
   tokens?: { input: number; output: number };
   exitCode: number;
 }

@@ -4,6 +4,7 @@
 
 export interface MessagesRequest {
   model?: string;
+  system?: unknown;
   messages?: Message[];
   tools?: Array<{ name?: string }>;
   output_config?: { format?: { schema?: { properties?: Record<string, unknown> } } };

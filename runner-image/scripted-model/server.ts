@@ -75,10 +75,13 @@ export interface ModelLog { info(fields: object, message: string): void }
 
 interface State { requests: RecordedRequest[]; served: Set<string>; log?: ModelLog }
 
+/** As the real API counts them: the system prompt and the tool definitions, then the messages. */
+const inputTokens = (body: MessagesRequest) => tokens(JSON.stringify([body.system ?? '', body.tools ?? [], body.messages ?? []]));
+
 async function messages(state: State, req: IncomingMessage, res: ServerResponse, record: RecordedRequest): Promise<void> {
   const body = record.body!;
   const model = body.model ?? 'scripted-model';
-  const usage: Usage = { input_tokens: tokens(JSON.stringify(body.messages ?? [])), output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const usage: Usage = { input_tokens: inputTokens(body), output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   let reply: Reply;
   if (record.side) {
     reply = { kind: 'turn', delayMs: 0, text: sideText(body) };
@@ -114,7 +117,7 @@ async function handle(state: State, req: IncomingMessage, res: ServerResponse): 
   state.log?.info({ path, turns: body?.messages?.length }, 'model request');
   if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
     record.response = { status: 200 };
-    return sendJson(res, 200, JSON.stringify({ input_tokens: tokens(JSON.stringify(body?.messages ?? [])) }));
+    return sendJson(res, 200, JSON.stringify({ input_tokens: inputTokens(body ?? {}) }));
   }
   if (req.method === 'POST' && path === '/v1/messages' && body) {
     record.side = isSideRequest(body);

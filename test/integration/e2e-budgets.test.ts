@@ -125,13 +125,28 @@ describe('end to end: budgets', () => {
   }, 180_000);
 });
 
+/**
+ * A (scripted) model response costs about 7 cents (some 23k tokens of system prompt, tools and
+ * messages): a run's first response stays under this, its second crosses it.
+ */
+const PAUSE_USD = 0.1;
+
+/** Answers *continue* at each cost pause until the review comes. */
+async function continueToReview(phone: ReturnType<E2E['phone']>): Promise<void> {
+  for (let answered = 0; ; answered++) {
+    const next = await phone.next(/💲 This run has used|Reply \*approve\*/, 120_000);
+    if (/Reply \*approve\*/.test(next.body)) return;
+    expect(answered).toBeLessThan(5);
+    await phone.send('continue');
+  }
+}
+
 describe('end to end: the spending pause', () => {
   let e2e: E2E;
   beforeAll(async () => {
     e2e = await startE2E({
       numbers: ['+14155550163', '+14155550164', '+14155550167'],
-      // a model response costs about a cent of (scripted) model use: each one crosses the threshold
-      relayEnv: { RELAY_RUN_PAUSE_USD: '0.01', RELAY_DAILY_BUDGET_USD: '100' },
+      relayEnv: { RELAY_RUN_PAUSE_USD: String(PAUSE_USD), RELAY_DAILY_BUDGET_USD: '100' },
       controllerEnv: { TETHER_DAILY_BUDGET_USD: '100' },
     });
   }, 90_000);
@@ -143,15 +158,11 @@ describe('end to end: the spending pause', () => {
     const pause = await phone.next(/💲 This run has used \$\d+\.\d\d so far\. Continue\?/, 120_000);
     expect(pause.body.length).toBeLessThanOrEqual(1600);
     const paused = (await e2e.list()).find((s) => s.spec.phone === phone.number)!;
-    expect(paused.spec.costPauseUsd).toBe(0.01);
+    expect(paused.spec.costPauseUsd).toBe(PAUSE_USD);
     expect(paused.status?.pending).toMatchObject({ kind: 'cost', costUsd: expect.any(Number) });
-    expect(paused.status!.result!.costUsd!).toBeGreaterThanOrEqual(0.01);
-    for (let answered = 0; ; answered++) {
-      await phone.send('continue');
-      const next = await phone.next(/💲 This run has used|Reply \*approve\*/, 120_000);
-      if (/Reply \*approve\*/.test(next.body)) break;
-      expect(answered).toBeLessThan(5);
-    }
+    expect(paused.status!.result!.costUsd!).toBeGreaterThanOrEqual(PAUSE_USD);
+    await phone.send('continue');
+    await continueToReview(phone);
     await phone.send('reject');
     await phone.next(/undone/);
 
@@ -172,7 +183,7 @@ describe('end to end: the spending pause', () => {
     expect(stopper.received().some((m) => /never said|Dropped/.test(m.body))).toBe(false);
     // The queued command gets its turn (on the changes the stopped run left: it offers them for review).
     await stopper.next(/Starting your queued command/, 120_000);
-    await stopper.next(/Reply \*approve\*/, 120_000);
+    await continueToReview(stopper);
     await stopper.send('reject');
     await stopper.next(/undone/);
   }, 300_000);

@@ -14,6 +14,8 @@ import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_UID } from '../../controller/builders.ts';
+import { containerIdOf, FIRST_HOST_ID } from '../../local/node-agent/id-ranges.ts';
 import { startE2E, type E2E } from '../support/e2e.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
 
@@ -91,8 +93,10 @@ describe('end to end: the agent holds no credential', () => {
     const pull = e2e.github.pulls[0]!;
     const remoteGit = (...args: string[]) => execFileSync('git', ['-c', `safe.directory=${e2e.remote}`, '-C', e2e.remote, ...args], { encoding: 'latin1' });
     const leak = remoteGit('show', `${pull.head}:leak.txt`);
-    // The attack ran, as the agent container's user, and was refused what it must not see.
-    expect(leak.split('\n')[0]).toBe('1001');
+    // The attack ran, as the agent container's user (1001, on host ids of its Pod's own), and was refused what it must not see.
+    const uid = Number(leak.split('\n')[0]);
+    expect(uid).toBeGreaterThanOrEqual(FIRST_HOST_ID);
+    expect(containerIdOf(uid)).toBe(AGENT_UID);
     for (const file of files) expect(leak).toContain(`cat: ${file}: Permission denied`);
     expect(leak).toMatch(/ANTHROPIC_API_KEY=scripted-model/); // Claude Code's own environment: a dummy key
     expect(leak).not.toMatch(/KUBECONFIG=/);

@@ -1,28 +1,21 @@
 // End to end, plan first and several repositories: the real Claude Code in plan mode against the
 // scripted model, signed webhooks, fake Twilio and GitHub, two local remotes.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { phoneHash } from '../../common/session/display.ts';
-import { ensureSampleRepo } from '../../local/sample-repo.ts';
 import { startE2E, type E2E, type Phone } from '../support/e2e.ts';
 
 let e2e: E2E;
 let second: string;
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tether-second-'));
-  chmodSync(dir, 0o755); // the runner runs as its own user
-  second = await ensureSampleRepo(dir);
-  e2e = await startE2E({
-    numbers: ['+14155550131', '+14155550132', '+14155550133'],
-    relayEnv: { TETHER_REPOS: JSON.stringify([{ name: 'second', url: second }]) },
-    controllerEnv: { TETHER_REPO_HOSTS: tmpdir() }, // both remotes live under it
-  });
+  e2e = await startE2E({ numbers: ['+14155550131', '+14155550132', '+14155550133'], moreRepos: ['second'] }); // both on the stack's forge
+  second = join(dirname(e2e.remote), 'second.git');
 }, 90_000);
 afterAll(async () => e2e?.stop());
 
+/** What Sessions name: the forge's URL of the second repository. */
+const secondUrl = () => `${new URL(e2e.remoteUrl).origin}/acme/second.git`;
 const show = (remote: string, rev: string) => execFileSync('git', ['-c', `safe.directory=${remote}`, '-C', remote, 'show', rev], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const transcript = (phone: Phone) => phone.received().map((m) => `bot > ${m.body}${m.mediaUrls.length ? ' [picture]' : ''}`).join('\n');
 const mine = async (phone: Phone) => (await e2e.list()).filter((s) => s.spec.phone === phone.number);
@@ -75,7 +68,7 @@ describe('end to end: several repositories', () => {
     await phone.send('approve');
     await phone.next(/Pull request opened/);
     const [first] = await mine(phone);
-    expect(first!.spec).toMatchObject({ repo: { url: second }, workspace: `ws-${phoneHash(phone.number)}-second` });
+    expect(first!.spec).toMatchObject({ repo: { url: secondUrl() }, workspace: `ws-${phoneHash(phone.number)}-second` });
     const pull = e2e.github.pulls.find((p) => p.head.includes(first!.metadata.name!))!;
     expect(show(second, `${pull.head}:second.txt`)).toBe('in the second repo');
     expect(() => show(e2e.remote, pull.head)).toThrow();
@@ -89,7 +82,7 @@ describe('end to end: several repositories', () => {
     await phone.send('script:\nsay: on the default, which is now second');
     await phone.next(/on the default, which is now second/);
     const latest = (await mine(phone)).at(-1)!;
-    expect(latest.spec).toMatchObject({ repo: { url: second }, workspace: first!.spec.workspace, resumeAgentSession: first!.status?.result?.agentSessionId });
+    expect(latest.spec).toMatchObject({ repo: { url: secondUrl() }, workspace: first!.spec.workspace, resumeAgentSession: first!.status?.result?.agentSessionId });
     console.log(`phone transcript (repositories):\n${transcript(phone)}`);
   }, 180_000);
 });

@@ -1,5 +1,5 @@
 // End to end: commands while busy run one after another, the sixth queued is refused, and
-// cancel kills the agent, clears the queue and says so.
+// cancel kills the agent, clears the queue and says so (and logs no error).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, type E2E } from '../support/e2e.ts';
 import { eventually } from '../support/eventually.ts';
@@ -53,6 +53,7 @@ describe('end to end: queue and cancel', () => {
     expect(pod).toBeDefined();
     const pid = pod!.child.pid!;
 
+    const logsBefore = e2e.logs().length;
     await phone.send('cancel');
     const reply = await phone.next(/cancel/i);
     expect(reply.body).toMatch(/Cancelled|Stopped/i);
@@ -62,5 +63,7 @@ describe('end to end: queue and cancel', () => {
     await eventually(() => expect(alive(pid)).toBe(false), 20_000);
     await new Promise((r) => setTimeout(r, 1500));
     expect(phone.unread().filter((m) => /queued behind|never/.test(m.body))).toEqual([]);
+    // A cancel is an expected end: no component logs it as an error.
+    expect(e2e.logs().slice(logsBefore).filter((line) => /"level":(50|60)\b/.test(line))).toEqual([]);
   });
 });

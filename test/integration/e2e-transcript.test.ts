@@ -1,18 +1,30 @@
 // End to end, as the phone sees it: a plan-first command answered with button taps, a typed
 // revision, a review that spans three diff pictures with the remaining file counted, and the pull
 // request. The conversation is written to test-results/transcripts/plan-first.md and the pictures
-// beside it, so a person can read the exchange and look at the pages.
+// beside it, so a person can read the exchange and look at the pages. Then tool requests allowed
+// by a tap on five phones at once (load), one of them with a slow tail after the tap (progress the
+// cadence holds back, then 12 s of work): how often the echo of the choice went out alone. Each
+// flow's message count is printed and held to what it took before the echo learnt to wait. The
+// relay keeps make dev's progress cadence (15 s).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../fakes/twilio.ts';
 import { startE2E, type E2E, type Phone } from '../support/e2e.ts';
 
 const OUT = 'test-results/transcripts';
+const ALLOW_PHONES = ['+14155550182', '+14155550183', '+14155550184', '+14155550185'];
+const SLOW_TAIL_PHONE = '+14155550186';
+/** Messages each flow took before the echo waited for a message on its way (the most seen); none may take more. */
+const BEFORE = { planFirst: 9, allow: 5, slowTail: 8 };
+const counts: string[] = [];
 let e2e: E2E;
 beforeAll(async () => {
-  e2e = await startE2E({ numbers: ['+14155550181'] });
+  e2e = await startE2E({ numbers: ['+14155550181', ...ALLOW_PHONES, SLOW_TAIL_PHONE], relayEnv: { RELAY_PROGRESS_BATCH: '15s' } });
 }, 90_000);
-afterAll(async () => e2e?.stop());
+afterAll(async () => {
+  console.log(`messages per flow:\n${counts.join('\n')}`);
+  await e2e?.stop();
+});
 
 /** What the user did, in order, beside what the phone received. */
 function recorder(phone: Phone) {
@@ -76,8 +88,43 @@ describe('end to end: a plan-first session, as the phone sees it', () => {
     writeFileSync(`${OUT}/plan-first.md`, `# A plan-first session, as the phone sees it\n\n\`\`\`\n${transcript.join('\n')}\n\`\`\`\n`);
     console.log(`phone transcript (plan first, buttons, three pages):\n${transcript.join('\n')}`);
     for (const message of phone.received()) expect(message.body.length).toBeLessThanOrEqual(1600);
-    const [session] = await e2e.list();
+    const [session] = (await e2e.list()).filter((s) => s.spec.phone === phone.number);
     expect(session!.spec.decisions?.map((d) => d.action)).toEqual(['revise', 'approve', 'approve']);
     expect(session!.status?.phase).toBe('Succeeded');
+    counts.push(`plan first: ${phone.received().length} messages (before: at most ${BEFORE.planFirst})`);
+    expect(phone.received().length).toBeLessThanOrEqual(BEFORE.planFirst);
   }, 180_000);
+});
+
+/** A tool request allowed by a tap, its review approved by a tap; what the phone received. */
+async function allowFlow(phone: Phone, steps: string[]): Promise<FakeMessage[]> {
+  await phone.send(['script:', ...steps].join('\n'));
+  const ask = await phone.next(/🔐.*allowed-\d\.txt/s, 120_000);
+  await phone.tap(ask, 'allow');
+  const review = await phone.next(/Reply \*approve\* to open a pull request/, 120_000);
+  await phone.tap(review, 'approve');
+  await phone.next(/Pull request opened: https:\/\/\S+\/pull\/\d+/);
+  return phone.received();
+}
+
+const bash = (i: number) => `tool: Bash {"command":"echo allowed > allowed-${i}.txt"}`;
+const echoAlone = (received: FakeMessage[]) => received.some((m) => m.body.trim() === 'Allowed Bash once.');
+
+describe('end to end: allow by tap on five phones at once', () => {
+  it('the echo of the choice rides on the next message; how often it went alone is printed', async () => {
+    const slowTail = [`progress: Looking at the code`, 'sleep: 1500', bash(9), 'progress: Ran the command', 'sleep: 12000', 'say: Wrote allowed-9.txt.'];
+    const [slow, ...quick] = await Promise.all([
+      allowFlow(e2e.phone(SLOW_TAIL_PHONE), slowTail),
+      ...ALLOW_PHONES.map((number, i) => allowFlow(e2e.phone(number), [bash(i), `say: Wrote allowed-${i}.txt.`])),
+    ]);
+    for (const [i, received] of [...quick, slow!].entries()) {
+      expect(received.filter((m) => m.body.startsWith('Allowed Bash once.')), `flow ${i + 1}: the echo, once`).toHaveLength(1);
+    }
+    quick.forEach((received, i) => counts.push(`allow, phone ${i + 1}: ${received.length} messages (before: at most ${BEFORE.allow})`));
+    counts.push(`allow with a slow tail: ${slow!.length} messages (before: at most ${BEFORE.slowTail})`);
+    counts.push(`the echo went alone in ${quick.filter(echoAlone).length} of ${quick.length} quick flows, ${echoAlone(slow!) ? 1 : 0} of 1 slow-tail flow`);
+    console.log(`phone transcript (allow with a slow tail):\n${slow!.map((m) => `bot > ${m.body}`).join('\n')}`);
+    for (const received of quick) expect(received.length).toBeLessThanOrEqual(BEFORE.allow);
+    expect(slow!.length).toBeLessThanOrEqual(BEFORE.slowTail);
+  }, 240_000);
 });

@@ -1,14 +1,17 @@
 // The local node agent against the real API server: binding, env and volume mapping, the
 // Pod's own ServiceAccount identity, phases and exit codes, deletion with SIGTERM.
 import { CoreV1Api, type KubeConfig, type V1Pod, type V1VolumeMount } from '@kubernetes/client-node';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNodeAgent, type NodeAgent } from '../../local/node-agent/node-agent.ts';
+import { containerIdOf, FIRST_HOST_ID } from '../../local/node-agent/id-ranges.ts';
 import { volumeDir } from '../../local/node-agent/pod-process.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace } from '../support/cluster.ts';
+import { startFaultProxy } from '../support/fault-proxy.ts';
+import { PROBE_IMAGE_NAME, stageProbeImage } from '../support/local-images.ts';
 
 let kc: KubeConfig;
 let core: CoreV1Api;
@@ -27,7 +30,7 @@ function probePod(name: string, env: Record<string, string>): V1Pod {
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: 5,
       containers: [{
-        name: 'runner', image: 'tether-runner:dev',
+        name: 'runner', image: PROBE_IMAGE_NAME,
         command: ['node', '/app/test/fixtures/pod-probe.ts'],
         workingDir: '/workspace',
         env: [
@@ -58,10 +61,10 @@ function probePod(name: string, env: Record<string, string>): V1Pod {
   };
 }
 
-async function waitForPod(name: string, check: (pod: V1Pod | undefined) => boolean, timeoutMs = 30_000): Promise<V1Pod | undefined> {
+async function waitForPod(name: string, check: (pod: V1Pod | undefined) => boolean, timeoutMs = 30_000, namespace = ns): Promise<V1Pod | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const pod = await core.readNamespacedPod({ name, namespace: ns }).catch(() => undefined);
+    const pod = await core.readNamespacedPod({ name, namespace }).catch(() => undefined);
     if (check(pod)) return pod;
     if (Date.now() > deadline) throw new Error(`pod ${name}: condition not met; last status ${JSON.stringify(pod?.status)}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -78,7 +81,7 @@ beforeAll(async () => {
   await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'probe' } } });
   const cluster = kc.getCurrentCluster()!;
   agent = await startNodeAgent({
-    kubeConfig: kc, logger: pino({ level: 'warn' }), repoRoot: process.cwd(), stateDir,
+    kubeConfig: kc, logger: pino({ level: 'warn' }), images: { [PROBE_IMAGE_NAME]: await stageProbeImage(stateDir) }, stateDir,
     server: cluster.server, caFile: cluster.caFile!, nodeName: `node-${ns}`, namespace: ns, env: {}, runAsUsers: true,
   });
 }, 60_000);
@@ -119,7 +122,7 @@ describe('local node agent', () => {
 
   it.runIf(process.getuid?.() === 0)('runs each container as its own user with only the volumes it mounts', async () => {
     const probe = (name: string, uid: number, mounts: V1VolumeMount[], env: Record<string, string>) => ({
-      name, image: 'tether-runner:dev', command: ['node', '/app/test/fixtures/pod-isolation-probe.ts'],
+      name, image: PROBE_IMAGE_NAME, command: ['node', '/app/test/fixtures/pod-isolation-probe.ts'],
       securityContext: { runAsUser: uid, runAsGroup: uid },
       env: Object.entries({ SHARED_DIR: '/ipc', WORKSPACE: '/workspace', ...env }).map(([k, v]) => ({ name: k, value: v })),
       volumeMounts: [{ name: 'ipc', mountPath: '/ipc' }, { name: 'workspace', mountPath: '/workspace' }, ...mounts],
@@ -144,11 +147,44 @@ describe('local node agent', () => {
     const shared = volumeDir({ stateDir }, done!, done!.spec!.volumes!.find((v) => v.name === 'ipc')!);
     const supervisor = JSON.parse(readFileSync(join(shared, 'supervisor.json'), 'utf8'));
     const agentSaw = JSON.parse(readFileSync(join(shared, 'agent.json'), 'utf8'));
-    expect(supervisor).toMatchObject({ uid: 2001, gid: 2001, token: 'ok' });
-    expect(supervisor.groups).toContain(2000);
-    expect(agentSaw.groups).not.toContain(2001);
-    expect(agentSaw).toMatchObject({ uid: 2002, gid: 2002, token: 'EACCES', environ: 'EACCES', signal: 'EPERM', workspace: 'ok' });
-    expect(readFileSync(join(stateDir, 'volumes', ns, 'ws-pair', 'agent-wrote.txt'), 'utf8')).toBe('hi');
+    // Container ids run as host ids of the Pod's own range (its claim's): base + id, for users and groups alike.
+    const base = supervisor.uid - 2001;
+    expect(base).toBeGreaterThanOrEqual(FIRST_HOST_ID);
+    expect(containerIdOf(supervisor.uid)).toBe(2001);
+    expect(supervisor).toMatchObject({ uid: base + 2001, gid: base + 2001, token: 'ok' });
+    expect(supervisor.groups).toContain(base + 2000);
+    expect(agentSaw.groups).not.toContain(base + 2001);
+    expect(agentSaw).toMatchObject({ uid: base + 2002, gid: base + 2002, token: 'EACCES', environ: 'EACCES', signal: 'EPERM', workspace: 'ok' });
+    const workspace = join(stateDir, 'volumes', ns, 'ws-pair');
+    expect(readFileSync(join(workspace, 'agent-wrote.txt'), 'utf8')).toBe('hi');
+    // The claim is the Pod's fsGroup's alone; the folders on the way may be passed, not listed.
+    expect(statSync(workspace)).toMatchObject({ uid: base, gid: base + 2000 });
+    expect(statSync(workspace).mode & 0o7777).toBe(0o2770);
+    expect(statSync(shared)).toMatchObject({ uid: base, gid: base + 2000 }); // an emptyDir both mount: the Pod's alone too
+    expect(statSync(shared).mode & 0o7777).toBe(0o2770);
+    for (const dir of [stateDir, join(stateDir, 'pods'), join(stateDir, 'volumes'), join(stateDir, 'volumes', ns)]) expect(statSync(dir).mode & 0o777).toBe(0o711);
+    const podFolder = join(stateDir, 'pods', readdirSync(join(stateDir, 'pods')).find((d) => d.includes('_pair_'))!);
+    for (const log of ['supervisor.log', 'agent.log']) expect(statSync(join(podFolder, log))).toMatchObject({ uid: 0, mode: 0o100600 });
+  });
+
+  it.runIf(process.getuid?.() === 0)('gives a claim the same ids in every Pod that mounts it, and another claim others', async () => {
+    const writer = (name: string, claim: string): V1Pod => ({ metadata: { name }, spec: {
+      automountServiceAccountToken: false, restartPolicy: 'Never', terminationGracePeriodSeconds: 5,
+      securityContext: { runAsUser: 1001, runAsGroup: 1000, fsGroup: 1000 },
+      containers: [{
+        name: 'agent', image: PROBE_IMAGE_NAME, command: ['node', '-e', "require('fs').writeFileSync(process.env.OUT, String(process.getuid()))"],
+        env: [{ name: 'OUT', value: `/workspace/${name}` }], volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }],
+      }],
+      volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: claim } }],
+    } });
+    for (const [name, claim] of [['first', 'ws-same'], ['again', 'ws-same'], ['other', 'ws-other']] as const) {
+      await core.createNamespacedPod({ namespace: ns, body: writer(name, claim) });
+      await waitForPod(name, (p) => p?.status?.phase === 'Succeeded');
+    }
+    const uidIn = (claim: string, file: string) => Number(readFileSync(join(stateDir, 'volumes', ns, claim, file), 'utf8'));
+    expect(uidIn('ws-same', 'again')).toBe(uidIn('ws-same', 'first'));
+    expect(containerIdOf(uidIn('ws-other', 'other'))).toBe(1001);
+    expect(uidIn('ws-other', 'other')).not.toBe(uidIn('ws-same', 'first'));
   });
 
   it('stops the whole process group with SIGTERM when the pod is deleted, then removes the pod', async () => {
@@ -165,5 +201,51 @@ describe('local node agent', () => {
     const gone = Date.now() + 5000;
     while (alive(child) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
     expect(alive(child)).toBe(false);
+  });
+});
+
+/** A node agent of its own (through a proxy the test can close) running `names` as waiting pods in a fresh namespace. */
+async function agentRunning(names: string[]) {
+  const namespace = await createNamespace(kc, 'nodestop');
+  const proxy = await startFaultProxy(kc);
+  const lines: Array<{ level: number; msg: string; pods?: string[] }> = [];
+  const cluster = kc.getCurrentCluster()!;
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'probe' } } });
+  const agent = await startNodeAgent({
+    kubeConfig: proxy.kubeConfig, logger: pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) }),
+    images: { [PROBE_IMAGE_NAME]: await stageProbeImage(stateDir) }, stateDir, server: cluster.server, caFile: cluster.caFile!, nodeName: `node-${namespace}`, namespace, env: {},
+  });
+  for (const name of names) await core.createNamespacedPod({ namespace, body: probePod(name, { MODE: 'wait' }) });
+  for (const name of names) await waitForPod(name, (p) => p?.status?.phase === 'Running', 30_000, namespace);
+  const cleanup = async () => {
+    await proxy.close().catch(() => undefined);
+    await deleteNamespace(kc, namespace);
+  };
+  return { namespace, proxy, agent, lines, cleanup };
+}
+
+describe('local node agent, stopping', () => {
+  it('stop() returns once the exits of the pods it stopped are reported', async () => {
+    const { namespace, agent, lines, cleanup } = await agentRunning(['one', 'two']);
+    try {
+      await agent.stop();
+      for (const name of ['one', 'two']) expect(['Succeeded', 'Failed']).toContain((await core.readNamespacedPod({ name, namespace })).status?.phase);
+      expect(lines.filter((l) => l.level >= 40)).toEqual([]);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('the exits an unreachable API server cannot take are one info line, not an error per pod', async () => {
+    const { namespace, proxy, agent, lines, cleanup } = await agentRunning(['first', 'second']);
+    try {
+      await proxy.close(); // the API server is gone, as when the control plane stops first
+      await agent.stop();
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+      const unreported = lines.filter((l) => /not reported/.test(l.msg));
+      expect(unreported.map((l) => ({ level: l.level, pods: l.pods?.sort() }))).toEqual([{ level: 30, pods: [`${namespace}/first`, `${namespace}/second`] }]);
+    } finally {
+      await cleanup();
+    }
   });
 });

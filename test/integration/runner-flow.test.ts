@@ -50,6 +50,19 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     expect(remote.git('log', '-1', '--format=%s', `tether/${name}`).trim()).toBe('add a greeting');
   });
 
+  it('hidden characters in the prompt and the agent\'s summary reach the forge as code points', async () => {
+    const { name, runner, remote } = await run('script: ring the\u0007 bell\u202E lleb\u200B now\nwrite: bell.txt = ding\nsay: Rang\u202E it\u2066 twice\u0007');
+    await answer(bed.sessions, bed.ns, name, 'changes', { action: 'approve' });
+    expect(await runner.exited, runner.output()).toBe(0);
+    const pull = bed.github.pulls.find((p) => p.head === `tether/${name}`)!;
+    expect(pull.title).toBe('ring the<U+0007> bell<U+202E> lleb<U+200B> now');
+    expect(pull.body).toContain('Rang<U+202E> it<U+2066> twice<U+0007>');
+    const message = remote.git('log', '-1', '--format=%B', `tether/${name}`);
+    expect(message.split('\n')[0]).toBe(pull.title);
+    for (const text of [pull.title, pull.body, message, pull.head]) expect(text).not.toMatch(/(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u);
+    expect(pull.head).toMatch(/^tether\/[a-z0-9.-]+$/);
+  });
+
   it('changes → reject: tree clean, Rejected', async () => {
     const { name, runner, repo } = await run('script:\nwrite: notes.md = draft\nwrite: README.md = replaced');
     await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject', message: 'not now' });

@@ -3,7 +3,7 @@
 // token never reaches that host; one on a listed host is fetched with it.
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { basicAuth, serveGitOverHttp } from '../support/git-http.ts';
+import { basicAuth, serveGitOverHttp } from '../../local/git-forge.ts';
 import { createStartedSession, makeRemote, specFor, startRunner, useRunnerTestbed, waitForPhase } from '../support/runner.ts';
 
 const bed = useRunnerTestbed('repohosts');
@@ -12,7 +12,7 @@ const CANARY = 'ghp_CanaryTokenForRepoHostTests0123456789';
 describe.concurrent('the repository host list in the runner', { timeout: 120_000 }, () => {
   it('a host not on the list: Failed with a plain message, no request reaches it, the token stays', async () => {
     const remote = makeRemote();
-    const foreign = await serveGitOverHttp(join(remote.root, 'remotes'), CANARY);
+    const foreign = await serveGitOverHttp(join(remote.root, 'remotes'), CANARY, { record: true });
     try {
       const name = await createStartedSession(bed.sessions, bed.ns, specFor('script:\nsay: hi', `${foreign.origin}/acme/web.git`));
       const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: { GITHUB_API_URL: bed.github.url, GITHUB_TOKEN: CANARY, TETHER_REPO_HOSTS: 'github.com' } });
@@ -30,7 +30,7 @@ describe.concurrent('the repository host list in the runner', { timeout: 120_000
 
   it('the same forge on the list is fetched, with the token', async () => {
     const remote = makeRemote();
-    const forge = await serveGitOverHttp(join(remote.root, 'remotes'), CANARY);
+    const forge = await serveGitOverHttp(join(remote.root, 'remotes'), CANARY, { record: true });
     try {
       const name = await createStartedSession(bed.sessions, bed.ns, specFor('script:\nsay: hi', `${forge.origin}/acme/web.git`));
       const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: { GITHUB_API_URL: bed.github.url, GITHUB_TOKEN: CANARY, TETHER_REPO_HOSTS: new URL(forge.origin).host } });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { filesContaining } from '../support/files.ts';
-import { basicAuth, serveGitOverHttp } from '../support/git-http.ts';
+import { basicAuth, serveGitOverHttp } from '../../local/git-forge.ts';
 import { hostileGitScript } from '../support/hostile-git.ts';
 import { answer, createStartedSession, makeRemote, specFor, startRunner, useRunnerTestbed, waitFor } from '../support/runner.ts';
 
@@ -95,8 +95,8 @@ describe.concurrent('publishing the reviewed snapshot', { timeout: 150_000 }, ()
 
   it('the token reaches the forge only: not the workspace, the branch, the Session or the output', async () => {
     const remote = makeRemote();
-    const forge = await serveGitOverHttp(join(remote.root, 'remotes'), CANARY);
-    const elsewhere = await serveGitOverHttp(join(remote.root, 'remotes'), 'another-token');
+    const forge = await serveGitOverHttp(join(remote.root, 'remotes'), CANARY, { record: true });
+    const elsewhere = await serveGitOverHttp(join(remote.root, 'remotes'), 'another-token', { record: true });
     try {
       const url = `${forge.origin}/acme/web.git`;
       const trap = hostileGitScript({ marker: join(remote.root, 'MARKER'), realUrl: url, evilUrl: `${elsewhere.origin}/acme/web.git` });

@@ -19,10 +19,10 @@ beforeAll(async () => {
 });
 afterAll(async () => deleteNamespace(kc, ns));
 
-async function writerFor(batchMs = 400) {
+async function writerFor(batchMs = 400, log = pino({ level: 'silent' })) {
   const name = await createStartedSession(sessions, ns, specFor('script:\nsay: hi', '/tmp/none/acme/web.git'));
   const writer = new StatusWriter({
-    sessions: new SessionClient(kc, FIELD_MANAGERS.runner), namespace: ns, name, redact: makeRedactor(['s3cr3t-value']), log: pino({ level: 'silent' }), batchMs,
+    sessions: new SessionClient(kc, FIELD_MANAGERS.runner), namespace: ns, name, redact: makeRedactor(['s3cr3t-value']), log, batchMs,
   });
   await writer.load();
   return { name, writer };
@@ -123,5 +123,19 @@ describe('runner status writer', () => {
     const session = (await sessions.get(ns, name))!;
     expect(session.status?.phase).toBe('Cancelled');
     expect(session.status?.progress).toBeUndefined();
+  });
+
+  it('a cancel written by the controller meets the batched writes after it without an error: said once, at info', async () => {
+    const lines: Array<{ level: number; msg: string }> = [];
+    const { name, writer } = await writerFor(0, pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) }));
+    await sessions.patchStatus(ns, name, { phase: 'Cancelled' });
+    writer.addProgress('the agent said one more thing'); // the run's first line: written at once, in the background
+    writer.setResult({ costUsd: 0.02 }); // batched: the next write, also in the background
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the batch's timer has fired: its write is queued
+    await writer.load(); // queued behind both writes
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    expect(lines.map((l) => l.msg)).toEqual(['the Session has ended: later status changes are not written']);
+    const session = (await sessions.get(ns, name))!;
+    expect([session.status?.phase, session.status?.progress, session.status?.result]).toEqual(['Cancelled', undefined, undefined]);
   });
 });

@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../common/log.ts';
-import { sharedNodeBinary } from '../../local/node-agent/identity.ts';
+import type { StagedImage } from '../../local/node-agent/image-store.ts';
 import { AgentChannel, type AgentChannelOptions, type AgentProcess } from '../../runner-image/agent-channel.ts';
+import { stagedRunnerImage } from './local-images.ts';
 
 export const REPO_ROOT = join(import.meta.dirname, '../..');
 export const AGENT_HOST_MAIN = join(REPO_ROOT, 'runner-image/agent-host/main.ts');
@@ -41,16 +42,18 @@ export interface AgentHostProcess {
 export interface HostOptions {
   socketPath: string;
   env?: Record<string, string>;
-  /** Run as this uid/gid with no supplementary groups (needs root and setpriv). */
+  /** Run as this uid/gid with no supplementary groups (needs root and setpriv), from the staged runner image. */
   uid?: number;
+  /** The staged runner image (see stagedRunnerImage), which a uid other than root's runs. */
+  image?: StagedImage;
   /** Run as PID 1 of a new PID namespace (needs root and unshare), as in a container. */
   ownPidNamespace?: boolean;
 }
 
 /** The agent host as the agent container would run it, with only the environment given. */
 export function startAgentHost(options: HostOptions): AgentHostProcess {
-  const node = options.uid === undefined ? process.execPath : sharedNodeBinary(socketFolder());
-  let argv = [node, AGENT_HOST_MAIN];
+  if (options.uid !== undefined && !options.image) throw new Error('an agent host under another uid runs from the staged runner image');
+  let argv = options.image ? [options.image.node, join(options.image.app, 'runner-image/agent-host/main.ts')] : [process.execPath, AGENT_HOST_MAIN];
   if (options.uid !== undefined) argv = ['setpriv', `--reuid=${options.uid}`, `--regid=${options.uid}`, '--clear-groups', '--', ...argv];
   if (options.ownPidNamespace) argv = ['unshare', '--pid', '--fork', '--mount-proc', '--kill-child=SIGKILL', ...argv];
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', TETHER_AGENT_SOCKET: options.socketPath, LOG_LEVEL: 'debug', ...options.env };
@@ -75,7 +78,8 @@ export async function startPair(options: Partial<AgentChannelOptions> & Omit<Hos
   const supervisorLog = capturedLogger('runner');
   const socketPath = join(socketFolder(), 'supervisor', 'agent.sock');
   const channel = await AgentChannel.listen({ socketPath, log: supervisorLog.log, connectTimeoutMs: 20_000, freezeTimeoutMs: 10_000, ...options });
-  const host = startAgentHost({ socketPath, env: options.env, uid: options.uid, ownPidNamespace: options.ownPidNamespace });
+  const image = options.uid === undefined ? undefined : await stagedRunnerImage();
+  const host = startAgentHost({ socketPath, env: options.env, uid: options.uid, image, ownPidNamespace: options.ownPidNamespace });
   await channel.connected();
   const stop = async () => {
     await channel.close();

@@ -16,7 +16,7 @@ import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts
 import { ensureSampleRepo } from '../../local/sample-repo.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 import { twilioPhone, type Phone } from './e2e.ts';
-import { serveGitOverHttp, type GitHttpForge } from './git-http.ts';
+import { serveGitOverHttp, type GitHttpForge } from '../../local/git-forge.ts';
 import { BUILT_IMAGES } from './config.ts';
 import { dockerHost, imageName } from './images.ts';
 
@@ -52,11 +52,10 @@ export async function loadImages(): Promise<void> {
   });
 }
 
-/** A bare sample repository served over HTTP, owned by the serving user (root's git refuses another owner's). */
+/** A bare sample repository (the serving user's) served over HTTP. */
 async function sampleForge(dir: string): Promise<{ forge: GitHttpForge; repoUrl: string }> {
   await ensureSampleRepo(dir);
-  await run('chown', ['-R', `${process.getuid!()}:${process.getgid!()}`, dir]);
-  const forge = await serveGitOverHttp(dir, GITHUB_TOKEN);
+  const forge = await serveGitOverHttp(dir, GITHUB_TOKEN, { record: true });
   return { forge, repoUrl: `${forge.origin}/acme/sample.git` };
 }
 

@@ -2,6 +2,7 @@
 // fake Twilio Messages API, a fake GitHub API, a local bare remote, and a "phone" that sends
 // signed webhooks and reads what the fake Twilio received, in order.
 import { KubeConfig } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import { inject } from 'vitest';
 import { SessionClient } from '../../common/kube/sessions.ts';
 import { byArrival } from '../../common/session/order.ts';
 import type { Session } from '../../common/session/schema.ts';
-import { ensureSampleRepo } from '../../local/sample-repo.ts';
+import { ensureSampleRepo, serveRemotes } from '../../local/sample-repo.ts';
 import { startStack, type Stack } from '../../local/stack.ts';
 import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts';
 import { startFakeTwilio, type FakeMessage, type FakeTwilio, type InboundMediaItem } from '../fakes/twilio.ts';
@@ -40,7 +41,12 @@ export interface E2E {
   stack: Stack;
   twilio: FakeTwilio;
   github: FakeGitHub;
+  /** The sample remote's bare repository on this machine (the stack's user's alone; Sessions name its forge URL). */
   remote: string;
+  /** The forge's URL of the sample remote (what Sessions name). */
+  remoteUrl: string;
+  /** The token runners push and open pull requests with (the runner Secret's GITHUB_TOKEN). */
+  githubToken: string;
   stateDir: string;
   sessions: SessionClient;
   kubeConfig: KubeConfig;
@@ -99,6 +105,8 @@ export interface E2EOptions {
   numbers?: string[];
   /** The runner Secret's values (ANTHROPIC_API_KEY, GITHUB_TOKEN). */
   runnerSecrets?: Record<string, string>;
+  /** More sample repositories beside `sample` (acme/<name>.git on the same forge), offered to the relay as TETHER_REPOS. */
+  moreRepos?: string[];
   /** The stack's API server (default: the run's control plane); e.g. a second API server a test pauses. */
   kubeconfig?: string;
   /** More environment for every Pod process (e.g. ANTHROPIC_BASE_URL of a test's scripted model). */
@@ -110,21 +118,27 @@ export interface E2EOptions {
 export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   const numbers = options.numbers ?? ['+14155550123'];
   const stateDir = mkdtempSync(join(tmpdir(), 'tether-e2e-'));
-  const [twilio, github, proxy] = await Promise.all([startFakeTwilio(), startFakeGitHub(), startRefusingProxy()]);
-  const remote = await ensureSampleRepo(join(stateDir, 'remote'));
+  const githubToken = options.runnerSecrets?.GITHUB_TOKEN ?? `ghp_e2e${randomBytes(16).toString('hex')}`;
+  const [twilio, github, proxy] = await Promise.all([startFakeTwilio(), startFakeGitHub({ token: githubToken }), startRefusingProxy()]);
+  const remoteRoot = join(stateDir, 'remote');
+  const remote = await ensureSampleRepo(remoteRoot);
+  const more = await Promise.all((options.moreRepos ?? []).map(async (name) => ({ name, path: await ensureSampleRepo(remoteRoot, name) })));
+  const forge = await serveRemotes(remoteRoot, [remote, ...more.map((r) => r.path)], githubToken);
+  const remoteUrl = forge.urlOf(remote);
+  const repos: Record<string, string> = more.length ? { TETHER_REPOS: JSON.stringify(more.map((r) => ({ name: r.name, url: forge.urlOf(r.path) }))) } : {};
   const namespace = `e2e-${process.pid}-${++counter}`;
   const logs: string[] = [];
   const kubeconfig = options.kubeconfig ?? inject('kubeconfig');
   const stack = await startStack({
-    kubeconfig, repoRoot: process.cwd(), stateDir, namespace, repoUrl: remote, githubApiUrl: github.url,
+    kubeconfig, repoRoot: process.cwd(), stateDir, namespace, repoUrl: remoteUrl, githubApiUrl: github.url,
     relayEnv: {
       TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
-      TWILIO_API_URL: twilio.url, ALLOWED_NUMBERS: numbers.join(','), RELAY_PROGRESS_BATCH: '300ms', ...options.relayEnv,
+      TWILIO_API_URL: twilio.url, ALLOWED_NUMBERS: numbers.join(','), RELAY_PROGRESS_BATCH: '300ms', ...repos, ...options.relayEnv,
       ...await options.prepareTwilio?.(twilio),
     },
     controllerEnv: { TETHER_LEADER_ELECTION: 'false', ...options.controllerEnv },
     podEnv: { ...options.podEnv, ...proxy.env }, // Claude Code in the runner Pods must reach nothing but the scripted model
-    runnerSecrets: options.runnerSecrets,
+    runnerSecrets: { ...options.runnerSecrets, GITHUB_TOKEN: githubToken },
     logger: pino({ level: 'warn' }),
     onLine: (component, line) => logs.push(`${component}: ${line}`),
   });
@@ -135,7 +149,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   const phone = (number: string) => twilioPhone(twilio, stack.relayUrl, number);
 
   return {
-    stack, twilio, github, remote, stateDir, sessions, kubeConfig, phone,
+    stack, twilio, github, remote, remoteUrl, githubToken, stateDir, sessions, kubeConfig, phone,
     logs: () => [...logs],
     async list() {
       const { items } = await sessions.list(namespace);
@@ -143,7 +157,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     },
     async stop() {
       await stack.stop();
-      await Promise.all([twilio.close(), github.close(), proxy.close()]);
+      await Promise.all([twilio.close(), github.close(), proxy.close(), forge.forge.close()]);
       if (process.env.E2E_LOGS) console.log(logs.join('\n'));
       if (proxy.attempts.length) throw new Error(`Claude Code tried to reach something besides the model: ${proxy.attempts.join(', ')}`);
     },

@@ -169,6 +169,7 @@ describe("the Session's repository", () => {
     expect(relay.repoChoicesConfigMap).toBe('tether-relay-repo-choices');
     const controller = loadControllerConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))));
     expect(controller.repoHosts).toEqual(['github.com', 'git.example.com:8443']);
+    expect(relay.repoHosts, 'the relay reads the list the controller reads').toEqual(controller.repoHosts);
     const role = objects.find((o) => o.kind === 'Role' && o.metadata.name === 'tether-relay') as unknown as { rules: Array<{ resourceNames?: string[] }> };
     expect(role.rules.flatMap((r) => r.resourceNames ?? [])).toEqual(['tether-relay-claims', 'tether-relay-repo-choices']);
     expect(objects.some((o) => o.kind === 'ConfigMap' && o.metadata.name === 'tether-relay-repo-choices')).toBe(true);

@@ -52,7 +52,7 @@ describe('desiredPod', () => {
           name: 'runner',
           image: 'tether-runner:test',
           imagePullPolicy: 'IfNotPresent',
-          args: ['node', '/app/runner-image/main.ts'],
+          args: ['node', '--no-global-search-paths', '/app/runner-image/main.ts'],
           workingDir: '/workspace',
           env: [
             { name: 'TETHER_SESSION_NAME', value: 'abc-20261122083000-k3x9' },

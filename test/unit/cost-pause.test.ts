@@ -43,6 +43,20 @@ describe('pricing model responses', () => {
     never.add('r', 'opus', { output_tokens: 9_000_000 });
     expect(never.pauseDue).toBe(false);
   });
+
+  it('a finished turn counts at its own total: the final output tokens, never less than its responses', () => {
+    const meter = new CostMeter(0);
+    // Claude Code reports a response as it begins (1 output token); the turn's total has them all.
+    meter.add('r1', 'claude-sonnet-4-5', { input_tokens: 100_000, output_tokens: 1 });
+    meter.add('r2', 'claude-sonnet-4-5', { input_tokens: 100_000, output_tokens: 1 });
+    expect(meter.spentUsd).toBeCloseTo(0.6 + 30e-6, 10);
+    meter.endTurn({ input_tokens: 200_000, output_tokens: 20_000 });
+    expect(meter.spentUsd).toBeCloseTo(0.6 + 0.3, 10);
+    // A second turn of the same run adds to the first; a total below its responses' reports counts them.
+    meter.add('r3', 'claude-sonnet-4-5', { input_tokens: 100_000 });
+    meter.endTurn({});
+    expect(meter.spentUsd).toBeCloseTo(0.9 + 0.3, 10);
+  });
 });
 
 describe('continue or stop', () => {

@@ -1,14 +1,26 @@
-// `make dev`'s settings: what reaches the relay of the local stack.
+// `make dev`'s settings: what reaches the relay and the controller of the local stack, held
+// against both components' schemas, and the one repository host list both read.
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadDevConfig } from '../../local/config.ts';
+import { repoProblem } from '../../common/session/repo.ts';
+import { loadConfig as loadControllerConfig, VARIABLE_NAMES as CONTROLLER_VARIABLES } from '../../controller/config.ts';
+import { ENV as RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
+import { DEV_SETTINGS, loadDevConfig, NOT_LOCAL } from '../../local/config.ts';
+import { stackEnv, type StackEnvInput } from '../../local/stack-env.ts';
 
-const NAMES = ['TETHER_REPOS', 'TETHER_REPO_NAME', 'ALLOWED_NUMBERS'] as const;
-const saved = Object.fromEntries(NAMES.map((n) => [n, process.env[n]]));
+const RELAY_VARIABLES = Object.keys(RELAY_ENV.properties);
+const TOUCHED = [...new Set([...DEV_SETTINGS.relay, ...DEV_SETTINGS.controller, 'TETHER_REPO_HOSTS', 'TETHER_DAILY_BUDGET_USD', 'TETHER_BUDGET_TIMEZONE'])];
+const saved = Object.fromEntries(TOUCHED.map((n) => [n, process.env[n]]));
 afterEach(() => {
-  for (const n of NAMES) {
+  for (const n of TOUCHED) {
     if (saved[n] === undefined) delete process.env[n];
     else process.env[n] = saved[n];
   }
+});
+
+const stackInput = (more: Partial<StackEnvInput> = {}): StackEnvInput => ({
+  kubeconfig: '/tmp/kubeconfig', namespace: 'tether', runnerNamespace: 'tether-runners', stateDir: '/tmp/state',
+  repoUrl: '/srv/one/acme/sample.git', githubApiUrl: 'http://127.0.0.1:9999', relayUrl: 'http://127.0.0.1:8080', relayPort: 8080,
+  chatToken: 'c'.repeat(32), mediaSigningKey: 'k'.repeat(64), metricsPort: 9091, ...more,
 });
 
 describe('loadDevConfig', () => {
@@ -22,5 +34,47 @@ describe('loadDevConfig', () => {
     Object.assign(process.env, { TETHER_REPOS: '', TETHER_REPO_NAME: '' });
     expect(loadDevConfig().relayEnv).not.toHaveProperty('TETHER_REPOS');
     expect(loadDevConfig().relayEnv).not.toHaveProperty('TETHER_REPO_NAME');
+  });
+
+  it('passes every relay and controller setting the stack does not decide itself; a new variable in either schema fails here until it is', () => {
+    const given: Record<string, string> = {};
+    for (const name of [...DEV_SETTINGS.relay, ...DEV_SETTINGS.controller]) given[name] = `value-of-${name}`;
+    given.TETHER_REPOS = '[{"name":"widgets","url":"/srv/two/widgets.git"}]';
+    given.TETHER_REPO_NAME = 'sample';
+    Object.assign(process.env, given);
+    const config = loadDevConfig();
+    const env = stackEnv(stackInput({ relayEnv: config.relayEnv, controllerEnv: config.controllerEnv }));
+    for (const name of RELAY_VARIABLES) expect(name in env.relay || name in NOT_LOCAL, `relay ${name}: passed by make dev, set by the stack, or NOT_LOCAL`).toBe(true);
+    for (const name of CONTROLLER_VARIABLES) expect(name in env.controller || name in NOT_LOCAL, `controller ${name}: passed by make dev, set by the stack, or NOT_LOCAL`).toBe(true);
+    for (const name of DEV_SETTINGS.relay) expect([RELAY_VARIABLES.includes(name), env.relay[name]], name).toEqual([true, given[name]]);
+    for (const name of DEV_SETTINGS.controller) expect([(CONTROLLER_VARIABLES as string[]).includes(name), env.controller[name]], name).toEqual([true, given[name]]);
+    expect(env.controller).toMatchObject({ TETHER_DAILY_BUDGET_USD: given.RELAY_DAILY_BUDGET_USD, TETHER_BUDGET_TIMEZONE: given.RELAY_BUDGET_TIMEZONE });
+  });
+
+  it('refuses the controller\'s name for a setting it shares with the relay, naming the one to set', () => {
+    process.env.TETHER_DAILY_BUDGET_USD = '3';
+    expect(() => loadDevConfig()).toThrow(/^TETHER_DAILY_BUDGET_USD: make dev gives the controller RELAY_DAILY_BUDGET_USD/);
+  });
+
+  it('refuses a TETHER_REPO_HOSTS entry that is no host or folder', () => {
+    process.env.TETHER_REPO_HOSTS = 'ssh://ghe.example';
+    expect(() => loadDevConfig()).toThrow(/^TETHER_REPO_HOSTS: "ssh:\/\/ghe.example" is not a host/);
+  });
+});
+
+describe('the local stack\'s repository host list', () => {
+  it('two local repositories: the relay and the controller read one list holding both, and both accept the stack\'s settings', () => {
+    const second = '/srv/two/widgets.git';
+    const env = stackEnv(stackInput({ relayEnv: { TETHER_REPOS: JSON.stringify([{ name: 'widgets', url: second }]) }, repoHosts: ['ghe.example'] }));
+    const relay = loadRelayConfig(env.relay);
+    const controller = loadControllerConfig(env.controller);
+    expect(relay.repos.map((r) => r.name)).toEqual(['sample', 'widgets']);
+    expect(controller.repoHosts).toEqual(['/srv/one/acme/sample.git', second, 'ghe.example']);
+    expect(relay.repoHosts).toEqual(controller.repoHosts);
+    for (const repo of relay.repos) expect(repoProblem(repo, controller.repoHosts), repo.name).toBeUndefined();
+  });
+
+  it('a list the relay would refuse stops the stack before anything starts, naming TETHER_REPOS', () => {
+    expect(() => stackEnv(stackInput({ relayEnv: { TETHER_REPOS: '[{"name":"sample","url":"/srv/x.git"}]' } }))).toThrow(/^TETHER_REPOS: the name "sample" is given twice/);
   });
 });

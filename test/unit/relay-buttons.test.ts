@@ -8,7 +8,7 @@ import type { PhoneContext } from '../../relay/inbound/router.ts';
 import { routeTap } from '../../relay/inbound/tap.ts';
 import { checkWebhook } from '../../relay/inbound/webhook.ts';
 import { PAYLOAD_CHARS, bindReplies, buttonTitle, buttonsFor, parsePayload } from '../../relay/outbound/buttons.ts';
-import { ECHO_WAIT_MS, askedOf, echoText, planWithEcho, withEcho } from '../../relay/outbound/echo.ts';
+import { ECHO_LONGEST_WAIT_MS, ECHO_WAIT_MS, askedOf, echoText, planWithEcho, withEcho } from '../../relay/outbound/echo.ts';
 import { plan } from '../../relay/outbound/plan.ts';
 import { tapWebhook } from '../support/twilio-webhook.ts';
 
@@ -144,6 +144,42 @@ describe('the repeated choice', () => {
     const decidedAt = new Date(at).getTime();
     expect(withEcho(s, { ...told, asked }, [], decidedAt + 1000)).toEqual({ parts: [], wakeAt: decidedAt + ECHO_WAIT_MS });
     expect(withEcho(s, { ...told, asked }, [], decidedAt + ECHO_WAIT_MS)).toEqual({ parts: [{ text: 'Allowed Bash once.' }], echoed: 'tool-0001' });
+  });
+
+  describe('waits for a message already on its way instead of going alone', () => {
+    const decidedAt = new Date(at).getTime();
+    const cadence = { ...options, progressBatchMs: 15_000 };
+    const working = (status: Partial<NonNullable<Session['status']>>) => {
+      const s = session(undefined, [decided({ scope: 'once' })]);
+      return { ...s, status: { ...s.status!, ...status } };
+    };
+
+    it('progress the cadence holds back: the echo goes with it when it is due', () => {
+      const s = working({ progress: [{ seq: 2, at, text: 'Running npm test' }] });
+      const state: Delivered = { ...told, asked, pending: 'tool-0001', seq: 1, progressSent: 1, progressAt: decidedAt - 1000 };
+      const dueAt = decidedAt - 1000 + 15_000;
+      const waiting = planWithEcho(s, state, { ...cadence, now: decidedAt + ECHO_WAIT_MS });
+      expect(waiting.parts).toEqual([]);
+      expect(waiting.wakeAt).toBe(dueAt);
+      const sent = planWithEcho(s, state, { ...cadence, now: dueAt });
+      expect(sent.parts).toEqual([{ text: 'Allowed Bash once.\n⏳ Running npm test' }]);
+      expect(sent.next).toMatchObject({ echoed: 'tool-0001', seq: 2 });
+    });
+
+    it('the agent has finished and the runner is drawing the review: the echo goes with the review', () => {
+      const s = working({ result: { exitCode: 0, summary: 'done' } });
+      const state: Delivered = { ...told, asked, pending: 'tool-0001' };
+      const waiting = planWithEcho(s, state, { ...cadence, now: decidedAt + ECHO_WAIT_MS });
+      expect(waiting.parts).toEqual([]);
+      expect(waiting.wakeAt).toBe(decidedAt + ECHO_LONGEST_WAIT_MS);
+      const review = planWithEcho({ ...s, status: { ...s.status!, phase: 'AwaitingApproval', pending: changes() } }, state, { ...cadence, now: decidedAt + ECHO_WAIT_MS + 2000 });
+      expect(review.parts[0]!.text).toMatch(/^Allowed Bash once\.\nReady for review/);
+    });
+
+    it('but not longer than the longest wait', () => {
+      const s = working({ result: { exitCode: 0 } });
+      expect(planWithEcho(s, { ...told, asked, pending: 'tool-0001' }, { ...cadence, now: decidedAt + ECHO_LONGEST_WAIT_MS }).parts).toEqual([{ text: 'Allowed Bash once.' }]);
+    });
   });
 
   it('is prefixed to the next request shown, which is remembered in its place', () => {

@@ -19,13 +19,13 @@ import { WebChat } from '../../relay/transports/web.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
 
 const base = { PUBLIC_URL: 'https://tether.example.com', TETHER_REPO_URL: 'https://github.com/acme/Sample.git', RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(32), RELAY_WEB_CHAT_TOKEN: 't'.repeat(20) };
-const more = (list: unknown) => loadConfig({ ...base, TETHER_REPOS: JSON.stringify(list) });
 
 describe('the install\'s repositories (relay config)', () => {
   it('one repository by default, named by its last path segment; TETHER_REPOS adds named ones', () => {
     expect(loadConfig(base).repos).toEqual([{ name: 'sample', url: 'https://github.com/acme/Sample.git', baseBranch: 'main' }]);
     expect(loadConfig({ ...base, TETHER_REPO_NAME: 'web' }).repos[0]!.name).toBe('web');
-    expect(more([{ name: 'api', url: 'https://github.com/acme/api.git', baseBranch: 'dev' }, { name: 'docs', url: '/srv/git/docs' }]).repos.map((r) => `${r.name} ${r.baseBranch}`))
+    const list = [{ name: 'api', url: 'https://github.com/acme/api.git', baseBranch: 'dev' }, { name: 'docs', url: '/srv/git/docs' }];
+    expect(loadConfig({ ...base, TETHER_REPOS: JSON.stringify(list), TETHER_REPO_HOSTS: 'github.com,/srv/git' }).repos.map((r) => `${r.name} ${r.baseBranch}`))
       .toEqual(['sample main', 'api dev', 'docs main']);
     expect([nameFromUrl('/srv/git/My Repo.git/'), nameFromUrl('https://h/x/___.git'), nameFromUrl(`https://h/${'a'.repeat(80)}`)]).toEqual(['my-repo', 'default', 'a'.repeat(40)]);
   });
@@ -43,6 +43,25 @@ describe('the install\'s repositories (relay config)', () => {
     const attempt = () => loadConfig({ ...base, TETHER_REPOS: typeof list === 'string' ? list : JSON.stringify(list) });
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(message);
+  });
+
+  it('reads the controller\'s repository host list (github.com unless TETHER_REPO_HOSTS says otherwise)', () => {
+    expect(loadConfig(base).repoHosts).toEqual(['github.com']);
+    expect(loadConfig({ ...base, TETHER_REPO_HOSTS: 'github.com, /srv/git' }).repoHosts).toEqual(['github.com', '/srv/git']);
+    expect(() => loadConfig({ ...base, TETHER_REPO_HOSTS: 'ssh://github.com' })).toThrow(/^TETHER_REPO_HOSTS: "ssh:\/\/github.com" is not a host/);
+  });
+
+  it.each([
+    ['a second repository in a folder the list does not name', { TETHER_REPOS: JSON.stringify([{ name: 'widgets', url: '/srv/git/widgets.git' }]) },
+      /^TETHER_REPOS: "widgets" \(\/srv\/git\/widgets\.git\) is not on TETHER_REPO_HOSTS \(github\.com\)/],
+    ['a second repository on another host', { TETHER_REPOS: JSON.stringify([{ name: 'api', url: 'https://git.example.com/acme/api.git' }]), TETHER_REPO_HOSTS: 'github.com,/srv/git' },
+      /^TETHER_REPOS: "api" \(https:\/\/git\.example\.com\/acme\/api\.git\) is not on TETHER_REPO_HOSTS \(github\.com, \/srv\/git\)/],
+    ['a default repository on another port', { TETHER_REPO_URL: 'https://github.com:8443/acme/web.git' }, /^TETHER_REPO_URL: "web" \(https:\/\/github\.com:8443\/acme\/web\.git\) is not on TETHER_REPO_HOSTS/],
+  ])('refuses to start with %s: the controller would refuse its Sessions', (_what, env, message) => {
+    const attempt = () => loadConfig({ ...base, ...env });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(message);
+    expect(attempt).toThrow(/add its host or folder to TETHER_REPO_HOSTS/);
   });
 
   it('refuses a TETHER_REPO_NAME that is no DNS label', () => {

@@ -52,3 +52,24 @@ describe('splitMessage', () => {
     expect(splitMessage('x'.repeat(1500), MESSAGE_LIMIT, 1024)).toHaveLength(2);
   });
 });
+
+describe('splitMessage: the first part carries content', () => {
+  const strip = (p: string) => p.replace(/\n\(\d+\/\d+\)$/, '');
+
+  it.each([
+    ['one long paragraph', `✅ Done (session a00f).\n${'The agent changed the greeting and explained why. '.repeat(90).trim()}`],
+    ['a paragraph just under a message', `✅ Done (session a00f).\n${'word '.repeat(318).trim()}\nand a second line`],
+    ['a short lead-in, then a long paragraph', `✅ Done (session a00f).\nSummary:\n${'lorem ipsum '.repeat(300).trim()}`],
+  ])('a heading followed by %s does not go alone', (_what, text) => {
+    const parts = splitMessage(text);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(strip(parts[0]!).length).toBeGreaterThan(MESSAGE_LIMIT * 0.75);
+    parts.forEach((p) => expect(p.length).toBeLessThanOrEqual(MESSAGE_LIMIT));
+    expect(parts.map(strip).join(' ').replace(/\s+/g, ' ')).toBe(text.replace(/\s+/g, ' '));
+  });
+
+  it('still cuts at line ends when every part is well filled', () => {
+    const text = Array.from({ length: 120 }, (_, i) => `line ${i}: ${'x'.repeat(30)}`).join('\n');
+    expect(splitMessage(text).map(strip).join('\n')).toBe(text);
+  });
+});

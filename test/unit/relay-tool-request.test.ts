@@ -43,8 +43,7 @@ describe('a tool request on the phone', () => {
     const { messages, actions } = messagesFor(pendingFor('Bash', { command }));
     expect(messages.length).toBeGreaterThan(3);
     messages.forEach((m) => expect(m.length).toBeLessThanOrEqual(MESSAGE_LIMIT));
-    expect(messages[0]).toMatch(/^🔐 The agent wants to run Bash:\n```\n/);
-    expect(messages[1]).toMatch(/^echo step0 && /);
+    expect(messages[0]).toMatch(/^🔐 The agent wants to run Bash:\n```\necho step0 && /); // the heading does not go alone
     expect(readAll(messages)).toContain(command.replace(/\s+/g, ''));
     expect(readAll(messages).endsWith(`${TAIL}\`\`\`Reply *allow*, *allow always* (for this session) or *deny <reason>*.`.replace(/\s+/g, ''))).toBe(true);
     expect(messages.join('')).not.toMatch(/CUT|…/);

@@ -125,12 +125,17 @@ describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () =>
       { readPrompt: true },
       result('Switched to Redis as you asked.', 0.2),
     ];
-    const { host, asked } = recordingHost((r) => ({ behavior: 'allow', updatedInput: { ...r.input, answers: { [QUESTION.question]: 'Redis' } } }));
+    const { host, asked, events } = recordingHost((r) => ({ behavior: 'allow', updatedInput: { ...r.input, answers: { [QUESTION.question]: 'Redis' } } }));
     const agent = new ClaudeAgent({ env: {}, model: MODEL, log, workspace: '/w', queryFn: replay(steps, seen) });
     const outcome = await agent.run({ prompt: 'add a cache', cwd: '/w', mode: 'run', signal: new AbortController().signal }, host);
     expect(asked).toEqual([{ id: 'toolu_q-direct', tool: 'AskUserQuestion', input: { questions: [QUESTION] } }]);
     expect(seen.prompts[1]).toContain('Which database should the cache use? → Redis');
-    expect(outcome).toMatchObject({ ok: true, summary: 'Switched to Redis as you asked.', costUsd: 0.2 });
+    expect(outcome).toMatchObject({ ok: true, summary: 'Switched to Redis as you asked.' });
+    // Each turn's own usage reaches the meter; Claude Code's running total (0.1, then 0.2) does not.
+    expect(events.filter((e) => e.type === 'turn-usage')).toEqual([
+      { type: 'turn-usage', usage: resultUsage(1200, 340) }, { type: 'turn-usage', usage: resultUsage(1200, 340) },
+    ]);
+    expect(outcome).not.toHaveProperty('costUsd');
   });
 
   it('an error result is a failure in plain words; a query() that throws is one too, never a crash', async () => {
@@ -138,7 +143,7 @@ describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () =>
       type: 'result', subtype: 'error_max_turns', duration_ms: 900, duration_api_ms: 800, is_error: true, num_turns: 30, stop_reason: null,
       total_cost_usd: 0.05, usage: resultUsage(10, 5), modelUsage: {}, permission_denials: [], errors: ['max turns reached'], uuid: uuid(), session_id: SESSION,
     };
-    expect(toResult(failed, undefined, [])).toMatchObject({ ok: false, exitCode: 1, message: 'max turns reached', costUsd: 0.05, tokens: { input: 1010, output: 5 } });
+    expect(toResult(failed, undefined, [])).toMatchObject({ ok: false, exitCode: 1, message: 'max turns reached', tokens: { input: 1010, output: 5 } });
     const apiError = { ...result('API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}', 0), is_error: true };
     expect(toResult(apiError, 'Claude Code stopped: Claude Code returned an error result', [])).toMatchObject({
       ok: false, summary: undefined, message: 'The Claude API refused the request (400): prompt is too long',

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENT_UID, RUNNER_UID } from '../../controller/builders.ts';
+import { AGENT_UID, RUNNER_COMMAND, RUNNER_UID } from '../../controller/builders.ts';
 import { caBundleIsAnOptionalSecret, importedPackages, instructions, ofKeyword, uninstalled } from '../support/dockerfiles.ts';
 
 const path = join(import.meta.dirname, '../../runner-image/Dockerfile');
@@ -92,7 +92,7 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
   });
 
   it('starts the runner entrypoint the controller expects', () => {
-    expect(of('CMD')).toEqual(['CMD ["node", "/app/runner-image/main.ts"]']);
+    expect(of('CMD')).toEqual([`CMD ${JSON.stringify(RUNNER_COMMAND).replaceAll(',', ', ')}`]);
     expect(of('COPY')).toEqual(expect.arrayContaining(['COPY common/ ./common/', 'COPY runner-image/ ./runner-image/']));
   });
 });

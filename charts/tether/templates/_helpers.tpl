@@ -128,7 +128,7 @@ seccompProfile:
 {{- end -}}
 {{- end -}}
 
-{{/* The controller's repository host list: relay.repo.url's host (or folder) and controller.repositoryHosts. */}}
+{{/* The repository host list (the controller and the relay read it): relay.repo.url's and relay.repositories' hosts (or folders), and controller.repositoryHosts. */}}
 {{- define "tether.repoHosts" -}}
 {{- $own := list -}}
 {{- range prepend (.Values.relay.repositories | default list) .Values.relay.repo -}}

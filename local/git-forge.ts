@@ -1,46 +1,86 @@
 // A git forge over smart HTTP on loopback: `git http-backend` as CGI behind a server that wants a
-// token as GitHub does (Basic x-access-token:<token>) and records every request it gets.
+// token as GitHub does (Basic x-access-token:<token>). The local stack's remote is served this way:
+// runners push with their token like to any forge, and the repositories' files stay their owner's
+// (an agent's process on the same machine can neither open them nor, without the token, push).
 import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { hostEnv } from './config.ts';
 
 export interface GitRequest { method: string; path: string; authorization?: string }
 
 export interface GitHttpForge {
   /** http://127.0.0.1:<port> */
   origin: string;
+  /** Every request so far (only when asked to record them). */
   requests: GitRequest[];
   close(): Promise<void>;
 }
 
+export interface ForgeOptions {
+  /** Keep every request in `requests` (tests). */
+  record?: boolean;
+  /** Serve only these repositories (URL paths such as /acme/sample.git); all under the root when absent. */
+  repositories?: string[];
+}
+
 export const basicAuth = (token: string) => `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
 
-/** Serves the bare repositories under projectRoot; without the token every request gets 401. */
-export async function serveGitOverHttp(projectRoot: string, token: string): Promise<GitHttpForge> {
+/** The folder under projectRoot that a request's path names and this forge serves ('' for projectRoot itself); undefined: not served. */
+function servedFolder(path: string, repositories: string[] | undefined): string | undefined {
+  if (!repositories) return '';
+  return repositories.find((repo) => path === repo || path.startsWith(`${repo}/`));
+}
+
+/**
+ * Serves the bare repositories under projectRoot; without the token every request gets 401.
+ * http-backend runs as the owner of the repository asked for (of projectRoot when every
+ * repository under it is served): git refuses a repository another user owns.
+ */
+export async function serveGitOverHttp(projectRoot: string, token: string, options: ForgeOptions = {}): Promise<GitHttpForge> {
   const requests: GitRequest[] = [];
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    requests.push({ method: req.method ?? '', path: url.pathname, authorization: req.headers.authorization });
+    if (options.record) requests.push({ method: req.method ?? '', path: url.pathname, authorization: req.headers.authorization });
     if (req.headers.authorization !== basicAuth(token)) {
       res.writeHead(401, { 'www-authenticate': 'Basic realm="forge"' });
       res.end();
       return;
     }
-    backend(projectRoot, url, req, res);
+    const folder = servedFolder(url.pathname, options.repositories);
+    if (folder === undefined) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    backend(projectRoot, ownerOf(join(projectRoot, folder)), url, req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
   };
 }
 
-function backend(projectRoot: string, url: URL, req: IncomingMessage, res: ServerResponse): void {
+/** The owner of `path`, to run as (only root can, and only root needs to: it may serve another user's folder). */
+function ownerOf(path: string): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {};
+  const { uid, gid } = statSync(path);
+  return uid === 0 ? {} : { uid, gid };
+}
+
+function backend(projectRoot: string, owner: { uid?: number; gid?: number }, url: URL, req: IncomingMessage, res: ServerResponse): void {
   const header = (name: string) => String(req.headers[name] ?? '');
   const cgi = spawn('git', ['http-backend'], {
+    ...owner,
     env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null',
+      PATH: hostEnv().PATH, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null',
       GIT_PROJECT_ROOT: projectRoot, GIT_HTTP_EXPORT_ALL: '1', REMOTE_USER: 'x-access-token', REMOTE_ADDR: '127.0.0.1',
       PATH_INFO: url.pathname, QUERY_STRING: url.search.slice(1), REQUEST_METHOD: req.method ?? 'GET',
       CONTENT_TYPE: header('content-type'), HTTP_CONTENT_ENCODING: header('content-encoding'), HTTP_GIT_PROTOCOL: header('git-protocol'),
