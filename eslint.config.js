@@ -20,8 +20,8 @@ export const WORKSPACE_FS_ALLOWED = [
   // lstat, readlink and realpath only, to judge where a tool call's path leads (docs/security.md):
   // no file is opened, read or written.
   'runner-image/paths.ts',
-  // The private git store; its reads of the workspace (the repo-base marker, the checkout for the
-  // snapshot) are the snapshot's work to move onto workspace-fs.
+  // The private git store (the object store, git's HOME, the scratch clone copied in as the agent's
+  // .git); the checkout, its .git and the base marker only through workspace-fs (snapshot.ts, checkout.ts).
   'runner-image/git.ts',
   // The agent container's entrypoint: runs as the agent's own user, with the agent's rights.
   'runner-image/agent-host/**',

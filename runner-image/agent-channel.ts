@@ -39,6 +39,8 @@ export type AgentHostHello = MessageOf<typeof FrameType.Hello>;
 export interface FreezeReport {
   mode: FreezeMode;
   killed: number;
+  /** Killed but still not gone when the agent host stopped waiting: the freeze did not hold. */
+  lingering: number;
 }
 
 interface Waiter<T> {
@@ -206,7 +208,7 @@ export class AgentChannel {
     if (!waiter) throw new ProtocolError(`an answer to freeze ${seq}, which was not asked`);
     this.freezes.delete(seq);
     clearTimeout(waiter.timer);
-    waiter.resolve({ mode: report.mode, killed: report.killed });
+    waiter.resolve({ mode: report.mode, killed: report.killed, lingering: report.lingering });
   }
 
   /** The channel is over: every process fails, every waiter is rejected; nothing is accepted again. */

@@ -42,6 +42,8 @@ export type Env = Static<typeof EnvSchema>;
 export interface RunnerConfig {
   session: { name: string; namespace: string };
   workspace: string;
+  /** The agent's checkout, relative to the workspace. */
+  checkout: string;
   repoDir: string;
   home: string;
   /** The runner's private folder for git (object store, git's HOME): never on the agent's volume. */
@@ -75,6 +77,9 @@ export interface RunnerConfig {
 }
 
 export class ConfigError extends Error {}
+
+/** The agent's checkout, below the workspace. */
+const CHECKOUT = 'repo';
 
 /** The key Claude Code is given for a Messages API that needs none (any non-empty value works). */
 export const SCRIPTED_MODEL_KEY = 'scripted-model';
@@ -126,7 +131,8 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
   return {
     session: { name: e.TETHER_SESSION_NAME, namespace: e.TETHER_SESSION_NAMESPACE },
     workspace: e.TETHER_WORKSPACE,
-    repoDir: `${e.TETHER_WORKSPACE.replace(/\/$/, '')}/repo`,
+    checkout: CHECKOUT,
+    repoDir: `${e.TETHER_WORKSPACE.replace(/\/$/, '')}/${CHECKOUT}`,
     home: e.HOME,
     gitStore: e.TETHER_GIT_STORE,
     mediaDir: `${e.TETHER_GIT_STORE.replace(/\/$/, '')}/media`,

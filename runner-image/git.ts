@@ -1,30 +1,39 @@
 // Git for the runner, around a private object store in a folder the agent cannot write
 // (TETHER_GIT_STORE): the base branch is fetched there with the token; the agent's checkout is
-// made from it (origin = the repository URL, no credentials); the work tree is snapshotted into
-// it, and exactly that snapshot is reviewed and pushed. No git the runner runs uses the agent's
-// .git as its repository, and none reads configuration the agent can write (git-env.ts).
-import { execFile } from 'node:child_process';
+// written from it; the checkout is snapshotted into it, and exactly that snapshot is reviewed and
+// pushed. No git the runner runs has a work tree or the agent's .git: every read and write of the
+// workspace goes through workspace-fs (snapshot.ts reads the checkout, checkout.ts writes it), and
+// no git reads configuration the agent can write (git-env.ts).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, cp, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import type { Redactor } from '../common/log.ts';
+import { applyChanges, readBaseMarker, writeBaseMarker, type Change } from './checkout.ts';
 import { DIFF_OPTIONS, gitEnvironment, type GitIdentity } from './git-env.ts';
-import { forgeText } from './forge-text.ts';
+import { BaseTree, batchObjects, treeChanges } from './git-objects.ts';
+import { buildSnapshot, SNAPSHOT_LIMITS, SnapshotRefused, type Snapshot, type SnapshotLimits } from './snapshot.ts';
+import { withWorkspaceDir, type WorkspaceDir } from './workspace-fs.ts';
+
+export type { Snapshot } from './snapshot.ts';
+export { commitMessage, cutDiff } from './git-text.ts';
 
 export interface GitDeps {
-  /** The agent's checkout: the work tree. */
-  repoDir: string;
-  /** The runner's private folder: the object store, git's HOME, scratch indexes. */
+  /** The workspace mount: the trusted root of every path below it. */
+  workspace: string;
+  /** The agent's checkout (the work tree), relative to the workspace. */
+  checkout: string;
+  /** The runner's private folder: the object store, git's HOME, scratch files. */
   storeDir: string;
   token?: string;
   author: GitIdentity;
   redact: Redactor;
   /** PATH to find git. */
   path: string;
+  limits?: SnapshotLimits;
 }
-
-/** A tree written from the work tree into the private store. */
-export interface Snapshot { tree: string }
 
 export interface Diff {
   stat: string;
@@ -37,8 +46,6 @@ export interface Diff {
 export type Prepared = 'cloned' | 'updated' | 'kept-changes';
 
 interface RunOptions {
-  /** The work tree is the agent's checkout. */
-  workTree?: boolean;
   index?: string;
   /** The repository; the private store unless given, none (clone, init) with null. */
   gitDir?: string | null;
@@ -53,41 +60,51 @@ export class Git {
   private readonly deps: GitDeps;
   private readonly store: string;
   private readonly scratch: string;
-  /** The base commit with stat data of the work tree: snapshots start from a copy of it. */
-  private readonly baseIndex: string;
-  /** Outside the checkout, on the workspace: the commit the kept work tree is based on (checked before use). */
-  private readonly baseFile: string;
   private base: string | undefined;
 
   constructor(deps: GitDeps) {
     this.deps = deps;
     this.store = join(deps.storeDir, 'store.git');
     this.scratch = join(deps.storeDir, 'tmp');
-    this.baseIndex = join(deps.storeDir, 'base.index');
-    this.baseFile = join(dirname(deps.repoDir), '.tether-repo-base');
   }
 
-  run(args: string[], options: RunOptions = {}): Promise<string> {
+  /** git in the private folder; `done` settles when it exits (rejecting with its redacted stderr). */
+  private start(args: string[], options: RunOptions = {}): { stdin: Writable; stdout: Readable; done: Promise<void> } {
     const env = gitEnvironment({
       path: this.deps.path, home: join(this.deps.storeDir, 'home'), author: this.deps.author,
       ...(options.forge ? { forge: { url: options.forge, token: this.deps.token } } : {}),
     });
     if (options.gitDir !== null) env.GIT_DIR = options.gitDir ?? this.store;
-    if (options.workTree) env.GIT_WORK_TREE = this.deps.repoDir;
     if (options.index) env.GIT_INDEX_FILE = options.index;
-    const cwd = options.workTree ? this.deps.repoDir : this.deps.storeDir;
-    return new Promise((resolve, reject) => {
-      const child = execFile('git', args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-        if (error) reject(new Error(this.deps.redact(`git ${args[0]} failed: ${stderr.trim() || error.message}`)));
-        else resolve(stdout);
+    const child = spawn('git', args, { cwd: this.deps.storeDir, env });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-8192)));
+    // git's exit status tells whether it read its input; a closed pipe adds nothing to that.
+    child.stdin.on('error', () => undefined);
+    const done = new Promise<void>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (code, signal) => {
+        if (code === 0) resolve();
+        else reject(new Error(this.deps.redact(`git ${args[0]} failed: ${stderr.trim() || `exit ${code ?? signal}`}`)));
       });
-      // git's exit status tells whether it read its input; a closed pipe adds nothing to that.
-      child.stdin?.on('error', () => undefined);
-      child.stdin?.end(options.input);
     });
+    return { stdin: child.stdin, stdout: child.stdout, done };
   }
 
-  /** Fetches the base branch into the store and makes the agent's checkout from it, unless earlier changes are kept. */
+  async runRaw(args: string[], options: RunOptions = {}): Promise<Buffer> {
+    const { stdin, stdout, done } = this.start(args, options);
+    const chunks: Buffer[] = [];
+    stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stdin.end(options.input);
+    await done;
+    return Buffer.concat(chunks);
+  }
+
+  async run(args: string[], options: RunOptions = {}): Promise<string> {
+    return (await this.runRaw(args, options)).toString();
+  }
+
+  /** Fetches the base branch into the store and writes the agent's checkout from it, unless earlier changes are kept. */
   async prepare(url: string, branch: string): Promise<Prepared> {
     await this.ensureStore();
     await this.run(['check-ref-format', `refs/heads/${branch}`]).catch(() => {
@@ -96,21 +113,16 @@ export class Git {
     await this.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--update-head-ok', '--end-of-options',
       url, `+refs/heads/${branch}:refs/heads/${branch}`], { forge: url });
     const latest = await this.commitOf(`refs/heads/${branch}`);
-    await this.ensureWorkTree();
-    const fresh = (await readdir(this.deps.repoDir)).every((name) => name === '.git');
+    const fresh = await this.ensureWorkTree();
     const from = (await this.keptBase(latest)) ?? latest;
-    await this.indexBase(from);
-    const clean = fresh || (await this.snapshotTree()) === (await this.treeOf(from));
-    let outcome: Prepared = 'kept-changes';
     this.base = from;
-    if (clean) {
-      await this.run(['read-tree', '--reset', '-u', '--end-of-options', latest], { workTree: true, index: this.baseIndex });
-      await this.run(['update-index', '-q', '--refresh'], { workTree: true, index: this.baseIndex });
+    let outcome: Prepared = 'kept-changes';
+    if (fresh || (await this.isClean(from))) {
+      await this.checkOut(fresh ? undefined : await this.treeOf(from), latest);
       this.base = latest;
       outcome = fresh ? 'cloned' : 'updated';
     }
-    await rm(this.baseFile, { force: true });
-    await writeFile(this.baseFile, `${this.base}\n`, { flag: 'wx' });
+    await writeBaseMarker(this.deps.workspace, this.base);
     await this.replaceAgentGit(url, branch, latest);
     return outcome;
   }
@@ -118,8 +130,8 @@ export class Git {
   /** The work tree as a tree in the store, when it differs from the base; undefined before prepare(). */
   async changes(): Promise<Snapshot | undefined> {
     if (!this.base) return undefined;
-    const tree = await this.snapshotTree();
-    return tree === (await this.treeOf(this.base)) ? undefined : { tree };
+    const snapshot = await this.snapshot(this.base);
+    return snapshot.tree === (await this.treeOf(this.base)) ? undefined : snapshot;
   }
 
   /** Stat and unified diff from the base to a snapshot, computed from the store's objects only. */
@@ -142,14 +154,10 @@ export class Git {
     await this.run(['push', '--quiet', '--no-verify', '--no-recurse-submodules', '--end-of-options', url, `${commit}:refs/heads/${branch}`], { forge: url });
   }
 
-  /** The work tree back to the base: changed files restored, new files removed, ignored files kept. */
+  /** The work tree back to the base: what differs from it now is restored or removed; ignored and left-out files stay. */
   async revert(): Promise<void> {
     const base = this.requireBase();
-    await this.withIndex(async (index) => {
-      await copyFile(this.baseIndex, index);
-      await this.run(['add', '-A'], { workTree: true, index });
-      await this.run(['read-tree', '--reset', '-u', '--end-of-options', base], { workTree: true, index });
-    });
+    await this.checkOut((await this.snapshot(base)).tree, base);
   }
 
   private requireBase(): string {
@@ -163,11 +171,16 @@ export class Git {
     if (!existsSync(join(this.store, 'HEAD'))) await this.run(['init', '--quiet', '--bare', '--template=', '--end-of-options', this.store], { gitDir: null });
   }
 
-  /** The checkout must be a real folder: a symlink would make the runner snapshot whatever it points at. */
-  private async ensureWorkTree(): Promise<void> {
-    const stat = await lstat(this.deps.repoDir).catch(() => undefined);
-    if (!stat) await mkdir(this.deps.repoDir, { recursive: true });
-    else if (!stat.isDirectory()) throw new Error(`${this.deps.repoDir} is not a folder`);
+  /** The checkout must be a real folder (a symlink would make the runner snapshot whatever it points at); true when it holds nothing but .git. */
+  private async ensureWorkTree(): Promise<boolean> {
+    return withWorkspaceDir(this.deps.workspace, '', async (root) => {
+      const type = await root.typeOf(this.deps.checkout);
+      if (type !== undefined && type !== 'dir') throw new Error(`${join(this.deps.workspace, this.deps.checkout)} is not a folder`);
+      // 0777 as mkdir(1): the umask decides, and the agent's group must be able to write its checkout.
+      const checkout = await root.makeDir(this.deps.checkout, 0o777);
+      const entries = await checkout.entries().finally(() => checkout.close());
+      return entries.every((entry) => entry.name === '.git');
+    });
   }
 
   private async commitOf(rev: string): Promise<string> {
@@ -180,71 +193,100 @@ export class Git {
 
   /** The base the kept work tree was made from: only a commit the forge's branch contains. */
   private async keptBase(latest: string): Promise<string | undefined> {
-    const recorded = (await readFile(this.baseFile, 'utf8').catch(() => '')).trim();
+    const recorded = await readBaseMarker(this.deps.workspace);
     if (!OBJECT_ID.test(recorded)) return undefined;
     const contained = await this.run(['merge-base', '--is-ancestor', '--end-of-options', recorded, latest]).then(() => true, () => false);
     return contained ? recorded : undefined;
   }
 
-  private async indexBase(commit: string): Promise<void> {
-    await rm(this.baseIndex, { force: true });
-    await this.run(['read-tree', '--end-of-options', commit], { index: this.baseIndex });
-    await this.run(['update-index', '-q', '--refresh'], { workTree: true, index: this.baseIndex });
-  }
-
-  /** `add -A` on a copy of the base index: symlinks are stored as links, .git is never entered. */
-  private snapshotTree(): Promise<string> {
-    return this.withIndex(async (index) => {
-      await copyFile(this.baseIndex, index);
-      await this.run(['add', '-A'], { workTree: true, index });
-      return (await this.run(['write-tree'], { index })).trim();
+  /** Whether the checkout is the commit's tree; a checkout too large to snapshot is not. */
+  private async isClean(commit: string): Promise<boolean> {
+    const snapshot = await this.snapshot(commit).catch((error: unknown) => {
+      if (error instanceof SnapshotRefused) return undefined;
+      throw error;
     });
+    return snapshot?.tree === (await this.treeOf(commit));
   }
 
-  private async withIndex<T>(use: (index: string) => Promise<T>): Promise<T> {
-    const dir = await mkdtemp(join(this.scratch, 'index-'));
+  /** The checkout read through workspace-fs (snapshot.ts), compared with the commit's tree, written into the store. */
+  private async snapshot(commit: string): Promise<Snapshot> {
+    const tree = await this.treeOf(commit);
+    const base = new BaseTree(tree, await this.runRaw(['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', tree]));
+    const { name, email } = this.deps.author;
+    return withWorkspaceDir(this.deps.workspace, this.deps.checkout, (checkout) => buildSnapshot(checkout, base, {
+      limits: this.deps.limits ?? SNAPSHOT_LIMITS, uid: process.getuid!(), committer: `${name} <${email}>`,
+      fastImport: () => {
+        const { stdin, stdout, done } = this.start(['fast-import', '--quiet', '--force', '--done', '--cat-blob-fd=1']);
+        const chunks: Buffer[] = [];
+        stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+        return { input: stdin, output: done.then(() => Buffer.concat(chunks).toString()) };
+      },
+    }));
+  }
+
+  /** Writes the checkout from the tree it holds now (none when fresh) to the commit `to`, through workspace-fs (checkout.ts). */
+  private async checkOut(from: string | undefined, to: string): Promise<void> {
+    const target = await this.treeOf(to);
+    const changes: Change[] = from === undefined
+      ? new BaseTree(target, await this.runRaw(['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', target])).all()
+      : treeChanges(await this.runRaw(['diff-tree', '-r', '-z', '--no-renames', '--end-of-options', from, target]));
+    await withWorkspaceDir(this.deps.workspace, this.deps.checkout, (checkout) => applyChanges(checkout, changes, (ids) => this.blobs(ids)));
+  }
+
+  /** The blobs' contents, in order, from one `git cat-file --batch`. */
+  private async *blobs(ids: string[]): AsyncGenerator<Buffer> {
+    if (ids.length === 0) return;
+    const { stdin, stdout, done } = this.start(['cat-file', '--batch']);
+    stdin.end(ids.map((id) => `${id}\n`).join(''));
     try {
-      return await use(join(dir, 'index'));
+      yield* batchObjects(stdout);
+      await done;
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      stdout.destroy();
+      await done.catch(() => undefined);
     }
   }
 
   /**
-   * A new .git for the agent, made in the private folder and copied in whole: the branch at the base,
-   * origin/<branch> at the latest fetch, origin = the URL without credentials, the index of the base.
+   * A new .git for the agent, made in the private folder and copied in whole through workspace-fs:
+   * the branch at the base, origin/<branch> at the latest fetch, origin = the URL without
+   * credentials, the base's index (without stat data: the agent's git refreshes it).
    */
   private async replaceAgentGit(url: string, branch: string, latest: string): Promise<void> {
     const made = await mkdtemp(join(this.scratch, 'clone-'));
-    const staging = await mkdtemp(join(dirname(this.deps.repoDir), '.tether-git-'));
     try {
       await this.run(['clone', '--quiet', '--no-checkout', '--branch', branch, '--end-of-options', this.store, made], { gitDir: null });
       const gitDir = join(made, '.git');
       await this.run(['config', '--end-of-options', 'remote.origin.url', url], { gitDir });
       if (this.base !== latest) await this.run(['update-ref', '--end-of-options', `refs/heads/${branch}`, this.base!], { gitDir });
-      await copyFile(this.baseIndex, join(gitDir, 'index'));
-      await cp(gitDir, join(staging, 'git'), { recursive: true });
-      await rm(join(this.deps.repoDir, '.git'), { recursive: true, force: true });
-      await rename(join(staging, 'git'), join(this.deps.repoDir, '.git'));
+      await this.run(['read-tree', '--end-of-options', this.base!], { gitDir, index: join(gitDir, 'index') });
+      await withWorkspaceDir(this.deps.workspace, '', async (root) => {
+        const staging = `.tether-git-${randomBytes(8).toString('hex')}`;
+        const folder = await root.makeDir(staging, 0o777);
+        try {
+          const copy = await folder.makeDir('git', 0o777);
+          await copyFolderIn(gitDir, copy).finally(() => copy.close());
+          const checkout = await root.dir(this.deps.checkout);
+          await checkout.remove('.git').then(() => folder.moveTo('git', checkout, '.git')).finally(() => checkout.close());
+        } finally {
+          await folder.close();
+          await root.remove(staging);
+        }
+      });
     } finally {
       await rm(made, { recursive: true, force: true });
-      await rm(staging, { recursive: true, force: true });
     }
   }
 }
 
-/** The diff as status.result.diff holds it: cut at a line end within maxChars, saying how many lines are left out. */
-export function cutDiff(full: string, maxChars: number): string {
-  if (full.length <= maxChars) return full;
-  const kept = full.slice(0, full.lastIndexOf('\n', maxChars - 200) + 1);
-  const hidden = full.split('\n').length - kept.split('\n').length;
-  return `${kept}… diff cut by Tether: ${hidden} more lines are not shown here (approving publishes all of them) …\n`;
-}
-
-/** "make the navbar sticky" → "Tether: make the navbar sticky" (first line, ≤ 72 chars) + the prompt. */
-export function commitMessage(prompt: string, session: string): string {
-  const text = forgeText(prompt.replace(/^script:\s*/, '')).trim();
-  const first = (text.split('\n')[0] ?? '').replace(/\s+/g, ' ').trim() || 'changes from Tether';
-  const subject = first.length > 64 ? `${first.slice(0, 63)}…` : first;
-  return `${subject}\n\nRequested from the phone through Tether (session ${session}).\n\n${text.slice(0, 2000)}\n`;
+/** Copies a folder of the supervisor's own (a fresh clone's `.git`) into `into`: folders and regular files only. */
+async function copyFolderIn(source: string, into: WorkspaceDir): Promise<void> {
+  for (const entry of await readdir(source, { withFileTypes: true })) {
+    const from = join(source, entry.name);
+    if (entry.isFile()) await into.copyIn(entry.name, from);
+    else if (entry.isDirectory()) {
+      const dir = await into.makeDir(entry.name, 0o777);
+      await copyFolderIn(from, dir).finally(() => dir.close());
+    } else throw new Error(`${from} is neither a file nor a folder`);
+  }
 }

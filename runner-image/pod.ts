@@ -71,7 +71,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
   const browsers = new Browsers();
   const runner = new Runner({
     status, agent, browsers, policy: parts.policy, log, redact,
-    git: new Git({ repoDir: config.repoDir, storeDir: config.gitStore, token: config.github.token, author: config.gitAuthor, redact, path: config.agentEnv.PATH! }),
+    git: new Git({ workspace: config.workspace, checkout: config.checkout, storeDir: config.gitStore, token: config.github.token, author: config.gitAuthor, redact, path: config.agentEnv.PATH! }),
     media: { dir: config.mediaDir, namespace, session: name, relay: config.relay },
     workspace: config.workspace,
     repoDir: config.repoDir,

@@ -8,6 +8,7 @@ import { isTerminal } from '../common/session/state-machine.ts';
 import { SCREENSHOT_TOOL, type Agent, type AgentImage, type AgentResult } from './agents/types.ts';
 import { DISK_FULL_MESSAGE, isDiskFull } from './disk-full.ts';
 import { commitMessage, cutDiff, type Git, type Snapshot } from './git.ts';
+import { SnapshotRefused } from './snapshot.ts';
 import { createPullRequest, repoSlug } from './github.ts';
 import { RunnerHost } from './host.ts';
 import { answerDiffRequests, DiffDrawer, diffFileNames } from './diff-review.ts';
@@ -34,11 +35,13 @@ export interface RunnerDeps {
   /** The install's repository host list: git runs, and the token goes, only to these. */
   repoHosts: readonly string[];
   redact: (s: string) => string;
-  /** Stops every process of the agent container (the agent channel); unset when the agent runs here. */
-  freezeAgent?: () => Promise<unknown>;
+  /** Kills every process of the agent container (the agent channel), saying how many linger; unset when the agent runs here. */
+  freezeAgent?: () => Promise<{ lingering: number }>;
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+const unreadText = (why: string) => `Tether did not read the changes (${why}); they are kept on the workspace.`;
+const LEFT_OUT_SHOWN = 5;
 
 export class Runner {
   private readonly deps: RunnerDeps;
@@ -46,6 +49,7 @@ export class Runner {
   private readonly media: Media[] = [];
   private readonly diffs: DiffDrawer;
   private session!: Session;
+  private freezing: Promise<string | undefined> | undefined;
 
   constructor(deps: RunnerDeps) {
     this.deps = deps;
@@ -110,12 +114,38 @@ export class Runner {
     this.recordAgentResult(result, host);
     if (this.stop.signal.aborted) return;
     if (!result.ok) return this.fail(result.message ?? 'The agent stopped with an error.');
-    const snapshot = await this.deps.git.changes();
+    const { snapshot, unread } = await this.changes();
+    if (unread) {
+      await status.move({ type: 'AgentFailed' }, unreadText(unread));
+      return;
+    }
     if (!snapshot) {
       await status.move({ type: 'FinishedWithoutChanges' });
       return;
     }
     await this.changesGate(snapshot, base);
+  }
+
+  /** Kills every process of the agent container, once; undefined when that held, else why not. */
+  private freeze(): Promise<string | undefined> {
+    const { freezeAgent } = this.deps;
+    this.freezing ??= !freezeAgent ? Promise.resolve(undefined) : freezeAgent().then(
+      (report) => (report.lingering ? `${report.lingering} of the agent's processes did not stop` : undefined),
+      (error: unknown) => `the agent's processes could not be stopped: ${errorText(error)}`,
+    );
+    return this.freezing;
+  }
+
+  /** The checkout's changes, read only once nothing of the agent's runs; else why they were not read. */
+  private async changes(): Promise<{ snapshot?: Snapshot; unread?: string }> {
+    const unfrozen = await this.freeze();
+    if (unfrozen) return { unread: unfrozen };
+    try {
+      return { snapshot: await this.deps.git.changes() };
+    } catch (error) {
+      if (error instanceof SnapshotRefused) return { unread: error.message };
+      throw error;
+    }
   }
 
   private async waitForStart(): Promise<void> {
@@ -142,6 +172,11 @@ export class Runner {
   /** The review comes from the snapshot, never from the work tree: it is what approving pushes. */
   private async recordDiff(snapshot: Snapshot, withImage: boolean): Promise<{ stat: string; files: FileDiff[] }> {
     const diff = await this.deps.git.diff(snapshot);
+    const { leftOut } = snapshot;
+    if (leftOut.length) {
+      const more = leftOut.length > LEFT_OUT_SHOWN ? ` and ${leftOut.length - LEFT_OUT_SHOWN} more` : '';
+      this.deps.status.addProgress(`Left out of the changes: ${leftOut.slice(0, LEFT_OUT_SHOWN).join(', ')}${more}`);
+    }
     this.deps.status.setResult({ snapshotTree: snapshot.tree, diffStat: truncate(diff.stat, 8000), diff: cutDiff(diff.full, LIMITS.diffChars) });
     if (!withImage) return { stat: diff.stat, files: [] };
     const lastLine = diff.stat.split('\n').at(-1)?.trim() ?? '';
@@ -172,7 +207,6 @@ export class Runner {
 
   private async changesGate(snapshot: Snapshot, base: string): Promise<void> {
     const { status, git } = this.deps;
-    await this.deps.freezeAgent?.();
     const { stat, files } = await this.recordDiff(snapshot, true);
     const name = this.session.metadata.name!;
     const commit = await git.commit(snapshot, commitMessage(this.session.spec.prompt, name));
@@ -204,9 +238,9 @@ export class Runner {
   }
 
   private async fail(message: string): Promise<void> {
-    const snapshot = await this.deps.git.changes();
+    const { snapshot, unread } = await this.changes();
     if (snapshot) await this.recordDiff(snapshot, false);
-    await this.deps.status.move({ type: 'AgentFailed' }, message);
+    await this.deps.status.move({ type: 'AgentFailed' }, unread ? `${message} ${unreadText(unread)}` : message);
   }
 
   /** SIGTERM, cancel, or someone else's final phase: the agent is already stopped here. */
@@ -219,9 +253,10 @@ export class Runner {
         await status.move({ type: 'Cancel' }, 'Cancelled from the phone.');
         return;
       }
-      const snapshot = await this.deps.git.changes();
+      const { snapshot, unread } = await this.changes();
       if (snapshot) await this.recordDiff(snapshot, false);
-      const moved = await status.move({ type: 'AgentFailed' }, `The runner was stopped (${reason}); partial changes are kept on the workspace.`);
+      const kept = unread ? unreadText(unread) : 'partial changes are kept on the workspace.';
+      const moved = await status.move({ type: 'AgentFailed' }, `The runner was stopped (${reason}); ${kept}`);
       if (!moved) this.deps.log.warn({ phase: status.phase }, 'could not record the stop in this phase');
     } catch (error) {
       if (!(error instanceof SessionFinished)) throw error;

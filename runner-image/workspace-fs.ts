@@ -6,11 +6,11 @@
 // refused, a socket or device refused); every read is bounded in size. The supervisor reads and
 // writes here only what the agent itself could have read and written through the same names.
 import { constants, type Dirent, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readdir, readlink, rename, rmdir, statfs, unlink, type FileHandle } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, open, readdir, readlink, rename, rmdir, statfs, symlink, unlink, type FileHandle } from 'node:fs/promises';
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = constants;
-const READ_FILE = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY, COPYFILE_EXCL } = constants;
 const READ_DIR = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_DIRECTORY;
+const READ_ANY = O_RDONLY | O_NOFOLLOW | O_NONBLOCK; // anything but a symlink or socket; a FIFO without waiting
 
 /** A path the supervisor will not follow or open: a symlink, a special file, `..`, or too large. */
 export class WorkspaceRefused extends Error {
@@ -30,6 +30,13 @@ export interface Entry {
   name: string;
   type: EntryType;
 }
+
+/** An entry opened as what it was at one instant: a folder, a regular file (read unless over the limit), a symlink's target. */
+export type Opened =
+  | { type: 'dir'; dir: WorkspaceDir }
+  | { type: 'file'; stat: Stats; data?: Buffer }
+  | { type: 'symlink'; target: string }
+  | { type: 'other' };
 
 /** A regular file read whole, with what its inode said when it was opened. */
 export interface FileRead {
@@ -54,8 +61,7 @@ const typeOf = (entry: Dirent | Stats): EntryType =>
 
 function refusal(path: string, error: unknown): unknown {
   const code = errorCode(error);
-  // ELOOP: a symlink where O_NOFOLLOW stood; ENOTDIR: a file or link where a folder was needed;
-  // ENXIO: a socket; EACCES: not ours to read.
+  // ELOOP: a symlink where O_NOFOLLOW stood; ENOTDIR: a file or link where a folder was needed; ENXIO: a socket.
   if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'EMLINK') return new WorkspaceRefused(path, 'a symlink or a file where a folder or file was expected');
   if (code === 'ENXIO' || code === 'ENODEV' || code === 'EOPNOTSUPP') return new WorkspaceRefused(path, 'not a regular file or folder');
   return error;
@@ -123,23 +129,42 @@ export class WorkspaceDir {
     });
   }
 
-  /** A regular file's whole content, at most maxBytes (else refused); undefined when it does not exist. */
-  async readFile(name: string, maxBytes: number): Promise<FileRead | undefined> {
+  /**
+   * `name` as what it is at one open (no follow), used through that very descriptor: a swap after the listing cannot
+   * make a folder of a symlink. A symlink (ELOOP) has its target read by name (EINVAL: no longer one).
+   */
+  async openEntry(name: string, maxBytes: number): Promise<Opened | undefined> {
     let handle: FileHandle;
     try {
-      handle = await open(this.at(name), READ_FILE);
+      handle = await open(this.at(name), READ_ANY);
     } catch (error) {
-      if (errorCode(error) === 'ENOENT') return undefined;
-      throw refusal(this.child(name), error);
+      const code = errorCode(error);
+      if (code === 'ENOENT') return undefined;
+      if (code === 'ELOOP') return { type: 'symlink', target: await readlink(this.at(name)) };
+      if (code === 'ENXIO' || code === 'ENODEV' || code === 'EOPNOTSUPP') return { type: 'other' };
+      throw error;
     }
+    const stat = await handle.stat().catch(async (error: unknown) => {
+      await handle.close();
+      throw error;
+    });
+    if (stat.isDirectory()) return { type: 'dir', dir: new WorkspaceDir(this.child(name), handle) };
     try {
-      const stat = await handle.stat();
-      if (!stat.isFile()) throw new WorkspaceRefused(this.child(name), 'not a regular file');
-      if (stat.size > maxBytes) throw new WorkspaceRefused(this.child(name), `larger than ${maxBytes} bytes`);
-      return { data: await readBounded(handle, this.child(name), maxBytes), stat };
+      if (!stat.isFile()) return { type: 'other' };
+      if (stat.size > maxBytes) return { type: 'file', stat };
+      return { type: 'file', stat, data: await readBounded(handle, this.child(name), maxBytes, stat.size) };
     } finally {
       await handle.close();
     }
+  }
+
+  /** A regular file's whole content, at most maxBytes (else refused); undefined when it does not exist. */
+  async readFile(name: string, maxBytes: number): Promise<FileRead | undefined> {
+    const opened = await this.openEntry(name, maxBytes);
+    if (opened?.type === 'dir') await opened.dir.close();
+    if (opened === undefined || (opened.type === 'file' && opened.data)) return opened && { data: opened.data!, stat: opened.stat };
+    if (opened.type === 'symlink') throw new WorkspaceRefused(this.child(name), 'a symlink or a file where a folder or file was expected');
+    throw new WorkspaceRefused(this.child(name), opened.type === 'file' ? `larger than ${maxBytes} bytes` : 'not a regular file');
   }
 
   /** A symlink's target text (the link is never followed). */
@@ -157,14 +182,35 @@ export class WorkspaceDir {
 
   /** Writes a new file under a fresh name and renames it over `name` (a symlink there is replaced, never followed). */
   async writeFile(name: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
-    const temporary = `.${name}.tether-${process.pid}-${Date.now()}`;
+    const temporary = freshName();
     const handle = await open(this.at(temporary), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
     try {
       await handle.writeFile(data);
     } finally {
       await handle.close();
     }
-    await rename(this.at(temporary), this.at(name));
+    await this.replace(temporary, name);
+  }
+
+  /** Copies a file of the supervisor's own (`source`, outside the workspace) in as `name`, like writeFile. */
+  async copyIn(name: string, source: string): Promise<void> {
+    const temporary = freshName();
+    await copyFile(source, this.at(temporary), COPYFILE_EXCL);
+    await this.replace(temporary, name);
+  }
+
+  /** Makes `name` a symlink to `target` (whatever was there is replaced, never followed). */
+  async symlink(name: string, target: string | Buffer): Promise<void> {
+    const temporary = freshName();
+    await symlink(target, this.at(temporary));
+    await this.replace(temporary, name);
+  }
+
+  private async replace(temporary: string, name: string): Promise<void> {
+    await rename(this.at(temporary), this.at(name)).catch(async (error: unknown) => {
+      await unlink(this.at(temporary));
+      throw error;
+    });
   }
 
   /** Removes `name` and everything below it; symlinks are removed, never followed. */
@@ -191,11 +237,16 @@ export class WorkspaceDir {
   }
 }
 
-async function readBounded(handle: FileHandle, path: string, maxBytes: number): Promise<Buffer> {
+let made = 0;
+/** A name no other write of this process uses, short enough beside any name (writes go there first). */
+const freshName = () => `.tether-${process.pid}-${++made}`;
+
+/** At most maxBytes of the file: first the size it said it had (and a byte more, to see it end), then 64 KiB at a time. */
+async function readBounded(handle: FileHandle, path: string, maxBytes: number, size: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
   for (;;) {
-    const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, maxBytes + 1 - total));
+    const chunk = Buffer.allocUnsafe(Math.min(total === 0 ? size + 1 : 64 * 1024, maxBytes + 1 - total));
     const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
     if (bytesRead === 0) return Buffer.concat(chunks, total);
     total += bytesRead;

@@ -2,6 +2,7 @@
 // Session is its own record; other messages claim an entry in the shared claims), write the Session
 // (create, cancel, append a decision) and queue the reply behind the phone's earlier messages.
 import type { Logger } from 'pino';
+import { concurrencyLimit } from '../../common/concurrency.ts';
 import { backoffDelay } from '../../common/kube/work-queue.ts';
 import { isAlreadyExists, isConflict } from '../../common/kube/errors.ts';
 import { askDiff } from './diff-request.ts';
@@ -88,21 +89,6 @@ const STATELESS = new Set<Route['kind']>(['help', 'status', 'empty', 'repo', 'un
 const CREATES = new Set<Route['kind']>(['start', 'queue']);
 
 class Duplicate extends Error {}
-
-function concurrencyLimit(max: number) {
-  let running = 0;
-  const waiting: Array<() => void> = [];
-  return async <T>(task: () => Promise<T>): Promise<T> => {
-    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
-    running++;
-    try {
-      return await task();
-    } finally {
-      running--;
-      waiting.shift()?.();
-    }
-  };
-}
 
 export class InboundHandler {
   private readonly o: InboundOptions;

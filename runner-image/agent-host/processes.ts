@@ -136,6 +136,6 @@ export class ProcessHost {
     const result = await freezeAll(this.mode, this.groups);
     this.log.info(result, 'agent container frozen');
     if (result.lingering) this.log.warn({ lingering: result.lingering }, 'killed processes not gone yet (a SIGKILL is pending for them)');
-    this.conn.send(FrameType.Frozen, seq, { mode: result.mode, killed: result.killed });
+    this.conn.send(FrameType.Frozen, seq, { mode: result.mode, killed: result.killed, lingering: result.lingering });
   }
 }

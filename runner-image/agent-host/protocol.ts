@@ -59,7 +59,7 @@ export const Payloads = {
   [FrameType.Exit]: Type.Object({ code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Signal, Type.Null()]) }, { additionalProperties: false }),
   [FrameType.Freeze]: Empty,
   [FrameType.Frozen]: Type.Object({
-    mode: Type.Union([Type.Literal('namespace'), Type.Literal('groups')]), killed: Type.Integer({ minimum: 0 }),
+    mode: Type.Union([Type.Literal('namespace'), Type.Literal('groups')]), killed: Type.Integer({ minimum: 0 }), lingering: Type.Integer({ minimum: 0 }),
   }, { additionalProperties: false }),
 } satisfies Partial<Record<FrameTypeValue, TSchema>>;
 

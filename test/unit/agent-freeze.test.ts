@@ -69,6 +69,7 @@ describe('agent channel: freeze', { timeout: 60_000 }, () => {
     const report = await pair.channel.freeze();
     expect(report.mode).toBe('groups');
     expect(report.killed).toBeGreaterThanOrEqual(5);
+    expect(report.lingering).toBe(0);
     expect(await ended).toMatchObject({ code: null, signal: 'SIGKILL' });
     for (const pid of [sh.pid!, pids.child!, pids.setsid!]) expect(running(pid)).toBe(false);
     expect(runningWithArgv(['sleep', '300.14'])).toEqual([]);
@@ -90,6 +91,7 @@ describe('agent channel: freeze', { timeout: 60_000 }, () => {
     const report = await pair.channel.freeze();
     expect(report.mode).toBe('namespace');
     expect(report.killed).toBeGreaterThanOrEqual(6);
+    expect(report.lingering).toBe(0);
     expect(await ended).toMatchObject({ code: null, signal: 'SIGKILL' });
     for (const n of [1, 2, 3, 4]) expect(runningWithArgv(['sleep', `300.2${n}`])).toEqual([]);
     // The agent host itself is still there and answers.

@@ -24,7 +24,7 @@ function setup() {
   git(remote, 'update-ref', 'refs/heads/main', git(remote, 'commit-tree', '-m', 'initial', git(remote, 'mktree').trim()).trim());
   mkdirSync(join(root, 'workspace'));
   const runnerGit = new Git({
-    repoDir: join(root, 'workspace', 'repo'), storeDir: mkdtempSync(join(root, 'store-')), token: 'ghp_x', author, redact: (s) => s, path: process.env.PATH!,
+    workspace: join(root, 'workspace'), checkout: 'repo', storeDir: mkdtempSync(join(root, 'store-')), token: 'ghp_x', author, redact: (s) => s, path: process.env.PATH!,
   });
   return { root, remote, runnerGit, marker: join(root, 'MARKER') };
 }

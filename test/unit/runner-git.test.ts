@@ -1,7 +1,7 @@
 // The runner's git with real git: the locked environment, the private store, snapshots that store
 // symlinks as links, and a workspace .git full of hostile configuration that nothing reads.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -31,7 +31,7 @@ function setup(files: Record<string, string> = {}) {
   plainGit(seed, 'push', '--quiet', remote, 'main');
   const repo = join(root, 'workspace', 'repo');
   mkdirSync(join(root, 'workspace'));
-  const newGit = () => new Git({ repoDir: repo, storeDir: mkdtempSync(join(root, 'store-')), token: TOKEN, author, redact: (s) => s, path: process.env.PATH! });
+  const newGit = () => new Git({ workspace: join(root, 'workspace'), checkout: 'repo', storeDir: mkdtempSync(join(root, 'store-')), token: TOKEN, author, redact: (s) => s, path: process.env.PATH! });
   const upstream = (path: string, content: string) => {
     writeFileSync(join(seed, path), content);
     plainGit(seed, 'add', '.');
@@ -75,8 +75,18 @@ describe('git environment', () => {
 describe('runner git', { timeout: 30_000 }, () => {
   it('makes the checkout from the private store: origin without credentials, clean status, no token anywhere', async () => {
     const { root, repo, remote, newGit } = setup();
-    expect(await newGit().prepare(remote, 'main')).toBe('cloned');
+    // A Pod's umask: the agent's group shares the workspace.
+    const umask = process.umask(0o002);
+    try {
+      expect(await newGit().prepare(remote, 'main')).toBe('cloned');
+    } finally {
+      process.umask(umask);
+    }
     expect(readFileSync(join(repo, 'README.md'), 'utf8')).toBe('# web\n');
+    // Modes as mkdir(1) and git make them: the umask decides, and the agent's group may write.
+    expect(statSync(repo).mode & 0o777).toBe(0o775);
+    expect(statSync(join(repo, 'README.md')).mode & 0o777).toBe(0o664);
+    expect(statSync(join(repo, '.git')).mode & 0o777).toBe(0o775);
     expect(plainGit(repo, 'remote', 'get-url', 'origin').trim()).toBe(remote);
     expect(plainGit(repo, 'status', '--porcelain')).toBe('');
     expect(plainGit(repo, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('main');

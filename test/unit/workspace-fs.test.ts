@@ -108,6 +108,27 @@ describe('workspace-fs', () => {
     }
   });
 
+  it('openEntry opens what an entry is at one instant: a folder, a file read whole, a link as text, a FIFO unopened', async () => {
+    const { root, secret } = workspace();
+    const repo = join(root, 'repo');
+    symlinkSync(secret, join(repo, 'out'));
+    execFileSync('mkfifo', [join(repo, 'fifo')]);
+    writeFileSync(join(repo, 'sparse'), '');
+    truncateSync(join(repo, 'sparse'), 2 * 1024 ** 3);
+    await withWorkspaceDir(root, 'repo', async (dir) => {
+      const src = await dir.openEntry('src', 100);
+      expect(src?.type).toBe('dir');
+      if (src?.type === 'dir') expect((await src.dir.entries().finally(() => src.dir.close())).map((e) => e.name)).toEqual(['a.txt']);
+      expect(await dir.openEntry('out', 100)).toEqual({ type: 'symlink', target: secret });
+      expect(await dir.openEntry('fifo', 100)).toEqual({ type: 'other' });
+      const sparse = await dir.openEntry('sparse', 100);
+      expect(sparse?.type === 'file' && sparse.data === undefined && sparse.stat.size).toBe(2 * 1024 ** 3);
+      expect(await dir.openEntry('missing', 100)).toBeUndefined();
+      const src2 = await dir.dir('src');
+      expect((await src2.openEntry('a.txt', 100).finally(() => src2.close()))).toMatchObject({ type: 'file', data: Buffer.from('hello') });
+    });
+  });
+
   it('opens the trusted root only as a folder', async () => {
     const { root } = workspace();
     await expect(WorkspaceDir.root(join(root, 'repo', 'src', 'a.txt'))).rejects.toThrow();
