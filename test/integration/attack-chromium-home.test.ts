@@ -7,13 +7,14 @@
 // supervisor's uid and environment, and writes that environment (GITHUB_TOKEN, the model key)
 // onto the workspace for the agent.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, type E2E } from '../support/e2e.ts';
+import { filesContaining } from '../support/files.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
 
 const GITHUB_CANARY = 'ghp_canaryCHROMIUMhome0123456789abcd';
@@ -45,15 +46,6 @@ __attribute__((constructor)) static void leak(void) {
   close(out);
 }
 `;
-
-function filesUnder(dir: string): Array<[string, string]> {
-  return readdirSync(dir).flatMap((name): Array<[string, string]> => {
-    const path = join(dir, name);
-    const stat = lstatSync(path);
-    if (stat.isDirectory()) return filesUnder(path);
-    return stat.isFile() ? [[path, readFileSync(path, 'latin1')]] : [];
-  });
-}
 
 beforeAll(async () => {
   tools = mkdtempSync(join(tmpdir(), 'tether-nss-'));
@@ -95,7 +87,7 @@ describe('attack: a PKCS#11 module planted in the agent-writable HOME of the sup
     // The plant is in place: a fixed runner must have been offered it and refused it.
     expect(readFileSync(join(workspace, 'home/.pki/nssdb/pkcs11.txt'), 'utf8')).toContain('leak.so');
     const leaked = join(workspace, 'home/chromium-leak.txt');
-    const found = filesUnder(workspace).filter(([, text]) => text.includes(GITHUB_CANARY) || text.includes(ANTHROPIC_CANARY)).map(([path]) => path);
+    const found = filesContaining(workspace, [GITHUB_CANARY, ANTHROPIC_CANARY]);
     expect({ leakFile: existsSync(leaked), canariesIn: found }).toEqual({ leakFile: false, canariesIn: [] });
   });
 });

@@ -6,11 +6,12 @@
 // supervisor, with its environment (GITHUB_TOKEN, the model key) and its token files.
 // The runner runs here as its Pod runs it (RUNNER_COMMAND, the Pod's environment), as a process.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RUNNER_COMMAND } from '../../controller/builders.ts';
+import { filesContaining } from '../support/files.ts';
 
 const GITHUB_CANARY = 'ghp_canaryKUBECONFIGhome0123456789abc';
 const ANTHROPIC_CANARY = 'sk-ant-canary-KUBECONFIG-home-0123456789';
@@ -34,9 +35,6 @@ function plantKubeconfig(home: string): void {
     } } }],
   }));
 }
-
-const filesUnder = (dir: string): string[] => readdirSync(dir, { recursive: true, withFileTypes: true })
-  .filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
 
 describe('attack: a kubeconfig in the agent-writable HOME of the supervisor', () => {
   it('the runner started with its Pod\'s environment runs no command of the agent\'s and leaks no canary onto the workspace', { timeout: 60_000 }, async () => {
@@ -64,10 +62,7 @@ describe('attack: a kubeconfig in the agent-writable HOME of the supervisor', ()
       }, 100);
       setTimeout(() => resolve(clearInterval(poll)), 20_000);
     });
-    const leaked = filesUnder(workspace).filter((file) => {
-      const text = readFileSync(file, 'latin1');
-      return text.includes(GITHUB_CANARY) || text.includes(ANTHROPIC_CANARY);
-    });
+    const leaked = filesContaining(workspace, [GITHUB_CANARY, ANTHROPIC_CANARY]);
     expect({ execRan: existsSync(join(home, 'exec-leak.txt')), canariesIn: leaked }, output.join('').slice(-2000)).toEqual({ execRan: false, canariesIn: [] });
   });
 });
