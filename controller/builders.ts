@@ -7,7 +7,7 @@ import { SERVICE_ACCOUNT_DIR } from '../common/kube/connection.ts';
 import { phoneHash } from '../common/session/display.ts';
 import {
   AGENT_SOCKET_DIR, AGENT_SOCKET_PATH, ANNOTATION_SESSION_UID, LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, RELAY_TOKEN_AUDIENCE,
-  RUNNER_GIT_STORE, runnerIdentityName, runnerName,
+  RUNNER_GIT_STORE, RUNNER_HOME, runnerIdentityName, runnerName,
 } from '../common/session/names.ts';
 import { API_VERSION, GROUP, KIND, PLURAL, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
@@ -136,7 +136,8 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
     { name: 'TETHER_SESSION_NAME', value: session.metadata.name! },
     { name: 'TETHER_SESSION_NAMESPACE', value: session.metadata.namespace! },
     { name: 'TETHER_WORKSPACE', value: WORKSPACE_PATH },
-    { name: 'HOME', value: `${WORKSPACE_PATH}/home` },
+    { name: 'HOME', value: RUNNER_HOME },
+    { name: 'TETHER_AGENT_HOME', value: `${WORKSPACE_PATH}/home` },
     { name: 'TETHER_GIT_STORE', value: RUNNER_GIT_STORE },
     { name: 'TETHER_RELAY_TOKEN_FILE', value: `${RELAY_TOKEN_DIR}/token` },
     { name: 'TETHER_AGENT_SOCKET', value: AGENT_SOCKET_PATH },
@@ -238,7 +239,7 @@ export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
         image: config.runnerImage,
         imagePullPolicy: 'IfNotPresent',
         args: RUNNER_COMMAND, // the image's entrypoint (tini) runs it
-        workingDir: WORKSPACE_PATH,
+        workingDir: RUNNER_GIT_STORE,
         env: runnerEnv(session, config),
         resources: { requests: { ...SUPERVISOR_RESOURCES.requests }, limits: { ...SUPERVISOR_RESOURCES.limits } },
         securityContext: containerSecurity(RUNNER_UID),

@@ -14,7 +14,7 @@ export const EnvSchema = Type.Object({
   TETHER_SESSION_NAME: Type.String({ minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN }),
   TETHER_SESSION_NAMESPACE: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_SUBDOMAIN }),
   TETHER_WORKSPACE: Type.String({ minLength: 1, pattern: '^/', default: '/workspace' }),
-  HOME: Type.String({ minLength: 1, pattern: '^/', default: '/workspace/home' }),
+  TETHER_AGENT_HOME: Type.String({ minLength: 1, pattern: '^/', default: '/workspace/home', description: "the agent's HOME (Claude Code's config and conversations), on the workspace; the runner's own HOME is private" }),
   TETHER_GIT_STORE: Type.String({ minLength: 1, pattern: '^/', default: RUNNER_GIT_STORE, description: "the runner's private git store, outside the workspace" }),
   TETHER_RELAY_URL: Type.Optional(url('relay base URL for media uploads')),
   TETHER_RELAY_TOKEN_FILE: Type.String({ minLength: 1, default: '/var/run/secrets/tether/relay/token' }),
@@ -113,12 +113,12 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
   if (isInside(e.TETHER_WORKSPACE, e.TETHER_GIT_STORE)) {
     throw new ConfigError(`invalid TETHER_GIT_STORE (got "${e.TETHER_GIT_STORE}"): it must be outside TETHER_WORKSPACE, which the agent can write`);
   }
-  if (!isInside(e.TETHER_WORKSPACE, e.HOME)) {
-    throw new ConfigError(`invalid HOME (got "${e.HOME}"): it must be inside TETHER_WORKSPACE, where the agent keeps its conversations`);
+  if (!isInside(e.TETHER_WORKSPACE, e.TETHER_AGENT_HOME)) {
+    throw new ConfigError(`invalid TETHER_AGENT_HOME (got "${e.TETHER_AGENT_HOME}"): it must be inside TETHER_WORKSPACE, where the agent keeps its conversations`);
   }
   const author = /^(.+) <(.+)>$/.exec(e.TETHER_GIT_AUTHOR)!;
   const agentEnv: Record<string, string> = {
-    PATH: e.PATH, HOME: e.HOME, CLAUDE_CONFIG_DIR: `${e.HOME.replace(/\/$/, '')}/.claude`, LANG: 'C.UTF-8',
+    PATH: e.PATH, HOME: e.TETHER_AGENT_HOME, CLAUDE_CONFIG_DIR: `${e.TETHER_AGENT_HOME.replace(/\/$/, '')}/.claude`, LANG: 'C.UTF-8',
     // No telemetry, update checks or other calls besides the model's: the Pod talks to the API only.
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
   };
@@ -133,7 +133,7 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
     workspace: e.TETHER_WORKSPACE,
     checkout: CHECKOUT,
     repoDir: `${e.TETHER_WORKSPACE.replace(/\/$/, '')}/${CHECKOUT}`,
-    home: e.HOME,
+    home: e.TETHER_AGENT_HOME,
     gitStore: e.TETHER_GIT_STORE,
     mediaDir: `${e.TETHER_GIT_STORE.replace(/\/$/, '')}/media`,
     relay: e.TETHER_RELAY_URL ? { url: e.TETHER_RELAY_URL.replace(/\/$/, ''), tokenFile: e.TETHER_RELAY_TOKEN_FILE } : undefined,
@@ -150,7 +150,7 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
     logLevel: e.LOG_LEVEL,
     agentEnv,
     secrets: [e.GITHUB_TOKEN, e.ANTHROPIC_API_KEY].filter((s): s is string => !!s && s.length >= 4),
-    kube: { KUBECONFIG: e.KUBECONFIG, HOME: env.HOME || undefined, KUBERNETES_SERVICE_HOST: e.KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT: e.KUBERNETES_SERVICE_PORT },
+    kube: { KUBECONFIG: e.KUBECONFIG, inClusterOnly: true, KUBERNETES_SERVICE_HOST: e.KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT: e.KUBERNETES_SERVICE_PORT },
   };
 }
 

@@ -12,6 +12,21 @@ export const MAX_SCREENSHOT_BYTES = 600 * 1024;
 export interface BrowserOptions {
   /** Extra Chromium flags (tests map a made-up host name to 127.0.0.1 with --host-resolver-rules). */
   extraArgs?: string[];
+  /**
+   * Chromium's whole environment (browserEnvironment): never the supervisor's, which holds the
+   * tokens, and no folder the agent can write — Chromium and the libraries it loads (NSS modules,
+   * Vulkan layers, fontconfig) read configuration under HOME and XDG_* that can name code to load.
+   */
+  env?: Record<string, string>;
+}
+
+/** A private folder (the supervisor's own volume) as Chromium's HOME and XDG folders; PATH; nothing else. */
+export function browserEnvironment(home: string, path: string): Record<string, string> {
+  return {
+    PATH: path, HOME: home, LANG: 'C.UTF-8',
+    XDG_CONFIG_HOME: `${home}/.config`, XDG_CACHE_HOME: `${home}/.cache`, XDG_DATA_HOME: `${home}/.local/share`,
+    XDG_DATA_DIRS: '/usr/local/share:/usr/share', XDG_CONFIG_DIRS: '/etc/xdg',
+  };
 }
 
 export class Browsers {
@@ -28,6 +43,7 @@ export class Browsers {
     // the environment (meant for the agent) is never the browser's: it gets its own per screenshot.
     this.browser ??= import('playwright-core').then(({ chromium }) => chromium.launch({
       executablePath: CHROMIUM,
+      env: this.options.env ?? {},
       // WebRTC may not send UDP around the proxy that keeps loopback pages on loopback.
       args: [
         '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-gpu', '--no-proxy-server',

@@ -14,7 +14,7 @@ import { agentSdk } from './agents/sdk.ts';
 import { loopbackModelEnv, type RunnerConfig } from './config.ts';
 import { Git } from './git.ts';
 import { imageInstructions } from './image-files.ts';
-import { Browsers } from './images.ts';
+import { browserEnvironment, Browsers } from './images.ts';
 import type { Policy } from './policy.ts';
 import { startModelProxy, type ModelProxy } from './model-proxy.ts';
 import { Runner } from './runner.ts';
@@ -68,7 +68,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     : undefined;
   const endpoint = await startModelEndpoint(config, log);
   const agent = makeAgent(config, log, endpoint, channel);
-  const browsers = new Browsers();
+  const browsers = new Browsers({ env: browserEnvironment(`${config.gitStore}/home`, config.agentEnv.PATH!) });
   const runner = new Runner({
     status, agent, browsers, policy: parts.policy, log, redact,
     git: new Git({ workspace: config.workspace, checkout: config.checkout, storeDir: config.gitStore, token: config.github.token, author: config.gitAuthor, redact, path: config.agentEnv.PATH! }),

@@ -13,6 +13,8 @@ import {
 export interface KubeEnvironment {
   KUBECONFIG?: string;
   HOME?: string;
+  /** Without KUBECONFIG, the Pod's service account only: no kubeconfig searched under HOME (the runner's). */
+  inClusterOnly?: boolean;
   KUBERNETES_SERVICE_HOST?: string;
   KUBERNETES_SERVICE_PORT?: string;
 }
@@ -81,6 +83,10 @@ async function inCluster(env: KubeEnvironment): Promise<KubeConnection> {
 /** The API server connection from the default places, loading client-node only when it must. */
 export async function loadConnection(env: KubeEnvironment): Promise<KubeConnection> {
   const files = (env.KUBECONFIG ?? '').split(delimiter).filter(Boolean);
+  if (env.inClusterOnly && files.length === 0) {
+    if (!existsSync(join(SERVICE_ACCOUNT_DIR, 'token'))) throw new Error(`no KUBECONFIG and no service account token at ${SERVICE_ACCOUNT_DIR}`);
+    return inCluster(env);
+  }
   const home = env.HOME ? join(env.HOME, '.kube', 'config') : undefined;
   const file = files.length > 0 ? files : home && existsSync(home) ? [home] : [];
   let found: KubeConnection | undefined;

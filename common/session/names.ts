@@ -14,6 +14,12 @@ export const RELAY_TOKEN_AUDIENCE = 'tether-relay';
 export const RELAY_UPLOAD_PATH = '/uploads';
 /** Where the runner keeps its private git store: a Pod-local volume the agent's workspace does not contain. */
 export const RUNNER_GIT_STORE = '/var/lib/tether/git';
+/**
+ * The supervisor's own HOME and working folder, inside its private volume: tools it runs (Chromium,
+ * client-node, git) read configuration from HOME that can name code to load, so it is never a folder
+ * the agent can write. The agent's HOME is on the workspace (TETHER_AGENT_HOME).
+ */
+export const RUNNER_HOME = `${RUNNER_GIT_STORE}/home`;
 
 /** The Session's repository, by the short name the install gives it (kubectl -l, status). */
 export const LABEL_REPO = 'tether.dev/repo';

@@ -55,7 +55,8 @@ export function startRunner(options: { kubeconfig: string; namespace: string; na
     TETHER_SESSION_NAME: options.name,
     TETHER_SESSION_NAMESPACE: options.namespace,
     TETHER_WORKSPACE: workspace,
-    HOME: join(workspace, 'home'),
+    HOME: join(gitStore, 'home'),
+    TETHER_AGENT_HOME: join(workspace, 'home'),
     TETHER_GIT_STORE: gitStore,
     // The tests' remotes are bare repositories under the temporary folder (makeRemote).
     TETHER_REPO_HOSTS: tmpdir(),

@@ -62,8 +62,8 @@ describe('runner config', () => {
     [{ TETHER_GIT_STORE: 'git' }, 'TETHER_GIT_STORE'],
     [{ TETHER_GIT_STORE: '/workspace/home/git' }, 'TETHER_GIT_STORE'],
     [{ TETHER_GIT_STORE: '/workspace' }, 'TETHER_GIT_STORE'],
-    [{ HOME: '/home/runner' }, 'HOME'],
-    [{ HOME: '/workspace/../home' }, 'HOME'],
+    [{ TETHER_AGENT_HOME: '/home/runner' }, 'TETHER_AGENT_HOME'],
+    [{ TETHER_AGENT_HOME: '/workspace/../home' }, 'TETHER_AGENT_HOME'],
   ])('refuses %j naming %s', (change, variable) => {
     expect(() => parseConfig({ ...base, ...change })).toThrow(new RegExp(`^invalid ${variable}`));
   });
