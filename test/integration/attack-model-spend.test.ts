@@ -2,8 +2,8 @@
 // (`costPauseUsd`) and the phone's daily budget, count only the usage Claude Code reports. The
 // agent (any process in the Pod's network namespace) can call the supervisor's model proxy itself,
 // with the dummy key: the proxy adds the real key and forwards — an allowed Messages API call — but
-// nothing meters it. Twenty large direct calls spend many times the pause threshold; the run is
-// never paused and its recorded cost stays at what Claude Code's own calls cost.
+// nothing meters it. Twenty large direct calls would spend many times the pause threshold; fixed,
+// the proxy meters them, the run pauses, and the proxy refuses the rest until *continue*.
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,11 +46,12 @@ describe('attack: model calls the agent sends the proxy itself', () => {
     const direct = served.filter((r) => r.body?.model === 'claude-opus-4-1');
     const upstreamUsd = served.reduce((sum, r) => sum + priceOf(r.body?.model ?? '', r.response.usage!), 0);
     const [session] = await e2e.list();
-    // The attack reached the upstream with the key: the spend is real.
-    expect(direct.length).toBe(DIRECT_CALLS);
-    expect(upstreamUsd).toBeGreaterThan(10 * PAUSE_USD);
+    // The attack reached the upstream with the key until the pause: from then on the proxy refused.
+    expect(direct.length).toBeGreaterThan(0);
+    expect(direct.length).toBeLessThan(DIRECT_CALLS);
     expect({ paused: /💲/.test(next.body), recordedUsd: session!.status?.result?.costUsd }, `upstream served $${upstreamUsd.toFixed(2)}`)
       .toEqual({ paused: true, recordedUsd: expect.any(Number) });
-    expect(session!.status!.result!.costUsd!).toBeGreaterThanOrEqual(PAUSE_USD);
+    // Everything the upstream served is on the run's bill.
+    expect(session!.status!.result!.costUsd!).toBeGreaterThanOrEqual(Math.max(PAUSE_USD, upstreamUsd - 0.01));
   });
 });
