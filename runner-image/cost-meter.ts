@@ -67,6 +67,11 @@ export class CostMeter {
     this.turnUsd = 0;
   }
 
+  /** Spend metered elsewhere (the model proxy), counted as it comes. */
+  addSpend(usd: number): void {
+    if (usd > 0 && Number.isFinite(usd)) this.settledUsd += usd;
+  }
+
   get spentUsd(): number {
     return this.settledUsd + this.turnUsd;
   }

@@ -5,6 +5,7 @@ import { LIMITS } from '../common/session/schema.ts';
 import type { AgentEvent, AgentHost, ToolDecision, ToolRequest } from './agents/types.ts';
 import { decide, type Policy, type Ruling } from './policy.ts';
 import { CostMeter } from './cost-meter.ts';
+import type { ModelSpend } from './model-spend.ts';
 import { Deduper, progressLines } from './progress.ts';
 import { answersFrom, isApproval, pendingQuestions, type Requests } from './requests.ts';
 import type { StatusWriter } from './status.ts';
@@ -21,6 +22,8 @@ export interface HostDeps {
   onFinal: (reason: string) => void;
   /** spec.costPauseUsd: ask "continue?" at each multiple of this spend (unset or 0: never) */
   costPauseUsd?: number;
+  /** The model proxy's metering: when given, the only source of spend (Claude Code's reports are ignored). */
+  modelSpend?: ModelSpend;
 }
 
 export class RunnerHost implements AgentHost {
@@ -39,9 +42,15 @@ export class RunnerHost implements AgentHost {
     this.deps = deps;
     this.tools = deps.tools;
     this.meter = new CostMeter(deps.costPauseUsd ?? 0);
+    deps.modelSpend?.listen((usd) => {
+      this.meter.addSpend(usd);
+      this.deps.status.setResult({ costUsd: this.spentUsd });
+      if (this.meter.pauseDue) void this.costPause();
+    });
   }
 
   event(event: AgentEvent): void {
+    if ((event.type === 'usage' || event.type === 'turn-usage') && this.deps.modelSpend) return;
     if (event.type === 'usage') {
       // The run's spend so far, for the pause and the daily budget.
       if (this.meter.add(event.id, event.model, event.usage)) this.deps.status.setResult({ costUsd: this.spentUsd });
@@ -109,7 +118,11 @@ export class RunnerHost implements AgentHost {
   /** One pause per threshold, however many calls wait on it. */
   private costPause(): Promise<boolean> {
     if (!this.pause) {
-      this.pause = this.askToContinue().finally(() => { this.pause = undefined; });
+      if (this.deps.modelSpend) this.deps.modelSpend.paused = true;
+      this.pause = this.askToContinue().finally(() => {
+        this.pause = undefined;
+        if (this.deps.modelSpend) this.deps.modelSpend.paused = false;
+      });
       // Awaited by costGate or pauseAnswered; a run stopped meanwhile rejects it, which is no news.
       this.pause.catch(() => undefined);
     }

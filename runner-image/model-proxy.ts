@@ -11,17 +11,22 @@ import { request as httpsRequest } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
 import type { Logger } from 'pino';
+import type { ModelSpend } from './model-spend.ts';
 import { errorBody } from './scripted-model/sse.ts';
+import { UsageTap } from './usage-tap.ts';
 
 export interface ModelProxyOptions {
   /** The Messages API's base URL, e.g. https://api.anthropic.com or a gateway's https://gw.example/anthropic. */
   upstream: string;
   apiKey: string;
   log: Logger;
+  /** Where each forwarded response's spend goes, read from its usage as it streams through. */
+  spend: ModelSpend;
 }
 
 export interface ModelProxy {
   url: string;
+  spend: ModelSpend;
   close(): Promise<void>;
 }
 
@@ -78,6 +83,13 @@ function forward(options: ModelProxyOptions, base: URL, req: IncomingMessage, re
   const upstream = send(target, (answer) => {
     const headers = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !DROPPED.has(name)));
     res.writeHead(answer.statusCode ?? 502, headers);
+    const tap = new UsageTap(answer.headers['content-type']);
+    answer.on('data', (chunk: Buffer) => tap.write(chunk));
+    // Counted once, whether the response ended or was cut off: what was received was served.
+    let counted = false;
+    const count = () => { if (!counted) { counted = true; options.spend.add(tap.end()); } };
+    answer.on('end', count);
+    answer.on('close', count);
     answer.pipe(res);
   });
   upstream.on('error', (error) => {
@@ -111,7 +123,10 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
   let ownHost = '';
   const server = createServer((req, res) => {
     const reason = modelCallRefusal({ method: req.method ?? '', target: req.url ?? '', hosts: hostsOf(req) }, ownHost);
-    if (reason === undefined) forward(options, base, req, res);
+    if (reason === undefined && options.spend.paused) {
+      const body = errorBody('rate_limit_error', 'The run is paused at its spending limit until the user answers continue.');
+      res.writeHead(429, refusalHeaders(body)).end(body);
+    } else if (reason === undefined) forward(options, base, req, res);
     else {
       const body = refusal(options.log, req, reason);
       res.writeHead(400, refusalHeaders(body)).end(body);
@@ -126,6 +141,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
   options.log.info({ url: `http://${ownHost}`, upstream: base.origin + base.pathname }, 'model proxy listening');
   return {
     url: `http://${ownHost}`,
+    spend: options.spend,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

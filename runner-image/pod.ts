@@ -17,6 +17,7 @@ import { imageInstructions } from './image-files.ts';
 import { browserEnvironment, Browsers } from './images.ts';
 import type { Policy } from './policy.ts';
 import { startModelProxy, type ModelProxy } from './model-proxy.ts';
+import { ModelSpend } from './model-spend.ts';
 import { Runner } from './runner.ts';
 import { startScriptedModel, type ScriptedModel } from './scripted-model/server.ts';
 import { SessionFinished, StatusWriter } from './status.ts';
@@ -41,10 +42,10 @@ export interface RunnerPod {
 /** What Claude Code talks to on loopback: the scripted model, or (in the agent container) the proxy adding the key. */
 type ModelEndpoint = ScriptedModel | ModelProxy;
 
-async function startModelEndpoint(config: RunnerConfig, log: Logger): Promise<ModelEndpoint | undefined> {
+async function startModelEndpoint(config: RunnerConfig, log: Logger, spend: ModelSpend): Promise<ModelEndpoint | undefined> {
   if (config.scriptedModel) return startScriptedModel({ log: log.child({ scriptedModel: true }) });
   if (config.agentSocket && config.anthropicApiKey) {
-    return startModelProxy({ upstream: config.anthropicBaseUrl, apiKey: config.anthropicApiKey, log: log.child({ modelProxy: true }) });
+    return startModelProxy({ upstream: config.anthropicBaseUrl, apiKey: config.anthropicApiKey, log: log.child({ modelProxy: true }), spend });
   }
   return undefined;
 }
@@ -66,11 +67,14 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
   const channel = config.agentSocket
     ? await AgentChannel.listen({ ...CHANNEL_DEFAULTS, socketPath: config.agentSocket, log: log.child({ channel: 'agent' }), secrets: config.secrets })
     : undefined;
-  const endpoint = await startModelEndpoint(config, log);
+  const modelSpend = new ModelSpend();
+  const endpoint = await startModelEndpoint(config, log, modelSpend);
   const agent = makeAgent(config, log, endpoint, channel);
   const browsers = new Browsers({ env: browserEnvironment(`${config.gitStore}/home`, config.agentEnv.PATH!) });
   const runner = new Runner({
     status, agent, browsers, policy: parts.policy, log, redact,
+    // The proxy meters every model call when it is in use; otherwise Claude Code's reports do.
+    modelSpend: endpoint && 'spend' in endpoint ? modelSpend : undefined,
     git: new Git({ workspace: config.workspace, checkout: config.checkout, storeDir: config.gitStore, token: config.github.token, author: config.gitAuthor, redact, path: config.agentEnv.PATH! }),
     media: { dir: config.mediaDir, namespace, session: name, relay: config.relay },
     workspace: config.workspace,

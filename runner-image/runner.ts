@@ -1,4 +1,5 @@
 // One Session, start to finish: Working → agent → changes gate → publish or revert → final phase.
+import type { ModelSpend } from './model-spend.ts';
 import type { Logger } from 'pino';
 import { onceGranted } from '../common/kube/errors.ts';
 import { truncate } from '../common/session/display.ts';
@@ -21,6 +22,8 @@ import { Requests, Stopped } from './requests.ts';
 import { SessionFinished, type StatusWriter } from './status.ts';
 
 export interface RunnerDeps {
+  /** The model proxy's metering, when Claude Code's calls go through it: then the run's spend. */
+  modelSpend?: ModelSpend;
   status: StatusWriter;
   agent: Agent;
   git: Git;
@@ -103,7 +106,7 @@ export class Runner {
     const host = new RunnerHost({
       status, requests: new Requests(status, this.stop.signal), policy: this.deps.policy, repoDir: this.deps.repoDir, log,
       tools: { [SCREENSHOT_TOOL]: (input) => this.screenshot(input) },
-      onFinal: (reason) => this.stop.abort(reason), costPauseUsd: spec.costPauseUsd,
+      onFinal: (reason) => this.stop.abort(reason), costPauseUsd: spec.costPauseUsd, modelSpend: this.deps.modelSpend,
     });
     const result = await this.deps.agent.run(
       { prompt: spec.prompt, images, cwd: this.deps.repoDir, mode: spec.mode ?? 'run', resume: spec.resumeAgentSession, signal: this.stop.signal },

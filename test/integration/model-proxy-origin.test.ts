@@ -10,6 +10,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startModelProxy, type ModelProxy } from '../../runner-image/model-proxy.ts';
+import { ModelSpend } from '../../runner-image/model-spend.ts';
 
 const KEY = 'sk-ant-canary-origin-5d1e';
 const servers: Server[] = [];
@@ -82,7 +83,7 @@ describe('model proxy: one origin, fixed at start', () => {
       beforeAll(async () => {
         upstreamSeen.length = 0;
         const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _e, done) => done(void logged.push(chunk.toString())) }));
-        proxy = await startModelProxy({ upstream: `http://127.0.0.1:${upstream}${prefix}`, apiKey: KEY, log });
+        proxy = await startModelProxy({ upstream: `http://127.0.0.1:${upstream}${prefix}`, apiKey: KEY, log, spend: new ModelSpend() });
       });
       afterAll(async () => proxy?.close());
 

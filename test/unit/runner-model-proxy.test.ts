@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { modelCallRefusal, startModelProxy, type ModelProxy } from '../../runner-image/model-proxy.ts';
+import { ModelSpend } from '../../runner-image/model-spend.ts';
 
 const KEY = 'sk-ant-canary-proxy-7f3a';
 const closers: Array<() => Promise<void>> = [];
@@ -36,7 +37,7 @@ async function upstream(seen: Seen, release: Promise<void>): Promise<string> {
 
 async function proxyTo(url: string, logged: string[]): Promise<ModelProxy> {
   const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _e, done) => done(void logged.push(chunk.toString())) }));
-  const proxy = await startModelProxy({ upstream: url, apiKey: KEY, log });
+  const proxy = await startModelProxy({ upstream: url, apiKey: KEY, log, spend: new ModelSpend() });
   closers.push(() => proxy.close());
   return proxy;
 }
@@ -129,7 +130,7 @@ describe('model proxy: what is forwarded', () => {
 
   it('refuses at start an upstream with a user, a query or a fragment, without printing it', async () => {
     for (const upstream of ['https://user:secret@gw.example/anthropic', 'https://gw.example/?secret=1', 'https://gw.example/#secret', 'ftp://gw.example/']) {
-      await expect(startModelProxy({ upstream, apiKey: KEY, log: pino({ level: 'silent' }) })).rejects.toThrow(/^(?!.*secret).*must be http\(s\) with no user/);
+      await expect(startModelProxy({ upstream, apiKey: KEY, log: pino({ level: 'silent' }), spend: new ModelSpend() })).rejects.toThrow(/^(?!.*secret).*must be http\(s\) with no user/);
     }
   });
 });
