@@ -1,8 +1,9 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const WORKSPACE_FS_MESSAGE = 'The supervisor opens a path the agent can write only through runner-image/workspace-fs.ts; '
-  + 'a file that touches none may be added, with its reason, to WORKSPACE_FS_ALLOWED in eslint.config.js.';
+const WORKSPACE_FS_MESSAGE =
+  'The supervisor opens a path the agent can write only through runner-image/workspace-fs.ts; ' +
+  'a file that touches none may be added, with its reason, to WORKSPACE_FS_ALLOWED in eslint.config.js.';
 
 /** Files of runner-image/ that may import fs, and why none of them touches a path the agent can write. */
 export const WORKSPACE_FS_ALLOWED = [
@@ -36,7 +37,10 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
-      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Only config.ts reads process.env.' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'Only config.ts reads process.env.' },
+      ],
     },
   },
   {
@@ -48,9 +52,15 @@ export default tseslint.config(
   {
     files: ['runner-image/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: ['fs', 'node:fs', 'fs/promises', 'node:fs/promises'].map((name) => ({ name, message: WORKSPACE_FS_MESSAGE })),
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['fs', 'node:fs', 'fs/promises', 'node:fs/promises'].map((name) => ({
+            name,
+            message: WORKSPACE_FS_MESSAGE,
+          })),
+        },
+      ],
     },
   },
   // ... except these, each of which touches no path the agent can write.

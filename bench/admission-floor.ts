@@ -57,11 +57,19 @@ export async function admissionFloor(kc: KubeConfig, o: FloorOptions): Promise<n
   const ops = kubeClusterOps(kc);
   const sessions = new SessionClient(kc);
   const phones = Array.from({ length: o.burst }, (_, i) => o.phoneOf(i));
-  const spec = (phone: string) => ({ phone, prompt: 'script:\nprogress: bench', repo: { url: 'https://github.com/acme/web.git' }, workspace: workspaceName(phone) });
+  const spec = (phone: string) => ({
+    phone,
+    prompt: 'script:\nprogress: bench',
+    repo: { url: 'https://github.com/acme/web.git' },
+    workspace: workspaceName(phone),
+  });
   // Untimed, as the first command of each phone: its ServiceAccount, Role and RoleBinding.
   const roles = new Map<string, V1Role>();
   await o.pool(phones, o.creators, async (phone) => {
-    const seed = { metadata: { name: sessionName(phone, new Date(), 'fl0'), namespace: NS }, spec: spec(phone) } as Session;
+    const seed = {
+      metadata: { name: sessionName(phone, new Date(), 'fl0'), namespace: NS },
+      spec: spec(phone),
+    } as Session;
     await o.retrying(() => ops.ensureIdentity(desiredIdentity(seed, [seed.metadata.name!], config)));
   });
   const roleList = await kc.makeApiClient(RbacAuthorizationV1Api).listNamespacedRole({ namespace: NS });
@@ -70,20 +78,34 @@ export async function admissionFloor(kc: KubeConfig, o: FloorOptions): Promise<n
   const admit = limiter(o.concurrency);
   const admissions: Promise<void>[] = [];
   const start = performance.now();
-  await o.timed(() => o.pool(phones, o.creators, async (phone) => {
-    const name = sessionName(phone, new Date(), 'fl1');
-    const session = await o.retrying(() => sessions.create(NS, name, spec(phone), { labels: { [LABEL_PHONE_HASH]: phoneHash(phone) } }));
-    if (!session) throw new Error(`floor: ${name} already exists`);
-    admissions.push(admit(async () => {
-      const identity = desiredIdentity(session, [name], config);
-      const role = roles.get(identity.role.metadata!.name!)!;
-      const [, pod] = await Promise.all([
-        o.retrying(() => ops.ensureIdentity(identity, { role, bound: true })),
-        o.retrying(() => ops.ensurePod(desiredPod(session, config))),
-      ]);
-      const status = computeStatus({ session, now: new Date(), step: take(session, { type: 'PodCreated' }), pod: { name: pod!.metadata!.name!, createdAt: pod!.metadata?.creationTimestamp } });
-      await o.retrying(() => ops.patchStatus(NS, name, status.patch!, session.metadata.resourceVersion!));
-    }));
-  }).then(() => Promise.all(admissions)).then(() => undefined));
+  await o.timed(() =>
+    o
+      .pool(phones, o.creators, async (phone) => {
+        const name = sessionName(phone, new Date(), 'fl1');
+        const session = await o.retrying(() =>
+          sessions.create(NS, name, spec(phone), { labels: { [LABEL_PHONE_HASH]: phoneHash(phone) } }),
+        );
+        if (!session) throw new Error(`floor: ${name} already exists`);
+        admissions.push(
+          admit(async () => {
+            const identity = desiredIdentity(session, [name], config);
+            const role = roles.get(identity.role.metadata!.name!)!;
+            const [, pod] = await Promise.all([
+              o.retrying(() => ops.ensureIdentity(identity, { role, bound: true })),
+              o.retrying(() => ops.ensurePod(desiredPod(session, config))),
+            ]);
+            const status = computeStatus({
+              session,
+              now: new Date(),
+              step: take(session, { type: 'PodCreated' }),
+              pod: { name: pod!.metadata!.name!, createdAt: pod!.metadata?.creationTimestamp },
+            });
+            await o.retrying(() => ops.patchStatus(NS, name, status.patch!, session.metadata.resourceVersion!));
+          }),
+        );
+      })
+      .then(() => Promise.all(admissions))
+      .then(() => undefined),
+  );
   return o.burst / ((performance.now() - start) / 1000);
 }

@@ -44,13 +44,23 @@ const mark = (session: string, stage: string, at = Date.now()) => {
   marks.set(session, m);
 };
 const LOG_STAGES: Array<[string, RegExp]> = [
-  ['runnerReady', /"msg":"runner ready"/], ['workspaceReady', /"msg":"workspace ready"/], ['claudeStarted', /"msg":"agent started"/], ['firstModelTurn', /"msg":"model request"/],
+  ['runnerReady', /"msg":"runner ready"/],
+  ['workspaceReady', /"msg":"workspace ready"/],
+  ['claudeStarted', /"msg":"agent started"/],
+  ['firstModelTurn', /"msg":"model request"/],
 ];
 const stack = await startStack({
-  kubeconfig: plane.kubeconfig, repoRoot: process.cwd(), stateDir, repoUrl, githubApiUrl: github.url,
+  kubeconfig: plane.kubeconfig,
+  repoRoot: process.cwd(),
+  stateDir,
+  repoUrl,
+  githubApiUrl: github.url,
   relayEnv: {
-    TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
-    TWILIO_API_URL: twilio.url, ALLOWED_NUMBERS: phone,
+    TWILIO_ACCOUNT_SID: twilio.accountSid,
+    TWILIO_AUTH_TOKEN: twilio.authToken,
+    TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
+    TWILIO_API_URL: twilio.url,
+    ALLOWED_NUMBERS: phone,
     // Every run is the same phone's; the scripted model's reported cost would spend a day's budget in ~25 runs.
     RELAY_DAILY_BUDGET_USD: '0',
   },
@@ -60,7 +70,8 @@ const stack = await startStack({
   onLine: (component, line) => {
     const pod = /^runner (.+)-runner$/.exec(component)?.[1];
     if (!pod) return;
-    for (const [stage, pattern] of LOG_STAGES) if (pattern.test(line)) mark(pod, stage, Number(/"time":(\d+)/.exec(line)?.[1] ?? Date.now()));
+    for (const [stage, pattern] of LOG_STAGES)
+      if (pattern.test(line)) mark(pod, stage, Number(/"time":(\d+)/.exec(line)?.[1] ?? Date.now()));
   },
 });
 
@@ -102,13 +113,19 @@ const totals: number[] = [];
 for (let i = 0; i < runs; i++) {
   const before = twilio.to(phone).length;
   const sent = Date.now();
-  const hook = signedWebhook(twilio.authToken, `${stack.relayUrl}/webhook`, { from: phone, body: `script:\nprogress: first milestone ${i}\nsay: done` });
+  const hook = signedWebhook(twilio.authToken, `${stack.relayUrl}/webhook`, {
+    from: phone,
+    body: `script:\nprogress: first milestone ${i}\nsay: done`,
+  });
   const response = await postWebhook(`${stack.relayUrl}/webhook`, hook);
   if (response.status !== 200) throw new Error(`webhook answered ${response.status}`);
   let name: string | undefined;
   for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
     name ??= sessions.list().find((s) => s.spec.prompt.includes(`first milestone ${i}`))?.metadata.name;
-    const got = twilio.to(phone).slice(before).find((m) => m.body.includes(`first milestone ${i}`));
+    const got = twilio
+      .to(phone)
+      .slice(before)
+      .find((m) => m.body.includes(`first milestone ${i}`));
     if (got && name) {
       mark(name, 'sent', sent);
       mark(name, 'onPhone', got.at);
@@ -123,21 +140,46 @@ for (let i = 0; i < runs; i++) {
 }
 clearInterval(sampler);
 
-const STAGES = ['sent', 'sessionCreated', 'podCreated', 'podRunning', 'runnerReady', 'Working', 'workspaceReady', 'claudeStarted', 'firstModelTurn', 'progressInStatus', 'onPhone'];
+const STAGES = [
+  'sent',
+  'sessionCreated',
+  'podCreated',
+  'podRunning',
+  'runnerReady',
+  'Working',
+  'workspaceReady',
+  'claudeStarted',
+  'firstModelTurn',
+  'progressInStatus',
+  'onPhone',
+];
 const LABELS: Record<string, string> = {
-  sessionCreated: 'relay: webhook → Session', podCreated: 'controller: Session → Pod', podRunning: 'node: Pod → process started',
-  runnerReady: 'runner start (imports, config)', Working: 'runner: ready → Working written', workspaceReady: 'runner: checkout (git) ready',
+  sessionCreated: 'relay: webhook → Session',
+  podCreated: 'controller: Session → Pod',
+  podRunning: 'node: Pod → process started',
+  runnerReady: 'runner start (imports, config)',
+  Working: 'runner: ready → Working written',
+  workspaceReady: 'runner: checkout (git) ready',
   claudeStarted: 'Claude Code spawned',
-  firstModelTurn: 'Claude Code start → first model request', progressInStatus: 'first turn → progress in status', onPhone: 'relay: status → phone',
+  firstModelTurn: 'Claude Code start → first model request',
+  progressInStatus: 'first turn → progress in status',
+  onPhone: 'relay: status → phone',
 };
 console.log(`\nfirst progress on the phone over ${runs} runs (load before ${loadBefore}, after ${machineLoad()}):`);
-console.log(`  total                                      p50 ${percentile(totals, 50)} ms   p99 ${percentile(totals, 99)} ms   (target p50 ≤ 2000, p99 ≤ 4000)`);
+console.log(
+  `  total                                      p50 ${percentile(totals, 50)} ms   p99 ${percentile(totals, 99)} ms   (target p50 ≤ 2000, p99 ≤ 4000)`,
+);
 for (let s = 1; s < STAGES.length; s++) {
   const deltas = [...marks.values()].flatMap((m) => {
-    const prev = STAGES.slice(0, s).reverse().find((p) => m[p] !== undefined);
+    const prev = STAGES.slice(0, s)
+      .reverse()
+      .find((p) => m[p] !== undefined);
     return m[STAGES[s]!] !== undefined && prev ? [m[STAGES[s]!]! - m[prev]!] : [];
   });
-  if (deltas.length) console.log(`  ${LABELS[STAGES[s]!]!.padEnd(42)} p50 ${percentile(deltas, 50)} ms   p99 ${percentile(deltas, 99)} ms`);
+  if (deltas.length)
+    console.log(
+      `  ${LABELS[STAGES[s]!]!.padEnd(42)} p50 ${percentile(deltas, 50)} ms   p99 ${percentile(deltas, 99)} ms`,
+    );
 }
 console.log(`  Claude Code peak RSS                       ${(claudePeakKiB / 1024).toFixed(0)} MiB`);
 console.log(`  git: ${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}`);

@@ -16,16 +16,20 @@ async function apiserverGet(kc: KubeConfig, path: string): Promise<Buffer> {
     get(new URL(`${kc.getCurrentCluster()!.server}${path}`), options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`GET ${path}: ${res.statusCode}`))));
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`GET ${path}: ${res.statusCode}`)),
+      );
     }).on('error', reject);
   });
 }
 
 /** The API server's Prometheus text (GET /metrics as the admin). */
-export const apiserverMetrics = async (kc: KubeConfig): Promise<string> => (await apiserverGet(kc, '/metrics')).toString('utf8');
+export const apiserverMetrics = async (kc: KubeConfig): Promise<string> =>
+  (await apiserverGet(kc, '/metrics')).toString('utf8');
 
 /** A Go CPU profile of the API server over the next `seconds` (read it with `go tool pprof -top`). */
-export const apiserverProfile = (kc: KubeConfig, seconds: number): Promise<Buffer> => apiserverGet(kc, `/debug/pprof/profile?seconds=${seconds}`);
+export const apiserverProfile = (kc: KubeConfig, seconds: number): Promise<Buffer> =>
+  apiserverGet(kc, `/debug/pprof/profile?seconds=${seconds}`);
 
 /**
  * Write requests so far by "VERB resource[/subresource]", from apiserver_request_total; with `code`,
@@ -45,7 +49,9 @@ export async function writeRequests(kc: KubeConfig, code?: string): Promise<Map<
 
 /** after − before, per key, without the zeros. */
 export function difference(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
-  return new Map([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as [string, number]).filter(([, v]) => v > 0));
+  return new Map(
+    [...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as [string, number]).filter(([, v]) => v > 0),
+  );
 }
 
 export const total = (counts: Map<string, number>) => [...counts.values()].reduce((a, b) => a + b, 0);
@@ -71,15 +77,29 @@ export interface ControllerProcess {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `profileDir`: write a V8 CPU profile of the controller there when it exits. */
-export async function startControllerProcess(kubeconfig: string, env: Record<string, string>, profileDir?: string): Promise<ControllerProcess> {
+export async function startControllerProcess(
+  kubeconfig: string,
+  env: Record<string, string>,
+  profileDir?: string,
+): Promise<ControllerProcess> {
   const port = await freePort();
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const child = spawn(process.execPath, [...imageNodeFlags(), ...profile, 'controller/main.ts'], {
-    env: { KUBECONFIG: kubeconfig, TETHER_METRICS_PORT: String(port), TETHER_LEADER_ELECTION: 'false', TETHER_LOG_LEVEL: 'warn', ...env },
+    env: {
+      KUBECONFIG: kubeconfig,
+      TETHER_METRICS_PORT: String(port),
+      TETHER_LEADER_ELECTION: 'false',
+      TETHER_LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const metrics = async () => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  for (const deadline = Date.now() + 60_000; (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status !== 200; await sleep(50)) {
+  for (
+    const deadline = Date.now() + 60_000;
+    (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status !== 200;
+    await sleep(50)
+  ) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error('the controller did not become ready');
   }
   return {

@@ -6,7 +6,9 @@ import { BESIDE_OTHERS } from './config.ts';
 
 /** The load averages; with the override, how many other suites ran beside the measurement. */
 export function machineLoad(): string {
-  const load = `${loadavg().map((l) => l.toFixed(2)).join(' / ')} on ${cpus().length} cores`;
+  const load = `${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ')} on ${cpus().length} cores`;
   const others = BESIDE_OTHERS ? competitors().length : 0;
   return others ? `${load}, beside ${others} other suite processes` : load;
 }
@@ -20,14 +22,16 @@ const COMPETITORS = [/\bvitest\b/, /\bkube-apiserver\b/];
 
 /** Test runs and control planes on this machine other than this process's own (pid: command). */
 export function competitors(): string[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid).flatMap((pid) => {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      return COMPETITORS.some((c) => c.test(cmd)) ? [`${pid}: ${cmd.slice(0, 100)}`] : [];
-    } catch {
-      return [];
-    }
-  });
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d) && Number(d) !== process.pid)
+    .flatMap((pid) => {
+      try {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+        return COMPETITORS.some((c) => c.test(cmd)) ? [`${pid}: ${cmd.slice(0, 100)}`] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 /** Waits (polling) until no other suite runs here, at most maxMs; true when the machine is free. */
@@ -48,9 +52,13 @@ export function refuseIfBusy(): void {
   const others = competitors();
   if (others.length === 0) return;
   if (BESIDE_OTHERS) {
-    process.stderr.write(`measuring beside other suites (${others.length}); figures are not comparable with a quiet machine's\n`);
+    process.stderr.write(
+      `measuring beside other suites (${others.length}); figures are not comparable with a quiet machine's\n`,
+    );
     return;
   }
-  process.stderr.write(`benchmark refused: other suites are running on this machine, figures would not be comparable:\n  ${others.slice(0, 5).join('\n  ')}\n`);
+  process.stderr.write(
+    `benchmark refused: other suites are running on this machine, figures would not be comparable:\n  ${others.slice(0, 5).join('\n  ')}\n`,
+  );
   process.exit(3);
 }

@@ -21,8 +21,16 @@ export interface Burst {
  * process: this one's fake Twilio API and watcher do not delay the requests it times); resolves
  * when every webhook is answered.
  */
-export async function webhookBurst(options: { relayUrl: string; webhookUrl: string; authToken: string; phones: string[]; rate: number }): Promise<Burst> {
-  const child = spawn(process.execPath, ['--expose-gc', 'bench/relay-webhooks.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
+export async function webhookBurst(options: {
+  relayUrl: string;
+  webhookUrl: string;
+  authToken: string;
+  phones: string[];
+  rate: number;
+}): Promise<Burst> {
+  const child = spawn(process.execPath, ['--expose-gc', 'bench/relay-webhooks.ts'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const { relayUrl, webhookUrl, authToken, phones, rate } = options;
   child.stdin.end(JSON.stringify({ relayUrl, webhookUrl, authToken, phones, rate }));
   const [out, code] = await Promise.all([text(child.stdout), new Promise((resolve) => child.once('exit', resolve))]);
@@ -34,7 +42,9 @@ export async function webhookBurst(options: { relayUrl: string; webhookUrl: stri
 
 /** Starts bench/relay-saturate.ts (its own process); stop() resolves with the writes per second it made. */
 export function saturate(kubeconfig: string, namespace: string, width: number): { stop(): Promise<number> } {
-  const child = spawn(process.execPath, ['bench/relay-saturate.ts', kubeconfig, namespace, String(width)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['bench/relay-saturate.ts', kubeconfig, namespace, String(width)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -52,19 +62,27 @@ const RELAY_RESOURCES = new Set(['sessions', 'configmaps']);
 
 /** Write requests the API server has served on the resources the relay writes (Sessions, ConfigMaps), by its own count. */
 export async function relayWrites(plane: ControlPlane, resources = RELAY_RESOURCES): Promise<number> {
-  const { stdout } = await promisify(execFile)(join(plane.binDir, 'kubectl'), ['--kubeconfig', plane.kubeconfig, 'get', '--raw', '/metrics'], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(
+    join(plane.binDir, 'kubectl'),
+    ['--kubeconfig', plane.kubeconfig, 'get', '--raw', '/metrics'],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
   let total = 0;
   for (const line of stdout.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
     const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (WRITE_VERBS.has(labels.verb!) && resources.has(labels.resource!)) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (WRITE_VERBS.has(labels.verb!) && resources.has(labels.resource!))
+      total += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return total;
 }
 
 /** Upper bucket bound (ms) under which `q` of a Prometheus histogram's observations fall, from its text. */
 export function histogramQuantile(metricsText: string, name: string, q: number): { count: number; atMostMs: number } {
-  const buckets = [...metricsText.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((m) => ({ le: Number(m[1]), n: Number(m[2]) }));
+  const buckets = [...metricsText.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)`, 'gm'))].map((m) => ({
+    le: Number(m[1]),
+    n: Number(m[2]),
+  }));
   const count = buckets.at(-1)?.n ?? 0;
   const bound = buckets.find((b) => b.n >= q * count)?.le ?? NaN;
   return { count, atMostMs: Number.isNaN(bound) ? Infinity : bound * 1000 }; // le="+Inf" is no number

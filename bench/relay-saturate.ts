@@ -12,12 +12,16 @@ let running = true;
 let writes = 0;
 const started = performance.now();
 process.once('SIGTERM', () => (running = false));
-await Promise.all(Array.from({ length: Number(width) }, async (_, lane) => {
-  for (let i = 0; running; i++) {
-    const name = `load-${lane}-${i}`;
-    await core.createNamespacedConfigMap({ namespace: namespace!, body: { metadata: { name }, data: { payload } } }).catch(() => undefined);
-    await core.deleteNamespacedConfigMap({ namespace: namespace!, name }).catch(() => undefined);
-    writes += 2;
-  }
-}));
+await Promise.all(
+  Array.from({ length: Number(width) }, async (_, lane) => {
+    for (let i = 0; running; i++) {
+      const name = `load-${lane}-${i}`;
+      await core
+        .createNamespacedConfigMap({ namespace: namespace!, body: { metadata: { name }, data: { payload } } })
+        .catch(() => undefined);
+      await core.deleteNamespacedConfigMap({ namespace: namespace!, name }).catch(() => undefined);
+      writes += 2;
+    }
+  }),
+);
 process.stdout.write(`${Math.round(writes / ((performance.now() - started) / 1000))}\n`);

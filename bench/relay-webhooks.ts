@@ -10,11 +10,18 @@ import { text } from 'node:stream/consumers';
 import { messageSid, signedWebhook } from '../test/support/twilio-webhook.ts';
 
 const { relayUrl, webhookUrl, authToken, phones, rate } = JSON.parse(await text(process.stdin)) as {
-  relayUrl: string; webhookUrl: string; authToken: string; phones: string[]; rate: number;
+  relayUrl: string;
+  webhookUrl: string;
+  authToken: string;
+  phones: string[];
+  rate: number;
 };
 const agent = new Agent({ keepAlive: true });
 const target = new URL('/webhook', relayUrl);
-const hooks = phones.map((phone, i) => ({ phone, ...signedWebhook(authToken, webhookUrl, { from: phone, body: `bench command ${i}`, sid: messageSid() }) }));
+const hooks = phones.map((phone, i) => ({
+  phone,
+  ...signedWebhook(authToken, webhookUrl, { from: phone, body: `bench command ${i}`, sid: messageSid() }),
+}));
 const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
 // Signing left garbage: collected now (the process runs with --expose-gc), not as a pause of this process in the first timed requests.
 (globalThis as { gc?: () => void }).gc?.();
@@ -22,10 +29,17 @@ const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
 /** One POST; resolves with the status and body once the whole answer is in. */
 function post(hook: (typeof hooks)[number]): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(target, { method: 'POST', agent, headers: { ...hook.headers, 'content-length': Buffer.byteLength(hook.body) } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      target,
+      { method: 'POST', agent, headers: { ...hook.headers, 'content-length': Buffer.byteLength(hook.body) } },
+      (res) => {
+        let body = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (chunk: string) => (body += chunk))
+          .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.once('error', reject).end(hook.body);
   });
 }
@@ -42,12 +56,16 @@ for (const [i, hook] of hooks.entries()) {
   const t0 = performance.now();
   sentAt.push([hook.phone, performance.timeOrigin + t0]);
   // A kept-alive connection the server closed as it was reused: sent again, as Twilio would (same MessageSid).
-  requests.push(post(hook).catch(() => post(hook)).then(({ status, body }) => {
-    if (status !== 200) throw new Error(`webhook answered ${status}`);
-    acks.push(performance.now() - t0);
-    if (body.includes('<Message>')) shed++;
-    else recorded++;
-  }));
+  requests.push(
+    post(hook)
+      .catch(() => post(hook))
+      .then(({ status, body }) => {
+        if (status !== 200) throw new Error(`webhook answered ${status}`);
+        acks.push(performance.now() - t0);
+        if (body.includes('<Message>')) shed++;
+        else recorded++;
+      }),
+  );
 }
 await Promise.all(requests);
 agent.destroy();

@@ -29,10 +29,15 @@ import { atMost, report } from './report.ts';
 import { histogramQuantile, relayWrites, saturate, webhookBurst } from './relay-load.ts';
 
 refuseIfBusy();
-const { values: args } = parseArgs({ options: {
-  rate: { type: 'string', default: '200' }, seconds: { type: 'string', default: '10' },
-  'create-rate': { type: 'string', default: '50' }, 'status-rate': { type: 'string', default: '50' }, profile: { type: 'string' },
-} });
+const { values: args } = parseArgs({
+  options: {
+    rate: { type: 'string', default: '200' },
+    seconds: { type: 'string', default: '10' },
+    'create-rate': { type: 'string', default: '50' },
+    'status-rate': { type: 'string', default: '50' },
+    profile: { type: 'string' },
+  },
+});
 const rate = Number(args.rate);
 const seconds = Number(args.seconds);
 const createRate = Number(args['create-rate']);
@@ -49,25 +54,47 @@ const namespace = 'bench';
 const core = kc.makeApiClient(CoreV1Api);
 await core.createNamespace({ body: { metadata: { name: namespace } } });
 await core.createNamespace({ body: { metadata: { name: 'load' } } });
-const phones = Array.from({ length: 2 * rate * seconds + createRate * seconds }, (_, i) => `+1555${String(1_000_000 + i).slice(1)}`);
+const phones = Array.from(
+  { length: 2 * rate * seconds + createRate * seconds },
+  (_, i) => `+1555${String(1_000_000 + i).slice(1)}`,
+);
 const port = await freePort();
 const publicUrl = 'https://tether.bench';
 const relayUrl = `http://127.0.0.1:${port}`;
 const scratch = mkdtempSync(join(tmpdir(), 'bench-relay-'));
 console.error(`relay log: ${join(scratch, 'relay.log')}`);
-const child = spawn(process.execPath, [...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []), 'relay/main.ts'], {
-  stdio: ['ignore', openSync(join(scratch, 'relay.log'), 'w'), 'inherit'],
-  env: {
-    KUBECONFIG: plane.kubeconfig, RELAY_PORT: String(port), LOG_LEVEL: 'warn',
-    PUBLIC_URL: publicUrl, TETHER_NAMESPACE: namespace, TETHER_REPO_URL: 'https://github.com/acme/web.git',
-    RELAY_MEDIA_SIGNING_KEY: randomBytes(32).toString('hex'), RELAY_MEDIA_DIR: join(scratch, 'media'), RELAY_JOURNAL_DIR: join(scratch, 'journal'),
-    ALLOWED_NUMBERS: phones.join(','), RELAY_SEND_RATE: '1000', RELAY_PROGRESS_BATCH: '1s',
-    TWILIO_ACCOUNT_SID: fake.accountSid, TWILIO_AUTH_TOKEN: fake.authToken, TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886', TWILIO_API_URL: fake.url,
+const child = spawn(
+  process.execPath,
+  [...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : []), 'relay/main.ts'],
+  {
+    stdio: ['ignore', openSync(join(scratch, 'relay.log'), 'w'), 'inherit'],
+    env: {
+      KUBECONFIG: plane.kubeconfig,
+      RELAY_PORT: String(port),
+      LOG_LEVEL: 'warn',
+      PUBLIC_URL: publicUrl,
+      TETHER_NAMESPACE: namespace,
+      TETHER_REPO_URL: 'https://github.com/acme/web.git',
+      RELAY_MEDIA_SIGNING_KEY: randomBytes(32).toString('hex'),
+      RELAY_MEDIA_DIR: join(scratch, 'media'),
+      RELAY_JOURNAL_DIR: join(scratch, 'journal'),
+      ALLOWED_NUMBERS: phones.join(','),
+      RELAY_SEND_RATE: '1000',
+      RELAY_PROGRESS_BATCH: '1s',
+      TWILIO_ACCOUNT_SID: fake.accountSid,
+      TWILIO_AUTH_TOKEN: fake.authToken,
+      TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
+      TWILIO_API_URL: fake.url,
+    },
   },
-});
+);
 for (let ready = false; !ready; await sleep(100)) {
-  if (child.exitCode !== null) throw new Error(`the relay exited with code ${child.exitCode}; see ${join(scratch, 'relay.log')}`);
-  ready = await fetch(`${relayUrl}/readyz`).then((r) => r.ok, () => false);
+  if (child.exitCode !== null)
+    throw new Error(`the relay exited with code ${child.exitCode}; see ${join(scratch, 'relay.log')}`);
+  ready = await fetch(`${relayUrl}/readyz`).then(
+    (r) => r.ok,
+    () => false,
+  );
 }
 
 // An independent watcher sees Sessions appear.
@@ -101,7 +128,9 @@ const created = await webhookBurst({ ...burstOptions, phones: createPhones, rate
 await drain(idle.recorded + busy.recorded + created.recorded);
 await sleep(1000);
 const writesPerCommand = ((await relayWrites(plane)) - writesBefore) / created.recorded;
-const toSession = createPhones.filter((p) => seen.has(p) && created.sentAt.has(p)).map((p) => seen.get(p)! - created.sentAt.get(p)!);
+const toSession = createPhones
+  .filter((p) => seen.has(p) && created.sentAt.has(p))
+  .map((p) => seen.get(p)! - created.sentAt.get(p)!);
 
 // 4: status changes → the send reaching the Messages API.
 const sessions = new SessionClient(kc);
@@ -114,24 +143,56 @@ fake.onMessage((m) => {
 });
 const targets = createPhones.filter((p) => byPhone.has(p));
 const patchStart = performance.now();
-await Promise.all(targets.map(async (phone, i) => {
-  await sleep(Math.max(0, (i * 1000) / statusRate - (performance.now() - patchStart)));
-  changedAt.set(phone, performance.now());
-  await sessions.patchStatus(namespace, byPhone.get(phone)!.metadata.name!, { phase: 'Working', progress: [{ seq: 1, at: new Date().toISOString(), text: 'Reading the code' }] });
-}));
+await Promise.all(
+  targets.map(async (phone, i) => {
+    await sleep(Math.max(0, (i * 1000) / statusRate - (performance.now() - patchStart)));
+    changedAt.set(phone, performance.now());
+    await sessions.patchStatus(namespace, byPhone.get(phone)!.metadata.name!, {
+      phase: 'Working',
+      progress: [{ seq: 1, at: new Date().toISOString(), text: 'Reading the code' }],
+    });
+  }),
+);
 for (const deadline = Date.now() + 60_000; outbound.length < targets.length && Date.now() < deadline;) await sleep(50);
 
-const row = (figure: string, target: string, measured: string, met: boolean) => ({ figure, target, measured, met: met ? 'yes' : 'NO' });
+const row = (figure: string, target: string, measured: string, met: boolean) => ({
+  figure,
+  target,
+  measured,
+  met: met ? 'yes' : 'NO',
+});
 const p = (values: number[], q: number) => percentile(values, q);
 console.table([
-  row(`ack p50 / p99 at ${rate}/s, API server idle`, `p99 ≤ ${TARGETS.ackP99} ms`, `${p(idle.acks, 50)} / ${p(idle.acks, 99)} ms (${idle.shed} shed)`, p(idle.acks, 99) <= TARGETS.ackP99),
-  row(`ack p50 / p99 at ${rate}/s, API server saturated (${writerRate} writes/s beside)`, `p99 ≤ ${TARGETS.ackP99} ms`,
-    `${p(busy.acks, 50)} / ${p(busy.acks, 99)} ms (${busy.shed} shed)`, p(busy.acks, 99) <= TARGETS.ackP99),
-  row(`webhook → Session p50 / p99 at ${createRate}/s`, `p99 ≤ ${TARGETS.sessionP99} ms`, `${p(toSession, 50)} / ${p(toSession, 99)} ms (${toSession.length} of ${created.recorded})`,
-    p(toSession, 99) <= TARGETS.sessionP99 && toSession.length === created.recorded),
-  row('write requests per new command (apiserver_request_total)', `${TARGETS.writesPerCommand}`, writesPerCommand.toFixed(2), writesPerCommand <= TARGETS.writesPerCommand + 0.01),
-  row(`status → outbound p50 / p99 at ${statusRate} changes/s`, `p99 ≤ ${TARGETS.outboundP99} ms`, `${p(outbound, 50)} / ${p(outbound, 99)} ms (${outbound.length} of ${targets.length})`,
-    p(outbound, 99) <= TARGETS.outboundP99 && outbound.length === targets.length),
+  row(
+    `ack p50 / p99 at ${rate}/s, API server idle`,
+    `p99 ≤ ${TARGETS.ackP99} ms`,
+    `${p(idle.acks, 50)} / ${p(idle.acks, 99)} ms (${idle.shed} shed)`,
+    p(idle.acks, 99) <= TARGETS.ackP99,
+  ),
+  row(
+    `ack p50 / p99 at ${rate}/s, API server saturated (${writerRate} writes/s beside)`,
+    `p99 ≤ ${TARGETS.ackP99} ms`,
+    `${p(busy.acks, 50)} / ${p(busy.acks, 99)} ms (${busy.shed} shed)`,
+    p(busy.acks, 99) <= TARGETS.ackP99,
+  ),
+  row(
+    `webhook → Session p50 / p99 at ${createRate}/s`,
+    `p99 ≤ ${TARGETS.sessionP99} ms`,
+    `${p(toSession, 50)} / ${p(toSession, 99)} ms (${toSession.length} of ${created.recorded})`,
+    p(toSession, 99) <= TARGETS.sessionP99 && toSession.length === created.recorded,
+  ),
+  row(
+    'write requests per new command (apiserver_request_total)',
+    `${TARGETS.writesPerCommand}`,
+    writesPerCommand.toFixed(2),
+    writesPerCommand <= TARGETS.writesPerCommand + 0.01,
+  ),
+  row(
+    `status → outbound p50 / p99 at ${statusRate} changes/s`,
+    `p99 ≤ ${TARGETS.outboundP99} ms`,
+    `${p(outbound, 50)} / ${p(outbound, 99)} ms (${outbound.length} of ${targets.length})`,
+    p(outbound, 99) <= TARGETS.outboundP99 && outbound.length === targets.length,
+  ),
 ]);
 // For `make bench`'s table (run alone, the table above says it all).
 if (BENCH_ROWS_FILE) {
@@ -148,9 +209,13 @@ const relayMetrics = await (await fetch(`${relayUrl}/metrics`)).text();
 const quantiles = (name: string) => [0.5, 0.99].map((q) => histogramQuantile(relayMetrics, name, q));
 const [sync50, sync99] = quantiles('tether_relay_journal_sync_seconds');
 const [ack50, ack99] = quantiles('tether_relay_webhook_duration_seconds');
-console.log(`journal fdatasync (after the acknowledgement): ${sync50!.count} syncs, p50 ≤ ${sync50!.atMostMs} ms, p99 ≤ ${sync99!.atMostMs} ms`);
+console.log(
+  `journal fdatasync (after the acknowledgement): ${sync50!.count} syncs, p50 ≤ ${sync50!.atMostMs} ms, p99 ≤ ${sync99!.atMostMs} ms`,
+);
 // The relay's own time per webhook (all runs): far below the client's figures means the load generator, not the relay, waited.
-console.log(`acknowledgement inside the relay: ${ack50!.count} webhooks, p50 ≤ ${ack50!.atMostMs} ms, p99 ≤ ${ack99!.atMostMs} ms`);
+console.log(
+  `acknowledgement inside the relay: ${ack50!.count} webhooks, p50 ≤ ${ack50!.atMostMs} ms, p99 ≤ ${ack99!.atMostMs} ms`,
+);
 console.log(`machine load (1/5/15 min): before ${loadBefore}; after ${machineLoad()}`);
 watcher.stop();
 const exited = new Promise((r) => child.once('exit', r));

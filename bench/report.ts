@@ -21,25 +21,49 @@ export interface Row {
 
 /** measured / target for "at most" goals, target / measured for "at least": ≤ 1 meets the target. */
 export const ratio = (row: Row): number =>
-  ('atMost' in row.goal ? row.measured / row.goal.atMost : row.goal.atLeast / Math.max(row.measured, Number.EPSILON));
+  'atMost' in row.goal ? row.measured / row.goal.atMost : row.goal.atLeast / Math.max(row.measured, Number.EPSILON);
 
 export const meets = (row: Row): boolean => ratio(row) <= 1;
 
 export function atMost(figure: string, measured: number, target: number, unit = ''): Row {
-  return { figure, target: `≤ ${target}${unit ? ` ${unit}` : ''}`, measured, unit, goal: { atMost: target }, load: machineLoad() };
+  return {
+    figure,
+    target: `≤ ${target}${unit ? ` ${unit}` : ''}`,
+    measured,
+    unit,
+    goal: { atMost: target },
+    load: machineLoad(),
+  };
 }
 
 export function atLeast(figure: string, measured: number, target: number, unit = ''): Row {
-  return { figure, target: `≥ ${target}${unit ? ` ${unit}` : ''}`, measured, unit, goal: { atLeast: target }, load: machineLoad() };
+  return {
+    figure,
+    target: `≥ ${target}${unit ? ` ${unit}` : ''}`,
+    measured,
+    unit,
+    goal: { atLeast: target },
+    load: machineLoad(),
+  };
 }
 
 const shown = (n: number) => (Number.isInteger(n) ? String(n) : n >= 100 ? n.toFixed(0) : n.toFixed(2));
 
 export function formatTable(rows: Row[]): string {
-  const cells = rows.map((r) => [r.figure, r.target, `${shown(r.measured)}${r.unit ? ` ${r.unit}` : ''}`, `${ratio(r).toFixed(2)}${meets(r) ? '' : ' ✗'}`, r.load ?? '']);
+  const cells = rows.map((r) => [
+    r.figure,
+    r.target,
+    `${shown(r.measured)}${r.unit ? ` ${r.unit}` : ''}`,
+    `${ratio(r).toFixed(2)}${meets(r) ? '' : ' ✗'}`,
+    r.load ?? '',
+  ]);
   const header = ['figure', 'target', 'measured', 'ratio', 'load (1/5/15 min)'];
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (c: string[]) =>
+    c
+      .map((x, i) => x.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 

@@ -17,7 +17,10 @@ const benches = BENCHMARKS.filter((f) => !args.only || f.startsWith(args.only));
 const rowsFile = join(mkdtempSync(join(tmpdir(), 'tether-bench-')), 'rows.jsonl');
 const readRows = (): Row[] => {
   try {
-    return readFileSync(rowsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
+    return readFileSync(rowsFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Row);
   } catch {
     return [];
   }
@@ -34,7 +37,9 @@ const notes: string[] = [];
 const rows: Row[] = [];
 for (const bench of benches) {
   const name = bench.replace(/\.ts$/, '');
-  const free = await waitUntilIdle(Number(args.wait) * 60_000, (others) => console.error(`${name}: waiting for other suites to finish (${others.length}: ${others[0]})`));
+  const free = await waitUntilIdle(Number(args.wait) * 60_000, (others) =>
+    console.error(`${name}: waiting for other suites to finish (${others.length}: ${others[0]})`),
+  );
   if (!free) {
     notes.push(`${name}: not run, other suites kept the machine busy for ${args.wait} min`);
     continue;
@@ -44,7 +49,8 @@ for (const bench of benches) {
   const code = await runBench(bench);
   const reported = readRows().slice(before);
   rows.push(...reported);
-  if (code !== 0) notes.push(`${name}: exited with code ${code}${code === 3 ? ' (refused: another suite was running)' : ''}`);
+  if (code !== 0)
+    notes.push(`${name}: exited with code ${code}${code === 3 ? ' (refused: another suite was running)' : ''}`);
   else if (!reported.length) notes.push(`${name}: reported no figures`);
 }
 

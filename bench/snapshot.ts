@@ -15,7 +15,9 @@ import { Git } from '../runner-image/git.ts';
 import { inheritedEnv } from './config.ts';
 import { machineLoad, percentile, refuseIfBusy } from './machine.ts';
 
-const { values: args } = parseArgs({ options: { files: { type: 'string', default: '10000' }, runs: { type: 'string', default: '5' } } });
+const { values: args } = parseArgs({
+  options: { files: { type: 'string', default: '10000' }, runs: { type: 'string', default: '5' } },
+});
 const FILES = Number(args.files);
 const RUNS = Number(args.runs);
 const FILE_BYTES = 10 * 1024;
@@ -23,8 +25,17 @@ const CHANGED = 100;
 refuseIfBusy();
 
 const root = mkdtempSync(join(tmpdir(), 'tether-bench-snapshot-'));
-const env = { PATH: inheritedEnv().PATH, HOME: root, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' };
-const git = (cwd: string, args: string[], extra: Record<string, string> = {}) => execFileSync('git', args, { cwd, env: { ...env, ...extra }, encoding: 'utf8', maxBuffer: 1 << 28 });
+const env = {
+  PATH: inheritedEnv().PATH,
+  HOME: root,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_AUTHOR_NAME: 'b',
+  GIT_AUTHOR_EMAIL: 'b@b',
+  GIT_COMMITTER_NAME: 'b',
+  GIT_COMMITTER_EMAIL: 'b@b',
+};
+const git = (cwd: string, args: string[], extra: Record<string, string> = {}) =>
+  execFileSync('git', args, { cwd, env: { ...env, ...extra }, encoding: 'utf8', maxBuffer: 1 << 28 });
 const pathOf = (i: number) => `src/d${Math.floor(i / 100)}/f${i}.txt`;
 
 /** A remote whose main holds FILES files of FILE_BYTES (hex text, 100 to a folder). */
@@ -59,7 +70,17 @@ let workspaces = 0;
 const fresh = () => {
   const workspace = join(root, `workspace-${++workspaces}`);
   mkdirSync(workspace);
-  return { workspace, runner: new Git({ workspace, checkout: 'repo', storeDir, author: { name: 'b', email: 'b@b' }, redact: (s) => s, path: inheritedEnv().PATH! }) };
+  return {
+    workspace,
+    runner: new Git({
+      workspace,
+      checkout: 'repo',
+      storeDir,
+      author: { name: 'b', email: 'b@b' },
+      redact: (s) => s,
+      path: inheritedEnv().PATH!,
+    }),
+  };
 };
 const { workspace, runner } = fresh();
 await runner.prepare(url, 'main');
@@ -78,20 +99,29 @@ const oldWay = () => {
 };
 
 const rows: Array<[string, number[]]> = [];
-rows.push(['first checkout: git read-tree -u', await timed(() => {
-  const into = mkdtempSync(join(root, 'read-tree-'));
-  git(into, ['read-tree', '--reset', '-u', 'main'], { ...old, GIT_WORK_TREE: into, GIT_INDEX_FILE: join(into, '.index') });
-})]);
+rows.push([
+  'first checkout: git read-tree -u',
+  await timed(() => {
+    const into = mkdtempSync(join(root, 'read-tree-'));
+    git(into, ['read-tree', '--reset', '-u', 'main'], {
+      ...old,
+      GIT_WORK_TREE: into,
+      GIT_INDEX_FILE: join(into, '.index'),
+    });
+  }),
+]);
 rows.push(['first checkout: prepare through workspace-fs', await timed(() => fresh().runner.prepare(url, 'main'))]);
 rows.push(['unchanged: git add -A + write-tree', await timed(oldWay)]);
 rows.push(['unchanged: walk through workspace-fs', await timed(() => runner.changes())]);
-for (let i = 0; i < CHANGED; i++) writeFileSync(join(repo, pathOf(i * Math.floor(FILES / CHANGED))), randomBytes(FILE_BYTES / 2).toString('hex'));
+for (let i = 0; i < CHANGED; i++)
+  writeFileSync(join(repo, pathOf(i * Math.floor(FILES / CHANGED))), randomBytes(FILE_BYTES / 2).toString('hex'));
 rows.push([`${CHANGED} changed: git add -A + write-tree`, await timed(oldWay)]);
 rows.push([`${CHANGED} changed: walk through workspace-fs`, await timed(() => runner.changes())]);
 const [oldTree, newTree] = [oldWay(), (await runner.changes())!.tree];
 if (oldTree !== newTree) throw new Error(`the two ways disagree: ${oldTree} ≠ ${newTree}`);
 
 console.log(`checkout of ${FILES} files, ${Math.round((FILES * FILE_BYTES) / 1024 ** 2)} MB; ${RUNS} runs each`);
-for (const [figure, times] of rows) console.log(`${figure.padEnd(42)} median ${percentile(times, 50)} ms, slowest ${percentile(times, 100)} ms`);
+for (const [figure, times] of rows)
+  console.log(`${figure.padEnd(42)} median ${percentile(times, 50)} ms, slowest ${percentile(times, 100)} ms`);
 console.log(`load: ${machineLoad()}`);
 rmSync(root, { recursive: true, force: true });

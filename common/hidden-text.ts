@@ -23,7 +23,8 @@ function showRun(run: string): string {
     if (last?.char === char) last.count++;
     else groups.push({ char, count: 1 });
   }
-  if (groups.length <= LISTED_GROUPS) return groups.map((g) => `<${codePoint(g.char)}${g.count > 1 ? ` ×${g.count}` : ''}>`).join('');
+  if (groups.length <= LISTED_GROUPS)
+    return groups.map((g) => `<${codePoint(g.char)}${g.count > 1 ? ` ×${g.count}` : ''}>`).join('');
   const distinct = [...new Set(chars)];
   return `<${chars.length} hidden: ${distinct.slice(0, LISTED_GROUPS).map(codePoint).join(' ')}${distinct.length > LISTED_GROUPS ? ' …' : ''}>`;
 }

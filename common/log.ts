@@ -10,11 +10,28 @@ const CENSOR = '[redacted]';
 
 /** Fields whose values never reach a log line, whichever component logs them. */
 export const REDACT_PATHS = [
-  'token', 'authToken', 'signingKey', 'password', 'authorization', 'apiKey',
-  '*.token', '*.authToken', '*.signingKey', '*.password', '*.authorization', '*.Authorization', '*.apiKey',
-  'headers.authorization', 'req.headers.authorization', 'req.headers["x-twilio-signature"]', 'headers["x-twilio-signature"]',
-  'config.twilio.authToken', 'config.media.signingKey', 'config.webChat.token',
-  'spec.phone', '*.spec.phone',
+  'token',
+  'authToken',
+  'signingKey',
+  'password',
+  'authorization',
+  'apiKey',
+  '*.token',
+  '*.authToken',
+  '*.signingKey',
+  '*.password',
+  '*.authorization',
+  '*.Authorization',
+  '*.apiKey',
+  'headers.authorization',
+  'req.headers.authorization',
+  'req.headers["x-twilio-signature"]',
+  'headers["x-twilio-signature"]',
+  'config.twilio.authToken',
+  'config.media.signingKey',
+  'config.webChat.token',
+  'spec.phone',
+  '*.spec.phone',
 ];
 
 /** Strings shaped like credentials, redacted wherever they appear (status, logs, images). */
@@ -32,7 +49,8 @@ const PHONE = /(whatsapp:)?\+[1-9][0-9]{6,14}/g;
 const MIN_BASE64_FRAGMENT = 8;
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const anyCaseHex = (byte: number) => [...byte.toString(16).padStart(2, '0')].map((c) => (/[a-f]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
+const anyCaseHex = (byte: number) =>
+  [...byte.toString(16).padStart(2, '0')].map((c) => (/[a-f]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
 
 /** The secret as written or percent-encoded, character by character in any mix, either hex case, once or twice; space also as +. */
 function encodedForms(secret: string): RegExp {
@@ -105,16 +123,19 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions): Logger {
   const secrets = options.redact ?? makeRedactor();
   const clean: Redactor = (text) => maskPhonesIn(secrets(text));
-  return pino({
-    level: options.level,
-    base: { component: options.component, ...options.bindings },
-    redact: { paths: REDACT_PATHS, censor: CENSOR },
-    formatters: { log: (object) => redactDeep(object, clean) },
-    hooks: {
-      logMethod(args, method) {
-        method.apply(this, args.map((a) => (typeof a === 'string' ? clean(a) : a)) as Parameters<typeof method>);
+  return pino(
+    {
+      level: options.level,
+      base: { component: options.component, ...options.bindings },
+      redact: { paths: REDACT_PATHS, censor: CENSOR },
+      formatters: { log: (object) => redactDeep(object, clean) },
+      hooks: {
+        logMethod(args, method) {
+          method.apply(this, args.map((a) => (typeof a === 'string' ? clean(a) : a)) as Parameters<typeof method>);
+        },
       },
+      serializers: { err: (error: unknown) => serializeError(error, clean) },
     },
-    serializers: { err: (error: unknown) => serializeError(error, clean) },
-  }, options.destination);
+    options.destination,
+  );
 }

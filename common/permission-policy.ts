@@ -4,13 +4,16 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
-export const PolicySchema = Type.Object({
-  allow: Type.Array(Type.String({ minLength: 1 })),
-  ask: Type.Array(Type.String({ minLength: 1 })),
-  deny: Type.Array(Type.String({ minLength: 1 })),
-  /** Edit/Write/MultiEdit/NotebookEdit inside the repository are allowed without asking. */
-  editsInsideRepo: Type.Boolean(),
-}, { additionalProperties: false });
+export const PolicySchema = Type.Object(
+  {
+    allow: Type.Array(Type.String({ minLength: 1 })),
+    ask: Type.Array(Type.String({ minLength: 1 })),
+    deny: Type.Array(Type.String({ minLength: 1 })),
+    /** Edit/Write/MultiEdit/NotebookEdit inside the repository are allowed without asking. */
+    editsInsideRepo: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
 export type Policy = Static<typeof PolicySchema>;
 
 /** The policy `json` says, over `defaults`; throws naming the variable and the field at fault. */

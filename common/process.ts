@@ -6,12 +6,18 @@ import type { Logger } from './log.ts';
  * Runs a configuration loader; an error it recognises (default: any) prints one line naming the
  * variable and exits 2, anything else is a bug and propagates.
  */
-export function configOrExit<T>(component: string, load: () => T, isConfigError: (error: unknown) => boolean = () => true): T {
+export function configOrExit<T>(
+  component: string,
+  load: () => T,
+  isConfigError: (error: unknown) => boolean = () => true,
+): T {
   try {
     return load();
   } catch (error) {
     if (!isConfigError(error)) throw error;
-    process.stderr.write(`tether-${component}: configuration error: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `tether-${component}: configuration error: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     return process.exit(2);
   }
 }
@@ -20,7 +26,12 @@ export function configOrExit<T>(component: string, load: () => T, isConfigError:
  * On the first SIGTERM or SIGINT: log, run stop(), exit with the code it returns (0 by default).
  * A failing stop or a missed deadline exits 1; further signals while stopping are ignored.
  */
-export function exitOnSignal(logger: Logger, message: string, stop: (signal: string) => Promise<number | void>, deadlineMs?: number): void {
+export function exitOnSignal(
+  logger: Logger,
+  message: string,
+  stop: (signal: string) => Promise<number | void>,
+  deadlineMs?: number,
+): void {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -32,10 +43,13 @@ export function exitOnSignal(logger: Logger, message: string, stop: (signal: str
         process.exit(1);
       }, deadlineMs).unref();
     }
-    stop(signal).then((code) => process.exit(code ?? 0), (error: unknown) => {
-      logger.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    });
+    stop(signal).then(
+      (code) => process.exit(code ?? 0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);

@@ -18,7 +18,8 @@ const created = (s: Session) => new Date(s.metadata.creationTimestamp ?? 0).getT
 const isFresh = (s: Session) => s.status?.phase === undefined || s.status.phase === 'Queued';
 
 /** Finished Sessions whose end, by the state machine, empties the phone's queue. */
-const clearsQueue = (s: Session) => isTerminal(s.status?.phase) && endingEffects(endReason(s)).includes('ClearPhoneQueue');
+const clearsQueue = (s: Session) =>
+  isTerminal(s.status?.phase) && endingEffects(endReason(s)).includes('ClearPhoneQueue');
 
 /** When the Session started waiting: the controller's Queued stamp, else its creation second. */
 function queuedSince(s: Session): { at: number; precise: boolean } {
@@ -51,7 +52,9 @@ export function admit(session: Session, siblings: Session[], maxQueued: number):
   const by = clearedBy(session, all);
   if (by) return { kind: 'cleared', by };
   const active = others.some((s) => isActive(s.status?.phase));
-  const waiting = all.filter((s) => !isTerminal(s.status?.phase) && !isActive(s.status?.phase) && !clearedBy(s, all)).sort(byArrival);
+  const waiting = all
+    .filter((s) => !isTerminal(s.status?.phase) && !isActive(s.status?.phase) && !clearedBy(s, all))
+    .sort(byArrival);
   const index = waiting.findIndex((s) => s.metadata.name === session.metadata.name);
   const position = active ? index + 1 : index;
   if (position === 0) return { kind: 'run' };

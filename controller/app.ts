@@ -19,7 +19,10 @@ export function createApp(deps: AppDeps): Express {
   });
   app.get('/readyz', (_req, res) => {
     const ready = deps.ready();
-    res.status(ready ? 200 : 503).type('text/plain').send(ready ? 'ok' : 'not ready');
+    res
+      .status(ready ? 200 : 503)
+      .type('text/plain')
+      .send(ready ? 'ok' : 'not ready');
   });
   return app;
 }

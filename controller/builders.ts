@@ -1,13 +1,32 @@
 // Pure builders of the objects a Session needs: deterministic names, owner references,
 // least privilege. Compared whole in test/unit/controller-builders.test.ts.
 import type {
-  V1Container, V1EnvVar, V1PersistentVolumeClaim, V1Pod, V1PolicyRule, V1Volume, V1Role, V1RoleBinding, V1ServiceAccount, V1OwnerReference,
+  V1Container,
+  V1EnvVar,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1PolicyRule,
+  V1Volume,
+  V1Role,
+  V1RoleBinding,
+  V1ServiceAccount,
+  V1OwnerReference,
 } from '@kubernetes/client-node';
 import { SERVICE_ACCOUNT_DIR } from '../common/kube/connection.ts';
 import { phoneHash } from '../common/session/display.ts';
 import {
-  AGENT_SOCKET_DIR, AGENT_SOCKET_PATH, ANNOTATION_SESSION_UID, LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, RELAY_TOKEN_AUDIENCE,
-  RUNNER_GIT_STORE, RUNNER_HOME, runnerIdentityName, runnerName,
+  AGENT_SOCKET_DIR,
+  AGENT_SOCKET_PATH,
+  ANNOTATION_SESSION_UID,
+  LABEL_COMPONENT,
+  LABEL_PART_OF,
+  LABEL_PHONE_HASH,
+  LABEL_SESSION,
+  RELAY_TOKEN_AUDIENCE,
+  RUNNER_GIT_STORE,
+  RUNNER_HOME,
+  runnerIdentityName,
+  runnerName,
 } from '../common/session/names.ts';
 import { API_VERSION, GROUP, KIND, PLURAL, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
@@ -30,20 +49,41 @@ export const AGENT_UID = 1001;
  * The supervisor: the Session's API client, the model proxy, diffs, images and publishing. The
  * configured resources are the agent container's, where Claude Code, builds and tests run.
  */
-export const SUPERVISOR_RESOURCES = { requests: { cpu: '200m', memory: '512Mi' }, limits: { cpu: '1', memory: '2Gi' } } as const;
+export const SUPERVISOR_RESOURCES = {
+  requests: { cpu: '200m', memory: '512Mi' },
+  limits: { cpu: '1', memory: '2Gi' },
+} as const;
 /** Keys read from the runner Secret into env vars of the same name. */
 export const SECRET_KEYS = ['ANTHROPIC_API_KEY', 'GITHUB_TOKEN'] as const;
 
 /** The component label of a phone's runner ServiceAccount, Role and RoleBinding. */
 export const RUNNER_IDENTITY_COMPONENT = 'runner-identity';
 
-type BuilderConfig = Pick<ControllerConfig,
-  'runnerNamespace' | 'runnerImage' | 'runnerSecret' | 'pvc' | 'resources' | 'terminationGraceSeconds' | 'relayUrl' | 'githubApiUrl' | 'tokenExpirationSeconds' | 'runtimeClassName' | 'permissionPolicy' | 'repoHosts' | 'hostNetwork'>;
+type BuilderConfig = Pick<
+  ControllerConfig,
+  | 'runnerNamespace'
+  | 'runnerImage'
+  | 'runnerSecret'
+  | 'pvc'
+  | 'resources'
+  | 'terminationGraceSeconds'
+  | 'relayUrl'
+  | 'githubApiUrl'
+  | 'tokenExpirationSeconds'
+  | 'runtimeClassName'
+  | 'permissionPolicy'
+  | 'repoHosts'
+  | 'hostNetwork'
+>;
 
 function ownerReference(session: Session): V1OwnerReference {
   return {
-    apiVersion: API_VERSION, kind: KIND, name: session.metadata.name!, uid: session.metadata.uid!,
-    controller: true, blockOwnerDeletion: true,
+    apiVersion: API_VERSION,
+    kind: KIND,
+    name: session.metadata.name!,
+    uid: session.metadata.uid!,
+    controller: true,
+    blockOwnerDeletion: true,
   };
 }
 
@@ -73,14 +113,21 @@ function runnerMeta(session: Session, config: Pick<ControllerConfig, 'runnerName
 }
 
 /** The per-phone workspace: never owned by a Session, it outlives them all. */
-export function desiredPvc(session: Session, config: Pick<ControllerConfig, 'pvc' | 'runnerNamespace'>): V1PersistentVolumeClaim {
+export function desiredPvc(
+  session: Session,
+  config: Pick<ControllerConfig, 'pvc' | 'runnerNamespace'>,
+): V1PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     metadata: {
       name: session.spec.workspace,
       namespace: config.runnerNamespace,
-      labels: { [LABEL_PHONE_HASH]: phoneHash(session.spec.phone), [LABEL_COMPONENT]: 'workspace', [LABEL_PART_OF]: 'tether' },
+      labels: {
+        [LABEL_PHONE_HASH]: phoneHash(session.spec.phone),
+        [LABEL_COMPONENT]: 'workspace',
+        [LABEL_PART_OF]: 'tether',
+      },
     },
     spec: {
       accessModes: ['ReadWriteOnce'],
@@ -110,13 +157,22 @@ export function runnerRules(sessions: string[]): V1PolicyRule[] {
  * ServiceAccount (runner namespace) every runner of the phone runs as, and a Role and RoleBinding
  * beside the Sessions naming only `sessions` — the phone's Sessions that have a runner.
  */
-export function desiredIdentity(session: Session, sessions: string[], config: Pick<ControllerConfig, 'runnerNamespace'>): RunnerIdentity {
+export function desiredIdentity(
+  session: Session,
+  sessions: string[],
+  config: Pick<ControllerConfig, 'runnerNamespace'>,
+): RunnerIdentity {
   const hash = phoneHash(session.spec.phone);
   const name = runnerIdentityName(hash);
   const labels = { [LABEL_PHONE_HASH]: hash, [LABEL_COMPONENT]: RUNNER_IDENTITY_COMPONENT, [LABEL_PART_OF]: 'tether' };
   const beside = { name, namespace: session.metadata.namespace!, labels };
   return {
-    serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { ...beside, namespace: config.runnerNamespace }, automountServiceAccountToken: false },
+    serviceAccount: {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { ...beside, namespace: config.runnerNamespace },
+      automountServiceAccountToken: false,
+    },
     role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: beside, rules: runnerRules(sessions) },
     roleBinding: {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -149,7 +205,10 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
   const apiServer = config.hostNetwork?.apiServer;
   if (apiServer) {
     // Over the Service address kubelet injects: on the host network the API server is reached directly.
-    env.push({ name: 'KUBERNETES_SERVICE_HOST', value: apiServer.host }, { name: 'KUBERNETES_SERVICE_PORT', value: apiServer.port });
+    env.push(
+      { name: 'KUBERNETES_SERVICE_HOST', value: apiServer.host },
+      { name: 'KUBERNETES_SERVICE_PORT', value: apiServer.port },
+    );
   }
   for (const key of SECRET_KEYS) {
     env.push({ name: key, valueFrom: { secretKeyRef: { name: config.runnerSecret, key, optional: true } } });
@@ -170,7 +229,11 @@ function runnerVolumes(session: Session, config: BuilderConfig): V1Volume[] {
         sources: [
           { serviceAccountToken: { path: 'token', expirationSeconds: config.tokenExpirationSeconds } },
           { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+          {
+            downwardAPI: {
+              items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+            },
+          },
         ],
       },
     },
@@ -178,15 +241,28 @@ function runnerVolumes(session: Session, config: BuilderConfig): V1Volume[] {
       name: 'relay-token',
       projected: {
         defaultMode: 0o444,
-        sources: [{ serviceAccountToken: { audience: RELAY_TOKEN_AUDIENCE, path: 'token', expirationSeconds: config.tokenExpirationSeconds } }],
+        sources: [
+          {
+            serviceAccountToken: {
+              audience: RELAY_TOKEN_AUDIENCE,
+              path: 'token',
+              expirationSeconds: config.tokenExpirationSeconds,
+            },
+          },
+        ],
       },
     },
   ];
 }
 
 const containerSecurity = (runAsUser: number) => ({
-  allowPrivilegeEscalation: false, privileged: false, runAsNonRoot: true, runAsUser, runAsGroup: RUNNER_UID,
-  capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+  allowPrivilegeEscalation: false,
+  privileged: false,
+  runAsNonRoot: true,
+  runAsUser,
+  runAsGroup: RUNNER_UID,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
 });
 
 /**
@@ -230,27 +306,32 @@ export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: config.terminationGraceSeconds,
       securityContext: {
-        runAsNonRoot: true, runAsUser: RUNNER_UID, runAsGroup: RUNNER_UID, fsGroup: RUNNER_UID,
+        runAsNonRoot: true,
+        runAsUser: RUNNER_UID,
+        runAsGroup: RUNNER_UID,
+        fsGroup: RUNNER_UID,
         seccompProfile: { type: 'RuntimeDefault' },
       },
       initContainers: [agentContainer(config)],
-      containers: [{
-        name: 'runner',
-        image: config.runnerImage,
-        imagePullPolicy: 'IfNotPresent',
-        args: RUNNER_COMMAND, // the image's entrypoint (tini) runs it
-        workingDir: RUNNER_GIT_STORE,
-        env: runnerEnv(session, config),
-        resources: { requests: { ...SUPERVISOR_RESOURCES.requests }, limits: { ...SUPERVISOR_RESOURCES.limits } },
-        securityContext: containerSecurity(RUNNER_UID),
-        volumeMounts: [
-          { name: 'workspace', mountPath: WORKSPACE_PATH },
-          { name: 'git-store', mountPath: RUNNER_GIT_STORE },
-          { name: 'agent-socket', mountPath: AGENT_SOCKET_DIR },
-          { name: 'kube-api-access', mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
-          { name: 'relay-token', mountPath: RELAY_TOKEN_DIR, readOnly: true },
-        ],
-      }],
+      containers: [
+        {
+          name: 'runner',
+          image: config.runnerImage,
+          imagePullPolicy: 'IfNotPresent',
+          args: RUNNER_COMMAND, // the image's entrypoint (tini) runs it
+          workingDir: RUNNER_GIT_STORE,
+          env: runnerEnv(session, config),
+          resources: { requests: { ...SUPERVISOR_RESOURCES.requests }, limits: { ...SUPERVISOR_RESOURCES.limits } },
+          securityContext: containerSecurity(RUNNER_UID),
+          volumeMounts: [
+            { name: 'workspace', mountPath: WORKSPACE_PATH },
+            { name: 'git-store', mountPath: RUNNER_GIT_STORE },
+            { name: 'agent-socket', mountPath: AGENT_SOCKET_DIR },
+            { name: 'kube-api-access', mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
+            { name: 'relay-token', mountPath: RELAY_TOKEN_DIR, readOnly: true },
+          ],
+        },
+      ],
       volumes: runnerVolumes(session, config),
     },
   };

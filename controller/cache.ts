@@ -37,5 +37,6 @@ export function trimPod(pod: V1Pod): void {
   if (!pod.status) return;
   keepOnly(pod.status, ['phase', 'reason', 'message', 'conditions', 'containerStatuses', 'initContainerStatuses']);
   if (pod.status.conditions) pod.status.conditions = pod.status.conditions.filter((c) => c.type === 'PodScheduled');
-  for (const container of [...pod.status.containerStatuses ?? [], ...pod.status.initContainerStatuses ?? []]) keepOnly(container, ['name', 'state', 'image']);
+  for (const container of [...(pod.status.containerStatuses ?? []), ...(pod.status.initContainerStatuses ?? [])])
+    keepOnly(container, ['name', 'state', 'image']);
 }

@@ -7,7 +7,14 @@ import type { ControllerConfig } from './config.ts';
 import { endReason } from './conditions.ts';
 
 /** Ends the controller decides while the runner may still run: its Pod is stopped at once. */
-const CONTROLLER_ENDINGS: readonly string[] = [Reason.Cancelled, Reason.QueueCleared, Reason.ApprovalTimeout, Reason.RunTimeout, Reason.StartTimeout, Reason.PodLost];
+const CONTROLLER_ENDINGS: readonly string[] = [
+  Reason.Cancelled,
+  Reason.QueueCleared,
+  Reason.ApprovalTimeout,
+  Reason.RunTimeout,
+  Reason.StartTimeout,
+  Reason.PodLost,
+];
 
 export interface Cleanup {
   /** The end's controller effects still due: DeletePod once its time has come, and the phone-wide ones. */
@@ -25,7 +32,8 @@ type Retention = Pick<ControllerConfig, 'podTtlMs' | 'historyCount' | 'historyMa
  */
 export const SPEND_HELD_MS = 25 * 3_600_000;
 
-const completedAt = (s: Session) => Date.parse(s.status?.completionTime ?? s.metadata.creationTimestamp?.toString() ?? '0');
+const completedAt = (s: Session) =>
+  Date.parse(s.status?.completionTime ?? s.metadata.creationTimestamp?.toString() ?? '0');
 
 /** DeletePod of an end: a Pod the controller stopped goes at once, any other after the TTL (logs stay readable). */
 function podDue(session: Session, pod: V1Pod | undefined, now: Date, podTtlMs: number): { now: boolean; at?: number } {
@@ -48,7 +56,13 @@ function spendHeldUntil(s: Session): number {
  * SPEND_HELD_MS; each pass removes the other ones beyond the count and itself once too old (what
  * they own goes with them through owner references).
  */
-export function decideTerminal(session: Session, pod: V1Pod | undefined, siblings: Session[], now: Date, config: Retention): Cleanup {
+export function decideTerminal(
+  session: Session,
+  pod: V1Pod | undefined,
+  siblings: Session[],
+  now: Date,
+  config: Retention,
+): Cleanup {
   const ending = endingEffects(endReason(session));
   const waits: number[] = [];
   const effects: Effect[] = ending.filter((e) => e === 'ClearPhoneQueue' || e === 'StartNextQueued');
@@ -57,8 +71,10 @@ export function decideTerminal(session: Session, pod: V1Pod | undefined, sibling
     if (due.now) effects.push('DeletePod');
     if (due.at !== undefined) waits.push(due.at);
   }
-  const finished = [...siblings.filter((s) => s.metadata.name !== session.metadata.name && isTerminal(s.status?.phase)), session]
-    .sort((a, b) => completedAt(b) - completedAt(a) || (b.metadata.name ?? '').localeCompare(a.metadata.name ?? ''));
+  const finished = [
+    ...siblings.filter((s) => s.metadata.name !== session.metadata.name && isTerminal(s.status?.phase)),
+    session,
+  ].sort((a, b) => completedAt(b) - completedAt(a) || (b.metadata.name ?? '').localeCompare(a.metadata.name ?? ''));
   const beyond = finished.slice(config.historyCount);
   const deleteSessions = beyond.filter((s) => now.getTime() >= spendHeldUntil(s)).map((s) => s.metadata.name!);
   const self = session.metadata.name!;
@@ -69,5 +85,9 @@ export function decideTerminal(session: Session, pod: V1Pod | undefined, sibling
   } else if (now.getTime() >= expires) deleteSessions.push(self);
   else waits.push(expires);
   const next = Math.min(...waits);
-  return { effects, deleteSessions, ...(Number.isFinite(next) ? { requeueAfterMs: Math.max(1, next - now.getTime()) } : {}) };
+  return {
+    effects,
+    deleteSessions,
+    ...(Number.isFinite(next) ? { requeueAfterMs: Math.max(1, next - now.getTime()) } : {}),
+  };
 }

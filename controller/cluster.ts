@@ -12,7 +12,12 @@ import type { ControllerEvent } from './events.ts';
 export interface ClusterOps {
   getSession(namespace: string, name: string): Promise<Session | undefined>;
   /** Optimistic: fails with 409 when the Session changed since resourceVersion. */
-  patchStatus(namespace: string, name: string, status: Partial<SessionStatus>, resourceVersion: string): Promise<Session>;
+  patchStatus(
+    namespace: string,
+    name: string,
+    status: Partial<SessionStatus>,
+    resourceVersion: string,
+  ): Promise<Session>;
   deleteSession(namespace: string, name: string): Promise<void>;
   getPod(namespace: string, name: string): Promise<V1Pod | undefined>;
   /** Creates the Pod, or returns the one that already has its name. */
@@ -48,8 +53,10 @@ async function unlessMissing<T>(call: () => Promise<T>): Promise<T | undefined> 
 }
 
 const core = (namespace: string, plural: string) => `/api/v1/namespaces/${namespace}/${plural}`;
-const rbacPath = (namespace: string, plural: string) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/${plural}`;
-const meta = (object: { metadata?: { namespace?: string; name?: string } }) => object.metadata as { namespace: string; name: string };
+const rbacPath = (namespace: string, plural: string) =>
+  `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/${plural}`;
+const meta = (object: { metadata?: { namespace?: string; name?: string } }) =>
+  object.metadata as { namespace: string; name: string };
 
 /** Plain requests (no client-node: its API classes cost the controller ~80 MiB of memory). */
 export function kubeClusterOps(kube: KubeAccess): ClusterOps {
@@ -59,12 +66,16 @@ export function kubeClusterOps(kube: KubeAccess): ClusterOps {
   const ignore = async () => undefined;
   return {
     getSession: (namespace, name) => sessions.get(namespace, name),
-    patchStatus: (namespace, name, status, resourceVersion) => sessions.patchStatus(namespace, name, status, resourceVersion),
+    patchStatus: (namespace, name, status, resourceVersion) =>
+      sessions.patchStatus(namespace, name, status, resourceVersion),
     deleteSession: (namespace, name) => sessions.delete(namespace, name),
     getPod: (namespace, name) => unlessMissing(() => get<V1Pod>(`${core(namespace, 'pods')}/${name}`)),
     ensurePod: (pod) => {
       const { namespace, name } = meta(pod);
-      return orExisting(() => create<V1Pod>(core(namespace, 'pods'), pod), () => get<V1Pod>(`${core(namespace, 'pods')}/${name}`));
+      return orExisting(
+        () => create<V1Pod>(core(namespace, 'pods'), pod),
+        () => get<V1Pod>(`${core(namespace, 'pods')}/${name}`),
+      );
     },
     deletePod: async (namespace, name) => {
       await unlessMissing(() => requestJson(kube, `${core(namespace, 'pods')}/${name}`, { method: 'DELETE' }));
@@ -72,22 +83,36 @@ export function kubeClusterOps(kube: KubeAccess): ClusterOps {
     ensurePvc: (pvc) => {
       const { namespace, name } = meta(pvc);
       const path = core(namespace, 'persistentvolumeclaims');
-      return orExisting(() => create<V1PersistentVolumeClaim>(path, pvc), () => get<V1PersistentVolumeClaim>(`${path}/${name}`));
+      return orExisting(
+        () => create<V1PersistentVolumeClaim>(path, pvc),
+        () => get<V1PersistentVolumeClaim>(`${path}/${name}`),
+      );
     },
     ensureIdentity: async ({ serviceAccount, role, roleBinding }, known) => {
       const { namespace, name } = meta(role);
-      const setRules = (resourceVersion?: string) => requestJson<V1Role>(kube, `${rbacPath(namespace, 'roles')}/${name}`, {
-        method: 'PATCH', contentType: MERGE_PATCH, body: { metadata: resourceVersion ? { resourceVersion } : {}, rules: role.rules },
-      });
-      if (known?.bound && await unlessMissing(() => setRules(known.role.metadata?.resourceVersion))) return;
+      const setRules = (resourceVersion?: string) =>
+        requestJson<V1Role>(kube, `${rbacPath(namespace, 'roles')}/${name}`, {
+          method: 'PATCH',
+          contentType: MERGE_PATCH,
+          body: { metadata: resourceVersion ? { resourceVersion } : {}, rules: role.rules },
+        });
+      if (known?.bound && (await unlessMissing(() => setRules(known.role.metadata?.resourceVersion)))) return;
       await Promise.all([
         orExisting(() => create(core(meta(serviceAccount).namespace, 'serviceaccounts'), serviceAccount), ignore),
-        known ? setRules(known.role.metadata?.resourceVersion) : orExisting(() => create(rbacPath(namespace, 'roles'), role), () => setRules()),
+        known
+          ? setRules(known.role.metadata?.resourceVersion)
+          : orExisting(
+              () => create(rbacPath(namespace, 'roles'), role),
+              () => setRules(),
+            ),
       ]);
       await orExisting(() => create(rbacPath(namespace, 'rolebindings'), roleBinding), ignore);
     },
     recordEvent: async (event: ControllerEvent) => {
-      await orExisting(() => create(`/apis/events.k8s.io/v1/namespaces/${meta(event).namespace}/events`, event), ignore);
+      await orExisting(
+        () => create(`/apis/events.k8s.io/v1/namespaces/${meta(event).namespace}/events`, event),
+        ignore,
+      );
     },
   };
 }

@@ -13,7 +13,12 @@ export const CONDITION_FINISHED = 'Finished';
 export function sameJson(a: unknown, b: unknown): boolean {
   const canonical = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(canonical);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]));
+    if (v && typeof v === 'object')
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+      );
     return v;
   };
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
@@ -27,7 +32,12 @@ export interface ConditionInput {
 }
 
 /** Sets one condition; lastTransitionTime moves only when the status flips. */
-export function setCondition(list: Condition[] | undefined, input: ConditionInput, now: Date, generation?: number): Condition[] {
+export function setCondition(
+  list: Condition[] | undefined,
+  input: ConditionInput,
+  now: Date,
+  generation?: number,
+): Condition[] {
   const current = list ?? [];
   const existing = current.find((c) => c.type === input.type);
   const next: Condition = {
@@ -47,22 +57,32 @@ export function endReason(session: Session): string {
 /** How a terminal phase came about, when the controller did not see the transition itself. */
 export function finishedReason(session: Session): string {
   switch (session.status?.phase) {
-    case 'Succeeded': return session.status.result?.prUrl ? Reason.Published : Reason.Completed;
-    case 'Rejected': return Reason.Rejected;
+    case 'Succeeded':
+      return session.status.result?.prUrl ? Reason.Published : Reason.Completed;
+    case 'Rejected':
+      return Reason.Rejected;
     // The runner writes Cancelled only for "stop" at a cost pause; the user's cancel sets spec.cancel.
-    case 'Cancelled': return session.spec.cancel ? Reason.Cancelled : Reason.CostStopped;
-    case 'TimedOut': return Reason.ApprovalTimeout;
-    default: return Reason.AgentFailed;
+    case 'Cancelled':
+      return session.spec.cancel ? Reason.Cancelled : Reason.CostStopped;
+    case 'TimedOut':
+      return Reason.ApprovalTimeout;
+    default:
+      return Reason.AgentFailed;
   }
 }
 
 export function finishedMessage(session: Session): string {
   const result = session.status?.result;
   switch (session.status?.phase) {
-    case 'Succeeded': return result?.prUrl ? `pull request opened: ${result.prUrl}` : 'finished';
-    case 'Rejected': return 'changes rejected and reverted';
-    case 'Cancelled': return session.spec.cancel ? 'cancelled' : 'stopped at its cost pause';
-    case 'TimedOut': return 'approval expired; changes kept on the workspace';
-    default: return result?.message ?? 'failed';
+    case 'Succeeded':
+      return result?.prUrl ? `pull request opened: ${result.prUrl}` : 'finished';
+    case 'Rejected':
+      return 'changes rejected and reverted';
+    case 'Cancelled':
+      return session.spec.cancel ? 'cancelled' : 'stopped at its cost pause';
+    case 'TimedOut':
+      return 'approval expired; changes kept on the workspace';
+    default:
+      return result?.message ?? 'failed';
   }
 }

@@ -111,7 +111,9 @@ export class ConfigError extends Error {}
 
 function read(env: Record<string, string | undefined>): Record<Variable, string | undefined> {
   const out = {} as Record<Variable, string | undefined>;
-  for (const [name, { schema, fallback }] of Object.entries(VARIABLES) as Array<[Variable, { schema: TSchema; fallback?: string }]>) {
+  for (const [name, { schema, fallback }] of Object.entries(VARIABLES) as Array<
+    [Variable, { schema: TSchema; fallback?: string }]
+  >) {
     const raw = env[name];
     const value = raw === undefined || raw === '' ? fallback : raw;
     if (value !== undefined && !Value.Check(schema, value)) {
@@ -155,7 +157,9 @@ function timeZone(name: string): string {
   try {
     new Intl.DateTimeFormat('en-CA', { timeZone: name });
   } catch {
-    throw new ConfigError(`TETHER_BUDGET_TIMEZONE="${name.slice(0, 40)}" is not an IANA time zone (e.g. UTC, Europe/Berlin)`);
+    throw new ConfigError(
+      `TETHER_BUDGET_TIMEZONE="${name.slice(0, 40)}" is not an IANA time zone (e.g. UTC, Europe/Berlin)`,
+    );
   }
   return name;
 }
@@ -178,8 +182,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runnerImage: v.TETHER_RUNNER_IMAGE!,
     runnerSecret: v.TETHER_RUNNER_SECRET!,
     ...(v.TETHER_RUNNER_RUNTIME_CLASS ? { runtimeClassName: v.TETHER_RUNNER_RUNTIME_CLASS } : {}),
-    ...(v.TETHER_RUNNER_PERMISSION_POLICY ? { permissionPolicy: checkedPolicy(v.TETHER_RUNNER_PERMISSION_POLICY) } : {}),
-    tokenExpirationSeconds: atLeast('TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS', int('TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS'), 600),
+    ...(v.TETHER_RUNNER_PERMISSION_POLICY
+      ? { permissionPolicy: checkedPolicy(v.TETHER_RUNNER_PERMISSION_POLICY) }
+      : {}),
+    tokenExpirationSeconds: atLeast(
+      'TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS',
+      int('TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS'),
+      600,
+    ),
     pvc: { size: v.TETHER_PVC_SIZE!, storageClass: v.TETHER_PVC_STORAGE_CLASS },
     resources: {
       requests: { cpu: v.TETHER_RUNNER_CPU_REQUEST!, memory: v.TETHER_RUNNER_MEMORY_REQUEST! },
@@ -205,6 +215,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     identity: v.POD_NAME ?? hostname(),
     stallTimeoutMs: ms('TETHER_STALL_TIMEOUT'),
     logLevel: v.TETHER_LOG_LEVEL!,
-    kube: { KUBECONFIG: env.KUBECONFIG, HOME: env.HOME, KUBERNETES_SERVICE_HOST: env.KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT: env.KUBERNETES_SERVICE_PORT },
+    kube: {
+      KUBECONFIG: env.KUBECONFIG,
+      HOME: env.HOME,
+      KUBERNETES_SERVICE_HOST: env.KUBERNETES_SERVICE_HOST,
+      KUBERNETES_SERVICE_PORT: env.KUBERNETES_SERVICE_PORT,
+    },
   };
 }

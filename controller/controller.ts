@@ -8,7 +8,13 @@ import { createInformer, type Informer } from '../common/kube/informer.ts';
 import { sessionsPath } from '../common/kube/sessions.ts';
 import { createWorkQueue, type WorkQueue } from '../common/kube/work-queue.ts';
 import { phoneHash } from '../common/session/display.ts';
-import { LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_SESSION, runnerName } from '../common/session/names.ts';
+import {
+  LABEL_COMPONENT,
+  LABEL_PART_OF,
+  LABEL_PHONE_HASH,
+  LABEL_SESSION,
+  runnerName,
+} from '../common/session/names.ts';
 import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { RUNNER_IDENTITY_COMPONENT } from './builders.ts';
@@ -40,7 +46,9 @@ export interface Controller {
 /** What a reconcile pass reads of a runner Pod: whether it is there, going, held back (and why), and how it ended. */
 const podFacts = (pod: V1Pod | undefined) => {
   const ended = pod?.status?.containerStatuses?.find((c) => c.name === 'runner')?.state?.terminated;
-  return pod ? `${pod.status?.phase}|${Boolean(pod.metadata?.deletionTimestamp)}|${ended?.exitCode}|${pod.status?.reason}|${startProblem(pod)?.reason}` : 'gone';
+  return pod
+    ? `${pod.status?.phase}|${Boolean(pod.metadata?.deletionTimestamp)}|${ended?.exitCode}|${pod.status?.reason}|${startProblem(pod)?.reason}`
+    : 'gone';
 };
 
 /** A runner Pod as its create returns it: what the pass that made it acted on. */
@@ -69,22 +77,53 @@ function podChanges(sessionNamespace: string, sessionOf: (key: string) => Sessio
 }
 
 type Informers = {
-  sessions: Informer<Session>; pods: Informer<V1Pod>; pvcs: Informer<V1PersistentVolumeClaim>; roles: Informer<V1Role>; bindings: Informer<V1RoleBinding>;
+  sessions: Informer<Session>;
+  pods: Informer<V1Pod>;
+  pvcs: Informer<V1PersistentVolumeClaim>;
+  roles: Informer<V1Role>;
+  bindings: Informer<V1RoleBinding>;
 };
 
 function createInformers({ kubeConfig, config, logger, metrics }: ControllerDeps): Informers {
   const { namespace: ns, runnerNamespace: runners } = config;
-  const informer = <T extends { metadata?: { name?: string; namespace?: string } }>(resource: string, path: string, labelSelector?: string, trim?: (o: T) => void) =>
+  const informer = <T extends { metadata?: { name?: string; namespace?: string } }>(
+    resource: string,
+    path: string,
+    labelSelector?: string,
+    trim?: (o: T) => void,
+  ) =>
     createInformer<T>({
-      kube: kubeConfig, path, labelSelector, trim, logger: logger.child({ informer: resource }), stallTimeoutMs: config.stallTimeoutMs,
+      kube: kubeConfig,
+      path,
+      labelSelector,
+      trim,
+      logger: logger.child({ informer: resource }),
+      stallTimeoutMs: config.stallTimeoutMs,
       onRestart: (reason) => metrics?.watchRestart(resource, reason),
     });
   return {
     sessions: informer<Session>('sessions', sessionsPath(ns), undefined, trimSession),
-    pods: informer<V1Pod>('pods', `/api/v1/namespaces/${runners}/pods`, `${LABEL_COMPONENT}=runner,${LABEL_PART_OF}=tether`, trimPod),
-    pvcs: informer<V1PersistentVolumeClaim>('persistentvolumeclaims', `/api/v1/namespaces/${runners}/persistentvolumeclaims`, `${LABEL_COMPONENT}=workspace`),
-    roles: informer<V1Role>('roles', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`, `${LABEL_COMPONENT}=${RUNNER_IDENTITY_COMPONENT}`),
-    bindings: informer<V1RoleBinding>('rolebindings', `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`, `${LABEL_COMPONENT}=${RUNNER_IDENTITY_COMPONENT}`),
+    pods: informer<V1Pod>(
+      'pods',
+      `/api/v1/namespaces/${runners}/pods`,
+      `${LABEL_COMPONENT}=runner,${LABEL_PART_OF}=tether`,
+      trimPod,
+    ),
+    pvcs: informer<V1PersistentVolumeClaim>(
+      'persistentvolumeclaims',
+      `/api/v1/namespaces/${runners}/persistentvolumeclaims`,
+      `${LABEL_COMPONENT}=workspace`,
+    ),
+    roles: informer<V1Role>(
+      'roles',
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`,
+      `${LABEL_COMPONENT}=${RUNNER_IDENTITY_COMPONENT}`,
+    ),
+    bindings: informer<V1RoleBinding>(
+      'rolebindings',
+      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`,
+      `${LABEL_COMPONENT}=${RUNNER_IDENTITY_COMPONENT}`,
+    ),
   };
 }
 
@@ -102,7 +141,8 @@ function createPhoneIndex() {
     remove(key: string): string | undefined {
       const phone = phoneOf.get(key);
       phoneOf.delete(key);
-      if (phone !== undefined && byPhone.get(phone)?.delete(key) && byPhone.get(phone)!.size === 0) byPhone.delete(phone);
+      if (phone !== undefined && byPhone.get(phone)?.delete(key) && byPhone.get(phone)!.size === 0)
+        byPhone.delete(phone);
       return phone;
     },
     keys: (phone: string) => [...(byPhone.get(phone) ?? [])],
@@ -159,7 +199,11 @@ export function createController(deps: ControllerDeps): Controller {
       return role && { role, bound: bindings.get(`${namespace}/${name}`) !== undefined };
     },
     wrote: (written, replaced, actedOn) => ownWrites.record(written, replaced, actedOn),
-    siblings: (s) => phones.keys(phoneHash(s.spec.phone)).map(known).filter((x): x is Session => x !== undefined),
+    siblings: (s) =>
+      phones
+        .keys(phoneHash(s.spec.phone))
+        .map(known)
+        .filter((x): x is Session => x !== undefined),
     wakeWaiting: (s) => enqueuePhone(phoneHash(s.spec.phone), waiting),
     observer: deps.metrics?.observer,
     approvals: new Map(),

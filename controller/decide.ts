@@ -51,7 +51,8 @@ export function specProblem(session: Session, repoHosts: readonly string[]): str
     return `spec.workspace "${spec.workspace}" is not this phone's workspace (expected "${workspaceName(spec.phone)}" or "${workspaceName(spec.phone)}-<repository>")`;
   }
   const label = metadata.labels?.[LABEL_PHONE_HASH];
-  if (label !== undefined && label !== phoneHash(spec.phone)) return `label ${LABEL_PHONE_HASH}="${label}" does not match spec.phone`;
+  if (label !== undefined && label !== phoneHash(spec.phone))
+    return `label ${LABEL_PHONE_HASH}="${label}" does not match spec.phone`;
   const repo = repoProblem(spec.repo, repoHosts);
   if (repo) return repo;
   for (const key of ['run', 'approval'] as const) {
@@ -68,9 +69,10 @@ export function workspaceProblem(session: Session, pvc: V1PersistentVolumeClaim 
   return `workspace "${session.spec.workspace}" belongs to another phone`;
 }
 
-export const runTimeoutMs = (s: Session, c: Timeouts) => (s.spec.timeouts?.run ? parseDuration(s.spec.timeouts.run) : c.defaultRunTimeoutMs);
+export const runTimeoutMs = (s: Session, c: Timeouts) =>
+  s.spec.timeouts?.run ? parseDuration(s.spec.timeouts.run) : c.defaultRunTimeoutMs;
 export const approvalTimeoutMs = (s: Session, c: Timeouts) =>
-  (s.spec.timeouts?.approval ? parseDuration(s.spec.timeouts.approval) : c.defaultApprovalTimeoutMs);
+  s.spec.timeouts?.approval ? parseDuration(s.spec.timeouts.approval) : c.defaultApprovalTimeoutMs;
 
 /** The decision for a Session that has not finished. */
 export function decide(session: Session, seen: Observed, now: Date, config: DecideConfig): Decision {
@@ -88,19 +90,33 @@ function decideWaiting(session: Session, siblings: Session[], now: Date, config:
   const admission = admit(session, siblings, config.maxQueued);
   switch (admission.kind) {
     case 'cleared':
-      return { step: take(session, { type: 'QueueCleared' }), message: `cancelled together with the queue of ${admission.by}` };
+      return {
+        step: take(session, { type: 'QueueCleared' }),
+        message: `cancelled together with the queue of ${admission.by}`,
+      };
     case 'full':
-      return { step: take(session, { type: 'QueueFull' }), message: `${admission.queued} commands are already waiting for this phone; send it again later` };
+      return {
+        step: take(session, { type: 'QueueFull' }),
+        message: `${admission.queued} commands are already waiting for this phone; send it again later`,
+      };
     case 'wait':
       if (session.status?.phase === 'Queued') return {};
-      return { step: take(session, { type: 'Enqueue' }), message: `waiting for the phone's earlier command (#${admission.position})` };
+      return {
+        step: take(session, { type: 'Enqueue' }),
+        message: `waiting for the phone's earlier command (#${admission.position})`,
+      };
     case 'run':
       return overBudget(session, siblings, now, config.budget) ?? { step: take(session, { type: 'PodCreated' }) };
   }
 }
 
 /** A command whose turn came after the phone's spend today reached the daily budget does not start. */
-function overBudget(session: Session, siblings: Session[], now: Date, budget: DecideConfig['budget']): Decision | undefined {
+function overBudget(
+  session: Session,
+  siblings: Session[],
+  now: Date,
+  budget: DecideConfig['budget'],
+): Decision | undefined {
   const spent = spentToday(siblings, now.getTime(), budget.timeZone);
   if (withinDailyBudget(spent, budget)) return undefined;
   const message = `today's budget is spent: ${usd(spent)} of ${usd(budget.dailyUsd)}; new commands start again after midnight (${budget.timeZone})`;
@@ -109,7 +125,8 @@ function overBudget(session: Session, siblings: Session[], now: Date, budget: De
 
 function podEnded(pod: V1Pod): { message: string; exitCode?: number } | undefined {
   const name = pod.metadata?.name;
-  if (pod.metadata?.deletionTimestamp) return { message: `runner pod ${name} was deleted while the session was running` };
+  if (pod.metadata?.deletionTimestamp)
+    return { message: `runner pod ${name} was deleted while the session was running` };
   const phase = pod.status?.phase;
   if (phase !== 'Failed' && phase !== 'Succeeded') return undefined;
   const terminated = pod.status?.containerStatuses?.find((c) => c.name === 'runner')?.state?.terminated;
@@ -118,15 +135,24 @@ function podEnded(pod: V1Pod): { message: string; exitCode?: number } | undefine
     return { message: 'the runner exited without reporting a result', exitCode: exitCode ?? 0 };
   }
   if (exitCode !== undefined) {
-    return { message: `the runner exited with code ${exitCode}${terminated?.reason ? ` (${terminated.reason})` : ''}`, exitCode };
+    return {
+      message: `the runner exited with code ${exitCode}${terminated?.reason ? ` (${terminated.reason})` : ''}`,
+      exitCode,
+    };
   }
-  return { message: `runner pod ${name} failed${pod.status?.reason ? `: ${pod.status.reason}` : ''}${pod.status?.message ? ` — ${pod.status.message}` : ''}` };
+  return {
+    message: `runner pod ${name} failed${pod.status?.reason ? `: ${pod.status.reason}` : ''}${pod.status?.message ? ` — ${pod.status.message}` : ''}`,
+  };
 }
 
 /** What an active Session (Starting…Publishing) needs, given its Pod as it is now. */
 export function decideActive(session: Session, pod: V1Pod | undefined, now: Date, config: Timeouts): Decision {
   const status = session.status ?? {};
-  if (!pod) return { step: take(session, { type: 'PodLost' }), message: `runner pod ${runnerName(session.metadata.name!)} disappeared` };
+  if (!pod)
+    return {
+      step: take(session, { type: 'PodLost' }),
+      message: `runner pod ${runnerName(session.metadata.name!)} disappeared`,
+    };
   const ended = podEnded(pod);
   if (ended) return { step: take(session, { type: 'PodLost' }), ...ended };
 
@@ -143,18 +169,27 @@ export function decideActive(session: Session, pod: V1Pod | undefined, now: Date
   if (start !== undefined) {
     const runMs = runTimeoutMs(session, config);
     if (now.getTime() >= start + runMs) {
-      return { step: take(session, { type: 'RunTimeout' }), message: `the run took longer than ${session.spec.timeouts?.run ?? `${runMs / 1000}s`} and was stopped` };
+      return {
+        step: take(session, { type: 'RunTimeout' }),
+        message: `the run took longer than ${session.spec.timeouts?.run ?? `${runMs / 1000}s`} and was stopped`,
+      };
     }
     deadlines.push(start + runMs);
   }
   if (status.phase === 'AwaitingApproval' && status.pending?.createdAt) {
     const expires = Date.parse(status.pending.createdAt) + approvalTimeoutMs(session, config);
     if (now.getTime() >= expires) {
-      return { step: take(session, { type: 'ApprovalTimeout' }), message: 'no decision in time; the changes are kept on the workspace' };
+      return {
+        step: take(session, { type: 'ApprovalTimeout' }),
+        message: 'no decision in time; the changes are kept on the workspace',
+      };
     }
     deadlines.push(expires);
   }
   const next = Math.min(...deadlines);
   const held = status.phase === 'Starting' ? startProblem(pod) : undefined;
-  return { ...(held ? { startProblem: held } : {}), ...(Number.isFinite(next) ? { requeueAfterMs: Math.max(1, next - now.getTime()) } : {}) };
+  return {
+    ...(held ? { startProblem: held } : {}),
+    ...(Number.isFinite(next) ? { requeueAfterMs: Math.max(1, next - now.getTime()) } : {}),
+  };
 }

@@ -20,12 +20,16 @@ export type ControllerEvent = Omit<EventsV1Event, 'eventTime'> & { eventTime: st
 const WARNING_PHASES: readonly string[] = ['Failed', 'TimedOut'];
 
 const warns = (condition: Condition, after: SessionStatus) =>
-  (condition.type === CONDITION_FINISHED && WARNING_PHASES.includes(after.phase ?? '')) || (condition.type === CONDITION_STARTED && condition.status === 'False');
+  (condition.type === CONDITION_FINISHED && WARNING_PHASES.includes(after.phase ?? '')) ||
+  (condition.type === CONDITION_STARTED && condition.status === 'False');
 
 /** Conditions new or changed between two statuses. */
 function changedConditions(before: SessionStatus, after: SessionStatus): Condition[] {
   const old = before.conditions ?? [];
-  return (after.conditions ?? []).filter((c) => !old.some((o) => o.type === c.type && sameJson({ ...o, observedGeneration: 0 }, { ...c, observedGeneration: 0 })));
+  return (after.conditions ?? []).filter(
+    (c) =>
+      !old.some((o) => o.type === c.type && sameJson({ ...o, observedGeneration: 0 }, { ...c, observedGeneration: 0 })),
+  );
 }
 
 function eventName(session: Session, reason: string): string {
@@ -34,21 +38,29 @@ function eventName(session: Session, reason: string): string {
 }
 
 /** The Events for the status change `before` → `after` the controller has just written. */
-export function statusEvents(session: Session, before: SessionStatus, after: SessionStatus, reportingInstance: string, now: Date): ControllerEvent[] {
+export function statusEvents(
+  session: Session,
+  before: SessionStatus,
+  after: SessionStatus,
+  reportingInstance: string,
+  now: Date,
+): ControllerEvent[] {
   const { name, namespace, uid } = session.metadata;
   const admitted = (c: Condition) => c.type === CONDITION_ADMITTED && c.status === 'True';
-  return changedConditions(before, after).filter((c) => !admitted(c)).map((condition) => ({
-    apiVersion: 'events.k8s.io/v1',
-    kind: 'Event',
-    metadata: { name: eventName(session, condition.reason), namespace },
-    // A MicroTime (RFC 3339 with microseconds), as the API server writes it.
-    eventTime: now.toISOString().replace(/Z$/, '000Z'),
-    reportingController: REPORTING_CONTROLLER,
-    reportingInstance: reportingInstance.slice(0, 128),
-    action: after.phase ?? 'Reconcile',
-    reason: condition.reason,
-    note: condition.message.slice(0, NOTE_MAX),
-    type: warns(condition, after) ? 'Warning' : 'Normal',
-    regarding: { apiVersion: API_VERSION, kind: KIND, name, namespace, uid },
-  }));
+  return changedConditions(before, after)
+    .filter((c) => !admitted(c))
+    .map((condition) => ({
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { name: eventName(session, condition.reason), namespace },
+      // A MicroTime (RFC 3339 with microseconds), as the API server writes it.
+      eventTime: now.toISOString().replace(/Z$/, '000Z'),
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: reportingInstance.slice(0, 128),
+      action: after.phase ?? 'Reconcile',
+      reason: condition.reason,
+      note: condition.message.slice(0, NOTE_MAX),
+      type: warns(condition, after) ? 'Warning' : 'Normal',
+      regarding: { apiVersion: API_VERSION, kind: KIND, name, namespace, uid },
+    }));
 }

@@ -9,18 +9,26 @@ import { createMetrics } from './metrics.ts';
 import { createReplica } from './replica.ts';
 
 const config = configOrExit('controller', loadConfig, (error) => error instanceof ConfigError);
-const logger = createLogger({ component: 'controller', level: config.logLevel, bindings: { identity: config.identity } });
+const logger = createLogger({
+  component: 'controller',
+  level: config.logLevel,
+  bindings: { identity: config.identity },
+});
 const metrics = createMetrics(() => replica.controller?.sessions.list() ?? []);
 const kubeConfig = await loadConnection(config.kube);
 const replica = createReplica({
-  kubeConfig, config, logger, metrics,
+  kubeConfig,
+  config,
+  logger,
+  metrics,
   onLostLeadership: () => {
     logger.error('lost the leader Lease; exiting so a fresh replica stands by');
     process.exit(1);
   },
 });
-const server = createApp({ registry: metrics.registry, ready: () => replica.ready() })
-  .listen(config.metricsPort, () => logger.info({ port: config.metricsPort }, 'metrics and probes listening'));
+const server = createApp({ registry: metrics.registry, ready: () => replica.ready() }).listen(config.metricsPort, () =>
+  logger.info({ port: config.metricsPort }, 'metrics and probes listening'),
+);
 exitOnSignal(logger, 'shutting down; releasing the Lease', async () => {
   await replica.stop();
   server.close();

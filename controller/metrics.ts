@@ -19,7 +19,10 @@ export interface ControllerMetrics {
 /** Session metrics: counts by phase, and what the reconcile observes of each Session. */
 function sessionMetrics(registers: Registry[], sessions: () => Session[]): ReconcileObserver {
   new Gauge({
-    name: 'tether_sessions', help: 'Sessions known to the controller, by phase.', labelNames: ['phase'], registers,
+    name: 'tether_sessions',
+    help: 'Sessions known to the controller, by phase.',
+    labelNames: ['phase'],
+    registers,
     collect() {
       const counts = new Map<string, number>(PHASES.map((p) => [p, 0]));
       counts.set('New', 0);
@@ -31,20 +34,29 @@ function sessionMetrics(registers: Registry[], sessions: () => Session[]): Recon
     },
   });
   const duration = new Histogram({
-    name: 'tether_session_duration_seconds', help: 'Start (or creation) to completion of finished Sessions, by outcome phase.',
-    labelNames: ['outcome'], buckets: SESSION_BUCKETS, registers,
+    name: 'tether_session_duration_seconds',
+    help: 'Start (or creation) to completion of finished Sessions, by outcome phase.',
+    labelNames: ['outcome'],
+    buckets: SESSION_BUCKETS,
+    registers,
   });
   const cost = new Counter({
-    name: 'tether_session_cost_usd_total', help: 'Agent cost in USD of finished Sessions (status.result.costUsd), by outcome phase.',
-    labelNames: ['outcome'], registers,
+    name: 'tether_session_cost_usd_total',
+    help: 'Agent cost in USD of finished Sessions (status.result.costUsd), by outcome phase.',
+    labelNames: ['outcome'],
+    registers,
   });
   const startup = new Histogram({
-    name: 'tether_session_startup_seconds', help: 'Session creation to runner Pod created (includes time queued behind the phone\'s earlier command).',
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800], registers,
+    name: 'tether_session_startup_seconds',
+    help: "Session creation to runner Pod created (includes time queued behind the phone's earlier command).",
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800],
+    registers,
   });
   const approvalWait = new Histogram({
-    name: 'tether_approval_wait_seconds', help: 'Time a pending request waited for the user\'s decision (as seen by the controller).',
-    buckets: SESSION_BUCKETS, registers,
+    name: 'tether_approval_wait_seconds',
+    help: "Time a pending request waited for the user's decision (as seen by the controller).",
+    buckets: SESSION_BUCKETS,
+    registers,
   });
   return {
     finished: (session, outcome, seconds) => {
@@ -57,7 +69,10 @@ function sessionMetrics(registers: Registry[], sessions: () => Session[]): Recon
   };
 }
 
-export function createMetrics(sessions: () => Session[], options: { defaultMetrics?: boolean } = {}): ControllerMetrics {
+export function createMetrics(
+  sessions: () => Session[],
+  options: { defaultMetrics?: boolean } = {},
+): ControllerMetrics {
   const registry = new Registry();
   if (options.defaultMetrics ?? true) {
     collectDefaultMetrics({ register: registry, prefix: 'tether_controller_' });
@@ -69,12 +84,36 @@ export function createMetrics(sessions: () => Session[], options: { defaultMetri
   const registers = [registry];
 
   const observer = sessionMetrics(registers, sessions);
-  const reconciles = new Counter({ name: 'tether_reconcile_total', help: 'Reconcile passes by result.', labelNames: ['result'], registers });
-  const reconcileSeconds = new Histogram({ name: 'tether_reconcile_duration_seconds', help: 'Duration of one reconcile pass.', buckets: FAST_BUCKETS, registers });
+  const reconciles = new Counter({
+    name: 'tether_reconcile_total',
+    help: 'Reconcile passes by result.',
+    labelNames: ['result'],
+    registers,
+  });
+  const reconcileSeconds = new Histogram({
+    name: 'tether_reconcile_duration_seconds',
+    help: 'Duration of one reconcile pass.',
+    buckets: FAST_BUCKETS,
+    registers,
+  });
   const depth = new Gauge({ name: 'tether_workqueue_depth', help: 'Keys waiting in the work queue.', registers });
-  const queueLatency = new Histogram({ name: 'tether_workqueue_queue_duration_seconds', help: 'Time a key waited in the queue before a worker took it.', buckets: FAST_BUCKETS, registers });
-  const retries = new Counter({ name: 'tether_workqueue_retries_total', help: 'Keys re-queued with backoff after an error.', registers });
-  const restarts = new Counter({ name: 'tether_watch_restarts_total', help: 'Informer restarts by resource and reason (error, gone, stall).', labelNames: ['resource', 'reason'], registers });
+  const queueLatency = new Histogram({
+    name: 'tether_workqueue_queue_duration_seconds',
+    help: 'Time a key waited in the queue before a worker took it.',
+    buckets: FAST_BUCKETS,
+    registers,
+  });
+  const retries = new Counter({
+    name: 'tether_workqueue_retries_total',
+    help: 'Keys re-queued with backoff after an error.',
+    registers,
+  });
+  const restarts = new Counter({
+    name: 'tether_watch_restarts_total',
+    help: 'Informer restarts by resource and reason (error, gone, stall).',
+    labelNames: ['resource', 'reason'],
+    registers,
+  });
   const leader = new Gauge({ name: 'tether_leader', help: '1 while this replica holds the leader Lease.', registers });
   leader.set(0);
   for (const result of ['success', 'requeue', 'error']) reconciles.inc({ result }, 0);

@@ -62,7 +62,10 @@ class StaleCache extends Error {}
 export async function reconcileSession(key: string, deps: ReconcileDeps): Promise<WorkResult> {
   const [namespace, name] = key.split('/') as [string, string];
   for (let attempt = 0; ; attempt++) {
-    const session = attempt === 0 ? deps.cachedSession(key) ?? await deps.ops.getSession(namespace, name) : await deps.ops.getSession(namespace, name);
+    const session =
+      attempt === 0
+        ? (deps.cachedSession(key) ?? (await deps.ops.getSession(namespace, name)))
+        : await deps.ops.getSession(namespace, name);
     if (!session || session.metadata.deletionTimestamp) {
       deps.approvals?.delete(key);
       await removeRunner(name, deps);
@@ -93,7 +96,9 @@ function log(session: Session, deps: ReconcileDeps): pino.Logger {
 async function observe(session: Session, deps: ReconcileDeps): Promise<Observed> {
   const runners = deps.config.runnerNamespace;
   const podName = runnerName(meta(session).name);
-  const pod = deps.cachedPod(runners, podName) ?? (isActive(session.status?.phase) ? await deps.ops.getPod(runners, podName) : undefined);
+  const pod =
+    deps.cachedPod(runners, podName) ??
+    (isActive(session.status?.phase) ? await deps.ops.getPod(runners, podName) : undefined);
   return { siblings: deps.siblings(session), pod, pvc: deps.cachedPvc(runners, session.spec.workspace) };
 }
 
@@ -108,19 +113,33 @@ async function removeRunner(name: string, deps: ReconcileDeps): Promise<void> {
  * names the Pod), SetCompletionTime in it, DeletePod after it (so a stale decision fails with
  * 409 instead of stopping a healthy runner). The phone-wide effects follow in finish().
  */
-async function act(session: Session, decision: Decision, seen: Observed, deps: ReconcileDeps, now: Date): Promise<WorkResult> {
+async function act(
+  session: Session,
+  decision: Decision,
+  seen: Observed,
+  deps: ReconcileDeps,
+  now: Date,
+): Promise<WorkResult> {
   const { step, message, exitCode, startProblem } = decision;
   let pod: V1Pod | undefined;
   let madeHere = false;
   if (step?.effects.includes('CreatePod')) {
     const made = await createPod(session, deps);
-    if ('problem' in made) return act(session, { step: take(session, { type: 'InvalidSpec' }), message: made.problem }, seen, deps, now);
+    if ('problem' in made)
+      return act(session, { step: take(session, { type: 'InvalidSpec' }), message: made.problem }, seen, deps, now);
     ({ pod, madeHere } = made);
   }
   const podInput = pod ? { pod: { name: pod.metadata!.name!, createdAt: pod.metadata?.creationTimestamp } } : {};
   // A Queued Session asks nothing more until the phone's turn comes (which wakes it); a started
   // one, until its Pod changes (which wakes it) or a deadline comes (armed here).
-  const writing = () => write(session, deps, now, { step, message, exitCode, startProblem, ...podInput }, step?.phase === 'Queued' || pod !== undefined);
+  const writing = () =>
+    write(
+      session,
+      deps,
+      now,
+      { step, message, exitCode, startProblem, ...podInput },
+      step?.phase === 'Queued' || pod !== undefined,
+    );
   const status = madeHere ? await provingCurrent(session, deps, writing) : await writing();
   const seenPod = seen.pod;
   if (step?.effects.includes('DeletePod') && seenPod && !seenPod.metadata?.deletionTimestamp) {
@@ -142,7 +161,10 @@ async function act(session: Session, decision: Decision, seen: Observed, deps: R
  * common/kube/errors.ts). `madeHere`: the Pod was not in the cache, so the status write that
  * follows must prove the cache was current (provingCurrent).
  */
-async function createPod(session: Session, deps: ReconcileDeps): Promise<{ pod: V1Pod; madeHere: boolean } | { problem: string }> {
+async function createPod(
+  session: Session,
+  deps: ReconcileDeps,
+): Promise<{ pod: V1Pod; madeHere: boolean } | { problem: string }> {
   const { name } = meta(session);
   const runners = deps.config.runnerNamespace;
   const cachedPvc = deps.cachedPvc(runners, session.spec.workspace);
@@ -151,11 +173,17 @@ async function createPod(session: Session, deps: ReconcileDeps): Promise<{ pod: 
   const cachedPod = deps.cachedPod(runners, runnerName(name));
   const runnerPod = () => cachedPod ?? deps.ops.ensurePod(desiredPod(session, deps.config));
   const early = cachedPvc ? runnerPod() : undefined;
-  const [pvc] = await Promise.all([cachedPvc ?? deps.ops.ensurePvc(desiredPvc(session, deps.config)), grantRunner(session, deps), early]);
+  const [pvc] = await Promise.all([
+    cachedPvc ?? deps.ops.ensurePvc(desiredPvc(session, deps.config)),
+    grantRunner(session, deps),
+    early,
+  ]);
   const problem = workspaceProblem(session, pvc);
   if (problem) return { problem };
   const pod = await (early ?? runnerPod());
-  const owner = pod.metadata?.annotations?.[ANNOTATION_SESSION_UID] ?? pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
+  const owner =
+    pod.metadata?.annotations?.[ANNOTATION_SESSION_UID] ??
+    pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
   if (owner !== session.metadata.uid) {
     if (!pod.metadata?.deletionTimestamp) await deps.ops.deletePod(runners, pod.metadata!.name!);
     throw new Error(`pod ${pod.metadata?.name} belongs to an older Session of the same name; waiting for its removal`);
@@ -169,7 +197,11 @@ async function createPod(session: Session, deps: ReconcileDeps): Promise<{ pod: 
  * cache must not resurrect the runner of a Session that is gone or finished: the Pod is removed
  * and the pass starts over from a fresh read.
  */
-async function provingCurrent(session: Session, deps: ReconcileDeps, writing: () => Promise<SessionStatus>): Promise<SessionStatus> {
+async function provingCurrent(
+  session: Session,
+  deps: ReconcileDeps,
+  writing: () => Promise<SessionStatus>,
+): Promise<SessionStatus> {
   try {
     return await writing();
   } catch (error) {
@@ -198,7 +230,13 @@ async function grantRunner(session: Session, deps: ReconcileDeps): Promise<void>
 }
 
 /** Writes the controller-owned status (if anything changed) and reports the change. */
-async function write(session: Session, deps: ReconcileDeps, now: Date, input: Omit<StatusInput, 'session' | 'now'>, actsOnResult = false): Promise<SessionStatus> {
+async function write(
+  session: Session,
+  deps: ReconcileDeps,
+  now: Date,
+  input: Omit<StatusInput, 'session' | 'now'>,
+  actsOnResult = false,
+): Promise<SessionStatus> {
   const outcome = computeStatus({ session, now, ...input });
   if (!outcome.patch) return outcome.status;
   const { namespace, name } = meta(session);
@@ -207,18 +245,25 @@ async function write(session: Session, deps: ReconcileDeps, now: Date, input: Om
   const to = outcome.status.phase!;
   deps.wrote?.(written, session.metadata.resourceVersion!, actsOnResult);
   if (before.phase !== to) {
-    log(session, deps).info({ from: before.phase ?? '(new)', to, reason: outcome.reason, message: input.message }, 'phase changed');
+    log(session, deps).info(
+      { from: before.phase ?? '(new)', to, reason: outcome.reason, message: input.message },
+      'phase changed',
+    );
     deps.observer?.transition?.(session, before.phase, to, outcome.reason);
   }
   const wasFinished = before.conditions?.some((c) => c.type === CONDITION_FINISHED);
   if (isTerminal(to) && !wasFinished) {
-    const begin = Date.parse(outcome.status.startTime ?? new Date(session.metadata.creationTimestamp ?? now).toISOString());
+    const begin = Date.parse(
+      outcome.status.startTime ?? new Date(session.metadata.creationTimestamp ?? now).toISOString(),
+    );
     deps.observer?.finished?.(session, to, (Date.parse(outcome.status.completionTime!) - begin) / 1000);
   }
   for (const event of statusEvents(session, before, outcome.status, deps.config.identity, now)) {
     // An Event is a note for people; the status just written holds the fact, and a retried pass
     // would not write the same change again. So, as client-go's recorder does, a failed note is logged.
-    await deps.ops.recordEvent(event).catch((err: unknown) => log(session, deps).warn({ err, reason: event.reason }, 'could not record an Event'));
+    await deps.ops
+      .recordEvent(event)
+      .catch((err: unknown) => log(session, deps).warn({ err, reason: event.reason }, 'could not record an Event'));
   }
   return outcome.status;
 }
@@ -243,10 +288,19 @@ function trackApproval(session: Session, deps: ReconcileDeps, now: Date): void {
  */
 async function finish(session: Session, deps: ReconcileDeps, now: Date): Promise<WorkResult> {
   const { namespace, name } = meta(session);
-  const settled = finalStatusWritten(session) ? session : { ...session, status: await write(session, deps, now, {}, true) };
+  const settled = finalStatusWritten(session)
+    ? session
+    : { ...session, status: await write(session, deps, now, {}, true) };
   const runners = deps.config.runnerNamespace;
-  const cleanup = decideTerminal(settled, deps.cachedPod(runners, runnerName(name)), deps.siblings(session), now, deps.config);
-  if (cleanup.effects.includes('ClearPhoneQueue') || cleanup.effects.includes('StartNextQueued')) deps.wakeWaiting(session);
+  const cleanup = decideTerminal(
+    settled,
+    deps.cachedPod(runners, runnerName(name)),
+    deps.siblings(session),
+    now,
+    deps.config,
+  );
+  if (cleanup.effects.includes('ClearPhoneQueue') || cleanup.effects.includes('StartNextQueued'))
+    deps.wakeWaiting(session);
   for (const expired of cleanup.deleteSessions) {
     log(session, deps).info({ removed: expired }, 'removing a finished session beyond the history limits');
     await deps.ops.deleteSession(namespace, expired);

@@ -56,8 +56,14 @@ export function createReplica(options: ReplicaOptions): Replica {
     async start() {
       if (!config.leaderElection) return lead();
       elector = createLeaderElector({
-        kubeConfig, namespace: config.namespace, name: config.leaseName, identity: config.identity, logger,
-        leaseDurationMs: options.lease?.durationMs, renewDeadlineMs: options.lease?.renewDeadlineMs, retryPeriodMs: options.lease?.retryPeriodMs,
+        kubeConfig,
+        namespace: config.namespace,
+        name: config.leaseName,
+        identity: config.identity,
+        logger,
+        leaseDurationMs: options.lease?.durationMs,
+        renewDeadlineMs: options.lease?.renewDeadlineMs,
+        retryPeriodMs: options.lease?.retryPeriodMs,
         onStartedLeading: () => serially(lead),
         onStoppedLeading: () => serially(follow),
       });

@@ -12,7 +12,13 @@ export interface StartProblem {
   plain: string;
 }
 
-const IMAGE_REASONS = ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull', 'RegistryUnavailable'];
+const IMAGE_REASONS = [
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'ErrImageNeverPull',
+  'RegistryUnavailable',
+];
 /** The kubelet still preparing the Pod: pulling the image, mounting volumes, running init containers — no diagnosis by itself. */
 const GENERIC_WAITS = ['ContainerCreating', 'PodInitializing'];
 const AGAIN = 'then send the command again';
@@ -40,8 +46,9 @@ export function startProblem(pod: V1Pod): StartProblem | undefined {
     const reason = scheduled.reason ?? 'Unschedulable';
     return { reason, detail: scheduled.message ?? '', plain: plainWords(reason, undefined) };
   }
-  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]
-    .filter((s) => s.state?.waiting?.reason);
+  const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].filter(
+    (s) => s.state?.waiting?.reason,
+  );
   // A container waiting for its own image is the cause; the others only wait with it.
   const held = statuses.find((s) => !GENERIC_WAITS.includes(s.state!.waiting!.reason!)) ?? statuses[0];
   if (!held) return undefined;
@@ -54,5 +61,7 @@ export function startTimeoutMessage(pod: V1Pod, limit: string): { message: strin
   const problem = startProblem(pod);
   if (problem) return { message: problem.plain, problem };
   const pending = pod.status?.phase === 'Pending' || !pod.status?.phase;
-  return { message: `the runner did not start within ${limit}${pending ? ' (its Pod is still Pending)' : ''}. Send the command again; if it keeps happening, ask your operator.` };
+  return {
+    message: `the runner did not start within ${limit}${pending ? ' (its Pod is still Pending)' : ''}. Send the command again; if it keeps happening, ask your operator.`,
+  };
 }

@@ -6,7 +6,15 @@ import { formatDuration, maskPhone, previewPrompt } from '../common/session/disp
 import type { Session, SessionStatus } from '../common/session/schema.ts';
 import type { StartProblem } from './start.ts';
 import { isTerminal, Reason, type Step } from '../common/session/state-machine.ts';
-import { CONDITION_ADMITTED, CONDITION_FINISHED, CONDITION_STARTED, finishedMessage, finishedReason, sameJson, setCondition } from './conditions.ts';
+import {
+  CONDITION_ADMITTED,
+  CONDITION_FINISHED,
+  CONDITION_STARTED,
+  finishedMessage,
+  finishedReason,
+  sameJson,
+  setCondition,
+} from './conditions.ts';
 
 export interface StatusInput {
   session: Session;
@@ -33,7 +41,15 @@ export interface StatusOutcome {
 /** The controller holds no secret of its own: token-shaped strings are what it must keep out. */
 const redact = makeRedactor();
 
-const OWNED = ['phase', 'conditions', 'podName', 'startTime', 'completionTime', 'display', 'observedGeneration'] as const;
+const OWNED = [
+  'phase',
+  'conditions',
+  'podName',
+  'startTime',
+  'completionTime',
+  'display',
+  'observedGeneration',
+] as const;
 
 const iso = (t: string | Date | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
 
@@ -57,7 +73,17 @@ function unredactedStatus(input: StatusInput): Omit<StatusOutcome, 'patch'> {
     reason = step.reason;
     if (step.effects.includes('SetCompletionTime')) status.completionTime ??= now.toISOString();
     if (step.phase === 'Queued') {
-      status.conditions = setCondition(status.conditions, { type: CONDITION_ADMITTED, status: 'False', reason, message: input.message ?? 'waiting for the previous command of this phone' }, now, generation);
+      status.conditions = setCondition(
+        status.conditions,
+        {
+          type: CONDITION_ADMITTED,
+          status: 'False',
+          reason,
+          message: input.message ?? 'waiting for the previous command of this phone',
+        },
+        now,
+        generation,
+      );
     }
     if (input.message !== undefined || input.exitCode !== undefined) {
       status.result = {
@@ -71,7 +97,17 @@ function unredactedStatus(input: StatusInput): Omit<StatusOutcome, 'patch'> {
   if (input.pod) {
     status.podName = input.pod.name;
     status.startTime ??= iso(input.pod.createdAt) ?? now.toISOString();
-    status.conditions = setCondition(status.conditions, { type: CONDITION_ADMITTED, status: 'True', reason: 'PodCreated', message: `runner pod ${input.pod.name} created` }, now, generation);
+    status.conditions = setCondition(
+      status.conditions,
+      {
+        type: CONDITION_ADMITTED,
+        status: 'True',
+        reason: 'PodCreated',
+        message: `runner pod ${input.pod.name} created`,
+      },
+      now,
+      generation,
+    );
   }
 
   status.conditions = startedCondition(status, input.startProblem, now, generation);
@@ -80,17 +116,26 @@ function unredactedStatus(input: StatusInput): Omit<StatusOutcome, 'patch'> {
   if (isTerminal(status.phase) && (step || !alreadyFinished)) {
     status.completionTime ??= now.toISOString();
     const finished = { ...session, status };
-    status.conditions = setCondition(status.conditions, {
-      type: CONDITION_FINISHED, status: 'True', reason: reason ?? finishedReason(finished),
-      message: input.message ?? finishedMessage(finished),
-    }, now, generation);
+    status.conditions = setCondition(
+      status.conditions,
+      {
+        type: CONDITION_FINISHED,
+        status: 'True',
+        reason: reason ?? finishedReason(finished),
+        message: input.message ?? finishedMessage(finished),
+      },
+      now,
+      generation,
+    );
   }
 
   const begin = status.startTime ?? iso(session.metadata.creationTimestamp);
   status.display = {
     phone: maskPhone(session.spec.phone),
     prompt: previewPrompt(session.spec.prompt),
-    ...(status.completionTime && begin ? { duration: formatDuration(Date.parse(status.completionTime) - Date.parse(begin)) } : {}),
+    ...(status.completionTime && begin
+      ? { duration: formatDuration(Date.parse(status.completionTime) - Date.parse(begin)) }
+      : {}),
   };
   if (generation !== undefined) status.observedGeneration = generation;
 
@@ -105,8 +150,12 @@ function unredactedStatus(input: StatusInput): Omit<StatusOutcome, 'patch'> {
  */
 export function finalStatusWritten(session: Session): boolean {
   const status = session.status;
-  return isTerminal(status?.phase) && status?.observedGeneration === session.metadata.generation
-    && status?.display !== undefined && (status.conditions ?? []).some((c) => c.type === CONDITION_FINISHED);
+  return (
+    isTerminal(status?.phase) &&
+    status?.observedGeneration === session.metadata.generation &&
+    status?.display !== undefined &&
+    (status.conditions ?? []).some((c) => c.type === CONDITION_FINISHED)
+  );
 }
 
 function patchOf(before: SessionStatus, status: SessionStatus): Partial<SessionStatus> | undefined {
@@ -120,11 +169,26 @@ function patchOf(before: SessionStatus, status: SessionStatus): Partial<SessionS
 }
 
 /** Started: False with the Kubernetes reason while the Pod is held back; True once the runner left Starting. */
-function startedCondition(status: SessionStatus, problem: StartProblem | undefined, now: Date, generation?: number): SessionStatus['conditions'] {
+function startedCondition(
+  status: SessionStatus,
+  problem: StartProblem | undefined,
+  now: Date,
+  generation?: number,
+): SessionStatus['conditions'] {
   if (problem) {
-    return setCondition(status.conditions, { type: CONDITION_STARTED, status: 'False', reason: problem.reason, message: problem.detail || problem.plain }, now, generation);
+    return setCondition(
+      status.conditions,
+      { type: CONDITION_STARTED, status: 'False', reason: problem.reason, message: problem.detail || problem.plain },
+      now,
+      generation,
+    );
   }
   const held = status.conditions?.find((c) => c.type === CONDITION_STARTED && c.status === 'False');
   if (!held || status.phase === 'Starting' || isTerminal(status.phase)) return status.conditions;
-  return setCondition(status.conditions, { type: CONDITION_STARTED, status: 'True', reason: Reason.RunnerStarted, message: 'the runner started' }, now, generation);
+  return setCondition(
+    status.conditions,
+    { type: CONDITION_STARTED, status: 'True', reason: Reason.RunnerStarted, message: 'the runner started' },
+    now,
+    generation,
+  );
 }

@@ -46,7 +46,8 @@ export function compileCacheOf(image: CompileCacheImage, uid: number, gid: numbe
   mkdirSync(dir, { mode: 0o700 });
   chownSync(dir, uid, gid);
   const from = seed === undefined ? undefined : join(image.compileCache, String(seed));
-  if (from && seed !== uid && lstatSync(from, { throwIfNoEntry: false })?.isDirectory()) seedCache(from, seed!, dir, uid, gid);
+  if (from && seed !== uid && lstatSync(from, { throwIfNoEntry: false })?.isDirectory())
+    seedCache(from, seed!, dir, uid, gid);
   return dir;
 }
 
@@ -54,13 +55,21 @@ export function compileCacheOf(image: CompileCacheImage, uid: number, gid: numbe
  * Runs the image's compile cache step as each of `users`, unless `unchanged` and that user's cache
  * is filled already. The users' gid is their uid, as the image build's.
  */
-export async function fillCompileCache(content: ImageContent, image: CompileCacheImage, users: readonly number[], env: Record<string, string>, unchanged: boolean): Promise<void> {
+export async function fillCompileCache(
+  content: ImageContent,
+  image: CompileCacheImage,
+  users: readonly number[],
+  env: Record<string, string>,
+  unchanged: boolean,
+): Promise<void> {
   if (!content.compileCache) return;
   const script = join(image.app, content.compileCache.script);
-  await Promise.all(users.map(async (uid) => {
-    const dir = compileCacheOf(image, uid, uid);
-    if (unchanged && readdirSync(dir).length > 0) return;
-    const asUser = uid === process.getuid?.() ? {} : { uid, gid: uid };
-    await run(image.node, [script], { env: { ...env, NODE_COMPILE_CACHE: dir }, cwd: image.app, ...asUser });
-  }));
+  await Promise.all(
+    users.map(async (uid) => {
+      const dir = compileCacheOf(image, uid, uid);
+      if (unchanged && readdirSync(dir).length > 0) return;
+      const asUser = uid === process.getuid?.() ? {} : { uid, gid: uid };
+      await run(image.node, [script], { env: { ...env, NODE_COMPILE_CACHE: dir }, cwd: image.app, ...asUser });
+    }),
+  );
 }

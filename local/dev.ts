@@ -21,7 +21,11 @@ import { passableDir } from './node-agent/identity.ts';
 const config = (() => {
   try {
     const loaded = loadDevConfig();
-    stackRepoHosts(loaded.repoUrl ?? sampleRepoPath(join(loaded.stateDir, 'remote')), loaded.relayEnv, loaded.repoHosts); // a list the relay would refuse
+    stackRepoHosts(
+      loaded.repoUrl ?? sampleRepoPath(join(loaded.stateDir, 'remote')),
+      loaded.relayEnv,
+      loaded.repoHosts,
+    ); // a list the relay would refuse
     checkNodeFolders(loaded.stateDir, loaded.imageStore);
     return loaded;
   } catch (error) {
@@ -38,7 +42,10 @@ if (warning) process.stderr.write(warning);
 print('dev', 'starting the local control plane (the first run builds it: several minutes)…');
 passableDir(stateDir, true);
 await rm(join(stateDir, 'cluster'), { recursive: true, force: true });
-const plane = await startControlPlane({ dir: join(stateDir, 'cluster'), onSupervision: (line) => print('supervisor', line) });
+const plane = await startControlPlane({
+  dir: join(stateDir, 'cluster'),
+  onSupervision: (line) => print('supervisor', line),
+});
 print('dev', `control plane ready at ${plane.server}`);
 
 // The sample remote, and every local folder given as a repository, are served like a forge: runners
@@ -49,14 +56,19 @@ const remote = await serveLocalRemotes(stateDir, config.repoUrl, config.relayEnv
 const repoUrl = remote.repoUrl;
 
 const stack = await startStack({
-  kubeconfig: plane.kubeconfig, repoRoot, stateDir, imageStore: config.imageStore, repoUrl,
+  kubeconfig: plane.kubeconfig,
+  repoRoot,
+  stateDir,
+  imageStore: config.imageStore,
+  repoUrl,
   githubApiUrl: config.githubApiUrl ?? github!.url,
   relayPort: config.relayPort,
   relayEnv: remote.relayEnv,
   controllerEnv: config.controllerEnv,
   repoHosts: config.repoHosts,
   runnerSecrets: { ...config.runnerSecrets, GITHUB_TOKEN: githubToken },
-  logger, onLine: print,
+  logger,
+  onLine: print,
 });
 
 const agent = config.runnerSecrets.ANTHROPIC_API_KEY

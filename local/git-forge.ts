@@ -9,7 +9,11 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { hostEnv } from './config.ts';
 
-export interface GitRequest { method: string; path: string; authorization?: string }
+export interface GitRequest {
+  method: string;
+  path: string;
+  authorization?: string;
+}
 
 export interface GitHttpForge {
   /** http://127.0.0.1:<port> */
@@ -39,11 +43,16 @@ function servedFolder(path: string, repositories: string[] | undefined): string 
  * http-backend runs as the owner of the repository asked for (of projectRoot when every
  * repository under it is served): git refuses a repository another user owns.
  */
-export async function serveGitOverHttp(projectRoot: string, token: string, options: ForgeOptions = {}): Promise<GitHttpForge> {
+export async function serveGitOverHttp(
+  projectRoot: string,
+  token: string,
+  options: ForgeOptions = {},
+): Promise<GitHttpForge> {
   const requests: GitRequest[] = [];
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    if (options.record) requests.push({ method: req.method ?? '', path: url.pathname, authorization: req.headers.authorization });
+    if (options.record)
+      requests.push({ method: req.method ?? '', path: url.pathname, authorization: req.headers.authorization });
     if (req.headers.authorization !== basicAuth(token)) {
       res.writeHead(401, { 'www-authenticate': 'Basic realm="forge"' });
       res.end();
@@ -61,10 +70,11 @@ export async function serveGitOverHttp(projectRoot: string, token: string, optio
   return {
     origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -75,15 +85,30 @@ function ownerOf(path: string): { uid?: number; gid?: number } {
   return uid === 0 ? {} : { uid, gid };
 }
 
-function backend(projectRoot: string, owner: { uid?: number; gid?: number }, url: URL, req: IncomingMessage, res: ServerResponse): void {
+function backend(
+  projectRoot: string,
+  owner: { uid?: number; gid?: number },
+  url: URL,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
   const header = (name: string) => String(req.headers[name] ?? '');
   const cgi = spawn('git', ['http-backend'], {
     ...owner,
     env: {
-      PATH: hostEnv().PATH, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_PROJECT_ROOT: projectRoot, GIT_HTTP_EXPORT_ALL: '1', REMOTE_USER: 'x-access-token', REMOTE_ADDR: '127.0.0.1',
-      PATH_INFO: url.pathname, QUERY_STRING: url.search.slice(1), REQUEST_METHOD: req.method ?? 'GET',
-      CONTENT_TYPE: header('content-type'), HTTP_CONTENT_ENCODING: header('content-encoding'), HTTP_GIT_PROTOCOL: header('git-protocol'),
+      PATH: hostEnv().PATH,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_PROJECT_ROOT: projectRoot,
+      GIT_HTTP_EXPORT_ALL: '1',
+      REMOTE_USER: 'x-access-token',
+      REMOTE_ADDR: '127.0.0.1',
+      PATH_INFO: url.pathname,
+      QUERY_STRING: url.search.slice(1),
+      REQUEST_METHOD: req.method ?? 'GET',
+      CONTENT_TYPE: header('content-type'),
+      HTTP_CONTENT_ENCODING: header('content-encoding'),
+      HTTP_GIT_PROTOCOL: header('git-protocol'),
       ...(req.headers['content-length'] ? { CONTENT_LENGTH: header('content-length') } : {}),
     },
   });

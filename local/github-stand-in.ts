@@ -41,7 +41,8 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
-      if (options.token && req.headers.authorization !== `Bearer ${options.token}`) return send(401, { message: 'Bad credentials' });
+      if (options.token && req.headers.authorization !== `Bearer ${options.token}`)
+        return send(401, { message: 'Bad credentials' });
       const match = /^\/repos\/([^/]+)\/([^/]+)\/pulls$/.exec(req.url ?? '');
       if (req.method !== 'POST' || !match) return send(404, { message: 'Not Found' });
       if (failures.left > 0) {
@@ -55,12 +56,23 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
         return send(400, { message: 'Problems parsing JSON' });
       }
       const missing = ['title', 'head', 'base'].filter((k) => typeof input[k] !== 'string' || !input[k]);
-      if (missing.length) return send(422, { message: 'Validation Failed', errors: missing.map((field) => ({ field, code: 'missing_field' })) });
+      if (missing.length)
+        return send(422, {
+          message: 'Validation Failed',
+          errors: missing.map((field) => ({ field, code: 'missing_field' })),
+        });
       const [owner, repo] = [decodeURIComponent(match[1]!), decodeURIComponent(match[2]!)];
       const number = pulls.length + 1;
       const pull: RecordedPull = {
-        owner, repo, number, title: String(input.title), head: String(input.head), base: String(input.base),
-        body: String(input.body ?? ''), html_url: `https://github.example/${owner}/${repo}/pull/${number}`, headers: req.headers,
+        owner,
+        repo,
+        number,
+        title: String(input.title),
+        head: String(input.head),
+        base: String(input.base),
+        body: String(input.body ?? ''),
+        html_url: `https://github.example/${owner}/${repo}/pull/${number}`,
+        headers: req.headers,
       };
       pulls.push(pull);
       send(201, { number, html_url: pull.html_url, state: 'open', head: { ref: pull.head }, base: { ref: pull.base } });
@@ -74,9 +86,10 @@ export async function startFakeGitHub(options: FakeGitHubOptions = {}): Promise<
     failNext(status, n = 1) {
       failures = { status, left: n };
     },
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -12,7 +12,7 @@ export function notIsolatedWarning(uid = process.getuid?.()): string | undefined
     `!! NOT ISOLATED: make dev runs as uid ${uid ?? 'unknown'}, not root, so every agent runs as this same user.`,
     '!! Agents are not isolated from each other or from the stack: any agent can read and change other',
     "!! phones' workspaces, transcripts and branches, the stack's logs and journal, and its credentials",
-    '!! (the control plane\'s certificates, the runner Secret). Use it with repositories and phones you trust,',
+    "!! (the control plane's certificates, the runner Secret). Use it with repositories and phones you trust,",
     '!! or run make dev as root (as CI does) to give each Pod users of its own.',
     BAR,
     '',

@@ -18,12 +18,19 @@ export interface LocalRemotes {
 const isFolder = (url: string) => url.startsWith('/');
 
 /** Serves each local folder among the repositories (one forge per `<root>/<owner>/<name>.git` root). */
-export async function serveLocalRemotes(stateDir: string, repoUrl: string | undefined, relayEnv: Record<string, string>, token: string): Promise<LocalRemotes> {
-  const path = repoUrl === undefined ? await ensureSampleRepo(join(stateDir, 'remote')) : isFolder(repoUrl) ? repoUrl : undefined;
+export async function serveLocalRemotes(
+  stateDir: string,
+  repoUrl: string | undefined,
+  relayEnv: Record<string, string>,
+  token: string,
+): Promise<LocalRemotes> {
+  const path =
+    repoUrl === undefined ? await ensureSampleRepo(join(stateDir, 'remote')) : isFolder(repoUrl) ? repoUrl : undefined;
   const listed = relayEnv.TETHER_REPOS ? (JSON.parse(relayEnv.TETHER_REPOS) as { url: string }[]) : [];
   const folders = [...new Set([...(path ? [path] : []), ...listed.map((r) => r.url).filter(isFolder)])];
   const byRoot = new Map<string, string[]>();
-  for (const folder of folders) byRoot.set(dirname(dirname(folder)), [...(byRoot.get(dirname(dirname(folder))) ?? []), folder]);
+  for (const folder of folders)
+    byRoot.set(dirname(dirname(folder)), [...(byRoot.get(dirname(dirname(folder))) ?? []), folder]);
   const served: ServedRemotes[] = [];
   const urlOf = new Map<string, string>();
   for (const [root, repositories] of byRoot) {
@@ -34,7 +41,9 @@ export async function serveLocalRemotes(stateDir: string, repoUrl: string | unde
   const forgeUrl = (url: string) => urlOf.get(url) ?? url;
   return {
     repoUrl: path ? forgeUrl(path) : repoUrl!,
-    relayEnv: relayEnv.TETHER_REPOS ? { ...relayEnv, TETHER_REPOS: JSON.stringify(listed.map((r) => ({ ...r, url: forgeUrl(r.url) }))) } : relayEnv,
+    relayEnv: relayEnv.TETHER_REPOS
+      ? { ...relayEnv, TETHER_REPOS: JSON.stringify(listed.map((r) => ({ ...r, url: forgeUrl(r.url) }))) }
+      : relayEnv,
     ...(path ? { path } : {}),
     close: async () => {
       for (const forge of served) await forge.forge.close();

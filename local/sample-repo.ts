@@ -17,8 +17,10 @@ const FILES: Record<string, string> = {
   'README.md': '# Sample app\n\nA tiny project the local Tether stack works on.\n',
   'package.json': `${JSON.stringify({ name: 'sample-app', version: '1.0.0', private: true, scripts: { test: 'node --test' } }, null, 2)}\n`,
   'src/greet.js': 'export function greet(name) {\n  return `Hello, ${name}!`;\n}\n',
-  'src/greet.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert';\nimport { greet } from './greet.js';\n\ntest('greets', () => assert.equal(greet('Ada'), 'Hello, Ada!'));\n",
-  'index.html': '<!doctype html>\n<html><head><title>Sample app</title></head>\n<body><nav>Sample</nav><main><h1>Hello</h1></main></body></html>\n',
+  'src/greet.test.js':
+    "import { test } from 'node:test';\nimport assert from 'node:assert';\nimport { greet } from './greet.js';\n\ntest('greets', () => assert.equal(greet('Ada'), 'Hello, Ada!'));\n",
+  'index.html':
+    '<!doctype html>\n<html><head><title>Sample app</title></head>\n<body><nav>Sample</nav><main><h1>Hello</h1></main></body></html>\n',
 };
 
 /** Where ensureSampleRepo(dir) keeps a sample remote: owner/repo as a GitHub URL would have them. */
@@ -44,7 +46,8 @@ async function createSampleRepo(bare: string): Promise<void> {
       await mkdir(dirname(join(work, path)), { recursive: true });
       await writeFile(join(work, path), content);
     }
-    const git = (...args: string[]) => run('git', ['-C', work, '-c', 'user.name=Tether', '-c', 'user.email=tether@localhost', ...args]);
+    const git = (...args: string[]) =>
+      run('git', ['-C', work, '-c', 'user.name=Tether', '-c', 'user.email=tether@localhost', ...args]);
     await git('init', '--initial-branch=main');
     await git('add', '.');
     await git('commit', '-m', 'Sample app');
@@ -67,14 +70,19 @@ export interface ServedRemotes {
 export async function serveRemotes(root: string, repositories: string[], token: string): Promise<ServedRemotes> {
   const urlPath = (path: string) => `/${relative(root, path)}`;
   for (const path of repositories) {
-    if (!existsSync(join(path, 'HEAD')) || relative(root, path).split(sep).length !== 2) throw new Error(`${path} is not a bare repository at <owner>/<name> under ${root}`);
+    if (!existsSync(join(path, 'HEAD')) || relative(root, path).split(sep).length !== 2)
+      throw new Error(`${path} is not a bare repository at <owner>/<name> under ${root}`);
   }
   const forge = await serveGitOverHttp(root, token, { repositories: repositories.map(urlPath) });
   return { urlOf: (path) => `${forge.origin}${urlPath(path)}`, forge };
 }
 
 /** The stack's own remote — the bare repository at `path`, or the sample one under the state folder — served with `token`. */
-export async function serveLocalRemote(stateDir: string, path: string | undefined, token: string): Promise<{ url: string; path: string; close(): Promise<void> }> {
+export async function serveLocalRemote(
+  stateDir: string,
+  path: string | undefined,
+  token: string,
+): Promise<{ url: string; path: string; close(): Promise<void> }> {
   const bare = path ?? (await ensureSampleRepo(join(stateDir, 'remote')));
   const served = await serveRemotes(dirname(dirname(bare)), [bare], token);
   return { url: served.urlOf(bare), path: bare, close: () => served.forge.close() };

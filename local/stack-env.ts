@@ -60,22 +60,38 @@ function sharedBudget(relayEnv: Record<string, string>): Record<string, string> 
 
 export function stackEnv(input: StackEnvInput): { relay: Record<string, string>; controller: Record<string, string> } {
   const relayEnv = input.relayEnv ?? {};
-  const base = { ...hostEnv(), KUBECONFIG: input.kubeconfig, TETHER_NAMESPACE: input.namespace, TETHER_RUNNER_NAMESPACE: input.runnerNamespace };
+  const base = {
+    ...hostEnv(),
+    KUBECONFIG: input.kubeconfig,
+    TETHER_NAMESPACE: input.namespace,
+    TETHER_RUNNER_NAMESPACE: input.runnerNamespace,
+  };
   const repoHosts = stackRepoHosts(input.repoUrl, relayEnv, input.repoHosts);
   return {
     controller: {
       ...base,
-      TETHER_RUNNER_IMAGE: 'tether-runner:local', TETHER_RUNNER_SECRET: RUNNER_SECRET, TETHER_RELAY_URL: input.relayUrl,
-      GITHUB_API_URL: input.githubApiUrl, TETHER_METRICS_PORT: String(input.metricsPort), TETHER_LEADER_ELECTION: 'false',
-      TETHER_PVC_SIZE: '1Gi', TETHER_TERMINATION_GRACE_SECONDS: '10', TETHER_REPO_HOSTS: repoHosts,
+      TETHER_RUNNER_IMAGE: 'tether-runner:local',
+      TETHER_RUNNER_SECRET: RUNNER_SECRET,
+      TETHER_RELAY_URL: input.relayUrl,
+      GITHUB_API_URL: input.githubApiUrl,
+      TETHER_METRICS_PORT: String(input.metricsPort),
+      TETHER_LEADER_ELECTION: 'false',
+      TETHER_PVC_SIZE: '1Gi',
+      TETHER_TERMINATION_GRACE_SECONDS: '10',
+      TETHER_REPO_HOSTS: repoHosts,
       ...sharedBudget(relayEnv),
       ...input.controllerEnv,
     },
     relay: {
       ...base,
-      PUBLIC_URL: input.relayUrl, RELAY_PORT: String(input.relayPort), TETHER_REPO_URL: input.repoUrl, TETHER_REPO_HOSTS: repoHosts,
-      RELAY_WEB_CHAT_TOKEN: input.chatToken, RELAY_MEDIA_SIGNING_KEY: input.mediaSigningKey,
-      RELAY_MEDIA_DIR: join(input.stateDir, 'media'), RELAY_JOURNAL_DIR: join(input.stateDir, 'journal'),
+      PUBLIC_URL: input.relayUrl,
+      RELAY_PORT: String(input.relayPort),
+      TETHER_REPO_URL: input.repoUrl,
+      TETHER_REPO_HOSTS: repoHosts,
+      RELAY_WEB_CHAT_TOKEN: input.chatToken,
+      RELAY_MEDIA_SIGNING_KEY: input.mediaSigningKey,
+      RELAY_MEDIA_DIR: join(input.stateDir, 'media'),
+      RELAY_JOURNAL_DIR: join(input.stateDir, 'journal'),
       RELAY_BIND_ADDRESS: '127.0.0.1', // loopback unless the caller's settings say otherwise (a tunnel reaches loopback too)
       ...relayEnv,
     },

@@ -74,32 +74,59 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const core = kc.makeApiClient(CoreV1Api);
   await installSessionCrd(kc);
   for (const name of [namespace, runnerNamespace]) {
-    await core.createNamespace({ body: { metadata: { name } } }).catch((e) => { if (!isAlreadyExists(e)) throw e; });
+    await core.createNamespace({ body: { metadata: { name } } }).catch((e) => {
+      if (!isAlreadyExists(e)) throw e;
+    });
   }
-  await core.createNamespacedSecret({ namespace: runnerNamespace, body: { metadata: { name: RUNNER_SECRET }, stringData: options.runnerSecrets ?? {} } })
-    .catch((e) => { if (!isAlreadyExists(e)) throw e; });
+  await core
+    .createNamespacedSecret({
+      namespace: runnerNamespace,
+      body: { metadata: { name: RUNNER_SECRET }, stringData: options.runnerSecrets ?? {} },
+    })
+    .catch((e) => {
+      if (!isAlreadyExists(e)) throw e;
+    });
   // The stack's own state — component logs, the relay's journal and media — is its user's alone.
-  const [logs, journal, media] = [join(options.stateDir, 'logs'), join(options.stateDir, 'journal'), join(options.stateDir, 'media')] as const;
+  const [logs, journal, media] = [
+    join(options.stateDir, 'logs'),
+    join(options.stateDir, 'journal'),
+    join(options.stateDir, 'media'),
+  ] as const;
   for (const dir of [logs, journal, media]) closeTree(dir);
 
   const relayPort = options.relayPort ?? (await freePort());
   const relayUrl = `http://127.0.0.1:${relayPort}`;
   const chatToken = randomBytes(16).toString('hex');
   const mediaSigningKey = randomBytes(32).toString('hex');
-  const envOf = async (name: 'controller' | 'relay') => stackEnv({
-    ...options, namespace, runnerNamespace, relayUrl, relayPort, chatToken, mediaSigningKey, metricsPort: await freePort(),
-  })[name];
+  const envOf = async (name: 'controller' | 'relay') =>
+    stackEnv({
+      ...options,
+      namespace,
+      runnerNamespace,
+      relayUrl,
+      relayPort,
+      chatToken,
+      mediaSigningKey,
+      metricsPort: await freePort(),
+    })[name];
   // Staged, and its compile cache filled, while the relay and the controller start.
   const stagingStarted = performance.now();
   const runnerImage = stageImage(RUNNER_IMAGE, {
-    repoRoot: options.repoRoot, stateDir: options.stateDir, store: imageStore, asUsers: canSwitchUser(), env: hostEnv(),
+    repoRoot: options.repoRoot,
+    stateDir: options.stateDir,
+    store: imageStore,
+    asUsers: canSwitchUser(),
+    env: hostEnv(),
   });
   runnerImage.catch(() => undefined); // awaited below
   const procs: Partial<Record<'controller' | 'relay', Supervised>> = {};
   const launch = async (name: 'controller' | 'relay') => {
-    const start = async () => startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
-      env: await envOf(name), cwd: options.repoRoot, onLine: (line) => options.onLine?.(name, line),
-    });
+    const start = async () =>
+      startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
+        env: await envOf(name),
+        cwd: options.repoRoot,
+        onLine: (line) => options.onLine?.(name, line),
+      });
     procs[name] = await supervise(name, start, (line) => options.onLine?.('supervisor', line));
   };
 
@@ -109,11 +136,19 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
   const staged = await runnerImage;
   const nodeLogger = options.logger.child({ component: 'node-agent' });
-  nodeLogger.info({ image: RUNNER_IMAGE.name, at: staged.app, ms: Math.round(performance.now() - stagingStarted), ...staged.counts }, 'runner image ready');
+  nodeLogger.info(
+    { image: RUNNER_IMAGE.name, at: staged.app, ms: Math.round(performance.now() - stagingStarted), ...staged.counts },
+    'runner image ready',
+  );
   const nodeAgent = await startNodeAgent({
-    kubeConfig: kc, logger: nodeLogger, images: Object.fromEntries(LOCAL_IMAGES.map((name) => [name, staged])),
-    stateDir: options.stateDir, server: cluster.server, caFile: cluster.caFile!,
-    namespace: runnerNamespace, nodeName: `local-${namespace}`,
+    kubeConfig: kc,
+    logger: nodeLogger,
+    images: Object.fromEntries(LOCAL_IMAGES.map((name) => [name, staged])),
+    stateDir: options.stateDir,
+    server: cluster.server,
+    caFile: cluster.caFile!,
+    namespace: runnerNamespace,
+    nodeName: `local-${namespace}`,
     // Each container as its own user on its Pod's ids (as root; otherwise the node agent warns and runs them all as itself).
     runAsUsers: true,
     env: { LOG_LEVEL: 'info', ...options.podEnv },
@@ -121,7 +156,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   });
 
   return {
-    namespace, runnerNamespace, relayUrl, chatToken, mediaSigningKey, nodeAgent,
+    namespace,
+    runnerNamespace,
+    relayUrl,
+    chatToken,
+    mediaSigningKey,
+    nodeAgent,
     chatUrl: `${relayUrl}/chat?token=${chatToken}`,
     async restart(name) {
       await procs[name]!.restart(10_000);

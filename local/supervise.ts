@@ -14,7 +14,13 @@ export interface SupervisionPolicy {
   crashWindowMs: number;
 }
 
-export const SUPERVISION: SupervisionPolicy = { firstDelayMs: 1000, maxDelayMs: 30_000, stableAfterMs: 60_000, crashLimit: 5, crashWindowMs: 120_000 };
+export const SUPERVISION: SupervisionPolicy = {
+  firstDelayMs: 1000,
+  maxDelayMs: 30_000,
+  stableAfterMs: 60_000,
+  crashLimit: 5,
+  crashWindowMs: 120_000,
+};
 
 export interface Supervised {
   /** The process running now (or the last one, while it is down). */
@@ -34,7 +40,12 @@ function howItExited(proc: Managed, code: number | null): string {
 }
 
 /** Starts `start()` and keeps it running; `say` gets the supervision's lines. */
-export async function supervise(name: string, start: () => Promise<Managed>, say: (line: string) => void, policy: SupervisionPolicy = SUPERVISION): Promise<Supervised> {
+export async function supervise(
+  name: string,
+  start: () => Promise<Managed>,
+  say: (line: string) => void,
+  policy: SupervisionPolicy = SUPERVISION,
+): Promise<Supervised> {
   let proc = await start();
   let startedAt = Date.now();
   let stopping = false;
@@ -54,12 +65,16 @@ export async function supervise(name: string, start: () => Promise<Managed>, say
       while (exits.length && exits[0]! < now - policy.crashWindowMs) exits.shift();
       const how = howItExited(watched, code);
       if (exits.length >= policy.crashLimit) {
-        say(`${name} ${how} at ${clock(now)}: ${exits.length} exits within ${seconds(policy.crashWindowMs)} is a crash loop; not restarting it (see its log; restart make dev when fixed)`);
+        say(
+          `${name} ${how} at ${clock(now)}: ${exits.length} exits within ${seconds(policy.crashWindowMs)} is a crash loop; not restarting it (see its log; restart make dev when fixed)`,
+        );
         return;
       }
       say(`${name} ${how} at ${clock(now)}; restarting it in ${seconds(delay)} (at ${clock(now + delay)})`);
       pending = setTimeout(() => {
-        relaunching = relaunch().catch((err: unknown) => say(`${name} could not be restarted: ${(err as Error).message}`)).finally(() => (relaunching = undefined));
+        relaunching = relaunch()
+          .catch((err: unknown) => say(`${name} could not be restarted: ${(err as Error).message}`))
+          .finally(() => (relaunching = undefined));
       }, delay);
       delay = Math.min(policy.maxDelayMs, delay * 2);
     });
@@ -100,5 +115,9 @@ export async function supervise(name: string, start: () => Promise<Managed>, say
 
 /** The same handle for a process nobody restarts. */
 export function unsupervised(proc: Managed): Supervised {
-  return { current: () => proc, stop: (graceMs) => proc.stop(graceMs), restart: () => Promise.reject(new Error(`${proc.name} is not supervised`)) };
+  return {
+    current: () => proc,
+    stop: (graceMs) => proc.stop(graceMs),
+    restart: () => Promise.reject(new Error(`${proc.name} is not supervised`)),
+  };
 }

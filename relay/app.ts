@@ -60,56 +60,97 @@ export function createApp(deps: AppDeps): express.Express {
   if (deps.logger.isLevelEnabled('debug')) {
     app.use((req, res, next) => {
       const started = Date.now();
-      res.on('finish', () => deps.logger.debug({ method: req.method, url: loggedUrl(req), status: res.statusCode, ms: Date.now() - started }, 'request'));
+      res.on('finish', () =>
+        deps.logger.debug(
+          { method: req.method, url: loggedUrl(req), status: res.statusCode, ms: Date.now() - started },
+          'request',
+        ),
+      );
       next();
     });
   }
 
-  app.post('/webhook', express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }), async (req, res) => {
-    const stop = deps.metrics.webhookDuration.startTimer();
-    if (!deps.webhook) throw new HttpError(404, 'Twilio is not configured');
-    const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
-    const verdict = checkWebhook({ signature: req.get('x-twilio-signature'), search, params: req.body ?? {} }, deps.webhook);
-    let outcome: string = verdict.kind;
-    if (verdict.kind === 'rejected') {
-      if (verdict.status === 403) deps.metrics.signatureFailures.inc();
-      deps.logger.warn({ status: verdict.status, reason: verdict.reason, ip: req.socket.remoteAddress }, 'webhook rejected');
-      res.status(verdict.status).type('text/plain').send(verdict.reason);
-    } else if (verdict.kind === 'ignored') {
-      deps.logger.info({ reason: verdict.reason }, 'webhook ignored');
-      res.type('text/xml').send(EMPTY_TWIML);
-    } else {
-      const receipt = await deps.inbound.receive(verdict.message);
-      if (receipt === 'shed') {
-        outcome = 'shed';
-        deps.logger.warn('inbound backlog full: webhook refused with a reply to send again');
+  app.post(
+    '/webhook',
+    express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }),
+    async (req, res) => {
+      const stop = deps.metrics.webhookDuration.startTimer();
+      if (!deps.webhook) throw new HttpError(404, 'Twilio is not configured');
+      const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
+      const verdict = checkWebhook(
+        { signature: req.get('x-twilio-signature'), search, params: req.body ?? {} },
+        deps.webhook,
+      );
+      let outcome: string = verdict.kind;
+      if (verdict.kind === 'rejected') {
+        if (verdict.status === 403) deps.metrics.signatureFailures.inc();
+        deps.logger.warn(
+          { status: verdict.status, reason: verdict.reason, ip: req.socket.remoteAddress },
+          'webhook rejected',
+        );
+        res.status(verdict.status).type('text/plain').send(verdict.reason);
+      } else if (verdict.kind === 'ignored') {
+        deps.logger.info({ reason: verdict.reason }, 'webhook ignored');
+        res.type('text/xml').send(EMPTY_TWIML);
+      } else {
+        const receipt = await deps.inbound.receive(verdict.message);
+        if (receipt === 'shed') {
+          outcome = 'shed';
+          deps.logger.warn('inbound backlog full: webhook refused with a reply to send again');
+        }
+        res.type('text/xml').send(receipt === 'shed' ? BUSY_TWIML : EMPTY_TWIML);
       }
-      res.type('text/xml').send(receipt === 'shed' ? BUSY_TWIML : EMPTY_TWIML);
-    }
-    deps.metrics.webhookRequests.inc({ outcome });
-    stop();
-  });
+      deps.metrics.webhookRequests.inc({ outcome });
+      stop();
+    },
+  );
 
   if (deps.uploads) {
-    app.put(`${RELAY_UPLOAD_PATH}/:namespace/:session/:file`, uploadHandler({
-      media: deps.media, maxBytes: deps.mediaMaxBytes, limits: deps.uploads, authorizer: deps.authorizer, metrics: deps.metrics,
-    }));
+    app.put(
+      `${RELAY_UPLOAD_PATH}/:namespace/:session/:file`,
+      uploadHandler({
+        media: deps.media,
+        maxBytes: deps.mediaMaxBytes,
+        limits: deps.uploads,
+        authorizer: deps.authorizer,
+        metrics: deps.metrics,
+      }),
+    );
     if (deps.namespace) {
-      app.get(`${RELAY_UPLOAD_PATH}/:namespace/:session/:file`, downloadHandler({
-        media: deps.media, authorizer: deps.authorizer, namespace: deps.namespace, ratePerMinute: deps.uploads.ratePerMinute,
-      }));
+      app.get(
+        `${RELAY_UPLOAD_PATH}/:namespace/:session/:file`,
+        downloadHandler({
+          media: deps.media,
+          authorizer: deps.authorizer,
+          namespace: deps.namespace,
+          ratePerMinute: deps.uploads.ratePerMinute,
+        }),
+      );
     }
   }
 
   app.get('/media/:namespace/:session/:file', async (req, res) => {
     const ref = refOf(req);
     const check = checkMediaSignature(deps.mediaSigningKey, ref, req.query.exp, req.query.sig);
-    if (check !== 'ok') throw new HttpError(check === 'expired' ? 410 : 403, check === 'expired' ? 'link expired' : 'bad signature');
+    if (check !== 'ok')
+      throw new HttpError(check === 'expired' ? 410 : 403, check === 'expired' ? 'link expired' : 'bad signature');
     const { bytes, contentType } = await deps.media.get(ref);
-    res.set({ 'Content-Type': contentType, 'Cache-Control': 'private, max-age=300', 'X-Content-Type-Options': 'nosniff' }).send(bytes);
+    res
+      .set({
+        'Content-Type': contentType,
+        'Cache-Control': 'private, max-age=300',
+        'X-Content-Type-Options': 'nosniff',
+      })
+      .send(bytes);
   });
 
-  app.use(chatRouter({ webChat: deps.webChat, publicUrl: deps.publicUrl ?? '', receive: (message) => deps.inbound.receive(message) }));
+  app.use(
+    chatRouter({
+      webChat: deps.webChat,
+      publicUrl: deps.publicUrl ?? '',
+      receive: (message) => deps.inbound.receive(message),
+    }),
+  );
 
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
@@ -126,12 +167,15 @@ export function createApp(deps: AppDeps): express.Express {
   });
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = error as { status?: number; statusCode?: number; type?: string; message?: string };
-    const status = error instanceof HttpError ? error.status : e.status ?? e.statusCode ?? 500;
+    const status = error instanceof HttpError ? error.status : (e.status ?? e.statusCode ?? 500);
     if (status >= 500 && status !== 503) deps.logger.error({ err: error, path: req.path }, 'request failed');
     else deps.logger.warn({ status, reason: e.message, path: req.path }, 'request refused');
     if (req.path === '/webhook') deps.metrics.webhookRequests.inc({ outcome: 'error' });
     if (!req.complete) closeUnread(req, res);
-    res.status(status).type('text/plain').send(status >= 500 ? 'internal error' : e.message ?? 'bad request');
+    res
+      .status(status)
+      .type('text/plain')
+      .send(status >= 500 ? 'internal error' : (e.message ?? 'bad request'));
   });
   return app;
 }

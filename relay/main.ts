@@ -14,7 +14,9 @@ const logger = createLogger({ component: 'relay', level: config.logLevel, redact
 const metrics = createMetrics({ defaults: true });
 const kubeConfig = await loadKubeConfig();
 const store = createInformer<Session>({
-  kube: kubeConfig, logger: logger.child({ informer: 'sessions' }), path: sessionsPath(config.namespace),
+  kube: kubeConfig,
+  logger: logger.child({ informer: 'sessions' }),
+  path: sessionsPath(config.namespace),
   onRestart: (reason) => logger.warn({ reason }, 'session watch restarted'),
 });
 const relay = await startRelay({ config, kubeConfig, store, logger, metrics });

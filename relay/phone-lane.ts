@@ -9,7 +9,10 @@ export class PhoneLanes {
   run<T>(phone: string, job: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(phone) ?? Promise.resolve();
     const result = previous.then(job);
-    const tail = result.then(() => undefined, () => undefined);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
     this.tails.set(phone, tail);
     void tail.then(() => {
       if (this.tails.get(phone) === tail) this.tails.delete(phone);

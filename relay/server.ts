@@ -64,10 +64,17 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   const defaults = { maxQueued: config.maxQueued, timeouts: config.timeouts };
   const twilio = config.twilio && createTwilioTransport({ ...config.twilio, logger });
   const webChat = config.webChat && new WebChat(config.webChat);
-  const transportFor = (phone: string): Transport => (webChat && (phone === webChat.phone || !twilio) ? webChat : twilio!);
+  const transportFor = (phone: string): Transport =>
+    webChat && (phone === webChat.phone || !twilio) ? webChat : twilio!;
   const outbox = new Outbox({
     transportFor,
-    mediaUrl: (ref, transport) => signMediaUrl(transport.name === 'web' ? '' : config.publicUrl, config.media.signingKey, ref, config.media.urlTtlMs),
+    mediaUrl: (ref, transport) =>
+      signMediaUrl(
+        transport.name === 'web' ? '' : config.publicUrl,
+        config.media.signingKey,
+        ref,
+        config.media.urlTtlMs,
+      ),
     lastInboundAt: (phone) => phones.lastInboundAt(phone),
     templateSid: config.twilio?.templateSid,
     windowMs: config.windowMs,
@@ -77,29 +84,77 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   });
   const journal = await Journal.open(config.journalDir, { onSync: (seconds) => metrics.journalSync.observe(seconds) });
   const delivery = new Delivery({
-    store, writer: sessions, lanes, outbox, progressBatchMs: config.progressBatchMs, progressMaxGapMs: config.progressMaxGapMs,
-    progressMessages: config.progressMessages, sessionMessages: config.sessionMessages, reminderBeforeMs: config.reminderBeforeMs, defaults,
-    isRecipient: (phone) => config.allowedNumbers.has(phone) || phone === webChat?.phone, metrics,
-    owner: journal.instance, logger,
+    store,
+    writer: sessions,
+    lanes,
+    outbox,
+    progressBatchMs: config.progressBatchMs,
+    progressMaxGapMs: config.progressMaxGapMs,
+    progressMessages: config.progressMessages,
+    sessionMessages: config.sessionMessages,
+    reminderBeforeMs: config.reminderBeforeMs,
+    defaults,
+    isRecipient: (phone) => config.allowedNumbers.has(phone) || phone === webChat?.phone,
+    metrics,
+    owner: journal.instance,
+    logger,
   });
   // A message's claim lives as long as the request it answered can be open.
   const claims = new ConfigMapClaims(parts.kubeConfig, {
-    name: config.claimsConfigMap, namespace: config.namespace, owner: journal.instance, retentionMs: parseDuration(config.timeouts.approval),
+    name: config.claimsConfigMap,
+    namespace: config.namespace,
+    owner: journal.instance,
+    retentionMs: parseDuration(config.timeouts.approval),
   });
   const media = new MediaStore({ dir: config.media.dir, maxBytes: config.media.maxBytes, ttlMs: config.media.ttlMs });
   const pictures = inboundPictures(config, media);
   const inbound = new InboundHandler({
-    sessions, claims, phones, lanes, outbox, namespace: config.namespace, repo: config.repo, defaults, metrics, logger,
-    repos: phoneRepos(parts), cost: config.cost, images: pictures?.images,
-    concurrency: config.inboundConcurrency, owner: journal.instance, onRouted: (id, route) => journal.routed(id, route),
+    sessions,
+    claims,
+    phones,
+    lanes,
+    outbox,
+    namespace: config.namespace,
+    repo: config.repo,
+    defaults,
+    metrics,
+    logger,
+    repos: phoneRepos(parts),
+    cost: config.cost,
+    images: pictures?.images,
+    concurrency: config.inboundConcurrency,
+    owner: journal.instance,
+    onRouted: (id, route) => journal.routed(id, route),
   });
   const intake = new Intake({ journal, handler: inbound, maxBacklog: config.inboundBacklog, metrics, logger });
   let ready = false;
   const app = createApp({
-    webhook: config.twilio && { authToken: config.twilio.authToken, webhookUrl: config.webhookUrl, allowedNumbers: config.allowedNumbers, media: pictures?.source },
-    inbound: intake, media, mediaSigningKey: config.media.signingKey, mediaMaxBytes: config.media.maxBytes, uploads: config.uploads, publicUrl: config.publicUrl,
-    authorizer: parts.authorizer ?? new CachedTokenAuthorizer(tokenReviewer(parts.kubeConfig), config.uploads.review, config.runnerNamespace, config.namespace),
-    webChat, metrics, logger, ready: () => ready, live: () => journal.healthy, namespace: config.namespace,
+    webhook: config.twilio && {
+      authToken: config.twilio.authToken,
+      webhookUrl: config.webhookUrl,
+      allowedNumbers: config.allowedNumbers,
+      media: pictures?.source,
+    },
+    inbound: intake,
+    media,
+    mediaSigningKey: config.media.signingKey,
+    mediaMaxBytes: config.media.maxBytes,
+    uploads: config.uploads,
+    publicUrl: config.publicUrl,
+    authorizer:
+      parts.authorizer ??
+      new CachedTokenAuthorizer(
+        tokenReviewer(parts.kubeConfig),
+        config.uploads.review,
+        config.runnerNamespace,
+        config.namespace,
+      ),
+    webChat,
+    metrics,
+    logger,
+    ready: () => ready,
+    live: () => journal.healthy,
+    namespace: config.namespace,
   });
 
   delivery.start();
@@ -120,7 +175,14 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   const { port } = server.address() as AddressInfo;
   logger.info({ port, transports: [twilio && 'twilio', webChat && 'web'].filter(Boolean) }, 'relay listening');
   return {
-    url: `http://127.0.0.1:${port}`, server, outbox, lanes, phones, webChat, inbound, intake,
+    url: `http://127.0.0.1:${port}`,
+    server,
+    outbox,
+    lanes,
+    phones,
+    webChat,
+    inbound,
+    intake,
     async close() {
       ready = false;
       clearInterval(janitor);
@@ -140,9 +202,10 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
 
 /** A phone's default repository is kept only when there is a choice (an install with one repository needs no ConfigMap). */
 function phoneRepos({ config, kubeConfig }: RelayParts): PhoneRepos {
-  const choices = config.repos.length > 1
-    ? new ConfigMapRepoChoices(kubeConfig, { name: config.repoChoicesConfigMap, namespace: config.namespace })
-    : new MemoryRepoChoices();
+  const choices =
+    config.repos.length > 1
+      ? new ConfigMapRepoChoices(kubeConfig, { name: config.repoChoicesConfigMap, namespace: config.namespace })
+      : new MemoryRepoChoices();
   return new PhoneRepos(config.repos, choices);
 }
 
@@ -152,8 +215,11 @@ function inboundPictures(config: RelayConfig, media: MediaStore) {
   if (!twilio) return undefined;
   const source = { apiOrigin: new URL(twilio.apiUrl ?? TWILIO_API_ORIGIN).origin, accountSid: twilio.accountSid };
   const images = new InboundImages({
-    fetch: (url, announced) => fetchTwilioImage(url, announced, { ...source, authToken: twilio.authToken, ...config.inboundImages }),
-    store: media, namespace: config.namespace, maxBytes: config.inboundImages.maxBytes,
+    fetch: (url, announced) =>
+      fetchTwilioImage(url, announced, { ...source, authToken: twilio.authToken, ...config.inboundImages }),
+    store: media,
+    namespace: config.namespace,
+    maxBytes: config.inboundImages.maxBytes,
   });
   return { source, images };
 }

@@ -8,8 +8,18 @@ import type { SpawnOptions } from '@anthropic-ai/claude-agent-sdk';
 import type { Logger } from 'pino';
 import { FrameConnection } from './agent-host/connection.ts';
 import {
-  CONNECT_TIMEOUT_MS, DEFAULT_SOCKET_PATH, FREEZE_WAIT_MS, FROM_AGENT, FrameType, PROTOCOL_VERSION, ProtocolError, encodeFrame,
-  type Frame, type FrameTypeValue, type FreezeMode, type MessageOf,
+  CONNECT_TIMEOUT_MS,
+  DEFAULT_SOCKET_PATH,
+  FREEZE_WAIT_MS,
+  FROM_AGENT,
+  FrameType,
+  PROTOCOL_VERSION,
+  ProtocolError,
+  encodeFrame,
+  type Frame,
+  type FrameTypeValue,
+  type FreezeMode,
+  type MessageOf,
 } from './agent-host/protocol.ts';
 import { AgentProcess, CHANNEL_LOST, NOT_STARTED } from './agent-process.ts';
 import { listenOnSocket, removeSocket } from './agent-socket.ts';
@@ -82,7 +92,10 @@ export class AgentChannel {
     this.server = server;
     server.on('connection', (socket) => this.accept(socket));
     server.on('error', (error) => this.shutDown(`the agent socket failed: ${error.message}`));
-    this.connectTimer = setTimeout(() => this.shutDown(`no agent host connected within ${options.connectTimeoutMs} ms`), options.connectTimeoutMs);
+    this.connectTimer = setTimeout(
+      () => this.shutDown(`no agent host connected within ${options.connectTimeoutMs} ms`),
+      options.connectTimeoutMs,
+    );
   }
 
   /** Resolves with the agent host's hello once it is connected; rejects if the channel closes first. */
@@ -96,9 +109,13 @@ export class AgentChannel {
   spawn(options: SpawnOptions): AgentProcess {
     const id = this.nextId++;
     const spawned = new AgentProcess((type, payload) => this.send(type, id, payload));
-    const env = Object.fromEntries(Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined));
+    const env = Object.fromEntries(
+      Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined),
+    );
     const leak = this.carriedSecret(options, env);
-    const refusal = this.closedReason ? `agent channel closed: ${this.closedReason}` : leak && `refused: the spawn request carries a credential (${leak})`;
+    const refusal = this.closedReason
+      ? `agent channel closed: ${this.closedReason}`
+      : leak && `refused: the spawn request carries a credential (${leak})`;
     if (refusal) {
       setImmediate(() => spawned.fail(new Error(refusal), refusal.startsWith('refused') ? NOT_STARTED : CHANNEL_LOST));
       return spawned;
@@ -106,7 +123,12 @@ export class AgentChannel {
     this.processes.set(id, spawned);
     spawned.once('close', () => this.processes.delete(id)); // output may still arrive after the exit
     options.signal?.addEventListener('abort', () => spawned.kill('SIGKILL'), { once: true });
-    this.send(FrameType.Spawn, id, { command: options.command, args: options.args, env, ...(options.cwd ? { cwd: options.cwd } : {}) });
+    this.send(FrameType.Spawn, id, {
+      command: options.command,
+      args: options.args,
+      env,
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+    });
     return spawned;
   }
 
@@ -162,14 +184,17 @@ export class AgentChannel {
     }
     clearTimeout(this.connectTimer);
     this.conn = new FrameConnection(socket, {
-      peer: 'agent host', accepts: FROM_AGENT, log: this.options.log,
+      peer: 'agent host',
+      accepts: FROM_AGENT,
+      log: this.options.log,
       onFrame: (frame) => this.receive(frame),
       onClosed: (reason) => this.shutDown(reason),
     });
   }
 
   private welcome(hello: AgentHostHello): void {
-    if (hello.protocol !== PROTOCOL_VERSION) throw new ProtocolError(`agent host speaks protocol ${hello.protocol}, not ${PROTOCOL_VERSION}`);
+    if (hello.protocol !== PROTOCOL_VERSION)
+      throw new ProtocolError(`agent host speaks protocol ${hello.protocol}, not ${PROTOCOL_VERSION}`);
     this.hello = hello;
     this.conn!.send(FrameType.Welcome, 0);
     this.options.log.info({ pid: hello.pid, freeze: hello.freeze }, 'agent host connected');
@@ -186,18 +211,27 @@ export class AgentChannel {
     if (frame.type === FrameType.Frozen) return this.frozen(frame.id, frame.message);
     const target = this.processes.get(frame.id);
     if (!target) {
-      if (frame.id >= this.nextId || frame.id === 0) throw new ProtocolError(`frame type ${frame.type} for unknown process ${frame.id}`);
+      if (frame.id >= this.nextId || frame.id === 0)
+        throw new ProtocolError(`frame type ${frame.type} for unknown process ${frame.id}`);
       return; // an ended process's late output
     }
     switch (frame.type) {
-      case FrameType.Stdout: return target.output('stdout', frame.data);
-      case FrameType.Stderr: return target.output('stderr', frame.data);
-      case FrameType.Eof: return target.outputEnded(frame.message.stream);
-      case FrameType.StdinAck: return target.inputAcknowledged(frame.message.bytes);
-      case FrameType.Spawned: return target.started(frame.message.pid);
-      case FrameType.Exit: return target.exited({ code: frame.message.code, signal: frame.message.signal as NodeJS.Signals | null });
+      case FrameType.Stdout:
+        return target.output('stdout', frame.data);
+      case FrameType.Stderr:
+        return target.output('stderr', frame.data);
+      case FrameType.Eof:
+        return target.outputEnded(frame.message.stream);
+      case FrameType.StdinAck:
+        return target.inputAcknowledged(frame.message.bytes);
+      case FrameType.Spawned:
+        return target.started(frame.message.pid);
+      case FrameType.Exit:
+        return target.exited({ code: frame.message.code, signal: frame.message.signal as NodeJS.Signals | null });
       case FrameType.SpawnFailed: {
-        const error = Object.assign(new Error(`cannot start the process: ${frame.message.message}`), { code: frame.message.code });
+        const error = Object.assign(new Error(`cannot start the process: ${frame.message.message}`), {
+          code: frame.message.code,
+        });
         return target.fail(error, NOT_STARTED);
       }
     }

@@ -71,7 +71,8 @@ async function retrying(cursor: Cursor, path: string, step: () => Promise<void>)
       return await step();
     } catch (error) {
       if (!changed(error)) throw error;
-      if (attempt === ATTEMPTS) throw new Error(`${path} kept changing while the checkout was written`, { cause: error });
+      if (attempt === ATTEMPTS)
+        throw new Error(`${path} kept changing while the checkout was written`, { cause: error });
       await cursor.close();
     }
   }
@@ -102,7 +103,10 @@ async function writeIn(dir: WorkspaceDir, name: string, change: Change, data: Bu
     if (!['dir', undefined].includes(await dir.typeOf(name))) await dir.remove(name);
     return (await dir.makeDir(name, 0o777)).close();
   }
-  const put = () => (change.mode === '120000' ? dir.symlink(name, data!) : dir.writeFile(name, data!, change.mode === '100755' ? 0o777 : 0o666));
+  const put = () =>
+    change.mode === '120000'
+      ? dir.symlink(name, data!)
+      : dir.writeFile(name, data!, change.mode === '100755' ? 0o777 : 0o666);
   await put().catch(async (error: unknown) => {
     if (errorCode(error) !== 'EISDIR' && errorCode(error) !== 'ENOTEMPTY') throw error;
     await dir.remove(name);
@@ -132,10 +136,18 @@ async function writeFiles(cursor: Cursor, files: Change[], contents: AsyncIterab
     const { parts, name } = split(change.path);
     if (parts.join('/') !== folder.path || folder.writes.length >= PARALLEL_WRITES) {
       await settle();
-      folder = { path: parts.join('/'), dir: await cursor.at(parts, true).catch((e: unknown) => (changed(e) ? undefined : Promise.reject(e))), writes: [] };
+      folder = {
+        path: parts.join('/'),
+        dir: await cursor.at(parts, true).catch((e: unknown) => (changed(e) ? undefined : Promise.reject(e))),
+        writes: [],
+      };
     }
-    const written = folder.dir ? writeIn(folder.dir, name, change, data) : Promise.reject(new WorkspaceRefused(change.path, 'its folder changed'));
-    folder.writes.push(written.catch((error: unknown) => (changed(error) ? again.push([change, data]) : Promise.reject(error))));
+    const written = folder.dir
+      ? writeIn(folder.dir, name, change, data)
+      : Promise.reject(new WorkspaceRefused(change.path, 'its folder changed'));
+    folder.writes.push(
+      written.catch((error: unknown) => (changed(error) ? again.push([change, data]) : Promise.reject(error))),
+    );
   }
   await settle();
   await cursor.close();
@@ -143,10 +155,15 @@ async function writeFiles(cursor: Cursor, files: Change[], contents: AsyncIterab
 }
 
 /** Applies `changes` to the checkout; `blobs` yields the contents of the given ids, in order. */
-export async function applyChanges(checkout: WorkspaceDir, changes: Change[], blobs: (ids: string[]) => AsyncIterable<Buffer>): Promise<void> {
+export async function applyChanges(
+  checkout: WorkspaceDir,
+  changes: Change[],
+  blobs: (ids: string[]) => AsyncIterable<Buffer>,
+): Promise<void> {
   const cursor = new Cursor(checkout);
   try {
-    for (const change of changes.filter((c) => !c.mode).reverse()) await retrying(cursor, change.path, () => remove(cursor, change.path));
+    for (const change of changes.filter((c) => !c.mode).reverse())
+      await retrying(cursor, change.path, () => remove(cursor, change.path));
     const folders = changes.filter((c) => c.mode === '160000');
     for (const change of folders) await retrying(cursor, change.path, () => write(cursor, change, undefined));
     const files = changes.filter((c) => c.mode && c.mode !== '160000');

@@ -22,13 +22,19 @@ export interface Usage {
   cache_read_input_tokens?: unknown;
 }
 
-const tokens = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 && n <= MAX_TOKENS_PER_RESPONSE ? n : 0);
+const tokens = (n: unknown) =>
+  typeof n === 'number' && Number.isFinite(n) && n > 0 && n <= MAX_TOKENS_PER_RESPONSE ? n : 0;
 
 export function priceOf(model: string, usage: Usage): number {
   const family = Object.keys(MODEL_PRICES).find((name) => model.toLowerCase().includes(name));
   const price = family ? MODEL_PRICES[family]! : DEAREST;
-  return (tokens(usage.input_tokens) * price.input + tokens(usage.output_tokens) * price.output
-    + tokens(usage.cache_creation_input_tokens) * price.cacheWrite + tokens(usage.cache_read_input_tokens) * price.cacheRead) / 1_000_000;
+  return (
+    (tokens(usage.input_tokens) * price.input +
+      tokens(usage.output_tokens) * price.output +
+      tokens(usage.cache_creation_input_tokens) * price.cacheWrite +
+      tokens(usage.cache_read_input_tokens) * price.cacheRead) /
+    1_000_000
+  );
 }
 
 /**

@@ -4,10 +4,23 @@
 // escapeHtml; the page also forbids scripts and loads (CSP), and is rendered with JavaScript off.
 import type { HLJSApi } from 'highlight.js';
 import { packageFile } from './image-files.ts';
-import { codeWidth, DIFF_LAYOUT as L, headerText, numberWidth, shownText, signWidth, type Page, type Section, type Segment } from './diff-layout.ts';
+import {
+  codeWidth,
+  DIFF_LAYOUT as L,
+  headerText,
+  numberWidth,
+  shownText,
+  signWidth,
+  type Page,
+  type Section,
+  type Segment,
+} from './diff-layout.ts';
 import type { DiffLine, FileDiff } from './diff-parse.ts';
 
-export interface Highlighter { hljs: HLJSApi; css: string }
+export interface Highlighter {
+  hljs: HLJSApi;
+  css: string;
+}
 
 /** Loaded on first use: most runs draw no diff, and start-up time matters. */
 export async function loadHighlighter(): Promise<Highlighter> {
@@ -19,7 +32,12 @@ export async function loadHighlighter(): Promise<Highlighter> {
 const escapeHtml = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
-const BY_NAME: Record<string, string> = { dockerfile: 'dockerfile', makefile: 'makefile', gnumakefile: 'makefile', cmakelists: 'cmake' };
+const BY_NAME: Record<string, string> = {
+  dockerfile: 'dockerfile',
+  makefile: 'makefile',
+  gnumakefile: 'makefile',
+  cmakelists: 'cmake',
+};
 
 /** highlight.js's language for a path (by extension, or a few well-known names); undefined: plain text. */
 export function languageOf(hljs: HLJSApi, path: string): string | undefined {
@@ -67,9 +85,11 @@ const SIGN: Record<DiffLine['kind'], string> = { add: '+', del: '−', ctx: '', 
 
 function row(line: DiffLine, code: string | undefined): string {
   const cut = shownText(line).cut;
-  const text = line.kind === 'note' ? `<em>${escapeHtml(line.text)}</em>` : code ?? '';
-  return `<div class="r ${line.kind}"><i>${line.old ?? ''}</i><i>${line.new ?? ''}</i><b>${SIGN[line.kind]}</b>`
-    + `<code>${text}${cut ? `<em>${escapeHtml(cut)}</em>` : ''}</code></div>`;
+  const text = line.kind === 'note' ? `<em>${escapeHtml(line.text)}</em>` : (code ?? '');
+  return (
+    `<div class="r ${line.kind}"><i>${line.old ?? ''}</i><i>${line.new ?? ''}</i><b>${SIGN[line.kind]}</b>` +
+    `<code>${text}${cut ? `<em>${escapeHtml(cut)}</em>` : ''}</code></div>`
+  );
 }
 
 function counts(file: FileDiff): string {
@@ -85,7 +105,10 @@ function section(s: Section, hl: Highlighter): string {
   for (const segment of s.segments) {
     const first = segment.hunk.lines[segment.from];
     const at = first?.new ?? first?.old;
-    const label = segment.from > 0 ? '⋯ (continued)' : `⋯ ${at !== undefined ? `line ${at}` : ''}${segment.hunk.section ? ` · ${segment.hunk.section}` : ''}`;
+    const label =
+      segment.from > 0
+        ? '⋯ (continued)'
+        : `⋯ ${at !== undefined ? `line ${at}` : ''}${segment.hunk.section ? ` · ${segment.hunk.section}` : ''}`;
     parts.push(`<div class="h">${escapeHtml(label)}</div>`);
     const code = segmentCode(segment, language, hl.hljs);
     for (const line of segment.hunk.lines.slice(segment.from, segment.to)) parts.push(row(line, code.get(line)));
@@ -124,10 +147,12 @@ export interface PageText {
 
 export function pageHtml(page: Page, text: PageText, hl: Highlighter): string {
   const csp = "default-src 'none'; style-src 'unsafe-inline'";
-  return `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${csp}">`
-    + `<style>${style(page, hl.css)}</style></head><body>`
-    + `<header><span class="title">${escapeHtml(text.title)}</span>${escapeHtml(text.counter)}</header>`
-    + page.sections.map((s) => section(s, hl)).join('')
-    + (text.footer ? `<footer>${escapeHtml(text.footer)}</footer>` : '')
-    + '</body></html>';
+  return (
+    `<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${csp}">` +
+    `<style>${style(page, hl.css)}</style></head><body>` +
+    `<header><span class="title">${escapeHtml(text.title)}</span>${escapeHtml(text.counter)}</header>` +
+    page.sections.map((s) => section(s, hl)).join('') +
+    (text.footer ? `<footer>${escapeHtml(text.footer)}</footer>` : '') +
+    '</body></html>'
+  );
 }

@@ -32,7 +32,11 @@ export const DIFF_LAYOUT = {
 const L = DIFF_LAYOUT;
 const CHAR = L.font * MONO_ADVANCE;
 
-export interface Segment { hunk: Hunk; from: number; to: number }
+export interface Segment {
+  hunk: Hunk;
+  from: number;
+  to: number;
+}
 
 export interface Section {
   file: FileDiff;
@@ -43,7 +47,11 @@ export interface Section {
   linesLeft: number;
 }
 
-export interface Page { sections: Section[]; height: number; digits: number }
+export interface Page {
+  sections: Section[];
+  height: number;
+  digits: number;
+}
 
 export interface Pagination {
   pages: Page[];
@@ -53,7 +61,8 @@ export interface Pagination {
   shownRawLines: number;
 }
 
-const WIDE = /[\u1100-\u115F\u2E80-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{1F300}-\u{1FAFF}\u{20000}-\u{3FFFD}]/u;
+const WIDE =
+  /[\u1100-\u115F\u2E80-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{1F300}-\u{1FAFF}\u{20000}-\u{3FFFD}]/u;
 
 /** Columns a text takes in the monospace grid: wide characters take two, a tab goes to the next multiple of 4. */
 function columns(text: string): number {
@@ -66,7 +75,10 @@ function columns(text: string): number {
 export function shownText(line: DiffLine): { text: string; cut: string } {
   const chars = [...line.text];
   if (chars.length <= L.maxLineChars) return { text: line.text, cut: '' };
-  return { text: chars.slice(0, L.maxLineChars).join(''), cut: ` … ${(chars.length - L.maxLineChars).toLocaleString('en-US')} more characters` };
+  return {
+    text: chars.slice(0, L.maxLineChars).join(''),
+    cut: ` … ${(chars.length - L.maxLineChars).toLocaleString('en-US')} more characters`,
+  };
 }
 
 /** CSS px of one line-number column for numbers of this many digits. */
@@ -147,7 +159,8 @@ function placeFile(pager: Pager, file: FileDiff): boolean {
   const hunkHeights = heights.map((hs) => hs.reduce((a, b) => a + b, L.hunkHeight));
   const whole = hunkHeights.reduce((a, b) => a + b, head(false));
   const minimum = head(false) + (file.hunks.length ? L.hunkHeight + heights[0]![0]! : 0);
-  if (!pager.empty && ((whole > pager.room() && whole <= PAGE_CONTENT) || minimum > pager.room()) && !pager.turn()) return false;
+  if (!pager.empty && ((whole > pager.room() && whole <= PAGE_CONTENT) || minimum > pager.room()) && !pager.turn())
+    return false;
   let section: Section = { file, continued: false, segments: [], linesLeft: 0 };
   pager.add(section, head(false), digits);
   let shown = 0;
@@ -192,6 +205,7 @@ export function paginate(files: FileDiff[], maxPages: number): Pagination {
   const pages = pager.finish();
   const sections = pages.flatMap((p) => p.sections);
   const shownFiles = new Set(sections.map((s) => s.file));
-  const shownRawLines = [...shownFiles].reduce((n, f) => n + f.rawLines, 0) - sections.reduce((n, s) => n + s.linesLeft, 0);
+  const shownRawLines =
+    [...shownFiles].reduce((n, f) => n + f.rawLines, 0) - sections.reduce((n, s) => n + s.linesLeft, 0);
   return { pages, hidden: files.filter((f) => !shownFiles.has(f)), shownRawLines };
 }

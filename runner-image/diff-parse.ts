@@ -41,7 +41,17 @@ export const visible = (text: string) =>
 export function unquotePath(path: string): string {
   if (!path.startsWith('"') || !path.endsWith('"') || path.length < 2) return path;
   const bytes: number[] = [];
-  const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', '"': '"', '\\': '\\', a: '\x07', b: '\b', f: '\f', v: '\v' };
+  const simple: Record<string, string> = {
+    n: '\n',
+    t: '\t',
+    r: '\r',
+    '"': '"',
+    '\\': '\\',
+    a: '\x07',
+    b: '\b',
+    f: '\f',
+    v: '\v',
+  };
   const body = path.slice(1, -1);
   for (let i = 0; i < body.length; i++) {
     const c = body[i]!;
@@ -82,16 +92,25 @@ const NOTE_LINES: Array<[RegExp, (m: RegExpExecArray) => string]> = [
 ];
 
 function startFile(header: string): FileDiff {
-  return { name: pathFromHeader(header.slice('diff --git '.length)), notes: [], binary: false, added: 0, deleted: 0, hunks: [], rawLines: 1 };
+  return {
+    name: pathFromHeader(header.slice('diff --git '.length)),
+    notes: [],
+    binary: false,
+    added: 0,
+    deleted: 0,
+    hunks: [],
+    rawLines: 1,
+  };
 }
 
 /** A line of the file header (between `diff --git` and the first hunk). */
 function headerLine(file: FileDiff, line: string): void {
   if (/^(---|\+\+\+) /.test(line)) {
     if (!line.endsWith(' /dev/null')) file.name = stripSide(line.slice(4).replace(/\t$/, ''));
-  }
-  else if (line.startsWith('rename from ') || line.startsWith('copy from ')) file.from = unquotePath(line.replace(/^(rename|copy) from /, ''));
-  else if (line.startsWith('rename to ') || line.startsWith('copy to ')) file.name = unquotePath(line.replace(/^(rename|copy) to /, ''));
+  } else if (line.startsWith('rename from ') || line.startsWith('copy from '))
+    file.from = unquotePath(line.replace(/^(rename|copy) from /, ''));
+  else if (line.startsWith('rename to ') || line.startsWith('copy to '))
+    file.name = unquotePath(line.replace(/^(rename|copy) to /, ''));
   else if (line.startsWith('Binary files ') || line === 'GIT binary patch') file.binary = true;
   else {
     for (const [pattern, note] of NOTE_LINES) {

@@ -52,14 +52,23 @@ export class DiffDrawer {
     this.highlighter ??= loadHighlighter();
     const highlighter = await this.highlighter;
     const count = pagination.pages.length;
-    const html = pagination.pages.map((page, i) => pageHtml(page, {
-      title, counter: count > 1 ? `${i + 1}/${count}` : '', footer: i === count - 1 ? footer(pagination) : undefined,
-    }, highlighter));
+    const html = pagination.pages.map((page, i) =>
+      pageHtml(
+        page,
+        {
+          title,
+          counter: count > 1 ? `${i + 1}/${count}` : '',
+          footer: i === count - 1 ? footer(pagination) : undefined,
+        },
+        highlighter,
+      ),
+    );
     return renderPages(this.browsers, html);
   }
 }
 
-export const diffFileNames = (files: FileDiff[]) => files.slice(0, LIMITS.diffFileNames).map((f) => f.name.slice(0, LIMITS.diffFileNameChars));
+export const diffFileNames = (files: FileDiff[]) =>
+  files.slice(0, LIMITS.diffFileNames).map((f) => f.name.slice(0, LIMITS.diffFileNameChars));
 
 export interface DiffRequestDeps {
   status: StatusWriter;
@@ -80,7 +89,10 @@ export function answerDiffRequests(deps: DiffRequestDeps): () => void {
   let chain = Promise.resolve();
   let stopped = false;
   const answer = async (asked: string, request: number) => {
-    const name = matchDiffFile(deps.files.map((f) => f.name), asked);
+    const name = matchDiffFile(
+      deps.files.map((f) => f.name),
+      asked,
+    );
     const file = deps.files.find((f) => f.name === name);
     try {
       if (file && !stopped) await deps.publish(await deps.drawer.file(file), request, file.name);

@@ -6,7 +6,10 @@
 /** Options for every diff the runner shows: no external diff driver, no textconv, no colour codes. */
 export const DIFF_OPTIONS = ['--no-ext-diff', '--no-textconv', '--no-color', '--submodule=short'];
 
-export interface GitIdentity { name: string; email: string }
+export interface GitIdentity {
+  name: string;
+  email: string;
+}
 
 export interface GitEnvOptions {
   /** PATH to find git (and ssh). */
@@ -49,10 +52,18 @@ export function gitEnvironment(options: GitEnvOptions): Record<string, string> {
   }
   const { name, email } = options.author;
   const env: Record<string, string> = {
-    PATH: options.path, HOME: options.home, LANG: 'C',
-    GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_ATTR_NOSYSTEM: '1',
-    GIT_TERMINAL_PROMPT: '0', GIT_NO_REPLACE_OBJECTS: '1',
-    GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email,
+    PATH: options.path,
+    HOME: options.home,
+    LANG: 'C',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_ATTR_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_NO_REPLACE_OBJECTS: '1',
+    GIT_AUTHOR_NAME: name,
+    GIT_AUTHOR_EMAIL: email,
+    GIT_COMMITTER_NAME: name,
+    GIT_COMMITTER_EMAIL: email,
     GIT_CONFIG_COUNT: String(config.length),
   };
   config.forEach(([k, v], i) => {

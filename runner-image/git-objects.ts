@@ -60,7 +60,8 @@ export class BaseTree {
         continue;
       }
       this.entries.set(path, { path, mode, id });
-      for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) this.folders.add(path.slice(0, slash));
+      for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1))
+        this.folders.add(path.slice(0, slash));
     }
   }
 
@@ -129,13 +130,17 @@ export class TreeWriter {
     if (this.marks.has(id)) return;
     const mark = this.marks.size + 1;
     this.marks.set(id, mark);
-    this.writing = this.writing.then(() => write(this.input, Buffer.from(`blob\nmark :${mark}\ndata ${data.length}\n`), data, Buffer.from('\n')));
+    this.writing = this.writing.then(() =>
+      write(this.input, Buffer.from(`blob\nmark :${mark}\ndata ${data.length}\n`), data, Buffer.from('\n')),
+    );
     await this.writing;
   }
 
   entry(path: Buffer, mode: Mode, id: string): void {
     const mark = this.marks.get(id);
-    this.lines.push(Buffer.concat([Buffer.from(`M ${mode} ${mark ? `:${mark}` : id} `), fastImportPath(path), Buffer.from('\n')]));
+    this.lines.push(
+      Buffer.concat([Buffer.from(`M ${mode} ${mark ? `:${mark}` : id} `), fastImportPath(path), Buffer.from('\n')]),
+    );
   }
 
   /** Ends the stream: the commit, `ls` of its tree, `done`. */

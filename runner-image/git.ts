@@ -71,7 +71,9 @@ export class Git {
   /** git in the private folder; `done` settles when it exits (rejecting with its redacted stderr). */
   private start(args: string[], options: RunOptions = {}): { stdin: Writable; stdout: Readable; done: Promise<void> } {
     const env = gitEnvironment({
-      path: this.deps.path, home: join(this.deps.storeDir, 'home'), author: this.deps.author,
+      path: this.deps.path,
+      home: join(this.deps.storeDir, 'home'),
+      author: this.deps.author,
       ...(options.forge ? { forge: { url: options.forge, token: this.deps.token } } : {}),
     });
     if (options.gitDir !== null) env.GIT_DIR = options.gitDir ?? this.store;
@@ -110,8 +112,19 @@ export class Git {
     await this.run(['check-ref-format', `refs/heads/${branch}`]).catch(() => {
       throw new Error(`"${branch}" is not a valid branch name`);
     });
-    await this.run(['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--update-head-ok', '--end-of-options',
-      url, `+refs/heads/${branch}:refs/heads/${branch}`], { forge: url });
+    await this.run(
+      [
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--no-recurse-submodules',
+        '--update-head-ok',
+        '--end-of-options',
+        url,
+        `+refs/heads/${branch}:refs/heads/${branch}`,
+      ],
+      { forge: url },
+    );
     const latest = await this.commitOf(`refs/heads/${branch}`);
     const fresh = await this.ensureWorkTree();
     const from = (await this.keptBase(latest)) ?? latest;
@@ -139,19 +152,46 @@ export class Git {
     const range = ['--end-of-options', this.requireBase(), snapshot.tree];
     const stat = await this.run(['diff', ...DIFF_OPTIONS, '--stat=72', ...range]);
     const full = this.deps.redact(await this.run(['diff', ...DIFF_OPTIONS, ...range]));
-    const files = (await this.run(['diff', ...DIFF_OPTIONS, '--name-only', ...range])).split('\n').filter(Boolean).length;
-    return { stat: this.deps.redact(stat.trimEnd()), full, files, lines: full.split('\n').length - (full.endsWith('\n') ? 1 : 0) };
+    const files = (await this.run(['diff', ...DIFF_OPTIONS, '--name-only', ...range]))
+      .split('\n')
+      .filter(Boolean).length;
+    return {
+      stat: this.deps.redact(stat.trimEnd()),
+      full,
+      files,
+      lines: full.split('\n').length - (full.endsWith('\n') ? 1 : 0),
+    };
   }
 
   /** A commit of exactly this snapshot on the base. */
   async commit(snapshot: Snapshot, message: string): Promise<string> {
-    const args = ['commit-tree', '--no-gpg-sign', '-p', this.requireBase(), '-F', '-', '--end-of-options', snapshot.tree];
+    const args = [
+      'commit-tree',
+      '--no-gpg-sign',
+      '-p',
+      this.requireBase(),
+      '-F',
+      '-',
+      '--end-of-options',
+      snapshot.tree,
+    ];
     return (await this.run(args, { input: message })).trim();
   }
 
   /** Pushes a commit of the store to refs/heads/<branch> of the repository URL. */
   async push(url: string, commit: string, branch: string): Promise<void> {
-    await this.run(['push', '--quiet', '--no-verify', '--no-recurse-submodules', '--end-of-options', url, `${commit}:refs/heads/${branch}`], { forge: url });
+    await this.run(
+      [
+        'push',
+        '--quiet',
+        '--no-verify',
+        '--no-recurse-submodules',
+        '--end-of-options',
+        url,
+        `${commit}:refs/heads/${branch}`,
+      ],
+      { forge: url },
+    );
   }
 
   /** The work tree back to the base: what differs from it now is restored or removed; ignored and left-out files stay. */
@@ -168,14 +208,16 @@ export class Git {
   private async ensureStore(): Promise<void> {
     await mkdir(join(this.deps.storeDir, 'home'), { recursive: true, mode: 0o700 });
     await mkdir(this.scratch, { recursive: true, mode: 0o700 });
-    if (!existsSync(join(this.store, 'HEAD'))) await this.run(['init', '--quiet', '--bare', '--template=', '--end-of-options', this.store], { gitDir: null });
+    if (!existsSync(join(this.store, 'HEAD')))
+      await this.run(['init', '--quiet', '--bare', '--template=', '--end-of-options', this.store], { gitDir: null });
   }
 
   /** The checkout must be a real folder (a symlink would make the runner snapshot whatever it points at); true when it holds nothing but .git. */
   private async ensureWorkTree(): Promise<boolean> {
     return withWorkspaceDir(this.deps.workspace, '', async (root) => {
       const type = await root.typeOf(this.deps.checkout);
-      if (type !== undefined && type !== 'dir') throw new Error(`${join(this.deps.workspace, this.deps.checkout)} is not a folder`);
+      if (type !== undefined && type !== 'dir')
+        throw new Error(`${join(this.deps.workspace, this.deps.checkout)} is not a folder`);
       // 0777 as mkdir(1): the umask decides, and the agent's group must be able to write its checkout.
       const checkout = await root.makeDir(this.deps.checkout, 0o777);
       const entries = await checkout.entries().finally(() => checkout.close());
@@ -195,7 +237,10 @@ export class Git {
   private async keptBase(latest: string): Promise<string | undefined> {
     const recorded = await readBaseMarker(this.deps.workspace);
     if (!OBJECT_ID.test(recorded)) return undefined;
-    const contained = await this.run(['merge-base', '--is-ancestor', '--end-of-options', recorded, latest]).then(() => true, () => false);
+    const contained = await this.run(['merge-base', '--is-ancestor', '--end-of-options', recorded, latest]).then(
+      () => true,
+      () => false,
+    );
     return contained ? recorded : undefined;
   }
 
@@ -211,26 +256,45 @@ export class Git {
   /** The checkout read through workspace-fs (snapshot.ts), compared with the commit's tree, written into the store. */
   private async snapshot(commit: string): Promise<Snapshot> {
     const tree = await this.treeOf(commit);
-    const base = new BaseTree(tree, await this.runRaw(['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', tree]));
+    const base = new BaseTree(
+      tree,
+      await this.runRaw(['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', tree]),
+    );
     const { name, email } = this.deps.author;
-    return withWorkspaceDir(this.deps.workspace, this.deps.checkout, (checkout) => buildSnapshot(checkout, base, {
-      limits: this.deps.limits ?? SNAPSHOT_LIMITS, uid: process.getuid!(), committer: `${name} <${email}>`,
-      fastImport: () => {
-        const { stdin, stdout, done } = this.start(['fast-import', '--quiet', '--force', '--done', '--cat-blob-fd=1']);
-        const chunks: Buffer[] = [];
-        stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-        return { input: stdin, output: done.then(() => Buffer.concat(chunks).toString()) };
-      },
-    }));
+    return withWorkspaceDir(this.deps.workspace, this.deps.checkout, (checkout) =>
+      buildSnapshot(checkout, base, {
+        limits: this.deps.limits ?? SNAPSHOT_LIMITS,
+        uid: process.getuid!(),
+        committer: `${name} <${email}>`,
+        fastImport: () => {
+          const { stdin, stdout, done } = this.start([
+            'fast-import',
+            '--quiet',
+            '--force',
+            '--done',
+            '--cat-blob-fd=1',
+          ]);
+          const chunks: Buffer[] = [];
+          stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+          return { input: stdin, output: done.then(() => Buffer.concat(chunks).toString()) };
+        },
+      }),
+    );
   }
 
   /** Writes the checkout from the tree it holds now (none when fresh) to the commit `to`, through workspace-fs (checkout.ts). */
   private async checkOut(from: string | undefined, to: string): Promise<void> {
     const target = await this.treeOf(to);
-    const changes: Change[] = from === undefined
-      ? new BaseTree(target, await this.runRaw(['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', target])).all()
-      : treeChanges(await this.runRaw(['diff-tree', '-r', '-z', '--no-renames', '--end-of-options', from, target]));
-    await withWorkspaceDir(this.deps.workspace, this.deps.checkout, (checkout) => applyChanges(checkout, changes, (ids) => this.blobs(ids)));
+    const changes: Change[] =
+      from === undefined
+        ? new BaseTree(
+            target,
+            await this.runRaw(['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', target]),
+          ).all()
+        : treeChanges(await this.runRaw(['diff-tree', '-r', '-z', '--no-renames', '--end-of-options', from, target]));
+    await withWorkspaceDir(this.deps.workspace, this.deps.checkout, (checkout) =>
+      applyChanges(checkout, changes, (ids) => this.blobs(ids)),
+    );
   }
 
   /** The blobs' contents, in order, from one `git cat-file --batch`. */
@@ -255,10 +319,13 @@ export class Git {
   private async replaceAgentGit(url: string, branch: string, latest: string): Promise<void> {
     const made = await mkdtemp(join(this.scratch, 'clone-'));
     try {
-      await this.run(['clone', '--quiet', '--no-checkout', '--branch', branch, '--end-of-options', this.store, made], { gitDir: null });
+      await this.run(['clone', '--quiet', '--no-checkout', '--branch', branch, '--end-of-options', this.store, made], {
+        gitDir: null,
+      });
       const gitDir = join(made, '.git');
       await this.run(['config', '--end-of-options', 'remote.origin.url', url], { gitDir });
-      if (this.base !== latest) await this.run(['update-ref', '--end-of-options', `refs/heads/${branch}`, this.base!], { gitDir });
+      if (this.base !== latest)
+        await this.run(['update-ref', '--end-of-options', `refs/heads/${branch}`, this.base!], { gitDir });
       await this.run(['read-tree', '--end-of-options', this.base!], { gitDir, index: join(gitDir, 'index') });
       await withWorkspaceDir(this.deps.workspace, '', async (root) => {
         const staging = `.tether-git-${randomBytes(8).toString('hex')}`;
@@ -267,7 +334,10 @@ export class Git {
           const copy = await folder.makeDir('git', 0o777);
           await copyFolderIn(gitDir, copy).finally(() => copy.close());
           const checkout = await root.dir(this.deps.checkout);
-          await checkout.remove('.git').then(() => folder.moveTo('git', checkout, '.git')).finally(() => checkout.close());
+          await checkout
+            .remove('.git')
+            .then(() => folder.moveTo('git', checkout, '.git'))
+            .finally(() => checkout.close());
         } finally {
           await folder.close();
           await root.remove(staging);

@@ -71,7 +71,8 @@ export class RunnerHost implements AgentHost {
       }
       return;
     }
-    if (event.type === 'text' && event.text.trim() && !event.text.includes('::progress::')) this.lastText = event.text.trim();
+    if (event.type === 'text' && event.text.trim() && !event.text.includes('::progress::'))
+      this.lastText = event.text.trim();
     for (const line of progressLines(event)) {
       if (this.dedupe.accept(line)) this.deps.status.addProgress(line);
     }
@@ -86,7 +87,11 @@ export class RunnerHost implements AgentHost {
     const ruling = decide(this.deps.policy, this.deps.repoDir, tool, input, this.allowedAlways);
     this.deps.log.info({ tool, verdict: ruling.verdict, reason: ruling.reason }, 'tool permission');
     if (ruling.verdict === 'allow') return { behavior: 'allow', updatedInput: input };
-    if (ruling.verdict === 'deny') return { behavior: 'deny', message: `${tool} is not allowed by this installation's Tether policy (${ruling.reason}).` };
+    if (ruling.verdict === 'deny')
+      return {
+        behavior: 'deny',
+        message: `${tool} is not allowed by this installation's Tether policy (${ruling.reason}).`,
+      };
     return this.ask(tool, input, ruling);
   }
 
@@ -96,7 +101,8 @@ export class RunnerHost implements AgentHost {
    */
   async costGate(): Promise<ToolDecision | undefined> {
     while (this.meter.pauseDue || this.pause) {
-      if (!await this.costPause()) return { behavior: 'deny', message: 'The user stopped this run because of its cost.', interrupt: true };
+      if (!(await this.costPause()))
+        return { behavior: 'deny', message: 'The user stopped this run because of its cost.', interrupt: true };
     }
     return undefined;
   }
@@ -146,12 +152,19 @@ export class RunnerHost implements AgentHost {
   private async ask(tool: string, input: Record<string, unknown>, ruling: Ruling): Promise<ToolDecision> {
     const json = JSON.stringify(input);
     const shown = json.slice(0, LIMITS.toolInputChars);
-    if (shown.length < json.length) this.deps.log.warn({ tool, input: json }, 'tool request longer than the phone is shown; asked with the start only');
+    if (shown.length < json.length)
+      this.deps.log.warn(
+        { tool, input: json },
+        'tool request longer than the phone is shown; asked with the start only',
+      );
     const { decision } = await this.deps.requests.raise('tool', { tool, input: shown, inputChars: json.length });
-    if (!isApproval(decision)) return { behavior: 'deny', message: decision.message?.trim() || 'The user denied this tool call.' };
+    if (!isApproval(decision))
+      return { behavior: 'deny', message: decision.message?.trim() || 'The user denied this tool call.' };
     if (decision.scope === 'session') {
-      if (shown.length < json.length) this.deps.status.addProgress('"allow always" counted as allow once: the request was too long to show whole');
-      else if (!ruling.always) this.deps.status.addProgress(`"allow always" counted as allow once: ${ruling.reason} are asked each time`);
+      if (shown.length < json.length)
+        this.deps.status.addProgress('"allow always" counted as allow once: the request was too long to show whole');
+      else if (!ruling.always)
+        this.deps.status.addProgress(`"allow always" counted as allow once: ${ruling.reason} are asked each time`);
       else this.allowedAlways.add(tool);
     }
     return { behavior: 'allow', updatedInput: input };
@@ -163,7 +176,10 @@ export class RunnerHost implements AgentHost {
     const { decision } = await this.deps.requests.raise('question', { questions });
     const answers = answersFrom(decision, questions);
     if (!isApproval(decision) || Object.keys(answers).length === 0) {
-      return { behavior: 'deny', message: decision.message?.trim() || 'The user did not answer. Do not assume an answer.' };
+      return {
+        behavior: 'deny',
+        message: decision.message?.trim() || 'The user did not answer. Do not assume an answer.',
+      };
     }
     return { behavior: 'allow', updatedInput: { ...input, answers } };
   }
@@ -172,12 +188,17 @@ export class RunnerHost implements AgentHost {
     const plan = typeof input.plan === 'string' ? input.plan : JSON.stringify(input);
     const { decision, effects } = await this.deps.requests.raise('plan', { summary: truncate(plan, LIMITS.textChars) });
     // Revise: the agent stays in plan mode with the user's words and proposes a new plan (a new request).
-    if (decision.action === 'revise' && effects.includes('ResumeAgent')) return { behavior: 'deny', message: revision(decision.message) };
+    if (decision.action === 'revise' && effects.includes('ResumeAgent'))
+      return { behavior: 'deny', message: revision(decision.message) };
     if (!effects.includes('ResumeAgent')) {
       this.deps.onFinal('plan rejected');
       return { behavior: 'deny', message: decision.message?.trim() || 'The user rejected the plan.', interrupt: true };
     }
-    return { behavior: 'allow', updatedInput: input, updatedPermissions: [{ type: 'setMode', mode: 'default', destination: 'session' }] };
+    return {
+      behavior: 'allow',
+      updatedInput: input,
+      updatedPermissions: [{ type: 'setMode', mode: 'default', destination: 'session' }],
+    };
   }
 }
 

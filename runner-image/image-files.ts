@@ -8,4 +8,5 @@ import { createRequire } from 'node:module';
 export const imageInstructions = (): string => readFileSync(new URL('./CLAUDE.md', import.meta.url), 'utf8');
 
 /** A file of a package the image installed, by its module specifier. */
-export const packageFile = (specifier: string): Promise<string> => readFile(createRequire(import.meta.url).resolve(specifier), 'utf8');
+export const packageFile = (specifier: string): Promise<string> =>
+  readFile(createRequire(import.meta.url).resolve(specifier), 'utf8');

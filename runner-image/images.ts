@@ -23,9 +23,14 @@ export interface BrowserOptions {
 /** A private folder (the supervisor's own volume) as Chromium's HOME and XDG folders; PATH; nothing else. */
 export function browserEnvironment(home: string, path: string): Record<string, string> {
   return {
-    PATH: path, HOME: home, LANG: 'C.UTF-8',
-    XDG_CONFIG_HOME: `${home}/.config`, XDG_CACHE_HOME: `${home}/.cache`, XDG_DATA_HOME: `${home}/.local/share`,
-    XDG_DATA_DIRS: '/usr/local/share:/usr/share', XDG_CONFIG_DIRS: '/etc/xdg',
+    PATH: path,
+    HOME: home,
+    LANG: 'C.UTF-8',
+    XDG_CONFIG_HOME: `${home}/.config`,
+    XDG_CACHE_HOME: `${home}/.cache`,
+    XDG_DATA_HOME: `${home}/.local/share`,
+    XDG_DATA_DIRS: '/usr/local/share:/usr/share',
+    XDG_CONFIG_DIRS: '/etc/xdg',
   };
 }
 
@@ -41,15 +46,22 @@ export class Browsers {
   get(): Promise<Browser> {
     // Loaded on first use: most runs never need a browser, and start-up time matters. A proxy from
     // the environment (meant for the agent) is never the browser's: it gets its own per screenshot.
-    this.browser ??= import('playwright-core').then(({ chromium }) => chromium.launch({
-      executablePath: CHROMIUM,
-      env: this.options.env ?? {},
-      // WebRTC may not send UDP around the proxy that keeps loopback pages on loopback.
-      args: [
-        '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-gpu', '--no-proxy-server',
-        '--force-webrtc-ip-handling-policy=disable_non_proxied_udp', ...this.options.extraArgs ?? [],
-      ],
-    }));
+    this.browser ??= import('playwright-core').then(({ chromium }) =>
+      chromium.launch({
+        executablePath: CHROMIUM,
+        env: this.options.env ?? {},
+        // WebRTC may not send UDP around the proxy that keeps loopback pages on loopback.
+        args: [
+          '--no-sandbox',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-gpu',
+          '--no-proxy-server',
+          '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+          ...(this.options.extraArgs ?? []),
+        ],
+      }),
+    );
     return this.browser;
   }
 
@@ -71,7 +83,10 @@ export class Browsers {
   }
 }
 
-export interface Picture { image: Buffer; contentType: 'image/png' | 'image/jpeg' }
+export interface Picture {
+  image: Buffer;
+  contentType: 'image/png' | 'image/jpeg';
+}
 
 /** One screenshot of a whole page: PNG, or JPEG at falling quality when the PNG is over maxBytes. */
 async function fitPicture(page: Page, maxBytes: number): Promise<Picture> {
@@ -88,9 +103,18 @@ async function fitPicture(page: Page, maxBytes: number): Promise<Picture> {
  * Draws HTML pages (diff-html.ts) DIFF_LAYOUT.width CSS px wide and as tall as their content, with
  * JavaScript off and no network: the pages are made of the diff, which the agent wrote.
  */
-export async function renderPages(browsers: Browsers, pages: string[], maxBytes: number = LIMITS.mediaBytes): Promise<Picture[]> {
-  const context = await (await browsers.get()).newContext({
-    viewport: { width: DIFF_LAYOUT.width, height: 40 }, deviceScaleFactor: DIFF_LAYOUT.scale, javaScriptEnabled: false, offline: true,
+export async function renderPages(
+  browsers: Browsers,
+  pages: string[],
+  maxBytes: number = LIMITS.mediaBytes,
+): Promise<Picture[]> {
+  const context = await (
+    await browsers.get()
+  ).newContext({
+    viewport: { width: DIFF_LAYOUT.width, height: 40 },
+    deviceScaleFactor: DIFF_LAYOUT.scale,
+    javaScriptEnabled: false,
+    offline: true,
   });
   try {
     const pictures: Picture[] = [];
@@ -117,29 +141,53 @@ async function screenshotContext(browsers: Browsers, url: string): Promise<Brows
   const page = { viewport: { width: 430, height: 932 }, deviceScaleFactor: 2 };
   if (!isLoopbackUrl(url)) return browser.newContext(page);
   const context = await browser.newContext({
-    ...page, serviceWorkers: 'block', proxy: { server: await browsers.refusingProxy(), bypass: LOOPBACK_HOSTS.join(',') },
+    ...page,
+    serviceWorkers: 'block',
+    proxy: { server: await browsers.refusingProxy(), bypass: LOOPBACK_HOSTS.join(',') },
   });
-  await context.route(() => true, (route) => {
-    const target = new URL(route.request().url());
-    const network = /^(https?|wss?):$/.test(target.protocol);
-    return !network || isLoopbackHost(target.hostname) ? route.continue() : route.abort('blockedbyclient');
-  });
+  await context.route(
+    () => true,
+    (route) => {
+      const target = new URL(route.request().url());
+      const network = /^(https?|wss?):$/.test(target.protocol);
+      return !network || isLoopbackHost(target.hostname) ? route.continue() : route.abort('blockedbyclient');
+    },
+  );
   return context;
 }
 
 /** Captures a URL as JPEG, lowering quality then size until it fits maxBytes. */
-export async function captureScreenshot(browsers: Browsers, url: string, fullPage = false, maxBytes = MAX_SCREENSHOT_BYTES): Promise<Buffer> {
+export async function captureScreenshot(
+  browsers: Browsers,
+  url: string,
+  fullPage = false,
+  maxBytes = MAX_SCREENSHOT_BYTES,
+): Promise<Buffer> {
   if (!/^https?:\/\//.test(url)) throw new Error('the screenshot tool takes an http(s) URL');
   const context = await screenshotContext(browsers, url);
   try {
     const page = await context.newPage();
     await page.goto(url, { waitUntil: 'load', timeout: 30_000 }).catch((error: unknown) => {
-      const note = isLoopbackUrl(url) ? ' (a page on this machine may load only this machine\'s addresses; a redirect elsewhere is refused)' : '';
+      const note = isLoopbackUrl(url)
+        ? " (a page on this machine may load only this machine's addresses; a redirect elsewhere is refused)"
+        : '';
       throw new Error(`${(error as Error).message.split('\n')[0]}${note}`, { cause: error });
     });
-    for (const [quality, scale] of [[80, 1], [60, 1], [45, 1], [45, 0.6], [35, 0.4]] as const) {
-      if (scale !== 1) await page.setViewportSize({ width: Math.round(430 * scale * 2) / 2, height: Math.round(932 * scale) });
-      const image = await page.screenshot({ type: 'jpeg', quality, fullPage: fullPage && scale === 1, scale: scale === 1 ? 'device' : 'css' });
+    for (const [quality, scale] of [
+      [80, 1],
+      [60, 1],
+      [45, 1],
+      [45, 0.6],
+      [35, 0.4],
+    ] as const) {
+      if (scale !== 1)
+        await page.setViewportSize({ width: Math.round(430 * scale * 2) / 2, height: Math.round(932 * scale) });
+      const image = await page.screenshot({
+        type: 'jpeg',
+        quality,
+        fullPage: fullPage && scale === 1,
+        scale: scale === 1 ? 'device' : 'css',
+      });
       if (image.length <= maxBytes) return image;
     }
     throw new Error(`the page does not fit in ${maxBytes} bytes even at low quality`);

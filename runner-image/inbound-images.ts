@@ -16,12 +16,19 @@ export class ImageUnavailable extends Error {
   override readonly name = 'ImageUnavailable';
 }
 
-async function readOne(relay: NonNullable<MediaDeps['relay']>, image: SessionImage, signal: AbortSignal): Promise<AgentImage> {
+async function readOne(
+  relay: NonNullable<MediaDeps['relay']>,
+  image: SessionImage,
+  signal: AbortSignal,
+): Promise<AgentImage> {
   const response = await fetch(`${relay.url}${RELAY_UPLOAD_PATH}/${image.ref}`, {
-    headers: { authorization: `Bearer ${await relayToken(relay)}` }, signal: AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]),
+    headers: { authorization: `Bearer ${await relayToken(relay)}` },
+    signal: AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]),
   });
-  if (response.status === 404 || response.status === 410) throw new ImageUnavailable('The picture you sent is no longer kept; please send it again.');
-  if (response.status === 401 || response.status === 403) throw new ImageUnavailable(`The relay refused this runner the picture you sent (${response.status}).`);
+  if (response.status === 404 || response.status === 410)
+    throw new ImageUnavailable('The picture you sent is no longer kept; please send it again.');
+  if (response.status === 401 || response.status === 403)
+    throw new ImageUnavailable(`The relay refused this runner the picture you sent (${response.status}).`);
   if (response.status !== 200) throw new Error(`the relay answered ${response.status} for a picture`);
   const bytes = Buffer.from(await response.arrayBuffer());
   if (bytes.length !== image.bytes || response.headers.get('content-type') !== image.contentType) {
@@ -31,7 +38,11 @@ async function readOne(relay: NonNullable<MediaDeps['relay']>, image: SessionIma
 }
 
 /** Every picture of the Session, in order; a relay that is briefly away is asked again. */
-export async function loadImages(relay: MediaDeps['relay'], images: readonly SessionImage[] | undefined, signal: AbortSignal): Promise<AgentImage[]> {
+export async function loadImages(
+  relay: MediaDeps['relay'],
+  images: readonly SessionImage[] | undefined,
+  signal: AbortSignal,
+): Promise<AgentImage[]> {
   if (!images?.length) return [];
   if (!relay) throw new ImageUnavailable('Pictures need the relay, and this runner has no relay address.');
   const loaded: AgentImage[] = [];

@@ -15,17 +15,27 @@ async function main(): Promise<never> {
   const config = configOrExit('runner', loadConfig, (error) => error instanceof ConfigError);
   const policy = configOrExit('runner', () => parsePolicy(config.policyJson));
   const redact = makeRedactor(config.secrets);
-  const log = createLogger({ component: 'runner', level: config.logLevel, redact, bindings: { session: config.session.name } });
+  const log = createLogger({
+    component: 'runner',
+    level: config.logLevel,
+    redact,
+    bindings: { session: config.session.name },
+  });
   // No metrics: a runner Pod serves nothing; its progress is the Session's status.
   const kube = await loadConnection(config.kube);
   const pod = await createRunnerPod({ config, policy, log, redact, kube });
 
   log.info({ agent: pod.agent, startupMs: Math.round(process.uptime() * 1000) }, 'runner ready');
   const finished = pod.run();
-  exitOnSignal(log, 'stopping: killing the agent and writing the final status', (signal) => {
-    pod.stop(signal);
-    return finished;
-  }, SHUTDOWN_DEADLINE_MS);
+  exitOnSignal(
+    log,
+    'stopping: killing the agent and writing the final status',
+    (signal) => {
+      pod.stop(signal);
+      return finished;
+    },
+    SHUTDOWN_DEADLINE_MS,
+  );
   process.exit(await finished);
 }
 

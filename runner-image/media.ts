@@ -26,20 +26,37 @@ async function keep(deps: MediaDeps, file: string, image: Buffer): Promise<strin
   return `file:${deps.session}/${file}`;
 }
 
-async function upload(relay: NonNullable<MediaDeps['relay']>, deps: MediaDeps, file: string, image: Buffer, contentType: string): Promise<string> {
-  const response = await fetch(`${relay.url}${RELAY_UPLOAD_PATH}/${deps.namespace}/${deps.session}/${encodeURIComponent(file)}`, {
-    method: 'PUT',
-    headers: { 'content-type': contentType, authorization: `Bearer ${await relayToken(relay)}` },
-    body: new Uint8Array(image),
-    signal: AbortSignal.timeout(30_000),
-  });
-  if (response.status !== 201 && response.status !== 200) throw new Error(`the relay refused the image (${response.status})`);
+async function upload(
+  relay: NonNullable<MediaDeps['relay']>,
+  deps: MediaDeps,
+  file: string,
+  image: Buffer,
+  contentType: string,
+): Promise<string> {
+  const response = await fetch(
+    `${relay.url}${RELAY_UPLOAD_PATH}/${deps.namespace}/${deps.session}/${encodeURIComponent(file)}`,
+    {
+      method: 'PUT',
+      headers: { 'content-type': contentType, authorization: `Bearer ${await relayToken(relay)}` },
+      body: new Uint8Array(image),
+      signal: AbortSignal.timeout(30_000),
+    },
+  );
+  if (response.status !== 201 && response.status !== 200)
+    throw new Error(`the relay refused the image (${response.status})`);
   const body = (await response.json()) as { ref?: unknown };
   if (typeof body.ref !== 'string') throw new Error('the relay answered without a media ref');
   return body.ref;
 }
 
-export async function storeMedia(deps: MediaDeps, file: string, image: Buffer, meta: Omit<Media, 'ref' | 'bytes'>): Promise<Media> {
-  const ref = deps.relay ? await upload(deps.relay, deps, file, image, meta.contentType) : await keep(deps, file, image);
+export async function storeMedia(
+  deps: MediaDeps,
+  file: string,
+  image: Buffer,
+  meta: Omit<Media, 'ref' | 'bytes'>,
+): Promise<Media> {
+  const ref = deps.relay
+    ? await upload(deps.relay, deps, file, image, meta.contentType)
+    : await keep(deps, file, image);
   return { ...meta, ref, bytes: image.length };
 }

@@ -6,7 +6,13 @@
 // Anything in the Pod's network namespace can call this proxy, so what it forwards is fixed: the
 // upstream's origin and path prefix are chosen at start, and only the calls Claude Code makes are
 // passed on (modelCallRefusal). Everything else is answered 400 here and reaches no network.
-import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
@@ -35,7 +41,11 @@ const MODEL_PATHS: ReadonlySet<string> = new Set(['/v1/messages', '/v1/messages/
 const MODEL_QUERIES: ReadonlySet<string> = new Set(['', '?beta=true']);
 
 /** A request as it arrived: its method, its request target exactly as sent, and every Host header. */
-export interface ModelCall { method: string; target: string; hosts: string[] }
+export interface ModelCall {
+  method: string;
+  target: string;
+  hosts: string[];
+}
 
 /**
  * Why a request is not forwarded, or undefined for one of Claude Code's calls: POST, one Host
@@ -50,7 +60,8 @@ export function modelCallRefusal(call: ModelCall, ownHost: string): string | und
   if (!call.target.startsWith('/')) return 'a request target in absolute or authority form is not forwarded';
   const query = call.target.indexOf('?');
   const [path, search] = query < 0 ? [call.target, ''] : [call.target.slice(0, query), call.target.slice(query)];
-  if (!MODEL_PATHS.has(path) || !MODEL_QUERIES.has(search)) return `only POST ${[...MODEL_PATHS].join(' and ')} (optionally ?beta=true) are forwarded`;
+  if (!MODEL_PATHS.has(path) || !MODEL_QUERIES.has(search))
+    return `only POST ${[...MODEL_PATHS].join(' and ')} (optionally ?beta=true) are forwarded`;
   return undefined;
 }
 
@@ -64,21 +75,38 @@ function upstreamBase(upstream: string): URL {
 }
 
 /** Headers that belong to one hop, or carry the caller's (dummy) credential. */
-const DROPPED = new Set(['host', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'x-api-key', 'authorization', 'proxy-authorization']);
+const DROPPED = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'x-api-key',
+  'authorization',
+  'proxy-authorization',
+]);
 
 function forwardedHeaders(req: IncomingMessage, apiKey: string): OutgoingHttpHeaders {
   const headers: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(req.headers)) if (!DROPPED.has(name) && value !== undefined) headers[name] = value;
+  for (const [name, value] of Object.entries(req.headers))
+    if (!DROPPED.has(name) && value !== undefined) headers[name] = value;
   headers['x-api-key'] = apiKey;
   return headers;
 }
 
 /** Every Host header the request carried (req.headers keeps only the first). */
-const hostsOf = (req: IncomingMessage) => req.rawHeaders.filter((_, i) => i % 2 === 1 && req.rawHeaders[i - 1]!.toLowerCase() === 'host');
+const hostsOf = (req: IncomingMessage) =>
+  req.rawHeaders.filter((_, i) => i % 2 === 1 && req.rawHeaders[i - 1]!.toLowerCase() === 'host');
 
 function forward(options: ModelProxyOptions, base: URL, req: IncomingMessage, res: ServerResponse): void {
   // Built from the fixed upstream's parts: the caller only picks which allowed path is appended.
-  const target = { ...urlToHttpOptions(base), path: base.pathname.replace(/\/$/, '') + req.url!, method: 'POST', headers: forwardedHeaders(req, options.apiKey) };
+  const target = {
+    ...urlToHttpOptions(base),
+    path: base.pathname.replace(/\/$/, '') + req.url!,
+    method: 'POST',
+    headers: forwardedHeaders(req, options.apiKey),
+  };
   const send = base.protocol === 'https:' ? httpsRequest : httpRequest;
   const upstream = send(target, (answer) => {
     const headers = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !DROPPED.has(name)));
@@ -87,7 +115,12 @@ function forward(options: ModelProxyOptions, base: URL, req: IncomingMessage, re
     answer.on('data', (chunk: Buffer) => tap.write(chunk));
     // Counted once, whether the response ended or was cut off: what was received was served.
     let counted = false;
-    const count = () => { if (!counted) { counted = true; options.spend.add(tap.end()); } };
+    const count = () => {
+      if (!counted) {
+        counted = true;
+        options.spend.add(tap.end());
+      }
+    };
     answer.on('end', count);
     answer.on('close', count);
     answer.pipe(res);
@@ -101,7 +134,11 @@ function forward(options: ModelProxyOptions, base: URL, req: IncomingMessage, re
   req.pipe(upstream);
 }
 
-const refusalHeaders = (body: string) => ({ 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+const refusalHeaders = (body: string) => ({
+  'content-type': 'application/json',
+  'content-length': Buffer.byteLength(body),
+  connection: 'close',
+});
 
 /** The refusal's body, in the Messages API's error shape; the warning names the request, never the key. */
 function refusal(log: Logger, req: IncomingMessage, reason: string): string {
@@ -113,7 +150,9 @@ function refusal(log: Logger, req: IncomingMessage, reason: string): string {
 /** CONNECT never reaches the request handler: it is answered on the socket, which is then closed. */
 function refuseConnect(log: Logger, req: IncomingMessage, socket: Socket): void {
   const body = refusal(log, req, `${req.method} is not a Messages API call`);
-  const head = Object.entries(refusalHeaders(body)).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const head = Object.entries(refusalHeaders(body))
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.end(`HTTP/1.1 400 Bad Request\r\n${head}\r\n${body}`);
 }
 
@@ -124,7 +163,10 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
   const server = createServer((req, res) => {
     const reason = modelCallRefusal({ method: req.method ?? '', target: req.url ?? '', hosts: hostsOf(req) }, ownHost);
     if (reason === undefined && options.spend.paused) {
-      const body = errorBody('rate_limit_error', 'The run is paused at its spending limit until the user answers continue.');
+      const body = errorBody(
+        'rate_limit_error',
+        'The run is paused at its spending limit until the user answers continue.',
+      );
       res.writeHead(429, refusalHeaders(body)).end(body);
     } else if (reason === undefined) forward(options, base, req, res);
     else {
@@ -142,9 +184,10 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
   return {
     url: `http://${ownHost}`,
     spend: options.spend,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

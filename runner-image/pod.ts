@@ -42,40 +42,86 @@ export interface RunnerPod {
 /** What Claude Code talks to on loopback: the scripted model, or (in the agent container) the proxy adding the key. */
 type ModelEndpoint = ScriptedModel | ModelProxy;
 
-async function startModelEndpoint(config: RunnerConfig, log: Logger, spend: ModelSpend): Promise<ModelEndpoint | undefined> {
+async function startModelEndpoint(
+  config: RunnerConfig,
+  log: Logger,
+  spend: ModelSpend,
+): Promise<ModelEndpoint | undefined> {
   if (config.scriptedModel) return startScriptedModel({ log: log.child({ scriptedModel: true }) });
   if (config.agentSocket && config.anthropicApiKey) {
-    return startModelProxy({ upstream: config.anthropicBaseUrl, apiKey: config.anthropicApiKey, log: log.child({ modelProxy: true }), spend });
+    return startModelProxy({
+      upstream: config.anthropicBaseUrl,
+      apiKey: config.anthropicApiKey,
+      log: log.child({ modelProxy: true }),
+      spend,
+    });
   }
   return undefined;
 }
 
 /** Claude Code, in the agent container when there is a channel; its key is then always a dummy one. */
-function makeAgent(config: RunnerConfig, log: Logger, endpoint: ModelEndpoint | undefined, channel: AgentChannel | undefined): ClaudeAgent {
+function makeAgent(
+  config: RunnerConfig,
+  log: Logger,
+  endpoint: ModelEndpoint | undefined,
+  channel: AgentChannel | undefined,
+): ClaudeAgent {
   const env = endpoint ? loopbackModelEnv(config.agentEnv, endpoint.url) : config.agentEnv;
-  return new ClaudeAgent({ env, model: config.model, log, claudePath: config.claudePath, instructions: imageInstructions(), workspace: config.workspace, channel });
+  return new ClaudeAgent({
+    env,
+    model: config.model,
+    log,
+    claudePath: config.claudePath,
+    instructions: imageInstructions(),
+    workspace: config.workspace,
+    channel,
+  });
 }
 
 export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
   const { config, log, redact } = parts;
   const { namespace, name } = config.session;
-  const status = new StatusWriter({ sessions: new SessionClient(parts.kube, FIELD_MANAGERS.runner), namespace, name, redact, log });
+  const status = new StatusWriter({
+    sessions: new SessionClient(parts.kube, FIELD_MANAGERS.runner),
+    namespace,
+    name,
+    redact,
+    log,
+  });
   // The agent container's uid shares the workspace through the Pod's group: what either writes, both may change.
   if (config.agentSocket) process.umask(0o002);
   // 0777 as mkdir(1): the umask decides, and the agent's group must be able to write its HOME.
   await makeWorkspaceDirs(config.workspace, relative(config.workspace, config.home), 0o777);
   const channel = config.agentSocket
-    ? await AgentChannel.listen({ ...CHANNEL_DEFAULTS, socketPath: config.agentSocket, log: log.child({ channel: 'agent' }), secrets: config.secrets })
+    ? await AgentChannel.listen({
+        ...CHANNEL_DEFAULTS,
+        socketPath: config.agentSocket,
+        log: log.child({ channel: 'agent' }),
+        secrets: config.secrets,
+      })
     : undefined;
   const modelSpend = new ModelSpend();
   const endpoint = await startModelEndpoint(config, log, modelSpend);
   const agent = makeAgent(config, log, endpoint, channel);
   const browsers = new Browsers({ env: browserEnvironment(`${config.gitStore}/home`, config.agentEnv.PATH!) });
   const runner = new Runner({
-    status, agent, browsers, policy: parts.policy, log, redact,
+    status,
+    agent,
+    browsers,
+    policy: parts.policy,
+    log,
+    redact,
     // The proxy meters every model call when it is in use; otherwise Claude Code's reports do.
     modelSpend: endpoint && 'spend' in endpoint ? modelSpend : undefined,
-    git: new Git({ workspace: config.workspace, checkout: config.checkout, storeDir: config.gitStore, token: config.github.token, author: config.gitAuthor, redact, path: config.agentEnv.PATH! }),
+    git: new Git({
+      workspace: config.workspace,
+      checkout: config.checkout,
+      storeDir: config.gitStore,
+      token: config.github.token,
+      author: config.gitAuthor,
+      redact,
+      path: config.agentEnv.PATH!,
+    }),
     media: { dir: config.mediaDir, namespace, session: name, relay: config.relay },
     workspace: config.workspace,
     repoDir: config.repoDir,
@@ -88,7 +134,12 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     offPhone();
   });
   let gone = false;
-  const watch = createInformer<Session>({ kube: parts.kube, path: sessionsPath(namespace), name, logger: log.child({ informer: 'session' }) });
+  const watch = createInformer<Session>({
+    kube: parts.kube,
+    path: sessionsPath(namespace),
+    name,
+    logger: log.child({ informer: 'session' }),
+  });
   watch.onChange((_key, session) => {
     if (session) return status.noticed(session);
     gone = true;

@@ -40,7 +40,14 @@ export function subjectOf(input: Record<string, unknown>): string {
   return '';
 }
 
-const globToRegExp = (glob: string) => new RegExp(`^${glob.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
+const globToRegExp = (glob: string) =>
+  new RegExp(
+    `^${glob
+      .split('*')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+    's',
+  );
 
 const parseRule = (rule: string) => /^([^()]+)(?:\((.*)\))?$/s.exec(rule.trim());
 
@@ -64,7 +71,9 @@ function globBase(pattern: string): string | undefined {
 
 /** The paths a file tool would touch (relative ones against the repository); undefined: unknowable. */
 function pathsOf(tool: string, input: Record<string, unknown>): (string | undefined)[] {
-  const given = ['file_path', 'notebook_path', 'path'].map((k) => input[k]).filter((v): v is string => typeof v === 'string');
+  const given = ['file_path', 'notebook_path', 'path']
+    .map((k) => input[k])
+    .filter((v): v is string => typeof v === 'string');
   if (tool === 'Glob' && typeof input.pattern === 'string') {
     const base = globBase(input.pattern);
     if (base === undefined) return [undefined];
@@ -74,18 +83,32 @@ function pathsOf(tool: string, input: Record<string, unknown>): (string | undefi
 }
 
 /** What the subjects of rules are: the text given, and for file tools where the paths really lead. */
-function subjects(tool: string, input: Record<string, unknown>, repoDir: string): { text: string; real?: (string | undefined)[] } {
+function subjects(
+  tool: string,
+  input: Record<string, unknown>,
+  repoDir: string,
+): { text: string; real?: (string | undefined)[] } {
   if (!READ_TOOLS.has(tool) && !EDIT_TOOLS.has(tool)) return { text: subjectOf(input) };
-  return { text: subjectOf(input), real: pathsOf(tool, input).map((p) => (p === undefined ? undefined : realPath(p, repoDir))) };
+  return {
+    text: subjectOf(input),
+    real: pathsOf(tool, input).map((p) => (p === undefined ? undefined : realPath(p, repoDir))),
+  };
 }
 
 /** Why a call is beyond what a bare allow (or editsInsideRepo) may cover; undefined when it is not. */
-function beyondReach(tool: string, input: Record<string, unknown>, real: (string | undefined)[] | undefined, repoDir: string): string | undefined {
-  if (tool === SCREENSHOT_TOOL) return isLoopbackUrl(String(input.url ?? '')) ? undefined : 'screenshots of pages not on this machine (loopback)';
+function beyondReach(
+  tool: string,
+  input: Record<string, unknown>,
+  real: (string | undefined)[] | undefined,
+  repoDir: string,
+): string | undefined {
+  if (tool === SCREENSHOT_TOOL)
+    return isLoopbackUrl(String(input.url ?? '')) ? undefined : 'screenshots of pages not on this machine (loopback)';
   if (!real) return undefined;
   const repo = realPath(repoDir, '/');
   const verb = EDIT_TOOLS.has(tool) ? 'edits' : 'reads';
-  if (!repo || real.length === 0 || real.some((p) => !p || !isInside(repo, p))) return `${verb} outside the repository checkout`;
+  if (!repo || real.length === 0 || real.some((p) => !p || !isInside(repo, p)))
+    return `${verb} outside the repository checkout`;
   if (EDIT_TOOLS.has(tool) && real.some((p) => isInside(`${repo}/.git`, p!))) return 'edits inside .git';
   return undefined;
 }
@@ -98,10 +121,18 @@ const NO_GRANTS: ReadonlySet<string> = new Set();
  * .git; the screenshot tool: loopback) — beyond it is asked; bare allow rules (editsInsideRepo for
  * edit tools); tools the user allowed always (`granted`); everything else is asked.
  */
-export function decide(policy: Policy, repoDir: string, tool: string, input: Record<string, unknown>, granted = NO_GRANTS): Ruling {
+export function decide(
+  policy: Policy,
+  repoDir: string,
+  tool: string,
+  input: Record<string, unknown>,
+  granted = NO_GRANTS,
+): Ruling {
   const { text, real } = subjects(tool, input, repoDir);
-  const anySubject = (rule: string) => matches(rule, tool, text) || (real ?? []).some((p) => p !== undefined && matches(rule, tool, p));
-  const everyRealSubject = (rule: string) => (real ? real.length > 0 && real.every((p) => p !== undefined && matches(rule, tool, p)) : matches(rule, tool, text));
+  const anySubject = (rule: string) =>
+    matches(rule, tool, text) || (real ?? []).some((p) => p !== undefined && matches(rule, tool, p));
+  const everyRealSubject = (rule: string) =>
+    real ? real.length > 0 && real.every((p) => p !== undefined && matches(rule, tool, p)) : matches(rule, tool, text);
   const denied = policy.deny.find(anySubject);
   if (denied) return { verdict: 'deny', reason: `the deny rule ${denied}`, always: false };
   const asked = policy.ask.find((rule) => hasPattern(rule) && anySubject(rule));
@@ -110,8 +141,10 @@ export function decide(policy: Policy, repoDir: string, tool: string, input: Rec
   if (allowed) return { verdict: 'allow', reason: `the allow rule ${allowed}`, always: false };
   const beyond = beyondReach(tool, input, real, repoDir);
   if (beyond) return { verdict: 'ask', reason: beyond, always: false };
-  if (policy.allow.some((rule) => !hasPattern(rule) && matches(rule, tool, text))) return { verdict: 'allow', reason: `the allow rule ${tool}`, always: false };
-  if (EDIT_TOOLS.has(tool) && policy.editsInsideRepo) return { verdict: 'allow', reason: 'edits inside the repository', always: false };
+  if (policy.allow.some((rule) => !hasPattern(rule) && matches(rule, tool, text)))
+    return { verdict: 'allow', reason: `the allow rule ${tool}`, always: false };
+  if (EDIT_TOOLS.has(tool) && policy.editsInsideRepo)
+    return { verdict: 'allow', reason: 'edits inside the repository', always: false };
   if (granted.has(tool)) return { verdict: 'allow', reason: `"allow always" for ${tool}`, always: false };
   return { verdict: 'ask', reason: `${tool} calls`, always: true };
 }

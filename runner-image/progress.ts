@@ -11,9 +11,13 @@ const short = (text: string, max = 80) => (text.length <= max ? text : `${text.s
 
 export function milestone(tool: string, input: unknown): string | undefined {
   const i = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
-  const path = typeof i.file_path === 'string' ? i.file_path : typeof i.notebook_path === 'string' ? i.notebook_path : undefined;
+  const path =
+    typeof i.file_path === 'string' ? i.file_path : typeof i.notebook_path === 'string' ? i.notebook_path : undefined;
   switch (tool) {
-    case 'Edit': case 'MultiEdit': case 'Write': case 'NotebookEdit':
+    case 'Edit':
+    case 'MultiEdit':
+    case 'Write':
+    case 'NotebookEdit':
       if (path && PLAN_FILE.test(path)) return 'Writing the plan';
       return path ? `Editing ${basename(path)}` : undefined;
     case 'Read':
@@ -35,7 +39,10 @@ export function progressLines(event: AgentEvent): string[] {
     case 'progress':
       return [event.text];
     case 'text':
-      return event.text.split('\n').flatMap((line) => PROGRESS_LINE.exec(line)?.[1]?.trim() ?? []).filter(Boolean);
+      return event.text
+        .split('\n')
+        .flatMap((line) => PROGRESS_LINE.exec(line)?.[1]?.trim() ?? [])
+        .filter(Boolean);
     case 'tool_use': {
       const text = milestone(event.tool, event.input);
       return text ? [text] : [];

@@ -64,13 +64,22 @@ export class Requests {
     return run;
   }
 
-  private async raiseNow(kind: Kind, fields: Omit<Pending, 'id' | 'kind' | 'createdAt'>, beforeRecord?: BeforeRecord): Promise<Decided> {
+  private async raiseNow(
+    kind: Kind,
+    fields: Omit<Pending, 'id' | 'kind' | 'createdAt'>,
+    beforeRecord?: BeforeRecord,
+  ): Promise<Decided> {
     if (this.stop.aborted) throw new Stopped(String(this.stop.reason));
     const id = `${kind}-${randomBytes(4).toString('hex')}`;
     this.status.setPending({ id, kind, ...fields, createdAt: new Date().toISOString() });
     await this.status.move({ type: 'RequestRaised', kind });
     const decision = await waitForDecision(this.status, id, this.stop);
-    const decided: Event = { type: 'Decided', kind, approved: isApproval(decision), ...(decision.action === 'revise' ? { revise: true } : {}) };
+    const decided: Event = {
+      type: 'Decided',
+      kind,
+      approved: isApproval(decision),
+      ...(decision.action === 'revise' ? { revise: true } : {}),
+    };
     const step = transition(this.status.phase, decided);
     const effects = step.ok ? step.effects : [];
     await beforeRecord?.(effects);
@@ -89,16 +98,19 @@ export function pendingQuestions(input: Record<string, unknown>): NonNullable<Pe
     question: cut(q?.question, 1000),
     ...(typeof q?.header === 'string' ? { header: cut(q.header, 100) } : {}),
     multiSelect: q?.multiSelect === true,
-    options: (Array.isArray(q?.options) ? q.options : []).slice(0, LIMITS.options).map((o: Record<string, unknown>) => ({
-      label: cut(o?.label, 200),
-      ...(typeof o?.description === 'string' ? { description: cut(o.description, 1000) } : {}),
-    })),
+    options: (Array.isArray(q?.options) ? q.options : [])
+      .slice(0, LIMITS.options)
+      .map((o: Record<string, unknown>) => ({
+        label: cut(o?.label, 200),
+        ...(typeof o?.description === 'string' ? { description: cut(o.description, 1000) } : {}),
+      })),
   }));
 }
 
 /** The decision's answers as AskUserQuestion expects them; a bare message answers the first question. */
 export function answersFrom(decision: Decision, questions: NonNullable<Pending['questions']>): Record<string, string> {
   const answers = Object.fromEntries(Object.entries(decision.answers ?? {}).filter(([, a]) => a.trim()));
-  if (Object.keys(answers).length === 0 && decision.message?.trim() && questions[0]) answers[questions[0].question] = decision.message.trim();
+  if (Object.keys(answers).length === 0 && decision.message?.trim() && questions[0])
+    answers[questions[0].question] = decision.message.trim();
   return answers;
 }

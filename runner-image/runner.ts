@@ -69,7 +69,7 @@ export class Runner {
       await this.body();
     } catch (error) {
       if (error instanceof SessionFinished) return;
-      if (!this.stop.signal.aborted && await isDiskFull(error, this.deps.workspace)) {
+      if (!this.stop.signal.aborted && (await isDiskFull(error, this.deps.workspace))) {
         this.deps.log.error({ err: error }, 'the workspace volume is full');
         await this.deps.status.move({ type: 'AgentFailed' }, DISK_FULL_MESSAGE);
         return;
@@ -98,18 +98,36 @@ export class Runner {
       log.info({ how, ms: Date.now() - started }, 'workspace ready');
       if (how === 'kept-changes') status.addProgress('Continuing from the changes kept on the workspace');
     } catch (error) {
-      await status.move({ type: 'AgentFailed' }, await isDiskFull(error, this.deps.workspace) ? DISK_FULL_MESSAGE : `Could not get the repository: ${errorText(error)}`);
+      await status.move(
+        { type: 'AgentFailed' },
+        (await isDiskFull(error, this.deps.workspace))
+          ? DISK_FULL_MESSAGE
+          : `Could not get the repository: ${errorText(error)}`,
+      );
       return;
     }
     const images = await this.pictures();
     if (!images) return;
     const host = new RunnerHost({
-      status, requests: new Requests(status, this.stop.signal), policy: this.deps.policy, repoDir: this.deps.repoDir, log,
+      status,
+      requests: new Requests(status, this.stop.signal),
+      policy: this.deps.policy,
+      repoDir: this.deps.repoDir,
+      log,
       tools: { [SCREENSHOT_TOOL]: (input) => this.screenshot(input) },
-      onFinal: (reason) => this.stop.abort(reason), costPauseUsd: spec.costPauseUsd, modelSpend: this.deps.modelSpend,
+      onFinal: (reason) => this.stop.abort(reason),
+      costPauseUsd: spec.costPauseUsd,
+      modelSpend: this.deps.modelSpend,
     });
     const result = await this.deps.agent.run(
-      { prompt: spec.prompt, images, cwd: this.deps.repoDir, mode: spec.mode ?? 'run', resume: spec.resumeAgentSession, signal: this.stop.signal },
+      {
+        prompt: spec.prompt,
+        images,
+        cwd: this.deps.repoDir,
+        mode: spec.mode ?? 'run',
+        resume: spec.resumeAgentSession,
+        signal: this.stop.signal,
+      },
       host,
     );
     log.info({ ok: result.ok, exitCode: result.exitCode, costUsd: host.spentUsd }, 'agent finished');
@@ -132,10 +150,12 @@ export class Runner {
   /** Kills every process of the agent container, once; undefined when that held, else why not. */
   private freeze(): Promise<string | undefined> {
     const { freezeAgent } = this.deps;
-    this.freezing ??= !freezeAgent ? Promise.resolve(undefined) : freezeAgent().then(
-      (report) => (report.lingering ? `${report.lingering} of the agent's processes did not stop` : undefined),
-      (error: unknown) => `the agent's processes could not be stopped: ${errorText(error)}`,
-    );
+    this.freezing ??= !freezeAgent
+      ? Promise.resolve(undefined)
+      : freezeAgent().then(
+          (report) => (report.lingering ? `${report.lingering} of the agent's processes did not stop` : undefined),
+          (error: unknown) => `the agent's processes could not be stopped: ${errorText(error)}`,
+        );
     return this.freezing;
   }
 
@@ -180,13 +200,21 @@ export class Runner {
       const more = leftOut.length > LEFT_OUT_SHOWN ? ` and ${leftOut.length - LEFT_OUT_SHOWN} more` : '';
       this.deps.status.addProgress(`Left out of the changes: ${leftOut.slice(0, LEFT_OUT_SHOWN).join(', ')}${more}`);
     }
-    this.deps.status.setResult({ snapshotTree: snapshot.tree, diffStat: truncate(diff.stat, 8000), diff: cutDiff(diff.full, LIMITS.diffChars) });
+    this.deps.status.setResult({
+      snapshotTree: snapshot.tree,
+      diffStat: truncate(diff.stat, 8000),
+      diff: cutDiff(diff.full, LIMITS.diffChars),
+    });
     if (!withImage) return { stat: diff.stat, files: [] };
     const lastLine = diff.stat.split('\n').at(-1)?.trim() ?? '';
     const review = await this.diffs.review(diff.full, lastLine || `${diff.files} files changed`);
     this.deps.status.setResult({
       diffLines: { total: diff.lines, inImage: Math.min(diff.lines, review.shownRawLines) },
-      diffFiles: { names: diffFileNames(review.files), total: review.files.length, shown: review.files.length - review.hidden.length },
+      diffFiles: {
+        names: diffFileNames(review.files),
+        total: review.files.length,
+        shown: review.files.length - review.hidden.length,
+      },
     });
     // The pictures are a convenience: without them the phone still gets the stat as text.
     await this.publishPictures(review.pictures, { caption: lastLine }).catch((error: unknown) => {
@@ -201,8 +229,16 @@ export class Runner {
     const stored: Media[] = [];
     for (const [i, picture] of pictures.entries()) {
       const file = `diff-${about.request ? `r${about.request}-` : ''}${i + 1}.${picture.contentType === 'image/png' ? 'png' : 'jpg'}`;
-      const caption = truncate(pictures.length > 1 ? `${about.caption} (${i + 1}/${pictures.length})` : about.caption, 1000);
-      const meta = { kind: 'diff' as const, contentType: picture.contentType, caption, ...(about.request ? { request: about.request } : {}) };
+      const caption = truncate(
+        pictures.length > 1 ? `${about.caption} (${i + 1}/${pictures.length})` : about.caption,
+        1000,
+      );
+      const meta = {
+        kind: 'diff' as const,
+        contentType: picture.contentType,
+        caption,
+        ...(about.request ? { request: about.request } : {}),
+      };
       stored.push(await storeMedia(this.deps.media, file, picture.image, meta));
     }
     await this.addMedia(...stored);
@@ -214,12 +250,17 @@ export class Runner {
     const name = this.session.metadata.name!;
     const commit = await git.commit(snapshot, commitMessage(this.session.spec.prompt, name));
     const stopAnswering = answerDiffRequests({
-      status, drawer: this.diffs, files, log: this.deps.log,
+      status,
+      drawer: this.diffs,
+      files,
+      log: this.deps.log,
       publish: (pictures, request, file) => this.publishPictures(pictures, { caption: file, request }),
     });
-    const { effects } = await new Requests(status, this.stop.signal).raise('changes', { summary: truncate(stat, LIMITS.textChars) }, async (due) => {
-      if (due.includes('RevertWorkspace')) await git.revert();
-    }).finally(stopAnswering);
+    const { effects } = await new Requests(status, this.stop.signal)
+      .raise('changes', { summary: truncate(stat, LIMITS.textChars) }, async (due) => {
+        if (due.includes('RevertWorkspace')) await git.revert();
+      })
+      .finally(stopAnswering);
     if (!effects.includes('Publish')) return;
     const branch = `tether/${name}`;
     try {
@@ -229,7 +270,12 @@ export class Runner {
       const { owner, repo } = repoSlug(this.session.spec.repo.url);
       const title = commitMessage(this.session.spec.prompt, '').split('\n')[0]!;
       const body = `Requested from the phone through Tether.\n\n${status.session?.status?.result?.summary ?? ''}\n\n\`\`\`\n${stat}\n\`\`\``;
-      const pr = await createPullRequest(this.deps.github.apiUrl, this.deps.github.token, { owner, repo, head: branch, base, title, body }, this.deps.redact);
+      const pr = await createPullRequest(
+        this.deps.github.apiUrl,
+        this.deps.github.token,
+        { owner, repo, head: branch, base, title, body },
+        this.deps.redact,
+      );
       status.setResult({ prUrl: pr.url, branch });
       await status.move({ type: 'Published' });
     } catch (error) {
@@ -278,7 +324,10 @@ export class Runner {
     } catch (error) {
       if (this.stop.signal.aborted) throw error;
       this.deps.log.error({ err: error }, 'could not read the pictures sent with the command');
-      await this.deps.status.move({ type: 'AgentFailed' }, error instanceof ImageUnavailable ? error.message : 'Could not get the picture you sent; please send it again.');
+      await this.deps.status.move(
+        { type: 'AgentFailed' },
+        error instanceof ImageUnavailable ? error.message : 'Could not get the picture you sent; please send it again.',
+      );
       return undefined;
     }
   }
@@ -288,7 +337,13 @@ export class Runner {
     const image = await captureScreenshot(this.deps.browsers, url, input.fullPage === true);
     const caption = typeof input.caption === 'string' ? input.caption : url;
     const file = `screenshot-${this.media.filter((m) => m.kind === 'screenshot').length + 1}.jpg`;
-    await this.addMedia(await storeMedia(this.deps.media, file, image, { kind: 'screenshot', contentType: 'image/jpeg', caption: truncate(caption, 1000) }));
+    await this.addMedia(
+      await storeMedia(this.deps.media, file, image, {
+        kind: 'screenshot',
+        contentType: 'image/jpeg',
+        caption: truncate(caption, 1000),
+      }),
+    );
     this.deps.status.addProgress(`Screenshot of ${truncate(url, 80)}`);
     return `Screenshot captured (${image.length} bytes) and sent to the user.`;
   }

@@ -24,7 +24,11 @@ export interface SnapshotLimits {
 }
 
 export const SNAPSHOT_LIMITS: SnapshotLimits = {
-  fileBytes: 100 * 1024 ** 2, totalBytes: 4 * 1024 ** 3, entries: 1_000_000, ignoreBytes: 256 * 1024, depth: 256,
+  fileBytes: 100 * 1024 ** 2,
+  totalBytes: 4 * 1024 ** 3,
+  entries: 1_000_000,
+  ignoreBytes: 256 * 1024,
+  depth: 256,
 };
 
 /** The checkout cannot be snapshotted as a whole (too large, or changing while it is read). */
@@ -113,7 +117,9 @@ export class SnapshotWalk {
     const own = place.open ? await this.ignoreRules(place, listed) : undefined;
     const inner = own ? { ...place, rules: [...place.rules, own] } : place;
     // Files several at once; folders one after another, so that only the folders on one path are open.
-    const settled = await Promise.allSettled(listed.filter((e) => e.type !== 'dir').map((entry) => this.entry(inner, entry)));
+    const settled = await Promise.allSettled(
+      listed.filter((e) => e.type !== 'dir').map((entry) => this.entry(inner, entry)),
+    );
     const failed = settled.find((result) => result.status === 'rejected');
     if (failed) throw failed.reason;
     for (const entry of listed.filter((e) => e.type === 'dir')) await this.entry(inner, entry);
@@ -129,7 +135,10 @@ export class SnapshotWalk {
     if (!read) return undefined;
     this.spend(read.data.length);
     const text = read.data.toString('utf8').replace(/^\uFEFF/, '');
-    return { folder: place.prefix, rules: ignoreModule.default({ ignorecase: false, allowRelativePaths: true }).add(text) };
+    return {
+      folder: place.prefix,
+      rules: ignoreModule.default({ ignorecase: false, allowRelativePaths: true }).add(text),
+    };
   }
 
   /** One entry: judged by the type its folder listed, opened as one inode, judged again as that inode when it is something else now. */
@@ -142,7 +151,8 @@ export class SnapshotWalk {
       const opened = await this.open(place.dir, entry.name, path);
       if (opened === undefined) return;
       if (opened !== 'changed') {
-        if (opened.type === type || (await this.wanted(place, entry.name, path, opened.type))) return this.take(place, path, opened);
+        if (opened.type === type || (await this.wanted(place, entry.name, path, opened.type)))
+          return this.take(place, path, opened);
         if (opened.type === 'dir') await opened.dir.close();
         return;
       }
@@ -168,10 +178,15 @@ export class SnapshotWalk {
       if (tracked?.mode === '160000') return 'gitlink';
       if ((!place.open || ignored(place.rules, path, true)) && !base.holdsBelow(path)) return 'skip';
     } else if (!tracked && (!place.open || ignored(place.rules, path, false))) return 'skip';
-    const problem = name.includes('\uFFFD') ? 'its name is not UTF-8'
-      : refusedByGit(name, type) ? 'a name git refuses'
-        : type === 'dir' && place.depth >= limits.depth ? `nested deeper than ${limits.depth} folders`
-          : type === 'other' ? 'not a regular file, folder or symlink' : undefined;
+    const problem = name.includes('\uFFFD')
+      ? 'its name is not UTF-8'
+      : refusedByGit(name, type)
+        ? 'a name git refuses'
+        : type === 'dir' && place.depth >= limits.depth
+          ? `nested deeper than ${limits.depth} folders`
+          : type === 'other'
+            ? 'not a regular file, folder or symlink'
+            : undefined;
     if (!problem) return 'open';
     this.leave(path, problem);
     return 'skip';
@@ -207,7 +222,8 @@ export class SnapshotWalk {
     const { stat, data } = opened;
     if (!data) return this.leave(path, `larger than ${this.options.limits.fileBytes} bytes`);
     // Owned by the supervisor and closed to group and others: not a file the agent could read.
-    if (stat.uid === this.options.uid && (stat.mode & 0o044) === 0) return this.leave(path, 'readable by the runner only');
+    if (stat.uid === this.options.uid && (stat.mode & 0o044) === 0)
+      return this.leave(path, 'readable by the runner only');
     this.spend(data.length);
     return this.add(path, stat.mode & 0o100 ? '100755' : '100644', blobId(data, this.options.algorithm), data);
   }
@@ -245,7 +261,9 @@ export class SnapshotWalk {
   private spend(bytes: number): void {
     this.bytes += bytes;
     if (this.bytes > this.options.limits.totalBytes) {
-      throw new SnapshotRefused(`the checkout holds more than ${this.options.limits.totalBytes} bytes outside ignored files`);
+      throw new SnapshotRefused(
+        `the checkout holds more than ${this.options.limits.totalBytes} bytes outside ignored files`,
+      );
     }
   }
 }

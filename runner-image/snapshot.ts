@@ -26,7 +26,8 @@ export interface BuildOptions {
 }
 
 const sameAsBase = (found: Found[], base: BaseTree) =>
-  found.length === base.entries.size && found.every((f) => base.entries.get(f.path)?.mode === f.mode && base.entries.get(f.path)?.id === f.id);
+  found.length === base.entries.size &&
+  found.every((f) => base.entries.get(f.path)?.mode === f.mode && base.entries.get(f.path)?.id === f.id);
 
 /** Walks the checkout and writes its tree into the store (git runs only when it differs from the base). */
 export async function buildSnapshot(checkout: WorkspaceDir, base: BaseTree, options: BuildOptions): Promise<Snapshot> {
@@ -40,7 +41,10 @@ export async function buildSnapshot(checkout: WorkspaceDir, base: BaseTree, opti
     return git;
   };
   const walk = new SnapshotWalk({
-    base, limits: options.limits, uid: options.uid, algorithm: base.tree.length === 64 ? 'sha256' : 'sha1',
+    base,
+    limits: options.limits,
+    uid: options.uid,
+    algorithm: base.tree.length === 64 ? 'sha256' : 'sha1',
     found: async (entry) => {
       found.push({ path: entry.path, mode: entry.mode, id: entry.id });
       if (entry.data) await start().writer.blob(entry.id, entry.data);
@@ -51,7 +55,10 @@ export async function buildSnapshot(checkout: WorkspaceDir, base: BaseTree, opti
   } catch (error) {
     if (!git) throw error;
     git.input.destroy();
-    const failed = await git.output.then(() => undefined, (gitError: unknown) => gitError);
+    const failed = await git.output.then(
+      () => undefined,
+      (gitError: unknown) => gitError,
+    );
     // A write that failed because git had exited: git's own error says why.
     throw ['EPIPE', 'ERR_STREAM_DESTROYED'].includes(errorCode(error) ?? '') && failed ? failed : error;
   }

@@ -6,7 +6,14 @@ import { isConflict, isNotFound } from '../common/kube/errors.ts';
 import type { SessionClient } from '../common/kube/sessions.ts';
 import { redactDeep, type Logger, type Redactor } from '../common/log.ts';
 import { truncate } from '../common/session/display.ts';
-import { LIMITS, type Pending, type Phase, type ProgressItem, type Result, type Session } from '../common/session/schema.ts';
+import {
+  LIMITS,
+  type Pending,
+  type Phase,
+  type ProgressItem,
+  type Result,
+  type Session,
+} from '../common/session/schema.ts';
 import { isTerminal, transition, type Event } from '../common/session/state-machine.ts';
 
 /** The Session reached a terminal phase (or vanished) through someone else: stop, exit 0. */
@@ -87,7 +94,10 @@ export class StatusWriter {
 
   private serially<T>(step: () => Promise<T>): Promise<T> {
     const run = this.chain.then(step);
-    this.chain = run.then(() => undefined, () => undefined);
+    this.chain = run.then(
+      () => undefined,
+      () => undefined,
+    );
     return run;
   }
 
@@ -170,7 +180,8 @@ export class StatusWriter {
    */
   private flushInBackground(): void {
     this.flush().catch((error: unknown) => {
-      if (!(error instanceof SessionFinished)) return this.deps.log.error({ err: error }, 'status write failed; retried with the next write');
+      if (!(error instanceof SessionFinished))
+        return this.deps.log.error({ err: error }, 'status write failed; retried with the next write');
       if (this.endNoted) return;
       this.endNoted = true;
       this.deps.log.info({ reason: error.message }, 'the Session has ended: later status changes are not written');
@@ -194,7 +205,8 @@ export class StatusWriter {
       await this.send(redactDeep(patch, this.deps.redact));
     } catch (error) {
       const newer = this.pendingPatch;
-      const result = patch.result || newer.result ? { ...(patch.result as object), ...(newer.result as object) } : undefined;
+      const result =
+        patch.result || newer.result ? { ...(patch.result as object), ...(newer.result as object) } : undefined;
       this.pendingPatch = { ...patch, ...newer, ...(result ? { result } : {}) };
       throw error;
     }
@@ -202,10 +214,15 @@ export class StatusWriter {
 
   private async send(status: Record<string, unknown>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const held = this.latest ?? await this.read('Session not found');
+      const held = this.latest ?? (await this.read('Session not found'));
       if (isTerminal(held.status?.phase)) throw new SessionFinished(`Session is ${held.status?.phase}`);
       try {
-        const written = await this.deps.sessions.patchStatus(this.deps.namespace, this.deps.name, status, versionOf(held));
+        const written = await this.deps.sessions.patchStatus(
+          this.deps.namespace,
+          this.deps.name,
+          status,
+          versionOf(held),
+        );
         this.writes += 1;
         this.lastWrite = Date.now();
         this.adopt(written);

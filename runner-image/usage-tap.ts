@@ -24,7 +24,10 @@ export class UsageTap {
     if (this.overflowed) return;
     this.pending += this.decoder.decode(chunk, { stream: true });
     if (this.sse) this.readEvents();
-    if (this.pending.length > MAX_BUFFERED) { this.overflowed = true; this.pending = ''; }
+    if (this.pending.length > MAX_BUFFERED) {
+      this.overflowed = true;
+      this.pending = '';
+    }
   }
 
   /** The spend of what was received, in US dollars. */
@@ -48,7 +51,8 @@ export class UsageTap {
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The token counts a usage object names; later events replace earlier counts. */
 function definedTokens(usage: Record<string, unknown>): Usage {
@@ -57,5 +61,9 @@ function definedTokens(usage: Record<string, unknown>): Usage {
 }
 
 function parse(text: string): unknown {
-  try { return JSON.parse(text.trim()); } catch { return undefined; }
+  try {
+    return JSON.parse(text.trim());
+  } catch {
+    return undefined;
+  }
 }

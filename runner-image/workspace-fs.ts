@@ -6,7 +6,20 @@
 // refused, a socket or device refused); every read is bounded in size. The supervisor reads and
 // writes here only what the agent itself could have read and written through the same names.
 import { constants, type Dirent, type Stats } from 'node:fs';
-import { copyFile, lstat, mkdir, open, readdir, readlink, rename, rmdir, statfs, symlink, unlink, type FileHandle } from 'node:fs/promises';
+import {
+  copyFile,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  readlink,
+  rename,
+  rmdir,
+  statfs,
+  symlink,
+  unlink,
+  type FileHandle,
+} from 'node:fs/promises';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY, COPYFILE_EXCL } = constants;
 const READ_DIR = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_DIRECTORY;
@@ -51,7 +64,8 @@ export function components(rel: string): string[] {
   if (rel.startsWith('/')) throw new WorkspaceRefused(rel, 'an absolute path');
   const parts = rel.split('/').filter((part) => part !== '');
   for (const part of parts) {
-    if (part === '..' || part === '.' || part.includes('\0')) throw new WorkspaceRefused(rel, `the component ${JSON.stringify(part)}`);
+    if (part === '..' || part === '.' || part.includes('\0'))
+      throw new WorkspaceRefused(rel, `the component ${JSON.stringify(part)}`);
   }
   return parts;
 }
@@ -62,8 +76,10 @@ const typeOf = (entry: Dirent | Stats): EntryType =>
 function refusal(path: string, error: unknown): unknown {
   const code = errorCode(error);
   // ELOOP: a symlink where O_NOFOLLOW stood; ENOTDIR: a file or link where a folder was needed; ENXIO: a socket.
-  if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'EMLINK') return new WorkspaceRefused(path, 'a symlink or a file where a folder or file was expected');
-  if (code === 'ENXIO' || code === 'ENODEV' || code === 'EOPNOTSUPP') return new WorkspaceRefused(path, 'not a regular file or folder');
+  if (code === 'ELOOP' || code === 'ENOTDIR' || code === 'EMLINK')
+    return new WorkspaceRefused(path, 'a symlink or a file where a folder or file was expected');
+  if (code === 'ENXIO' || code === 'ENODEV' || code === 'EOPNOTSUPP')
+    return new WorkspaceRefused(path, 'not a regular file or folder');
   return error;
 }
 
@@ -100,7 +116,8 @@ export class WorkspaceDir {
 
   /** The kernel's name for `name` inside this very folder, whatever has been renamed since it was opened. */
   private at(name: string): string {
-    if (components(name).length !== 1 || name.includes('/')) throw new WorkspaceRefused(`${this.path}/${name}`, 'not a single name');
+    if (components(name).length !== 1 || name.includes('/'))
+      throw new WorkspaceRefused(`${this.path}/${name}`, 'not a single name');
     return `/proc/self/fd/${this.handle.fd}/${name}`;
   }
 
@@ -162,9 +179,14 @@ export class WorkspaceDir {
   async readFile(name: string, maxBytes: number): Promise<FileRead | undefined> {
     const opened = await this.openEntry(name, maxBytes);
     if (opened?.type === 'dir') await opened.dir.close();
-    if (opened === undefined || (opened.type === 'file' && opened.data)) return opened && { data: opened.data!, stat: opened.stat };
-    if (opened.type === 'symlink') throw new WorkspaceRefused(this.child(name), 'a symlink or a file where a folder or file was expected');
-    throw new WorkspaceRefused(this.child(name), opened.type === 'file' ? `larger than ${maxBytes} bytes` : 'not a regular file');
+    if (opened === undefined || (opened.type === 'file' && opened.data))
+      return opened && { data: opened.data!, stat: opened.stat };
+    if (opened.type === 'symlink')
+      throw new WorkspaceRefused(this.child(name), 'a symlink or a file where a folder or file was expected');
+    throw new WorkspaceRefused(
+      this.child(name),
+      opened.type === 'file' ? `larger than ${maxBytes} bytes` : 'not a regular file',
+    );
   }
 
   /** A symlink's target text (the link is never followed). */
@@ -257,7 +279,11 @@ async function readBounded(handle: FileHandle, path: string, maxBytes: number, s
 }
 
 /** Runs `use` on the folder `rel` below `root`, closing it after. */
-export async function withWorkspaceDir<T>(root: string, rel: string, use: (dir: WorkspaceDir) => Promise<T>): Promise<T> {
+export async function withWorkspaceDir<T>(
+  root: string,
+  rel: string,
+  use: (dir: WorkspaceDir) => Promise<T>,
+): Promise<T> {
   const dir = await WorkspaceDir.open(root, rel);
   try {
     return await use(dir);

@@ -27,7 +27,9 @@ export interface TlsSettings {
 
 /** Sockets stay open between requests; the agent keys its pool by the TLS identity of each request. */
 const keepAliveAgent = (server: string) =>
-  (server.startsWith('http:') ? new HttpAgent({ keepAlive: true, scheduling: 'lifo' }) : new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }));
+  server.startsWith('http:')
+    ? new HttpAgent({ keepAlive: true, scheduling: 'lifo' })
+    : new HttpsAgent({ keepAlive: true, scheduling: 'lifo' });
 
 /** A connection with fixed TLS settings and an optional bearer token (read per request: tokens rotate). */
 export function makeConnection(server: string, tls: TlsSettings, token?: () => Promise<string>): KubeConnection {

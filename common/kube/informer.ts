@@ -58,13 +58,18 @@ class GoneError extends Error {}
 
 export const objectKey = (o: Meta): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  const timer = setTimeout(resolve, ms);
-  signal.addEventListener('abort', () => {
-    clearTimeout(timer);
-    resolve();
-  }, { once: true });
-});
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 
 type Named = { metadata?: { name?: string; namespace?: string } };
 
@@ -89,7 +94,11 @@ class SharedInformer<T extends Named> implements Informer<T> {
 
   start(): Promise<void> {
     this.started ??= new Promise<void>((resolve, reject) => {
-      this.life.signal.addEventListener('abort', () => reject(new Error(`informer for ${this.options.path} stopped before it synced`)), { once: true });
+      this.life.signal.addEventListener(
+        'abort',
+        () => reject(new Error(`informer for ${this.options.path} stopped before it synced`)),
+        { once: true },
+      );
       void this.run(resolve);
     });
     return this.started;
@@ -124,7 +133,14 @@ class SharedInformer<T extends Named> implements Informer<T> {
   /** The one named object; the watch then starts at the newest version ('') and sends it first. */
   private async getNamed(): Promise<{ items: T[]; listVersion: string }> {
     try {
-      return { items: [this.slim(await getJson<T>(this.options.kube, `${this.options.path}/${this.options.name}`, {}, this.life.signal))], listVersion: '' };
+      return {
+        items: [
+          this.slim(
+            await getJson<T>(this.options.kube, `${this.options.path}/${this.options.name}`, {}, this.life.signal),
+          ),
+        ],
+        listVersion: '',
+      };
     } catch (error) {
       if (isNotFound(error)) return { items: [], listVersion: '' };
       throw error;
@@ -138,7 +154,11 @@ class SharedInformer<T extends Named> implements Informer<T> {
     let listVersion: string;
     do {
       const page = await getJson<{ items: T[]; metadata?: { continue?: string; resourceVersion?: string } }>(
-        kube, path, { labelSelector, limit: this.options.pageSize ?? 500, continue: cont }, this.life.signal);
+        kube,
+        path,
+        { labelSelector, limit: this.options.pageSize ?? 500, continue: cont },
+        this.life.signal,
+      );
       for (const item of page.items) items.push(this.slim(item));
       cont = page.metadata?.continue || undefined;
       listVersion = page.metadata?.resourceVersion ?? '';
@@ -192,7 +212,14 @@ class SharedInformer<T extends Named> implements Informer<T> {
       timer = setTimeout(() => watch.abort(new StallError(`no event or bookmark for ${stallMs} ms`)), stallMs);
     };
     const timeoutSeconds = this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
-    const query: Query = { watch: 1, allowWatchBookmarks: true, resourceVersion: this.resourceVersion, labelSelector, fieldSelector: this.fieldSelector, timeoutSeconds };
+    const query: Query = {
+      watch: 1,
+      allowWatchBookmarks: true,
+      resourceVersion: this.resourceVersion,
+      labelSelector,
+      fieldSelector: this.fieldSelector,
+      timeoutSeconds,
+    };
     try {
       arm();
       await streamJsonLines(kube, path, query, (e) => this.apply(e as WatchEvent), watch.signal, arm);
@@ -235,7 +262,10 @@ class SharedInformer<T extends Named> implements Informer<T> {
     this.options.onRestart?.(reason);
     const ceiling = Math.min(backoff.max, backoff.min * 2 ** Math.min(failures - 1, 20));
     const delay = reason === 'gone' ? 0 : ceiling / 2 + Math.random() * (ceiling / 2);
-    this.options.logger.warn({ path: this.options.path, reason, err: error, retryInMs: Math.round(delay) }, 'informer restarting');
+    this.options.logger.warn(
+      { path: this.options.path, reason, err: error, retryInMs: Math.round(delay) },
+      'informer restarting',
+    );
     await sleep(delay, this.life.signal);
   }
 }

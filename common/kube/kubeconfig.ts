@@ -6,7 +6,12 @@ import { readFile } from 'node:fs/promises';
 import { isIPv6 } from 'node:net';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import {
-  connectionOf, loadKubeConfig, makeConnection, SERVICE_ACCOUNT_DIR, type KubeConnection, type TlsSettings,
+  connectionOf,
+  loadKubeConfig,
+  makeConnection,
+  SERVICE_ACCOUNT_DIR,
+  type KubeConnection,
+  type TlsSettings,
 } from './connection.ts';
 
 /** The environment the search reads; only a component's config.ts reads process.env. */
@@ -27,8 +32,20 @@ interface KubeconfigFile {
   users?: Array<{ name: string; user?: Fields }>;
 }
 
-const CLUSTER_FIELDS = new Set(['server', 'certificate-authority', 'certificate-authority-data', 'insecure-skip-tls-verify', 'tls-server-name']);
-const USER_FIELDS = new Set(['token', 'client-certificate', 'client-certificate-data', 'client-key', 'client-key-data']);
+const CLUSTER_FIELDS = new Set([
+  'server',
+  'certificate-authority',
+  'certificate-authority-data',
+  'insecure-skip-tls-verify',
+  'tls-server-name',
+]);
+const USER_FIELDS = new Set([
+  'token',
+  'client-certificate',
+  'client-certificate-data',
+  'client-key',
+  'client-key-data',
+]);
 /** Like client-node's file authenticator: a projected token is re-read at most this often. */
 const TOKEN_REREAD_MS = 60_000;
 
@@ -44,7 +61,8 @@ async function bytes(dir: string, file: unknown, data: unknown): Promise<Buffer 
 function tokenFile(path: string): () => Promise<string> {
   let cached: { token: string; at: number } | undefined;
   return async () => {
-    if (!cached || Date.now() - cached.at > TOKEN_REREAD_MS) cached = { token: (await readFile(path, 'utf8')).trim(), at: Date.now() };
+    if (!cached || Date.now() - cached.at > TOKEN_REREAD_MS)
+      cached = { token: (await readFile(path, 'utf8')).trim(), at: Date.now() };
     return cached.token;
   };
 }
@@ -74,7 +92,10 @@ async function fromFile(file: string): Promise<KubeConnection | undefined> {
 
 async function inCluster(env: KubeEnvironment): Promise<KubeConnection> {
   const port = env.KUBERNETES_SERVICE_PORT ?? '';
-  const host = env.KUBERNETES_SERVICE_HOST && isIPv6(env.KUBERNETES_SERVICE_HOST) ? `[${env.KUBERNETES_SERVICE_HOST}]` : env.KUBERNETES_SERVICE_HOST;
+  const host =
+    env.KUBERNETES_SERVICE_HOST && isIPv6(env.KUBERNETES_SERVICE_HOST)
+      ? `[${env.KUBERNETES_SERVICE_HOST}]`
+      : env.KUBERNETES_SERVICE_HOST;
   const scheme = ['80', '8080', '8001'].includes(port) ? 'http' : 'https';
   const ca = await readFile(join(SERVICE_ACCOUNT_DIR, 'ca.crt'));
   return makeConnection(`${scheme}://${host}:${port}`, { ca }, tokenFile(join(SERVICE_ACCOUNT_DIR, 'token')));
@@ -84,7 +105,8 @@ async function inCluster(env: KubeEnvironment): Promise<KubeConnection> {
 export async function loadConnection(env: KubeEnvironment): Promise<KubeConnection> {
   const files = (env.KUBECONFIG ?? '').split(delimiter).filter(Boolean);
   if (env.inClusterOnly && files.length === 0) {
-    if (!existsSync(join(SERVICE_ACCOUNT_DIR, 'token'))) throw new Error(`no KUBECONFIG and no service account token at ${SERVICE_ACCOUNT_DIR}`);
+    if (!existsSync(join(SERVICE_ACCOUNT_DIR, 'token')))
+      throw new Error(`no KUBECONFIG and no service account token at ${SERVICE_ACCOUNT_DIR}`);
     return inCluster(env);
   }
   const home = env.HOME ? join(env.HOME, '.kube', 'config') : undefined;

@@ -16,8 +16,16 @@ function leaseApi(kube: KubeAccess, namespace: string, name: string) {
   const path = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
   return {
     read: () => requestJson<V1Lease>(kube, `${path}/${name}`),
-    create: (spec: V1Lease['spec']) => requestJson<V1Lease>(kube, path, { method: 'POST', body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec } }),
-    replace: (lease: V1Lease) => requestJson<V1Lease>(kube, `${path}/${name}`, { method: 'PUT', body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...lease } }),
+    create: (spec: V1Lease['spec']) =>
+      requestJson<V1Lease>(kube, path, {
+        method: 'POST',
+        body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec },
+      }),
+    replace: (lease: V1Lease) =>
+      requestJson<V1Lease>(kube, `${path}/${name}`, {
+        method: 'PUT',
+        body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...lease },
+      }),
   };
 }
 
@@ -99,7 +107,10 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   function setLeader(value: boolean): void {
     if (leader === value) return;
     leader = value;
-    logger.info({ lease: `${namespace}/${name}`, identity, leader: value }, value ? 'became leader' : 'stopped leading');
+    logger.info(
+      { lease: `${namespace}/${name}`, identity, leader: value },
+      value ? 'became leader' : 'stopped leading',
+    );
     if (value) options.onStartedLeading();
     else options.onStoppedLeading();
   }
@@ -132,7 +143,10 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   async function release(): Promise<void> {
     const current = await api.read();
     if (current.spec?.holderIdentity !== identity) return;
-    await api.replace({ ...current, spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime() as unknown as Date } });
+    await api.replace({
+      ...current,
+      spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime() as unknown as Date },
+    });
   }
 
   return {

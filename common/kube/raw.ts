@@ -40,8 +40,12 @@ async function open(kube: KubeAccess, path: string, options: CallOptions): Promi
   const base = await connection.requestOptions();
   const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
   const headers = {
-    ...base.headers, Accept: 'application/json', 'User-Agent': 'tether',
-    ...(payload === undefined ? {} : { 'Content-Type': options.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
+    ...base.headers,
+    Accept: 'application/json',
+    'User-Agent': 'tether',
+    ...(payload === undefined
+      ? {}
+      : { 'Content-Type': options.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
   };
   const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
   return new Promise<IncomingMessage>((resolve, reject) => {
@@ -58,7 +62,11 @@ async function open(kube: KubeAccess, path: string, options: CallOptions): Promi
       res.on('end', () => reject(new HttpError(status, body)));
       res.on('error', reject);
     });
-    req.on('error', (error: NodeJS.ErrnoException) => reject(req.reusedSocket && error.code === 'ECONNRESET' ? new StaleSocket(error.message, { cause: error }) : error));
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        req.reusedSocket && error.code === 'ECONNRESET' ? new StaleSocket(error.message, { cause: error }) : error,
+      ),
+    );
     req.end(payload);
   });
 }
@@ -82,7 +90,9 @@ function readBody(res: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     res.on('data', (chunk: Buffer) => chunks.push(chunk));
-    res.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    res.once('end', () =>
+      resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')),
+    );
     res.once('error', reject);
     res.once('close', () => reject(new Error('the API server closed the response before its end')));
     if (res.errored) reject(res.errored);
@@ -102,8 +112,12 @@ export const getJson = <T>(kube: KubeAccess, path: string, query: Query = {}, si
  * rejects on transport errors or a non-2xx answer. `onData` fires for every chunk.
  */
 export async function streamJsonLines(
-  kube: KubeAccess, path: string, query: Query, onLine: (value: unknown) => void,
-  signal: AbortSignal, onData?: () => void,
+  kube: KubeAccess,
+  path: string,
+  query: Query,
+  onLine: (value: unknown) => void,
+  signal: AbortSignal,
+  onData?: () => void,
 ): Promise<void> {
   const res = await open(kube, path, { query, signal });
   await new Promise<void>((resolve, reject) => {

@@ -1,12 +1,25 @@
 // Typed access to Session objects; every component goes through this, each writing under its own
 // field manager.
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type Session, type SessionSpec, type SessionStatus } from '../session/schema.ts';
+import {
+  API_VERSION,
+  GROUP,
+  KIND,
+  PLURAL,
+  VERSION,
+  type Session,
+  type SessionSpec,
+  type SessionStatus,
+} from '../session/schema.ts';
 import type { KubeAccess } from './connection.ts';
 import { isNotFound } from './errors.ts';
 import { MERGE_PATCH, requestJson, type CallOptions } from './raw.ts';
 
 /** The field manager each component writes Sessions under (visible in metadata.managedFields). */
-export const FIELD_MANAGERS = { controller: 'tether-controller', relay: 'tether-relay', runner: 'tether-runner' } as const;
+export const FIELD_MANAGERS = {
+  controller: 'tether-controller',
+  relay: 'tether-relay',
+  runner: 'tether-runner',
+} as const;
 
 export interface SessionList {
   items: Session[];
@@ -40,17 +53,29 @@ export class SessionClient {
 
   async list(namespace: string, labelSelector?: string): Promise<SessionList> {
     const list = await requestJson<{ items: Session[]; metadata?: { resourceVersion?: string } }>(
-      this.kube, sessionsPath(namespace), { query: { labelSelector } });
+      this.kube,
+      sessionsPath(namespace),
+      { query: { labelSelector } },
+    );
     return { items: list.items, resourceVersion: list.metadata?.resourceVersion ?? '' };
   }
 
-  async create(namespace: string, name: string, spec: SessionSpec, metadata: Partial<Session['metadata']> = {}): Promise<Session> {
+  async create(
+    namespace: string,
+    name: string,
+    spec: SessionSpec,
+    metadata: Partial<Session['metadata']> = {},
+  ): Promise<Session> {
     const body = { apiVersion: API_VERSION, kind: KIND, metadata: { ...metadata, name, namespace }, spec };
     return this.write(sessionsPath(namespace), { method: 'POST', body });
   }
 
   /** JSON merge patch of metadata and/or spec. */
-  async patch(namespace: string, name: string, patch: { metadata?: object; spec?: Partial<SessionSpec> }): Promise<Session> {
+  async patch(
+    namespace: string,
+    name: string,
+    patch: { metadata?: object; spec?: Partial<SessionSpec> },
+  ): Promise<Session> {
     return this.write(`${sessionsPath(namespace)}/${name}`, { method: 'PATCH', body: patch, contentType: MERGE_PATCH });
   }
 
@@ -58,7 +83,12 @@ export class SessionClient {
    * JSON merge patch through the status subresource. With resourceVersion the write is
    * optimistic: a concurrent change makes it fail with 409.
    */
-  async patchStatus(namespace: string, name: string, status: Partial<SessionStatus> | Record<string, unknown>, resourceVersion?: string): Promise<Session> {
+  async patchStatus(
+    namespace: string,
+    name: string,
+    status: Partial<SessionStatus> | Record<string, unknown>,
+    resourceVersion?: string,
+  ): Promise<Session> {
     const body = { ...(resourceVersion ? { metadata: { resourceVersion } } : {}), status };
     return this.write(`${sessionsPath(namespace)}/${name}/status`, { method: 'PATCH', body, contentType: MERGE_PATCH });
   }

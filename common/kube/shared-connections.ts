@@ -28,7 +28,10 @@ export class SharedConnectionsKubeConfig extends KubeConfig {
 export function withSharedConnections(source: KubeConfig): KubeConfig {
   const kc = new SharedConnectionsKubeConfig();
   kc.loadFromOptions({
-    clusters: source.getClusters(), users: source.getUsers(), contexts: source.getContexts(), currentContext: source.getCurrentContext(),
+    clusters: source.getClusters(),
+    users: source.getUsers(),
+    contexts: source.getContexts(),
+    currentContext: source.getCurrentContext(),
   });
   return kc;
 }

@@ -54,6 +54,7 @@ export function spentToday(sessions: Session[], now: number, timeZone: string): 
 }
 
 /** Whether a new command may start: spend so far is below the day's budget (0: no budget). */
-export const withinDailyBudget = (spent: number, budget: Pick<CostBudget, 'dailyUsd'>) => budget.dailyUsd <= 0 || spent < budget.dailyUsd;
+export const withinDailyBudget = (spent: number, budget: Pick<CostBudget, 'dailyUsd'>) =>
+  budget.dailyUsd <= 0 || spent < budget.dailyUsd;
 
 export const usd = (amount: number) => `$${amount.toFixed(2)}`;

@@ -28,8 +28,12 @@ function clean(node: Json): Json {
   return out;
 }
 
-const column = (name: string, jsonPath: string, type = 'string', description?: string) =>
-  ({ name, type, jsonPath, ...(description ? { description } : {}) });
+const column = (name: string, jsonPath: string, type = 'string', description?: string) => ({
+  name,
+  type,
+  jsonPath,
+  ...(description ? { description } : {}),
+});
 
 export function sessionCrd(): Json {
   return {
@@ -39,37 +43,46 @@ export function sessionCrd(): Json {
     spec: {
       group: GROUP,
       scope: 'Namespaced',
-      names: { plural: PLURAL, singular: 'session', kind: KIND, listKind: `${KIND}List`, shortNames: ['sess'], categories: ['tether'] },
-      versions: [{
-        name: VERSION,
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        additionalPrinterColumns: [
-          column('Phone', '.status.display.phone', 'string', 'masked phone number'),
-          column('Phase', '.status.phase'),
-          column('Waiting-On', '.status.pending.kind', 'string', 'what the session waits for'),
-          column('Prompt', '.status.display.prompt', 'string', 'the command, truncated'),
-          column('Age', '.metadata.creationTimestamp', 'date'),
-          column('Duration', '.status.display.duration'),
-          column('Cost', '.status.result.costUsd', 'number', 'agent cost in USD'),
-          column('PR', '.status.result.prUrl'),
-        ],
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            description: 'One command from one phone, run by the coding agent in a runner Pod.',
-            required: ['spec'],
-            properties: {
-              apiVersion: { type: 'string' },
-              kind: { type: 'string' },
-              metadata: { type: 'object' },
-              spec: toStructural(SessionSpec),
-              status: toStructural(SessionStatus),
+      names: {
+        plural: PLURAL,
+        singular: 'session',
+        kind: KIND,
+        listKind: `${KIND}List`,
+        shortNames: ['sess'],
+        categories: ['tether'],
+      },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            column('Phone', '.status.display.phone', 'string', 'masked phone number'),
+            column('Phase', '.status.phase'),
+            column('Waiting-On', '.status.pending.kind', 'string', 'what the session waits for'),
+            column('Prompt', '.status.display.prompt', 'string', 'the command, truncated'),
+            column('Age', '.metadata.creationTimestamp', 'date'),
+            column('Duration', '.status.display.duration'),
+            column('Cost', '.status.result.costUsd', 'number', 'agent cost in USD'),
+            column('PR', '.status.result.prUrl'),
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: 'One command from one phone, run by the coding agent in a runner Pod.',
+              required: ['spec'],
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: toStructural(SessionSpec),
+                status: toStructural(SessionStatus),
+              },
             },
           },
         },
-      }],
+      ],
     },
   };
 }

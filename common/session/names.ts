@@ -39,7 +39,10 @@ export function workspaceName(phone: string, otherRepo?: string): string {
 /** Is this one of the phone's workspaces (of any repository)? */
 export function isPhoneWorkspace(phone: string, workspace: string): boolean {
   const own = workspaceName(phone);
-  return workspace === own || (workspace.startsWith(`${own}-`) && new RegExp(REPO_NAME_PATTERN).test(workspace.slice(own.length + 1)));
+  return (
+    workspace === own ||
+    (workspace.startsWith(`${own}-`) && new RegExp(REPO_NAME_PATTERN).test(workspace.slice(own.length + 1)))
+  );
 }
 
 const stamp = (at: Date) => at.toISOString().replace(/[-:T]/g, '').slice(0, 14);

@@ -61,23 +61,33 @@ function allows(entry: string, where: ReturnType<typeof location>): boolean {
 
 /** The entries of a comma-separated host list; throws on an entry that is neither a host nor a folder. */
 export function parseRepoHosts(text: string): string[] {
-  const entries = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = entries.find((entry) => !repoHostPattern.test(entry));
   if (bad !== undefined) throw new Error(`"${bad}" is not a host, host:port or absolute folder`);
   return entries;
 }
 
 /** Why the Session's repository or branch may not be used (plain words), or undefined when both may. */
-export function repoProblem(repo: { url: string; baseBranch?: string }, allowedHosts: readonly string[]): string | undefined {
+export function repoProblem(
+  repo: { url: string; baseBranch?: string },
+  allowedHosts: readonly string[],
+): string | undefined {
   if (repo.url.length > REPO_URL_MAX_LENGTH || !repoUrlPattern.test(repo.url)) {
     return `spec.repo.url "${repo.url}" is not a repository URL this install accepts (https://host/path, or an absolute path)`;
   }
-  if (repo.baseBranch !== undefined && (repo.baseBranch.length > BRANCH_MAX_LENGTH || !branchPattern.test(repo.baseBranch))) {
+  if (
+    repo.baseBranch !== undefined &&
+    (repo.baseBranch.length > BRANCH_MAX_LENGTH || !branchPattern.test(repo.baseBranch))
+  ) {
     return `spec.repo.baseBranch "${repo.baseBranch}" is not a branch name this install accepts`;
   }
   const where = location(repo.url);
   if (!allowedHosts.some((entry) => allows(entry, where))) {
-    const named = 'path' in where ? `the folder ${where.path}` : `the host ${where.host}${where.port ? `:${where.port}` : ''}`;
+    const named =
+      'path' in where ? `the folder ${where.path}` : `the host ${where.host}${where.port ? `:${where.port}` : ''}`;
     return `spec.repo.url points at ${named}, which is not on this install's list of repository hosts (${allowedHosts.join(', ')})`;
   }
   return undefined;

@@ -3,11 +3,24 @@
 // re-implements the table. How each effect is carried out: docs/controller.md (State machine).
 import type { Pending, Phase } from './schema.ts';
 
-export const TERMINAL_PHASES = ['Succeeded', 'Rejected', 'Cancelled', 'TimedOut', 'Failed'] as const satisfies readonly Phase[];
-export const ACTIVE_PHASES = ['Starting', 'Working', 'AwaitingApproval', 'Publishing'] as const satisfies readonly Phase[];
+export const TERMINAL_PHASES = [
+  'Succeeded',
+  'Rejected',
+  'Cancelled',
+  'TimedOut',
+  'Failed',
+] as const satisfies readonly Phase[];
+export const ACTIVE_PHASES = [
+  'Starting',
+  'Working',
+  'AwaitingApproval',
+  'Publishing',
+] as const satisfies readonly Phase[];
 
-export const isTerminal = (phase: Phase | undefined): boolean => (TERMINAL_PHASES as readonly string[]).includes(phase ?? '');
-export const isActive = (phase: Phase | undefined): boolean => (ACTIVE_PHASES as readonly string[]).includes(phase ?? '');
+export const isTerminal = (phase: Phase | undefined): boolean =>
+  (TERMINAL_PHASES as readonly string[]).includes(phase ?? '');
+export const isActive = (phase: Phase | undefined): boolean =>
+  (ACTIVE_PHASES as readonly string[]).includes(phase ?? '');
 
 /** Reasons carried into conditions and result.message; CamelCase as Kubernetes conditions expect. */
 export const Reason = {
@@ -64,9 +77,7 @@ export type Effect =
   | 'ResumeAgent' //        runner: hand the decision back to the agent
   | 'SetCompletionTime'; // whoever writes the phase: status.completionTime
 
-export type Transition =
-  | { ok: true; phase: Phase; reason: Reason; effects: Effect[] }
-  | { ok: false; error: string };
+export type Transition = { ok: true; phase: Phase; reason: Reason; effects: Effect[] } | { ok: false; error: string };
 
 /** A transition the table allowed. */
 export type Step = Extract<Transition, { ok: true }>;
@@ -102,7 +113,8 @@ export function endingEffects(reason: string): readonly Effect[] {
 }
 
 const to = (phase: Phase, reason: Reason, effects: Effect[] = []): Transition => ({ ok: true, phase, reason, effects });
-const end = (reason: Ending, first: Effect[] = []): Transition => to(ENDINGS[reason].phase, reason, [...first, ...ENDINGS[reason].effects]);
+const end = (reason: Ending, first: Effect[] = []): Transition =>
+  to(ENDINGS[reason].phase, reason, [...first, ...ENDINGS[reason].effects]);
 
 function decided(event: Extract<Event, { type: 'Decided' }>): Transition {
   if (event.kind === 'changes') {

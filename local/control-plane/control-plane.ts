@@ -42,7 +42,10 @@ export interface StartOptions {
 
 /** Builds (once, cached) or finds the binaries; returns their folder. */
 export async function controlPlaneBinaries(): Promise<string> {
-  const { stdout } = await run('bash', [join(here, 'build-control-plane.sh')], { maxBuffer: 1 << 20, timeout: 3_600_000 });
+  const { stdout } = await run('bash', [join(here, 'build-control-plane.sh')], {
+    maxBuffer: 1 << 20,
+    timeout: 3_600_000,
+  });
   return stdout.trim().split('\n').at(-1)!;
 }
 
@@ -57,7 +60,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export function kubeconfigYaml(server: string, pki: Pick<Pki, 'caCert'>, user: { name: string; cert?: string; key?: string; token?: string }): string {
+export function kubeconfigYaml(
+  server: string,
+  pki: Pick<Pki, 'caCert'>,
+  user: { name: string; cert?: string; key?: string; token?: string },
+): string {
   const auth = user.token
     ? `    token: ${user.token}\n`
     : `    client-certificate: ${user.cert}\n    client-key: ${user.key}\n`;
@@ -106,16 +113,23 @@ async function waitReady(server: string, pki: Pki, proc: Managed, logFile: strin
 
 /** The real kube-controller-manager: garbage collection, namespaces, service accounts, Deployments. */
 function startControllerManager(binDir: string, dir: string, kubeconfig: string, pki: Pki): Managed {
-  return startManaged('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
-    `--kubeconfig=${kubeconfig}`,
-    `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`,
-    '--bind-address=127.0.0.1', '--secure-port=0',
-    '--leader-elect=false',
-    `--service-account-private-key-file=${pki.serviceAccountKey}`,
-    `--root-ca-file=${pki.caCert}`,
-    '--controllers=*,-node-ipam-controller,-node-lifecycle-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-taint-eviction-controller,-device-taint-eviction-controller',
-    '--v=0',
-  ], join(dir, 'kube-controller-manager.log'));
+  return startManaged(
+    'kube-controller-manager',
+    join(binDir, 'kube-controller-manager'),
+    [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      '--bind-address=127.0.0.1',
+      '--secure-port=0',
+      '--leader-elect=false',
+      `--service-account-private-key-file=${pki.serviceAccountKey}`,
+      `--root-ca-file=${pki.caCert}`,
+      '--controllers=*,-node-ipam-controller,-node-lifecycle-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-taint-eviction-controller,-device-taint-eviction-controller',
+      '--v=0',
+    ],
+    join(dir, 'kube-controller-manager.log'),
+  );
 }
 
 interface ApiServerSpec {
@@ -130,23 +144,31 @@ interface ApiServerSpec {
 
 function startApiServer(binDir: string, spec: ApiServerSpec): Managed {
   const { dir, pki } = spec;
-  return startManaged(spec.name, join(binDir, 'kube-apiserver'), [
-    ...apiServerEtcdFlags(spec.etcdUrl, pki),
-    `--secure-port=${spec.port}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1',
-    `--cert-dir=${join(dir, `${spec.name}-certs`)}`,
-    `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
-    `--client-ca-file=${pki.caCert}`,
-    // Node: kubelets (system:node:<name>) reach only their own Node and their Pods' objects.
-    '--authorization-mode=Node,RBAC',
-    '--enable-admission-plugins=NodeRestriction',
-    `--service-account-key-file=${pki.serviceAccountPub}`,
-    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
-    `--service-account-issuer=${spec.issuer}`,
-    '--service-cluster-ip-range=10.96.0.0/24',
-    '--allow-privileged=false',
-    '--enable-priority-and-fairness=false',
-    '--v=0',
-  ], join(dir, `${spec.name}.log`));
+  return startManaged(
+    spec.name,
+    join(binDir, 'kube-apiserver'),
+    [
+      ...apiServerEtcdFlags(spec.etcdUrl, pki),
+      `--secure-port=${spec.port}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--cert-dir=${join(dir, `${spec.name}-certs`)}`,
+      `--tls-cert-file=${pki.servingCert}`,
+      `--tls-private-key-file=${pki.servingKey}`,
+      `--client-ca-file=${pki.caCert}`,
+      // Node: kubelets (system:node:<name>) reach only their own Node and their Pods' objects.
+      '--authorization-mode=Node,RBAC',
+      '--enable-admission-plugins=NodeRestriction',
+      `--service-account-key-file=${pki.serviceAccountPub}`,
+      `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+      `--service-account-issuer=${spec.issuer}`,
+      '--service-cluster-ip-range=10.96.0.0/24',
+      '--allow-privileged=false',
+      '--enable-priority-and-fairness=false',
+      '--v=0',
+    ],
+    join(dir, `${spec.name}.log`),
+  );
 }
 
 /** What a second API server of a running plane needs, written next to its kubeconfig. */
@@ -174,7 +196,14 @@ export async function startExtraApiServer(dir: string): Promise<ExtraApiServer> 
   const facts = JSON.parse(await readFile(join(dir, PLANE_FILE), 'utf8')) as PlaneFacts;
   const port = await freePort();
   const server = `https://127.0.0.1:${port}`;
-  const proc = startApiServer(facts.binDir, { dir, pki: facts.pki, etcdUrl: facts.etcdUrl, port, issuer: facts.server, name });
+  const proc = startApiServer(facts.binDir, {
+    dir,
+    pki: facts.pki,
+    etcdUrl: facts.etcdUrl,
+    port,
+    issuer: facts.server,
+    name,
+  });
   try {
     await waitReady(server, facts.pki, proc, join(dir, `${name}.log`));
   } catch (error) {
@@ -182,7 +211,10 @@ export async function startExtraApiServer(dir: string): Promise<ExtraApiServer> 
     throw error;
   }
   const kubeconfig = join(dir, `${name}.kubeconfig`);
-  await writePrivateFile(kubeconfig, kubeconfigYaml(server, facts.pki, { name: 'admin', cert: facts.pki.adminCert, key: facts.pki.adminKey }));
+  await writePrivateFile(
+    kubeconfig,
+    kubeconfigYaml(server, facts.pki, { name: 'admin', cert: facts.pki.adminCert, key: facts.pki.adminKey }),
+  );
   return { server, kubeconfig, proc, stop: () => proc.stop() };
 }
 
@@ -194,7 +226,9 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   const server = `https://127.0.0.1:${apiPort}`;
   const procs: Supervised[] = [];
   const keep = async (name: string, start: () => Managed) => {
-    const kept = options.onSupervision ? await supervise(name, async () => start(), options.onSupervision) : unsupervised(start());
+    const kept = options.onSupervision
+      ? await supervise(name, async () => start(), options.onSupervision)
+      : unsupervised(start());
     procs.push(kept);
     return kept;
   };
@@ -203,7 +237,9 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
 
   const apiLog = join(dir, 'kube-apiserver.log');
   const etcdUrl = etcdUrlOf(etcdPort);
-  const apiserver = await keep('kube-apiserver', () => startApiServer(binDir, { dir, pki, etcdUrl, port: apiPort, issuer: server, name: 'kube-apiserver' }));
+  const apiserver = await keep('kube-apiserver', () =>
+    startApiServer(binDir, { dir, pki, etcdUrl, port: apiPort, issuer: server, name: 'kube-apiserver' }),
+  );
 
   const stop = async () => {
     for (const p of procs.reverse()) await p.stop();
@@ -217,9 +253,24 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   }
 
   const kubeconfig = join(dir, 'admin.kubeconfig');
-  await writePrivateFile(kubeconfig, kubeconfigYaml(server, pki, { name: 'admin', cert: pki.adminCert, key: pki.adminKey }));
+  await writePrivateFile(
+    kubeconfig,
+    kubeconfigYaml(server, pki, { name: 'admin', cert: pki.adminCert, key: pki.adminKey }),
+  );
   await writePrivateFile(join(dir, PLANE_FILE), JSON.stringify({ binDir, etcdUrl, server, pki } satisfies PlaneFacts));
 
-  if (options.controllerManager !== false) await keep('kube-controller-manager', () => startControllerManager(binDir, dir, kubeconfig, pki));
-  return { server, etcdUrl, kubeconfig, dir, binDir, pki, stop, get pids() { return procs.map((p) => p.current().child.pid!); } };
+  if (options.controllerManager !== false)
+    await keep('kube-controller-manager', () => startControllerManager(binDir, dir, kubeconfig, pki));
+  return {
+    server,
+    etcdUrl,
+    kubeconfig,
+    dir,
+    binDir,
+    pki,
+    stop,
+    get pids() {
+      return procs.map((p) => p.current().child.pid!);
+    },
+  };
 }

@@ -1,6 +1,11 @@
 // Installs the Session CRD from crds/ and waits until the API server serves it.
 import { readFileSync } from 'node:fs';
-import { ApiextensionsV1Api, loadYaml, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  loadYaml,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { isAlreadyExists } from '../../common/kube/errors.ts';
 import { CRD_PATH } from '../../common/session/crd-yaml.ts';
 
@@ -14,7 +19,10 @@ export async function installSessionCrd(kc: KubeConfig, timeoutMs = 30_000): Pro
   } catch (error) {
     if (!isAlreadyExists(error)) throw error;
     const current = await api.readCustomResourceDefinition({ name });
-    await api.replaceCustomResourceDefinition({ name, body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } } });
+    await api.replaceCustomResourceDefinition({
+      name,
+      body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } },
+    });
   }
   const deadline = Date.now() + timeoutMs;
   for (;;) {

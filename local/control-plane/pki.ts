@@ -33,9 +33,25 @@ async function openssl(args: string[]): Promise<void> {
 async function newCa(dir: string, name: string, subject: string): Promise<Ca> {
   const caKey = join(dir, `${name}.key`);
   const caCert = join(dir, `${name}.crt`);
-  await openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', caKey, '-out', caCert,
-    '-days', '365', '-subj', subject, '-addext', 'basicConstraints=critical,CA:TRUE',
-    '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature']);
+  await openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    caKey,
+    '-out',
+    caCert,
+    '-days',
+    '365',
+    '-subj',
+    subject,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+  ]);
   await chmod(caKey, 0o600);
   return { caCert, caKey };
 }
@@ -48,8 +64,24 @@ export async function signedCert(dir: string, name: string, subject: string, ext
   await writeFile(extFile, ext);
   await openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', subject]);
   await chmod(key, 0o600);
-  await openssl(['x509', '-req', '-in', csr, '-CA', pki.caCert, '-CAkey', pki.caKey, '-CAcreateserial',
-    '-out', cert, '-days', '365', '-sha256', '-extfile', extFile]);
+  await openssl([
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    pki.caCert,
+    '-CAkey',
+    pki.caKey,
+    '-CAcreateserial',
+    '-out',
+    cert,
+    '-days',
+    '365',
+    '-sha256',
+    '-extfile',
+    extFile,
+  ]);
   return { cert, key };
 }
 
@@ -62,10 +94,21 @@ const LOOPBACK_SERVER = 'subjectAltName=IP:127.0.0.1,DNS:localhost';
 /** etcd's CA, its certificate (serving clients and its peer port) and the API servers' client certificate. */
 async function etcdPki(dir: string) {
   const ca = await newCa(dir, 'etcd-ca', '/CN=tether-local-etcd-ca');
-  const etcd = await signedCert(dir, 'etcd', '/CN=etcd',
-    `${LOOPBACK_SERVER}\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n`, ca);
+  const etcd = await signedCert(
+    dir,
+    'etcd',
+    '/CN=etcd',
+    `${LOOPBACK_SERVER}\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
+    ca,
+  );
   const client = await clientCert(dir, 'apiserver-etcd-client', '/CN=kube-apiserver-etcd-client', ca);
-  return { etcdCaCert: ca.caCert, etcdCert: etcd.cert, etcdKey: etcd.key, etcdClientCert: client.cert, etcdClientKey: client.key };
+  return {
+    etcdCaCert: ca.caCert,
+    etcdCert: etcd.cert,
+    etcdKey: etcd.key,
+    etcdClientCert: client.cert,
+    etcdClientKey: client.key,
+  };
 }
 
 /**
@@ -76,8 +119,13 @@ export async function createPki(dir: string): Promise<Pki> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await chmod(dir, 0o700);
   const ca = await newCa(dir, 'ca', '/CN=tether-local-ca');
-  const serving = await signedCert(dir, 'serving', '/CN=kube-apiserver',
-    `${LOOPBACK_SERVER},DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`, ca);
+  const serving = await signedCert(
+    dir,
+    'serving',
+    '/CN=kube-apiserver',
+    `${LOOPBACK_SERVER},DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
+    ca,
+  );
   const admin = await clientCert(dir, 'admin', '/O=system:masters/CN=tether-admin', ca);
   const serviceAccountKey = join(dir, 'sa.key');
   const serviceAccountPub = join(dir, 'sa.pub');
@@ -86,9 +134,12 @@ export async function createPki(dir: string): Promise<Pki> {
   await openssl(['rsa', '-in', serviceAccountKey, '-pubout', '-out', serviceAccountPub]);
   return {
     ...ca,
-    servingCert: serving.cert, servingKey: serving.key,
-    adminCert: admin.cert, adminKey: admin.key,
-    serviceAccountKey, serviceAccountPub,
-    ...await etcdPki(dir),
+    servingCert: serving.cert,
+    servingKey: serving.key,
+    adminCert: admin.cert,
+    adminKey: admin.key,
+    serviceAccountKey,
+    serviceAccountPub,
+    ...(await etcdPki(dir)),
   };
 }

@@ -63,13 +63,23 @@ function openLog(logFile: string): number {
   return fd;
 }
 
-export function startManaged(name: string, bin: string, args: string[], logFile: string, options: ManagedOptions = {}): Managed {
+export function startManaged(
+  name: string,
+  bin: string,
+  args: string[],
+  logFile: string,
+  options: ManagedOptions = {},
+): Managed {
   hookExit();
-  if (options.user && !hasSetpriv) throw new Error(`${name}: running as uid ${options.user.uid} needs setpriv (util-linux)`);
+  if (options.user && !hasSetpriv)
+    throw new Error(`${name}: running as uid ${options.user.uid} needs setpriv (util-linux)`);
   const [cmd, cmdArgs] = hasSetpriv ? ['setpriv', [...setprivArgs(options), '--', bin, ...args]] : [bin, args];
   const log = createWriteStream('', { fd: openLog(logFile) });
   const child = spawn(cmd, cmdArgs, {
-    stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? inheritedEnv(), cwd: options.cwd, detached: options.group ?? false,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: options.env ?? inheritedEnv(),
+    cwd: options.cwd,
+    detached: options.group ?? false,
   });
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
@@ -110,8 +120,15 @@ export function startManaged(name: string, bin: string, args: string[], logFile:
 export async function untilHttpOk(url: string, proc: Managed, timeoutMs = 30_000, everyMs = 100): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${proc.name} exited (${proc.child.exitCode ?? proc.child.signalCode}) before ${url} answered`);
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null)
+      throw new Error(`${proc.name} exited (${proc.child.exitCode ?? proc.child.signalCode}) before ${url} answered`);
+    if (
+      await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     if (Date.now() > deadline) throw new Error(`${proc.name} did not answer ${url} within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, everyMs));
   }

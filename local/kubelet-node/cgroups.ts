@@ -21,7 +21,8 @@ export async function createCgroupRoot(name: string): Promise<string> {
     const path = join(hierarchy, name);
     await mkdir(path, { recursive: true });
     if (hierarchy.endsWith('/cpuset')) {
-      for (const file of ['cpuset.cpus', 'cpuset.mems']) await writeFile(join(path, file), await readFile(join(hierarchy, file)));
+      for (const file of ['cpuset.cpus', 'cpuset.mems'])
+        await writeFile(join(path, file), await readFile(join(hierarchy, file)));
     }
   }
   return `/${name}`;

@@ -65,7 +65,10 @@ async function waitForSocket(socket: string, proc: Managed, logFile: string, tim
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (proc.child.exitCode !== null) throw new Error(`containerd exited (${proc.child.exitCode}); see ${logFile}`);
-    const ok = await run('ctr', ['--address', socket, 'version']).then(() => true, () => false);
+    const ok = await run('ctr', ['--address', socket, 'version']).then(
+      () => true,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -29,7 +29,14 @@ export interface KubeletOptions {
 }
 
 /** What kubelet writes at start (unless protectKernelDefaults, which refuses to start instead). */
-const KERNEL_TUNABLES = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys', 'kernel/keys/root_maxbytes'];
+const KERNEL_TUNABLES = [
+  'vm/overcommit_memory',
+  'vm/panic_on_oom',
+  'kernel/panic',
+  'kernel/panic_on_oops',
+  'kernel/keys/root_maxkeys',
+  'kernel/keys/root_maxbytes',
+];
 
 async function readTunables(): Promise<Map<string, string>> {
   const values = await Promise.all(KERNEL_TUNABLES.map((name) => readFile(`/proc/sys/${name}`, 'utf8')));
@@ -40,7 +47,11 @@ async function restoreTunables(saved: Map<string, string>): Promise<void> {
   for (const [name, value] of saved) await writeFile(`/proc/sys/${name}`, value);
 }
 
-interface Layout { ports: { serving: number; healthz: number }; podLogsDir: string; cgroupRoot: string }
+interface Layout {
+  ports: { serving: number; healthz: number };
+  podLogsDir: string;
+  cgroupRoot: string;
+}
 
 function kubeletConfiguration(o: KubeletOptions, { ports, podLogsDir, cgroupRoot }: Layout): string {
   const config = {
@@ -85,8 +96,13 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
   const podLogsDir = join(o.dir, 'pod-logs');
   await Promise.all([pkiDir, rootDir, podLogsDir].map((d) => mkdir(d, { recursive: true })));
   const client = await clientCert(pkiDir, 'kubelet-client', `/O=system:nodes/CN=system:node:${o.nodeName}`, o.pki);
-  const serving = await signedCert(pkiDir, 'kubelet-serving', `/CN=${o.nodeName}`,
-    'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n', o.pki);
+  const serving = await signedCert(
+    pkiDir,
+    'kubelet-serving',
+    `/CN=${o.nodeName}`,
+    'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n',
+    o.pki,
+  );
   const kubeconfig = join(o.dir, 'kubelet.kubeconfig');
   await writeFile(kubeconfig, kubeconfigYaml(o.server, o.pki, { name: `system:node:${o.nodeName}`, ...client }));
   const ports = { serving: await freePort(), healthz: await freePort() };
@@ -95,14 +111,22 @@ export async function startKubelet(o: KubeletOptions): Promise<Kubelet> {
   await writeFile(configFile, kubeletConfiguration(o, { ports, podLogsDir, cgroupRoot }));
   const saved = await readTunables();
   const logFile = join(o.dir, 'kubelet.log');
-  const proc = startManaged('kubelet', join(o.binDir, 'kubelet'), [
-    `--config=${configFile}`, `--kubeconfig=${kubeconfig}`,
-    `--root-dir=${rootDir}`, `--cert-dir=${pkiDir}`,
-    `--tls-cert-file=${serving.cert}`, `--tls-private-key-file=${serving.key}`,
-    `--hostname-override=${o.nodeName}`,
-    `--node-labels=tether.dev/node-tier=kubelet`,
-    '--v=1',
-  ], logFile);
+  const proc = startManaged(
+    'kubelet',
+    join(o.binDir, 'kubelet'),
+    [
+      `--config=${configFile}`,
+      `--kubeconfig=${kubeconfig}`,
+      `--root-dir=${rootDir}`,
+      `--cert-dir=${pkiDir}`,
+      `--tls-cert-file=${serving.cert}`,
+      `--tls-private-key-file=${serving.key}`,
+      `--hostname-override=${o.nodeName}`,
+      `--node-labels=tether.dev/node-tier=kubelet`,
+      '--v=1',
+    ],
+    logFile,
+  );
   const stop = async () => {
     await proc.stop(10_000);
     await restoreTunables(saved);

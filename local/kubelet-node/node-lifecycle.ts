@@ -22,12 +22,18 @@ async function untaint(core: CoreV1Api, nodeName: string): Promise<void> {
   await core.replaceNode({ name: nodeName, body: { ...node, spec: { ...node.spec, taints } } });
 }
 
-export async function waitForNodeReady(kc: KubeConfig, nodeName: string, kubelet: Kubelet, timeoutMs = 120_000): Promise<void> {
+export async function waitForNodeReady(
+  kc: KubeConfig,
+  nodeName: string,
+  kubelet: Kubelet,
+  timeoutMs = 120_000,
+): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   const deadline = Date.now() + timeoutMs;
   let last = 'not registered';
   while (Date.now() < deadline) {
-    if (kubelet.process.child.exitCode !== null) throw new Error(`kubelet exited (${kubelet.process.child.exitCode}); see ${kubelet.logFile}`);
+    if (kubelet.process.child.exitCode !== null)
+      throw new Error(`kubelet exited (${kubelet.process.child.exitCode}); see ${kubelet.logFile}`);
     const node = await core.readNode({ name: nodeName }).catch(() => undefined);
     const ready = node?.status?.conditions?.find((c) => c.type === 'Ready');
     if (ready?.status === 'True') return untaint(core, nodeName);
@@ -47,7 +53,9 @@ async function drain(kc: KubeConfig, nodeName: string, timeoutMs: number): Promi
   const core = kc.makeApiClient(CoreV1Api);
   const deadline = Date.now() + timeoutMs;
   for (const pod of await podsOnNode(core, nodeName)) {
-    await core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, gracePeriodSeconds: 1 }).catch(() => undefined);
+    await core
+      .deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, gracePeriodSeconds: 1 })
+      .catch(() => undefined);
   }
   while (Date.now() < deadline && (await podsOnNode(core, nodeName)).length > 0) await sleep(500);
 }
@@ -63,14 +71,20 @@ async function killLeftoverTasks(containerd: Containerd): Promise<void> {
 
 /** Unmounts every mount under `dir`, deepest first (tmpfs of projected tokens, bind mounts of volumes). */
 export async function unmountUnder(dir: string): Promise<void> {
-  const mounts = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n')
+  const mounts = (await readFile('/proc/self/mountinfo', 'utf8'))
+    .split('\n')
     .map((line) => line.split(' ')[4] ?? '')
     .filter((point) => point === dir || point.startsWith(`${dir}/`))
     .sort((a, b) => b.length - a.length);
   for (const point of mounts) await run('umount', ['-l', point]).catch(() => undefined);
 }
 
-export async function removeEverything(kc: KubeConfig, nodeName: string, containerd: Containerd, kubelet: Kubelet | undefined): Promise<void> {
+export async function removeEverything(
+  kc: KubeConfig,
+  nodeName: string,
+  containerd: Containerd,
+  kubelet: Kubelet | undefined,
+): Promise<void> {
   if (kubelet && kubelet.process.child.exitCode === null) await drain(kc, nodeName, 30_000).catch(() => undefined);
   await killLeftoverTasks(containerd).catch(() => undefined);
 }

@@ -64,7 +64,12 @@ export async function startNodeTier(plane: ControlPlane): Promise<NodeTier> {
     const scheduler: Managed = await startScheduler(dir, binDir, plane.server, plane.pki);
     started.push({ stop: () => scheduler.stop() });
     kubelet = await startKubelet({
-      dir: join(dir, 'kubelet'), binDir, server: plane.server, pki: plane.pki, nodeName, runtimeEndpoint: containerd.endpoint,
+      dir: join(dir, 'kubelet'),
+      binDir,
+      server: plane.server,
+      pki: plane.pki,
+      nodeName,
+      runtimeEndpoint: containerd.endpoint,
     });
     started.push(kubelet);
     await waitForNodeReady(kc, nodeName, kubelet);

@@ -12,10 +12,10 @@ export async function startScheduler(dir: string, binDir: string, server: string
   const client = await clientCert(join(dir, 'pki'), 'kube-scheduler', '/CN=system:kube-scheduler', pki);
   const kubeconfig = join(dir, 'kube-scheduler.kubeconfig');
   await writeFile(kubeconfig, kubeconfigYaml(server, pki, { name: 'system:kube-scheduler', ...client }));
-  return startManaged('kube-scheduler', join(binDir, 'kube-scheduler'), [
-    `--kubeconfig=${kubeconfig}`,
-    '--leader-elect=false',
-    '--bind-address=127.0.0.1', '--secure-port=0',
-    '--v=0',
-  ], join(dir, 'kube-scheduler.log'));
+  return startManaged(
+    'kube-scheduler',
+    join(binDir, 'kube-scheduler'),
+    [`--kubeconfig=${kubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', '--secure-port=0', '--v=0'],
+    join(dir, 'kube-scheduler.log'),
+  );
 }

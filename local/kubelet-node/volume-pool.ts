@@ -17,7 +17,11 @@ function poolVolume(name: string, path: string, nodeName: string): V1PersistentV
       volumeMode: 'Filesystem',
       local: { path },
       nodeAffinity: {
-        required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [nodeName] }] }] },
+        required: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [nodeName] }] },
+          ],
+        },
       },
     },
   };

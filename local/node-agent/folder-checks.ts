@@ -25,12 +25,22 @@ function existingChain(dir: string): string[] {
 export function checkStoreFolder(store: string): void {
   for (const dir of existingChain(store)) {
     const { uid, mode } = statSync(dir);
-    const [problem, so] = uid !== 0 ? [`belongs to uid ${uid}`, 'an agent could put code on the runner\'s module path']
-      : mode & 0o022 ? [`is writable by users other than root (mode ${octal(mode)})`, 'an agent could put code on the runner\'s module path']
-        : (mode & 0o001) === 0 ? [`is closed to other users (mode ${octal(mode)})`, 'the containers\' users cannot reach the images'] : [];
+    const [problem, so] =
+      uid !== 0
+        ? [`belongs to uid ${uid}`, "an agent could put code on the runner's module path"]
+        : mode & 0o022
+          ? [
+              `is writable by users other than root (mode ${octal(mode)})`,
+              "an agent could put code on the runner's module path",
+            ]
+          : (mode & 0o001) === 0
+            ? [`is closed to other users (mode ${octal(mode)})`, "the containers' users cannot reach the images"]
+            : [];
     if (problem) {
-      throw new Error(`cannot keep the containers' images in ${store}: ${dir} ${problem}, so ${so}; `
-        + `set TETHER_IMAGE_DIR to a folder only root can write whose parents are open to all (the default is ${DEFAULT_IMAGE_DIR})`);
+      throw new Error(
+        `cannot keep the containers' images in ${store}: ${dir} ${problem}, so ${so}; ` +
+          `set TETHER_IMAGE_DIR to a folder only root can write whose parents are open to all (the default is ${DEFAULT_IMAGE_DIR})`,
+      );
     }
   }
 }
@@ -40,7 +50,9 @@ export function checkStateFolder(stateDir: string): void {
   for (const dir of existingChain(dirname(stateDir))) {
     const { mode } = statSync(dir);
     if ((mode & 0o001) === 0) {
-      throw new Error(`the containers' users cannot reach the state folder ${stateDir}: ${dir} is closed to other users (mode ${octal(mode)}); set TETHER_STATE_DIR to a folder outside it (for example TETHER_STATE_DIR=/var/lib/tether)`);
+      throw new Error(
+        `the containers' users cannot reach the state folder ${stateDir}: ${dir} is closed to other users (mode ${octal(mode)}); set TETHER_STATE_DIR to a folder outside it (for example TETHER_STATE_DIR=/var/lib/tether)`,
+      );
     }
   }
 }

@@ -33,8 +33,14 @@ export function containerUser(pod: V1Pod, container: V1Container, range: IdRange
   const own = container.securityContext ?? {};
   const uid = own.runAsUser ?? podContext.runAsUser ?? 0;
   const gid = own.runAsGroup ?? podContext.runAsGroup ?? uid;
-  const groups = [podContext.fsGroup, ...(podContext.supplementalGroups ?? [])].filter((g): g is number => g !== undefined);
-  return { uid: hostId(range, uid), gid: hostId(range, gid), groups: [...new Set(groups.map((g) => hostId(range, g)))] };
+  const groups = [podContext.fsGroup, ...(podContext.supplementalGroups ?? [])].filter(
+    (g): g is number => g !== undefined,
+  );
+  return {
+    uid: hostId(range, uid),
+    gid: hostId(range, gid),
+    groups: [...new Set(groups.map((g) => hostId(range, g)))],
+  };
 }
 
 /** The containers (regular and sidecar) that mount a volume. */
@@ -68,7 +74,11 @@ function shareWithGroup(dir: string, range: IdRange, group: number): void {
   const root = hostId(range, 0);
   const stat = statSync(dir);
   if (stat.uid === root && stat.gid === group && (stat.mode & 0o7777) === 0o2770) return;
-  applyTree(dir, { uid: (id) => rehome(range, id), gid: () => group, mode: (mode, isDir) => (isDir ? 0o2000 : 0) | ownerBits(mode) | (ownerBits(mode) >> 3) });
+  applyTree(dir, {
+    uid: (id) => rehome(range, id),
+    gid: () => group,
+    mode: (mode, isDir) => (isDir ? 0o2000 : 0) | ownerBits(mode) | (ownerBits(mode) >> 3),
+  });
   chmodSync(dir, 0o2770);
   chownSync(dir, root, group);
 }
@@ -103,7 +113,9 @@ export function claimVolume(dir: string, pod: V1Pod, volume: V1Volume, range: Id
   } else if (group !== undefined) {
     shareWithGroup(dir, range, group);
   } else {
-    throw new Error(`volume ${volume.name} is mounted by containers of different users and the Pod has no fsGroup: the local node cannot share it with them alone`);
+    throw new Error(
+      `volume ${volume.name} is mounted by containers of different users and the Pod has no fsGroup: the local node cannot share it with them alone`,
+    );
   }
 }
 

@@ -25,7 +25,9 @@ export const RUNNER_IMAGE: ImageContent = {
   name: 'tether-runner',
   paths: ['package.json', 'package-lock.json', 'common', 'runner-image'],
   packages: (repoRoot) => {
-    const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+    };
     return Object.keys(manifest.dependencies ?? {}).filter((name) => !RUNNER_IMAGE_UNINSTALLS.includes(name));
   },
   compileCache: { script: 'runner-image/compile-cache.ts', users: [RUNNER_UID, AGENT_UID] },
@@ -35,7 +37,15 @@ export const RUNNER_IMAGE: ImageContent = {
 export const IMAGE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** Names .dockerignore leaves out of the build context at any depth. */
-export const IGNORED_NAMES: readonly RegExp[] = [/\.test\.ts$/, /^node_modules$/, /^\.DS_Store$/, /^test-results$/, /^\.cache$/, /^\.tether-state$/, /\.log$/];
+export const IGNORED_NAMES: readonly RegExp[] = [
+  /\.test\.ts$/,
+  /^node_modules$/,
+  /^\.DS_Store$/,
+  /^test-results$/,
+  /^\.cache$/,
+  /^\.tether-state$/,
+  /\.log$/,
+];
 /** Files the image build deletes from node_modules (type declarations, source maps). */
 export const DROPPED_PACKAGE_FILES = /\.d\.[mc]?ts$|\.map$/;
 

@@ -32,8 +32,11 @@ function waitingStatuses(pod: V1Pod, images: readonly string[], reason: string) 
   const sidecars = new Set((pod.spec!.initContainers ?? []).map((c) => c.name));
   const status = (name: string, image: string) => {
     const missing = !images.includes(image);
-    const message = !missing ? undefined
-      : reason === 'ErrImagePull' ? `Failed to pull image "${image}": not found (the local node agent has ${images.join(', ')})` : `Back-off pulling image "${image}"`;
+    const message = !missing
+      ? undefined
+      : reason === 'ErrImagePull'
+        ? `Failed to pull image "${image}": not found (the local node agent has ${images.join(', ')})`
+        : `Back-off pulling image "${image}"`;
     const waiting = missing ? { reason, message } : { reason: 'ContainerCreating' };
     return { name, image, imageID: '', ready: false, started: false, restartCount: 0, state: { waiting } };
   };
@@ -44,16 +47,21 @@ function waitingStatuses(pod: V1Pod, images: readonly string[], reason: string) 
   };
 }
 
-export function imagePuller(images: readonly string[], patchStatus: (pod: V1Pod, status: object) => Promise<unknown>, wake: (key: string) => void): ImagePuller {
+export function imagePuller(
+  images: readonly string[],
+  patchStatus: (pod: V1Pod, status: object) => Promise<unknown>,
+  wake: (key: string) => void,
+): ImagePuller {
   const pulls = new Map<string, PullState>();
-  const report = (pod: V1Pod, reason: string) => patchStatus(pod, {
-    phase: 'Pending',
-    conditions: [
-      { type: 'PodScheduled', status: 'True', lastTransitionTime: new Date().toISOString() },
-      { type: 'Ready', status: 'False', reason: 'ContainersNotReady', lastTransitionTime: new Date().toISOString() },
-    ],
-    ...waitingStatuses(pod, images, reason),
-  });
+  const report = (pod: V1Pod, reason: string) =>
+    patchStatus(pod, {
+      phase: 'Pending',
+      conditions: [
+        { type: 'PodScheduled', status: 'True', lastTransitionTime: new Date().toISOString() },
+        { type: 'Ready', status: 'False', reason: 'ContainersNotReady', lastTransitionTime: new Date().toISOString() },
+      ],
+      ...waitingStatuses(pod, images, reason),
+    });
   const forget = (key: string) => {
     for (const timer of pulls.get(key)?.timers ?? []) clearTimeout(timer);
     pulls.delete(key);
@@ -72,7 +80,10 @@ export function imagePuller(images: readonly string[], patchStatus: (pod: V1Pod,
       if (!state || now >= state.attemptAt + retryAfter(state.attempts)) {
         forget(key);
         const attempts = (state?.attempts ?? 0) + 1;
-        const timers = [setTimeout(() => wake(key), BACK_OFF_REPORTED_AFTER_MS), setTimeout(() => wake(key), retryAfter(attempts))];
+        const timers = [
+          setTimeout(() => wake(key), BACK_OFF_REPORTED_AFTER_MS),
+          setTimeout(() => wake(key), retryAfter(attempts)),
+        ];
         pulls.set(key, { attempts, attemptAt: now, backOffReported: false, timers });
         await report(pod, 'ErrImagePull');
       } else if (!state.backOffReported && now >= state.attemptAt + BACK_OFF_REPORTED_AFTER_MS) {

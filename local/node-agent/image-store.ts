@@ -11,7 +11,16 @@
 //                                 /scratch         files being staged
 //                                 /checkout        the checkout's path: once it is gone, so is the image
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fillCompileCache } from '../compile-cache.ts';
 import { checkStoreFolder } from './folder-checks.ts';
@@ -56,7 +65,8 @@ function scratchFolder(dir: string): string {
   const scratch = join(dir, 'scratch');
   ownFolder(scratch);
   chmodSync(scratch, 0o700);
-  for (const name of readdirSync(scratch)) if (!alive(Number(name.split('-')[0]))) rmSync(join(scratch, name), { force: true });
+  for (const name of readdirSync(scratch))
+    if (!alive(Number(name.split('-')[0]))) rmSync(join(scratch, name), { force: true });
   return scratch;
 }
 
@@ -64,7 +74,8 @@ function scratchFolder(dir: string): string {
 export const imageFolder = (store: string, image: ImageContent, checkout: string): string =>
   join(store, `${image.name}-${createHash('sha256').update(realpathSync(checkout)).digest('hex').slice(0, 12)}`);
 
-const checkoutOf = (dir: string) => (existsSync(join(dir, 'checkout')) ? readFileSync(join(dir, 'checkout'), 'utf8') : undefined);
+const checkoutOf = (dir: string) =>
+  existsSync(join(dir, 'checkout')) ? readFileSync(join(dir, 'checkout'), 'utf8') : undefined;
 
 /** Removes the images staged from checkouts that are no longer there. */
 function pruneImagesOfGoneCheckouts(store: string): void {
@@ -77,7 +88,11 @@ function pruneImagesOfGoneCheckouts(store: string): void {
 /** Stages `image` from the checkout (see the file's comment) and runs its build step. */
 export async function stageImage(image: ImageContent, options: StageOptions): Promise<StagedImage> {
   if (!options.asUsers) {
-    const staged = { app: options.repoRoot, node: process.execPath, compileCache: join(options.stateDir, 'compile-cache') };
+    const staged = {
+      app: options.repoRoot,
+      node: process.execPath,
+      compileCache: join(options.stateDir, 'compile-cache'),
+    };
     mkdirSync(staged.compileCache, { recursive: true });
     await fillCompileCache(image, staged, [process.getuid?.() ?? 0], options.env, false);
     return staged;
@@ -92,10 +107,18 @@ export async function stageImage(image: ImageContent, options: StageOptions): Pr
   const app = stageFiles(checkout, imageFiles(checkout, image), join(dir, 'app'), scratch);
   const node = stageFiles(dirname(process.execPath), [basename(process.execPath)], join(dir, 'bin'), scratch);
   const staged = {
-    app: join(dir, 'app'), node: join(dir, 'bin', basename(process.execPath)), compileCache: join(dir, 'compile-cache'), path: `${join(dir, 'bin')}:${IMAGE_PATH}`,
+    app: join(dir, 'app'),
+    node: join(dir, 'bin', basename(process.execPath)),
+    compileCache: join(dir, 'compile-cache'),
+    path: `${join(dir, 'bin')}:${IMAGE_PATH}`,
   };
   ownFolder(staged.compileCache);
-  const counts = { linked: app.linked + node.linked, copied: app.copied + node.copied, kept: app.kept + node.kept, removed: app.removed + node.removed };
+  const counts = {
+    linked: app.linked + node.linked,
+    copied: app.copied + node.copied,
+    kept: app.kept + node.kept,
+    removed: app.removed + node.removed,
+  };
   const unchanged = counts.linked + counts.copied + counts.removed === 0;
   await fillCompileCache(image, staged, image.compileCache?.users ?? [], options.env, unchanged);
   return { ...staged, counts };

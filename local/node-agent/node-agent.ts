@@ -45,30 +45,49 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   let stopping = false;
   const baseEnv = { PATH: hostEnv().PATH, ...options.env };
 
-  if (options.runAsUsers && !canSwitchUser()) logger.warn('the local node agent is not root: every container runs as its user, without the per-container isolation a cluster gives');
+  if (options.runAsUsers && !canSwitchUser())
+    logger.warn(
+      'the local node agent is not root: every container runs as its user, without the per-container isolation a cluster gives',
+    );
   await registerNode(core, nodeName);
-  const heartbeat = setInterval(() => void markNodeReady(core, nodeName).catch((e) => logger.warn({ err: e }, 'node heartbeat failed')), 20_000);
+  const heartbeat = setInterval(
+    () => void markNodeReady(core, nodeName).catch((e) => logger.warn({ err: e }, 'node heartbeat failed')),
+    20_000,
+  );
 
   const patchStatus = (pod: V1Pod, status: object) =>
-    core.patchNamespacedPodStatus({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { status } }, mergePatch);
+    core.patchNamespacedPodStatus(
+      { name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { status } },
+      mergePatch,
+    );
 
   const puller = imagePuller(Object.keys(options.images), patchStatus, (key) => reconcile(key));
 
   async function start(key: string, pod: V1Pod) {
     startedHere.add(pod.metadata!.uid!);
-    const run = await runPod({
-      kubeConfig: kc, layout: options, logger, env: baseEnv, onOutput: (line) => options.onPodOutput?.(key, line),
-      patchStatus: (status) => patchStatus(pod, status),
-    }, key, pod);
+    const run = await runPod(
+      {
+        kubeConfig: kc,
+        layout: options,
+        logger,
+        env: baseEnv,
+        onOutput: (line) => options.onPodOutput?.(key, line),
+        patchStatus: (status) => patchStatus(pod, status),
+      },
+      key,
+      pod,
+    );
     if (!run) return;
     running.set(key, run);
-    void reported(run).catch((error) => {
-      // While stopping, stop() says once what it could not report.
-      if (!stopping) logger.error({ err: error, pod: key }, 'reporting pod exit failed');
-    }).finally(() => {
-      running.delete(key);
-      if (!stopping) reconcile(key);
-    });
+    void reported(run)
+      .catch((error) => {
+        // While stopping, stop() says once what it could not report.
+        if (!stopping) logger.error({ err: error, pod: key }, 'reporting pod exit failed');
+      })
+      .finally(() => {
+        running.delete(key);
+        if (!stopping) reconcile(key);
+      });
   }
 
   /** Stops every pod and waits for their exits to be reported; says once which the API server did not take. */
@@ -76,9 +95,14 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     const runs = [...running.entries()];
     await Promise.all(runs.map(([, run]) => run.stop(5000)));
     const outcomes = await Promise.allSettled(runs.map(([, run]) => reported(run)));
-    const failed = outcomes.flatMap((outcome, i) => (outcome.status === 'rejected' ? [{ pod: runs[i]![0], err: outcome.reason as Error }] : []));
+    const failed = outcomes.flatMap((outcome, i) =>
+      outcome.status === 'rejected' ? [{ pod: runs[i]![0], err: outcome.reason as Error }] : [],
+    );
     if (failed.length) {
-      logger.info({ pods: failed.map((f) => f.pod), reason: failed[0]!.err.message }, `stopping: the exit of ${failed.length} pod(s) was not reported (the API server did not answer); they stay as last reported`);
+      logger.info(
+        { pods: failed.map((f) => f.pod), reason: failed[0]!.err.message },
+        `stopping: the exit of ${failed.length} pod(s) was not reported (the API server did not answer); they stay as last reported`,
+      );
     }
   }
 
@@ -89,8 +113,11 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       logger.info({ pod: key, graceMs: grace }, 'stopping pod processes');
       await run.stop(grace);
     }
-    await core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, gracePeriodSeconds: 0 })
-      .catch((e) => { if (!isNotFound(e)) throw e; });
+    await core
+      .deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, gracePeriodSeconds: 0 })
+      .catch((e) => {
+        if (!isNotFound(e)) throw e;
+      });
   }
 
   async function handle(key: string, pod: V1Pod | undefined) {
@@ -103,7 +130,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     if (pod.metadata?.deletionTimestamp) return terminate(key, pod);
     if (!pod.spec?.nodeName) {
       await core.createNamespacedPodBinding({
-        name: pod.metadata!.name!, namespace: pod.metadata!.namespace!,
+        name: pod.metadata!.name!,
+        namespace: pod.metadata!.namespace!,
         body: { metadata: { name: pod.metadata!.name! }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } },
       });
       return;
@@ -112,7 +140,11 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     if (running.has(key) || startedHere.has(pod.metadata!.uid!) || phase === 'Succeeded' || phase === 'Failed') return;
     if (phase === 'Running') {
       // Bound here and reported running, but no process: this agent restarted underneath it.
-      await patchStatus(pod, { phase: 'Failed', reason: 'NodeAgentRestarted', message: 'the local node agent restarted while the pod ran' });
+      await patchStatus(pod, {
+        phase: 'Failed',
+        reason: 'NodeAgentRestarted',
+        message: 'the local node agent restarted while the pod ran',
+      });
       return;
     }
     if (await puller.ready(key, pod)) await start(key, pod);
@@ -121,7 +153,9 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   // One handler run per pod at a time; a change that arrives meanwhile is handled after it.
   const again = new Set<string>();
   const informer: Informer<V1Pod> = createInformer<V1Pod>({
-    kube: kc, path: options.namespace ? `/api/v1/namespaces/${options.namespace}/pods` : '/api/v1/pods', logger: logger.child({ informer: 'pods' }),
+    kube: kc,
+    path: options.namespace ? `/api/v1/namespaces/${options.namespace}/pods` : '/api/v1/pods',
+    logger: logger.child({ informer: 'pods' }),
   });
   function reconcile(key: string) {
     if (busy.has(key)) {
@@ -154,11 +188,16 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
 }
 
 /** The pod's exit, reported (a pod deleted meanwhile needs no report). */
-const reported = (run: PodRun) => run.finished.catch((e: unknown) => { if (!isNotFound(e)) throw e; });
+const reported = (run: PodRun) =>
+  run.finished.catch((e: unknown) => {
+    if (!isNotFound(e)) throw e;
+  });
 
 async function registerNode(core: CoreV1Api, name: string) {
   try {
-    await core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name, 'tether.dev/local': 'true' } } } });
+    await core.createNode({
+      body: { metadata: { name, labels: { 'kubernetes.io/hostname': name, 'tether.dev/local': 'true' } } },
+    });
   } catch (error) {
     if ((error as { code?: number }).code !== 409) throw error;
   }
@@ -167,15 +206,27 @@ async function registerNode(core: CoreV1Api, name: string) {
 
 async function markNodeReady(core: CoreV1Api, name: string) {
   const at = now();
-  await core.patchNodeStatus({
-    name,
-    body: {
-      status: {
-        capacity: { cpu: '2', memory: '8Gi', pods: '110' },
-        allocatable: { cpu: '2', memory: '8Gi', pods: '110' },
-        conditions: [{ type: 'Ready', status: 'True', reason: 'LocalNodeAgent', message: 'local node agent is running', lastHeartbeatTime: at, lastTransitionTime: at }],
-        addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+  await core.patchNodeStatus(
+    {
+      name,
+      body: {
+        status: {
+          capacity: { cpu: '2', memory: '8Gi', pods: '110' },
+          allocatable: { cpu: '2', memory: '8Gi', pods: '110' },
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'LocalNodeAgent',
+              message: 'local node agent is running',
+              lastHeartbeatTime: at,
+              lastTransitionTime: at,
+            },
+          ],
+          addresses: [{ type: 'InternalIP', address: '127.0.0.1' }],
+        },
       },
     },
-  }, mergePatch);
+    mergePatch,
+  );
 }

@@ -24,14 +24,17 @@ function resolveIn(packages: Record<string, LockEntry>, from: string, name: stri
 
 /** The folders (relative to `root`, e.g. `node_modules/pino`) of `names` and their dependencies. */
 export function packageClosure(root: string, names: readonly string[]): string[] {
-  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages?: Record<string, LockEntry> };
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+    packages?: Record<string, LockEntry>;
+  };
   const packages = lock.packages ?? {};
   const found = new Set<string>();
   const visit = (from: string, name: string, required: boolean) => {
     const key = resolveIn(packages, from, name);
     const installed = key !== undefined && !packages[key]!.dev && existsSync(join(root, key));
     if (!installed) {
-      if (required) throw new Error(`${name} (needed by ${from || 'package.json'}) is not installed in ${root}: run npm ci`);
+      if (required)
+        throw new Error(`${name} (needed by ${from || 'package.json'}) is not installed in ${root}: run npm ci`);
       return;
     }
     if (found.has(key)) return;

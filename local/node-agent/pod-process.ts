@@ -1,7 +1,15 @@
 // Turns each of a Pod's containers into a local process: command, env, working dir and the
 // volumes that container mounts mapped onto folders, its user, and a kubeconfig holding the
 // Pod's own ServiceAccount token when the container mounts it.
-import { AuthenticationV1Api, CoreV1Api, type KubeConfig, type V1Container, type V1EnvVar, type V1Pod, type V1Volume } from '@kubernetes/client-node';
+import {
+  AuthenticationV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  type V1Container,
+  type V1EnvVar,
+  type V1Pod,
+  type V1Volume,
+} from '@kubernetes/client-node';
 import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
 import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -42,17 +50,27 @@ export function mapPath(value: string, mounts: Array<[string, string]>): string 
 }
 
 export function podDir(layout: Pick<NodeLayout, 'stateDir'>, pod: V1Pod): string {
-  return join(layout.stateDir, 'pods', `${pod.metadata!.namespace}_${pod.metadata!.name}_${pod.metadata!.uid!.slice(0, 8)}`);
+  return join(
+    layout.stateDir,
+    'pods',
+    `${pod.metadata!.namespace}_${pod.metadata!.name}_${pod.metadata!.uid!.slice(0, 8)}`,
+  );
 }
 
 export function volumeDir(layout: Pick<NodeLayout, 'stateDir'>, pod: V1Pod, volume: V1Volume): string {
-  if (volume.persistentVolumeClaim) return join(layout.stateDir, 'volumes', pod.metadata!.namespace!, volume.persistentVolumeClaim.claimName);
+  if (volume.persistentVolumeClaim)
+    return join(layout.stateDir, 'volumes', pod.metadata!.namespace!, volume.persistentVolumeClaim.claimName);
   // Short: a Unix socket's path (the runner's agent channel) must fit in 107 bytes.
   if (volume.emptyDir) return join(layout.stateDir, 'e', pod.metadata!.uid!.slice(0, 8), volume.name);
   return join(podDir(layout, pod), 'volumes', volume.name);
 }
 
-async function tokenFor(kc: KubeConfig, pod: V1Pod, audience: string | undefined, expirationSeconds: number): Promise<string> {
+async function tokenFor(
+  kc: KubeConfig,
+  pod: V1Pod,
+  audience: string | undefined,
+  expirationSeconds: number,
+): Promise<string> {
   const api = kc.makeApiClient(CoreV1Api);
   const response = await api.createNamespacedServiceAccountToken({
     name: pod.spec!.serviceAccountName ?? 'default',
@@ -72,7 +90,12 @@ async function tokenFor(kc: KubeConfig, pod: V1Pod, audience: string | undefined
  * Writes projected volumes (tokens, CA, namespace), creates the other volume folders, and sets who
  * may use each (`range`: the Pod's host ids; undefined when every container runs as the node agent).
  */
-export async function materializeVolumes(kc: KubeConfig, layout: NodeLayout, pod: V1Pod, range: IdRange | undefined): Promise<void> {
+export async function materializeVolumes(
+  kc: KubeConfig,
+  layout: NodeLayout,
+  pod: V1Pod,
+  range: IdRange | undefined,
+): Promise<void> {
   const asUsers = range !== undefined;
   openStatePath(layout.stateDir, asUsers);
   passableDir(podDir(layout, pod), asUsers);
@@ -82,14 +105,21 @@ export async function materializeVolumes(kc: KubeConfig, layout: NodeLayout, pod
     await mkdir(dir, { recursive: true });
     for (const source of volume.projected?.sources ?? []) {
       if (source.serviceAccountToken) {
-        const token = await tokenFor(kc, pod, source.serviceAccountToken.audience, source.serviceAccountToken.expirationSeconds ?? 3600);
+        const token = await tokenFor(
+          kc,
+          pod,
+          source.serviceAccountToken.audience,
+          source.serviceAccountToken.expirationSeconds ?? 3600,
+        );
         await writeFile(join(dir, source.serviceAccountToken.path), token, { mode: 0o600 });
       }
       for (const item of source.configMap?.items ?? []) {
-        if (source.configMap?.name === 'kube-root-ca.crt') await writeFile(join(dir, item.path), await readFile(layout.caFile));
+        if (source.configMap?.name === 'kube-root-ca.crt')
+          await writeFile(join(dir, item.path), await readFile(layout.caFile));
       }
       for (const item of source.downwardAPI?.items ?? []) {
-        if (item.fieldRef?.fieldPath === 'metadata.namespace') await writeFile(join(dir, item.path), pod.metadata!.namespace!);
+        if (item.fieldRef?.fieldPath === 'metadata.namespace')
+          await writeFile(join(dir, item.path), pod.metadata!.namespace!);
         if (item.fieldRef?.fieldPath === 'metadata.name') await writeFile(join(dir, item.path), pod.metadata!.name!);
       }
     }
@@ -114,9 +144,13 @@ async function envValue(kc: KubeConfig, pod: V1Pod, env: V1EnvVar): Promise<stri
   if (!ref) return undefined;
   try {
     const data = from?.secretKeyRef
-      ? Object.fromEntries(Object.entries((await api.readNamespacedSecret({ name: ref.name!, namespace })).data ?? {})
-        .map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]))
-      : (await api.readNamespacedConfigMap({ name: ref.name!, namespace })).data ?? {};
+      ? Object.fromEntries(
+          Object.entries((await api.readNamespacedSecret({ name: ref.name!, namespace })).data ?? {}).map(([k, v]) => [
+            k,
+            Buffer.from(v, 'base64').toString('utf8'),
+          ]),
+        )
+      : ((await api.readNamespacedConfigMap({ name: ref.name!, namespace })).data ?? {});
     if (data[ref.key] !== undefined) return data[ref.key];
   } catch (error) {
     if (!ref.optional) throw error;
@@ -145,7 +179,13 @@ function privateTmp(layout: NodeLayout, pod: V1Pod, container: V1Container, user
   return dir;
 }
 
-async function writeKubeconfig(layout: NodeLayout, pod: V1Pod, container: V1Container, saDir: string, user: User | undefined): Promise<string> {
+async function writeKubeconfig(
+  layout: NodeLayout,
+  pod: V1Pod,
+  container: V1Container,
+  saDir: string,
+  user: User | undefined,
+): Promise<string> {
   const kubeconfig = join(podDir(layout, pod), `${container.name}.kubeconfig`);
   const token = (await readFile(join(saDir, 'token'), 'utf8')).trim();
   // The projected ca.crt, which the container's user may read (the control plane's own folder is closed to it).
@@ -158,10 +198,18 @@ async function writeKubeconfig(layout: NodeLayout, pod: V1Pod, container: V1Cont
 
 /** Everything needed to start one container as a local process (volumes already materialized). */
 export async function containerProcess(
-  kc: KubeConfig, layout: NodeLayout, pod: V1Pod, container: V1Container, nodeEnv: Record<string, string>, range: IdRange | undefined,
+  kc: KubeConfig,
+  layout: NodeLayout,
+  pod: V1Pod,
+  container: V1Container,
+  nodeEnv: Record<string, string>,
+  range: IdRange | undefined,
 ): Promise<LocalProcessSpec> {
   const image = layout.images[container.image ?? ''];
-  if (!image) throw new Error(`pod ${pod.metadata!.name}: container ${container.name}'s image ${container.image} is not on this node`);
+  if (!image)
+    throw new Error(
+      `pod ${pod.metadata!.name}: container ${container.name}'s image ${container.image} is not on this node`,
+    );
   const volumes = new Map((pod.spec!.volumes ?? []).map((v) => [v.name, volumeDir(layout, pod, v)]));
   const mounts: Array<[string, string]> = [['/app', image.app]];
   for (const mount of container.volumeMounts ?? []) {
@@ -171,8 +219,14 @@ export async function containerProcess(
   mounts.sort((a, b) => b[0].length - a[0].length);
 
   const user = containerUser(pod, container, range);
-  const cache = user ? compileCacheOf(image, user.uid, user.gid, containerIdOf(user.uid)) : compileCacheOf(image, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
-  const env: Record<string, string> = { ...nodeEnv, ...(image.path ? { PATH: image.path } : {}), NODE_COMPILE_CACHE: cache };
+  const cache = user
+    ? compileCacheOf(image, user.uid, user.gid, containerIdOf(user.uid))
+    : compileCacheOf(image, process.getuid?.() ?? 0, process.getgid?.() ?? 0);
+  const env: Record<string, string> = {
+    ...nodeEnv,
+    ...(image.path ? { PATH: image.path } : {}),
+    NODE_COMPILE_CACHE: cache,
+  };
   for (const item of container.env ?? []) {
     const value = await envValue(kc, pod, item);
     if (value !== undefined) env[item.name] = mapPath(value, mounts);
@@ -180,8 +234,13 @@ export async function containerProcess(
   if (user && env.TMPDIR === undefined) env.TMPDIR = privateTmp(layout, pod, container, user);
   const saDir = mounts.find(([inside]) => inside === SERVICE_ACCOUNT_DIR)?.[1];
   if (saDir) env.KUBECONFIG = await writeKubeconfig(layout, pod, container, saDir, user);
-  const [command, ...args] = [...(container.command ?? []), ...(container.args ?? [])].map((part) => mapPath(part, mounts));
-  if (!command) throw new Error(`pod ${pod.metadata!.name}: container ${container.name} has no command (the local node agent does not read images)`);
+  const [command, ...args] = [...(container.command ?? []), ...(container.args ?? [])].map((part) =>
+    mapPath(part, mounts),
+  );
+  if (!command)
+    throw new Error(
+      `pod ${pod.metadata!.name}: container ${container.name} has no command (the local node agent does not read images)`,
+    );
   return {
     container: container.name,
     command: command === 'node' ? image.node : command,

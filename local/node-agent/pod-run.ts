@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import type pino from 'pino';
 import { startManaged, type Managed } from '../control-plane/processes.ts';
 import { podIdRange } from './identity.ts';
-import { containerProcess, materializeVolumes, podContainers, podDir, type LocalProcessSpec, type NodeLayout } from './pod-process.ts';
+import {
+  containerProcess,
+  materializeVolumes,
+  podContainers,
+  podDir,
+  type LocalProcessSpec,
+  type NodeLayout,
+} from './pod-process.ts';
 
 export interface PodRunDeps {
   kubeConfig: KubeConfig;
@@ -36,16 +43,33 @@ interface Running {
 }
 
 function statuses(pod: V1Pod, running: Running[], sidecars: boolean): V1ContainerStatus[] {
-  return running.filter((r) => r.sidecar === sidecars).map((r) => {
-    const container = podContainers(pod).find((c) => c.name === r.spec.container)!;
-    const ready = 'running' in r.state;
-    return { name: r.spec.container, image: container.image ?? 'local', imageID: 'local', ready, started: ready, restartCount: 0, state: r.state } as V1ContainerStatus;
-  });
+  return running
+    .filter((r) => r.sidecar === sidecars)
+    .map((r) => {
+      const container = podContainers(pod).find((c) => c.name === r.spec.container)!;
+      const ready = 'running' in r.state;
+      return {
+        name: r.spec.container,
+        image: container.image ?? 'local',
+        imageID: 'local',
+        ready,
+        started: ready,
+        restartCount: 0,
+        state: r.state,
+      } as V1ContainerStatus;
+    });
 }
 
 async function startError(deps: PodRunDeps, pod: V1Pod, error: Error): Promise<void> {
   const terminated = { terminated: { exitCode: 128, reason: 'StartError', message: error.message, finishedAt: now() } };
-  const containerStatuses = pod.spec!.containers.map((c) => ({ name: c.name, image: c.image ?? 'local', imageID: 'local', ready: false, restartCount: 0, state: terminated }));
+  const containerStatuses = pod.spec!.containers.map((c) => ({
+    name: c.name,
+    image: c.image ?? 'local',
+    imageID: 'local',
+    ready: false,
+    restartCount: 0,
+    state: terminated,
+  }));
   await deps.patchStatus({ phase: 'Failed', message: error.message, containerStatuses });
 }
 
@@ -56,7 +80,9 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
   try {
     const range = podIdRange(deps.layout.stateDir, pod, deps.layout.runAsUsers ?? false);
     await materializeVolumes(deps.kubeConfig, deps.layout, pod, range);
-    specs = await Promise.all(podContainers(pod).map((c) => containerProcess(deps.kubeConfig, deps.layout, pod, c, deps.env, range)));
+    specs = await Promise.all(
+      podContainers(pod).map((c) => containerProcess(deps.kubeConfig, deps.layout, pod, c, deps.env, range)),
+    );
   } catch (error) {
     deps.logger.error({ err: error, pod: key }, 'cannot start pod');
     await startError(deps, pod, error as Error);
@@ -65,17 +91,36 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
   const dir = podDir(deps.layout, pod);
   const startedAt = now();
   const running: Running[] = specs.map((spec) => ({
-    spec, sidecar: sidecarNames.has(spec.container), startedAt, state: { running: { startedAt } },
+    spec,
+    sidecar: sidecarNames.has(spec.container),
+    startedAt,
+    state: { running: { startedAt } },
     proc: startManaged(`${key}/${spec.container}`, spec.command, spec.args, join(dir, `${spec.container}.log`), {
-      env: spec.env, cwd: spec.cwd, group: true, user: spec.user, onLine: deps.onOutput,
+      env: spec.env,
+      cwd: spec.cwd,
+      group: true,
+      user: spec.user,
+      onLine: deps.onOutput,
     }),
   }));
-  deps.logger.info({ pod: key, containers: running.map((r) => ({ name: r.spec.container, pid: r.proc.child.pid, uid: r.spec.user?.uid })) }, 'pod processes started');
-  const report = (extra: object = {}) => deps.patchStatus({
-    containerStatuses: statuses(pod, running, false), initContainerStatuses: statuses(pod, running, true), ...extra,
-  });
+  deps.logger.info(
+    {
+      pod: key,
+      containers: running.map((r) => ({ name: r.spec.container, pid: r.proc.child.pid, uid: r.spec.user?.uid })),
+    },
+    'pod processes started',
+  );
+  const report = (extra: object = {}) =>
+    deps.patchStatus({
+      containerStatuses: statuses(pod, running, false),
+      initContainerStatuses: statuses(pod, running, true),
+      ...extra,
+    });
   await report({
-    phase: 'Running', hostIP: '127.0.0.1', podIP: '127.0.0.1', startTime: startedAt,
+    phase: 'Running',
+    hostIP: '127.0.0.1',
+    podIP: '127.0.0.1',
+    startTime: startedAt,
     conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: startedAt }],
   });
 
@@ -83,7 +128,14 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
     const code = await r.proc.exited;
     const signal = r.proc.child.signalCode;
     const exitCode = code ?? (signal === 'SIGKILL' ? 137 : 143);
-    r.state = { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: r.startedAt, finishedAt: now() } };
+    r.state = {
+      terminated: {
+        exitCode,
+        reason: exitCode === 0 ? 'Completed' : 'Error',
+        startedAt: r.startedAt,
+        finishedAt: now(),
+      },
+    };
     deps.logger.info({ pod: key, container: r.spec.container, exitCode, signal }, 'container exited');
     return exitCode;
   };

@@ -5,7 +5,20 @@
 // left alone, so a warm run only reads metadata; anything else in the folder is removed. Each
 // file is written beside the store and renamed into place: a process reading the folder sees
 // the old file or the new one, and two stagers of the same files do not disturb each other.
-import { chmodSync, chownSync, copyFileSync, constants, linkSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, utimesSync, type Stats } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  constants,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  utimesSync,
+  type Stats,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 
 export interface StageCounts {
@@ -24,8 +37,13 @@ const linkable = (source: Stats) => source.uid === 0 && (source.mode & 0o7777) =
 function isCurrent(source: Stats, target: Stats | undefined): boolean {
   if (!target?.isFile()) return false;
   if (linkable(source)) return target.ino === source.ino && target.dev === source.dev;
-  return target.ino !== source.ino && target.uid === 0 && (target.mode & 0o7777) === modeFor(source)
-    && target.size === source.size && Math.abs(target.mtimeMs - source.mtimeMs) < 1; // utimes takes seconds as a double
+  return (
+    target.ino !== source.ino &&
+    target.uid === 0 &&
+    (target.mode & 0o7777) === modeFor(source) &&
+    target.size === source.size &&
+    Math.abs(target.mtimeMs - source.mtimeMs) < 1
+  ); // utimes takes seconds as a double
 }
 
 /** A root-owned 0755 folder at `dir`, and at each parent it makes (whatever was at `dir` before is replaced). */
@@ -89,7 +107,12 @@ function prune(dir: string, relative: string, files: Set<string>, folders: Set<s
  * Stages `files` (paths relative to `sourceRoot`) at the same paths under `targetRoot`.
  * `scratch` is a root-only folder on the target's file system for the files being written.
  */
-export function stageFiles(sourceRoot: string, files: readonly string[], targetRoot: string, scratch: string): StageCounts {
+export function stageFiles(
+  sourceRoot: string,
+  files: readonly string[],
+  targetRoot: string,
+  scratch: string,
+): StageCounts {
   const counts: StageCounts = { linked: 0, copied: 0, kept: 0, removed: 0 };
   const folders = new Set<string>();
   for (const file of files) for (let dir = dirname(file); dir !== '.'; dir = dirname(dir)) folders.add(dir);
@@ -98,7 +121,8 @@ export function stageFiles(sourceRoot: string, files: readonly string[], targetR
   for (const file of files) {
     const sourcePath = join(sourceRoot, file);
     const source = lstatSync(sourcePath);
-    if (!source.isFile()) throw new Error(`cannot stage ${sourcePath}: not a regular file (the image takes files only)`);
+    if (!source.isFile())
+      throw new Error(`cannot stage ${sourcePath}: not a regular file (the image takes files only)`);
     const target = join(targetRoot, file);
     if (isCurrent(source, lstatSync(target, { throwIfNoEntry: false }))) counts.kept++;
     else if (place(sourcePath, source, target, scratch)) counts.linked++;

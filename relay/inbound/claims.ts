@@ -47,7 +47,9 @@ export class ConfigMapClaims implements MessageClaims {
       if (taken !== undefined) return taken.split(' ')[1] === this.o.owner;
       try {
         this.last = await this.api.replaceNamespacedConfigMap({
-          namespace: this.o.namespace, name: this.o.name, body: { ...current, data: this.withEntry(current.data ?? {}, key) },
+          namespace: this.o.namespace,
+          name: this.o.name,
+          body: { ...current, data: this.withEntry(current.data ?? {}, key) },
         });
         return true;
       } catch (error) {

@@ -47,4 +47,8 @@ export function readRepoKeyword(text: string): { name?: string } | undefined {
 }
 
 /** A name the user typed, safe to echo: at most 30 characters, anything but [a-z0-9._-] shown as "?". */
-export const echoName = (name: string) => [...name].slice(0, 30).map((c) => (/^[a-z0-9._-]$/i.test(c) ? c : '?')).join('') + ([...name].length > 30 ? '…' : '');
+export const echoName = (name: string) =>
+  [...name]
+    .slice(0, 30)
+    .map((c) => (/^[a-z0-9._-]$/i.test(c) ? c : '?'))
+    .join('') + ([...name].length > 30 ? '…' : '');

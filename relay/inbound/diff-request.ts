@@ -6,9 +6,14 @@ import { LIMITS, type Session } from '../../common/session/schema.ts';
 import { text } from '../text.ts';
 import type { SessionApi } from '../session-store.ts';
 
-export async function askDiff(sessions: SessionApi, namespace: string, current: Session | undefined, asked: string): Promise<string | undefined> {
+export async function askDiff(
+  sessions: SessionApi,
+  namespace: string,
+  current: Session | undefined,
+  asked: string,
+): Promise<string | undefined> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const session = current && await sessions.get(namespace, current.metadata.name!);
+    const session = current && (await sessions.get(namespace, current.metadata.name!));
     const files = session?.status?.result?.diffFiles;
     if (!session || session.status?.pending?.kind !== 'changes' || !files) return text.noDiff();
     const file = matchDiffFile(files.names, asked);
@@ -17,7 +22,8 @@ export async function askDiff(sessions: SessionApi, namespace: string, current: 
     if (requests.length >= LIMITS.diffRequests) return text.diffLimit(LIMITS.diffRequests);
     try {
       await sessions.patch(namespace, session.metadata.name!, {
-        metadata: { resourceVersion: session.metadata.resourceVersion }, spec: { diffRequests: [...requests, file] },
+        metadata: { resourceVersion: session.metadata.resourceVersion },
+        spec: { diffRequests: [...requests, file] },
       });
       return undefined;
     } catch (error) {

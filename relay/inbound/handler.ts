@@ -10,7 +10,12 @@ import { maskPhone, phoneHash } from '../../common/session/display.ts';
 import { ANNOTATION_RECEIVED_AT } from '../../common/session/order.ts';
 import type { SessionDefaults } from '../../common/session/defaults.ts';
 import {
-  ANNOTATION_ACCEPTED_BY, ANNOTATION_DELIVERED, LABEL_PART_OF, LABEL_PHONE_HASH, LABEL_REPO, commandSessionName,
+  ANNOTATION_ACCEPTED_BY,
+  ANNOTATION_DELIVERED,
+  LABEL_PART_OF,
+  LABEL_PHONE_HASH,
+  LABEL_REPO,
+  commandSessionName,
 } from '../../common/session/names.ts';
 import { LIMITS, type Session, type SessionImage, type SessionSpec } from '../../common/session/schema.ts';
 import { nameFromUrl } from '../repos.ts';
@@ -85,7 +90,17 @@ export type InboundOutcome = 'duplicate' | Route['kind'];
 const RECENT_IDS = 10_000;
 const RETRY = { baseMs: 250, maxMs: 5_000 };
 /** Routes whose meaning does not depend on the phone's state: a copy only repeats a reply. */
-const STATELESS = new Set<Route['kind']>(['help', 'status', 'empty', 'repo', 'unknownRepo', 'repoUsage', 'planUsage', 'mediaRefused', 'imageNotNow']);
+const STATELESS = new Set<Route['kind']>([
+  'help',
+  'status',
+  'empty',
+  'repo',
+  'unknownRepo',
+  'repoUsage',
+  'planUsage',
+  'mediaRefused',
+  'imageNotNow',
+]);
 const CREATES = new Set<Route['kind']>(['start', 'queue']);
 
 class Duplicate extends Error {}
@@ -100,7 +115,12 @@ export class InboundHandler {
 
   constructor(options: InboundOptions) {
     this.o = options;
-    this.repos = options.repos ?? new PhoneRepos([{ name: nameFromUrl(options.repo.url), baseBranch: 'main', ...options.repo }], new MemoryRepoChoices());
+    this.repos =
+      options.repos ??
+      new PhoneRepos(
+        [{ name: nameFromUrl(options.repo.url), baseBranch: 'main', ...options.repo }],
+        new MemoryRepoChoices(),
+      );
     this.limit = concurrencyLimit(options.concurrency ?? INBOUND_CONCURRENCY);
   }
 
@@ -114,7 +134,9 @@ export class InboundHandler {
     } catch (error) {
       this.o.metrics.inboundFailures.inc();
       this.o.logger.error({ phoneHash: phoneHash(message.from), err: error }, 'could not act on an inbound message');
-      await this.o.lanes.run(message.from, () => this.o.outbox.deliver(message.from, [{ text: text.failedToAccept() }]));
+      await this.o.lanes.run(message.from, () =>
+        this.o.outbox.deliver(message.from, [{ text: text.failedToAccept() }]),
+      );
       return 'failed';
     }
   }
@@ -127,9 +149,11 @@ export class InboundHandler {
     // The phone's lane is taken before any round trip, so its messages are acted on in arrival order.
     return this.o.lanes.run(message.from, async () => {
       const context = { ...this.o.phones.context(message.from), repos: this.repos.names };
-      const r = given ?? (message.payload !== undefined
-        ? routeTap(message.payload, context, this.o.defaults.maxQueued)
-        : routeMessage(message, context, this.o.defaults.maxQueued));
+      const r =
+        given ??
+        (message.payload !== undefined
+          ? routeTap(message.payload, context, this.o.defaults.maxQueued)
+          : routeMessage(message, context, this.o.defaults.maxQueued));
       if (!given) await this.o.onRouted?.(message.id, r);
       let reply: string | undefined;
       try {
@@ -157,13 +181,19 @@ export class InboundHandler {
       } catch (error) {
         if (error instanceof Duplicate || Date.now() >= giveUpAt) throw error;
         this.o.logger.warn({ err: error, failures }, 'inbound message: API call failed; retrying');
-        await new Promise((r) => setTimeout(r, Math.min(backoffDelay(failures, RETRY.baseMs, RETRY.maxMs), Math.max(0, giveUpAt - Date.now()))));
+        await new Promise((r) =>
+          setTimeout(
+            r,
+            Math.min(backoffDelay(failures, RETRY.baseMs, RETRY.maxMs), Math.max(0, giveUpAt - Date.now())),
+          ),
+        );
       }
     }
   }
 
   private async claimAndAct(message: InboundMessage, r: Route): Promise<string | undefined> {
-    if (!STATELESS.has(r.kind) && !CREATES.has(r.kind) && !(await this.o.claims.claim(message.id))) throw new Duplicate();
+    if (!STATELESS.has(r.kind) && !CREATES.has(r.kind) && !(await this.o.claims.claim(message.id)))
+      throw new Duplicate();
     this.o.phones.noteInbound(message.from);
     return this.act(message, r);
   }
@@ -174,31 +204,56 @@ export class InboundHandler {
     const log = this.o.logger.child({ phoneHash: phoneHash(phone) });
     log.info({ route: r.kind, transport: message.transport }, 'inbound message');
     switch (r.kind) {
-      case 'empty': return text.empty();
-      case 'help': return text.help(await this.repos.summary(phone));
-      case 'repo': case 'unknownRepo': case 'repoUsage': case 'planUsage': return this.repos.answer(phone, r);
-      case 'tooLong': return text.tooLong(LIMITS.promptChars);
-      case 'nothingPending': return text.nothingPending();
-      case 'queueFull': return text.queueFull(this.o.defaults.maxQueued);
-      case 'instructions': return text.instructions(r.pending, r.hint);
-      case 'stale': return text.requestClosed();
-      case 'badTap': return text.unknownButton();
+      case 'empty':
+        return text.empty();
+      case 'help':
+        return text.help(await this.repos.summary(phone));
+      case 'repo':
+      case 'unknownRepo':
+      case 'repoUsage':
+      case 'planUsage':
+        return this.repos.answer(phone, r);
+      case 'tooLong':
+        return text.tooLong(LIMITS.promptChars);
+      case 'nothingPending':
+        return text.nothingPending();
+      case 'queueFull':
+        return text.queueFull(this.o.defaults.maxQueued);
+      case 'instructions':
+        return text.instructions(r.pending, r.hint);
+      case 'stale':
+        return text.requestClosed();
+      case 'badTap':
+        return text.unknownButton();
       case 'status': {
         const shown = view.session ?? view.open[0];
         const repos = await this.repos.summary(phone);
         const spend = this.o.cost && text.spendToday(this.spentToday(phone), this.o.cost.dailyUsd);
-        return [shown ? text.status(shown, view.open.length - 1, Date.now(), repos !== undefined) : text.idle(), repos, spend].filter(Boolean).join('\n');
+        return [
+          shown ? text.status(shown, view.open.length - 1, Date.now(), repos !== undefined) : text.idle(),
+          repos,
+          spend,
+        ]
+          .filter(Boolean)
+          .join('\n');
       }
       case 'cancel': {
         if (!view.open.length) return text.nothingToCancel();
         // Queued ones first: when the active one ends, its queue is already marked as the user's cancel.
         const queuedFirst = [...view.open].sort((a, b) => Number(a === view.session) - Number(b === view.session));
-        for (const s of queuedFirst) await this.o.sessions.patch(this.o.namespace, s.metadata.name!, { spec: { cancel: true } });
+        for (const s of queuedFirst)
+          await this.o.sessions.patch(this.o.namespace, s.metadata.name!, { spec: { cancel: true } });
         const first = view.session ?? view.open[0]!;
         return text.cancelling(first.metadata.name!, view.open.length - 1);
       }
-      case 'mediaRefused': return r.media === 'other' ? text.mediaRefused() : r.media === 'audio' ? text.audioNotSupported() : text.stickerRefused();
-      case 'imageNotNow': return text.imageNotNow();
+      case 'mediaRefused':
+        return r.media === 'other'
+          ? text.mediaRefused()
+          : r.media === 'audio'
+            ? text.audioNotSupported()
+            : text.stickerRefused();
+      case 'imageNotNow':
+        return text.imageNotNow();
       case 'start':
       case 'queue': {
         const spent = this.o.cost && this.spentToday(phone);
@@ -211,11 +266,14 @@ export class InboundHandler {
         const created = await this.create(message, r, r.kind === 'queue', images);
         log.info({ session: created.metadata.name }, 'session created');
         const repo = this.repos.names.length > 1 ? created.metadata.labels?.[LABEL_REPO] : undefined;
-        return r.kind === 'start' ? text.started(created.metadata.name!, { plan: r.mode === 'plan', repo }) : text.queued(r.position);
+        return r.kind === 'start'
+          ? text.started(created.metadata.name!, { plan: r.mode === 'plan', repo })
+          : text.queued(r.position);
       }
       case 'decide':
         return this.decide(r.session, r.decision, `${message.transport}:${maskPhone(phone)}`);
-      case 'diff': return askDiff(this.o.sessions, this.o.namespace, view.session, r.file);
+      case 'diff':
+        return askDiff(this.o.sessions, this.o.namespace, view.session, r.file);
     }
   }
 
@@ -232,12 +290,18 @@ export class InboundHandler {
   }
 
   /** One write: the Session, named from the message id, is also the message's idempotency record. */
-  private async create(message: InboundMessage, command: { prompt: string } & CommandOptions, queued: boolean, images?: SessionImage[]): Promise<Session> {
+  private async create(
+    message: InboundMessage,
+    command: { prompt: string } & CommandOptions,
+    queued: boolean,
+    images?: SessionImage[],
+  ): Promise<Session> {
     const phone = message.from;
     const name = commandSessionName(phone, message.id);
     const made = await this.repos.spec(phone, command.prompt, command, this.o.defaults, this.o.phones);
     const spec: SessionSpec = {
-      ...made.spec, ...(images?.length ? { images } : {}),
+      ...made.spec,
+      ...(images?.length ? { images } : {}),
       ...(this.o.cost?.runPauseUsd ? { costPauseUsd: this.o.cost.runPauseUsd } : {}),
     };
     const { repo } = made;
@@ -248,7 +312,8 @@ export class InboundHandler {
     };
     try {
       const session = await this.o.sessions.create(this.o.namespace, name, spec, {
-        labels: { [LABEL_PHONE_HASH]: phoneHash(phone), [LABEL_PART_OF]: 'tether', [LABEL_REPO]: repo }, annotations,
+        labels: { [LABEL_PHONE_HASH]: phoneHash(phone), [LABEL_PART_OF]: 'tether', [LABEL_REPO]: repo },
+        annotations,
       });
       this.o.phones.remember(session);
       return session;
@@ -256,7 +321,8 @@ export class InboundHandler {
       if (!isAlreadyExists(error)) throw error;
       // Created before: by this journal before a restart (answer again), or by a copy elsewhere.
       const existing = await this.o.sessions.get(this.o.namespace, name);
-      if (!this.o.owner || existing?.metadata.annotations?.[ANNOTATION_ACCEPTED_BY] !== this.o.owner) throw new Duplicate();
+      if (!this.o.owner || existing?.metadata.annotations?.[ANNOTATION_ACCEPTED_BY] !== this.o.owner)
+        throw new Duplicate();
       return existing;
     }
   }

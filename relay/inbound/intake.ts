@@ -67,14 +67,19 @@ export class Intake {
       this.recording.set(message.id, Promise.resolve());
       this.work(message, route);
     }
-    if (records.length) this.o.logger.info({ messages: records.length }, 'replaying inbound messages recorded before a restart');
+    if (records.length)
+      this.o.logger.info({ messages: records.length }, 'replaying inbound messages recorded before a restart');
     return records.length;
   }
 
   /** Resolves when every message being recorded or recorded so far has been acted on. */
   async idle(): Promise<void> {
     while (this.working.size || this.recording.size || this.queued.length) {
-      await Promise.allSettled([...this.working, ...this.recording.values(), new Promise((r) => setTimeout(r, SAMPLE_MS))]);
+      await Promise.allSettled([
+        ...this.working,
+        ...this.recording.values(),
+        new Promise((r) => setTimeout(r, SAMPLE_MS)),
+      ]);
     }
   }
 
@@ -105,16 +110,29 @@ export class Intake {
   /** Event-loop utilisation over the last window of at least SAMPLE_MS, sampled at most that often. */
   private loopBusy(): boolean {
     const window = performance.eventLoopUtilization(this.sample.at);
-    if (window.idle + window.active >= SAMPLE_MS) this.sample = { at: performance.eventLoopUtilization(), busy: window.utilization > BUSY_LOOP };
+    if (window.idle + window.active >= SAMPLE_MS)
+      this.sample = { at: performance.eventLoopUtilization(), busy: window.utilization > BUSY_LOOP };
     return this.sample.busy;
   }
 
   private start(message: InboundMessage, route?: Route): void {
-    const job = this.o.handler.accept(message, route)
+    const job = this.o.handler
+      .accept(message, route)
       .then(
-        () => this.o.journal.done(message.id)
-          .catch((error: unknown) => this.o.logger.error({ err: error }, 'inbound journal write failed; the message is replayed at the next start')),
-        (error: unknown) => this.o.logger.error({ err: error, id: message.id }, 'could not act on an inbound message nor tell the phone; it is replayed at the next start'),
+        () =>
+          this.o.journal
+            .done(message.id)
+            .catch((error: unknown) =>
+              this.o.logger.error(
+                { err: error },
+                'inbound journal write failed; the message is replayed at the next start',
+              ),
+            ),
+        (error: unknown) =>
+          this.o.logger.error(
+            { err: error, id: message.id },
+            'could not act on an inbound message nor tell the phone; it is replayed at the next start',
+          ),
       )
       .finally(() => {
         this.o.metrics.inboundBacklog.set(this.o.journal.depth);

@@ -6,10 +6,7 @@ import { join } from 'node:path';
 import type { InboundMessage } from './handler.ts';
 import type { Route } from './router.ts';
 
-export type Entry =
-  | { t: 'in'; m: InboundMessage }
-  | { t: 'route'; id: string; r: Route }
-  | { t: 'done'; id: string };
+export type Entry = { t: 'in'; m: InboundMessage } | { t: 'route'; id: string; r: Route } | { t: 'done'; id: string };
 
 /** A message the journal holds: not yet done, with the route it was given if it got that far. */
 export interface JournalRecord {
@@ -55,6 +52,9 @@ export function readSegments(dir: string, segments: Array<[number, string]>): Ma
 
 /** The lines that bring a new segment to what is open now. */
 export function snapshot(records: Iterable<JournalRecord>): { text: string; lines: number } {
-  const entries = [...records].flatMap((r): Entry[] => [{ t: 'in', m: r.message }, ...(r.route ? [{ t: 'route' as const, id: r.message.id, r: r.route }] : [])]);
+  const entries = [...records].flatMap((r): Entry[] => [
+    { t: 'in', m: r.message },
+    ...(r.route ? [{ t: 'route' as const, id: r.message.id, r: r.route }] : []),
+  ]);
   return { text: entries.map((e) => `${JSON.stringify(e)}\n`).join(''), lines: entries.length };
 }

@@ -14,11 +14,30 @@
 // Compaction starts a new segment beginning with what is open (journal-segments.ts); the older
 // segments are removed once the new one is synced. docs/relay.md, "Journal".
 import { randomBytes } from 'node:crypto';
-import { close, closeSync, existsSync, fdatasync, fsync, mkdirSync, openSync, readFileSync, rm, writeFileSync, writeSync } from 'node:fs';
+import {
+  close,
+  closeSync,
+  existsSync,
+  fdatasync,
+  fsync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rm,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { InboundMessage } from './handler.ts';
-import { listSegments, readSegments, segmentName, snapshot, type Entry, type JournalRecord } from './journal-segments.ts';
+import {
+  listSegments,
+  readSegments,
+  segmentName,
+  snapshot,
+  type Entry,
+  type JournalRecord,
+} from './journal-segments.ts';
 import type { Route } from './router.ts';
 
 export type { JournalRecord } from './journal-segments.ts';

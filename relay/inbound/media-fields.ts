@@ -29,7 +29,11 @@ export const mediaResourceUrl = (source: MediaSource, messageSid: string, mediaS
 export type MediaFields = { ok: true; media: InboundMedia[] } | { ok: false; reason: string };
 
 /** Reads NumMedia and its MediaUrl/MediaContentType pairs; any field out of shape refuses the whole webhook. */
-export function parseMediaFields(params: Record<string, unknown>, messageSid: string, source: MediaSource | undefined): MediaFields {
+export function parseMediaFields(
+  params: Record<string, unknown>,
+  messageSid: string,
+  source: MediaSource | undefined,
+): MediaFields {
   const count = params.NumMedia;
   if (count === undefined || count === '0') return { ok: true, media: [] };
   if (typeof count !== 'string' || !/^[1-9][0-9]?$/.test(count) || Number(count) > MAX_NUM_MEDIA) {
@@ -41,7 +45,8 @@ export function parseMediaFields(params: Record<string, unknown>, messageSid: st
   for (let i = 0; i < Number(count); i++) {
     const url = params[`MediaUrl${i}`];
     const type = params[`MediaContentType${i}`];
-    if (typeof url !== 'string' || !expected.test(url)) return { ok: false, reason: `MediaUrl${i} is not this message's media on the Twilio API` };
+    if (typeof url !== 'string' || !expected.test(url))
+      return { ok: false, reason: `MediaUrl${i} is not this message's media on the Twilio API` };
     const contentType = typeof type === 'string' ? type.split(';')[0]!.trim().toLowerCase() : '';
     if (!CONTENT_TYPE.test(contentType)) return { ok: false, reason: `malformed MediaContentType${i}` };
     if (media.some((m) => m.url === url)) return { ok: false, reason: `MediaUrl${i} repeats an earlier one` };

@@ -14,8 +14,9 @@ import { route, type PhoneContext, type Route } from './router.ts';
  * looked at, like showing it to a colleague; the agent says what it sees and asks, changing
  * nothing, and the next message continues the same conversation with the picture in it.
  */
-export const IMAGE_ONLY_PROMPT = 'Look at the attached picture: say briefly what it shows and how it relates to this repository, '
-  + 'then ask me what I would like done. Do not change any files yet.';
+export const IMAGE_ONLY_PROMPT =
+  'Look at the attached picture: say briefly what it shows and how it relates to this repository, ' +
+  'then ask me what I would like done. Do not change any files yet.';
 
 const isImage = (type: string): type is ImageType => (IMAGE_TYPES as readonly string[]).includes(type);
 
@@ -27,7 +28,11 @@ const isSticker = (message: Pick<InboundMessage, 'body' | 'media'>) =>
   message.media?.length === 1 && message.media[0]!.contentType === 'image/webp' && !message.body.trim();
 
 /** route() for a message that may carry media. */
-export function routeMessage(message: Pick<InboundMessage, 'body' | 'media'>, context: PhoneContext, maxQueued: number): Route {
+export function routeMessage(
+  message: Pick<InboundMessage, 'body' | 'media'>,
+  context: PhoneContext,
+  maxQueued: number,
+): Route {
   const media = message.media ?? [];
   if (!media.length) return route(message.body, context, maxQueued);
   if (media.some((m) => m.contentType.startsWith('audio/'))) return { kind: 'mediaRefused', media: 'audio' };

@@ -4,7 +4,12 @@ import type { CoreV1Api, V1ConfigMap } from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '../../common/kube/errors.ts';
 import { LABEL_COMPONENT, LABEL_PART_OF } from '../../common/session/names.ts';
 
-export async function readOwnConfigMap(api: CoreV1Api, namespace: string, name: string, component: string): Promise<V1ConfigMap> {
+export async function readOwnConfigMap(
+  api: CoreV1Api,
+  namespace: string,
+  name: string,
+  component: string,
+): Promise<V1ConfigMap> {
   try {
     return await api.readNamespacedConfigMap({ namespace, name });
   } catch (error) {

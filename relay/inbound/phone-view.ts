@@ -54,14 +54,22 @@ export class PhoneView {
   context(phone: string): PhoneContext & { session?: Session; open: Session[] } {
     const open = this.sessions(phone).filter((s) => !isTerminal(s.status?.phase));
     const session = open.find((s) => isActive(s.status?.phase)) ?? open.find((s) => s.status?.phase === undefined);
-    const current = session && { name: session.metadata.name!, phase: session.status?.phase, pending: session.status?.pending };
+    const current = session && {
+      name: session.metadata.name!,
+      phase: session.status?.phase,
+      pending: session.status?.pending,
+    };
     return { open, session, queued: open.length - (session ? 1 : 0), current };
   }
 
   /** The agent conversation to continue: the newest agentSessionId of this phone (in this workspace and repository, when given). */
   resumeId(phone: string, where?: { workspace: string; url: string }): string | undefined {
     const same = (s: Session) => !where || (s.spec.workspace === where.workspace && s.spec.repo.url === where.url);
-    return this.sessions(phone).filter(same).map((s) => s.status?.result?.agentSessionId).filter(Boolean).at(-1);
+    return this.sessions(phone)
+      .filter(same)
+      .map((s) => s.status?.result?.agentSessionId)
+      .filter(Boolean)
+      .at(-1);
   }
 
   /** When the phone last wrote: in memory, else its newest Session or decision (survives restarts). */

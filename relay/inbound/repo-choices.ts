@@ -17,8 +17,12 @@ export interface RepoChoices {
 /** For a relay with one repository, and tests: nothing to remember across restarts. */
 export class MemoryRepoChoices implements RepoChoices {
   private readonly chosen = new Map<string, string>();
-  async get(phone: string) { return this.chosen.get(phone); }
-  async set(phone: string, name: string) { this.chosen.set(phone, name); }
+  async get(phone: string) {
+    return this.chosen.get(phone);
+  }
+  async set(phone: string, name: string) {
+    this.chosen.set(phone, name);
+  }
 }
 
 export class ConfigMapRepoChoices implements RepoChoices {
@@ -40,7 +44,9 @@ export class ConfigMapRepoChoices implements RepoChoices {
       if (current.data?.[phoneHash(phone)] === name) return;
       try {
         await this.api.replaceNamespacedConfigMap({
-          namespace: this.o.namespace, name: this.o.name, body: { ...current, data: { ...current.data, [phoneHash(phone)]: name } },
+          namespace: this.o.namespace,
+          name: this.o.name,
+          body: { ...current, data: { ...current.data, [phoneHash(phone)]: name } },
         });
         return;
       } catch (error) {

@@ -33,12 +33,22 @@ export class PhoneRepos {
   }
 
   /** The spec of a new command's Session; `resumeIn` gives the conversation to continue in a workspace. */
-  async spec(phone: string, prompt: string, options: CommandOptions, defaults: SessionDefaults, resumeIn: PhoneView): Promise<{ spec: SessionSpec; repo: string }> {
+  async spec(
+    phone: string,
+    prompt: string,
+    options: CommandOptions,
+    defaults: SessionDefaults,
+    resumeIn: PhoneView,
+  ): Promise<{ spec: SessionSpec; repo: string }> {
     const repo = (options.repo && findRepo(this.repos, options.repo)) || (await this.current(phone));
     const workspace = workspaceName(phone, workspaceRepo(this.repos, repo));
     const resume = resumeIn.resumeId(phone, { workspace, url: repo.url });
     const spec: SessionSpec = {
-      phone, prompt, repo: { url: repo.url, baseBranch: repo.baseBranch }, workspace, timeouts: { ...defaults.timeouts },
+      phone,
+      prompt,
+      repo: { url: repo.url, baseBranch: repo.baseBranch },
+      workspace,
+      timeouts: { ...defaults.timeouts },
       ...(options.mode === 'plan' ? { mode: 'plan' as const } : {}),
       ...(resume ? { resumeAgentSession: resume } : {}),
     };
@@ -46,7 +56,10 @@ export class PhoneRepos {
   }
 
   /** The reply to `repo`, `repo <name>`, an unknown `@name`, a bare `@name`, or a bare `plan`. */
-  async answer(phone: string, route: Extract<Route, { kind: 'repo' | 'unknownRepo' | 'repoUsage' | 'planUsage' }>): Promise<string> {
+  async answer(
+    phone: string,
+    route: Extract<Route, { kind: 'repo' | 'unknownRepo' | 'repoUsage' | 'planUsage' }>,
+  ): Promise<string> {
     if (route.kind === 'planUsage') return text.planUsage();
     if (route.kind === 'repoUsage') return text.repoUsage(route.name);
     const chosen = route.kind === 'repo' && route.name !== undefined ? findRepo(this.repos, route.name) : undefined;

@@ -54,8 +54,14 @@ type Keyword = keyof typeof KEYWORDS;
 
 /** Trims, collapses whitespace and drops WhatsApp emphasis (*bold*, _italic_) and trailing punctuation. */
 export function normalize(text: string): string {
-  const trimmed = text.replace(/\s+/g, ' ').trim().replace(/[.!]+$/, '');
-  return trimmed.replace(/^[*_~]+(.*?)[*_~]+$/, '$1').replace(/[.!]+$/, '').trim();
+  const trimmed = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!]+$/, '');
+  return trimmed
+    .replace(/^[*_~]+(.*?)[*_~]+$/, '$1')
+    .replace(/[.!]+$/, '')
+    .trim();
 }
 
 /** The keyword a text starts with, and what follows it (a reason for deny/reject). */
@@ -71,7 +77,8 @@ function keyword(text: string): { word: Keyword; rest: string } | undefined {
   return undefined;
 }
 
-const withMessage = (draft: DecisionDraft, rest: string): DecisionDraft => (rest ? { ...draft, message: rest.slice(0, LIMITS.textChars) } : draft);
+const withMessage = (draft: DecisionDraft, rest: string): DecisionDraft =>
+  rest ? { ...draft, message: rest.slice(0, LIMITS.textChars) } : draft;
 
 function answerQuestion(pending: Pending, text: string): DecisionDraft | 'badNumber' {
   const questions = pending.questions ?? [];
@@ -97,23 +104,32 @@ function answerQuestion(pending: Pending, text: string): DecisionDraft | 'badNum
   return { requestId: pending.id, action: 'answer', answers, message: text.slice(0, LIMITS.textChars) };
 }
 
-function routePending(session: string, pending: Pending, text: string, kw: { word: Keyword; rest: string } | undefined): Route {
-  const decide = (decision: DecisionDraft | 'badNumber'): Route => (decision === 'badNumber'
-    ? { kind: 'instructions', pending, hint: 'badNumber' }
-    : { kind: 'decide', session, decision });
+function routePending(
+  session: string,
+  pending: Pending,
+  text: string,
+  kw: { word: Keyword; rest: string } | undefined,
+): Route {
+  const decide = (decision: DecisionDraft | 'badNumber'): Route =>
+    decision === 'badNumber'
+      ? { kind: 'instructions', pending, hint: 'badNumber' }
+      : { kind: 'decide', session, decision };
   const id = pending.id;
   switch (pending.kind) {
     case 'tool':
-      if (kw?.word === 'approve' || kw?.word === 'allow') return decide({ requestId: id, action: 'allow', scope: 'once' });
+      if (kw?.word === 'approve' || kw?.word === 'allow')
+        return decide({ requestId: id, action: 'allow', scope: 'once' });
       if (kw?.word === 'always') return decide({ requestId: id, action: 'allow', scope: 'session' });
-      if (kw?.word === 'reject' || kw?.word === 'deny') return decide(withMessage({ requestId: id, action: 'deny' }, kw.rest));
+      if (kw?.word === 'reject' || kw?.word === 'deny')
+        return decide(withMessage({ requestId: id, action: 'deny' }, kw.rest));
       break;
     case 'changes':
     case 'plan':
       if (kw?.word === 'approve') return decide({ requestId: id, action: 'approve' });
       if (kw?.word === 'reject') return decide(withMessage({ requestId: id, action: 'reject' }, kw.rest));
       // Anything else typed on a plan ("no, …" included) says what to change: the agent plans again (schema.ts, revise).
-      if (pending.kind === 'plan' && (!kw || (kw.word === 'deny' && kw.rest))) return decide({ requestId: id, action: 'revise', message: text.slice(0, LIMITS.textChars) });
+      if (pending.kind === 'plan' && (!kw || (kw.word === 'deny' && kw.rest)))
+        return decide({ requestId: id, action: 'revise', message: text.slice(0, LIMITS.textChars) });
       break;
     case 'cost': {
       const word = text.toLowerCase();
@@ -144,13 +160,21 @@ export function route(body: string, context: PhoneContext, maxQueued: number): R
   // `diff` asks for a page only with nothing open or changes under review; on a plan it is what to change, on a question an answer.
   const diff = /^diff(?: (.+))?$/i.exec(text);
   if (diff && (!awaiting || awaiting.kind === 'changes')) return { kind: 'diff', file: diff[1] ?? '' };
-  if (current?.phase === 'AwaitingApproval' && current.pending) return routePending(current.name, current.pending, text, kw);
+  if (current?.phase === 'AwaitingApproval' && current.pending)
+    return routePending(current.name, current.pending, text, kw);
   if (kw) return { kind: 'nothingPending' };
   const command = readCommand(body);
-  if (command.repo !== undefined && !context.repos?.includes(command.repo)) return { kind: 'unknownRepo', name: command.repo };
-  if (!command.prompt) return command.mode === 'plan' || command.repo === undefined ? { kind: 'planUsage' } : { kind: 'repoUsage', name: command.repo };
+  if (command.repo !== undefined && !context.repos?.includes(command.repo))
+    return { kind: 'unknownRepo', name: command.repo };
+  if (!command.prompt)
+    return command.mode === 'plan' || command.repo === undefined
+      ? { kind: 'planUsage' }
+      : { kind: 'repoUsage', name: command.repo };
   if (command.prompt.length > LIMITS.promptChars) return { kind: 'tooLong' };
-  const options: CommandOptions = { ...(command.mode === 'plan' ? { mode: 'plan' } : {}), ...(command.repo ? { repo: command.repo } : {}) };
+  const options: CommandOptions = {
+    ...(command.mode === 'plan' ? { mode: 'plan' } : {}),
+    ...(command.repo ? { repo: command.repo } : {}),
+  };
   const busy = current !== undefined || context.queued > 0;
   if (!busy) return { kind: 'start', prompt: command.prompt, ...options };
   if (context.queued >= maxQueued) return { kind: 'queueFull' };

@@ -42,10 +42,13 @@ export function checkWebhook(input: WebhookInput, settings: WebhookSettings): We
     return { kind: 'rejected', status: 403, reason: 'bad X-Twilio-Signature' };
   }
   const { MessageSid: sid, From: from, Body: body, ButtonPayload: payload } = input.params;
-  if (typeof sid !== 'string' || !SID.test(sid)) return { kind: 'rejected', status: 400, reason: 'missing or malformed MessageSid' };
+  if (typeof sid !== 'string' || !SID.test(sid))
+    return { kind: 'rejected', status: 400, reason: 'missing or malformed MessageSid' };
   if (typeof from !== 'string') return { kind: 'rejected', status: 400, reason: 'missing From' };
-  if (body !== undefined && typeof body !== 'string') return { kind: 'rejected', status: 400, reason: 'malformed Body' };
-  if (payload !== undefined && typeof payload !== 'string') return { kind: 'rejected', status: 400, reason: 'malformed ButtonPayload' };
+  if (body !== undefined && typeof body !== 'string')
+    return { kind: 'rejected', status: 400, reason: 'malformed Body' };
+  if (payload !== undefined && typeof payload !== 'string')
+    return { kind: 'rejected', status: 400, reason: 'malformed ButtonPayload' };
   const phone = FROM.exec(from)?.[1];
   if (!phone) return { kind: 'ignored', reason: 'sender is not a WhatsApp number' };
   if (!settings.allowedNumbers.has(phone)) return { kind: 'ignored', reason: 'sender not in ALLOWED_NUMBERS' };
@@ -53,6 +56,13 @@ export function checkWebhook(input: WebhookInput, settings: WebhookSettings): We
   if (!media.ok) return { kind: 'rejected', status: 400, reason: media.reason };
   // A tapped quick reply: Body is the button's title, ButtonPayload the id the relay gave it (checked when routed).
   const tapped = payload ? { payload: payload.slice(0, MAX_PAYLOAD_KEPT) } : {};
-  const message: InboundMessage = { id: sid, from: phone, body: body ?? '', ...tapped, transport: 'twilio', receivedAt: new Date().toISOString() };
+  const message: InboundMessage = {
+    id: sid,
+    from: phone,
+    body: body ?? '',
+    ...tapped,
+    transport: 'twilio',
+    receivedAt: new Date().toISOString(),
+  };
   return { kind: 'accepted', message: media.media.length ? { ...message, media: media.media } : message };
 }

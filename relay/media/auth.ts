@@ -15,7 +15,10 @@ export interface UploadAuthorizer {
 }
 
 /** Who a token authenticates as for the relay's audience, and the Pod it is bound to. */
-export interface Reviewed { user: string; pod?: string }
+export interface Reviewed {
+  user: string;
+  pod?: string;
+}
 /** undefined when the token is not valid for the relay's audience. */
 export type ReviewToken = (token: string) => Promise<Reviewed | undefined>;
 
@@ -25,7 +28,8 @@ export function tokenReviewer(kubeConfig: KubeConfig): ReviewToken {
   const api = kubeConfig.makeApiClient(AuthenticationV1Api);
   return async (token) => {
     const { status } = await api.createTokenReview({ body: { spec: { token, audiences: [RELAY_TOKEN_AUDIENCE] } } });
-    if (!status?.authenticated || !status.audiences?.includes(RELAY_TOKEN_AUDIENCE) || !status.user?.username) return undefined;
+    if (!status?.authenticated || !status.audiences?.includes(RELAY_TOKEN_AUDIENCE) || !status.user?.username)
+      return undefined;
     return { user: status.user.username, pod: status.user.extra?.[POD_NAME_CLAIM]?.[0] };
   };
 }
@@ -68,6 +72,9 @@ export class CachedTokenAuthorizer implements UploadAuthorizer {
   async mayUpload(token: string, namespace: string, session: string): Promise<boolean> {
     if (!token || namespace !== this.sessionNamespace) return false;
     const reviewed = await this.reviewed(token);
-    return Boolean(reviewed?.user.startsWith(`system:serviceaccount:${this.runnerNamespace}:${RUNNER_IDENTITY_PREFIX}`) && reviewed.pod === runnerName(session));
+    return Boolean(
+      reviewed?.user.startsWith(`system:serviceaccount:${this.runnerNamespace}:${RUNNER_IDENTITY_PREFIX}`) &&
+      reviewed.pod === runnerName(session),
+    );
   }
 }

@@ -19,14 +19,21 @@ const bearer = (req: Request) => /^Bearer (.+)$/.exec(req.get('authorization') ?
 export function downloadHandler(deps: DownloadDeps): (req: Request, res: Response) => Promise<void> {
   const rate = new RateLimiter(deps.ratePerMinute);
   return async (req, res) => {
-    const [namespace, session, file] = [req.params.namespace, req.params.session, req.params.file].map(String) as [string, string, string];
-    if (!rate.take(`source ${req.socket.remoteAddress}`)) throw new MediaError(429, 'too many requests from this address');
+    const [namespace, session, file] = [req.params.namespace, req.params.session, req.params.file].map(String) as [
+      string,
+      string,
+      string,
+    ];
+    if (!rate.take(`source ${req.socket.remoteAddress}`))
+      throw new MediaError(429, 'too many requests from this address');
     const token = bearer(req);
     if (!token) throw new MediaError(401, 'a runner token (Authorization: Bearer) is required');
     if (namespace !== deps.namespace || !(await deps.authorizer.mayUpload(token, namespace, session))) {
-      throw new MediaError(403, 'token does not belong to this session\'s runner');
+      throw new MediaError(403, "token does not belong to this session's runner");
     }
     const { bytes, contentType } = await deps.media.get(`${namespace}/${session}/${file}`);
-    res.set({ 'Content-Type': contentType, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' }).send(bytes);
+    res
+      .set({ 'Content-Type': contentType, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' })
+      .send(bytes);
   };
 }

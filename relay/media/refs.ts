@@ -4,11 +4,18 @@ import type { Logger } from 'pino';
 import type { Media, Session } from '../../common/session/schema.ts';
 
 /** The only uploads accepted: one lower-case name, one image extension, the content type it implies. */
-export const MEDIA_TYPES = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' } as const;
+export const MEDIA_TYPES = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  gif: 'image/gif',
+} as const;
 export type ImageType = (typeof MEDIA_TYPES)[keyof typeof MEDIA_TYPES];
 /** What a runner may upload (the pictures it makes). */
 export type MediaType = 'image/png' | 'image/jpeg';
-export const isMediaType = (type: string | undefined): type is MediaType => type === 'image/png' || type === 'image/jpeg';
+export const isMediaType = (type: string | undefined): type is MediaType =>
+  type === 'image/png' || type === 'image/jpeg';
 
 /** The file extension an image type is stored under. */
 export const extensionOf = (type: ImageType) => (type === 'image/jpeg' ? 'jpg' : type.slice('image/'.length));
@@ -21,7 +28,8 @@ const REF_PATTERN = new RegExp(`^${LABEL}/${SESSION}/${FILE}$`);
 export const isValidRef = (ref: string) => REF_PATTERN.test(ref) && !ref.includes('..');
 
 /** The content type a valid ref's extension allows. */
-export const contentTypeOf = (ref: string): ImageType => MEDIA_TYPES[ref.slice(ref.lastIndexOf('.') + 1) as keyof typeof MEDIA_TYPES];
+export const contentTypeOf = (ref: string): ImageType =>
+  MEDIA_TYPES[ref.slice(ref.lastIndexOf('.') + 1) as keyof typeof MEDIA_TYPES];
 
 /** Where a Session's own uploads live; nothing outside it is signed for that Session. */
 const sessionPrefix = (session: Pick<Session, 'metadata'>) => `${session.metadata.namespace}/${session.metadata.name}/`;
@@ -40,7 +48,10 @@ export const foreignRefs = (session: Session): string[] =>
  * Logs each foreign ref once per Session (the plan already leaves it out). Remembers a bounded
  * number of (Session, ref) pairs; a forgotten one is logged again.
  */
-export function foreignRefAuditor(logger: Logger, remember = 10_000): (key: string, session: Session | undefined) => void {
+export function foreignRefAuditor(
+  logger: Logger,
+  remember = 10_000,
+): (key: string, session: Session | undefined) => void {
   const seen = new Set<string>();
   return (key, session) => {
     if (!session) return;
@@ -49,7 +60,10 @@ export function foreignRefAuditor(logger: Logger, remember = 10_000): (key: stri
       if (seen.has(pair)) continue;
       if (seen.size >= remember) seen.clear();
       seen.add(pair);
-      logger.warn({ session: key, ref: ref.slice(0, 300) }, 'refused to sign a media ref outside the Session\'s own prefix');
+      logger.warn(
+        { session: key, ref: ref.slice(0, 300) },
+        "refused to sign a media ref outside the Session's own prefix",
+      );
     }
   };
 }

@@ -1,7 +1,8 @@
 // Short-lived signed media URLs: HMAC-SHA256 over "<ref>\n<exp>", expiry in Unix seconds.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-const mac = (key: string, ref: string, exp: number) => createHmac('sha256', key).update(`${ref}\n${exp}`).digest('base64url');
+const mac = (key: string, ref: string, exp: number) =>
+  createHmac('sha256', key).update(`${ref}\n${exp}`).digest('base64url');
 
 export function signMediaUrl(baseUrl: string, key: string, ref: string, ttlMs: number, now = Date.now()): string {
   const exp = Math.floor((now + ttlMs) / 1000);
@@ -10,7 +11,13 @@ export function signMediaUrl(baseUrl: string, key: string, ref: string, ttlMs: n
 
 export type SignatureCheck = 'ok' | 'expired' | 'bad';
 
-export function checkMediaSignature(key: string, ref: string, exp: unknown, sig: unknown, now = Date.now()): SignatureCheck {
+export function checkMediaSignature(
+  key: string,
+  ref: string,
+  exp: unknown,
+  sig: unknown,
+  now = Date.now(),
+): SignatureCheck {
   if (typeof exp !== 'string' || typeof sig !== 'string' || !/^[0-9]{1,12}$/.test(exp)) return 'bad';
   const expected = Buffer.from(mac(key, ref, Number(exp)));
   const given = Buffer.from(sig);

@@ -11,16 +11,19 @@ export class MediaError extends HttpError {
 
 /** The type the bytes really are (PNG, JPEG, WebP or GIF signature), whatever the header claims. */
 export function sniffImage(bytes: Buffer): ImageType | undefined {
-  if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'image/png';
+  if (bytes.length >= 8 && bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    return 'image/png';
   if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'image/jpeg';
-  if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP') return 'image/webp';
+  if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP')
+    return 'image/webp';
   if (bytes.length >= 6 && /^GIF8[79]a$/.test(bytes.toString('latin1', 0, 6))) return 'image/gif';
   return undefined;
 }
 
 /** The name, extension and Content-Type of an upload are on the allowlist and agree (before any byte is read). */
 export function checkUpload(ref: string, contentType: string | undefined): asserts contentType is MediaType {
-  if (!isValidRef(ref)) throw new MediaError(400, 'invalid media reference (lower-case name, one .png, .jpg or .jpeg extension)');
+  if (!isValidRef(ref))
+    throw new MediaError(400, 'invalid media reference (lower-case name, one .png, .jpg or .jpeg extension)');
   if (!isMediaType(contentType)) throw new MediaError(415, 'Content-Type must be image/png or image/jpeg');
   if (contentTypeOf(ref) !== contentType) throw new MediaError(415, 'file extension does not match Content-Type');
 }

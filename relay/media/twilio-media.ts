@@ -36,9 +36,17 @@ const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 /** Whether a redirect from the Media resource may be followed (never with credentials). */
 export function mayFollow(location: URL, apiOrigin: string): boolean {
   if (location.username || location.password) return false;
-  if (location.protocol === 'https:' && (location.hostname.endsWith(MEDIA_HOST_SUFFIX) || location.hostname === LEGACY_MEDIA_HOST)) return true;
+  if (
+    location.protocol === 'https:' &&
+    (location.hostname.endsWith(MEDIA_HOST_SUFFIX) || location.hostname === LEGACY_MEDIA_HOST)
+  )
+    return true;
   const api = new URL(apiOrigin);
-  return LOOPBACK.has(api.hostname) && LOOPBACK.has(location.hostname) && (location.protocol === 'http:' || location.protocol === 'https:');
+  return (
+    LOOPBACK.has(api.hostname) &&
+    LOOPBACK.has(location.hostname) &&
+    (location.protocol === 'http:' || location.protocol === 'https:')
+  );
 }
 
 const transient = (status: number) => status === 404 || status === 408 || status === 429 || status >= 500;
@@ -68,15 +76,18 @@ async function readLimited(response: Response, maxBytes: number): Promise<Buffer
 
 /** The response that holds the bytes: the Media resource, then redirects checked hop by hop. */
 async function follow(url: string, options: TwilioMediaOptions, signal: AbortSignal): Promise<Response> {
-  if (new URL(url).origin !== new URL(options.apiOrigin).origin) throw new PermanentMediaError('refused', 'media URL is not on the Twilio API origin');
+  if (new URL(url).origin !== new URL(options.apiOrigin).origin)
+    throw new PermanentMediaError('refused', 'media URL is not on the Twilio API origin');
   const authorization = `Basic ${Buffer.from(`${options.accountSid}:${options.authToken}`).toString('base64')}`;
   let response = await fetch(url, { redirect: 'manual', headers: { authorization }, signal });
   for (let hops = 0; response.status >= 300 && response.status < 400; hops++) {
     await response.body?.cancel();
     const location = response.headers.get('location');
-    if (!location || hops >= MAX_REDIRECTS) throw new Error(`media redirect without a usable Location (status ${response.status})`);
+    if (!location || hops >= MAX_REDIRECTS)
+      throw new Error(`media redirect without a usable Location (status ${response.status})`);
     const next = new URL(location, response.url || url);
-    if (!mayFollow(next, options.apiOrigin)) throw new PermanentMediaError('refused', `media redirect to a host that is not Twilio's (${next.hostname})`);
+    if (!mayFollow(next, options.apiOrigin))
+      throw new PermanentMediaError('refused', `media redirect to a host that is not Twilio's (${next.hostname})`);
     response = await fetch(next, { redirect: 'manual', signal });
   }
   return response;
@@ -87,7 +98,11 @@ async function follow(url: string, options: TwilioMediaOptions, signal: AbortSig
  * not the announced image type, refused); any other error is transient (Twilio may answer 404
  * for a moment after the webhook, while the media propagates).
  */
-export async function fetchTwilioImage(url: string, announced: ImageType, options: TwilioMediaOptions): Promise<Buffer> {
+export async function fetchTwilioImage(
+  url: string,
+  announced: ImageType,
+  options: TwilioMediaOptions,
+): Promise<Buffer> {
   const signal = AbortSignal.timeout(options.timeoutMs);
   const response = await follow(url, options, signal);
   if (response.status !== 200) {
@@ -97,6 +112,7 @@ export async function fetchTwilioImage(url: string, announced: ImageType, option
   }
   const bytes = await readLimited(response, options.maxBytes);
   const sniffed = sniffImage(bytes);
-  if (sniffed !== announced) throw new PermanentMediaError('notImage', `the bytes are ${sniffed ?? 'no known image'}, not ${announced}`);
+  if (sniffed !== announced)
+    throw new PermanentMediaError('notImage', `the bytes are ${sniffed ?? 'no known image'}, not ${announced}`);
   return bytes;
 }

@@ -20,7 +20,12 @@ export interface UploadDeps {
 class RefusedUpload extends MediaError {}
 
 /** The outcome of a refusal thrown by the checks, the body reader or the store, by status. */
-const OUTCOME_OF: Record<number, string> = { 400: 'invalid', 408: 'timeout', 413: 'too_large', 415: 'unsupported_type' };
+const OUTCOME_OF: Record<number, string> = {
+  400: 'invalid',
+  408: 'timeout',
+  413: 'too_large',
+  415: 'unsupported_type',
+};
 
 const bearer = (req: Request) => /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? '';
 
@@ -40,7 +45,8 @@ export function readBody(req: Request, limit: number, timeoutMs: number): Promis
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) stop(new MediaError(413, `image larger than ${limit} bytes (size limit or the Session's media quota)`));
+      if (size > limit)
+        stop(new MediaError(413, `image larger than ${limit} bytes (size limit or the Session's media quota)`));
       else chunks.push(chunk);
     };
     const onEnd = () => stop();
@@ -59,26 +65,34 @@ export function uploadHandler(deps: UploadDeps): (req: Request, res: Response) =
     throw new RefusedUpload(status, message);
   };
   const accept = async (req: Request, res: Response): Promise<void> => {
-    const [namespace, session, file] = [req.params.namespace, req.params.session, req.params.file].map(String) as [string, string, string];
+    const [namespace, session, file] = [req.params.namespace, req.params.session, req.params.file].map(String) as [
+      string,
+      string,
+      string,
+    ];
     const folder = `${namespace}/${session}`;
     const ref = `${folder}/${file}`;
-    if (!rate.take(`source ${req.socket.remoteAddress}`)) refuse('rate_limited', 429, 'too many uploads from this address');
+    if (!rate.take(`source ${req.socket.remoteAddress}`))
+      refuse('rate_limited', 429, 'too many uploads from this address');
     const contentType = req.get('content-type')?.split(';')[0]?.trim();
     checkUpload(ref, contentType);
     const declared = Number(req.get('content-length') ?? NaN);
     if (declared > deps.maxBytes) refuse('too_large', 413, `image larger than ${deps.maxBytes} bytes`);
     const token = bearer(req);
     if (!token) refuse('unauthenticated', 401, 'a runner token (Authorization: Bearer) is required');
-    if (!(await deps.authorizer.mayUpload(token, namespace, session))) refuse('forbidden', 403, 'token does not belong to this session\'s runner');
+    if (!(await deps.authorizer.mayUpload(token, namespace, session)))
+      refuse('forbidden', 403, "token does not belong to this session's runner");
     if (!rate.take(`runner ${folder}`)) refuse('rate_limited', 429, 'too many uploads from this runner');
     const release = slots.take(folder);
     if (release === 'full') refuse('busy', 503, 'too many uploads at once; try again shortly');
     if (release === 'busy') refuse('rate_limited', 429, 'one upload at a time per Session');
     try {
       const used = await deps.media.usage(folder, file);
-      if (used.files + 1 > limits.sessionFiles) refuse('quota', 413, `the Session already keeps ${used.files} files (quota ${limits.sessionFiles})`);
+      if (used.files + 1 > limits.sessionFiles)
+        refuse('quota', 413, `the Session already keeps ${used.files} files (quota ${limits.sessionFiles})`);
       const room = Math.min(deps.maxBytes, limits.sessionBytes - used.bytes);
-      if (declared > room) refuse('quota', 413, `image larger than the ${room} bytes left in the Session's media quota`);
+      if (declared > room)
+        refuse('quota', 413, `image larger than the ${room} bytes left in the Session's media quota`);
       const bytes = await readBody(req, room, limits.timeoutMs);
       await deps.media.put(ref, contentType, bytes);
     } finally {
@@ -91,7 +105,8 @@ export function uploadHandler(deps: UploadDeps): (req: Request, res: Response) =
     try {
       await accept(req, res);
     } catch (error) {
-      if (error instanceof MediaError && !(error instanceof RefusedUpload)) deps.metrics.mediaUploads.inc({ outcome: OUTCOME_OF[error.status] ?? 'invalid' });
+      if (error instanceof MediaError && !(error instanceof RefusedUpload))
+        deps.metrics.mediaUploads.inc({ outcome: OUTCOME_OF[error.status] ?? 'invalid' });
       throw error;
     }
   };

@@ -44,7 +44,8 @@ export function bindReplies(requestId: string, replies: QuickReply[]): QuickRepl
 }
 
 /** A title WhatsApp shows whole: at most TITLE_CHARS, cut with an ellipsis. */
-export const buttonTitle = (label: string) => (label.length <= TITLE_CHARS ? label : `${cutShown(label, TITLE_CHARS - 1).text.trimEnd()}…`);
+export const buttonTitle = (label: string) =>
+  label.length <= TITLE_CHARS ? label : `${cutShown(label, TITLE_CHARS - 1).text.trimEnd()}…`;
 
 /**
  * How a request's replies reach a phone: as quick-reply buttons when all of them fit

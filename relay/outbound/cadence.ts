@@ -15,10 +15,16 @@ export interface OutboundBudgets {
 }
 
 /** The install's defaults (relay/config.ts reads them from here). */
-export const BUDGET_DEFAULTS: OutboundBudgets = { progressBatchMs: 15_000, progressMaxGapMs: 60_000, progressMessages: 6, sessionMessages: 30 };
+export const BUDGET_DEFAULTS: OutboundBudgets = {
+  progressBatchMs: 15_000,
+  progressMaxGapMs: 60_000,
+  progressMessages: 6,
+  sessionMessages: 30,
+};
 
 /** What a caller sets: the first gap, and any budget it does not leave to the defaults. */
-export type BudgetOptions = Pick<OutboundBudgets, 'progressBatchMs'> & Partial<Omit<OutboundBudgets, 'progressBatchMs'>>;
+export type BudgetOptions = Pick<OutboundBudgets, 'progressBatchMs'> &
+  Partial<Omit<OutboundBudgets, 'progressBatchMs'>>;
 
 /** The budgets a caller set, the defaults for the rest. */
 export const budgetsOf = (o: BudgetOptions): OutboundBudgets => ({
@@ -53,7 +59,13 @@ export interface ProgressStep {
  * (`flush`), it rides along in that message; otherwise it waits for its turn in the cadence;
  * past the run's budget it is only marked seen (*status* shows the latest).
  */
-export function progressStep(fresh: ProgressItem[], told: Delivered, flush: boolean, now: number, budgets: OutboundBudgets): ProgressStep {
+export function progressStep(
+  fresh: ProgressItem[],
+  told: Delivered,
+  flush: boolean,
+  now: number,
+  budgets: OutboundBudgets,
+): ProgressStep {
   const seen = { seq: told.seq, progressSent: told.progressSent, progressAt: told.progressAt };
   if (!fresh.length) return { next: seen };
   const seq = Math.max(...fresh.map((p) => p.seq));
@@ -80,8 +92,13 @@ function progressText(fresh: ProgressItem[]): string {
  * The Session-wide cap. `optional` parts (progress, reminders, `diff <file>` pages) are dropped
  * once the Session has sent its budget, and the user is told so once; the rest always go.
  */
-export function withinSessionBudget<P>(parts: P[], optional: Set<P>, told: Delivered, budgets: OutboundBudgets, notice: (text: string) => P):
-  { parts: P[]; next: Pick<Delivered, 'messages' | 'capped'> } {
+export function withinSessionBudget<P>(
+  parts: P[],
+  optional: Set<P>,
+  told: Delivered,
+  budgets: OutboundBudgets,
+  notice: (text: string) => P,
+): { parts: P[]; next: Pick<Delivered, 'messages' | 'capped'> } {
   if (!parts.length) return { parts, next: { messages: told.messages, capped: told.capped } };
   let messages = told.messages ?? 0;
   let capped = told.capped;

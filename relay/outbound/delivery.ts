@@ -58,8 +58,16 @@ export class Delivery {
       concurrency: Infinity,
       handler: (key) => this.check(key),
       hooks: {
-        retry: (key, retryInMs, err) => options.logger.warn(
-          { session: key.split('/')[1], phoneHash: phoneHash(options.store.get(key)?.spec.phone ?? ''), err, retryInMs }, 'delivery check failed; retrying'),
+        retry: (key, retryInMs, err) =>
+          options.logger.warn(
+            {
+              session: key.split('/')[1],
+              phoneHash: phoneHash(options.store.get(key)?.spec.phone ?? ''),
+              err,
+              retryInMs,
+            },
+            'delivery check failed; retrying',
+          ),
       },
     });
   }
@@ -95,7 +103,10 @@ export class Delivery {
     if (this.refused.has(key)) return;
     this.refused.add(key);
     this.o.metrics.recipientsRefused.inc();
-    this.o.logger.warn({ session: key.split('/')[1], phoneHash: phoneHash(phone) }, 'spec.phone is not on the allowlist; nothing is sent for this Session');
+    this.o.logger.warn(
+      { session: key.split('/')[1], phoneHash: phoneHash(phone) },
+      'spec.phone is not on the allowlist; nothing is sent for this Session',
+    );
   }
 
   /** The newest view: the informer's copy, unless the relay's own last write is ahead of it. */
@@ -116,20 +127,31 @@ export class Delivery {
       if (!session || this.stopped) return wakeAt;
       const phone = session.spec.phone;
       const stored = readDelivered(session);
-      if (stored.sending && this.sentPrompts.get(key) === stored.sending.id) return this.confirm(key, session, stored.sending.id).then(() => wakeAt);
+      if (stored.sending && this.sentPrompts.get(key) === stored.sending.id)
+        return this.confirm(key, session, stored.sending.id).then(() => wakeAt);
       const { told, leaseEndsAt } = this.asTold(stored);
       if (leaseEndsAt !== undefined) wakeAt = leaseEndsAt;
       const next = planWithEcho(session, told, {
-        now: Date.now(), progressBatchMs: this.o.progressBatchMs, progressMaxGapMs: this.o.progressMaxGapMs,
-        progressMessages: this.o.progressMessages, sessionMessages: this.o.sessionMessages,
-        reminderBeforeMs: this.o.reminderBeforeMs, defaults: this.o.defaults,
+        now: Date.now(),
+        progressBatchMs: this.o.progressBatchMs,
+        progressMaxGapMs: this.o.progressMaxGapMs,
+        progressMessages: this.o.progressMessages,
+        sessionMessages: this.o.sessionMessages,
+        reminderBeforeMs: this.o.reminderBeforeMs,
+        defaults: this.o.defaults,
       });
       if (next.wakeAt !== undefined) wakeAt = Math.min(wakeAt ?? Infinity, next.wakeAt);
       if (next.next.n === told.n && !(stored.sending && leaseEndsAt === undefined)) return wakeAt;
       const prompt = next.next.pending !== told.pending ? next.next.pending : undefined;
       const record: Delivered = {
-        ...next.next, n: stored.n + 1, pending: stored.pending,
-        sending: prompt ? { id: prompt, at: Date.now(), by: this.o.owner } : leaseEndsAt !== undefined ? stored.sending : undefined,
+        ...next.next,
+        n: stored.n + 1,
+        pending: stored.pending,
+        sending: prompt
+          ? { id: prompt, at: Date.now(), by: this.o.owner }
+          : leaseEndsAt !== undefined
+            ? stored.sending
+            : undefined,
       };
       const { namespace, name, resourceVersion } = session.metadata;
       let claimed: Session;
@@ -175,7 +197,12 @@ export class Delivery {
       const { sending: _sent, ...told } = stored;
       try {
         const { namespace, name, resourceVersion } = current.metadata;
-        const patch = { metadata: { resourceVersion, annotations: { [ANNOTATION_DELIVERED]: writeDelivered({ ...told, pending: id, n: stored.n + 1 }) } } };
+        const patch = {
+          metadata: {
+            resourceVersion,
+            annotations: { [ANNOTATION_DELIVERED]: writeDelivered({ ...told, pending: id, n: stored.n + 1 }) },
+          },
+        };
         this.written.set(key, await this.o.writer.patch(namespace!, name!, patch));
         break;
       } catch (error) {

@@ -21,7 +21,9 @@ export function askedOf(pending: Pending): Asked {
   return {
     id: pending.id,
     ...(pending.kind === 'tool' && pending.tool ? { tool: pending.tool.slice(0, 64) } : {}),
-    ...(questions.length === 1 ? { options: questions[0]!.options.map((o) => o.label.slice(0, KEPT_LABEL_CHARS)) } : {}),
+    ...(questions.length === 1
+      ? { options: questions[0]!.options.map((o) => o.label.slice(0, KEPT_LABEL_CHARS)) }
+      : {}),
   };
 }
 
@@ -29,14 +31,22 @@ export function askedOf(pending: Pending): Asked {
 export function echoText(decision: Decision, asked: Asked | undefined): string | undefined {
   const shown = asked?.id === decision.requestId ? asked : undefined;
   switch (decision.action) {
-    case 'allow': return text.echoAllowed(shown?.tool, decision.scope === 'session');
-    case 'deny': return text.echoDenied(decision.message);
+    case 'allow':
+      return text.echoAllowed(shown?.tool, decision.scope === 'session');
+    case 'deny':
+      return text.echoDenied(decision.message);
     case 'answer': {
       const labels = Object.values(decision.answers ?? {});
-      const index = labels.length === 1 && !decision.message ? shown?.options?.indexOf(labels[0]!.slice(0, KEPT_LABEL_CHARS)) ?? -1 : -1;
-      return index >= 0 ? text.echoChose(index + 1, labels[0]!) : text.echoAnswered(decision.message ?? labels.join(', '));
+      const index =
+        labels.length === 1 && !decision.message
+          ? (shown?.options?.indexOf(labels[0]!.slice(0, KEPT_LABEL_CHARS)) ?? -1)
+          : -1;
+      return index >= 0
+        ? text.echoChose(index + 1, labels[0]!)
+        : text.echoAnswered(decision.message ?? labels.join(', '));
     }
-    default: return undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -58,14 +68,23 @@ export function messageOnItsWay(session: Session, told: Delivered, options: Plan
  * ECHO_WAIT_MS with nothing on its way (`onItsWay`: ECHO_LONGEST_WAIT_MS); `echoed` is the
  * request id to record as echoed, `wakeAt` when to look again.
  */
-export function withEcho(session: Session, told: Delivered, parts: Part[], now: number, onItsWay = false): { parts: Part[]; echoed?: string; wakeAt?: number } {
+export function withEcho(
+  session: Session,
+  told: Delivered,
+  parts: Part[],
+  now: number,
+  onItsWay = false,
+): { parts: Part[]; echoed?: string; wakeAt?: number } {
   const decision = session.spec.decisions?.at(-1);
   if (!decision || decision.requestId === told.echoed) return { parts };
   const words = told.done ? undefined : echoText(decision, told.asked);
   if (!words) return { parts, echoed: decision.requestId };
   if (parts.length) {
     const [first, ...rest] = parts;
-    return { parts: [{ ...first, text: first!.text ? `${words}\n${first!.text}` : words }, ...rest], echoed: decision.requestId };
+    return {
+      parts: [{ ...first, text: first!.text ? `${words}\n${first!.text}` : words }, ...rest],
+      echoed: decision.requestId,
+    };
   }
   const dueAt = new Date(decision.at).getTime() + (onItsWay ? ECHO_LONGEST_WAIT_MS : ECHO_WAIT_MS);
   if (now >= dueAt) return { parts: [{ text: words }], echoed: decision.requestId };

@@ -39,7 +39,10 @@ export class Outbox {
   /** Sends the parts in order. Call from the phone's lane to keep its order. */
   async deliver(phone: string, parts: Part[]): Promise<void> {
     const transport = this.options.transportFor(phone);
-    const messages = transport.hasWindow && this.windowClosed(phone) ? await this.template(transport, phone, parts) : this.split(transport, phone, parts);
+    const messages =
+      transport.hasWindow && this.windowClosed(phone)
+        ? await this.template(transport, phone, parts)
+        : this.split(transport, phone, parts);
     let waiting = messages.length;
     this.setDepth(waiting);
     try {
@@ -58,12 +61,14 @@ export class Outbox {
     for (const part of parts) {
       const lastLimit = buttonsFor(part.actions) ? BUTTON_BODY_CHARS : MESSAGE_LIMIT;
       const chunks = !part.text ? [''] : part.actions ? splitRequest(part.text, lastLimit) : splitMessage(part.text);
-      chunks.forEach((body, i) => messages.push({
-        to: phone,
-        ...(body ? { body } : {}),
-        ...(part.media && i === 0 ? { mediaUrl: this.options.mediaUrl(part.media.ref, transport) } : {}),
-        ...(part.actions && i === chunks.length - 1 ? { actions: part.actions } : {}),
-      }));
+      chunks.forEach((body, i) =>
+        messages.push({
+          to: phone,
+          ...(body ? { body } : {}),
+          ...(part.media && i === 0 ? { mediaUrl: this.options.mediaUrl(part.media.ref, transport) } : {}),
+          ...(part.actions && i === chunks.length - 1 ? { actions: part.actions } : {}),
+        }),
+      );
     }
     return messages;
   }
@@ -78,17 +83,26 @@ export class Outbox {
    * request's buttons when it has fixed titles and the transport has an approved template for them.
    */
   private async template(transport: Transport, phone: string, parts: Part[]): Promise<OutgoingMessage[]> {
-    const preview = cutShown(parts.map((p) => p.text ?? '').join(' ').replace(/\s+/g, ' '), 200).text;
+    const preview = cutShown(
+      parts
+        .map((p) => p.text ?? '')
+        .join(' ')
+        .replace(/\s+/g, ' '),
+      200,
+    ).text;
     const replies = parts.findLast((p) => p.actions)?.actions;
     const buttons = replies?.every((r) => r.label === r.reply) ? buttonsFor(replies) : undefined;
-    const decision = buttons && await transport.decisionTemplate?.(buttons.map((b) => b.title));
+    const decision = buttons && (await transport.decisionTemplate?.(buttons.map((b) => b.title)));
     if (decision) {
       const ids = Object.fromEntries(buttons!.map((b, i) => [String(i + 2), b.id]));
       return [{ to: phone, template: { contentSid: decision, variables: { 1: preview, ...ids } } }];
     }
     if (!this.options.templateSid) {
       this.options.metrics.messagesSent.inc({ result: 'window_closed' });
-      this.options.logger.warn({ phoneHash: phoneHash(phone), parts: parts.length }, 'outside the 24-hour window and no TWILIO_TEMPLATE_SID: messages not sent');
+      this.options.logger.warn(
+        { phoneHash: phoneHash(phone), parts: parts.length },
+        'outside the 24-hour window and no TWILIO_TEMPLATE_SID: messages not sent',
+      );
       return [];
     }
     return [{ to: phone, template: { contentSid: this.options.templateSid, variables: { 1: preview } } }];
@@ -112,8 +126,10 @@ export class Outbox {
       if (!(error instanceof SendError)) throw error;
       // 63016: outside WhatsApp's 24-hour window (our record of the last inbound message was off)
       this.options.metrics.messagesSent.inc({ result: error.code === 63016 ? 'window_closed' : 'failed' });
-      this.options.logger.error({ phoneHash: phoneHash(message.to), status: error.status, code: error.code, err: error },
-        'send failed; not retried (a send is not idempotent)');
+      this.options.logger.error(
+        { phoneHash: phoneHash(message.to), status: error.status, code: error.code, err: error },
+        'send failed; not retried (a send is not idempotent)',
+      );
     } finally {
       stop();
     }

@@ -9,10 +9,11 @@ const NUMBERED = /^\d+[.)]\s+/;
 const NESTED = /^(\s+)([-*+]|\d+[.)])\s+(.*)$/;
 
 /** Markdown emphasis and links as WhatsApp shows them: **b** → *b*, __i__ → _i_, [t](u) → t (u). */
-const inline = (line: string) => line
-  .replace(/\*\*(.+?)\*\*/g, '*$1*')
-  .replace(/__(.+?)__/g, '_$1_')
-  .replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, '$1 ($2)');
+const inline = (line: string) =>
+  line
+    .replace(/\*\*(.+?)\*\*/g, '*$1*')
+    .replace(/__(.+?)__/g, '_$1_')
+    .replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, '$1 ($2)');
 
 /**
  * Top-level bullets become numbered steps (numbering starts again under each heading) unless the
@@ -20,7 +21,9 @@ const inline = (line: string) => line
  * blocks are kept as they are; runs of blank lines become one.
  */
 export function planForPhone(plan: string): string {
-  const lines = showHidden(plan.replace(/\r\n?/g, '\n')).split('\n').map((l) => l.replace(/\s+$/, ''));
+  const lines = showHidden(plan.replace(/\r\n?/g, '\n'))
+    .split('\n')
+    .map((l) => l.replace(/\s+$/, ''));
   const numbersOwn = lines.some((l) => NUMBERED.test(l));
   const out: string[] = [];
   let step = 0;
@@ -45,5 +48,8 @@ export function planForPhone(plan: string): string {
       out.push(inline(line));
     }
   }
-  return out.join('\n').replace(/\n{3,}/g, '\n\n').trim();
+  return out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }

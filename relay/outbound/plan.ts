@@ -46,17 +46,26 @@ function reminderFor(pending: Pending, approval: string, options: PlanOptions): 
 function answeredDiffParts(session: Session, toldDiffs: number, answered: number): Part[] {
   const parts: Part[] = [];
   for (let request = toldDiffs + 1; request <= answered; request++) {
-    const pages = (session.status?.result?.media ?? []).filter((m) => m.kind === 'diff' && m.request === request && isOwnMedia(session, m));
-    parts.push(...(pages.length ? pages.map((m) => ({ media: m, text: m.caption && showHidden(m.caption) })) : [{ text: text.diffNotDrawn(session.spec.diffRequests?.[request - 1] ?? 'that file') }]));
+    const pages = (session.status?.result?.media ?? []).filter(
+      (m) => m.kind === 'diff' && m.request === request && isOwnMedia(session, m),
+    );
+    parts.push(
+      ...(pages.length
+        ? pages.map((m) => ({ media: m, text: m.caption && showHidden(m.caption) }))
+        : [{ text: text.diffNotDrawn(session.spec.diffRequests?.[request - 1] ?? 'that file') }]),
+    );
   }
   return parts;
 }
 
 /** What the phone hears as the Session ends: its screenshots (on success), then the result. */
 function endingParts(session: Session, defaults: SessionDefaults): Part[] {
-  const media = session.status?.phase === 'Succeeded' ? session.status.result?.media ?? [] : [];
+  const media = session.status?.phase === 'Succeeded' ? (session.status.result?.media ?? []) : [];
   const shots = media.filter((m) => m.kind === 'screenshot' && isOwnMedia(session, m));
-  return [...shots.map((shot) => ({ media: shot, text: shot.caption && showHidden(shot.caption) })), { text: text.finished(session, defaults) }];
+  return [
+    ...shots.map((shot) => ({ media: shot, text: shot.caption && showHidden(shot.caption) })),
+    { text: text.finished(session, defaults) },
+  ];
 }
 
 export function plan(session: Session, told: Delivered, options: PlanOptions): Plan {
@@ -67,15 +76,17 @@ export function plan(session: Session, told: Delivered, options: PlanOptions): P
   let wakeAt: number | undefined;
   /** parts the Session-wide budget may drop */
   const optional = new Set<Part>();
-  const pushOptional = (...more: Part[]) => more.forEach((part) => {
-    optional.add(part);
-    parts.push(part);
-  });
+  const pushOptional = (...more: Part[]) =>
+    more.forEach((part) => {
+      optional.add(part);
+      parts.push(part);
+    });
   const terminal = isTerminal(phase);
 
   if (terminal && phase === 'Cancelled' && !told.started) {
     // A queued command swept away: by the user's cancel (already acknowledged), or by a reject/timeout before it.
-    if (session.spec.cancel !== true && told.done !== phase) parts.push({ text: text.droppedFromQueue(session.spec.prompt) });
+    if (session.spec.cancel !== true && told.done !== phase)
+      parts.push({ text: text.droppedFromQueue(session.spec.prompt) });
     next.done = phase;
     return { parts, next: counted(told, next), wakeAt };
   }
@@ -132,14 +143,25 @@ function mergeProgress(parts: Part[], at: number, lines: string): void {
 }
 
 /** The review: its pages in order, the first with the caption, the last saying which files no page shows. */
-function reviewParts(session: Session, result: NonNullable<Session['status']>['result'] & object, pending: Pending): Part[] {
-  const pages = (result.media ?? []).filter((m) => m.kind === 'diff' && m.request === undefined && isOwnMedia(session, m));
+function reviewParts(
+  session: Session,
+  result: NonNullable<Session['status']>['result'] & object,
+  pending: Pending,
+): Part[] {
+  const pages = (result.media ?? []).filter(
+    (m) => m.kind === 'diff' && m.request === undefined && isOwnMedia(session, m),
+  );
   const caption = text.changesCaption(pending, result.diffStat, pages.length ? result.diffLines : undefined);
   if (!pages.length) return [{ text: caption }];
   const hidden = (result.diffFiles?.total ?? 0) - (result.diffFiles?.shown ?? 0);
   return pages.map((m, i) => ({
     media: m,
-    text: [i === 0 ? caption : m.caption && showHidden(m.caption), i === pages.length - 1 && hidden > 0 ? text.diffMoreFiles(hidden) : ''].filter(Boolean).join('\n'),
+    text: [
+      i === 0 ? caption : m.caption && showHidden(m.caption),
+      i === pages.length - 1 && hidden > 0 ? text.diffMoreFiles(hidden) : '',
+    ]
+      .filter(Boolean)
+      .join('\n'),
   }));
 }
 
@@ -153,13 +175,21 @@ function quickReplies(pending: NonNullable<Session['status']>['pending'] & objec
   const reply = (label: string, r = label) => ({ label, reply: r });
   switch (pending.kind) {
     // A request not shown whole is allowed once at most, and deny comes first.
-    case 'tool': return cutChars(pending) ? [reply('deny'), reply('allow')] : [reply('allow'), reply('allow always'), reply('deny')];
+    case 'tool':
+      return cutChars(pending)
+        ? [reply('deny'), reply('allow')]
+        : [reply('allow'), reply('allow always'), reply('deny')];
     case 'question': {
       const questions = pending.questions ?? [];
       if (questions.length !== 1) return [reply('reject')];
-      return [...questions[0]!.options.map((o, i) => reply(`${i + 1}. ${showHidden(o.label)}`, String(i + 1))), reply('reject')];
+      return [
+        ...questions[0]!.options.map((o, i) => reply(`${i + 1}. ${showHidden(o.label)}`, String(i + 1))),
+        reply('reject'),
+      ];
     }
-    case 'cost': return [reply('continue'), reply('stop')];
-    default: return [reply('approve'), reply('reject')];
+    case 'cost':
+      return [reply('continue'), reply('stop')];
+    default:
+      return [reply('approve'), reply('reject')];
   }
 }

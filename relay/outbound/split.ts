@@ -86,7 +86,12 @@ function densePieces(text: string, width: number): string[] {
 }
 
 /** `pieces`, the last of them within `lastWidth`. */
-function withLast(split: (text: string, width: number) => string[], text: string, width: number, lastWidth: number): string[] {
+function withLast(
+  split: (text: string, width: number) => string[],
+  text: string,
+  width: number,
+  lastWidth: number,
+): string[] {
   const parts = split(text, width);
   if (parts.at(-1)!.length > lastWidth) parts.push(...split(parts.pop()!, lastWidth));
   return parts;

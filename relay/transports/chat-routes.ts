@@ -14,7 +14,8 @@ export const CHAT_COOKIE = 'tether_chat';
 /** Headers on every chat response: no referrer leaves the page, no one frames it. */
 const CHAT_HEADERS = {
   'Referrer-Policy': 'no-referrer',
-  'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'",
+  'Content-Security-Policy':
+    "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'",
   'X-Frame-Options': 'DENY',
   'X-Content-Type-Options': 'nosniff',
   'Cache-Control': 'no-store',
@@ -45,20 +46,25 @@ export function chatRouter(deps: ChatRouteDeps): express.Router {
   };
   const byCookie = (req: Request, res: Response, next: NextFunction) => {
     res.set(CHAT_HEADERS);
-    if (!chat().authorizedCookie(cookieOf(req, CHAT_COOKIE))) throw new HttpError(401, 'open the chat link (with its token) again');
+    if (!chat().authorizedCookie(cookieOf(req, CHAT_COOKIE)))
+      throw new HttpError(401, 'open the chat link (with its token) again');
     next();
   };
 
-  router.get('/chat', (req, res, next) => {
-    res.set(CHAT_HEADERS);
-    if (req.query.token === undefined) return byCookie(req, res, next);
-    if (!chat().authorized(req.query.token)) throw new HttpError(401, 'missing or wrong chat token');
-    const flags = ['Path=/', 'HttpOnly', 'SameSite=Strict', ...(secure ? ['Secure'] : [])];
-    res.set('Set-Cookie', `${CHAT_COOKIE}=${chat().cookieValue}; ${flags.join('; ')}`);
-    res.redirect(303, 'chat'); // relative: the same path, without the query
-  }, (_req: Request, res: Response) => {
-    res.type('html').send(CHAT_PAGE);
-  });
+  router.get(
+    '/chat',
+    (req, res, next) => {
+      res.set(CHAT_HEADERS);
+      if (req.query.token === undefined) return byCookie(req, res, next);
+      if (!chat().authorized(req.query.token)) throw new HttpError(401, 'missing or wrong chat token');
+      const flags = ['Path=/', 'HttpOnly', 'SameSite=Strict', ...(secure ? ['Secure'] : [])];
+      res.set('Set-Cookie', `${CHAT_COOKIE}=${chat().cookieValue}; ${flags.join('; ')}`);
+      res.redirect(303, 'chat'); // relative: the same path, without the query
+    },
+    (_req: Request, res: Response) => {
+      res.type('html').send(CHAT_PAGE);
+    },
+  );
 
   router.get('/chat/events', byCookie, (req, res) => {
     const webChat = chat();
@@ -72,12 +78,24 @@ export function chatRouter(deps: ChatRouteDeps): express.Router {
 
   router.post('/chat/send', byCookie, express.json({ limit: '16kb' }), async (req, res) => {
     const { id, text, payload } = (req.body ?? {}) as { id?: unknown; text?: unknown; payload?: unknown };
-    if (typeof id !== 'string' || !/^[A-Za-z0-9-]{8,64}$/.test(id) || typeof text !== 'string' || (payload !== undefined && typeof payload !== 'string')) {
+    if (
+      typeof id !== 'string' ||
+      !/^[A-Za-z0-9-]{8,64}$/.test(id) ||
+      typeof text !== 'string' ||
+      (payload !== undefined && typeof payload !== 'string')
+    ) {
       throw new HttpError(400, 'expected {id, text, payload?}');
     }
     // A button's payload names the request it answers (checked when routed, like a WhatsApp tap).
     const tapped = payload === undefined ? {} : { payload: payload.slice(0, PAYLOAD_CHARS + 1) };
-    const receipt = await deps.receive({ id: `web-${id}`, from: chat().phone, body: text, ...tapped, transport: 'web', receivedAt: new Date().toISOString() });
+    const receipt = await deps.receive({
+      id: `web-${id}`,
+      from: chat().phone,
+      body: text,
+      ...tapped,
+      transport: 'web',
+      receivedAt: new Date().toISOString(),
+    });
     if (receipt === 'shed') throw new HttpError(503, 'too many messages at once; send it again in a minute');
     chat().recordInbound(text);
     res.status(202).json({ accepted: true });

@@ -26,10 +26,16 @@ export function quickReplyDefinition(buttons: number) {
     variables[2 * i + 3] = `option${i + 1}:request-0`;
     return { title: `{{${2 * i + 2}}}`, id: `{{${2 * i + 3}}}` };
   });
-  return { friendly_name: quickReplyName(buttons), language: 'en', variables, types: { 'twilio/quick-reply': { body: '{{1}}', actions } } };
+  return {
+    friendly_name: quickReplyName(buttons),
+    language: 'en',
+    variables,
+    types: { 'twilio/quick-reply': { body: '{{1}}', actions } },
+  };
 }
 
-export const decisionName = (titles: string[]) => `tether_decision_${titles.join('_').replace(/[^a-z0-9]+/g, '_')}_${VERSION}`;
+export const decisionName = (titles: string[]) =>
+  `tether_decision_${titles.join('_').replace(/[^a-z0-9]+/g, '_')}_${VERSION}`;
 
 /** Fixed titles, a body that neither starts nor ends with its variable (WhatsApp's rule), the ids variables 2…n+1. */
 export function decisionDefinition(titles: string[]) {
@@ -39,14 +45,22 @@ export function decisionDefinition(titles: string[]) {
     return { title, id: `{{${i + 2}}}` };
   });
   const body = 'Tether is waiting for your decision: {{1}}\nTap a button, or reply in words.';
-  return { friendly_name: decisionName(titles), language: 'en', variables, types: { 'twilio/quick-reply': { body, actions } } };
+  return {
+    friendly_name: decisionName(titles),
+    language: 'en',
+    variables,
+    types: { 'twilio/quick-reply': { body, actions } },
+  };
 }
 
 /** How often a template not yet approved is asked about again. */
 const APPROVAL_RECHECK_MS = 10 * 60_000;
 
 /** The variables that fill a quick-reply resource for one message. */
-export function quickReplyVariables(body: string, buttons: Array<{ title: string; id: string }>): Record<string, string> {
+export function quickReplyVariables(
+  body: string,
+  buttons: Array<{ title: string; id: string }>,
+): Record<string, string> {
   const variables: Record<string, string> = { 1: body };
   buttons.forEach((b, i) => {
     variables[2 * i + 2] = b.title;
@@ -71,7 +85,8 @@ export class ContentTemplates {
 
   /** The SID of the quick-reply resource with `buttons` buttons, made on first use. */
   quickReply(buttons: number): Promise<string> {
-    if (!Number.isInteger(buttons) || buttons < 1 || buttons > MAX_BUTTONS) throw new RangeError(`no quick reply with ${buttons} buttons`);
+    if (!Number.isInteger(buttons) || buttons < 1 || buttons > MAX_BUTTONS)
+      throw new RangeError(`no quick reply with ${buttons} buttons`);
     return this.sidOf(quickReplyName(buttons), () => quickReplyDefinition(buttons));
   }
 
@@ -108,7 +123,11 @@ export class ContentTemplates {
       this.logger.info({ friendlyName: name, sid }, 'content template sent to WhatsApp for approval');
     }
     this.approvals.set(sid, status === 'approved' ? true : Date.now() + APPROVAL_RECHECK_MS);
-    if (status !== 'approved') this.logger.warn({ sid, status }, 'decision template not approved by WhatsApp (yet): the plain template goes instead');
+    if (status !== 'approved')
+      this.logger.warn(
+        { sid, status },
+        'decision template not approved by WhatsApp (yet): the plain template goes instead',
+      );
     return status === 'approved';
   }
 
@@ -126,9 +145,12 @@ export class ContentTemplates {
   /** Every resource of the account once (names of ours → SID); looked up again after a failure. */
   private listExisting(): Promise<Map<string, string>> {
     if (!this.existing) {
-      this.existing = this.client.content.v1.contents.list({ pageSize: 500 }).then(
-        (all) => new Map(all.filter((c) => c.friendlyName?.startsWith('tether_')).map((c) => [c.friendlyName, c.sid])),
-      );
+      this.existing = this.client.content.v1.contents
+        .list({ pageSize: 500 })
+        .then(
+          (all) =>
+            new Map(all.filter((c) => c.friendlyName?.startsWith('tether_')).map((c) => [c.friendlyName, c.sid])),
+        );
       this.existing.catch(() => (this.existing = undefined));
     }
     return this.existing;

@@ -45,7 +45,10 @@ export function createTwilioTransport(options: TwilioTransportOptions): Transpor
     const buttons = templates && !message.mediaUrl && message.body ? buttonsFor(message.actions) : undefined;
     if (!buttons) return undefined;
     try {
-      return { contentSid: await templates!.quickReply(buttons.length), variables: quickReplyVariables(message.body!, buttons) };
+      return {
+        contentSid: await templates!.quickReply(buttons.length),
+        variables: quickReplyVariables(message.body!, buttons),
+      };
     } catch (error) {
       options.logger.error({ err: error }, 'content template unavailable; sending the text without buttons');
       return undefined;
@@ -63,7 +66,7 @@ export function createTwilioTransport(options: TwilioTransportOptions): Transpor
       }
     },
     async send(message: OutgoingMessage) {
-      const template = message.template ?? await withButtons(message);
+      const template = message.template ?? (await withButtons(message));
       const params = {
         from: options.from,
         to: `whatsapp:${message.to}`,

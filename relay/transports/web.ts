@@ -49,7 +49,12 @@ export class WebChat implements Transport {
   }
 
   async send(message: OutgoingMessage): Promise<{ id: string }> {
-    const entry = this.add({ from: 'bot', text: message.body ?? message.template?.variables[1], mediaUrl: message.mediaUrl, actions: message.actions });
+    const entry = this.add({
+      from: 'bot',
+      text: message.body ?? message.template?.variables[1],
+      mediaUrl: message.mediaUrl,
+      actions: message.actions,
+    });
     return { id: `web-${entry.id}` };
   }
 

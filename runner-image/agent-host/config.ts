@@ -20,13 +20,21 @@ const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/tok
 
 export function parseConfig(env: Record<string, string | undefined>): AgentHostConfig {
   const carried = Object.keys(env).filter((name) => env[name] && CREDENTIAL_NAME.test(name));
-  if (carried.length) throw new ConfigError(`the agent container must hold no credential, but ${carried.join(', ')} ${carried.length > 1 ? 'are' : 'is'} set`);
+  if (carried.length)
+    throw new ConfigError(
+      `the agent container must hold no credential, but ${carried.join(', ')} ${carried.length > 1 ? 'are' : 'is'} set`,
+    );
   const socketPath = env.TETHER_AGENT_SOCKET || DEFAULT_SOCKET_PATH;
-  if (!socketPath.startsWith('/')) throw new ConfigError(`invalid TETHER_AGENT_SOCKET (got "${socketPath}"): must be an absolute path`);
+  if (!socketPath.startsWith('/'))
+    throw new ConfigError(`invalid TETHER_AGENT_SOCKET (got "${socketPath}"): must be an absolute path`);
   const seconds = Number(env.TETHER_AGENT_CONNECT_TIMEOUT_SECONDS || CONNECT_TIMEOUT_MS / 1000);
-  if (!Number.isFinite(seconds) || seconds <= 0) throw new ConfigError(`invalid TETHER_AGENT_CONNECT_TIMEOUT_SECONDS (got "${env.TETHER_AGENT_CONNECT_TIMEOUT_SECONDS}")`);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new ConfigError(
+      `invalid TETHER_AGENT_CONNECT_TIMEOUT_SECONDS (got "${env.TETHER_AGENT_CONNECT_TIMEOUT_SECONDS}")`,
+    );
   const logLevel = env.LOG_LEVEL || 'info';
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`invalid LOG_LEVEL (got "${logLevel}"): one of ${LOG_LEVELS.join(', ')}`);
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError(`invalid LOG_LEVEL (got "${logLevel}"): one of ${LOG_LEVELS.join(', ')}`);
   return { socketPath, connectTimeoutMs: seconds * 1000, logLevel, credentialFiles: [SERVICE_ACCOUNT_TOKEN] };
 }
 

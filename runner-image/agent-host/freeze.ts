@@ -63,8 +63,13 @@ function reachable(groups: ReadonlySet<number>): ProcessInfo[] {
   const all = listProcesses();
   const below = descendants(all, process.pid);
   const uid = process.getuid?.();
-  return all.filter((p) => p.pid !== process.pid && alive(p) && p.uid === uid
-    && (below.has(p.pid) || groups.has(p.pgrp) || groups.has(p.session)));
+  return all.filter(
+    (p) =>
+      p.pid !== process.pid &&
+      alive(p) &&
+      p.uid === uid &&
+      (below.has(p.pid) || groups.has(p.pgrp) || groups.has(p.session)),
+  );
 }
 
 async function freezeGroups(groups: ReadonlySet<number>): Promise<FreezeResult> {

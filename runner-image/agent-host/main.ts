@@ -56,7 +56,9 @@ async function main(): Promise<void> {
   const mode = detectFreezeMode({ pid: process.pid, ppid: process.ppid });
   let welcomed = false;
   const conn: FrameConnection = new FrameConnection(socket, {
-    peer: 'supervisor', accepts: FROM_SUPERVISOR, log,
+    peer: 'supervisor',
+    accepts: FROM_SUPERVISOR,
+    log,
     onFrame: (frame) => {
       if (frame.type === FrameType.Refused) {
         log.error({ reason: frame.message.reason }, 'the supervisor refused this agent host');

@@ -6,7 +6,15 @@ import { constants } from 'node:os';
 import type { Logger } from 'pino';
 import type { FrameConnection } from './connection.ts';
 import { freezeAll } from './freeze.ts';
-import { FrameType, ProtocolError, STREAM_WINDOW_BYTES, chunks, type Frame, type FreezeMode, type SpawnRequest } from './protocol.ts';
+import {
+  FrameType,
+  ProtocolError,
+  STREAM_WINDOW_BYTES,
+  chunks,
+  type Frame,
+  type FreezeMode,
+  type SpawnRequest,
+} from './protocol.ts';
 
 /** After a process exits, how long its output may still drain before the exit is reported. */
 const DRAIN_AFTER_EXIT_MS = 200;
@@ -37,18 +45,22 @@ export class ProcessHost {
   handle(frame: Frame): void {
     if (frame.type === FrameType.Spawn) return this.spawn(frame.id, frame.message);
     if (frame.type === FrameType.Freeze) return void this.freeze(frame.id);
-    if (frame.id > this.highestId) throw new ProtocolError(`frame type ${frame.type} for process ${frame.id}, which was never spawned`);
+    if (frame.id > this.highestId)
+      throw new ProtocolError(`frame type ${frame.type} for process ${frame.id}, which was never spawned`);
     const hosted = this.live.get(frame.id);
     if (!hosted) return; // it has exited; the supervisor had not heard yet
     if (frame.type === FrameType.Stdin) {
-      hosted.child.stdin!.write(frame.data, () => this.conn.send(FrameType.StdinAck, frame.id, { bytes: frame.data.length }));
+      hosted.child.stdin!.write(frame.data, () =>
+        this.conn.send(FrameType.StdinAck, frame.id, { bytes: frame.data.length }),
+      );
     } else if (frame.type === FrameType.StdinEnd) {
       hosted.child.stdin!.end();
     } else if (frame.type === FrameType.OutputAck) {
       hosted.unacked -= frame.message.bytes;
       if (hosted.unacked <= STREAM_WINDOW_BYTES) hosted.child.stdout!.resume();
     } else if (frame.type === FrameType.Signal) {
-      if (!(frame.message.signal in constants.signals)) throw new ProtocolError(`unknown signal ${frame.message.signal}`);
+      if (!(frame.message.signal in constants.signals))
+        throw new ProtocolError(`unknown signal ${frame.message.signal}`);
       this.signalGroup(hosted.child, frame.message.signal as NodeJS.Signals);
     }
   }
@@ -73,7 +85,12 @@ export class ProcessHost {
     }
     let child: ChildProcess;
     try {
-      child = spawn(request.command, request.args, { cwd: request.cwd, env: request.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      child = spawn(request.command, request.args, {
+        cwd: request.cwd,
+        env: request.env,
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
     } catch (error) {
       const { message, code } = error as NodeJS.ErrnoException;
       this.conn.send(FrameType.SpawnFailed, id, { message: message.slice(0, 2000), code: code?.slice(0, 64) });
@@ -90,7 +107,10 @@ export class ProcessHost {
     child.once('error', (error: NodeJS.ErrnoException) => {
       if (hosted.started) return this.log.warn({ id, err: error }, 'process error');
       this.live.delete(id);
-      this.conn.send(FrameType.SpawnFailed, id, { message: error.message.slice(0, 2000), code: error.code?.slice(0, 64) });
+      this.conn.send(FrameType.SpawnFailed, id, {
+        message: error.message.slice(0, 2000),
+        code: error.code?.slice(0, 64),
+      });
     });
     child.stdin!.on('error', (error) => this.log.debug({ id, err: error }, 'process stdin closed'));
     this.stream(id, hosted);
@@ -106,12 +126,15 @@ export class ProcessHost {
     child.stderr!.on('data', (data: Buffer) => {
       for (const chunk of chunks(data)) this.conn.send(FrameType.Stderr, id, chunk);
     });
-    const ended = (['stdout', 'stderr'] as const).map((stream) => new Promise<void>((resolve) => {
-      child[stream]!.once('close', () => {
-        this.conn.send(FrameType.Eof, id, { stream });
-        resolve();
-      });
-    }));
+    const ended = (['stdout', 'stderr'] as const).map(
+      (stream) =>
+        new Promise<void>((resolve) => {
+          child[stream]!.once('close', () => {
+            this.conn.send(FrameType.Eof, id, { stream });
+            resolve();
+          });
+        }),
+    );
     child.once('exit', (code, signal) => {
       const drained = new Promise((resolve) => setTimeout(resolve, DRAIN_AFTER_EXIT_MS).unref());
       void Promise.race([Promise.all(ended), drained]).then(() => {
@@ -135,7 +158,8 @@ export class ProcessHost {
     this.frozen = true;
     const result = await freezeAll(this.mode, this.groups);
     this.log.info(result, 'agent container frozen');
-    if (result.lingering) this.log.warn({ lingering: result.lingering }, 'killed processes not gone yet (a SIGKILL is pending for them)');
+    if (result.lingering)
+      this.log.warn({ lingering: result.lingering }, 'killed processes not gone yet (a SIGKILL is pending for them)');
     this.conn.send(FrameType.Frozen, seq, { mode: result.mode, killed: result.killed, lingering: result.lingering });
   }
 }

@@ -23,44 +23,81 @@ export const STREAM_WINDOW_BYTES = 1024 * 1024;
 const HEADER_BYTES = 9;
 
 export const FrameType = {
-  Hello: 1, Welcome: 2, Refused: 3,
-  Spawn: 4, Spawned: 5, SpawnFailed: 6,
-  Stdin: 7, StdinEnd: 8, StdinAck: 9,
-  Stdout: 10, Stderr: 11, OutputAck: 12, Eof: 13,
-  Signal: 14, Exit: 15, Freeze: 16, Frozen: 17,
+  Hello: 1,
+  Welcome: 2,
+  Refused: 3,
+  Spawn: 4,
+  Spawned: 5,
+  SpawnFailed: 6,
+  Stdin: 7,
+  StdinEnd: 8,
+  StdinAck: 9,
+  Stdout: 10,
+  Stderr: 11,
+  OutputAck: 12,
+  Eof: 13,
+  Signal: 14,
+  Exit: 15,
+  Freeze: 16,
+  Frozen: 17,
 } as const;
 export type FrameTypeValue = (typeof FrameType)[keyof typeof FrameType];
 
 const DATA_TYPES = new Set<number>([FrameType.Stdin, FrameType.Stdout, FrameType.Stderr]);
 const Signal = Type.String({ pattern: '^SIG[A-Z0-9]{1,10}$' });
 const Empty = Type.Object({}, { additionalProperties: false });
-const Bytes = Type.Object({ bytes: Type.Integer({ minimum: 0, maximum: MAX_FRAME_BYTES }) }, { additionalProperties: false });
+const Bytes = Type.Object(
+  { bytes: Type.Integer({ minimum: 0, maximum: MAX_FRAME_BYTES }) },
+  { additionalProperties: false },
+);
 
 /** The JSON payload of every non-data frame type. */
 export const Payloads = {
-  [FrameType.Hello]: Type.Object({
-    protocol: Type.Integer(), pid: Type.Integer(), freeze: Type.Union([Type.Literal('namespace'), Type.Literal('groups')]),
-  }, { additionalProperties: false }),
+  [FrameType.Hello]: Type.Object(
+    {
+      protocol: Type.Integer(),
+      pid: Type.Integer(),
+      freeze: Type.Union([Type.Literal('namespace'), Type.Literal('groups')]),
+    },
+    { additionalProperties: false },
+  ),
   [FrameType.Welcome]: Empty,
   [FrameType.Refused]: Type.Object({ reason: Type.String({ maxLength: 1000 }) }, { additionalProperties: false }),
-  [FrameType.Spawn]: Type.Object({
-    command: Type.String({ minLength: 1 }),
-    args: Type.Array(Type.String()),
-    env: Type.Record(Type.String(), Type.String()),
-    cwd: Type.Optional(Type.String({ minLength: 1 })),
-  }, { additionalProperties: false }),
+  [FrameType.Spawn]: Type.Object(
+    {
+      command: Type.String({ minLength: 1 }),
+      args: Type.Array(Type.String()),
+      env: Type.Record(Type.String(), Type.String()),
+      cwd: Type.Optional(Type.String({ minLength: 1 })),
+    },
+    { additionalProperties: false },
+  ),
   [FrameType.Spawned]: Type.Object({ pid: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
-  [FrameType.SpawnFailed]: Type.Object({ message: Type.String({ maxLength: 2000 }), code: Type.Optional(Type.String({ maxLength: 64 })) }, { additionalProperties: false }),
+  [FrameType.SpawnFailed]: Type.Object(
+    { message: Type.String({ maxLength: 2000 }), code: Type.Optional(Type.String({ maxLength: 64 })) },
+    { additionalProperties: false },
+  ),
   [FrameType.StdinEnd]: Empty,
   [FrameType.StdinAck]: Bytes,
   [FrameType.OutputAck]: Bytes,
-  [FrameType.Eof]: Type.Object({ stream: Type.Union([Type.Literal('stdout'), Type.Literal('stderr')]) }, { additionalProperties: false }),
+  [FrameType.Eof]: Type.Object(
+    { stream: Type.Union([Type.Literal('stdout'), Type.Literal('stderr')]) },
+    { additionalProperties: false },
+  ),
   [FrameType.Signal]: Type.Object({ signal: Signal }, { additionalProperties: false }),
-  [FrameType.Exit]: Type.Object({ code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Signal, Type.Null()]) }, { additionalProperties: false }),
+  [FrameType.Exit]: Type.Object(
+    { code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Signal, Type.Null()]) },
+    { additionalProperties: false },
+  ),
   [FrameType.Freeze]: Empty,
-  [FrameType.Frozen]: Type.Object({
-    mode: Type.Union([Type.Literal('namespace'), Type.Literal('groups')]), killed: Type.Integer({ minimum: 0 }), lingering: Type.Integer({ minimum: 0 }),
-  }, { additionalProperties: false }),
+  [FrameType.Frozen]: Type.Object(
+    {
+      mode: Type.Union([Type.Literal('namespace'), Type.Literal('groups')]),
+      killed: Type.Integer({ minimum: 0 }),
+      lingering: Type.Integer({ minimum: 0 }),
+    },
+    { additionalProperties: false },
+  ),
 } satisfies Partial<Record<FrameTypeValue, TSchema>>;
 
 type Payloads = typeof Payloads;
@@ -70,12 +107,25 @@ export type SpawnRequest = MessageOf<typeof FrameType.Spawn>;
 
 /** Which frame types each side may receive. */
 export const FROM_AGENT = new Set<number>([
-  FrameType.Hello, FrameType.Spawned, FrameType.SpawnFailed, FrameType.StdinAck,
-  FrameType.Stdout, FrameType.Stderr, FrameType.Eof, FrameType.Exit, FrameType.Frozen,
+  FrameType.Hello,
+  FrameType.Spawned,
+  FrameType.SpawnFailed,
+  FrameType.StdinAck,
+  FrameType.Stdout,
+  FrameType.Stderr,
+  FrameType.Eof,
+  FrameType.Exit,
+  FrameType.Frozen,
 ]);
 export const FROM_SUPERVISOR = new Set<number>([
-  FrameType.Welcome, FrameType.Refused, FrameType.Spawn, FrameType.Stdin, FrameType.StdinEnd,
-  FrameType.OutputAck, FrameType.Signal, FrameType.Freeze,
+  FrameType.Welcome,
+  FrameType.Refused,
+  FrameType.Spawn,
+  FrameType.Stdin,
+  FrameType.StdinEnd,
+  FrameType.OutputAck,
+  FrameType.Signal,
+  FrameType.Freeze,
 ]);
 
 export type Frame =
@@ -88,7 +138,8 @@ export class ProtocolError extends Error {}
 /** One frame's bytes; a data payload is a Buffer, anything else a JSON message. */
 export function encodeFrame(type: FrameTypeValue, id: number, payload: Buffer | object): Buffer {
   const body = Buffer.isBuffer(payload) ? payload : Buffer.from(JSON.stringify(payload));
-  if (HEADER_BYTES - 4 + body.length > MAX_FRAME_BYTES) throw new ProtocolError(`frame of ${body.length} bytes is over the ${MAX_FRAME_BYTES}-byte limit`);
+  if (HEADER_BYTES - 4 + body.length > MAX_FRAME_BYTES)
+    throw new ProtocolError(`frame of ${body.length} bytes is over the ${MAX_FRAME_BYTES}-byte limit`);
   const header = Buffer.alloc(HEADER_BYTES);
   header.writeUInt32BE(HEADER_BYTES - 4 + body.length, 0);
   header.writeUInt8(type, 4);
@@ -107,7 +158,9 @@ function decodePayload(type: number, id: number, body: Buffer): Frame {
   const schema = Payloads[type as keyof Payloads];
   if (!Value.Check(schema, message)) {
     const first = Value.Errors(schema, message).First();
-    throw new ProtocolError(`frame type ${type}: ${first ? `${first.path || '/'} ${first.message}` : 'invalid payload'}`);
+    throw new ProtocolError(
+      `frame type ${type}: ${first ? `${first.path || '/'} ${first.message}` : 'invalid payload'}`,
+    );
   }
   return { type, id, message } as Frame;
 }
@@ -127,7 +180,11 @@ export class FrameDecoder {
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
     const frames: Frame[] = [];
-    for (let length = this.nextLength(); length !== undefined && this.pendingBytes >= 4 + length; length = this.nextLength()) {
+    for (
+      let length = this.nextLength();
+      length !== undefined && this.pendingBytes >= 4 + length;
+      length = this.nextLength()
+    ) {
       const all = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
       const type = all.readUInt8(4);
       if (!this.accepts.has(type)) throw new ProtocolError(`unexpected frame type ${type}`);
@@ -145,7 +202,8 @@ export class FrameDecoder {
     if (this.pending[0]!.length < 4) this.pending = [Buffer.concat(this.pending)];
     const length = this.pending[0]!.readUInt32BE(0);
     if (length < HEADER_BYTES - 4) throw new ProtocolError(`frame length ${length} is shorter than a header`);
-    if (length > MAX_FRAME_BYTES) throw new ProtocolError(`frame length ${length} is over the ${MAX_FRAME_BYTES}-byte limit`);
+    if (length > MAX_FRAME_BYTES)
+      throw new ProtocolError(`frame length ${length} is over the ${MAX_FRAME_BYTES}-byte limit`);
     return length;
   }
 }

@@ -10,18 +10,32 @@ import { UserInput, userMessage } from './user-input.ts';
 /** Claude Code already keeps big outputs in a file and shows a preview; this bounds the rest. */
 const TOOL_OUTPUT_MAX_CHARS = 64 * 1024;
 
-type Block = { type: string; text?: unknown; name?: unknown; id?: unknown; input?: unknown; tool_use_id?: unknown; content?: unknown };
+type Block = {
+  type: string;
+  text?: unknown;
+  name?: unknown;
+  id?: unknown;
+  input?: unknown;
+  tool_use_id?: unknown;
+  content?: unknown;
+};
 
 const textOf = (content: unknown): string =>
-  typeof content === 'string' ? content
-    : Array.isArray(content) ? content.map((c: Block) => (typeof c?.text === 'string' ? c.text : '')).join('\n') : '';
+  typeof content === 'string'
+    ? content
+    : Array.isArray(content)
+      ? content.map((c: Block) => (typeof c?.text === 'string' ? c.text : '')).join('\n')
+      : '';
 
 /** An allow for AskUserQuestion must carry real answers (claude-code #50728): otherwise deny. */
 export function checkAnswers(toolName: string, decision: ToolDecision): ToolDecision {
   if (toolName !== 'AskUserQuestion' || decision.behavior !== 'allow') return decision;
   const answers = decision.updatedInput?.answers;
-  const usable = answers && typeof answers === 'object' && Object.values(answers).some((a) => typeof a === 'string' && a.trim());
-  return usable ? decision : { behavior: 'deny', message: 'The user gave no answer. Do not assume one: ask again or stop.' };
+  const usable =
+    answers && typeof answers === 'object' && Object.values(answers).some((a) => typeof a === 'string' && a.trim());
+  return usable
+    ? decision
+    : { behavior: 'deny', message: 'The user gave no answer. Do not assume one: ask again or stop.' };
 }
 
 export class ClaudeConversation {
@@ -45,7 +59,10 @@ export class ClaudeConversation {
     const paused = await this.host.costGate();
     if (paused) return paused as PermissionResult;
     if (autoAllowed(toolName)) return { behavior: 'allow', updatedInput: toolInput };
-    const decision = checkAnswers(toolName, await this.host.canUseTool({ id: toolUseID, tool: toolName, input: toolInput }, signal));
+    const decision = checkAnswers(
+      toolName,
+      await this.host.canUseTool({ id: toolUseID, tool: toolName, input: toolInput }, signal),
+    );
     return decision as PermissionResult;
   };
 
@@ -62,7 +79,8 @@ export class ClaudeConversation {
         if (block.type === 'text' && typeof block.text === 'string') host.event({ type: 'text', text: block.text });
         if (block.type !== 'tool_use' || typeof block.name !== 'string') continue;
         host.event({ type: 'tool_use', tool: block.name, input: block.input });
-        if (block.name === 'AskUserQuestion' && typeof block.id === 'string') this.questions.set(block.id, (block.input ?? {}) as Record<string, unknown>);
+        if (block.name === 'AskUserQuestion' && typeof block.id === 'string')
+          this.questions.set(block.id, (block.input ?? {}) as Record<string, unknown>);
       }
     } else if (message.type === 'user' && Array.isArray(message.message.content)) {
       for (const block of message.message.content as Block[]) {
@@ -83,10 +101,19 @@ export class ClaudeConversation {
   /** #50728: ask the user ourselves and send the answer as the next user turn, so the agent never proceeds on an invented answer. */
   private async askDirectly(toolUseId: string, questionInput: Record<string, unknown>): Promise<void> {
     this.followUps += 1;
-    const decision = checkAnswers('AskUserQuestion', await this.host.canUseTool({ id: `${toolUseId}-direct`, tool: 'AskUserQuestion', input: questionInput }, this.signal));
-    const answers = decision.behavior === 'allow' ? (decision.updatedInput?.answers as Record<string, string>) : undefined;
+    const decision = checkAnswers(
+      'AskUserQuestion',
+      await this.host.canUseTool(
+        { id: `${toolUseId}-direct`, tool: 'AskUserQuestion', input: questionInput },
+        this.signal,
+      ),
+    );
+    const answers =
+      decision.behavior === 'allow' ? (decision.updatedInput?.answers as Record<string, string>) : undefined;
     const text = answers
-      ? `Your question tool returned no answers because of a bug; my answers are:\n${Object.entries(answers).map(([q, a]) => `- ${q} → ${a}`).join('\n')}`
+      ? `Your question tool returned no answers because of a bug; my answers are:\n${Object.entries(answers)
+          .map(([q, a]) => `- ${q} → ${a}`)
+          .join('\n')}`
       : `Your question tool returned no answers because of a bug, and I did not answer: ${decision.behavior === 'deny' ? decision.message : ''}. Do not assume an answer.`;
     this.pushedSinceResult += 1;
     this.followUps -= 1;

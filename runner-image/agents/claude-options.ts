@@ -25,17 +25,27 @@ export function systemPromptAppend(instructions: string | undefined, repo: strin
 
 async function tetherTools(host: AgentHost) {
   const { createSdkMcpServer, tool } = await agentSdk();
-  const screenshot = tool('screenshot', 'Capture a web page (a URL the dev server serves) as a JPEG for the user.', {
-    url: z.string().describe('http(s) URL to capture'),
-    fullPage: z.boolean().optional(),
-    caption: z.string().max(200).optional().describe('one line shown under the image'),
-  }, async (args) => ({ content: [{ type: 'text' as const, text: await host.tools[SCREENSHOT_TOOL]!(args) }] }));
-  const progress = tool('progress', 'Tell the user on their phone about a milestone (one short line).', {
-    text: z.string().min(1).describe('a milestone, under 80 characters, e.g. "Running the unit tests"'),
-  }, async (args) => {
-    host.event({ type: 'progress', text: args.text });
-    return { content: [{ type: 'text' as const, text: 'Sent to the user.' }] };
-  });
+  const screenshot = tool(
+    'screenshot',
+    'Capture a web page (a URL the dev server serves) as a JPEG for the user.',
+    {
+      url: z.string().describe('http(s) URL to capture'),
+      fullPage: z.boolean().optional(),
+      caption: z.string().max(200).optional().describe('one line shown under the image'),
+    },
+    async (args) => ({ content: [{ type: 'text' as const, text: await host.tools[SCREENSHOT_TOOL]!(args) }] }),
+  );
+  const progress = tool(
+    'progress',
+    'Tell the user on their phone about a milestone (one short line).',
+    {
+      text: z.string().min(1).describe('a milestone, under 80 characters, e.g. "Running the unit tests"'),
+    },
+    async (args) => {
+      host.event({ type: 'progress', text: args.text });
+      return { content: [{ type: 'text' as const, text: 'Sent to the user.' }] };
+    },
+  );
   return createSdkMcpServer({ name: 'tether', tools: [screenshot, progress] });
 }
 
@@ -48,24 +58,41 @@ export const autoAllowed = (toolName: string) => toolName === PROGRESS_TOOL;
  * exceptions, the plan file Claude Code writes under its config folder in plan mode and the
  * auto-allowed tools, are asked too while `costHeld()` (canUseTool then waits at the cost pause).
  */
-export function everyCallAsked(claudeConfigDir: string | undefined, costHeld: () => boolean = () => false): HookCallbackMatcher {
+export function everyCallAsked(
+  claudeConfigDir: string | undefined,
+  costHeld: () => boolean = () => false,
+): HookCallbackMatcher {
   const plans = claudeConfigDir ? resolve(claudeConfigDir, 'plans') + sep : undefined;
   return {
-    hooks: [async (input) => {
-      const call = input as { tool_name?: string; tool_input?: { file_path?: unknown } };
-      const path = call.tool_input?.file_path;
-      const planFile = plans && (call.tool_name === 'Write' || call.tool_name === 'Edit') && typeof path === 'string' && resolve(path).startsWith(plans);
-      if ((planFile || autoAllowed(call.tool_name ?? '')) && !costHeld()) return {};
-      return { hookSpecificOutput: { hookEventName: 'PreToolUse' as const, permissionDecision: 'ask' as const } };
-    }],
+    hooks: [
+      async (input) => {
+        const call = input as { tool_name?: string; tool_input?: { file_path?: unknown } };
+        const path = call.tool_input?.file_path;
+        const planFile =
+          plans &&
+          (call.tool_name === 'Write' || call.tool_name === 'Edit') &&
+          typeof path === 'string' &&
+          resolve(path).startsWith(plans);
+        if ((planFile || autoAllowed(call.tool_name ?? '')) && !costHeld()) return {};
+        return { hookSpecificOutput: { hookEventName: 'PreToolUse' as const, permissionDecision: 'ask' as const } };
+      },
+    ],
   };
 }
 
-export async function sdkOptions(settings: ClaudeSettings, run: AgentRunOptions, host: AgentHost, extra: {
-  resume: string | undefined; abortController: AbortController; canUseTool: CanUseTool; spawn: Options['spawnClaudeCodeProcess'];
-  /** The repository's CLAUDE.md, read once per run. */
-  repoInstructions: string | undefined;
-}): Promise<Options> {
+export async function sdkOptions(
+  settings: ClaudeSettings,
+  run: AgentRunOptions,
+  host: AgentHost,
+  extra: {
+    resume: string | undefined;
+    abortController: AbortController;
+    canUseTool: CanUseTool;
+    spawn: Options['spawnClaudeCodeProcess'];
+    /** The repository's CLAUDE.md, read once per run. */
+    repoInstructions: string | undefined;
+  },
+): Promise<Options> {
   return {
     cwd: run.cwd,
     model: settings.model,
@@ -79,6 +106,10 @@ export async function sdkOptions(settings: ClaudeSettings, run: AgentRunOptions,
     settingSources: [],
     hooks: { PreToolUse: [everyCallAsked(settings.env.CLAUDE_CONFIG_DIR, () => host.costHeld())] },
     mcpServers: { tether: await tetherTools(host) },
-    systemPrompt: { type: 'preset', preset: 'claude_code', append: systemPromptAppend(settings.instructions, extra.repoInstructions) },
+    systemPrompt: {
+      type: 'preset',
+      preset: 'claude_code',
+      append: systemPromptAppend(settings.instructions, extra.repoInstructions),
+    },
   };
 }

@@ -33,7 +33,11 @@ export function localProcesses(log: Logger): ClaudeProcesses {
   return {
     stderr,
     spawn: (options) => {
-      const child = spawn(options.command, options.args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(options.command, options.args, {
+        cwd: options.cwd,
+        env: options.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       log.info({ pid: child.pid, agent: 'claude' }, 'agent started');
       trackTree(child);
       children.push(child);

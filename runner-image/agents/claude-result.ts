@@ -29,16 +29,30 @@ export function plainApiError(text: string): string {
 export const isMissingConversation = (result: SDKResultMessage | undefined) =>
   result?.subtype === 'error_during_execution' && result.errors.some((e) => /No conversation found/i.test(e));
 
-export function toResult(result: SDKResultMessage | undefined, failure: string | undefined, stderr: string[]): AgentResult {
-  const usage = result?.usage as { input_tokens?: number; output_tokens?: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number } | undefined;
+export function toResult(
+  result: SDKResultMessage | undefined,
+  failure: string | undefined,
+  stderr: string[],
+): AgentResult {
+  const usage = result?.usage as
+    | {
+        input_tokens?: number;
+        output_tokens?: number;
+        cache_creation_input_tokens?: number;
+        cache_read_input_tokens?: number;
+      }
+    | undefined;
   const tokens = usage && {
     input: (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
     output: usage.output_tokens ?? 0,
   };
   const ok = !failure && result?.subtype === 'success' && !result.is_error;
   // A result already received says more than the error query() throws after it.
-  const reported = result && (result.subtype === 'success' ? (result.is_error ? result.result : undefined) : result.errors.join('; '));
-  const message = ok ? undefined : plainApiError(reported || failure || stderr.at(-1) || 'Claude Code ended without a result');
+  const reported =
+    result && (result.subtype === 'success' ? (result.is_error ? result.result : undefined) : result.errors.join('; '));
+  const message = ok
+    ? undefined
+    : plainApiError(reported || failure || stderr.at(-1) || 'Claude Code ended without a result');
   return {
     ok,
     exitCode: ok ? 0 : 1,

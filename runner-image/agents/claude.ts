@@ -13,7 +13,10 @@ import { isMissingConversation, toResult } from './claude-result.ts';
 import { readRepoInstructions } from './repo-instructions.ts';
 import type { Agent, AgentHost, AgentResult, AgentRunOptions } from './types.ts';
 
-export type QueryFn = (params: { prompt: AsyncIterable<SDKUserMessage>; options: Options }) => AsyncIterable<SDKMessage>;
+export type QueryFn = (params: {
+  prompt: AsyncIterable<SDKUserMessage>;
+  options: Options;
+}) => AsyncIterable<SDKMessage>;
 
 export interface ClaudeAgentDeps extends ClaudeSettings {
   log: Logger;
@@ -23,7 +26,11 @@ export interface ClaudeAgentDeps extends ClaudeSettings {
   channel?: AgentChannel;
 }
 
-interface Attempt { result: SDKResultMessage | undefined; failure: string | undefined; stderr: string[] }
+interface Attempt {
+  result: SDKResultMessage | undefined;
+  failure: string | undefined;
+  stderr: string[];
+}
 
 export class ClaudeAgent implements Agent {
   readonly name = 'claude' as const;
@@ -38,7 +45,10 @@ export class ClaudeAgent implements Agent {
     let attempt = await this.attempt(options, host, options.resume, repoInstructions);
     if (options.resume && isMissingConversation(attempt.result) && !options.signal.aborted) {
       // The workspace was recreated (or the id is from elsewhere): start over rather than fail.
-      this.deps.log.warn({ resume: options.resume }, 'the conversation to resume is not on this workspace; starting a new one');
+      this.deps.log.warn(
+        { resume: options.resume },
+        'the conversation to resume is not on this workspace; starting a new one',
+      );
       host.event({ type: 'progress', text: 'Starting a new conversation (the earlier one is not on this workspace)' });
       attempt = await this.attempt(options, host, undefined, repoInstructions);
     }
@@ -54,10 +64,17 @@ export class ClaudeAgent implements Agent {
     return undefined;
   }
 
-  private async attempt(options: AgentRunOptions, host: AgentHost, resume: string | undefined, repoInstructions: string | undefined): Promise<Attempt> {
+  private async attempt(
+    options: AgentRunOptions,
+    host: AgentHost,
+    resume: string | undefined,
+    repoInstructions: string | undefined,
+  ): Promise<Attempt> {
     const conversation = new ClaudeConversation(host, options.signal, options.prompt, options.images);
     const abortController = new AbortController();
-    const processes = this.deps.channel ? channelProcesses(this.deps.channel, this.deps.log) : localProcesses(this.deps.log);
+    const processes = this.deps.channel
+      ? channelProcesses(this.deps.channel, this.deps.log)
+      : localProcesses(this.deps.log);
     const { stderr } = processes;
     const stop = () => {
       abortController.abort();
@@ -67,18 +84,27 @@ export class ClaudeAgent implements Agent {
 
     let failure: string | undefined;
     try {
-      const sdk = await sdkOptions(this.deps, options, host, { resume, abortController, canUseTool: conversation.canUseTool, spawn: processes.spawn, repoInstructions });
+      const sdk = await sdkOptions(this.deps, options, host, {
+        resume,
+        abortController,
+        canUseTool: conversation.canUseTool,
+        spawn: processes.spawn,
+        repoInstructions,
+      });
       const query = this.deps.queryFn ?? (await agentSdk()).query;
       for await (const message of query({ prompt: conversation.input, options: sdk })) conversation.handle(message);
     } catch (error) {
-      failure = options.signal.aborted ? 'stopped' : `Claude Code stopped: ${error instanceof Error ? error.message : String(error)}`;
+      failure = options.signal.aborted
+        ? 'stopped'
+        : `Claude Code stopped: ${error instanceof Error ? error.message : String(error)}`;
     } finally {
       options.signal.removeEventListener('abort', stop);
       conversation.input.close();
       await processes.stopAll();
     }
     const { result } = conversation;
-    if (stderr.length && (failure || result?.is_error)) this.deps.log.info({ stderr: stderr.join('\n').slice(-2000) }, 'agent stderr');
+    if (stderr.length && (failure || result?.is_error))
+      this.deps.log.info({ stderr: stderr.join('\n').slice(-2000) }, 'agent stderr');
     return { result, failure, stderr };
   }
 }

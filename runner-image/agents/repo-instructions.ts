@@ -29,7 +29,8 @@ export async function readRepoInstructions(workspace: string, checkout: string):
       } catch {
         throw new WorkspaceRefused(`${dir.path}/${NAME}`, 'a symlink leading out of the checkout');
       }
-      return (await readWorkspaceFile(workspace, [rel, target].filter(Boolean).join('/'), REPO_INSTRUCTIONS_MAX_BYTES))?.data;
+      return (await readWorkspaceFile(workspace, [rel, target].filter(Boolean).join('/'), REPO_INSTRUCTIONS_MAX_BYTES))
+        ?.data;
     });
     const text = data?.toString('utf8').slice(0, REPO_INSTRUCTIONS_MAX_CHARS);
     return text?.trim() ? { text } : undefined;

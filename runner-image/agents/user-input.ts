@@ -8,7 +8,13 @@ export const userMessage = (text: string, images: readonly AgentImage[] = []): S
   message: {
     role: 'user',
     content: images.length
-      ? [...images.map((i) => ({ type: 'image' as const, source: { type: 'base64' as const, media_type: i.mediaType, data: i.data } })), { type: 'text' as const, text }]
+      ? [
+          ...images.map((i) => ({
+            type: 'image' as const,
+            source: { type: 'base64' as const, media_type: i.mediaType, data: i.data },
+          })),
+          { type: 'text' as const, text },
+        ]
       : text,
   },
   parent_tool_use_id: null,

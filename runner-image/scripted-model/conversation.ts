@@ -10,8 +10,20 @@ export interface MessagesRequest {
   output_config?: { format?: { schema?: { properties?: Record<string, unknown> } } };
   metadata?: { user_id?: string };
 }
-interface Message { role?: string; content?: string | Block[] }
-interface Block { type?: string; text?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string; content?: string | Block[]; is_error?: boolean }
+interface Message {
+  role?: string;
+  content?: string | Block[];
+}
+interface Block {
+  type?: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  tool_use_id?: string;
+  content?: string | Block[];
+  is_error?: boolean;
+}
 
 export interface ToolCall {
   id: string;
@@ -34,18 +46,27 @@ export interface Conversation {
 }
 
 const REMINDER = '<system-reminder>';
-const blocksOf = (content: Message['content']): Block[] => (typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : []);
+const blocksOf = (content: Message['content']): Block[] =>
+  typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : [];
 
 export const textOf = (content: string | Block[] | undefined): string =>
-  blocksOf(content).map((b) => (typeof b.text === 'string' ? b.text : '')).join('\n');
+  blocksOf(content)
+    .map((b) => (typeof b.text === 'string' ? b.text : ''))
+    .join('\n');
 
 /** A tool result's words without Claude Code's tags and reminders. */
 export const plainResult = (text: string) =>
-  text.replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, '').replace(/<\/?tool_use_error>/g, '').trim();
+  text
+    .replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, '')
+    .replace(/<\/?tool_use_error>/g, '')
+    .trim();
 
 const humanText = (message: Message) =>
-  blocksOf(message.content).filter((b) => b.type === 'text' && typeof b.text === 'string' && !b.text.trimStart().startsWith(REMINDER))
-    .map((b) => b.text!).join('\n').trim();
+  blocksOf(message.content)
+    .filter((b) => b.type === 'text' && typeof b.text === 'string' && !b.text.trimStart().startsWith(REMINDER))
+    .map((b) => b.text!)
+    .join('\n')
+    .trim();
 
 /** Title generation and similar calls: not a turn of the agent's conversation. */
 export function isSideRequest(body: MessagesRequest): boolean {
@@ -60,18 +81,24 @@ export function readConversation(body: MessagesRequest): Conversation {
     if (m.role === 'user' && humanText(m)) promptIndex = i;
   });
   const since = messages.slice(Math.max(promptIndex, 0));
-  const texts = since.filter((m) => m.role === 'user').flatMap((m) => blocksOf(m.content).map((b) => textOf(b.type === 'tool_result' ? b.content : [b])));
+  const texts = since
+    .filter((m) => m.role === 'user')
+    .flatMap((m) => blocksOf(m.content).map((b) => textOf(b.type === 'tool_result' ? b.content : [b])));
   const calls: ToolCall[] = [];
   for (const message of since) {
     for (const block of blocksOf(message.content)) {
-      if (block.type === 'tool_use' && typeof block.id === 'string') calls.push({ id: block.id, name: String(block.name), input: block.input });
+      if (block.type === 'tool_use' && typeof block.id === 'string')
+        calls.push({ id: block.id, name: String(block.name), input: block.input });
       if (block.type === 'tool_result') {
         const call = calls.find((c) => c.id === block.tool_use_id);
         if (call) call.result = { error: block.is_error === true, text: plainResult(textOf(block.content)) };
       }
     }
   }
-  const allText = messages.filter((m) => m.role === 'user').map((m) => textOf(m.content)).join('\n');
+  const allText = messages
+    .filter((m) => m.role === 'user')
+    .map((m) => textOf(m.content))
+    .join('\n');
   const exited = calls.some((c) => c.name === 'ExitPlanMode' && c.result && !c.result.error);
   return {
     prompt: promptIndex >= 0 ? humanText(messages[promptIndex]!) : '',

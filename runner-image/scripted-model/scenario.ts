@@ -15,7 +15,8 @@ export const SCRIPT_PREFIX = 'script:';
 const MAX_SLEEP_MS = 10 * 60_000;
 
 /** `\n` and `\t` in write contents and texts become a newline and a tab; `\\` a backslash. */
-const unescape = (text: string) => text.replace(/\\(n|t|\\)/g, (_m, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : '\\'));
+const unescape = (text: string) =>
+  text.replace(/\\(n|t|\\)/g, (_m, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : '\\'));
 
 /** One line of a scenario; a line that is no step is text the model says as it is. */
 export function parseStep(line: string): Step | undefined {
@@ -65,7 +66,10 @@ export const isScenario = (prompt: string) => prompt.trimStart().startsWith(SCRI
 export function parseScenario(prompt: string): Step[] {
   if (!isScenario(prompt)) return demoScenario(prompt);
   const body = prompt.trimStart().slice(SCRIPT_PREFIX.length);
-  return body.split(/\r?\n/).map(parseStep).filter((s): s is Step => s !== undefined);
+  return body
+    .split(/\r?\n/)
+    .map(parseStep)
+    .filter((s): s is Step => s !== undefined);
 }
 
 export const DEMO_FILE = 'TETHER_DEMO.md';
@@ -85,13 +89,23 @@ export function planText(steps: Step[]): string {
   if (own) return own.text;
   const describe = (s: Step): string | undefined => {
     switch (s.kind) {
-      case 'write': return `write ${s.path}`;
-      case 'tool': return `use ${s.tool}`;
-      case 'ask': return `ask "${s.question}"`;
-      case 'progress': case 'say': return s.text;
-      case 'fail': return `fail: ${s.message}`;
-      default: return undefined;
+      case 'write':
+        return `write ${s.path}`;
+      case 'tool':
+        return `use ${s.tool}`;
+      case 'ask':
+        return `ask "${s.question}"`;
+      case 'progress':
+      case 'say':
+        return s.text;
+      case 'fail':
+        return `fail: ${s.message}`;
+      default:
+        return undefined;
     }
   };
-  return steps.flatMap((s) => describe(s) ?? []).map((line, i) => `${i + 1}. ${line}`).join('\n');
+  return steps
+    .flatMap((s) => describe(s) ?? [])
+    .map((line, i) => `${i + 1}. ${line}`)
+    .join('\n');
 }

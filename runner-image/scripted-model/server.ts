@@ -67,21 +67,40 @@ function wait(res: ServerResponse, ms: number, streaming: boolean): Promise<bool
 
 const sideText = (body: MessagesRequest) => {
   const properties = body.output_config?.format?.schema?.properties;
-  return properties ? JSON.stringify(Object.fromEntries(Object.keys(properties).map((k) => [k, 'Tether session']))) : 'Tether session';
+  return properties
+    ? JSON.stringify(Object.fromEntries(Object.keys(properties).map((k) => [k, 'Tether session'])))
+    : 'Tether session';
 };
 
 /** Where the scripted model says what it was asked (one line a request), e.g. the runner's logger. */
-export interface ModelLog { info(fields: object, message: string): void }
+export interface ModelLog {
+  info(fields: object, message: string): void;
+}
 
-interface State { requests: RecordedRequest[]; served: Set<string>; log?: ModelLog }
+interface State {
+  requests: RecordedRequest[];
+  served: Set<string>;
+  log?: ModelLog;
+}
 
 /** As the real API counts them: the system prompt and the tool definitions, then the messages. */
-const inputTokens = (body: MessagesRequest) => tokens(JSON.stringify([body.system ?? '', body.tools ?? [], body.messages ?? []]));
+const inputTokens = (body: MessagesRequest) =>
+  tokens(JSON.stringify([body.system ?? '', body.tools ?? [], body.messages ?? []]));
 
-async function messages(state: State, req: IncomingMessage, res: ServerResponse, record: RecordedRequest): Promise<void> {
+async function messages(
+  state: State,
+  req: IncomingMessage,
+  res: ServerResponse,
+  record: RecordedRequest,
+): Promise<void> {
   const body = record.body!;
   const model = body.model ?? 'scripted-model';
-  const usage: Usage = { input_tokens: inputTokens(body), output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const usage: Usage = {
+    input_tokens: inputTokens(body),
+    output_tokens: 0,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  };
   let reply: Reply;
   if (record.side) {
     reply = { kind: 'turn', delayMs: 0, text: sideText(body) };
@@ -96,7 +115,12 @@ async function messages(state: State, req: IncomingMessage, res: ServerResponse,
     return;
   }
   const outputTokens = tokens(`${reply.text ?? ''}${reply.tool?.json ?? ''}`);
-  record.response = { status: 200, text: reply.text, tool: reply.tool && { name: reply.tool.name, json: reply.tool.json }, usage: { ...usage, output_tokens: outputTokens } };
+  record.response = {
+    status: 200,
+    text: reply.text,
+    tool: reply.tool && { name: reply.tool.name, json: reply.tool.json },
+    usage: { ...usage, output_tokens: outputTokens },
+  };
   startStream(res, model, usage);
   if (await wait(res, reply.delayMs, true)) finishStream(res, reply, outputTokens);
 }
@@ -104,7 +128,13 @@ async function messages(state: State, req: IncomingMessage, res: ServerResponse,
 async function handle(state: State, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]!;
   const text = await readBody(req);
-  const record: RecordedRequest = { at: new Date().toISOString(), method: req.method ?? '', path, side: true, response: { status: 404 } };
+  const record: RecordedRequest = {
+    at: new Date().toISOString(),
+    method: req.method ?? '',
+    path,
+    side: true,
+    response: { status: 404 },
+  };
   state.requests.push(record);
   let body: MessagesRequest | undefined;
   try {
@@ -131,7 +161,8 @@ export async function startScriptedModel(options: { host?: string; log?: ModelLo
   const state: State = { requests: [], served: new Set(), log: options.log };
   const server = createServer((req, res) => {
     handle(state, req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, errorBody('api_error', error instanceof Error ? error.message : String(error)));
+      if (!res.headersSent)
+        sendJson(res, 500, errorBody('api_error', error instanceof Error ? error.message : String(error)));
       else res.destroy();
     });
   });
@@ -143,9 +174,10 @@ export async function startScriptedModel(options: { host?: string; log?: ModelLo
   return {
     url: `http://${host}:${port}`,
     requests: state.requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -25,7 +25,14 @@ export interface ContentResource {
 }
 
 /** Twilio's documented limits for the types the fake knows. */
-export const CONTENT_LIMITS = { textBody: 1600, quickReplyBody: 1024, quickReplyActions: 10, sessionButtons: 3, title: 20, id: 200 };
+export const CONTENT_LIMITS = {
+  textBody: 1600,
+  quickReplyBody: 1024,
+  quickReplyActions: 10,
+  sessionButtons: 3,
+  title: 20,
+  id: 200,
+};
 
 export class ContentError extends Error {
   readonly code: number;
@@ -40,10 +47,13 @@ const placeholders = (text: string) => [...text.matchAll(PLACEHOLDER)].map((m) =
 const KNOWN_TYPES = new Set(['twilio/text', 'twilio/quick-reply']);
 
 /** Checks a create request as Twilio would; returns the stored resource. */
-function checkDefinition(raw: unknown): Omit<ContentResource, 'sid' | 'account_sid' | 'url' | 'date_created' | 'date_updated'> {
+function checkDefinition(
+  raw: unknown,
+): Omit<ContentResource, 'sid' | 'account_sid' | 'url' | 'date_created' | 'date_updated'> {
   const def = (raw ?? {}) as Partial<ContentResource>;
   if (typeof def.language !== 'string' || !def.language) throw new ContentError(20001, 'language is required');
-  if (!def.types || typeof def.types !== 'object' || !Object.keys(def.types).length) throw new ContentError(20001, 'types is required');
+  if (!def.types || typeof def.types !== 'object' || !Object.keys(def.types).length)
+    throw new ContentError(20001, 'types is required');
   const variables = def.variables ?? {};
   for (const [key, value] of Object.entries(variables)) {
     if (typeof value !== 'string' || !value) throw new ContentError(20001, `variable ${key} needs a sample value`);
@@ -55,22 +65,28 @@ function checkDefinition(raw: unknown): Omit<ContentResource, 'sid' | 'account_s
       if (!(name in variables)) throw new ContentError(20001, `variable {{${name}}} has no sample value in variables`);
     }
     if (typeof body.body !== 'string' || !body.body) throw new ContentError(20001, `${type}: body is required`);
-    if (type === 'twilio/text' && body.body.length > CONTENT_LIMITS.textBody) throw new ContentError(20001, 'twilio/text: body over 1,600 characters');
-    if (type === 'twilio/quick-reply') checkQuickReply(body as { body: string; actions?: FakeButton[] }, CONTENT_LIMITS.quickReplyActions);
+    if (type === 'twilio/text' && body.body.length > CONTENT_LIMITS.textBody)
+      throw new ContentError(20001, 'twilio/text: body over 1,600 characters');
+    if (type === 'twilio/quick-reply')
+      checkQuickReply(body as { body: string; actions?: FakeButton[] }, CONTENT_LIMITS.quickReplyActions);
   }
   return { friendly_name: def.friendly_name ?? null, language: def.language, variables, types: def.types };
 }
 
 function checkQuickReply(qr: { body: string; actions?: FakeButton[] }, maxActions: number): void {
-  if (qr.body.length > CONTENT_LIMITS.quickReplyBody) throw new ContentError(20001, `twilio/quick-reply: body over ${CONTENT_LIMITS.quickReplyBody} characters`);
+  if (qr.body.length > CONTENT_LIMITS.quickReplyBody)
+    throw new ContentError(20001, `twilio/quick-reply: body over ${CONTENT_LIMITS.quickReplyBody} characters`);
   const actions = qr.actions ?? [];
-  if (actions.length < 1 || actions.length > maxActions) throw new ContentError(20001, `twilio/quick-reply: ${actions.length} actions (1 to ${maxActions})`);
+  if (actions.length < 1 || actions.length > maxActions)
+    throw new ContentError(20001, `twilio/quick-reply: ${actions.length} actions (1 to ${maxActions})`);
   const titles = new Set<string>();
   for (const a of actions) {
-    if (typeof a.title !== 'string' || !a.title || a.title.length > CONTENT_LIMITS.title) throw new ContentError(20001, `button title "${a.title}" empty or over ${CONTENT_LIMITS.title} characters`);
+    if (typeof a.title !== 'string' || !a.title || a.title.length > CONTENT_LIMITS.title)
+      throw new ContentError(20001, `button title "${a.title}" empty or over ${CONTENT_LIMITS.title} characters`);
     if (titles.has(a.title)) throw new ContentError(20001, `button title "${a.title}" appears twice`);
     titles.add(a.title);
-    if (a.id !== undefined && a.id.length > CONTENT_LIMITS.id) throw new ContentError(20001, `button id over ${CONTENT_LIMITS.id} characters`);
+    if (a.id !== undefined && a.id.length > CONTENT_LIMITS.id)
+      throw new ContentError(20001, `button id over ${CONTENT_LIMITS.id} characters`);
   }
 }
 
@@ -88,7 +104,8 @@ const CATEGORIES = new Set(['UTILITY', 'MARKETING', 'AUTHENTICATION']);
 /** WhatsApp refuses a body that starts or ends with a variable, or has two side by side. */
 function whatsappBodyProblem(body: string): string | undefined {
   const trimmed = body.trim();
-  if (/^\{\{[^}]+\}\}/.test(trimmed) || /\{\{[^}]+\}\}$/.test(trimmed)) return 'the body starts or ends with a variable';
+  if (/^\{\{[^}]+\}\}/.test(trimmed) || /\{\{[^}]+\}\}$/.test(trimmed))
+    return 'the body starts or ends with a variable';
   if (/\}\}\s*\{\{/.test(trimmed)) return 'two variables are next to each other';
   return undefined;
 }
@@ -107,7 +124,12 @@ export class ContentStore {
     const sid = `HX${randomBytes(16).toString('hex')}`;
     const now = new Date().toISOString();
     const resource: ContentResource = {
-      ...checked, sid, account_sid: this.accountSid, url: `https://content.twilio.com/v1/Content/${sid}`, date_created: now, date_updated: now,
+      ...checked,
+      sid,
+      account_sid: this.accountSid,
+      url: `https://content.twilio.com/v1/Content/${sid}`,
+      date_created: now,
+      date_updated: now,
     };
     this.resources.push(resource);
     return resource;
@@ -122,13 +144,19 @@ export class ContentStore {
     const resource = this.get(sid);
     if (!resource) throw new ContentError(20404, 'The requested resource was not found');
     const request = (raw ?? {}) as { name?: unknown; category?: unknown };
-    if (typeof request.name !== 'string' || !/^[a-z0-9_]{1,512}$/.test(request.name)) throw new ContentError(20001, 'name: lowercase letters, digits and underscores');
-    if (typeof request.category !== 'string' || !CATEGORIES.has(request.category)) throw new ContentError(20001, 'category: UTILITY, MARKETING or AUTHENTICATION');
+    if (typeof request.name !== 'string' || !/^[a-z0-9_]{1,512}$/.test(request.name))
+      throw new ContentError(20001, 'name: lowercase letters, digits and underscores');
+    if (typeof request.category !== 'string' || !CATEGORIES.has(request.category))
+      throw new ContentError(20001, 'category: UTILITY, MARKETING or AUTHENTICATION');
     const [type, body] = Object.entries(resource.types)[0]!;
     const problem = whatsappBodyProblem(body.body ?? '');
     const approval: Approval = {
-      name: request.name, category: request.category, content_type: type, status: problem ? 'rejected' : 'received',
-      rejection_reason: problem ?? '', allow_category_change: true,
+      name: request.name,
+      category: request.category,
+      content_type: type,
+      status: problem ? 'rejected' : 'received',
+      rejection_reason: problem ?? '',
+      allow_category_change: true,
     };
     this.approvals.set(sid, approval);
     return approval;
@@ -138,7 +166,12 @@ export class ContentStore {
   approvalOf(sid: string): object {
     if (!this.get(sid)) throw new ContentError(20404, 'The requested resource was not found');
     const whatsapp = this.approvals.get(sid) ?? { status: 'unsubmitted' };
-    return { sid, account_sid: this.accountSid, whatsapp: { type: 'whatsapp', ...whatsapp }, url: `https://content.twilio.com/v1/Content/${sid}/ApprovalRequests` };
+    return {
+      sid,
+      account_sid: this.accountSid,
+      whatsapp: { type: 'whatsapp', ...whatsapp },
+      url: `https://content.twilio.com/v1/Content/${sid}/ApprovalRequests`,
+    };
   }
 
   /** WhatsApp's verdict on a submitted template. */
@@ -158,8 +191,12 @@ export class ContentStore {
     return {
       contents,
       meta: {
-        page: Math.floor(start / size), page_size: size, key: 'contents', url: `${base}?PageSize=${size}&PageToken=${start}`,
-        first_page_url: `${base}?PageSize=${size}`, previous_page_url: null,
+        page: Math.floor(start / size),
+        page_size: size,
+        key: 'contents',
+        url: `${base}?PageSize=${size}&PageToken=${start}`,
+        first_page_url: `${base}?PageSize=${size}`,
+        previous_page_url: null,
         next_page_url: more ? `${base}?PageSize=${size}&PageToken=${start + size}` : null,
       },
     };
@@ -171,23 +208,28 @@ export class ContentStore {
     if (!resource) throw new ContentError(21655, 'The ContentSid is Invalid');
     let given: Record<string, unknown>;
     try {
-      given = variablesJson ? JSON.parse(variablesJson) as Record<string, unknown> : {};
+      given = variablesJson ? (JSON.parse(variablesJson) as Record<string, unknown>) : {};
     } catch {
       throw new ContentError(21656, 'The ContentVariables Parameter is invalid');
     }
-    const fill = (text: string) => text.replace(PLACEHOLDER, (_m, name: string) => {
-      const value = given[name];
-      if (typeof value !== 'string') throw new ContentError(21656, `ContentVariables lacks variable ${name}`);
-      return value;
-    });
+    const fill = (text: string) =>
+      text.replace(PLACEHOLDER, (_m, name: string) => {
+        const value = given[name];
+        if (typeof value !== 'string') throw new ContentError(21656, `ContentVariables lacks variable ${name}`);
+        return value;
+      });
     const quickReply = resource.types['twilio/quick-reply'];
     if (quickReply) {
-      const rendered = { body: fill(quickReply.body!), actions: (quickReply.actions ?? []).map((a) => ({ title: fill(a.title), id: fill(a.id ?? a.title) })) };
+      const rendered = {
+        body: fill(quickReply.body!),
+        actions: (quickReply.actions ?? []).map((a) => ({ title: fill(a.title), id: fill(a.id ?? a.title) })),
+      };
       checkQuickReply(rendered, CONTENT_LIMITS.sessionButtons);
       return { body: rendered.body, buttons: rendered.actions };
     }
     const body = fill(resource.types['twilio/text']!.body!);
-    if (body.length > CONTENT_LIMITS.textBody) throw new ContentError(21617, 'The concatenated message body exceeds the 1600 character limit');
+    if (body.length > CONTENT_LIMITS.textBody)
+      throw new ContentError(21617, 'The concatenated message body exceeds the 1600 character limit');
     return { body };
   }
 }

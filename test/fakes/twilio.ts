@@ -68,13 +68,14 @@ export interface MediaRequest {
 /** How long the redirect target of a media fetch is valid (Twilio's is hours; short here). */
 const MEDIA_LINK_TTL_MS = 60_000;
 
-const readBody = (req: IncomingMessage) => new Promise<string>((resolve, reject) => {
-  let data = '';
-  req.setEncoding('utf8');
-  req.on('data', (chunk: string) => (data += chunk));
-  req.on('end', () => resolve(data));
-  req.on('error', reject);
-});
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve, reject) => {
+    let data = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (data += chunk));
+    req.on('end', () => resolve(data));
+    req.on('error', reject);
+  });
 
 export async function startFakeTwilio(options: { accountSid?: string; authToken?: string } = {}): Promise<FakeTwilio> {
   const accountSid = options.accountSid ?? `AC${randomBytes(16).toString('hex')}`;
@@ -109,7 +110,9 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
       } else {
         const token = randomBytes(16).toString('hex');
         links.set(token, { key, until: Date.now() + MEDIA_LINK_TTL_MS });
-        answer(307, { Location: `${url}/_media/${token}?Expires=${Math.floor((Date.now() + MEDIA_LINK_TTL_MS) / 1000)}` });
+        answer(307, {
+          Location: `${url}/_media/${token}?Expires=${Math.floor((Date.now() + MEDIA_LINK_TTL_MS) / 1000)}`,
+        });
       }
       return true;
     }
@@ -124,45 +127,71 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
 
   const server = createServer((req, res) => {
     if (serveMedia(req, res)) return;
-    void readBody(req).then((raw) => {
-      const reply = (status: number, body: object) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-      const url = new URL(req.url ?? '/', 'http://fake');
-      if (url.pathname.startsWith('/v1/Content')) {
-        if (req.headers.authorization !== expectedAuth) return reply(401, { code: 20003, message: 'Authenticate', status: 401 });
-        return contentRoute(contents, req.method ?? '', url, raw, reply);
-      }
-      const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(url.pathname);
-      if (req.method !== 'POST' || !match) return reply(404, { code: 20404, message: 'not found', status: 404 });
-      attempts++;
-      if (req.headers.authorization !== expectedAuth || match[1] !== accountSid) {
-        return reply(401, { code: 20003, message: 'Authenticate', status: 401 });
-      }
-      if (failures.count > 0) {
-        failures = { ...failures, count: failures.count - 1 };
-        return reply(failures.status, { code: failures.code, message: 'Injected failure', status: failures.status });
-      }
-      const form = new URLSearchParams(raw);
-      let body = form.get('Body') ?? '';
-      let buttons: FakeButton[] | undefined;
-      if (form.get('ContentSid')) {
-        try {
-          ({ body, buttons } = contents.render(form.get('ContentSid')!, form.get('ContentVariables')));
-        } catch (error) {
-          if (!(error instanceof ContentError)) throw error;
-          return reply(400, { code: error.code, message: error.message, status: 400 });
+    void readBody(req).then(
+      (raw) => {
+        const reply = (status: number, body: object) =>
+          res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+        const url = new URL(req.url ?? '/', 'http://fake');
+        if (url.pathname.startsWith('/v1/Content')) {
+          if (req.headers.authorization !== expectedAuth)
+            return reply(401, { code: 20003, message: 'Authenticate', status: 401 });
+          return contentRoute(contents, req.method ?? '', url, raw, reply);
         }
-      }
-      if (body.length > 1600) return reply(400, { code: 21617, message: 'The concatenated message body exceeds the 1600 character limit', status: 400 });
-      if (!form.get('To') || !form.get('From')) return reply(400, { code: 21604, message: 'A To and From are required', status: 400 });
-      const message: FakeMessage = {
-        sid: `SM${randomBytes(16).toString('hex')}`, accountSid, from: form.get('From')!, to: form.get('To')!, body, ...(buttons ? { buttons } : {}),
-        mediaUrls: form.getAll('MediaUrl'), contentSid: form.get('ContentSid') ?? undefined,
-        contentVariables: form.get('ContentVariables') ?? undefined, at: Date.now(),
-      };
-      messages.push(message);
-      for (const listener of listeners) listener(message);
-      reply(201, { sid: message.sid, account_sid: accountSid, to: message.to, from: message.from, body, status: 'queued', num_media: String(message.mediaUrls.length) });
-    }, (error: unknown) => res.writeHead(500).end(String(error)));
+        const match = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(url.pathname);
+        if (req.method !== 'POST' || !match) return reply(404, { code: 20404, message: 'not found', status: 404 });
+        attempts++;
+        if (req.headers.authorization !== expectedAuth || match[1] !== accountSid) {
+          return reply(401, { code: 20003, message: 'Authenticate', status: 401 });
+        }
+        if (failures.count > 0) {
+          failures = { ...failures, count: failures.count - 1 };
+          return reply(failures.status, { code: failures.code, message: 'Injected failure', status: failures.status });
+        }
+        const form = new URLSearchParams(raw);
+        let body = form.get('Body') ?? '';
+        let buttons: FakeButton[] | undefined;
+        if (form.get('ContentSid')) {
+          try {
+            ({ body, buttons } = contents.render(form.get('ContentSid')!, form.get('ContentVariables')));
+          } catch (error) {
+            if (!(error instanceof ContentError)) throw error;
+            return reply(400, { code: error.code, message: error.message, status: 400 });
+          }
+        }
+        if (body.length > 1600)
+          return reply(400, {
+            code: 21617,
+            message: 'The concatenated message body exceeds the 1600 character limit',
+            status: 400,
+          });
+        if (!form.get('To') || !form.get('From'))
+          return reply(400, { code: 21604, message: 'A To and From are required', status: 400 });
+        const message: FakeMessage = {
+          sid: `SM${randomBytes(16).toString('hex')}`,
+          accountSid,
+          from: form.get('From')!,
+          to: form.get('To')!,
+          body,
+          ...(buttons ? { buttons } : {}),
+          mediaUrls: form.getAll('MediaUrl'),
+          contentSid: form.get('ContentSid') ?? undefined,
+          contentVariables: form.get('ContentVariables') ?? undefined,
+          at: Date.now(),
+        };
+        messages.push(message);
+        for (const listener of listeners) listener(message);
+        reply(201, {
+          sid: message.sid,
+          account_sid: accountSid,
+          to: message.to,
+          from: message.from,
+          body,
+          status: 'queued',
+          num_media: String(message.mediaUrls.length),
+        });
+      },
+      (error: unknown) => res.writeHead(500).end(String(error)),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -170,7 +199,13 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
   const to = (phone: string) => messages.filter((m) => m.to === norm(phone));
 
   return {
-    url, accountSid, authToken, messages, to, mediaRequests, contents: contents.resources,
+    url,
+    accountSid,
+    authToken,
+    messages,
+    to,
+    mediaRequests,
+    contents: contents.resources,
     decideApproval: (sid, status) => contents.decide(sid, status),
     get attempts() {
       return attempts;
@@ -202,14 +237,23 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
           resolve(to(phone));
           return true;
         };
-        const timer = setTimeout(() => reject(new Error(`expected ${count} messages to ${phone}, got ${to(phone).length}: ${JSON.stringify(to(phone).map((m) => m.body))}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `expected ${count} messages to ${phone}, got ${to(phone).length}: ${JSON.stringify(to(phone).map((m) => m.body))}`,
+              ),
+            ),
+          timeoutMs,
+        );
         if (!check()) listeners.push(() => void check());
       });
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -226,13 +270,19 @@ function contentRoute(contents: ContentStore, method: string, url: URL, raw: str
     } catch (error) {
       if (!(error instanceof ContentError) && !(error instanceof SyntaxError)) throw error;
       const status = error instanceof ContentError && error.code === 20404 ? 404 : 400;
-      return reply(status, { code: error instanceof ContentError ? error.code : 20001, message: error.message, status });
+      return reply(status, {
+        code: error instanceof ContentError ? error.code : 20001,
+        message: error.message,
+        status,
+      });
     }
   }
   const sid = /^\/v1\/Content\/(HX[0-9a-f]{32})$/.exec(url.pathname)?.[1];
   if (method === 'GET' && sid) {
     const found = contents.get(sid);
-    return found ? reply(200, found) : reply(404, { code: 20404, message: 'The requested resource was not found', status: 404 });
+    return found
+      ? reply(200, found)
+      : reply(404, { code: 20404, message: 'The requested resource was not found', status: 404 });
   }
   if (url.pathname !== '/v1/Content') return reply(404, { code: 20404, message: 'not found', status: 404 });
   if (method === 'GET') return reply(200, contents.page(url.searchParams));

@@ -17,7 +17,9 @@ const GRACE_MS = 5_000;
 
 describe.concurrent('agent failures (real Claude Code, scripted model)', { timeout: 150_000 }, () => {
   it('cancel mid-tool: Claude Code and the command it runs are gone within the grace period, Cancelled', async () => {
-    const { name, runner } = await run(`script:\nprogress: Starting the long command\ntool: Bash {"command":"node -e 'setTimeout(() => {}, 60000)' # cancel me"}`);
+    const { name, runner } = await run(
+      `script:\nprogress: Starting the long command\ntool: Bash {"command":"node -e 'setTimeout(() => {}, 60000)' # cancel me"}`,
+    );
     await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
     const agentPid = Number(await eventually(() => /"pid":(\d+),"agent":"claude"/.exec(runner.output())![1]));
     const tree = await eventually(() => {
@@ -32,7 +34,9 @@ describe.concurrent('agent failures (real Claude Code, scripted model)', { timeo
   });
 
   it('API 500 once: Claude Code retries and the run goes on', async () => {
-    const { name, runner } = await run('script:\nprogress: before the outage\nerror: 500\nsay: recovered from the outage');
+    const { name, runner } = await run(
+      'script:\nprogress: before the outage\nerror: 500\nsay: recovered from the outage',
+    );
     expect(await runner.exited, runner.output()).toBe(0);
     const session = await final(name);
     expect(session.status?.phase).toBe('Succeeded');
@@ -46,11 +50,15 @@ describe.concurrent('agent failures (real Claude Code, scripted model)', { timeo
     const session = await final(name);
     expect(session.status?.phase).toBe('Failed');
     expect(session.status?.result?.message).toBe('The Claude API refused the request (400): scripted error 400');
-    expect(model.turns('about to be refused').filter((r) => r.response.status === 400).length).toBeGreaterThanOrEqual(1);
+    expect(model.turns('about to be refused').filter((r) => r.response.status === 400).length).toBeGreaterThanOrEqual(
+      1,
+    );
   });
 
-  it('cost and tokens of the run\'s model responses reach status.result', async () => {
-    const { name, runner } = await run('script:\nprogress: counting tokens\nwrite: counted.txt = counted\nsay: counted the tokens');
+  it("cost and tokens of the run's model responses reach status.result", async () => {
+    const { name, runner } = await run(
+      'script:\nprogress: counting tokens\nwrite: counted.txt = counted\nsay: counted the tokens',
+    );
     await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
     expect(await runner.exited, runner.output()).toBe(0);
     const usage = model.turns('counted the tokens').map((r) => r.response.usage!);
@@ -68,13 +76,20 @@ describe.concurrent('agent failures (real Claude Code, scripted model)', { timeo
     const session = await final(name);
     expect(session.status?.phase).toBe('Succeeded');
     const calls = model.calls('NoSuchTool');
-    expect(calls.map((c) => [c.name, c.result?.error])).toEqual([['Bash', true], ['NoSuchTool', true]]);
-    expect(calls[0]!.result!.text).toMatch(/^InputValidationError: Bash was called with input that could not be parsed as JSON/);
+    expect(calls.map((c) => [c.name, c.result?.error])).toEqual([
+      ['Bash', true],
+      ['NoSuchTool', true],
+    ]);
+    expect(calls[0]!.result!.text).toMatch(
+      /^InputValidationError: Bash was called with input that could not be parsed as JSON/,
+    );
     expect(calls[1]!.result!.text).toBe('Error: No such tool available: NoSuchTool');
-    expect(session.status?.result?.summary).toBe([
-      'Bash did not run: InputValidationError: Bash was called with input that could not be parsed as JSON.',
-      'NoSuchTool did not run: Error: No such tool available: NoSuchTool',
-    ].join('\n'));
+    expect(session.status?.result?.summary).toBe(
+      [
+        'Bash did not run: InputValidationError: Bash was called with input that could not be parsed as JSON.',
+        'NoSuchTool did not run: Error: No such tool available: NoSuchTool',
+      ].join('\n'),
+    );
     expect(session.spec.decisions ?? []).toEqual([]); // nothing reached the phone to ask
   });
 });

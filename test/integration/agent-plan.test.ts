@@ -15,7 +15,11 @@ const toolsAnswered = (marker: string) => model.turns(marker).map((r) => r.respo
 
 describe.concurrent('plan mode and resume (real Claude Code, scripted model)', { timeout: 150_000 }, () => {
   it('plan mode: the plan file Claude Code asked for becomes pending kind plan; approve runs it', async () => {
-    const { name, runner } = await bed.run('script:\nplan: Add plan.txt saying planned\nwrite: plan.txt = planned\nsay: done', model.env(), { mode: 'plan' });
+    const { name, runner } = await bed.run(
+      'script:\nplan: Add plan.txt saying planned\nwrite: plan.txt = planned\nsay: done',
+      model.env(),
+      { mode: 'plan' },
+    );
     const asked = await answer(bed.sessions, bed.ns, name, 'plan', { action: 'approve' });
     expect(asked.status?.pending?.summary).toBe('Add plan.txt saying planned');
     const changes = await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
@@ -28,19 +32,35 @@ describe.concurrent('plan mode and resume (real Claude Code, scripted model)', {
   });
 
   it('plan mode: a revision goes back to Claude Code, which proposes a new plan; approving that one runs it', async () => {
-    const { name, runner } = await bed.run('script:\nplan: 1. Add revised.txt\nwrite: revised.txt = planned\nsay: done', model.env(), { mode: 'plan' });
-    const first = await answer(bed.sessions, bed.ns, name, 'plan', { action: 'revise', message: 'also   explain\nwhy' });
+    const { name, runner } = await bed.run(
+      'script:\nplan: 1. Add revised.txt\nwrite: revised.txt = planned\nsay: done',
+      model.env(),
+      { mode: 'plan' },
+    );
+    const first = await answer(bed.sessions, bed.ns, name, 'plan', {
+      action: 'revise',
+      message: 'also   explain\nwhy',
+    });
     expect(first.status?.pending?.summary).toBe('1. Add revised.txt');
     const second = await answer(bed.sessions, bed.ns, name, 'plan', { action: 'approve' });
     expect(second.status?.pending?.summary).toBe('1. Add revised.txt\n2. also explain why');
     const changes = await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
     expect(changes.status?.result?.diffStat).toContain('revised.txt');
     expect(await runner.exited, runner.output()).toBe(0);
-    expect(toolsAnswered('1. Add revised.txt')).toEqual(['Write', 'ExitPlanMode', 'Write', 'ExitPlanMode', 'Write', 'end']);
+    expect(toolsAnswered('1. Add revised.txt')).toEqual([
+      'Write',
+      'ExitPlanMode',
+      'Write',
+      'ExitPlanMode',
+      'Write',
+      'end',
+    ]);
   });
 
   it('plan mode without a plan: step proposes the steps as a numbered plan', async () => {
-    const { name, runner } = await bed.run('script:\nwrite: numbered.txt = planned\nsay: done', model.env(), { mode: 'plan' });
+    const { name, runner } = await bed.run('script:\nwrite: numbered.txt = planned\nsay: done', model.env(), {
+      mode: 'plan',
+    });
     const asked = await answer(bed.sessions, bed.ns, name, 'plan', { action: 'approve' });
     expect(asked.status?.pending?.summary).toBe('1. write numbered.txt\n2. done');
     await answer(bed.sessions, bed.ns, name, 'changes', { action: 'reject' });
@@ -48,7 +68,11 @@ describe.concurrent('plan mode and resume (real Claude Code, scripted model)', {
   });
 
   it('plan mode: reject ends the session Rejected; Claude Code is stopped before it does anything else', async () => {
-    const { name, runner, repo } = await bed.run('script:\nplan: Rewrite everything\nwrite: rejected.txt = planned', model.env(), { mode: 'plan' });
+    const { name, runner, repo } = await bed.run(
+      'script:\nplan: Rewrite everything\nwrite: rejected.txt = planned',
+      model.env(),
+      { mode: 'plan' },
+    );
     await answer(bed.sessions, bed.ns, name, 'plan', { action: 'reject', message: 'too big' });
     expect(await runner.exited, runner.output()).toBe(0);
     expect((await final(name)).status?.phase).toBe('Rejected');
@@ -60,8 +84,18 @@ describe.concurrent('plan mode and resume (real Claude Code, scripted model)', {
     const remote = makeRemote();
     const workspace = mkdtempSync(join(tmpdir(), 'tether-ws-'));
     const runOn = async (prompt: string, resumeAgentSession?: string) => {
-      const name = await createStartedSession(bed.sessions, bed.ns, specFor(prompt, remote.url, resumeAgentSession ? { resumeAgentSession } : {}));
-      const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, workspace, env: bed.env(model.env()) });
+      const name = await createStartedSession(
+        bed.sessions,
+        bed.ns,
+        specFor(prompt, remote.url, resumeAgentSession ? { resumeAgentSession } : {}),
+      );
+      const runner = startRunner({
+        kubeconfig: inject('kubeconfig'),
+        namespace: bed.ns,
+        name,
+        workspace,
+        env: bed.env(model.env()),
+      });
       expect(await runner.exited, runner.output()).toBe(0);
       return final(name);
     };
@@ -76,7 +110,9 @@ describe.concurrent('plan mode and resume (real Claude Code, scripted model)', {
     const earlier = JSON.stringify(turn!.body!.messages);
     expect(earlier).toContain('script:\\nsay: the first answer, about resume');
     expect(turn!.body!.messages!.filter((m) => m.role === 'assistant')).toEqual([
-      expect.objectContaining({ content: [expect.objectContaining({ type: 'text', text: 'the first answer, about resume' })] }),
+      expect.objectContaining({
+        content: [expect.objectContaining({ type: 'text', text: 'the first answer, about resume' })],
+      }),
     ]);
   });
 });

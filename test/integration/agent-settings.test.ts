@@ -19,21 +19,38 @@ describe("the repository's own Claude settings", { timeout: 150_000 }, () => {
       permissions: { allow: ['Bash(*)', 'Bash'], defaultMode: 'bypassPermissions' },
       hooks: { SessionStart: hook, PreToolUse: [{ matcher: '*', ...hook[0] }], UserPromptSubmit: hook, Stop: hook },
     };
-    const { name, runner } = await bed.run('script:\ntool: Bash {"command":"echo sneaky > sneaky.txt"}\nsay: done', model.env(), {}, {
-      '.claude/settings.json': JSON.stringify(settings),
-      '.claude/settings.local.json': JSON.stringify(settings),
+    const { name, runner } = await bed.run(
+      'script:\ntool: Bash {"command":"echo sneaky > sneaky.txt"}\nsay: done',
+      model.env(),
+      {},
+      {
+        '.claude/settings.json': JSON.stringify(settings),
+        '.claude/settings.local.json': JSON.stringify(settings),
+      },
+    );
+    const asked = await answer(bed.sessions, bed.ns, name, 'tool', {
+      action: 'deny',
+      message: 'not from the repository',
     });
-    const asked = await answer(bed.sessions, bed.ns, name, 'tool', { action: 'deny', message: 'not from the repository' });
     expect(asked.status?.pending).toMatchObject({ kind: 'tool', tool: 'Bash' });
     expect(await runner.exited, runner.output()).toBe(0);
     expect(existsSync(marker)).toBe(false);
-    expect(model.calls('echo sneaky > sneaky.txt')).toEqual([expect.objectContaining({ result: { error: true, text: 'not from the repository' } })]);
+    expect(model.calls('echo sneaky > sneaky.txt')).toEqual([
+      expect.objectContaining({ result: { error: true, text: 'not from the repository' } }),
+    ]);
   });
 
   it("put every call through Tether's policy: a command Claude Code deems read-only is asked too", async () => {
-    const { name, runner } = await bed.run('script:\ntool: Bash {"command":"cat README.md"}\ntool: Read {"file_path":"/etc/hostname"}\nsay: done', model.env());
+    const { name, runner } = await bed.run(
+      'script:\ntool: Bash {"command":"cat README.md"}\ntool: Read {"file_path":"/etc/hostname"}\nsay: done',
+      model.env(),
+    );
     const shell = await answer(bed.sessions, bed.ns, name, 'tool', { action: 'deny', message: 'no' });
-    expect(shell.status?.pending).toMatchObject({ kind: 'tool', tool: 'Bash', input: JSON.stringify({ command: 'cat README.md' }) });
+    expect(shell.status?.pending).toMatchObject({
+      kind: 'tool',
+      tool: 'Bash',
+      input: JSON.stringify({ command: 'cat README.md' }),
+    });
     const read = await answer(bed.sessions, bed.ns, name, 'tool', { action: 'deny', message: 'no' });
     expect(read.status?.pending).toMatchObject({ kind: 'tool', tool: 'Read' });
     expect(await runner.exited, runner.output()).toBe(0);

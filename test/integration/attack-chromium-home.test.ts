@@ -56,12 +56,36 @@ beforeAll(async () => {
   writeFileSync(join(tools, 'leak.c'), MODULE_SOURCE);
   execFileSync('gcc', ['-shared', '-fPIC', '-o', join(tools, 'leak.so'), join(tools, 'leak.c')]);
   chmodSync(join(tools, 'leak.so'), 0o755);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(tools, 'key.pem'), '-out', join(tools, 'cert.pem'),
-    '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
-  page = createServer({ key: readFileSync(join(tools, 'key.pem')), cert: readFileSync(join(tools, 'cert.pem')) }, (_req, res) => res.end('<h1>dev server</h1>'));
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      join(tools, 'key.pem'),
+      '-out',
+      join(tools, 'cert.pem'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  page = createServer(
+    { key: readFileSync(join(tools, 'key.pem')), cert: readFileSync(join(tools, 'cert.pem')) },
+    (_req, res) => res.end('<h1>dev server</h1>'),
+  );
   await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
   pageUrl = `https://127.0.0.1:${(page.address() as AddressInfo).port}/`;
-  e2e = await startE2E({ runnerSecrets: { GITHUB_TOKEN: GITHUB_CANARY, ANTHROPIC_API_KEY: ANTHROPIC_CANARY }, podEnv: model.env(), numbers: [...PHONES] });
+  e2e = await startE2E({
+    runnerSecrets: { GITHUB_TOKEN: GITHUB_CANARY, ANTHROPIC_API_KEY: ANTHROPIC_CANARY },
+    podEnv: model.env(),
+    numbers: [...PHONES],
+  });
 }, 90_000);
 afterAll(async () => {
   page?.close();
@@ -69,7 +93,8 @@ afterAll(async () => {
 });
 
 /** The agent's first step: the library on the workspace (it could as well be committed in the repository). */
-const copyLibrary = () => `mkdir -p "$HOME/.pki" && cp ${join(tools, 'leak.so')} "$HOME/.pki/leak.so" && chmod -R a+rX "$HOME/.pki"`;
+const copyLibrary = () =>
+  `mkdir -p "$HOME/.pki" && cp ${join(tools, 'leak.so')} "$HOME/.pki/leak.so" && chmod -R a+rX "$HOME/.pki"`;
 
 /** Sends the script, allows the Bash call, waits for the review; returns the Session's workspace on this node. */
 async function runToReview(number: string, script: string): Promise<string> {
@@ -85,31 +110,61 @@ async function runToReview(number: string, script: string): Promise<string> {
 function expectNoLeak(workspace: string): void {
   const found = filesContaining(workspace, [GITHUB_CANARY, ANTHROPIC_CANARY]);
   const leak = join(workspace, 'home/chromium-leak.txt');
-  const said = existsSync(leak) ? readFileSync(leak, 'latin1').replace(/\0/g, '\n').split('\n').filter((l) => /^(uid|HOME|TETHER_SESSION_NAME|GITHUB|ANTHROPIC)/.test(l)).join(' ') : '';
+  const said = existsSync(leak)
+    ? readFileSync(leak, 'latin1')
+        .replace(/\0/g, '\n')
+        .split('\n')
+        .filter((l) => /^(uid|HOME|TETHER_SESSION_NAME|GITHUB|ANTHROPIC)/.test(l))
+        .join(' ')
+    : '';
   expect({ leakFile: existsSync(leak), canariesIn: found }, said).toEqual({ leakFile: false, canariesIn: [] });
 }
 
-describe('attack: libraries planted in the agent-writable HOME of the supervisor\'s Chromium', () => {
-  it('a PKCS#11 module in $HOME/.pki/nssdb: a screenshot of an https loopback page loads nothing of the agent\'s and leaks no canary', { timeout: 180_000 }, async () => {
-    const plant = `${copyLibrary()} && mkdir -p "$HOME/.pki/nssdb" && printf "library=%s\\nname=leak\\n\\n" "$HOME/.pki/leak.so" > "$HOME/.pki/nssdb/pkcs11.txt"`;
-    const workspace = await runToReview(PHONES[0], `script:\ntool: Bash ${JSON.stringify({ command: plant })}\n`
-      + `tool: mcp__tether__screenshot ${JSON.stringify({ url: pageUrl, caption: 'the dev server' })}\n`
-      + 'write: note.txt = a change to review\nsay: planted the module');
-    // The plant is in place: a fixed runner must have been offered it and refused it.
-    expect(readFileSync(join(workspace, 'home/.pki/nssdb/pkcs11.txt'), 'utf8')).toContain('leak.so');
-    expectNoLeak(workspace);
-  });
+describe("attack: libraries planted in the agent-writable HOME of the supervisor's Chromium", () => {
+  it(
+    "a PKCS#11 module in $HOME/.pki/nssdb: a screenshot of an https loopback page loads nothing of the agent's and leaks no canary",
+    { timeout: 180_000 },
+    async () => {
+      const plant = `${copyLibrary()} && mkdir -p "$HOME/.pki/nssdb" && printf "library=%s\\nname=leak\\n\\n" "$HOME/.pki/leak.so" > "$HOME/.pki/nssdb/pkcs11.txt"`;
+      const workspace = await runToReview(
+        PHONES[0],
+        `script:\ntool: Bash ${JSON.stringify({ command: plant })}\n` +
+          `tool: mcp__tether__screenshot ${JSON.stringify({ url: pageUrl, caption: 'the dev server' })}\n` +
+          'write: note.txt = a change to review\nsay: planted the module',
+      );
+      // The plant is in place: a fixed runner must have been offered it and refused it.
+      expect(readFileSync(join(workspace, 'home/.pki/nssdb/pkcs11.txt'), 'utf8')).toContain('leak.so');
+      expectNoLeak(workspace);
+    },
+  );
 
-  it('a Vulkan implicit layer in $HOME/.local/share: the changes gate\'s diff picture loads nothing of the agent\'s and leaks no canary', { timeout: 180_000 }, async () => {
-    const manifest = JSON.stringify({ file_format_version: '1.0.0', layer: {
-      name: 'VK_LAYER_leak', type: 'GLOBAL', library_path: 'LIBRARY', api_version: '1.3.0', implementation_version: '1', description: 'leak',
-      disable_environment: { DISABLE_LEAK: '1' },
-    } });
-    const layers = '"$HOME/.local/share/vulkan/implicit_layer.d"';
-    const plant = `${copyLibrary()} && mkdir -p ${layers} && printf '%s' '${manifest}' | sed "s#LIBRARY#$HOME/.pki/leak.so#" > ${layers}/leak.json`;
-    const workspace = await runToReview(PHONES[1], `script:\ntool: Bash ${JSON.stringify({ command: plant })}\n`
-      + 'write: note.txt = a change to review\nsay: planted the layer');
-    expect(readFileSync(join(workspace, 'home/.local/share/vulkan/implicit_layer.d/leak.json'), 'utf8')).toContain('leak.so');
-    expectNoLeak(workspace);
-  });
+  it(
+    "a Vulkan implicit layer in $HOME/.local/share: the changes gate's diff picture loads nothing of the agent's and leaks no canary",
+    { timeout: 180_000 },
+    async () => {
+      const manifest = JSON.stringify({
+        file_format_version: '1.0.0',
+        layer: {
+          name: 'VK_LAYER_leak',
+          type: 'GLOBAL',
+          library_path: 'LIBRARY',
+          api_version: '1.3.0',
+          implementation_version: '1',
+          description: 'leak',
+          disable_environment: { DISABLE_LEAK: '1' },
+        },
+      });
+      const layers = '"$HOME/.local/share/vulkan/implicit_layer.d"';
+      const plant = `${copyLibrary()} && mkdir -p ${layers} && printf '%s' '${manifest}' | sed "s#LIBRARY#$HOME/.pki/leak.so#" > ${layers}/leak.json`;
+      const workspace = await runToReview(
+        PHONES[1],
+        `script:\ntool: Bash ${JSON.stringify({ command: plant })}\n` +
+          'write: note.txt = a change to review\nsay: planted the layer',
+      );
+      expect(readFileSync(join(workspace, 'home/.local/share/vulkan/implicit_layer.d/leak.json'), 'utf8')).toContain(
+        'leak.so',
+      );
+      expectNoLeak(workspace);
+    },
+  );
 });

@@ -20,38 +20,52 @@ const model = useScriptedModel();
 let e2e: E2E;
 beforeAll(async () => {
   e2e = await startE2E({
-    runnerSecrets: { ANTHROPIC_API_KEY: 'sk-ant-canary-SPEND-0123456789' }, podEnv: model.env(),
-    relayEnv: { RELAY_RUN_PAUSE_USD: String(PAUSE_USD), RELAY_DAILY_BUDGET_USD: '100' }, controllerEnv: { TETHER_DAILY_BUDGET_USD: '100' },
+    runnerSecrets: { ANTHROPIC_API_KEY: 'sk-ant-canary-SPEND-0123456789' },
+    podEnv: model.env(),
+    relayEnv: { RELAY_RUN_PAUSE_USD: String(PAUSE_USD), RELAY_DAILY_BUDGET_USD: '100' },
+    controllerEnv: { TETHER_DAILY_BUDGET_USD: '100' },
   });
 }, 90_000);
 afterAll(async () => e2e?.stop());
 
 describe('attack: model calls the agent sends the proxy itself', () => {
-  it('are counted in the run\'s spend: past the threshold the run pauses before the review', { timeout: 240_000 }, async () => {
-    const script = join(mkdtempSync(join(tmpdir(), 'tether-spend-')), 'spend.sh');
-    chmodSync(join(script, '..'), 0o755);
-    writeFileSync(script, [
-      'body=$(mktemp)',
-      `printf '{"model":"claude-opus-4-1","max_tokens":1,"stream":true,"messages":[{"role":"user","content":"script:\\\\nsay: %s"}]}' "$(head -c ${PROMPT_CHARS} /dev/zero | tr '\\0' a)" > "$body"`,
-      `for i in $(seq ${DIRECT_CALLS}); do curl -s -o /dev/null -w '%{http_code} ' -X POST -H 'content-type: application/json' -H 'x-api-key: dummy' --data @"$body" "$ANTHROPIC_BASE_URL/v1/messages"; done`,
-    ].join('\n'), { mode: 0o644 });
-    const phone = e2e.phone('+14155550123');
-    const before = model.model.requests.length;
-    await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: `bash ${script}` })}\nwrite: spent.txt = spent\nsay: spent it`);
-    await phone.next(/🔐/);
-    await phone.send('allow');
-    const next = await phone.next(/💲 This run has used|Reply \*approve\*/, 180_000);
+  it(
+    "are counted in the run's spend: past the threshold the run pauses before the review",
+    { timeout: 240_000 },
+    async () => {
+      const script = join(mkdtempSync(join(tmpdir(), 'tether-spend-')), 'spend.sh');
+      chmodSync(join(script, '..'), 0o755);
+      writeFileSync(
+        script,
+        [
+          'body=$(mktemp)',
+          `printf '{"model":"claude-opus-4-1","max_tokens":1,"stream":true,"messages":[{"role":"user","content":"script:\\\\nsay: %s"}]}' "$(head -c ${PROMPT_CHARS} /dev/zero | tr '\\0' a)" > "$body"`,
+          `for i in $(seq ${DIRECT_CALLS}); do curl -s -o /dev/null -w '%{http_code} ' -X POST -H 'content-type: application/json' -H 'x-api-key: dummy' --data @"$body" "$ANTHROPIC_BASE_URL/v1/messages"; done`,
+        ].join('\n'),
+        { mode: 0o644 },
+      );
+      const phone = e2e.phone('+14155550123');
+      const before = model.model.requests.length;
+      await phone.send(
+        `script:\ntool: Bash ${JSON.stringify({ command: `bash ${script}` })}\nwrite: spent.txt = spent\nsay: spent it`,
+      );
+      await phone.next(/🔐/);
+      await phone.send('allow');
+      const next = await phone.next(/💲 This run has used|Reply \*approve\*/, 180_000);
 
-    const served = model.model.requests.slice(before).filter((r) => r.response.usage);
-    const direct = served.filter((r) => r.body?.model === 'claude-opus-4-1');
-    const upstreamUsd = served.reduce((sum, r) => sum + priceOf(r.body?.model ?? '', r.response.usage!), 0);
-    const [session] = await e2e.list();
-    // The attack reached the upstream with the key until the pause: from then on the proxy refused.
-    expect(direct.length).toBeGreaterThan(0);
-    expect(direct.length).toBeLessThan(DIRECT_CALLS);
-    expect({ paused: /💲/.test(next.body), recordedUsd: session!.status?.result?.costUsd }, `upstream served $${upstreamUsd.toFixed(2)}`)
-      .toEqual({ paused: true, recordedUsd: expect.any(Number) });
-    // Everything the upstream served is on the run's bill.
-    expect(session!.status!.result!.costUsd!).toBeGreaterThanOrEqual(Math.max(PAUSE_USD, upstreamUsd - 0.01));
-  });
+      const served = model.model.requests.slice(before).filter((r) => r.response.usage);
+      const direct = served.filter((r) => r.body?.model === 'claude-opus-4-1');
+      const upstreamUsd = served.reduce((sum, r) => sum + priceOf(r.body?.model ?? '', r.response.usage!), 0);
+      const [session] = await e2e.list();
+      // The attack reached the upstream with the key until the pause: from then on the proxy refused.
+      expect(direct.length).toBeGreaterThan(0);
+      expect(direct.length).toBeLessThan(DIRECT_CALLS);
+      expect(
+        { paused: /💲/.test(next.body), recordedUsd: session!.status?.result?.costUsd },
+        `upstream served $${upstreamUsd.toFixed(2)}`,
+      ).toEqual({ paused: true, recordedUsd: expect.any(Number) });
+      // Everything the upstream served is on the run's bill.
+      expect(session!.status!.result!.costUsd!).toBeGreaterThanOrEqual(Math.max(PAUSE_USD, upstreamUsd - 0.01));
+    },
+  );
 });

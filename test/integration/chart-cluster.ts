@@ -13,12 +13,20 @@ import { CHART_DIR, helm, withValuesFile, type HelmResult } from '../unit/chart-
 
 const run = promisify(execFile);
 
-export interface Result { code: number; stdout: string; stderr: string }
+export interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 /** kubectl against the test apiserver; a non-zero exit is returned, not thrown. */
 export async function kubectlResult(args: string[]): Promise<Result> {
   try {
-    const { stdout, stderr } = await run(join(inject('binDir'), 'kubectl'), ['--kubeconfig', inject('kubeconfig'), ...args], { maxBuffer: 16 * 1024 * 1024 });
+    const { stdout, stderr } = await run(
+      join(inject('binDir'), 'kubectl'),
+      ['--kubeconfig', inject('kubeconfig'), ...args],
+      { maxBuffer: 16 * 1024 * 1024 },
+    );
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -43,49 +51,109 @@ export function manifestFile(objects: object[]): string {
 /** A fresh namespace where the API server enforces (and warns about) Pod Security `restricted`. */
 export async function restrictedNamespace(kc: KubeConfig, prefix: string): Promise<string> {
   const ns = await createNamespace(kc, prefix);
-  await kubectlOk(['label', 'namespace', ns,
-    'pod-security.kubernetes.io/enforce=restricted', 'pod-security.kubernetes.io/enforce-version=latest',
-    'pod-security.kubernetes.io/warn=restricted', 'pod-security.kubernetes.io/warn-version=latest']);
+  await kubectlOk([
+    'label',
+    'namespace',
+    ns,
+    'pod-security.kubernetes.io/enforce=restricted',
+    'pod-security.kubernetes.io/enforce-version=latest',
+    'pod-security.kubernetes.io/warn=restricted',
+    'pod-security.kubernetes.io/warn-version=latest',
+  ]);
   return ns;
 }
 
 /** `helm install|upgrade` of charts/tether into `namespace` with the admin kubeconfig. */
-export async function helmRelease(verb: 'install' | 'upgrade', release: string, namespace: string, values: object): Promise<HelmResult> {
+export async function helmRelease(
+  verb: 'install' | 'upgrade',
+  release: string,
+  namespace: string,
+  values: object,
+): Promise<HelmResult> {
   return withValuesFile(values, async (file) => {
-    const result = await helm([verb, release, CHART_DIR, '--namespace', namespace, '--kubeconfig', inject('kubeconfig'), '-f', file, '--timeout', '60s']);
+    const result = await helm([
+      verb,
+      release,
+      CHART_DIR,
+      '--namespace',
+      namespace,
+      '--kubeconfig',
+      inject('kubeconfig'),
+      '-f',
+      file,
+      '--timeout',
+      '60s',
+    ]);
     if (result.code !== 0) throw new Error(`helm ${verb} failed: ${result.stderr.trim()}`);
     return result;
   });
 }
 
 /** Lines of `kubectl auth can-i --list` as "resource [names] verbs…" (verbs sorted). */
-export async function permissions(serviceAccount: string, namespace: string, inNamespace = namespace): Promise<Set<string>> {
-  const { stdout } = await kubectlOk(['auth', 'can-i', '--list', '--no-headers', `--as=system:serviceaccount:${namespace}:${serviceAccount}`, '-n', inNamespace]);
-  const lines = stdout.split('\n').filter((l) => l.trim()).map((line) => {
-    const match = /^(\S*)\s+\[(.*?)\]\s+\[(.*?)\]\s+\[(.*?)\]\s*$/.exec(line);
-    if (!match) throw new Error(`unexpected can-i line: ${line}`);
-    const [, resource, urls, names, verbs] = match;
-    return `${resource || urls} [${names}] ${verbs!.split(' ').filter(Boolean).sort().join(' ')}`;
-  });
+export async function permissions(
+  serviceAccount: string,
+  namespace: string,
+  inNamespace = namespace,
+): Promise<Set<string>> {
+  const { stdout } = await kubectlOk([
+    'auth',
+    'can-i',
+    '--list',
+    '--no-headers',
+    `--as=system:serviceaccount:${namespace}:${serviceAccount}`,
+    '-n',
+    inNamespace,
+  ]);
+  const lines = stdout
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((line) => {
+      const match = /^(\S*)\s+\[(.*?)\]\s+\[(.*?)\]\s+\[(.*?)\]\s*$/.exec(line);
+      if (!match) throw new Error(`unexpected can-i line: ${line}`);
+      const [, resource, urls, names, verbs] = match;
+      return `${resource || urls} [${names}] ${verbs!.split(' ').filter(Boolean).sort().join(' ')}`;
+    });
   return new Set(lines);
 }
 
 /** Permissions beyond what every ServiceAccount has (the namespace's `default` one as baseline). */
-export async function extraPermissions(serviceAccount: string, namespace: string, inNamespace = namespace): Promise<string[]> {
-  const [granted, baseline] = await Promise.all([permissions(serviceAccount, namespace, inNamespace), permissions('default', namespace, inNamespace)]);
+export async function extraPermissions(
+  serviceAccount: string,
+  namespace: string,
+  inNamespace = namespace,
+): Promise<string[]> {
+  const [granted, baseline] = await Promise.all([
+    permissions(serviceAccount, namespace, inNamespace),
+    permissions('default', namespace, inNamespace),
+  ]);
   return [...granted].filter((p) => !baseline.has(p)).sort();
 }
 
 /** `kubectl auth can-i` as a ServiceAccount: true for yes, false for no. */
 export async function canI(serviceAccount: string, namespace: string, args: string[]): Promise<boolean> {
-  const result = await kubectlResult(['auth', 'can-i', ...args, `--as=system:serviceaccount:${namespace}:${serviceAccount}`]);
+  const result = await kubectlResult([
+    'auth',
+    'can-i',
+    ...args,
+    `--as=system:serviceaccount:${namespace}:${serviceAccount}`,
+  ]);
   if (result.code !== 0 && result.stdout.trim() !== 'no') throw new Error(`can-i ${args.join(' ')}: ${result.stderr}`);
   return result.code === 0;
 }
 
 /** The cluster-scoped objects a release in `namespaces` made (they outlive the namespace). */
 export async function deleteClusterScoped(namespaces: string[]): Promise<void> {
-  await kubectlResult(['delete', 'clusterrole,clusterrolebinding', ...namespaces.map((n) => `${n}-tether-relay`), '--ignore-not-found']);
+  await kubectlResult([
+    'delete',
+    'clusterrole,clusterrolebinding',
+    ...namespaces.map((n) => `${n}-tether-relay`),
+    '--ignore-not-found',
+  ]);
   const policies = namespaces.flatMap((n) => [`${n}-tether-sessions`, `${n}-runners-runner-pods`]);
-  await kubectlResult(['delete', 'validatingadmissionpolicy,validatingadmissionpolicybinding', ...policies, '--ignore-not-found']);
+  await kubectlResult([
+    'delete',
+    'validatingadmissionpolicy,validatingadmissionpolicybinding',
+    ...policies,
+    '--ignore-not-found',
+  ]);
 }

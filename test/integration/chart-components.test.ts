@@ -30,12 +30,24 @@ const json = async <T>(args: string[]) => JSON.parse((await kubectlOk([...args, 
 
 /** A kubeconfig for the API server that authenticates with a fresh token of `serviceAccount`. */
 async function kubeConfigAs(serviceAccount: string, audience?: string): Promise<{ kc: KubeConfig; token: string }> {
-  const token = (await kubectlOk(['create', 'token', serviceAccount, '-n', ns, '--duration=1h', ...(audience ? ['--audience', audience] : [])])).stdout.trim();
+  const token = (
+    await kubectlOk([
+      'create',
+      'token',
+      serviceAccount,
+      '-n',
+      ns,
+      '--duration=1h',
+      ...(audience ? ['--audience', audience] : []),
+    ])
+  ).stdout.trim();
   const cluster = admin.getCurrentCluster()!;
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [cluster], users: [{ name: serviceAccount, token }],
-    contexts: [{ name: 'sa', cluster: cluster.name, user: serviceAccount, namespace: ns }], currentContext: 'sa',
+    clusters: [cluster],
+    users: [{ name: serviceAccount, token }],
+    contexts: [{ name: 'sa', cluster: cluster.name, user: serviceAccount, namespace: ns }],
+    currentContext: 'sa',
   });
   return { kc, token };
 }
@@ -56,13 +68,20 @@ afterAll(async () => {
 });
 
 describe('the controller as the chart runs it', () => {
-  it('wins its Lease with the chart\'s Lease name and releases it', async () => {
-    const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', ns])).data;
+  it("wins its Lease with the chart's Lease name and releases it", async () => {
+    const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', ns]))
+      .data;
     const config = loadControllerConfig({ ...env, POD_NAME: 'tether-controller-test' });
     const { kc } = await kubeConfigAs('tether-controller');
     const elector = createLeaderElector({
-      kubeConfig: kc, namespace: config.namespace, name: config.leaseName, identity: config.identity,
-      logger: pino({ level: 'silent' }), retryPeriodMs: 100, onStartedLeading: () => undefined, onStoppedLeading: () => undefined,
+      kubeConfig: kc,
+      namespace: config.namespace,
+      name: config.leaseName,
+      identity: config.identity,
+      logger: pino({ level: 'silent' }),
+      retryPeriodMs: 100,
+      onStartedLeading: () => undefined,
+      onStoppedLeading: () => undefined,
     });
     elector.start();
     await eventually(() => expect(elector.isLeader).toBe(true), 10_000);
@@ -72,7 +91,8 @@ describe('the controller as the chart runs it', () => {
   });
 
   it("turns a Session into a restricted runner Pod in the runner namespace (admitted by the chart's policy) with its workspace and the phone's identity, and cancels it", async () => {
-    const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', ns])).data;
+    const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', ns]))
+      .data;
     const config = loadControllerConfig({ ...env, TETHER_METRICS_PORT: '0' });
     const { kc } = await kubeConfigAs('tether-controller');
     controller = await startController(kc, config);
@@ -81,7 +101,13 @@ describe('the controller as the chart runs it', () => {
     const name = await createSession(sessions, ns, '+14155550123');
     await eventually(async () => expect(await phaseOf(sessions, ns, name)).toBe('Starting'), 20_000, 100);
     const identity = runnerIdentityName(phoneHash('+14155550123'));
-    const pod = await json<{ spec: { serviceAccountName: string; securityContext: { runAsNonRoot: boolean } } }>(['get', 'pod', runnerName(name), '-n', runners]);
+    const pod = await json<{ spec: { serviceAccountName: string; securityContext: { runAsNonRoot: boolean } } }>([
+      'get',
+      'pod',
+      runnerName(name),
+      '-n',
+      runners,
+    ]);
     expect(pod.spec.serviceAccountName).toBe(identity);
     expect(pod.spec.securityContext.runAsNonRoot).toBe(true);
     await kubectlOk(['get', 'serviceaccount', identity, '-n', runners]);
@@ -91,7 +117,11 @@ describe('the controller as the chart runs it', () => {
 
     await sessions.patch(ns, name, { spec: { cancel: true } });
     await eventually(async () => expect(await phaseOf(sessions, ns, name)).toBe('Cancelled'), 20_000, 100);
-    await eventually(async () => expect((await kubectlResult(['get', 'pod', runnerName(name), '-n', runners])).code).not.toBe(0), 20_000, 100);
+    await eventually(
+      async () => expect((await kubectlResult(['get', 'pod', runnerName(name), '-n', runners])).code).not.toBe(0),
+      20_000,
+      100,
+    );
   });
 });
 
@@ -99,41 +129,88 @@ describe('the relay as the chart runs it', () => {
   beforeAll(async () => {
     const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-relay', '-n', ns])).data;
     const secret = (await json<{ data: Record<string, string> }>(['get', 'secret', 'tether-relay', '-n', ns])).data;
-    const secrets = Object.fromEntries(Object.entries(secret).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    const secrets = Object.fromEntries(
+      Object.entries(secret).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
+    );
     const { RELAY_MEDIA_DIR: _inTheImage, RELAY_JOURNAL_DIR: _onItsVolume, ...local } = env;
-    relay = await startTestRelay({ kubeConfig: (await kubeConfigAs('tether-relay')).kc, namespace: ns, env: { ...local, ...secrets } });
+    relay = await startTestRelay({
+      kubeConfig: (await kubeConfigAs('tether-relay')).kc,
+      namespace: ns,
+      env: { ...local, ...secrets },
+    });
   }, 60_000);
 
-  it('passes the helm test hook\'s check', async () => {
-    const hook = find(await render({}, { namespace: ns }), 'Pod', 'relay-test') as unknown as { spec: { containers: { command: string[]; args: string[] }[] } };
+  it("passes the helm test hook's check", async () => {
+    const hook = find(await render({}, { namespace: ns }), 'Pod', 'relay-test') as unknown as {
+      spec: { containers: { command: string[]; args: string[] }[] };
+    };
     const [command, flag] = hook.spec.containers[0]!.command;
     expect(command).toBe('node');
     const script = hook.spec.containers[0]!.args[0]!;
-    const { stdout } = await runNode(process.execPath, [flag!, script], { env: { ...process.env, RELAY_URL: relay!.url, ATTEMPTS: '5' } });
+    const { stdout } = await runNode(process.execPath, [flag!, script], {
+      env: { ...process.env, RELAY_URL: relay!.url, ATTEMPTS: '5' },
+    });
     expect(stdout).toBe('/healthz → 200\n/readyz → 200\n');
 
-    const down = await runNode(process.execPath, [flag!, script], { env: { ...process.env, RELAY_URL: 'http://127.0.0.1:9', ATTEMPTS: '1' } }).then(() => 0, (e: { code: number }) => e.code);
+    const down = await runNode(process.execPath, [flag!, script], {
+      env: { ...process.env, RELAY_URL: 'http://127.0.0.1:9', ATTEMPTS: '1' },
+    }).then(
+      () => 0,
+      (e: { code: number }) => e.code,
+    );
     expect(down).toBe(1);
   });
 
-  it('records a typed keyword in the chart\'s claims ConfigMap with only its get/update rights, and a command in one Session', async () => {
+  it("records a typed keyword in the chart's claims ConfigMap with only its get/update rights, and a command in one Session", async () => {
     const phone = relay!.webChat!.phone;
     const id = `web-chart-${Date.now()}`;
-    expect(await relay!.intake.receive({ id, from: phone, body: 'approve', transport: 'web', receivedAt: new Date().toISOString() })).toBe('recorded');
-    expect(await relay!.intake.receive({ id: `${id}-cmd`, from: phone, body: 'fix the footer', transport: 'web', receivedAt: new Date().toISOString() })).toBe('recorded');
+    expect(
+      await relay!.intake.receive({
+        id,
+        from: phone,
+        body: 'approve',
+        transport: 'web',
+        receivedAt: new Date().toISOString(),
+      }),
+    ).toBe('recorded');
+    expect(
+      await relay!.intake.receive({
+        id: `${id}-cmd`,
+        from: phone,
+        body: 'fix the footer',
+        transport: 'web',
+        receivedAt: new Date().toISOString(),
+      }),
+    ).toBe('recorded');
     await relay!.intake.idle();
-    const claims = JSON.parse((await kubectlOk(['get', 'configmap', 'tether-relay-claims', '-n', ns, '-o', 'json'])).stdout) as { data?: Record<string, string> };
+    const claims = JSON.parse(
+      (await kubectlOk(['get', 'configmap', 'tether-relay-claims', '-n', ns, '-o', 'json'])).stdout,
+    ) as { data?: Record<string, string> };
     expect(Object.keys(claims.data ?? {})).toHaveLength(1);
-    expect(relay!.webChat!.entries().filter((e) => e.from === 'bot').map((e) => e.text)).toEqual([
-      'Nothing is waiting for your decision right now. Send a command, or *status*.', expect.stringMatching(/^On it/),
+    expect(
+      relay!
+        .webChat!.entries()
+        .filter((e) => e.from === 'bot')
+        .map((e) => e.text),
+    ).toEqual([
+      'Nothing is waiting for your decision right now. Send a command, or *status*.',
+      expect.stringMatching(/^On it/),
     ]);
   });
 
-  it('checks a runner\'s media upload with a TokenReview (audience tether-relay)', async () => {
+  it("checks a runner's media upload with a TokenReview (audience tether-relay)", async () => {
     const session = 'upload-check';
     const token = await runnerRelayToken(admin, runners, session);
-    const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201ffa1e4b1f40000000049454e44ae426082', 'hex');
-    const put = (bearer: string) => fetch(`${relay!.url}/uploads/${ns}/${session}/shot.png`, { method: 'PUT', body: png, headers: { 'content-type': 'image/png', authorization: `Bearer ${bearer}` } });
+    const png = Buffer.from(
+      '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201ffa1e4b1f40000000049454e44ae426082',
+      'hex',
+    );
+    const put = (bearer: string) =>
+      fetch(`${relay!.url}/uploads/${ns}/${session}/shot.png`, {
+        method: 'PUT',
+        body: png,
+        headers: { 'content-type': 'image/png', authorization: `Bearer ${bearer}` },
+      });
     const accepted = await put(token);
     expect(accepted.status).toBe(201);
     expect(await accepted.json()).toEqual({ ref: `${ns}/${session}/shot.png` });

@@ -11,7 +11,14 @@ import { API_VERSION, KIND, type Session } from '../../common/session/schema.ts'
 import { adminKubeConfig, deleteNamespace, installSessionCrd } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { everythingOn, find, helmBin, podTemplate, render, type KubeObject } from '../unit/chart-render.ts';
-import { deleteClusterScoped, helmRelease, kubectlOk, kubectlResult, manifestFile, restrictedNamespace } from './chart-cluster.ts';
+import {
+  deleteClusterScoped,
+  helmRelease,
+  kubectlOk,
+  kubectlResult,
+  manifestFile,
+  restrictedNamespace,
+} from './chart-cluster.ts';
 
 let kc: KubeConfig;
 let installed: string;
@@ -35,8 +42,14 @@ afterAll(async () => {
 
 /** A Deployment's (or hook's) Pod template as a Pod, for a Pod Security check. */
 function asPod(namespace: string, name: string, source: KubeObject): object {
-  const template = source.kind === 'Pod' ? (source as unknown as { metadata: { labels: object }; spec: object }) : podTemplate(source);
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels: template.metadata.labels }, spec: template.spec };
+  const template =
+    source.kind === 'Pod' ? (source as unknown as { metadata: { labels: object }; spec: object }) : podTemplate(source);
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, labels: template.metadata.labels },
+    spec: template.spec,
+  };
 }
 
 /** Creates the Pods with a server-side dry run; returns kubectl's output (warnings included). */
@@ -52,43 +65,81 @@ describe('helm install with default values', () => {
     expect(notes).toContain(`get secret tether-relay -o jsonpath='{.data.RELAY_WEB_CHAT_TOKEN}'`);
   });
 
-  it('creates the objects, and the Deployments\' Pods pass Pod Security restricted', async () => {
-    const deployments = await json<{ items: { metadata: { name: string } }[] }>(['get', 'deployments', '-n', installed]);
+  it("creates the objects, and the Deployments' Pods pass Pod Security restricted", async () => {
+    const deployments = await json<{ items: { metadata: { name: string } }[] }>([
+      'get',
+      'deployments',
+      '-n',
+      installed,
+    ]);
     expect(deployments.items.map((d) => d.metadata.name).sort()).toEqual(['tether-controller', 'tether-relay']);
     // kube-controller-manager's ReplicaSet controller creates the Pods; `restricted` would refuse them.
-    const pods = await eventually(async () => {
-      const list = await json<{ items: { metadata: { labels: Record<string, string> } }[] }>(['get', 'pods', '-n', installed]);
-      const components = list.items.map((p) => p.metadata.labels['app.kubernetes.io/component']).sort();
-      expect(components).toEqual(['controller', 'relay']);
-      return components;
-    }, 30_000, 250);
+    const pods = await eventually(
+      async () => {
+        const list = await json<{ items: { metadata: { labels: Record<string, string> } }[] }>([
+          'get',
+          'pods',
+          '-n',
+          installed,
+        ]);
+        const components = list.items.map((p) => p.metadata.labels['app.kubernetes.io/component']).sort();
+        expect(components).toEqual(['controller', 'relay']);
+        return components;
+      },
+      30_000,
+      250,
+    );
     expect(pods).toHaveLength(2);
-    const events = (await kubectlOk(['get', 'events', '-n', installed, '--field-selector', 'reason=FailedCreate', '-o', 'name'])).stdout;
+    const events = (
+      await kubectlOk(['get', 'events', '-n', installed, '--field-selector', 'reason=FailedCreate', '-o', 'name'])
+    ).stdout;
     expect(events.trim()).toBe('');
   });
 
   it('lets runners reach the API server: the addresses it finds, else its ports anywhere', async () => {
-    const apiRule = async () => (await json<{ spec: { egress: { to: unknown[]; ports: unknown[] }[] } }>(['get', 'networkpolicy', 'tether-runner', '-n', `${installed}-runners`])).spec.egress[1]!;
+    const apiRule = async () =>
+      (
+        await json<{ spec: { egress: { to: unknown[]; ports: unknown[] }[] } }>([
+          'get',
+          'networkpolicy',
+          'tether-runner',
+          '-n',
+          `${installed}-runners`,
+        ])
+      ).spec.egress[1]!;
     // This control plane advertises 127.0.0.1, which the API server never publishes as an endpoint.
     expect(await kubectlResult(['get', 'endpointslice', 'kubernetes', '-n', 'default'])).toMatchObject({ code: 1 });
-    expect(await apiRule()).toEqual({ to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ protocol: 'TCP', port: 443 }, { protocol: 'TCP', port: 6443 }] });
+    expect(await apiRule()).toEqual({
+      to: [{ ipBlock: { cidr: '0.0.0.0/0' } }],
+      ports: [
+        { protocol: 'TCP', port: 443 },
+        { protocol: 'TCP', port: 6443 },
+      ],
+    });
     // What a real cluster publishes for the `kubernetes` Service; the chart reads it at install/upgrade time.
     const slice = {
-      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      addressType: 'IPv4',
       metadata: { name: 'kubernetes', namespace: 'default', labels: { 'kubernetes.io/service-name': 'kubernetes' } },
-      endpoints: [{ addresses: ['192.0.2.10'] }, { addresses: ['192.0.2.11'] }], ports: [{ name: 'https', port: 6443, protocol: 'TCP' }],
+      endpoints: [{ addresses: ['192.0.2.10'] }, { addresses: ['192.0.2.11'] }],
+      ports: [{ name: 'https', port: 6443, protocol: 'TCP' }],
     };
     await kubectlOk(['create', '-f', manifestFile([slice])]);
     try {
       await helmRelease('upgrade', 'tether', installed, { relay: { allowedNumbers: ['+14155550123'] } });
-      expect((await apiRule()).to).toEqual([{ ipBlock: { cidr: '192.0.2.10/32' } }, { ipBlock: { cidr: '192.0.2.11/32' } }]);
+      expect((await apiRule()).to).toEqual([
+        { ipBlock: { cidr: '192.0.2.10/32' } },
+        { ipBlock: { cidr: '192.0.2.11/32' } },
+      ]);
     } finally {
       await kubectlOk(['delete', 'endpointslice', 'kubernetes', '-n', 'default']);
     }
   });
 
   it('keeps the generated media signing key and web chat token across helm upgrade', async () => {
-    const read = async () => (await json<{ data: Record<string, string> }>(['get', 'secret', 'tether-relay', '-n', installed])).data;
+    const read = async () =>
+      (await json<{ data: Record<string, string> }>(['get', 'secret', 'tether-relay', '-n', installed])).data;
     const before = await read();
     expect(Buffer.from(before.RELAY_MEDIA_SIGNING_KEY!, 'base64').toString()).toMatch(/^[A-Za-z0-9]{48}$/);
     await helmRelease('upgrade', 'tether', installed, { relay: { allowedNumbers: ['+14155550123', '+14155550124'] } });
@@ -105,21 +156,36 @@ describe('helm install with default values', () => {
   });
 
   it('refuses a Pod that is not restricted (the check is live)', async () => {
-    const result = await dryRunPods([{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'loose', namespace: installed }, spec: { containers: [{ name: 'c', image: 'busybox' }] } }]);
+    const result = await dryRunPods([
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'loose', namespace: installed },
+        spec: { containers: [{ name: 'c', image: 'busybox' }] },
+      },
+    ]);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain('violates PodSecurity "restricted:latest"');
   });
 });
 
 describe('runner Pod as the controller builds it', () => {
-  it('is created by the controller\'s own ServiceAccount and passes restricted', async () => {
-    const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', installed])).data;
+  it("is created by the controller's own ServiceAccount and passes restricted", async () => {
+    const env = (
+      await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', installed])
+    ).data;
     const config = loadControllerConfig(env);
     const phone = '+14155550123';
     const session: Session = {
-      apiVersion: API_VERSION, kind: KIND,
+      apiVersion: API_VERSION,
+      kind: KIND,
       metadata: { name: sessionName(phone), namespace: installed, uid: randomUUID() },
-      spec: { phone, prompt: 'script: say: hi', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' }, workspace: workspaceName(phone) },
+      spec: {
+        phone,
+        prompt: 'script: say: hi',
+        repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
+        workspace: workspaceName(phone),
+      },
     } as Session;
     const pod = desiredPod(session, config);
     expect(pod.spec?.containers[0]?.image).toBe('ghcr.io/tether-dev/tether-runner:0.1.0');
@@ -139,13 +205,23 @@ describe('every optional part on', () => {
     objects = await render(full(applied), { release: 'tether', namespace: applied, includeCrds: true });
     // No prometheus-operator here: ServiceMonitor shapes are checked in test/unit/chart-render.test.ts.
     // Hooks (the helm test Pod) are not part of an install; its template is checked below.
-    file = manifestFile(objects.filter((o) => o.kind !== 'ServiceMonitor' && !o.metadata.annotations?.['helm.sh/hook']));
+    file = manifestFile(
+      objects.filter((o) => o.kind !== 'ServiceMonitor' && !o.metadata.annotations?.['helm.sh/hook']),
+    );
     // A dry run creates nothing: the runner namespace the chart makes must exist for what goes in it.
     await kubectlOk(['create', 'namespace', `${applied}-runners`]);
   });
 
   it('passes a server-side dry run without warnings', async () => {
-    const result = await kubectlResult(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '--field-manager=chart-test', '-f', file]);
+    const result = await kubectlResult([
+      'apply',
+      '--server-side',
+      '--force-conflicts',
+      '--dry-run=server',
+      '--field-manager=chart-test',
+      '-f',
+      file,
+    ]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('deployment.apps/tether-relay serverside-applied (server dry run)');
@@ -153,7 +229,14 @@ describe('every optional part on', () => {
   });
 
   it('applies for real, and its Pod templates pass restricted', async () => {
-    const result = await kubectlResult(['apply', '--server-side', '--force-conflicts', '--field-manager=chart-test', '-f', file]);
+    const result = await kubectlResult([
+      'apply',
+      '--server-side',
+      '--force-conflicts',
+      '--field-manager=chart-test',
+      '-f',
+      file,
+    ]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const pods = [
@@ -164,9 +247,25 @@ describe('every optional part on', () => {
     const dryRun = await dryRunPods(pods);
     expect(dryRun.stderr).toBe('');
     expect(dryRun.code).toBe(0);
-    await eventually(async () => {
-      const list = await json<{ items: { metadata: { name: string; labels: Record<string, string> } }[] }>(['get', 'pods', '-n', applied, '-l', 'app.kubernetes.io/instance=tether']);
-      expect(list.items.map((p) => p.metadata.labels['app.kubernetes.io/component']).sort()).toEqual(['controller', 'controller', 'relay', 'relay']);
-    }, 30_000, 250);
+    await eventually(
+      async () => {
+        const list = await json<{ items: { metadata: { name: string; labels: Record<string, string> } }[] }>([
+          'get',
+          'pods',
+          '-n',
+          applied,
+          '-l',
+          'app.kubernetes.io/instance=tether',
+        ]);
+        expect(list.items.map((p) => p.metadata.labels['app.kubernetes.io/component']).sort()).toEqual([
+          'controller',
+          'controller',
+          'relay',
+          'relay',
+        ]);
+      },
+      30_000,
+      250,
+    );
   });
 });

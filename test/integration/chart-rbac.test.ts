@@ -7,10 +7,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { desiredIdentity, desiredPod } from '../../controller/builders.ts';
 import { loadConfig, type ControllerConfig } from '../../controller/config.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
+import {
+  adminKubeConfig,
+  createNamespace,
+  deleteNamespace,
+  installSessionCrd,
+  sessionClient,
+} from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { helmBin } from '../unit/chart-render.ts';
-import { canI, deleteClusterScoped, extraPermissions, helmRelease, kubectlOk, kubectlResult, manifestFile } from './chart-cluster.ts';
+import {
+  canI,
+  deleteClusterScoped,
+  extraPermissions,
+  helmRelease,
+  kubectlOk,
+  kubectlResult,
+  manifestFile,
+} from './chart-cluster.ts';
 
 let kc: KubeConfig;
 let ns: string;
@@ -29,7 +43,9 @@ beforeAll(async () => {
   await helmRelease('install', 'tether', ns, { sessions: { creators: { groups: ['system:masters'] } } });
   runners = `${ns}-runners`;
   // The controller's own configuration, as the chart gives it.
-  const configMap = JSON.parse((await kubectlOk(['get', 'configmap', CONTROLLER, '-n', ns, '-o', 'json'])).stdout) as { data: Record<string, string> };
+  const configMap = JSON.parse((await kubectlOk(['get', 'configmap', CONTROLLER, '-n', ns, '-o', 'json'])).stdout) as {
+    data: Record<string, string>;
+  };
   config = loadConfig(configMap.data);
 }, 900_000);
 afterAll(async () => {
@@ -65,7 +81,10 @@ describe('controller ServiceAccount', () => {
   it("can grant a phone's runner its Role only because it holds those verbs (escalation check)", async () => {
     const phone = '+14155550123';
     const session = await sessionClient(kc).create(ns, sessionName(phone), {
-      phone, prompt: 'hi', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' }, workspace: workspaceName(phone),
+      phone,
+      prompt: 'hi',
+      repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
+      workspace: workspaceName(phone),
     });
     const { serviceAccount, role, roleBinding } = desiredIdentity(session, [session.metadata.name!], config);
     const as = `--as=system:serviceaccount:${ns}:${CONTROLLER}`;
@@ -73,16 +92,43 @@ describe('controller ServiceAccount', () => {
     // The binding's escalation check reads the new Role from the API server's RBAC cache, which
     // may lag a moment behind (the controller retries the same way).
     const binding = manifestFile([roleBinding]);
-    await eventually(async () => expect((await kubectlResult(['create', as, '-f', binding])).stderr).toBe(''), 10_000, 200);
+    await eventually(
+      async () => expect((await kubectlResult(['create', as, '-f', binding])).stderr).toBe(''),
+      10_000,
+      200,
+    );
     const runner = serviceAccount.metadata!.name!;
-    await eventually(async () => expect(await canI(runner, runners, ['get', `sessions.tether.dev/${session.metadata.name}`, '-n', ns])).toBe(true), 10_000, 200);
-    expect(await canI(runner, runners, ['patch', `sessions.tether.dev/${session.metadata.name}`, '--subresource=status', '-n', ns])).toBe(true);
-    expect(await canI(runner, runners, ['patch', 'sessions.tether.dev/someone-else', '--subresource=status', '-n', ns])).toBe(false);
-    expect(await canI(runner, runners, ['patch', `sessions.tether.dev/${session.metadata.name}`, '-n', ns])).toBe(false);
+    await eventually(
+      async () =>
+        expect(await canI(runner, runners, ['get', `sessions.tether.dev/${session.metadata.name}`, '-n', ns])).toBe(
+          true,
+        ),
+      10_000,
+      200,
+    );
+    expect(
+      await canI(runner, runners, [
+        'patch',
+        `sessions.tether.dev/${session.metadata.name}`,
+        '--subresource=status',
+        '-n',
+        ns,
+      ]),
+    ).toBe(true);
+    expect(
+      await canI(runner, runners, ['patch', 'sessions.tether.dev/someone-else', '--subresource=status', '-n', ns]),
+    ).toBe(false);
+    expect(await canI(runner, runners, ['patch', `sessions.tether.dev/${session.metadata.name}`, '-n', ns])).toBe(
+      false,
+    );
     expect(await extraPermissions(runner, runners, runners)).toEqual([]);
 
     // A Role with a verb the controller lacks is refused: it cannot widen anyone's rights.
-    const wider = { ...role, metadata: { ...role.metadata, name: 'wider' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] };
+    const wider = {
+      ...role,
+      metadata: { ...role.metadata, name: 'wider' },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }],
+    };
     const refused = await kubectlResult(['create', as, '-f', manifestFile([wider])]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('attempting to grant RBAC permissions not currently held');
@@ -91,15 +137,31 @@ describe('controller ServiceAccount', () => {
 
 describe('runner Pod admission policy', () => {
   const phone = '+14155550124';
-  const session = { apiVersion: 'tether.dev/v1alpha1', kind: 'Session', metadata: { name: sessionName(phone), namespace: '', uid: 'u-1' },
-    spec: { phone, prompt: 'hi', repo: { url: 'https://github.com/acme/web.git' }, workspace: workspaceName(phone) } } as const;
+  const session = {
+    apiVersion: 'tether.dev/v1alpha1',
+    kind: 'Session',
+    metadata: { name: sessionName(phone), namespace: '', uid: 'u-1' },
+    spec: { phone, prompt: 'hi', repo: { url: 'https://github.com/acme/web.git' }, workspace: workspaceName(phone) },
+  } as const;
   /** kubectl create --dry-run=server as the controller: RBAC and admission run, nothing is stored. */
   const createAsController = (pod: object) =>
-    kubectlResult(['create', '--dry-run=server', `--as=system:serviceaccount:${ns}:${CONTROLLER}`, '-n', runners, '-f', manifestFile([pod])]);
+    kubectlResult([
+      'create',
+      '--dry-run=server',
+      `--as=system:serviceaccount:${ns}:${CONTROLLER}`,
+      '-n',
+      runners,
+      '-f',
+      manifestFile([pod]),
+    ]);
   const runnerPod = () => desiredPod({ ...session, metadata: { ...session.metadata, namespace: ns } }, config);
   beforeAll(async () => {
     // The phone's runner ServiceAccount, as the controller makes it (a Pod may only name one that exists).
-    const { serviceAccount } = desiredIdentity({ ...session, metadata: { ...session.metadata, namespace: ns } }, [], config);
+    const { serviceAccount } = desiredIdentity(
+      { ...session, metadata: { ...session.metadata, namespace: ns } },
+      [],
+      config,
+    );
     await kubectlOk(['create', `--as=system:serviceaccount:${ns}:${CONTROLLER}`, '-f', manifestFile([serviceAccount])]);
   });
 
@@ -111,14 +173,65 @@ describe('runner Pod admission policy', () => {
 
   it('refuses the controller a Pod with another image, another ServiceAccount or another Secret', async () => {
     const cases: Array<[string, (pod: ReturnType<typeof runnerPod>) => void, RegExp]> = [
-      ['another image', (p) => { p.spec!.containers[0]!.image = 'busybox:latest'; }, /only the runner image/],
-      ['another image in the agent container', (p) => { p.spec!.initContainers![0]!.image = 'evil/agent:1'; }, /only the runner image/],
-      ['another ServiceAccount', (p) => { p.spec!.serviceAccountName = 'default'; }, /runner ServiceAccount/],
-      ['a Secret volume', (p) => { p.spec!.volumes!.push({ name: 'loot', secret: { secretName: 'tether-relay' } }); }, /no Secret volume/],
-      ['a projected Secret', (p) => { p.spec!.volumes!.push({ name: 'loot', projected: { sources: [{ secret: { name: 'tether-twilio' } }] } }); }, /no Secret volume/],
-      ['a volume type the runner does not use', (p) => { p.spec!.volumes!.push({ name: 'loot', configMap: { name: 'tether-relay-claims' } }); }, /nothing but their claim/],
-      ['another Secret in env', (p) => { p.spec!.containers[0]!.env!.push({ name: 'X', valueFrom: { secretKeyRef: { name: 'tether-relay', key: 'k' } } }); }, /no Secret but the runner's/],
-      ['another Secret in envFrom', (p) => { p.spec!.containers[0]!.envFrom = [{ secretRef: { name: 'tether-relay' } }]; }, /no Secret but the runner's/],
+      [
+        'another image',
+        (p) => {
+          p.spec!.containers[0]!.image = 'busybox:latest';
+        },
+        /only the runner image/,
+      ],
+      [
+        'another image in the agent container',
+        (p) => {
+          p.spec!.initContainers![0]!.image = 'evil/agent:1';
+        },
+        /only the runner image/,
+      ],
+      [
+        'another ServiceAccount',
+        (p) => {
+          p.spec!.serviceAccountName = 'default';
+        },
+        /runner ServiceAccount/,
+      ],
+      [
+        'a Secret volume',
+        (p) => {
+          p.spec!.volumes!.push({ name: 'loot', secret: { secretName: 'tether-relay' } });
+        },
+        /no Secret volume/,
+      ],
+      [
+        'a projected Secret',
+        (p) => {
+          p.spec!.volumes!.push({ name: 'loot', projected: { sources: [{ secret: { name: 'tether-twilio' } }] } });
+        },
+        /no Secret volume/,
+      ],
+      [
+        'a volume type the runner does not use',
+        (p) => {
+          p.spec!.volumes!.push({ name: 'loot', configMap: { name: 'tether-relay-claims' } });
+        },
+        /nothing but their claim/,
+      ],
+      [
+        'another Secret in env',
+        (p) => {
+          p.spec!.containers[0]!.env!.push({
+            name: 'X',
+            valueFrom: { secretKeyRef: { name: 'tether-relay', key: 'k' } },
+          });
+        },
+        /no Secret but the runner's/,
+      ],
+      [
+        'another Secret in envFrom',
+        (p) => {
+          p.spec!.containers[0]!.envFrom = [{ secretRef: { name: 'tether-relay' } }];
+        },
+        /no Secret but the runner's/,
+      ],
     ];
     for (const [what, change, message] of cases) {
       const pod = runnerPod();
@@ -131,7 +244,13 @@ describe('runner Pod admission policy', () => {
 
   it('refuses a hostPath volume also in a runner namespace without Pod Security "restricted" (an operator-made one)', async () => {
     const enforce = 'pod-security.kubernetes.io/enforce';
-    const { stdout: was } = await kubectlOk(['get', 'namespace', runners, '-o', `jsonpath={.metadata.labels.${enforce.replace(/\./g, '\\.')}}`]);
+    const { stdout: was } = await kubectlOk([
+      'get',
+      'namespace',
+      runners,
+      '-o',
+      `jsonpath={.metadata.labels.${enforce.replace(/\./g, '\\.')}}`,
+    ]);
     await kubectlOk(['label', '--overwrite', 'namespace', runners, `${enforce}=privileged`]);
     try {
       const pod = runnerPod();
@@ -171,12 +290,17 @@ describe('relay ServiceAccount with several repositories', () => {
       sessions: { creators: { groups: ['system:masters'] } },
       relay: { repositories: [{ name: 'api', url: 'https://github.com/acme/api.git' }] },
     });
-    await eventually(async () => expect(await extraPermissions(RELAY, ns)).toEqual([
-      'configmaps [tether-relay-claims] get update',
-      'configmaps [tether-relay-repo-choices] get update',
-      'sessions.tether.dev [] create get list patch watch',
-      'tokenreviews.authentication.k8s.io [] create',
-    ]), 10_000, 200);
+    await eventually(
+      async () =>
+        expect(await extraPermissions(RELAY, ns)).toEqual([
+          'configmaps [tether-relay-claims] get update',
+          'configmaps [tether-relay-repo-choices] get update',
+          'sessions.tether.dev [] create get list patch watch',
+          'tokenreviews.authentication.k8s.io [] create',
+        ]),
+      10_000,
+      200,
+    );
     expect(await canI(RELAY, ns, ['create', 'configmaps', '-n', ns])).toBe(false);
     expect(await canI(RELAY, ns, ['update', 'configmaps/tether-relay-repo-choices', '-n', ns])).toBe(true);
     await kubectlOk(['get', 'configmap', 'tether-relay-repo-choices', '-n', ns]);
@@ -192,8 +316,12 @@ describe('nobody reads Secrets', () => {
   });
 
   it('no Role or ClusterRole of the chart uses a wildcard', async () => {
-    const roles = JSON.parse((await kubectlOk(['get', 'roles', '-n', ns, '-l', 'app.kubernetes.io/instance=tether', '-o', 'json'])).stdout) as { items: { rules: object[] }[] };
-    const clusterRole = JSON.parse((await kubectlOk(['get', 'clusterrole', `${ns}-tether-relay`, '-o', 'json'])).stdout) as { rules: object[] };
+    const roles = JSON.parse(
+      (await kubectlOk(['get', 'roles', '-n', ns, '-l', 'app.kubernetes.io/instance=tether', '-o', 'json'])).stdout,
+    ) as { items: { rules: object[] }[] };
+    const clusterRole = JSON.parse(
+      (await kubectlOk(['get', 'clusterrole', `${ns}-tether-relay`, '-o', 'json'])).stdout,
+    ) as { rules: object[] };
     const rules = [...roles.items, clusterRole].flatMap((r) => r.rules);
     expect(rules.length).toBeGreaterThan(5);
     expect(JSON.stringify(rules)).not.toContain('*');

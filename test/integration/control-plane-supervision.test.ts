@@ -17,13 +17,19 @@ describe('a supervised control plane', () => {
     const killedAt = Date.now();
     process.kill(apiserver!, 'SIGKILL');
     process.kill(etcd!, 'SIGKILL');
-    await eventually(async () => expect(await kubectl(['get', '--raw', '/readyz'], plane!.kubeconfig)).toBe('ok'), 60_000, 250);
+    await eventually(
+      async () => expect(await kubectl(['get', '--raw', '/readyz'], plane!.kubeconfig)).toBe('ok'),
+      60_000,
+      250,
+    );
     console.log(`[control-plane-supervision] serving again ${Date.now() - killedAt} ms after the kill`);
-    expect(lines).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^etcd was killed by SIGKILL at .*; restarting it in 1s/),
-      expect.stringMatching(/^kube-apiserver was killed by SIGKILL at .*; restarting it in 1s/),
-      expect.stringMatching(/^kube-apiserver restarted \(pid \d+\)$/),
-    ]));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^etcd was killed by SIGKILL at .*; restarting it in 1s/),
+        expect.stringMatching(/^kube-apiserver was killed by SIGKILL at .*; restarting it in 1s/),
+        expect.stringMatching(/^kube-apiserver restarted \(pid \d+\)$/),
+      ]),
+    );
     expect(plane.pids.slice(0, 2)).not.toEqual([etcd, apiserver]);
   }, 120_000);
 });

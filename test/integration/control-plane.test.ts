@@ -25,25 +25,31 @@ async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean
 }
 
 describe('local control plane harness', () => {
-  it.each(['SIGKILL', 'SIGTERM'] as const)('leaves no etcd or kube-apiserver behind when its starter gets %s', async (signal) => {
-    const child = spawn(process.execPath, ['local/control-plane/cli.ts', '--no-controller-manager'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const line = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', resolve);
-      child.once('exit', (code) => reject(new Error(`cli exited early (${code})`)));
-    });
-    const { pids, server } = JSON.parse(line) as { pids: number[]; server: string };
-    expect(server).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-    expect(pids).toHaveLength(2);
-    expect(pids.every(alive)).toBe(true);
+  it.each(['SIGKILL', 'SIGTERM'] as const)(
+    'leaves no etcd or kube-apiserver behind when its starter gets %s',
+    async (signal) => {
+      const child = spawn(process.execPath, ['local/control-plane/cli.ts', '--no-controller-manager'], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).once('line', resolve);
+        child.once('exit', (code) => reject(new Error(`cli exited early (${code})`)));
+      });
+      const { pids, server } = JSON.parse(line) as { pids: number[]; server: string };
+      expect(server).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      expect(pids).toHaveLength(2);
+      expect(pids.every(alive)).toBe(true);
 
-    child.kill(signal);
-    expect(await waitFor(() => pids.every((pid) => !alive(pid)), 15_000)).toBe(true);
-  });
+      child.kill(signal);
+      expect(await waitFor(() => pids.every((pid) => !alive(pid)), 15_000)).toBe(true);
+    },
+  );
 });
 
 describe('control-plane build script', () => {
   const script = 'local/control-plane/build-control-plane.sh';
-  const runScript = (env: NodeJS.ProcessEnv) => spawnSync('bash', [script], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  const runScript = (env: NodeJS.ProcessEnv) =>
+    spawnSync('bash', [script], { env: { ...process.env, ...env }, encoding: 'utf8' });
 
   it('uses KUBEBUILDER_ASSETS when it holds kube-apiserver and etcd', () => {
     const assets = inject('binDir');

@@ -26,18 +26,23 @@ class Crash extends Error {}
 /** Every call may die before it reaches the server or after it did; once dead, all calls fail. */
 function crashing(ops: ClusterOps, rand: () => number, p: number): { ops: ClusterOps; dead: () => boolean } {
   let dead = false;
-  const wrapped = Object.fromEntries(Object.entries(ops).map(([name, fn]) => [name, async (...args: unknown[]) => {
-    if (dead || rand() < p) {
-      dead = true;
-      throw new Crash(`killed before ${name}`);
-    }
-    const result = await (fn as (...a: unknown[]) => Promise<unknown>)(...args);
-    if (rand() < p) {
-      dead = true;
-      throw new Crash(`killed after ${name}`);
-    }
-    return result;
-  }])) as unknown as ClusterOps;
+  const wrapped = Object.fromEntries(
+    Object.entries(ops).map(([name, fn]) => [
+      name,
+      async (...args: unknown[]) => {
+        if (dead || rand() < p) {
+          dead = true;
+          throw new Crash(`killed before ${name}`);
+        }
+        const result = await (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+        if (rand() < p) {
+          dead = true;
+          throw new Crash(`killed after ${name}`);
+        }
+        return result;
+      },
+    ]),
+  ) as unknown as ClusterOps;
   return { ops: wrapped, dead: () => dead };
 }
 
@@ -50,7 +55,8 @@ describe('crash safety', () => {
     const config = testConfig(ns, { TETHER_POD_TTL: '1h' });
     let kills = 0;
     for (let i = 0; i < 60; i++) {
-      if (rand() < 0.5 || names.length < 2) names.push(await createSession(sessions, ns, phones[Math.floor(rand() * phones.length)]!));
+      if (rand() < 0.5 || names.length < 2)
+        names.push(await createSession(sessions, ns, phones[Math.floor(rand() * phones.length)]!));
       const faults = crashing(kubeClusterOps(kc), rand, 0.45);
       const running = await startController(kc, config, faults.ops);
       const deadline = Date.now() + 80 + rand() * 200;
@@ -59,7 +65,11 @@ describe('crash safety', () => {
       await running.stop();
       if (rand() < 0.25) {
         const active = (await sessions.list(ns)).items.find((s) => s.status?.phase === 'Starting');
-        if (active) await runnerWrites(sessions, ns, active.metadata.name!, { phase: 'Succeeded', completionTime: new Date().toISOString() });
+        if (active)
+          await runnerWrites(sessions, ns, active.metadata.name!, {
+            phase: 'Succeeded',
+            completionTime: new Date().toISOString(),
+          });
       }
     }
     expect(kills, `seed ${seed}`).toBeGreaterThanOrEqual(50);
@@ -68,12 +78,17 @@ describe('crash safety', () => {
     try {
       await eventually(async () => {
         const all = (await sessions.list(ns)).items.filter((s) => names.includes(s.metadata.name!));
-        expect(all.every((s) => s.status?.phase !== undefined), `seed ${seed}`).toBe(true);
+        expect(
+          all.every((s) => s.status?.phase !== undefined),
+          `seed ${seed}`,
+        ).toBe(true);
         for (const phone of phones) {
           const mine = all.filter((s) => s.spec.phone === phone);
           const waiting = mine.filter((s) => s.status?.phase === 'Queued');
           const active = mine.filter((s) => isActive(s.status?.phase));
-          expect(active.length, `seed ${seed}: active sessions of ${phone}`).toBe(waiting.length > 0 ? 1 : active.length);
+          expect(active.length, `seed ${seed}: active sessions of ${phone}`).toBe(
+            waiting.length > 0 ? 1 : active.length,
+          );
           expect(active.length).toBeLessThanOrEqual(1);
         }
       }, 20_000);
@@ -83,11 +98,15 @@ describe('crash safety', () => {
       for (const s of all) {
         const owned = pods.filter((p) => p.metadata?.ownerReferences?.some((o) => o.uid === s.metadata.uid));
         const admitted = s.status?.podName !== undefined;
-        expect(owned.map((p) => p.metadata?.name), `seed ${seed}: pods of ${s.metadata.name} (${s.status?.phase})`)
-          .toEqual(admitted ? [runnerName(s.metadata.name!)] : []);
+        expect(
+          owned.map((p) => p.metadata?.name),
+          `seed ${seed}: pods of ${s.metadata.name} (${s.status?.phase})`,
+        ).toEqual(admitted ? [runnerName(s.metadata.name!)] : []);
       }
       expect(pods.length).toBe(all.filter((s) => s.status?.podName).length);
-      const pvcs = (await core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items.map((p) => p.metadata!.name!).sort();
+      const pvcs = (await core.listNamespacedPersistentVolumeClaim({ namespace: ns })).items
+        .map((p) => p.metadata!.name!)
+        .sort();
       const usedPhones = [...new Set(all.map((s) => s.spec.phone))];
       expect(pvcs).toEqual(usedPhones.map((phone) => workspaceName(phone)).sort());
     } finally {

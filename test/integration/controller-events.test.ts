@@ -12,7 +12,9 @@ const t = controllerSuite('ctl-events');
 
 async function eventsOf(name: string): Promise<CoreV1Event[]> {
   const session = await t.sessions.get(t.ns, name);
-  const list = await t.kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: t.ns, fieldSelector: `involvedObject.uid=${session!.metadata.uid}` });
+  const list = await t.kc
+    .makeApiClient(CoreV1Api)
+    .listNamespacedEvent({ namespace: t.ns, fieldSelector: `involvedObject.uid=${session!.metadata.uid}` });
   return list.items;
 }
 const summary = async (name: string) => (await eventsOf(name)).map((e) => `${e.type} ${e.reason}`).sort();
@@ -22,7 +24,9 @@ describe('Kubernetes Events', () => {
     const phone = '+14155552001';
     const a = await createSession(t.sessions, t.ns, phone);
     const b = await createSession(t.sessions, t.ns, phone, { timeouts: { run: '2s' } });
-    await eventually(async () => expect([await phaseOf(t.sessions, t.ns, a), await phaseOf(t.sessions, t.ns, b)]).toEqual(['Starting', 'Queued']));
+    await eventually(async () =>
+      expect([await phaseOf(t.sessions, t.ns, a), await phaseOf(t.sessions, t.ns, b)]).toEqual(['Starting', 'Queued']),
+    );
     await runnerWrites(t.sessions, t.ns, a, { phase: 'Working' });
     await runnerWrites(t.sessions, t.ns, a, { phase: 'Succeeded', completionTime: new Date().toISOString() });
     await eventually(async () => expect(await phaseOf(t.sessions, t.ns, b)).toBe('Failed'), 15_000);
@@ -30,7 +34,11 @@ describe('Kubernetes Events', () => {
     await eventually(async () => expect(await summary(a)).toEqual(['Normal Completed']));
     await eventually(async () => expect(await summary(b)).toEqual(['Normal Queued', 'Warning RunTimeout']));
     const timeout = (await eventsOf(b)).find((e) => e.reason === 'RunTimeout')!;
-    expect(timeout).toMatchObject({ reportingComponent: REPORTING_CONTROLLER, action: 'Failed', involvedObject: { kind: 'Session', name: b } });
+    expect(timeout).toMatchObject({
+      reportingComponent: REPORTING_CONTROLLER,
+      action: 'Failed',
+      involvedObject: { kind: 'Session', name: b },
+    });
     expect(timeout.message).toMatch(/longer than 2s/);
 
     await t.running.stop();

@@ -43,7 +43,13 @@ describe("a phone's first command", () => {
     try {
       const phones = Array.from({ length: PHONES }, (_, i) => `+1415557${String(1000 + i)}`);
       const names = await Promise.all(phones.map((phone) => createSession(t.sessions, t.ns, phone)));
-      await eventually(async () => expect(await Promise.all(names.map((n) => phaseOf(t.sessions, t.ns, n)))).toEqual(names.map(() => 'Starting')), 20_000);
+      await eventually(
+        async () =>
+          expect(await Promise.all(names.map((n) => phaseOf(t.sessions, t.ns, n)))).toEqual(
+            names.map(() => 'Starting'),
+          ),
+        20_000,
+      );
       // The wakes the workspaces asked for have run (each Session's key is idle again).
       await sleep(3 * STATUS_WRITE_DELAY_MS);
       expect(Object.fromEntries(watched.conflicts)).toEqual({});

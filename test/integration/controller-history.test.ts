@@ -25,7 +25,10 @@ describe('history retention', () => {
       expect(role.rules?.[0]?.resourceNames).toContain(name);
       expect(role.rules?.[0]?.resourceNames?.length).toBeLessThanOrEqual(2);
       await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
-      await runnerWrites(t.sessions, t.ns, name, { phase: 'Succeeded', completionTime: new Date(Date.now() + i).toISOString() });
+      await runnerWrites(t.sessions, t.ns, name, {
+        phase: 'Succeeded',
+        completionTime: new Date(Date.now() + i).toISOString(),
+      });
       await eventually(async () => expect(await podOf(t.kc, t.runners, name)).toBeUndefined());
     }
     await eventually(async () => expect(await t.sessions.get(t.ns, names[0]!)).toBeUndefined());
@@ -33,9 +36,17 @@ describe('history retention', () => {
     expect(await phaseOf(t.sessions, t.ns, names[2]!)).toBe('Succeeded');
     const core = t.kc.makeApiClient(CoreV1Api);
     await eventually(async () => expect((await core.listNamespacedPod({ namespace: t.runners })).items).toEqual([]));
-    expect((await core.readNamespacedPersistentVolumeClaim({ namespace: t.runners, name: workspaceName(phone) })).metadata?.name).toBe(workspaceName(phone));
-    expect((await core.readNamespacedServiceAccount({ namespace: t.runners, name: identity })).metadata?.name).toBe(identity);
+    expect(
+      (await core.readNamespacedPersistentVolumeClaim({ namespace: t.runners, name: workspaceName(phone) })).metadata
+        ?.name,
+    ).toBe(workspaceName(phone));
+    expect((await core.readNamespacedServiceAccount({ namespace: t.runners, name: identity })).metadata?.name).toBe(
+      identity,
+    );
     const roles = await rbac.listNamespacedRole({ namespace: t.ns });
-    expect(roles.items.map((r) => r.metadata?.name), 'one Role per phone, not per Session').toEqual([identity]);
+    expect(
+      roles.items.map((r) => r.metadata?.name),
+      'one Role per phone, not per Session',
+    ).toEqual([identity]);
   });
 });

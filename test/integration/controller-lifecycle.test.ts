@@ -18,21 +18,29 @@ const until = async (name: string, phase: string) =>
     expect(s.status?.phase).toBe(phase);
     return s;
   });
-const finishedReason = (s: Awaited<ReturnType<typeof session>>) => s.status?.conditions?.find((c) => c.type === 'Finished')?.reason;
+const finishedReason = (s: Awaited<ReturnType<typeof session>>) =>
+  s.status?.conditions?.find((c) => c.type === 'Finished')?.reason;
 const now = () => new Date().toISOString();
 
 describe('controller lifecycle on a real API server', () => {
   it("starts a new Session: workspace, the phone's runner identity and the Pod in the runner namespace; Starting with podName, startTime, display and conditions", async () => {
     const phone = newPhone();
-    const name = await createSession(t.sessions, t.ns, phone, { prompt: 'make the navbar sticky and add a dark-mode toggle please' });
+    const name = await createSession(t.sessions, t.ns, phone, {
+      prompt: 'make the navbar sticky and add a dark-mode toggle please',
+    });
     const s = await until(name, 'Starting');
     expect(s.status).toMatchObject({
       podName: runnerName(name),
       startTime: expect.any(String),
       observedGeneration: 1,
-      display: { phone: expect.stringMatching(/^\+1415•••\d{4}$/), prompt: previewPrompt('make the navbar sticky and add a dark-mode toggle please') },
+      display: {
+        phone: expect.stringMatching(/^\+1415•••\d{4}$/),
+        prompt: previewPrompt('make the navbar sticky and add a dark-mode toggle please'),
+      },
     });
-    expect(s.status?.conditions).toEqual([expect.objectContaining({ type: 'Admitted', status: 'True', reason: 'PodCreated' })]);
+    expect(s.status?.conditions).toEqual([
+      expect.objectContaining({ type: 'Admitted', status: 'True', reason: 'PodCreated' }),
+    ]);
     const core = t.kc.makeApiClient(CoreV1Api);
     const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: t.runners, name: workspaceName(phone) });
     expect(pvc.metadata?.ownerReferences).toBeUndefined();
@@ -61,9 +69,16 @@ describe('controller lifecycle on a real API server', () => {
     await until(name, 'Starting');
     await setPodPhase(t.kc, t.runners, name, 'Running');
     await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
-    await runnerWrites(t.sessions, t.ns, name, { phase: 'AwaitingApproval', pending: { id: 'p1', kind: 'changes', createdAt: now() } });
+    await runnerWrites(t.sessions, t.ns, name, {
+      phase: 'AwaitingApproval',
+      pending: { id: 'p1', kind: 'changes', createdAt: now() },
+    });
     await runnerWrites(t.sessions, t.ns, name, { phase: 'Publishing', pending: null } as never);
-    await runnerWrites(t.sessions, t.ns, name, { phase: 'Succeeded', completionTime: now(), result: { prUrl: 'https://github.com/acme/web/pull/1' } });
+    await runnerWrites(t.sessions, t.ns, name, {
+      phase: 'Succeeded',
+      completionTime: now(),
+      result: { prUrl: 'https://github.com/acme/web/pull/1' },
+    });
     const done = await eventually(async () => {
       const s = await session(name);
       expect(finishedReason(s)).toBe('Published');
@@ -80,16 +95,23 @@ describe('controller lifecycle on a real API server', () => {
     await until(a, 'Starting');
     await runnerWrites(t.sessions, t.ns, a, { phase: 'Working' });
     await runnerWrites(t.sessions, t.ns, a, { phase: 'Succeeded', completionTime: now() });
-    expect(finishedReason(await eventually(async () => {
-      const s = await session(a);
-      expect(finishedReason(s)).toBeDefined();
-      return s;
-    }))).toBe('Completed');
+    expect(
+      finishedReason(
+        await eventually(async () => {
+          const s = await session(a);
+          expect(finishedReason(s)).toBeDefined();
+          return s;
+        }),
+      ),
+    ).toBe('Completed');
 
     const b = await createSession(t.sessions, t.ns, newPhone());
     await until(b, 'Starting');
     await runnerWrites(t.sessions, t.ns, b, { phase: 'Working' });
-    await runnerWrites(t.sessions, t.ns, b, { phase: 'AwaitingApproval', pending: { id: 'p1', kind: 'changes', createdAt: now() } });
+    await runnerWrites(t.sessions, t.ns, b, {
+      phase: 'AwaitingApproval',
+      pending: { id: 'p1', kind: 'changes', createdAt: now() },
+    });
     await runnerWrites(t.sessions, t.ns, b, { phase: 'Rejected', completionTime: now() });
     await eventually(async () => expect(finishedReason(await session(b))).toBe('Rejected'));
   });
@@ -109,10 +131,15 @@ describe('controller lifecycle on a real API server', () => {
     const name = await createSession(t.sessions, t.ns, newPhone(), { timeouts: { approval: '1s' } });
     await until(name, 'Starting');
     await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
-    await runnerWrites(t.sessions, t.ns, name, { phase: 'AwaitingApproval', pending: { id: 'p1', kind: 'tool', tool: 'Bash', createdAt: now() } });
+    await runnerWrites(t.sessions, t.ns, name, {
+      phase: 'AwaitingApproval',
+      pending: { id: 'p1', kind: 'tool', tool: 'Bash', createdAt: now() },
+    });
     const s = await until(name, 'TimedOut');
     expect(finishedReason(s)).toBe('ApprovalTimeout');
-    expect(Date.parse(s.status!.completionTime!) - Date.parse(s.status!.pending!.createdAt)).toBeGreaterThanOrEqual(1000);
+    expect(Date.parse(s.status!.completionTime!) - Date.parse(s.status!.pending!.createdAt)).toBeGreaterThanOrEqual(
+      1000,
+    );
     await eventually(async () => expect(await podOf(t.kc, t.runners, name)).toBeUndefined());
   });
 
@@ -145,7 +172,11 @@ describe('controller lifecycle on a real API server', () => {
     const name = await createSession(t.sessions, t.ns, newPhone());
     await until(name, 'Starting');
     await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
-    await runnerWrites(t.sessions, t.ns, name, { phase: 'Failed', completionTime: now(), result: { message: 'npm test failed', exitCode: 1 } });
+    await runnerWrites(t.sessions, t.ns, name, {
+      phase: 'Failed',
+      completionTime: now(),
+      result: { message: 'npm test failed', exitCode: 1 },
+    });
     const s = await eventually(async () => {
       const x = await session(name);
       expect(finishedReason(x)).toBe('AgentFailed');
@@ -163,7 +194,10 @@ describe('controller lifecycle on a real API server', () => {
     const name = await createSession(t.sessions, t.ns, newPhone());
     await until(name, 'Starting');
     await runnerWrites(t.sessions, t.ns, name, { phase: 'Working' });
-    await runnerWrites(t.sessions, t.ns, name, { phase: 'AwaitingApproval', pending: { id: 't1', kind: 'tool', tool: 'Bash', createdAt: new Date(Date.now() - 2000).toISOString() } });
+    await runnerWrites(t.sessions, t.ns, name, {
+      phase: 'AwaitingApproval',
+      pending: { id: 't1', kind: 'tool', tool: 'Bash', createdAt: new Date(Date.now() - 2000).toISOString() },
+    });
     await new Promise((r) => setTimeout(r, 300));
     await runnerWrites(t.sessions, t.ns, name, { phase: 'Working', pending: null } as never);
     await eventually(async () => expect((await wait()).count).toBe(before.count + 1));

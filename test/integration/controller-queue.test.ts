@@ -13,7 +13,8 @@ const now = () => new Date().toISOString();
 const phases = async (names: string[]) => Promise.all(names.map((n) => phaseOf(t.sessions, t.ns, n)));
 const expectPhases = (names: string[], expected: Array<string | undefined>) =>
   eventually(async () => expect(await phases(names)).toEqual(expected));
-const podsOf = async (names: string[]) => (await runnerPods(t.kc, t.runners)).filter((p) => names.some((n) => p === runnerName(n)));
+const podsOf = async (names: string[]) =>
+  (await runnerPods(t.kc, t.runners)).filter((p) => names.some((n) => p === runnerName(n)));
 
 describe('per-phone queue', () => {
   it('runs three commands of one phone one at a time, in order', async () => {
@@ -31,10 +32,16 @@ describe('per-phone queue', () => {
     await eventually(async () => expect(await podsOf(names)).toEqual([runnerName(names[1]!)]));
 
     await runnerWrites(t.sessions, t.ns, names[1]!, { phase: 'Working' });
-    await runnerWrites(t.sessions, t.ns, names[1]!, { phase: 'Failed', completionTime: now(), result: { message: 'tests failed' } });
+    await runnerWrites(t.sessions, t.ns, names[1]!, {
+      phase: 'Failed',
+      completionTime: now(),
+      result: { message: 'tests failed' },
+    });
     await expectPhases(names, ['Succeeded', 'Failed', 'Starting']);
     await eventually(async () => expect(await podsOf(names)).toEqual([runnerName(names[2]!)]));
-    const started = await Promise.all(names.map(async (n) => Date.parse((await t.sessions.get(t.ns, n))!.status!.startTime!)));
+    const started = await Promise.all(
+      names.map(async (n) => Date.parse((await t.sessions.get(t.ns, n))!.status!.startTime!)),
+    );
     expect([...started].sort((a, b) => a - b)).toEqual(started);
   });
 
@@ -47,7 +54,11 @@ describe('per-phone queue', () => {
     await expectPhases(names, ['Cancelled', 'Cancelled', 'Cancelled']);
     const ended = await Promise.all(names.map((n) => t.sessions.get(t.ns, n)));
     // The table: Cancel clears the phone's queue; QueueCleared (the swept ones) clears nothing more.
-    expect(ended.map((s) => s?.status?.conditions?.find((c) => c.type === 'Finished')?.reason)).toEqual(['Cancelled', 'QueueCleared', 'QueueCleared']);
+    expect(ended.map((s) => s?.status?.conditions?.find((c) => c.type === 'Finished')?.reason)).toEqual([
+      'Cancelled',
+      'QueueCleared',
+      'QueueCleared',
+    ]);
     expect(ended.every((s) => s?.status?.completionTime)).toBe(true);
     expect(ended[2]?.status?.result?.message).toContain(names[0]);
     await eventually(async () => expect(await podsOf(names)).toEqual([]));
@@ -63,7 +74,10 @@ describe('per-phone queue', () => {
     const b = await createSession(t.sessions, t.ns, phone);
     await expectPhases([a, b], ['Starting', 'Queued']);
     await runnerWrites(t.sessions, t.ns, a, { phase: 'Working' });
-    await runnerWrites(t.sessions, t.ns, a, { phase: 'AwaitingApproval', pending: { id: 'x', kind: 'changes', createdAt: now() } });
+    await runnerWrites(t.sessions, t.ns, a, {
+      phase: 'AwaitingApproval',
+      pending: { id: 'x', kind: 'changes', createdAt: now() },
+    });
     await expectPhases([a, b], ['TimedOut', 'Cancelled']);
 
     const other = newPhone();
@@ -71,7 +85,10 @@ describe('per-phone queue', () => {
     const d = await createSession(t.sessions, t.ns, other);
     await expectPhases([c, d], ['Starting', 'Queued']);
     await runnerWrites(t.sessions, t.ns, c, { phase: 'Working' });
-    await runnerWrites(t.sessions, t.ns, c, { phase: 'AwaitingApproval', pending: { id: 'y', kind: 'changes', createdAt: now() } });
+    await runnerWrites(t.sessions, t.ns, c, {
+      phase: 'AwaitingApproval',
+      pending: { id: 'y', kind: 'changes', createdAt: now() },
+    });
     await runnerWrites(t.sessions, t.ns, c, { phase: 'Rejected', completionTime: now() });
     await expectPhases([c, d], ['Rejected', 'Cancelled']);
   });
@@ -99,11 +116,18 @@ describe('per-phone queue', () => {
     expect(refused?.status?.conditions?.find((c) => c.type === 'Finished')?.reason).toBe('QueueFull');
     expect(refused?.status?.result?.message).toMatch(/5 commands are already waiting/);
     await t.sessions.patch(t.ns, names[0]!, { spec: { cancel: true } });
-    await expectPhases(names, Array(7).fill('Cancelled').map((p, i) => (i === 6 ? 'Failed' : p)));
+    await expectPhases(
+      names,
+      Array(7)
+        .fill('Cancelled')
+        .map((p, i) => (i === 6 ? 'Failed' : p)),
+    );
   });
 
   it('keeps other phones independent', async () => {
-    const names = await Promise.all([newPhone(), newPhone(), newPhone()].map((p) => createSession(t.sessions, t.ns, p)));
+    const names = await Promise.all(
+      [newPhone(), newPhone(), newPhone()].map((p) => createSession(t.sessions, t.ns, p)),
+    );
     await expectPhases(names, ['Starting', 'Starting', 'Starting']);
   });
 });

@@ -10,7 +10,13 @@ import { SessionClient } from '../../common/kube/sessions.ts';
 import { phoneHash } from '../../common/session/display.ts';
 import { runnerIdentityName, runnerName } from '../../common/session/names.ts';
 import { GROUP, PLURAL, VERSION } from '../../common/session/schema.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
+import {
+  adminKubeConfig,
+  createNamespace,
+  deleteNamespace,
+  installSessionCrd,
+  sessionClient,
+} from '../support/cluster.ts';
 import { createSession, phaseOf, startController, testConfig, type RunningController } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 
@@ -27,9 +33,15 @@ async function runnerKubeConfig(session: string, phone: string): Promise<KubeCon
   const core = kc.makeApiClient(CoreV1Api);
   const pod = await core.readNamespacedPod({ namespace: runners, name: runnerName(session) });
   const token = await core.createNamespacedServiceAccountToken({
-    namespace: runners, name: runnerIdentityName(phoneHash(phone)), body: { spec: {
-      audiences: [], expirationSeconds: 600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata!.name!, uid: pod.metadata!.uid! },
-    } },
+    namespace: runners,
+    name: runnerIdentityName(phoneHash(phone)),
+    body: {
+      spec: {
+        audiences: [],
+        expirationSeconds: 600,
+        boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata!.name!, uid: pod.metadata!.uid! },
+      },
+    },
   });
   const cluster = kc.getCurrentCluster()!;
   const out = new KubeConfig();
@@ -43,7 +55,10 @@ async function runnerKubeConfig(session: string, phone: string): Promise<KubeCon
 }
 
 async function forbidden(call: Promise<unknown>): Promise<void> {
-  const error = await call.then(() => undefined, (e: unknown) => e);
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error, 'the runner was allowed to do it').toBeDefined();
   expect(apiError(error)?.code).toBe(403);
 }
@@ -52,14 +67,20 @@ beforeAll(async () => {
   kc = adminKubeConfig();
   await installSessionCrd(kc);
   [ns, runners] = await Promise.all([createNamespace(kc, 'ctl-rbac'), createNamespace(kc, 'ctl-rbac-run')]);
-  await kc.makeApiClient(CoreV1Api).patchNamespace({
-    name: runners, body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
-  }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  await kc.makeApiClient(CoreV1Api).patchNamespace(
+    {
+      name: runners,
+      body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
   admin = sessionClient(kc);
   running = await startController(kc, testConfig(ns, { TETHER_RUNNER_NAMESPACE: runners }));
   mine = await createSession(admin, ns, '+14155554001');
   other = await createSession(admin, ns, '+14155554002');
-  await eventually(async () => expect([await phaseOf(admin, ns, mine), await phaseOf(admin, ns, other)]).toEqual(['Starting', 'Starting']));
+  await eventually(async () =>
+    expect([await phaseOf(admin, ns, mine), await phaseOf(admin, ns, other)]).toEqual(['Starting', 'Starting']),
+  );
   runner = await runnerKubeConfig(mine, '+14155554001');
 });
 afterAll(async () => {
@@ -74,8 +95,13 @@ describe('runner credentials', () => {
     const patched = await sessions.patchStatus(ns, mine, { phase: 'Working' });
     expect(patched.status?.phase).toBe('Working');
     const events: unknown[] = [];
-    await streamJsonLines(runner, `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
-      { watch: 1, fieldSelector: `metadata.name=${mine}`, timeoutSeconds: 1 }, (e) => events.push(e), new AbortController().signal);
+    await streamJsonLines(
+      runner,
+      `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
+      { watch: 1, fieldSelector: `metadata.name=${mine}`, timeoutSeconds: 1 },
+      (e) => events.push(e),
+      new AbortController().signal,
+    );
     expect(events.length).toBeGreaterThanOrEqual(1);
   });
 
@@ -85,11 +111,26 @@ describe('runner credentials', () => {
     await forbidden(sessions.get(ns, other));
     await forbidden(sessions.patch(ns, mine, { spec: { cancel: true } }));
     await forbidden(sessions.patch(ns, other, { spec: { cancel: true } }));
-    await forbidden(sessions.create(ns, 'x-20260101000000-0000', { phone: '+14155554001', prompt: 'p', repo: { url: 'https://x/y.git' }, workspace: 'ws-x' }));
+    await forbidden(
+      sessions.create(ns, 'x-20260101000000-0000', {
+        phone: '+14155554001',
+        prompt: 'p',
+        repo: { url: 'https://x/y.git' },
+        workspace: 'ws-x',
+      }),
+    );
     await forbidden(sessions.delete(ns, mine));
     await forbidden(getJson(runner, `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`));
-    const otherWatch = await streamJsonLines(runner, `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
-      { watch: 1, fieldSelector: `metadata.name=${other}`, timeoutSeconds: 1 }, () => undefined, new AbortController().signal).then(() => undefined, (e: unknown) => e);
+    const otherWatch = await streamJsonLines(
+      runner,
+      `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
+      { watch: 1, fieldSelector: `metadata.name=${other}`, timeoutSeconds: 1 },
+      () => undefined,
+      new AbortController().signal,
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(apiError(otherWatch)?.code).toBe(403);
     const core = runner.makeApiClient(CoreV1Api);
     for (const namespace of [ns, runners]) {
@@ -97,7 +138,13 @@ describe('runner credentials', () => {
       await forbidden(core.readNamespacedSecret({ namespace, name: 'tether-runner' }));
       await forbidden(core.listNamespacedPod({ namespace }));
     }
-    await forbidden(core.createNamespacedServiceAccountToken({ namespace: runners, name: runnerIdentityName(phoneHash('+14155554002')), body: { spec: { audiences: [] } } }));
+    await forbidden(
+      core.createNamespacedServiceAccountToken({
+        namespace: runners,
+        name: runnerIdentityName(phoneHash('+14155554002')),
+        body: { spec: { audiences: [] } },
+      }),
+    );
     await forbidden(core.deleteNamespacedPod({ namespace: runners, name: runnerName(other) }));
     expect((await admin.get(ns, other))?.status?.phase).toBe('Starting');
     expect((await admin.get(ns, mine))?.spec.cancel).not.toBe(true);
@@ -107,9 +154,18 @@ describe('runner credentials', () => {
     const core = kc.makeApiClient(CoreV1Api);
     const pod = await core.readNamespacedPod({ namespace: runners, name: runnerName(mine) });
     expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
-    const refused = await core.createNamespacedPod({ namespace: runners, body: {
-      metadata: { name: 'plain' }, spec: { containers: [{ name: 'c', image: 'x' }] },
-    } }).then(() => undefined, (e: unknown) => apiError(e));
+    const refused = await core
+      .createNamespacedPod({
+        namespace: runners,
+        body: {
+          metadata: { name: 'plain' },
+          spec: { containers: [{ name: 'c', image: 'x' }] },
+        },
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => apiError(e),
+      );
     expect(refused?.code).toBe(403);
     expect(refused?.message).toMatch(/violates PodSecurity "restricted/);
   });

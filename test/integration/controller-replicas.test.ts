@@ -8,8 +8,22 @@ import { freePort } from '../../local/control-plane/control-plane.ts';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { createMetrics } from '../../controller/metrics.ts';
 import { createReplica, type Replica } from '../../controller/replica.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from '../support/cluster.ts';
-import { createSession, phaseOf, reconcilePasses, runnerWrites, startController, testConfig, testLogger } from '../support/controller.ts';
+import {
+  adminKubeConfig,
+  createNamespace,
+  deleteNamespace,
+  installSessionCrd,
+  sessionClient,
+} from '../support/cluster.ts';
+import {
+  createSession,
+  phaseOf,
+  reconcilePasses,
+  runnerWrites,
+  startController,
+  testConfig,
+  testLogger,
+} from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 
 let kc: KubeConfig;
@@ -38,7 +52,10 @@ describe('controller restarts and replicas', () => {
     await eventually(async () => expect(await phaseOf(sessions, ns, name)).toBe('Starting'));
     await runnerWrites(sessions, ns, name, { phase: 'Working' });
     const createdAt = new Date().toISOString();
-    await runnerWrites(sessions, ns, name, { phase: 'AwaitingApproval', pending: { id: 'p1', kind: 'changes', createdAt } });
+    await runnerWrites(sessions, ns, name, {
+      phase: 'AwaitingApproval',
+      pending: { id: 'p1', kind: 'changes', createdAt },
+    });
     await new Promise((r) => setTimeout(r, 300));
     await first.stop();
     await new Promise((r) => setTimeout(r, 1000));
@@ -66,10 +83,16 @@ describe('controller restarts and replicas', () => {
     const lease = { durationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 200 };
     const lost: string[] = [];
     const metrics = ['r1', 'r2'].map(() => createMetrics(() => [], { defaultMetrics: false }));
-    const replicas: Replica[] = ['r1', 'r2'].map((identity, i) => createReplica({
-      kubeConfig: kc, config: { ...testConfig(ns, { TETHER_LEADER_ELECTION: 'true' }), identity }, logger: testLogger,
-      metrics: metrics[i]!, lease, onLostLeadership: () => lost.push(identity),
-    }));
+    const replicas: Replica[] = ['r1', 'r2'].map((identity, i) =>
+      createReplica({
+        kubeConfig: kc,
+        config: { ...testConfig(ns, { TETHER_LEADER_ELECTION: 'true' }), identity },
+        logger: testLogger,
+        metrics: metrics[i]!,
+        lease,
+        onLostLeadership: () => lost.push(identity),
+      }),
+    );
     await Promise.all(replicas.map((r) => r.start()));
     try {
       const leader = await eventually(() => {
@@ -101,8 +124,12 @@ describe('controller restarts and replicas', () => {
     const port = await freePort();
     const child = spawn(process.execPath, ['controller/main.ts'], {
       env: {
-        KUBECONFIG: inject('kubeconfig'), TETHER_NAMESPACE: ns, TETHER_METRICS_PORT: String(port), POD_NAME: 'proc-0',
-        TETHER_RUNNER_IMAGE: 'tether-runner:test', TETHER_LOG_LEVEL: 'warn',
+        KUBECONFIG: inject('kubeconfig'),
+        TETHER_NAMESPACE: ns,
+        TETHER_METRICS_PORT: String(port),
+        POD_NAME: 'proc-0',
+        TETHER_RUNNER_IMAGE: 'tether-runner:test',
+        TETHER_LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -121,10 +148,14 @@ describe('controller restarts and replicas', () => {
         expect(text).toMatch(/tether_reconcile_total\{result="requeue"\} [1-9]/);
       }, 10_000);
       const leases = kc.makeApiClient(CoordinationV1Api);
-      expect((await leases.readNamespacedLease({ namespace: ns, name: 'tether-controller' })).spec?.holderIdentity).toBe('proc-0');
+      expect(
+        (await leases.readNamespacedLease({ namespace: ns, name: 'tether-controller' })).spec?.holderIdentity,
+      ).toBe('proc-0');
       child.kill('SIGTERM');
       expect(await exited, stderr).toBe(0);
-      expect((await leases.readNamespacedLease({ namespace: ns, name: 'tether-controller' })).spec?.holderIdentity).toBe('');
+      expect(
+        (await leases.readNamespacedLease({ namespace: ns, name: 'tether-controller' })).spec?.holderIdentity,
+      ).toBe('');
     } finally {
       child.kill('SIGKILL');
     }

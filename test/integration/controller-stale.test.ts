@@ -31,7 +31,11 @@ function finishingFirst(ops: ClusterOps): ClusterOps {
     ...ops,
     ensurePod: async (pod) => {
       const session = pod.metadata!.labels![LABEL_SESSION]!;
-      await sessions.patchStatus(ns, session, { phase: 'Failed', completionTime: new Date().toISOString(), result: { message: 'ended elsewhere' } });
+      await sessions.patchStatus(ns, session, {
+        phase: 'Failed',
+        completionTime: new Date().toISOString(),
+        result: { message: 'ended elsewhere' },
+      });
       const made = await ops.ensurePod(pod);
       created.push(session);
       return made;
@@ -41,7 +45,11 @@ function finishingFirst(ops: ClusterOps): ClusterOps {
 
 describe('admission against a stale cache', () => {
   it('removes the Pod it made when the status write finds the Session finished meanwhile', async () => {
-    running = await startController(kc, testConfig(ns, { TETHER_RUNNER_NAMESPACE: ns, TETHER_POD_TTL: '1h' }), finishingFirst(kubeClusterOps(kc)));
+    running = await startController(
+      kc,
+      testConfig(ns, { TETHER_RUNNER_NAMESPACE: ns, TETHER_POD_TTL: '1h' }),
+      finishingFirst(kubeClusterOps(kc)),
+    );
     const name = await createSession(sessions, ns, '+14155550999');
     await eventually(() => expect(created).toContain(name));
     // Never scheduled, so deleted at once.

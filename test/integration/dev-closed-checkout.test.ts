@@ -4,7 +4,17 @@
 // running from the image store. With the state folder left inside that checkout, make dev
 // refuses at start with one line naming the folder and the fix.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +22,13 @@ import { imageStoreDir } from '../../local/config.ts';
 import { freePort } from '../../local/control-plane/control-plane.ts';
 import { RUNNER_IMAGE } from '../../local/node-agent/image-content.ts';
 import { imageFolder } from '../../local/node-agent/image-store.ts';
-import { chatUrlOf, claudeCodeUnder, demoToPullRequest, processesMentioning, startMakeDev } from '../support/make-dev.ts';
+import {
+  chatUrlOf,
+  claudeCodeUnder,
+  demoToPullRequest,
+  processesMentioning,
+  startMakeDev,
+} from '../support/make-dev.ts';
 
 const REPO = join(import.meta.dirname, '../..');
 
@@ -20,7 +36,10 @@ const REPO = join(import.meta.dirname, '../..');
 function closedCopy(): { closed: string; checkout: string } {
   const closed = mkdtempSync(join(tmpdir(), 'tether-closed-'));
   const checkout = join(closed, 'tether');
-  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: REPO, encoding: 'utf8' });
+  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: REPO,
+    encoding: 'utf8',
+  });
   for (const file of listed.split('\0').filter((f) => f && f !== 'node_modules' && existsSync(join(REPO, f)))) {
     mkdirSync(dirname(join(checkout, file)), { recursive: true });
     cpSync(join(REPO, file), join(checkout, file));
@@ -33,7 +52,9 @@ function closedCopy(): { closed: string; checkout: string } {
 /** What a process runs: its executable and arguments (undefined once it has exited). */
 function programOf(pid: number): string | undefined {
   try {
-    return [readlinkSync(`/proc/${pid}/exe`), ...readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(1)].join(' ').trim();
+    return [readlinkSync(`/proc/${pid}/exe`), ...readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(1)]
+      .join(' ')
+      .trim();
   } catch {
     return undefined;
   }
@@ -51,8 +72,10 @@ describe.runIf(process.getuid?.() === 0)('make dev from a checkout other users c
   it('refuses at start, in one line naming the folder and the fix, when the state folder is inside it', async () => {
     const dev = startMakeDev(copy.checkout, { TETHER_STATE_DIR: '', TETHER_DEV_PORT: String(await freePort()) });
     expect(await dev.exited).toBe(2);
-    expect(dev.output()).toBe(`make dev: the containers' users cannot reach the state folder ${copy.checkout}/.tether-state: ${copy.closed} is closed `
-      + 'to other users (mode 0700); set TETHER_STATE_DIR to a folder outside it (for example TETHER_STATE_DIR=/var/lib/tether)\n');
+    expect(dev.output()).toBe(
+      `make dev: the containers' users cannot reach the state folder ${copy.checkout}/.tether-state: ${copy.closed} is closed ` +
+        'to other users (mode 0700); set TETHER_STATE_DIR to a folder outside it (for example TETHER_STATE_DIR=/var/lib/tether)\n',
+    );
   });
 
   it('turns a chat command into a pull request, every container running from the image store', async () => {
@@ -61,7 +84,11 @@ describe.runIf(process.getuid?.() === 0)('make dev from a checkout other users c
     const dev = startMakeDev(copy.checkout, { TETHER_STATE_DIR: stateDir, TETHER_DEV_PORT: String(await freePort()) });
     const programs = new Set<string>();
     const watch = setInterval(() => {
-      for (const pid of [...claudeCodeUnder(stateDir), ...processesMentioning('runner-image/main.ts'), ...processesMentioning('runner-image/agent-host/main.ts')]) {
+      for (const pid of [
+        ...claudeCodeUnder(stateDir),
+        ...processesMentioning('runner-image/main.ts'),
+        ...processesMentioning('runner-image/agent-host/main.ts'),
+      ]) {
         const program = programOf(pid);
         if (program?.includes(copy.checkout) || program?.includes(image)) programs.add(program);
       }
@@ -74,8 +101,16 @@ describe.runIf(process.getuid?.() === 0)('make dev from a checkout other users c
     }
     expect(await dev.exited).toBe(0);
     expect([...programs].filter((p) => p.includes(copy.checkout))).toEqual([]);
-    expect([...programs].some((p) => p.startsWith(`${image}/bin/node --no-global-search-paths ${image}/app/runner-image/main.ts`))).toBe(true);
-    expect([...programs].some((p) => p.startsWith(`${image}/bin/node ${image}/app/runner-image/agent-host/main.ts`))).toBe(true);
-    expect([...programs].some((p) => p.startsWith(`${image}/app/node_modules/@anthropic-ai/claude-agent-sdk-linux-`))).toBe(true);
+    expect(
+      [...programs].some((p) =>
+        p.startsWith(`${image}/bin/node --no-global-search-paths ${image}/app/runner-image/main.ts`),
+      ),
+    ).toBe(true);
+    expect(
+      [...programs].some((p) => p.startsWith(`${image}/bin/node ${image}/app/runner-image/agent-host/main.ts`)),
+    ).toBe(true);
+    expect(
+      [...programs].some((p) => p.startsWith(`${image}/app/node_modules/@anthropic-ai/claude-agent-sdk-linux-`)),
+    ).toBe(true);
   }, 240_000);
 });

@@ -10,19 +10,42 @@ import { describe, expect, it } from 'vitest';
 import { freePort } from '../../local/control-plane/control-plane.ts';
 import { ensureSampleRepo, sampleRepoPath } from '../../local/sample-repo.ts';
 import { eventually } from '../support/eventually.ts';
-import { chatShows, chatUrlOf, claudeCodeUnder, demoToPullRequest, openChat, processesMentioning, startMakeDev } from '../support/make-dev.ts';
+import {
+  chatShows,
+  chatUrlOf,
+  claudeCodeUnder,
+  demoToPullRequest,
+  openChat,
+  processesMentioning,
+  startMakeDev,
+} from '../support/make-dev.ts';
 
 /** The local IPv4 addresses listening on a TCP port (from /proc/net/tcp; state 0A = LISTEN). */
 function listeningAddresses(port: number): string[] {
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
-  return readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1).map((line) => line.trim().split(/\s+/))
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
     .filter((fields) => fields[1]?.endsWith(`:${hexPort}`) && fields[3] === '0A')
-    .map((fields) => fields[1]!.split(':')[0]!.match(/../g)!.reverse().map((byte) => parseInt(byte, 16)).join('.'));
+    .map((fields) =>
+      fields[1]!
+        .split(':')[0]!
+        .match(/../g)!
+        .reverse()
+        .map((byte) => parseInt(byte, 16))
+        .join('.'),
+    );
 }
 
 /** The branches Tether pushed to a local remote (read as another uid may own it). */
-const tetherBranches = (remote: string) => execFileSync('git', ['-c', `safe.directory=${remote}`, '-C', remote, 'branch', '--list', 'tether/*'], { encoding: 'utf8' })
-  .split('\n').map((b) => b.trim()).filter(Boolean);
+const tetherBranches = (remote: string) =>
+  execFileSync('git', ['-c', `safe.directory=${remote}`, '-C', remote, 'branch', '--list', 'tether/*'], {
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .map((b) => b.trim())
+    .filter(Boolean);
 const count = (text: string, pattern: RegExp) => [...text.matchAll(new RegExp(pattern, 'g'))].length;
 
 describe('make dev', () => {
@@ -32,7 +55,11 @@ describe('make dev', () => {
     chmodSync(widgetsDir, 0o755); // the runner runs as its own user
     const widgets = await ensureSampleRepo(widgetsDir);
     const port = await freePort();
-    const dev = startMakeDev(process.cwd(), { TETHER_STATE_DIR: stateDir, TETHER_DEV_PORT: String(port), TETHER_REPOS: JSON.stringify([{ name: 'widgets', url: widgets }]) });
+    const dev = startMakeDev(process.cwd(), {
+      TETHER_STATE_DIR: stateDir,
+      TETHER_DEV_PORT: String(port),
+      TETHER_REPOS: JSON.stringify([{ name: 'widgets', url: widgets }]),
+    });
     try {
       const chatUrl = await chatUrlOf(dev);
       expect(dev.output()).toMatch(/kubectl get sessions -n tether/);
@@ -65,6 +92,13 @@ describe('make dev', () => {
     }
     expect(await dev.exited).toBe(0);
     await eventually(() => expect(processesMentioning(stateDir)).toEqual([]), 15_000, 200);
-    await eventually(async () => expect(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => 'up', () => 'down')).toBe('down'));
+    await eventually(async () =>
+      expect(
+        await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          () => 'up',
+          () => 'down',
+        ),
+      ).toBe('down'),
+    );
   }, 360_000);
 });

@@ -41,7 +41,9 @@ describe('docs/examples on a real API server', () => {
   it('kubectl apply creates the sample Session with every field it shows, and the controller admits it', async () => {
     const sample = parse(readFileSync(SAMPLE_SESSION, 'utf8')) as Session;
     expect(sample.metadata.namespace, 'the example must work in any namespace (-n)').toBeUndefined();
-    expect(await kubectl(['apply', '-n', ns, '-f', SAMPLE_SESSION])).toContain(`session.tether.dev/${sample.metadata.name} created`);
+    expect(await kubectl(['apply', '-n', ns, '-f', SAMPLE_SESSION])).toContain(
+      `session.tether.dev/${sample.metadata.name} created`,
+    );
 
     const stored = (await sessions.get(ns, sample.metadata.name!))!;
     expect(stored.spec, 'the API server pruned or defaulted a field of the example').toEqual(sample.spec);

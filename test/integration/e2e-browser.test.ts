@@ -12,7 +12,14 @@ beforeAll(async () => {
   e2e = await startE2E({ numbers: ['+14155550171'], relayEnv: { LOG_LEVEL: 'debug' } }); // debug: the relay's access log
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }, 90_000);
 afterAll(async () => {
@@ -27,14 +34,18 @@ describe('web chat in Chromium', () => {
     const posted: Array<{ text: string; payload?: string }> = [];
     page.on('request', (request) => {
       visited.push(request.url());
-      if (request.url().endsWith('/chat/send')) posted.push(request.postDataJSON() as { text: string; payload?: string });
+      if (request.url().endsWith('/chat/send'))
+        posted.push(request.postDataJSON() as { text: string; payload?: string });
     });
     await page.goto(e2e.stack.chatUrl);
     expect(e2e.stack.chatUrl).toContain(e2e.stack.chatToken);
     expect(page.url()).toBe(`${e2e.stack.relayUrl}/chat`);
     await expect.poll(() => page.textContent('#state')).toBe('connected');
 
-    await page.fill('#text', 'script:\nprogress: Reading index.html\nwrite: index.html = <h1>Hello, dark mode</h1>\nsay: Made the page darker.');
+    await page.fill(
+      '#text',
+      'script:\nprogress: Reading index.html\nwrite: index.html = <h1>Hello, dark mode</h1>\nsay: Made the page darker.',
+    );
     await page.click('button[type=submit]');
 
     const bot = page.locator('.msg.bot');
@@ -42,10 +53,16 @@ describe('web chat in Chromium', () => {
     await bot.filter({ hasText: /Reading index\.html/ }).waitFor({ timeout: 30_000 });
     const diff = bot.filter({ has: page.locator('img') });
     await diff.waitFor({ timeout: 30_000 });
-    await expect.poll(() => diff.locator('img').evaluate((img) => {
-      const loaded = img as unknown as { complete: boolean; naturalWidth: number };
-      return loaded.complete ? loaded.naturalWidth : 0;
-    }), { timeout: 10_000 }).toBeGreaterThan(100);
+    await expect
+      .poll(
+        () =>
+          diff.locator('img').evaluate((img) => {
+            const loaded = img as unknown as { complete: boolean; naturalWidth: number };
+            return loaded.complete ? loaded.naturalWidth : 0;
+          }),
+        { timeout: 10_000 },
+      )
+      .toBeGreaterThan(100);
 
     await page.locator('.actions button', { hasText: 'approve' }).click();
     const done = bot.filter({ hasText: /Pull request opened/ });
@@ -60,7 +77,9 @@ describe('web chat in Chromium', () => {
 
     // Nothing needs scrolling sideways on a phone.
     const overflow = await page.evaluate(() => {
-      const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+      const root = (
+        globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }
+      ).document.documentElement;
       return root.scrollWidth - root.clientWidth;
     });
     expect(overflow).toBeLessThanOrEqual(0);
@@ -68,7 +87,11 @@ describe('web chat in Chromium', () => {
     expect(visited.filter((url) => url.includes(e2e.stack.chatToken))).toEqual([e2e.stack.chatUrl]);
     expect(visited.some((url) => url.endsWith('/chat/events'))).toBe(true);
     const access = e2e.logs().filter((line) => line.startsWith('relay: ') && line.includes('"msg":"request"'));
-    for (const url of ['/chat?token=[redacted]', '/chat', '/chat/send']) expect(access.some((line) => line.includes(`"url":"${url}"`)), url).toBe(true);
+    for (const url of ['/chat?token=[redacted]', '/chat', '/chat/send'])
+      expect(
+        access.some((line) => line.includes(`"url":"${url}"`)),
+        url,
+      ).toBe(true);
     expect(e2e.logs().filter((line) => line.includes(e2e.stack.chatToken))).toEqual([]);
     mkdirSync('test-results', { recursive: true });
     await page.screenshot({ path: 'test-results/chat-approve.png', fullPage: true });

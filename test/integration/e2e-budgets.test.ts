@@ -21,9 +21,17 @@ const SEND_SLACK_MS = 300;
  */
 async function queuedBehind(e2e: E2E, first: Session, prompt: string, cancel = false): Promise<Session> {
   const { phone, repo, workspace, costPauseUsd } = first.spec;
-  const spec = { phone, prompt, repo, workspace, ...(costPauseUsd ? { costPauseUsd } : {}), ...(cancel ? { cancel } : {}) };
+  const spec = {
+    phone,
+    prompt,
+    repo,
+    workspace,
+    ...(costPauseUsd ? { costPauseUsd } : {}),
+    ...(cancel ? { cancel } : {}),
+  };
   return e2e.sessions.create(first.metadata.namespace!, commandSessionName(phone, `SM${prompt}${Date.now()}`), spec, {
-    labels: first.metadata.labels, annotations: { [ANNOTATION_DELIVERED]: writeDelivered({ n: 1, seq: 0, started: false, queued: true }) },
+    labels: first.metadata.labels,
+    annotations: { [ANNOTATION_DELIVERED]: writeDelivered({ n: 1, seq: 0, started: false, queued: true }) },
   });
 }
 
@@ -42,9 +50,12 @@ describe('end to end: budgets', () => {
     e2e = await startE2E({
       numbers: ['+14155550161', '+14155550162', '+14155550165', '+14155550166'],
       relayEnv: {
-        RELAY_PROGRESS_BATCH: `${FIRST_GAP_MS}ms`, RELAY_PROGRESS_MAX_GAP: `${MAX_GAP_MS}ms`, RELAY_PROGRESS_MESSAGES: String(PROGRESS_MESSAGES),
+        RELAY_PROGRESS_BATCH: `${FIRST_GAP_MS}ms`,
+        RELAY_PROGRESS_MAX_GAP: `${MAX_GAP_MS}ms`,
+        RELAY_PROGRESS_MESSAGES: String(PROGRESS_MESSAGES),
         // one scripted command costs a few cents: the second one of the day is over this
-        RELAY_DAILY_BUDGET_USD: '0.01', RELAY_RUN_PAUSE_USD: '0',
+        RELAY_DAILY_BUDGET_USD: '0.01',
+        RELAY_RUN_PAUSE_USD: '0',
       },
       // the controller's copy of the budget (the chart fills both from the same values); one finished Session kept per phone
       controllerEnv: { TETHER_DAILY_BUDGET_USD: '0.01', TETHER_BUDGET_TIMEZONE: 'UTC', TETHER_HISTORY_COUNT: '1' },
@@ -58,13 +69,20 @@ describe('end to end: budgets', () => {
     await phone.send(`script:\n${steps}\nsay: all steps done`);
     await phone.next(/all steps done/, 180_000);
     const progress = phone.received().filter((m) => m.body.startsWith('⏳'));
-    console.log(`phone transcript (long run):\n${phone.received().map((m) => `${m.at} bot > ${m.body}`).join('\n')}`);
+    console.log(
+      `phone transcript (long run):\n${phone
+        .received()
+        .map((m) => `${m.at} bot > ${m.body}`)
+        .join('\n')}`,
+    );
 
     expect(progress.length).toBeGreaterThanOrEqual(3);
     expect(progress.length).toBeLessThanOrEqual(PROGRESS_MESSAGES);
     expect(progress[0]!.body).toMatch(/^⏳ step 1$/m);
     const gaps = progress.slice(1).map((m, i) => m.at - progress[i]!.at);
-    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(Math.min(MAX_GAP_MS, FIRST_GAP_MS * 2 ** i) - SEND_SLACK_MS));
+    gaps.forEach((gap, i) =>
+      expect(gap).toBeGreaterThanOrEqual(Math.min(MAX_GAP_MS, FIRST_GAP_MS * 2 ** i) - SEND_SLACK_MS),
+    );
     // The steps arrive in order, none twice.
     const shown = progress.flatMap((m) => [...m.body.matchAll(/step (\d+)/g)].map((s) => Number(s[1])));
     expect(shown).toEqual([...shown].sort((a, b) => a - b));
@@ -73,7 +91,7 @@ describe('end to end: budgets', () => {
     for (const message of phone.received()) expect(message.body.length).toBeLessThanOrEqual(1600);
   }, 240_000);
 
-  it('a phone over its daily budget is refused with the spend shown; status shows today\'s spend', async () => {
+  it("a phone over its daily budget is refused with the spend shown; status shows today's spend", async () => {
     const phone = e2e.phone('+14155550162');
     await phone.send('script:\nprogress: looking around\nprogress: still looking\nsay: the first one of the day');
     const done = await phone.next(/the first one of the day/, 120_000);
@@ -84,25 +102,30 @@ describe('end to end: budgets', () => {
 
     await phone.send('script:\nsay: one too many');
     const refused = await phone.next(/budget is spent/);
-    expect(refused.body).toBe(`Today's budget is spent: $${spent.toFixed(2)} of $0.01. New commands start again after midnight (UTC). Commands already running still finish; queued ones do not start.`);
+    expect(refused.body).toBe(
+      `Today's budget is spent: $${spent.toFixed(2)} of $0.01. New commands start again after midnight (UTC). Commands already running still finish; queued ones do not start.`,
+    );
     expect((await e2e.list()).filter((s) => s.spec.phone === phone.number)).toHaveLength(1);
 
     await phone.send('status');
     expect((await phone.next(/Today: /)).body).toContain(`Today: $${spent.toFixed(2)} of $0.01`);
   }, 180_000);
 
-
-  it('a command queued under budget does not start once the day\'s spend reached it', async () => {
+  it("a command queued under budget does not start once the day's spend reached it", async () => {
     const phone = e2e.phone('+14155550165');
     await phone.send('script:\nask: Go on? | yes | no\nsay: the first one is done');
     await phone.next(/Go on\?/, 120_000);
     const first = (await e2e.list()).find((s) => s.spec.phone === phone.number)!;
     const queued = await queuedBehind(e2e, first, 'script:\nsay: must not run');
-    await until(e2e, (all) => all.find((s) => s.metadata.name === queued.metadata.name && s.status?.phase === 'Queued'));
+    await until(e2e, (all) =>
+      all.find((s) => s.metadata.name === queued.metadata.name && s.status?.phase === 'Queued'),
+    );
     await phone.send('yes');
     await phone.next(/the first one is done/, 120_000);
     const refused = await phone.next(/💲 Not started/, 60_000);
-    expect(refused.body).toMatch(/^💲 Not started: ".*must not run" — today's budget is spent: \$\d+\.\d\d of \$0\.01; new commands start again after midnight \(UTC\)\.$/);
+    expect(refused.body).toMatch(
+      /^💲 Not started: ".*must not run" — today's budget is spent: \$\d+\.\d\d of \$0\.01; new commands start again after midnight \(UTC\)\.$/,
+    );
     const ended = (await e2e.list()).find((s) => s.metadata.name === queued.metadata.name)!;
     expect(ended.status?.phase).toBe('Failed');
     expect(ended.status?.startTime).toBeUndefined();
@@ -110,18 +133,23 @@ describe('end to end: budgets', () => {
     expect(phone.received().some((m) => /Starting your queued/.test(m.body))).toBe(false);
   }, 240_000);
 
-  it('clean-up keeps the Session that spent the day\'s budget, however many newer ones end', async () => {
+  it("clean-up keeps the Session that spent the day's budget, however many newer ones end", async () => {
     const phone = e2e.phone('+14155550166');
     await phone.send('script:\nprogress: looking around\nprogress: still looking\nsay: the expensive one');
     await phone.next(/the expensive one/, 120_000);
     const expensive = (await e2e.list()).find((s) => s.spec.phone === phone.number)!;
     expect(expensive.status!.result!.costUsd!).toBeGreaterThan(0.01);
     // Two that cost nothing end after it: one more than the history keeps (TETHER_HISTORY_COUNT=1).
-    const [older] = [await queuedBehind(e2e, expensive, 'cheap one', true), await queuedBehind(e2e, expensive, 'cheap two', true)];
+    const [older] = [
+      await queuedBehind(e2e, expensive, 'cheap one', true),
+      await queuedBehind(e2e, expensive, 'cheap two', true),
+    ];
     await until(e2e, (all) => (all.some((s) => s.metadata.name === older!.metadata.name) ? undefined : true));
     expect((await e2e.list()).map((s) => s.metadata.name)).toContain(expensive.metadata.name);
     await phone.send('script:\nsay: over budget');
-    expect((await phone.next(/budget is spent/)).body).toContain(`$${expensive.status!.result!.costUsd!.toFixed(2)} of $0.01`);
+    expect((await phone.next(/budget is spent/)).body).toContain(
+      `$${expensive.status!.result!.costUsd!.toFixed(2)} of $0.01`,
+    );
   }, 180_000);
 });
 
@@ -171,7 +199,9 @@ describe('end to end: the spending pause', () => {
     await stopper.next(/💲 This run has used/, 120_000);
     const first = (await e2e.list()).find((s) => s.spec.phone === stopper.number)!;
     await queuedBehind(e2e, first, 'script:\nsay: the queued one ran');
-    await until(e2e, (all) => all.find((s) => s.spec.prompt.includes('the queued one') && s.status?.phase === 'Queued'));
+    await until(e2e, (all) =>
+      all.find((s) => s.spec.prompt.includes('the queued one') && s.status?.phase === 'Queued'),
+    );
     await stopper.send('stop');
     expect((await stopper.next(/stopped at its cost pause/)).body).toMatch(/your queued commands still start/);
     // The phone may hear it (from the runner's Cancelled and the cost decision) before the controller records the reason.

@@ -14,13 +14,28 @@ beforeAll(async () => {
     numbers: ['+14155550161'],
     relayEnv: { RELAY_WINDOW: '1ms' },
     async prepareTwilio(twilio) {
-      const headers = { authorization: `Basic ${Buffer.from(`${twilio.accountSid}:${twilio.authToken}`).toString('base64')}`, 'content-type': 'application/json' };
-      const create = async (definition: object) => ((await (await fetch(`${twilio.url}/v1/Content`, { method: 'POST', headers, body: JSON.stringify(definition) })).json()) as { sid: string }).sid;
-      const operator = await create({ friendly_name: 'operator_update', language: 'en', variables: { 1: 'news' }, types: { 'twilio/text': { body: 'Tether update: {{1}} (reply to continue)' } } });
+      const headers = {
+        authorization: `Basic ${Buffer.from(`${twilio.accountSid}:${twilio.authToken}`).toString('base64')}`,
+        'content-type': 'application/json',
+      };
+      const create = async (definition: object) =>
+        (
+          (await (
+            await fetch(`${twilio.url}/v1/Content`, { method: 'POST', headers, body: JSON.stringify(definition) })
+          ).json()) as { sid: string }
+        ).sid;
+      const operator = await create({
+        friendly_name: 'operator_update',
+        language: 'en',
+        variables: { 1: 'news' },
+        types: { 'twilio/text': { body: 'Tether update: {{1}} (reply to continue)' } },
+      });
       // What an earlier run made and submitted, and WhatsApp approved since.
       const decision = await create(decisionDefinition(TOOL_TITLES));
       const submitted = await fetch(`${twilio.url}/v1/Content/${decision}/ApprovalRequests/whatsapp`, {
-        method: 'POST', headers, body: JSON.stringify({ name: decisionName(TOOL_TITLES), category: 'UTILITY' }),
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: decisionName(TOOL_TITLES), category: 'UTILITY' }),
       });
       expect(submitted.status).toBe(201);
       twilio.decideApproval(decision, 'approved');
@@ -33,7 +48,9 @@ afterAll(async () => e2e?.stop());
 describe('end to end: outside the 24-hour window', () => {
   it('a tool request goes out as the approved decision template and a tap answers it; the review, not approved yet, as the plain template', async () => {
     const phone = e2e.phone('+14155550161');
-    await phone.send('script:\ntool: Bash {"command":"echo ok > window.txt"}\nwrite: window.md = outside the window\nsay: ran it');
+    await phone.send(
+      'script:\ntool: Bash {"command":"echo ok > window.txt"}\nwrite: window.md = outside the window\nsay: ran it',
+    );
     await phone.next(/^Tether update: On it/);
     const ask = await phone.next(/^Tether is waiting for your decision: .*🔐/s);
     expect(ask.buttons?.map((b) => b.title)).toEqual(TOOL_TITLES);
@@ -43,12 +60,17 @@ describe('end to end: outside the 24-hour window', () => {
     const review = await phone.next(/^Tether update: .*Ready for review/s);
     expect(review.buttons).toBeUndefined();
     // The choice rode on the next update (a progress line, or this review).
-    expect(phone.received().filter((m) => /^Tether update: Allowed Bash for the rest of this session\./.test(m.body))).toHaveLength(1);
+    expect(
+      phone.received().filter((m) => /^Tether update: Allowed Bash for the rest of this session\./.test(m.body)),
+    ).toHaveLength(1);
     const made = e2e.twilio.contents.find((c) => c.friendly_name === decisionName(['approve', 'reject']));
-    expect(made, 'the relay made the review\'s decision template and submitted it').toBeDefined();
+    expect(made, "the relay made the review's decision template and submitted it").toBeDefined();
     await phone.send('reject');
     await phone.next(/^Tether update: ↩️ Changes undone/);
     const [session] = await e2e.list();
-    expect(session!.spec.decisions?.map((d) => [d.action, d.scope])).toEqual([['allow', 'session'], ['reject', undefined]]);
+    expect(session!.spec.decisions?.map((d) => [d.action, d.scope])).toEqual([
+      ['allow', 'session'],
+      ['reject', undefined],
+    ]);
   });
 });

@@ -24,7 +24,14 @@ describe('end to end: one-tap answers', () => {
     const echoed = await phone.next(/^Allowed Bash once\./);
     expect(echoed.body).toMatch(/ran the command|ran it/);
     const session = await sessionOf(phone.number);
-    expect(session.spec.decisions).toEqual([expect.objectContaining({ requestId: session.spec.decisions![0]!.requestId, action: 'allow', scope: 'once', by: expect.stringMatching(/^twilio:/) })]);
+    expect(session.spec.decisions).toEqual([
+      expect.objectContaining({
+        requestId: session.spec.decisions![0]!.requestId,
+        action: 'allow',
+        scope: 'once',
+        by: expect.stringMatching(/^twilio:/),
+      }),
+    ]);
     await phone.next(/Reply \*approve\*/);
     await phone.send('reject'); // typed keywords still answer the open request
     await phone.next(/undone/i);
@@ -35,12 +42,18 @@ describe('end to end: one-tap answers', () => {
     await phone.send('script:\nask: Which database should the cache use? | Redis | In-memory\nsay: will use it');
     const question = await phone.next(/❓ Which database should the cache use\?/);
     expect(titles(question)).toEqual(['1. Redis', '2. In-memory', 'reject']);
-    expect(question.buttons!.map((b) => b.id)).toEqual([expect.stringMatching(/^1:question-/), expect.stringMatching(/^2:question-/), expect.stringMatching(/^reject:question-/)]);
+    expect(question.buttons!.map((b) => b.id)).toEqual([
+      expect.stringMatching(/^1:question-/),
+      expect.stringMatching(/^2:question-/),
+      expect.stringMatching(/^reject:question-/),
+    ]);
     const tapSid = await phone.tap(question, '2. In-memory');
     const echoed = await phone.next(/^You chose 2 \(In-memory\)\./);
     expect(echoed.body).toMatch(/will use it|Done/);
     const session = await sessionOf(phone.number);
-    expect(session.spec.decisions).toEqual([expect.objectContaining({ action: 'answer', answers: { 'Which database should the cache use?': 'In-memory' } })]);
+    expect(session.spec.decisions).toEqual([
+      expect.objectContaining({ action: 'answer', answers: { 'Which database should the cache use?': 'In-memory' } }),
+    ]);
 
     // Twilio delivering the same webhook again: taken once, nothing more is said or written.
     await phone.tap(question, '2. In-memory', tapSid);
@@ -66,6 +79,11 @@ describe('end to end: one-tap answers', () => {
     await eventually(async () => expect((await sessionOf(phone.number)).status?.phase).toBe('Succeeded'));
     expect(e2e.github.pulls.length).toBe(pulls);
     expect((await sessionOf(phone.number)).spec.decisions).toEqual([expect.objectContaining({ action: 'approve' })]);
-    console.log(`phone transcript (buttons):\n${phone.received().map((m) => `bot > ${m.body}${m.buttons ? `\n      [${m.buttons.map((b) => b.title).join('] [')}]` : ''}`).join('\n')}`);
+    console.log(
+      `phone transcript (buttons):\n${phone
+        .received()
+        .map((m) => `bot > ${m.body}${m.buttons ? `\n      [${m.buttons.map((b) => b.title).join('] [')}]` : ''}`)
+        .join('\n')}`,
+    );
   });
 });

@@ -27,12 +27,17 @@ let e2e: E2E;
 let listener: Server;
 const heard: string[] = [];
 beforeAll(async () => {
-  listener = createServer((socket) => socket.on('data', (chunk: Buffer) => {
-    heard.push(chunk.toString('latin1'));
-    socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
-  }));
+  listener = createServer((socket) =>
+    socket.on('data', (chunk: Buffer) => {
+      heard.push(chunk.toString('latin1'));
+      socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+    }),
+  );
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-  e2e = await startE2E({ runnerSecrets: { GITHUB_TOKEN: GITHUB_CANARY, ANTHROPIC_API_KEY: ANTHROPIC_CANARY }, podEnv: model.env() });
+  e2e = await startE2E({
+    runnerSecrets: { GITHUB_TOKEN: GITHUB_CANARY, ANTHROPIC_API_KEY: ANTHROPIC_CANARY },
+    podEnv: model.env(),
+  });
 }, 90_000);
 afterAll(async () => {
   listener?.close();
@@ -59,65 +64,87 @@ function filesUnder(dir: string): Array<[string, string]> {
 }
 
 describe('end to end: the agent holds no credential', () => {
-  it('reading environments, token files and git credentials finds no canary; none reaches the branch, the Session, the phone or the logs', { timeout: 120_000 }, async () => {
-    const canaries = [GITHUB_CANARY, ANTHROPIC_CANARY, e2e.twilio.authToken, e2e.stack.chatToken];
-    const state = e2e.stateDir;
-    // The attack script names the runner's token files and kubeconfig by their exact paths on the
-    // node, the Session and the relay: written once the Pod runs and those are known.
-    const script = join(mkdtempSync(join(tmpdir(), 'tether-attack-')), 'attack.sh');
-    chmodSync(dirname(script), 0o755);
-    const attack = `bash ${script} > leak.txt 2>&1; true`;
-    const phone = e2e.phone('+14155550123');
-    await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: attack })}\nsay: Collected what I could.`);
-    await phone.next(/🔐/, 60_000);
-    const [pod] = readdirSync(join(state, 'pods')).map((name) => join(state, 'pods', name));
-    const files = [join(pod!, 'volumes/kube-api-access/token'), join(pod!, 'volumes/relay-token/token'), join(pod!, 'runner.kubeconfig')];
-    expect(files.every((file) => existsSync(file))).toBe(true);
-    const [running] = await e2e.list();
-    const status = `${e2e.kubeConfig.getCurrentCluster()!.server}/apis/tether.dev/v1alpha1/namespaces/${e2e.stack.namespace}/sessions/${running!.metadata.name}/status`;
-    const upload = `${e2e.stack.relayUrl}/uploads/${e2e.stack.namespace}/${running!.metadata.name}/diff.png`;
-    const detours = proxyDetours(`127.0.0.1:${(listener.address() as AddressInfo).port}`);
-    writeFileSync(script, [
-      'id -u', 'cat /proc/*/environ', 'env', `cat ${files.join(' ')} ~/.git-credentials`,
-      // Without a credential, rewrite the Session's result or replace the reviewed picture.
-      `echo "api: $(curl -sk -o /dev/null -w '%{http_code}' -X PATCH -H 'content-type: application/merge-patch+json' --data '{"status":{"result":{"prUrl":"https://attacker.example/pr"}}}' ${status})"`,
-      `echo "media: $(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'content-type: image/png' --data-binary @/etc/hostname ${upload})"`,
-      ...detours.map(([name, args]) => `echo "proxy ${name}: $(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' --data '{}' ${args})"`),
-    ].join('\n'), { mode: 0o644 });
-    await phone.send('allow');
-    await phone.next(/Reply \*approve\*/);
-    await phone.send('approve');
-    await phone.next(/Pull request opened/);
+  it(
+    'reading environments, token files and git credentials finds no canary; none reaches the branch, the Session, the phone or the logs',
+    { timeout: 120_000 },
+    async () => {
+      const canaries = [GITHUB_CANARY, ANTHROPIC_CANARY, e2e.twilio.authToken, e2e.stack.chatToken];
+      const state = e2e.stateDir;
+      // The attack script names the runner's token files and kubeconfig by their exact paths on the
+      // node, the Session and the relay: written once the Pod runs and those are known.
+      const script = join(mkdtempSync(join(tmpdir(), 'tether-attack-')), 'attack.sh');
+      chmodSync(dirname(script), 0o755);
+      const attack = `bash ${script} > leak.txt 2>&1; true`;
+      const phone = e2e.phone('+14155550123');
+      await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: attack })}\nsay: Collected what I could.`);
+      await phone.next(/🔐/, 60_000);
+      const [pod] = readdirSync(join(state, 'pods')).map((name) => join(state, 'pods', name));
+      const files = [
+        join(pod!, 'volumes/kube-api-access/token'),
+        join(pod!, 'volumes/relay-token/token'),
+        join(pod!, 'runner.kubeconfig'),
+      ];
+      expect(files.every((file) => existsSync(file))).toBe(true);
+      const [running] = await e2e.list();
+      const status = `${e2e.kubeConfig.getCurrentCluster()!.server}/apis/tether.dev/v1alpha1/namespaces/${e2e.stack.namespace}/sessions/${running!.metadata.name}/status`;
+      const upload = `${e2e.stack.relayUrl}/uploads/${e2e.stack.namespace}/${running!.metadata.name}/diff.png`;
+      const detours = proxyDetours(`127.0.0.1:${(listener.address() as AddressInfo).port}`);
+      writeFileSync(
+        script,
+        [
+          'id -u',
+          'cat /proc/*/environ',
+          'env',
+          `cat ${files.join(' ')} ~/.git-credentials`,
+          // Without a credential, rewrite the Session's result or replace the reviewed picture.
+          `echo "api: $(curl -sk -o /dev/null -w '%{http_code}' -X PATCH -H 'content-type: application/merge-patch+json' --data '{"status":{"result":{"prUrl":"https://attacker.example/pr"}}}' ${status})"`,
+          `echo "media: $(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'content-type: image/png' --data-binary @/etc/hostname ${upload})"`,
+          ...detours.map(
+            ([name, args]) =>
+              `echo "proxy ${name}: $(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' --data '{}' ${args})"`,
+          ),
+        ].join('\n'),
+        { mode: 0o644 },
+      );
+      await phone.send('allow');
+      await phone.next(/Reply \*approve\*/);
+      await phone.send('approve');
+      await phone.next(/Pull request opened/);
 
-    const [session] = await e2e.list();
-    const pull = e2e.github.pulls[0]!;
-    const remoteGit = (...args: string[]) => execFileSync('git', ['-c', `safe.directory=${e2e.remote}`, '-C', e2e.remote, ...args], { encoding: 'latin1' });
-    const leak = remoteGit('show', `${pull.head}:leak.txt`);
-    // The attack ran, as the agent container's user (1001, on host ids of its Pod's own), and was refused what it must not see.
-    const uid = Number(leak.split('\n')[0]);
-    expect(uid).toBeGreaterThanOrEqual(FIRST_HOST_ID);
-    expect(containerIdOf(uid)).toBe(AGENT_UID);
-    for (const file of files) expect(leak).toContain(`cat: ${file}: Permission denied`);
-    expect(leak).toMatch(/ANTHROPIC_API_KEY=scripted-model/); // Claude Code's own environment: a dummy key
-    expect(leak).not.toMatch(/KUBECONFIG=/);
-    expect(leak).toMatch(/^api: 40[13]$/m); // the API server refuses an anonymous status write
-    expect(leak).toMatch(/^media: 40[13]$/m); // the relay refuses an upload without the runner's token
-    for (const [name] of detours) expect(leak).toMatch(new RegExp(`^proxy ${name}: 400$`, 'm')); // the model proxy sends none on
-    expect(heard).toEqual([]);
-    expect(session!.status?.result?.prUrl).toBe(pull.html_url);
+      const [session] = await e2e.list();
+      const pull = e2e.github.pulls[0]!;
+      const remoteGit = (...args: string[]) =>
+        execFileSync('git', ['-c', `safe.directory=${e2e.remote}`, '-C', e2e.remote, ...args], { encoding: 'latin1' });
+      const leak = remoteGit('show', `${pull.head}:leak.txt`);
+      // The attack ran, as the agent container's user (1001, on host ids of its Pod's own), and was refused what it must not see.
+      const uid = Number(leak.split('\n')[0]);
+      expect(uid).toBeGreaterThanOrEqual(FIRST_HOST_ID);
+      expect(containerIdOf(uid)).toBe(AGENT_UID);
+      for (const file of files) expect(leak).toContain(`cat: ${file}: Permission denied`);
+      expect(leak).toMatch(/ANTHROPIC_API_KEY=scripted-model/); // Claude Code's own environment: a dummy key
+      expect(leak).not.toMatch(/KUBECONFIG=/);
+      expect(leak).toMatch(/^api: 40[13]$/m); // the API server refuses an anonymous status write
+      expect(leak).toMatch(/^media: 40[13]$/m); // the relay refuses an upload without the runner's token
+      for (const [name] of detours) expect(leak).toMatch(new RegExp(`^proxy ${name}: 400$`, 'm')); // the model proxy sends none on
+      expect(heard).toEqual([]);
+      expect(session!.status?.result?.prUrl).toBe(pull.html_url);
 
-    const pushed = remoteGit('log', '-p', `main..${pull.head}`);
-    const workspace = join(state, 'volumes', e2e.stack.runnerNamespace, session!.spec.workspace);
-    const places: Array<[string, string]> = [
-      ...filesUnder(workspace),
-      ['pushed branch', pushed],
-      ['Session', JSON.stringify(session)],
-      ['phone', JSON.stringify(phone.received())],
-      ['logs', e2e.logs().join('\n')],
-    ];
-    expect(e2e.logs().filter((line) => line.startsWith('runner ')).length).toBeGreaterThan(0); // the Pod's own lines are among them
-    for (const canary of canaries) {
-      expect(places.filter(([, text]) => text.includes(canary)).map(([where]) => where), canary).toEqual([]);
-    }
-  });
+      const pushed = remoteGit('log', '-p', `main..${pull.head}`);
+      const workspace = join(state, 'volumes', e2e.stack.runnerNamespace, session!.spec.workspace);
+      const places: Array<[string, string]> = [
+        ...filesUnder(workspace),
+        ['pushed branch', pushed],
+        ['Session', JSON.stringify(session)],
+        ['phone', JSON.stringify(phone.received())],
+        ['logs', e2e.logs().join('\n')],
+      ];
+      expect(e2e.logs().filter((line) => line.startsWith('runner ')).length).toBeGreaterThan(0); // the Pod's own lines are among them
+      for (const canary of canaries) {
+        expect(
+          places.filter(([, text]) => text.includes(canary)).map(([where]) => where),
+          canary,
+        ).toEqual([]);
+      }
+    },
+  );
 });

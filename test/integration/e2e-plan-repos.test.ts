@@ -16,18 +16,30 @@ afterAll(async () => e2e?.stop());
 
 /** What Sessions name: the forge's URL of the second repository. */
 const secondUrl = () => `${new URL(e2e.remoteUrl).origin}/acme/second.git`;
-const show = (remote: string, rev: string) => execFileSync('git', ['-c', `safe.directory=${remote}`, '-C', remote, 'show', rev], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-const transcript = (phone: Phone) => phone.received().map((m) => `bot > ${m.body}${m.mediaUrls.length ? ' [picture]' : ''}`).join('\n');
+const show = (remote: string, rev: string) =>
+  execFileSync('git', ['-c', `safe.directory=${remote}`, '-C', remote, 'show', rev], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+const transcript = (phone: Phone) =>
+  phone
+    .received()
+    .map((m) => `bot > ${m.body}${m.mediaUrls.length ? ' [picture]' : ''}`)
+    .join('\n');
 const mine = async (phone: Phone) => (await e2e.list()).filter((s) => s.spec.phone === phone.number);
 
 describe('end to end: plan first', () => {
   it('plan: → numbered plan → a typed revision → a new plan → approve → the run → changes → approve → pull request', async () => {
     const phone = e2e.phone('+14155550131');
-    await phone.send('plan: script:\nplan: ## Steps\\n- Add *planned.txt*\\n- Say done\nwrite: planned.txt = planned\nsay: done');
+    await phone.send(
+      'plan: script:\nplan: ## Steps\\n- Add *planned.txt*\\n- Say done\nwrite: planned.txt = planned\nsay: done',
+    );
     await phone.next(/^On it \(session [0-9a-f]{4}\) in \*sample\*\. The plan comes first/);
     const first = await phone.next(/The agent's plan:/);
     expect(transcript(phone)).toContain('⏳ Writing the plan'); // a message of its own, or in front of the plan when both came at once
-    expect(first.body).toMatch(/\*Steps\*\n1\. Add \*planned\.txt\*\n2\. Say done\n\nReply \*approve\* to run it, \*reject\* to drop it, or write what to change/);
+    expect(first.body).toMatch(
+      /\*Steps\*\n1\. Add \*planned\.txt\*\n2\. Say done\n\nReply \*approve\* to run it, \*reject\* to drop it, or write what to change/,
+    );
 
     await phone.send('Also keep the README  as it is');
     const revised = await phone.next(/The agent's plan:/);
@@ -42,7 +54,9 @@ describe('end to end: plan first', () => {
     const [session] = await mine(phone);
     expect(session!.spec.mode).toBe('plan');
     expect(session!.status?.phase).toBe('Succeeded');
-    expect(show(e2e.remote, `${e2e.github.pulls.find((p) => p.head.includes(session!.metadata.name!))!.head}:planned.txt`)).toBe('planned');
+    expect(
+      show(e2e.remote, `${e2e.github.pulls.find((p) => p.head.includes(session!.metadata.name!))!.head}:planned.txt`),
+    ).toBe('planned');
     for (const message of phone.received()) expect(message.body.length).toBeLessThanOrEqual(1600);
     console.log(`phone transcript (plan first):\n${transcript(phone)}`);
   }, 180_000);
@@ -68,13 +82,18 @@ describe('end to end: several repositories', () => {
     await phone.send('approve');
     await phone.next(/Pull request opened/);
     const [first] = await mine(phone);
-    expect(first!.spec).toMatchObject({ repo: { url: secondUrl() }, workspace: `ws-${phoneHash(phone.number)}-second` });
+    expect(first!.spec).toMatchObject({
+      repo: { url: secondUrl() },
+      workspace: `ws-${phoneHash(phone.number)}-second`,
+    });
     const pull = e2e.github.pulls.find((p) => p.head.includes(first!.metadata.name!))!;
     expect(show(second, `${pull.head}:second.txt`)).toBe('in the second repo');
     expect(() => show(e2e.remote, pull.head)).toThrow();
 
     await phone.send('repo ../nope');
-    expect((await phone.next(/There is no repository named "\.\.\?nope"/)).body).toContain('• sample (your default)\n• second');
+    expect((await phone.next(/There is no repository named "\.\.\?nope"/)).body).toContain(
+      '• sample (your default)\n• second',
+    );
     await phone.send('repo second');
     await phone.next(/now work on \*second\*/);
     await phone.send('status');
@@ -82,7 +101,11 @@ describe('end to end: several repositories', () => {
     await phone.send('script:\nsay: on the default, which is now second');
     await phone.next(/on the default, which is now second/);
     const latest = (await mine(phone)).at(-1)!;
-    expect(latest.spec).toMatchObject({ repo: { url: secondUrl() }, workspace: first!.spec.workspace, resumeAgentSession: first!.status?.result?.agentSessionId });
+    expect(latest.spec).toMatchObject({
+      repo: { url: secondUrl() },
+      workspace: first!.spec.workspace,
+      resumeAgentSession: first!.status?.result?.agentSessionId,
+    });
     console.log(`phone transcript (repositories):\n${transcript(phone)}`);
   }, 180_000);
 });

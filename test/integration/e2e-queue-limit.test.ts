@@ -18,7 +18,9 @@ async function chartEnvChange(values: object): Promise<Record<Component, Record<
   const [defaults, changed] = await Promise.all([render({}), render(values)]);
   const change = (component: Component) => {
     const before = data(defaults, component);
-    return Object.fromEntries(Object.entries(data(changed, component)).filter(([name, value]) => before[name] !== value));
+    return Object.fromEntries(
+      Object.entries(data(changed, component)).filter(([name, value]) => before[name] !== value),
+    );
   };
   return { relay: change('relay'), controller: change('controller') };
 }
@@ -32,9 +34,12 @@ beforeAll(async () => {
 }, 900_000);
 afterAll(async () => e2e?.stop());
 
-describe('end to end: the queue limit from the chart\'s values', () => {
+describe("end to end: the queue limit from the chart's values", () => {
   it('reaches the relay and the controller alike', () => {
-    expect(env).toEqual({ relay: { TETHER_MAX_QUEUED: String(LIMIT) }, controller: { TETHER_MAX_QUEUED: String(LIMIT) } });
+    expect(env).toEqual({
+      relay: { TETHER_MAX_QUEUED: String(LIMIT) },
+      controller: { TETHER_MAX_QUEUED: String(LIMIT) },
+    });
   });
 
   it('refuses the command after the limit, says the limit, and runs the queued ones', async () => {
@@ -43,17 +48,22 @@ describe('end to end: the queue limit from the chart\'s values', () => {
     await phone.next(/first started/);
     for (let n = 2; n <= LIMIT + 1; n++) {
       await phone.send(`script:\nsay: command ${n} done`);
-      expect((await phone.next(/Queued|waiting/)).body).toBe(`Queued (#${n}). It starts when the current task finishes. *cancel* stops all of them.`);
+      expect((await phone.next(/Queued|waiting/)).body).toBe(
+        `Queued (#${n}). It starts when the current task finishes. *cancel* stops all of them.`,
+      );
     }
     await phone.send('script:\nsay: one too many');
-    expect((await phone.next(/Queued|waiting/)).body)
-      .toBe(`You already have ${LIMIT} commands waiting. Wait for one to finish, or reply *cancel* to clear them.`);
+    expect((await phone.next(/Queued|waiting/)).body).toBe(
+      `You already have ${LIMIT} commands waiting. Wait for one to finish, or reply *cancel* to clear them.`,
+    );
 
     await phone.next(/^✅[^]*first done/);
     for (let n = 2; n <= LIMIT + 1; n++) await phone.next(new RegExp(`^✅[^]*command ${n} done`));
     const sessions = (await e2e.list()).filter((s) => s.spec.phone === NUMBER);
     expect(sessions.map((s) => [s.spec.prompt.split('\n')[1], s.status?.phase])).toEqual([
-      ['progress: first started', 'Succeeded'], ['say: command 2 done', 'Succeeded'], ['say: command 3 done', 'Succeeded'],
+      ['progress: first started', 'Succeeded'],
+      ['say: command 2 done', 'Succeeded'],
+      ['say: command 3 done', 'Succeeded'],
     ]);
     expect(phone.received().filter((m) => /one too many/.test(m.body))).toEqual([]);
   });

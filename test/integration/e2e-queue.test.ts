@@ -11,17 +11,25 @@ beforeAll(async () => {
 afterAll(async () => e2e?.stop());
 
 const mine = async (phone: string) => (await e2e.list()).filter((s) => s.spec.phone === phone);
-const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 describe('end to end: queue and cancel', () => {
   it('commands while busy run one after another in order; a sixth queued is refused', async () => {
     const phone = e2e.phone('+14155550141');
     await phone.send('script:\nprogress: first started\nsleep: 2500\nsay: first done');
     await phone.next(/first started/);
-    for (const n of [2, 3, 4, 5, 6, 7]) await phone.send(`script:\nprogress: command ${n} started\nsay: command ${n} done`);
+    for (const n of [2, 3, 4, 5, 6, 7])
+      await phone.send(`script:\nprogress: command ${n} started\nsay: command ${n} done`);
     const refusal = await phone.next(/queue is full|Too many|5 commands/i);
     expect(refusal.body).not.toMatch(/Queued/);
-    expect((await mine(phone.number))).toHaveLength(6);
+    expect(await mine(phone.number)).toHaveLength(6);
     expect(refusal.body).not.toMatch(/command 7/);
 
     await phone.next(/first done/);
@@ -33,12 +41,17 @@ describe('end to end: queue and cancel', () => {
       expect(upToDone.filter((m) => new RegExp(`⏳ command ${n} started`).test(m.body))).toHaveLength(1);
     }
     const sessions = await mine(phone.number);
-    expect(sessions.map((s) => s.status?.phase), sessions.map((s) => `${s.metadata.name} ${s.spec.prompt.split('\n')[1]} ${s.status?.phase}`).join('\n')).toEqual(Array(6).fill('Succeeded'));
+    expect(
+      sessions.map((s) => s.status?.phase),
+      sessions.map((s) => `${s.metadata.name} ${s.spec.prompt.split('\n')[1]} ${s.status?.phase}`).join('\n'),
+    ).toEqual(Array(6).fill('Succeeded'));
     expect(phone.received().filter((m) => /command 7/.test(m.body))).toEqual([]);
     // One at a time: each started after the previous one completed (startTime has whole seconds).
     const second = (t: string) => Math.floor(Date.parse(t) / 1000) * 1000;
     for (let i = 1; i < sessions.length; i++) {
-      expect(Date.parse(sessions[i]!.status!.startTime!)).toBeGreaterThanOrEqual(second(sessions[i - 1]!.status!.completionTime!));
+      expect(Date.parse(sessions[i]!.status!.startTime!)).toBeGreaterThanOrEqual(
+        second(sessions[i - 1]!.status!.completionTime!),
+      );
     }
   }, 180_000); // seven agent runs one after another: ~40 s on a quiet machine, over 60 s at load 20
 
@@ -64,6 +77,11 @@ describe('end to end: queue and cancel', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(phone.unread().filter((m) => /queued behind|never/.test(m.body))).toEqual([]);
     // A cancel is an expected end: no component logs it as an error.
-    expect(e2e.logs().slice(logsBefore).filter((line) => /"level":(50|60)\b/.test(line))).toEqual([]);
+    expect(
+      e2e
+        .logs()
+        .slice(logsBefore)
+        .filter((line) => /"level":(50|60)\b/.test(line)),
+    ).toEqual([]);
   });
 });

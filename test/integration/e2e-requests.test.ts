@@ -13,7 +13,8 @@ afterAll(async () => e2e?.stop());
 async function sessionOf(phone: string) {
   return (await e2e.list()).filter((s) => s.spec.phone === phone).at(-1)!;
 }
-const checkout = (workspace: string, file: string) => join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, workspace, 'repo', file);
+const checkout = (workspace: string, file: string) =>
+  join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, workspace, 'repo', file);
 
 describe('end to end: permissions and questions', () => {
   it('a shell command is asked; allow → it runs and the agent continues', async () => {
@@ -33,7 +34,9 @@ describe('end to end: permissions and questions', () => {
 
   it('deny with a reason → the command never runs and the agent goes on', async () => {
     const phone = e2e.phone('+14155550132');
-    await phone.send('script:\ntool: Bash {"command":"echo no > denied.txt"}\nprogress: carrying on without it\nsay: skipped the command');
+    await phone.send(
+      'script:\ntool: Bash {"command":"echo no > denied.txt"}\nprogress: carrying on without it\nsay: skipped the command',
+    );
     await phone.next(/🔐/);
     await phone.send('deny not on my laptop');
     // The progress line may ride in the result's message (docs/relay.md, "Budgets").
@@ -56,7 +59,10 @@ describe('end to end: permissions and questions', () => {
       await phone.next(/✅|Done/);
       return sessionOf(phone.number);
     })();
-    expect(session.spec.decisions?.[0]).toMatchObject({ action: 'answer', answers: { 'Which database should the cache use?': 'In-memory' } });
+    expect(session.spec.decisions?.[0]).toMatchObject({
+      action: 'answer',
+      answers: { 'Which database should the cache use?': 'In-memory' },
+    });
     expect(session.status?.phase).toBe('Succeeded');
   });
 });

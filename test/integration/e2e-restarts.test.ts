@@ -37,7 +37,9 @@ describe('end to end: restarts and crashes', () => {
 
   it('relay restarted mid-session → nothing lost, nothing repeated', async () => {
     const phone = e2e.phone('+14155550162');
-    await phone.send('script:\nprogress: before the restart\nsleep: 2500\nprogress: during the restart\nwrite: r.txt = x\nsay: done');
+    await phone.send(
+      'script:\nprogress: before the restart\nsleep: 2500\nprogress: during the restart\nwrite: r.txt = x\nsay: done',
+    );
     await phone.next(/before the restart/);
     await e2e.stack.restart('relay');
     await phone.next(/during the restart/);
@@ -59,7 +61,9 @@ describe('end to end: restarts and crashes', () => {
     // Claude Code runs in the agent container; the runner (the supervisor) is what gets killed.
     const agentContainer = e2e.stack.nodeAgent.processOf(pod, 'agent')!;
     const claudeCode = await eventually(() => {
-      const found = processTree(agentContainer.child.pid!).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('claude-agent-sdk'));
+      const found = processTree(agentContainer.child.pid!).filter((pid) =>
+        readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('claude-agent-sdk'),
+      );
       expect(found).toHaveLength(1);
       return found[0]!;
     });

@@ -15,7 +15,10 @@ let metricsUrl: string;
 beforeAll(async () => {
   const metricsPort = await freePort();
   metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  e2e = await startE2E({ numbers: ['+14155550181', '+14155550182', '+14155550183'], controllerEnv: { TETHER_METRICS_PORT: String(metricsPort) } });
+  e2e = await startE2E({
+    numbers: ['+14155550181', '+14155550182', '+14155550183'],
+    controllerEnv: { TETHER_METRICS_PORT: String(metricsPort) },
+  });
 }, 90_000);
 afterAll(async () => e2e?.stop());
 
@@ -24,7 +27,10 @@ const mine = async (phone: string) => (await e2e.list()).filter((s) => s.spec.ph
 /** The controller's tether_session_cost_usd_total, all outcomes. */
 async function costMetric(): Promise<number> {
   const text = await (await fetch(metricsUrl)).text();
-  return [...text.matchAll(/^tether_session_cost_usd_total\{[^}]*\} (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return [...text.matchAll(/^tether_session_cost_usd_total\{[^}]*\} (\S+)$/gm)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
 }
 
 describe('end to end: follow-up commands', () => {
@@ -51,7 +57,7 @@ describe('end to end: follow-up commands', () => {
     expect(theirs!.status?.result?.agentSessionId).not.toBe(id);
   });
 
-  it('identical resumed runs cost the same; the day\'s total and the metric are their sum', async () => {
+  it("identical resumed runs cost the same; the day's total and the metric are their sum", async () => {
     // The Sessions of the test before may still be counted: start from a metric that holds them all.
     const metricBefore = await eventually(async () => {
       const spent = (await e2e.list()).reduce((sum, s) => sum + (s.status?.result?.costUsd ?? 0), 0);
@@ -65,9 +71,13 @@ describe('end to end: follow-up commands', () => {
       await phone.next(new RegExp(`answer number ${run}`));
     }
     const runs = await mine(phone.number);
-    expect(runs.slice(1).every((s) => s.spec.resumeAgentSession === runs[0]!.status?.result?.agentSessionId)).toBe(true);
+    expect(runs.slice(1).every((s) => s.spec.resumeAgentSession === runs[0]!.status?.result?.agentSessionId)).toBe(
+      true,
+    );
     const costs = runs.map((s) => s.status!.result!.costUsd!);
-    console.log(`costs of ${RUNS} identical runs, the later ones resumed: ${costs.map((c) => `$${c.toFixed(4)}`).join(', ')}`);
+    console.log(
+      `costs of ${RUNS} identical runs, the later ones resumed: ${costs.map((c) => `$${c.toFixed(4)}`).join(', ')}`,
+    );
     expect(costs).toHaveLength(RUNS);
     for (const cost of costs) expect(Math.abs(cost - costs[0]!) / costs[0]!).toBeLessThan(PRICE_SPREAD);
 
@@ -75,6 +85,6 @@ describe('end to end: follow-up commands', () => {
     await phone.send('status');
     expect((await phone.next(/Today: /)).body).toContain(`Today: $${total.toFixed(2)} of $10.00`);
     // The controller counts a Session when it sees it end, which may be after the phone heard.
-    await eventually(async () => expect(await costMetric() - metricBefore).toBeCloseTo(total, 6));
+    await eventually(async () => expect((await costMetric()) - metricBefore).toBeCloseTo(total, 6));
   }, 240_000);
 });

@@ -41,67 +41,83 @@ while (1) {
 
 /** Pids of live processes whose command line holds `needle`. */
 function processesWith(needle: string): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle) ? [Number(pid)] : [];
-    } catch {
-      return [];
-    }
-  });
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle) ? [Number(pid)] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 describe('end to end: a process swapping folders for symlinks while the runner snapshots', () => {
-  it('the review, the Session, the phone and the pushed branch hold nothing of the store or the token; the store is intact', { timeout: 180_000 }, async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'tether-swapper-'));
-    chmodSync(folder, 0o755);
-    const swapper = join(folder, 'swap.pl');
-    const phone = e2e.phone('+14155550123');
-    const targets = join(folder, 'targets');
-    // Its own session, so that neither Claude Code (which ends a command's process group) nor, locally, the freeze reaches it.
-    const start = `setsid -f perl ${swapper} ${PAIRS} $(cat ${targets}) > /dev/null 2>&1; sleep 1`;
-    await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: start })}\nsay: Left a helper running.`);
-    await phone.next(/🔐/, 60_000);
-    // The runner Pod's private places, known once it runs: the git store (an emptyDir) and its token.
-    const [podDir] = readdirSync(join(e2e.stateDir, 'pods'));
-    const uid8 = podDir!.split('_').at(-1)!;
-    const store = join(e2e.stateDir, 'e', uid8, 'git-store', 'store.git');
-    const tokens = join(e2e.stateDir, 'pods', podDir!, 'volumes', 'kube-api-access');
-    const token = readFileSync(join(tokens, 'token'), 'utf8');
-    const storeConfig = readFileSync(join(store, 'config'), 'utf8');
-    writeFileSync(swapper, SWAPPER, { mode: 0o644 });
-    writeFileSync(targets, `${store} ${tokens}\n`, { mode: 0o644 });
-    try {
-      await phone.send('allow');
-      await phone.next(/Reply \*approve\*/, 90_000);
-      // It swapped all through the snapshot (locally the freeze does not reach a process in a session of its own).
-      expect(processesWith(swapper)).toHaveLength(1);
-      await phone.send('approve');
-      await phone.next(/Pull request opened/, 90_000);
-    } finally {
-      for (const pid of processesWith(swapper)) process.kill(pid, 'SIGKILL');
-    }
-    const [session] = await e2e.list();
-    const pull = e2e.github.pulls[0]!;
-    const remoteGit = (...args: string[]) => execFileSync('git', ['-c', `safe.directory=${e2e.remote}`, '-C', e2e.remote, ...args], { encoding: 'latin1' });
-    const pushedPaths = remoteGit('ls-tree', '-r', '--name-only', pull.head).split('\n').filter(Boolean);
-    const basePaths = remoteGit('ls-tree', '-r', '--name-only', 'main').split('\n').filter(Boolean);
-    // Only the agent's own: its folders' x.txt, and the symlinks themselves (text, never followed).
-    expect(pushedPaths.filter((p) => !basePaths.includes(p) && !/^[dl]\d+(\/x\.txt)?$/.test(p))).toEqual([]);
-    const pushed = remoteGit('log', '-p', `main..${pull.head}`);
-    const places: Array<[string, string]> = [
-      ['pushed branch', pushed],
-      ['Session', JSON.stringify(session)],
-      ['phone', JSON.stringify(phone.received())],
-    ];
-    for (const needle of [token.trim(), storeConfig.trim(), 'repositoryformatversion', GITHUB_CANARY]) {
-      expect(places.filter(([, text]) => text.includes(needle)).map(([where]) => where), needle.slice(0, 40)).toEqual([]);
-    }
-    expect(session!.status?.result?.diffStat ?? '').not.toMatch(/\b(config|HEAD|token|ca\.crt|namespace)\b/);
-    // The store: still a sound repository, its configuration as the runner wrote it, none of the agent's files in it.
-    execFileSync('git', ['-c', `safe.directory=${store}`, '--git-dir', store, 'fsck', '--no-progress'], { stdio: 'pipe' });
-    expect(readFileSync(join(store, 'config'), 'utf8')).toBe(storeConfig);
-    expect(filesContaining(join(store, '..'), ['mine 0\n'])).toEqual([]);
-    const inStore = execFileSync('find', [join(store, '..'), '-type', 'f'], { encoding: 'utf8' }).split('\n').filter(Boolean);
-    expect(inStore.filter((file) => basePaths.some((path) => file.endsWith(`/${path}`)) || file.endsWith('/x.txt'))).toEqual([]);
-  });
+  it(
+    'the review, the Session, the phone and the pushed branch hold nothing of the store or the token; the store is intact',
+    { timeout: 180_000 },
+    async () => {
+      const folder = mkdtempSync(join(tmpdir(), 'tether-swapper-'));
+      chmodSync(folder, 0o755);
+      const swapper = join(folder, 'swap.pl');
+      const phone = e2e.phone('+14155550123');
+      const targets = join(folder, 'targets');
+      // Its own session, so that neither Claude Code (which ends a command's process group) nor, locally, the freeze reaches it.
+      const start = `setsid -f perl ${swapper} ${PAIRS} $(cat ${targets}) > /dev/null 2>&1; sleep 1`;
+      await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: start })}\nsay: Left a helper running.`);
+      await phone.next(/🔐/, 60_000);
+      // The runner Pod's private places, known once it runs: the git store (an emptyDir) and its token.
+      const [podDir] = readdirSync(join(e2e.stateDir, 'pods'));
+      const uid8 = podDir!.split('_').at(-1)!;
+      const store = join(e2e.stateDir, 'e', uid8, 'git-store', 'store.git');
+      const tokens = join(e2e.stateDir, 'pods', podDir!, 'volumes', 'kube-api-access');
+      const token = readFileSync(join(tokens, 'token'), 'utf8');
+      const storeConfig = readFileSync(join(store, 'config'), 'utf8');
+      writeFileSync(swapper, SWAPPER, { mode: 0o644 });
+      writeFileSync(targets, `${store} ${tokens}\n`, { mode: 0o644 });
+      try {
+        await phone.send('allow');
+        await phone.next(/Reply \*approve\*/, 90_000);
+        // It swapped all through the snapshot (locally the freeze does not reach a process in a session of its own).
+        expect(processesWith(swapper)).toHaveLength(1);
+        await phone.send('approve');
+        await phone.next(/Pull request opened/, 90_000);
+      } finally {
+        for (const pid of processesWith(swapper)) process.kill(pid, 'SIGKILL');
+      }
+      const [session] = await e2e.list();
+      const pull = e2e.github.pulls[0]!;
+      const remoteGit = (...args: string[]) =>
+        execFileSync('git', ['-c', `safe.directory=${e2e.remote}`, '-C', e2e.remote, ...args], { encoding: 'latin1' });
+      const pushedPaths = remoteGit('ls-tree', '-r', '--name-only', pull.head).split('\n').filter(Boolean);
+      const basePaths = remoteGit('ls-tree', '-r', '--name-only', 'main').split('\n').filter(Boolean);
+      // Only the agent's own: its folders' x.txt, and the symlinks themselves (text, never followed).
+      expect(pushedPaths.filter((p) => !basePaths.includes(p) && !/^[dl]\d+(\/x\.txt)?$/.test(p))).toEqual([]);
+      const pushed = remoteGit('log', '-p', `main..${pull.head}`);
+      const places: Array<[string, string]> = [
+        ['pushed branch', pushed],
+        ['Session', JSON.stringify(session)],
+        ['phone', JSON.stringify(phone.received())],
+      ];
+      for (const needle of [token.trim(), storeConfig.trim(), 'repositoryformatversion', GITHUB_CANARY]) {
+        expect(
+          places.filter(([, text]) => text.includes(needle)).map(([where]) => where),
+          needle.slice(0, 40),
+        ).toEqual([]);
+      }
+      expect(session!.status?.result?.diffStat ?? '').not.toMatch(/\b(config|HEAD|token|ca\.crt|namespace)\b/);
+      // The store: still a sound repository, its configuration as the runner wrote it, none of the agent's files in it.
+      execFileSync('git', ['-c', `safe.directory=${store}`, '--git-dir', store, 'fsck', '--no-progress'], {
+        stdio: 'pipe',
+      });
+      expect(readFileSync(join(store, 'config'), 'utf8')).toBe(storeConfig);
+      expect(filesContaining(join(store, '..'), ['mine 0\n'])).toEqual([]);
+      const inStore = execFileSync('find', [join(store, '..'), '-type', 'f'], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean);
+      expect(
+        inStore.filter((file) => basePaths.some((path) => file.endsWith(`/${path}`)) || file.endsWith('/x.txt')),
+      ).toEqual([]);
+    },
+  );
 });

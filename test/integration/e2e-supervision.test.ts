@@ -29,14 +29,20 @@ describe('end to end: a supervised stack', () => {
         expect(found).toBeDefined();
         return found!;
       });
-      expect(line).toMatch(new RegExp(`^supervisor: ${component} was killed by SIGKILL at \\d\\d:\\d\\d:\\d\\d; restarting it in 1s \\(at \\d\\d:\\d\\d:\\d\\d\\)$`));
+      expect(line).toMatch(
+        new RegExp(
+          `^supervisor: ${component} was killed by SIGKILL at \\d\\d:\\d\\d:\\d\\d; restarting it in 1s \\(at \\d\\d:\\d\\d:\\d\\d\\)$`,
+        ),
+      );
       await eventually(() => expect(e2e.stack.process(component).child.pid).not.toBe(before), 10_000);
       await eventually(async () => expect(await healthy()).toBe(true), 30_000, 100);
       const backAfterMs = Date.now() - killedAt;
       const text = `after the ${component} kill`;
       await phone.send(`script:\nsay: ${text}`);
       await phone.next(new RegExp(text), 60_000);
-      console.log(`[supervision] ${component} SIGKILL → running again after ${backAfterMs} ms, a new command answered after ${Date.now() - killedAt} ms`);
+      console.log(
+        `[supervision] ${component} SIGKILL → running again after ${backAfterMs} ms, a new command answered after ${Date.now() - killedAt} ms`,
+      );
     }
     expect(supervisorLines().filter((l) => /was killed|exited/.test(l))).toHaveLength(2);
     expect(supervisorLines().filter((l) => /crash loop/.test(l))).toEqual([]);

@@ -19,7 +19,10 @@ const BEFORE = { planFirst: 9, allow: 5, slowTail: 8 };
 const counts: string[] = [];
 let e2e: E2E;
 beforeAll(async () => {
-  e2e = await startE2E({ numbers: ['+14155550181', ...ALLOW_PHONES, SLOW_TAIL_PHONE], relayEnv: { RELAY_PROGRESS_BATCH: '15s' } });
+  e2e = await startE2E({
+    numbers: ['+14155550181', ...ALLOW_PHONES, SLOW_TAIL_PHONE],
+    relayEnv: { RELAY_PROGRESS_BATCH: '15s' },
+  });
 }, 90_000);
 afterAll(async () => {
   console.log(`messages per flow:\n${counts.join('\n')}`);
@@ -41,8 +44,11 @@ function recorder(phone: Phone) {
     lines(pictures: Map<FakeMessage, string>) {
       const received = phone.received().map((m) => ({
         at: m.at,
-        line: [`bot > ${m.body}`, ...(pictures.has(m) ? [`      (picture: ${pictures.get(m)})`] : []),
-          ...(m.buttons ? [`      [${m.buttons.map((b) => b.title).join('] [')}]`] : [])].join('\n'),
+        line: [
+          `bot > ${m.body}`,
+          ...(pictures.has(m) ? [`      (picture: ${pictures.get(m)})`] : []),
+          ...(m.buttons ? [`      [${m.buttons.map((b) => b.title).join('] [')}]`] : []),
+        ].join('\n'),
       }));
       return [...sent, ...received].sort((a, b) => a.at - b.at).map((e) => e.line);
     },
@@ -56,8 +62,10 @@ describe('end to end: a plan-first session, as the phone sees it', () => {
     const body = Array.from({ length: 45 }, (_, i) => `greeting ${i}: hello`).join('\\n');
     const files = ['en.txt', 'fr.txt', 'de.txt', 'es.txt'];
     const script = [
-      'plan: script:', 'plan: ## Greetings\\n- Add a greetings file per language (en, fr, de, es)\\n- Say done',
-      ...files.map((f) => `write: greetings/${f} = ${body}`), 'say: Added four greetings files.',
+      'plan: script:',
+      'plan: ## Greetings\\n- Add a greetings file per language (en, fr, de, es)\\n- Say done',
+      ...files.map((f) => `write: greetings/${f} = ${body}`),
+      'say: Added four greetings files.',
     ].join('\n');
     await user.send(script, 'plan: add a greetings file per language (en, fr, de, es)');
     const plan = await phone.next(/The agent's plan:/);
@@ -85,7 +93,10 @@ describe('end to end: a plan-first session, as the phone sees it', () => {
       pictures.set(page, path);
     }
     const transcript = user.lines(pictures);
-    writeFileSync(`${OUT}/plan-first.md`, `# A plan-first session, as the phone sees it\n\n\`\`\`\n${transcript.join('\n')}\n\`\`\`\n`);
+    writeFileSync(
+      `${OUT}/plan-first.md`,
+      `# A plan-first session, as the phone sees it\n\n\`\`\`\n${transcript.join('\n')}\n\`\`\`\n`,
+    );
     console.log(`phone transcript (plan first, buttons, three pages):\n${transcript.join('\n')}`);
     for (const message of phone.received()) expect(message.body.length).toBeLessThanOrEqual(1600);
     const [session] = (await e2e.list()).filter((s) => s.spec.phone === phone.number);
@@ -112,17 +123,31 @@ const echoAlone = (received: FakeMessage[]) => received.some((m) => m.body.trim(
 
 describe('end to end: allow by tap on five phones at once', () => {
   it('the echo of the choice rides on the next message; how often it went alone is printed', async () => {
-    const slowTail = [`progress: Looking at the code`, 'sleep: 1500', bash(9), 'progress: Ran the command', 'sleep: 12000', 'say: Wrote allowed-9.txt.'];
+    const slowTail = [
+      `progress: Looking at the code`,
+      'sleep: 1500',
+      bash(9),
+      'progress: Ran the command',
+      'sleep: 12000',
+      'say: Wrote allowed-9.txt.',
+    ];
     const [slow, ...quick] = await Promise.all([
       allowFlow(e2e.phone(SLOW_TAIL_PHONE), slowTail),
       ...ALLOW_PHONES.map((number, i) => allowFlow(e2e.phone(number), [bash(i), `say: Wrote allowed-${i}.txt.`])),
     ]);
     for (const [i, received] of [...quick, slow!].entries()) {
-      expect(received.filter((m) => m.body.startsWith('Allowed Bash once.')), `flow ${i + 1}: the echo, once`).toHaveLength(1);
+      expect(
+        received.filter((m) => m.body.startsWith('Allowed Bash once.')),
+        `flow ${i + 1}: the echo, once`,
+      ).toHaveLength(1);
     }
-    quick.forEach((received, i) => counts.push(`allow, phone ${i + 1}: ${received.length} messages (before: at most ${BEFORE.allow})`));
+    quick.forEach((received, i) =>
+      counts.push(`allow, phone ${i + 1}: ${received.length} messages (before: at most ${BEFORE.allow})`),
+    );
     counts.push(`allow with a slow tail: ${slow!.length} messages (before: at most ${BEFORE.slowTail})`);
-    counts.push(`the echo went alone in ${quick.filter(echoAlone).length} of ${quick.length} quick flows, ${echoAlone(slow!) ? 1 : 0} of 1 slow-tail flow`);
+    counts.push(
+      `the echo went alone in ${quick.filter(echoAlone).length} of ${quick.length} quick flows, ${echoAlone(slow!) ? 1 : 0} of 1 slow-tail flow`,
+    );
     console.log(`phone transcript (allow with a slow tail):\n${slow!.map((m) => `bot > ${m.body}`).join('\n')}`);
     for (const received of quick) expect(received.length).toBeLessThanOrEqual(BEFORE.allow);
     expect(slow!.length).toBeLessThanOrEqual(BEFORE.slowTail);

@@ -25,7 +25,8 @@ let e2e: E2E;
 let page: Server;
 let pageUrl: string;
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8' });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8' });
 
 /** A bare repository at `bare` whose one commit `build` makes in a work tree beside it. */
 function hostileRepo(name: string, build: (work: string) => void): { name: string; make(bare: string): void } {
@@ -46,7 +47,9 @@ function hostileRepo(name: string, build: (work: string) => void): { name: strin
 }
 
 beforeAll(async () => {
-  const environ = hostileRepo('environ', (work) => execFileSync('ln', ['-s', '/proc/self/environ', join(work, 'CLAUDE.md')]));
+  const environ = hostileRepo('environ', (work) =>
+    execFileSync('ln', ['-s', '/proc/self/environ', join(work, 'CLAUDE.md')]),
+  );
   const planted = hostileRepo('planted', (work) => writeFileSync(join(work, '.gitignore'), '/CLAUDE.md\n'));
   page = createServer((_req, res) => res.end('<!doctype html><h1>Sample page</h1>'));
   await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
@@ -73,7 +76,11 @@ function filesUnder(dir: string): Array<[string, string]> {
   });
 }
 
-const said = (phone: Phone) => phone.received().map((m) => m.body).join('\n');
+const said = (phone: Phone) =>
+  phone
+    .received()
+    .map((m) => m.body)
+    .join('\n');
 const mine = async (phone: Phone) => (await e2e.list()).filter((s) => s.spec.phone === phone.number);
 
 /** A Bash step the phone allows, then the summary the command ends with. */
@@ -85,80 +92,133 @@ async function allowedRun(phone: Phone, repo: string, command: string, summary: 
 }
 
 describe('end to end: the supervisor reads and writes nothing the agent points it at', () => {
-  it('CLAUDE.md -> /proc/self/environ: left out, said on the phone; no canary reaches the model, the workspace, the Session, the phone or the logs', { timeout: 120_000 }, async () => {
-    const phone = e2e.phone('+14155550141');
-    await phone.send('@environ script:\nsay: read the instructions');
-    await phone.next(/read the instructions/);
-    const [session] = await mine(phone);
-    expect(session!.status?.phase).toBe('Succeeded');
+  it(
+    'CLAUDE.md -> /proc/self/environ: left out, said on the phone; no canary reaches the model, the workspace, the Session, the phone or the logs',
+    { timeout: 120_000 },
+    async () => {
+      const phone = e2e.phone('+14155550141');
+      await phone.send('@environ script:\nsay: read the instructions');
+      await phone.next(/read the instructions/);
+      const [session] = await mine(phone);
+      expect(session!.status?.phase).toBe('Succeeded');
 
-    // Every request the model got so far, and the workspace, transcripts included.
-    const requests = model.model.requests.map((r, i): [string, string] => [`model request ${i}`, JSON.stringify(r.body ?? null)]);
-    expect(requests.some(([, body]) => body.includes('read the instructions'))).toBe(true);
-    const workspace = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, session!.spec.workspace);
-    expect(filesUnder(join(workspace, 'home')).some(([path]) => path.endsWith('.jsonl'))).toBe(true);
-    const agentSide = [...requests, ...filesUnder(workspace)];
-    const places = [...agentSide, ['Session', JSON.stringify(session)], ['phone', JSON.stringify(phone.received())], ['logs', e2e.logs().join('\n')]];
-    for (const canary of [GITHUB_CANARY, ANTHROPIC_CANARY]) {
-      expect(places.filter(([, text]) => text!.includes(canary)).map(([where]) => where), canary).toEqual([]);
-    }
-    // Nor any other line of the runner's environment (a name only it has).
-    expect(agentSide.filter(([, text]) => text.includes('TETHER_SESSION_NAMESPACE=')).map(([where]) => where)).toEqual([]);
-    expect(said(phone)).toContain(`${LEFT_OUT} (a symlink leading out of the checkout)`);
-  });
+      // Every request the model got so far, and the workspace, transcripts included.
+      const requests = model.model.requests.map((r, i): [string, string] => [
+        `model request ${i}`,
+        JSON.stringify(r.body ?? null),
+      ]);
+      expect(requests.some(([, body]) => body.includes('read the instructions'))).toBe(true);
+      const workspace = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, session!.spec.workspace);
+      expect(filesUnder(join(workspace, 'home')).some(([path]) => path.endsWith('.jsonl'))).toBe(true);
+      const agentSide = [...requests, ...filesUnder(workspace)];
+      const places = [
+        ...agentSide,
+        ['Session', JSON.stringify(session)],
+        ['phone', JSON.stringify(phone.received())],
+        ['logs', e2e.logs().join('\n')],
+      ];
+      for (const canary of [GITHUB_CANARY, ANTHROPIC_CANARY]) {
+        expect(
+          places.filter(([, text]) => text!.includes(canary)).map(([where]) => where),
+          canary,
+        ).toEqual([]);
+      }
+      // Nor any other line of the runner's environment (a name only it has).
+      expect(
+        agentSide.filter(([, text]) => text.includes('TETHER_SESSION_NAMESPACE=')).map(([where]) => where),
+      ).toEqual([]);
+      expect(said(phone)).toContain(`${LEFT_OUT} (a symlink leading out of the checkout)`);
+    },
+  );
 
-  it('a FIFO, a link to /dev/zero and a 2 GB sparse file left as CLAUDE.md: each next command runs, saying why it was left out', { timeout: 240_000 }, async () => {
-    const phone = e2e.phone('+14155550142');
-    await allowedRun(phone, '@planted ', 'mkfifo CLAUDE.md', 'planted a fifo');
-    await allowedRun(phone, '@planted ', 'rm CLAUDE.md && ln -s /dev/zero CLAUDE.md', 'planted a zero link');
-    expect(said(phone)).toContain(`${LEFT_OUT} (not a regular file)`);
-    await allowedRun(phone, '@planted ', 'rm CLAUDE.md && truncate -s 2G CLAUDE.md', 'planted a sparse file');
-    expect(said(phone)).toContain(`${LEFT_OUT} (a symlink leading out of the checkout)`);
-    await phone.send('@planted script:\nsay: after the sparse file');
-    await phone.next(/after the sparse file/);
-    expect(said(phone)).toContain(`${LEFT_OUT} (larger than 1048576 bytes)`);
-    expect((await mine(phone)).map((s) => s.status?.phase)).toEqual(['Succeeded', 'Succeeded', 'Succeeded', 'Succeeded']);
-  });
+  it(
+    'a FIFO, a link to /dev/zero and a 2 GB sparse file left as CLAUDE.md: each next command runs, saying why it was left out',
+    { timeout: 240_000 },
+    async () => {
+      const phone = e2e.phone('+14155550142');
+      await allowedRun(phone, '@planted ', 'mkfifo CLAUDE.md', 'planted a fifo');
+      await allowedRun(phone, '@planted ', 'rm CLAUDE.md && ln -s /dev/zero CLAUDE.md', 'planted a zero link');
+      expect(said(phone)).toContain(`${LEFT_OUT} (not a regular file)`);
+      await allowedRun(phone, '@planted ', 'rm CLAUDE.md && truncate -s 2G CLAUDE.md', 'planted a sparse file');
+      expect(said(phone)).toContain(`${LEFT_OUT} (a symlink leading out of the checkout)`);
+      await phone.send('@planted script:\nsay: after the sparse file');
+      await phone.next(/after the sparse file/);
+      expect(said(phone)).toContain(`${LEFT_OUT} (larger than 1048576 bytes)`);
+      expect((await mine(phone)).map((s) => s.status?.phase)).toEqual([
+        'Succeeded',
+        'Succeeded',
+        'Succeeded',
+        'Succeeded',
+      ]);
+    },
+  );
 
-  it('symlinks at every picture name the runner would use next, into the private store and onto a canary file: both untouched, the pictures reach the phone', { timeout: 180_000 }, async () => {
-    const phone = e2e.phone('+14155550143');
-    const canaryDir = mkdtempSync(join(tmpdir(), 'tether-canary-'));
-    chmodSync(canaryDir, 0o755);
-    const canary = join(canaryDir, 'canary');
-    writeFileSync(canary, 'CANARY-FILE', { mode: 0o666 });
-    chmodSync(canary, 0o666); // writable by the supervisor's user: only its own care keeps it intact
-    const script = join(mkdtempSync(join(tmpdir(), 'tether-plant-')), 'plant.sh');
-    chmodSync(join(script, '..'), 0o755);
-    await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: `bash ${script}` })}\n`
-      + `tool: mcp__tether__screenshot ${JSON.stringify({ url: pageUrl, caption: 'the page' })}\nwrite: shown.txt = a change to review\nsay: planted the links`);
-    await phone.next(/🔐/);
-    // The Pod runs: its Session names the picture folder, its uid the private store's folder on this node.
-    const [session] = await mine(phone);
-    const name = session!.metadata.name!;
-    const podDir = readdirSync(join(e2e.stateDir, 'pods')).find((dir) => dir.includes(`_${session!.status!.podName}_`))!;
-    const store = join(e2e.stateDir, 'e', podDir.split('_').at(-1)!, 'git-store', 'store.git');
-    const before = { config: readFileSync(join(store, 'config')), head: readFileSync(join(store, 'HEAD')) };
-    const links: Array<[string, string]> = [
-      ['diff-1.png', join(store, 'config')], ['diff-2.png', join(store, 'config')], ['diff-3.png', join(store, 'HEAD')],
-      ['diff-r1-1.png', join(store, 'HEAD')], ['screenshot-1.jpg', canary], ['screenshot-2.jpg', canary],
-    ];
-    writeFileSync(script, [`mkdir -p ../media/${name}`, ...links.map(([file, target]) => `ln -sfn ${target} ../media/${name}/${file}`)].join('\n'), { mode: 0o644 });
-    await phone.send('allow');
-    await phone.next(/Reply \*approve\*/);
+  it(
+    'symlinks at every picture name the runner would use next, into the private store and onto a canary file: both untouched, the pictures reach the phone',
+    { timeout: 180_000 },
+    async () => {
+      const phone = e2e.phone('+14155550143');
+      const canaryDir = mkdtempSync(join(tmpdir(), 'tether-canary-'));
+      chmodSync(canaryDir, 0o755);
+      const canary = join(canaryDir, 'canary');
+      writeFileSync(canary, 'CANARY-FILE', { mode: 0o666 });
+      chmodSync(canary, 0o666); // writable by the supervisor's user: only its own care keeps it intact
+      const script = join(mkdtempSync(join(tmpdir(), 'tether-plant-')), 'plant.sh');
+      chmodSync(join(script, '..'), 0o755);
+      await phone.send(
+        `script:\ntool: Bash ${JSON.stringify({ command: `bash ${script}` })}\n` +
+          `tool: mcp__tether__screenshot ${JSON.stringify({ url: pageUrl, caption: 'the page' })}\nwrite: shown.txt = a change to review\nsay: planted the links`,
+      );
+      await phone.next(/🔐/);
+      // The Pod runs: its Session names the picture folder, its uid the private store's folder on this node.
+      const [session] = await mine(phone);
+      const name = session!.metadata.name!;
+      const podDir = readdirSync(join(e2e.stateDir, 'pods')).find((dir) =>
+        dir.includes(`_${session!.status!.podName}_`),
+      )!;
+      const store = join(e2e.stateDir, 'e', podDir.split('_').at(-1)!, 'git-store', 'store.git');
+      const before = { config: readFileSync(join(store, 'config')), head: readFileSync(join(store, 'HEAD')) };
+      const links: Array<[string, string]> = [
+        ['diff-1.png', join(store, 'config')],
+        ['diff-2.png', join(store, 'config')],
+        ['diff-3.png', join(store, 'HEAD')],
+        ['diff-r1-1.png', join(store, 'HEAD')],
+        ['screenshot-1.jpg', canary],
+        ['screenshot-2.jpg', canary],
+      ];
+      writeFileSync(
+        script,
+        [
+          `mkdir -p ../media/${name}`,
+          ...links.map(([file, target]) => `ln -sfn ${target} ../media/${name}/${file}`),
+        ].join('\n'),
+        { mode: 0o644 },
+      );
+      await phone.send('allow');
+      await phone.next(/Reply \*approve\*/);
 
-    // The links are in place (the attack ran), and nothing was written through them.
-    const planted = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, session!.spec.workspace, 'media', name);
-    expect(readdirSync(planted).filter((file) => lstatSync(join(planted, file)).isSymbolicLink()).sort()).toEqual(links.map(([file]) => file).sort());
-    expect(readFileSync(canary, 'utf8')).toBe('CANARY-FILE');
-    expect(readFileSync(join(store, 'config'))).toEqual(before.config);
-    expect(readFileSync(join(store, 'HEAD'))).toEqual(before.head);
-    await phone.send('approve');
-    await phone.next(/Pull request opened/);
-    // The screenshots come as the Session ends, after the review's picture.
-    await eventually(() => {
-      const pictures = phone.received().flatMap((m) => m.mediaUrls);
-      expect(['screenshot-1.jpg', 'diff-1.png'].filter((file) => !pictures.some((url) => url.includes(`/${name}/${file}?`)))).toEqual([]);
-    });
-    expect(readFileSync(canary, 'utf8')).toBe('CANARY-FILE');
-  });
+      // The links are in place (the attack ran), and nothing was written through them.
+      const planted = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, session!.spec.workspace, 'media', name);
+      expect(
+        readdirSync(planted)
+          .filter((file) => lstatSync(join(planted, file)).isSymbolicLink())
+          .sort(),
+      ).toEqual(links.map(([file]) => file).sort());
+      expect(readFileSync(canary, 'utf8')).toBe('CANARY-FILE');
+      expect(readFileSync(join(store, 'config'))).toEqual(before.config);
+      expect(readFileSync(join(store, 'HEAD'))).toEqual(before.head);
+      await phone.send('approve');
+      await phone.next(/Pull request opened/);
+      // The screenshots come as the Session ends, after the review's picture.
+      await eventually(() => {
+        const pictures = phone.received().flatMap((m) => m.mediaUrls);
+        expect(
+          ['screenshot-1.jpg', 'diff-1.png'].filter(
+            (file) => !pictures.some((url) => url.includes(`/${name}/${file}?`)),
+          ),
+        ).toEqual([]);
+      });
+      expect(readFileSync(canary, 'utf8')).toBe('CANARY-FILE');
+    },
+  );
 });

@@ -52,13 +52,15 @@ async function standInRunner(stop: () => boolean): Promise<void> {
     for (const s of (await sessions.list(ns)).items) {
       const name = s.metadata.name!;
       // Written against what was read: a conflict (the controller wrote meanwhile) is looked at again next round.
-      const write = (status: object) => sessions.patchStatus(ns, name, status, s.metadata.resourceVersion).catch((error: unknown) => {
-        if (!isConflict(error)) throw error;
-      });
+      const write = (status: object) =>
+        sessions.patchStatus(ns, name, status, s.metadata.resourceVersion).catch((error: unknown) => {
+          if (!isConflict(error)) throw error;
+        });
       if (s.status?.phase === 'Starting') await write({ phase: 'Working' });
       if (s.status?.phase !== 'Working' || stuck(s)) continue;
       if (!workingSince.has(name)) workingSince.set(name, Date.now());
-      else if (Date.now() - workingSince.get(name)! > 300) await write({ phase: 'Succeeded', completionTime: new Date().toISOString() });
+      else if (Date.now() - workingSince.get(name)! > 300)
+        await write({ phase: 'Succeeded', completionTime: new Date().toISOString() });
     }
     await sleep(150);
   }
@@ -89,7 +91,8 @@ function checkDeadlines(all: Session[], ups: Array<[number, number]>) {
   return { passedWhileDown, worstLateMs };
 }
 
-const countBy = (values: unknown[]) => values.reduce<Record<string, number>>((acc, v) => ({ ...acc, [String(v)]: (acc[String(v)] ?? 0) + 1 }), {});
+const countBy = (values: unknown[]) =>
+  values.reduce<Record<string, number>>((acc, v) => ({ ...acc, [String(v)]: (acc[String(v)] ?? 0) + 1 }), {});
 
 function checkOnePodOnePvc(all: Session[], rec: Recording) {
   for (const s of all) {
@@ -98,76 +101,97 @@ function checkOnePodOnePvc(all: Session[], rec: Recording) {
   }
   const phones = [...new Set(all.map((s) => s.spec.phone))];
   expect([...rec.pvcUids.keys()].sort()).toEqual(phones.map((p) => `${ns}/${workspaceName(p)}`).sort());
-  expect([...rec.pvcUids.values()].every((u) => u.size === 1), 'a PVC made twice').toBe(true);
+  expect(
+    [...rec.pvcUids.values()].every((u) => u.size === 1),
+    'a PVC made twice',
+  ).toBe(true);
 }
 
 describe('fault suite: controller SIGKILLed', () => {
-  it(`keeps one Pod per Session, one PVC per phone, its deadlines and each phase once across ${KILLS} kills`, async () => {
-    const seed = faultSeed();
-    const rand = random(seed);
-    const logDir = mkdtempSync(join(tmpdir(), 'tether-fault-ctl-'));
-    const env = { TETHER_HISTORY_COUNT: '10000', TETHER_POD_TTL: '1s' };
-    const phones = Array.from({ length: 8 }, (_, i) => `+1415555${String(9100 + i)}`);
-    const rec = await record(kc, ns);
-    let streaming = true;
-    let done = false;
-    const runner = standInRunner(() => done);
-    let created = 0;
-    const stream = (async () => {
-      while (streaming) {
-        await createSession(sessions, ns, phones[Math.floor(rand() * phones.length)]!, rand() < 0.25 ? { timeouts: { run: `${RUN_TIMEOUT_MS / 1000}s` } } : {});
-        created++;
-        await sleep(800);
+  it(
+    `keeps one Pod per Session, one PVC per phone, its deadlines and each phase once across ${KILLS} kills`,
+    async () => {
+      const seed = faultSeed();
+      const rand = random(seed);
+      const logDir = mkdtempSync(join(tmpdir(), 'tether-fault-ctl-'));
+      const env = { TETHER_HISTORY_COUNT: '10000', TETHER_POD_TTL: '1s' };
+      const phones = Array.from({ length: 8 }, (_, i) => `+1415555${String(9100 + i)}`);
+      const rec = await record(kc, ns);
+      let streaming = true;
+      let done = false;
+      const runner = standInRunner(() => done);
+      let created = 0;
+      const stream = (async () => {
+        while (streaming) {
+          await createSession(
+            sessions,
+            ns,
+            phones[Math.floor(rand() * phones.length)]!,
+            rand() < 0.25 ? { timeouts: { run: `${RUN_TIMEOUT_MS / 1000}s` } } : {},
+          );
+          created++;
+          await sleep(800);
+        }
+      })();
+
+      const ups: Array<[number, number]> = [];
+      const started = Date.now();
+      const readyMs: number[] = [];
+      for (let kill = 0; kill < KILLS; kill++) {
+        const spawned = Date.now();
+        const { proc, ready } = await controllerProcess(inject('kubeconfig'), ns, logDir, env);
+        // Mostly at a random point of its work; now and then while it is still starting.
+        const duringStart = rand() < 0.15;
+        if (duringStart) await sleep(rand() * 1500);
+        else await ready;
+        const from = Date.now();
+        if (!duringStart) readyMs.push(from - spawned);
+        await sleep(duringStart ? 0 : rand() * 2500);
+        proc.signal('SIGKILL');
+        await proc.exited;
+        if (!duringStart) ups.push([from, Date.now()]);
+        await sleep(rand() < 0.3 ? 1000 + rand() * 3000 : rand() * 300);
       }
-    })();
+      streaming = false;
+      await stream;
+      const last = await controllerProcess(inject('kubeconfig'), ns, logDir, env);
+      await last.ready;
+      ups.push([Date.now(), Infinity]);
+      try {
+        const all = await eventually(
+          async () => {
+            const items = (await sessions.list(ns)).items;
+            expect(
+              items.filter((s) => !isTerminal(s.status?.phase)).map((s) => `${s.metadata.name} ${s.status?.phase}`),
+              `seed ${seed}`,
+            ).toEqual([]);
+            return items;
+          },
+          60_000,
+          250,
+        );
+        done = true;
+        await runner;
+        await sleep(1500);
 
-    const ups: Array<[number, number]> = [];
-    const started = Date.now();
-    const readyMs: number[] = [];
-    for (let kill = 0; kill < KILLS; kill++) {
-      const spawned = Date.now();
-      const { proc, ready } = await controllerProcess(inject('kubeconfig'), ns, logDir, env);
-      // Mostly at a random point of its work; now and then while it is still starting.
-      const duringStart = rand() < 0.15;
-      if (duringStart) await sleep(rand() * 1500);
-      else await ready;
-      const from = Date.now();
-      if (!duringStart) readyMs.push(from - spawned);
-      await sleep(duringStart ? 0 : rand() * 2500);
-      proc.signal('SIGKILL');
-      await proc.exited;
-      if (!duringStart) ups.push([from, Date.now()]);
-      await sleep(rand() < 0.3 ? 1000 + rand() * 3000 : rand() * 300);
-    }
-    streaming = false;
-    await stream;
-    const last = await controllerProcess(inject('kubeconfig'), ns, logDir, env);
-    await last.ready;
-    ups.push([Date.now(), Infinity]);
-    try {
-      const all = await eventually(async () => {
-        const items = (await sessions.list(ns)).items;
-        expect(items.filter((s) => !isTerminal(s.status?.phase)).map((s) => `${s.metadata.name} ${s.status?.phase}`), `seed ${seed}`).toEqual([]);
-        return items;
-      }, 60_000, 250);
-      done = true;
-      await runner;
-      await sleep(1500);
-
-      checkOnePodOnePvc(all, rec);
-      const deadlines = checkDeadlines(all, ups);
-      const repeated = [...rec.phases].filter(([, phases]) => new Set(phases).size !== phases.length);
-      expect(repeated, `seed ${seed}: a phase entered twice`).toEqual([]);
-      const outcome = (phase: string) => all.filter((s) => s.status?.phase === phase).length;
-      console.log(`[fault-controller] seed ${seed}: ${KILLS} kills in ${Math.round((Date.now() - started) / 1000)} s, ${created} Sessions `
-        + `(${outcome('Succeeded')} Succeeded, ${outcome('Failed')} Failed), ${all.filter((x) => stuck(x) && x.status?.startTime).length} run timeouts, `
-        + `${deadlines.passedWhileDown} passed while the controller was down, ended at most ${deadlines.worstLateMs} ms after the controller could act; `
-        + `${[...rec.podUids.values()].reduce((n, u) => n + u.size, 0)} Pods, ${rec.pvcUids.size} PVCs; controller ready ${Math.min(...readyMs)}–${Math.max(...readyMs)} ms after spawn; `
-        + `Failed reasons ${JSON.stringify(countBy(all.filter((x) => x.status?.phase === 'Failed').map((x) => x.status?.conditions?.find((c) => c.type === 'Finished')?.reason)))}`);
-    } finally {
-      done = true;
-      rec.stop();
-      await last.proc.stop(5000);
-    }
-  }, 120_000 + KILLS * 20_000);
+        checkOnePodOnePvc(all, rec);
+        const deadlines = checkDeadlines(all, ups);
+        const repeated = [...rec.phases].filter(([, phases]) => new Set(phases).size !== phases.length);
+        expect(repeated, `seed ${seed}: a phase entered twice`).toEqual([]);
+        const outcome = (phase: string) => all.filter((s) => s.status?.phase === phase).length;
+        console.log(
+          `[fault-controller] seed ${seed}: ${KILLS} kills in ${Math.round((Date.now() - started) / 1000)} s, ${created} Sessions ` +
+            `(${outcome('Succeeded')} Succeeded, ${outcome('Failed')} Failed), ${all.filter((x) => stuck(x) && x.status?.startTime).length} run timeouts, ` +
+            `${deadlines.passedWhileDown} passed while the controller was down, ended at most ${deadlines.worstLateMs} ms after the controller could act; ` +
+            `${[...rec.podUids.values()].reduce((n, u) => n + u.size, 0)} Pods, ${rec.pvcUids.size} PVCs; controller ready ${Math.min(...readyMs)}–${Math.max(...readyMs)} ms after spawn; ` +
+            `Failed reasons ${JSON.stringify(countBy(all.filter((x) => x.status?.phase === 'Failed').map((x) => x.status?.conditions?.find((c) => c.type === 'Finished')?.reason)))}`,
+        );
+      } finally {
+        done = true;
+        rec.stop();
+        await last.proc.stop(5000);
+      }
+    },
+    120_000 + KILLS * 20_000,
+  );
 });

@@ -36,12 +36,19 @@ afterAll(async () => {
   await deleteNamespace(kc, ns);
 });
 
-function configMaps(over: KubeAccess, extra: { labelSelector?: string; name?: string; stallTimeoutMs?: number; watchTimeoutSeconds?: number } = {}) {
+function configMaps(
+  over: KubeAccess,
+  extra: { labelSelector?: string; name?: string; stallTimeoutMs?: number; watchTimeoutSeconds?: number } = {},
+) {
   const restarts: string[] = [];
   const changes: Array<[string, string | undefined]> = [];
   const informer = createInformer<V1ConfigMap>({
-    kube: over, path: `/api/v1/namespaces/${ns}/configmaps`, logger,
-    onRestart: (reason) => restarts.push(reason), backoffMs: { min: 20, max: 200 }, ...extra,
+    kube: over,
+    path: `/api/v1/namespaces/${ns}/configmaps`,
+    logger,
+    onRestart: (reason) => restarts.push(reason),
+    backoffMs: { min: 20, max: 200 },
+    ...extra,
   });
   informer.onChange((key, object) => changes.push([key, object?.data?.v]));
   running.push(informer);
@@ -51,24 +58,54 @@ function configMaps(over: KubeAccess, extra: { labelSelector?: string; name?: st
 const put = (name: string, v: string, labels: Record<string, string> = { t: 'x' }) =>
   core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name, labels }, data: { v } } });
 const update = (name: string, v: string) =>
-  core.replaceNamespacedConfigMap({ name, namespace: ns, body: { metadata: { name, labels: { t: 'x' } }, data: { v } } });
+  core.replaceNamespacedConfigMap({
+    name,
+    namespace: ns,
+    body: { metadata: { name, labels: { t: 'x' } }, data: { v } },
+  });
 const remove = (name: string) => core.deleteNamespacedConfigMap({ name, namespace: ns });
 const values = (informer: Informer<V1ConfigMap>) =>
-  Object.fromEntries(informer.list().filter((c) => c.metadata?.labels?.t === 'x').map((c) => [c.metadata!.name!, c.data?.v]));
+  Object.fromEntries(
+    informer
+      .list()
+      .filter((c) => c.metadata?.labels?.t === 'x')
+      .map((c) => [c.metadata!.name!, c.data?.v]),
+  );
 
 /** A connection as a ServiceAccount whose Role grants only get and watch on the ConfigMap `name`. */
 async function onlyGetAndWatch(name: string): Promise<KubeAccess> {
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   const meta = { name: `reader-${name}`, namespace: ns };
   await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: meta } });
-  await rbac.createNamespacedRole({ namespace: ns, body: { metadata: meta, rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [name], verbs: ['get', 'watch'] }] } });
+  await rbac.createNamespacedRole({
+    namespace: ns,
+    body: {
+      metadata: meta,
+      rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [name], verbs: ['get', 'watch'] }],
+    },
+  });
   await rbac.createNamespacedRoleBinding({
     namespace: ns,
-    body: { metadata: meta, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: meta.name }, subjects: [{ kind: 'ServiceAccount', ...meta }] },
+    body: {
+      metadata: meta,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: meta.name },
+      subjects: [{ kind: 'ServiceAccount', ...meta }],
+    },
   });
-  const { status } = await core.createNamespacedServiceAccountToken({ namespace: ns, name: meta.name, body: { spec: { audiences: [], expirationSeconds: 600 } } });
+  const { status } = await core.createNamespacedServiceAccountToken({
+    namespace: ns,
+    name: meta.name,
+    body: { spec: { audiences: [], expirationSeconds: 600 } },
+  });
   const file = join(mkdtempSync(join(tmpdir(), 'tether-reader-')), 'kubeconfig');
-  writeFileSync(file, kubeconfigYaml(kc.getCurrentCluster()!.server, { caCert: kc.getCurrentCluster()!.caFile! }, { name: meta.name, token: status!.token }));
+  writeFileSync(
+    file,
+    kubeconfigYaml(
+      kc.getCurrentCluster()!.server,
+      { caCert: kc.getCurrentCluster()!.caFile! },
+      { name: meta.name, token: status!.token },
+    ),
+  );
   return loadConnection({ KUBECONFIG: file });
 }
 
@@ -85,7 +122,14 @@ describe('informer on a real API server', () => {
     await put('a3', '1');
     await update('a1', '2');
     await remove('a3');
-    await eventually(() => expect(changes).toEqual([[`${ns}/a1`, '1'], [`${ns}/a3`, '1'], [`${ns}/a1`, '2'], [`${ns}/a3`, undefined]]));
+    await eventually(() =>
+      expect(changes).toEqual([
+        [`${ns}/a1`, '1'],
+        [`${ns}/a3`, '1'],
+        [`${ns}/a1`, '2'],
+        [`${ns}/a3`, undefined],
+      ]),
+    );
     await Promise.all([remove('a1'), remove('a2')]);
   });
 
@@ -144,7 +188,9 @@ describe('informer on a real API server', () => {
 
   it('watches one object by name with only get and watch on it (no list), through the short kubeconfig path', async () => {
     const limited = await onlyGetAndWatch('solo');
-    await expect(getJson(limited, `/api/v1/namespaces/${ns}/configmaps`)).rejects.toSatisfy((e) => apiError(e)?.code === 403);
+    await expect(getJson(limited, `/api/v1/namespaces/${ns}/configmaps`)).rejects.toSatisfy(
+      (e) => apiError(e)?.code === 403,
+    );
     const { informer, restarts, changes } = configMaps(limited, { name: 'solo' });
     await informer.start();
     expect(informer.list()).toEqual([]);
@@ -152,7 +198,13 @@ describe('informer on a real API server', () => {
     await put('other', '1');
     await update('solo', '2');
     await remove('solo');
-    await eventually(() => expect(changes).toEqual([[`${ns}/solo`, '1'], [`${ns}/solo`, '2'], [`${ns}/solo`, undefined]]));
+    await eventually(() =>
+      expect(changes).toEqual([
+        [`${ns}/solo`, '1'],
+        [`${ns}/solo`, '2'],
+        [`${ns}/solo`, undefined],
+      ]),
+    );
     expect(restarts).toEqual([]);
     await remove('other');
   });
@@ -174,7 +226,9 @@ describe('informer on a real API server', () => {
     const requests = proxy.requests.slice(seen);
     const collection = requests.filter((r) => r.includes('/configmaps?'));
     expect(collection.length).toBeGreaterThanOrEqual(2);
-    expect(collection.filter((r) => !(r.includes('watch=1') && r.includes('fieldSelector=metadata.name%3Dg1')))).toEqual([]);
+    expect(
+      collection.filter((r) => !(r.includes('watch=1') && r.includes('fieldSelector=metadata.name%3Dg1'))),
+    ).toEqual([]);
     expect(requests.filter((r) => r.endsWith('/configmaps/g1')).length).toBeGreaterThanOrEqual(2);
     // After the read, the watch starts at the newest version (an object's own version may be compacted away).
     const afterRead = requests.slice(requests.findLastIndex((r) => r.endsWith('/configmaps/g1')));

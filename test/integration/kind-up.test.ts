@@ -12,21 +12,35 @@ function stubs(options: { dockerWorks: boolean }) {
   const dir = mkdtempSync(join(tmpdir(), 'tether-kind-'));
   const log = join(dir, 'calls.log');
   const stub = (name: string, body = '') => {
-    writeFileSync(join(dir, name), `#!/usr/bin/env bash\nprintf '%s\\0' ${name} "$@" >> ${log}; printf '\\n' >> ${log}\n${body}\n`);
+    writeFileSync(
+      join(dir, name),
+      `#!/usr/bin/env bash\nprintf '%s\\0' ${name} "$@" >> ${log}; printf '\\n' >> ${log}\n${body}\n`,
+    );
     chmodSync(join(dir, name), 0o755);
   };
   stub('docker', options.dockerWorks ? '' : '[[ $1 == info ]] && exit 1');
   stub('kind', '[[ $1 == get ]] && echo other-cluster; true');
   stub('kubectl');
   stub('helm');
-  const calls = () => (existsSync(log) ? readFileSync(log, 'utf8') : '').split('\n').filter(Boolean).map((l) => l.split('\0').filter(Boolean));
+  const calls = () =>
+    (existsSync(log) ? readFileSync(log, 'utf8') : '')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split('\0').filter(Boolean));
   return { dir, calls };
 }
 
-const run = (dir: string, env: Record<string, string> = {}) => spawnSync('bash', ['scripts/kind-up.sh'], {
-  encoding: 'utf8',
-  env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, HELM_BIN: join(dir, 'helm'), TETHER_REPO_URL: 'https://github.com/acme/web.git', ...env },
-});
+const run = (dir: string, env: Record<string, string> = {}) =>
+  spawnSync('bash', ['scripts/kind-up.sh'], {
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      PATH: `${dir}:${process.env.PATH}`,
+      HELM_BIN: join(dir, 'helm'),
+      TETHER_REPO_URL: 'https://github.com/acme/web.git',
+      ...env,
+    },
+  });
 
 describe('make kind-up', () => {
   it('creates the cluster, builds and loads the three images, and installs the chart with them', () => {
@@ -51,9 +65,15 @@ describe('make kind-up', () => {
     expect(helmArgs.slice(0, 4)).toEqual(['upgrade', '--install', 'tether', 'charts/tether']);
     const values = helmArgs.flatMap((arg, i) => (/^--set(-string)?$/.test(arg) ? [arg, helmArgs[i + 1]!] : []));
     const helm = execFileSync('bash', ['scripts/ensure-helm.sh'], { encoding: 'utf8' }).trim();
-    const rendered = execFileSync(helm, ['template', 'tether', 'charts/tether', '--namespace', 'tether', ...values], { encoding: 'utf8' });
-    const docs = parseAllDocuments(rendered).map((d) => d.toJS()).filter(Boolean);
-    const images = docs.filter((d) => d.kind === 'Deployment').flatMap((d) => d.spec.template.spec.containers.map((c: { image: string }) => c.image));
+    const rendered = execFileSync(helm, ['template', 'tether', 'charts/tether', '--namespace', 'tether', ...values], {
+      encoding: 'utf8',
+    });
+    const docs = parseAllDocuments(rendered)
+      .map((d) => d.toJS())
+      .filter(Boolean);
+    const images = docs
+      .filter((d) => d.kind === 'Deployment')
+      .flatMap((d) => d.spec.template.spec.containers.map((c: { image: string }) => c.image));
     expect(images.sort()).toEqual(['tether.local/tether-controller:dev', 'tether.local/tether-relay:dev']);
     expect(rendered).toContain('tether.local/tether-runner:dev');
     expect(rendered).toContain('https://github.com/acme/web.git');

@@ -21,8 +21,14 @@ afterAll(async () => deleteNamespace(kc, ns));
 function elector(identity: string, lease: string, over: KubeConfig = kc) {
   const events: string[] = [];
   const e: LeaderElector = createLeaderElector({
-    kubeConfig: over, namespace: ns, name: lease, identity, logger,
-    leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 150,
+    kubeConfig: over,
+    namespace: ns,
+    name: lease,
+    identity,
+    logger,
+    leaseDurationMs: 2000,
+    renewDeadlineMs: 1500,
+    retryPeriodMs: 150,
     onStartedLeading: () => events.push('start'),
     onStoppedLeading: () => events.push('stop'),
   });

@@ -30,14 +30,22 @@ const upstreamSeen: Array<{ path: string; headers: IncomingHttpHeaders }> = [];
 let attacker: number;
 let upstream: number;
 beforeAll(async () => {
-  attacker = await listen(createServer((socket) => socket.on('data', (chunk: Buffer) => {
-    attackerBytes.push(chunk.toString('latin1'));
-    socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
-  })));
-  upstream = await listen(createHttpServer((req, res) => {
-    upstreamSeen.push({ path: req.url ?? '', headers: req.headers });
-    req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"type":"message"}'));
-  }));
+  attacker = await listen(
+    createServer((socket) =>
+      socket.on('data', (chunk: Buffer) => {
+        attackerBytes.push(chunk.toString('latin1'));
+        socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      }),
+    ),
+  );
+  upstream = await listen(
+    createHttpServer((req, res) => {
+      upstreamSeen.push({ path: req.url ?? '', headers: req.headers });
+      req
+        .resume()
+        .on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"type":"message"}'));
+    }),
+  );
 });
 
 /** One raw request over a fresh connection; resolves with everything the proxy answered before closing. */
@@ -45,13 +53,25 @@ function raw(port: number, request: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const socket = connect(port, '127.0.0.1', () => socket.write(request));
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk)).on('error', reject).on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    socket
+      .on('data', (chunk: Buffer) => chunks.push(chunk))
+      .on('error', reject)
+      .on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
   });
 }
 
 const body = '{"model":"m","max_tokens":1,"messages":[]}';
 const post = (target: string, headers: string[]) =>
-  [`POST ${target} HTTP/1.1`, ...headers, 'content-type: application/json', 'x-api-key: dummy', `content-length: ${body.length}`, 'connection: close', '', body].join('\r\n');
+  [
+    `POST ${target} HTTP/1.1`,
+    ...headers,
+    'content-type: application/json',
+    'x-api-key: dummy',
+    `content-length: ${body.length}`,
+    'connection: close',
+    '',
+    body,
+  ].join('\r\n');
 
 function attacks(own: string): Array<[string, string]> {
   const other = `127.0.0.1:${attacker}`;
@@ -82,31 +102,49 @@ describe('model proxy: one origin, fixed at start', () => {
       const logged: string[] = [];
       beforeAll(async () => {
         upstreamSeen.length = 0;
-        const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _e, done) => done(void logged.push(chunk.toString())) }));
-        proxy = await startModelProxy({ upstream: `http://127.0.0.1:${upstream}${prefix}`, apiKey: KEY, log, spend: new ModelSpend() });
+        const log = pino(
+          { level: 'debug' },
+          new Writable({ write: (chunk: Buffer, _e, done) => done(void logged.push(chunk.toString())) }),
+        );
+        proxy = await startModelProxy({
+          upstream: `http://127.0.0.1:${upstream}${prefix}`,
+          apiKey: KEY,
+          log,
+          spend: new ModelSpend(),
+        });
       });
       afterAll(async () => proxy?.close());
 
-      it('refuses every crafted request with 400 in the API\'s error shape: nothing reaches a listener', async () => {
+      it("refuses every crafted request with 400 in the API's error shape: nothing reaches a listener", async () => {
         const own = new URL(proxy.url).host;
         const answers: Array<[string, string]> = [];
-        for (const [name, request] of attacks(own)) answers.push([name, await raw(Number(new URL(proxy.url).port), request)]);
+        for (const [name, request] of attacks(own))
+          answers.push([name, await raw(Number(new URL(proxy.url).port), request)]);
         expect(attackerBytes).toEqual([]);
         expect(upstreamSeen).toEqual([]);
         for (const [name, answer] of answers) {
           expect(answer, name).toMatch(/^HTTP\/1\.1 400 /);
-          expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), name).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+          expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), name).toMatchObject({
+            type: 'error',
+            error: { type: 'invalid_request_error' },
+          });
         }
-        expect(logged.filter((line) => line.includes('model proxy refused a request'))).toHaveLength(attacks(own).length);
+        expect(logged.filter((line) => line.includes('model proxy refused a request'))).toHaveLength(
+          attacks(own).length,
+        );
         expect(logged.join('')).not.toContain(KEY);
       });
 
-      it('forwards Claude Code\'s calls, and only those carry the key, under the upstream\'s prefix', async () => {
+      it("forwards Claude Code's calls, and only those carry the key, under the upstream's prefix", async () => {
         const own = new URL(proxy.url).host;
         const targets = ['/v1/messages?beta=true', '/v1/messages', '/v1/messages/count_tokens?beta=true'];
-        for (const target of targets) expect(await raw(Number(new URL(proxy.url).port), post(target, [`host: ${own}`]))).toMatch(/^HTTP\/1\.1 200 /);
+        for (const target of targets)
+          expect(await raw(Number(new URL(proxy.url).port), post(target, [`host: ${own}`]))).toMatch(
+            /^HTTP\/1\.1 200 /,
+          );
         expect(upstreamSeen.map((seen) => seen.path)).toEqual(targets.map((target) => prefix + target));
-        for (const seen of upstreamSeen) expect(seen.headers).toMatchObject({ 'x-api-key': KEY, host: `127.0.0.1:${upstream}` });
+        for (const seen of upstreamSeen)
+          expect(seen.headers).toMatchObject({ 'x-api-key': KEY, host: `127.0.0.1:${upstream}` });
         expect(attackerBytes).toEqual([]);
         expect(logged.join('')).not.toContain(KEY);
       });

@@ -13,7 +13,10 @@ import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { CHAT_TOKEN, startTestRelay, type TestRelay } from '../support/relay.ts';
 
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
 let kc: KubeConfig;
 let ns: string;
 let sessions: SessionClient;
@@ -24,7 +27,10 @@ let page: Page;
 beforeAll(async () => {
   ({ kc, ns, sessions } = await sessionNamespace('relay-chat'));
   relay = await startTestRelay({ kubeConfig: kc, namespace: ns });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'] });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu'],
+  });
   page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
 });
 afterAll(async () => {
@@ -39,7 +45,15 @@ describe('web chat in Chromium', () => {
   it('refuses the page without the token', async () => {
     expect((await fetch(`${relay.url}/chat`)).status).toBe(401);
     expect((await fetch(`${relay.url}/chat?token=wrong-token-wrong`)).status).toBe(401);
-    expect((await fetch(`${relay.url}/chat/send`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(401);
+    expect(
+      (
+        await fetch(`${relay.url}/chat/send`, {
+          method: 'POST',
+          body: '{}',
+          headers: { 'content-type': 'application/json' },
+        })
+      ).status,
+    ).toBe(401);
   });
 
   it('sends a command, shows progress and the diff image, and approves with a tap', async () => {
@@ -49,7 +63,9 @@ describe('web chat in Chromium', () => {
     await page.getByLabel('message').fill('make the navbar sticky');
     await page.keyboard.press('Enter');
     await page.locator('.msg.me', { hasText: 'make the navbar sticky' }).waitFor();
-    await bot().filter({ hasText: /^On it \(session [0-9a-f]{4}\)/ }).waitFor();
+    await bot()
+      .filter({ hasText: /^On it \(session [0-9a-f]{4}\)/ })
+      .waitFor();
 
     const phone = relay.config.webChat!.phone;
     const [session] = await eventually(async () => {
@@ -62,14 +78,21 @@ describe('web chat in Chromium', () => {
 
     const at = () => new Date().toISOString();
     await sessions.patchStatus(ns, name, { phase: 'Starting' });
-    await sessions.patchStatus(ns, name, { phase: 'Working', progress: [{ seq: 1, at: at(), text: 'Editing Navbar.tsx' }] });
+    await sessions.patchStatus(ns, name, {
+      phase: 'Working',
+      progress: [{ seq: 1, at: at(), text: 'Editing Navbar.tsx' }],
+    });
     await bot().filter({ hasText: '⏳ Editing Navbar.tsx' }).waitFor();
 
     mkdirSync(join(relay.config.media.dir, ns, name), { recursive: true });
     writeFileSync(join(relay.config.media.dir, ns, name, 'diff.png'), PNG);
     await sessions.patchStatus(ns, name, {
-      phase: 'AwaitingApproval', pending: { id: 'c1', kind: 'changes', summary: '1 file changed', createdAt: at() },
-      result: { diffStat: ' Navbar.tsx | 2 +-', media: [{ kind: 'diff', ref: `${ns}/${name}/diff.png`, contentType: 'image/png' }] },
+      phase: 'AwaitingApproval',
+      pending: { id: 'c1', kind: 'changes', summary: '1 file changed', createdAt: at() },
+      result: {
+        diffStat: ' Navbar.tsx | 2 +-',
+        media: [{ kind: 'diff', ref: `${ns}/${name}/diff.png`, contentType: 'image/png' }],
+      },
     });
     const image = bot().locator('img');
     await image.waitFor();
@@ -84,9 +107,14 @@ describe('web chat in Chromium', () => {
     await page.locator('.msg.me', { hasText: 'approve' }).waitFor();
 
     await sessions.patchStatus(ns, name, { phase: 'Publishing', pending: null as never });
-    await sessions.patchStatus(ns, name, { phase: 'Succeeded', result: { prUrl: 'https://github.com/acme/web/pull/9' } });
+    await sessions.patchStatus(ns, name, {
+      phase: 'Succeeded',
+      result: { prUrl: 'https://github.com/acme/web/pull/9' },
+    });
     await bot().filter({ hasText: '✅ Pull request opened: https://github.com/acme/web/pull/9' }).waitFor();
-    expect(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(true);
+    expect(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(
+      true,
+    );
   });
 
   it('shows the history to a page opened later', async () => {

@@ -50,11 +50,28 @@ async function until<T>(look: () => T | undefined, timeoutMs: number): Promise<T
   return undefined;
 }
 
-interface Sent { phone: string; sid: string; body: string; attempts: number }
-interface Prompt { phone: string; session: string; requestId: string; delivered: boolean; answer?: string }
+interface Sent {
+  phone: string;
+  sid: string;
+  body: string;
+  attempts: number;
+}
+interface Prompt {
+  phone: string;
+  session: string;
+  requestId: string;
+  delivered: boolean;
+  answer?: string;
+}
 
 /** One phone: a command, the runner's answer to it (with a tool prompt every other time), the next. */
-async function phone(number: string, rand: () => number, stopped: () => boolean, sent: Sent[], prompts: Prompt[]): Promise<void> {
+async function phone(
+  number: string,
+  rand: () => number,
+  stopped: () => boolean,
+  sent: Sent[],
+  prompts: Prompt[],
+): Promise<void> {
   const key = (name: string) => `${ns}/${name}`;
   for (let i = 0; !stopped(); i++) {
     const body = `task ${number.slice(-4)}-${i}`;
@@ -63,12 +80,22 @@ async function phone(number: string, rand: () => number, stopped: () => boolean,
     const name = commandSessionName(number, command.sid);
     // A message acknowledged by a replica killed before it acted waits for that replica's restart.
     if (!(await until(() => watcher.get(key(name)), 60_000))) continue; // reported as missing below
-    await sessions.patchStatus(ns, name, { phase: 'Working', progress: [{ seq: 1, at: new Date().toISOString(), text: `working on ${body}` }] });
+    await sessions.patchStatus(ns, name, {
+      phase: 'Working',
+      progress: [{ seq: 1, at: new Date().toISOString(), text: `working on ${body}` }],
+    });
     if (i % 2 === 0) {
       const requestId = `req-${i}`;
       const marker = `echo ${number.slice(-4)}-${i}`;
       await sessions.patchStatus(ns, name, {
-        phase: 'AwaitingApproval', pending: { id: requestId, kind: 'tool', tool: 'Bash', input: JSON.stringify({ command: marker }), createdAt: new Date().toISOString() },
+        phase: 'AwaitingApproval',
+        pending: {
+          id: requestId,
+          kind: 'tool',
+          tool: 'Bash',
+          input: JSON.stringify({ command: marker }),
+          createdAt: new Date().toISOString(),
+        },
       });
       const prompt: Prompt = { phone: number, session: name, requestId, delivered: false };
       prompts.push(prompt);
@@ -79,52 +106,69 @@ async function phone(number: string, rand: () => number, stopped: () => boolean,
         await until(() => watcher.get(key(name))?.spec.decisions?.length, 60_000);
       }
     }
-    await sessions.patchStatus(ns, name, { phase: 'Succeeded', pending: null as never, result: { summary: `finished ${body}` } });
+    await sessions.patchStatus(ns, name, {
+      phase: 'Succeeded',
+      pending: null as never,
+      result: { summary: `finished ${body}` },
+    });
     await until(() => fake.to(number).some((m) => m.body.includes(`finished ${body}`)), 20_000);
     await sleep(50);
   }
 }
 
 describe('relay under SIGKILL', () => {
-  it(`acts on every acknowledged message exactly once and delivers every prompt across ${settings.kills} kills`, async () => {
-    const rand = random(settings.seed);
-    const sent: Sent[] = [];
-    const prompts: Prompt[] = [];
-    let stopped = false;
-    const started = Date.now();
-    const load = Promise.all(phones.map((p) => phone(p, random(Math.floor(rand() * 1e9)), () => stopped, sent, prompts)));
-    const downtimes: number[] = [];
-    for (let k = 0; k < settings.kills; k++) {
-      await sleep(300 + rand() * 1500);
-      const victim = relays[Math.floor(rand() * relays.length)]!;
-      const down = Date.now();
-      await victim.kill();
-      await sleep(rand() * 200);
-      await victim.launch();
-      downtimes.push(Date.now() - down);
-    }
-    stopped = true;
-    await load;
-    const loadMs = Date.now() - started;
+  it(
+    `acts on every acknowledged message exactly once and delivers every prompt across ${settings.kills} kills`,
+    async () => {
+      const rand = random(settings.seed);
+      const sent: Sent[] = [];
+      const prompts: Prompt[] = [];
+      let stopped = false;
+      const started = Date.now();
+      const load = Promise.all(
+        phones.map((p) => phone(p, random(Math.floor(rand() * 1e9)), () => stopped, sent, prompts)),
+      );
+      const downtimes: number[] = [];
+      for (let k = 0; k < settings.kills; k++) {
+        await sleep(300 + rand() * 1500);
+        const victim = relays[Math.floor(rand() * relays.length)]!;
+        const down = Date.now();
+        await victim.kill();
+        await sleep(rand() * 200);
+        await victim.launch();
+        downtimes.push(Date.now() - down);
+      }
+      stopped = true;
+      await load;
+      const loadMs = Date.now() - started;
 
-    const byName = new Map(watcher.list().map((s) => [s.metadata.name!, s]));
-    const missing = sent.filter((m) => !byName.has(commandSessionName(m.phone, m.sid)));
-    const prompted = new Map<string, number>();
-    for (const s of byName.values()) prompted.set(s.spec.prompt, (prompted.get(s.spec.prompt) ?? 0) + 1);
-    const duplicated = [...prompted].filter(([, n]) => n > 1);
-    const unsent = [...byName.values()].filter((s) => !sent.some((m) => m.body === s.spec.prompt));
-    const undelivered = prompts.filter((p) => !p.delivered);
-    const decisions = prompts.filter((p) => p.answer).map((p) => (byName.get(p.session)?.spec.decisions ?? []).filter((d) => d.requestId === p.requestId).length);
-    const retried = sent.filter((m) => m.attempts > 1).length;
-    console.log(`[relay-faults] seed ${settings.seed}: ${relays.map((r) => r.kills).reduce((a, b) => a + b)} kills in ${(loadMs / 1000).toFixed(1)} s `
-      + `(restart to ready p50 ${downtimes.sort((a, b) => a - b)[Math.floor(downtimes.length / 2)]} ms); ${sent.length} commands (${retried} resent by the phone), `
-      + `${prompts.length} prompts, ${decisions.length} approvals; missing ${missing.length}, duplicated ${duplicated.length}, undelivered prompts ${undelivered.length}`);
+      const byName = new Map(watcher.list().map((s) => [s.metadata.name!, s]));
+      const missing = sent.filter((m) => !byName.has(commandSessionName(m.phone, m.sid)));
+      const prompted = new Map<string, number>();
+      for (const s of byName.values()) prompted.set(s.spec.prompt, (prompted.get(s.spec.prompt) ?? 0) + 1);
+      const duplicated = [...prompted].filter(([, n]) => n > 1);
+      const unsent = [...byName.values()].filter((s) => !sent.some((m) => m.body === s.spec.prompt));
+      const undelivered = prompts.filter((p) => !p.delivered);
+      const decisions = prompts
+        .filter((p) => p.answer)
+        .map((p) => (byName.get(p.session)?.spec.decisions ?? []).filter((d) => d.requestId === p.requestId).length);
+      const retried = sent.filter((m) => m.attempts > 1).length;
+      console.log(
+        `[relay-faults] seed ${settings.seed}: ${relays.map((r) => r.kills).reduce((a, b) => a + b)} kills in ${(loadMs / 1000).toFixed(1)} s ` +
+          `(restart to ready p50 ${downtimes.sort((a, b) => a - b)[Math.floor(downtimes.length / 2)]} ms); ${sent.length} commands (${retried} resent by the phone), ` +
+          `${prompts.length} prompts, ${decisions.length} approvals; missing ${missing.length}, duplicated ${duplicated.length}, undelivered prompts ${undelivered.length}`,
+      );
 
-    expect(sent.length).toBeGreaterThan(settings.kills);
-    expect(missing, `seed ${settings.seed}: acknowledged commands without a Session`).toEqual([]);
-    expect(duplicated, `seed ${settings.seed}: duplicate Sessions`).toEqual([]);
-    expect(unsent).toEqual([]);
-    expect(undelivered, `seed ${settings.seed}: prompts that never reached the phone`).toEqual([]);
-    expect(decisions.every((n) => n === 1), `seed ${settings.seed}: decisions per approval ${decisions.join(',')}`).toBe(true);
-  }, (settings.kills * 15 + 120) * 1000);
+      expect(sent.length).toBeGreaterThan(settings.kills);
+      expect(missing, `seed ${settings.seed}: acknowledged commands without a Session`).toEqual([]);
+      expect(duplicated, `seed ${settings.seed}: duplicate Sessions`).toEqual([]);
+      expect(unsent).toEqual([]);
+      expect(undelivered, `seed ${settings.seed}: prompts that never reached the phone`).toEqual([]);
+      expect(
+        decisions.every((n) => n === 1),
+        `seed ${settings.seed}: decisions per approval ${decisions.join(',')}`,
+      ).toBe(true);
+    },
+    (settings.kills * 15 + 120) * 1000,
+  );
 });

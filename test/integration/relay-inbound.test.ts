@@ -33,21 +33,30 @@ afterAll(async () => {
 
 const send = (relay: TestRelay, from: string, body: string, sid = messageSid()) =>
   postWebhook(`${relay.url}/webhook`, signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, { from, body, sid }));
-const sessionsOf = async (phone: string) => (await sessions.list(ns, `${LABEL_PHONE_HASH}=${phoneHash(phone)}`)).items
-  .sort((x, y) => x.metadata.name!.localeCompare(y.metadata.name!));
+const sessionsOf = async (phone: string) =>
+  (await sessions.list(ns, `${LABEL_PHONE_HASH}=${phoneHash(phone)}`)).items.sort((x, y) =>
+    x.metadata.name!.localeCompare(y.metadata.name!),
+  );
 const replies = (phone: string) => fake.to(phone).map((m) => m.body);
 /** Waits until the phone has exactly one Session, and returns it. */
-const onlySessionOf = (phone: string) => eventually(async () => {
-  const list = await sessionsOf(phone);
-  expect(list).toHaveLength(1);
-  return list[0]!;
-});
+const onlySessionOf = (phone: string) =>
+  eventually(async () => {
+    const list = await sessionsOf(phone);
+    expect(list).toHaveLength(1);
+    return list[0]!;
+  });
 
 describe('relay inbound on a real API server', () => {
   it('turns 1,000 concurrent copies of one webhook over two replicas into exactly one Session and one reply', async () => {
     const sid = messageSid();
-    const hook = signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, { from: phones.dup, body: 'make the navbar sticky', sid });
-    const responses = await Promise.all(Array.from({ length: 1000 }, (_, i) => postWebhook(`${(i % 2 ? a : b).url}/webhook`, hook)));
+    const hook = signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, {
+      from: phones.dup,
+      body: 'make the navbar sticky',
+      sid,
+    });
+    const responses = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) => postWebhook(`${(i % 2 ? a : b).url}/webhook`, hook)),
+    );
     expect(responses.every((r) => r.status === 200)).toBe(true);
     await fake.waitFor(phones.dup, 1);
     // Acknowledged copies may still wait in either replica's intake: every one is acted on first.
@@ -55,9 +64,16 @@ describe('relay inbound on a real API server', () => {
     await Promise.all([a.lanes.idle(), b.lanes.idle()]);
     const created = await sessionsOf(phones.dup);
     expect(created).toHaveLength(1);
-    expect(created[0]!.spec).toMatchObject({ phone: phones.dup, prompt: 'make the navbar sticky', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' } });
-    expect(replies(phones.dup)).toEqual([`On it (session ${created[0]!.metadata.name!.slice(-4)}). Reply *cancel* to stop.`]);
-    const dupes = (await a.metrics.duplicates.get()).values[0]!.value + (await b.metrics.duplicates.get()).values[0]!.value;
+    expect(created[0]!.spec).toMatchObject({
+      phone: phones.dup,
+      prompt: 'make the navbar sticky',
+      repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
+    });
+    expect(replies(phones.dup)).toEqual([
+      `On it (session ${created[0]!.metadata.name!.slice(-4)}). Reply *cancel* to stop.`,
+    ]);
+    const dupes =
+      (await a.metrics.duplicates.get()).values[0]!.value + (await b.metrics.duplicates.get()).values[0]!.value;
     expect(dupes).toBe(999);
   });
 
@@ -66,7 +82,14 @@ describe('relay inbound on a real API server', () => {
     const name = (await onlySessionOf(phones.decide)).metadata.name!;
     await sessions.patchStatus(ns, name, { phase: 'Working' });
     await sessions.patchStatus(ns, name, {
-      phase: 'AwaitingApproval', pending: { id: 'tool-1', kind: 'tool', tool: 'Bash', input: '{"command":"npm install"}', createdAt: new Date().toISOString() },
+      phase: 'AwaitingApproval',
+      pending: {
+        id: 'tool-1',
+        kind: 'tool',
+        tool: 'Bash',
+        input: '{"command":"npm install"}',
+        createdAt: new Date().toISOString(),
+      },
     });
     await fake.waitFor(phones.decide, 2);
     expect(replies(phones.decide)[1]).toContain('🔐 The agent wants to run: `npm install`');
@@ -75,7 +98,12 @@ describe('relay inbound on a real API server', () => {
     await send(b, phones.decide, 'allow always');
     await eventually(async () => expect((await sessions.get(ns, name))!.spec.decisions).toHaveLength(1));
     const decisions = (await sessions.get(ns, name))!.spec.decisions!;
-    expect(decisions[0]).toMatchObject({ requestId: 'tool-1', action: 'allow', scope: 'session', by: 'twilio:+1415•••0102' });
+    expect(decisions[0]).toMatchObject({
+      requestId: 'tool-1',
+      action: 'allow',
+      scope: 'session',
+      by: 'twilio:+1415•••0102',
+    });
     expect(Date.now() - new Date(decisions[0]!.at).getTime()).toBeLessThan(30_000);
     await send(a, phones.decide, 'deny');
     await eventually(() => expect(replies(phones.decide).at(-1)).toBe('That request was already answered.'));
@@ -85,17 +113,33 @@ describe('relay inbound on a real API server', () => {
   it('refuses a typed answer replayed later, on either replica, while its claim lives', async () => {
     await send(a, phones.replay, 'rename the header');
     const name = (await onlySessionOf(phones.replay)).metadata.name!;
-    const ask = (id: string) => sessions.patchStatus(ns, name, {
-      phase: 'AwaitingApproval', pending: { id, kind: 'tool', tool: 'Bash', input: `{"command":"echo ${id}"}`, createdAt: new Date().toISOString() },
-    });
+    const ask = (id: string) =>
+      sessions.patchStatus(ns, name, {
+        phase: 'AwaitingApproval',
+        pending: {
+          id,
+          kind: 'tool',
+          tool: 'Bash',
+          input: `{"command":"echo ${id}"}`,
+          createdAt: new Date().toISOString(),
+        },
+      });
     await sessions.patchStatus(ns, name, { phase: 'Working' });
     await ask('first');
-    await eventually(() => expect([a, b].map((r) => r.phones.context(phones.replay).current?.pending?.id)).toEqual(['first', 'first']));
-    const allow = signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, { from: phones.replay, body: 'allow', sid: messageSid() });
+    await eventually(() =>
+      expect([a, b].map((r) => r.phones.context(phones.replay).current?.pending?.id)).toEqual(['first', 'first']),
+    );
+    const allow = signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, {
+      from: phones.replay,
+      body: 'allow',
+      sid: messageSid(),
+    });
     await postWebhook(`${a.url}/webhook`, allow);
     await eventually(async () => expect((await sessions.get(ns, name))!.spec.decisions).toHaveLength(1));
     await ask('second');
-    await eventually(() => expect([a, b].map((r) => r.phones.context(phones.replay).current?.pending?.id)).toEqual(['second', 'second']));
+    await eventually(() =>
+      expect([a, b].map((r) => r.phones.context(phones.replay).current?.pending?.id)).toEqual(['second', 'second']),
+    );
     const sentBefore = fake.to(phones.replay).length;
     expect((await postWebhook(`${b.url}/webhook`, allow)).status).toBe(200);
     expect((await postWebhook(`${a.url}/webhook`, allow)).status).toBe(200);
@@ -103,7 +147,13 @@ describe('relay inbound on a real API server', () => {
     await Promise.all([a.intake.idle(), b.intake.idle()]);
     expect((await sessions.get(ns, name))!.spec.decisions!.map((d) => d.requestId)).toEqual(['first']);
     // Only the second request may still go out (it may carry the echo of the first answer); nothing answers the replays.
-    expect(fake.to(phones.replay).slice(sentBefore).map((m) => m.body).filter((t) => !/^(Allowed Bash once\.\n)?🔐 .*echo second/.test(t))).toEqual([]);
+    expect(
+      fake
+        .to(phones.replay)
+        .slice(sentBefore)
+        .map((m) => m.body)
+        .filter((t) => !/^(Allowed Bash once\.\n)?🔐 .*echo second/.test(t)),
+    ).toEqual([]);
   });
 
   it('queues while working, refuses the sixth queued command, and cancel stops them all', async () => {
@@ -119,15 +169,25 @@ describe('relay inbound on a real API server', () => {
       // Both replicas count the queue from their caches: wait until each has seen every Session.
       await eventually(() => expect([a, b].map((r) => r.phones.sessions(phones.queue).length)).toEqual([i, i]));
     }
-    expect(replies(phones.queue).slice(1)).toEqual([2, 3, 4, 5, 6].map((n) => `Queued (#${n}). It starts when the current task finishes. *cancel* stops all of them.`));
+    expect(replies(phones.queue).slice(1)).toEqual(
+      [2, 3, 4, 5, 6].map(
+        (n) => `Queued (#${n}). It starts when the current task finishes. *cancel* stops all of them.`,
+      ),
+    );
     await send(a, phones.queue, 'task 7');
     await fake.waitFor(phones.queue, 7);
-    expect(replies(phones.queue)[6]).toBe('You already have 5 commands waiting. Wait for one to finish, or reply *cancel* to clear them.');
+    expect(replies(phones.queue)[6]).toBe(
+      'You already have 5 commands waiting. Wait for one to finish, or reply *cancel* to clear them.',
+    );
     expect(await sessionsOf(phones.queue)).toHaveLength(6);
 
     await send(b, phones.queue, 's');
     await fake.waitFor(phones.queue, 8);
-    expect(replies(phones.queue)[7]).toMatch(new RegExp(`^Session ${first.metadata.name!.slice(-4)} · Working for \\d+ s · queue: 5\\nToday: \\$0\\.00 of \\$10\\.00$`));
+    expect(replies(phones.queue)[7]).toMatch(
+      new RegExp(
+        `^Session ${first.metadata.name!.slice(-4)} · Working for \\d+ s · queue: 5\\nToday: \\$0\\.00 of \\$10\\.00$`,
+      ),
+    );
     await send(a, phones.queue, 'cancel');
     await fake.waitFor(phones.queue, 9);
     expect(replies(phones.queue)[8]).toBe(`Stopping session ${first.metadata.name!.slice(-4)} and 5 queued…`);

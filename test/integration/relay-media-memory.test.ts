@@ -37,10 +37,18 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'relay-memory-'));
   relay = startManaged('relay', process.execPath, [join(process.cwd(), 'relay/main.ts')], join(dir, 'relay.log'), {
     env: {
-      PATH: process.env.PATH, KUBECONFIG: inject('kubeconfig'), PUBLIC_URL: 'https://tether.test', TETHER_NAMESPACE: ns,
-      TETHER_REPO_URL: 'https://github.com/acme/web.git', RELAY_WEB_CHAT_TOKEN: 'chat-token-0123456789', RELAY_PORT: String(port),
-      RELAY_MEDIA_SIGNING_KEY: 'test-signing-key-0123456789abcdef', RELAY_MEDIA_DIR: mkdtempSync(join(dir, 'media-')),
-      RELAY_BIND_ADDRESS: '127.0.0.1', RELAY_MEDIA_MAX_BYTES: String(MAX_BYTES), LOG_LEVEL: 'error',
+      PATH: process.env.PATH,
+      KUBECONFIG: inject('kubeconfig'),
+      PUBLIC_URL: 'https://tether.test',
+      TETHER_NAMESPACE: ns,
+      TETHER_REPO_URL: 'https://github.com/acme/web.git',
+      RELAY_WEB_CHAT_TOKEN: 'chat-token-0123456789',
+      RELAY_PORT: String(port),
+      RELAY_MEDIA_SIGNING_KEY: 'test-signing-key-0123456789abcdef',
+      RELAY_MEDIA_DIR: mkdtempSync(join(dir, 'media-')),
+      RELAY_BIND_ADDRESS: '127.0.0.1',
+      RELAY_MEDIA_MAX_BYTES: String(MAX_BYTES),
+      LOG_LEVEL: 'error',
       // Every request reaches the token check: the rate limit is not what keeps memory flat here.
       RELAY_UPLOAD_RATE: '10000',
     },
@@ -54,14 +62,23 @@ afterAll(async () => {
   await deleteNamespace(kc, ns);
 });
 
-interface Attempt { status: number; sentBytes: number }
+interface Attempt {
+  status: number;
+  sentBytes: number;
+}
 
 /** Sends up to `bytes` of body (1 MB at a time, as fast as the relay takes it); stops when the relay answers. */
 function offer(path: string, bytes: number, headers: Record<string, string | number>): Promise<Attempt> {
   return new Promise((resolve) => {
     let sentBytes = 0;
     let answered = false;
-    const req = request({ host: '127.0.0.1', port, method: 'PUT', path, headers: { 'content-type': 'image/png', ...headers } });
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: 'PUT',
+      path,
+      headers: { 'content-type': 'image/png', ...headers },
+    });
     const finish = (status: number) => {
       if (!answered) resolve({ status, sentBytes });
       answered = true;
@@ -98,26 +115,45 @@ describe('relay memory under bad uploads (real relay process, real API server)',
   it('stays flat under 100 concurrent unauthenticated 5 MB uploads, each refused before its body is read', async () => {
     // The same 100 requests with 64 KB bodies first: what the relay needs for 100 connections and
     // 50 TokenReviews is in the baseline; what is measured is what the 500 MB of bodies add.
-    const attack = (bytes: number, round: string) => Promise.all([...Array(100)].map((_, i) => offer(
-      `${RELAY_UPLOAD_PATH}/${ns}/victim-${i % 10}/diff.png`, bytes,
-      { 'content-length': bytes, ...(i % 2 ? { authorization: `Bearer forged-token-${round}-${i}` } : {}) },
-    )));
+    const attack = (bytes: number, round: string) =>
+      Promise.all(
+        [...Array(100)].map((_, i) =>
+          offer(`${RELAY_UPLOAD_PATH}/${ns}/victim-${i % 10}/diff.png`, bytes, {
+            'content-length': bytes,
+            ...(i % 2 ? { authorization: `Bearer forged-token-${round}-${i}` } : {}),
+          }),
+        ),
+      );
     const statuses = (attempts: Attempt[]) => attempts.map((a) => a.status).sort();
     expect(statuses(await attack(64 * 1024, 'warm-up'))).toEqual([...Array(50).fill(401), ...Array(50).fill(403)]);
     const { result, growth } = await peakGrowth(() => attack(MAX_BYTES, 'measured'));
-    console.log(`[relay-memory] 100 × 5 MB unauthenticated: RSS +${(growth / MB).toFixed(1)} MB, the clients wrote ${(result.reduce((n, a) => n + a.sentBytes, 0) / MB).toFixed(0)} MB before their answers`);
+    console.log(
+      `[relay-memory] 100 × 5 MB unauthenticated: RSS +${(growth / MB).toFixed(1)} MB, the clients wrote ${(result.reduce((n, a) => n + a.sentBytes, 0) / MB).toFixed(0)} MB before their answers`,
+    );
     expect(statuses(result)).toEqual([...Array(50).fill(401), ...Array(50).fill(403)]);
     expect(growth).toBeLessThan(RSS_GROWTH_LIMIT);
   }, 120_000);
 
   it('stays flat under oversized uploads: declared sizes refused at once, undeclared ones cut off at the limit', async () => {
-    const tokens = await Promise.all(['big-1', 'big-2', 'big-3', 'big-4'].map(async (s) => [s, await runnerRelayToken(kc, ns, s)] as const));
-    const { result, growth } = await peakGrowth(() => Promise.all([
-      ...[...Array(40)].map((_, i) => offer(`${RELAY_UPLOAD_PATH}/${ns}/${tokens[i % 4]![0]}/diff.png`, 50 * MB,
-        { 'content-length': 50 * MB, authorization: `Bearer ${tokens[i % 4]![1]}` })),
-      ...tokens.map(([session, token]) => offer(`${RELAY_UPLOAD_PATH}/${ns}/${session}/shot.png`, 20 * MB, { authorization: `Bearer ${token}` })),
-    ]));
-    console.log(`[relay-memory] 40 declared 50 MB + 4 undeclared 20 MB uploads with valid tokens: RSS +${(growth / MB).toFixed(1)} MB`);
+    const tokens = await Promise.all(
+      ['big-1', 'big-2', 'big-3', 'big-4'].map(async (s) => [s, await runnerRelayToken(kc, ns, s)] as const),
+    );
+    const { result, growth } = await peakGrowth(() =>
+      Promise.all([
+        ...[...Array(40)].map((_, i) =>
+          offer(`${RELAY_UPLOAD_PATH}/${ns}/${tokens[i % 4]![0]}/diff.png`, 50 * MB, {
+            'content-length': 50 * MB,
+            authorization: `Bearer ${tokens[i % 4]![1]}`,
+          }),
+        ),
+        ...tokens.map(([session, token]) =>
+          offer(`${RELAY_UPLOAD_PATH}/${ns}/${session}/shot.png`, 20 * MB, { authorization: `Bearer ${token}` }),
+        ),
+      ]),
+    );
+    console.log(
+      `[relay-memory] 40 declared 50 MB + 4 undeclared 20 MB uploads with valid tokens: RSS +${(growth / MB).toFixed(1)} MB`,
+    );
     const statuses = result.map((a) => a.status);
     expect(statuses.slice(0, 40)).toEqual(Array(40).fill(413));
     expect(statuses.slice(40)).toEqual(Array(4).fill(413));

@@ -40,10 +40,16 @@ const keep = (session: string, file: string, bytes: Buffer) => {
   mkdirSync(join(relay.config.media.dir, ns, session), { recursive: true });
   writeFileSync(join(relay.config.media.dir, ns, session, file), bytes);
 };
-const create = (name: string) => sessions.create(ns, name, { phone, prompt: 'p', repo: { url: 'https://github.com/acme/web.git' }, workspace: workspaceName(phone) });
+const create = (name: string) =>
+  sessions.create(ns, name, {
+    phone,
+    prompt: 'p',
+    repo: { url: 'https://github.com/acme/web.git' },
+    workspace: workspaceName(phone),
+  });
 
-describe('media refs in a Session\'s status', () => {
-  it('sends only the Session\'s own images; another Session\'s, `..` and malformed refs are left out and logged', async () => {
+describe("media refs in a Session's status", () => {
+  it("sends only the Session's own images; another Session's, `..` and malformed refs are left out and logged", async () => {
     const [own, other] = ['refs-own', 'refs-other'];
     await create(own);
     await create(other);
@@ -51,18 +57,33 @@ describe('media refs in a Session\'s status', () => {
     keep(other, 'screenshot-1.jpg', JPEG);
     keep(own, 'screenshot-1.jpg', JPEG);
     const shot = (ref: string): Media => ({ kind: 'screenshot', ref, contentType: 'image/jpeg' });
-    const forged = [`${ns}/${other}/screenshot-1.jpg`, `${ns}/${own}/../${other}/screenshot-1.jpg`, `${ns}/${own}/%2e%2e/x.jpg`, `${ns}-x/${own}/screenshot-1.jpg`];
+    const forged = [
+      `${ns}/${other}/screenshot-1.jpg`,
+      `${ns}/${own}/../${other}/screenshot-1.jpg`,
+      `${ns}/${own}/%2e%2e/x.jpg`,
+      `${ns}-x/${own}/screenshot-1.jpg`,
+    ];
     await sessions.patchStatus(ns, own, { phase: 'Starting' });
     await sessions.patchStatus(ns, own, { phase: 'Working' });
     await sessions.patchStatus(ns, own, {
-      phase: 'AwaitingApproval', pending: { id: 'c1', kind: 'changes', summary: '1 file changed', createdAt: new Date().toISOString() },
-      result: { diffStat: ' a.txt | 1 +', media: [{ kind: 'diff', ref: `${ns}/${other}/diff.png`, contentType: 'image/png' }] },
+      phase: 'AwaitingApproval',
+      pending: { id: 'c1', kind: 'changes', summary: '1 file changed', createdAt: new Date().toISOString() },
+      result: {
+        diffStat: ' a.txt | 1 +',
+        media: [{ kind: 'diff', ref: `${ns}/${other}/diff.png`, contentType: 'image/png' }],
+      },
     });
     const review = await fake.waitFor(phone, 2);
     expect(review.every((m) => m.mediaUrls.length === 0)).toBe(true); // the caption alone, no picture of the other Session
 
     await sessions.patchStatus(ns, own, { phase: 'Publishing', pending: null as never });
-    await sessions.patchStatus(ns, own, { phase: 'Succeeded', result: { prUrl: 'https://github.com/acme/web/pull/3', media: [shot(`${ns}/${own}/screenshot-1.jpg`), ...forged.map(shot)] } });
+    await sessions.patchStatus(ns, own, {
+      phase: 'Succeeded',
+      result: {
+        prUrl: 'https://github.com/acme/web/pull/3',
+        media: [shot(`${ns}/${own}/screenshot-1.jpg`), ...forged.map(shot)],
+      },
+    });
     await eventually(() => expect(fake.to(phone).some((m) => /Pull request opened/.test(m.body))).toBe(true), 15_000);
     const links = fake.to(phone).flatMap((m) => m.mediaUrls);
     expect(links).toHaveLength(1);

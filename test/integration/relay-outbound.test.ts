@@ -39,7 +39,8 @@ async function restart(): Promise<TestRelay> {
   return relay;
 }
 const bodies = () => fake.to(phone).map((m) => m.body);
-const progress = (n: number) => Array.from({ length: n }, (_, i) => ({ seq: i + 1, at: new Date().toISOString(), text: `step ${i + 1}` }));
+const progress = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ seq: i + 1, at: new Date().toISOString(), text: `step ${i + 1}` }));
 const set = (name: string, status: Partial<SessionStatus>) => sessions.patchStatus(ns, name, status);
 const settle = async () => {
   await new Promise((r) => setTimeout(r, 700));
@@ -51,7 +52,10 @@ describe('relay outbound on a real API server', () => {
 
   it('acknowledges a command and batches progress', async () => {
     const r = await restart();
-    const hook = signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, { from: phone, body: 'make the navbar sticky' });
+    const hook = signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, {
+      from: phone,
+      body: 'make the navbar sticky',
+    });
     expect((await postWebhook(`${r.url}/webhook`, hook)).status).toBe(200);
     const [session] = await eventually(async () => {
       const list = (await sessions.list(ns, `${LABEL_PHONE_HASH}=${phoneHash(phone)}`)).items;
@@ -66,7 +70,11 @@ describe('relay outbound on a real API server', () => {
     await set(name, { progress: progress(3) });
     await fake.waitFor(phone, 3);
     await settle();
-    expect(bodies()).toEqual([`On it (session ${name.slice(-4)}). Reply *cancel* to stop.`, '⏳ step 1', '⏳ step 2\n⏳ step 3']);
+    expect(bodies()).toEqual([
+      `On it (session ${name.slice(-4)}). Reply *cancel* to stop.`,
+      '⏳ step 1',
+      '⏳ step 2\n⏳ step 3',
+    ]);
     expect(fake.to(phone)[2]!.at - fake.to(phone)[1]!.at).toBeGreaterThanOrEqual(250);
   });
 
@@ -74,33 +82,56 @@ describe('relay outbound on a real API server', () => {
     await relay!.close();
     relay = undefined;
     await set(name, { progress: progress(5) });
-    await set(name, { phase: 'AwaitingApproval', pending: { id: 't1', kind: 'tool', tool: 'Bash', input: '{"command":"npm test"}', createdAt: new Date().toISOString() } });
+    await set(name, {
+      phase: 'AwaitingApproval',
+      pending: {
+        id: 't1',
+        kind: 'tool',
+        tool: 'Bash',
+        input: '{"command":"npm test"}',
+        createdAt: new Date().toISOString(),
+      },
+    });
     await restart();
     await fake.waitFor(phone, 4);
     await settle();
     await restart();
     await settle();
     // The progress the prompt flushed rides in its message.
-    expect(bodies().slice(3)).toEqual(['⏳ step 4\n⏳ step 5\n🔐 The agent wants to run: `npm test`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.']);
+    expect(bodies().slice(3)).toEqual([
+      '⏳ step 4\n⏳ step 5\n🔐 The agent wants to run: `npm test`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.',
+    ]);
     const delivered = JSON.parse((await sessions.get(ns, name))!.metadata.annotations!['tether.dev/delivered']!);
     expect(delivered).toMatchObject({ seq: 5, pending: 't1', started: true });
   });
 
   it('shows the diff image uploaded by the runner (TokenReview), then the instructions, then the result', async () => {
     const token = await runnerRelayToken(kc, ns, name, phone);
-    const upload = (path: string, auth: string) => fetch(`${relay!.url}/uploads/${path}`, { method: 'PUT', body: PNG, headers: { 'content-type': 'image/png', authorization: `Bearer ${auth}` } });
+    const upload = (path: string, auth: string) =>
+      fetch(`${relay!.url}/uploads/${path}`, {
+        method: 'PUT',
+        body: PNG,
+        headers: { 'content-type': 'image/png', authorization: `Bearer ${auth}` },
+      });
     expect((await upload(`${ns}/${name}/diff.png`, token)).status).toBe(201);
     expect((await upload(`${ns}/other-session/diff.png`, token)).status).toBe(403);
     const sameAccountOtherPod = await runnerRelayToken(kc, ns, 'other-session-of-the-phone', phone);
-    expect((await upload(`${ns}/${name}/diff.png`, sameAccountOtherPod)).status, "a token bound to another Session's Pod").toBe(403);
+    expect(
+      (await upload(`${ns}/${name}/diff.png`, sameAccountOtherPod)).status,
+      "a token bound to another Session's Pod",
+    ).toBe(403);
     expect((await upload(`${ns}/${name}/x.png`, 'not-a-token')).status).toBe(403);
     const admin = await kc.makeApiClient(AuthenticationV1Api).createTokenReview({ body: { spec: { token } } });
     expect(admin.status?.authenticated).not.toBe(true); // the token is only good for the relay's audience
 
     await set(name, { phase: 'Working', pending: null as never });
     await set(name, {
-      phase: 'AwaitingApproval', pending: { id: 'c1', kind: 'changes', summary: '1 file changed, +2 −1', createdAt: new Date().toISOString() },
-      result: { diffStat: ' src/Navbar.tsx | 3 ++-', media: [{ kind: 'diff', ref: `${ns}/${name}/diff.png`, contentType: 'image/png' }] },
+      phase: 'AwaitingApproval',
+      pending: { id: 'c1', kind: 'changes', summary: '1 file changed, +2 −1', createdAt: new Date().toISOString() },
+      result: {
+        diffStat: ' src/Navbar.tsx | 3 ++-',
+        media: [{ kind: 'diff', ref: `${ns}/${name}/diff.png`, contentType: 'image/png' }],
+      },
     });
     const sent = await fake.waitFor(phone, 6);
     expect(sent[4]!.mediaUrls).toHaveLength(1);

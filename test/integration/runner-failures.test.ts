@@ -7,7 +7,16 @@ import { describe, expect, inject, it } from 'vitest';
 import { transition } from '../../common/session/state-machine.ts';
 import { loadConfig } from '../../controller/config.ts';
 import { eventually } from '../support/eventually.ts';
-import { answer, isAlive, processTree, specFor, startRunner, useRunnerTestbed, waitFor, waitForPhase } from '../support/runner.ts';
+import {
+  answer,
+  isAlive,
+  processTree,
+  specFor,
+  startRunner,
+  useRunnerTestbed,
+  waitFor,
+  waitForPhase,
+} from '../support/runner.ts';
 
 const GITHUB_TOKEN = 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
 const ANTHROPIC_KEY = 'sk-ant-test-secret-do-not-leak-42';
@@ -23,19 +32,31 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
     expect(await runner.exited, runner.output()).toBe(0);
     const session = (await bed.sessions.get(bed.ns, name))!;
     expect(session.status?.phase).toBe('Failed');
-    expect(session.status?.result).toMatchObject({ message: 'The Claude API refused the request (400): npm test failed (3 failing)', exitCode: 1 });
+    expect(session.status?.result).toMatchObject({
+      message: 'The Claude API refused the request (400): npm test failed (3 failing)',
+      exitCode: 1,
+    });
     expect(session.status?.result?.diffStat).toContain('half.txt');
     expect(readFileSync(join(repo, 'half.txt'), 'utf8')).toBe('half done');
   });
 
   it('SIGTERM mid-run: Claude Code and the tool it runs are killed, Failed written, exit 0 within the grace period', async () => {
-    const { name, runner } = await run(`script:\nprogress: Starting a long job\ntool: Bash {"command":"${LONG_COMMAND}"}`);
+    const { name, runner } = await run(
+      `script:\nprogress: Starting a long job\ntool: Bash {"command":"${LONG_COMMAND}"}`,
+    );
     await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
-    await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.phase === 'Working' && !!s.status.progress?.some((p) => p.text === 'Starting a long job'));
+    await waitFor(
+      bed.sessions,
+      bed.ns,
+      name,
+      (s) => s.status?.phase === 'Working' && !!s.status.progress?.some((p) => p.text === 'Starting a long job'),
+    );
     const agentPid = Number(/"pid":(\d+),"agent":"claude"/.exec(runner.output())?.[1]);
     const tree = await eventually(() => {
       const pids = processTree(agentPid);
-      expect(pids.filter((pid) => /setTimeout/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))).length).toBeGreaterThan(0); // the tool's processes
+      expect(
+        pids.filter((pid) => /setTimeout/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))).length,
+      ).toBeGreaterThan(0); // the tool's processes
       return pids;
     }, 30_000);
     const sent = Date.now();
@@ -60,10 +81,16 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
 
   it('approval timeout: the controller writes TimedOut; the runner exits 0 and keeps the changes', async () => {
     const { name, runner, repo } = await run('script:\nwrite: kept.txt = keep me');
-    const waiting = await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.phase === 'AwaitingApproval' && s.status.pending?.kind === 'changes');
+    const waiting = await waitFor(
+      bed.sessions,
+      bed.ns,
+      name,
+      (s) => s.status?.phase === 'AwaitingApproval' && s.status.pending?.kind === 'changes',
+    );
     const next = transition(waiting.status?.phase, { type: 'ApprovalTimeout' });
     expect(next.ok).toBe(true);
-    if (next.ok) await bed.sessions.patchStatus(bed.ns, name, { phase: next.phase, completionTime: new Date().toISOString() });
+    if (next.ok)
+      await bed.sessions.patchStatus(bed.ns, name, { phase: next.phase, completionTime: new Date().toISOString() });
     expect(await runner.exited, runner.output()).toBe(0);
     expect((await bed.sessions.get(bed.ns, name))?.status?.phase).toBe('TimedOut');
     expect(readFileSync(join(repo, 'kept.txt'), 'utf8')).toBe('keep me');
@@ -75,7 +102,8 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
       `printf '{not json\\n'`,
       `printf '\\377\\376 binary \\000 garbage\\n'`,
       `echo '::progress:: survived the garbage'`,
-      `head -c 300000 /dev/zero | tr '\\000' x`, 'echo',
+      `head -c 300000 /dev/zero | tr '\\000' x`,
+      'echo',
     ].join('; ');
     const prompt = `script:\nthis line is not a step\ntool: Bash ${JSON.stringify({ command })}\ntool: Bash {broken json\ntool: NoSuchTool {}\nprogress: ${'y'.repeat(3000)}\nsay: still here`;
     const { name, runner } = await run(prompt, { TETHER_PERMISSION_POLICY: '{"allow":["Bash"]}' });
@@ -103,21 +131,37 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
       expect(status).not.toContain(secret);
       expect(runner.output()).not.toContain(secret);
     }
-    expect(bed.github.pulls.find((p) => p.head === `tether/${name}`)?.headers.authorization).toBe(`Bearer ${GITHUB_TOKEN}`);
+    expect(bed.github.pulls.find((p) => p.head === `tether/${name}`)?.headers.authorization).toBe(
+      `Bearer ${GITHUB_TOKEN}`,
+    );
   });
 
   it('refuses to start on a bad variable, naming it', async () => {
-    const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name: 'x', env: { TETHER_SESSION_NAME: 'Not_A_Name' } });
+    const runner = startRunner({
+      kubeconfig: inject('kubeconfig'),
+      namespace: bed.ns,
+      name: 'x',
+      env: { TETHER_SESSION_NAME: 'Not_A_Name' },
+    });
     expect(await runner.exited).toBe(2);
     expect(runner.output()).toContain('invalid TETHER_SESSION_NAME');
-    const policy = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name: 'x', env: { TETHER_PERMISSION_POLICY: '{"allow": "Bash"}' } });
+    const policy = startRunner({
+      kubeconfig: inject('kubeconfig'),
+      namespace: bed.ns,
+      name: 'x',
+      env: { TETHER_PERMISSION_POLICY: '{"allow": "Bash"}' },
+    });
     expect(await policy.exited).toBe(2);
     expect(policy.output()).toContain('TETHER_PERMISSION_POLICY.allow');
   });
 
   it('waits for Starting, and fails plainly when the repository cannot be cloned', async () => {
     const name = `wait-${Date.now()}`;
-    await bed.sessions.create(bed.ns, name, specFor('script:\nsay: hi', join(tmpdir(), 'nonexistent', 'acme', 'web.git')));
+    await bed.sessions.create(
+      bed.ns,
+      name,
+      specFor('script:\nsay: hi', join(tmpdir(), 'nonexistent', 'acme', 'web.git')),
+    );
     const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: bed.env() });
     await new Promise((r) => setTimeout(r, 1500));
     expect((await bed.sessions.get(bed.ns, name))?.status?.phase).toBeUndefined();
@@ -130,7 +174,9 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
   });
 
   it('GitHub refusing the pull request → Failed with a plain message; the pushed branch is recorded', async () => {
-    const { name, runner, remote } = await bed.run('script:\nwrite: pr.txt = x', { GITHUB_API_URL: `${bed.github.url}/refusing` });
+    const { name, runner, remote } = await bed.run('script:\nwrite: pr.txt = x', {
+      GITHUB_API_URL: `${bed.github.url}/refusing`,
+    });
     await answer(bed.sessions, bed.ns, name, 'changes', { action: 'approve' });
     expect(await runner.exited, runner.output()).toBe(0);
     const session = (await bed.sessions.get(bed.ns, name))!;
@@ -142,7 +188,12 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
 
   it('SIGTERM while a tool request waits for the phone: Failed, the request withdrawn, exit 0', async () => {
     const { name, runner } = await run('script:\ntool: Bash {"command":"touch asked.txt"}');
-    await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.pending?.kind === 'tool' && s.status.phase === 'AwaitingApproval');
+    await waitFor(
+      bed.sessions,
+      bed.ns,
+      name,
+      (s) => s.status?.pending?.kind === 'tool' && s.status.phase === 'AwaitingApproval',
+    );
     runner.child.kill('SIGTERM');
     expect(await runner.exited, runner.output()).toBe(0);
     const session = (await bed.sessions.get(bed.ns, name))!;

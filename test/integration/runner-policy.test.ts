@@ -21,8 +21,11 @@ const script = [
 
 describe('runner permission policy', { timeout: 150_000 }, () => {
   it('after "allow always" on Bash, a denied pattern is still denied; reads outside the checkout and screenshots elsewhere are asked', async () => {
-    const { name, runner, remote, repo } = await bed.run(script, { TETHER_PERMISSION_POLICY: '{"deny":["Bash(git push*)"]}' });
-    const input = (s: Awaited<ReturnType<typeof answer>>) => JSON.parse(s.status!.pending!.input!) as Record<string, unknown>;
+    const { name, runner, remote, repo } = await bed.run(script, {
+      TETHER_PERMISSION_POLICY: '{"deny":["Bash(git push*)"]}',
+    });
+    const input = (s: Awaited<ReturnType<typeof answer>>) =>
+      JSON.parse(s.status!.pending!.input!) as Record<string, unknown>;
 
     const first = await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow', scope: 'session' });
     expect(first.status?.pending).toMatchObject({ tool: 'Bash' });
@@ -49,8 +52,9 @@ describe('runner permission policy', { timeout: 150_000 }, () => {
     expect(session.status?.phase).toBe('Rejected');
     expect(session.spec.decisions).toHaveLength(5);
     expect(JSON.stringify(session)).not.toContain('KUBECONFIG=');
-    expect(session.status?.progress?.map((p) => p.text))
-      .toContain('"allow always" counted as allow once: reads outside the repository checkout are asked each time');
+    expect(session.status?.progress?.map((p) => p.text)).toContain(
+      '"allow always" counted as allow once: reads outside the repository checkout are asked each time',
+    );
     expect(remote.git('for-each-ref', '--format=%(refname)')).not.toContain('leak');
     expect(existsSync(join(repo, 'second.txt'))).toBe(false); // reverted by the reject
   });

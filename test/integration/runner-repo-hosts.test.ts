@@ -4,7 +4,14 @@
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { basicAuth, serveGitOverHttp } from '../../local/git-forge.ts';
-import { createStartedSession, makeRemote, specFor, startRunner, useRunnerTestbed, waitForPhase } from '../support/runner.ts';
+import {
+  createStartedSession,
+  makeRemote,
+  specFor,
+  startRunner,
+  useRunnerTestbed,
+  waitForPhase,
+} from '../support/runner.ts';
 
 const bed = useRunnerTestbed('repohosts');
 const CANARY = 'ghp_CanaryTokenForRepoHostTests0123456789';
@@ -14,8 +21,17 @@ describe.concurrent('the repository host list in the runner', { timeout: 120_000
     const remote = makeRemote();
     const foreign = await serveGitOverHttp(join(remote.root, 'remotes'), CANARY, { record: true });
     try {
-      const name = await createStartedSession(bed.sessions, bed.ns, specFor('script:\nsay: hi', `${foreign.origin}/acme/web.git`));
-      const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: { GITHUB_API_URL: bed.github.url, GITHUB_TOKEN: CANARY, TETHER_REPO_HOSTS: 'github.com' } });
+      const name = await createStartedSession(
+        bed.sessions,
+        bed.ns,
+        specFor('script:\nsay: hi', `${foreign.origin}/acme/web.git`),
+      );
+      const runner = startRunner({
+        kubeconfig: inject('kubeconfig'),
+        namespace: bed.ns,
+        name,
+        env: { GITHUB_API_URL: bed.github.url, GITHUB_TOKEN: CANARY, TETHER_REPO_HOSTS: 'github.com' },
+      });
       expect(await runner.exited, runner.output()).toBe(0);
       const session = await waitForPhase(bed.sessions, bed.ns, name, 'Failed');
       expect(session.status?.result?.message).toBe(
@@ -32,8 +48,17 @@ describe.concurrent('the repository host list in the runner', { timeout: 120_000
     const remote = makeRemote();
     const forge = await serveGitOverHttp(join(remote.root, 'remotes'), CANARY, { record: true });
     try {
-      const name = await createStartedSession(bed.sessions, bed.ns, specFor('script:\nsay: hi', `${forge.origin}/acme/web.git`));
-      const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: { GITHUB_API_URL: bed.github.url, GITHUB_TOKEN: CANARY, TETHER_REPO_HOSTS: new URL(forge.origin).host } });
+      const name = await createStartedSession(
+        bed.sessions,
+        bed.ns,
+        specFor('script:\nsay: hi', `${forge.origin}/acme/web.git`),
+      );
+      const runner = startRunner({
+        kubeconfig: inject('kubeconfig'),
+        namespace: bed.ns,
+        name,
+        env: { GITHUB_API_URL: bed.github.url, GITHUB_TOKEN: CANARY, TETHER_REPO_HOSTS: new URL(forge.origin).host },
+      });
       expect(await runner.exited, runner.output()).toBe(0);
       expect((await waitForPhase(bed.sessions, bed.ns, name, 'Succeeded')).status?.result?.summary).toBe('hi');
       expect(forge.requests.length).toBeGreaterThan(0);

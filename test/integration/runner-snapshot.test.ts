@@ -9,7 +9,15 @@ import { describe, expect, inject, it } from 'vitest';
 import { filesContaining } from '../support/files.ts';
 import { basicAuth, serveGitOverHttp } from '../../local/git-forge.ts';
 import { hostileGitScript } from '../support/hostile-git.ts';
-import { answer, createStartedSession, makeRemote, specFor, startRunner, useRunnerTestbed, waitFor } from '../support/runner.ts';
+import {
+  answer,
+  createStartedSession,
+  makeRemote,
+  specFor,
+  startRunner,
+  useRunnerTestbed,
+  waitFor,
+} from '../support/runner.ts';
 
 const bed = useRunnerTestbed('snapshot');
 const CANARY = 'ghp_CanaryTokenForTetherTests0123456789ab';
@@ -17,7 +25,12 @@ const CANARY = 'ghp_CanaryTokenForTetherTests0123456789ab';
 /** A Session on a given repository URL, and its runner. */
 async function start(prompt: string, repoUrl: string, env: Record<string, string> = {}) {
   const name = await createStartedSession(bed.sessions, bed.ns, specFor(prompt, repoUrl));
-  const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: { GITHUB_API_URL: bed.github.url, ...env } });
+  const runner = startRunner({
+    kubeconfig: inject('kubeconfig'),
+    namespace: bed.ns,
+    name,
+    env: { GITHUB_API_URL: bed.github.url, ...env },
+  });
   return { name, runner, repo: join(runner.workspace, 'repo') };
 }
 
@@ -26,8 +39,15 @@ const treeOf = (remote: ReturnType<typeof makeRemote>, rev: string) => remote.gi
 
 describe.concurrent('publishing the reviewed snapshot', { timeout: 150_000 }, () => {
   it('edits made after the review are not pushed: the branch holds exactly the reviewed tree', async () => {
-    const { name, runner, remote, repo } = await bed.run('script: change the app\nwrite: src/app.txt = reviewed\\n\nsay: Changed the app');
-    const review = await waitFor(bed.sessions, bed.ns, name, (s) => s.status?.phase === 'AwaitingApproval' && s.status.pending?.kind === 'changes');
+    const { name, runner, remote, repo } = await bed.run(
+      'script: change the app\nwrite: src/app.txt = reviewed\\n\nsay: Changed the app',
+    );
+    const review = await waitFor(
+      bed.sessions,
+      bed.ns,
+      name,
+      (s) => s.status?.phase === 'AwaitingApproval' && s.status.pending?.kind === 'changes',
+    );
     // A process that outlived the agent edits the workspace between the review and the approval.
     writeFileSync(join(repo, 'src', 'app.txt'), 'tampered\n');
     writeFileSync(join(repo, 'sneaky.txt'), 'never reviewed\n');
@@ -40,11 +60,16 @@ describe.concurrent('publishing the reviewed snapshot', { timeout: 150_000 }, ()
     const reviewed = review.status!.result!.snapshotTree!;
     expect(reviewed).toMatch(/^[0-9a-f]{40}$/);
     expect(done.status?.result?.snapshotTree).toBe(reviewed);
-    expect(review.status?.result).toMatchObject({ diffLines: { total: expect.any(Number), inImage: expect.any(Number) } });
+    expect(review.status?.result).toMatchObject({
+      diffLines: { total: expect.any(Number), inImage: expect.any(Number) },
+    });
     expect(review.status?.result?.diff).toContain('+reviewed');
     expect(treeOf(remote, `tether/${name}`)).toBe(reviewed);
     expect(remote.git('rev-parse', `tether/${name}^`).trim()).toBe(remote.git('rev-parse', 'main').trim());
-    expect(remote.git('ls-tree', '-r', '--name-only', `tether/${name}`).split('\n').filter(Boolean).sort()).toEqual(['README.md', 'src/app.txt']);
+    expect(remote.git('ls-tree', '-r', '--name-only', `tether/${name}`).split('\n').filter(Boolean).sort()).toEqual([
+      'README.md',
+      'src/app.txt',
+    ]);
     expect(remote.git('show', `tether/${name}:src/app.txt`)).toBe('reviewed\n');
     expect(remote.git('show', `tether/${name}:README.md`)).toBe('# web\n');
     // What was approved lives on the branch; the workspace is back on the base.
@@ -74,14 +99,18 @@ describe.concurrent('publishing the reviewed snapshot', { timeout: 150_000 }, ()
   it('a committed symlink to .git does not make .git writable without asking', async () => {
     const remote = makeRemote();
     const clone = mkdtempSync(join(tmpdir(), 'tether-seed-'));
-    const git = (...args: string[]) => execFileSync('git', ['-C', clone, '-c', 'user.name=o', '-c', 'user.email=o@o', ...args], { encoding: 'utf8' });
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', clone, '-c', 'user.name=o', '-c', 'user.email=o@o', ...args], { encoding: 'utf8' });
     execFileSync('git', ['clone', '--quiet', remote.url, clone]);
     symlinkSync('.git', join(clone, 'g'));
     git('add', 'g');
     git('commit', '--quiet', '-m', 'a link to .git');
     git('push', '--quiet', 'origin', 'main');
 
-    const { name, runner, repo } = await start('script:\nwrite: g/config = [core]\\n\\tfsmonitor = touch PWNED\\n\nwrite: ok.txt = fine\\n', remote.url);
+    const { name, runner, repo } = await start(
+      'script:\nwrite: g/config = [core]\\n\\tfsmonitor = touch PWNED\\n\nwrite: ok.txt = fine\\n',
+      remote.url,
+    );
     const asked = await answer(bed.sessions, bed.ns, name, 'tool', { action: 'deny', message: 'not the git folder' });
     expect(asked.status?.pending).toMatchObject({ kind: 'tool', tool: 'Write' });
     expect(JSON.parse(asked.status!.pending!.input!).file_path).toBe(join(repo, 'g', 'config'));
@@ -99,8 +128,15 @@ describe.concurrent('publishing the reviewed snapshot', { timeout: 150_000 }, ()
     const elsewhere = await serveGitOverHttp(join(remote.root, 'remotes'), 'another-token', { record: true });
     try {
       const url = `${forge.origin}/acme/web.git`;
-      const trap = hostileGitScript({ marker: join(remote.root, 'MARKER'), realUrl: url, evilUrl: `${elsewhere.origin}/acme/web.git` });
-      const { name, runner, repo } = await start(`script:\n${bashStep(trap)}\nwrite: feature.txt = feature\\n`, url, { GITHUB_TOKEN: CANARY, TETHER_REPO_HOSTS: new URL(forge.origin).host });
+      const trap = hostileGitScript({
+        marker: join(remote.root, 'MARKER'),
+        realUrl: url,
+        evilUrl: `${elsewhere.origin}/acme/web.git`,
+      });
+      const { name, runner, repo } = await start(`script:\n${bashStep(trap)}\nwrite: feature.txt = feature\\n`, url, {
+        GITHUB_TOKEN: CANARY,
+        TETHER_REPO_HOSTS: new URL(forge.origin).host,
+      });
       await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
       await answer(bed.sessions, bed.ns, name, 'changes', { action: 'approve' });
       expect(await runner.exited, runner.output()).toBe(0);
@@ -117,8 +153,13 @@ describe.concurrent('publishing the reviewed snapshot', { timeout: 150_000 }, ()
       const needles = [CANARY, basicAuth(CANARY).slice('Basic '.length)];
       expect(filesContaining(runner.workspace, needles)).toEqual([]);
       expect(filesContaining(runner.gitStore, needles)).toEqual([]);
-      const pushed = remote.git('ls-tree', '-r', '--name-only', `tether/${name}`).split('\n').filter(Boolean)
-        .map((path) => remote.git('show', `tether/${name}:${path}`)).join('\n') + remote.git('log', '--format=%B%an%ae%cn%ce', `tether/${name}`);
+      const pushed =
+        remote
+          .git('ls-tree', '-r', '--name-only', `tether/${name}`)
+          .split('\n')
+          .filter(Boolean)
+          .map((path) => remote.git('show', `tether/${name}:${path}`))
+          .join('\n') + remote.git('log', '--format=%B%an%ae%cn%ce', `tether/${name}`);
       for (const needle of needles) {
         expect(pushed).not.toContain(needle);
         expect(JSON.stringify(session)).not.toContain(needle);

@@ -22,7 +22,12 @@ afterAll(async () => deleteNamespace(kc, ns));
 async function writerFor(batchMs = 400, log = pino({ level: 'silent' })) {
   const name = await createStartedSession(sessions, ns, specFor('script:\nsay: hi', '/tmp/none/acme/web.git'));
   const writer = new StatusWriter({
-    sessions: new SessionClient(kc, FIELD_MANAGERS.runner), namespace: ns, name, redact: makeRedactor(['s3cr3t-value']), log, batchMs,
+    sessions: new SessionClient(kc, FIELD_MANAGERS.runner),
+    namespace: ns,
+    name,
+    redact: makeRedactor(['s3cr3t-value']),
+    log,
+    batchMs,
   });
   await writer.load();
   return { name, writer };
@@ -127,7 +132,10 @@ describe('runner status writer', () => {
 
   it('a cancel written by the controller meets the batched writes after it without an error: said once, at info', async () => {
     const lines: Array<{ level: number; msg: string }> = [];
-    const { name, writer } = await writerFor(0, pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) }));
+    const { name, writer } = await writerFor(
+      0,
+      pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) }),
+    );
     await sessions.patchStatus(ns, name, { phase: 'Cancelled' });
     writer.addProgress('the agent said one more thing'); // the run's first line: written at once, in the background
     writer.setResult({ costUsd: 0.02 }); // batched: the next write, also in the background
@@ -136,6 +144,10 @@ describe('runner status writer', () => {
     expect(lines.filter((l) => l.level >= 50)).toEqual([]);
     expect(lines.map((l) => l.msg)).toEqual(['the Session has ended: later status changes are not written']);
     const session = (await sessions.get(ns, name))!;
-    expect([session.status?.phase, session.status?.progress, session.status?.result]).toEqual(['Cancelled', undefined, undefined]);
+    expect([session.status?.phase, session.status?.progress, session.status?.result]).toEqual([
+      'Cancelled',
+      undefined,
+      undefined,
+    ]);
   });
 });

@@ -10,7 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { isTerminal } from '../../common/session/state-machine.ts';
-import { answer, createStartedSession, makeRemote, specFor, startRunner, useRunnerTestbed, waitFor, type RunnerProcess } from '../support/runner.ts';
+import {
+  answer,
+  createStartedSession,
+  makeRemote,
+  specFor,
+  startRunner,
+  useRunnerTestbed,
+  waitFor,
+  type RunnerProcess,
+} from '../support/runner.ts';
 
 const bed = useRunnerTestbed('traps');
 const TRAPPED = ['../.tether-repo-base', 'README.md', 'new', '.gitignore', '.gitattributes'];
@@ -27,8 +36,13 @@ function readCount(runner: RunnerProcess): () => number {
   const sample = () => {
     try {
       const tasks = readdirSync(`/proc/${runner.child.pid}/task`);
-      const read = tasks.map((tid) => Number(/^rchar: (\d+)$/m.exec(readFileSync(`/proc/${runner.child.pid}/task/${tid}/io`, 'utf8'))![1]));
-      most = Math.max(most, read.reduce((a, b) => a + b, 0));
+      const read = tasks.map((tid) =>
+        Number(/^rchar: (\d+)$/m.exec(readFileSync(`/proc/${runner.child.pid}/task/${tid}/io`, 'utf8'))![1]),
+      );
+      most = Math.max(
+        most,
+        read.reduce((a, b) => a + b, 0),
+      );
     } catch {
       // the process (or a thread) has exited: the last sample stands
     }
@@ -49,7 +63,13 @@ describe.concurrent('the next command after traps on the workspace', { timeout: 
       const workspace = mkdtempSync(join(tmpdir(), 'tether-ws-'));
       const runOn = async (prompt: string) => {
         const name = await createStartedSession(bed.sessions, bed.ns, specFor(prompt, remote.url));
-        const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, workspace, env: bed.env() });
+        const runner = startRunner({
+          kubeconfig: inject('kubeconfig'),
+          namespace: bed.ns,
+          name,
+          workspace,
+          env: bed.env(),
+        });
         return { name, runner, read: readCount(runner) };
       };
       const plant = `for p in ${TRAPPED.join(' ')}; do rm -f "$p"; ${make}; done`;
@@ -58,10 +78,18 @@ describe.concurrent('the next command after traps on the workspace', { timeout: 
       const review = await answer(bed.sessions, bed.ns, first.name, 'changes', { action: 'reject' });
       expect(await first.runner.exited, first.runner.output()).toBe(0);
       expect(review.status?.result?.diffStat).toContain('README.md');
-      if (said) expect(review.status?.progress?.map((p) => p.text).join('\n')).toMatch(new RegExp(`Left out of the changes: .*README\\.md \\(${said}`));
+      if (said)
+        expect(review.status?.progress?.map((p) => p.text).join('\n')).toMatch(
+          new RegExp(`Left out of the changes: .*README\\.md \\(${said}`),
+        );
 
       const next = await runOn('script:\nsay: hello again');
-      await waitFor(bed.sessions, bed.ns, next.name, (s) => !!s.status?.result?.agentSessionId || isTerminal(s.status?.phase));
+      await waitFor(
+        bed.sessions,
+        bed.ns,
+        next.name,
+        (s) => !!s.status?.result?.agentSessionId || isTerminal(s.status?.phase),
+      );
       await bed.sessions.patch(bed.ns, next.name, { spec: { cancel: true } });
       expect(await next.runner.exited, next.runner.output()).toBe(0);
       const done = (await bed.sessions.get(bed.ns, next.name))!;

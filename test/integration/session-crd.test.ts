@@ -6,7 +6,14 @@ import type { SessionClient } from '../../common/kube/sessions.ts';
 import { formatDuration, maskPhone, previewPrompt } from '../../common/session/display.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
 import { GROUP, LIMITS, PLURAL, VERSION, type SessionSpec } from '../../common/session/schema.ts';
-import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, kubectl, sessionClient } from '../support/cluster.ts';
+import {
+  adminKubeConfig,
+  createNamespace,
+  deleteNamespace,
+  installSessionCrd,
+  kubectl,
+  sessionClient,
+} from '../support/cluster.ts';
 
 const phone = '+14155550123';
 const validSpec = (): SessionSpec => ({
@@ -35,12 +42,21 @@ afterAll(async () => deleteNamespace(kc, ns));
 function parseTable(out: string): { header: string[]; rows: string[][] } {
   const [head, ...lines] = out.trimEnd().split('\n');
   const starts = [...head!.matchAll(/\S+/g)].map((m) => m.index);
-  const cut = (line: string) => starts.map((start, i) => [...line].slice(start, starts[i + 1]).join('').trim());
+  const cut = (line: string) =>
+    starts.map((start, i) =>
+      [...line]
+        .slice(start, starts[i + 1])
+        .join('')
+        .trim(),
+    );
   return { header: cut(head!), rows: lines.map(cut) };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error, 'the API server accepted an invalid Session').toBeDefined();
   const info = apiError(error);
   expect(info?.code).toBe(422);
@@ -65,13 +81,37 @@ describe('Session CRD on a real API server', () => {
     ['oversize prompt', { prompt: 'x'.repeat(8193) }, 'spec.prompt'],
     ['bad workspace name', { workspace: 'WS_1' }, 'spec.workspace'],
     ['bad timeout', { timeouts: { run: '1 hour' } }, 'spec.timeouts.run'],
-    ['unknown decision action', { decisions: [{ requestId: 'r1', action: 'maybe', at: '2026-11-22T08:00:00Z' }] }, 'spec.decisions[0].action'],
-    ['decision without requestId', { decisions: [{ action: 'approve', at: '2026-11-22T08:00:00Z' }] }, 'spec.decisions[0].requestId'],
+    [
+      'unknown decision action',
+      { decisions: [{ requestId: 'r1', action: 'maybe', at: '2026-11-22T08:00:00Z' }] },
+      'spec.decisions[0].action',
+    ],
+    [
+      'decision without requestId',
+      { decisions: [{ action: 'approve', at: '2026-11-22T08:00:00Z' }] },
+      'spec.decisions[0].requestId',
+    ],
     ['missing repo', { repo: undefined }, 'spec.repo'],
-    ['an --upload-pack base branch', { repo: { url: 'https://github.com/acme/web.git', baseBranch: '--upload-pack=touch /tmp/x' } }, 'spec.repo.baseBranch'],
-    ['a base branch with ..', { repo: { url: 'https://github.com/acme/web.git', baseBranch: 'a..b' } }, 'spec.repo.baseBranch'],
-    ['a base branch with @{', { repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main@{1}' } }, 'spec.repo.baseBranch'],
-    ['a base branch with a control character', { repo: { url: 'https://github.com/acme/web.git', baseBranch: 'ma\u0001in' } }, 'spec.repo.baseBranch'],
+    [
+      'an --upload-pack base branch',
+      { repo: { url: 'https://github.com/acme/web.git', baseBranch: '--upload-pack=touch /tmp/x' } },
+      'spec.repo.baseBranch',
+    ],
+    [
+      'a base branch with ..',
+      { repo: { url: 'https://github.com/acme/web.git', baseBranch: 'a..b' } },
+      'spec.repo.baseBranch',
+    ],
+    [
+      'a base branch with @{',
+      { repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main@{1}' } },
+      'spec.repo.baseBranch',
+    ],
+    [
+      'a base branch with a control character',
+      { repo: { url: 'https://github.com/acme/web.git', baseBranch: 'ma\u0001in' } },
+      'spec.repo.baseBranch',
+    ],
     ['an option as repo URL', { repo: { url: '--upload-pack=touch /tmp/x' } }, 'spec.repo.url'],
     ['an ssh repo URL', { repo: { url: 'git@github.com:acme/web.git' } }, 'spec.repo.url'],
     ['a repo URL with credentials', { repo: { url: 'https://github.com@evil.example/acme/web.git' } }, 'spec.repo.url'],
@@ -88,7 +128,8 @@ describe('Session CRD on a real API server', () => {
       { url: 'https://git.example.com:8443/team/app.git', baseBranch: 'release/1.2' },
       { url: 'http://127.0.0.1:9418/acme/web.git', baseBranch: 'feature/JIRA-42_fix' },
       { url: '/srv/git/.state/acme/web.git' },
-    ]) expect((await sessions.create(ns, sessionName(phone), { ...validSpec(), repo })).spec.repo.url).toBe(repo.url);
+    ])
+      expect((await sessions.create(ns, sessionName(phone), { ...validSpec(), repo })).spec.repo.url).toBe(repo.url);
   });
 
   it('rejects an unknown phase in status, naming status.phase', async () => {
@@ -102,53 +143,94 @@ describe('Session CRD on a real API server', () => {
 
   it('keeps phone, prompt and workspace immutable and decisions append-only', async () => {
     const name = sessionName(phone);
-    await sessions.create(ns, name, { ...validSpec(), decisions: [{ requestId: 'r1', action: 'allow', at: '2026-11-22T08:00:00Z' }] });
-    expect(await rejection(sessions.patch(ns, name, { spec: { prompt: 'something else' } }))).toContain('prompt is immutable');
-    expect(await rejection(sessions.patch(ns, name, { spec: { phone: '+14155550999' } }))).toContain('phone is immutable');
+    await sessions.create(ns, name, {
+      ...validSpec(),
+      decisions: [{ requestId: 'r1', action: 'allow', at: '2026-11-22T08:00:00Z' }],
+    });
+    expect(await rejection(sessions.patch(ns, name, { spec: { prompt: 'something else' } }))).toContain(
+      'prompt is immutable',
+    );
+    expect(await rejection(sessions.patch(ns, name, { spec: { phone: '+14155550999' } }))).toContain(
+      'phone is immutable',
+    );
     expect(await rejection(sessions.patch(ns, name, { spec: { decisions: [] } }))).toContain('append-only');
-    const appended = await sessions.patch(ns, name, { spec: { decisions: [
-      { requestId: 'r1', action: 'allow', at: '2026-11-22T08:00:00Z' },
-      { requestId: 'r2', action: 'deny', message: 'no network', at: '2026-11-22T08:01:00Z' },
-    ] } });
+    const appended = await sessions.patch(ns, name, {
+      spec: {
+        decisions: [
+          { requestId: 'r1', action: 'allow', at: '2026-11-22T08:00:00Z' },
+          { requestId: 'r2', action: 'deny', message: 'no network', at: '2026-11-22T08:01:00Z' },
+        ],
+      },
+    });
     expect(appended.spec.decisions).toHaveLength(2);
   });
 
   it('keeps spec.images immutable, bounded and of the image types the agent accepts', async () => {
     const name = sessionName(phone);
-    const image = (n: number, contentType = 'image/jpeg') => ({ ref: `${ns}/${name}/photo-${n}.jpg`, contentType: contentType as 'image/jpeg', bytes: 1000 });
-    expect(await rejection(sessions.create(ns, name, { ...validSpec(), images: Array.from({ length: LIMITS.images + 1 }, (_, i) => image(i)) } as never))).toContain('spec.images');
-    expect(await rejection(sessions.create(ns, name, { ...validSpec(), images: [image(1, 'application/pdf')] } as never))).toContain('spec.images[0].contentType');
-    expect(await rejection(sessions.create(ns, name, { ...validSpec(), images: [{ ...image(1), bytes: LIMITS.imageBytes + 1 }] } as never))).toContain('spec.images[0].bytes');
+    const image = (n: number, contentType = 'image/jpeg') => ({
+      ref: `${ns}/${name}/photo-${n}.jpg`,
+      contentType: contentType as 'image/jpeg',
+      bytes: 1000,
+    });
+    expect(
+      await rejection(
+        sessions.create(ns, name, {
+          ...validSpec(),
+          images: Array.from({ length: LIMITS.images + 1 }, (_, i) => image(i)),
+        } as never),
+      ),
+    ).toContain('spec.images');
+    expect(
+      await rejection(sessions.create(ns, name, { ...validSpec(), images: [image(1, 'application/pdf')] } as never)),
+    ).toContain('spec.images[0].contentType');
+    expect(
+      await rejection(
+        sessions.create(ns, name, { ...validSpec(), images: [{ ...image(1), bytes: LIMITS.imageBytes + 1 }] } as never),
+      ),
+    ).toContain('spec.images[0].bytes');
     await sessions.create(ns, name, { ...validSpec(), images: [image(1)] });
-    expect(await rejection(sessions.patch(ns, name, { spec: { images: [image(1), image(2)] } }))).toContain('images are immutable');
+    expect(await rejection(sessions.patch(ns, name, { spec: { images: [image(1), image(2)] } }))).toContain(
+      'images are immutable',
+    );
   });
 
   it('keeps spec.costPauseUsd as created: not changed, added or removed', async () => {
     const paused = sessionName(phone);
     await sessions.create(ns, paused, { ...validSpec(), costPauseUsd: 2 });
-    expect(await rejection(sessions.patch(ns, paused, { spec: { costPauseUsd: 500 } }))).toContain('costPauseUsd is immutable');
-    expect(await rejection(sessions.patch(ns, paused, { spec: { costPauseUsd: null } } as never))).toContain('costPauseUsd is immutable');
+    expect(await rejection(sessions.patch(ns, paused, { spec: { costPauseUsd: 500 } }))).toContain(
+      'costPauseUsd is immutable',
+    );
+    expect(await rejection(sessions.patch(ns, paused, { spec: { costPauseUsd: null } } as never))).toContain(
+      'costPauseUsd is immutable',
+    );
     const plain = sessionName(phone);
     await sessions.create(ns, plain, validSpec());
-    expect(await rejection(sessions.patch(ns, plain, { spec: { costPauseUsd: 0 } }))).toContain('costPauseUsd is immutable');
-    expect((await sessions.patch(ns, paused, { spec: { cancel: true } })).spec).toMatchObject({ cancel: true, costPauseUsd: 2 });
+    expect(await rejection(sessions.patch(ns, plain, { spec: { costPauseUsd: 0 } }))).toContain(
+      'costPauseUsd is immutable',
+    );
+    expect((await sessions.patch(ns, paused, { spec: { cancel: true } })).spec).toMatchObject({
+      cancel: true,
+      costPauseUsd: 2,
+    });
   });
 
   it('changes status only through the status subresource', async () => {
     const name = sessionName(phone);
     await sessions.create(ns, name, validSpec());
     const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-    const viaMain = await raw.patchNamespacedCustomObject(
-      { group: GROUP, version: VERSION, plural: PLURAL, namespace: ns, name, body: { status: { phase: 'Succeeded' } } }, mergePatch,
-    ) as { status?: unknown };
+    const viaMain = (await raw.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, plural: PLURAL, namespace: ns, name, body: { status: { phase: 'Succeeded' } } },
+      mergePatch,
+    )) as { status?: unknown };
     expect(viaMain.status).toBeUndefined();
     expect((await sessions.get(ns, name))?.status).toBeUndefined();
 
     const viaStatus = await sessions.patchStatus(ns, name, { phase: 'Working' });
     expect(viaStatus.status?.phase).toBe('Working');
-    const specUnchanged = await raw.patchNamespacedCustomObjectStatus(
-      { group: GROUP, version: VERSION, plural: PLURAL, namespace: ns, name, body: { spec: { cancel: true } } }, mergePatch,
-    ) as { spec: SessionSpec };
+    const specUnchanged = (await raw.patchNamespacedCustomObjectStatus(
+      { group: GROUP, version: VERSION, plural: PLURAL, namespace: ns, name, body: { spec: { cancel: true } } },
+      mergePatch,
+    )) as { spec: SessionSpec };
     expect(specUnchanged.spec.cancel).toBe(false);
   });
 
@@ -161,12 +243,17 @@ describe('Session CRD on a real API server', () => {
     await sessions.create(columnsNs, done, { ...spec, prompt: 'fix the login redirect loop on Safari' });
     const display = { phone: maskPhone(phone), prompt: previewPrompt(spec.prompt) };
     await sessions.patchStatus(columnsNs, waiting, {
-      phase: 'AwaitingApproval', display,
+      phase: 'AwaitingApproval',
+      display,
       pending: { id: 'p1', kind: 'changes', summary: '3 files changed', createdAt: new Date().toISOString() },
     });
     await sessions.patchStatus(columnsNs, done, {
       phase: 'Succeeded',
-      display: { phone: maskPhone(phone), prompt: previewPrompt('fix the login redirect loop on Safari'), duration: formatDuration(192_000) },
+      display: {
+        phone: maskPhone(phone),
+        prompt: previewPrompt('fix the login redirect loop on Safari'),
+        duration: formatDuration(192_000),
+      },
       result: { costUsd: 0.41, prUrl: 'https://github.com/acme/web/pull/412' },
     });
 
@@ -174,8 +261,28 @@ describe('Session CRD on a real API server', () => {
     const table = parseTable(out);
     expect(table.header).toEqual(['NAME', 'PHONE', 'PHASE', 'WAITING-ON', 'PROMPT', 'AGE', 'DURATION', 'COST', 'PR']);
     const row = (name: string) => table.rows.find((r) => r[0] === name);
-    expect(row(waiting)).toEqual([waiting, '+1415•••0123', 'AwaitingApproval', 'changes', 'make the navbar sticky and add a dark-m…', expect.stringMatching(/^\d+s$/), '', '', '']);
-    expect(row(done)).toEqual([done, '+1415•••0123', 'Succeeded', '', 'fix the login redirect loop on Safari', expect.stringMatching(/^\d+s$/), '3m12s', '0.41', 'https://github.com/acme/web/pull/412']);
+    expect(row(waiting)).toEqual([
+      waiting,
+      '+1415•••0123',
+      'AwaitingApproval',
+      'changes',
+      'make the navbar sticky and add a dark-m…',
+      expect.stringMatching(/^\d+s$/),
+      '',
+      '',
+      '',
+    ]);
+    expect(row(done)).toEqual([
+      done,
+      '+1415•••0123',
+      'Succeeded',
+      '',
+      'fix the login redirect loop on Safari',
+      expect.stringMatching(/^\d+s$/),
+      '3m12s',
+      '0.41',
+      'https://github.com/acme/web/pull/412',
+    ]);
     expect(out).not.toContain('4155550123');
     console.log(`kubectl get sessions -n ${columnsNs}\n${out}`);
     await deleteNamespace(kc, columnsNs);

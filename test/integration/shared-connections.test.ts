@@ -32,7 +32,9 @@ beforeAll(async () => {
   viaProxy = new KubeConfig();
   viaProxy.loadFromOptions({
     clusters: admin.getClusters().map((c) => ({ ...c, server: `https://127.0.0.1:${port}` })),
-    users: admin.getUsers(), contexts: admin.getContexts(), currentContext: admin.getCurrentContext(),
+    users: admin.getUsers(),
+    contexts: admin.getContexts(),
+    currentContext: admin.getCurrentContext(),
   });
 });
 afterAll(async () => {
@@ -59,7 +61,12 @@ describe('API clients and connections', () => {
 
   it('a SharedConnectionsKubeConfig makes every client of one identity share one connection', async () => {
     const shared = new SharedConnectionsKubeConfig();
-    shared.loadFromOptions({ clusters: viaProxy.getClusters(), users: viaProxy.getUsers(), contexts: viaProxy.getContexts(), currentContext: viaProxy.getCurrentContext() });
+    shared.loadFromOptions({
+      clusters: viaProxy.getClusters(),
+      users: viaProxy.getUsers(),
+      contexts: viaProxy.getContexts(),
+      currentContext: viaProxy.getCurrentContext(),
+    });
     expect(await connectionsFor(shared)).toBe(1);
   });
 

@@ -14,11 +14,21 @@ const OFFICIAL_ONLY_NODE_TOOLS = 8 * MB;
 
 const size = (image: string) => Number(docker(['image', 'inspect', '--format', '{{.Size}}', image]).stdout.trim());
 const baseIsStandIn = () =>
-  docker(['image', 'inspect', '--format', '{{index .Config.Labels "dev.tether.stand-in"}}', 'node:24-bookworm-slim']).stdout.trim() !== '';
+  docker([
+    'image',
+    'inspect',
+    '--format',
+    '{{index .Config.Labels "dev.tether.stand-in"}}',
+    'node:24-bookworm-slim',
+  ]).stdout.trim() !== '';
 /** The largest layers, for the failure message: what to look at first. */
 const largestLayers = (image: string) =>
-  docker(['history', '--no-trunc', '--format', '{{.Size}}\t{{.CreatedBy}}', image]).stdout.split('\n')
-    .filter((l) => l && !l.startsWith('0B')).map((l) => l.slice(0, 160)).slice(0, 6).join('\n');
+  docker(['history', '--no-trunc', '--format', '{{.Size}}\t{{.CreatedBy}}', image])
+    .stdout.split('\n')
+    .filter((l) => l && !l.startsWith('0B'))
+    .map((l) => l.slice(0, 160))
+    .slice(0, 6)
+    .join('\n');
 
 describe.each<Component>(['controller', 'relay', 'runner'])('the %s image', (component) => {
   beforeAll(() => requireImage(component));
@@ -27,7 +37,9 @@ describe.each<Component>(['controller', 'relay', 'runner'])('the %s image', (com
     const measured = size(imageName(component));
     const extra = component === 'runner' && baseIsStandIn() ? OFFICIAL_ONLY_NODE_TOOLS : 0;
     expect(measured).toBeGreaterThan(100 * MB);
-    expect(measured + extra, `${imageName(component)} is ${Math.round(measured / MB)} MB; largest layers:\n${largestLayers(imageName(component))}`)
-      .toBeLessThanOrEqual(BUDGET[component]);
+    expect(
+      measured + extra,
+      `${imageName(component)} is ${Math.round(measured / MB)} MB; largest layers:\n${largestLayers(imageName(component))}`,
+    ).toBeLessThanOrEqual(BUDGET[component]);
   });
 });

@@ -14,8 +14,14 @@ import { containerLog, runningContainers, waitForPodGone, waitForPodReady } from
 
 const TOKEN_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 const locked = (uid: number) => ({
-  runAsUser: uid, runAsGroup: 1000, runAsNonRoot: true, allowPrivilegeEscalation: false, privileged: false,
-  readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+  runAsUser: uid,
+  runAsGroup: 1000,
+  runAsNonRoot: true,
+  allowPrivilegeEscalation: false,
+  privileged: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
 });
 
 /** Each container records who it is and what it may do into the workspace, then serves or waits. */
@@ -27,27 +33,51 @@ function runnerLikePod(name: string, port: number): V1Pod {
   return {
     metadata: { name },
     spec: {
-      hostNetwork: true, enableServiceLinks: false, automountServiceAccountToken: false, serviceAccountName: name,
-      restartPolicy: 'Never', terminationGracePeriodSeconds: 2,
-      securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
-      initContainers: [{
-        name: 'agent', image: TOOLS_IMAGE, imagePullPolicy: 'Never', restartPolicy: 'Always',
-        command: ['sh', '-c', `${report('agent')} echo agent up; exec sleep 3600`],
-        securityContext: locked(1001),
-        volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }],
-      }],
-      containers: [{
-        name: 'runner', image: TOOLS_IMAGE, imagePullPolicy: 'Never',
-        command: ['sh', '-c', `${report('runner')} cp ${TOKEN_DIR}/token /workspace/token; mkdir -p /tmp/www; echo ok > /tmp/www/index.html; ` +
-          `echo runner up; exec httpd -f -p 127.0.0.1:${port} -h /tmp/www`],
-        securityContext: locked(1000),
-        readinessProbe: probe, livenessProbe: { ...probe, periodSeconds: 2 },
-        volumeMounts: [
-          { name: 'workspace', mountPath: '/workspace' },
-          { name: 'tmp', mountPath: '/tmp' },
-          { name: 'kube-api-access', mountPath: TOKEN_DIR, readOnly: true },
-        ],
-      }],
+      hostNetwork: true,
+      enableServiceLinks: false,
+      automountServiceAccountToken: false,
+      serviceAccountName: name,
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 2,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 1000,
+        runAsGroup: 1000,
+        fsGroup: 1000,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      initContainers: [
+        {
+          name: 'agent',
+          image: TOOLS_IMAGE,
+          imagePullPolicy: 'Never',
+          restartPolicy: 'Always',
+          command: ['sh', '-c', `${report('agent')} echo agent up; exec sleep 3600`],
+          securityContext: locked(1001),
+          volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }],
+        },
+      ],
+      containers: [
+        {
+          name: 'runner',
+          image: TOOLS_IMAGE,
+          imagePullPolicy: 'Never',
+          command: [
+            'sh',
+            '-c',
+            `${report('runner')} cp ${TOKEN_DIR}/token /workspace/token; mkdir -p /tmp/www; echo ok > /tmp/www/index.html; ` +
+              `echo runner up; exec httpd -f -p 127.0.0.1:${port} -h /tmp/www`,
+          ],
+          securityContext: locked(1000),
+          readinessProbe: probe,
+          livenessProbe: { ...probe, periodSeconds: 2 },
+          volumeMounts: [
+            { name: 'workspace', mountPath: '/workspace' },
+            { name: 'tmp', mountPath: '/tmp' },
+            { name: 'kube-api-access', mountPath: TOKEN_DIR, readOnly: true },
+          ],
+        },
+      ],
       volumes: [
         { name: 'workspace', persistentVolumeClaim: { claimName: `${name}-workspace` } },
         { name: 'tmp', emptyDir: {} },
@@ -78,10 +108,16 @@ describe('a runner-like Pod on the kubelet node tier', () => {
     kc = adminKubeConfig();
     core = kc.makeApiClient(CoreV1Api);
     ns = await createNamespace(kc, 'node');
-    await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name }, automountServiceAccountToken: false } });
+    await core.createNamespacedServiceAccount({
+      namespace: ns,
+      body: { metadata: { name }, automountServiceAccountToken: false },
+    });
     await core.createNamespacedPersistentVolumeClaim({
       namespace: ns,
-      body: { metadata: { name: `${name}-workspace` }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } },
+      body: {
+        metadata: { name: `${name}-workspace` },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      },
     });
     await core.createNamespacedPod({ namespace: ns, body: runnerLikePod(name, await freePort()) });
     pod = await waitForPodReady(kc, ns, name);
@@ -115,13 +151,13 @@ describe('a runner-like Pod on the kubelet node tier', () => {
     expect([owner.uid, owner.gid]).toEqual([1000, 1000]);
   });
 
-  it('mounts a projected ServiceAccount token the API server accepts as the Pod\'s account', async () => {
+  it("mounts a projected ServiceAccount token the API server accepts as the Pod's account", async () => {
     const token = (await readFile(join(workspace, 'token'), 'utf8')).trim();
     const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { sub: string };
     expect(payload.sub).toBe(`system:serviceaccount:${ns}:${name}`);
   });
 
-  it('serves its probes on loopback and writes its logs to kubelet\'s files', async () => {
+  it("serves its probes on loopback and writes its logs to kubelet's files", async () => {
     const port = pod.spec!.containers[0]!.readinessProbe!.httpGet!.port as number;
     const response = await fetch(`http://127.0.0.1:${port}/index.html`);
     expect((await response.text()).trim()).toBe('ok');

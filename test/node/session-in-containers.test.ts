@@ -14,17 +14,24 @@ beforeAll(async () => {
   await loadImages();
   const loaded = Date.now();
   chart = await installChart([FIRST, SECOND]);
-  console.log(`[kubelet-node] images loaded into containerd in ${loaded - started} ms, chart installed and Ready in ${Date.now() - loaded} ms`);
+  console.log(
+    `[kubelet-node] images loaded into containerd in ${loaded - started} ms, chart installed and Ready in ${Date.now() - loaded} ms`,
+  );
 }, 600_000);
 afterAll(async () => chart?.stop());
 
-const latest = async (phone: string) => (await chart.sessions()).filter((s) => s.spec.phone === phone).sort((a, b) =>
-  a.metadata!.creationTimestamp! < b.metadata!.creationTimestamp! ? -1 : 1).at(-1)!;
+const latest = async (phone: string) =>
+  (await chart.sessions())
+    .filter((s) => s.spec.phone === phone)
+    .sort((a, b) => (a.metadata!.creationTimestamp! < b.metadata!.creationTimestamp! ? -1 : 1))
+    .at(-1)!;
 
 describe('the chart on a real node', () => {
   it('takes a WhatsApp message to a pull request, with relay, controller and runner in containers', async () => {
     const phone = chart.phone(FIRST);
-    await phone.send('script:\nprogress: editing in a container\nwrite: CONTAINERS.md = ran on a real node\nsay: all done');
+    await phone.send(
+      'script:\nprogress: editing in a container\nwrite: CONTAINERS.md = ran on a real node\nsay: all done',
+    );
     await phone.next(/editing in a container/, 240_000);
     await phone.next(/Reply \*approve\*/, 120_000);
     await phone.send('approve');
@@ -34,7 +41,9 @@ describe('the chart on a real node', () => {
     expect(chart.forge.requests.some((r) => r.method === 'POST' && r.path.endsWith('/git-receive-pack'))).toBe(true);
     const session = await latest(FIRST);
     expect(session.status?.phase).toBe('Succeeded');
-    const pod = await chart.kc.makeApiClient(CoreV1Api).readNamespacedPod({ name: session.status!.podName!, namespace: chart.runnerNamespace });
+    const pod = await chart.kc
+      .makeApiClient(CoreV1Api)
+      .readNamespacedPod({ name: session.status!.podName!, namespace: chart.runnerNamespace });
     expect(pod.spec!.hostNetwork).toBe(true);
     expect(pod.spec!.nodeName).toBeTruthy();
   });
@@ -44,7 +53,9 @@ describe('the chart on a real node', () => {
     await phone.send('script:\nprogress: working hard\nsleep: 120000\nsay: never');
     await phone.next(/working hard/, 240_000);
     const session = await latest(SECOND);
-    await chart.kc.makeApiClient(CoreV1Api).deleteNamespacedPod({ name: session.status!.podName!, namespace: chart.runnerNamespace, gracePeriodSeconds: 0 });
+    await chart.kc
+      .makeApiClient(CoreV1Api)
+      .deleteNamespacedPod({ name: session.status!.podName!, namespace: chart.runnerNamespace, gracePeriodSeconds: 0 });
     const told = await phone.next(/❌/, 120_000);
     expect(told.body).toMatch(/stopped|crashed|lost|error|deleted/i);
     await eventually(async () => expect((await latest(SECOND)).status?.phase).toBe('Failed'), 60_000, 500);

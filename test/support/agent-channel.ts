@@ -23,7 +23,11 @@ export function capturedLogger(component: string) {
       done();
     },
   });
-  return { log: createLogger({ component, level: 'debug', destination }), lines, messages: () => lines.map((l) => `${l.msg} ${l.reason ?? ''}`) };
+  return {
+    log: createLogger({ component, level: 'debug', destination }),
+    lines,
+    messages: () => lines.map((l) => `${l.msg} ${l.reason ?? ''}`),
+  };
 }
 
 /** A folder for the socket that other uids can pass through (mkdtemp makes it 0700). */
@@ -52,11 +56,20 @@ export interface HostOptions {
 
 /** The agent host as the agent container would run it, with only the environment given. */
 export function startAgentHost(options: HostOptions): AgentHostProcess {
-  if (options.uid !== undefined && !options.image) throw new Error('an agent host under another uid runs from the staged runner image');
-  let argv = options.image ? [options.image.node, join(options.image.app, 'runner-image/agent-host/main.ts')] : [process.execPath, AGENT_HOST_MAIN];
-  if (options.uid !== undefined) argv = ['setpriv', `--reuid=${options.uid}`, `--regid=${options.uid}`, '--clear-groups', '--', ...argv];
+  if (options.uid !== undefined && !options.image)
+    throw new Error('an agent host under another uid runs from the staged runner image');
+  let argv = options.image
+    ? [options.image.node, join(options.image.app, 'runner-image/agent-host/main.ts')]
+    : [process.execPath, AGENT_HOST_MAIN];
+  if (options.uid !== undefined)
+    argv = ['setpriv', `--reuid=${options.uid}`, `--regid=${options.uid}`, '--clear-groups', '--', ...argv];
   if (options.ownPidNamespace) argv = ['unshare', '--pid', '--fork', '--mount-proc', '--kill-child=SIGKILL', ...argv];
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', TETHER_AGENT_SOCKET: options.socketPath, LOG_LEVEL: 'debug', ...options.env };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    TETHER_AGENT_SOCKET: options.socketPath,
+    LOG_LEVEL: 'debug',
+    ...options.env,
+  };
   const child = spawn(argv[0]!, argv.slice(1), { cwd: '/', env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
@@ -74,12 +87,26 @@ export interface Pair {
 }
 
 /** The supervisor's channel and a connected agent host. */
-export async function startPair(options: Partial<AgentChannelOptions> & Omit<HostOptions, 'socketPath'> = {}): Promise<Pair> {
+export async function startPair(
+  options: Partial<AgentChannelOptions> & Omit<HostOptions, 'socketPath'> = {},
+): Promise<Pair> {
   const supervisorLog = capturedLogger('runner');
   const socketPath = join(socketFolder(), 'supervisor', 'agent.sock');
-  const channel = await AgentChannel.listen({ socketPath, log: supervisorLog.log, connectTimeoutMs: 20_000, freezeTimeoutMs: 10_000, ...options });
+  const channel = await AgentChannel.listen({
+    socketPath,
+    log: supervisorLog.log,
+    connectTimeoutMs: 20_000,
+    freezeTimeoutMs: 10_000,
+    ...options,
+  });
   const image = options.uid === undefined ? undefined : await stagedRunnerImage();
-  const host = startAgentHost({ socketPath, env: options.env, uid: options.uid, image, ownPidNamespace: options.ownPidNamespace });
+  const host = startAgentHost({
+    socketPath,
+    env: options.env,
+    uid: options.uid,
+    image,
+    ownPidNamespace: options.ownPidNamespace,
+  });
   await channel.connected();
   const stop = async () => {
     await channel.close();
@@ -105,14 +132,24 @@ export function finished(spawned: AgentProcess): Promise<Finished> {
   spawned.stdout.on('data', (c: Buffer) => stdout.push(c));
   spawned.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   spawned.on('error', (e: Error) => (error = e));
-  return new Promise((resolve) => spawned.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
-    resolve({ stdout: Buffer.concat(stdout), stderr, code, signal, error });
-  }));
+  return new Promise((resolve) =>
+    spawned.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
+      resolve({ stdout: Buffer.concat(stdout), stderr, code, signal, error });
+    }),
+  );
 }
 
 /** Spawn options as the Agent SDK passes them. */
-export const request = (command: string, args: string[], extra: { cwd?: string; env?: Record<string, string>; signal?: AbortSignal } = {}) => ({
-  command, args, cwd: extra.cwd, env: extra.env ?? { PATH: process.env.PATH ?? '/usr/bin:/bin' }, signal: extra.signal ?? new AbortController().signal,
+export const request = (
+  command: string,
+  args: string[],
+  extra: { cwd?: string; env?: Record<string, string>; signal?: AbortSignal } = {},
+) => ({
+  command,
+  args,
+  cwd: extra.cwd,
+  env: extra.env ?? { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  signal: extra.signal ?? new AbortController().signal,
 });
 
 /** Reads stdout until `count` lines have arrived. */
@@ -154,11 +191,14 @@ export function running(pid: number): boolean {
 /** Running processes (in this PID namespace's view) whose command line is exactly `argv`. */
 export function runningWithArgv(argv: string[]): number[] {
   const wanted = `${argv.join('\0')}\0`;
-  return readdirSync('/proc').filter((name) => /^[0-9]+$/.test(name)).map(Number).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === wanted && running(pid);
-    } catch {
-      return false;
-    }
-  });
+  return readdirSync('/proc')
+    .filter((name) => /^[0-9]+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8') === wanted && running(pid);
+      } catch {
+        return false;
+      }
+    });
 }

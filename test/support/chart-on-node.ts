@@ -44,11 +44,14 @@ export async function loadImages(): Promise<void> {
   const command = `/usr/bin/docker save ${images.join(' ')} | ctr --address "$SOCKET" -n k8s.io images import -`;
   await new Promise<void>((resolve, reject) => {
     const child = spawn('bash', ['-o', 'pipefail', '-c', command], {
-      env: { ...process.env, DOCKER_HOST: dockerHost(), SOCKET: inject('containerdSocket') }, stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, DOCKER_HOST: dockerHost(), SOCKET: inject('containerdSocket') },
+      stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`loading the images failed (${code}): ${stderr}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`loading the images failed (${code}): ${stderr}`)),
+    );
   });
 }
 
@@ -59,8 +62,21 @@ async function sampleForge(dir: string): Promise<{ forge: GitHttpForge; repoUrl:
   return { forge, repoUrl: `${forge.origin}/acme/sample.git` };
 }
 
-function values(o: { twilio: FakeTwilio; github: FakeGitHub; repoUrl: string; numbers: string[]; relayPort: number; metricsPort: number; apiServerPort: number }) {
-  const tier = tierChartValues({ apiServerPort: o.apiServerPort, relayPort: o.relayPort, controllerMetricsPort: o.metricsPort, image: BUILT_IMAGES });
+function values(o: {
+  twilio: FakeTwilio;
+  github: FakeGitHub;
+  repoUrl: string;
+  numbers: string[];
+  relayPort: number;
+  metricsPort: number;
+  apiServerPort: number;
+}) {
+  const tier = tierChartValues({
+    apiServerPort: o.apiServerPort,
+    relayPort: o.relayPort,
+    controllerMetricsPort: o.metricsPort,
+    image: BUILT_IMAGES,
+  });
   return {
     ...tier,
     secrets: {
@@ -83,21 +99,60 @@ export async function installChart(numbers: string[]): Promise<ChartOnNode> {
   const dir = await mkdtemp(join(tmpdir(), 'tether-chart-on-node-'));
   const kc = new KubeConfig();
   kc.loadFromFile(inject('kubeconfig'));
-  const [twilio, github, { forge, repoUrl }] = await Promise.all([startFakeTwilio(), startFakeGitHub(), sampleForge(join(dir, 'remotes'))]);
+  const [twilio, github, { forge, repoUrl }] = await Promise.all([
+    startFakeTwilio(),
+    startFakeGitHub(),
+    sampleForge(join(dir, 'remotes')),
+  ]);
   const relayPort = await freePort();
   const apiServerPort = Number(new URL(kc.getCurrentCluster()!.server).port);
   const valuesFile = join(dir, 'values.json');
-  await writeFile(valuesFile, JSON.stringify(values({ twilio, github, repoUrl, numbers, relayPort, metricsPort: await freePort(), apiServerPort })));
+  await writeFile(
+    valuesFile,
+    JSON.stringify(
+      values({ twilio, github, repoUrl, numbers, relayPort, metricsPort: await freePort(), apiServerPort }),
+    ),
+  );
   const { stdout: helm } = await run('scripts/ensure-helm.sh');
-  await run(helm.trim(), ['install', 'tether', 'charts/tether', '--namespace', namespace, '--create-namespace',
-    '--kubeconfig', inject('kubeconfig'), '-f', valuesFile, '--wait', '--timeout', '5m'], { maxBuffer: 1 << 24 });
+  await run(
+    helm.trim(),
+    [
+      'install',
+      'tether',
+      'charts/tether',
+      '--namespace',
+      namespace,
+      '--create-namespace',
+      '--kubeconfig',
+      inject('kubeconfig'),
+      '-f',
+      valuesFile,
+      '--wait',
+      '--timeout',
+      '5m',
+    ],
+    { maxBuffer: 1 << 24 },
+  );
   const client = new SessionClient(kc);
   return {
-    namespace, runnerNamespace: `${namespace}-runners`, kc, twilio, github, forge,
+    namespace,
+    runnerNamespace: `${namespace}-runners`,
+    kc,
+    twilio,
+    github,
+    forge,
     phone: (number) => twilioPhone(twilio, `http://127.0.0.1:${relayPort}`, number),
     sessions: async () => (await client.list(namespace)).items,
     async stop() {
-      await run(helm.trim(), ['uninstall', 'tether', '--namespace', namespace, '--kubeconfig', inject('kubeconfig'), '--wait']).catch(() => undefined);
+      await run(helm.trim(), [
+        'uninstall',
+        'tether',
+        '--namespace',
+        namespace,
+        '--kubeconfig',
+        inject('kubeconfig'),
+        '--wait',
+      ]).catch(() => undefined);
       await Promise.all([twilio.close(), github.close(), forge.close()]);
       await rm(dir, { recursive: true, force: true });
     },

@@ -28,11 +28,16 @@ export async function createNamespace(kc: KubeConfig, prefix = 't'): Promise<str
 }
 
 export async function deleteNamespace(kc: KubeConfig, name: string): Promise<void> {
-  await kc.makeApiClient(CoreV1Api).deleteNamespace({ name }).catch(() => undefined);
+  await kc
+    .makeApiClient(CoreV1Api)
+    .deleteNamespace({ name })
+    .catch(() => undefined);
 }
 
 /** The usual start of an integration suite: admin clients, the Session CRD installed, a fresh namespace. */
-export async function sessionNamespace(prefix: string): Promise<{ kc: KubeConfig; ns: string; sessions: SessionClient }> {
+export async function sessionNamespace(
+  prefix: string,
+): Promise<{ kc: KubeConfig; ns: string; sessions: SessionClient }> {
   const kc = adminKubeConfig();
   await installSessionCrd(kc);
   return { kc, ns: await createNamespace(kc, prefix), sessions: sessionClient(kc) };
@@ -52,20 +57,53 @@ export async function kubectl(args: string[], kubeconfig = inject('kubeconfig'))
  * A runner's relay token as the kubelet projects it: a token of a phone's runner ServiceAccount
  * bound to the Session's runner Pod (a stand-in Pod that complies with Pod Security `restricted`).
  */
-export async function runnerRelayToken(kc: KubeConfig, namespace: string, session: string, phone = '+14155550000', audience = RELAY_TOKEN_AUDIENCE): Promise<string> {
+export async function runnerRelayToken(
+  kc: KubeConfig,
+  namespace: string,
+  session: string,
+  phone = '+14155550000',
+  audience = RELAY_TOKEN_AUDIENCE,
+): Promise<string> {
   const core = kc.makeApiClient(CoreV1Api);
   const account = runnerIdentityName(phoneHash(phone));
-  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: account } } }).catch((e: unknown) => { if (!isAlreadyExists(e)) throw e; });
-  const pod = await core.createNamespacedPod({ namespace, body: { metadata: { name: runnerName(session) }, spec: {
-    serviceAccountName: account, automountServiceAccountToken: false,
-    securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
-    containers: [{ name: 'runner', image: 'tether-runner:test', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
-  } } }).catch(async (e: unknown) => {
-    if (!isAlreadyExists(e)) throw e;
-    return core.readNamespacedPod({ namespace, name: runnerName(session) });
+  await core
+    .createNamespacedServiceAccount({ namespace, body: { metadata: { name: account } } })
+    .catch((e: unknown) => {
+      if (!isAlreadyExists(e)) throw e;
+    });
+  const pod = await core
+    .createNamespacedPod({
+      namespace,
+      body: {
+        metadata: { name: runnerName(session) },
+        spec: {
+          serviceAccountName: account,
+          automountServiceAccountToken: false,
+          securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: 'runner',
+              image: 'tether-runner:test',
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            },
+          ],
+        },
+      },
+    })
+    .catch(async (e: unknown) => {
+      if (!isAlreadyExists(e)) throw e;
+      return core.readNamespacedPod({ namespace, name: runnerName(session) });
+    });
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name: account,
+    body: {
+      spec: {
+        audiences: [audience],
+        expirationSeconds: 600,
+        boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata!.name!, uid: pod.metadata!.uid! },
+      },
+    },
   });
-  const request = await core.createNamespacedServiceAccountToken({ namespace, name: account, body: { spec: {
-    audiences: [audience], expirationSeconds: 600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata!.name!, uid: pod.metadata!.uid! },
-  } } });
   return request.status!.token!;
 }

@@ -14,4 +14,7 @@ export const faultSeed = (): number => Number(env('TETHER_FAULT_SEED') ?? Date.n
 export const FAULT_LOG_LEVEL = env('TETHER_FAULT_LOG') ?? 'warn';
 
 /** Registry and tag `make test-node` builds the images under (IMAGE_REGISTRY=tether.local IMAGE_TAG=dev). */
-export const BUILT_IMAGES = { registry: env('IMAGE_REGISTRY') ?? 'tether.local', tag: env('IMAGE_TAG') ?? 'dev' } as const;
+export const BUILT_IMAGES = {
+  registry: env('IMAGE_REGISTRY') ?? 'tether.local',
+  tag: env('IMAGE_TAG') ?? 'dev',
+} as const;

@@ -18,8 +18,13 @@ export const testLogger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
 export function testConfig(namespace: string, env: Record<string, string> = {}): ControllerConfig {
   return loadConfig({
-    TETHER_NAMESPACE: namespace, TETHER_METRICS_PORT: '0', TETHER_LEADER_ELECTION: 'false',
-    TETHER_RUNNER_IMAGE: 'tether-runner:test', TETHER_POD_TTL: '1s', TETHER_CONCURRENCY: '8', ...env,
+    TETHER_NAMESPACE: namespace,
+    TETHER_METRICS_PORT: '0',
+    TETHER_LEADER_ELECTION: 'false',
+    TETHER_RUNNER_IMAGE: 'tether-runner:test',
+    TETHER_POD_TTL: '1s',
+    TETHER_CONCURRENCY: '8',
+    ...env,
   });
 }
 
@@ -29,7 +34,11 @@ export interface RunningController {
   stop(): Promise<void>;
 }
 
-export async function startController(kc: KubeConfig, config: ControllerConfig, ops?: ClusterOps): Promise<RunningController> {
+export async function startController(
+  kc: KubeConfig,
+  config: ControllerConfig,
+  ops?: ClusterOps,
+): Promise<RunningController> {
   const holder: { controller?: Controller } = {};
   const metrics = createMetrics(() => holder.controller?.sessions.list() ?? [], { defaultMetrics: false });
   const running = createController({ kubeConfig: kc, config, logger: testLogger, metrics, ops });
@@ -41,29 +50,77 @@ export async function startController(kc: KubeConfig, config: ControllerConfig, 
 let counter = 0;
 
 /** Creates a Session as the relay does; names sort in creation order within a test. */
-export async function createSession(sessions: SessionClient, namespace: string, phone: string, spec: Partial<SessionSpec> = {}, labels: Record<string, string> = {}): Promise<string> {
+export async function createSession(
+  sessions: SessionClient,
+  namespace: string,
+  phone: string,
+  spec: Partial<SessionSpec> = {},
+  labels: Record<string, string> = {},
+): Promise<string> {
   const name = sessionName(phone, new Date(), (counter++).toString(36).padStart(4, '0'));
-  await sessions.create(namespace, name, {
-    phone, prompt: 'script:\nprogress: hello', repo: { url: 'https://github.com/acme/web.git' }, workspace: workspaceName(phone), ...spec,
-  }, { labels: { [LABEL_PHONE_HASH]: phoneHash(phone), ...labels } });
+  await sessions.create(
+    namespace,
+    name,
+    {
+      phone,
+      prompt: 'script:\nprogress: hello',
+      repo: { url: 'https://github.com/acme/web.git' },
+      workspace: workspaceName(phone),
+      ...spec,
+    },
+    { labels: { [LABEL_PHONE_HASH]: phoneHash(phone), ...labels } },
+  );
   return name;
 }
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 /** The kubelet's part: report the runner Pod's phase (and the runner's exit code). */
-export async function setPodPhase(kc: KubeConfig, namespace: string, session: string, phase: 'Running' | 'Succeeded' | 'Failed', exitCode?: number): Promise<V1Pod> {
+export async function setPodPhase(
+  kc: KubeConfig,
+  namespace: string,
+  session: string,
+  phase: 'Running' | 'Succeeded' | 'Failed',
+  exitCode?: number,
+): Promise<V1Pod> {
   const core = kc.makeApiClient(CoreV1Api);
   const now = new Date().toISOString();
-  const state = phase === 'Running'
-    ? { running: { startedAt: now } }
-    : { terminated: { exitCode: exitCode ?? (phase === 'Succeeded' ? 0 : 1), reason: phase === 'Succeeded' ? 'Completed' : 'Error', startedAt: now, finishedAt: now } };
-  const body = { status: { phase, containerStatuses: [{ name: 'runner', image: 'tether-runner:test', imageID: '', ready: phase === 'Running', restartCount: 0, state }] } };
+  const state =
+    phase === 'Running'
+      ? { running: { startedAt: now } }
+      : {
+          terminated: {
+            exitCode: exitCode ?? (phase === 'Succeeded' ? 0 : 1),
+            reason: phase === 'Succeeded' ? 'Completed' : 'Error',
+            startedAt: now,
+            finishedAt: now,
+          },
+        };
+  const body = {
+    status: {
+      phase,
+      containerStatuses: [
+        {
+          name: 'runner',
+          image: 'tether-runner:test',
+          imageID: '',
+          ready: phase === 'Running',
+          restartCount: 0,
+          state,
+        },
+      ],
+    },
+  };
   return core.patchNamespacedPodStatus({ namespace, name: runnerName(session), body }, mergePatch);
 }
 
 /** The runner's part: write its status fields as the runner would. */
-export async function runnerWrites(sessions: SessionClient, namespace: string, session: string, status: Partial<SessionStatus>): Promise<Session> {
+export async function runnerWrites(
+  sessions: SessionClient,
+  namespace: string,
+  session: string,
+  status: Partial<SessionStatus>,
+): Promise<Session> {
   return sessions.patchStatus(namespace, session, status);
 }
 
@@ -79,20 +136,30 @@ export async function podOf(kc: KubeConfig, namespace: string, session: string):
 }
 
 /** Reconcile passes so far (all results) and informer restarts (each relists: a pass per Session), from the controller's own metrics. */
-export async function reconcilePasses(metrics: ControllerMetrics): Promise<{ total: number; errors: number; watchRestarts: number }> {
+export async function reconcilePasses(
+  metrics: ControllerMetrics,
+): Promise<{ total: number; errors: number; watchRestarts: number }> {
   const { values } = await metrics.registry.getSingleMetric('tether_reconcile_total')!.get();
-  const sum = (keep: (result: string) => boolean) => values.filter((v) => keep(String(v.labels.result))).reduce((n, v) => n + v.value, 0);
-  const restarts = (await metrics.registry.getSingleMetric('tether_watch_restarts_total')!.get()).values.reduce((n, v) => n + v.value, 0);
+  const sum = (keep: (result: string) => boolean) =>
+    values.filter((v) => keep(String(v.labels.result))).reduce((n, v) => n + v.value, 0);
+  const restarts = (await metrics.registry.getSingleMetric('tether_watch_restarts_total')!.get()).values.reduce(
+    (n, v) => n + v.value,
+    0,
+  );
   return { total: sum(() => true), errors: sum((r) => r === 'error'), watchRestarts: restarts };
 }
 
 export async function runnerPods(kc: KubeConfig, namespace: string): Promise<string[]> {
   const core = kc.makeApiClient(CoreV1Api);
   const list = await core.listNamespacedPod({ namespace, labelSelector: 'app.kubernetes.io/component=runner' });
-  return list.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name!).sort();
+  return list.items
+    .filter((p) => !p.metadata?.deletionTimestamp)
+    .map((p) => p.metadata!.name!)
+    .sort();
 }
 
-export const phaseOf = async (sessions: SessionClient, namespace: string, name: string) => (await sessions.get(namespace, name))?.status?.phase;
+export const phaseOf = async (sessions: SessionClient, namespace: string, name: string) =>
+  (await sessions.get(namespace, name))?.status?.phase;
 
 export interface ControllerSuite {
   kc: KubeConfig;
@@ -107,12 +174,19 @@ export interface ControllerSuite {
 }
 
 /** beforeAll/afterAll for a test file: CRD, fresh Session and runner namespaces, and a controller on them. */
-export function controllerSuite(prefix: string, env: Record<string, string> = {}, prepare?: (kc: KubeConfig, ns: string) => Promise<void>): ControllerSuite {
+export function controllerSuite(
+  prefix: string,
+  env: Record<string, string> = {},
+  prepare?: (kc: KubeConfig, ns: string) => Promise<void>,
+): ControllerSuite {
   const suite = {} as ControllerSuite;
   beforeAll(async () => {
     suite.kc = adminKubeConfig();
     await installSessionCrd(suite.kc);
-    [suite.ns, suite.runners] = await Promise.all([createNamespace(suite.kc, prefix), createNamespace(suite.kc, `${prefix}-run`)]);
+    [suite.ns, suite.runners] = await Promise.all([
+      createNamespace(suite.kc, prefix),
+      createNamespace(suite.kc, `${prefix}-run`),
+    ]);
     suite.sessions = sessionClient(suite.kc);
     suite.config = (more = {}) => testConfig(suite.ns, { TETHER_RUNNER_NAMESPACE: suite.runners, ...env, ...more });
     await prepare?.(suite.kc, suite.ns);

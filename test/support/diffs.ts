@@ -87,25 +87,53 @@ index 1111111..2222222 100644
 
 /** `count` small files of `lines` added lines each. */
 export function manyFiles(count: number, lines: number): string {
-  return Array.from({ length: count }, (_, f) => [
-    `diff --git a/src/module-${f}.ts b/src/module-${f}.ts`, 'index 1111111..2222222 100644', `--- a/src/module-${f}.ts`, `+++ b/src/module-${f}.ts`,
-    `@@ -1,1 +1,${lines + 1} @@`, ' // header',
-    ...Array.from({ length: lines }, (_, i) => `+export const value${i} = ${i} * factor; // file ${f}`),
-  ].join('\n')).join('\n') + '\n';
+  return (
+    Array.from({ length: count }, (_, f) =>
+      [
+        `diff --git a/src/module-${f}.ts b/src/module-${f}.ts`,
+        'index 1111111..2222222 100644',
+        `--- a/src/module-${f}.ts`,
+        `+++ b/src/module-${f}.ts`,
+        `@@ -1,1 +1,${lines + 1} @@`,
+        ' // header',
+        ...Array.from({ length: lines }, (_, i) => `+export const value${i} = ${i} * factor; // file ${f}`),
+      ].join('\n'),
+    ).join('\n') + '\n'
+  );
 }
 
 /** One file with `hunks` hunks of `lines` changed lines each, 100 lines apart. */
 export function bigFile(hunks: number, lines: number): string {
   const body = Array.from({ length: hunks }, (_, h) => {
     const start = h * (lines + 100) + 1;
-    return [`@@ -${start},1 +${start},${lines + 1} @@ function part${h}()`, ' context();',
-      ...Array.from({ length: lines }, (_, i) => `+  step(${h}, ${i}); // line ${i} of hunk ${h}`)].join('\n');
+    return [
+      `@@ -${start},1 +${start},${lines + 1} @@ function part${h}()`,
+      ' context();',
+      ...Array.from({ length: lines }, (_, i) => `+  step(${h}, ${i}); // line ${i} of hunk ${h}`),
+    ].join('\n');
   });
-  return ['diff --git a/src/big.ts b/src/big.ts', 'index 1111111..2222222 100644', '--- a/src/big.ts', '+++ b/src/big.ts', ...body].join('\n') + '\n';
+  return (
+    [
+      'diff --git a/src/big.ts b/src/big.ts',
+      'index 1111111..2222222 100644',
+      '--- a/src/big.ts',
+      '+++ b/src/big.ts',
+      ...body,
+    ].join('\n') + '\n'
+  );
 }
 
 /** A minified bundle: one line of `chars` characters. */
 export function hugeLine(chars: number): string {
-  return ['diff --git a/dist/app.min.js b/dist/app.min.js', 'new file mode 100644', 'index 0000000..1111111', '--- /dev/null', '+++ b/dist/app.min.js',
-    '@@ -0,0 +1 @@', `+${'var a=1;function b(c){return c<2?c:b(c-1)+b(c-2)}'.repeat(Math.ceil(chars / 48)).slice(0, chars)}`].join('\n') + '\n';
+  return (
+    [
+      'diff --git a/dist/app.min.js b/dist/app.min.js',
+      'new file mode 100644',
+      'index 0000000..1111111',
+      '--- /dev/null',
+      '+++ b/dist/app.min.js',
+      '@@ -0,0 +1 @@',
+      `+${'var a=1;function b(c){return c<2?c:b(c-1)+b(c-2)}'.repeat(Math.ceil(chars / 48)).slice(0, chars)}`,
+    ].join('\n') + '\n'
+  );
 }

@@ -77,24 +77,47 @@ export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string
     },
     async sendMedia(caption, items) {
       const sid = mediaMessageSid();
-      await post(signedWebhook(twilio.authToken, `${relayUrl}/webhook`, { from: number, body: caption, sid, media: twilio.inboundMedia(sid, items) }));
+      await post(
+        signedWebhook(twilio.authToken, `${relayUrl}/webhook`, {
+          from: number,
+          body: caption,
+          sid,
+          media: twilio.inboundMedia(sid, items),
+        }),
+      );
     },
     async tap(message, title, sid = messageSid()) {
       const button = message.buttons?.find((b) => b.title === title);
-      if (!button) throw new Error(`no button "${title}" on: ${message.body} [${(message.buttons ?? []).map((b) => b.title).join(', ')}]`);
-      const hook = tapWebhook(twilio.authToken, `${relayUrl}/webhook`, { from: number, title, payload: button.id, repliedTo: message.sid, sid });
+      if (!button)
+        throw new Error(
+          `no button "${title}" on: ${message.body} [${(message.buttons ?? []).map((b) => b.title).join(', ')}]`,
+        );
+      const hook = tapWebhook(twilio.authToken, `${relayUrl}/webhook`, {
+        from: number,
+        title,
+        payload: button.id,
+        repliedTo: message.sid,
+        sid,
+      });
       const response = await postWebhook(`${relayUrl}/webhook`, hook);
       if (response.status !== 200) throw new Error(`webhook answered ${response.status}: ${await response.text()}`);
       return sid;
     },
     async next(pattern, timeoutMs = 60_000) {
-      return eventually(() => {
-        const all = received();
-        const index = all.findIndex((m, i) => i >= cursor && pattern.test(m.body));
-        if (index < 0) throw new Error(`no message matching ${pattern} after #${cursor}; received:\n${all.map((m, i) => `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}${m.buttons ? ` [${m.buttons.map((b) => b.title).join(' | ')}]` : ''}`).join('\n')}`);
-        cursor = index + 1;
-        return all[index]!;
-      }, timeoutMs, 50);
+      return eventually(
+        () => {
+          const all = received();
+          const index = all.findIndex((m, i) => i >= cursor && pattern.test(m.body));
+          if (index < 0)
+            throw new Error(
+              `no message matching ${pattern} after #${cursor}; received:\n${all.map((m, i) => `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}${m.buttons ? ` [${m.buttons.map((b) => b.title).join(' | ')}]` : ''}`).join('\n')}`,
+            );
+          cursor = index + 1;
+          return all[index]!;
+        },
+        timeoutMs,
+        50,
+      );
     },
   };
 }
@@ -123,27 +146,46 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   const numbers = options.numbers ?? ['+14155550123'];
   const stateDir = mkdtempSync(join(tmpdir(), 'tether-e2e-'));
   const githubToken = options.runnerSecrets?.GITHUB_TOKEN ?? `ghp_e2e${randomBytes(16).toString('hex')}`;
-  const [twilio, github, proxy] = await Promise.all([startFakeTwilio(), startFakeGitHub({ token: githubToken }), startRefusingProxy()]);
+  const [twilio, github, proxy] = await Promise.all([
+    startFakeTwilio(),
+    startFakeGitHub({ token: githubToken }),
+    startRefusingProxy(),
+  ]);
   const remoteRoot = join(stateDir, 'remote');
   const remote = await ensureSampleRepo(remoteRoot);
-  const more = await Promise.all((options.moreRepos ?? []).map(async (repo) => {
-    if (typeof repo === 'string') return { name: repo, path: await ensureSampleRepo(remoteRoot, repo) };
-    const path = sampleRepoPath(remoteRoot, repo.name);
-    repo.make(path);
-    return { name: repo.name, path };
-  }));
+  const more = await Promise.all(
+    (options.moreRepos ?? []).map(async (repo) => {
+      if (typeof repo === 'string') return { name: repo, path: await ensureSampleRepo(remoteRoot, repo) };
+      const path = sampleRepoPath(remoteRoot, repo.name);
+      repo.make(path);
+      return { name: repo.name, path };
+    }),
+  );
   const forge = await serveRemotes(remoteRoot, [remote, ...more.map((r) => r.path)], githubToken);
   const remoteUrl = forge.urlOf(remote);
-  const repos: Record<string, string> = more.length ? { TETHER_REPOS: JSON.stringify(more.map((r) => ({ name: r.name, url: forge.urlOf(r.path) }))) } : {};
+  const repos: Record<string, string> = more.length
+    ? { TETHER_REPOS: JSON.stringify(more.map((r) => ({ name: r.name, url: forge.urlOf(r.path) }))) }
+    : {};
   const namespace = `e2e-${process.pid}-${++counter}`;
   const logs: string[] = [];
   const kubeconfig = options.kubeconfig ?? inject('kubeconfig');
   const stack = await startStack({
-    kubeconfig, repoRoot: process.cwd(), stateDir, namespace, repoUrl: remoteUrl, githubApiUrl: github.url,
+    kubeconfig,
+    repoRoot: process.cwd(),
+    stateDir,
+    namespace,
+    repoUrl: remoteUrl,
+    githubApiUrl: github.url,
     relayEnv: {
-      TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
-      TWILIO_API_URL: twilio.url, ALLOWED_NUMBERS: numbers.join(','), RELAY_PROGRESS_BATCH: '300ms', ...repos, ...options.relayEnv,
-      ...await options.prepareTwilio?.(twilio),
+      TWILIO_ACCOUNT_SID: twilio.accountSid,
+      TWILIO_AUTH_TOKEN: twilio.authToken,
+      TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
+      TWILIO_API_URL: twilio.url,
+      ALLOWED_NUMBERS: numbers.join(','),
+      RELAY_PROGRESS_BATCH: '300ms',
+      ...repos,
+      ...options.relayEnv,
+      ...(await options.prepareTwilio?.(twilio)),
     },
     controllerEnv: { TETHER_LEADER_ELECTION: 'false', ...options.controllerEnv },
     podEnv: { ...options.podEnv, ...proxy.env }, // Claude Code in the runner Pods must reach nothing but the scripted model
@@ -158,7 +200,16 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   const phone = (number: string) => twilioPhone(twilio, stack.relayUrl, number);
 
   return {
-    stack, twilio, github, remote, remoteUrl, githubToken, stateDir, sessions, kubeConfig, phone,
+    stack,
+    twilio,
+    github,
+    remote,
+    remoteUrl,
+    githubToken,
+    stateDir,
+    sessions,
+    kubeConfig,
+    phone,
     logs: () => [...logs],
     async list() {
       const { items } = await sessions.list(namespace);
@@ -168,7 +219,8 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
       await stack.stop();
       await Promise.all([twilio.close(), github.close(), proxy.close(), forge.forge.close()]);
       if (process.env.E2E_LOGS) console.log(logs.join('\n'));
-      if (proxy.attempts.length) throw new Error(`Claude Code tried to reach something besides the model: ${proxy.attempts.join(', ')}`);
+      if (proxy.attempts.length)
+        throw new Error(`Claude Code tried to reach something besides the model: ${proxy.attempts.join(', ')}`);
     },
   };
 }

@@ -33,22 +33,32 @@ export async function startFaultProxy(admin: KubeConfig): Promise<FaultProxy> {
     if (isWatch && gone) {
       gone = false;
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'too old resource version', reason: 'Expired', code: 410 } })}\n`);
+      res.end(
+        `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'too old resource version', reason: 'Expired', code: 410 } })}\n`,
+      );
       return;
     }
     const headers = { ...req.headers, ...base.headers } as Record<string, string>;
     delete headers.host;
-    const out = request({
-      ...base, protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port,
-      method: req.method, path: req.url, headers,
-    }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.on('data', (chunk: Buffer) => {
-        if (!(isWatch && frozen)) res.write(chunk);
-      });
-      up.on('end', () => res.end());
-      up.on('error', () => res.destroy());
-    });
+    const out = request(
+      {
+        ...base,
+        protocol: upstream.protocol,
+        hostname: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers,
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.on('data', (chunk: Buffer) => {
+          if (!(isWatch && frozen)) res.write(chunk);
+        });
+        up.on('end', () => res.end());
+        up.on('error', () => res.destroy());
+      },
+    );
     out.on('error', () => res.destroy());
     req.pipe(out);
     res.on('close', () => out.destroy());
@@ -80,9 +90,10 @@ export async function startFaultProxy(admin: KubeConfig): Promise<FaultProxy> {
     goneOnNextWatch: () => {
       gone = true;
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

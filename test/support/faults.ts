@@ -17,16 +17,33 @@ export interface ControllerProcess {
 }
 
 /** `node controller/main.ts` on a namespace, as a process of its own (its output in `logDir`). */
-export async function controllerProcess(kubeconfig: string, namespace: string, logDir: string, env: Record<string, string> = {}): Promise<ControllerProcess> {
+export async function controllerProcess(
+  kubeconfig: string,
+  namespace: string,
+  logDir: string,
+  env: Record<string, string> = {},
+): Promise<ControllerProcess> {
   const repoRoot = join(import.meta.dirname, '../..');
   const port = await freePort();
-  const proc = startManaged('controller', process.execPath, [join(repoRoot, 'controller/main.ts')], join(logDir, 'controller.log'), {
-    cwd: repoRoot,
-    env: {
-      ...hostEnv(), KUBECONFIG: kubeconfig, TETHER_NAMESPACE: namespace, TETHER_LEADER_ELECTION: 'false',
-      TETHER_METRICS_PORT: String(port), TETHER_RUNNER_IMAGE: 'tether-runner:test', TETHER_LOG_LEVEL: 'warn', ...env,
+  const proc = startManaged(
+    'controller',
+    process.execPath,
+    [join(repoRoot, 'controller/main.ts')],
+    join(logDir, 'controller.log'),
+    {
+      cwd: repoRoot,
+      env: {
+        ...hostEnv(),
+        KUBECONFIG: kubeconfig,
+        TETHER_NAMESPACE: namespace,
+        TETHER_LEADER_ELECTION: 'false',
+        TETHER_METRICS_PORT: String(port),
+        TETHER_RUNNER_IMAGE: 'tether-runner:test',
+        TETHER_LOG_LEVEL: 'warn',
+        ...env,
+      },
     },
-  });
+  );
   const ready = untilHttpOk(`http://127.0.0.1:${port}/readyz`, proc, 120_000, 50);
   ready.catch(() => undefined);
   return { proc, ready };
@@ -53,14 +70,21 @@ export async function record(kc: KubeConfig, namespace: string): Promise<Recordi
     const seen = phases.get(key) ?? [];
     if (phase && seen.at(-1) !== phase) phases.set(key, [...seen, phase]);
   });
-  const uids = <T extends V1Pod | V1PersistentVolumeClaim>(path: string, into: Map<string, Set<string>>): Informer<T> => {
+  const uids = <T extends V1Pod | V1PersistentVolumeClaim>(
+    path: string,
+    into: Map<string, Set<string>>,
+  ): Informer<T> => {
     const informer = createInformer<T>({ kube: kc, path, logger });
     informer.onChange((key, o) => {
       if (o?.metadata?.uid) into.set(key, (into.get(key) ?? new Set()).add(o.metadata.uid));
     });
     return informer;
   };
-  const informers = [sessions, uids(`/api/v1/namespaces/${namespace}/pods`, podUids), uids(`/api/v1/namespaces/${namespace}/persistentvolumeclaims`, pvcUids)];
+  const informers = [
+    sessions,
+    uids(`/api/v1/namespaces/${namespace}/pods`, podUids),
+    uids(`/api/v1/namespaces/${namespace}/persistentvolumeclaims`, pvcUids),
+  ];
   await Promise.all(informers.map((i) => i.start()));
   return { phases, podUids, pvcUids, stop: () => informers.forEach((i) => i.stop()) };
 }

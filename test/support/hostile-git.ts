@@ -1,7 +1,20 @@
 // What an agent can plant for the runner's git: a shell script, run in the checkout (as the agent's
 // Bash tool would), that points every configurable command of .git/config, ~/.gitconfig, hooks and
 // .gitattributes at a program appending to a marker file, and redirects fetch and push to another remote.
-const HOOKS = ['pre-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit', 'pre-push', 'post-checkout', 'post-merge', 'reference-transaction', 'post-index-change', 'pre-auto-gc', 'fsmonitor-watchman', 'push-to-checkout'];
+const HOOKS = [
+  'pre-commit',
+  'prepare-commit-msg',
+  'commit-msg',
+  'post-commit',
+  'pre-push',
+  'post-checkout',
+  'post-merge',
+  'reference-transaction',
+  'post-index-change',
+  'pre-auto-gc',
+  'fsmonitor-watchman',
+  'push-to-checkout',
+];
 
 export function hostileGitScript(options: { marker: string; realUrl: string; evilUrl: string }): string {
   const { marker, realUrl, evilUrl } = options;

@@ -17,10 +17,19 @@ export function dockerHost(): string {
   return engine;
 }
 
-export interface Result { status: number | null; stdout: string; stderr: string }
+export interface Result {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 export function docker(args: string[], timeoutMs = 60_000): Result {
-  const run = spawnSync('docker', args, { encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, DOCKER_HOST: dockerHost() }, maxBuffer: 64 << 20 });
+  const run = spawnSync('docker', args, {
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    env: { ...process.env, DOCKER_HOST: dockerHost() },
+    maxBuffer: 64 << 20,
+  });
   if (run.error) throw run.error;
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
@@ -28,7 +37,10 @@ export function docker(args: string[], timeoutMs = 60_000): Result {
 /** Fails with how to build when an image is missing. */
 export function requireImage(component: Component): void {
   const found = docker(['image', 'inspect', '--format', '{{.Id}}', imageName(component)]);
-  if (found.status !== 0) throw new Error(`${imageName(component)} is not built: run \`make test-node\` (or make images IMAGE_REGISTRY=… IMAGE_TAG=…)`);
+  if (found.status !== 0)
+    throw new Error(
+      `${imageName(component)} is not built: run \`make test-node\` (or make images IMAGE_REGISTRY=… IMAGE_TAG=…)`,
+    );
 }
 
 export interface RunOptions {
@@ -48,20 +60,37 @@ export interface RunOptions {
  */
 export async function runContainer(component: Component, command: string[], options: RunOptions = {}): Promise<Result> {
   const name = `tether-node-test-${randomBytes(4).toString('hex')}`;
-  const args = ['run', '--name', name, '--network', 'host', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
+  const args = [
+    'run',
+    '--name',
+    name,
+    '--network',
+    'host',
+    '--cap-drop',
+    'ALL',
+    '--security-opt',
+    'no-new-privileges',
     ...(options.user ? ['--user', options.user] : []),
     ...(options.readOnly ? ['--read-only'] : []),
     ...(options.tmpfs ?? []).flatMap((dir) => ['--tmpfs', `${dir}:rw,mode=1777`]),
     ...Object.entries(options.env ?? {}).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
     ...(options.entrypoint !== undefined ? ['--entrypoint', options.entrypoint] : []),
-    imageName(component), ...command];
+    imageName(component),
+    ...command,
+  ];
   const child = spawn('docker', args, { env: { ...process.env, DOCKER_HOST: dockerHost() } });
   const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (chunk: Buffer) => { out.stdout += chunk.toString(); });
-  child.stderr.on('data', (chunk: Buffer) => { out.stderr += chunk.toString(); });
+  child.stdout.on('data', (chunk: Buffer) => {
+    out.stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    out.stderr += chunk.toString();
+  });
   const timer = setTimeout(() => docker(['rm', '--force', name]), options.timeoutMs ?? 60_000);
   try {
-    const status = await new Promise<number | null>((resolve, reject) => child.once('error', reject).once('close', resolve));
+    const status = await new Promise<number | null>((resolve, reject) =>
+      child.once('error', reject).once('close', resolve),
+    );
     return { status, ...out };
   } finally {
     clearTimeout(timer);

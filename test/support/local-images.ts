@@ -13,17 +13,33 @@ export const PROBE_IMAGE_NAME = 'tether-probe:test';
 const PROBE_IMAGE: ImageContent = {
   name: 'tether-probe',
   paths: ['package.json', 'package-lock.json', 'common', 'controller', 'local', 'test/fixtures'],
-  packages: (repoRoot) => Object.keys((JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies),
+  packages: (repoRoot) =>
+    Object.keys(
+      (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { dependencies: Record<string, string> })
+        .dependencies,
+    ),
 };
 
 export const REPO_ROOT = join(import.meta.dirname, '../..');
 
 /** The probe image on this machine (staged as root; the checkout itself otherwise). */
 export function stageProbeImage(stateDir: string): Promise<StagedImage> {
-  return stageImage(PROBE_IMAGE, { repoRoot: REPO_ROOT, stateDir, store: imageStoreDir(), asUsers: canSwitchUser(), env: hostEnv() });
+  return stageImage(PROBE_IMAGE, {
+    repoRoot: REPO_ROOT,
+    stateDir,
+    store: imageStoreDir(),
+    asUsers: canSwitchUser(),
+    env: hostEnv(),
+  });
 }
 
 /** The runner image staged in the node's store (root only), as the local stack's containers run it. */
 export function stagedRunnerImage(): Promise<StagedImage> {
-  return stageImage(RUNNER_IMAGE, { repoRoot: REPO_ROOT, stateDir: REPO_ROOT, store: imageStoreDir(), asUsers: true, env: hostEnv() });
+  return stageImage(RUNNER_IMAGE, {
+    repoRoot: REPO_ROOT,
+    stateDir: REPO_ROOT,
+    store: imageStoreDir(),
+    asUsers: true,
+    env: hostEnv(),
+  });
 }

@@ -6,13 +6,17 @@ import { eventually } from './eventually.ts';
 
 /** Process ids whose command line mentions `text` (read from /proc; no procps needed). */
 export function processesMentioning(text: string): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
-    } catch {
-      return false;
-    }
-  }).map(Number).filter((pid) => pid !== process.pid);
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number)
+    .filter((pid) => pid !== process.pid);
 }
 
 /** Claude Code processes (the Agent SDK's binary) working somewhere under `dir`. */
@@ -48,14 +52,21 @@ export function startMakeDev(checkout: string, env: Record<string, string>): Mak
 }
 
 /** The chat URL `make dev` prints once it is running (an error at once if it exits first). */
-export const chatUrlOf = (dev: MakeDev): Promise<string> => Promise.race([
-  eventually(() => {
-    const match = /Chat:\s+(http:\/\/\S+\/chat\?token=[0-9a-f]+)/.exec(dev.output());
-    if (!match) throw new Error(`no chat URL yet:\n${dev.output()}`);
-    return match[1]!;
-  }, 90_000, 200),
-  dev.exited.then((code) => Promise.reject(new Error(`make dev exited (${code}) before printing the chat URL:\n${dev.output()}`))),
-]);
+export const chatUrlOf = (dev: MakeDev): Promise<string> =>
+  Promise.race([
+    eventually(
+      () => {
+        const match = /Chat:\s+(http:\/\/\S+\/chat\?token=[0-9a-f]+)/.exec(dev.output());
+        if (!match) throw new Error(`no chat URL yet:\n${dev.output()}`);
+        return match[1]!;
+      },
+      90_000,
+      200,
+    ),
+    dev.exited.then((code) =>
+      Promise.reject(new Error(`make dev exited (${code}) before printing the chat URL:\n${dev.output()}`)),
+    ),
+  ]);
 
 export interface Chat {
   cookie: string;
@@ -67,9 +78,12 @@ export async function openChat(chatUrl: string): Promise<Chat> {
   const exchange = await fetch(chatUrl, { redirect: 'manual' });
   if (exchange.status !== 303) throw new Error(`the chat link answered ${exchange.status}`);
   const cookie = exchange.headers.get('set-cookie')!.split(';')[0]!;
-  const send = (id: string, text: string) => fetch(new URL('/chat/send', chatUrl), {
-    method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ id, text }),
-  });
+  const send = (id: string, text: string) =>
+    fetch(new URL('/chat/send', chatUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify({ id, text }),
+    });
   return { cookie, send };
 }
 
@@ -95,14 +109,25 @@ export async function chatShows(chatUrl: string, cookie: string, pattern: RegExp
 /** The scripted model's demo through the chat: a command, its review (then `reviewed`), approve, the pull request. */
 export async function demoToPullRequest(dev: MakeDev, chatUrl: string, reviewed?: () => void): Promise<void> {
   const chat = await openChat(chatUrl);
-  if ((await chat.send('dev-test-0001', 'add a farewell function')).status !== 202) throw new Error('the chat refused the command');
-  await eventually(() => {
-    if (!/to=AwaitingApproval/.test(dev.output())) throw new Error(`the Session is not awaiting approval:\n${dev.output()}`);
-  }, 60_000, 200);
+  if ((await chat.send('dev-test-0001', 'add a farewell function')).status !== 202)
+    throw new Error('the chat refused the command');
+  await eventually(
+    () => {
+      if (!/to=AwaitingApproval/.test(dev.output()))
+        throw new Error(`the Session is not awaiting approval:\n${dev.output()}`);
+    },
+    60_000,
+    200,
+  );
   reviewed?.();
   await chatShows(chatUrl, chat.cookie, /Reply \*approve\* to open a pull request/); // the relay has seen the request
   if ((await chat.send('dev-test-0002', 'approve')).status !== 202) throw new Error('the chat refused the approval');
-  await eventually(() => {
-    if (!/to=Succeeded reason=Published/.test(dev.output())) throw new Error(`the Session has not published:\n${dev.output()}`);
-  }, 60_000, 200);
+  await eventually(
+    () => {
+      if (!/to=Succeeded reason=Published/.test(dev.output()))
+        throw new Error(`the Session has not published:\n${dev.output()}`);
+    },
+    60_000,
+    200,
+  );
 }

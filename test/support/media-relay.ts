@@ -8,9 +8,22 @@ import { createMetrics } from '../../relay/metrics.ts';
 
 export async function startMediaRelay(media: MediaStore): Promise<{ url: string; close(): Promise<void> }> {
   const app = createApp({
-    inbound: { receive: async () => 'recorded' }, media, mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 4096, namespace: 'ns',
-    uploads: { sessionFiles: 3, sessionBytes: 7000, ratePerMinute: 1000, concurrency: 2, timeoutMs: 1500, review: { okTtlMs: 1000, failureTtlMs: 1000, maxEntries: 10 } },
-    metrics: createMetrics(), logger: pino({ level: 'silent' }), ready: () => true,
+    inbound: { receive: async () => 'recorded' },
+    media,
+    mediaSigningKey: 'k'.repeat(32),
+    mediaMaxBytes: 4096,
+    namespace: 'ns',
+    uploads: {
+      sessionFiles: 3,
+      sessionBytes: 7000,
+      ratePerMinute: 1000,
+      concurrency: 2,
+      timeoutMs: 1500,
+      review: { okTtlMs: 1000, failureTtlMs: 1000, maxEntries: 10 },
+    },
+    metrics: createMetrics(),
+    logger: pino({ level: 'silent' }),
+    ready: () => true,
     authorizer: { mayUpload: async (token, _ns, session) => token === `runner:${session}` },
   });
   const server = app.listen(0, '127.0.0.1');

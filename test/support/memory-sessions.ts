@@ -2,14 +2,25 @@
 // (SessionStore, SessionWriter, SessionApi). Optimistic concurrency as the API server does it.
 import type { Session, SessionSpec, SessionStatus } from '../../common/session/schema.ts';
 
-const conflict = () => Object.assign(new Error('Conflict'), { code: 409, body: { reason: 'Conflict', message: 'the object has been modified' } });
-const notFound = () => Object.assign(new Error('NotFound'), { code: 404, body: { reason: 'NotFound', message: 'not found' } });
+const conflict = () =>
+  Object.assign(new Error('Conflict'), {
+    code: 409,
+    body: { reason: 'Conflict', message: 'the object has been modified' },
+  });
+const notFound = () =>
+  Object.assign(new Error('NotFound'), { code: 404, body: { reason: 'NotFound', message: 'not found' } });
 
 function merge(target: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...target };
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
-    else if (typeof v === 'object' && !Array.isArray(v) && typeof out[k] === 'object' && out[k] !== null && !Array.isArray(out[k])) {
+    else if (
+      typeof v === 'object' &&
+      !Array.isArray(v) &&
+      typeof out[k] === 'object' &&
+      out[k] !== null &&
+      !Array.isArray(out[k])
+    ) {
       out[k] = merge(out[k] as Record<string, unknown>, v as Record<string, unknown>);
     } else out[k] = v;
   }
@@ -51,12 +62,25 @@ export class MemorySessions {
     return [...this.objects.values()].map((s) => structuredClone(s));
   }
 
-  async create(namespace: string, name: string, spec: SessionSpec, metadata: Partial<Session['metadata']> = {}): Promise<Session> {
+  async create(
+    namespace: string,
+    name: string,
+    spec: SessionSpec,
+    metadata: Partial<Session['metadata']> = {},
+  ): Promise<Session> {
     const key = this.key(namespace, name);
-    if (this.objects.has(key)) throw Object.assign(new Error('exists'), { code: 409, body: { reason: 'AlreadyExists' } });
+    if (this.objects.has(key))
+      throw Object.assign(new Error('exists'), { code: 409, body: { reason: 'AlreadyExists' } });
     const session: Session = {
-      apiVersion: 'tether.dev/v1alpha1', kind: 'Session',
-      metadata: { ...metadata, name, namespace, resourceVersion: String(this.version++), creationTimestamp: new Date().toISOString() },
+      apiVersion: 'tether.dev/v1alpha1',
+      kind: 'Session',
+      metadata: {
+        ...metadata,
+        name,
+        namespace,
+        resourceVersion: String(this.version++),
+        creationTimestamp: new Date().toISOString(),
+      },
       spec,
     };
     this.objects.set(key, session);
@@ -64,12 +88,21 @@ export class MemorySessions {
     return structuredClone(session);
   }
 
-  async patch(namespace: string, name: string, patch: { metadata?: object; spec?: Partial<SessionSpec> }): Promise<Session> {
+  async patch(
+    namespace: string,
+    name: string,
+    patch: { metadata?: object; spec?: Partial<SessionSpec> },
+  ): Promise<Session> {
     this.patches++;
     return this.apply(namespace, name, patch as Record<string, unknown>);
   }
 
-  async patchStatus(namespace: string, name: string, status: Partial<SessionStatus>, resourceVersion?: string): Promise<Session> {
+  async patchStatus(
+    namespace: string,
+    name: string,
+    status: Partial<SessionStatus>,
+    resourceVersion?: string,
+  ): Promise<Session> {
     return this.apply(namespace, name, { ...(resourceVersion ? { metadata: { resourceVersion } } : {}), status });
   }
 

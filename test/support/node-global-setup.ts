@@ -24,7 +24,9 @@ export async function setup(project: TestProject) {
   plane = await startControlPlane();
   const planeReady = Date.now();
   tier = await startNodeTier(plane);
-  console.log(`[kubelet-node] control plane in ${planeReady - started} ms, node ${tier.nodeName} Ready in ${Date.now() - planeReady} ms (${tier.dir})`);
+  console.log(
+    `[kubelet-node] control plane in ${planeReady - started} ms, node ${tier.nodeName} Ready in ${Date.now() - planeReady} ms (${tier.dir})`,
+  );
   project.provide('kubeconfig', plane.kubeconfig);
   project.provide('binDir', plane.binDir);
   project.provide('nodeName', tier.nodeName);

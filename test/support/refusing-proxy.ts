@@ -30,9 +30,10 @@ export async function startRefusingProxy(): Promise<RefusingProxy> {
     url,
     attempts,
     env: { HTTPS_PROXY: url, HTTP_PROXY: url },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -34,12 +34,21 @@ export class RelayProcess {
 
   static async start(options: { namespace: string; twilio: FakeTwilio; phones: string[] }): Promise<RelayProcess> {
     const relay = new RelayProcess(await freePort(), {
-      ...hostEnv(), KUBECONFIG: inject('kubeconfig'), LOG_LEVEL: FAULT_LOG_LEVEL,
-      PUBLIC_URL: FAULT_PUBLIC_URL, TETHER_NAMESPACE: options.namespace, TETHER_REPO_URL: 'https://github.com/acme/web.git',
-      RELAY_MEDIA_SIGNING_KEY: randomBytes(32).toString('hex'), RELAY_MEDIA_DIR: mkdtempSync(join(tmpdir(), 'relay-media-')),
-      ALLOWED_NUMBERS: options.phones.join(','), RELAY_SEND_RATE: '200', RELAY_PROGRESS_BATCH: '200ms',
-      TWILIO_ACCOUNT_SID: options.twilio.accountSid, TWILIO_AUTH_TOKEN: options.twilio.authToken,
-      TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886', TWILIO_API_URL: options.twilio.url,
+      ...hostEnv(),
+      KUBECONFIG: inject('kubeconfig'),
+      LOG_LEVEL: FAULT_LOG_LEVEL,
+      PUBLIC_URL: FAULT_PUBLIC_URL,
+      TETHER_NAMESPACE: options.namespace,
+      TETHER_REPO_URL: 'https://github.com/acme/web.git',
+      RELAY_MEDIA_SIGNING_KEY: randomBytes(32).toString('hex'),
+      RELAY_MEDIA_DIR: mkdtempSync(join(tmpdir(), 'relay-media-')),
+      ALLOWED_NUMBERS: options.phones.join(','),
+      RELAY_SEND_RATE: '200',
+      RELAY_PROGRESS_BATCH: '200ms',
+      TWILIO_ACCOUNT_SID: options.twilio.accountSid,
+      TWILIO_AUTH_TOKEN: options.twilio.authToken,
+      TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
+      TWILIO_API_URL: options.twilio.url,
     });
     await relay.launch();
     return relay;
@@ -71,12 +80,22 @@ export class RelayProcess {
  * Posts one message the way Twilio delivers it: the same MessageSid again (to another replica)
  * until a replica acknowledges it with 200. Resolves with the number of attempts.
  */
-export async function deliverWebhook(relays: RelayProcess[], authToken: string, from: string, body: string, sid = messageSid(), pick = Math.random): Promise<{ sid: string; attempts: number }> {
+export async function deliverWebhook(
+  relays: RelayProcess[],
+  authToken: string,
+  from: string,
+  body: string,
+  sid = messageSid(),
+  pick = Math.random,
+): Promise<{ sid: string; attempts: number }> {
   const hook = signedWebhook(authToken, `${FAULT_PUBLIC_URL}/webhook`, { from, body, sid });
   for (let attempts = 1; ; attempts++) {
     const relay = relays[Math.floor(pick() * relays.length)]!;
     // A 200 carrying a <Message> is the busy reply: not recorded, so sent again like a failure.
-    const status = await postWebhook(`${relay.url}/webhook`, hook).then(async (r) => ((await r.text()).includes('<Message>') ? 503 : r.status), () => 0);
+    const status = await postWebhook(`${relay.url}/webhook`, hook).then(
+      async (r) => ((await r.text()).includes('<Message>') ? 503 : r.status),
+      () => 0,
+    );
     if (status === 200) return { sid, attempts };
     if (attempts > 400) throw new Error(`webhook ${sid} never acknowledged (last status ${status})`);
     await sleep(50);

@@ -34,15 +34,25 @@ export async function startTestRelay(options: {
   journalDir?: string;
 }): Promise<TestRelay> {
   const env: Record<string, string> = {
-    PUBLIC_URL, TETHER_NAMESPACE: options.namespace, TETHER_REPO_URL: 'https://github.com/acme/web.git',
-    RELAY_MEDIA_SIGNING_KEY: 'test-signing-key-0123456789abcdef', RELAY_MEDIA_DIR: options.mediaDir ?? mkdtempSync(join(tmpdir(), 'relay-media-')),
+    PUBLIC_URL,
+    TETHER_NAMESPACE: options.namespace,
+    TETHER_REPO_URL: 'https://github.com/acme/web.git',
+    RELAY_MEDIA_SIGNING_KEY: 'test-signing-key-0123456789abcdef',
+    RELAY_MEDIA_DIR: options.mediaDir ?? mkdtempSync(join(tmpdir(), 'relay-media-')),
     RELAY_JOURNAL_DIR: options.journalDir ?? mkdtempSync(join(tmpdir(), 'relay-journal-')),
-    RELAY_WEB_CHAT_TOKEN: CHAT_TOKEN, ALLOWED_NUMBERS: (options.allowed ?? []).join(','), RELAY_PROGRESS_BATCH: '300ms',
-    RELAY_SEND_RATE: '200', LOG_LEVEL: 'silent',
-    ...(options.twilio ? {
-      TWILIO_ACCOUNT_SID: options.twilio.accountSid, TWILIO_AUTH_TOKEN: options.twilio.authToken,
-      TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886', TWILIO_API_URL: options.twilio.url,
-    } : {}),
+    RELAY_WEB_CHAT_TOKEN: CHAT_TOKEN,
+    ALLOWED_NUMBERS: (options.allowed ?? []).join(','),
+    RELAY_PROGRESS_BATCH: '300ms',
+    RELAY_SEND_RATE: '200',
+    LOG_LEVEL: 'silent',
+    ...(options.twilio
+      ? {
+          TWILIO_ACCOUNT_SID: options.twilio.accountSid,
+          TWILIO_AUTH_TOKEN: options.twilio.authToken,
+          TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
+          TWILIO_API_URL: options.twilio.url,
+        }
+      : {}),
     ...options.env,
   };
   const config = { ...loadConfig(env), port: 0 };
@@ -50,7 +60,9 @@ export async function startTestRelay(options: {
   const metrics = createMetrics();
   const kubeConfig = withSharedConnections(options.kubeConfig);
   const store = createInformer<Session>({
-    kube: kubeConfig, logger, path: sessionsPath(options.namespace),
+    kube: kubeConfig,
+    logger,
+    path: sessionsPath(options.namespace),
   });
   const relay = await startRelay({ config, kubeConfig, store, logger, metrics }, '127.0.0.1');
   return Object.assign(relay, { config, metrics });

@@ -16,10 +16,24 @@ import { eventually } from './eventually.ts';
 import { startRefusingProxy, type RefusingProxy } from './refusing-proxy.ts';
 
 export const PHONE = '+14155550123';
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@t',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@t',
+    },
+  });
 
 /** A bare repository at <dir>/remotes/acme/web.git with one commit on main: a README and `files`. */
-export function makeRemote(root = mkdtempSync(join(tmpdir(), 'tether-remote-')), files: Record<string, string> = {}): { url: string; root: string; git: (...args: string[]) => string } {
+export function makeRemote(
+  root = mkdtempSync(join(tmpdir(), 'tether-remote-')),
+  files: Record<string, string> = {},
+): { url: string; root: string; git: (...args: string[]) => string } {
   const url = join(root, 'remotes', 'acme', 'web.git');
   mkdirSync(url, { recursive: true });
   git(url, 'init', '--quiet', '--bare', '--initial-branch=main');
@@ -46,7 +60,13 @@ export interface RunnerProcess {
   gitStore: string;
 }
 
-export function startRunner(options: { kubeconfig: string; namespace: string; name: string; workspace?: string; env?: Record<string, string> }): RunnerProcess {
+export function startRunner(options: {
+  kubeconfig: string;
+  namespace: string;
+  name: string;
+  workspace?: string;
+  env?: Record<string, string>;
+}): RunnerProcess {
   const workspace = options.workspace ?? mkdtempSync(join(tmpdir(), 'tether-ws-'));
   const gitStore = mkdtempSync(join(tmpdir(), 'tether-git-'));
   const env: Record<string, string> = {
@@ -62,7 +82,11 @@ export function startRunner(options: { kubeconfig: string; namespace: string; na
     TETHER_REPO_HOSTS: tmpdir(),
     ...options.env,
   };
-  const child = spawn(process.execPath, ['runner-image/main.ts'], { cwd: join(import.meta.dirname, '../..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['runner-image/main.ts'], {
+    cwd: join(import.meta.dirname, '../..'),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
@@ -85,36 +109,76 @@ function whyNotMet(name: string, session: Session | undefined): string {
 }
 
 export function specFor(prompt: string, repoUrl: string, extra: Partial<SessionSpec> = {}): SessionSpec {
-  return { phone: PHONE, prompt, repo: { url: repoUrl, baseBranch: 'main' }, workspace: workspaceName(PHONE), ...extra };
+  return {
+    phone: PHONE,
+    prompt,
+    repo: { url: repoUrl, baseBranch: 'main' },
+    workspace: workspaceName(PHONE),
+    ...extra,
+  };
 }
 
 /** Creates the Session and moves it to Starting as the controller would. */
-export async function createStartedSession(sessions: SessionClient, namespace: string, spec: SessionSpec): Promise<string> {
+export async function createStartedSession(
+  sessions: SessionClient,
+  namespace: string,
+  spec: SessionSpec,
+): Promise<string> {
   const name = sessionName(PHONE);
   await sessions.create(namespace, name, spec);
   const next = transition(undefined, { type: 'PodCreated' });
   if (!next.ok) throw new Error(next.error);
-  await sessions.patchStatus(namespace, name, { phase: next.phase, podName: `${name}-runner`, startTime: new Date().toISOString() });
+  await sessions.patchStatus(namespace, name, {
+    phase: next.phase,
+    podName: `${name}-runner`,
+    startTime: new Date().toISOString(),
+  });
   return name;
 }
 
-export async function waitFor(sessions: SessionClient, namespace: string, name: string, check: (s: Session) => boolean, timeoutMs = 60_000): Promise<Session> {
-  return eventually(async () => {
-    const session = await sessions.get(namespace, name);
-    if (!session || !check(session)) throw new Error(whyNotMet(name, session));
-    return session;
-  }, timeoutMs, 50);
+export async function waitFor(
+  sessions: SessionClient,
+  namespace: string,
+  name: string,
+  check: (s: Session) => boolean,
+  timeoutMs = 60_000,
+): Promise<Session> {
+  return eventually(
+    async () => {
+      const session = await sessions.get(namespace, name);
+      if (!session || !check(session)) throw new Error(whyNotMet(name, session));
+      return session;
+    },
+    timeoutMs,
+    50,
+  );
 }
 
-export const waitForPhase = (sessions: SessionClient, namespace: string, name: string, phase: Phase, timeoutMs?: number) =>
-  waitFor(sessions, namespace, name, (s) => s.status?.phase === phase, timeoutMs);
+export const waitForPhase = (
+  sessions: SessionClient,
+  namespace: string,
+  name: string,
+  phase: Phase,
+  timeoutMs?: number,
+) => waitFor(sessions, namespace, name, (s) => s.status?.phase === phase, timeoutMs);
 
 /** Waits for an open request of this kind and answers it as the relay would (appending a decision). */
-export async function answer(sessions: SessionClient, namespace: string, name: string, kind: string, decision: Omit<Decision, 'requestId' | 'at'>): Promise<Session> {
-  const open = (s: Session) => s.status?.phase === 'AwaitingApproval' && s.status.pending?.kind === kind
-    && !s.spec.decisions?.some((d) => d.requestId === s.status?.pending?.id);
+export async function answer(
+  sessions: SessionClient,
+  namespace: string,
+  name: string,
+  kind: string,
+  decision: Omit<Decision, 'requestId' | 'at'>,
+): Promise<Session> {
+  const open = (s: Session) =>
+    s.status?.phase === 'AwaitingApproval' &&
+    s.status.pending?.kind === kind &&
+    !s.spec.decisions?.some((d) => d.requestId === s.status?.pending?.id);
   const session = await waitFor(sessions, namespace, name, open);
-  const decisions = [...(session.spec.decisions ?? []), { ...decision, requestId: session.status!.pending!.id, at: new Date().toISOString() }];
+  const decisions = [
+    ...(session.spec.decisions ?? []),
+    { ...decision, requestId: session.status!.pending!.id, at: new Date().toISOString() },
+  ];
   await sessions.patch(namespace, name, { spec: { decisions } });
   return session;
 }
@@ -129,7 +193,12 @@ export interface RunnerTestbed {
   /** The runner's usual environment (fake GitHub, the refusing proxy) plus `extra`. */
   env(extra?: Record<string, string>): Record<string, string>;
   /** A fresh remote, a Session in Starting, and the runner process for it. */
-  run(prompt: string, env?: Record<string, string>, extra?: Partial<SessionSpec>, files?: Record<string, string>): Promise<{ name: string; runner: RunnerProcess; remote: ReturnType<typeof makeRemote>; repo: string }>;
+  run(
+    prompt: string,
+    env?: Record<string, string>,
+    extra?: Partial<SessionSpec>,
+    files?: Record<string, string>,
+  ): Promise<{ name: string; runner: RunnerProcess; remote: ReturnType<typeof makeRemote>; repo: string }>;
 }
 
 /** beforeAll/afterAll for a runner test file: CRD, a namespace, a fake GitHub, the refusing proxy. */
@@ -161,15 +230,19 @@ export function useRunnerTestbed(prefix: string): RunnerTestbed {
 
 /** A live (non-zombie) process and its live descendants, read from /proc. */
 export function processTree(root: number): number[] {
-  const parents = new Map(readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return state === 'Z' ? [] : [[Number(pid), Number(ppid)] as const];
-    } catch {
-      return [];
-    }
-  }));
+  const parents = new Map(
+    readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .flatMap((pid) => {
+        try {
+          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+          const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          return state === 'Z' ? [] : [[Number(pid), Number(ppid)] as const];
+        } catch {
+          return [];
+        }
+      }),
+  );
   const tree = parents.has(root) ? [root] : [];
   for (let i = 0; i < tree.length; i++) for (const [pid, ppid] of parents) if (ppid === tree[i]) tree.push(pid);
   return tree;

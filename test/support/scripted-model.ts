@@ -2,7 +2,11 @@
 // read what the real Claude Code sent it: the conversation of one command, and the tool results.
 import { afterAll, beforeAll } from 'vitest';
 import { readConversation, type ToolCall } from '../../runner-image/scripted-model/conversation.ts';
-import { startScriptedModel, type RecordedRequest, type ScriptedModel } from '../../runner-image/scripted-model/server.ts';
+import {
+  startScriptedModel,
+  type RecordedRequest,
+  type ScriptedModel,
+} from '../../runner-image/scripted-model/server.ts';
 
 export interface TestModel {
   model: ScriptedModel;
@@ -21,7 +25,8 @@ export function useScriptedModel(): TestModel {
   });
   afterAll(async () => test.model?.close());
   test.env = () => ({ ANTHROPIC_BASE_URL: test.model.url });
-  test.turns = (marker) => test.model.requests.filter((r) => !r.side && r.body && readConversation(r.body).prompt.includes(marker));
+  test.turns = (marker) =>
+    test.model.requests.filter((r) => !r.side && r.body && readConversation(r.body).prompt.includes(marker));
   test.calls = (marker) => {
     const last = test.turns(marker).at(-1);
     return last?.body ? readConversation(last.body).calls : [];

@@ -7,7 +7,7 @@ export const messageSid = () => `SM${randomBytes(16).toString('hex')}`;
 export const mediaMessageSid = () => `MM${randomBytes(16).toString('hex')}`;
 
 /** WhatsApp's MessageType for a message whose first media has this type. */
-const mediaKind = (type = '') => (['image', 'audio', 'video'].find((k) => type.startsWith(`${k}/`)) ?? 'document');
+const mediaKind = (type = '') => ['image', 'audio', 'video'].find((k) => type.startsWith(`${k}/`)) ?? 'document';
 
 export interface SignedWebhook {
   body: string;
@@ -19,9 +19,17 @@ export interface SignedWebhook {
  * The form body and headers of a WhatsApp message webhook from `from` (E.164), signed for `url`.
  * `media`: the NumMedia/MediaUrl{N}/MediaContentType{N} fields (FakeTwilio.inboundMedia makes them).
  */
-export function signedWebhook(authToken: string, url: string, fields: {
-  from: string; body: string; sid?: string; media?: Record<string, string>; extra?: Record<string, string>;
-}): SignedWebhook {
+export function signedWebhook(
+  authToken: string,
+  url: string,
+  fields: {
+    from: string;
+    body: string;
+    sid?: string;
+    media?: Record<string, string>;
+    extra?: Record<string, string>;
+  },
+): SignedWebhook {
   const params: Record<string, string> = {
     SmsMessageSid: fields.sid ?? messageSid(),
     NumMedia: '0',
@@ -38,7 +46,9 @@ export function signedWebhook(authToken: string, url: string, fields: {
     AccountSid: `AC${'0'.repeat(32)}`,
     From: `whatsapp:${fields.from}`,
     ApiVersion: '2010-04-01',
-    ...(fields.media && fields.media.NumMedia !== '0' ? { MessageType: mediaKind(fields.media.MediaContentType0), ...fields.media } : {}),
+    ...(fields.media && fields.media.NumMedia !== '0'
+      ? { MessageType: mediaKind(fields.media.MediaContentType0), ...fields.media }
+      : {}),
     ...fields.extra,
   };
   params.MessageSid = params.MessageSid || params.SmsMessageSid!;
@@ -47,7 +57,10 @@ export function signedWebhook(authToken: string, url: string, fields: {
   return {
     params,
     body: new URLSearchParams(params).toString(),
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(authToken, url, params) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': twilio.getExpectedTwilioSignature(authToken, url, params),
+    },
   };
 }
 
@@ -60,9 +73,21 @@ export async function postWebhook(target: string, hook: SignedWebhook): Promise<
  * A tap on a quick-reply button, as Twilio posts it: the title as Body and ButtonText, the
  * button's id as ButtonPayload, MessageType "button", and the message it was on.
  */
-export function tapWebhook(authToken: string, url: string, tap: { from: string; title: string; payload: string; repliedTo: string; sid?: string }): SignedWebhook {
+export function tapWebhook(
+  authToken: string,
+  url: string,
+  tap: { from: string; title: string; payload: string; repliedTo: string; sid?: string },
+): SignedWebhook {
   return signedWebhook(authToken, url, {
-    from: tap.from, body: tap.title, sid: tap.sid,
-    extra: { MessageType: 'button', ButtonText: tap.title, ButtonPayload: tap.payload, OriginalRepliedMessageSid: tap.repliedTo, OriginalRepliedMessageSender: 'whatsapp:+14155238886' },
+    from: tap.from,
+    body: tap.title,
+    sid: tap.sid,
+    extra: {
+      MessageType: 'button',
+      ButtonText: tap.title,
+      ButtonPayload: tap.payload,
+      OriginalRepliedMessageSid: tap.repliedTo,
+      OriginalRepliedMessageSender: 'whatsapp:+14155238886',
+    },
   });
 }

@@ -8,7 +8,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AgentChannel } from '../../runner-image/agent-channel.ts';
 import { FrameType, MAX_FRAME_BYTES, encodeFrame } from '../../runner-image/agent-host/protocol.ts';
 import { eventually } from '../support/eventually.ts';
-import { capturedLogger, finished, request, socketFolder, startAgentHost, startPair, type Pair } from '../support/agent-channel.ts';
+import {
+  capturedLogger,
+  finished,
+  request,
+  socketFolder,
+  startAgentHost,
+  startPair,
+  type Pair,
+} from '../support/agent-channel.ts';
 
 let pair: Pair | undefined;
 afterEach(async () => {
@@ -40,7 +48,9 @@ describe('agent channel: one agent host per supervisor', { timeout: 30_000 }, ()
     expect(await intruder.exited).toBe(1);
     expect(intruder.output()).toContain('the supervisor refused this agent host');
     expect(pair.supervisorLog.messages()).toContain('refused a second connection on the agent socket ');
-    expect((await finished(pair.channel.spawn(request('echo', ['still here'])))).stdout.toString()).toBe('still here\n');
+    expect((await finished(pair.channel.spawn(request('echo', ['still here'])))).stdout.toString()).toBe(
+      'still here\n',
+    );
   });
 
   it('welcomes an agent host that connects the moment the socket exists', async () => {
@@ -58,7 +68,12 @@ describe('agent channel: one agent host per supervisor', { timeout: 30_000 }, ()
         };
         poll();
       });
-      const channel = await AgentChannel.listen({ socketPath, log: capturedLogger('runner').log, connectTimeoutMs: 2000, freezeTimeoutMs: 1000 });
+      const channel = await AgentChannel.listen({
+        socketPath,
+        log: capturedLogger('runner').log,
+        connectTimeoutMs: 2000,
+        freezeTimeoutMs: 1000,
+      });
       await early;
       expect((await channel.connected()).pid).toBe(42);
       raw!.destroy();
@@ -73,8 +88,14 @@ describe('agent channel: one agent host per supervisor', { timeout: 30_000 }, ()
     const open = join(socketFolder(), 'open');
     mkdirSync(open);
     chmodSync(open, 0o777);
-    await expect(AgentChannel.listen({ socketPath: join(open, 'agent.sock'), log: capturedLogger('runner').log, connectTimeoutMs: 1000, freezeTimeoutMs: 1000 }))
-      .rejects.toThrow('that others cannot write (found uid');
+    await expect(
+      AgentChannel.listen({
+        socketPath: join(open, 'agent.sock'),
+        log: capturedLogger('runner').log,
+        connectTimeoutMs: 1000,
+        freezeTimeoutMs: 1000,
+      }),
+    ).rejects.toThrow('that others cannot write (found uid');
   });
 
   it('the agent host refuses to start with a credential in its environment', async () => {
@@ -86,32 +107,68 @@ describe('agent channel: one agent host per supervisor', { timeout: 30_000 }, ()
 
 describe('agent channel: malformed frames from the agent side', { timeout: 30_000 }, () => {
   const cases: Array<[string, Buffer, string]> = [
-    ['an oversized frame', frame(MAX_FRAME_BYTES + 1, FrameType.Hello), `frame length ${MAX_FRAME_BYTES + 1} is over the ${MAX_FRAME_BYTES}-byte limit`],
+    [
+      'an oversized frame',
+      frame(MAX_FRAME_BYTES + 1, FrameType.Hello),
+      `frame length ${MAX_FRAME_BYTES + 1} is over the ${MAX_FRAME_BYTES}-byte limit`,
+    ],
     ['a frame shorter than its header', frame(2, FrameType.Hello), 'frame length 2 is shorter than a header'],
     ['an unknown frame type', frame(5 + 2, 99, json({})), 'unexpected frame type 99'],
-    ['a supervisor-only frame type', encodeFrame(FrameType.Spawn, 1, { command: 'x', args: [], env: {} }), `unexpected frame type ${FrameType.Spawn}`],
-    ['a payload that is not JSON', frame(5 + 3, FrameType.Hello, Buffer.from('{{{')), `frame type ${FrameType.Hello}: payload is not JSON`],
-    ['a hello missing a field', encodeFrame(FrameType.Hello, 0, { protocol: 1, pid: 1 }), `frame type ${FrameType.Hello}: /freeze`],
-    ['output before the hello', encodeFrame(FrameType.Stdout, 1, Buffer.from('x')), `frame type ${FrameType.Stdout} before the hello`],
-    ['a process id never spawned', Buffer.concat([hello, encodeFrame(FrameType.Exit, 7, { code: 0, signal: null })]), `frame type ${FrameType.Exit} for unknown process 7`],
+    [
+      'a supervisor-only frame type',
+      encodeFrame(FrameType.Spawn, 1, { command: 'x', args: [], env: {} }),
+      `unexpected frame type ${FrameType.Spawn}`,
+    ],
+    [
+      'a payload that is not JSON',
+      frame(5 + 3, FrameType.Hello, Buffer.from('{{{')),
+      `frame type ${FrameType.Hello}: payload is not JSON`,
+    ],
+    [
+      'a hello missing a field',
+      encodeFrame(FrameType.Hello, 0, { protocol: 1, pid: 1 }),
+      `frame type ${FrameType.Hello}: /freeze`,
+    ],
+    [
+      'output before the hello',
+      encodeFrame(FrameType.Stdout, 1, Buffer.from('x')),
+      `frame type ${FrameType.Stdout} before the hello`,
+    ],
+    [
+      'a process id never spawned',
+      Buffer.concat([hello, encodeFrame(FrameType.Exit, 7, { code: 0, signal: null })]),
+      `frame type ${FrameType.Exit} for unknown process 7`,
+    ],
   ];
-  it.each(cases)('%s closes the connection with the reason logged, and the slot stays used', async (_name, bytes, reason) => {
-    const log = capturedLogger('runner');
-    const socketPath = join(socketFolder(), 'supervisor', 'agent.sock');
-    const channel = await AgentChannel.listen({ socketPath, log: log.log, connectTimeoutMs: 10_000, freezeTimeoutMs: 1000 });
-    const raw = await connectRaw(socketPath);
-    const closed = new Promise((resolve) => raw.once('close', resolve));
-    raw.on('error', () => undefined);
-    raw.resume();
-    raw.write(bytes);
-    await closed;
-    expect(log.lines.find((l) => l.msg === 'agent channel closed')?.reason).toMatch(new RegExp(`^malformed frame: ${escape(reason)}`));
-    expect(log.lines.find((l) => l.msg === 'malformed frame on the agent channel')).toBeDefined();
-    expect((await finished(channel.spawn(request('true', [])))).error?.message).toContain('agent channel closed: malformed frame');
-    const late = startAgentHost({ socketPath });
-    expect(await late.exited).toBe(1);
-    await channel.close();
-  });
+  it.each(cases)(
+    '%s closes the connection with the reason logged, and the slot stays used',
+    async (_name, bytes, reason) => {
+      const log = capturedLogger('runner');
+      const socketPath = join(socketFolder(), 'supervisor', 'agent.sock');
+      const channel = await AgentChannel.listen({
+        socketPath,
+        log: log.log,
+        connectTimeoutMs: 10_000,
+        freezeTimeoutMs: 1000,
+      });
+      const raw = await connectRaw(socketPath);
+      const closed = new Promise((resolve) => raw.once('close', resolve));
+      raw.on('error', () => undefined);
+      raw.resume();
+      raw.write(bytes);
+      await closed;
+      expect(log.lines.find((l) => l.msg === 'agent channel closed')?.reason).toMatch(
+        new RegExp(`^malformed frame: ${escape(reason)}`),
+      );
+      expect(log.lines.find((l) => l.msg === 'malformed frame on the agent channel')).toBeDefined();
+      expect((await finished(channel.spawn(request('true', [])))).error?.message).toContain(
+        'agent channel closed: malformed frame',
+      );
+      const late = startAgentHost({ socketPath });
+      expect(await late.exited).toBe(1);
+      await channel.close();
+    },
+  );
 });
 
 describe('agent channel: malformed frames from the supervisor side', { timeout: 30_000 }, () => {
@@ -131,11 +188,34 @@ describe('agent channel: malformed frames from the supervisor side', { timeout: 
 
   it.each([
     ['an unknown frame type', frame(5, 77), 'unexpected frame type 77'],
-    ['an agent-only frame type', encodeFrame(FrameType.Stdout, 1, Buffer.from('x')), `unexpected frame type ${FrameType.Stdout}`],
-    ['a spawn request with a bad field', encodeFrame(FrameType.Spawn, 1, { command: 'sh', args: 'not a list', env: {} }), `frame type ${FrameType.Spawn}: /args`],
-    ['input for a process never spawned', encodeFrame(FrameType.Stdin, 3, Buffer.from('x')), `frame type ${FrameType.Stdin} for process 3, which was never spawned`],
-    ['an unknown signal', Buffer.concat([encodeFrame(FrameType.Spawn, 1, { command: 'sleep', args: ['5'], env: {} }), encodeFrame(FrameType.Signal, 1, { signal: 'SIGNOPE' })]), 'unknown signal SIGNOPE'],
-    ['a process id used twice', Buffer.concat([1, 1].map((id) => encodeFrame(FrameType.Spawn, id, { command: 'true', args: [], env: {} }))), 'process id 1 was used before'],
+    [
+      'an agent-only frame type',
+      encodeFrame(FrameType.Stdout, 1, Buffer.from('x')),
+      `unexpected frame type ${FrameType.Stdout}`,
+    ],
+    [
+      'a spawn request with a bad field',
+      encodeFrame(FrameType.Spawn, 1, { command: 'sh', args: 'not a list', env: {} }),
+      `frame type ${FrameType.Spawn}: /args`,
+    ],
+    [
+      'input for a process never spawned',
+      encodeFrame(FrameType.Stdin, 3, Buffer.from('x')),
+      `frame type ${FrameType.Stdin} for process 3, which was never spawned`,
+    ],
+    [
+      'an unknown signal',
+      Buffer.concat([
+        encodeFrame(FrameType.Spawn, 1, { command: 'sleep', args: ['5'], env: {} }),
+        encodeFrame(FrameType.Signal, 1, { signal: 'SIGNOPE' }),
+      ]),
+      'unknown signal SIGNOPE',
+    ],
+    [
+      'a process id used twice',
+      Buffer.concat([1, 1].map((id) => encodeFrame(FrameType.Spawn, id, { command: 'true', args: [], env: {} }))),
+      'process id 1 was used before',
+    ],
   ])('%s: the agent host logs why and exits 1', async (_name, bytes, reason) => {
     const { code, output } = await hostAfter(bytes);
     expect(code).toBe(1);
@@ -144,25 +224,29 @@ describe('agent channel: malformed frames from the supervisor side', { timeout: 
   });
 });
 
-describe.runIf(process.getuid?.() === 0)('agent channel: the agent host under another uid (root only)', { timeout: 30_000 }, () => {
-  it("runs the agent's processes as that uid, which cannot read the supervisor's files or environment", async () => {
-    const dir = socketFolder();
-    const secretFile = join(dir, 'credential');
-    writeFileSync(secretFile, 'ghp_canary', { mode: 0o600 });
-    pair = await startPair({ uid: 65534 });
-    const id = await finished(pair.channel.spawn(request('id', ['-u'])));
-    expect(id.stdout.toString().trim()).toBe('65534');
-    const file = await finished(pair.channel.spawn(request('cat', [secretFile])));
-    expect(file.code).toBe(1);
-    expect(file.stderr).toContain('Permission denied');
-    const environ = await finished(pair.channel.spawn(request('cat', [`/proc/${process.pid}/environ`])));
-    expect(environ.code).toBe(1);
-    expect(environ.stdout.length).toBe(0);
-    const signal = await finished(pair.channel.spawn(request('kill', ['-0', String(process.pid)])));
-    expect(signal.code).not.toBe(0);
-    // The socket folder is the supervisor's: the agent's uid cannot replace the socket.
-    const replace = await finished(pair.channel.spawn(request('rm', ['-f', pair.socketPath])));
-    expect(replace.code).toBe(1);
-    await eventually(() => expect(lstatSync(pair!.socketPath).isSocket()).toBe(true));
-  });
-});
+describe.runIf(process.getuid?.() === 0)(
+  'agent channel: the agent host under another uid (root only)',
+  { timeout: 30_000 },
+  () => {
+    it("runs the agent's processes as that uid, which cannot read the supervisor's files or environment", async () => {
+      const dir = socketFolder();
+      const secretFile = join(dir, 'credential');
+      writeFileSync(secretFile, 'ghp_canary', { mode: 0o600 });
+      pair = await startPair({ uid: 65534 });
+      const id = await finished(pair.channel.spawn(request('id', ['-u'])));
+      expect(id.stdout.toString().trim()).toBe('65534');
+      const file = await finished(pair.channel.spawn(request('cat', [secretFile])));
+      expect(file.code).toBe(1);
+      expect(file.stderr).toContain('Permission denied');
+      const environ = await finished(pair.channel.spawn(request('cat', [`/proc/${process.pid}/environ`])));
+      expect(environ.code).toBe(1);
+      expect(environ.stdout.length).toBe(0);
+      const signal = await finished(pair.channel.spawn(request('kill', ['-0', String(process.pid)])));
+      expect(signal.code).not.toBe(0);
+      // The socket folder is the supervisor's: the agent's uid cannot replace the socket.
+      const replace = await finished(pair.channel.spawn(request('rm', ['-f', pair.socketPath])));
+      expect(replace.code).toBe(1);
+      await eventually(() => expect(lstatSync(pair!.socketPath).isSocket()).toBe(true));
+    });
+  },
+);

@@ -36,8 +36,16 @@ describe('agent channel: processes in the agent container', { timeout: 30_000 },
   it('passes the command line, working directory and only the given environment', async () => {
     pair = await startPair();
     const script = 'console.log(JSON.stringify({ argv: process.argv.slice(1), cwd: process.cwd(), env: process.env }))';
-    const result = await finished(pair.channel.spawn(request(process.execPath, ['-e', script, 'a b', '--x=1'], { cwd: '/tmp', env: { ONLY: 'this', EMPTY: '' } })));
-    expect(JSON.parse(result.stdout.toString())).toEqual({ argv: ['a b', '--x=1'], cwd: '/tmp', env: { ONLY: 'this', EMPTY: '' } });
+    const result = await finished(
+      pair.channel.spawn(
+        request(process.execPath, ['-e', script, 'a b', '--x=1'], { cwd: '/tmp', env: { ONLY: 'this', EMPTY: '' } }),
+      ),
+    );
+    expect(JSON.parse(result.stdout.toString())).toEqual({
+      argv: ['a b', '--x=1'],
+      cwd: '/tmp',
+      env: { ONLY: 'this', EMPTY: '' },
+    });
   });
 
   it('moves large outputs and inputs intact', async () => {
@@ -57,7 +65,9 @@ describe('agent channel: processes in the agent container', { timeout: 30_000 },
   it('paces a process by what the supervisor reads: an unread stdout holds the writer back', async () => {
     pair = await startPair();
     const writer = pair.channel.spawn(request(process.execPath, ['-e', BIG_OUTPUT]));
-    const hash = await new Promise<string>((resolve) => writer.stderr.once('data', (c: Buffer) => resolve(c.toString())));
+    const hash = await new Promise<string>((resolve) =>
+      writer.stderr.once('data', (c: Buffer) => resolve(c.toString())),
+    );
     await new Promise((r) => setTimeout(r, 1000));
     // It has started writing, and 20 MiB cannot fit in the window and the pipes: it is still blocked.
     expect(writer.exitCode).toBeNull();
@@ -68,7 +78,10 @@ describe('agent channel: processes in the agent container', { timeout: 30_000 },
 
   it('reports exit codes, and a command that cannot start as an error', async () => {
     pair = await startPair();
-    expect(await finished(pair.channel.spawn(request(process.execPath, ['-e', 'process.exit(7)'])))).toMatchObject({ code: 7, signal: null });
+    expect(await finished(pair.channel.spawn(request(process.execPath, ['-e', 'process.exit(7)'])))).toMatchObject({
+      code: 7,
+      signal: null,
+    });
     const missing = await finished(pair.channel.spawn(request('/no/such/command', [])));
     expect(missing).toMatchObject({ code: 127, signal: null });
     expect(missing.error).toMatchObject({ code: 'ENOENT' });
@@ -99,9 +112,15 @@ describe('agent channel: processes in the agent container', { timeout: 30_000 },
 
   it('refuses a spawn request that would carry a credential to the agent container', async () => {
     pair = await startPair({ secrets: ['sk-ant-canary-0123456789'] });
-    const leaked = await finished(pair.channel.spawn(request('env', [], { env: { PATH: '/usr/bin:/bin', ANTHROPIC_API_KEY: 'sk-ant-canary-0123456789' } })));
+    const leaked = await finished(
+      pair.channel.spawn(
+        request('env', [], { env: { PATH: '/usr/bin:/bin', ANTHROPIC_API_KEY: 'sk-ant-canary-0123456789' } }),
+      ),
+    );
     expect(leaked.code).toBe(127);
-    expect(leaked.error?.message).toBe('refused: the spawn request carries a credential (environment variable ANTHROPIC_API_KEY)');
+    expect(leaked.error?.message).toBe(
+      'refused: the spawn request carries a credential (environment variable ANTHROPIC_API_KEY)',
+    );
     const inArgs = await finished(pair.channel.spawn(request('echo', ['--key=sk-ant-canary-0123456789'])));
     expect(inArgs.error?.message).toContain('(command line)');
     expect(pair.host.output()).not.toContain('canary');
@@ -112,7 +131,12 @@ describe('agent channel: connections', { timeout: 30_000 }, () => {
   it('waits for the agent host and fails spawns when none comes', async () => {
     const { AgentChannel } = await import('../../runner-image/agent-channel.ts');
     const { capturedLogger, socketFolder } = await import('../support/agent-channel.ts');
-    const channel = await AgentChannel.listen({ socketPath: `${socketFolder()}/s/agent.sock`, log: capturedLogger('runner').log, connectTimeoutMs: 300, freezeTimeoutMs: 1000 });
+    const channel = await AgentChannel.listen({
+      socketPath: `${socketFolder()}/s/agent.sock`,
+      log: capturedLogger('runner').log,
+      connectTimeoutMs: 300,
+      freezeTimeoutMs: 1000,
+    });
     const result = await finished(channel.spawn(request('true', [])));
     expect(result.error?.message).toBe('agent channel closed: no agent host connected within 300 ms');
     expect(result).toMatchObject({ code: null, signal: 'SIGKILL' });

@@ -7,7 +7,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { detectFreezeMode } from '../../runner-image/agent-host/freeze.ts';
 import { descendants, parseStat } from '../../runner-image/agent-host/procfs.ts';
 import { eventually } from '../support/eventually.ts';
-import { finished, firstLines, request, running, runningWithArgv, startPair, type Pair } from '../support/agent-channel.ts';
+import {
+  finished,
+  firstLines,
+  request,
+  running,
+  runningWithArgv,
+  startPair,
+  type Pair,
+} from '../support/agent-channel.ts';
 
 let pair: Pair | undefined;
 afterEach(async () => {
@@ -16,13 +24,14 @@ afterEach(async () => {
 }, 30_000);
 
 /** A process tree with a child, a setsid'd grandchild, a double-forked daemon and a process that keeps forking. */
-const tree = (tag: string) => [
-  `sleep 300.${tag}1 & echo child $!`,
-  `setsid sleep 300.${tag}2 & echo setsid $!`,
-  `(setsid sh -c 'echo daemon $$; exec sleep 300.${tag}3 >/dev/null 2>&1' &)`,
-  `(while :; do sleep 300.${tag}4 & sleep 0.02; done) >/dev/null 2>&1 &`,
-  'wait',
-].join('\n');
+const tree = (tag: string) =>
+  [
+    `sleep 300.${tag}1 & echo child $!`,
+    `setsid sleep 300.${tag}2 & echo setsid $!`,
+    `(setsid sh -c 'echo daemon $$; exec sleep 300.${tag}3 >/dev/null 2>&1' &)`,
+    `(while :; do sleep 300.${tag}4 & sleep 0.02; done) >/dev/null 2>&1 &`,
+    'wait',
+  ].join('\n');
 
 async function startTree(p: Pair, tag: string) {
   const sh = p.channel.spawn(request('sh', ['-c', tree(tag)]));
@@ -53,7 +62,13 @@ describe('agent channel: how the agent host finds what to stop', () => {
   });
 
   it('reads /proc/<pid>/stat whatever the command name holds, and follows parent links', () => {
-    expect(parseStat('4242 (a) b (c) S 4000 4242 4100 0 -1')).toEqual({ pid: 4242, state: 'S', ppid: 4000, pgrp: 4242, session: 4100 });
+    expect(parseStat('4242 (a) b (c) S 4000 4242 4100 0 -1')).toEqual({
+      pid: 4242,
+      state: 'S',
+      ppid: 4000,
+      pgrp: 4242,
+      session: 4100,
+    });
     const p = (pid: number, ppid: number) => ({ pid, ppid, pgrp: pid, session: pid, uid: 0, state: 'S' });
     expect([...descendants([p(10, 1), p(11, 10), p(12, 11), p(13, 1), p(14, 12)], 10)].sort()).toEqual([11, 12, 14]);
   });
@@ -78,23 +93,29 @@ describe('agent channel: freeze', { timeout: 60_000 }, () => {
     process.kill(pids.daemon!, 'SIGKILL');
 
     const late = await finished(pair.channel.spawn(request('true', [])));
-    expect(late.error).toMatchObject({ message: 'cannot start the process: the agent container is frozen', code: 'EFROZEN' });
+    expect(late.error).toMatchObject({
+      message: 'cannot start the process: the agent container is frozen',
+      code: 'EFROZEN',
+    });
   });
 
-  it.runIf(canUnshare)('in its own PID namespace (as in a Pod): kills everything, the double-forked daemon included', async () => {
-    pair = await startPair({ ownPidNamespace: true });
-    expect((await pair.channel.connected()).freeze).toBe('namespace');
-    const { ended } = await startTree(pair, '2');
-    const daemon = runningWithArgv(['sleep', '300.23']); // seen from outside the namespace
-    expect(daemon).toHaveLength(1);
+  it.runIf(canUnshare)(
+    'in its own PID namespace (as in a Pod): kills everything, the double-forked daemon included',
+    async () => {
+      pair = await startPair({ ownPidNamespace: true });
+      expect((await pair.channel.connected()).freeze).toBe('namespace');
+      const { ended } = await startTree(pair, '2');
+      const daemon = runningWithArgv(['sleep', '300.23']); // seen from outside the namespace
+      expect(daemon).toHaveLength(1);
 
-    const report = await pair.channel.freeze();
-    expect(report.mode).toBe('namespace');
-    expect(report.killed).toBeGreaterThanOrEqual(6);
-    expect(report.lingering).toBe(0);
-    expect(await ended).toMatchObject({ code: null, signal: 'SIGKILL' });
-    for (const n of [1, 2, 3, 4]) expect(runningWithArgv(['sleep', `300.2${n}`])).toEqual([]);
-    // The agent host itself is still there and answers.
-    expect((await finished(pair.channel.spawn(request('true', [])))).error?.message).toContain('frozen');
-  });
+      const report = await pair.channel.freeze();
+      expect(report.mode).toBe('namespace');
+      expect(report.killed).toBeGreaterThanOrEqual(6);
+      expect(report.lingering).toBe(0);
+      expect(await ended).toMatchObject({ code: null, signal: 'SIGKILL' });
+      for (const n of [1, 2, 3, 4]) expect(runningWithArgv(['sleep', `300.2${n}`])).toEqual([]);
+      // The agent host itself is still there and answers.
+      expect((await finished(pair.channel.spawn(request('true', [])))).error?.message).toContain('frozen');
+    },
+  );
 });

@@ -23,6 +23,11 @@ describe('benchmark table', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'bench-rows-')), 'rows.jsonl');
     report([atMost('RSS', 150, 200, 'MiB')], file);
     report([atMost('resync', 4, 5, 's')], file);
-    expect(readFileSync(file, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { figure: string }).figure)).toEqual(['RSS', 'resync']);
+    expect(
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { figure: string }).figure),
+    ).toEqual(['RSS', 'resync']);
   });
 });

@@ -16,25 +16,45 @@ import { sessionCrd } from '../../common/session/crd.ts';
 import { LIMITS } from '../../common/session/schema.ts';
 import { BRANCH_PATTERN, REPO_HOST_PATTERN, REPO_URL_PATTERN, repoProblem } from '../../common/session/repo.ts';
 import { MAX_QUEUED_CEILING, SESSION_DEFAULTS } from '../../common/session/defaults.ts';
-import { CHART_DIR, HELM_SETUP_TIMEOUT, everythingOn, find, helm, helmBin, podTemplate, render, renderError, type KubeObject, type PodTemplate } from './chart-render.ts';
+import {
+  CHART_DIR,
+  HELM_SETUP_TIMEOUT,
+  everythingOn,
+  find,
+  helm,
+  helmBin,
+  podTemplate,
+  render,
+  renderError,
+  type KubeObject,
+  type PodTemplate,
+} from './chart-render.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
 /** Variable names declared in controller/config.ts (its VARIABLES table is not exported). */
-const CONTROLLER_VARIABLES = new Set([...readFileSync('controller/config.ts', 'utf8').matchAll(/^ {2}([A-Z][A-Z0-9_]+): text\(/gm)].map((m) => m[1]!));
+const CONTROLLER_VARIABLES = new Set(
+  [...readFileSync('controller/config.ts', 'utf8').matchAll(/^ {2}([A-Z][A-Z0-9_]+): text\(/gm)].map((m) => m[1]!),
+);
 /** Set by the chart, waiting for the controller to read it (see the chart docs). */
 const PENDING_IN_CONTROLLER = new Set<string>([]);
 
 const data = (o: KubeObject) => (o as unknown as { data: Record<string, string> }).data;
 
 /** The environment a container gets: its ConfigMap, literal values, and Secret keys (as placeholders). */
-function containerEnv(objects: KubeObject[], template: PodTemplate, secrets: Record<string, string> = {}): Record<string, string> {
+function containerEnv(
+  objects: KubeObject[],
+  template: PodTemplate,
+  secrets: Record<string, string> = {},
+): Record<string, string> {
   const container = template.spec.containers[0]!;
   const env: Record<string, string> = {};
-  for (const source of container.envFrom ?? []) Object.assign(env, data(find(objects, 'ConfigMap', source.configMapRef!.name)));
+  for (const source of container.envFrom ?? [])
+    Object.assign(env, data(find(objects, 'ConfigMap', source.configMapRef!.name)));
   for (const e of container.env ?? []) {
     if (e.value !== undefined) env[e.name] = e.value;
-    else if (e.valueFrom?.secretKeyRef) env[e.name] = secrets[e.name] ?? `secret:${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`;
+    else if (e.valueFrom?.secretKeyRef)
+      env[e.name] = secrets[e.name] ?? `secret:${e.valueFrom.secretKeyRef.name}/${e.valueFrom.secretKeyRef.key}`;
     else env[e.name] = 'from-the-downward-api';
   }
   return env;
@@ -43,7 +63,8 @@ function containerEnv(objects: KubeObject[], template: PodTemplate, secrets: Rec
 describe('the chart carries the generated Session CRD', () => {
   it('npm run crd writes the same YAML to crds/ and to the chart', () => {
     expect(CRD_OUTPUTS).toEqual([CRD_PATH, CHART_CRD_PATH]);
-    for (const path of CRD_OUTPUTS) expect(readFileSync(path, 'utf8'), `${path} is stale: run npm run crd`).toBe(sessionCrdYaml());
+    for (const path of CRD_OUTPUTS)
+      expect(readFileSync(path, 'utf8'), `${path} is stale: run npm run crd`).toBe(sessionCrdYaml());
   });
 
   it('helm package puts it in the chart archive', async () => {
@@ -51,8 +72,13 @@ describe('the chart carries the generated Session CRD', () => {
     try {
       const result = await helm(['package', CHART_DIR, '--destination', dir]);
       expect(result.code, result.stderr).toBe(0);
-      const archive = join(dir, readdirSync(dir).find((f) => f.endsWith('.tgz'))!);
-      const listed = execFileSync('tar', ['-xzOf', archive, 'tether/crds/sessions.tether.dev.yaml'], { encoding: 'utf8' });
+      const archive = join(
+        dir,
+        readdirSync(dir).find((f) => f.endsWith('.tgz'))!,
+      );
+      const listed = execFileSync('tar', ['-xzOf', archive, 'tether/crds/sessions.tether.dev.yaml'], {
+        encoding: 'utf8',
+      });
       expect(listed).toBe(sessionCrdYaml());
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -79,15 +105,18 @@ describe.each([
 
   it('names only variables controller/config.ts reads', () => {
     expect(CONTROLLER_VARIABLES.size).toBeGreaterThan(10);
-    const unknown = Object.keys(env).filter((name) => !CONTROLLER_VARIABLES.has(name) && !PENDING_IN_CONTROLLER.has(name));
+    const unknown = Object.keys(env).filter(
+      (name) => !CONTROLLER_VARIABLES.has(name) && !PENDING_IN_CONTROLLER.has(name),
+    );
     expect(unknown).toEqual([]);
   });
 
   it('lists as pending only variables the controller still does not read', () => {
-    for (const name of PENDING_IN_CONTROLLER) expect(CONTROLLER_VARIABLES.has(name), `${name} is read now: remove it from PENDING_IN_CONTROLLER`).toBe(false);
+    for (const name of PENDING_IN_CONTROLLER)
+      expect(CONTROLLER_VARIABLES.has(name), `${name} is read now: remove it from PENDING_IN_CONTROLLER`).toBe(false);
   });
 
-  it('is accepted by the controller\'s loadConfig', () => {
+  it("is accepted by the controller's loadConfig", () => {
     const config = loadControllerConfig({ ...env, POD_NAME: 'tether-controller-0' });
     expect(config.namespace).toBe('agents');
     expect(config.leaseName).toBe('tether-controller');
@@ -107,7 +136,11 @@ it('controller config carries non-default values through', async () => {
     githubApiUrl: 'https://github.example.com/api/v3',
     defaultRunTimeoutMs: 2 * 3_600_000,
     defaultApprovalTimeoutMs: 45 * 60_000,
-    maxQueued: 3, concurrency: 4, historyCount: 50, podTtlMs: 3_600_000, logLevel: 'debug',
+    maxQueued: 3,
+    concurrency: 4,
+    historyCount: 50,
+    podTtlMs: 3_600_000,
+    logLevel: 'debug',
   });
 });
 
@@ -116,83 +149,164 @@ it("the install's permission policy reaches every runner Pod, and the runner rea
   const config = loadControllerConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))));
   const pod = desiredPod(testSession(), { ...unitConfig(), permissionPolicy: config.permissionPolicy });
   const env = pod.spec!.containers[0]!.env!.find((e) => e.name === 'TETHER_PERMISSION_POLICY')!.value!;
-  expect(parsePolicy(env)).toEqual({ ...DEFAULT_POLICY, deny: ['Bash(git push*)', 'WebFetch'], ask: ['Bash(npm install*)'] });
-  expect(pod.spec!.initContainers!.flatMap((c) => c.env ?? []).map((e) => e.name)).not.toContain('TETHER_PERMISSION_POLICY');
-  expect(() => loadControllerConfig({ TETHER_RUNNER_PERMISSION_POLICY: '{"deny":"Bash"}' })).toThrow(/TETHER_RUNNER_PERMISSION_POLICY\.deny/);
-  expect(() => loadControllerConfig({ TETHER_RUNNER_PERMISSION_POLICY: '{"alow":[]}' })).toThrow(/TETHER_RUNNER_PERMISSION_POLICY/);
+  expect(parsePolicy(env)).toEqual({
+    ...DEFAULT_POLICY,
+    deny: ['Bash(git push*)', 'WebFetch'],
+    ask: ['Bash(npm install*)'],
+  });
+  expect(pod.spec!.initContainers!.flatMap((c) => c.env ?? []).map((e) => e.name)).not.toContain(
+    'TETHER_PERMISSION_POLICY',
+  );
+  expect(() => loadControllerConfig({ TETHER_RUNNER_PERMISSION_POLICY: '{"deny":"Bash"}' })).toThrow(
+    /TETHER_RUNNER_PERMISSION_POLICY\.deny/,
+  );
+  expect(() => loadControllerConfig({ TETHER_RUNNER_PERMISSION_POLICY: '{"alow":[]}' })).toThrow(
+    /TETHER_RUNNER_PERMISSION_POLICY/,
+  );
   expect(await renderError({ runner: { permissionPolicy: { allow: 'Bash' } } })).toMatch(/permissionPolicy/);
 });
 
-it('gives the relay and the controller the same Session defaults, which are the code\'s', async () => {
-  const values = parse(readFileSync(`${CHART_DIR}/values.yaml`, 'utf8')) as { sessions: { timeouts: unknown; maxQueued: unknown } };
+it("gives the relay and the controller the same Session defaults, which are the code's", async () => {
+  const values = parse(readFileSync(`${CHART_DIR}/values.yaml`, 'utf8')) as {
+    sessions: { timeouts: unknown; maxQueued: unknown };
+  };
   expect({ timeouts: values.sessions.timeouts, maxQueued: values.sessions.maxQueued }).toEqual(SESSION_DEFAULTS);
-  const schema = JSON.parse(readFileSync(`${CHART_DIR}/values.schema.json`, 'utf8')) as { properties: { sessions: { properties: { maxQueued: { maximum: number } } } } };
+  const schema = JSON.parse(readFileSync(`${CHART_DIR}/values.schema.json`, 'utf8')) as {
+    properties: { sessions: { properties: { maxQueued: { maximum: number } } } };
+  };
   expect(schema.properties.sessions.properties.maxQueued.maximum).toBe(MAX_QUEUED_CEILING);
   const objects = await render({ sessions: { maxQueued: 7, timeouts: { run: '3h', approval: '20m' } } });
   const sessionVariables = ['TETHER_MAX_QUEUED', 'TETHER_RUN_TIMEOUT', 'TETHER_APPROVAL_TIMEOUT'];
   for (const component of ['relay', 'controller']) {
     const env = data(find(objects, 'ConfigMap', component));
-    expect(sessionVariables.map((name) => env[name]), component).toEqual(['7', '3h', '20m']);
+    expect(
+      sessionVariables.map((name) => env[name]),
+      component,
+    ).toEqual(['7', '3h', '20m']);
   }
 });
 
 it('gives the relay and the controller one daily budget and time zone', async () => {
-  const objects = await render({ relay: { dailyBudgetUsd: '3.5', budgetTimeZone: 'Asia/Tokyo' } }, { release: 'tether', namespace: 'agents' });
-  const relay = loadRelayConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'relay')), { RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48), RELAY_WEB_CHAT_TOKEN: 't'.repeat(24) }));
-  const controller = loadControllerConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))));
+  const objects = await render(
+    { relay: { dailyBudgetUsd: '3.5', budgetTimeZone: 'Asia/Tokyo' } },
+    { release: 'tether', namespace: 'agents' },
+  );
+  const relay = loadRelayConfig(
+    containerEnv(objects, podTemplate(find(objects, 'Deployment', 'relay')), {
+      RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48),
+      RELAY_WEB_CHAT_TOKEN: 't'.repeat(24),
+    }),
+  );
+  const controller = loadControllerConfig(
+    containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))),
+  );
   expect(controller.budget).toEqual({ dailyUsd: relay.cost.dailyUsd, timeZone: relay.cost.timeZone });
   expect(controller.budget).toEqual({ dailyUsd: 3.5, timeZone: 'Asia/Tokyo' });
 });
 
 describe("the Session's repository", () => {
-  it('the controller allows relay.repo.url\'s host and controller.repositoryHosts, and refuses any other', async () => {
+  it("the controller allows relay.repo.url's host and controller.repositoryHosts, and refuses any other", async () => {
     const controllerConfig = async (values: object) => {
       const objects = await render(values, { release: 'tether', namespace: 'agents' });
       return loadControllerConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))));
     };
     expect((await controllerConfig({})).repoHosts).toEqual(['github.com']);
-    const config = await controllerConfig({ relay: { repo: { url: 'https://git.example.com:8443/team/app.git' } }, controller: { repositoryHosts: ['ghe.example', 'git.example.com:8443'] } });
+    const config = await controllerConfig({
+      relay: { repo: { url: 'https://git.example.com:8443/team/app.git' } },
+      controller: { repositoryHosts: ['ghe.example', 'git.example.com:8443'] },
+    });
     expect(config.repoHosts).toEqual(['git.example.com:8443', 'ghe.example']);
     expect(repoProblem({ url: 'https://git.example.com:8443/team/other.git' }, config.repoHosts)).toBeUndefined();
-    expect(repoProblem({ url: 'https://github.com/acme/web.git' }, config.repoHosts)).toMatch(/not on this install's list/);
+    expect(repoProblem({ url: 'https://github.com/acme/web.git' }, config.repoHosts)).toMatch(
+      /not on this install's list/,
+    );
   });
 
-  it('relay.repositories: the relay lists them after relay.repo, the controller allows their hosts, the relay may keep each phone\'s choice', async () => {
-    const values = { relay: { repo: { url: 'https://github.com/acme/web.git', name: 'web' }, repositories: [
-      { name: 'api', url: 'https://git.example.com:8443/acme/api.git', baseBranch: 'dev' }, { name: 'docs', url: 'https://github.com/acme/docs.git' },
-    ] } };
+  it("relay.repositories: the relay lists them after relay.repo, the controller allows their hosts, the relay may keep each phone's choice", async () => {
+    const values = {
+      relay: {
+        repo: { url: 'https://github.com/acme/web.git', name: 'web' },
+        repositories: [
+          { name: 'api', url: 'https://git.example.com:8443/acme/api.git', baseBranch: 'dev' },
+          { name: 'docs', url: 'https://github.com/acme/docs.git' },
+        ],
+      },
+    };
     const objects = await render(values, { release: 'tether', namespace: 'agents' });
-    const relay = loadRelayConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'relay')), { RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48), RELAY_WEB_CHAT_TOKEN: 't'.repeat(24) }));
+    const relay = loadRelayConfig(
+      containerEnv(objects, podTemplate(find(objects, 'Deployment', 'relay')), {
+        RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48),
+        RELAY_WEB_CHAT_TOKEN: 't'.repeat(24),
+      }),
+    );
     expect(relay.repos.map((r) => `${r.name} ${r.url} ${r.baseBranch}`)).toEqual([
-      'web https://github.com/acme/web.git main', 'api https://git.example.com:8443/acme/api.git dev', 'docs https://github.com/acme/docs.git main',
+      'web https://github.com/acme/web.git main',
+      'api https://git.example.com:8443/acme/api.git dev',
+      'docs https://github.com/acme/docs.git main',
     ]);
     expect(relay.repoChoicesConfigMap).toBe('tether-relay-repo-choices');
-    const controller = loadControllerConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))));
+    const controller = loadControllerConfig(
+      containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))),
+    );
     expect(controller.repoHosts).toEqual(['github.com', 'git.example.com:8443']);
     expect(relay.repoHosts, 'the relay reads the list the controller reads').toEqual(controller.repoHosts);
-    const role = objects.find((o) => o.kind === 'Role' && o.metadata.name === 'tether-relay') as unknown as { rules: Array<{ resourceNames?: string[] }> };
-    expect(role.rules.flatMap((r) => r.resourceNames ?? [])).toEqual(['tether-relay-claims', 'tether-relay-repo-choices']);
+    const role = objects.find((o) => o.kind === 'Role' && o.metadata.name === 'tether-relay') as unknown as {
+      rules: Array<{ resourceNames?: string[] }>;
+    };
+    expect(role.rules.flatMap((r) => r.resourceNames ?? [])).toEqual([
+      'tether-relay-claims',
+      'tether-relay-repo-choices',
+    ]);
     expect(objects.some((o) => o.kind === 'ConfigMap' && o.metadata.name === 'tether-relay-repo-choices')).toBe(true);
-    expect(await renderError({ relay: { repositories: [{ name: 'Web App', url: 'https://github.com/a/b.git' }] } })).toMatch(/repositories\/0\/name/);
+    expect(
+      await renderError({ relay: { repositories: [{ name: 'Web App', url: 'https://github.com/a/b.git' }] } }),
+    ).toMatch(/repositories\/0\/name/);
   });
 
   it('relay.inboundImages reaches the relay; the schema holds the picture limit the agent accepts', async () => {
     const objects = await render({ relay: { inboundImages: { maxBytes: 1_000_000, timeout: '20s' } } });
-    const relay = loadRelayConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'relay')), { RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48), RELAY_WEB_CHAT_TOKEN: 't'.repeat(24) }));
+    const relay = loadRelayConfig(
+      containerEnv(objects, podTemplate(find(objects, 'Deployment', 'relay')), {
+        RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48),
+        RELAY_WEB_CHAT_TOKEN: 't'.repeat(24),
+      }),
+    );
     expect(relay.inboundImages).toEqual({ maxBytes: 1_000_000, timeoutMs: 20_000 });
     const defaults = await render({});
-    expect(loadRelayConfig(containerEnv(defaults, podTemplate(find(defaults, 'Deployment', 'relay')), { RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48), RELAY_WEB_CHAT_TOKEN: 't'.repeat(24) })).inboundImages)
-      .toEqual({ maxBytes: LIMITS.imageBytes, timeoutMs: 30_000 });
-    expect(await renderError({ relay: { inboundImages: { maxBytes: LIMITS.imageBytes + 1 } } })).toMatch(/inboundImages\/maxBytes/);
+    expect(
+      loadRelayConfig(
+        containerEnv(defaults, podTemplate(find(defaults, 'Deployment', 'relay')), {
+          RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48),
+          RELAY_WEB_CHAT_TOKEN: 't'.repeat(24),
+        }),
+      ).inboundImages,
+    ).toEqual({ maxBytes: LIMITS.imageBytes, timeoutMs: 30_000 });
+    expect(await renderError({ relay: { inboundImages: { maxBytes: LIMITS.imageBytes + 1 } } })).toMatch(
+      /inboundImages\/maxBytes/,
+    );
     expect(await renderError({ relay: { inboundImages: { timeout: 'soon' } } })).toMatch(/inboundImages\/timeout/);
   });
 
-  it('the values schema uses the Session schema\'s patterns', async () => {
-    const schema = JSON.parse(readFileSync(`${CHART_DIR}/values.schema.json`, 'utf8')) as { properties: Record<string, { properties: Record<string, { properties?: Record<string, { pattern?: string }>; items?: { pattern?: string } }> }> };
+  it("the values schema uses the Session schema's patterns", async () => {
+    const schema = JSON.parse(readFileSync(`${CHART_DIR}/values.schema.json`, 'utf8')) as {
+      properties: Record<
+        string,
+        {
+          properties: Record<
+            string,
+            { properties?: Record<string, { pattern?: string }>; items?: { pattern?: string } }
+          >;
+        }
+      >;
+    };
     expect(schema.properties.relay!.properties.repo!.properties!.url!.pattern).toBe(REPO_URL_PATTERN);
     expect(schema.properties.relay!.properties.repo!.properties!.baseBranch!.pattern).toBe(BRANCH_PATTERN);
     expect(schema.properties.controller!.properties.repositoryHosts!.items!.pattern).toBe(REPO_HOST_PATTERN);
-    expect(await renderError({ relay: { repo: { url: 'https://github.com/acme/web.git', baseBranch: '--upload-pack=touch /tmp/x' } } })).toMatch(/baseBranch/);
+    expect(
+      await renderError({
+        relay: { repo: { url: 'https://github.com/acme/web.git', baseBranch: '--upload-pack=touch /tmp/x' } },
+      }),
+    ).toMatch(/baseBranch/);
     expect(await renderError({ relay: { repo: { url: 'git@github.com:acme/web.git' } } })).toMatch(/relay\/repo\/url/);
     expect(await renderError({ controller: { repositoryHosts: ['https://evil.example'] } })).toMatch(/repositoryHosts/);
   });
@@ -206,7 +320,10 @@ describe.each([
   beforeAll(async () => {
     const objects = await render(values, { release: 'tether', namespace: 'agents' });
     env = containerEnv(objects, podTemplate(find(objects, 'Deployment', 'relay')), {
-      TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`, TWILIO_AUTH_TOKEN: 'twilio-token', RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48), RELAY_WEB_CHAT_TOKEN: 't'.repeat(24),
+      TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`,
+      TWILIO_AUTH_TOKEN: 'twilio-token',
+      RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(48),
+      RELAY_WEB_CHAT_TOKEN: 't'.repeat(24),
     });
   });
 
@@ -215,7 +332,7 @@ describe.each([
     expect(Object.keys(env).filter((name) => !known.has(name))).toEqual([]);
   });
 
-  it('is accepted by the relay\'s loadConfig', () => {
+  it("is accepted by the relay's loadConfig", () => {
     const config = loadRelayConfig(env);
     expect(config.namespace).toBe('agents');
     expect(config.media.dir).toBe('/var/lib/tether/media');

@@ -17,16 +17,34 @@ const SCRAPE_LABELS = new Set(['le', 'pod', 'instance', 'job', 'namespace', 'ser
  */
 const PENDING = new Set<string>([]);
 
-interface Target { expr: string; legendFormat?: string }
-interface Panel { title: string; type: string; targets: Target[]; gridPos: { x: number; y: number; w: number; h: number } }
-const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { uid: string; title: string; panels: Panel[]; templating: { list: { name: string; type: string }[] } };
+interface Target {
+  expr: string;
+  legendFormat?: string;
+}
+interface Panel {
+  title: string;
+  type: string;
+  targets: Target[];
+  gridPos: { x: number; y: number; w: number; h: number };
+}
+const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+  uid: string;
+  title: string;
+  panels: Panel[];
+  templating: { list: { name: string; type: string }[] };
+};
 const exprs = dashboard.panels.flatMap((p) => p.targets.map((t) => ({ panel: p.title, expr: t.expr })));
 
-interface Exported { labels: Set<string>; source: string }
+interface Exported {
+  labels: Set<string>;
+  source: string;
+}
 const exported = new Map<string, Exported>();
 function collect(registry: Registry, sourceDir: string): void {
-  const source = readdirSync(sourceDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))
-    .map((f) => readFileSync(join(sourceDir, f), 'utf8')).join('\n');
+  const source = readdirSync(sourceDir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => readFileSync(join(sourceDir, f), 'utf8'))
+    .join('\n');
   for (const metric of registry.getMetricsAsArray()) {
     const m = metric as unknown as { name: string; labelNames: string[] };
     exported.set(m.name, { labels: new Set(m.labelNames), source });
@@ -46,32 +64,51 @@ function metricsOf(expr: string): string[] {
 describe('Grafana dashboard', () => {
   it('is a dashboard with a Prometheus data source variable and non-overlapping panels', () => {
     expect(dashboard.uid).toBe('tether-overview');
-    expect(dashboard.templating.list).toContainEqual(expect.objectContaining({ name: 'datasource', type: 'datasource' }));
+    expect(dashboard.templating.list).toContainEqual(
+      expect.objectContaining({ name: 'datasource', type: 'datasource' }),
+    );
     const cells = new Set<string>();
     for (const { gridPos: g, title } of dashboard.panels) {
-      for (let x = g.x; x < g.x + g.w; x++) for (let y = g.y; y < g.y + g.h; y++) {
-        expect(cells.has(`${x},${y}`), `${title} overlaps another panel`).toBe(false);
-        cells.add(`${x},${y}`);
-      }
+      for (let x = g.x; x < g.x + g.w; x++)
+        for (let y = g.y; y < g.y + g.h; y++) {
+          expect(cells.has(`${x},${y}`), `${title} overlaps another panel`).toBe(false);
+          cells.add(`${x},${y}`);
+        }
       expect(g.x + g.w, title).toBeLessThanOrEqual(24);
     }
   });
 
   it('has the panels issue 7 lists', () => {
     const titles = dashboard.panels.map((p) => p.title.toLowerCase());
-    for (const wanted of ['sessions by phase', 'run duration by outcome', 'approval wait', 'start-up latency', 'cost per day', 'webhook errors', 'send errors']) {
-      expect(titles.some((t) => t.startsWith(wanted)), wanted).toBe(true);
+    for (const wanted of [
+      'sessions by phase',
+      'run duration by outcome',
+      'approval wait',
+      'start-up latency',
+      'cost per day',
+      'webhook errors',
+      'send errors',
+    ]) {
+      expect(
+        titles.some((t) => t.startsWith(wanted)),
+        wanted,
+      ).toBe(true);
     }
   });
 
   it('queries only metrics the controller and relay export', () => {
     expect(exported.size).toBeGreaterThan(15);
-    const missing = exprs.flatMap(({ panel, expr }) => metricsOf(expr).filter((m) => !exported.has(m) && !PENDING.has(m)).map((m) => `${panel}: ${m}`));
+    const missing = exprs.flatMap(({ panel, expr }) =>
+      metricsOf(expr)
+        .filter((m) => !exported.has(m) && !PENDING.has(m))
+        .map((m) => `${panel}: ${m}`),
+    );
     expect(missing).toEqual([]);
   });
 
   it('lists as pending only metrics that are still missing', () => {
-    for (const name of PENDING) expect(exported.has(name), `${name} is exported now: remove it from PENDING`).toBe(false);
+    for (const name of PENDING)
+      expect(exported.has(name), `${name} is exported now: remove it from PENDING`).toBe(false);
   });
 
   it('groups and filters only by labels those metrics carry', () => {
@@ -82,7 +119,10 @@ describe('Grafana dashboard', () => {
         ...[...expr.matchAll(/[{,]\s*([a-z_]+)\s*(=~|!~|!=|=)/g)].map((m) => m[1]!),
       ];
       for (const label of used.filter((l) => !SCRAPE_LABELS.has(l))) {
-        expect(metrics.some((m) => exported.get(m)!.labels.has(label)), `${panel}: label ${label} in ${expr}`).toBe(true);
+        expect(
+          metrics.some((m) => exported.get(m)!.labels.has(label)),
+          `${panel}: label ${label} in ${expr}`,
+        ).toBe(true);
       }
     }
   });
@@ -91,7 +131,8 @@ describe('Grafana dashboard', () => {
     for (const { panel, expr } of exprs) {
       for (const [, metric, , values] of expr.matchAll(/(tether_[a-z0-9_]+)\{[a-z_]+(=~|=)"([^"]+)"\}/g)) {
         const { source } = exported.get(metricsOf(metric!)[0]!)!;
-        for (const value of values!.split('|')) expect(source, `${panel}: value "${value}" of ${metric}`).toMatch(new RegExp(`['"]${value}['"]`));
+        for (const value of values!.split('|'))
+          expect(source, `${panel}: value "${value}" of ${metric}`).toMatch(new RegExp(`['"]${value}['"]`));
       }
     }
   });
@@ -101,12 +142,17 @@ describe('dashboard ConfigMap', () => {
   beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
   it('carries the dashboard JSON unchanged with the grafana_dashboard label', async () => {
-    const configMap = find(await render(), 'ConfigMap', 'dashboard') as unknown as { metadata: { labels: Record<string, string> }; data: Record<string, string> };
+    const configMap = find(await render(), 'ConfigMap', 'dashboard') as unknown as {
+      metadata: { labels: Record<string, string> };
+      data: Record<string, string>;
+    };
     expect(configMap.metadata.labels.grafana_dashboard).toBe('1');
     expect(JSON.parse(configMap.data['tether.json']!)).toEqual(dashboard);
   });
 
   it('is left out when metrics.dashboard.enabled=false', async () => {
-    expect((await render({ metrics: { dashboard: { enabled: false } } })).some((o) => o.metadata.name.endsWith('dashboard'))).toBe(false);
+    expect(
+      (await render({ metrics: { dashboard: { enabled: false } } })).some((o) => o.metadata.name.endsWith('dashboard')),
+    ).toBe(false);
   });
 });

@@ -6,11 +6,25 @@ import { desiredPod } from '../../controller/builders.ts';
 import { loadConfig as loadControllerConfig } from '../../controller/config.ts';
 import { tierChartValues } from '../../local/kubelet-node/chart-values.ts';
 import { testSession, unitConfig } from './controller-fixtures.ts';
-import { HELM_SETUP_TIMEOUT, find, helmBin, podTemplate, render, renderError, type KubeObject, type PodTemplate } from './chart-render.ts';
+import {
+  HELM_SETUP_TIMEOUT,
+  find,
+  helmBin,
+  podTemplate,
+  render,
+  renderError,
+  type KubeObject,
+  type PodTemplate,
+} from './chart-render.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
-const tier = tierChartValues({ apiServerPort: 6443, relayPort: 18080, controllerMetricsPort: 19090, image: { registry: 'tether.local', tag: 'dev' } });
+const tier = tierChartValues({
+  apiServerPort: 6443,
+  relayPort: 18080,
+  controllerMetricsPort: 19090,
+  image: { registry: 'tether.local', tag: 'dev' },
+});
 
 interface ProbedContainer {
   env?: Array<{ name: string; value?: string }>;
@@ -19,8 +33,10 @@ interface ProbedContainer {
   ports?: Array<{ containerPort: number }>;
 }
 const container = (template: PodTemplate) => template.spec.containers[0] as unknown as ProbedContainer;
-const envOf = (template: PodTemplate) => Object.fromEntries((container(template).env ?? []).map((e) => [e.name, e.value]));
-const controllerEnv = (objects: KubeObject[]) => (find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data;
+const envOf = (template: PodTemplate) =>
+  Object.fromEntries((container(template).env ?? []).map((e) => [e.name, e.value]));
+const controllerEnv = (objects: KubeObject[]) =>
+  (find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data;
 
 describe('chart values of the host-network / loopback test tier', () => {
   let objects: KubeObject[];
@@ -33,21 +49,33 @@ describe('chart values of the host-network / loopback test tier', () => {
     for (const component of ['controller', 'relay']) {
       const template = podTemplate(find(objects, 'Deployment', component));
       expect(template.spec.hostNetwork, component).toBe(true);
-      expect(envOf(template), component).toMatchObject({ KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '6443' });
-      for (const probe of [container(template).readinessProbe, container(template).livenessProbe]) expect(probe?.httpGet?.host, component).toBe('127.0.0.1');
+      expect(envOf(template), component).toMatchObject({
+        KUBERNETES_SERVICE_HOST: '127.0.0.1',
+        KUBERNETES_SERVICE_PORT: '6443',
+      });
+      for (const probe of [container(template).readinessProbe, container(template).livenessProbe])
+        expect(probe?.httpGet?.host, component).toBe('127.0.0.1');
       for (const { containerPort } of container(template).ports ?? []) ports.add(containerPort);
     }
     expect([...ports].sort()).toEqual([18080, 19090]);
   });
 
-  it('gives runners the relay on loopback, the host network and the API server address, through the controller\'s config', () => {
+  it("gives runners the relay on loopback, the host network and the API server address, through the controller's config", () => {
     const config = loadControllerConfig({ ...controllerEnv(objects), POD_NAME: 'tether-controller-0' });
     expect(config.relayUrl).toBe('http://127.0.0.1:18080');
     expect(config.hostNetwork).toEqual({ apiServer: { host: '127.0.0.1', port: '6443' } });
-    const pod = desiredPod(testSession(), { ...unitConfig(), relayUrl: config.relayUrl, hostNetwork: config.hostNetwork });
+    const pod = desiredPod(testSession(), {
+      ...unitConfig(),
+      relayUrl: config.relayUrl,
+      hostNetwork: config.hostNetwork,
+    });
     expect(pod.spec!.hostNetwork).toBe(true);
     const runnerEnv = Object.fromEntries(pod.spec!.containers[0]!.env!.map((e) => [e.name, e.value]));
-    expect(runnerEnv).toMatchObject({ KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '6443', TETHER_RELAY_URL: 'http://127.0.0.1:18080' });
+    expect(runnerEnv).toMatchObject({
+      KUBERNETES_SERVICE_HOST: '127.0.0.1',
+      KUBERNETES_SERVICE_PORT: '6443',
+      TETHER_RELAY_URL: 'http://127.0.0.1:18080',
+    });
     expect(pod.spec!.initContainers![0]!.env!.map((e) => e.name)).not.toContain('KUBERNETES_SERVICE_HOST');
   });
 
@@ -65,7 +93,11 @@ describe('chart values of the host-network / loopback test tier', () => {
   });
 
   it('refuses an API server address that is not host:port', async () => {
-    expect(await renderError({ hostNetwork: { enabled: true, apiServer: 'https://127.0.0.1:6443' } })).toMatch(/apiServer/);
-    expect(() => loadControllerConfig({ TETHER_RUNNER_HOST_NETWORK: 'true', TETHER_RUNNER_API_SERVER: '127.0.0.1' })).toThrow(/TETHER_RUNNER_API_SERVER/);
+    expect(await renderError({ hostNetwork: { enabled: true, apiServer: 'https://127.0.0.1:6443' } })).toMatch(
+      /apiServer/,
+    );
+    expect(() =>
+      loadControllerConfig({ TETHER_RUNNER_HOST_NETWORK: 'true', TETHER_RUNNER_API_SERVER: '127.0.0.1' }),
+    ).toThrow(/TETHER_RUNNER_API_SERVER/);
   });
 });

@@ -5,9 +5,18 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { caBundleIsAnOptionalSecret, importedPackages, instructions, ofKeyword, uninstalled } from '../support/dockerfiles.ts';
+import {
+  caBundleIsAnOptionalSecret,
+  importedPackages,
+  instructions,
+  ofKeyword,
+  uninstalled,
+} from '../support/dockerfiles.ts';
 
-const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
 
 const chartUid = (() => {
   const helpers = readFileSync('charts/tether/templates/_helpers.tpl', 'utf8');
@@ -28,17 +37,25 @@ describe.each(['controller', 'relay'])('%s/Dockerfile', (component) => {
 
   it('is multi-stage on node:24-bookworm-slim, installing production dependencies from the lock file', () => {
     // The runtime is the base image's filesystem, flattened without its build tools.
-    expect(of('FROM')).toEqual(['FROM node:24-bookworm-slim AS deps', 'FROM node:24-bookworm-slim AS runtime', 'FROM scratch']);
+    expect(of('FROM')).toEqual([
+      'FROM node:24-bookworm-slim AS deps',
+      'FROM node:24-bookworm-slim AS runtime',
+      'FROM scratch',
+    ]);
     expect(of('RUN').some((l) => / npm ci --omit=dev /.test(l))).toBe(true);
-    expect(of('COPY')).toEqual(expect.arrayContaining([
-      'COPY --from=runtime / /',
-      'COPY package.json package-lock.json ./', 'COPY --from=deps /app/node_modules ./node_modules',
-      'COPY common/ ./common/', `COPY ${component}/ ./${component}/`,
-    ]));
+    expect(of('COPY')).toEqual(
+      expect.arrayContaining([
+        'COPY --from=runtime / /',
+        'COPY package.json package-lock.json ./',
+        'COPY --from=deps /app/node_modules ./node_modules',
+        'COPY common/ ./common/',
+        `COPY ${component}/ ./${component}/`,
+      ]),
+    );
     expect(of('COPY').some((l) => /^COPY \. /.test(l))).toBe(false);
   });
 
-  it('runs as the numeric non-root user the chart\'s securityContext names', () => {
+  it("runs as the numeric non-root user the chart's securityContext names", () => {
     expect(of('USER').at(-1)).toBe(`USER ${chartUid}:${chartUid}`);
     expect(chartUid).toBeGreaterThan(0);
   });
@@ -54,16 +71,24 @@ describe.each(['controller', 'relay'])('%s/Dockerfile', (component) => {
     const imported = importedPackages(`${component}/main.ts`);
     expect(imported.size).toBeGreaterThan(3);
     for (const name of imported) {
-      expect(pkg.dependencies[name], `${name} is imported by ${component} but is not a production dependency`).toBeDefined();
+      expect(
+        pkg.dependencies[name],
+        `${name} is imported by ${component} but is not a production dependency`,
+      ).toBeDefined();
       expect(dropped, `${name} is imported by ${component} but the image uninstalls it`).not.toContain(name);
     }
     for (const name of dropped) expect(pkg.dependencies[name], `${name} is not a dependency`).toBeDefined();
     // Everything not imported goes: the image holds no unused production dependency.
-    expect(Object.keys(pkg.dependencies).filter((d) => !imported.has(d)).sort()).toEqual([...dropped].sort());
+    expect(
+      Object.keys(pkg.dependencies)
+        .filter((d) => !imported.has(d))
+        .sort(),
+    ).toEqual([...dropped].sort());
   });
 
-  it('bakes in no secrets; npm may use a TLS-intercepting proxy\'s CA given as an optional build secret', () => {
-    for (const line of [...of('ENV'), ...of('ARG')]) expect(line).not.toMatch(/(TOKEN|API_KEY|SECRET|PASSWORD|SIGNING_KEY)/i);
+  it("bakes in no secrets; npm may use a TLS-intercepting proxy's CA given as an optional build secret", () => {
+    for (const line of [...of('ENV'), ...of('ARG')])
+      expect(line).not.toMatch(/(TOKEN|API_KEY|SECRET|PASSWORD|SIGNING_KEY)/i);
     expect(caBundleIsAnOptionalSecret(lines)).toBe(true);
   });
 });
@@ -86,16 +111,23 @@ describe('the controller and relay images', () => {
 
 describe('build context and targets', () => {
   it('.dockerignore lets in exactly what the three Dockerfiles copy', () => {
-    const rules = readFileSync('.dockerignore', 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const rules = readFileSync('.dockerignore', 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     expect(rules[0]).toBe('*');
     const allowed = rules.filter((r) => r.startsWith('!')).map((r) => r.slice(1));
-    const copied = ['controller/Dockerfile', 'relay/Dockerfile', 'runner-image/Dockerfile'].flatMap((f) => instructions(f))
-      .filter((l) => l.startsWith('COPY ') && !l.includes('--from=')).flatMap((l) => l.split(' ').slice(1, -1));
+    const copied = ['controller/Dockerfile', 'relay/Dockerfile', 'runner-image/Dockerfile']
+      .flatMap((f) => instructions(f))
+      .filter((l) => l.startsWith('COPY ') && !l.includes('--from='))
+      .flatMap((l) => l.split(' ').slice(1, -1));
     for (const source of copied) expect(allowed, source).toContain(source);
   });
 
   it('make images and make kind-up build all three images from their Dockerfiles with one script', () => {
-    expect(readFileSync('Makefile', 'utf8')).toMatch(/^images:\n\t@bash scripts\/build-images\.sh \$\(IMAGE_REGISTRY\) \$\(IMAGE_TAG\)$/m);
+    expect(readFileSync('Makefile', 'utf8')).toMatch(
+      /^images:\n\t@bash scripts\/build-images\.sh \$\(IMAGE_REGISTRY\) \$\(IMAGE_TAG\)$/m,
+    );
     expect(readFileSync('scripts/kind-up.sh', 'utf8')).toContain('scripts/build-images.sh "$registry" "$tag"');
     const script = readFileSync('scripts/build-images.sh', 'utf8');
     expect(script).toContain('components=(controller relay runner)');
@@ -104,9 +136,18 @@ describe('build context and targets', () => {
     expect(script).toContain('build -f "$dockerfile" -t "$image" --network host "${secret[@]}"');
   });
 
-  it('the chart\'s default images are the ones make images tags', () => {
-    const values = parseAllDocuments(readFileSync('charts/tether/values.yaml', 'utf8'))[0]!.toJS() as { image: { registry: string }; controller: { repository: string }; relay: { repository: string }; runner: { repository: string } };
+  it("the chart's default images are the ones make images tags", () => {
+    const values = parseAllDocuments(readFileSync('charts/tether/values.yaml', 'utf8'))[0]!.toJS() as {
+      image: { registry: string };
+      controller: { repository: string };
+      relay: { repository: string };
+      runner: { repository: string };
+    };
     expect(readFileSync('Makefile', 'utf8')).toContain(`IMAGE_REGISTRY ?= ${values.image.registry}`);
-    expect([values.controller.repository, values.relay.repository, values.runner.repository]).toEqual(['tether-controller', 'tether-relay', 'tether-runner']);
+    expect([values.controller.repository, values.relay.repository, values.runner.repository]).toEqual([
+      'tether-controller',
+      'tether-relay',
+      'tether-runner',
+    ]);
   });
 });

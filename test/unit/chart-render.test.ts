@@ -2,28 +2,57 @@
 // and values the schema or the templates must refuse with a clear message.
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  CHART_DIR, HELM_SETUP_TIMEOUT, everythingOn, find, helm, helmBin, podTemplate, render, renderError, withValuesFile, type KubeObject,
+  CHART_DIR,
+  HELM_SETUP_TIMEOUT,
+  everythingOn,
+  find,
+  helm,
+  helmBin,
+  podTemplate,
+  render,
+  renderError,
+  withValuesFile,
+  type KubeObject,
 } from './chart-render.ts';
 import { RELAY_UPLOAD_PATH, RUNNER_IDENTITY_PREFIX } from '../../common/session/names.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
-type IngressObject = { spec: { ingressClassName: string; tls: unknown[]; rules: { host: string; http: { paths: { path: string; pathType: string }[] } }[] } };
+type IngressObject = {
+  spec: {
+    ingressClassName: string;
+    tls: unknown[];
+    rules: { host: string; http: { paths: { path: string; pathType: string }[] } }[];
+  };
+};
 
 /** Whether the Ingress sends a request path to the relay (Exact, or Prefix matched element by element). */
 function routed(ingress: IngressObject, path: string): boolean {
   const elements = (p: string) => p.split('/').filter(Boolean);
-  return ingress.spec.rules[0]!.http.paths.some((rule) => (rule.pathType === 'Exact'
-    ? rule.path === path
-    : elements(rule.path).every((element, i) => elements(path)[i] === element)));
+  return ingress.spec.rules[0]!.http.paths.some((rule) =>
+    rule.pathType === 'Exact'
+      ? rule.path === path
+      : elements(rule.path).every((element, i) => elements(path)[i] === element),
+  );
 }
 
 const kinds = (objects: KubeObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`).sort();
 const CLUSTER_SCOPED = new Set([
-  'ClusterRole', 'ClusterRoleBinding', 'RuntimeClass', 'CustomResourceDefinition', 'Namespace', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'RuntimeClass',
+  'CustomResourceDefinition',
+  'Namespace',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
 ]);
 /** What the runners use lives in their namespace, not the release's. */
-const IN_RUNNER_NAMESPACE = ['NetworkPolicy/tether-runner', 'Role/tether-controller', 'RoleBinding/tether-controller', 'Secret/tether-runner'];
+const IN_RUNNER_NAMESPACE = [
+  'NetworkPolicy/tether-runner',
+  'Role/tether-controller',
+  'RoleBinding/tether-controller',
+  'Secret/tether-runner',
+];
 
 describe('helm lint', () => {
   it('passes --strict with the default values', async () => {
@@ -41,35 +70,59 @@ describe('helm lint', () => {
 
 describe('helm template, default values', () => {
   let objects: KubeObject[];
-  beforeAll(async () => { objects = await render({}, { release: 'tether', namespace: 'agents' }); });
+  beforeAll(async () => {
+    objects = await render({}, { release: 'tether', namespace: 'agents' });
+  });
 
   it('renders the expected objects', () => {
     expect(kinds(objects)).toEqual([
-      'ClusterRole/agents-tether-relay', 'ClusterRoleBinding/agents-tether-relay',
-      'ConfigMap/tether-controller', 'ConfigMap/tether-dashboard', 'ConfigMap/tether-relay', 'ConfigMap/tether-relay-claims',
-      'Deployment/tether-controller', 'Deployment/tether-relay',
+      'ClusterRole/agents-tether-relay',
+      'ClusterRoleBinding/agents-tether-relay',
+      'ConfigMap/tether-controller',
+      'ConfigMap/tether-dashboard',
+      'ConfigMap/tether-relay',
+      'ConfigMap/tether-relay-claims',
+      'Deployment/tether-controller',
+      'Deployment/tether-relay',
       'Namespace/agents-runners',
-      'NetworkPolicy/tether-runner', 'PersistentVolumeClaim/tether-relay-media', 'Pod/tether-relay-test',
-      'Role/tether-controller', 'Role/tether-controller', 'Role/tether-relay', 'RoleBinding/tether-controller', 'RoleBinding/tether-controller', 'RoleBinding/tether-relay',
-      'Secret/tether-relay', 'Secret/tether-runner',
-      'Service/tether-controller-metrics', 'Service/tether-relay',
-      'ServiceAccount/tether-controller', 'ServiceAccount/tether-relay',
-      'ValidatingAdmissionPolicy/agents-runners-runner-pods', 'ValidatingAdmissionPolicy/agents-tether-sessions',
-      'ValidatingAdmissionPolicyBinding/agents-runners-runner-pods', 'ValidatingAdmissionPolicyBinding/agents-tether-sessions',
+      'NetworkPolicy/tether-runner',
+      'PersistentVolumeClaim/tether-relay-media',
+      'Pod/tether-relay-test',
+      'Role/tether-controller',
+      'Role/tether-controller',
+      'Role/tether-relay',
+      'RoleBinding/tether-controller',
+      'RoleBinding/tether-controller',
+      'RoleBinding/tether-relay',
+      'Secret/tether-relay',
+      'Secret/tether-runner',
+      'Service/tether-controller-metrics',
+      'Service/tether-relay',
+      'ServiceAccount/tether-controller',
+      'ServiceAccount/tether-relay',
+      'ValidatingAdmissionPolicy/agents-runners-runner-pods',
+      'ValidatingAdmissionPolicy/agents-tether-sessions',
+      'ValidatingAdmissionPolicyBinding/agents-runners-runner-pods',
+      'ValidatingAdmissionPolicyBinding/agents-tether-sessions',
     ]);
   });
 
   it("admits runner Pods only under the code's runner ServiceAccount prefix (the chart cannot import it)", () => {
-    const policy = find(objects, 'ValidatingAdmissionPolicy', 'agents-runners-runner-pods') as unknown as { spec: { validations: { expression: string }[] } };
+    const policy = find(objects, 'ValidatingAdmissionPolicy', 'agents-runners-runner-pods') as unknown as {
+      spec: { validations: { expression: string }[] };
+    };
     const expressions = policy.spec.validations.map((v) => v.expression);
-    expect(expressions).toContain(`has(object.spec.serviceAccountName) && object.spec.serviceAccountName.startsWith('${RUNNER_IDENTITY_PREFIX}')`);
+    expect(expressions).toContain(
+      `has(object.spec.serviceAccountName) && object.spec.serviceAccountName.startsWith('${RUNNER_IDENTITY_PREFIX}')`,
+    );
   });
 
   it('puts every namespaced object in the release namespace, what the runners use in theirs, and labels it', () => {
     const namespaced = objects.filter((o) => !CLUSTER_SCOPED.has(o.kind));
     expect(kinds(namespaced.filter((o) => o.metadata.namespace === 'agents-runners'))).toEqual(IN_RUNNER_NAMESPACE);
     for (const o of objects) {
-      if (!CLUSTER_SCOPED.has(o.kind)) expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toMatch(/^agents(-runners)?$/);
+      if (!CLUSTER_SCOPED.has(o.kind))
+        expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toMatch(/^agents(-runners)?$/);
       expect(o.metadata.labels?.['app.kubernetes.io/part-of'], `${o.kind}/${o.metadata.name}`).toBe('tether');
     }
   });
@@ -77,10 +130,18 @@ describe('helm template, default values', () => {
   it('runs one controller with leader election and a relay with a media volume', () => {
     const controller = find(objects, 'Deployment', 'controller') as unknown as { spec: { replicas: number } };
     expect(controller.spec.replicas).toBe(1);
-    expect((find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data.TETHER_LEADER_ELECTION).toBe('true');
+    expect(
+      (find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data
+        .TETHER_LEADER_ELECTION,
+    ).toBe('true');
     const relay = podTemplate(find(objects, 'Deployment', 'relay'));
-    expect(relay.spec.volumes).toContainEqual({ name: 'media', persistentVolumeClaim: { claimName: 'tether-relay-media' } });
-    expect((find(objects, 'Deployment', 'relay') as unknown as { spec: { strategy: unknown } }).spec.strategy).toEqual({ type: 'Recreate' });
+    expect(relay.spec.volumes).toContainEqual({
+      name: 'media',
+      persistentVolumeClaim: { claimName: 'tether-relay-media' },
+    });
+    expect((find(objects, 'Deployment', 'relay') as unknown as { spec: { strategy: unknown } }).spec.strategy).toEqual({
+      type: 'Recreate',
+    });
   });
 
   it('generates a media signing key and, without Twilio, a web chat token', () => {
@@ -90,13 +151,29 @@ describe('helm template, default values', () => {
   });
 
   it('gives runner Pods no ingress and no way to cluster ranges or cloud metadata', () => {
-    const policy = find(objects, 'NetworkPolicy', 'runner') as unknown as { spec: { podSelector: unknown; policyTypes: string[]; ingress: unknown[]; egress: { to: { ipBlock?: { cidr: string; except?: string[] } }[]; ports?: unknown[] }[] } };
-    expect(policy.spec.podSelector).toEqual({ matchLabels: { 'app.kubernetes.io/component': 'runner', 'app.kubernetes.io/part-of': 'tether' } });
+    const policy = find(objects, 'NetworkPolicy', 'runner') as unknown as {
+      spec: {
+        podSelector: unknown;
+        policyTypes: string[];
+        ingress: unknown[];
+        egress: { to: { ipBlock?: { cidr: string; except?: string[] } }[]; ports?: unknown[] }[];
+      };
+    };
+    expect(policy.spec.podSelector).toEqual({
+      matchLabels: { 'app.kubernetes.io/component': 'runner', 'app.kubernetes.io/part-of': 'tether' },
+    });
     expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(policy.spec.ingress).toEqual([]);
     const portless = policy.spec.egress.filter((rule) => !rule.ports);
     expect(portless).toHaveLength(1);
-    expect(portless[0]!.to).toEqual([{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16'] } }]);
+    expect(portless[0]!.to).toEqual([
+      {
+        ipBlock: {
+          cidr: '0.0.0.0/0',
+          except: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16'],
+        },
+      },
+    ]);
   });
 
   it('adds no CRD unless asked, and the CRD when --include-crds', async () => {
@@ -108,7 +185,9 @@ describe('helm template, default values', () => {
 
 describe('helm template, every optional part on', () => {
   let objects: KubeObject[];
-  beforeAll(async () => { objects = await render(everythingOn, { release: 'prod', namespace: 'tether' }); });
+  beforeAll(async () => {
+    objects = await render(everythingOn, { release: 'prod', namespace: 'tether' });
+  });
 
   it('adds Ingress, ServiceMonitors and RuntimeClass and creates no Secret for existing ones', () => {
     const names = kinds(objects);
@@ -116,7 +195,9 @@ describe('helm template, every optional part on', () => {
     expect(names).toContain('ServiceMonitor/prod-tether-controller');
     expect(names).toContain('ServiceMonitor/prod-tether-relay');
     expect(names).toContain('RuntimeClass/gvisor');
-    expect(names).toEqual(expect.arrayContaining(['PodDisruptionBudget/prod-tether-controller', 'PodDisruptionBudget/prod-tether-relay']));
+    expect(names).toEqual(
+      expect.arrayContaining(['PodDisruptionBudget/prod-tether-controller', 'PodDisruptionBudget/prod-tether-relay']),
+    );
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
   });
 
@@ -124,27 +205,46 @@ describe('helm template, every optional part on', () => {
     const ingress = find(objects, 'Ingress', 'relay') as unknown as IngressObject;
     expect(ingress.spec.ingressClassName).toBe('nginx');
     expect(ingress.spec.tls).toEqual([{ hosts: ['wa.example.org'], secretName: 'wa-tls' }]);
-    expect(ingress.spec.rules[0]!.http.paths.map((p) => `${p.pathType} ${p.path}`)).toEqual(['Exact /webhook', 'Prefix /media/', 'Prefix /chat']);
-    for (const path of [`${RELAY_UPLOAD_PATH}/tether/s1/diff.png`, '/metrics', '/healthz', '/readyz', '/']) expect(routed(ingress, path), path).toBe(false);
-    for (const path of ['/webhook', '/media/tether/s1/diff.png', '/chat', '/chat/events', '/chat/send']) expect(routed(ingress, path), path).toBe(true);
+    expect(ingress.spec.rules[0]!.http.paths.map((p) => `${p.pathType} ${p.path}`)).toEqual([
+      'Exact /webhook',
+      'Prefix /media/',
+      'Prefix /chat',
+    ]);
+    for (const path of [`${RELAY_UPLOAD_PATH}/tether/s1/diff.png`, '/metrics', '/healthz', '/readyz', '/'])
+      expect(routed(ingress, path), path).toBe(false);
+    for (const path of ['/webhook', '/media/tether/s1/diff.png', '/chat', '/chat/events', '/chat/send'])
+      expect(routed(ingress, path), path).toBe(true);
   });
 
-  it('gives runners the relay\'s in-cluster Service URL for uploads', () => {
+  it("gives runners the relay's in-cluster Service URL for uploads", () => {
     const config = find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> };
     expect(config.data.TETHER_RELAY_URL).toBe('http://prod-tether-relay.tether.svc:8443');
   });
 
   it('leaves /chat out of the Ingress when the web chat is off', async () => {
-    const chatOff = await render({ ...everythingOn, relay: { ...everythingOn.relay, webChat: { enabled: false } } }, { release: 'prod', namespace: 'tether' });
+    const chatOff = await render(
+      { ...everythingOn, relay: { ...everythingOn.relay, webChat: { enabled: false } } },
+      { release: 'prod', namespace: 'tether' },
+    );
     const ingress = find(chatOff, 'Ingress', 'relay') as unknown as IngressObject;
-    expect(ingress.spec.rules[0]!.http.paths.map((p) => `${p.pathType} ${p.path}`)).toEqual(['Exact /webhook', 'Prefix /media/']);
+    expect(ingress.spec.rules[0]!.http.paths.map((p) => `${p.pathType} ${p.path}`)).toEqual([
+      'Exact /webhook',
+      'Prefix /media/',
+    ]);
   });
 
   it('points every ServiceMonitor at a Service port of its component', () => {
     for (const component of ['controller', 'relay']) {
-      const monitor = find(objects, 'ServiceMonitor', component) as unknown as { metadata: { labels: Record<string, string> }; spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] } };
+      const monitor = find(objects, 'ServiceMonitor', component) as unknown as {
+        metadata: { labels: Record<string, string> };
+        spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] };
+      };
       expect(monitor.metadata.labels.release).toBe('prometheus');
-      const services = objects.filter((o) => o.kind === 'Service' && Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => o.metadata.labels?.[k] === v));
+      const services = objects.filter(
+        (o) =>
+          o.kind === 'Service' &&
+          Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => o.metadata.labels?.[k] === v),
+      );
       expect(services, component).toHaveLength(1);
       const ports = (services[0] as unknown as { spec: { ports: { name: string }[] } }).spec.ports.map((p) => p.name);
       expect(ports).toContain(monitor.spec.endpoints[0]!.port);
@@ -161,22 +261,35 @@ describe('helm template, every optional part on', () => {
       RELAY_MEDIA_SIGNING_KEY: { name: 'my-relay', key: 'RELAY_MEDIA_SIGNING_KEY' },
       RELAY_WEB_CHAT_TOKEN: { name: 'my-relay', key: 'RELAY_WEB_CHAT_TOKEN' },
     });
-    expect((find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data.TETHER_RUNNER_SECRET).toBe('my-runner');
+    expect(
+      (find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data
+        .TETHER_RUNNER_SECRET,
+    ).toBe('my-runner');
   });
 
   it('uses the given registry, tag and pull secrets for every container', () => {
     for (const name of ['controller', 'relay']) {
       const template = podTemplate(find(objects, 'Deployment', name));
       expect(template.spec.imagePullSecrets).toEqual([{ name: 'regcred' }]);
-      expect((template.spec.containers[0] as unknown as { image: string }).image).toBe(`registry.example.com/tether/tether-${name}:1.2.3`);
+      expect((template.spec.containers[0] as unknown as { image: string }).image).toBe(
+        `registry.example.com/tether/tether-${name}:1.2.3`,
+      );
     }
-    expect((find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data.TETHER_RUNNER_IMAGE).toBe('registry.example.com/tether/tether-runner:1.2.3');
+    expect(
+      (find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data
+        .TETHER_RUNNER_IMAGE,
+    ).toBe('registry.example.com/tether/tether-runner:1.2.3');
   });
 
   it('lets runners reach the given DNS and API server addresses and IPv6 internet', () => {
-    const policy = find(objects, 'NetworkPolicy', 'runner') as unknown as { spec: { egress: { to: unknown[]; ports?: unknown[] }[] } };
+    const policy = find(objects, 'NetworkPolicy', 'runner') as unknown as {
+      spec: { egress: { to: unknown[]; ports?: unknown[] }[] };
+    };
     expect(policy.spec.egress[0]!.to).toContainEqual({ ipBlock: { cidr: '169.254.20.10/32' } });
-    expect(policy.spec.egress[1]).toEqual({ to: [{ ipBlock: { cidr: '203.0.113.10/32' } }], ports: [{ protocol: 'TCP', port: 443 }] });
+    expect(policy.spec.egress[1]).toEqual({
+      to: [{ ipBlock: { cidr: '203.0.113.10/32' } }],
+      ports: [{ protocol: 'TCP', port: 443 }],
+    });
     expect(policy.spec.egress[3]!.to).toContainEqual({ ipBlock: { cidr: '::/0', except: ['fc00::/7', 'fe80::/10'] } });
   });
 
@@ -201,7 +314,7 @@ describe('values the chart refuses', () => {
     [{ relay: { service: { type: 'ExternalName' } } }, '/relay/service/type'],
   ])('schema: %j names %s', async (values, path) => {
     const message = await renderError(values);
-    expect(message).toContain('values don\'t meet the specifications of the schema');
+    expect(message).toContain("values don't meet the specifications of the schema");
     expect(message).toContain(path);
   });
 

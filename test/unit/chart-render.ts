@@ -21,15 +21,25 @@ export interface KubeObject {
 
 let helmPath: string | undefined;
 export function helmBin(): string {
-  helmPath ??= execFileSync('scripts/ensure-helm.sh', { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  helmPath ??= execFileSync('scripts/ensure-helm.sh', {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
   return helmPath;
 }
 
-export interface HelmResult { code: number; stdout: string; stderr: string }
+export interface HelmResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 export async function helm(args: string[], env: Record<string, string> = {}): Promise<HelmResult> {
   try {
-    const { stdout, stderr } = await run(helmBin(), args, { env: { ...process.env, ...env }, maxBuffer: 32 * 1024 * 1024 });
+    const { stdout, stderr } = await run(helmBin(), args, {
+      env: { ...process.env, ...env },
+      maxBuffer: 32 * 1024 * 1024,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -49,13 +59,28 @@ export async function withValuesFile<T>(values: object, fn: (file: string) => Pr
   }
 }
 
-export interface RenderOptions { release?: string; namespace?: string; includeCrds?: boolean; extraArgs?: string[] }
+export interface RenderOptions {
+  release?: string;
+  namespace?: string;
+  includeCrds?: boolean;
+  extraArgs?: string[];
+}
 
 /** `helm template` → the rendered YAML text; throws with helm's message when rendering fails. */
 export async function renderText(values: object = {}, options: RenderOptions = {}): Promise<string> {
   const { release = 'tether', namespace = 'tether' } = options;
   return withValuesFile(values, async (file) => {
-    const args = ['template', release, CHART_DIR, '--namespace', namespace, '-f', file, ...(options.includeCrds ? ['--include-crds'] : []), ...(options.extraArgs ?? [])];
+    const args = [
+      'template',
+      release,
+      CHART_DIR,
+      '--namespace',
+      namespace,
+      '-f',
+      file,
+      ...(options.includeCrds ? ['--include-crds'] : []),
+      ...(options.extraArgs ?? []),
+    ];
     const result = await helm(args);
     if (result.code !== 0) throw new Error(result.stderr.trim());
     return result.stdout;
@@ -63,10 +88,12 @@ export async function renderText(values: object = {}, options: RenderOptions = {
 }
 
 export function parseObjects(text: string): KubeObject[] {
-  return parseAllDocuments(text).map((doc) => {
-    if (doc.errors.length) throw new Error(`rendered YAML does not parse: ${doc.errors[0]!.message}`);
-    return doc.toJS() as KubeObject | null;
-  }).filter((o): o is KubeObject => o !== null);
+  return parseAllDocuments(text)
+    .map((doc) => {
+      if (doc.errors.length) throw new Error(`rendered YAML does not parse: ${doc.errors[0]!.message}`);
+      return doc.toJS() as KubeObject | null;
+    })
+    .filter((o): o is KubeObject => o !== null);
 }
 
 export async function render(values: object = {}, options: RenderOptions = {}): Promise<KubeObject[]> {
@@ -76,21 +103,36 @@ export async function render(values: object = {}, options: RenderOptions = {}): 
 /** The rendering error message for values that must be refused. */
 export async function renderError(values: object): Promise<string> {
   return renderText(values).then(
-    () => { throw new Error(`helm rendered values it should refuse: ${JSON.stringify(values)}`); },
+    () => {
+      throw new Error(`helm rendered values it should refuse: ${JSON.stringify(values)}`);
+    },
     (error: Error) => error.message,
   );
 }
 
 export function find(objects: KubeObject[], kind: string, nameSuffix: string): KubeObject {
   const found = objects.find((o) => o.kind === kind && o.metadata.name.endsWith(nameSuffix));
-  if (!found) throw new Error(`no ${kind} named *${nameSuffix} in [${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}]`);
+  if (!found)
+    throw new Error(
+      `no ${kind} named *${nameSuffix} in [${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}]`,
+    );
   return found;
 }
 
-type PodSpec = { containers: { name: string; env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[]; envFrom?: { configMapRef?: { name: string } }[] }[] } & Record<string, unknown>;
-export interface PodTemplate { metadata: { labels?: Record<string, string> }; spec: PodSpec }
+type PodSpec = {
+  containers: {
+    name: string;
+    env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+    envFrom?: { configMapRef?: { name: string } }[];
+  }[];
+} & Record<string, unknown>;
+export interface PodTemplate {
+  metadata: { labels?: Record<string, string> };
+  spec: PodSpec;
+}
 
-export const podTemplate = (deployment: KubeObject) => (deployment as unknown as { spec: { template: PodTemplate } }).spec.template;
+export const podTemplate = (deployment: KubeObject) =>
+  (deployment as unknown as { spec: { template: PodTemplate } }).spec.template;
 
 /** Values that switch on every optional part of the chart. */
 export const everythingOn = {
@@ -102,7 +144,14 @@ export const everythingOn = {
     relay: { existingSecret: 'my-relay' },
   },
   sessions: { timeouts: { run: '2h', approval: '45m' }, maxQueued: 3, creators: { groups: ['tether-operators'] } },
-  controller: { replicas: 2, concurrency: 4, logLevel: 'debug', podTTL: '1h', historyPerPhone: 50, repositoryHosts: ['github.example.com'] },
+  controller: {
+    replicas: 2,
+    concurrency: 4,
+    logLevel: 'debug',
+    podTTL: '1h',
+    historyPerPhone: 50,
+    repositoryHosts: ['github.example.com'],
+  },
   runner: {
     runtimeClass: { name: 'gvisor', create: true, handler: 'runsc' },
     permissionPolicy: { deny: ['Bash(git push*)', 'WebFetch'], ask: ['Bash(npm install*)'] },
@@ -116,12 +165,29 @@ export const everythingOn = {
     allowedNumbers: ['+14155550123', '+447700900123'],
     repo: { url: 'https://github.com/acme/web.git', baseBranch: 'develop', name: 'web' },
     repositories: [{ name: 'api', url: 'https://git.acme.example/acme/api.git', baseBranch: 'main' }],
-    twilio: { whatsappFrom: 'whatsapp:+14155238886', apiUrl: 'https://api.twilio.com', templateSid: `HX${'a'.repeat(32)}` },
+    twilio: {
+      whatsappFrom: 'whatsapp:+14155238886',
+      apiUrl: 'https://api.twilio.com',
+      templateSid: `HX${'a'.repeat(32)}`,
+    },
     webChat: { enabled: true },
     media: { persistence: { enabled: true, accessMode: 'ReadWriteMany', storageClassName: 'nfs' } },
     service: { type: 'LoadBalancer', port: 8443 },
-    ingress: { enabled: true, className: 'nginx', host: 'wa.example.org', tlsSecretName: 'wa-tls', annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt' } },
+    ingress: {
+      enabled: true,
+      className: 'nginx',
+      host: 'wa.example.org',
+      tlsSecretName: 'wa-tls',
+      annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt' },
+    },
   },
-  networkPolicy: { apiServer: { cidrs: ['203.0.113.10/32'], ports: [443] }, ipv6: { enabled: true }, dns: { cidrs: ['169.254.20.10/32'] } },
-  metrics: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } }, dashboard: { namespace: 'monitoring', labels: { team: 'dev' } } },
+  networkPolicy: {
+    apiServer: { cidrs: ['203.0.113.10/32'], ports: [443] },
+    ipv6: { enabled: true },
+    dns: { cidrs: ['169.254.20.10/32'] },
+  },
+  metrics: {
+    serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
+    dashboard: { namespace: 'monitoring', labels: { team: 'dev' } },
+  },
 };

@@ -10,7 +10,8 @@ const MAX_FUNCTION_LINES = 60;
 const PRODUCT = /^(common|controller|relay|runner-image|local|bench|scripts)\/.*\.ts$/;
 
 const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { encoding: 'utf8' })
-  .split('\n').filter((f) => PRODUCT.test(f));
+  .split('\n')
+  .filter((f) => PRODUCT.test(f));
 
 const lineOf = (source: ts.SourceFile, pos: number) => source.getLineAndCharacterOfPosition(pos).line;
 

@@ -4,19 +4,41 @@ import type { Session } from '../../common/session/schema.ts';
 import { testSession, unitConfig } from './controller-fixtures.ts';
 
 const session: Session = testSession({ name: 'abc-20261122083000-k3x9', uid: 'uid-1' });
-const owner = { apiVersion: 'tether.dev/v1alpha1', kind: 'Session', name: 'abc-20261122083000-k3x9', uid: 'uid-1', controller: true, blockOwnerDeletion: true };
+const owner = {
+  apiVersion: 'tether.dev/v1alpha1',
+  kind: 'Session',
+  name: 'abc-20261122083000-k3x9',
+  uid: 'uid-1',
+  controller: true,
+  blockOwnerDeletion: true,
+};
 const labels = {
   'tether.dev/session': 'abc-20261122083000-k3x9',
   'tether.dev/phone-hash': '36a2cef4ff9bf7a1',
   'app.kubernetes.io/component': 'runner',
   'app.kubernetes.io/part-of': 'tether',
 };
-const meta = { name: 'abc-20261122083000-k3x9-runner', namespace: 'tether', labels, annotations: { 'tether.dev/session-uid': 'uid-1' }, ownerReferences: [owner] };
+const meta = {
+  name: 'abc-20261122083000-k3x9-runner',
+  namespace: 'tether',
+  labels,
+  annotations: { 'tether.dev/session-uid': 'uid-1' },
+  ownerReferences: [owner],
+};
 
 describe('desiredPod', () => {
   it('builds the whole runner Pod per the contract', () => {
     expect(labels['tether.dev/phone-hash']).toBe(session.metadata.labels!['tether.dev/phone-hash']);
-    expect(desiredPod(session, unitConfig({ relayUrl: 'http://relay.tether:8080', githubApiUrl: 'https://ghe.example/api/v3', repoHosts: ['github.com', 'ghe.example'] }))).toEqual({
+    expect(
+      desiredPod(
+        session,
+        unitConfig({
+          relayUrl: 'http://relay.tether:8080',
+          githubApiUrl: 'https://ghe.example/api/v3',
+          repoHosts: ['github.com', 'ghe.example'],
+        }),
+      ),
+    ).toEqual({
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: meta,
@@ -26,74 +48,114 @@ describe('desiredPod', () => {
         enableServiceLinks: false,
         restartPolicy: 'Never',
         terminationGracePeriodSeconds: 30,
-        securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
-        initContainers: [{
-          name: 'agent',
-          image: 'tether-runner:test',
-          imagePullPolicy: 'IfNotPresent',
-          restartPolicy: 'Always',
-          args: ['node', '/app/runner-image/agent-host/main.ts'],
-          workingDir: '/workspace',
-          env: [
-            { name: 'TETHER_AGENT_SOCKET', value: '/run/tether/supervisor/agent.sock' },
-            { name: 'HOME', value: '/workspace/home' },
-          ],
-          resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '4Gi' } },
-          securityContext: {
-            allowPrivilegeEscalation: false, privileged: false, runAsNonRoot: true, runAsUser: 1001, runAsGroup: 1000,
-            capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+        securityContext: {
+          runAsNonRoot: true,
+          runAsUser: 1000,
+          runAsGroup: 1000,
+          fsGroup: 1000,
+          seccompProfile: { type: 'RuntimeDefault' },
+        },
+        initContainers: [
+          {
+            name: 'agent',
+            image: 'tether-runner:test',
+            imagePullPolicy: 'IfNotPresent',
+            restartPolicy: 'Always',
+            args: ['node', '/app/runner-image/agent-host/main.ts'],
+            workingDir: '/workspace',
+            env: [
+              { name: 'TETHER_AGENT_SOCKET', value: '/run/tether/supervisor/agent.sock' },
+              { name: 'HOME', value: '/workspace/home' },
+            ],
+            resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '4Gi' } },
+            securityContext: {
+              allowPrivilegeEscalation: false,
+              privileged: false,
+              runAsNonRoot: true,
+              runAsUser: 1001,
+              runAsGroup: 1000,
+              capabilities: { drop: ['ALL'] },
+              seccompProfile: { type: 'RuntimeDefault' },
+            },
+            volumeMounts: [
+              { name: 'workspace', mountPath: '/workspace' },
+              { name: 'agent-socket', mountPath: '/run/tether' },
+            ],
           },
-          volumeMounts: [
-            { name: 'workspace', mountPath: '/workspace' },
-            { name: 'agent-socket', mountPath: '/run/tether' },
-          ],
-        }],
-        containers: [{
-          name: 'runner',
-          image: 'tether-runner:test',
-          imagePullPolicy: 'IfNotPresent',
-          args: ['node', '--no-global-search-paths', '/app/runner-image/main.ts'],
-          workingDir: '/var/lib/tether/git',
-          env: [
-            { name: 'TETHER_SESSION_NAME', value: 'abc-20261122083000-k3x9' },
-            { name: 'TETHER_SESSION_NAMESPACE', value: 'tether' },
-            { name: 'TETHER_WORKSPACE', value: '/workspace' },
-            { name: 'HOME', value: '/var/lib/tether/git/home' },
-            { name: 'TETHER_AGENT_HOME', value: '/workspace/home' },
-            { name: 'TETHER_GIT_STORE', value: '/var/lib/tether/git' },
-            { name: 'TETHER_RELAY_TOKEN_FILE', value: '/var/run/secrets/tether/relay/token' },
-            { name: 'TETHER_AGENT_SOCKET', value: '/run/tether/supervisor/agent.sock' },
-            { name: 'TETHER_RELAY_URL', value: 'http://relay.tether:8080' },
-            { name: 'GITHUB_API_URL', value: 'https://ghe.example/api/v3' },
-            { name: 'TETHER_REPO_HOSTS', value: 'github.com,ghe.example' },
-            { name: 'ANTHROPIC_API_KEY', valueFrom: { secretKeyRef: { name: 'tether-runner', key: 'ANTHROPIC_API_KEY', optional: true } } },
-            { name: 'GITHUB_TOKEN', valueFrom: { secretKeyRef: { name: 'tether-runner', key: 'GITHUB_TOKEN', optional: true } } },
-          ],
-          resources: { requests: { cpu: '200m', memory: '512Mi' }, limits: { cpu: '1', memory: '2Gi' } },
-          securityContext: {
-            allowPrivilegeEscalation: false, privileged: false, runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000,
-            capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+        ],
+        containers: [
+          {
+            name: 'runner',
+            image: 'tether-runner:test',
+            imagePullPolicy: 'IfNotPresent',
+            args: ['node', '--no-global-search-paths', '/app/runner-image/main.ts'],
+            workingDir: '/var/lib/tether/git',
+            env: [
+              { name: 'TETHER_SESSION_NAME', value: 'abc-20261122083000-k3x9' },
+              { name: 'TETHER_SESSION_NAMESPACE', value: 'tether' },
+              { name: 'TETHER_WORKSPACE', value: '/workspace' },
+              { name: 'HOME', value: '/var/lib/tether/git/home' },
+              { name: 'TETHER_AGENT_HOME', value: '/workspace/home' },
+              { name: 'TETHER_GIT_STORE', value: '/var/lib/tether/git' },
+              { name: 'TETHER_RELAY_TOKEN_FILE', value: '/var/run/secrets/tether/relay/token' },
+              { name: 'TETHER_AGENT_SOCKET', value: '/run/tether/supervisor/agent.sock' },
+              { name: 'TETHER_RELAY_URL', value: 'http://relay.tether:8080' },
+              { name: 'GITHUB_API_URL', value: 'https://ghe.example/api/v3' },
+              { name: 'TETHER_REPO_HOSTS', value: 'github.com,ghe.example' },
+              {
+                name: 'ANTHROPIC_API_KEY',
+                valueFrom: { secretKeyRef: { name: 'tether-runner', key: 'ANTHROPIC_API_KEY', optional: true } },
+              },
+              {
+                name: 'GITHUB_TOKEN',
+                valueFrom: { secretKeyRef: { name: 'tether-runner', key: 'GITHUB_TOKEN', optional: true } },
+              },
+            ],
+            resources: { requests: { cpu: '200m', memory: '512Mi' }, limits: { cpu: '1', memory: '2Gi' } },
+            securityContext: {
+              allowPrivilegeEscalation: false,
+              privileged: false,
+              runAsNonRoot: true,
+              runAsUser: 1000,
+              runAsGroup: 1000,
+              capabilities: { drop: ['ALL'] },
+              seccompProfile: { type: 'RuntimeDefault' },
+            },
+            volumeMounts: [
+              { name: 'workspace', mountPath: '/workspace' },
+              { name: 'git-store', mountPath: '/var/lib/tether/git' },
+              { name: 'agent-socket', mountPath: '/run/tether' },
+              { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true },
+              { name: 'relay-token', mountPath: '/var/run/secrets/tether/relay', readOnly: true },
+            ],
           },
-          volumeMounts: [
-            { name: 'workspace', mountPath: '/workspace' },
-            { name: 'git-store', mountPath: '/var/lib/tether/git' },
-            { name: 'agent-socket', mountPath: '/run/tether' },
-            { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true },
-            { name: 'relay-token', mountPath: '/var/run/secrets/tether/relay', readOnly: true },
-          ],
-        }],
+        ],
         volumes: [
           { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },
           { name: 'git-store', emptyDir: {} },
           { name: 'agent-socket', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
-          { name: 'kube-api-access', projected: { defaultMode: 0o444, sources: [
-            { serviceAccountToken: { path: 'token', expirationSeconds: 3600 } },
-            { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-            { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
-          ] } },
-          { name: 'relay-token', projected: { defaultMode: 0o444, sources: [
-            { serviceAccountToken: { audience: 'tether-relay', path: 'token', expirationSeconds: 3600 } },
-          ] } },
+          {
+            name: 'kube-api-access',
+            projected: {
+              defaultMode: 0o444,
+              sources: [
+                { serviceAccountToken: { path: 'token', expirationSeconds: 3600 } },
+                { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+                {
+                  downwardAPI: {
+                    items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+                  },
+                },
+              ],
+            },
+          },
+          {
+            name: 'relay-token',
+            projected: {
+              defaultMode: 0o444,
+              sources: [{ serviceAccountToken: { audience: 'tether-relay', path: 'token', expirationSeconds: 3600 } }],
+            },
+          },
         ],
       },
     });
@@ -104,13 +166,17 @@ describe('desiredPod', () => {
     const env = pod.spec!.containers[0]!.env!;
     expect(env.map((e) => e.name)).not.toContain('TETHER_RELAY_URL');
     expect(env.map((e) => e.name)).not.toContain('GITHUB_API_URL');
-    expect(env.filter((e) => /KEY|TOKEN$/.test(e.name)).every((e) => e.value === undefined && e.valueFrom?.secretKeyRef)).toBe(true);
+    expect(
+      env.filter((e) => /KEY|TOKEN$/.test(e.name)).every((e) => e.value === undefined && e.valueFrom?.secretKeyRef),
+    ).toBe(true);
   });
 
   it('gives the agent container no credential: no Secret, no token volume, no credential-like variable, its own uid', () => {
     const spec = desiredPod(session, unitConfig({ relayUrl: 'http://relay.tether:8080' })).spec!;
     const [agent] = spec.initContainers!;
-    expect(agent!.env!.every((e) => e.valueFrom === undefined && !/TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL/i.test(e.name))).toBe(true);
+    expect(
+      agent!.env!.every((e) => e.valueFrom === undefined && !/TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL/i.test(e.name)),
+    ).toBe(true);
     expect(agent!.envFrom).toBeUndefined();
     const secretVolumes = spec.volumes!.filter((v) => v.secret || v.projected).map((v) => v.name);
     expect(agent!.volumeMounts!.map((m) => m.name).filter((name) => secretVolumes.includes(name))).toEqual([]);
@@ -132,7 +198,9 @@ describe('desiredPod', () => {
     expect(pod.metadata).toEqual({ ...meta, namespace: 'tether-runners', ownerReferences: undefined });
     expect(pod.metadata).not.toHaveProperty('ownerReferences');
     expect(pod.spec!.containers[0]!.env).toContainEqual({ name: 'TETHER_SESSION_NAMESPACE', value: 'tether' });
-    expect(desiredPvc(session, unitConfig({ runnerNamespace: 'tether-runners' })).metadata!.namespace).toBe('tether-runners');
+    expect(desiredPvc(session, unitConfig({ runnerNamespace: 'tether-runners' })).metadata!.namespace).toBe(
+      'tether-runners',
+    );
   });
 });
 
@@ -144,7 +212,11 @@ describe('desiredPvc', () => {
       metadata: {
         name: session.spec.workspace,
         namespace: 'tether',
-        labels: { 'tether.dev/phone-hash': '36a2cef4ff9bf7a1', 'app.kubernetes.io/component': 'workspace', 'app.kubernetes.io/part-of': 'tether' },
+        labels: {
+          'tether.dev/phone-hash': '36a2cef4ff9bf7a1',
+          'app.kubernetes.io/component': 'workspace',
+          'app.kubernetes.io/part-of': 'tether',
+        },
       },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '20Gi' } }, storageClassName: 'fast' },
     });
@@ -154,20 +226,41 @@ describe('desiredPvc', () => {
 
 describe('desiredIdentity', () => {
   it("is the phone's: its ServiceAccount in the runner namespace, a Role beside the Sessions naming only the Sessions given (get, watch; status get, patch, update)", () => {
-    const identityMeta = { name: 'runner-36a2cef4ff9bf7a1', namespace: 'tether', labels: {
-      'tether.dev/phone-hash': '36a2cef4ff9bf7a1', 'app.kubernetes.io/component': 'runner-identity', 'app.kubernetes.io/part-of': 'tether',
-    } };
+    const identityMeta = {
+      name: 'runner-36a2cef4ff9bf7a1',
+      namespace: 'tether',
+      labels: {
+        'tether.dev/phone-hash': '36a2cef4ff9bf7a1',
+        'app.kubernetes.io/component': 'runner-identity',
+        'app.kubernetes.io/part-of': 'tether',
+      },
+    };
     const names = ['abc-20261122083000-k3x9', 'abc-20261122080000-aaaa'];
     const identity = desiredIdentity(session, [...names, names[0]!], unitConfig({ runnerNamespace: 'tether-runners' }));
     expect(identity).toEqual({
-      serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { ...identityMeta, namespace: 'tether-runners' }, automountServiceAccountToken: false },
+      serviceAccount: {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { ...identityMeta, namespace: 'tether-runners' },
+        automountServiceAccountToken: false,
+      },
       role: {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'Role',
         metadata: identityMeta,
         rules: [
-          { apiGroups: ['tether.dev'], resources: ['sessions'], resourceNames: [...names].sort(), verbs: ['get', 'watch'] },
-          { apiGroups: ['tether.dev'], resources: ['sessions/status'], resourceNames: [...names].sort(), verbs: ['get', 'patch', 'update'] },
+          {
+            apiGroups: ['tether.dev'],
+            resources: ['sessions'],
+            resourceNames: [...names].sort(),
+            verbs: ['get', 'watch'],
+          },
+          {
+            apiGroups: ['tether.dev'],
+            resources: ['sessions/status'],
+            resourceNames: [...names].sort(),
+            verbs: ['get', 'patch', 'update'],
+          },
         ],
       },
       roleBinding: {

@@ -12,9 +12,39 @@ const held = (status: V1Pod['status']): V1Pod => ({
 describe('the cached runner Pod', () => {
   it('drops the spec but keeps what a held-back start is explained from', () => {
     const cases: V1Pod[] = [
-      held({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes' }, { type: 'Ready', status: 'False' }] }),
-      held({ phase: 'Pending', initContainerStatuses: [{ name: 'agent', image: 'registry.invalid/r:1', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ErrImagePull', message: 'not found' } } }] }),
-      held({ phase: 'Pending', containerStatuses: [{ name: 'runner', image: 'registry.invalid/r:1', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff' } } }] }),
+      held({
+        phase: 'Pending',
+        conditions: [
+          { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes' },
+          { type: 'Ready', status: 'False' },
+        ],
+      }),
+      held({
+        phase: 'Pending',
+        initContainerStatuses: [
+          {
+            name: 'agent',
+            image: 'registry.invalid/r:1',
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason: 'ErrImagePull', message: 'not found' } },
+          },
+        ],
+      }),
+      held({
+        phase: 'Pending',
+        containerStatuses: [
+          {
+            name: 'runner',
+            image: 'registry.invalid/r:1',
+            imageID: '',
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason: 'ImagePullBackOff' } },
+          },
+        ],
+      }),
     ];
     for (const pod of cases) {
       const before = startProblem(structuredClone(pod));

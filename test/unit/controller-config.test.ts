@@ -6,10 +6,23 @@ describe('controller config', () => {
   it('has production defaults', () => {
     const c = loadConfig({ POD_NAME: 'tether-controller-0' });
     expect(c).toMatchObject({
-      namespace: 'tether', runnerSecret: 'tether-runner', pvc: { size: '10Gi' }, terminationGraceSeconds: 30,
-      defaultRunTimeoutMs: 3_600_000, defaultApprovalTimeoutMs: 1_800_000, podTtlMs: 600_000, historyCount: 20,
-      maxQueued: 5, concurrency: 8, metricsPort: 9090, leaderElection: true, leaseName: 'tether-controller',
-      identity: 'tether-controller-0', stallTimeoutMs: 150_000, repoHosts: ['github.com'], budget: { dailyUsd: 10, timeZone: 'UTC' },
+      namespace: 'tether',
+      runnerSecret: 'tether-runner',
+      pvc: { size: '10Gi' },
+      terminationGraceSeconds: 30,
+      defaultRunTimeoutMs: 3_600_000,
+      defaultApprovalTimeoutMs: 1_800_000,
+      podTtlMs: 600_000,
+      historyCount: 20,
+      maxQueued: 5,
+      concurrency: 8,
+      metricsPort: 9090,
+      leaderElection: true,
+      leaseName: 'tether-controller',
+      identity: 'tether-controller-0',
+      stallTimeoutMs: 150_000,
+      repoHosts: ['github.com'],
+      budget: { dailyUsd: 10, timeZone: 'UTC' },
     });
     expect(c.pvc.storageClass).toBeUndefined();
     expect(c.relayUrl).toBeUndefined();
@@ -17,13 +30,26 @@ describe('controller config', () => {
 
   it('reads every setting from its variable', () => {
     const c = loadConfig({
-      TETHER_NAMESPACE: 'agents', TETHER_PVC_STORAGE_CLASS: 'fast-ssd', TETHER_RELAY_URL: 'http://relay:8080',
-      GITHUB_API_URL: 'https://ghe.example/api/v3', TETHER_REPO_HOSTS: 'ghe.example,git.example.com:8443', TETHER_POD_TTL: '0s', TETHER_HISTORY_MAX_AGE: '24h', TETHER_CONCURRENCY: '32',
-      TETHER_DAILY_BUDGET_USD: '2.5', TETHER_BUDGET_TIMEZONE: 'Europe/Berlin',
+      TETHER_NAMESPACE: 'agents',
+      TETHER_PVC_STORAGE_CLASS: 'fast-ssd',
+      TETHER_RELAY_URL: 'http://relay:8080',
+      GITHUB_API_URL: 'https://ghe.example/api/v3',
+      TETHER_REPO_HOSTS: 'ghe.example,git.example.com:8443',
+      TETHER_POD_TTL: '0s',
+      TETHER_HISTORY_MAX_AGE: '24h',
+      TETHER_CONCURRENCY: '32',
+      TETHER_DAILY_BUDGET_USD: '2.5',
+      TETHER_BUDGET_TIMEZONE: 'Europe/Berlin',
     });
     expect(c).toMatchObject({
-      namespace: 'agents', pvc: { storageClass: 'fast-ssd' }, relayUrl: 'http://relay:8080', githubApiUrl: 'https://ghe.example/api/v3',
-      podTtlMs: 0, historyMaxAgeMs: 86_400_000, concurrency: 32, repoHosts: ['ghe.example', 'git.example.com:8443'],
+      namespace: 'agents',
+      pvc: { storageClass: 'fast-ssd' },
+      relayUrl: 'http://relay:8080',
+      githubApiUrl: 'https://ghe.example/api/v3',
+      podTtlMs: 0,
+      historyMaxAgeMs: 86_400_000,
+      concurrency: 32,
+      repoHosts: ['ghe.example', 'git.example.com:8443'],
       budget: { dailyUsd: 2.5, timeZone: 'Europe/Berlin' },
     });
   });
@@ -49,7 +75,9 @@ describe('controller config', () => {
 
   it('makes the controller process refuse to start, naming the variable', () => {
     const out = spawnSync(process.execPath, ['controller/main.ts'], {
-      env: { ...process.env, TETHER_PVC_SIZE: 'lots', KUBECONFIG: '/nonexistent' }, encoding: 'utf8', timeout: 20_000,
+      env: { ...process.env, TETHER_PVC_SIZE: 'lots', KUBECONFIG: '/nonexistent' },
+      encoding: 'utf8',
+      timeout: 20_000,
     });
     expect(out.status).toBe(2);
     expect(out.stderr).toContain('TETHER_PVC_SIZE="lots" is invalid');

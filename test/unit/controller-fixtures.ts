@@ -30,13 +30,24 @@ export function testSession(options: SessionOptions = {}): Session {
     apiVersion: 'tether.dev/v1alpha1',
     kind: 'Session',
     metadata: {
-      name, namespace: 'tether', uid: options.uid ?? `uid-${name}`, generation: 1, resourceVersion: '1',
-      creationTimestamp: options.created ?? '2026-11-22T08:00:00Z', labels: { [LABEL_PHONE_HASH]: phoneHash(phone) },
+      name,
+      namespace: 'tether',
+      uid: options.uid ?? `uid-${name}`,
+      generation: 1,
+      resourceVersion: '1',
+      creationTimestamp: options.created ?? '2026-11-22T08:00:00Z',
+      labels: { [LABEL_PHONE_HASH]: phoneHash(phone) },
     },
     spec: {
-      phone, prompt: 'make the navbar sticky', repo: { url: 'https://github.com/acme/web.git' }, workspace: workspaceName(phone),
-      ...(options.cancel ? { cancel: true } : {}), ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+      phone,
+      prompt: 'make the navbar sticky',
+      repo: { url: 'https://github.com/acme/web.git' },
+      workspace: workspaceName(phone),
+      ...(options.cancel ? { cancel: true } : {}),
+      ...(options.timeouts ? { timeouts: options.timeouts } : {}),
     },
-    ...(options.status || options.phase ? { status: { ...(options.phase ? { phase: options.phase } : {}), ...options.status } } : {}),
+    ...(options.status || options.phase
+      ? { status: { ...(options.phase ? { phase: options.phase } : {}), ...options.status } }
+      : {}),
   };
 }

@@ -16,13 +16,21 @@ function families(text: string) {
     if (type) types.set(type[1]!, type[2]!);
     if (line === '' || line.startsWith('#')) continue;
     const sample = line.match(/^([^{\s]+)(?:\{([^}]*)\})?\s/);
-    samples.push({ name: sample![1]!, labels: [...(sample![2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="/g)].map((m) => m[1]!) });
+    samples.push({
+      name: sample![1]!,
+      labels: [...(sample![2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="/g)].map((m) => m[1]!),
+    });
   }
   return { types, samples };
 }
 
 describe('controller metrics', () => {
-  const sessions = [testSession({ phase: 'Working' }), testSession({ phase: 'Queued' }), testSession({ phase: 'Queued' }), testSession()];
+  const sessions = [
+    testSession({ phase: 'Working' }),
+    testSession({ phase: 'Queued' }),
+    testSession({ phase: 'Queued' }),
+    testSession(),
+  ];
   const metrics = createMetrics(() => sessions);
 
   it('exposes the metrics of the issue, with names that follow the Prometheus rules and no phone or session labels', async () => {
@@ -32,10 +40,18 @@ describe('controller metrics', () => {
     metrics.queueHooks.retry!('ns/a', 5, new Error('x'));
     const { types, samples } = families(await metrics.registry.metrics());
     const expected: Array<[string, string]> = [
-      ['tether_sessions', 'gauge'], ['tether_session_duration_seconds', 'histogram'], ['tether_session_startup_seconds', 'histogram'],
-      ['tether_approval_wait_seconds', 'histogram'], ['tether_reconcile_total', 'counter'], ['tether_reconcile_duration_seconds', 'histogram'],
-      ['tether_workqueue_depth', 'gauge'], ['tether_workqueue_queue_duration_seconds', 'histogram'], ['tether_workqueue_retries_total', 'counter'],
-      ['tether_watch_restarts_total', 'counter'], ['tether_leader', 'gauge'], ['tether_session_cost_usd_total', 'counter'],
+      ['tether_sessions', 'gauge'],
+      ['tether_session_duration_seconds', 'histogram'],
+      ['tether_session_startup_seconds', 'histogram'],
+      ['tether_approval_wait_seconds', 'histogram'],
+      ['tether_reconcile_total', 'counter'],
+      ['tether_reconcile_duration_seconds', 'histogram'],
+      ['tether_workqueue_depth', 'gauge'],
+      ['tether_workqueue_queue_duration_seconds', 'histogram'],
+      ['tether_workqueue_retries_total', 'counter'],
+      ['tether_watch_restarts_total', 'counter'],
+      ['tether_leader', 'gauge'],
+      ['tether_session_cost_usd_total', 'counter'],
     ];
     for (const [name, type] of expected) expect(types.get(name), name).toBe(type);
     for (const [name, type] of types) {
@@ -57,7 +73,10 @@ describe('controller metrics', () => {
 
   it('adds the agent cost of each finished Session to tether_session_cost_usd_total by outcome', async () => {
     const own = createMetrics(() => []);
-    const paid = (usd?: number) => ({ ...sessions[0]!, status: { ...sessions[0]!.status, result: usd === undefined ? {} : { costUsd: usd } } });
+    const paid = (usd?: number) => ({
+      ...sessions[0]!,
+      status: { ...sessions[0]!.status, result: usd === undefined ? {} : { costUsd: usd } },
+    });
     own.observer.finished!(paid(0.41), 'Succeeded', 10);
     own.observer.finished!(paid(0.09), 'Succeeded', 10);
     own.observer.finished!(paid(1.5), 'Failed', 10);

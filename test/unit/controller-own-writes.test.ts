@@ -4,8 +4,14 @@ import { createOwnWrites } from '../../controller/own-writes.ts';
 
 const KEY = 'ns/s1';
 const at = (resourceVersion: string, phase?: 'Starting' | 'Working'): Session => ({
-  apiVersion: 'tether.dev/v1alpha1', kind: 'Session',
-  metadata: { namespace: 'ns', name: 's1', resourceVersion, managedFields: [{ manager: 'tether-controller' }] } as Session['metadata'],
+  apiVersion: 'tether.dev/v1alpha1',
+  kind: 'Session',
+  metadata: {
+    namespace: 'ns',
+    name: 's1',
+    resourceVersion,
+    managedFields: [{ manager: 'tether-controller' }],
+  } as Session['metadata'],
   spec: { phone: '+14155550100', prompt: 'hi', repo: { url: 'https://github.com/acme/web.git' }, workspace: 'ws' },
   ...(phase ? { status: { phase, progress: [{ seq: 1, at: '2026-01-01T00:00:00Z', text: 'long' }] } } : {}),
 });

@@ -13,14 +13,26 @@ const pending: Pending = { id: 'cost-1', kind: 'cost', costUsd: 2.0437, createdA
 
 describe('pricing model responses', () => {
   it('prices tokens by model family, an unknown model as the dearest', () => {
-    const usage = { input_tokens: 1_000_000, output_tokens: 100_000, cache_creation_input_tokens: 10_000, cache_read_input_tokens: 200_000 };
+    const usage = {
+      input_tokens: 1_000_000,
+      output_tokens: 100_000,
+      cache_creation_input_tokens: 10_000,
+      cache_read_input_tokens: 200_000,
+    };
     expect(priceOf('claude-sonnet-4-5', usage)).toBeCloseTo(3 + 1.5 + 0.0375 + 0.06, 10);
     expect(priceOf('claude-opus-4-1', usage)).toBeCloseTo(15 + 7.5 + 0.1875 + 0.3, 10);
     expect(priceOf('some-new-model', usage)).toBe(priceOf('claude-opus-4-1', usage));
   });
 
   it('counts absurd, negative or missing usage as nothing', () => {
-    for (const usage of [{}, { input_tokens: -5 }, { input_tokens: Number.NaN }, { output_tokens: 1e12 }, { input_tokens: '1000' }, { output_tokens: Infinity }]) {
+    for (const usage of [
+      {},
+      { input_tokens: -5 },
+      { input_tokens: Number.NaN },
+      { output_tokens: 1e12 },
+      { input_tokens: '1000' },
+      { output_tokens: Infinity },
+    ]) {
       expect(priceOf('claude-sonnet-4-5', usage)).toBe(0);
     }
   });
@@ -61,22 +73,46 @@ describe('pricing model responses', () => {
 
 describe('continue or stop', () => {
   it('continue resumes the agent; stop ends this run only: the queued commands still get their turn', () => {
-    expect(transition('AwaitingApproval', { type: 'Decided', kind: 'cost', approved: true })).toEqual({ ok: true, phase: 'Working', reason: Reason.Approved, effects: ['ResumeAgent'] });
+    expect(transition('AwaitingApproval', { type: 'Decided', kind: 'cost', approved: true })).toEqual({
+      ok: true,
+      phase: 'Working',
+      reason: Reason.Approved,
+      effects: ['ResumeAgent'],
+    });
     expect(transition('AwaitingApproval', { type: 'Decided', kind: 'cost', approved: false })).toEqual({
-      ok: true, phase: 'Cancelled', reason: Reason.CostStopped, effects: ['SetCompletionTime', 'DeletePod', 'StartNextQueued'],
+      ok: true,
+      phase: 'Cancelled',
+      reason: Reason.CostStopped,
+      effects: ['SetCompletionTime', 'DeletePod', 'StartNextQueued'],
     });
   });
 
   it('the controller reads a runner-written Cancelled as the cost stop, and the phone is told so', () => {
     const stopped: Session = {
-      apiVersion: 'tether.dev/v1alpha1', kind: 'Session', metadata: { name: 'abc-20261123100000-7f3a', namespace: 'tether' },
+      apiVersion: 'tether.dev/v1alpha1',
+      kind: 'Session',
+      metadata: { name: 'abc-20261123100000-7f3a', namespace: 'tether' },
       spec: { phone: '+14155550123', prompt: 'p', repo: { url: 'x' }, workspace: 'w' },
-      status: { phase: 'Cancelled', startTime: '2026-11-23T10:00:00Z', completionTime: '2026-11-23T10:05:00Z', result: { costUsd: 2.5 } },
+      status: {
+        phase: 'Cancelled',
+        startTime: '2026-11-23T10:00:00Z',
+        completionTime: '2026-11-23T10:05:00Z',
+        result: { costUsd: 2.5 },
+      },
     };
     stopped.spec.decisions = [{ requestId: pending.id, action: 'reject', at: '2026-11-23T10:05:00Z' }];
     expect(finishedReason(stopped)).toBe(Reason.CostStopped);
     expect(finishedReason({ ...stopped, spec: { ...stopped.spec, cancel: true } })).toBe(Reason.Cancelled);
-    const shown = plan(stopped, { n: 1, seq: 0, started: true }, { now: Date.parse('2026-11-23T10:05:00Z'), progressBatchMs: 15_000, reminderBeforeMs: 300_000, defaults: SESSION_DEFAULTS });
+    const shown = plan(
+      stopped,
+      { n: 1, seq: 0, started: true },
+      {
+        now: Date.parse('2026-11-23T10:05:00Z'),
+        progressBatchMs: 15_000,
+        reminderBeforeMs: 300_000,
+        defaults: SESSION_DEFAULTS,
+      },
+    );
     expect(shown.parts.map((p) => p.text)).toEqual([
       "🛑 Session 7f3a stopped at its cost pause ($2.50). The changes so far stay on the workspace; your queued commands still start, within today's budget.",
     ]);
@@ -84,14 +120,35 @@ describe('continue or stop', () => {
 
   it('a queued command refused over budget is not announced as starting', () => {
     const refused: Session = {
-      apiVersion: 'tether.dev/v1alpha1', kind: 'Session', metadata: { name: 'abc-20261123100000-7f3b', namespace: 'tether' },
+      apiVersion: 'tether.dev/v1alpha1',
+      kind: 'Session',
+      metadata: { name: 'abc-20261123100000-7f3b', namespace: 'tether' },
       spec: { phone: '+14155550123', prompt: 'add dark mode', repo: { url: 'x' }, workspace: 'w' },
       status: {
-        phase: 'Failed', completionTime: '2026-11-23T10:05:00Z', result: { message: "today's budget is spent: $10.20 of $10.00; new commands start again after midnight (UTC)" },
-        conditions: [{ type: 'Finished', status: 'True', reason: Reason.OverBudget, message: '', lastTransitionTime: '2026-11-23T10:05:00Z' }],
+        phase: 'Failed',
+        completionTime: '2026-11-23T10:05:00Z',
+        result: { message: "today's budget is spent: $10.20 of $10.00; new commands start again after midnight (UTC)" },
+        conditions: [
+          {
+            type: 'Finished',
+            status: 'True',
+            reason: Reason.OverBudget,
+            message: '',
+            lastTransitionTime: '2026-11-23T10:05:00Z',
+          },
+        ],
       },
     };
-    const shown = plan(refused, { n: 1, seq: 0, queued: true }, { now: Date.parse('2026-11-23T10:05:00Z'), progressBatchMs: 15_000, reminderBeforeMs: 300_000, defaults: SESSION_DEFAULTS });
+    const shown = plan(
+      refused,
+      { n: 1, seq: 0, queued: true },
+      {
+        now: Date.parse('2026-11-23T10:05:00Z'),
+        progressBatchMs: 15_000,
+        reminderBeforeMs: 300_000,
+        defaults: SESSION_DEFAULTS,
+      },
+    );
     expect(shown.parts.map((p) => p.text)).toEqual([
       '💲 Not started: "add dark mode" — today\'s budget is spent: $10.20 of $10.00; new commands start again after midnight (UTC).',
     ]);
@@ -110,14 +167,30 @@ describe('continue or stop', () => {
 
   it('is shown with the spend so far and the continue / stop quick replies', () => {
     const session: Session = {
-      apiVersion: 'tether.dev/v1alpha1', kind: 'Session', metadata: { name: 'abc-20261123100000-7f3a', namespace: 'tether' },
+      apiVersion: 'tether.dev/v1alpha1',
+      kind: 'Session',
+      metadata: { name: 'abc-20261123100000-7f3a', namespace: 'tether' },
       spec: { phone: '+14155550123', prompt: 'p', repo: { url: 'x' }, workspace: 'w', timeouts: { approval: '30m' } },
       status: { phase: 'AwaitingApproval', pending },
     };
-    const shown = plan(session, { n: 1, seq: 0, started: true }, { now: Date.parse(pending.createdAt), progressBatchMs: 15_000, reminderBeforeMs: 300_000, defaults: SESSION_DEFAULTS });
-    expect(shown.parts).toEqual([{
-      text: '💲 This run has used $2.04 so far. Continue? Reply *continue* or *stop* (the changes so far stay). (expires in 30 min)',
-      actions: [{ label: 'continue', reply: 'continue', payload: 'continue:cost-1' }, { label: 'stop', reply: 'stop', payload: 'stop:cost-1' }],
-    }]);
+    const shown = plan(
+      session,
+      { n: 1, seq: 0, started: true },
+      {
+        now: Date.parse(pending.createdAt),
+        progressBatchMs: 15_000,
+        reminderBeforeMs: 300_000,
+        defaults: SESSION_DEFAULTS,
+      },
+    );
+    expect(shown.parts).toEqual([
+      {
+        text: '💲 This run has used $2.04 so far. Continue? Reply *continue* or *stop* (the changes so far stay). (expires in 30 min)',
+        actions: [
+          { label: 'continue', reply: 'continue', payload: 'continue:cost-1' },
+          { label: 'stop', reply: 'stop', payload: 'stop:cost-1' },
+        ],
+      },
+    ]);
   });
 });

@@ -16,9 +16,17 @@ describe('Session CRD', () => {
   });
 
   it('declares the printer columns kubectl shows', () => {
-    const version = (sessionCrd() as { spec: { versions: { additionalPrinterColumns: { name: string }[] }[] } }).spec.versions[0]!;
-    expect(version.additionalPrinterColumns.map((c) => c.name)).toEqual(
-      ['Phone', 'Phase', 'Waiting-On', 'Prompt', 'Age', 'Duration', 'Cost', 'PR'],
-    );
+    const version = (sessionCrd() as { spec: { versions: { additionalPrinterColumns: { name: string }[] }[] } }).spec
+      .versions[0]!;
+    expect(version.additionalPrinterColumns.map((c) => c.name)).toEqual([
+      'Phone',
+      'Phase',
+      'Waiting-On',
+      'Prompt',
+      'Age',
+      'Duration',
+      'Cost',
+      'PR',
+    ]);
   });
 });

@@ -14,11 +14,21 @@ describe('display helpers', () => {
     expect(previewPrompt('a'.repeat(50), 10)).toBe(`${'a'.repeat(9)}…`);
   });
 
-  it.each([[0, '0s'], [999, '0s'], [192_000, '3m12s'], [3_725_000, '1h2m5s'], [3_600_000, '1h0m0s'], [-5, '0s']])(
-    'formats %d ms as %s', (ms, text) => expect(formatDuration(ms)).toBe(text));
+  it.each([
+    [0, '0s'],
+    [999, '0s'],
+    [192_000, '3m12s'],
+    [3_725_000, '1h2m5s'],
+    [3_600_000, '1h0m0s'],
+    [-5, '0s'],
+  ])('formats %d ms as %s', (ms, text) => expect(formatDuration(ms)).toBe(text));
 
-  it.each([['90s', 90_000], ['30m', 1_800_000], ['1h30m', 5_400_000], ['2h', 7_200_000]])(
-    'parses %s', (text, ms) => expect(parseDuration(text)).toBe(ms));
+  it.each([
+    ['90s', 90_000],
+    ['30m', 1_800_000],
+    ['1h30m', 5_400_000],
+    ['2h', 7_200_000],
+  ])('parses %s', (text, ms) => expect(parseDuration(text)).toBe(ms));
 
   it.each(['', '10', '1.5h', '-1m', '5d', 'm'])('rejects duration %j with a clear error', (text) => {
     expect(() => parseDuration(text)).toThrow(/invalid duration/);

@@ -8,7 +8,15 @@ import { DEV_SETTINGS, loadDevConfig, NOT_LOCAL } from '../../local/config.ts';
 import { stackEnv, type StackEnvInput } from '../../local/stack-env.ts';
 
 const RELAY_VARIABLES = Object.keys(RELAY_ENV.properties);
-const TOUCHED = [...new Set([...DEV_SETTINGS.relay, ...DEV_SETTINGS.controller, 'TETHER_REPO_HOSTS', 'TETHER_DAILY_BUDGET_USD', 'TETHER_BUDGET_TIMEZONE'])];
+const TOUCHED = [
+  ...new Set([
+    ...DEV_SETTINGS.relay,
+    ...DEV_SETTINGS.controller,
+    'TETHER_REPO_HOSTS',
+    'TETHER_DAILY_BUDGET_USD',
+    'TETHER_BUDGET_TIMEZONE',
+  ]),
+];
 const saved = Object.fromEntries(TOUCHED.map((n) => [n, process.env[n]]));
 afterEach(() => {
   for (const n of TOUCHED) {
@@ -18,16 +26,29 @@ afterEach(() => {
 });
 
 const stackInput = (more: Partial<StackEnvInput> = {}): StackEnvInput => ({
-  kubeconfig: '/tmp/kubeconfig', namespace: 'tether', runnerNamespace: 'tether-runners', stateDir: '/tmp/state',
-  repoUrl: '/srv/one/acme/sample.git', githubApiUrl: 'http://127.0.0.1:9999', relayUrl: 'http://127.0.0.1:8080', relayPort: 8080,
-  chatToken: 'c'.repeat(32), mediaSigningKey: 'k'.repeat(64), metricsPort: 9091, ...more,
+  kubeconfig: '/tmp/kubeconfig',
+  namespace: 'tether',
+  runnerNamespace: 'tether-runners',
+  stateDir: '/tmp/state',
+  repoUrl: '/srv/one/acme/sample.git',
+  githubApiUrl: 'http://127.0.0.1:9999',
+  relayUrl: 'http://127.0.0.1:8080',
+  relayPort: 8080,
+  chatToken: 'c'.repeat(32),
+  mediaSigningKey: 'k'.repeat(64),
+  metricsPort: 9091,
+  ...more,
 });
 
 describe('loadDevConfig', () => {
-  it('hands the repository list and the default repository\'s name to the relay', () => {
+  it("hands the repository list and the default repository's name to the relay", () => {
     const repos = '[{"name":"web","url":"https://github.com/acme/web.git"}]';
     Object.assign(process.env, { TETHER_REPOS: repos, TETHER_REPO_NAME: 'sample', ALLOWED_NUMBERS: '+14155550123' });
-    expect(loadDevConfig().relayEnv).toMatchObject({ TETHER_REPOS: repos, TETHER_REPO_NAME: 'sample', ALLOWED_NUMBERS: '+14155550123' });
+    expect(loadDevConfig().relayEnv).toMatchObject({
+      TETHER_REPOS: repos,
+      TETHER_REPO_NAME: 'sample',
+      ALLOWED_NUMBERS: '+14155550123',
+    });
   });
 
   it('leaves out what is empty', () => {
@@ -44,16 +65,34 @@ describe('loadDevConfig', () => {
     Object.assign(process.env, given);
     const config = loadDevConfig();
     const env = stackEnv(stackInput({ relayEnv: config.relayEnv, controllerEnv: config.controllerEnv }));
-    for (const name of RELAY_VARIABLES) expect(name in env.relay || name in NOT_LOCAL, `relay ${name}: passed by make dev, set by the stack, or NOT_LOCAL`).toBe(true);
-    for (const name of CONTROLLER_VARIABLES) expect(name in env.controller || name in NOT_LOCAL, `controller ${name}: passed by make dev, set by the stack, or NOT_LOCAL`).toBe(true);
-    for (const name of DEV_SETTINGS.relay) expect([RELAY_VARIABLES.includes(name), env.relay[name]], name).toEqual([true, given[name]]);
-    for (const name of DEV_SETTINGS.controller) expect([(CONTROLLER_VARIABLES as string[]).includes(name), env.controller[name]], name).toEqual([true, given[name]]);
-    expect(env.controller).toMatchObject({ TETHER_DAILY_BUDGET_USD: given.RELAY_DAILY_BUDGET_USD, TETHER_BUDGET_TIMEZONE: given.RELAY_BUDGET_TIMEZONE });
+    for (const name of RELAY_VARIABLES)
+      expect(
+        name in env.relay || name in NOT_LOCAL,
+        `relay ${name}: passed by make dev, set by the stack, or NOT_LOCAL`,
+      ).toBe(true);
+    for (const name of CONTROLLER_VARIABLES)
+      expect(
+        name in env.controller || name in NOT_LOCAL,
+        `controller ${name}: passed by make dev, set by the stack, or NOT_LOCAL`,
+      ).toBe(true);
+    for (const name of DEV_SETTINGS.relay)
+      expect([RELAY_VARIABLES.includes(name), env.relay[name]], name).toEqual([true, given[name]]);
+    for (const name of DEV_SETTINGS.controller)
+      expect([(CONTROLLER_VARIABLES as string[]).includes(name), env.controller[name]], name).toEqual([
+        true,
+        given[name],
+      ]);
+    expect(env.controller).toMatchObject({
+      TETHER_DAILY_BUDGET_USD: given.RELAY_DAILY_BUDGET_USD,
+      TETHER_BUDGET_TIMEZONE: given.RELAY_BUDGET_TIMEZONE,
+    });
   });
 
-  it('refuses the controller\'s name for a setting it shares with the relay, naming the one to set', () => {
+  it("refuses the controller's name for a setting it shares with the relay, naming the one to set", () => {
     process.env.TETHER_DAILY_BUDGET_USD = '3';
-    expect(() => loadDevConfig()).toThrow(/^TETHER_DAILY_BUDGET_USD: make dev gives the controller RELAY_DAILY_BUDGET_USD/);
+    expect(() => loadDevConfig()).toThrow(
+      /^TETHER_DAILY_BUDGET_USD: make dev gives the controller RELAY_DAILY_BUDGET_USD/,
+    );
   });
 
   it('refuses a TETHER_REPO_HOSTS entry that is no host or folder', () => {
@@ -62,10 +101,15 @@ describe('loadDevConfig', () => {
   });
 });
 
-describe('the local stack\'s repository host list', () => {
-  it('two local repositories: the relay and the controller read one list holding both, and both accept the stack\'s settings', () => {
+describe("the local stack's repository host list", () => {
+  it("two local repositories: the relay and the controller read one list holding both, and both accept the stack's settings", () => {
     const second = '/srv/two/widgets.git';
-    const env = stackEnv(stackInput({ relayEnv: { TETHER_REPOS: JSON.stringify([{ name: 'widgets', url: second }]) }, repoHosts: ['ghe.example'] }));
+    const env = stackEnv(
+      stackInput({
+        relayEnv: { TETHER_REPOS: JSON.stringify([{ name: 'widgets', url: second }]) },
+        repoHosts: ['ghe.example'],
+      }),
+    );
     const relay = loadRelayConfig(env.relay);
     const controller = loadControllerConfig(env.controller);
     expect(relay.repos.map((r) => r.name)).toEqual(['sample', 'widgets']);
@@ -75,6 +119,8 @@ describe('the local stack\'s repository host list', () => {
   });
 
   it('a list the relay would refuse stops the stack before anything starts, naming TETHER_REPOS', () => {
-    expect(() => stackEnv(stackInput({ relayEnv: { TETHER_REPOS: '[{"name":"sample","url":"/srv/x.git"}]' } }))).toThrow(/^TETHER_REPOS: the name "sample" is given twice/);
+    expect(() =>
+      stackEnv(stackInput({ relayEnv: { TETHER_REPOS: '[{"name":"sample","url":"/srv/x.git"}]' } })),
+    ).toThrow(/^TETHER_REPOS: the name "sample" is given twice/);
   });
 });

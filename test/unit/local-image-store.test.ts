@@ -2,7 +2,17 @@
 // what is staged how, what a warm run leaves alone, and that no container user can change a staged
 // file or folder — the runner image's included, probed as the agent's and the runner's uid.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +55,12 @@ describe.runIf(asRoot)('staging files (root)', () => {
     expect(stageFiles(src, files, root, scratch)).toEqual({ linked: 2, copied: 2, kept: 0, removed: 0 });
     expect(statSync(join(root, 'plain')).ino).toBe(statSync(join(src, 'plain')).ino);
     expect(statSync(join(root, 'users')).ino).not.toBe(statSync(join(src, 'users')).ino);
-    for (const [file, mode] of [['plain', 0o644], ['sub/tool', 0o755], ['group-writable', 0o644], ['users', 0o644]] as const) {
+    for (const [file, mode] of [
+      ['plain', 0o644],
+      ['sub/tool', 0o755],
+      ['group-writable', 0o644],
+      ['users', 0o644],
+    ] as const) {
       expect(statSync(join(root, file))).toMatchObject({ uid: 0, gid: 0, mode: 0o100000 | mode });
       expect(readFileSync(join(root, file), 'utf8')).toBe(`content of ${file}`);
     }
@@ -61,7 +76,14 @@ describe.runIf(asRoot)('staging files (root)', () => {
     utimesSync(join(src, 'group-writable'), new Date(), new Date(Date.now() + 5000));
     chmodSync(join(src, 'plain'), 0o666); // the staged link shares this mode until restaged
     writeFileSync(join(root, 'planted'), 'not in the image');
-    expect(stageFiles(src, files.filter((f) => f !== 'sub/tool'), root, scratch)).toEqual({ linked: 0, copied: 3, kept: 0, removed: 2 });
+    expect(
+      stageFiles(
+        src,
+        files.filter((f) => f !== 'sub/tool'),
+        root,
+        scratch,
+      ),
+    ).toEqual({ linked: 0, copied: 3, kept: 0, removed: 2 });
     expect(readFileSync(join(root, 'users'), 'utf8')).toBe('changed, and longer');
     expect(statSync(join(root, 'plain')).mode & 0o7777).toBe(0o644);
     expect(existsSync(join(root, 'planted'))).toBe(false);
@@ -70,7 +92,11 @@ describe.runIf(asRoot)('staging files (root)', () => {
 });
 
 /** What `uid` can do to everything under `dirs`: the paths it could write, and those it could not read. */
-function probeAs(uid: number, node: string, dirs: string[]): { checked: number; writable: string[]; unreadable: string[] } {
+function probeAs(
+  uid: number,
+  node: string,
+  dirs: string[],
+): { checked: number; writable: string[]; unreadable: string[] } {
   const script = `
     import { accessSync, constants, readdirSync, statSync } from 'node:fs';
     import { join } from 'node:path';
@@ -85,7 +111,20 @@ function probeAs(uid: number, node: string, dirs: string[]): { checked: number; 
     };
     for (const dir of JSON.parse(process.argv[1])) walk(dir);
     console.log(JSON.stringify(report));`;
-  const run = spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${RUNNER_UID}`, '--clear-groups', node, '--input-type=module', '-e', script, JSON.stringify(dirs)], { encoding: 'utf8' });
+  const run = spawnSync(
+    'setpriv',
+    [
+      `--reuid=${uid}`,
+      `--regid=${RUNNER_UID}`,
+      '--clear-groups',
+      node,
+      '--input-type=module',
+      '-e',
+      script,
+      JSON.stringify(dirs),
+    ],
+    { encoding: 'utf8' },
+  );
   if (run.status !== 0) throw new Error(`the probe as uid ${uid} failed: ${run.stderr}`);
   return JSON.parse(run.stdout) as { checked: number; writable: string[]; unreadable: string[] };
 }
@@ -96,7 +135,10 @@ describe.runIf(asRoot)('the staged runner image (root)', () => {
     image = await stagedRunnerImage();
   }, 60_000);
 
-  it.each([['agent', AGENT_UID], ['runner', RUNNER_UID]])("can be read, but not changed, by the %s's uid", (_who, uid) => {
+  it.each([
+    ['agent', AGENT_UID],
+    ['runner', RUNNER_UID],
+  ])("can be read, but not changed, by the %s's uid", (_who, uid) => {
     const probe = probeAs(uid, image.node, [dirname(image.app)]);
     expect(probe.checked).toBeGreaterThan(5000);
     // Its own compile cache is the only thing a user may write, and no other user may read it.

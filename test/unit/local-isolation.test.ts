@@ -41,7 +41,13 @@ const runnerLike = (volumes: V1Volume[], fsGroup?: number): V1Pod => ({
   spec: {
     securityContext: { runAsUser: 1000, runAsGroup: 1000, ...(fsGroup === undefined ? {} : { fsGroup }) },
     containers: [
-      { name: 'runner', volumeMounts: [{ name: 'ws', mountPath: '/ws' }, { name: 'own', mountPath: '/own' }] },
+      {
+        name: 'runner',
+        volumeMounts: [
+          { name: 'ws', mountPath: '/ws' },
+          { name: 'own', mountPath: '/own' },
+        ],
+      },
       { name: 'agent', securityContext: { runAsUser: 1001 }, volumeMounts: [{ name: 'ws', mountPath: '/ws' }] },
     ],
     volumes,
@@ -72,7 +78,10 @@ describe.runIf(asRoot)('who owns a volume on the local node', () => {
     const range = idRange(dir, 'pod u');
     const own = join(dir, 'own');
     mkdirSync(own, { mode: 0o777 });
-    const volumes = [{ name: 'ws', emptyDir: {} }, { name: 'own', emptyDir: {} }];
+    const volumes = [
+      { name: 'ws', emptyDir: {} },
+      { name: 'own', emptyDir: {} },
+    ];
     claimVolume(own, runnerLike(volumes), volumes[1]!, range);
     expect(statSync(own)).toMatchObject({ uid: range.base + 1000, gid: range.base + 1000 });
     expect(modeOf(own)).toBe(0o700);
@@ -81,13 +90,15 @@ describe.runIf(asRoot)('who owns a volume on the local node', () => {
   });
 });
 
-describe('the stack\'s own state', () => {
+describe("the stack's own state", () => {
   it('closes a folder left open: every folder 0700, every file 0600', () => {
     const dir = join(state(), 'journal');
     mkdirSync(join(dir, 'sub'), { recursive: true, mode: 0o755 });
     writeFileSync(join(dir, 'sub', 'inbound.jsonl'), '{}', { mode: 0o644 });
     closeTree(dir);
-    expect([modeOf(dir), modeOf(join(dir, 'sub')), modeOf(join(dir, 'sub', 'inbound.jsonl'))]).toEqual([0o700, 0o700, 0o600]);
+    expect([modeOf(dir), modeOf(join(dir, 'sub')), modeOf(join(dir, 'sub', 'inbound.jsonl'))]).toEqual([
+      0o700, 0o700, 0o600,
+    ]);
   });
 
   it('make dev as another user than root says loudly that agents are not isolated; as root it says nothing', () => {

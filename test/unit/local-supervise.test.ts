@@ -9,7 +9,8 @@ import { supervise } from '../../local/supervise.ts';
 import { eventually } from '../support/eventually.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tether-supervise-'));
-const node = (name: string, code: string) => async () => startManaged(name, process.execPath, ['-e', code], join(dir, `${name}.log`));
+const node = (name: string, code: string) => async () =>
+  startManaged(name, process.execPath, ['-e', code], join(dir, `${name}.log`));
 const policy = { firstDelayMs: 100, maxDelayMs: 250, stableAfterMs: 60_000, crashLimit: 4, crashWindowMs: 10_000 };
 const running = (p: Managed) => p.child.exitCode === null && p.child.signalCode === null;
 
@@ -29,11 +30,18 @@ function slowRestarts(name: string) {
 describe('supervise', () => {
   it('restarts a killed process with a line naming it, the signal and when it comes back', async () => {
     const lines: string[] = [];
-    const sup = await supervise('sleeper', node('sleeper', 'setInterval(() => {}, 1000)'), (l) => lines.push(l), policy);
+    const sup = await supervise(
+      'sleeper',
+      node('sleeper', 'setInterval(() => {}, 1000)'),
+      (l) => lines.push(l),
+      policy,
+    );
     const first = sup.current().child.pid;
     sup.current().signal('SIGKILL');
     await eventually(() => expect(sup.current().child.pid).not.toBe(first));
-    expect(lines[0]).toMatch(/^sleeper was killed by SIGKILL at \d\d:\d\d:\d\d; restarting it in 0\.1s \(at \d\d:\d\d:\d\d\)$/);
+    expect(lines[0]).toMatch(
+      /^sleeper was killed by SIGKILL at \d\d:\d\d:\d\d; restarting it in 0\.1s \(at \d\d:\d\d:\d\d\)$/,
+    );
     await eventually(() => expect(lines[1]).toMatch(/^sleeper restarted \(pid \d+\)$/));
     await sup.restart(1000);
     await sup.stop(1000);
@@ -71,7 +79,9 @@ describe('supervise', () => {
     await eventually(() => expect(lines.at(-1)).toMatch(/crash loop/), 5000);
     const crashes = lines.filter((l) => /exited with code 3/.test(l));
     expect(crashes.map((l) => /restarting it in ([\d.]+)s/.exec(l)?.[1])).toEqual(['0.1', '0.2', '0.3', undefined]);
-    expect(lines.at(-1)).toMatch(/^crasher exited with code 3 at .*: 4 exits within 10s is a crash loop; not restarting it/);
+    expect(lines.at(-1)).toMatch(
+      /^crasher exited with code 3 at .*: 4 exits within 10s is a crash loop; not restarting it/,
+    );
     const count = lines.length;
     await new Promise((r) => setTimeout(r, 600));
     expect(lines).toHaveLength(count);

@@ -6,19 +6,34 @@ import { createLogger, makeRedactor, redactDeep } from '../../common/log.ts';
 function capture(options: { secrets?: string[]; bindings?: Record<string, string> } = {}) {
   const lines: string[] = [];
   const destination = new Writable({ write: (chunk, _e, done) => (lines.push(String(chunk)), done()) });
-  const log = createLogger({ component: 'test', level: 'info', redact: makeRedactor(options.secrets ?? []), bindings: options.bindings, destination });
-  return { log, output: () => lines.join(''), records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+  const log = createLogger({
+    component: 'test',
+    level: 'info',
+    redact: makeRedactor(options.secrets ?? []),
+    bindings: options.bindings,
+    destination,
+  });
+  return {
+    log,
+    output: () => lines.join(''),
+    records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 describe('redactor', () => {
   it('replaces configured secrets and token-shaped strings', () => {
     const redact = makeRedactor(['my-very-secret-value']);
-    expect(redact('a my-very-secret-value b ghp_0123456789abcdefghijABCD sk-ant-api03-abcdefghijk')).toBe('a [redacted] b [redacted] [redacted]');
+    expect(redact('a my-very-secret-value b ghp_0123456789abcdefghijABCD sk-ant-api03-abcdefghijk')).toBe(
+      'a [redacted] b [redacted] [redacted]',
+    );
   });
 
   it('reaches every string of a JSON-like value', () => {
     const redact = makeRedactor(['s3cr3t']);
-    expect(redactDeep({ a: ['x s3cr3t', { b: 's3cr3t' }], n: 1 }, redact)).toEqual({ a: ['x [redacted]', { b: '[redacted]' }], n: 1 });
+    expect(redactDeep({ a: ['x s3cr3t', { b: 's3cr3t' }], n: 1 }, redact)).toEqual({
+      a: ['x [redacted]', { b: '[redacted]' }],
+      n: 1,
+    });
   });
 });
 
@@ -27,7 +42,11 @@ describe('redactor against hostile inputs', () => {
   const redact = makeRedactor([SECRET, 'ghs_short']);
   const b64 = (text: string) => Buffer.from(text).toString('base64');
   const jwt = (payload: object, signature = 'c2lnbmF0dXJlLXNpZ25hdHVyZQ') =>
-    [Buffer.from('{"alg":"RS256","kid":"k1"}').toString('base64url'), Buffer.from(JSON.stringify(payload)).toString('base64url'), signature].join('.');
+    [
+      Buffer.from('{"alg":"RS256","kid":"k1"}').toString('base64url'),
+      Buffer.from(JSON.stringify(payload)).toString('base64url'),
+      signature,
+    ].join('.');
   const SA_TOKEN = jwt({ aud: ['tether-relay'], sub: 'system:serviceaccount:tether:s1-runner', exp: 1_900_000_000 });
 
   it.each([
@@ -72,7 +91,13 @@ describe('redactor against hostile inputs', () => {
   });
 
   it('leaves ordinary text, other base64 and short look-alikes alone, and redacting twice changes nothing', () => {
-    const plain = ['The quick brown fox, p@ss and w:rd', b64('an unrelated value of some length'), 'eyJhbGciOi only one part', 'a.b.c', 'ghs_shor'];
+    const plain = [
+      'The quick brown fox, p@ss and w:rd',
+      b64('an unrelated value of some length'),
+      'eyJhbGciOi only one part',
+      'a.b.c',
+      'ghs_shor',
+    ];
     for (const text of plain) expect(redact(text)).toBe(text);
     const once = redact(`${SECRET} ${encodeURIComponent(SECRET)} ${b64(SECRET)} ${SA_TOKEN}`);
     expect(once).toMatch(/^\[redacted\] \[redacted\] \[redacted\][A-Za-z0-9+/]?=* \[redacted\]$/); // base64 keeps its last bits
@@ -95,7 +120,15 @@ describe('logger', () => {
 
   it('masks phone numbers and redacts secret fields and headers', () => {
     const { log, output } = capture();
-    log.info({ from: 'whatsapp:+14155550123', authToken: 'supersecret', headers: { authorization: 'Bearer abc' }, spec: { phone: '+14155550199' } }, 'message from +14155550123');
+    log.info(
+      {
+        from: 'whatsapp:+14155550123',
+        authToken: 'supersecret',
+        headers: { authorization: 'Bearer abc' },
+        spec: { phone: '+14155550199' },
+      },
+      'message from +14155550123',
+    );
     expect(output()).not.toContain('4155550123');
     expect(output()).toContain('+1415•••0123');
     expect(output()).not.toContain('supersecret');

@@ -2,10 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { ANNOTATION_RECEIVED_AT, byArrival } from '../../common/session/order.ts';
 
 const session = (name: string, created: string, receivedAt?: string) => ({
-  metadata: { name, creationTimestamp: created, ...(receivedAt ? { annotations: { [ANNOTATION_RECEIVED_AT]: receivedAt } } : {}) },
+  metadata: {
+    name,
+    creationTimestamp: created,
+    ...(receivedAt ? { annotations: { [ANNOTATION_RECEIVED_AT]: receivedAt } } : {}),
+  },
 });
 
-describe('arrival order of a phone\'s commands', () => {
+describe("arrival order of a phone's commands", () => {
   it('orders commands of the same second by their millisecond stamp, not by their random names', () => {
     const sessions = [
       session('h-20261122090000-zzzz', '2026-11-22T09:00:00Z', '2026-11-22T09:00:00.100Z'),

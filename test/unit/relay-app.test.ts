@@ -27,8 +27,14 @@ beforeAll(async () => {
   const app = createApp({
     inbound: { receive: async (m) => (accepted.push(m), 'recorded') },
     media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'media-')), maxBytes: 1024, ttlMs: 60_000 }),
-    mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 1024, authorizer: { mayUpload: async () => false },
-    webChat: chat, publicUrl: 'https://relay.example', metrics: createMetrics(), ready: () => ready, live: () => live,
+    mediaSigningKey: 'k'.repeat(32),
+    mediaMaxBytes: 1024,
+    authorizer: { mayUpload: async () => false },
+    webChat: chat,
+    publicUrl: 'https://relay.example',
+    metrics: createMetrics(),
+    ready: () => ready,
+    live: () => live,
     logger: pino({ level: 'debug' }, { write: (line: string) => void logLines.push(JSON.parse(line)) }),
   });
   server = app.listen(0, '127.0.0.1');
@@ -43,7 +49,7 @@ const send = (body: string, credentials: Record<string, string> = { cookie }, ty
   fetch(`${base}/chat/send`, { method: 'POST', body, headers: { 'content-type': type, ...credentials } });
 
 describe('web chat sign-in', () => {
-  it('exchanges the link\'s token for an HttpOnly, SameSite=Strict, Secure cookie and redirects to a URL without it', async () => {
+  it("exchanges the link's token for an HttpOnly, SameSite=Strict, Secure cookie and redirects to a URL without it", async () => {
     const res = await fetch(`${base}/chat?token=${token}`, { redirect: 'manual' });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('chat');
@@ -92,7 +98,13 @@ describe('web chat input', () => {
   it('hands a message on as from the web chat phone and records it in the history', async () => {
     const res = await send(JSON.stringify({ id: 'a1b2c3d4-0000', text: 'make the navbar sticky' }));
     expect(res.status).toBe(202);
-    expect(accepted.at(-1)).toEqual({ id: 'web-a1b2c3d4-0000', from: '+15555550100', body: 'make the navbar sticky', transport: 'web', receivedAt: expect.any(String) });
+    expect(accepted.at(-1)).toEqual({
+      id: 'web-a1b2c3d4-0000',
+      from: '+15555550100',
+      body: 'make the navbar sticky',
+      transport: 'web',
+      receivedAt: expect.any(String),
+    });
     expect(chat.entries().at(-1)).toMatchObject({ from: 'me', text: 'make the navbar sticky' });
   });
 
@@ -113,13 +125,24 @@ describe('web chat input', () => {
     const res = await fetch(`${base}/chat/events`, { signal: controller.signal, headers: { cookie } });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const reader = res.body!.getReader();
-    await chat.send({ to: '+15555550100', body: '⏳ Reading the code', actions: [{ label: 'approve', reply: 'approve' }] });
+    await chat.send({
+      to: '+15555550100',
+      body: '⏳ Reading the code',
+      actions: [{ label: 'approve', reply: 'approve' }],
+    });
     let text = '';
     while (!text.includes('Reading the code')) text += new TextDecoder().decode((await reader.read()).value);
     controller.abort();
-    const entries = text.split('\n\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    const entries = text
+      .split('\n\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)));
     expect(entries[0]).toMatchObject({ from: 'me', text: 'make the navbar sticky' });
-    expect(entries.at(-1)).toMatchObject({ from: 'bot', text: '⏳ Reading the code', actions: [{ label: 'approve', reply: 'approve' }] });
+    expect(entries.at(-1)).toMatchObject({
+      from: 'bot',
+      text: '⏳ Reading the code',
+      actions: [{ label: 'approve', reply: 'approve' }],
+    });
   });
 });
 
@@ -143,14 +166,29 @@ describe('health, metrics, unknown routes', () => {
 
   it('serves its own metrics', async () => {
     const text = await (await fetch(`${base}/metrics`)).text();
-    for (const name of ['tether_relay_webhook_requests_total', 'tether_relay_webhook_duration_seconds', 'tether_relay_duplicates_total',
-      'tether_relay_signature_failures_total', 'tether_relay_messages_sent_total', 'tether_relay_send_duration_seconds', 'tether_relay_outbound_queue_depth']) {
+    for (const name of [
+      'tether_relay_webhook_requests_total',
+      'tether_relay_webhook_duration_seconds',
+      'tether_relay_duplicates_total',
+      'tether_relay_signature_failures_total',
+      'tether_relay_messages_sent_total',
+      'tether_relay_send_duration_seconds',
+      'tether_relay_outbound_queue_depth',
+    ]) {
       expect(text).toContain(`# TYPE ${name}`);
     }
   });
 
   it('answers 404 for unknown paths and for /webhook when Twilio is not configured', async () => {
     expect((await fetch(`${base}/nope`)).status).toBe(404);
-    expect((await fetch(`${base}/webhook`, { method: 'POST', body: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(404);
+    expect(
+      (
+        await fetch(`${base}/webhook`, {
+          method: 'POST',
+          body: 'a=b',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        })
+      ).status,
+    ).toBe(404);
   });
 });

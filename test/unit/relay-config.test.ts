@@ -9,23 +9,49 @@ const base = {
   RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(32),
   RELAY_WEB_CHAT_TOKEN: 't'.repeat(20),
 };
-const twilioVars = { TWILIO_ACCOUNT_SID: `AC${'a'.repeat(32)}`, TWILIO_AUTH_TOKEN: 'secret', TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886' };
+const twilioVars = {
+  TWILIO_ACCOUNT_SID: `AC${'a'.repeat(32)}`,
+  TWILIO_AUTH_TOKEN: 'secret',
+  TWILIO_WHATSAPP_FROM: 'whatsapp:+14155238886',
+};
 
 describe('loadConfig', () => {
   it('fills defaults and derives the webhook URL from PUBLIC_URL', () => {
     const c = loadConfig({ ...base, ALLOWED_NUMBERS: '+14155550123, +447700900123' });
     expect(c.webhookUrl).toBe('https://tether.example.com/webhook');
     expect([...c.allowedNumbers]).toEqual(['+14155550123', '+447700900123']);
-    expect(c).toMatchObject({ namespace: 'tether', port: 8080, timeouts: SESSION_DEFAULTS.timeouts, maxQueued: SESSION_DEFAULTS.maxQueued, progressBatchMs: 15_000, progressMaxGapMs: 60_000, progressMessages: 6, sessionMessages: 30, cost: { dailyUsd: 10, timeZone: 'UTC', runPauseUsd: 2 }, twilio: undefined });
+    expect(c).toMatchObject({
+      namespace: 'tether',
+      port: 8080,
+      timeouts: SESSION_DEFAULTS.timeouts,
+      maxQueued: SESSION_DEFAULTS.maxQueued,
+      progressBatchMs: 15_000,
+      progressMaxGapMs: 60_000,
+      progressMessages: 6,
+      sessionMessages: 30,
+      cost: { dailyUsd: 10, timeZone: 'UTC', runPauseUsd: 2 },
+      twilio: undefined,
+    });
     expect(c.media).toMatchObject({ maxBytes: 5 * 1024 * 1024, ttlMs: 86_400_000, urlTtlMs: 600_000 });
     expect(loadConfig({ ...base, TETHER_MAX_QUEUED: '2' }).maxQueued).toBe(2);
-    expect(loadConfig({ ...base, ...twilioVars, TWILIO_API_URL: 'http://127.0.0.1:9' }).twilio).toMatchObject({ apiUrl: 'http://127.0.0.1:9' });
+    expect(loadConfig({ ...base, ...twilioVars, TWILIO_API_URL: 'http://127.0.0.1:9' }).twilio).toMatchObject({
+      apiUrl: 'http://127.0.0.1:9',
+    });
   });
 
   it('gives the upload limits, the listening address and every secret the redactor must know', () => {
-    const c = loadConfig({ ...base, ...twilioVars, RELAY_TOKEN_REVIEW_FAILURE_TTL: '2s', RELAY_BIND_ADDRESS: '127.0.0.1' });
+    const c = loadConfig({
+      ...base,
+      ...twilioVars,
+      RELAY_TOKEN_REVIEW_FAILURE_TTL: '2s',
+      RELAY_BIND_ADDRESS: '127.0.0.1',
+    });
     expect(c.uploads).toEqual({
-      sessionFiles: 100, sessionBytes: 50 * 1024 * 1024, ratePerMinute: 30, concurrency: 4, timeoutMs: 30_000,
+      sessionFiles: 100,
+      sessionBytes: 50 * 1024 * 1024,
+      ratePerMinute: 30,
+      concurrency: 4,
+      timeoutMs: 30_000,
       review: { okTtlMs: 30_000, failureTtlMs: 2000, maxEntries: 1000 },
     });
     expect(c.bindAddress).toBe('127.0.0.1');

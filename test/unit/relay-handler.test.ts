@@ -22,17 +22,42 @@ let seen: Set<string>;
 
 const firstClaim = async (id: string) => (seen.has(id) ? false : (seen.add(id), true));
 
-function handler(claim: (id: string) => Promise<boolean> = firstClaim, sessions: SessionApi = store, extra: Partial<InboundOptions> = {}) {
+function handler(
+  claim: (id: string) => Promise<boolean> = firstClaim,
+  sessions: SessionApi = store,
+  extra: Partial<InboundOptions> = {},
+) {
   const logger = pino({ level: 'silent' });
   const phones = new PhoneView(store);
-  const outbox = new Outbox({ transportFor: () => chat, mediaUrl: (r) => r, lastInboundAt: () => Date.now(), windowMs: 1e9, ratePerSecond: 1000, metrics, logger });
+  const outbox = new Outbox({
+    transportFor: () => chat,
+    mediaUrl: (r) => r,
+    lastInboundAt: () => Date.now(),
+    windowMs: 1e9,
+    ratePerSecond: 1000,
+    metrics,
+    logger,
+  });
   return new InboundHandler({
-    sessions, claims: { claim }, phones, lanes: new PhoneLanes(), outbox, namespace: 'ns', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
-    defaults: SESSION_DEFAULTS, metrics, logger, ...extra,
+    sessions,
+    claims: { claim },
+    phones,
+    lanes: new PhoneLanes(),
+    outbox,
+    namespace: 'ns',
+    repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
+    defaults: SESSION_DEFAULTS,
+    metrics,
+    logger,
+    ...extra,
   });
 }
 const msg = (body: string, id = `web-${Math.random()}`) => ({ id, from: phone, body, transport: 'web' as const });
-const replies = () => chat.entries().filter((e) => e.from === 'bot').map((e) => e.text);
+const replies = () =>
+  chat
+    .entries()
+    .filter((e) => e.from === 'bot')
+    .map((e) => e.text);
 
 beforeEach(() => {
   store = new MemorySessions('ns');
@@ -45,15 +70,33 @@ describe('InboundHandler', () => {
   it('creates a Session with the spec, labels and delivered annotation, then says it started', async () => {
     expect(await handler().accept(msg('make the navbar sticky'))).toBe('start');
     const [s] = store.list();
-    expect(s!.spec).toEqual({ phone, prompt: 'make the navbar sticky', repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' }, workspace: expect.stringMatching(/^ws-[0-9a-f]{16}$/), timeouts: { run: '60m', approval: '30m' } });
-    expect(s!.metadata.labels).toMatchObject({ 'tether.dev/phone-hash': expect.stringMatching(/^[0-9a-f]{16}$/), 'app.kubernetes.io/part-of': 'tether' });
-    expect(JSON.parse(s!.metadata.annotations![ANNOTATION_DELIVERED]!)).toEqual({ n: 1, seq: 0, started: true, queued: false });
+    expect(s!.spec).toEqual({
+      phone,
+      prompt: 'make the navbar sticky',
+      repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
+      workspace: expect.stringMatching(/^ws-[0-9a-f]{16}$/),
+      timeouts: { run: '60m', approval: '30m' },
+    });
+    expect(s!.metadata.labels).toMatchObject({
+      'tether.dev/phone-hash': expect.stringMatching(/^[0-9a-f]{16}$/),
+      'app.kubernetes.io/part-of': 'tether',
+    });
+    expect(JSON.parse(s!.metadata.annotations![ANNOTATION_DELIVERED]!)).toEqual({
+      n: 1,
+      seq: 0,
+      started: true,
+      queued: false,
+    });
     expect(replies()).toEqual([`On it (session ${s!.metadata.name!.slice(-4)}). Reply *cancel* to stop.`]);
   });
 
   it('handles the same id once, in this replica and across replicas', async () => {
     const h = handler();
-    const results = await Promise.all([h.accept(msg('one', 'id-1')), h.accept(msg('one', 'id-1')), handler().accept(msg('one', 'id-1'))]);
+    const results = await Promise.all([
+      h.accept(msg('one', 'id-1')),
+      h.accept(msg('one', 'id-1')),
+      handler().accept(msg('one', 'id-1')),
+    ]);
     expect(results.sort()).toEqual(['duplicate', 'duplicate', 'start']);
     expect(store.list()).toHaveLength(1);
     expect((await metrics.duplicates.get()).values[0]!.value).toBe(2);
@@ -76,7 +119,10 @@ describe('InboundHandler', () => {
     const h = handler();
     await h.accept(msg('first'));
     const [first] = store.list();
-    await store.patchStatus('ns', first!.metadata.name!, { phase: 'Succeeded', result: { agentSessionId: 'agent-42' } });
+    await store.patchStatus('ns', first!.metadata.name!, {
+      phase: 'Succeeded',
+      result: { agentSessionId: 'agent-42' },
+    });
     await h.accept(msg('second'));
     expect(store.list().find((s) => s.spec.prompt === 'second')!.spec.resumeAgentSession).toBe('agent-42');
   });
@@ -86,7 +132,10 @@ describe('InboundHandler', () => {
     const other = handler(); // a second replica
     await h.accept(msg('task'));
     const name = store.list()[0]!.metadata.name!;
-    await store.patchStatus('ns', name, { phase: 'AwaitingApproval', pending: { id: 'c1', kind: 'changes', createdAt: new Date().toISOString() } });
+    await store.patchStatus('ns', name, {
+      phase: 'AwaitingApproval',
+      pending: { id: 'c1', kind: 'changes', createdAt: new Date().toISOString() },
+    });
     await Promise.all([h.accept(msg('approve')), other.accept(msg('reject'))]);
     const decisions = store.list()[0]!.spec.decisions!;
     expect(decisions).toHaveLength(1);
@@ -96,11 +145,14 @@ describe('InboundHandler', () => {
   it('diff <file>: a known file goes to the runner (spec.diffRequests); an unknown one gets the list; none without a review', async () => {
     const h = handler();
     expect(await h.accept(msg('diff src/app.ts'))).toBe('diff');
-    expect(replies().at(-1)).toBe('No changes are waiting for your review. *diff <file>* shows a changed file while they are.');
+    expect(replies().at(-1)).toBe(
+      'No changes are waiting for your review. *diff <file>* shows a changed file while they are.',
+    );
     await h.accept(msg('task'));
     const name = store.list()[0]!.metadata.name!;
     await store.patchStatus('ns', name, {
-      phase: 'AwaitingApproval', pending: { id: 'c1', kind: 'changes', createdAt: new Date().toISOString() },
+      phase: 'AwaitingApproval',
+      pending: { id: 'c1', kind: 'changes', createdAt: new Date().toISOString() },
       result: { diffFiles: { names: ['src/app.ts', 'README.md'], total: 14, shown: 2 } },
     });
     const before = replies().length;
@@ -109,7 +161,9 @@ describe('InboundHandler', () => {
     expect(store.list()[0]!.spec.diffRequests).toEqual(['src/app.ts', 'README.md']);
     expect(replies()).toHaveLength(before);
     await h.accept(msg('diff <script>'));
-    expect(replies().at(-1)).toBe('No changed file matches "<script>". The changed files:\n• src/app.ts\n• README.md\n…and 12 more.\nReply *diff <file>* to see one.');
+    expect(replies().at(-1)).toBe(
+      'No changed file matches "<script>". The changed files:\n• src/app.ts\n• README.md\n…and 12 more.\nReply *diff <file>* to see one.',
+    );
     expect(store.list()[0]!.spec.diffRequests).toHaveLength(2);
   });
 
@@ -149,16 +203,37 @@ describe('InboundHandler', () => {
 
   it('refuses a command beyond the configured queue limit and says that limit', async () => {
     const logger = pino({ level: 'silent' });
-    const outbox = new Outbox({ transportFor: () => chat, mediaUrl: (r) => r, lastInboundAt: () => Date.now(), windowMs: 1e9, ratePerSecond: 1000, metrics, logger });
+    const outbox = new Outbox({
+      transportFor: () => chat,
+      mediaUrl: (r) => r,
+      lastInboundAt: () => Date.now(),
+      windowMs: 1e9,
+      ratePerSecond: 1000,
+      metrics,
+      logger,
+    });
     const h = new InboundHandler({
-      sessions: store, claims: { claim: firstClaim }, phones: new PhoneView(store), lanes: new PhoneLanes(), outbox, namespace: 'ns',
-      repo: { url: 'https://github.com/acme/web.git' }, defaults: { maxQueued: 1, timeouts: { run: '2h', approval: '45m' } }, metrics, logger,
+      sessions: store,
+      claims: { claim: firstClaim },
+      phones: new PhoneView(store),
+      lanes: new PhoneLanes(),
+      outbox,
+      namespace: 'ns',
+      repo: { url: 'https://github.com/acme/web.git' },
+      defaults: { maxQueued: 1, timeouts: { run: '2h', approval: '45m' } },
+      metrics,
+      logger,
     });
     expect(await h.accept(msg('one'))).toBe('start');
     expect(await h.accept(msg('two'))).toBe('queue');
     expect(await h.accept(msg('three'))).toBe('queueFull');
-    expect(replies().at(-1)).toBe('You already have 1 command waiting. Wait for one to finish, or reply *cancel* to clear them.');
-    expect(store.list().map((s) => s.spec.timeouts)).toEqual([{ run: '2h', approval: '45m' }, { run: '2h', approval: '45m' }]);
+    expect(replies().at(-1)).toBe(
+      'You already have 1 command waiting. Wait for one to finish, or reply *cancel* to clear them.',
+    );
+    expect(store.list().map((s) => s.spec.timeouts)).toEqual([
+      { run: '2h', approval: '45m' },
+      { run: '2h', approval: '45m' },
+    ]);
   });
 
   it('does not count inbound work in outbound_queue_depth, only the reply being sent', async () => {
@@ -183,10 +258,17 @@ describe('InboundHandler', () => {
   it('a copy of a picture command seen by another replica (or after a restart) fetches no picture again', async () => {
     const fetched: string[] = [];
     const kept = new Map<string, Buffer>();
-    const images = () => new InboundImages({
-      fetch: async (url) => (fetched.push(url), solidPng(2, 2)), store: { putImage: async (ref, _type, bytes) => void kept.set(ref, bytes) }, namespace: 'ns', maxBytes: 4096,
-    });
-    const picture = { ...msg('like this', 'MM-photo-1'), media: [{ url: 'https://api.twilio.com/x/ME1', contentType: 'image/png' }] };
+    const images = () =>
+      new InboundImages({
+        fetch: async (url) => (fetched.push(url), solidPng(2, 2)),
+        store: { putImage: async (ref, _type, bytes) => void kept.set(ref, bytes) },
+        namespace: 'ns',
+        maxBytes: 4096,
+      });
+    const picture = {
+      ...msg('like this', 'MM-photo-1'),
+      media: [{ url: 'https://api.twilio.com/x/ME1', contentType: 'image/png' }],
+    };
     expect(await handler(firstClaim, store, { images: images() }).accept(picture)).toBe('start');
     expect(await handler(firstClaim, store, { images: images() }).accept(picture)).toBe('duplicate');
     expect(fetched).toHaveLength(1);

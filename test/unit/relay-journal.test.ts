@@ -13,9 +13,19 @@ import { createMetrics } from '../../relay/metrics.ts';
 
 const folder = () => mkdtempSync(join(tmpdir(), 'journal-'));
 /** The journal's segment files, oldest first, and the lines of all of them. */
-const segments = (dir: string) => readdirSync(dir).filter((name) => /^inbound-\d+\.jsonl$/.test(name)).sort();
-const lines = (dir: string) => segments(dir).flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean));
-const message = (id: string, body = `command ${id}`): InboundMessage => ({ id, from: '+14155550100', body, transport: 'twilio', receivedAt: new Date().toISOString() });
+const segments = (dir: string) =>
+  readdirSync(dir)
+    .filter((name) => /^inbound-\d+\.jsonl$/.test(name))
+    .sort();
+const lines = (dir: string) =>
+  segments(dir).flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean));
+const message = (id: string, body = `command ${id}`): InboundMessage => ({
+  id,
+  from: '+14155550100',
+  body,
+  transport: 'twilio',
+  receivedAt: new Date().toISOString(),
+});
 
 describe('inbound journal', () => {
   it('gives back after a restart exactly the messages not done, with their routes, under the same identity', async () => {
@@ -27,7 +37,10 @@ describe('inbound journal', () => {
     await first.close();
     const second = await Journal.open(dir);
     expect(second.instance).toBe(first.instance);
-    expect(second.records().map((r) => [r.message.id, r.route?.kind])).toEqual([['b', 'decide'], ['c', undefined]]);
+    expect(second.records().map((r) => [r.message.id, r.route?.kind])).toEqual([
+      ['b', 'decide'],
+      ['c', undefined],
+    ]);
     expect(segments(dir)).toHaveLength(1);
     expect(lines(dir)).toHaveLength(3); // compacted: b, its route, c
     await second.close();
@@ -72,7 +85,11 @@ describe('inbound journal', () => {
     }
     expect(started.size).toBe(1);
     for (let i = 0; i < 35; i++) await journal.done(`m${i}`);
-    expect(readFileSync(join(dir, segments(dir).at(-1)!), 'utf8').trim().split('\n').length).toBeLessThan(20);
+    expect(
+      readFileSync(join(dir, segments(dir).at(-1)!), 'utf8')
+        .trim()
+        .split('\n').length,
+    ).toBeLessThan(20);
     await journal.close();
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['m35', 'm36', 'm37', 'm38', 'm39']);
   });
@@ -112,7 +129,8 @@ function crashAfterRecording(dir: string, count: number, compactAfter: number): 
   }
   throw new Error('the journal process was not killed');
 }
-const openAfterCrash = (count: number) => Array.from({ length: count }, (_, i) => `m${i}`).filter((_, i) => i % 3 !== 0);
+const openAfterCrash = (count: number) =>
+  Array.from({ length: count }, (_, i) => `m${i}`).filter((_, i) => i % 3 !== 0);
 
 describe('inbound journal segments', () => {
   it('starts a new segment on compaction, keeps the old ones until the new one is synced, then removes them', async () => {
@@ -122,7 +140,12 @@ describe('inbound journal segments', () => {
     for (const id of ['a', 'b', 'c']) await journal.record(message(id));
     await journal.done('a');
     expect(segments(dir)).toEqual([first[0], expect.any(String)]); // rotated; the first waits for the next sync
-    expect(readFileSync(join(dir, segments(dir)[1]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l).m.id)).toEqual(['b', 'c']);
+    expect(
+      readFileSync(join(dir, segments(dir)[1]!), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).m.id),
+    ).toEqual(['b', 'c']);
     await vi.waitFor(() => expect(segments(dir)).toHaveLength(1), { timeout: 3000 });
     await journal.record(message('d'));
     await journal.close();
@@ -153,7 +176,10 @@ describe('inbound journal segments', () => {
 
   it('reads the single file of an earlier version first, and removes it once its messages are in a segment', async () => {
     const dir = folder();
-    appendFileSync(join(dir, 'inbound.jsonl'), `${JSON.stringify({ t: 'in', m: message('old') })}\n${JSON.stringify({ t: 'in', m: message('gone') })}\n{"t":"done","id":"gone"}\n`);
+    appendFileSync(
+      join(dir, 'inbound.jsonl'),
+      `${JSON.stringify({ t: 'in', m: message('old') })}\n${JSON.stringify({ t: 'in', m: message('gone') })}\n{"t":"done","id":"gone"}\n`,
+    );
     const journal = await Journal.open(dir);
     expect(journal.records().map((r) => r.message.id)).toEqual(['old']);
     expect(readdirSync(dir)).not.toContain('inbound.jsonl');
@@ -188,7 +214,11 @@ describe('intake', () => {
     const journal = await Journal.open(folder());
     const lines: { msg: string }[] = [];
     const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const handler = { accept: async () => { throw new Error('the phone could not be told either'); } };
+    const handler = {
+      accept: async () => {
+        throw new Error('the phone could not be told either');
+      },
+    };
     const intake = new Intake({ journal, handler, maxBacklog: 2, metrics: createMetrics(), logger });
     expect(await intake.receive(message('one'))).toBe('recorded');
     await intake.idle();

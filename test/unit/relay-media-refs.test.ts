@@ -14,11 +14,14 @@ const defaults: SessionDefaults = { maxQueued: 3, timeouts: { run: '2h', approva
 
 function withMedia(media: Media[]): Session {
   return {
-    apiVersion: 'tether.dev/v1alpha1', kind: 'Session',
+    apiVersion: 'tether.dev/v1alpha1',
+    kind: 'Session',
     metadata: { namespace: 'tether', name: 'abc-1', uid: 'u1' },
     spec: { phone: '+14155550123', prompt: 'p', repo: { url: 'x' }, workspace: 'w' },
     status: {
-      phase: 'Succeeded', pending: undefined, result: { media },
+      phase: 'Succeeded',
+      pending: undefined,
+      result: { media },
     },
   };
 }
@@ -47,9 +50,13 @@ describe('media refs a Session may have signed', () => {
     expect(foreignRefs(withMedia([shot(ref)]))).toEqual([ref]);
   });
 
-  it('plans only the Session\'s own images and logs each forged one once', () => {
+  it("plans only the Session's own images and logs each forged one once", () => {
     const session = withMedia([shot('tether/abc-1/screenshot-1.jpg'), ...FORGED.map(shot)]);
-    const { parts } = plan(session, { n: 1, seq: 0, started: true }, { now: Date.now(), progressBatchMs: 0, reminderBeforeMs: 60_000, defaults });
+    const { parts } = plan(
+      session,
+      { n: 1, seq: 0, started: true },
+      { now: Date.now(), progressBatchMs: 0, reminderBeforeMs: 60_000, defaults },
+    );
     expect(parts.filter((p) => p.media).map((p) => p.media!.ref)).toEqual(['tether/abc-1/screenshot-1.jpg']);
 
     const lines: { ref: string; msg: string }[] = [];
@@ -65,12 +72,21 @@ describe('media refs a Session may have signed', () => {
 describe('token reviews', () => {
   it('asks once per token while the answer is fresh, good or bad, and shares one review among concurrent checks', async () => {
     const reviewed: string[] = [];
-    const authorizer = new CachedTokenAuthorizer(async (token) => {
-      reviewed.push(token);
-      await new Promise((r) => setTimeout(r, 20));
-      return token === 'good' ? { user: `system:serviceaccount:runners:${RUNNER_IDENTITY_PREFIX}abc`, pod: runnerName('s1') } : undefined;
-    }, { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 2 }, 'runners', 'ns');
-    const answers = await Promise.all([...Array(50)].map((_, i) => authorizer.mayUpload(i % 2 ? 'good' : 'bad', 'ns', 's1')));
+    const authorizer = new CachedTokenAuthorizer(
+      async (token) => {
+        reviewed.push(token);
+        await new Promise((r) => setTimeout(r, 20));
+        return token === 'good'
+          ? { user: `system:serviceaccount:runners:${RUNNER_IDENTITY_PREFIX}abc`, pod: runnerName('s1') }
+          : undefined;
+      },
+      { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 2 },
+      'runners',
+      'ns',
+    );
+    const answers = await Promise.all(
+      [...Array(50)].map((_, i) => authorizer.mayUpload(i % 2 ? 'good' : 'bad', 'ns', 's1')),
+    );
     expect(answers.filter(Boolean)).toHaveLength(25);
     expect(reviewed).toEqual(['bad', 'good']);
     expect(await authorizer.mayUpload('good', 'ns', 's2')).toBe(false); // the right token for another Session
@@ -83,10 +99,12 @@ describe('token reviews', () => {
     expect(reviewed).toHaveLength(3);
   });
 
-  it('refuses a runner\'s own token for a Session path under any namespace but the Sessions\'', async () => {
+  it("refuses a runner's own token for a Session path under any namespace but the Sessions'", async () => {
     const authorizer = new CachedTokenAuthorizer(
       async () => ({ user: `system:serviceaccount:runners:${RUNNER_IDENTITY_PREFIX}abc`, pod: runnerName('s1') }),
-      { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 2 }, 'runners', 'ns',
+      { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 2 },
+      'runners',
+      'ns',
     );
     expect(await authorizer.mayUpload('good', 'ns', 's1')).toBe(true);
     expect(await authorizer.mayUpload('good', 'other-ns', 's1')).toBe(false);

@@ -20,7 +20,11 @@ const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(
 const dir = mkdtempSync(join(tmpdir(), 'media-'));
 const store = new MediaStore({ dir, maxBytes: 4096, ttlMs: 60_000 });
 const limits: UploadLimits = {
-  sessionFiles: 4, sessionBytes: 10_000, ratePerMinute: 1000, concurrency: 2, timeoutMs: 2000,
+  sessionFiles: 4,
+  sessionBytes: 10_000,
+  ratePerMinute: 1000,
+  concurrency: 2,
+  timeoutMs: 2000,
   review: { okTtlMs: 1000, failureTtlMs: 1000, maxEntries: 10 },
 };
 const asked: string[] = [];
@@ -29,14 +33,24 @@ let base: string;
 
 beforeAll(async () => {
   const app = createApp({
-    inbound: { receive: async () => 'recorded' }, media: store, mediaSigningKey: key, mediaMaxBytes: 4096, uploads: limits,
+    inbound: { receive: async () => 'recorded' },
+    media: store,
+    mediaSigningKey: key,
+    mediaMaxBytes: 4096,
+    uploads: limits,
     authorizer: {
       mayUpload: async (token, ns, session) => {
         asked.push(token);
-        return token.startsWith('runner-token') && ns === 'ns' && session === (token === 'runner-token' ? 'sess-1' : token.slice(13));
+        return (
+          token.startsWith('runner-token') &&
+          ns === 'ns' &&
+          session === (token === 'runner-token' ? 'sess-1' : token.slice(13))
+        );
       },
     },
-    metrics: createMetrics(), logger: pino({ level: 'silent' }), ready: () => true,
+    metrics: createMetrics(),
+    logger: pino({ level: 'silent' }),
+    ready: () => true,
   });
   server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -45,7 +59,11 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 const put = (path: string, body: Buffer, type = 'image/png', token = 'runner-token') =>
-  fetch(`${base}/uploads/${path}`, { method: 'PUT', body: new Uint8Array(body), headers: { 'content-type': type, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+  fetch(`${base}/uploads/${path}`, {
+    method: 'PUT',
+    body: new Uint8Array(body),
+    headers: { 'content-type': type, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+  });
 
 describe('media signing', () => {
   it('accepts its own signature until expiry, nothing else', () => {
@@ -60,9 +78,21 @@ describe('media signing', () => {
     expect(checkMediaSignature(key, 'ns/sess-1/diff.png', exp, [sig])).toBe('bad');
   });
 
-  it.each(['../x.png', 'ns/sess-1/../../etc/passwd.png', 'ns/sess-1/a.heic', 'ns/sess-1/.hidden.png', 'NS/sess-1/a.png', 'ns/sess-1/a/b.png',
-    'ns/sess-1/a%2f.png', 'ns//a.png', 'ns/sess-1/page.html.png', 'ns/sess-1/A.png', 'ns/sess-1/a.svg', 'ns/sess-1/a.png.', 'ns/sess-1/a_b.png'])(
-    'refuses the reference %s', (ref) => expect(isValidRef(ref)).toBe(false));
+  it.each([
+    '../x.png',
+    'ns/sess-1/../../etc/passwd.png',
+    'ns/sess-1/a.heic',
+    'ns/sess-1/.hidden.png',
+    'NS/sess-1/a.png',
+    'ns/sess-1/a/b.png',
+    'ns/sess-1/a%2f.png',
+    'ns//a.png',
+    'ns/sess-1/page.html.png',
+    'ns/sess-1/A.png',
+    'ns/sess-1/a.svg',
+    'ns/sess-1/a.png.',
+    'ns/sess-1/a_b.png',
+  ])('refuses the reference %s', (ref) => expect(isValidRef(ref)).toBe(false));
 
   it('pictures from the phone may be WebP or GIF; a runner still uploads only PNG or JPEG', () => {
     expect(isValidRef('ns/sess-1/photo-1.webp') && isValidRef('ns/sess-1/photo-2.gif')).toBe(true);
@@ -83,23 +113,40 @@ describe('PUT and GET /media', () => {
   });
 
   it.each([
-    ['another session\'s token', 'ns/sess-2/diff.png', PNG, 'image/png', 'runner-token', 403],
+    ["another session's token", 'ns/sess-2/diff.png', PNG, 'image/png', 'runner-token', 403],
     ['no token', 'ns/sess-1/diff.png', PNG, 'image/png', '', 401],
     ['a name off the allowlist', 'ns/sess-1/index.html.png', PNG, 'image/png', 'runner-token', 400],
     ['a GIF content type', 'ns/sess-1/a.png', PNG, 'image/gif', 'runner-token', 415],
     ['JPEG bytes labelled PNG', 'ns/sess-1/a.png', JPEG, 'image/png', 'runner-token', 415],
     ['an extension that does not match', 'ns/sess-1/a.jpg', PNG, 'image/png', 'runner-token', 415],
-    ['text posing as an image', 'ns/sess-1/a.png', Buffer.from('<svg onload=alert(1)>'), 'image/png', 'runner-token', 415],
+    [
+      'text posing as an image',
+      'ns/sess-1/a.png',
+      Buffer.from('<svg onload=alert(1)>'),
+      'image/png',
+      'runner-token',
+      415,
+    ],
     ['an empty body', 'ns/sess-1/a.png', Buffer.alloc(0), 'image/png', 'runner-token', 400],
-    ['a body over the limit', 'ns/sess-1/a.png', Buffer.concat([PNG, Buffer.alloc(5000)]), 'image/png', 'runner-token', 413],
+    [
+      'a body over the limit',
+      'ns/sess-1/a.png',
+      Buffer.concat([PNG, Buffer.alloc(5000)]),
+      'image/png',
+      'runner-token',
+      413,
+    ],
   ])('refuses an upload with %s', async (_label, path, body, type, token, status) => {
     expect((await put(path, body, type, token)).status).toBe(status);
   });
 
-  it.each(['ns/sess-1/..%2F..%2Fsecret.png', 'ns/sess-1/%2e%2e%2fdiff.png', 'ns/sess-1/diff.png%00.png'])('refuses the traversal %s', async (path) => {
-    expect((await put(path, PNG)).status).toBeGreaterThanOrEqual(400);
-    expect((await fetch(`${base}/media/${path}?exp=9999999999&sig=x`)).status).toBeGreaterThanOrEqual(400);
-  });
+  it.each(['ns/sess-1/..%2F..%2Fsecret.png', 'ns/sess-1/%2e%2e%2fdiff.png', 'ns/sess-1/diff.png%00.png'])(
+    'refuses the traversal %s',
+    async (path) => {
+      expect((await put(path, PNG)).status).toBeGreaterThanOrEqual(400);
+      expect((await fetch(`${base}/media/${path}?exp=9999999999&sig=x`)).status).toBeGreaterThanOrEqual(400);
+    },
+  );
 
   it('refuses unsigned, tampered and expired links; forgets media after the TTL', async () => {
     await put('ns/sess-1/old.png', PNG);

@@ -20,28 +20,63 @@ let fake: FakeTwilio;
 let store: MemorySessions;
 const running: Delivery[] = [];
 
-function relay(options: { lastInboundAt?: number; templateSid?: string; writer?: DeliveryOptions['writer']; owner?: string } = {}) {
+function relay(
+  options: { lastInboundAt?: number; templateSid?: string; writer?: DeliveryOptions['writer']; owner?: string } = {},
+) {
   const metrics = createMetrics();
-  const transport = createTwilioTransport({ accountSid: fake.accountSid, authToken: fake.authToken, from: 'whatsapp:+14155238886', apiUrl: fake.url, logger });
+  const transport = createTwilioTransport({
+    accountSid: fake.accountSid,
+    authToken: fake.authToken,
+    from: 'whatsapp:+14155238886',
+    apiUrl: fake.url,
+    logger,
+  });
   const outbox = new Outbox({
-    transportFor: () => transport, mediaUrl: (ref) => `https://relay.example/media/${ref}?sig=x`,
-    lastInboundAt: () => options.lastInboundAt ?? Date.now(), templateSid: options.templateSid,
-    windowMs: 23.5 * 3_600_000, ratePerSecond: 50, metrics, logger,
+    transportFor: () => transport,
+    mediaUrl: (ref) => `https://relay.example/media/${ref}?sig=x`,
+    lastInboundAt: () => options.lastInboundAt ?? Date.now(),
+    templateSid: options.templateSid,
+    windowMs: 23.5 * 3_600_000,
+    ratePerSecond: 50,
+    metrics,
+    logger,
   });
   const lanes = new PhoneLanes();
   const delivery = new Delivery({
-    store, writer: options.writer ?? store, lanes, outbox, progressBatchMs: 300, reminderBeforeMs: 5 * 60_000, defaults: SESSION_DEFAULTS, logger,
-    isRecipient: (to) => to === phone, metrics, owner: options.owner ?? `relay-${running.length}`,
+    store,
+    writer: options.writer ?? store,
+    lanes,
+    outbox,
+    progressBatchMs: 300,
+    reminderBeforeMs: 5 * 60_000,
+    defaults: SESSION_DEFAULTS,
+    logger,
+    isRecipient: (to) => to === phone,
+    metrics,
+    owner: options.owner ?? `relay-${running.length}`,
   });
   delivery.start();
   running.push(delivery);
   return { delivery, outbox, lanes, metrics };
 }
 
-async function newSession(name = 'abc-20261122080000-7f3a', delivered: object = { n: 1, seq: 0, started: true }, to = phone) {
-  await store.create('ns', name, {
-    phone: to, prompt: 'make the navbar sticky', repo: { url: 'https://github.com/acme/web.git' }, workspace: 'ws-x', timeouts: { approval: '30m' },
-  }, { annotations: { [ANNOTATION_DELIVERED]: JSON.stringify(delivered) } });
+async function newSession(
+  name = 'abc-20261122080000-7f3a',
+  delivered: object = { n: 1, seq: 0, started: true },
+  to = phone,
+) {
+  await store.create(
+    'ns',
+    name,
+    {
+      phone: to,
+      prompt: 'make the navbar sticky',
+      repo: { url: 'https://github.com/acme/web.git' },
+      workspace: 'ws-x',
+      timeouts: { approval: '30m' },
+    },
+    { annotations: { [ANNOTATION_DELIVERED]: JSON.stringify(delivered) } },
+  );
   return name;
 }
 const progress = (...texts: string[]) => texts.map((text, i) => ({ seq: i + 1, at: new Date().toISOString(), text }));
@@ -70,18 +105,38 @@ describe('outbound delivery', () => {
     // The gap runs from when the first was sent out (a send's own latency varies)
     expect(readDelivered((await store.get('ns', name))!).progressAt! - firstAt).toBeGreaterThanOrEqual(300);
 
-    await set(name, { phase: 'AwaitingApproval', pending: { id: 't1', kind: 'tool', tool: 'Bash', input: '{"command":"npm install @headlessui/react"}', createdAt: new Date().toISOString() } });
+    await set(name, {
+      phase: 'AwaitingApproval',
+      pending: {
+        id: 't1',
+        kind: 'tool',
+        tool: 'Bash',
+        input: '{"command":"npm install @headlessui/react"}',
+        createdAt: new Date().toISOString(),
+      },
+    });
     await fake.waitFor(phone, 3);
-    expect(bodies()[2]).toBe('🔐 The agent wants to run: `npm install @headlessui/react`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.');
+    expect(bodies()[2]).toBe(
+      '🔐 The agent wants to run: `npm install @headlessui/react`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.',
+    );
 
     const now = Date.now();
     await set(name, {
-      phase: 'Succeeded', pending: null as never, startTime: new Date(now - 192_000).toISOString(), completionTime: new Date(now).toISOString(),
-      result: { prUrl: 'https://github.com/acme/web/pull/412', costUsd: 0.41, tokens: { input: 20_000, output: 8_000 } },
+      phase: 'Succeeded',
+      pending: null as never,
+      startTime: new Date(now - 192_000).toISOString(),
+      completionTime: new Date(now).toISOString(),
+      result: {
+        prUrl: 'https://github.com/acme/web/pull/412',
+        costUsd: 0.41,
+        tokens: { input: 20_000, output: 8_000 },
+      },
     });
     await fake.waitFor(phone, 4);
     await lanes.idle();
-    expect(bodies()[3]).toBe('✅ Pull request opened: https://github.com/acme/web/pull/412\nTook 3 min 12 s · $0.41 · 28k tokens');
+    expect(bodies()[3]).toBe(
+      '✅ Pull request opened: https://github.com/acme/web/pull/412\nTook 3 min 12 s · $0.41 · 28k tokens',
+    );
     expect(readDelivered((await store.get('ns', name))!)).toMatchObject({ seq: 3, pending: 't1', done: 'Succeeded' });
   });
 
@@ -89,31 +144,48 @@ describe('outbound delivery', () => {
     relay();
     const name = await newSession();
     await set(name, {
-      phase: 'AwaitingApproval', progress: progress('Editing theme.ts'),
+      phase: 'AwaitingApproval',
+      progress: progress('Editing theme.ts'),
       pending: { id: 'c1', kind: 'changes', summary: '2 files changed, +48 −6', createdAt: new Date().toISOString() },
-      result: { diffStat: ' src/theme.ts | 17 +++--\n package.json | 2 +', media: [
-        { kind: 'screenshot', ref: `ns/${name}/shot.png`, contentType: 'image/png' },
-        { kind: 'diff', ref: `ns/${name}/diff.png`, contentType: 'image/png' },
-      ] },
+      result: {
+        diffStat: ' src/theme.ts | 17 +++--\n package.json | 2 +',
+        media: [
+          { kind: 'screenshot', ref: `ns/${name}/shot.png`, contentType: 'image/png' },
+          { kind: 'diff', ref: `ns/${name}/diff.png`, contentType: 'image/png' },
+        ],
+      },
     });
     const sent = await fake.waitFor(phone, 2);
     expect(sent.map((m) => m.mediaUrls)).toEqual([[`https://relay.example/media/ns/${name}/diff.png?sig=x`], []]);
     // The progress the prompt flushed rides in its first message.
-    expect(sent[0]!.body).toBe('⏳ Editing theme.ts\nReady for review — 2 files changed, +48 −6:\n  src/theme.ts | 17 +++--\n  package.json | 2 +');
+    expect(sent[0]!.body).toBe(
+      '⏳ Editing theme.ts\nReady for review — 2 files changed, +48 −6:\n  src/theme.ts | 17 +++--\n  package.json | 2 +',
+    );
     expect(sent[1]!.body).toBe('Reply *approve* to open a pull request or *reject* to undo. (expires in 30 min)');
   });
 
   it('a long review: its pages in order, the last saying how many files no page shows', async () => {
     relay();
     const name = await newSession();
-    const page = (n: number) => ({ kind: 'diff' as const, ref: `ns/${name}/diff-${n}.png`, contentType: 'image/png' as const, caption: `12 files changed (${n}/3)` });
+    const page = (n: number) => ({
+      kind: 'diff' as const,
+      ref: `ns/${name}/diff-${n}.png`,
+      contentType: 'image/png' as const,
+      caption: `12 files changed (${n}/3)`,
+    });
     await set(name, {
       phase: 'AwaitingApproval',
       pending: { id: 'c1', kind: 'changes', summary: '12 files changed', createdAt: new Date().toISOString() },
-      result: { diffStat: '12 files changed, 300 insertions(+)', media: [page(1), page(2), page(3)], diffFiles: { names: ['a.ts'], total: 12, shown: 7 } },
+      result: {
+        diffStat: '12 files changed, 300 insertions(+)',
+        media: [page(1), page(2), page(3)],
+        diffFiles: { names: ['a.ts'], total: 12, shown: 7 },
+      },
     });
     const sent = await fake.waitFor(phone, 4);
-    expect(sent.map((m) => m.mediaUrls)).toEqual([1, 2, 3].map((n) => [`https://relay.example/media/ns/${name}/diff-${n}.png?sig=x`]).concat([[]]));
+    expect(sent.map((m) => m.mediaUrls)).toEqual(
+      [1, 2, 3].map((n) => [`https://relay.example/media/ns/${name}/diff-${n}.png?sig=x`]).concat([[]]),
+    );
     expect(sent[0]!.body).toBe('Ready for review — 12 files changed, +300:');
     expect(sent[1]!.body).toBe('12 files changed (2/3)');
     expect(sent[2]!.body).toBe('12 files changed (3/3)\n5 more files not shown — reply *diff <file>*');
@@ -123,11 +195,19 @@ describe('outbound delivery', () => {
     relay();
     const name = await newSession('abc-20261122080000-7f3a', { n: 1, seq: 0, started: true, pending: 'c1' } as never);
     const pending = { id: 'c1', kind: 'changes' as const, summary: 's', createdAt: new Date().toISOString() };
-    const asked = (n: number) => ({ kind: 'diff' as const, ref: `ns/${name}/diff-r1-${n}.png`, contentType: 'image/png' as const, caption: `src/big.ts (${n}/2)`, request: 1 });
+    const asked = (n: number) => ({
+      kind: 'diff' as const,
+      ref: `ns/${name}/diff-r1-${n}.png`,
+      contentType: 'image/png' as const,
+      caption: `src/big.ts (${n}/2)`,
+      request: 1,
+    });
     await store.patch('ns', name, { spec: { diffRequests: ['src/big.ts', 'gone.ts'] } });
     await set(name, { phase: 'AwaitingApproval', pending, result: { media: [asked(1), asked(2)], diffAnswered: 1 } });
     const sent = await fake.waitFor(phone, 2);
-    expect(sent.map((m) => [m.body, m.mediaUrls])).toEqual([1, 2].map((n) => [`src/big.ts (${n}/2)`, [`https://relay.example/media/ns/${name}/diff-r1-${n}.png?sig=x`]]));
+    expect(sent.map((m) => [m.body, m.mediaUrls])).toEqual(
+      [1, 2].map((n) => [`src/big.ts (${n}/2)`, [`https://relay.example/media/ns/${name}/diff-r1-${n}.png?sig=x`]]),
+    );
     await set(name, { result: { media: [asked(1), asked(2)], diffAnswered: 2 } });
     await fake.waitFor(phone, 3);
     expect(bodies()[2]).toBe('Could not draw gone.ts. The list of changes above still holds.');
@@ -152,12 +232,17 @@ describe('outbound delivery', () => {
     const first = relay();
     const name = await newSession();
     fake.failNext(1, 500);
-    await set(name, { phase: 'Failed', result: { message: 'npm test failed (3 failing)\n    at Object.<anonymous> (/app/x.js:1:1)' } });
+    await set(name, {
+      phase: 'Failed',
+      result: { message: 'npm test failed (3 failing)\n    at Object.<anonymous> (/app/x.js:1:1)' },
+    });
     await new Promise((r) => setTimeout(r, 300));
     await first.lanes.idle();
     expect(fake.attempts).toBe(1);
     expect(fake.messages).toHaveLength(0);
-    expect(await first.metrics.registry.getSingleMetricAsString('tether_relay_messages_sent_total')).toContain('result="failed"} 1');
+    expect(await first.metrics.registry.getSingleMetricAsString('tether_relay_messages_sent_total')).toContain(
+      'result="failed"} 1',
+    );
     await first.delivery.stop();
     const second = relay();
     await store.start();
@@ -184,9 +269,20 @@ describe('outbound delivery', () => {
   });
 
   describe('a prompt claimed by a relay that died before recording it as sent', () => {
-    const pending = { id: 't1', kind: 'tool' as const, tool: 'Bash', input: '{"command":"npm test"}', createdAt: new Date().toISOString() };
+    const pending = {
+      id: 't1',
+      kind: 'tool' as const,
+      tool: 'Bash',
+      input: '{"command":"npm test"}',
+      createdAt: new Date().toISOString(),
+    };
     const claimedAt = async (at: number) => {
-      const name = await newSession(undefined, { n: 3, seq: 1, started: true, sending: { id: 't1', at, by: 'relay-a' } });
+      const name = await newSession(undefined, {
+        n: 3,
+        seq: 1,
+        started: true,
+        sending: { id: 't1', at, by: 'relay-a' },
+      });
       await set(name, { phase: 'AwaitingApproval', progress: progress('one'), pending });
       return name;
     };
@@ -198,7 +294,9 @@ describe('outbound delivery', () => {
       await fake.waitFor(phone, 1);
       await new Promise((r) => setTimeout(r, 300));
       await lanes.idle();
-      expect(bodies()).toEqual(['🔐 The agent wants to run: `npm test`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.']);
+      expect(bodies()).toEqual([
+        '🔐 The agent wants to run: `npm test`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.',
+      ]);
       const delivered = readDelivered((await store.get('ns', name))!);
       expect(delivered).toMatchObject({ pending: 't1', seq: 1 });
       expect(delivered.sending).toBeUndefined();
@@ -251,14 +349,19 @@ describe('outbound delivery', () => {
     const stranger = '+14155559999';
     const theirs = await newSession('abc-20261122080000-0bad', { n: 1, seq: 0, started: true }, stranger);
     const mine = await newSession();
-    await set(theirs, { phase: 'AwaitingApproval', pending: { id: 'c1', kind: 'changes', summary: 'changed 3 files', createdAt: new Date().toISOString() } });
+    await set(theirs, {
+      phase: 'AwaitingApproval',
+      pending: { id: 'c1', kind: 'changes', summary: 'changed 3 files', createdAt: new Date().toISOString() },
+    });
     await set(theirs, { phase: 'Succeeded', result: { prUrl: 'https://github.com/acme/web/pull/1' } });
     await set(mine, { phase: 'Working', progress: progress('Reading') });
     await fake.waitFor(phone, 1);
     await lanes.idle();
     expect(fake.to(stranger)).toEqual([]);
     expect(readDelivered((await store.get('ns', theirs))!)).toMatchObject({ n: 1, seq: 0 });
-    expect(await metrics.registry.getSingleMetricAsString('tether_relay_recipients_refused_total')).toMatch(/_total 1$/m);
+    expect(await metrics.registry.getSingleMetricAsString('tether_relay_recipients_refused_total')).toMatch(
+      /_total 1$/m,
+    );
   });
 
   it('counts a send refused for the 24-hour window (63016) apart from other failures', async () => {
@@ -268,15 +371,26 @@ describe('outbound delivery', () => {
     await set(name, { phase: 'Rejected' });
     await new Promise((r) => setTimeout(r, 200));
     await lanes.idle();
-    expect(await metrics.registry.getSingleMetricAsString('tether_relay_messages_sent_total')).toContain('result="window_closed"} 1');
+    expect(await metrics.registry.getSingleMetricAsString('tether_relay_messages_sent_total')).toContain(
+      'result="window_closed"} 1',
+    );
     expect(fake.attempts).toBe(1);
   });
 
   it('outside the 24-hour window sends the template instead of free text', async () => {
     // An operator's approved template: the update in a sentence that neither starts nor ends with the variable.
     const template = await fetch(`${fake.url}/v1/Content`, {
-      method: 'POST', headers: { authorization: `Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ friendly_name: 'update', language: 'en', variables: { 1: 'news' }, types: { 'twilio/text': { body: 'Tether update: {{1}} (reply to continue)' } } }),
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        friendly_name: 'update',
+        language: 'en',
+        variables: { 1: 'news' },
+        types: { 'twilio/text': { body: 'Tether update: {{1}} (reply to continue)' } },
+      }),
     }).then((r) => r.json() as Promise<{ sid: string }>);
     const { lanes } = relay({ lastInboundAt: Date.now() - 24 * 3_600_000, templateSid: template.sid });
     const name = await newSession();
@@ -284,8 +398,12 @@ describe('outbound delivery', () => {
     const [sent] = await fake.waitFor(phone, 1);
     await lanes.idle();
     expect(sent!.contentSid).toBe(template.sid);
-    expect(JSON.parse(sent!.contentVariables!)).toEqual({ 1: '✅ Pull request opened: https://github.com/acme/web/pull/1' });
-    expect(sent!.body).toBe('Tether update: ✅ Pull request opened: https://github.com/acme/web/pull/1 (reply to continue)');
+    expect(JSON.parse(sent!.contentVariables!)).toEqual({
+      1: '✅ Pull request opened: https://github.com/acme/web/pull/1',
+    });
+    expect(sent!.body).toBe(
+      'Tether update: ✅ Pull request opened: https://github.com/acme/web/pull/1 (reply to continue)',
+    );
   });
 
   it('counts the messages waiting to be sent in outbound_queue_depth, until each is sent or failed', async () => {

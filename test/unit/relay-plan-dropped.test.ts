@@ -4,9 +4,16 @@ import { plan } from '../../relay/outbound/plan.ts';
 import type { Session } from '../../common/session/schema.ts';
 
 const queuedThenCancelled = (cancel?: boolean): Session => ({
-  apiVersion: 'tether.dev/v1alpha1', kind: 'Session',
+  apiVersion: 'tether.dev/v1alpha1',
+  kind: 'Session',
   metadata: { name: 'abc-20261122090000-q1q1', namespace: 'tether' },
-  spec: { phone: '+14155550123', prompt: 'also update the README', repo: { url: 'x' }, workspace: 'ws-abc', ...(cancel ? { cancel } : {}) },
+  spec: {
+    phone: '+14155550123',
+    prompt: 'also update the README',
+    repo: { url: 'x' },
+    workspace: 'ws-abc',
+    ...(cancel ? { cancel } : {}),
+  },
   status: { phase: 'Cancelled' },
 });
 const options = { now: Date.now(), progressBatchMs: 3000, reminderBeforeMs: 300_000, defaults: SESSION_DEFAULTS };
@@ -14,7 +21,9 @@ const options = { now: Date.now(), progressBatchMs: 3000, reminderBeforeMs: 300_
 describe('a queued command swept away', () => {
   it('is reported once when a reject or timeout before it cleared the queue', () => {
     const first = plan(queuedThenCancelled(), { n: 1, seq: 0, queued: true }, options);
-    expect(first.parts.map((p) => p.text)).toEqual([expect.stringMatching(/^🗑️ Dropped your queued command "also update the README"/)]);
+    expect(first.parts.map((p) => p.text)).toEqual([
+      expect.stringMatching(/^🗑️ Dropped your queued command "also update the README"/),
+    ]);
     expect(first.next).toMatchObject({ n: 2, done: 'Cancelled' });
     expect(plan(queuedThenCancelled(), first.next, options).parts).toEqual([]);
   });

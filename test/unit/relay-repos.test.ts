@@ -18,26 +18,59 @@ import { nameFromUrl, type NamedRepo } from '../../relay/repos.ts';
 import { WebChat } from '../../relay/transports/web.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
 
-const base = { PUBLIC_URL: 'https://tether.example.com', TETHER_REPO_URL: 'https://github.com/acme/Sample.git', RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(32), RELAY_WEB_CHAT_TOKEN: 't'.repeat(20) };
+const base = {
+  PUBLIC_URL: 'https://tether.example.com',
+  TETHER_REPO_URL: 'https://github.com/acme/Sample.git',
+  RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(32),
+  RELAY_WEB_CHAT_TOKEN: 't'.repeat(20),
+};
 
-describe('the install\'s repositories (relay config)', () => {
+describe("the install's repositories (relay config)", () => {
   it('one repository by default, named by its last path segment; TETHER_REPOS adds named ones', () => {
-    expect(loadConfig(base).repos).toEqual([{ name: 'sample', url: 'https://github.com/acme/Sample.git', baseBranch: 'main' }]);
+    expect(loadConfig(base).repos).toEqual([
+      { name: 'sample', url: 'https://github.com/acme/Sample.git', baseBranch: 'main' },
+    ]);
     expect(loadConfig({ ...base, TETHER_REPO_NAME: 'web' }).repos[0]!.name).toBe('web');
-    const list = [{ name: 'api', url: 'https://github.com/acme/api.git', baseBranch: 'dev' }, { name: 'docs', url: '/srv/git/docs' }];
-    expect(loadConfig({ ...base, TETHER_REPOS: JSON.stringify(list), TETHER_REPO_HOSTS: 'github.com,/srv/git' }).repos.map((r) => `${r.name} ${r.baseBranch}`))
-      .toEqual(['sample main', 'api dev', 'docs main']);
-    expect([nameFromUrl('/srv/git/My Repo.git/'), nameFromUrl('https://h/x/___.git'), nameFromUrl(`https://h/${'a'.repeat(80)}`)]).toEqual(['my-repo', 'default', 'a'.repeat(40)]);
+    const list = [
+      { name: 'api', url: 'https://github.com/acme/api.git', baseBranch: 'dev' },
+      { name: 'docs', url: '/srv/git/docs' },
+    ];
+    expect(
+      loadConfig({ ...base, TETHER_REPOS: JSON.stringify(list), TETHER_REPO_HOSTS: 'github.com,/srv/git' }).repos.map(
+        (r) => `${r.name} ${r.baseBranch}`,
+      ),
+    ).toEqual(['sample main', 'api dev', 'docs main']);
+    expect([
+      nameFromUrl('/srv/git/My Repo.git/'),
+      nameFromUrl('https://h/x/___.git'),
+      nameFromUrl(`https://h/${'a'.repeat(80)}`),
+    ]).toEqual(['my-repo', 'default', 'a'.repeat(40)]);
   });
 
   it.each([
     ['not JSON', '[{name: web}]', /TETHER_REPOS: is not JSON/],
-    ['a name that is no DNS label', [{ name: 'Web_App', url: 'https://github.com/a/b' }], /TETHER_REPOS: entry \/0\/name.*lowercase letters/],
-    ['a name too long for a workspace', [{ name: 'a'.repeat(41), url: 'https://github.com/a/b' }], /TETHER_REPOS: entry \/0\/name/],
+    [
+      'a name that is no DNS label',
+      [{ name: 'Web_App', url: 'https://github.com/a/b' }],
+      /TETHER_REPOS: entry \/0\/name.*lowercase letters/,
+    ],
+    [
+      'a name too long for a workspace',
+      [{ name: 'a'.repeat(41), url: 'https://github.com/a/b' }],
+      /TETHER_REPOS: entry \/0\/name/,
+    ],
     ['a path in the name', [{ name: '../x', url: 'https://github.com/a/b' }], /TETHER_REPOS: entry \/0\/name/],
-    ['a name used twice', [{ name: 'sample', url: 'https://github.com/a/b' }], /TETHER_REPOS: the name "sample" is given twice/],
+    [
+      'a name used twice',
+      [{ name: 'sample', url: 'https://github.com/a/b' }],
+      /TETHER_REPOS: the name "sample" is given twice/,
+    ],
     ['an ssh URL', [{ name: 'web', url: 'git@github.com:a/b.git' }], /TETHER_REPOS: entry \/0\/url/],
-    ['an option as branch', [{ name: 'web', url: 'https://github.com/a/b', baseBranch: '--upload-pack=x' }], /TETHER_REPOS: entry \/0\/baseBranch/],
+    [
+      'an option as branch',
+      [{ name: 'web', url: 'https://github.com/a/b', baseBranch: '--upload-pack=x' }],
+      /TETHER_REPOS: entry \/0\/baseBranch/,
+    ],
     ['an unknown field', [{ name: 'web', url: 'https://github.com/a/b', token: 'x' }], /TETHER_REPOS: entry \/0/],
   ])('refuses %s, naming TETHER_REPOS', (_what, list, message) => {
     const attempt = () => loadConfig({ ...base, TETHER_REPOS: typeof list === 'string' ? list : JSON.stringify(list) });
@@ -45,18 +78,36 @@ describe('the install\'s repositories (relay config)', () => {
     expect(attempt).toThrow(message);
   });
 
-  it('reads the controller\'s repository host list (github.com unless TETHER_REPO_HOSTS says otherwise)', () => {
+  it("reads the controller's repository host list (github.com unless TETHER_REPO_HOSTS says otherwise)", () => {
     expect(loadConfig(base).repoHosts).toEqual(['github.com']);
-    expect(loadConfig({ ...base, TETHER_REPO_HOSTS: 'github.com, /srv/git' }).repoHosts).toEqual(['github.com', '/srv/git']);
-    expect(() => loadConfig({ ...base, TETHER_REPO_HOSTS: 'ssh://github.com' })).toThrow(/^TETHER_REPO_HOSTS: "ssh:\/\/github.com" is not a host/);
+    expect(loadConfig({ ...base, TETHER_REPO_HOSTS: 'github.com, /srv/git' }).repoHosts).toEqual([
+      'github.com',
+      '/srv/git',
+    ]);
+    expect(() => loadConfig({ ...base, TETHER_REPO_HOSTS: 'ssh://github.com' })).toThrow(
+      /^TETHER_REPO_HOSTS: "ssh:\/\/github.com" is not a host/,
+    );
   });
 
   it.each([
-    ['a second repository in a folder the list does not name', { TETHER_REPOS: JSON.stringify([{ name: 'widgets', url: '/srv/git/widgets.git' }]) },
-      /^TETHER_REPOS: "widgets" \(\/srv\/git\/widgets\.git\) is not on TETHER_REPO_HOSTS \(github\.com\)/],
-    ['a second repository on another host', { TETHER_REPOS: JSON.stringify([{ name: 'api', url: 'https://git.example.com/acme/api.git' }]), TETHER_REPO_HOSTS: 'github.com,/srv/git' },
-      /^TETHER_REPOS: "api" \(https:\/\/git\.example\.com\/acme\/api\.git\) is not on TETHER_REPO_HOSTS \(github\.com, \/srv\/git\)/],
-    ['a default repository on another port', { TETHER_REPO_URL: 'https://github.com:8443/acme/web.git' }, /^TETHER_REPO_URL: "web" \(https:\/\/github\.com:8443\/acme\/web\.git\) is not on TETHER_REPO_HOSTS/],
+    [
+      'a second repository in a folder the list does not name',
+      { TETHER_REPOS: JSON.stringify([{ name: 'widgets', url: '/srv/git/widgets.git' }]) },
+      /^TETHER_REPOS: "widgets" \(\/srv\/git\/widgets\.git\) is not on TETHER_REPO_HOSTS \(github\.com\)/,
+    ],
+    [
+      'a second repository on another host',
+      {
+        TETHER_REPOS: JSON.stringify([{ name: 'api', url: 'https://git.example.com/acme/api.git' }]),
+        TETHER_REPO_HOSTS: 'github.com,/srv/git',
+      },
+      /^TETHER_REPOS: "api" \(https:\/\/git\.example\.com\/acme\/api\.git\) is not on TETHER_REPO_HOSTS \(github\.com, \/srv\/git\)/,
+    ],
+    [
+      'a default repository on another port',
+      { TETHER_REPO_URL: 'https://github.com:8443/acme/web.git' },
+      /^TETHER_REPO_URL: "web" \(https:\/\/github\.com:8443\/acme\/web\.git\) is not on TETHER_REPO_HOSTS/,
+    ],
   ])('refuses to start with %s: the controller would refuse its Sessions', (_what, env, message) => {
     const attempt = () => loadConfig({ ...base, ...env });
     expect(attempt).toThrow(ConfigError);
@@ -79,10 +130,17 @@ describe('workspace names', () => {
   });
 
   it("the controller takes any of the phone's workspaces and no other phone's", () => {
-    const spec = (workspace: string) => ({ apiVersion: 'tether.dev/v1alpha1', kind: 'Session', metadata: { name: 's' },
-      spec: { phone, prompt: 'p', repo: { url: 'https://github.com/acme/web.git' }, workspace } }) as const;
+    const spec = (workspace: string) =>
+      ({
+        apiVersion: 'tether.dev/v1alpha1',
+        kind: 'Session',
+        metadata: { name: 's' },
+        spec: { phone, prompt: 'p', repo: { url: 'https://github.com/acme/web.git' }, workspace },
+      }) as const;
     expect(specProblem(spec(workspaceName(phone, 'web')), ['github.com'])).toBeUndefined();
-    expect(specProblem(spec(workspaceName('+14155550124', 'web')), ['github.com'])).toMatch(/not this phone's workspace/);
+    expect(specProblem(spec(workspaceName('+14155550124', 'web')), ['github.com'])).toMatch(
+      /not this phone's workspace/,
+    );
     expect(isPhoneWorkspace(phone, `${workspaceName(phone)}-`)).toBe(false);
     expect(isPhoneWorkspace(phone, `${workspaceName(phone)}web`)).toBe(false);
   });
@@ -99,7 +157,11 @@ describe('commands with several repositories', () => {
   let choices: MemoryRepoChoices;
   let handler: InboundHandler;
   const say = (body: string) => handler.accept({ id: `web-${Math.random()}`, from: phone, body, transport: 'web' });
-  const lastReply = () => chat.entries().filter((e) => e.from === 'bot').at(-1)!.text;
+  const lastReply = () =>
+    chat
+      .entries()
+      .filter((e) => e.from === 'bot')
+      .at(-1)!.text;
   const finish = async (agentSessionId: string) => {
     const s = store.list().at(-1)!;
     await store.patchStatus('ns', s.metadata.name!, { phase: 'Succeeded', result: { agentSessionId } });
@@ -111,10 +173,27 @@ describe('commands with several repositories', () => {
     choices = new MemoryRepoChoices();
     const logger = pino({ level: 'silent' });
     const metrics = createMetrics();
-    const outbox = new Outbox({ transportFor: () => chat, mediaUrl: (r) => r, lastInboundAt: () => Date.now(), windowMs: 1e9, ratePerSecond: 1000, metrics, logger });
+    const outbox = new Outbox({
+      transportFor: () => chat,
+      mediaUrl: (r) => r,
+      lastInboundAt: () => Date.now(),
+      windowMs: 1e9,
+      ratePerSecond: 1000,
+      metrics,
+      logger,
+    });
     handler = new InboundHandler({
-      sessions: store, claims: { claim: async () => true }, phones: new PhoneView(store), lanes: new PhoneLanes(), outbox, namespace: 'ns',
-      repo: repos[0]!, repos: new PhoneRepos(repos, choices), defaults: SESSION_DEFAULTS, metrics, logger,
+      sessions: store,
+      claims: { claim: async () => true },
+      phones: new PhoneView(store),
+      lanes: new PhoneLanes(),
+      outbox,
+      namespace: 'ns',
+      repo: repos[0]!,
+      repos: new PhoneRepos(repos, choices),
+      defaults: SESSION_DEFAULTS,
+      metrics,
+      logger,
     });
   });
 
@@ -123,28 +202,43 @@ describe('commands with several repositories', () => {
     await finish('conv-sample');
     expect(await say('@web plan: fix the navbar')).toBe('start');
     const web = store.list().at(-1)!;
-    expect(web.spec).toMatchObject({ prompt: 'fix the navbar', mode: 'plan', repo: { url: repos[1]!.url, baseBranch: 'dev' }, workspace: workspaceName(phone, 'web') });
+    expect(web.spec).toMatchObject({
+      prompt: 'fix the navbar',
+      mode: 'plan',
+      repo: { url: repos[1]!.url, baseBranch: 'dev' },
+      workspace: workspaceName(phone, 'web'),
+    });
     expect(web.spec.resumeAgentSession).toBeUndefined();
     expect(web.metadata.labels?.[LABEL_REPO]).toBe('web');
     expect(lastReply()).toMatch(/^On it \(session [0-9a-f]{4}\) in \*web\*\. The plan comes first/);
     await finish('conv-web');
     await say('and the header');
-    expect(store.list().at(-1)!.spec).toMatchObject({ workspace: workspaceName(phone), resumeAgentSession: 'conv-sample' });
+    expect(store.list().at(-1)!.spec).toMatchObject({
+      workspace: workspaceName(phone),
+      resumeAgentSession: 'conv-sample',
+    });
     await finish('conv-sample-2');
     await say('@web and the menu');
-    expect(store.list().at(-1)!.spec).toMatchObject({ workspace: workspaceName(phone, 'web'), resumeAgentSession: 'conv-web' });
+    expect(store.list().at(-1)!.spec).toMatchObject({
+      workspace: workspaceName(phone, 'web'),
+      resumeAgentSession: 'conv-web',
+    });
   });
 
   it('repo <name> sets the default (kept in the choices store); repo lists; an unknown name gets the list back', async () => {
     await say('repo');
-    expect(lastReply()).toBe('The repositories here:\n• sample (your default)\n• web\nReply *repo <name>* to change your default, or start a command with *@name*.');
+    expect(lastReply()).toBe(
+      'The repositories here:\n• sample (your default)\n• web\nReply *repo <name>* to change your default, or start a command with *@name*.',
+    );
     await say('repo Web');
     expect(lastReply()).toMatch(/now work on \*web\*/);
     expect(await choices.get(phone)).toBe('web');
     await say('tidy up');
     expect(store.list().at(-1)!.spec.workspace).toBe(workspaceName(phone, 'web'));
     await say('@../../etc\u202e fix');
-    expect(lastReply()).toMatch(/^There is no repository named "\.\.\?\.\.\?etc\?"\. The repositories here:\n• sample\n• web \(your default\)/);
+    expect(lastReply()).toMatch(
+      /^There is no repository named "\.\.\?\.\.\?etc\?"\. The repositories here:\n• sample\n• web \(your default\)/,
+    );
     await say(`repo ${'x'.repeat(500)}`);
     expect(lastReply()).toMatch(new RegExp(`^There is no repository named "${'x'.repeat(30)}…"`));
     expect(store.list()).toHaveLength(1);
@@ -156,6 +250,8 @@ describe('commands with several repositories', () => {
     expect(lastReply()).toContain('*plan: <command>*');
     await say('@web x');
     await say('status');
-    expect(lastReply()).toMatch(/^Session [0-9a-f]{4} \(web\) · Queued.*\nRepositories: \*sample\* \(your default\), web$/);
+    expect(lastReply()).toMatch(
+      /^Session [0-9a-f]{4} \(web\) · Queued.*\nRepositories: \*sample\* \(your default\), web$/,
+    );
   });
 });

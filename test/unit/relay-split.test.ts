@@ -8,18 +8,21 @@ describe('splitMessage', () => {
     expect(splitMessage('x'.repeat(MESSAGE_LIMIT))).toHaveLength(1);
   });
 
-  it.each([1601, 3200, 10_000, 50_000])('splits %i characters of lines into numbered parts within the limit, losing nothing', (size) => {
-    const lines: string[] = [];
-    for (let i = 0; lines.join('\n').length < size; i++) lines.push(`${i}: ${'word '.repeat(i % 40)}`.trim());
-    const text = lines.join('\n');
-    const parts = splitMessage(text);
-    expect(parts.length).toBeGreaterThan(1);
-    parts.forEach((p, i) => {
-      expect(p.length).toBeLessThanOrEqual(MESSAGE_LIMIT);
-      expect(p.endsWith(`\n(${i + 1}/${parts.length})`)).toBe(true);
-    });
-    expect(parts.map((p) => p.replace(/\n\(\d+\/\d+\)$/, '')).join('\n')).toBe(text);
-  });
+  it.each([1601, 3200, 10_000, 50_000])(
+    'splits %i characters of lines into numbered parts within the limit, losing nothing',
+    (size) => {
+      const lines: string[] = [];
+      for (let i = 0; lines.join('\n').length < size; i++) lines.push(`${i}: ${'word '.repeat(i % 40)}`.trim());
+      const text = lines.join('\n');
+      const parts = splitMessage(text);
+      expect(parts.length).toBeGreaterThan(1);
+      parts.forEach((p, i) => {
+        expect(p.length).toBeLessThanOrEqual(MESSAGE_LIMIT);
+        expect(p.endsWith(`\n(${i + 1}/${parts.length})`)).toBe(true);
+      });
+      expect(parts.map((p) => p.replace(/\n\(\d+\/\d+\)$/, '')).join('\n')).toBe(text);
+    },
+  );
 
   it('breaks a single over-long line at spaces, or hard when there are none', () => {
     const words = splitMessage('lorem '.repeat(600).trim());
@@ -35,7 +38,12 @@ describe('splitMessage', () => {
 
   it('never cuts inside an emoji, a flag or a letter with its accent', () => {
     const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-    for (const text of [`${'a'.repeat(1589)}${'🚀'.repeat(20)}`, '🇫🇷'.repeat(900), 'e\u0301'.repeat(900), `${'a'.repeat(1590)}👩‍💻`]) {
+    for (const text of [
+      `${'a'.repeat(1589)}${'🚀'.repeat(20)}`,
+      '🇫🇷'.repeat(900),
+      'e\u0301'.repeat(900),
+      `${'a'.repeat(1590)}👩‍💻`,
+    ]) {
       const parts = splitMessage(text).map((p) => p.replace(/\n\(\d+\/\d+\)$/, ''));
       for (const part of parts) expect(part).not.toMatch(loneSurrogate);
       expect(parts.join('')).toBe(text);
@@ -57,9 +65,15 @@ describe('splitMessage: the first part carries content', () => {
   const strip = (p: string) => p.replace(/\n\(\d+\/\d+\)$/, '');
 
   it.each([
-    ['one long paragraph', `✅ Done (session a00f).\n${'The agent changed the greeting and explained why. '.repeat(90).trim()}`],
+    [
+      'one long paragraph',
+      `✅ Done (session a00f).\n${'The agent changed the greeting and explained why. '.repeat(90).trim()}`,
+    ],
     ['a paragraph just under a message', `✅ Done (session a00f).\n${'word '.repeat(318).trim()}\nand a second line`],
-    ['a short lead-in, then a long paragraph', `✅ Done (session a00f).\nSummary:\n${'lorem ipsum '.repeat(300).trim()}`],
+    [
+      'a short lead-in, then a long paragraph',
+      `✅ Done (session a00f).\nSummary:\n${'lorem ipsum '.repeat(300).trim()}`,
+    ],
   ])('a heading followed by %s does not go alone', (_what, text) => {
     const parts = splitMessage(text);
     expect(parts.length).toBeGreaterThan(1);

@@ -7,30 +7,80 @@ import { text } from '../../relay/text.ts';
 import { MESSAGE_LIMIT } from '../../relay/outbound/split.ts';
 
 const session = (status: SessionStatus): Session => ({
-  apiVersion: 'tether.dev/v1alpha1', kind: 'Session',
+  apiVersion: 'tether.dev/v1alpha1',
+  kind: 'Session',
   metadata: { name: '0123456789abcdef-20261122080000-7f3a', creationTimestamp: '2026-11-22T08:00:00Z' },
   spec: { phone: '+14155550123', prompt: 'fix it', repo: { url: 'x' }, workspace: 'ws-x', timeouts: { run: '60m' } },
   status,
 });
 /** Not the shipped defaults: the words must follow the relay's configuration. */
 const defaults: SessionDefaults = { maxQueued: 3, timeouts: { run: '2h', approval: '45m' } };
-const finished = (reason: string) => [{ type: 'Finished', status: 'True' as const, reason, message: 'x', lastTransitionTime: '2026-11-22T08:00:00Z' }];
-const condition = (reason: string) => [{ type: 'Ready', status: 'False' as const, reason, message: 'x', lastTransitionTime: '2026-11-22T08:00:00Z' }];
+const finished = (reason: string) => [
+  { type: 'Finished', status: 'True' as const, reason, message: 'x', lastTransitionTime: '2026-11-22T08:00:00Z' },
+];
+const condition = (reason: string) => [
+  { type: 'Ready', status: 'False' as const, reason, message: 'x', lastTransitionTime: '2026-11-22T08:00:00Z' },
+];
 
 describe('result messages', () => {
   it.each<[string, SessionStatus, string]>([
-    ['a pull request', { phase: 'Succeeded', startTime: '2026-11-22T08:00:00Z', completionTime: '2026-11-22T08:03:12Z', result: { prUrl: 'https://x/pull/1', costUsd: 0.413, tokens: { input: 20_000, output: 8_000 } } },
-      '✅ Pull request opened: https://x/pull/1\nTook 3 min 12 s · $0.41 · 28k tokens'],
-    ['no changes', { phase: 'Succeeded', result: { summary: 'Nothing to change: the test already passes.' } }, '✅ Done (session 7f3a).\nNothing to change: the test already passes.'],
+    [
+      'a pull request',
+      {
+        phase: 'Succeeded',
+        startTime: '2026-11-22T08:00:00Z',
+        completionTime: '2026-11-22T08:03:12Z',
+        result: { prUrl: 'https://x/pull/1', costUsd: 0.413, tokens: { input: 20_000, output: 8_000 } },
+      },
+      '✅ Pull request opened: https://x/pull/1\nTook 3 min 12 s · $0.41 · 28k tokens',
+    ],
+    [
+      'no changes',
+      { phase: 'Succeeded', result: { summary: 'Nothing to change: the test already passes.' } },
+      '✅ Done (session 7f3a).\nNothing to change: the test already passes.',
+    ],
     ['a rejection', { phase: 'Rejected' }, '↩️ Changes undone. Send a new command when you are ready.'],
-    ['an approval timeout', { phase: 'TimedOut' }, '⌛ Approval expired. Your changes are kept on the workspace; send a new command to continue from them.'],
-    ['an agent failure with a stack trace', { phase: 'Failed', conditions: condition('AgentFailed'), result: { message: 'npm test failed (3 failing)\n    at run (/app/runner.ts:10:5)' } },
-      '❌ The agent stopped with an error: npm test failed (3 failing).\nPartial changes are kept. Reply *status* for details or send a new command.'],
-    ['a run timeout', { phase: 'Failed', conditions: condition('RunTimeout') }, '❌ The task ran past its time limit (60m) and was stopped. Partial changes are kept. Send a new command to continue.'],
-    ['a lost pod', { phase: 'Failed', conditions: condition('PodLost'), result: { message: 'exit code 137' } }, '❌ The agent stopped unexpectedly (its container went away). Partial changes are kept. Send the command again to retry.'],
-    ['a start that never came', { phase: 'Failed', conditions: condition('StartTimeout'), result: { message: 'the runner image "x:1" could not be pulled (ImagePullBackOff). Ask your operator to check the runner image of the Tether install, then send the command again.' } },
-      '❌ The agent could not start: the runner image "x:1" could not be pulled (ImagePullBackOff). Ask your operator to check the runner image of the Tether install, then send the command again.'],
-    ['a full queue', { phase: 'Failed', conditions: condition('QueueFull') }, 'You already have 3 commands waiting. Wait for one to finish, or reply *cancel* to clear them.'],
+    [
+      'an approval timeout',
+      { phase: 'TimedOut' },
+      '⌛ Approval expired. Your changes are kept on the workspace; send a new command to continue from them.',
+    ],
+    [
+      'an agent failure with a stack trace',
+      {
+        phase: 'Failed',
+        conditions: condition('AgentFailed'),
+        result: { message: 'npm test failed (3 failing)\n    at run (/app/runner.ts:10:5)' },
+      },
+      '❌ The agent stopped with an error: npm test failed (3 failing).\nPartial changes are kept. Reply *status* for details or send a new command.',
+    ],
+    [
+      'a run timeout',
+      { phase: 'Failed', conditions: condition('RunTimeout') },
+      '❌ The task ran past its time limit (60m) and was stopped. Partial changes are kept. Send a new command to continue.',
+    ],
+    [
+      'a lost pod',
+      { phase: 'Failed', conditions: condition('PodLost'), result: { message: 'exit code 137' } },
+      '❌ The agent stopped unexpectedly (its container went away). Partial changes are kept. Send the command again to retry.',
+    ],
+    [
+      'a start that never came',
+      {
+        phase: 'Failed',
+        conditions: condition('StartTimeout'),
+        result: {
+          message:
+            'the runner image "x:1" could not be pulled (ImagePullBackOff). Ask your operator to check the runner image of the Tether install, then send the command again.',
+        },
+      },
+      '❌ The agent could not start: the runner image "x:1" could not be pulled (ImagePullBackOff). Ask your operator to check the runner image of the Tether install, then send the command again.',
+    ],
+    [
+      'a full queue',
+      { phase: 'Failed', conditions: condition('QueueFull') },
+      'You already have 3 commands waiting. Wait for one to finish, or reply *cancel* to clear them.',
+    ],
   ])('for %s', (_label, status, expected) => {
     expect(text.finished(session(status), defaults)).toBe(expected);
   });
@@ -41,9 +91,15 @@ describe('result messages', () => {
     expect(text.finished(cancelled, defaults)).toBe('🛑 Session 7f3a cancelled.');
     const stopped = session({ phase: 'Cancelled', result: { costUsd: 2.31 } });
     stopped.spec.decisions = [{ requestId: 'cost-1a2b3c4d', action: 'reject', at: '2026-11-22T08:01:00Z' }];
-    expect(text.finished(stopped, defaults)).toBe(text.finished(session({ phase: 'Cancelled', conditions: finished('CostStopped'), result: { costUsd: 2.31 } }), defaults));
-    expect(text.finished(stopped, defaults))
-      .toBe("🛑 Session 7f3a stopped at its cost pause ($2.31). The changes so far stay on the workspace; your queued commands still start, within today's budget.");
+    expect(text.finished(stopped, defaults)).toBe(
+      text.finished(
+        session({ phase: 'Cancelled', conditions: finished('CostStopped'), result: { costUsd: 2.31 } }),
+        defaults,
+      ),
+    );
+    expect(text.finished(stopped, defaults)).toBe(
+      "🛑 Session 7f3a stopped at its cost pause ($2.31). The changes so far stay on the workspace; your queued commands still start, within today's budget.",
+    );
   });
 
   it('names the configured run timeout when the Session has none of its own', () => {
@@ -56,27 +112,63 @@ describe('result messages', () => {
 describe('requests', () => {
   const createdAt = '2026-11-22T08:00:00Z';
   it('numbers the options of a question', () => {
-    expect(text.pending({ id: 'q', kind: 'question', createdAt, questions: [{ question: 'Which database should the cache use?', options: [
-      { label: 'Redis', description: 'already in docker-compose' }, { label: 'In-memory', description: 'simplest, lost on restart' }] }] }, '30m'))
-      .toBe('❓ Which database should the cache use?\n1. Redis — already in docker-compose\n2. In-memory — simplest, lost on restart\nReply with a number or your own answer.');
+    expect(
+      text.pending(
+        {
+          id: 'q',
+          kind: 'question',
+          createdAt,
+          questions: [
+            {
+              question: 'Which database should the cache use?',
+              options: [
+                { label: 'Redis', description: 'already in docker-compose' },
+                { label: 'In-memory', description: 'simplest, lost on restart' },
+              ],
+            },
+          ],
+        },
+        '30m',
+      ),
+    ).toBe(
+      '❓ Which database should the cache use?\n1. Redis — already in docker-compose\n2. In-memory — simplest, lost on restart\nReply with a number or your own answer.',
+    );
   });
 
   it('shows a tool call without JSON noise, even when the input was truncated', () => {
-    expect(text.pending({ id: 't', kind: 'tool', tool: 'WebFetch', input: '{"url":"https://exa', createdAt }, '30m'))
-      .toBe('🔐 The agent wants to run: `WebFetch: {"url":"https://exa`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.');
+    expect(
+      text.pending({ id: 't', kind: 'tool', tool: 'WebFetch', input: '{"url":"https://exa', createdAt }, '30m'),
+    ).toBe(
+      '🔐 The agent wants to run: `WebFetch: {"url":"https://exa`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.',
+    );
   });
 
   it('gives the status line the phone expects: session, phase and time, last progress, queue', () => {
-    const s = { ...session({ phase: 'Working', startTime: '2026-11-22T08:00:00Z', progress: [{ seq: 1, at: createdAt, text: 'Running npm test' }] }) };
-    expect(text.status(s, 1, Date.parse('2026-11-22T08:02:30Z'))).toBe('Session 7f3a · Working for 2 min · last: Running npm test · queue: 1');
+    const s = {
+      ...session({
+        phase: 'Working',
+        startTime: '2026-11-22T08:00:00Z',
+        progress: [{ seq: 1, at: createdAt, text: 'Running npm test' }],
+      }),
+    };
+    expect(text.status(s, 1, Date.parse('2026-11-22T08:02:30Z'))).toBe(
+      'Session 7f3a · Working for 2 min · last: Running npm test · queue: 1',
+    );
   });
 });
 
 describe('a Session without its own timeouts', () => {
   it('expires, as the phone is told, after the configured approval timeout', () => {
-    const waiting = session({ phase: 'AwaitingApproval', pending: { id: 'p', kind: 'plan', summary: '1. do it', createdAt: new Date().toISOString() } });
+    const waiting = session({
+      phase: 'AwaitingApproval',
+      pending: { id: 'p', kind: 'plan', summary: '1. do it', createdAt: new Date().toISOString() },
+    });
     delete waiting.spec.timeouts;
-    const { parts } = plan(waiting, { n: 1, seq: 0, started: true }, { now: Date.now(), progressBatchMs: 0, reminderBeforeMs: 60_000, defaults });
+    const { parts } = plan(
+      waiting,
+      { n: 1, seq: 0, started: true },
+      { now: Date.now(), progressBatchMs: 0, reminderBeforeMs: 60_000, defaults },
+    );
     expect(parts.map((p) => p.text)).toEqual([expect.stringMatching(/\(expires in 45 min\)$/)]);
   });
 });

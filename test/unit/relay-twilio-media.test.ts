@@ -43,9 +43,21 @@ afterAll(async () => {
   await new Promise<void>((resolve) => hostile.close(() => resolve()));
 });
 
-const options = (overrides: object = {}) => ({ apiOrigin: twilio.url, accountSid: twilio.accountSid, authToken: twilio.authToken, maxBytes: 64 * 1024, timeoutMs: 5_000, ...overrides });
-const mediaUrl = (bytes: Buffer, type = 'image/png') => twilio.inboundMedia(mediaMessageSid(), [{ bytes, contentType: type }]).MediaUrl0!;
-const failure = async (promise: Promise<unknown>) => promise.then(() => 'resolved', (e: unknown) => (e instanceof PermanentMediaError ? e.failure : `transient: ${String(e)}`));
+const options = (overrides: object = {}) => ({
+  apiOrigin: twilio.url,
+  accountSid: twilio.accountSid,
+  authToken: twilio.authToken,
+  maxBytes: 64 * 1024,
+  timeoutMs: 5_000,
+  ...overrides,
+});
+const mediaUrl = (bytes: Buffer, type = 'image/png') =>
+  twilio.inboundMedia(mediaMessageSid(), [{ bytes, contentType: type }]).MediaUrl0!;
+const failure = async (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (e: unknown) => (e instanceof PermanentMediaError ? e.failure : `transient: ${String(e)}`),
+  );
 
 describe('fetching a picture from Twilio', () => {
   it('authenticates on the Media resource and follows its redirect without the credentials', async () => {
@@ -60,7 +72,9 @@ describe('fetching a picture from Twilio', () => {
   });
 
   it('refuses what is larger than the limit, by its Content-Length or while streaming', async () => {
-    expect(await failure(fetchTwilioImage(mediaUrl(solidPng(200, 200, [1, 2, 3])), 'image/png', options({ maxBytes: 100 })))).toBe('tooLarge');
+    expect(
+      await failure(fetchTwilioImage(mediaUrl(solidPng(200, 200, [1, 2, 3])), 'image/png', options({ maxBytes: 100 }))),
+    ).toBe('tooLarge');
     const started = Date.now();
     const before = seen.length;
     const endless = options({ apiOrigin: hostileUrl, maxBytes: 1024 * 1024 });
@@ -74,17 +88,29 @@ describe('fetching a picture from Twilio', () => {
   it('checks the bytes against the announced type', async () => {
     expect(await failure(fetchTwilioImage(mediaUrl(PDF, 'image/png'), 'image/png', options()))).toBe('notImage');
     expect(await failure(fetchTwilioImage(mediaUrl(JPEG_START, 'image/png'), 'image/png', options()))).toBe('notImage');
-    expect((await fetchTwilioImage(mediaUrl(JPEG_START, 'image/jpeg'), 'image/jpeg', options())).equals(JPEG_START)).toBe(true);
+    expect(
+      (await fetchTwilioImage(mediaUrl(JPEG_START, 'image/jpeg'), 'image/jpeg', options())).equals(JPEG_START),
+    ).toBe(true);
   });
 
-  it('fetches only from the API origin and follows redirects only to Twilio\'s media host', async () => {
+  it("fetches only from the API origin and follows redirects only to Twilio's media host", async () => {
     expect(await failure(fetchTwilioImage(`${hostileUrl}/to-evil`, 'image/png', options()))).toBe('refused');
     const before = seen.length;
-    expect(await failure(fetchTwilioImage(`${hostileUrl}/to-evil`, 'image/png', options({ apiOrigin: hostileUrl })))).toBe('refused');
+    expect(
+      await failure(fetchTwilioImage(`${hostileUrl}/to-evil`, 'image/png', options({ apiOrigin: hostileUrl }))),
+    ).toBe('refused');
     expect(seen.slice(before).map((s) => s.path)).toEqual(['/to-evil']);
-    expect(await failure(fetchTwilioImage(`${hostileUrl}/no-location`, 'image/png', options({ apiOrigin: hostileUrl })))).toMatch(/^transient/);
+    expect(
+      await failure(fetchTwilioImage(`${hostileUrl}/no-location`, 'image/png', options({ apiOrigin: hostileUrl }))),
+    ).toMatch(/^transient/);
     expect(mayFollow(new URL('https://mms.twiliocdn.com/AC1/abc?Expires=1'), 'https://api.twilio.com')).toBe(true);
-    for (const target of ['http://mms.twiliocdn.com/x', 'https://mms.twiliocdn.com.evil.example/x', 'https://u:p@mms.twiliocdn.com/x', 'http://127.0.0.1:80/x', 'https://api.twilio.com.evil.example/x']) {
+    for (const target of [
+      'http://mms.twiliocdn.com/x',
+      'https://mms.twiliocdn.com.evil.example/x',
+      'https://u:p@mms.twiliocdn.com/x',
+      'http://127.0.0.1:80/x',
+      'https://api.twilio.com.evil.example/x',
+    ]) {
       expect(mayFollow(new URL(target), 'https://api.twilio.com'), target).toBe(false);
     }
     expect(mayFollow(new URL('http://127.0.0.1:9/x'), 'http://127.0.0.1:8')).toBe(true);
@@ -99,7 +125,7 @@ describe('fetching a picture from Twilio', () => {
   });
 });
 
-describe('GET /uploads: a runner reads its own Session\'s pictures', () => {
+describe("GET /uploads: a runner reads its own Session's pictures", () => {
   let server: Awaited<ReturnType<typeof startMediaRelay>>;
   let base: string;
   const png = solidPng(2, 2);
@@ -111,9 +137,10 @@ describe('GET /uploads: a runner reads its own Session\'s pictures', () => {
     base = `${server.url}/uploads`;
   });
   afterAll(() => server.close());
-  const get = (path: string, token?: string) => fetch(`${base}/${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const get = (path: string, token?: string) =>
+    fetch(`${base}/${path}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 
-  it('serves the picture to the Session\'s runner only', async () => {
+  it("serves the picture to the Session's runner only", async () => {
     const own = await get('ns/cmd-a/photo-1.png', 'runner:cmd-a');
     expect(own.status).toBe(200);
     expect(own.headers.get('content-type')).toBe('image/png');

@@ -17,7 +17,12 @@ const loadedModules = () => new Set(Object.keys(createRequire(import.meta.url).c
 
 it('loads no module in its first send', async () => {
   const transport = createTwilioTransport({
-    accountSid: fake.accountSid, authToken: fake.authToken, from: 'whatsapp:+14155238886', apiUrl: fake.url, buttons: false, logger: pino({ level: 'silent' }),
+    accountSid: fake.accountSid,
+    authToken: fake.authToken,
+    from: 'whatsapp:+14155238886',
+    apiUrl: fake.url,
+    buttons: false,
+    logger: pino({ level: 'silent' }),
   });
   const before = loadedModules();
   const sent = await transport.send({ to: '+15555550100', body: 'On it' });

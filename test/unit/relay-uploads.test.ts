@@ -12,23 +12,37 @@ import type { UploadLimits } from '../../relay/config.ts';
 import { MediaStore } from '../../relay/media/store.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 
-const PNG = (size: number) => Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(size - 8, 1)]);
+const PNG = (size: number) =>
+  Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(size - 8, 1)]);
 const limits: UploadLimits = {
-  sessionFiles: 3, sessionBytes: 7000, ratePerMinute: 1000, concurrency: 2, timeoutMs: 1500,
+  sessionFiles: 3,
+  sessionBytes: 7000,
+  ratePerMinute: 1000,
+  concurrency: 2,
+  timeoutMs: 1500,
   review: { okTtlMs: 1000, failureTtlMs: 1000, maxEntries: 10 },
 };
 const asked: string[] = [];
 const metrics = createMetrics();
-const uploads = async (outcome: string) => (await metrics.mediaUploads.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
+const uploads = async (outcome: string) =>
+  (await metrics.mediaUploads.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
 let server: Server;
 let port: number;
 
 beforeAll(async () => {
   const app = createApp({
-    inbound: { receive: async () => 'recorded' }, media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'uploads-')), maxBytes: 4096, ttlMs: 60_000 }),
-    mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 4096, uploads: limits, metrics, logger: pino({ level: 'silent' }), ready: () => true,
+    inbound: { receive: async () => 'recorded' },
+    media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'uploads-')), maxBytes: 4096, ttlMs: 60_000 }),
+    mediaSigningKey: 'k'.repeat(32),
+    mediaMaxBytes: 4096,
+    uploads: limits,
+    metrics,
+    logger: pino({ level: 'silent' }),
+    ready: () => true,
     // A token "runner:<session>" belongs to that Session's runner in namespace ns.
-    authorizer: { mayUpload: async (token, ns, session) => (asked.push(token), ns === 'ns' && token === `runner:${session}`) },
+    authorizer: {
+      mayUpload: async (token, ns, session) => (asked.push(token), ns === 'ns' && token === `runner:${session}`),
+    },
   });
   server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -36,13 +50,26 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-interface Answer { status: number; text: string }
+interface Answer {
+  status: number;
+  text: string;
+}
 
 /** Sends the headers (and `body` if given); resolves with the answer, whether or not the body was sent. */
-function upload(path: string, options: { token?: string; length: number; body?: Buffer; type?: string }): { answer: Promise<Answer>; send(body: Buffer): void } {
+function upload(
+  path: string,
+  options: { token?: string; length: number; body?: Buffer; type?: string },
+): { answer: Promise<Answer>; send(body: Buffer): void } {
   const req = request({
-    host: '127.0.0.1', port, method: 'PUT', path: `/uploads/${path}`,
-    headers: { 'content-type': options.type ?? 'image/png', 'content-length': options.length, ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) },
+    host: '127.0.0.1',
+    port,
+    method: 'PUT',
+    path: `/uploads/${path}`,
+    headers: {
+      'content-type': options.type ?? 'image/png',
+      'content-length': options.length,
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+    },
   });
   const answer = new Promise<Answer>((resolve, reject) => {
     req.on('response', (res) => {
@@ -57,11 +84,20 @@ function upload(path: string, options: { token?: string; length: number; body?: 
   return { answer, send: (body) => req.end(body) };
 }
 
-const store = (session: string, file: string, size: number) => upload(`ns/${session}/${file}`, { token: `runner:${session}`, length: size, body: PNG(size) }).answer;
+const store = (session: string, file: string, size: number) =>
+  upload(`ns/${session}/${file}`, { token: `runner:${session}`, length: size, body: PNG(size) }).answer;
 
 describe('PUT /uploads refuses before reading the body', () => {
   it('is the only upload route: PUT /media is not served', async () => {
-    expect((await fetch(`http://127.0.0.1:${port}/media/ns/s1/diff.png`, { method: 'PUT', body: PNG(100), headers: { authorization: 'Bearer runner:s1' } })).status).toBe(404);
+    expect(
+      (
+        await fetch(`http://127.0.0.1:${port}/media/ns/s1/diff.png`, {
+          method: 'PUT',
+          body: PNG(100),
+          headers: { authorization: 'Bearer runner:s1' },
+        })
+      ).status,
+    ).toBe(404);
   });
 
   it.each([
@@ -79,7 +115,9 @@ describe('PUT /uploads refuses before reading the body', () => {
     const before = asked.length;
     const [invalid, unsupported] = [await uploads('invalid'), await uploads('unsupported_type')];
     expect((await upload('ns/s1/run.sh', { token: 'runner:s1', length: 10 }).answer).status).toBe(400);
-    expect((await upload('ns/s1/diff.png', { token: 'runner:s1', length: 10, type: 'text/html' }).answer).status).toBe(415);
+    expect((await upload('ns/s1/diff.png', { token: 'runner:s1', length: 10, type: 'text/html' }).answer).status).toBe(
+      415,
+    );
     expect(asked).toHaveLength(before);
     expect([await uploads('invalid'), await uploads('unsupported_type')]).toEqual([invalid + 1, unsupported + 1]);
   });
@@ -96,8 +134,16 @@ describe('per-Session media quota', () => {
   it('counts bytes: a declared size beyond what is left is refused, so is an undeclared body that runs past it', async () => {
     expect((await store('bytes', 'a.png', 4000)).status).toBe(201);
     expect((await store('bytes', 'b.png', 3500)).status).toBe(413);
-    const chunked = request({ host: '127.0.0.1', port, method: 'PUT', path: '/uploads/ns/bytes/c.png', headers: { 'content-type': 'image/png', 'transfer-encoding': 'chunked', authorization: 'Bearer runner:bytes' } });
-    const status = new Promise<number>((resolve, reject) => chunked.on('response', (res) => (res.resume(), resolve(res.statusCode!))).on('error', reject));
+    const chunked = request({
+      host: '127.0.0.1',
+      port,
+      method: 'PUT',
+      path: '/uploads/ns/bytes/c.png',
+      headers: { 'content-type': 'image/png', 'transfer-encoding': 'chunked', authorization: 'Bearer runner:bytes' },
+    });
+    const status = new Promise<number>((resolve, reject) =>
+      chunked.on('response', (res) => (res.resume(), resolve(res.statusCode!))).on('error', reject),
+    );
     const tooLarge = await uploads('too_large');
     chunked.end(PNG(3500));
     expect(await status).toBe(413);

@@ -27,9 +27,12 @@ beforeAll(async () => {
     webhook: { authToken, webhookUrl, allowedNumbers: new Set([allowed]) },
     inbound: { receive: async (m) => (accepted.push(m), 'recorded') },
     media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'media-')), maxBytes: 1024, ttlMs: 60_000 }),
-    mediaSigningKey: 'k'.repeat(32), mediaMaxBytes: 1024,
+    mediaSigningKey: 'k'.repeat(32),
+    mediaMaxBytes: 1024,
     authorizer: { mayUpload: async () => false },
-    metrics, logger: pino({ level: 'silent' }), ready: () => true,
+    metrics,
+    logger: pino({ level: 'silent' }),
+    ready: () => true,
   });
   server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -38,11 +41,16 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 beforeEach(() => void accepted.splice(0));
 
-const post = (hook: Pick<SignedWebhook, 'body' | 'headers'>, url = target) => fetch(url, { method: 'POST', headers: hook.headers, body: hook.body });
+const post = (hook: Pick<SignedWebhook, 'body' | 'headers'>, url = target) =>
+  fetch(url, { method: 'POST', headers: hook.headers, body: hook.body });
 const valid = () => signedWebhook(authToken, webhookUrl, { from: allowed, body: 'make the navbar sticky' });
 const resign = (params: Record<string, string>, url = webhookUrl, token = authToken): SignedWebhook => ({
-  params, body: new URLSearchParams(params).toString(),
-  headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilio.getExpectedTwilioSignature(token, url, params) },
+  params,
+  body: new URLSearchParams(params).toString(),
+  headers: {
+    'content-type': 'application/x-www-form-urlencoded',
+    'x-twilio-signature': twilio.getExpectedTwilioSignature(token, url, params),
+  },
 });
 
 describe('POST /webhook', () => {
@@ -52,7 +60,15 @@ describe('POST /webhook', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/xml');
     expect(await res.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response></Response>');
-    expect(accepted).toEqual([{ id: hook.params.MessageSid, from: allowed, body: 'make the navbar sticky', transport: 'twilio', receivedAt: expect.any(String) }]);
+    expect(accepted).toEqual([
+      {
+        id: hook.params.MessageSid,
+        from: allowed,
+        body: 'make the navbar sticky',
+        transport: 'twilio',
+        receivedAt: expect.any(String),
+      },
+    ]);
   });
 
   const signature = valid().headers['x-twilio-signature']!;
@@ -95,18 +111,28 @@ describe('POST /webhook', () => {
     ['From changed', (p: Record<string, string>) => ({ ...p, From: 'whatsapp:+14155550999' })],
     ['MessageSid changed', (p: Record<string, string>) => ({ ...p, MessageSid: `SM${'1'.repeat(32)}` })],
     ['a field added', (p: Record<string, string>) => ({ ...p, Extra: '1' })],
-    ['a field removed', (p: Record<string, string>) => Object.fromEntries(Object.entries(p).filter(([k]) => k !== 'ProfileName'))],
+    [
+      'a field removed',
+      (p: Record<string, string>) => Object.fromEntries(Object.entries(p).filter(([k]) => k !== 'ProfileName')),
+    ],
     ['a field duplicated', (p: Record<string, string>) => p],
   ])('rejects params with %s after signing (403)', async (label, mutate) => {
     const hook = valid();
-    const body = label === 'a field duplicated' ? `${hook.body}&Body=again` : new URLSearchParams(mutate(hook.params)).toString();
+    const body =
+      label === 'a field duplicated' ? `${hook.body}&Body=again` : new URLSearchParams(mutate(hook.params)).toString();
     expect((await post({ body, headers: hook.headers })).status).toBe(403);
     expect(accepted).toHaveLength(0);
   });
 
   it.each([
     ['no signature header', (h: Record<string, string>) => ({ 'content-type': h['content-type']! })],
-    ['the signature under another name', (h: Record<string, string>) => ({ 'content-type': h['content-type']!, 'x-twilio-signature-2': h['x-twilio-signature']! })],
+    [
+      'the signature under another name',
+      (h: Record<string, string>) => ({
+        'content-type': h['content-type']!,
+        'x-twilio-signature-2': h['x-twilio-signature']!,
+      }),
+    ],
     ['a JSON content type', (h: Record<string, string>) => ({ ...h, 'content-type': 'application/json' })],
     ['a text content type', (h: Record<string, string>) => ({ ...h, 'content-type': 'text/plain' })],
   ])('rejects headers with %s (403)', async (_label, mutate) => {

@@ -7,22 +7,48 @@ const base = { TETHER_SESSION_NAME: 'abc-20261122083000-k3x9', TETHER_SESSION_NA
 describe('runner config', () => {
   it('applies defaults and runs Claude Code against the scripted model without an API key', () => {
     const c = parseConfig(base);
-    expect(c).toMatchObject({ workspace: '/workspace', repoDir: '/workspace/repo', home: '/workspace/home', gitStore: '/var/lib/tether/git', mediaDir: '/var/lib/tether/git/media', scriptedModel: true, model: 'claude-sonnet-4-5', github: { apiUrl: 'https://api.github.com' }, repoHosts: ['github.com'] });
+    expect(c).toMatchObject({
+      workspace: '/workspace',
+      repoDir: '/workspace/repo',
+      home: '/workspace/home',
+      gitStore: '/var/lib/tether/git',
+      mediaDir: '/var/lib/tether/git/media',
+      scriptedModel: true,
+      model: 'claude-sonnet-4-5',
+      github: { apiUrl: 'https://api.github.com' },
+      repoHosts: ['github.com'],
+    });
     expect(c.relay).toBeUndefined();
     expect(c.claudePath).toBeUndefined();
     expect(c.agentEnv).toEqual({
-      PATH: expect.any(String), HOME: '/workspace/home', CLAUDE_CONFIG_DIR: '/workspace/home/.claude', LANG: 'C.UTF-8',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1',
+      PATH: expect.any(String),
+      HOME: '/workspace/home',
+      CLAUDE_CONFIG_DIR: '/workspace/home/.claude',
+      LANG: 'C.UTF-8',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
     });
     expect(loopbackModelEnv(c.agentEnv, 'http://127.0.0.1:4100')).toMatchObject({
-      ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100', ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY,
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100',
+      ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY,
     });
   });
 
   it('with a key Claude Code talks to the API; GITHUB_TOKEN never reaches it; proxies do', () => {
-    const c = parseConfig({ ...base, ANTHROPIC_API_KEY: 'sk-ant-xyz123', GITHUB_TOKEN: 'ghp_abc', TETHER_RELAY_URL: 'http://relay:8080/', HTTPS_PROXY: 'http://proxy:3128', NO_PROXY: '.svc' });
+    const c = parseConfig({
+      ...base,
+      ANTHROPIC_API_KEY: 'sk-ant-xyz123',
+      GITHUB_TOKEN: 'ghp_abc',
+      TETHER_RELAY_URL: 'http://relay:8080/',
+      HTTPS_PROXY: 'http://proxy:3128',
+      NO_PROXY: '.svc',
+    });
     expect(c.scriptedModel).toBe(false);
-    expect(c.agentEnv).toMatchObject({ ANTHROPIC_API_KEY: 'sk-ant-xyz123', HTTPS_PROXY: 'http://proxy:3128', NO_PROXY: '.svc,127.0.0.1,localhost' });
+    expect(c.agentEnv).toMatchObject({
+      ANTHROPIC_API_KEY: 'sk-ant-xyz123',
+      HTTPS_PROXY: 'http://proxy:3128',
+      NO_PROXY: '.svc,127.0.0.1,localhost',
+    });
     expect(c.agentEnv).not.toHaveProperty('ANTHROPIC_BASE_URL');
     expect(Object.values(c.agentEnv)).not.toContain('ghp_abc');
     expect(c.relay).toEqual({ url: 'http://relay:8080', tokenFile: '/var/run/secrets/tether/relay/token' });
@@ -30,22 +56,46 @@ describe('runner config', () => {
   });
 
   it('takes the repository host list from the controller and refuses a malformed one', () => {
-    expect(parseConfig({ ...base, TETHER_REPO_HOSTS: 'ghe.example,/srv/git' }).repoHosts).toEqual(['ghe.example', '/srv/git']);
-    expect(() => parseConfig({ ...base, TETHER_REPO_HOSTS: 'ssh://ghe.example' })).toThrow(/invalid TETHER_REPO_HOSTS: "ssh:\/\/ghe.example" is not a host/);
+    expect(parseConfig({ ...base, TETHER_REPO_HOSTS: 'ghe.example,/srv/git' }).repoHosts).toEqual([
+      'ghe.example',
+      '/srv/git',
+    ]);
+    expect(() => parseConfig({ ...base, TETHER_REPO_HOSTS: 'ssh://ghe.example' })).toThrow(
+      /invalid TETHER_REPO_HOSTS: "ssh:\/\/ghe.example" is not a host/,
+    );
   });
 
   it('ANTHROPIC_BASE_URL without a key: another Messages API, given a placeholder key', () => {
-    const c = parseConfig({ ...base, ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100', TETHER_CLAUDE_MODEL: 'claude-opus-4-1' });
+    const c = parseConfig({
+      ...base,
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100',
+      TETHER_CLAUDE_MODEL: 'claude-opus-4-1',
+    });
     expect(c).toMatchObject({ scriptedModel: false, model: 'claude-opus-4-1' });
-    expect(c.agentEnv).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100', ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY });
+    expect(c.agentEnv).toMatchObject({
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100',
+      ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY,
+    });
     expect(c.secrets).toEqual([]);
   });
 
   it('TETHER_AGENT_SOCKET: Claude Code runs in the agent container; model calls go to the configured API', () => {
     expect(parseConfig(base)).toMatchObject({ agentSocket: undefined, anthropicBaseUrl: 'https://api.anthropic.com' });
-    const c = parseConfig({ ...base, TETHER_AGENT_SOCKET: '/run/tether/supervisor/agent.sock', ANTHROPIC_API_KEY: 'sk-ant-xyz123', ANTHROPIC_BASE_URL: 'https://gateway.example/anthropic/' });
-    expect(c).toMatchObject({ agentSocket: '/run/tether/supervisor/agent.sock', anthropicBaseUrl: 'https://gateway.example/anthropic', scriptedModel: false });
-    expect(loopbackModelEnv(c.agentEnv, 'http://127.0.0.1:4100')).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100', ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY });
+    const c = parseConfig({
+      ...base,
+      TETHER_AGENT_SOCKET: '/run/tether/supervisor/agent.sock',
+      ANTHROPIC_API_KEY: 'sk-ant-xyz123',
+      ANTHROPIC_BASE_URL: 'https://gateway.example/anthropic/',
+    });
+    expect(c).toMatchObject({
+      agentSocket: '/run/tether/supervisor/agent.sock',
+      anthropicBaseUrl: 'https://gateway.example/anthropic',
+      scriptedModel: false,
+    });
+    expect(loopbackModelEnv(c.agentEnv, 'http://127.0.0.1:4100')).toMatchObject({
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100',
+      ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY,
+    });
     expect(() => parseConfig({ ...base, TETHER_AGENT_SOCKET: 'agent.sock' })).toThrow(/TETHER_AGENT_SOCKET/);
   });
 
@@ -69,6 +119,8 @@ describe('runner config', () => {
   });
 
   it('never echoes a secret in a config error', () => {
-    expect(() => parseConfig({ ...base, TETHER_SESSION_NAME: undefined, GITHUB_TOKEN: 'ghp_zzz' })).toThrow(/^(?!.*ghp_zzz)/);
+    expect(() => parseConfig({ ...base, TETHER_SESSION_NAME: undefined, GITHUB_TOKEN: 'ghp_zzz' })).toThrow(
+      /^(?!.*ghp_zzz)/,
+    );
   });
 });

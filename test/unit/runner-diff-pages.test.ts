@@ -64,13 +64,18 @@ describe('diff pages', { timeout: 120_000 }, () => {
     expect(review.pictures).toHaveLength(1);
     expect(size!.height).toBeGreaterThan(300);
     expect(size!.height).toBeLessThan(MAX_HEIGHT);
-    const oneFile = check('one-file', (await drawer.review(SAMPLE_DIFF.split('diff --git a/README.md')[0]!, '1 file changed')).pictures);
+    const oneFile = check(
+      'one-file',
+      (await drawer.review(SAMPLE_DIFF.split('diff --git a/README.md')[0]!, '1 file changed')).pictures,
+    );
     expect(oneFile[0]!.height).toBeLessThan(size!.height);
     matchesLayout(review);
   });
 
   it('a long diff: 3 pages in order, the rest counted, each within the page and media bounds', async () => {
-    const review = await timed(() => drawer.review(manyFiles(40, 14), '40 files changed, 560 insertions(+), 40 deletions(-)'));
+    const review = await timed(() =>
+      drawer.review(manyFiles(40, 14), '40 files changed, 560 insertions(+), 40 deletions(-)'),
+    );
     check('long', review.pictures);
     expect(review.pictures).toHaveLength(REVIEW_PAGES);
     expect(review.hidden.length).toBeGreaterThan(0);
@@ -102,7 +107,11 @@ describe('the media size limit', { timeout: 120_000 }, () => {
 describe('hostile diffs render safely within time and size bounds', { timeout: 120_000 }, () => {
   it.each([
     ['names with HTML, newlines, unicode; CRLF; bidi; a <script> file', HOSTILE_NAMES_DIFF, 2],
-    ['a binary file', 'diff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..1111111\nBinary files /dev/null and b/logo.png differ\n', 1],
+    [
+      'a binary file',
+      'diff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..1111111\nBinary files /dev/null and b/logo.png differ\n',
+      1,
+    ],
     ['a 1 MB single line', hugeLine(1_000_000), 1],
     ['a 10,000-line file', bigFile(1, 10_000), REVIEW_PAGES],
   ])('%s', async (label, diff, pages) => {

@@ -3,7 +3,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { matchDiffFile } from '../../common/session/diff-files.ts';
 import { DIFF_LAYOUT, paginate } from '../../runner-image/diff-layout.ts';
-import { languageOf, loadHighlighter, pageHtml, splitHighlighted, type Highlighter } from '../../runner-image/diff-html.ts';
+import {
+  languageOf,
+  loadHighlighter,
+  pageHtml,
+  splitHighlighted,
+  type Highlighter,
+} from '../../runner-image/diff-html.ts';
 import { parseDiff, unquotePath } from '../../runner-image/diff-parse.ts';
 import { bigFile, manyFiles, SAMPLE_DIFF, HOSTILE_NAMES_DIFF } from '../support/diffs.ts';
 
@@ -13,9 +19,20 @@ beforeAll(async () => {
 });
 
 /** Every tag name in the page's body. */
-const tagsIn = (html: string) => new Set(html.split('<body>').slice(1).flatMap((body) => [...body.split('</body>')[0]!.matchAll(/<\/?([a-zA-Z][a-zA-Z0-9-]*)/g)].map((m) => m[1]!.toLowerCase())));
+const tagsIn = (html: string) =>
+  new Set(
+    html
+      .split('<body>')
+      .slice(1)
+      .flatMap((body) =>
+        [...body.split('</body>')[0]!.matchAll(/<\/?([a-zA-Z][a-zA-Z0-9-]*)/g)].map((m) => m[1]!.toLowerCase()),
+      ),
+  );
 const ALLOWED_TAGS = ['body', 'header', 'span', 'h2', 'div', 'i', 'b', 'code', 'em', 'footer', 'html'];
-const htmlOf = (diff: string) => paginate(parseDiff(diff), 3).pages.map((p) => pageHtml(p, { title: 't', counter: '' }, hl)).join('');
+const htmlOf = (diff: string) =>
+  paginate(parseDiff(diff), 3)
+    .pages.map((p) => pageHtml(p, { title: 't', counter: '' }, hl))
+    .join('');
 
 describe('parsing git diff output', () => {
   it('keeps files, counts and numbered lines, and drops the plumbing', () => {
@@ -32,13 +49,20 @@ describe('parsing git diff output', () => {
     expect(image).toMatchObject({ name: 'img.png', binary: true, hunks: [] });
     expect(script).toMatchObject({ name: 'run.sh', notes: ['mode 100644', '→ 100755'] });
     const html = htmlOf(SAMPLE_DIFF);
-    for (const plumbing of ['diff --git', 'index 1111111', '--- a/', '+++ b/', 'new file mode', 'old mode', '@@ -1']) expect(html).not.toContain(plumbing);
+    for (const plumbing of ['diff --git', 'index 1111111', '--- a/', '+++ b/', 'new file mode', 'old mode', '@@ -1'])
+      expect(html).not.toContain(plumbing);
   });
 
   it('reads renames, deletions and quoted names (newlines, octal UTF-8) and shows hidden characters', () => {
     const files = parseDiff(HOSTILE_NAMES_DIFF);
     expect(files.map((f) => f.name)).toEqual([
-      '<script>alert(1)</script>.html', 'new<U+000A>line.txt', 'café/日本.md', 'gone.txt', 'new/name.ts', 'crlf.txt', 'bidi.ts',
+      '<script>alert(1)</script>.html',
+      'new<U+000A>line.txt',
+      'café/日本.md',
+      'gone.txt',
+      'new/name.ts',
+      'crlf.txt',
+      'bidi.ts',
     ]);
     expect(files[3]!.notes).toEqual(['deleted']);
     expect(files[4]).toMatchObject({ from: 'old/name.ts', notes: ['similarity 90%'] });
@@ -69,7 +93,9 @@ describe('the page HTML', () => {
 
   it('closes and reopens highlight spans at line ends', () => {
     expect(splitHighlighted('<span class="a">x\ny<span class="b">z</span>\nw</span>')).toEqual([
-      '<span class="a">x</span>', '<span class="a">y<span class="b">z</span></span>', '<span class="a">w</span>',
+      '<span class="a">x</span>',
+      '<span class="a">y<span class="b">z</span></span>',
+      '<span class="a">w</span>',
     ]);
   });
 });

@@ -5,7 +5,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AGENT_UID, RUNNER_COMMAND, RUNNER_UID } from '../../controller/builders.ts';
-import { caBundleIsAnOptionalSecret, importedPackages, instructions, ofKeyword, uninstalled } from '../support/dockerfiles.ts';
+import {
+  caBundleIsAnOptionalSecret,
+  importedPackages,
+  instructions,
+  ofKeyword,
+  uninstalled,
+} from '../support/dockerfiles.ts';
 
 const path = join(import.meta.dirname, '../../runner-image/Dockerfile');
 const text = readFileSync(path, 'utf8');
@@ -21,7 +27,7 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
     expect(run.status).toBe(0);
   });
 
-  it('builds on node:24-bookworm-slim, flattened without Node\'s C headers', () => {
+  it("builds on node:24-bookworm-slim, flattened without Node's C headers", () => {
     expect(of('FROM')).toEqual(['FROM node:24-bookworm-slim AS base', 'FROM scratch']);
     expect(of('RUN')[0]).toBe('RUN rm -rf /usr/local/include');
     expect(of('COPY')[0]).toBe('COPY --from=base / /');
@@ -31,17 +37,25 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
     const apt = of('RUN').find((l) => l.includes('apt-get install'));
     expect(apt).toBeDefined();
     expect(apt).toMatch(/apt-get update .*&& apt-get install -y --no-install-recommends/);
-    for (const pkg of ['git', 'chromium', 'fonts-dejavu-core', 'ca-certificates']) expect(apt!.split(/\s+/)).toContain(pkg);
+    for (const pkg of ['git', 'chromium', 'fonts-dejavu-core', 'ca-certificates'])
+      expect(apt!.split(/\s+/)).toContain(pkg);
     expect(apt).toContain('rm -rf /var/lib/apt/lists/*');
   });
 
-  it("runs the Claude Code binary of the exactly pinned Agent SDK: no global install, optional dependencies kept", () => {
+  it('runs the Claude Code binary of the exactly pinned Agent SDK: no global install, optional dependencies kept', () => {
     expect(text).not.toMatch(/@anthropic-ai\/claude-code|CLAUDE_CODE_VERSION|TETHER_CLAUDE_PATH/);
     const ci = of('RUN').find((l) => /\bnpm ci\b/.test(l));
     expect(ci).toMatch(/--include=optional/);
     expect(ci).not.toMatch(/--omit=optional|--no-optional/);
-    const manifest = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    const lock = JSON.parse(readFileSync(join(import.meta.dirname, '../../package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> }> };
+    const manifest = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    const lock = JSON.parse(readFileSync(join(import.meta.dirname, '../../package-lock.json'), 'utf8')) as {
+      packages: Record<
+        string,
+        { version?: string; dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> }
+      >;
+    };
     const pinned = manifest.dependencies['@anthropic-ai/claude-agent-sdk'];
     expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
     expect(lock.packages['']?.dependencies?.['@anthropic-ai/claude-agent-sdk']).toBe(pinned);
@@ -51,19 +65,33 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
   });
 
   it('keeps every package the supervisor and the agent host import and drops only ones they do not', () => {
-    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     const dropped = uninstalled(of('RUN').find((l) => l.includes('npm uninstall'))!);
     const imported = importedPackages('runner-image/main.ts', 'runner-image/agent-host/main.ts');
     expect(imported).toContain('@anthropic-ai/claude-agent-sdk');
-    for (const name of imported) expect(dropped, `${name} is imported by the runner but the image uninstalls it`).not.toContain(name);
-    expect(Object.keys(pkg.dependencies).filter((d) => !imported.has(d)).sort()).toEqual([...dropped].sort());
+    for (const name of imported)
+      expect(dropped, `${name} is imported by the runner but the image uninstalls it`).not.toContain(name);
+    expect(
+      Object.keys(pkg.dependencies)
+        .filter((d) => !imported.has(d))
+        .sort(),
+    ).toEqual([...dropped].sort());
   });
 
   it('leaves out only GPU drivers and debugging layers Chromium cannot use headless (--disable-gpu)', () => {
     const apt = of('RUN').find((l) => l.includes('apt-get install'))!;
     const excluded = [...apt.matchAll(/'(\/usr\/lib\/[^']+)'/g)].map((m) => m[1]);
-    expect(excluded).toEqual(['/usr/lib/*/dri/*', '/usr/lib/*/libLLVM-*', '/usr/lib/*/libz3.so*', '/usr/lib/chromium/libVkLayer_khronos_validation.so*']);
-    expect(readFileSync(join(import.meta.dirname, '../../runner-image/images.ts'), 'utf8')).toContain("'--disable-gpu'");
+    expect(excluded).toEqual([
+      '/usr/lib/*/dri/*',
+      '/usr/lib/*/libLLVM-*',
+      '/usr/lib/*/libz3.so*',
+      '/usr/lib/chromium/libVkLayer_khronos_validation.so*',
+    ]);
+    expect(readFileSync(join(import.meta.dirname, '../../runner-image/images.ts'), 'utf8')).toContain(
+      "'--disable-gpu'",
+    );
   });
 
   it('runs as a numeric non-root user', () => {
@@ -84,15 +112,22 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
   it("fills Node's compile cache as each user the runner Pod's containers run as, after copying the code", () => {
     expect(of('ENV')).toContain('ENV NODE_COMPILE_CACHE=/app/.compile-cache');
     const fill = of('RUN').find((l) => l.includes('compile-cache.ts'))!;
-    for (const [uid, gid] of [[RUNNER_UID, RUNNER_UID], [AGENT_UID, RUNNER_UID]]) {
+    for (const [uid, gid] of [
+      [RUNNER_UID, RUNNER_UID],
+      [AGENT_UID, RUNNER_UID],
+    ]) {
       expect(fill).toContain(`setpriv --reuid=${uid} --regid=${gid} --clear-groups node runner-image/compile-cache.ts`);
     }
     expect(fill).toMatch(/chmod 0755 \.compile-cache$/);
-    expect(lines.findIndex((l) => l.includes('compile-cache.ts'))).toBeGreaterThan(lines.indexOf('COPY runner-image/ ./runner-image/'));
+    expect(lines.findIndex((l) => l.includes('compile-cache.ts'))).toBeGreaterThan(
+      lines.indexOf('COPY runner-image/ ./runner-image/'),
+    );
   });
 
   it('starts the runner entrypoint the controller expects', () => {
     expect(of('CMD')).toEqual([`CMD ${JSON.stringify(RUNNER_COMMAND).replaceAll(',', ', ')}`]);
-    expect(of('COPY')).toEqual(expect.arrayContaining(['COPY common/ ./common/', 'COPY runner-image/ ./runner-image/']));
+    expect(of('COPY')).toEqual(
+      expect.arrayContaining(['COPY common/ ./common/', 'COPY runner-image/ ./runner-image/']),
+    );
   });
 });

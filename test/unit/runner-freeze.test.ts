@@ -25,7 +25,8 @@ function remote(): string {
   const root = mkdtempSync(join(tmpdir(), 'tether-freeze-order-'));
   const seed = join(root, 'seed');
   mkdirSync(seed);
-  const git = (...args: string[]) => execFileSync('git', ['-C', seed, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args]);
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', seed, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args]);
   git('init', '--quiet', '--initial-branch=main');
   writeFileSync(join(seed, 'README.md'), '# web\n');
   git('add', '-A');
@@ -38,9 +39,21 @@ function remote(): string {
 async function runSession(result: AgentResult, freeze: () => Promise<{ lingering: number }>, limits = SNAPSHOT_LIMITS) {
   const order: string[] = [];
   const memory = new MemorySessions('ns');
-  await memory.create('ns', 's', { phone: '+14155550123', prompt: 'p', repo: { url: remote(), baseBranch: 'main' }, workspace: 'w' });
+  await memory.create('ns', 's', {
+    phone: '+14155550123',
+    prompt: 'p',
+    repo: { url: remote(), baseBranch: 'main' },
+    workspace: 'w',
+  });
   await memory.patchStatus('ns', 's', { phase: 'Starting' });
-  const status = new StatusWriter({ sessions: memory as unknown as SessionClient, namespace: 'ns', name: 's', redact: makeRedactor(), log, batchMs: 0 });
+  const status = new StatusWriter({
+    sessions: memory as unknown as SessionClient,
+    namespace: 'ns',
+    name: 's',
+    redact: makeRedactor(),
+    log,
+    batchMs: 0,
+  });
   memory.onChange((_key, session) => session && status.noticed(session));
   const workspace = mkdtempSync(join(tmpdir(), 'tether-freeze-ws-'));
   class RecordingGit extends Git {
@@ -58,10 +71,26 @@ async function runSession(result: AgentResult, freeze: () => Promise<{ lingering
     },
   };
   const runner = new Runner({
-    status, agent, log, redact: (s) => s, browsers: new Browsers(), policy: parsePolicy(undefined),
-    git: new RecordingGit({ workspace, checkout: 'repo', storeDir: mkdtempSync(join(tmpdir(), 'tether-freeze-store-')), author, redact: (s) => s, path: process.env.PATH!, limits }),
-    media: { dir: mkdtempSync(join(tmpdir(), 'tether-freeze-media-')), namespace: 'ns', session: 's' }, workspace, repoDir: join(workspace, 'repo'),
-    github: { apiUrl: 'http://127.0.0.1:9' }, repoHosts: parseRepoHosts(tmpdir()),
+    status,
+    agent,
+    log,
+    redact: (s) => s,
+    browsers: new Browsers(),
+    policy: parsePolicy(undefined),
+    git: new RecordingGit({
+      workspace,
+      checkout: 'repo',
+      storeDir: mkdtempSync(join(tmpdir(), 'tether-freeze-store-')),
+      author,
+      redact: (s) => s,
+      path: process.env.PATH!,
+      limits,
+    }),
+    media: { dir: mkdtempSync(join(tmpdir(), 'tether-freeze-media-')), namespace: 'ns', session: 's' },
+    workspace,
+    repoDir: join(workspace, 'repo'),
+    github: { apiUrl: 'http://127.0.0.1:9' },
+    repoHosts: parseRepoHosts(tmpdir()),
     freezeAgent: async () => {
       order.push('freeze');
       return freeze();
@@ -89,7 +118,9 @@ describe('the freeze before the snapshot', { timeout: 30_000 }, () => {
       const { order, session } = await runSession(result, async () => ({ lingering: 2 }));
       expect(order).toEqual(['agent', 'freeze']);
       expect(session.status?.phase).toBe('Failed');
-      expect(session.status?.result?.message).toContain("Tether did not read the changes (2 of the agent's processes did not stop); they are kept on the workspace.");
+      expect(session.status?.result?.message).toContain(
+        "Tether did not read the changes (2 of the agent's processes did not stop); they are kept on the workspace.",
+      );
       expect(session.status?.result?.snapshotTree).toBeUndefined();
     }
   });
@@ -99,12 +130,16 @@ describe('the freeze before the snapshot', { timeout: 30_000 }, () => {
       throw new Error('agent channel closed: the agent host disconnected');
     });
     expect(order).toEqual(['agent', 'freeze']);
-    expect(session.status?.result?.message).toContain("the agent's processes could not be stopped: agent channel closed");
+    expect(session.status?.result?.message).toContain(
+      "the agent's processes could not be stopped: agent channel closed",
+    );
   });
 
   it('a checkout over the limits: the Session fails and says which', async () => {
     const { session } = await runSession(finished, async () => ({ lingering: 0 }), { ...SNAPSHOT_LIMITS, entries: 1 });
     expect(session.status?.phase).toBe('Failed');
-    expect(session.status?.result?.message).toContain('Tether did not read the changes (the checkout holds more than 1 files and folders)');
+    expect(session.status?.result?.message).toContain(
+      'Tether did not read the changes (the checkout holds more than 1 files and folders)',
+    );
   });
 });

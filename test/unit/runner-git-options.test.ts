@@ -10,10 +10,21 @@ import { repoProblem } from '../../common/session/repo.ts';
 import { Git } from '../../runner-image/git.ts';
 
 const author = { name: 'Tether', email: 'tether@example.com' };
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, {
-  cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'],
-  env: { PATH: process.env.PATH, HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
-});
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    env: {
+      PATH: process.env.PATH,
+      HOME: cwd,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@t',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@t',
+    },
+  });
 
 /** A bare remote with one commit on main; the runner's git for a fresh workspace; where a command would leave its mark. */
 function setup() {
@@ -21,10 +32,21 @@ function setup() {
   const remote = join(root, 'remote.git');
   mkdirSync(remote);
   git(remote, 'init', '--quiet', '--bare', '--initial-branch=main');
-  git(remote, 'update-ref', 'refs/heads/main', git(remote, 'commit-tree', '-m', 'initial', git(remote, 'mktree').trim()).trim());
+  git(
+    remote,
+    'update-ref',
+    'refs/heads/main',
+    git(remote, 'commit-tree', '-m', 'initial', git(remote, 'mktree').trim()).trim(),
+  );
   mkdirSync(join(root, 'workspace'));
   const runnerGit = new Git({
-    workspace: join(root, 'workspace'), checkout: 'repo', storeDir: mkdtempSync(join(root, 'store-')), token: 'ghp_x', author, redact: (s) => s, path: process.env.PATH!,
+    workspace: join(root, 'workspace'),
+    checkout: 'repo',
+    storeDir: mkdtempSync(join(root, 'store-')),
+    token: 'ghp_x',
+    author,
+    redact: (s) => s,
+    path: process.env.PATH!,
   });
   return { root, remote, runnerGit, marker: join(root, 'MARKER') };
 }
@@ -42,11 +64,13 @@ describe('a ref or URL that looks like an option', { timeout: 30_000 }, () => {
     // The runner's fetch as it was before the private store: `git fetch --prune origin <base>`.
     try {
       git(checkout, 'fetch', '--prune', 'origin', uploadPack(marker));
-    } catch { /* the fetch fails after running the command */ }
+    } catch {
+      /* the fetch fails after running the command */
+    }
     expect(existsSync(marker)).toBe(true);
   });
 
-  it('as the base branch: git itself accepts the name, yet the runner\'s git never runs the command', async () => {
+  it("as the base branch: git itself accepts the name, yet the runner's git never runs the command", async () => {
     const { remote, runnerGit, marker } = setup();
     const branch = uploadPack(marker);
     expect(() => execFileSync('git', ['check-ref-format', `refs/heads/${branch}`])).not.toThrow();
@@ -66,9 +90,11 @@ describe('a ref or URL that looks like an option', { timeout: 30_000 }, () => {
     expect(repoProblem({ url }, ['github.com'])).toMatch(/is not a repository URL/);
   });
 
-  it('a spaced --upload-pack ref fails the runner\'s own check before any git runs', async () => {
+  it("a spaced --upload-pack ref fails the runner's own check before any git runs", async () => {
     const { remote, runnerGit, marker } = setup();
-    await expect(runnerGit.prepare(remote, `--upload-pack=touch ${marker}`)).rejects.toThrow(/is not a valid branch name/);
+    await expect(runnerGit.prepare(remote, `--upload-pack=touch ${marker}`)).rejects.toThrow(
+      /is not a valid branch name/,
+    );
     expect(existsSync(marker)).toBe(false);
   });
 });

@@ -12,9 +12,20 @@ import { hostileGitScript } from '../support/hostile-git.ts';
 
 const TOKEN = 'ghp_canaryCANARYcanary0123456789abcdefAB';
 const author = { name: 'Tether', email: 'tether@example.com' };
-const plainGit = (cwd: string, ...args: string[]) => execFileSync('git', args, {
-  cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' },
-});
+const plainGit = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      PATH: process.env.PATH,
+      HOME: cwd,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@t',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@t',
+    },
+  });
 
 /** A bare remote with one commit on main, a workspace and the runner's private folder. */
 function setup(files: Record<string, string> = {}) {
@@ -25,13 +36,23 @@ function setup(files: Record<string, string> = {}) {
   const seed = join(root, 'seed');
   mkdirSync(seed);
   plainGit(seed, 'init', '--quiet', '--initial-branch=main');
-  for (const [path, content] of Object.entries({ 'README.md': '# web\n', '.gitignore': 'ignored/\n', ...files })) writeFileSync(join(seed, path), content);
+  for (const [path, content] of Object.entries({ 'README.md': '# web\n', '.gitignore': 'ignored/\n', ...files }))
+    writeFileSync(join(seed, path), content);
   plainGit(seed, 'add', '.');
   plainGit(seed, 'commit', '--quiet', '-m', 'initial');
   plainGit(seed, 'push', '--quiet', remote, 'main');
   const repo = join(root, 'workspace', 'repo');
   mkdirSync(join(root, 'workspace'));
-  const newGit = () => new Git({ workspace: join(root, 'workspace'), checkout: 'repo', storeDir: mkdtempSync(join(root, 'store-')), token: TOKEN, author, redact: (s) => s, path: process.env.PATH! });
+  const newGit = () =>
+    new Git({
+      workspace: join(root, 'workspace'),
+      checkout: 'repo',
+      storeDir: mkdtempSync(join(root, 'store-')),
+      token: TOKEN,
+      author,
+      redact: (s) => s,
+      path: process.env.PATH!,
+    });
   const upstream = (path: string, content: string) => {
     writeFileSync(join(seed, path), content);
     plainGit(seed, 'add', '.');
@@ -44,29 +65,68 @@ function setup(files: Record<string, string> = {}) {
 describe('git environment', () => {
   it('reads no configuration file the agent can write and locks hooks and fsmonitor', () => {
     const env = gitEnvironment({ path: '/usr/bin:/bin', home: '/var/lib/tether/git/home', author });
-    expect(env).toMatchObject({ HOME: '/var/lib/tether/git/home', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0' });
-    const config = Object.fromEntries(Array.from({ length: Number(env.GIT_CONFIG_COUNT) }, (_, i) => [env[`GIT_CONFIG_KEY_${i}`], env[`GIT_CONFIG_VALUE_${i}`]]));
-    expect(config).toMatchObject({ 'core.hooksPath': '/dev/null', 'core.fsmonitor': 'false', 'credential.helper': '', 'core.sshCommand': 'ssh -F /dev/null', 'protocol.allow': 'never', 'protocol.file.allow': 'always' });
+    expect(env).toMatchObject({
+      HOME: '/var/lib/tether/git/home',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_TERMINAL_PROMPT: '0',
+    });
+    const config = Object.fromEntries(
+      Array.from({ length: Number(env.GIT_CONFIG_COUNT) }, (_, i) => [
+        env[`GIT_CONFIG_KEY_${i}`],
+        env[`GIT_CONFIG_VALUE_${i}`],
+      ]),
+    );
+    expect(config).toMatchObject({
+      'core.hooksPath': '/dev/null',
+      'core.fsmonitor': 'false',
+      'credential.helper': '',
+      'core.sshCommand': 'ssh -F /dev/null',
+      'protocol.allow': 'never',
+      'protocol.file.allow': 'always',
+    });
     expect(Object.keys(config).some((k) => /extraheader/i.test(k))).toBe(false);
-    expect(Object.keys(env).filter((k) => !/^GIT_/.test(k)).sort()).toEqual(['HOME', 'LANG', 'PATH']);
+    expect(
+      Object.keys(env)
+        .filter((k) => !/^GIT_/.test(k))
+        .sort(),
+    ).toEqual(['HOME', 'LANG', 'PATH']);
   });
 
   it('scopes the token to the origin of an http(s) forge and gives it to nothing else', () => {
     expect(credentialKey('https://github.com/acme/web.git')).toBe('http.https://github.com/.extraHeader');
     expect(credentialKey('http://127.0.0.1:8080/acme/web.git')).toBe('http.http://127.0.0.1:8080/.extraHeader');
-    for (const url of ['/srv/git/acme/web.git', 'git@github.com:acme/web.git', 'ssh://git@github.com/acme/web.git', 'ext::sh -c x']) {
+    for (const url of [
+      '/srv/git/acme/web.git',
+      'git@github.com:acme/web.git',
+      'ssh://git@github.com/acme/web.git',
+      'ext::sh -c x',
+    ]) {
       expect(credentialKey(url)).toBeUndefined();
-      expect(JSON.stringify(gitEnvironment({ path: '/bin', home: '/h', author, forge: { url, token: TOKEN } }))).not.toContain(Buffer.from(`x-access-token:${TOKEN}`).toString('base64'));
+      expect(
+        JSON.stringify(gitEnvironment({ path: '/bin', home: '/h', author, forge: { url, token: TOKEN } })),
+      ).not.toContain(Buffer.from(`x-access-token:${TOKEN}`).toString('base64'));
     }
-    const env = gitEnvironment({ path: process.env.PATH!, home: tmpdir(), author, forge: { url: 'https://github.com/acme/web.git', token: TOKEN } });
+    const env = gitEnvironment({
+      path: process.env.PATH!,
+      home: tmpdir(),
+      author,
+      forge: { url: 'https://github.com/acme/web.git', token: TOKEN },
+    });
     const header = (url: string) => {
       try {
-        return execFileSync('git', ['config', '--get-urlmatch', 'http.extraHeader', url], { env, encoding: 'utf8', cwd: tmpdir() }).trim();
+        return execFileSync('git', ['config', '--get-urlmatch', 'http.extraHeader', url], {
+          env,
+          encoding: 'utf8',
+          cwd: tmpdir(),
+        }).trim();
       } catch {
         return '';
       }
     };
-    expect(header('https://github.com/acme/other.git')).toBe(`Authorization: Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`);
+    expect(header('https://github.com/acme/other.git')).toBe(
+      `Authorization: Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`,
+    );
     expect(header('https://github.com.evil.example/acme/web.git')).toBe('');
     expect(header('http://github.com/acme/web.git')).toBe('');
   });
@@ -91,7 +151,9 @@ describe('runner git', { timeout: 30_000 }, () => {
     expect(plainGit(repo, 'status', '--porcelain')).toBe('');
     expect(plainGit(repo, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('main');
     expect(plainGit(repo, 'config', '--list', '--local')).not.toMatch(/extraheader|credential|store-/i);
-    expect(filesContaining(join(root, 'workspace'), [TOKEN, Buffer.from(`x-access-token:${TOKEN}`).toString('base64')])).toEqual([]);
+    expect(
+      filesContaining(join(root, 'workspace'), [TOKEN, Buffer.from(`x-access-token:${TOKEN}`).toString('base64')]),
+    ).toEqual([]);
   });
 
   it('snapshots symlinks as links, never what they point at', async () => {
@@ -103,7 +165,12 @@ describe('runner git', { timeout: 30_000 }, () => {
     symlinkSync('/etc', join(repo, 'etc'));
     const snapshot = (await git.changes())!;
     const entries = (await git.run(['ls-tree', snapshot.tree])).split('\n').filter(Boolean);
-    expect(entries.filter((e) => e.startsWith('120000 blob')).map((e) => e.split('\t')[1]).sort()).toEqual(['etc', 'g', 'passwd']);
+    expect(
+      entries
+        .filter((e) => e.startsWith('120000 blob'))
+        .map((e) => e.split('\t')[1])
+        .sort(),
+    ).toEqual(['etc', 'g', 'passwd']);
     const diff = await git.diff(snapshot);
     expect(diff.full).toContain('+/etc/passwd');
     expect(diff.full).not.toContain('root:');
@@ -117,7 +184,10 @@ describe('runner git', { timeout: 30_000 }, () => {
     const git = newGit();
     await git.prepare(remote, 'main');
     const marker = join(root, 'MARKER');
-    execFileSync('sh', ['-c', hostileGitScript({ marker, realUrl: remote, evilUrl: evil })], { cwd: repo, env: { PATH: process.env.PATH, HOME: join(root, 'workspace', 'home') } });
+    execFileSync('sh', ['-c', hostileGitScript({ marker, realUrl: remote, evilUrl: evil })], {
+      cwd: repo,
+      env: { PATH: process.env.PATH, HOME: join(root, 'workspace', 'home') },
+    });
     writeFileSync(join(repo, 'README.md'), '# changed\n');
     const snapshot = (await git.changes())!;
     expect((await git.diff(snapshot)).full).toContain('+# changed');
@@ -129,7 +199,10 @@ describe('runner git', { timeout: 30_000 }, () => {
     expect(plainGit(evil, 'for-each-ref')).toBe('');
     expect(plainGit(remote, 'rev-parse', 'tether/s1^{tree}').trim()).toBe(snapshot.tree);
     // The trap is armed: git that reads the checkout's configuration runs it.
-    execFileSync('sh', ['-c', hostileGitScript({ marker, realUrl: remote, evilUrl: evil })], { cwd: repo, env: { PATH: process.env.PATH, HOME: join(root, 'workspace', 'home') } });
+    execFileSync('sh', ['-c', hostileGitScript({ marker, realUrl: remote, evilUrl: evil })], {
+      cwd: repo,
+      env: { PATH: process.env.PATH, HOME: join(root, 'workspace', 'home') },
+    });
     writeFileSync(join(repo, 'README.md'), '# again\n');
     plainGit(repo, 'diff');
     expect(readFileSync(marker, 'utf8')).toMatch(/evil\.sh/);
@@ -158,7 +231,9 @@ describe('runner git', { timeout: 30_000 }, () => {
     writeFileSync(join(root, 'workspace', '.tether-repo-base'), `${'a'.repeat(40)}\n`);
     const git = newGit();
     expect(await git.prepare(remote, 'main')).toBe('kept-changes');
-    expect(readFileSync(join(root, 'workspace', '.tether-repo-base'), 'utf8').trim()).toBe(plainGit(remote, 'rev-parse', 'main').trim());
+    expect(readFileSync(join(root, 'workspace', '.tether-repo-base'), 'utf8').trim()).toBe(
+      plainGit(remote, 'rev-parse', 'main').trim(),
+    );
   });
 
   it('reverts to the base: changed files restored, new files gone, ignored files kept', async () => {

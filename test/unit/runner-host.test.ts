@@ -35,7 +35,14 @@ beforeEach(async () => {
   memory = new MemorySessions('ns');
   await memory.create('ns', 's', { phone: '+14155550123', prompt: 'p', repo: { url: 'x' }, workspace: 'w' });
   await memory.patchStatus('ns', 's', { phase: 'Working' });
-  const status = new StatusWriter({ sessions: memory as unknown as SessionClient, namespace: 'ns', name: 's', redact: makeRedactor(), log, batchMs: 0 });
+  const status = new StatusWriter({
+    sessions: memory as unknown as SessionClient,
+    namespace: 'ns',
+    name: 's',
+    redact: makeRedactor(),
+    log,
+    batchMs: 0,
+  });
   asked = [];
   answers = [];
   memory.onChange((_key, session) => {
@@ -45,13 +52,24 @@ beforeEach(async () => {
     if (!pending || asked.some((p) => p.id === pending.id)) return;
     asked.push(pending);
     const answer = answers.shift() ?? { action: 'deny', message: 'no answer scripted' };
-    const decisions = [...session.spec.decisions ?? [], { ...answer, requestId: pending.id, at: new Date().toISOString() }];
+    const decisions = [
+      ...(session.spec.decisions ?? []),
+      { ...answer, requestId: pending.id, at: new Date().toISOString() },
+    ];
     setImmediate(() => void memory.patch('ns', 's', { spec: { decisions } }));
   });
   await status.load();
   writer = status;
   stop = new AbortController();
-  host = new RunnerHost({ status, requests: new Requests(status, stop.signal), policy, repoDir: repo, log, tools: {}, onFinal: () => undefined });
+  host = new RunnerHost({
+    status,
+    requests: new Requests(status, stop.signal),
+    policy,
+    repoDir: repo,
+    log,
+    tools: {},
+    onFinal: () => undefined,
+  });
 });
 afterEach(() => stop.abort());
 
@@ -64,7 +82,8 @@ describe('allow always', () => {
     expect(await call('Bash', { command: 'ls' })).toMatchObject({ behavior: 'allow' });
     expect(await call('Bash', { command: 'npm test' })).toMatchObject({ behavior: 'allow' });
     expect(await call('Bash', { command: 'git push origin main' })).toEqual({
-      behavior: 'deny', message: "Bash is not allowed by this installation's Tether policy (the deny rule Bash(git push*)).",
+      behavior: 'deny',
+      message: "Bash is not allowed by this installation's Tether policy (the deny rule Bash(git push*)).",
     });
     expect(await call('Bash', { command: 'npm publish' })).toMatchObject({ behavior: 'allow' });
     expect(asked.map((p) => JSON.parse(p.input!).command)).toEqual(['ls', 'npm publish']);
@@ -73,10 +92,18 @@ describe('allow always', () => {
   it('counts as allow once for a read outside the checkout, and says so', async () => {
     answers.push({ action: 'allow', scope: 'session' }, { action: 'deny', message: 'not that one' });
     expect(await call('Read', { file_path: '/proc/1/environ' })).toMatchObject({ behavior: 'allow' });
-    expect(await call('Read', { file_path: '/proc/self/environ' })).toEqual({ behavior: 'deny', message: 'not that one' });
+    expect(await call('Read', { file_path: '/proc/self/environ' })).toEqual({
+      behavior: 'deny',
+      message: 'not that one',
+    });
     expect(await call('Read', { file_path: join(repo, 'README.md') })).toMatchObject({ behavior: 'allow' });
-    expect(asked).toMatchObject([{ kind: 'tool', tool: 'Read' }, { kind: 'tool', tool: 'Read' }]);
-    expect(await progress()).toContain('"allow always" counted as allow once: reads outside the repository checkout are asked each time');
+    expect(asked).toMatchObject([
+      { kind: 'tool', tool: 'Read' },
+      { kind: 'tool', tool: 'Read' },
+    ]);
+    expect(await progress()).toContain(
+      '"allow always" counted as allow once: reads outside the repository checkout are asked each time',
+    );
   });
 });
 
@@ -101,17 +128,34 @@ describe('what the phone is shown', () => {
 });
 
 describe('the cost pause', () => {
-  const sonnet = (id: string) => ({ type: 'usage' as const, id, model: 'claude-sonnet-4-5', usage: { output_tokens: 100_000 } }); // $1.50
+  const sonnet = (id: string) => ({
+    type: 'usage' as const,
+    id,
+    model: 'claude-sonnet-4-5',
+    usage: { output_tokens: 100_000 },
+  }); // $1.50
   let stopped: string[];
   let conversation: ClaudeConversation;
   const costHost = () => {
     stopped = [];
     host = new RunnerHost({
-      status: writer, requests: new Requests(writer, stop.signal), policy, repoDir: repo, log, tools: {}, onFinal: (reason) => void stopped.push(reason), costPauseUsd: 2,
+      status: writer,
+      requests: new Requests(writer, stop.signal),
+      policy,
+      repoDir: repo,
+      log,
+      tools: {},
+      onFinal: (reason) => void stopped.push(reason),
+      costPauseUsd: 2,
     });
     conversation = new ClaudeConversation(host, stop.signal, 'p');
   };
-  const progressCall = (id: string) => conversation.canUseTool(PROGRESS_TOOL, { text: 'still going' }, { signal: stop.signal, toolUseID: id, requestId: id });
+  const progressCall = (id: string) =>
+    conversation.canUseTool(
+      PROGRESS_TOOL,
+      { text: 'still going' },
+      { signal: stop.signal, toolUseID: id, requestId: id },
+    );
 
   it('holds an auto-allowed tool (progress) past the threshold until continue, and stop ends the run', async () => {
     costHost();
@@ -123,7 +167,11 @@ describe('the cost pause', () => {
     expect(asked).toMatchObject([{ kind: 'cost', costUsd: 3 }]);
     host.event(sonnet('r3'));
     host.event(sonnet('r4'));
-    expect(await progressCall('t3')).toEqual({ behavior: 'deny', message: 'The user stopped this run because of its cost.', interrupt: true });
+    expect(await progressCall('t3')).toEqual({
+      behavior: 'deny',
+      message: 'The user stopped this run because of its cost.',
+      interrupt: true,
+    });
     expect(asked).toMatchObject([{ kind: 'cost' }, { kind: 'cost', costUsd: 4.5 }]);
     expect(stopped).toEqual(['stopped at the cost pause']);
   });
@@ -131,7 +179,10 @@ describe('the cost pause', () => {
   it('sends auto-allowed calls through canUseTool while the pause is due or open (the PreToolUse hook)', async () => {
     costHost();
     const hook = everyCallAsked('/claude', () => host.costHeld()).hooks[0]!;
-    const ask = (tool: string, input: object) => hook({ hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input } as never, 'x', { signal: stop.signal });
+    const ask = (tool: string, input: object) =>
+      hook({ hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input } as never, 'x', {
+        signal: stop.signal,
+      });
     expect(await ask(PROGRESS_TOOL, { text: 'hi' })).toEqual({});
     expect(await ask('Write', { file_path: '/claude/plans/p.md' })).toEqual({});
     host.event(sonnet('r1'));

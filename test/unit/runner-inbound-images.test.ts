@@ -34,24 +34,41 @@ const firstOf = async (conversation: ClaudeConversation) => {
 
 describe('the pictures of a Session, in the runner', () => {
   it('reads each from the relay with the runner token', async () => {
-    expect(await loadImages(relay, [{ ref: 'ns/cmd-a/photo-1.png', contentType: 'image/png', bytes: png.length }], signal))
-      .toEqual([{ mediaType: 'image/png', data: png.toString('base64') }]);
+    expect(
+      await loadImages(relay, [{ ref: 'ns/cmd-a/photo-1.png', contentType: 'image/png', bytes: png.length }], signal),
+    ).toEqual([{ mediaType: 'image/png', data: png.toString('base64') }]);
     expect(await loadImages(relay, undefined, signal)).toEqual([]);
   });
 
   it('a picture gone, cut short or of another type is a plain failure; no relay is one too', async () => {
-    await expect(loadImages(relay, [{ ref: 'ns/cmd-a/photo-2.png', contentType: 'image/png', bytes: 10 }], signal)).rejects.toThrow(/no longer kept/);
-    await expect(loadImages(relay, [{ ref: 'ns/cmd-a/photo-1.png', contentType: 'image/png', bytes: png.length + 1 }], signal)).rejects.toBeInstanceOf(ImageUnavailable);
-    await expect(loadImages(undefined, [{ ref: 'ns/cmd-a/photo-1.png', contentType: 'image/png', bytes: png.length }], signal)).rejects.toBeInstanceOf(ImageUnavailable);
+    await expect(
+      loadImages(relay, [{ ref: 'ns/cmd-a/photo-2.png', contentType: 'image/png', bytes: 10 }], signal),
+    ).rejects.toThrow(/no longer kept/);
+    await expect(
+      loadImages(relay, [{ ref: 'ns/cmd-a/photo-1.png', contentType: 'image/png', bytes: png.length + 1 }], signal),
+    ).rejects.toBeInstanceOf(ImageUnavailable);
+    await expect(
+      loadImages(undefined, [{ ref: 'ns/cmd-a/photo-1.png', contentType: 'image/png', bytes: png.length }], signal),
+    ).rejects.toBeInstanceOf(ImageUnavailable);
   });
 
-  it('another Session\'s picture is refused by the relay', async () => {
-    await expect(loadImages(relay, [{ ref: 'ns/cmd-b/photo-1.png', contentType: 'image/png', bytes: png.length }], signal)).rejects.toThrow(/refused this runner.*403/);
+  it("another Session's picture is refused by the relay", async () => {
+    await expect(
+      loadImages(relay, [{ ref: 'ns/cmd-b/photo-1.png', contentType: 'image/png', bytes: png.length }], signal),
+    ).rejects.toThrow(/refused this runner.*403/);
   });
 
   it('the first user message holds the images, then the prompt', async () => {
-    const host = { canUseTool: async () => ({ behavior: 'deny' as const, message: '' }), event: () => {}, costGate: async () => undefined, costHeld: () => false, tools: {} };
-    const conversation = new ClaudeConversation(host, signal, 'make it red', [{ mediaType: 'image/png', data: 'AAAA' }]);
+    const host = {
+      canUseTool: async () => ({ behavior: 'deny' as const, message: '' }),
+      event: () => {},
+      costGate: async () => undefined,
+      costHeld: () => false,
+      tools: {},
+    };
+    const conversation = new ClaudeConversation(host, signal, 'make it red', [
+      { mediaType: 'image/png', data: 'AAAA' },
+    ]);
     expect((await firstOf(conversation)).message.content).toEqual([
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
       { type: 'text', text: 'make it red' },

@@ -14,7 +14,11 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-interface Seen { path?: string; headers?: IncomingHttpHeaders; body?: string }
+interface Seen {
+  path?: string;
+  headers?: IncomingHttpHeaders;
+  body?: string;
+}
 
 async function upstream(seen: Seen, release: Promise<void>): Promise<string> {
   const server: Server = createServer((req, res) => {
@@ -28,37 +32,50 @@ async function upstream(seen: Seen, release: Promise<void>): Promise<string> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(() => new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  closers.push(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/gateway`;
 }
 
 async function proxyTo(url: string, logged: string[]): Promise<ModelProxy> {
-  const log = pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _e, done) => done(void logged.push(chunk.toString())) }));
+  const log = pino(
+    { level: 'debug' },
+    new Writable({ write: (chunk: Buffer, _e, done) => done(void logged.push(chunk.toString())) }),
+  );
   const proxy = await startModelProxy({ upstream: url, apiKey: KEY, log, spend: new ModelSpend() });
   closers.push(() => proxy.close());
   return proxy;
 }
 
 describe('model proxy', () => {
-  it('replaces the caller\'s credential with the key, keeps the path, and streams the answer', async () => {
+  it("replaces the caller's credential with the key, keeps the path, and streams the answer", async () => {
     const seen: Seen = {};
     let release!: () => void;
     const logged: string[] = [];
     const proxy = await proxyTo(await upstream(seen, new Promise((resolve) => (release = resolve))), logged);
     expect(proxy.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const response = await fetch(`${proxy.url}/v1/messages?beta=true`, {
-      method: 'POST', body: '{"model":"m"}',
-      headers: { 'x-api-key': 'dummy', authorization: 'Bearer dummy', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      method: 'POST',
+      body: '{"model":"m"}',
+      headers: {
+        'x-api-key': 'dummy',
+        authorization: 'Bearer dummy',
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+      },
     });
     expect(response.status).toBe(200);
     const reader = response.body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('event: message_start\n\n'); // before the upstream ended
     release();
     let rest = '';
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+      rest += new TextDecoder().decode(chunk.value);
     expect(rest).toBe('event: message_stop\n\n');
     expect(seen).toMatchObject({ path: '/gateway/v1/messages?beta=true', body: '{"model":"m"}' });
     expect(seen.headers).toMatchObject({ 'x-api-key': KEY, 'anthropic-version': '2023-06-01' });
@@ -66,7 +83,7 @@ describe('model proxy', () => {
     expect(logged.join('')).not.toContain(KEY);
   });
 
-  it('answers 502 in the API\'s error shape when the API cannot be reached, without the key', async () => {
+  it("answers 502 in the API's error shape when the API cannot be reached, without the key", async () => {
     const logged: string[] = [];
     const proxy = await proxyTo('http://127.0.0.1:9', logged);
     const response = await fetch(`${proxy.url}/v1/messages`, { method: 'POST', body: '{}' });
@@ -82,8 +99,11 @@ describe('model proxy: what is forwarded', () => {
   const post = (target: string, hosts = [own]) => ({ method: 'POST', target, hosts });
 
   it.each([
-    '/v1/messages', '/v1/messages?beta=true', '/v1/messages/count_tokens', '/v1/messages/count_tokens?beta=true',
-  ])('forwards Claude Code\'s call POST %s', (target) => {
+    '/v1/messages',
+    '/v1/messages?beta=true',
+    '/v1/messages/count_tokens',
+    '/v1/messages/count_tokens?beta=true',
+  ])("forwards Claude Code's call POST %s", (target) => {
     expect(modelCallRefusal(post(target), own)).toBeUndefined();
   });
 
@@ -129,8 +149,15 @@ describe('model proxy: what is forwarded', () => {
   });
 
   it('refuses at start an upstream with a user, a query or a fragment, without printing it', async () => {
-    for (const upstream of ['https://user:secret@gw.example/anthropic', 'https://gw.example/?secret=1', 'https://gw.example/#secret', 'ftp://gw.example/']) {
-      await expect(startModelProxy({ upstream, apiKey: KEY, log: pino({ level: 'silent' }), spend: new ModelSpend() })).rejects.toThrow(/^(?!.*secret).*must be http\(s\) with no user/);
+    for (const upstream of [
+      'https://user:secret@gw.example/anthropic',
+      'https://gw.example/?secret=1',
+      'https://gw.example/#secret',
+      'ftp://gw.example/',
+    ]) {
+      await expect(
+        startModelProxy({ upstream, apiKey: KEY, log: pino({ level: 'silent' }), spend: new ModelSpend() }),
+      ).rejects.toThrow(/^(?!.*secret).*must be http\(s\) with no user/);
     }
   });
 });

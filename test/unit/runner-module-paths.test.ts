@@ -15,26 +15,36 @@ function plantedHome(): { home: string; marks: string[] } {
   for (const folder of ['.node_modules', '.node_libraries']) {
     const mark = join(home, `loaded-from${folder}`);
     mkdirSync(join(home, folder, `planted${folder.replace('.', '-')}`), { recursive: true });
-    writeFileSync(join(home, folder, `planted${folder.replace('.', '-')}`, 'index.js'), `require('node:fs').writeFileSync(${JSON.stringify(mark)}, 'x');`);
+    writeFileSync(
+      join(home, folder, `planted${folder.replace('.', '-')}`, 'index.js'),
+      `require('node:fs').writeFileSync(${JSON.stringify(mark)}, 'x');`,
+    );
     marks.push(mark);
   }
   return { home, marks };
 }
 
-const requireBoth = "for (const name of ['planted-node_modules', 'planted-node_libraries']) { try { require(name); } catch (error) { console.log(error.code); } }";
+const requireBoth =
+  "for (const name of ['planted-node_modules', 'planted-node_libraries']) { try { require(name); } catch (error) { console.log(error.code); } }";
 
 describe("the runner's module path", () => {
   it('reaches no package in HOME (the agent could write one there)', () => {
     const { home, marks } = plantedHome();
     const flags = RUNNER_COMMAND.slice(1, -1);
-    const run = spawnSync(process.execPath, [...flags, '-e', requireBoth], { env: { HOME: home, PATH: process.env.PATH }, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [...flags, '-e', requireBoth], {
+      env: { HOME: home, PATH: process.env.PATH },
+      encoding: 'utf8',
+    });
     expect(run.stdout.trim().split('\n')).toEqual(['MODULE_NOT_FOUND', 'MODULE_NOT_FOUND']);
     expect(marks.filter((m) => existsSync(m))).toEqual([]);
   });
 
   it('would, without the flag (the planted packages are real)', () => {
     const { home, marks } = plantedHome();
-    const run = spawnSync(process.execPath, ['-e', requireBoth], { env: { HOME: home, PATH: process.env.PATH }, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['-e', requireBoth], {
+      env: { HOME: home, PATH: process.env.PATH },
+      encoding: 'utf8',
+    });
     expect(run.stdout.trim()).toBe('');
     expect(marks.filter((m) => existsSync(m))).toEqual(marks);
   });

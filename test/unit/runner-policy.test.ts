@@ -71,25 +71,90 @@ describe('default policy', () => {
 });
 
 describe('decision order', () => {
-  const policy = parsePolicy(JSON.stringify({
-    allow: [...DEFAULT_POLICY.allow, 'Bash(npm test*)', 'Bash(npm publish --dry-run*)', `Read(${outside}/shared/*)`],
-    ask: [...DEFAULT_POLICY.ask, 'Bash(npm publish*)'],
-    deny: ['Bash(git push*)', 'Read(/proc/*)', 'WebFetch'],
-  }));
+  const policy = parsePolicy(
+    JSON.stringify({
+      allow: [...DEFAULT_POLICY.allow, 'Bash(npm test*)', 'Bash(npm publish --dry-run*)', `Read(${outside}/shared/*)`],
+      ask: [...DEFAULT_POLICY.ask, 'Bash(npm publish*)'],
+      deny: ['Bash(git push*)', 'Read(/proc/*)', 'WebFetch'],
+    }),
+  );
   const always = (...tools: string[]) => new Set(tools);
 
   it.each<[string, string, Record<string, unknown>, Set<string>, Verdict, boolean]>([
     ['a deny rule beats "allow always"', 'Bash', { command: 'git push origin main' }, always('Bash'), 'deny', false],
     ['a bare deny rule beats "allow always" too', 'WebFetch', { url: 'https://x' }, always('WebFetch'), 'deny', false],
-    ['a deny rule matches where a path really leads', 'Read', { file_path: join(repo, 'environ') }, always('Read'), 'deny', false],
-    ['an ask rule with a pattern beats "allow always"', 'Bash', { command: 'npm publish' }, always('Bash'), 'ask', false],
-    ['an ask rule with a pattern beats an allow rule with one', 'Bash', { command: 'npm publish --dry-run' }, always(), 'ask', false],
-    ['an allow rule with a pattern beats the bare ask rule', 'Bash', { command: 'npm test -- --run' }, always(), 'allow', false],
-    ['an allow rule matches the real path, not the text', 'Read', { file_path: join(repo, 'shared-link/notes.md') }, always(), 'allow', false],
-    ['an allow rule is not fooled by `..` in the text', 'Read', { file_path: `${outside}/shared/../secret.txt` }, always(), 'ask', false],
-    ['"allow always" does not reach beyond the checkout', 'Read', { file_path: join(outside, 'secret.txt') }, always('Read'), 'ask', false],
-    ['"allow always" does not reach into .git', 'Write', { file_path: join(repo, 'g/config') }, always('Write'), 'ask', false],
-    ['"allow always" does not reach other hosts', SHOT, { url: 'https://attacker.example/' }, always(SHOT), 'ask', false],
+    [
+      'a deny rule matches where a path really leads',
+      'Read',
+      { file_path: join(repo, 'environ') },
+      always('Read'),
+      'deny',
+      false,
+    ],
+    [
+      'an ask rule with a pattern beats "allow always"',
+      'Bash',
+      { command: 'npm publish' },
+      always('Bash'),
+      'ask',
+      false,
+    ],
+    [
+      'an ask rule with a pattern beats an allow rule with one',
+      'Bash',
+      { command: 'npm publish --dry-run' },
+      always(),
+      'ask',
+      false,
+    ],
+    [
+      'an allow rule with a pattern beats the bare ask rule',
+      'Bash',
+      { command: 'npm test -- --run' },
+      always(),
+      'allow',
+      false,
+    ],
+    [
+      'an allow rule matches the real path, not the text',
+      'Read',
+      { file_path: join(repo, 'shared-link/notes.md') },
+      always(),
+      'allow',
+      false,
+    ],
+    [
+      'an allow rule is not fooled by `..` in the text',
+      'Read',
+      { file_path: `${outside}/shared/../secret.txt` },
+      always(),
+      'ask',
+      false,
+    ],
+    [
+      '"allow always" does not reach beyond the checkout',
+      'Read',
+      { file_path: join(outside, 'secret.txt') },
+      always('Read'),
+      'ask',
+      false,
+    ],
+    [
+      '"allow always" does not reach into .git',
+      'Write',
+      { file_path: join(repo, 'g/config') },
+      always('Write'),
+      'ask',
+      false,
+    ],
+    [
+      '"allow always" does not reach other hosts',
+      SHOT,
+      { url: 'https://attacker.example/' },
+      always(SHOT),
+      'ask',
+      false,
+    ],
     ['"allow always" covers the bare ask', 'Bash', { command: 'ls -la' }, always('Bash'), 'allow', false],
     ['"allow always" is per tool', 'WebSearch', { query: 'x' }, always('Bash'), 'ask', true],
     ['a bare ask may be allowed always', 'Bash', { command: 'ls -la' }, always(), 'ask', true],
@@ -100,14 +165,21 @@ describe('decision order', () => {
   });
 
   it('says why in words the phone can show', () => {
-    expect(decide(policy, repo, 'Bash', { command: 'git push' }, always('Bash')).reason).toBe('the deny rule Bash(git push*)');
-    expect(decide(policy, repo, 'Read', { file_path: '/etc/passwd' }).reason).toBe('reads outside the repository checkout');
+    expect(decide(policy, repo, 'Bash', { command: 'git push' }, always('Bash')).reason).toBe(
+      'the deny rule Bash(git push*)',
+    );
+    expect(decide(policy, repo, 'Read', { file_path: '/etc/passwd' }).reason).toBe(
+      'reads outside the repository checkout',
+    );
     expect(decide(policy, repo, 'Write', { file_path: join(repo, '.git/config') }).reason).toBe('edits inside .git');
   });
 
   it('without editsInsideRepo, edits are asked and may be allowed always', () => {
     const strict = parsePolicy('{"editsInsideRepo":false}');
-    expect(decide(strict, repo, 'Edit', { file_path: join(repo, 'a.ts') })).toMatchObject({ verdict: 'ask', always: true });
+    expect(decide(strict, repo, 'Edit', { file_path: join(repo, 'a.ts') })).toMatchObject({
+      verdict: 'ask',
+      always: true,
+    });
     expect(decide(strict, repo, 'Edit', { file_path: join(repo, 'a.ts') }, always('Edit')).verdict).toBe('allow');
     expect(decide(strict, repo, 'Edit', { file_path: '/etc/hosts' }, always('Edit')).verdict).toBe('ask');
   });
@@ -160,5 +232,4 @@ describe('edits inside the repository are judged on disk, not by spelling', () =
   ])('Write %s → %s', (path, verdict) => {
     expect(decide(DEFAULT_POLICY, checkout, 'Write', { file_path: path }).verdict).toBe(verdict);
   });
-
 });

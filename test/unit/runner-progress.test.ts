@@ -6,7 +6,12 @@ import { Deduper, milestone, progressLines } from '../../runner-image/progress.t
 
 describe('progress', () => {
   it('takes ::progress:: lines from agent text', () => {
-    expect(progressLines({ type: 'text', text: 'thinking\n::progress:: Reading Navbar.tsx\n  ::progress::   Running tests  \n::progress::' })).toEqual(['Reading Navbar.tsx', 'Running tests']);
+    expect(
+      progressLines({
+        type: 'text',
+        text: 'thinking\n::progress:: Reading Navbar.tsx\n  ::progress::   Running tests  \n::progress::',
+      }),
+    ).toEqual(['Reading Navbar.tsx', 'Running tests']);
     expect(progressLines({ type: 'text', text: 'I will print ::progress:: later' })).toEqual([]);
   });
 
@@ -23,14 +28,26 @@ describe('progress', () => {
 
   it('drops repeats within the recent window', () => {
     const d = new Deduper(2);
-    expect(['a', 'a', 'b', 'A', 'c', 'a', ''].map((t) => d.accept(t))).toEqual([true, false, true, false, true, true, false]);
+    expect(['a', 'a', 'b', 'A', 'c', 'a', ''].map((t) => d.accept(t))).toEqual([
+      true,
+      false,
+      true,
+      false,
+      true,
+      true,
+      false,
+    ]);
   });
 });
 
 describe('agent output lines', () => {
   const collect = async (chunks: (string | Buffer)[], max?: number) => {
     const lines: string[] = [];
-    await onLines(Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))), (l) => lines.push(l), max);
+    await onLines(
+      Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))),
+      (l) => lines.push(l),
+      max,
+    );
     return lines;
   };
 
@@ -45,6 +62,9 @@ describe('agent output lines', () => {
 
   it('survives invalid UTF-8 and split multi-byte characters', async () => {
     const euro = Buffer.from('€\n');
-    expect(await collect([Buffer.from([0xff, 0xfe, 0x0a]), euro.subarray(0, 1), euro.subarray(1)])).toEqual(['\ufffd\ufffd', '€']);
+    expect(await collect([Buffer.from([0xff, 0xfe, 0x0a]), euro.subarray(0, 1), euro.subarray(1)])).toEqual([
+      '\ufffd\ufffd',
+      '€',
+    ]);
   });
 });

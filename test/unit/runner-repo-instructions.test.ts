@@ -39,16 +39,14 @@ describe("the repository's CLAUDE.md", () => {
     expect(await read()).toEqual({ leftOut: 'a symlink or a file where a folder or file was expected' });
   });
 
-  it.each([
-    ['/proc/self/environ'],
-    ['/dev/zero'],
-    ['../../secret'],
-    ['docs/../../secret'],
-  ])('leaves out a link to %s: it leads out of the checkout', async (target) => {
-    const { repo, read } = checkout();
-    symlinkSync(target, join(repo, 'CLAUDE.md'));
-    expect(await read()).toEqual({ leftOut: 'a symlink leading out of the checkout' });
-  });
+  it.each([['/proc/self/environ'], ['/dev/zero'], ['../../secret'], ['docs/../../secret']])(
+    'leaves out a link to %s: it leads out of the checkout',
+    async (target) => {
+      const { repo, read } = checkout();
+      symlinkSync(target, join(repo, 'CLAUDE.md'));
+      expect(await read()).toEqual({ leftOut: 'a symlink leading out of the checkout' });
+    },
+  );
 
   it('leaves out a FIFO without blocking, a 2 GB sparse file without reading it, a folder, a link to the secret', async () => {
     const { repo, secret, read } = checkout();
@@ -71,6 +69,8 @@ describe("the repository's CLAUDE.md", () => {
     writeFileSync(join(secret, '..', 'CLAUDE.md'), 'CANARY-SECRET');
     execFileSync('rm', ['-r', repo]);
     symlinkSync(join(secret, '..'), repo);
-    expect(await readRepoInstructions(workspace, repo)).toEqual({ leftOut: 'a symlink or a file where a folder or file was expected' });
+    expect(await readRepoInstructions(workspace, repo)).toEqual({
+      leftOut: 'a symlink or a file where a folder or file was expected',
+    });
   });
 });

@@ -2,7 +2,18 @@
 // `write-tree` gives; hostile ones (FIFOs, a /dev/zero link, a 2 GB sparse file, a folder swapped
 // for a symlink while the walk runs) neither block, nor read without end, nor leave the checkout.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { arch, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,10 +22,19 @@ import { SNAPSHOT_LIMITS } from '../../runner-image/snapshot.ts';
 
 const author = { name: 'Tether', email: 'tether@example.com' };
 const CANARY = 'CANARY-the-supervisor-only-0123456789';
-const env = { PATH: process.env.PATH, HOME: tmpdir(), GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+const env = {
+  PATH: process.env.PATH,
+  HOME: tmpdir(),
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@t',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@t',
+};
 /** Bytes this process has read so far (/proc/self/io `rchar`): a read without end shows here, whatever the clock says. */
 const bytesRead = () => Number(/^rchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
-const git = (cwd: string, args: string[], extra: Record<string, string> = {}) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...env, ...extra } });
+const git = (cwd: string, args: string[], extra: Record<string, string> = {}) =>
+  execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...env, ...extra } });
 
 /** Writes files (path → content; `-> target` makes a symlink, a trailing `*` an executable). */
 function plant(root: string, files: Record<string, string>): void {
@@ -41,13 +61,25 @@ async function setup(files: Record<string, string>, limits = SNAPSHOT_LIMITS) {
   const workspace = join(root, 'workspace');
   mkdirSync(workspace);
   const storeDir = join(root, 'store');
-  const runner = new Git({ workspace, checkout: 'repo', storeDir, author, redact: (s) => s, path: process.env.PATH!, limits });
+  const runner = new Git({
+    workspace,
+    checkout: 'repo',
+    storeDir,
+    author,
+    redact: (s) => s,
+    path: process.env.PATH!,
+    limits,
+  });
   await runner.prepare(remote, 'main');
   const repo = join(workspace, 'repo');
   const store = (...args: string[]) => git(root, args, { GIT_DIR: join(storeDir, 'store.git') });
   /** The old way: `add -A` of the work tree into an index of the base, then `write-tree`. */
   const addAll = () => {
-    const extra = { GIT_DIR: join(storeDir, 'store.git'), GIT_WORK_TREE: repo, GIT_INDEX_FILE: join(root, 'old.index') };
+    const extra = {
+      GIT_DIR: join(storeDir, 'store.git'),
+      GIT_WORK_TREE: repo,
+      GIT_INDEX_FILE: join(root, 'old.index'),
+    };
     rmSync(extra.GIT_INDEX_FILE, { force: true });
     git(repo, ['read-tree', 'main'], extra);
     git(repo, ['add', '-A'], extra);
@@ -77,13 +109,29 @@ describe('the snapshot walk', { timeout: 60_000 }, () => {
     const { repo, runner, addAll, store } = await setup(BASE);
     expect(await runner.changes()).toBeUndefined();
     plant(repo, {
-      'README.md': '# changed\n', 'src/app/main.ts': 'export const x = 1;\n', 'new/deep/er/file.txt': 'new\n',
-      'tracked.log': 'still tracked\n', 'other.log': 'ignored\n', 'keep.log': 'negated, so kept\n', 'src/important.log': 'negated below\n',
-      'src/x.gen.ts': 'ignored below\n', 'build/new.txt': 'in an ignored folder\n', 'build/tracked.txt': 'tracked, changed\n',
-      'dist/out.js': 'ignored at the top\n', 'src/dist/kept.js': 'not anchored here\n', 'a/tmp/b/c.txt': 'ignored by **\n',
-      'cache with space': 'ignored by an escaped space\n', 'trailing ': 'ignored by an escaped trailing space\n',
-      'docs/guide.md': '-> ../README.md', 'links/dir': '-> ../src', 'links/abs': '-> /etc/passwd', 'links/dangling': '-> nowhere',
-      'more/名前 2.txt': 'UTF-8 again\n', 'more/"starts with a quote': 'q\n', 'more/new\nline': 'n\n', 'more/tab\there': 't\n',
+      'README.md': '# changed\n',
+      'src/app/main.ts': 'export const x = 1;\n',
+      'new/deep/er/file.txt': 'new\n',
+      'tracked.log': 'still tracked\n',
+      'other.log': 'ignored\n',
+      'keep.log': 'negated, so kept\n',
+      'src/important.log': 'negated below\n',
+      'src/x.gen.ts': 'ignored below\n',
+      'build/new.txt': 'in an ignored folder\n',
+      'build/tracked.txt': 'tracked, changed\n',
+      'dist/out.js': 'ignored at the top\n',
+      'src/dist/kept.js': 'not anchored here\n',
+      'a/tmp/b/c.txt': 'ignored by **\n',
+      'cache with space': 'ignored by an escaped space\n',
+      'trailing ': 'ignored by an escaped trailing space\n',
+      'docs/guide.md': '-> ../README.md',
+      'links/dir': '-> ../src',
+      'links/abs': '-> /etc/passwd',
+      'links/dangling': '-> nowhere',
+      'more/名前 2.txt': 'UTF-8 again\n',
+      'more/"starts with a quote': 'q\n',
+      'more/new\nline': 'n\n',
+      'more/tab\there': 't\n',
       'only-ignored/x.log': 'a folder holding ignored files only\n',
     });
     mkdirSync(join(repo, 'empty/folder'), { recursive: true });
@@ -101,20 +149,37 @@ describe('the snapshot walk', { timeout: 60_000 }, () => {
 
   it('leaves out and names what git would refuse or the agent could not read; keeps a submodule at the base', async () => {
     const { repo, runner, store } = await setup({ 'README.md': '# web\n' }, { ...SNAPSHOT_LIMITS, fileBytes: 1000 });
-    plant(repo, { 'big.bin': 'x'.repeat(1001), 'ok.txt': 'ok\n', '.GIT/config': 'x\n', 'a/git~1/x': 'x\n', 'nested/.git/HEAD': 'ref: x\n', 'nested/inside.txt': 'x\n' });
+    plant(repo, {
+      'big.bin': 'x'.repeat(1001),
+      'ok.txt': 'ok\n',
+      '.GIT/config': 'x\n',
+      'a/git~1/x': 'x\n',
+      'nested/.git/HEAD': 'ref: x\n',
+      'nested/inside.txt': 'x\n',
+    });
     plant(repo, { 'private.txt': CANARY });
     chmodSync(join(repo, 'private.txt'), 0o600);
     execFileSync('mkfifo', [join(repo, 'fifo')]);
     const snapshot = (await runner.changes())!;
-    expect(store('ls-tree', '-r', '--name-only', snapshot.tree).split('\n').filter(Boolean).sort()).toEqual(['README.md', 'ok.txt']);
+    expect(store('ls-tree', '-r', '--name-only', snapshot.tree).split('\n').filter(Boolean).sort()).toEqual([
+      'README.md',
+      'ok.txt',
+    ]);
     expect(snapshot.leftOut.sort()).toEqual([
-      '.GIT (a name git refuses)', 'a/git~1 (a name git refuses)', 'big.bin (larger than 1000 bytes)', 'fifo (not a regular file, folder or symlink)',
-      'nested (a nested repository)', 'private.txt (readable by the runner only)',
+      '.GIT (a name git refuses)',
+      'a/git~1 (a name git refuses)',
+      'big.bin (larger than 1000 bytes)',
+      'fifo (not a regular file, folder or symlink)',
+      'nested (a nested repository)',
+      'private.txt (readable by the runner only)',
     ]);
   });
 
   it('refuses a checkout over the limits, with a message that says which', async () => {
-    const { repo, runner } = await setup({ 'README.md': '# web\n' }, { ...SNAPSHOT_LIMITS, entries: 5, totalBytes: 100 });
+    const { repo, runner } = await setup(
+      { 'README.md': '# web\n' },
+      { ...SNAPSHOT_LIMITS, entries: 5, totalBytes: 100 },
+    );
     plant(repo, { 'a.txt': 'x'.repeat(60), 'b.txt': 'x'.repeat(60) });
     await expect(runner.changes()).rejects.toThrow(/more than 100 bytes/);
     plant(repo, Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`f${i}`, ''])));
@@ -131,16 +196,34 @@ describe('a hostile checkout', { timeout: 60_000 }, () => {
   ] as const) {
     it(`${kind} at the base marker, a tracked file, a new file, .gitignore and .gitattributes: the next command starts, the snapshot ends`, async () => {
       const { workspace, repo, remote, runner, store } = await setup({ 'README.md': '# web\n', 'sub/a.txt': 'a\n' });
-      for (const path of [join(workspace, '.tether-repo-base'), join(repo, 'README.md'), join(repo, 'new'), join(repo, '.gitignore'), join(repo, 'sub/.gitignore'), join(repo, '.gitattributes')]) {
+      for (const path of [
+        join(workspace, '.tether-repo-base'),
+        join(repo, 'README.md'),
+        join(repo, 'new'),
+        join(repo, '.gitignore'),
+        join(repo, 'sub/.gitignore'),
+        join(repo, '.gitattributes'),
+      ]) {
         rmSync(path, { force: true });
         make(path);
       }
       const before = bytesRead();
       const snapshot = (await runner.changes())!;
       const names = store('ls-tree', '-r', '--name-only', snapshot.tree).split('\n').filter(Boolean).sort();
-      expect(names).toEqual(kind.includes('symlink') ? ['.gitattributes', '.gitignore', 'README.md', 'new', 'sub/.gitignore', 'sub/a.txt'] : ['sub/a.txt']);
+      expect(names).toEqual(
+        kind.includes('symlink')
+          ? ['.gitattributes', '.gitignore', 'README.md', 'new', 'sub/.gitignore', 'sub/a.txt']
+          : ['sub/a.txt'],
+      );
       // The next command on this workspace: its runner reads the marker, snapshots, writes the checkout.
-      const next = new Git({ workspace, checkout: 'repo', storeDir: join(workspace, '..', 'store-next'), author, redact: (s) => s, path: process.env.PATH! });
+      const next = new Git({
+        workspace,
+        checkout: 'repo',
+        storeDir: join(workspace, '..', 'store-next'),
+        author,
+        redact: (s) => s,
+        path: process.env.PATH!,
+      });
       expect(await next.prepare(remote, 'main')).toBe('kept-changes');
       await next.revert();
       expect(readFileSync(join(repo, 'README.md'), 'utf8')).toBe('# web\n');
@@ -160,7 +243,15 @@ describe('a hostile checkout', { timeout: 60_000 }, () => {
     }
     // renameat2(RENAME_EXCHANGE) in a loop: each dN and lN trade places atomically, over and over.
     const renameat2 = arch() === 'arm64' ? 276 : 316;
-    const swapper = spawn('perl', ['-e', `chdir $ARGV[0] or die; while (1) { for my $i (0..${pairs - 1}) { syscall(${renameat2}, -100, "d$i", -100, "l$i", 2) == 0 or die "renameat2: $!" } }`, repo], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const swapper = spawn(
+      'perl',
+      [
+        '-e',
+        `chdir $ARGV[0] or die; while (1) { for my $i (0..${pairs - 1}) { syscall(${renameat2}, -100, "d$i", -100, "l$i", 2) == 0 or die "renameat2: $!" } }`,
+        repo,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     swapper.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     try {

@@ -20,7 +20,10 @@ function spendOf(contentType: string, body: string, cuts: number[] = []): number
   const tap = new UsageTap(contentType);
   const bytes = Buffer.from(body);
   let from = 0;
-  for (const cut of [...cuts, bytes.length]) { tap.write(bytes.subarray(from, cut)); from = cut; }
+  for (const cut of [...cuts, bytes.length]) {
+    tap.write(bytes.subarray(from, cut));
+    from = cut;
+  }
   return tap.end();
 }
 
@@ -31,11 +34,18 @@ describe('UsageTap', () => {
 
   it('counts the input tokens of a stream cut off after message_start', () => {
     const start = SSE.slice(0, SSE.indexOf('event: content_block_delta'));
-    expect(spendOf('text/event-stream; charset=utf-8', start)).toBeCloseTo(priceOf('claude-sonnet-4', { input_tokens: 200000, output_tokens: 1 }), 10);
+    expect(spendOf('text/event-stream; charset=utf-8', start)).toBeCloseTo(
+      priceOf('claude-sonnet-4', { input_tokens: 200000, output_tokens: 1 }),
+      10,
+    );
   });
 
   it('reads a JSON body, split anywhere', () => {
-    const body = JSON.stringify({ id: 'msg_2', model: 'claude-haiku-4', usage: { input_tokens: 1000, output_tokens: 10 } });
+    const body = JSON.stringify({
+      id: 'msg_2',
+      model: 'claude-haiku-4',
+      usage: { input_tokens: 1000, output_tokens: 10 },
+    });
     const want = priceOf('claude-haiku-4', { input_tokens: 1000, output_tokens: 10 });
     for (let cut = 0; cut <= body.length; cut++) expect(spendOf('application/json', body, [cut])).toBeCloseTo(want, 10);
   });
@@ -47,7 +57,8 @@ describe('UsageTap', () => {
   });
 
   it('bounds hostile usage: never negative, never absurd, unknown models at the dearest price', () => {
-    const hostile = (usage: string) => spendOf('text/event-stream', `data: {"type":"message_start","message":{"model":"x","usage":${usage}}}\n\n`);
+    const hostile = (usage: string) =>
+      spendOf('text/event-stream', `data: {"type":"message_start","message":{"model":"x","usage":${usage}}}\n\n`);
     expect(hostile('{"input_tokens":-5000000,"output_tokens":-1}')).toBe(0);
     expect(hostile('{"input_tokens":1e308,"output_tokens":"9"}')).toBe(0);
     expect(hostile('{"input_tokens":1000000}')).toBe(priceOf('opus', { input_tokens: 1000000 }));

@@ -9,11 +9,20 @@ import { nextTurn, type Reply } from '../../runner-image/scripted-model/turns.ts
 const TOOLS = [{ name: 'Bash' }, { name: 'Write' }, { name: 'Read' }];
 const reminder = (text: string) => ({ type: 'text', text: `<system-reminder>\n${text}\n</system-reminder>` });
 const prompt = (text: string, ...reminders: string[]) => ({
-  role: 'user', content: [reminder('# Environment\n - Primary working directory: /w/repo'), ...reminders.map(reminder), { type: 'text', text }],
+  role: 'user',
+  content: [
+    reminder('# Environment\n - Primary working directory: /w/repo'),
+    ...reminders.map(reminder),
+    { type: 'text', text },
+  ],
 });
 
 /** Plays the model against a conversation that grows with `answer` for each tool call. */
-function play(text: string, answer: (name: string, input: unknown) => { error?: boolean; text: string }, ...reminders: string[]): Reply[] {
+function play(
+  text: string,
+  answer: (name: string, input: unknown) => { error?: boolean; text: string },
+  ...reminders: string[]
+): Reply[] {
   const messages: NonNullable<MessagesRequest['messages']> = [prompt(text, ...reminders) as never];
   const served = new Set<string>();
   const replies: Reply[] = [];
@@ -25,28 +34,43 @@ function play(text: string, answer: (name: string, input: unknown) => { error?: 
     if (reply.kind === 'error') continue;
     if (!reply.tool) return replies;
     const input: unknown = JSON.parse(reply.tool.json);
-    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id: reply.tool.id, name: reply.tool.name, input }] });
+    messages.push({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: reply.tool.id, name: reply.tool.name, input }],
+    });
     const result = answer(reply.tool.name, input);
-    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: reply.tool.id, is_error: result.error, content: result.text }] });
+    messages.push({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: reply.tool.id, is_error: result.error, content: result.text }],
+    });
   }
   throw new Error('the scenario did not end');
 }
 
-const summary = (replies: Reply[]) => replies.map((r) => (r.kind === 'error' ? `error ${r.status}` : r.tool ? `${r.tool.name}${r.text ? ` (${r.text})` : ''}` : `end: ${r.text}`));
+const summary = (replies: Reply[]) =>
+  replies.map((r) =>
+    r.kind === 'error'
+      ? `error ${r.status}`
+      : r.tool
+        ? `${r.tool.name}${r.text ? ` (${r.text})` : ''}`
+        : `end: ${r.text}`,
+  );
 
 describe('scripted model grammar', () => {
   it('parses every step kind', () => {
-    const steps = parseScenario([
-      'script: progress: Reading the code',
-      'write: src/a.ts = export const a = 1;\\nexport const b = 2;',
-      'tool: Bash {"command":"npm test"}',
-      'ask: Which database? | Redis | In-memory',
-      'sleep: 250',
-      'plan: 1. add the cache\\n2. test it',
-      'error: 500',
-      'fail: tests failed',
-      'say: All done\\tthanks',
-    ].join('\n'));
+    const steps = parseScenario(
+      [
+        'script: progress: Reading the code',
+        'write: src/a.ts = export const a = 1;\\nexport const b = 2;',
+        'tool: Bash {"command":"npm test"}',
+        'ask: Which database? | Redis | In-memory',
+        'sleep: 250',
+        'plan: 1. add the cache\\n2. test it',
+        'error: 500',
+        'fail: tests failed',
+        'say: All done\\tthanks',
+      ].join('\n'),
+    );
     expect(steps).toEqual([
       { kind: 'progress', text: 'Reading the code' },
       { kind: 'write', path: 'src/a.ts', content: 'export const a = 1;\nexport const b = 2;' },
@@ -75,8 +99,14 @@ describe('scripted model grammar', () => {
   it('runs the built-in demo for any other prompt, and proposes a plan from the steps', () => {
     const steps = parseScenario('make the navbar sticky');
     expect(steps.map((s) => s.kind)).toEqual(['progress', 'write', 'say']);
-    expect(steps[1]).toMatchObject({ kind: 'write', path: 'TETHER_DEMO.md', content: expect.stringContaining('make the navbar sticky') });
-    expect(planText(parseScenario('script:\nwrite: a.txt = x\ntool: Bash {}\nask: Go? | yes | no\nsleep: 5\nsay: ok'))).toBe('1. write a.txt\n2. use Bash\n3. ask "Go?"\n4. ok');
+    expect(steps[1]).toMatchObject({
+      kind: 'write',
+      path: 'TETHER_DEMO.md',
+      content: expect.stringContaining('make the navbar sticky'),
+    });
+    expect(
+      planText(parseScenario('script:\nwrite: a.txt = x\ntool: Bash {}\nask: Go? | yes | no\nsleep: 5\nsay: ok')),
+    ).toBe('1. write a.txt\n2. use Bash\n3. ask "Go?"\n4. ok');
     expect(planText(parseScenario('script:\nplan: my own plan\nsay: ok'))).toBe('my own plan');
   });
 });
@@ -85,16 +115,27 @@ describe('scripted model turns', () => {
   const ok = () => ({ text: 'done' });
 
   it('one step a turn; texts ride along with the next tool call; sleeps delay it', () => {
-    const replies = play('script:\nprogress: Reading\nsay: Looking around\nsleep: 40\nwrite: notes.md = hi\nsay: Wrote notes.', ok);
+    const replies = play(
+      'script:\nprogress: Reading\nsay: Looking around\nsleep: 40\nwrite: notes.md = hi\nsay: Wrote notes.',
+      ok,
+    );
     expect(summary(replies)).toEqual(['mcp__tether__progress', 'Write (Looking around)', 'end: Wrote notes.']);
-    expect(replies[1]).toMatchObject({ delayMs: 40, tool: { json: '{"file_path":"/w/repo/notes.md","content":"hi"}' } });
+    expect(replies[1]).toMatchObject({
+      delayMs: 40,
+      tool: { json: '{"file_path":"/w/repo/notes.md","content":"hi"}' },
+    });
   });
 
   it('reads a file Claude Code says it has not read, then writes again', () => {
     const seen: string[] = [];
     const replies = play('script:\nwrite: README.md = new', (name) => {
       seen.push(name);
-      return seen.length === 1 ? { error: true, text: '<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>' } : ok();
+      return seen.length === 1
+        ? {
+            error: true,
+            text: '<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>',
+          }
+        : ok();
     });
     expect(summary(replies)).toEqual(['Write', 'Read', 'Write', 'end: Done.']);
   });
@@ -103,19 +144,35 @@ describe('scripted model turns', () => {
     expect(summary(play('script:\nerror: 529\nsay: recovered', ok))).toEqual(['error 529', 'end: recovered']);
     const conversation = readConversation({ tools: TOOLS, messages: [prompt('script:\nerror: 400') as never] });
     const served = new Set<string>();
-    const fatal = [1, 2, 3].map(() => nextTurn({ steps: parseScenario(conversation.prompt), conversation, served, key: 'k' }));
+    const fatal = [1, 2, 3].map(() =>
+      nextTurn({ steps: parseScenario(conversation.prompt), conversation, served, key: 'k' }),
+    );
     expect(fatal.map((r) => r.kind === 'error' && r.status)).toEqual([400, 400, 400]);
     const replies = play('script:\ntool: Bash {"command":"rm -rf /"}\nask: Which? | A | B', (name) =>
-      (name === 'Bash' ? { error: true, text: 'no shell today' } : { text: 'Your questions have been answered: "Which?"="B". You can now continue.' }));
+      name === 'Bash'
+        ? { error: true, text: 'no shell today' }
+        : { text: 'Your questions have been answered: "Which?"="B". You can now continue.' },
+    );
     expect(summary(replies).at(-1)).toBe('end: Bash did not run: no shell today\nWhich? → B');
   });
 
   it('in plan mode writes the plan file, calls ExitPlanMode, then runs the steps; a rejected plan ends it', () => {
-    const planMode = 'Plan mode is active. …\n## Plan File Info:\nNo plan file exists yet. You should create your plan at /h/.claude/plans/a-b-c.md using the Write tool.';
-    const approved = play('script:\nplan: Add notes\nwrite: notes.md = hi', (name) => ({ text: name === 'ExitPlanMode' ? 'User has approved your plan. ## Exited Plan Mode' : 'done' }), planMode);
+    const planMode =
+      'Plan mode is active. …\n## Plan File Info:\nNo plan file exists yet. You should create your plan at /h/.claude/plans/a-b-c.md using the Write tool.';
+    const approved = play(
+      'script:\nplan: Add notes\nwrite: notes.md = hi',
+      (name) => ({ text: name === 'ExitPlanMode' ? 'User has approved your plan. ## Exited Plan Mode' : 'done' }),
+      planMode,
+    );
     expect(summary(approved)).toEqual(['Write', 'ExitPlanMode', 'Write', 'end: Done.']);
-    expect(approved[0]).toMatchObject({ tool: { json: '{"file_path":"/h/.claude/plans/a-b-c.md","content":"Add notes"}' } });
-    const rejected = play('script:\nwrite: notes.md = hi', (name) => (name === 'ExitPlanMode' ? { error: true, text: 'too big' } : ok()), planMode);
+    expect(approved[0]).toMatchObject({
+      tool: { json: '{"file_path":"/h/.claude/plans/a-b-c.md","content":"Add notes"}' },
+    });
+    const rejected = play(
+      'script:\nwrite: notes.md = hi',
+      (name) => (name === 'ExitPlanMode' ? { error: true, text: 'too big' } : ok()),
+      planMode,
+    );
     expect(summary(rejected)).toEqual(['Write', 'ExitPlanMode', 'end: Plan not approved: too big']);
   });
 });
@@ -126,7 +183,10 @@ describe('scripted model over HTTP', () => {
 
   it('serves the Messages API only: what it was asked is for the process that started it, not for anything on loopback', async () => {
     const model = await started;
-    const asked = await fetch(`${model.url}/v1/messages`, { method: 'POST', body: JSON.stringify({ messages: [prompt('script:\nsay: the secret plan')] }) });
+    const asked = await fetch(`${model.url}/v1/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ messages: [prompt('script:\nsay: the secret plan')] }),
+    });
     expect(asked.status).toBe(200);
     await asked.text();
     expect(model.requests.map((r) => r.path)).toEqual(['/v1/messages']);

@@ -8,8 +8,13 @@ import { SessionSpec } from '../../common/session/schema.ts';
 import { workspaceName } from '../../common/session/names.ts';
 
 const phone = '+14155550123';
-const spec = (repo: { url: string; baseBranch?: string }, extra: Record<string, unknown> = {}) =>
-  ({ phone, prompt: 'p', repo, workspace: workspaceName(phone), ...extra });
+const spec = (repo: { url: string; baseBranch?: string }, extra: Record<string, unknown> = {}) => ({
+  phone,
+  prompt: 'p',
+  repo,
+  workspace: workspaceName(phone),
+  ...extra,
+});
 const schemaAccepts = (repo: { url: string; baseBranch?: string }) => Value.Check(SessionSpec, spec(repo));
 const gitAcceptsBranch = (name: string) => {
   try {
@@ -22,11 +27,49 @@ const gitAcceptsBranch = (name: string) => {
 const URL = 'https://github.com/acme/web.git';
 
 const REFUSED_BRANCHES = [
-  '--upload-pack=touch /tmp/x', '--upload-pack=touch${IFS}/tmp/x', '-main', 'a/-b', 'a..b', 'main@{1}', '@', 'a b', 'a\tb', 'a\nb',
-  'a\u0000b', 'a\u007fb', 'a~1', 'a^', 'a:b', 'a?', 'a*', 'a[b', 'a\\b', '.hidden', 'a/.b', 'a.', 'a/', '/a', 'a//b', '', 'x'.repeat(256),
-  'héllo', '$(touch x)', '`touch x`', 'a;b', 'a|b',
+  '--upload-pack=touch /tmp/x',
+  '--upload-pack=touch${IFS}/tmp/x',
+  '-main',
+  'a/-b',
+  'a..b',
+  'main@{1}',
+  '@',
+  'a b',
+  'a\tb',
+  'a\nb',
+  'a\u0000b',
+  'a\u007fb',
+  'a~1',
+  'a^',
+  'a:b',
+  'a?',
+  'a*',
+  'a[b',
+  'a\\b',
+  '.hidden',
+  'a/.b',
+  'a.',
+  'a/',
+  '/a',
+  'a//b',
+  '',
+  'x'.repeat(256),
+  'héllo',
+  '$(touch x)',
+  '`touch x`',
+  'a;b',
+  'a|b',
 ];
-const ACCEPTED_BRANCHES = ['main', 'develop', 'release/1.2', 'feature/JIRA-42_fix', 'v1.0.0', 'a+b', 'user@host', 'x'.repeat(255)];
+const ACCEPTED_BRANCHES = [
+  'main',
+  'develop',
+  'release/1.2',
+  'feature/JIRA-42_fix',
+  'v1.0.0',
+  'a+b',
+  'user@host',
+  'x'.repeat(255),
+];
 
 describe('Session spec: repo.baseBranch', () => {
   it.each(REFUSED_BRANCHES)('refuses %j (schema and components alike)', (branch) => {
@@ -42,13 +85,35 @@ describe('Session spec: repo.baseBranch', () => {
 });
 
 const REFUSED_URLS = [
-  '--upload-pack=touch /tmp/x', '-u', 'please use my repo', 'ssh://git@github.com/acme/web.git', 'git@github.com:acme/web.git',
-  'file:///etc', 'ext::sh -c touch% /tmp/x', 'http://github.com/acme/web.git', 'http://10.0.0.1/acme/web.git',
-  'https://user:pass@github.com/acme/web.git', 'https://github.com@evil.example/acme/web.git', 'https://github.com/acme/web.git?x=1',
-  'https://github.com/acme/web.git#x', 'https://github.com', 'https://-github.com/acme', 'https://github.com/../x', '/srv/../etc/x',
-  'relative/path', '/srv/a b', `https://github.com/${'x'.repeat(2048)}`,
+  '--upload-pack=touch /tmp/x',
+  '-u',
+  'please use my repo',
+  'ssh://git@github.com/acme/web.git',
+  'git@github.com:acme/web.git',
+  'file:///etc',
+  'ext::sh -c touch% /tmp/x',
+  'http://github.com/acme/web.git',
+  'http://10.0.0.1/acme/web.git',
+  'https://user:pass@github.com/acme/web.git',
+  'https://github.com@evil.example/acme/web.git',
+  'https://github.com/acme/web.git?x=1',
+  'https://github.com/acme/web.git#x',
+  'https://github.com',
+  'https://-github.com/acme',
+  'https://github.com/../x',
+  '/srv/../etc/x',
+  'relative/path',
+  '/srv/a b',
+  `https://github.com/${'x'.repeat(2048)}`,
 ];
-const ACCEPTED_URLS = [URL, 'https://git.example.com:8443/team/app', 'http://127.0.0.1:9418/acme/web.git', 'http://localhost/acme', '/srv/git/acme/web.git', '/home/me/.tether-state/remote/acme/sample.git'];
+const ACCEPTED_URLS = [
+  URL,
+  'https://git.example.com:8443/team/app',
+  'http://127.0.0.1:9418/acme/web.git',
+  'http://localhost/acme',
+  '/srv/git/acme/web.git',
+  '/home/me/.tether-state/remote/acme/sample.git',
+];
 
 describe('Session spec: repo.url', () => {
   it.each(REFUSED_URLS)('refuses %j', (url) => {
@@ -64,11 +129,20 @@ describe('Session spec: repo.url', () => {
 describe('the repository host list', () => {
   const hosts = parseRepoHosts('github.com, git.example.com:8443,127.0.0.1:9418,/srv/git');
   it.each([
-    [URL, true], ['https://GitHub.com/acme/web.git', true], ['https://github.com:444/acme/web.git', false],
-    ['https://evil.example/acme/web.git', false], ['https://github.com.evil.example/acme/web.git', false],
-    ['https://git.example.com:8443/team/app', true], ['https://git.example.com/team/app', false],
-    ['http://127.0.0.1:9418/acme/web.git', true], ['http://127.0.0.1:9419/acme/web.git', false], ['http://localhost:9418/acme/web.git', false],
-    ['/srv/git/acme/web.git', true], ['/srv/git', true], ['/srv/gitx/acme.git', false], ['/etc/acme.git', false],
+    [URL, true],
+    ['https://GitHub.com/acme/web.git', true],
+    ['https://github.com:444/acme/web.git', false],
+    ['https://evil.example/acme/web.git', false],
+    ['https://github.com.evil.example/acme/web.git', false],
+    ['https://git.example.com:8443/team/app', true],
+    ['https://git.example.com/team/app', false],
+    ['http://127.0.0.1:9418/acme/web.git', true],
+    ['http://127.0.0.1:9419/acme/web.git', false],
+    ['http://localhost:9418/acme/web.git', false],
+    ['/srv/git/acme/web.git', true],
+    ['/srv/git', true],
+    ['/srv/gitx/acme.git', false],
+    ['/etc/acme.git', false],
   ])('%s allowed: %s', (url, allowed) => {
     const problem = repoProblem({ url }, hosts);
     if (allowed) expect(problem).toBeUndefined();
@@ -76,8 +150,9 @@ describe('the repository host list', () => {
   });
 
   it('names the refused host and the list in plain words', () => {
-    expect(repoProblem({ url: 'https://evil.example/acme/web.git' }, DEFAULT_REPO_HOSTS))
-      .toBe("spec.repo.url points at the host evil.example, which is not on this install's list of repository hosts (github.com)");
+    expect(repoProblem({ url: 'https://evil.example/acme/web.git' }, DEFAULT_REPO_HOSTS)).toBe(
+      "spec.repo.url points at the host evil.example, which is not on this install's list of repository hosts (github.com)",
+    );
   });
 
   it('refuses entries that are neither a host nor a folder', () => {

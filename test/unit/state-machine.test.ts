@@ -30,33 +30,72 @@ const legal: Row[] = [
   ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: true }, 'Working', ['ResumeAgent']],
   ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: false }, 'Rejected', done('ClearPhoneQueue')],
   ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: false, revise: true }, 'Working', ['ResumeAgent']], // the agent plans again
-  ['AwaitingApproval', { type: 'Decided', kind: 'changes', approved: false, revise: true }, 'Rejected', ['RevertWorkspace', ...done('ClearPhoneQueue')]], // revise is for plans only
+  [
+    'AwaitingApproval',
+    { type: 'Decided', kind: 'changes', approved: false, revise: true },
+    'Rejected',
+    ['RevertWorkspace', ...done('ClearPhoneQueue')],
+  ], // revise is for plans only
   ['AwaitingApproval', { type: 'Decided', kind: 'tool', approved: false, revise: true }, 'Working', ['ResumeAgent']], // as a deny
-  ['AwaitingApproval', { type: 'Decided', kind: 'question', approved: false, revise: true }, 'Working', ['ResumeAgent']], // as a decline
+  [
+    'AwaitingApproval',
+    { type: 'Decided', kind: 'question', approved: false, revise: true },
+    'Working',
+    ['ResumeAgent'],
+  ], // as a decline
   ['AwaitingApproval', { type: 'Decided', kind: 'changes', approved: true }, 'Publishing', ['Publish']], // §
-  ['AwaitingApproval', { type: 'Decided', kind: 'changes', approved: false }, 'Rejected', ['RevertWorkspace', ...done('ClearPhoneQueue')]], // §
+  [
+    'AwaitingApproval',
+    { type: 'Decided', kind: 'changes', approved: false },
+    'Rejected',
+    ['RevertWorkspace', ...done('ClearPhoneQueue')],
+  ], // §
   ['Publishing', { type: 'Published' }, 'Succeeded', done('StartNextQueued')], // §
   ['Working', { type: 'FinishedWithoutChanges' }, 'Succeeded', done('StartNextQueued')], // §
   ['AwaitingApproval', { type: 'ApprovalTimeout' }, 'TimedOut', done('ClearPhoneQueue')], // §
-  ...(['(new)', 'Queued', ...ACTIVE] as const).map((p): Row => [p, { type: 'Cancel' }, 'Cancelled', done('ClearPhoneQueue')]), // §
+  ...(['(new)', 'Queued', ...ACTIVE] as const).map((p): Row => [
+    p,
+    { type: 'Cancel' },
+    'Cancelled',
+    done('ClearPhoneQueue'),
+  ]), // §
   ...ACTIVE.map((p): Row => [p, { type: 'RunTimeout' }, 'Failed', done('StartNextQueued')]), // §
   ...ACTIVE.map((p): Row => [p, { type: 'PodLost' }, 'Failed', done('StartNextQueued')]), // §
-  ...(['Working', 'AwaitingApproval', 'Publishing'] as const).map((p): Row => [p, { type: 'AgentFailed' }, 'Failed', done('StartNextQueued')]), // § overrides an approval request
+  ...(['Working', 'AwaitingApproval', 'Publishing'] as const).map((p): Row => [
+    p,
+    { type: 'AgentFailed' },
+    'Failed',
+    done('StartNextQueued'),
+  ]), // § overrides an approval request
 ];
 
 const allEvents: Event[] = [
-  { type: 'Enqueue' }, { type: 'QueueFull' }, { type: 'PodCreated' }, { type: 'RunnerStarted' },
+  { type: 'Enqueue' },
+  { type: 'QueueFull' },
+  { type: 'PodCreated' },
+  { type: 'RunnerStarted' },
   ...(['tool', 'question', 'changes', 'plan'] as const).flatMap((kind): Event[] => [
-    { type: 'RequestRaised', kind }, { type: 'Decided', kind, approved: true }, { type: 'Decided', kind, approved: false },
+    { type: 'RequestRaised', kind },
+    { type: 'Decided', kind, approved: true },
+    { type: 'Decided', kind, approved: false },
     { type: 'Decided', kind, approved: false, revise: true },
   ]),
-  { type: 'Published' }, { type: 'FinishedWithoutChanges' }, { type: 'Cancel' }, { type: 'ApprovalTimeout' },
-  { type: 'RunTimeout' }, { type: 'PodLost' }, { type: 'AgentFailed' }, { type: 'InvalidSpec' }, { type: 'QueueCleared' },
+  { type: 'Published' },
+  { type: 'FinishedWithoutChanges' },
+  { type: 'Cancel' },
+  { type: 'ApprovalTimeout' },
+  { type: 'RunTimeout' },
+  { type: 'PodLost' },
+  { type: 'AgentFailed' },
+  { type: 'InvalidSpec' },
+  { type: 'QueueCleared' },
 ];
 const allFrom: From[] = ['(new)', ...PHASES];
 const key = (from: From, event: Event) => `${from} ${JSON.stringify(event)}`;
 const legalKeys = new Set(legal.map(([from, event]) => key(from, event)));
-const illegal = allFrom.flatMap((from) => allEvents.filter((e) => !legalKeys.has(key(from, e))).map((e) => [from, e] as const));
+const illegal = allFrom.flatMap((from) =>
+  allEvents.filter((e) => !legalKeys.has(key(from, e))).map((e) => [from, e] as const),
+);
 
 describe('session state machine', () => {
   it.each(legal)('%s + %j → %s', (from, event, to, effects) => {
@@ -79,7 +118,9 @@ describe('session state machine', () => {
     for (const [from, event] of legal) {
       const result = transition(from === '(new)' ? undefined : from, event);
       if (!result.ok || !isTerminal(result.phase)) continue;
-      expect(endingEffects(result.reason), `${from} ${event.type}`).toEqual(result.effects.filter((e) => e !== 'RevertWorkspace'));
+      expect(endingEffects(result.reason), `${from} ${event.type}`).toEqual(
+        result.effects.filter((e) => e !== 'RevertWorkspace'),
+      );
     }
     expect(endingEffects('PodCreated')).toEqual([]);
   });

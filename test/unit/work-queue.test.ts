@@ -130,7 +130,11 @@ describe('work queue', () => {
         if (k === 'bad') throw new Error('x');
         return k === 'later' ? { requeueAfterMs: 10 } : undefined;
       },
-      hooks: { depth: (d) => depths.push(d), latency: (ms) => latencies.push(ms), done: (_k, _ms, o) => outcomes.push(o) },
+      hooks: {
+        depth: (d) => depths.push(d),
+        latency: (ms) => latencies.push(ms),
+        done: (_k, _ms, o) => outcomes.push(o),
+      },
     });
     q.add('ok');
     q.add('later');

@@ -1,9 +1,25 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, truncateSync, writeFileSync, lstatSync, readlinkSync, existsSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+  lstatSync,
+  readlinkSync,
+  existsSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { components, readWorkspaceFile, WorkspaceDir, WorkspaceRefused, withWorkspaceDir } from '../../runner-image/workspace-fs.ts';
+import {
+  components,
+  readWorkspaceFile,
+  WorkspaceDir,
+  WorkspaceRefused,
+  withWorkspaceDir,
+} from '../../runner-image/workspace-fs.ts';
 
 function workspace() {
   const root = mkdtempSync(join(tmpdir(), 'wsfs-'));
@@ -48,8 +64,12 @@ describe('workspace-fs', () => {
     expect(() => components('/etc/passwd')).toThrow(WorkspaceRefused);
     expect(components('a//b/')).toEqual(['a', 'b']);
     const { root } = workspace();
-    await expect(withWorkspaceDir(root, 'repo', (dir) => dir.readFile('../x', 10))).rejects.toBeInstanceOf(WorkspaceRefused);
-    await expect(withWorkspaceDir(root, 'repo', (dir) => dir.readFile('src/a.txt', 10))).rejects.toBeInstanceOf(WorkspaceRefused);
+    await expect(withWorkspaceDir(root, 'repo', (dir) => dir.readFile('../x', 10))).rejects.toBeInstanceOf(
+      WorkspaceRefused,
+    );
+    await expect(withWorkspaceDir(root, 'repo', (dir) => dir.readFile('src/a.txt', 10))).rejects.toBeInstanceOf(
+      WorkspaceRefused,
+    );
   });
 
   it('writes over a planted symlink by replacing it, never through it', async () => {
@@ -63,7 +83,9 @@ describe('workspace-fs', () => {
   it('makeDir refuses a symlink in its place; remove deletes links, not their targets', async () => {
     const { root, secret } = workspace();
     symlinkSync(secret, join(root, 'repo', 'media'));
-    await expect(withWorkspaceDir(root, 'repo', (dir) => dir.makeDir('media'))).rejects.toBeInstanceOf(WorkspaceRefused);
+    await expect(withWorkspaceDir(root, 'repo', (dir) => dir.makeDir('media'))).rejects.toBeInstanceOf(
+      WorkspaceRefused,
+    );
     mkdirSync(join(root, 'repo', 'tree', 'deep'), { recursive: true });
     symlinkSync(secret, join(root, 'repo', 'tree', 'deep', 'out'));
     await withWorkspaceDir(root, 'repo', async (dir) => {
@@ -77,8 +99,14 @@ describe('workspace-fs', () => {
   it('lists entries with their own types and reads links as text', async () => {
     const { root, secret } = workspace();
     symlinkSync(secret, join(root, 'repo', 'out'));
-    const listed = await withWorkspaceDir(root, 'repo', async (dir) => ({ entries: await dir.entries(), link: await dir.readLink('out') }));
-    expect(listed.entries.sort((a, b) => a.name.localeCompare(b.name))).toEqual([{ name: 'out', type: 'symlink' }, { name: 'src', type: 'dir' }]);
+    const listed = await withWorkspaceDir(root, 'repo', async (dir) => ({
+      entries: await dir.entries(),
+      link: await dir.readLink('out'),
+    }));
+    expect(listed.entries.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      { name: 'out', type: 'symlink' },
+      { name: 'src', type: 'dir' },
+    ]);
     expect(listed.link).toBe(secret);
     expect(readlinkSync(join(root, 'repo', 'out'))).toBe(secret);
   });
@@ -88,7 +116,11 @@ describe('workspace-fs', () => {
     const repo = join(root, 'repo');
     writeFileSync(join(secret, 'a.txt'), 'CANARY-TOKEN');
     // A loop that swaps repo/src with a symlink to the secret folder as fast as it can.
-    const swapper = spawn('bash', ['-c', `cd ${repo}; while :; do mv src real; ln -s ${secret} src; rm src; mv real src; done`], { stdio: 'ignore' });
+    const swapper = spawn(
+      'bash',
+      ['-c', `cd ${repo}; while :; do mv src real; ln -s ${secret} src; rm src; mv real src; done`],
+      { stdio: 'ignore' },
+    );
     try {
       let reads = 0;
       let refused = 0;
@@ -118,14 +150,18 @@ describe('workspace-fs', () => {
     await withWorkspaceDir(root, 'repo', async (dir) => {
       const src = await dir.openEntry('src', 100);
       expect(src?.type).toBe('dir');
-      if (src?.type === 'dir') expect((await src.dir.entries().finally(() => src.dir.close())).map((e) => e.name)).toEqual(['a.txt']);
+      if (src?.type === 'dir')
+        expect((await src.dir.entries().finally(() => src.dir.close())).map((e) => e.name)).toEqual(['a.txt']);
       expect(await dir.openEntry('out', 100)).toEqual({ type: 'symlink', target: secret });
       expect(await dir.openEntry('fifo', 100)).toEqual({ type: 'other' });
       const sparse = await dir.openEntry('sparse', 100);
       expect(sparse?.type === 'file' && sparse.data === undefined && sparse.stat.size).toBe(2 * 1024 ** 3);
       expect(await dir.openEntry('missing', 100)).toBeUndefined();
       const src2 = await dir.dir('src');
-      expect((await src2.openEntry('a.txt', 100).finally(() => src2.close()))).toMatchObject({ type: 'file', data: Buffer.from('hello') });
+      expect(await src2.openEntry('a.txt', 100).finally(() => src2.close())).toMatchObject({
+        type: 'file',
+        data: Buffer.from('hello'),
+      });
     });
   });
 
