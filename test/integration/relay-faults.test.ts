@@ -131,6 +131,8 @@ describe('relay under SIGKILL', () => {
       const downtimes: number[] = [];
       for (let k = 0; k < settings.kills; k++) {
         await sleep(300 + rand() * 1500);
+        // Each kill lands in a stream of commands, however slowly the machine acknowledges them.
+        await until(() => sent.length > k + 1, 60_000);
         const victim = relays[Math.floor(rand() * relays.length)]!;
         const down = Date.now();
         await victim.kill();
