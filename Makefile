@@ -3,7 +3,8 @@ SHELL := /usr/bin/env bash
 NODE_BIN := $(shell scripts/ensure-node.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: kind-up setup test test-under-load test-unit test-integration lint typecheck crd control-plane node-binaries dev clean bench
+.PHONY: kind-up setup test test-unit test-integration lint typecheck crd control-plane node-binaries dev clean bench
+.PHONY: test-under-load
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --include=optional --no-audit --no-fund

@@ -51,9 +51,9 @@ describe('malformed Sessions', () => {
       await settled(t.running, t.sessions, t.ns, [name]);
       const after = await reconcilePasses(t.running.metrics);
       expect(after.errors - before.errors).toBe(0);
-      // A few passes for this Session (the marker's one of them); an informer restart in the window (a relist under load) adds
-      // at most one pass for each Session of the namespace, the earlier cases' included. A retry storm
-      // is many passes of this one Session, far beyond that.
+      // A few passes for this Session (the marker's one of them); an informer restart in the window (a
+      // relist under load) adds at most one pass for each Session of the namespace, the earlier cases'
+      // included. A retry storm is many passes of this one Session, far beyond that.
       const relisted = (after.watchRestarts - before.watchRestarts) * (await t.sessions.list(t.ns)).items.length;
       expect(after.total - before.total).toBeLessThanOrEqual(4 + relisted);
       expect((await runnerPods(t.kc, t.runners)).some((p) => p.startsWith(name))).toBe(false);
