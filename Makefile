@@ -4,6 +4,7 @@ NODE_BIN := $(shell scripts/ensure-node.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
 .PHONY: kind-up setup test test-unit test-integration lint typecheck crd control-plane node-binaries dev clean bench
+.PHONY: test-under-load
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --include=optional --no-audit --no-fund
@@ -14,6 +15,11 @@ setup: node_modules/.installed
 ## make test: typecheck, lint, unit and integration tests (builds the local control plane on first use)
 test: setup control-plane
 	npm test
+
+## make test-under-load: make test's suite with every core kept busy by a busy loop for the whole run
+## (scripts/under-load.sh; HOG_NICE=19 for low-priority loops)
+test-under-load: setup control-plane
+	bash scripts/under-load.sh npm test
 
 test-unit: setup
 	npx vitest run --project unit

@@ -13,6 +13,8 @@ export interface WorkQueueHooks {
   depth?: (depth: number) => void;
   /** Time from being queued to a worker picking the key up. */
   latency?: (ms: number) => void;
+  /** A worker took the key: its handler starts now. */
+  started?: (key: string) => void;
   /** A handler threw; the key is retried after delayMs. */
   retry?: (key: string, delayMs: number, error: unknown) => void;
   /** A handler finished (successfully or not) after ms. */
@@ -102,6 +104,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
       queuedAt.delete(key);
       processing.add(key);
       reportDepth();
+      hooks.started?.(key);
       const work = handle(key);
       inFlight.add(work);
       void work.finally(() => inFlight.delete(work));

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { REPORTING_CONTROLLER } from '../../controller/events.ts';
 import { controllerSuite, createSession, phaseOf, runnerWrites, startController } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
+import { settled } from '../support/passes.ts';
 import { kubectlOk } from './chart-cluster.ts';
 
 const t = controllerSuite('ctl-events');
@@ -43,7 +44,7 @@ describe('Kubernetes Events', () => {
 
     await t.running.stop();
     t.running = await startController(t.kc, t.config());
-    await new Promise((r) => setTimeout(r, 1500));
+    await settled(t.running, t.sessions, t.ns, [a, b]);
     expect(await summary(a)).toEqual(['Normal Completed']);
     expect(await summary(b)).toEqual(['Normal Queued', 'Warning RunTimeout']);
     expect((await eventsOf(b)).every((e) => (e.count ?? 1) === 1 && !e.series)).toBe(true);

@@ -7,6 +7,7 @@ import { isConflict } from '../../common/kube/errors.ts';
 import { kubeClusterOps, type ClusterOps } from '../../controller/cluster.ts';
 import { controllerSuite, createSession, phaseOf, reconcilePasses, startController } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
+import { settled } from '../support/passes.ts';
 
 const t = controllerSuite('ctl-first');
 const PHONES = 16;
@@ -50,8 +51,9 @@ describe("a phone's first command", () => {
           ),
         20_000,
       );
-      // The wakes the workspaces asked for have run (each Session's key is idle again).
-      await sleep(3 * STATUS_WRITE_DELAY_MS);
+      // The wakes the workspaces asked for have run: they come before a pass that saw a later marker (a wake
+      // after the controller knows its Starting write wakes nothing).
+      await settled(running, t.sessions, t.ns, names);
       expect(Object.fromEntries(watched.conflicts)).toEqual({});
       expect(names.map((n) => watched.writes.get(n))).toEqual(names.map(() => 1));
       expect((await reconcilePasses(running.metrics)).errors).toBe(0);

@@ -6,6 +6,7 @@ import { phoneHash, previewPrompt } from '../../common/session/display.ts';
 import { runnerIdentityName, runnerName, workspaceName } from '../../common/session/names.ts';
 import { createSession, podOf, runnerWrites, setPodPhase, controllerSuite } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
+import { settled } from '../support/passes.ts';
 
 const t = controllerSuite('ctl-life');
 let phoneSeq = 0;
@@ -198,11 +199,11 @@ describe('controller lifecycle on a real API server', () => {
       phase: 'AwaitingApproval',
       pending: { id: 't1', kind: 'tool', tool: 'Bash', createdAt: new Date(Date.now() - 2000).toISOString() },
     });
-    await new Promise((r) => setTimeout(r, 300));
+    await settled(t.running, t.sessions, t.ns, [name]);
     await runnerWrites(t.sessions, t.ns, name, { phase: 'Working', pending: null } as never);
     await eventually(async () => expect((await wait()).count).toBe(before.count + 1));
     expect((await wait()).sum - before.sum).toBeGreaterThanOrEqual(2);
-    await new Promise((r) => setTimeout(r, 300));
+    await settled(t.running, t.sessions, t.ns, [name]);
     expect((await session(name)).status?.phase).toBe('Working');
   });
 });

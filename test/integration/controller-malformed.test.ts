@@ -6,6 +6,7 @@ import { phoneHash } from '../../common/session/display.ts';
 import { workspaceName } from '../../common/session/names.ts';
 import { createSession, reconcilePasses, runnerPods, controllerSuite } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
+import { settled } from '../support/passes.ts';
 
 const t = controllerSuite('ctl-bad');
 
@@ -47,12 +48,12 @@ describe('malformed Sessions', () => {
         message: expect.stringMatching(message),
       });
       expect(failed.status?.result?.message).toMatch(message);
-      await new Promise((r) => setTimeout(r, 1000));
+      await settled(t.running, t.sessions, t.ns, [name]);
       const after = await reconcilePasses(t.running.metrics);
       expect(after.errors - before.errors).toBe(0);
-      // A few passes for this Session; an informer restart in the window (a relist under load) adds
-      // at most one pass for each Session of the namespace, the earlier cases' included. A retry storm
-      // is many passes of this one Session, far beyond that.
+      // A few passes for this Session (the marker's one of them); an informer restart in the window (a
+      // relist under load) adds at most one pass for each Session of the namespace, the earlier cases'
+      // included. A retry storm is many passes of this one Session, far beyond that.
       const relisted = (after.watchRestarts - before.watchRestarts) * (await t.sessions.list(t.ns)).items.length;
       expect(after.total - before.total).toBeLessThanOrEqual(4 + relisted);
       expect((await runnerPods(t.kc, t.runners)).some((p) => p.startsWith(name))).toBe(false);

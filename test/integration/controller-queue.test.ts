@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { runnerName } from '../../common/session/names.ts';
 import { createSession, phaseOf, runnerPods, runnerWrites, controllerSuite } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
+import { settled } from '../support/passes.ts';
 
 const t = controllerSuite('ctl-queue', { TETHER_POD_TTL: '0s' });
 let phoneSeq = 0;
@@ -100,7 +101,7 @@ describe('per-phone queue', () => {
     await expectPhases(names, ['Starting', 'Queued', 'Queued']);
     await t.sessions.patch(t.ns, names[1]!, { spec: { timeouts: { run: '0s' } } });
     await expectPhases(names, ['Starting', 'Failed', 'Queued']);
-    await new Promise((r) => setTimeout(r, 300));
+    await settled(t.running, t.sessions, t.ns, names);
     expect(await phases(names)).toEqual(['Starting', 'Failed', 'Queued']);
     await runnerWrites(t.sessions, t.ns, names[0]!, { phase: 'Working' });
     await runnerWrites(t.sessions, t.ns, names[0]!, { phase: 'Succeeded', completionTime: now() });

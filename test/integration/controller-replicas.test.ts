@@ -25,6 +25,7 @@ import {
   testLogger,
 } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
+import { settled } from '../support/passes.ts';
 
 let kc: KubeConfig;
 let sessions: SessionClient;
@@ -48,7 +49,7 @@ describe('controller restarts and replicas', () => {
     const ns = await namespace('ctl-restart');
     const config = testConfig(ns);
     const first = await startController(kc, config);
-    const name = await createSession(sessions, ns, '+14155559001', { timeouts: { approval: '3s' } });
+    const name = await createSession(sessions, ns, '+14155559001', { timeouts: { approval: '5s' } });
     await eventually(async () => expect(await phaseOf(sessions, ns, name)).toBe('Starting'));
     await runnerWrites(sessions, ns, name, { phase: 'Working' });
     const createdAt = new Date().toISOString();
@@ -56,23 +57,24 @@ describe('controller restarts and replicas', () => {
       phase: 'AwaitingApproval',
       pending: { id: 'p1', kind: 'changes', createdAt },
     });
-    await new Promise((r) => setTimeout(r, 300));
+    await settled(first, sessions, ns, [name]);
     await first.stop();
-    await new Promise((r) => setTimeout(r, 1000));
     expect(await phaseOf(sessions, ns, name)).toBe('AwaitingApproval');
 
+    // Down for most of the wait: a deadline counted from the restart would come 5s after it.
+    const downUntil = Date.parse(createdAt) + 3000;
+    await new Promise((r) => setTimeout(r, Math.max(0, downUntil - Date.now())));
+    const restartedAt = Date.now();
     const second = await startController(kc, config);
     try {
-      await new Promise((r) => setTimeout(r, 1000));
-      expect(await phaseOf(sessions, ns, name)).toBe('AwaitingApproval');
       const s = await eventually(async () => {
         const x = await sessions.get(ns, name);
         expect(x?.status?.phase).toBe('TimedOut');
         return x!;
-      });
-      const waited = Date.parse(s.status!.completionTime!) - Date.parse(createdAt);
-      expect(waited).toBeGreaterThanOrEqual(3000);
-      expect(waited).toBeLessThan(4500);
+      }, 30_000);
+      const firedAt = Date.parse(s.status!.completionTime!);
+      expect(firedAt - Date.parse(createdAt)).toBeGreaterThanOrEqual(5000);
+      expect(firedAt, 'counted from pending.createdAt, not from the restart').toBeLessThan(restartedAt + 5000);
     } finally {
       await second.stop();
     }
@@ -109,7 +111,7 @@ describe('controller restarts and replicas', () => {
       expect((await reconcilePasses(followerMetrics)).total).toBe(0);
 
       await leader.stop();
-      await eventually(() => expect(follower.leading).toBe(true), 3000);
+      await eventually(() => expect(follower.leading).toBe(true), 30_000);
       const b = await createSession(sessions, ns, '+14155559003');
       await eventually(async () => expect(await phaseOf(sessions, ns, b)).toBe('Starting'));
       expect((await reconcilePasses(followerMetrics)).total).toBeGreaterThan(0);

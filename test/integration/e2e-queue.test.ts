@@ -1,6 +1,7 @@
 // End to end: commands while busy run one after another, the sixth queued is refused, and
 // cancel kills the agent, clears the queue and says so (and logs no error).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { relayCaughtUp } from '../support/caught-up.ts';
 import { startE2E, type E2E } from '../support/e2e.ts';
 import { eventually } from '../support/eventually.ts';
 
@@ -74,7 +75,7 @@ describe('end to end: queue and cancel', () => {
       expect((await mine(phone.number)).map((s) => s.status?.phase)).toEqual(['Cancelled', 'Cancelled']);
     }, 20_000);
     await eventually(() => expect(alive(pid)).toBe(false), 20_000);
-    await new Promise((r) => setTimeout(r, 1500));
+    await relayCaughtUp(e2e, phone);
     expect(phone.unread().filter((m) => /queued behind|never/.test(m.body))).toEqual([]);
     // A cancel is an expected end: no component logs it as an error.
     expect(

@@ -2,6 +2,7 @@
 // runner fails the session and the user is told.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { relayCaughtUp } from '../support/caught-up.ts';
 import { startE2E, type E2E } from '../support/e2e.ts';
 import { eventually } from '../support/eventually.ts';
 import { isAlive, processTree } from '../support/runner.ts';
@@ -30,7 +31,7 @@ describe('end to end: restarts and crashes', () => {
     await phone.next(/finished after restart/);
     expect(phone.received().some((m) => /step two/.test(m.body))).toBe(true);
     expect((await latest(phone.number)).status?.phase).toBe('Succeeded');
-    await new Promise((r) => setTimeout(r, 1000));
+    await relayCaughtUp(e2e, phone);
     expectNoRepeats(phone.received());
     expect(bodies(phone.received()).filter((b) => /^On it/.test(b))).toHaveLength(1);
   });
@@ -46,7 +47,7 @@ describe('end to end: restarts and crashes', () => {
     await phone.next(/Reply \*approve\*/);
     await phone.send('approve');
     await phone.next(/Pull request opened/);
-    await new Promise((r) => setTimeout(r, 1000));
+    await relayCaughtUp(e2e, phone);
     expectNoRepeats(phone.received());
     expect(bodies(phone.received()).filter((b) => /Reply \*approve\*/.test(b))).toHaveLength(1);
   });

@@ -11,6 +11,7 @@ import { EventsV1Api } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { workspaceName } from '../../common/session/names.ts';
 import { loadConfig } from '../../controller/config.ts';
+import { relayCaughtUp } from '../support/caught-up.ts';
 import { startE2E, type E2E } from '../support/e2e.ts';
 import { eventually } from '../support/eventually.ts';
 
@@ -71,7 +72,7 @@ describe('end to end: a start that never comes', () => {
       return reasons;
     });
     console.log(`[start-faults] missing image: Session events ${events.join(', ')}`);
-    await new Promise((r) => setTimeout(r, 1000));
+    await relayCaughtUp(e2e, phone);
     expect(
       phone.received().filter((m) => /❌/.test(m.body)),
       'told once',

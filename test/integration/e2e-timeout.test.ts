@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { relayCaughtUp } from '../support/caught-up.ts';
 import { startE2E, type E2E } from '../support/e2e.ts';
 
 let e2e: E2E;
@@ -32,7 +33,9 @@ describe('end to end: approval timeout', () => {
 
     // A late "approve" does not publish anything.
     await phone.send('approve');
-    await new Promise((r) => setTimeout(r, 1500));
+    await phone.next(/no longer open|Nothing is waiting/);
+    await relayCaughtUp(e2e, phone);
+    expect((await e2e.list())[0]!.spec.decisions ?? []).toEqual([]);
     expect(e2e.github.pulls).toEqual([]);
   });
 });

@@ -38,7 +38,13 @@ afterAll(async () => {
 
 function configMaps(
   over: KubeAccess,
-  extra: { labelSelector?: string; name?: string; stallTimeoutMs?: number; watchTimeoutSeconds?: number } = {},
+  extra: {
+    labelSelector?: string;
+    name?: string;
+    stallTimeoutMs?: number;
+    watchTimeoutSeconds?: number;
+    logger?: pino.Logger;
+  } = {},
 ) {
   const restarts: string[] = [];
   const changes: Array<[string, string | undefined]> = [];
@@ -134,9 +140,11 @@ describe('informer on a real API server', () => {
   });
 
   it('resumes from its last version when the server ends the watch, without a relist', async () => {
-    const { informer, restarts } = configMaps(kc, { watchTimeoutSeconds: 1 });
+    const lines: string[] = [];
+    const log = pino({ level: 'debug' }, { write: (line: string) => lines.push(line) });
+    const { informer, restarts } = configMaps(kc, { watchTimeoutSeconds: 1, logger: log });
     await informer.start();
-    await new Promise((r) => setTimeout(r, 1500));
+    await eventually(() => expect(lines.join('')).toContain('watch closed by the server; resuming'), 30_000);
     await put('b1', '1');
     await eventually(() => expect(values(informer).b1).toBe('1'));
     expect(restarts).toEqual([]);

@@ -143,8 +143,9 @@ describe('relay inbound on a real API server', () => {
     const sentBefore = fake.to(phones.replay).length;
     expect((await postWebhook(`${b.url}/webhook`, allow)).status).toBe(200);
     expect((await postWebhook(`${a.url}/webhook`, allow)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 500));
+    // A 200 means recorded: the intakes' idle() waits until both replays have been acted on.
     await Promise.all([a.intake.idle(), b.intake.idle()]);
+    await Promise.all([a.lanes.idle(), b.lanes.idle()]);
     expect((await sessions.get(ns, name))!.spec.decisions!.map((d) => d.requestId)).toEqual(['first']);
     // Only the second request may still go out (it may carry the echo of the first answer); nothing answers the replays.
     expect(
@@ -199,7 +200,8 @@ describe('relay inbound on a real API server', () => {
     expect((await send(a, stranger, 'hello')).status).toBe(200);
     const forged = signedWebhook('0'.repeat(32), `${PUBLIC_URL}/webhook`, { from: phones.dup, body: 'forged' });
     expect((await postWebhook(`${a.url}/webhook`, forged)).status).toBe(403);
-    await new Promise((r) => setTimeout(r, 300));
+    await a.intake.idle();
+    await a.lanes.idle();
     expect(await sessionsOf(stranger)).toHaveLength(0);
     expect(fake.to(stranger)).toHaveLength(0);
     expect(await sessionsOf(phones.dup)).toHaveLength(1);

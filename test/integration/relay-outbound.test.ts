@@ -10,7 +10,7 @@ import type { Session, SessionStatus } from '../../common/session/schema.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 import { deleteNamespace, runnerRelayToken, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
-import { PUBLIC_URL, startTestRelay, type TestRelay } from '../support/relay.ts';
+import { PUBLIC_URL, relaySettled, startTestRelay, type TestRelay } from '../support/relay.ts';
 import { postWebhook, signedWebhook } from '../support/twilio-webhook.ts';
 
 const phone = '+14155550201';
@@ -42,13 +42,10 @@ const bodies = () => fake.to(phone).map((m) => m.body);
 const progress = (n: number) =>
   Array.from({ length: n }, (_, i) => ({ seq: i + 1, at: new Date().toISOString(), text: `step ${i + 1}` }));
 const set = (name: string, status: Partial<SessionStatus>) => sessions.patchStatus(ns, name, status);
-const settle = async () => {
-  await new Promise((r) => setTimeout(r, 700));
-  await relay!.lanes.idle();
-};
 
 describe('relay outbound on a real API server', () => {
   let name: string;
+  const settle = () => relaySettled(relay!, sessions, ns, name);
 
   it('acknowledges a command and batches progress', async () => {
     const r = await restart();

@@ -163,7 +163,9 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
       specFor('script:\nsay: hi', join(tmpdir(), 'nonexistent', 'acme', 'web.git')),
     );
     const runner = startRunner({ kubeconfig: inject('kubeconfig'), namespace: bed.ns, name, env: bed.env() });
-    await new Promise((r) => setTimeout(r, 1500));
+    await eventually(() =>
+      expect(runner.output()).toContain('waiting for the controller to mark the Session Starting'),
+    );
     expect((await bed.sessions.get(bed.ns, name))?.status?.phase).toBeUndefined();
     await bed.sessions.patchStatus(bed.ns, name, { phase: 'Starting' });
     expect(await runner.exited, runner.output()).toBe(0);

@@ -12,6 +12,7 @@ import type { ClusterOps } from '../../controller/cluster.ts';
 import { loadConfig, type ControllerConfig } from '../../controller/config.ts';
 import { createController, type Controller } from '../../controller/controller.ts';
 import { createMetrics, type ControllerMetrics } from '../../controller/metrics.ts';
+import { createPassLog, type PassLog } from './passes.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from './cluster.ts';
 
 export const testLogger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
@@ -31,6 +32,8 @@ export function testConfig(namespace: string, env: Record<string, string> = {}):
 export interface RunningController {
   controller: Controller;
   metrics: ControllerMetrics;
+  /** Its reconcile passes, for level-based waits (./passes.ts). */
+  passes: PassLog;
   stop(): Promise<void>;
 }
 
@@ -41,10 +44,17 @@ export async function startController(
 ): Promise<RunningController> {
   const holder: { controller?: Controller } = {};
   const metrics = createMetrics(() => holder.controller?.sessions.list() ?? [], { defaultMetrics: false });
-  const running = createController({ kubeConfig: kc, config, logger: testLogger, metrics, ops });
+  const passes = createPassLog((key) => holder.controller?.sessions.get(key));
+  const running = createController({
+    kubeConfig: kc,
+    config,
+    logger: testLogger,
+    metrics: { ...metrics, queueHooks: passes.hooks(metrics.queueHooks) },
+    ops,
+  });
   holder.controller = running;
   await running.start();
-  return { controller: running, metrics, stop: () => running.stop() };
+  return { controller: running, metrics, passes, stop: () => running.stop() };
 }
 
 let counter = 0;

@@ -4,14 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
-import { createInformer } from '../../common/kube/informer.ts';
+import { expect } from 'vitest';
+import { createInformer, type Informer } from '../../common/kube/informer.ts';
 import { withSharedConnections } from '../../common/kube/shared-connections.ts';
-import { sessionsPath } from '../../common/kube/sessions.ts';
+import { sessionsPath, type SessionClient } from '../../common/kube/sessions.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { loadConfig, type RelayConfig } from '../../relay/config.ts';
 import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
 import { startRelay, type RunningRelay } from '../../relay/server.ts';
 import type { FakeTwilio } from '../fakes/twilio.ts';
+import { eventually } from './eventually.ts';
 
 export const PUBLIC_URL = 'https://tether.test';
 export const CHAT_TOKEN = 'chat-token-0123456789';
@@ -19,6 +21,8 @@ export const CHAT_TOKEN = 'chat-token-0123456789';
 export interface TestRelay extends RunningRelay {
   config: RelayConfig;
   metrics: RelayMetrics;
+  /** The relay's Session cache. */
+  store: Informer<Session>;
 }
 
 export async function startTestRelay(options: {
@@ -65,5 +69,28 @@ export async function startTestRelay(options: {
     path: sessionsPath(options.namespace),
   });
   const relay = await startRelay({ config, kubeConfig, store, logger, metrics }, '127.0.0.1');
-  return Object.assign(relay, { config, metrics });
+  return Object.assign(relay, { config, metrics, store });
+}
+
+/**
+ * Waits until the relay has acted on everything written to the Session so far: its cache holds the version
+ * the API server has, its lanes (where a Session's delivery check runs) are idle, and the Session has not
+ * changed meanwhile (a write of the relay's own starts the wait again).
+ */
+export async function relaySettled(
+  relay: TestRelay,
+  sessions: SessionClient,
+  namespace: string,
+  name: string,
+): Promise<void> {
+  const version = async () => (await sessions.get(namespace, name))?.metadata.resourceVersion;
+  await eventually(async () => {
+    const current = await version();
+    expect(relay.store.get(`${namespace}/${name}`)?.metadata.resourceVersion).toBe(current);
+    await relay.lanes.idle();
+    // A check that was running when the version arrived runs again once it ends (a chain of promises).
+    await new Promise((r) => setImmediate(r));
+    await relay.lanes.idle();
+    expect(await version()).toBe(current);
+  }, 30_000);
 }
