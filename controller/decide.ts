@@ -106,8 +106,14 @@ function decideWaiting(session: Session, siblings: Session[], now: Date, config:
         message: `waiting for the phone's earlier command (#${admission.position})`,
       };
     case 'run':
-      return overBudget(session, siblings, now, config.budget) ?? { step: take(session, { type: 'PodCreated' }) };
+      return overBudget(session, siblings, now, config.budget) ?? admitted(session, config);
   }
+}
+
+/** The turn came: the runner Pod is made now, and the pass looks again at the first deadline of a start. */
+function admitted(session: Session, config: DecideConfig): Decision {
+  const firstDeadline = Math.min(config.startTimeoutMs, runTimeoutMs(session, config));
+  return { step: take(session, { type: 'PodCreated' }), requeueAfterMs: Math.max(1, firstDeadline) };
 }
 
 /** A command whose turn came after the phone's spend today reached the daily budget does not start. */
