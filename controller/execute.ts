@@ -78,7 +78,7 @@ export async function deleteRunnerPod(pod: V1Pod | undefined, deps: ReconcileDep
 /**
  * CreatePod: the workspace, the runner's identity and its Pod (adopted if they exist). Once the
  * workspace is known to be the phone's, the three go out at once: the Pod needs neither the Role
- * nor the status to exist (the runner waits for Starting and retries a Forbidden start,
+ * nor the status to exist (the runner waits for Starting and tries a Forbidden start again,
  * common/kube/errors.ts). A Pod the caches did not show is expected until they do.
  */
 async function createPod(session: Session, seen: Observed, deps: ReconcileDeps): Promise<V1Pod | Unseen> {

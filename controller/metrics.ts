@@ -146,7 +146,7 @@ export function createMetrics(
     buckets: FAST_BUCKETS,
     registers,
   });
-  const retries = new Counter({
+  const backedOff = new Counter({
     name: 'tether_workqueue_retries_total',
     help: 'Keys re-queued with backoff after an error.',
     registers,
@@ -168,7 +168,7 @@ export function createMetrics(
     queueHooks: {
       depth: (n) => depth.set(n),
       latency: (ms) => queueLatency.observe(ms / 1000),
-      retry: () => retries.inc(),
+      retry: () => backedOff.inc(),
     },
     reconciled(result, seconds) {
       reconciles.inc({ result });

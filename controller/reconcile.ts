@@ -39,7 +39,7 @@ export async function reconcileSession(key: string, deps: ReconcileDeps): Promis
   const [namespace, name] = key.split('/') as [string, string];
   // The pass is the write: a 409 anywhere in it re-reads the Session from the API server.
   return retryOnConflict(
-    async (attempt) => (attempt === 0 ? deps.cache.session(key) : undefined) ?? deps.ops.getSession(namespace, name),
+    async (tries) => (tries === 0 ? deps.cache.session(key) : undefined) ?? deps.ops.getSession(namespace, name),
     async (session) =>
       session && !session.metadata.deletionTimestamp ? session : done(await removeRunner(key, name, deps)),
     (session) => pass(session, deps),
