@@ -6,7 +6,7 @@ import { isAlreadyExists, isNotFound } from '../common/kube/errors.ts';
 import { KINDS, resource } from '../common/kube/resources.ts';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
-import type { RunnerIdentity } from './builders.ts';
+import type { RunnerIdentity } from './identity.ts';
 import type { ControllerEvent } from './events.ts';
 
 export interface ClusterOps {

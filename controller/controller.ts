@@ -19,7 +19,7 @@ import {
 } from '../common/session/names.ts';
 import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
-import { RUNNER_IDENTITY_COMPONENT } from './builders.ts';
+import { RUNNER_IDENTITY_COMPONENT } from './identity.ts';
 import { trimPod, trimSession } from './cache.ts';
 import { kubeClusterOps, type ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';

@@ -48,7 +48,9 @@ export function specProblem(session: Session, repoHosts: readonly string[]): str
   const name = metadata.name ?? '';
   if (name.length > 63) return `session name "${name}" is longer than 63 characters`;
   if (!isPhoneWorkspace(spec.phone, spec.workspace)) {
-    return `spec.workspace "${spec.workspace}" is not this phone's workspace (expected "${workspaceName(spec.phone)}" or "${workspaceName(spec.phone)}-<repository>")`;
+    const own = workspaceName(spec.phone);
+    const expected = `expected "${own}" or "${own}-<repository>"`;
+    return `spec.workspace "${spec.workspace}" is not this phone's workspace (${expected})`;
   }
   const label = metadata.labels?.[LABEL_PHONE_HASH];
   if (label !== undefined && label !== phoneHash(spec.phone))
@@ -125,7 +127,9 @@ function overBudget(
 ): Decision | undefined {
   const spent = spentToday(siblings, now.getTime(), budget.timeZone);
   if (withinDailyBudget(spent, budget)) return undefined;
-  const message = `today's budget is spent: ${usd(spent)} of ${usd(budget.dailyUsd)}; new commands start again after midnight (${budget.timeZone})`;
+  const message =
+    `today's budget is spent: ${usd(spent)} of ${usd(budget.dailyUsd)}; ` +
+    `new commands start again after midnight (${budget.timeZone})`;
   return { step: take(session, { type: 'OverBudget' }), message };
 }
 
@@ -146,9 +150,9 @@ function podEnded(pod: V1Pod): { message: string; exitCode?: number } | undefine
       exitCode,
     };
   }
-  return {
-    message: `runner pod ${name} failed${pod.status?.reason ? `: ${pod.status.reason}` : ''}${pod.status?.message ? ` — ${pod.status.message}` : ''}`,
-  };
+  const reason = pod.status?.reason ? `: ${pod.status.reason}` : '';
+  const detail = pod.status?.message ? ` — ${pod.status.message}` : '';
+  return { message: `runner pod ${name} failed${reason}${detail}` };
 }
 
 /** What an active Session (Starting…Publishing) needs, given its Pod as it is now. */
