@@ -5,11 +5,7 @@ import type {
   V1EnvVar,
   V1PersistentVolumeClaim,
   V1Pod,
-  V1PolicyRule,
   V1Volume,
-  V1Role,
-  V1RoleBinding,
-  V1ServiceAccount,
   V1OwnerReference,
 } from '@kubernetes/client-node';
 import { SERVICE_ACCOUNT_DIR } from '../common/kube/connection.ts';
@@ -28,7 +24,7 @@ import {
   runnerIdentityName,
   runnerName,
 } from '../common/session/names.ts';
-import { API_VERSION, GROUP, KIND, PLURAL, type Session } from '../common/session/schema.ts';
+import { API_VERSION, KIND, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
 
 /**
@@ -37,7 +33,7 @@ import type { ControllerConfig } from './config.ts';
  * keeps the supervisor's modules to the image.
  */
 export const RUNNER_COMMAND = ['node', '--no-global-search-paths', '/app/runner-image/main.ts'];
-/** The agent container's entrypoint (under the image's tini): it runs only what the supervisor asks, through the channel. */
+/** The agent container's entrypoint (under the image's tini): it runs only what the supervisor asks, by the channel. */
 export const AGENT_HOST_COMMAND = ['node', '/app/runner-image/agent-host/main.ts'];
 export const WORKSPACE_PATH = '/workspace';
 export const RELAY_TOKEN_DIR = '/var/run/secrets/tether/relay';
@@ -55,9 +51,6 @@ export const SUPERVISOR_RESOURCES = {
 } as const;
 /** Keys read from the runner Secret into env vars of the same name. */
 export const SECRET_KEYS = ['ANTHROPIC_API_KEY', 'GITHUB_TOKEN'] as const;
-
-/** The component label of a phone's runner ServiceAccount, Role and RoleBinding. */
-export const RUNNER_IDENTITY_COMPONENT = 'runner-identity';
 
 type BuilderConfig = Pick<
   ControllerConfig,
@@ -137,56 +130,6 @@ export function desiredPvc(
   };
 }
 
-export interface RunnerIdentity {
-  serviceAccount: V1ServiceAccount;
-  role: V1Role;
-  roleBinding: V1RoleBinding;
-}
-
-/** The rules of a phone's runner Role: read and watch these Sessions, write their status; nothing else. */
-export function runnerRules(sessions: string[]): V1PolicyRule[] {
-  const names = [...new Set(sessions)].sort();
-  return [
-    { apiGroups: [GROUP], resources: [PLURAL], resourceNames: names, verbs: ['get', 'watch'] },
-    { apiGroups: [GROUP], resources: [`${PLURAL}/status`], resourceNames: names, verbs: ['get', 'patch', 'update'] },
-  ];
-}
-
-/**
- * A phone's runner identity, made on its first command and kept like its workspace: the
- * ServiceAccount (runner namespace) every runner of the phone runs as, and a Role and RoleBinding
- * beside the Sessions naming only `sessions` — the phone's Sessions that have a runner.
- */
-export function desiredIdentity(
-  session: Session,
-  sessions: string[],
-  config: Pick<ControllerConfig, 'runnerNamespace'>,
-): RunnerIdentity {
-  const hash = phoneHash(session.spec.phone);
-  const name = runnerIdentityName(hash);
-  const labels = { [LABEL_PHONE_HASH]: hash, [LABEL_COMPONENT]: RUNNER_IDENTITY_COMPONENT, [LABEL_PART_OF]: 'tether' };
-  const beside = { name, namespace: session.metadata.namespace!, labels };
-  return {
-    serviceAccount: {
-      apiVersion: 'v1',
-      kind: 'ServiceAccount',
-      metadata: { ...beside, namespace: config.runnerNamespace },
-      automountServiceAccountToken: false,
-    },
-    role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: beside, rules: runnerRules(sessions) },
-    roleBinding: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: beside,
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: config.runnerNamespace }],
-    },
-  };
-}
-
-/** The Sessions a phone's Role names, from its rules. */
-export const grantedSessions = (role: V1Role | undefined): string[] => role?.rules?.[0]?.resourceNames ?? [];
-
 function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
   const env: V1EnvVar[] = [
     { name: 'TETHER_SESSION_NAME', value: session.metadata.name! },
@@ -216,7 +159,10 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
   return env;
 }
 
-/** The workspace claim, the supervisor's private git store, the channel's socket folder, and the projected tokens (API server; relay upload). */
+/**
+ * The workspace claim, the supervisor's private git store, the channel's socket folder, and the projected
+ * tokens (API server; relay upload).
+ */
 function runnerVolumes(session: Session, config: BuilderConfig): V1Volume[] {
   return [
     { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },

@@ -35,9 +35,14 @@ export const SPEND_HELD_MS = 25 * 3_600_000;
 const completedAt = (s: Session) =>
   Date.parse(s.status?.completionTime ?? s.metadata.creationTimestamp?.toString() ?? '0');
 
-/** DeletePod of an end: a Pod the controller stopped goes at once, any other after the TTL (logs stay readable). */
+/**
+ * DeletePod of an end: a Pod the controller stopped goes at once, any other after the TTL (logs stay
+ * readable). A Pod the status never named was made by an admission whose status write failed (the
+ * Session ended or changed meanwhile): no runner of it ever started, so it goes at once.
+ */
 function podDue(session: Session, pod: V1Pod | undefined, now: Date, podTtlMs: number): { now: boolean; at?: number } {
   if (!pod || pod.metadata?.deletionTimestamp) return { now: false };
+  if (!session.status?.podName) return { now: true };
   const running = pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';
   const expires = completedAt(session) + podTtlMs;
   if ((running && CONTROLLER_ENDINGS.includes(endReason(session))) || now.getTime() >= expires) return { now: true };
@@ -66,7 +71,7 @@ export function decideTerminal(
   const ending = endingEffects(endReason(session));
   const waits: number[] = [];
   const effects: Effect[] = ending.filter((e) => e === 'ClearPhoneQueue' || e === 'StartNextQueued');
-  if (ending.includes('DeletePod')) {
+  if (ending.includes('DeletePod') || (pod && !session.status?.podName)) {
     const due = podDue(session, pod, now, config.podTtlMs);
     if (due.now) effects.push('DeletePod');
     if (due.at !== undefined) waits.push(due.at);

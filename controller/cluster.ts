@@ -1,12 +1,12 @@
 // The controller's writes and uncached reads, behind one narrow interface (so a test can
 // interpose faults). Creates are idempotent: an existing object with the same name is adopted.
-import type { V1PersistentVolumeClaim, V1Pod, V1Role } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1RoleBinding, V1ServiceAccount } from '@kubernetes/client-node';
 import type { KubeAccess } from '../common/kube/connection.ts';
 import { isAlreadyExists, isNotFound } from '../common/kube/errors.ts';
-import { MERGE_PATCH, requestJson } from '../common/kube/raw.ts';
+import { KINDS, resource } from '../common/kube/resources.ts';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
-import type { RunnerIdentity } from './builders.ts';
+import type { RunnerIdentity } from './identity.ts';
 import type { ControllerEvent } from './events.ts';
 
 export interface ClusterOps {
@@ -34,12 +34,12 @@ export interface ClusterOps {
   recordEvent(event: ControllerEvent): Promise<void>;
 }
 
-async function orExisting<T>(create: () => Promise<T>, read: () => Promise<T>): Promise<T> {
+/** Creates the object; one that already exists (same name) is left as it is. */
+async function createUnlessExists<T>(create: () => Promise<T>): Promise<void> {
   try {
-    return await create();
+    await create();
   } catch (error) {
     if (!isAlreadyExists(error)) throw error;
-    return read();
   }
 }
 
@@ -52,67 +52,45 @@ async function unlessMissing<T>(call: () => Promise<T>): Promise<T | undefined> 
   }
 }
 
-const core = (namespace: string, plural: string) => `/api/v1/namespaces/${namespace}/${plural}`;
-const rbacPath = (namespace: string, plural: string) =>
-  `/apis/rbac.authorization.k8s.io/v1/namespaces/${namespace}/${plural}`;
 const meta = (object: { metadata?: { namespace?: string; name?: string } }) =>
   object.metadata as { namespace: string; name: string };
 
 /** Plain requests (no client-node: its API classes cost the controller ~80 MiB of memory). */
 export function kubeClusterOps(kube: KubeAccess): ClusterOps {
-  const sessions = new SessionClient(kube, FIELD_MANAGERS.controller);
-  const get = <T>(path: string) => requestJson<T>(kube, path);
-  const create = <T>(path: string, body: unknown) => requestJson<T>(kube, path, { method: 'POST', body });
-  const ignore = async () => undefined;
+  const manager = FIELD_MANAGERS.controller;
+  const sessions = new SessionClient(kube, manager);
+  const pods = resource<V1Pod>(kube, KINDS.pods, manager);
+  const pvcs = resource<V1PersistentVolumeClaim>(kube, KINDS.persistentVolumeClaims, manager);
+  const accounts = resource<V1ServiceAccount>(kube, KINDS.serviceAccounts, manager);
+  const roles = resource<V1Role>(kube, KINDS.roles, manager);
+  const bindings = resource<V1RoleBinding>(kube, KINDS.roleBindings, manager);
+  const events = resource<ControllerEvent>(kube, KINDS.events, manager);
   return {
     getSession: (namespace, name) => sessions.get(namespace, name),
     patchStatus: (namespace, name, status, resourceVersion) =>
       sessions.patchStatus(namespace, name, status, resourceVersion),
     deleteSession: (namespace, name) => sessions.delete(namespace, name),
-    getPod: (namespace, name) => unlessMissing(() => get<V1Pod>(`${core(namespace, 'pods')}/${name}`)),
-    ensurePod: (pod) => {
-      const { namespace, name } = meta(pod);
-      return orExisting(
-        () => create<V1Pod>(core(namespace, 'pods'), pod),
-        () => get<V1Pod>(`${core(namespace, 'pods')}/${name}`),
-      );
-    },
-    deletePod: async (namespace, name) => {
-      await unlessMissing(() => requestJson(kube, `${core(namespace, 'pods')}/${name}`, { method: 'DELETE' }));
-    },
-    ensurePvc: (pvc) => {
-      const { namespace, name } = meta(pvc);
-      const path = core(namespace, 'persistentvolumeclaims');
-      return orExisting(
-        () => create<V1PersistentVolumeClaim>(path, pvc),
-        () => get<V1PersistentVolumeClaim>(`${path}/${name}`),
-      );
-    },
+    getPod: (namespace, name) => pods.get(namespace, name),
+    ensurePod: (pod) => pods.createOrGet(pod),
+    deletePod: (namespace, name) => pods.delete(namespace, name),
+    ensurePvc: (pvc) => pvcs.createOrGet(pvc),
     ensureIdentity: async ({ serviceAccount, role, roleBinding }, known) => {
       const { namespace, name } = meta(role);
+      // Optimistic on the cached Role when there is one (409 when it changed meanwhile).
       const setRules = (resourceVersion?: string) =>
-        requestJson<V1Role>(kube, `${rbacPath(namespace, 'roles')}/${name}`, {
-          method: 'PATCH',
-          contentType: MERGE_PATCH,
-          body: { metadata: resourceVersion ? { resourceVersion } : {}, rules: role.rules },
-        });
+        roles.mergePatch(namespace, name, { metadata: resourceVersion ? { resourceVersion } : {}, rules: role.rules });
       if (known?.bound && (await unlessMissing(() => setRules(known.role.metadata?.resourceVersion)))) return;
       await Promise.all([
-        orExisting(() => create(core(meta(serviceAccount).namespace, 'serviceaccounts'), serviceAccount), ignore),
+        createUnlessExists(() => accounts.create(serviceAccount)),
         known
           ? setRules(known.role.metadata?.resourceVersion)
-          : orExisting(
-              () => create(rbacPath(namespace, 'roles'), role),
-              () => setRules(),
-            ),
+          : roles.create(role).catch((error: unknown) => {
+              if (!isAlreadyExists(error)) throw error;
+              return setRules();
+            }),
       ]);
-      await orExisting(() => create(rbacPath(namespace, 'rolebindings'), roleBinding), ignore);
+      await createUnlessExists(() => bindings.create(roleBinding));
     },
-    recordEvent: async (event: ControllerEvent) => {
-      await orExisting(
-        () => create(`/apis/events.k8s.io/v1/namespaces/${meta(event).namespace}/events`, event),
-        ignore,
-      );
-    },
+    recordEvent: (event) => createUnlessExists(() => events.create(event)),
   };
 }

@@ -4,7 +4,10 @@ import { Reason } from '../common/session/state-machine.ts';
 
 /** False/Queued while waiting for the phone's turn; True/PodCreated once the runner Pod exists. */
 export const CONDITION_ADMITTED = 'Admitted';
-/** False while the runner Pod is held back (reason as Kubernetes says it: ImagePullBackOff, Unschedulable …); True once the runner works. */
+/**
+ * False while the runner Pod is held back (reason as Kubernetes says it: ImagePullBackOff, Unschedulable …);
+ * True once the runner works.
+ */
 export const CONDITION_STARTED = 'Started';
 /** True once the Session reached a terminal phase; the reason says how it ended. */
 export const CONDITION_FINISHED = 'Finished';

@@ -1,11 +1,13 @@
 // Wires informers (Sessions, runner Pods, workspace PVCs) to the work queue and
 // reconcileSession. Every change enqueues the Session(s) it concerns; nothing else. A Session's
-// change queues that Session; the phone's waiting ones are woken by the effects of its end.
+// change queues that Session; the phone's waiting ones are woken by the effects of its end. Every
+// change passes through the expectations first (expectations.ts): the echo of the controller's own
+// settled write asks for no pass, and passes that waited for it are queued.
 import type { KubeAccess } from '../common/kube/connection.ts';
 import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1RoleBinding } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { createInformer, type Informer } from '../common/kube/informer.ts';
-import { sessionsPath } from '../common/kube/sessions.ts';
+import { collectionPath, KINDS, type Kind } from '../common/kube/resources.ts';
 import { createWorkQueue, type WorkQueue } from '../common/kube/work-queue.ts';
 import { phoneHash } from '../common/session/display.ts';
 import {
@@ -17,13 +19,13 @@ import {
 } from '../common/session/names.ts';
 import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
-import { RUNNER_IDENTITY_COMPONENT } from './builders.ts';
+import { RUNNER_IDENTITY_COMPONENT } from './identity.ts';
 import { trimPod, trimSession } from './cache.ts';
 import { kubeClusterOps, type ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';
 import type { ControllerMetrics } from './metrics.ts';
-import { createOwnWrites } from './own-writes.ts';
-import { reconcileSession, type ReconcileDeps } from './reconcile.ts';
+import { createExpectations, type Expectations } from './expectations.ts';
+import { reconcileSession, type ClusterCache, type ReconcileDeps } from './reconcile.ts';
 import { startProblem } from './start.ts';
 
 export interface ControllerDeps {
@@ -46,20 +48,15 @@ export interface Controller {
 /** What a reconcile pass reads of a runner Pod: whether it is there, going, held back (and why), and how it ended. */
 const podFacts = (pod: V1Pod | undefined) => {
   const ended = pod?.status?.containerStatuses?.find((c) => c.name === 'runner')?.state?.terminated;
-  return pod
-    ? `${pod.status?.phase}|${Boolean(pod.metadata?.deletionTimestamp)}|${ended?.exitCode}|${pod.status?.reason}|${startProblem(pod)?.reason}`
-    : 'gone';
+  if (!pod) return 'gone';
+  const deleting = Boolean(pod.metadata?.deletionTimestamp);
+  return `${pod.status?.phase}|${deleting}|${ended?.exitCode}|${pod.status?.reason}|${startProblem(pod)?.reason}`;
 };
-
-/** A runner Pod as its create returns it: what the pass that made it acted on. */
-const JUST_MADE = podFacts({ status: { phase: 'Pending' } });
 
 /**
  * The key of the Session a runner Pod belongs to (its session label, the Sessions' namespace),
  * when the change is one a pass would act on: the Pod's facts changed, and its Session still
- * cares (a finished Session's Pod being removed asks nothing more). A Pod first seen just as it
- * was made wakes nothing: the pass that made it acted on exactly that (its watch event often
- * arrives before that pass's own status write), and a restart's resync passes every Session.
+ * cares (a finished Session's Pod being removed asks nothing more).
  */
 function podChanges(sessionNamespace: string, sessionOf: (key: string) => Session | undefined) {
   const seen = new Map<string, { owner: string; facts: string }>();
@@ -70,7 +67,7 @@ function podChanges(sessionNamespace: string, sessionOf: (key: string) => Sessio
     const before = seen.get(key)?.facts;
     if (pod && owner) seen.set(key, { owner, facts });
     else seen.delete(key);
-    if (!owner || facts === before || (before === undefined && facts === JUST_MADE)) return undefined;
+    if (!owner || facts === before) return undefined;
     const finished = isTerminal(sessionOf(owner)?.status?.phase);
     return finished && (!pod || pod.metadata?.deletionTimestamp) ? undefined : owner;
   };
@@ -87,45 +84,31 @@ type Informers = {
 function createInformers({ kubeConfig, config, logger, metrics }: ControllerDeps): Informers {
   const { namespace: ns, runnerNamespace: runners } = config;
   const informer = <T extends { metadata?: { name?: string; namespace?: string } }>(
-    resource: string,
-    path: string,
+    kind: Kind,
+    namespace: string,
     labelSelector?: string,
     trim?: (o: T) => void,
   ) =>
     createInformer<T>({
       kube: kubeConfig,
-      path,
+      path: collectionPath(kind, namespace),
       labelSelector,
       trim,
-      logger: logger.child({ informer: resource }),
+      logger: logger.child({ informer: kind.plural }),
       stallTimeoutMs: config.stallTimeoutMs,
-      onRestart: (reason) => metrics?.watchRestart(resource, reason),
+      onRestart: (reason) => metrics?.watchRestart(kind.plural, reason),
     });
+  const identity = `${LABEL_COMPONENT}=${RUNNER_IDENTITY_COMPONENT}`;
   return {
-    sessions: informer<Session>('sessions', sessionsPath(ns), undefined, trimSession),
-    pods: informer<V1Pod>(
-      'pods',
-      `/api/v1/namespaces/${runners}/pods`,
-      `${LABEL_COMPONENT}=runner,${LABEL_PART_OF}=tether`,
-      trimPod,
-    ),
-    pvcs: informer<V1PersistentVolumeClaim>(
-      'persistentvolumeclaims',
-      `/api/v1/namespaces/${runners}/persistentvolumeclaims`,
-      `${LABEL_COMPONENT}=workspace`,
-    ),
-    roles: informer<V1Role>(
-      'roles',
-      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`,
-      `${LABEL_COMPONENT}=${RUNNER_IDENTITY_COMPONENT}`,
-    ),
-    bindings: informer<V1RoleBinding>(
-      'rolebindings',
-      `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`,
-      `${LABEL_COMPONENT}=${RUNNER_IDENTITY_COMPONENT}`,
-    ),
+    sessions: informer<Session>(KINDS.sessions, ns, undefined, trimSession),
+    pods: informer<V1Pod>(KINDS.pods, runners, `${LABEL_COMPONENT}=runner,${LABEL_PART_OF}=tether`, trimPod),
+    pvcs: informer<V1PersistentVolumeClaim>(KINDS.persistentVolumeClaims, runners, `${LABEL_COMPONENT}=workspace`),
+    roles: informer<V1Role>(KINDS.roles, ns, identity),
+    bindings: informer<V1RoleBinding>(KINDS.roleBindings, ns, identity),
   };
 }
+
+type PhoneIndex = ReturnType<typeof createPhoneIndex>;
 
 /** Session keys by phone hash (from spec.phone, not the label a malformed Session may lack). */
 function createPhoneIndex() {
@@ -164,6 +147,7 @@ function createReconcileQueue({ config, logger, metrics }: ControllerDeps, recon
       let result: 'success' | 'requeue' | 'error' = 'error';
       try {
         const outcome = await reconcileSession(key, reconcileDeps);
+        metrics?.passed(key, outcome);
         result = outcome.requeueAfterMs !== undefined ? 'requeue' : 'success';
         return outcome;
       } finally {
@@ -173,14 +157,34 @@ function createReconcileQueue({ config, logger, metrics }: ControllerDeps, recon
   });
 }
 
+/** The informers as a pass reads them. */
+function clusterCache({ sessions, pods, pvcs, roles, bindings }: Informers, phones: PhoneIndex): ClusterCache {
+  return {
+    session: (key) => sessions.get(key),
+    pod: (namespace, name) => pods.get(`${namespace}/${name}`),
+    pvc: (namespace, name) => pvcs.get(`${namespace}/${name}`),
+    identity: (namespace, name) => {
+      const role = roles.get(`${namespace}/${name}`);
+      return role && { role, bound: bindings.get(`${namespace}/${name}`) !== undefined };
+    },
+    siblings: (s) =>
+      phones
+        .keys(phoneHash(s.spec.phone))
+        .map((key) => sessions.get(key))
+        .filter((x): x is Session => x !== undefined),
+  };
+}
+
 export function createController(deps: ControllerDeps): Controller {
-  const { sessions, pods, pvcs, roles, bindings } = createInformers(deps);
+  const informers = createInformers(deps);
+  const { sessions, pods, pvcs } = informers;
   const phones = createPhoneIndex();
-  const ownWrites = createOwnWrites();
-  /** The Session as the controller knows it: the cache, or the controller's own write the cache does not show yet. */
-  const known = (key: string) => ownWrites.view(key, sessions.get(key));
-  const podChanged = podChanges(deps.config.namespace, known);
-  const phaseOf = (key: string) => known(key)?.status?.phase;
+  const expectations: Expectations = createExpectations({
+    cached: { sessions: (key) => sessions.get(key), pods: (key) => pods.get(key) },
+    wake: (key) => queue.add(key),
+  });
+  const podChanged = podChanges(deps.config.namespace, (key) => sessions.get(key));
+  const phaseOf = (key: string) => sessions.get(key)?.status?.phase;
   const waiting = (key: string) => phaseOf(key) === undefined || phaseOf(key) === 'Queued';
   const unfinished = (key: string) => !isTerminal(phaseOf(key));
   const enqueuePhone = (phone: string, which: (key: string) => boolean) => {
@@ -188,29 +192,16 @@ export function createController(deps: ControllerDeps): Controller {
   };
   const queue = createReconcileQueue(deps, {
     ops: deps.ops ?? kubeClusterOps(deps.kubeConfig),
+    cache: clusterCache(informers, phones),
+    expectations,
     config: deps.config,
     logger: deps.logger,
     now: deps.now ?? (() => new Date()),
-    cachedSession: known,
-    cachedPod: (namespace, name) => pods.get(`${namespace}/${name}`),
-    cachedPvc: (namespace, name) => pvcs.get(`${namespace}/${name}`),
-    cachedIdentity: (namespace, name) => {
-      const role = roles.get(`${namespace}/${name}`);
-      return role && { role, bound: bindings.get(`${namespace}/${name}`) !== undefined };
-    },
-    wrote: (written, replaced, actedOn) => ownWrites.record(written, replaced, actedOn),
-    siblings: (s) =>
-      phones
-        .keys(phoneHash(s.spec.phone))
-        .map(known)
-        .filter((x): x is Session => x !== undefined),
     wakeWaiting: (s) => enqueuePhone(phoneHash(s.spec.phone), waiting),
-    observer: deps.metrics?.observer,
-    approvals: new Map(),
   });
 
   sessions.onChange((key, session) => {
-    const asksForPass = ownWrites.observed(key, session);
+    const asksForPass = expectations.observed('sessions', key, session);
     if (session) {
       phones.add(key, phoneHash(session.spec.phone));
       if (asksForPass) queue.add(key);
@@ -222,8 +213,9 @@ export function createController(deps: ControllerDeps): Controller {
     if (phone !== undefined) enqueuePhone(phone, unfinished);
   });
   pods.onChange((key, pod) => {
+    const asksForPass = expectations.observed('pods', key, pod);
     const owner = podChanged(key, pod);
-    if (owner) queue.add(owner);
+    if (owner && asksForPass) queue.add(owner);
   });
   // Only a waiting Session reads the workspace (its admission checks and creates it).
   pvcs.onChange((_key, pvc) => {
@@ -231,19 +223,19 @@ export function createController(deps: ControllerDeps): Controller {
     if (phone) enqueuePhone(phone, waiting);
   });
 
-  const informers = [sessions, pods, pvcs, roles, bindings];
+  const all = Object.values(informers);
   return {
     async start() {
-      await Promise.all(informers.map((i) => i.start()));
+      await Promise.all(all.map((i) => i.start()));
       queue.start();
       deps.logger.info({ namespace: deps.config.namespace, sessions: sessions.list().length }, 'controller started');
     },
     async stop() {
-      for (const i of informers) i.stop();
+      for (const i of all) i.stop();
       await queue.stop();
     },
     get synced() {
-      return informers.every((i) => i.synced);
+      return all.every((i) => i.synced);
     },
     sessions,
   };

@@ -48,7 +48,9 @@ export function specProblem(session: Session, repoHosts: readonly string[]): str
   const name = metadata.name ?? '';
   if (name.length > 63) return `session name "${name}" is longer than 63 characters`;
   if (!isPhoneWorkspace(spec.phone, spec.workspace)) {
-    return `spec.workspace "${spec.workspace}" is not this phone's workspace (expected "${workspaceName(spec.phone)}" or "${workspaceName(spec.phone)}-<repository>")`;
+    const own = workspaceName(spec.phone);
+    const expected = `expected "${own}" or "${own}-<repository>"`;
+    return `spec.workspace "${spec.workspace}" is not this phone's workspace (${expected})`;
   }
   const label = metadata.labels?.[LABEL_PHONE_HASH];
   if (label !== undefined && label !== phoneHash(spec.phone))
@@ -106,8 +108,14 @@ function decideWaiting(session: Session, siblings: Session[], now: Date, config:
         message: `waiting for the phone's earlier command (#${admission.position})`,
       };
     case 'run':
-      return overBudget(session, siblings, now, config.budget) ?? { step: take(session, { type: 'PodCreated' }) };
+      return overBudget(session, siblings, now, config.budget) ?? admitted(session, config);
   }
+}
+
+/** The turn came: the runner Pod is made now, and the pass looks again at the first deadline of a start. */
+function admitted(session: Session, config: DecideConfig): Decision {
+  const firstDeadline = Math.min(config.startTimeoutMs, runTimeoutMs(session, config));
+  return { step: take(session, { type: 'PodCreated' }), requeueAfterMs: Math.max(1, firstDeadline) };
 }
 
 /** A command whose turn came after the phone's spend today reached the daily budget does not start. */
@@ -119,7 +127,9 @@ function overBudget(
 ): Decision | undefined {
   const spent = spentToday(siblings, now.getTime(), budget.timeZone);
   if (withinDailyBudget(spent, budget)) return undefined;
-  const message = `today's budget is spent: ${usd(spent)} of ${usd(budget.dailyUsd)}; new commands start again after midnight (${budget.timeZone})`;
+  const message =
+    `today's budget is spent: ${usd(spent)} of ${usd(budget.dailyUsd)}; ` +
+    `new commands start again after midnight (${budget.timeZone})`;
   return { step: take(session, { type: 'OverBudget' }), message };
 }
 
@@ -140,9 +150,9 @@ function podEnded(pod: V1Pod): { message: string; exitCode?: number } | undefine
       exitCode,
     };
   }
-  return {
-    message: `runner pod ${name} failed${pod.status?.reason ? `: ${pod.status.reason}` : ''}${pod.status?.message ? ` — ${pod.status.message}` : ''}`,
-  };
+  const reason = pod.status?.reason ? `: ${pod.status.reason}` : '';
+  const detail = pod.status?.message ? ` — ${pod.status.message}` : '';
+  return { message: `runner pod ${name} failed${reason}${detail}` };
 }
 
 /** What an active Session (Starting…Publishing) needs, given its Pod as it is now. */

@@ -14,7 +14,7 @@ export const REPORTING_CONTROLLER = 'tether.dev/controller';
 const NOTE_MAX = 1024;
 const NAME_MAX = 253;
 
-/** An Event as the controller posts it (raw JSON): eventTime a MicroTime string, which client-node's type has as a Date. */
+/** An Event as the controller posts it (raw JSON): eventTime a MicroTime string (client-node's type has a Date). */
 export type ControllerEvent = Omit<EventsV1Event, 'eventTime'> & { eventTime: string };
 
 const WARNING_PHASES: readonly string[] = ['Failed', 'TimedOut'];

@@ -1,5 +1,6 @@
-// The controller process: config, logger, metrics, the API server connection (no client-node); then the replica (leader election +
-// controller) and HTTP for metrics and probes, stopped on SIGTERM after releasing the Lease.
+// The controller process: config, logger, metrics, the API server connection (no client-node); then
+// the replica (leader election + controller) and HTTP for metrics and probes, stopped on SIGTERM after
+// releasing the Lease.
 import { loadConnection } from '../common/kube/kubeconfig.ts';
 import { createLogger } from '../common/log.ts';
 import { configOrExit, exitOnSignal } from '../common/process.ts';

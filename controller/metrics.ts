@@ -2,14 +2,25 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PHASES, type Session } from '../common/session/schema.ts';
 import type { WorkQueueHooks } from '../common/kube/work-queue.ts';
-import type { ReconcileObserver } from './reconcile.ts';
+import { isTerminal } from '../common/session/state-machine.ts';
+import { CONDITION_FINISHED } from './conditions.ts';
+import type { PassResult } from './reconcile.ts';
 
 const SESSION_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200];
 const FAST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** What the metrics take from the Sessions' passes. */
+export interface SessionObserver {
+  finished(session: Session, outcome: string, seconds: number): void;
+  started(seconds: number): void;
+  approvalWait(seconds: number): void;
+}
+
 export interface ControllerMetrics {
   registry: Registry;
-  observer: ReconcileObserver;
+  observer: SessionObserver;
+  /** Observes what one reconcile pass of `key` did (its result). */
+  passed(key: string, result: PassResult): void;
   queueHooks: WorkQueueHooks;
   reconciled(result: 'success' | 'requeue' | 'error', seconds: number): void;
   watchRestart(resource: string, reason: string): void;
@@ -17,7 +28,7 @@ export interface ControllerMetrics {
 }
 
 /** Session metrics: counts by phase, and what the reconcile observes of each Session. */
-function sessionMetrics(registers: Registry[], sessions: () => Session[]): ReconcileObserver {
+function sessionMetrics(registers: Registry[], sessions: () => Session[]): SessionObserver {
   new Gauge({
     name: 'tether_sessions',
     help: 'Sessions known to the controller, by phase.',
@@ -64,8 +75,40 @@ function sessionMetrics(registers: Registry[], sessions: () => Session[]): Recon
       const usd = session.status?.result?.costUsd;
       if (typeof usd === 'number' && usd > 0) cost.inc({ outcome }, usd);
     },
-    started: (_s, seconds) => startup.observe(seconds),
+    started: (seconds) => startup.observe(seconds),
     approvalWait: (seconds) => approvalWait.observe(seconds),
+  };
+}
+
+const secondsBetween = (from: number, to: number) => Math.max(0, to - from) / 1000;
+
+/**
+ * The Session metrics read off each pass's result: the start (the pass made the runner Pod), the
+ * end (the pass wrote the Finished condition), and how long each pending request waited (its id
+ * changed or the Session left AwaitingApproval between passes).
+ */
+function passObserver(observer: SessionObserver): (key: string, result: PassResult) => void {
+  const approvals = new Map<string, { id: string; createdAt: string }>();
+  return (key, { session, written, podCreated, now }) => {
+    if (!session) {
+      approvals.delete(key);
+      return;
+    }
+    const status = session.status;
+    const open = status?.phase === 'AwaitingApproval' ? status.pending : undefined;
+    const seen = approvals.get(key);
+    if (seen && seen.id !== open?.id) {
+      observer.approvalWait(secondsBetween(Date.parse(seen.createdAt), now.getTime()));
+      approvals.delete(key);
+    }
+    if (open && !seen) approvals.set(key, { id: open.id, createdAt: open.createdAt });
+    const created = new Date(session.metadata.creationTimestamp ?? now).getTime();
+    if (podCreated) observer.started(secondsBetween(created, now.getTime()));
+    const wasFinished = written?.before.conditions?.some((c) => c.type === CONDITION_FINISHED);
+    if (written && isTerminal(written.after.phase) && !wasFinished) {
+      const begin = written.after.startTime ? Date.parse(written.after.startTime) : created;
+      observer.finished(session, written.after.phase!, (Date.parse(written.after.completionTime!) - begin) / 1000);
+    }
   };
 }
 
@@ -103,7 +146,7 @@ export function createMetrics(
     buckets: FAST_BUCKETS,
     registers,
   });
-  const retries = new Counter({
+  const backedOff = new Counter({
     name: 'tether_workqueue_retries_total',
     help: 'Keys re-queued with backoff after an error.',
     registers,
@@ -121,10 +164,11 @@ export function createMetrics(
   return {
     registry,
     observer,
+    passed: passObserver(observer),
     queueHooks: {
       depth: (n) => depth.set(n),
       latency: (ms) => queueLatency.observe(ms / 1000),
-      retry: () => retries.inc(),
+      retry: () => backedOff.inc(),
     },
     reconciled(result, seconds) {
       reconciles.inc({ result });

@@ -19,24 +19,41 @@ const IMAGE_REASONS = [
   'ErrImageNeverPull',
   'RegistryUnavailable',
 ];
-/** The kubelet still preparing the Pod: pulling the image, mounting volumes, running init containers — no diagnosis by itself. */
+/**
+ * The kubelet still preparing the Pod: pulling the image, mounting volumes, running init containers —
+ * no diagnosis by itself.
+ */
 const GENERIC_WAITS = ['ContainerCreating', 'PodInitializing'];
 const AGAIN = 'then send the command again';
+const SEND_AGAIN = 'Send the command again; if it keeps happening, ask your operator.';
 
 function plainWords(reason: string, image: string | undefined): string {
   if (IMAGE_REASONS.includes(reason)) {
-    return `the runner image${image ? ` "${image}"` : ''} could not be pulled (${reason}). Ask your operator to check the runner image of the Tether install, ${AGAIN}.`;
+    const named = image ? ` "${image}"` : '';
+    return (
+      `the runner image${named} could not be pulled (${reason}). ` +
+      `Ask your operator to check the runner image of the Tether install, ${AGAIN}.`
+    );
   }
   if (reason === 'Unschedulable') {
-    return `no node of the cluster can take the runner (${reason}). Ask your operator to add capacity or lower the runner's resource requests, ${AGAIN}.`;
+    return (
+      `no node of the cluster can take the runner (${reason}). ` +
+      `Ask your operator to add capacity or lower the runner's resource requests, ${AGAIN}.`
+    );
   }
   if (GENERIC_WAITS.includes(reason)) {
-    return `the runner was still being prepared when its start deadline passed (${reason}: its image downloading or its workspace volume attaching). Send the command again; if it keeps happening, ask your operator.`;
+    return (
+      `the runner was still being prepared when its start deadline passed ` +
+      `(${reason}: its image downloading or its workspace volume attaching). ${SEND_AGAIN}`
+    );
   }
   if (reason === 'CreateContainerConfigError') {
-    return `the runner's settings are incomplete (${reason}, often a missing Secret). Ask your operator to check the install, ${AGAIN}.`;
+    return (
+      `the runner's settings are incomplete (${reason}, often a missing Secret). ` +
+      `Ask your operator to check the install, ${AGAIN}.`
+    );
   }
-  return `the runner did not start in time (${reason}). Send the command again; if it keeps happening, ask your operator.`;
+  return `the runner did not start in time (${reason}). ${SEND_AGAIN}`;
 }
 
 /** The first thing holding the Pod back, in the order a start goes: scheduling, then each container. */
@@ -62,6 +79,6 @@ export function startTimeoutMessage(pod: V1Pod, limit: string): { message: strin
   if (problem) return { message: problem.plain, problem };
   const pending = pod.status?.phase === 'Pending' || !pod.status?.phase;
   return {
-    message: `the runner did not start within ${limit}${pending ? ' (its Pod is still Pending)' : ''}. Send the command again; if it keeps happening, ask your operator.`,
+    message: `the runner did not start within ${limit}${pending ? ' (its Pod is still Pending)' : ''}. ${SEND_AGAIN}`,
   };
 }

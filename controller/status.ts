@@ -61,73 +61,14 @@ export function computeStatus(input: StatusInput): StatusOutcome {
 
 function unredactedStatus(input: StatusInput): Omit<StatusOutcome, 'patch'> {
   const { session, now } = input;
-  const before = session.status ?? {};
-  // Shallow: every change below replaces a top-level field (setCondition returns a new list).
-  const status: SessionStatus = { ...before };
   const generation = session.metadata.generation;
-  let reason: string | undefined;
-
-  const step = input.step;
-  if (step) {
-    status.phase = step.phase;
-    reason = step.reason;
-    if (step.effects.includes('SetCompletionTime')) status.completionTime ??= now.toISOString();
-    if (step.phase === 'Queued') {
-      status.conditions = setCondition(
-        status.conditions,
-        {
-          type: CONDITION_ADMITTED,
-          status: 'False',
-          reason,
-          message: input.message ?? 'waiting for the previous command of this phone',
-        },
-        now,
-        generation,
-      );
-    }
-    if (input.message !== undefined || input.exitCode !== undefined) {
-      status.result = {
-        ...status.result,
-        ...(input.message !== undefined && isTerminal(step.phase) ? { message: input.message } : {}),
-        ...(input.exitCode !== undefined ? { exitCode: input.exitCode } : {}),
-      };
-    }
-  }
-
-  if (input.pod) {
-    status.podName = input.pod.name;
-    status.startTime ??= iso(input.pod.createdAt) ?? now.toISOString();
-    status.conditions = setCondition(
-      status.conditions,
-      {
-        type: CONDITION_ADMITTED,
-        status: 'True',
-        reason: 'PodCreated',
-        message: `runner pod ${input.pod.name} created`,
-      },
-      now,
-      generation,
-    );
-  }
-
+  // Shallow: every change below replaces a top-level field (setCondition returns a new list).
+  const status: SessionStatus = { ...(session.status ?? {}) };
+  const reason = input.step ? applyStep(status, input, input.step, generation) : undefined;
+  if (input.pod) applyPod(status, input.pod, now, generation);
   status.conditions = startedCondition(status, input.startProblem, now, generation);
-
   const alreadyFinished = status.conditions?.some((c) => c.type === CONDITION_FINISHED);
-  if (isTerminal(status.phase) && (step || !alreadyFinished)) {
-    status.completionTime ??= now.toISOString();
-    const finished = { ...session, status };
-    status.conditions = setCondition(
-      status.conditions,
-      {
-        type: CONDITION_FINISHED,
-        status: 'True',
-        reason: reason ?? finishedReason(finished),
-        message: input.message ?? finishedMessage(finished),
-      },
-      now,
-      generation,
-    );
-  }
+  if (isTerminal(status.phase) && (input.step || !alreadyFinished)) applyEnd(status, input, reason, generation);
 
   const begin = status.startTime ?? iso(session.metadata.creationTimestamp);
   status.display = {
@@ -138,8 +79,54 @@ function unredactedStatus(input: StatusInput): Omit<StatusOutcome, 'patch'> {
       : {}),
   };
   if (generation !== undefined) status.observedGeneration = generation;
-
   return { status, reason };
+}
+
+/** The transition decided: its phase, its completion time, a Queued condition, the result's message and exit code. */
+function applyStep(status: SessionStatus, input: StatusInput, step: Step, generation?: number): string {
+  const { now } = input;
+  status.phase = step.phase;
+  if (step.effects.includes('SetCompletionTime')) status.completionTime ??= now.toISOString();
+  if (step.phase === 'Queued') {
+    const message = input.message ?? 'waiting for the previous command of this phone';
+    const queued = { type: CONDITION_ADMITTED, status: 'False' as const, reason: step.reason, message };
+    status.conditions = setCondition(status.conditions, queued, now, generation);
+  }
+  if (input.message !== undefined || input.exitCode !== undefined) {
+    status.result = {
+      ...status.result,
+      ...(input.message !== undefined && isTerminal(step.phase) ? { message: input.message } : {}),
+      ...(input.exitCode !== undefined ? { exitCode: input.exitCode } : {}),
+    };
+  }
+  return step.reason;
+}
+
+/** The runner Pod made in this pass: its name, the start time, Admitted. */
+function applyPod(status: SessionStatus, pod: NonNullable<StatusInput['pod']>, now: Date, generation?: number) {
+  status.podName = pod.name;
+  status.startTime ??= iso(pod.createdAt) ?? now.toISOString();
+  const admitted = {
+    type: CONDITION_ADMITTED,
+    status: 'True' as const,
+    reason: 'PodCreated',
+    message: `runner pod ${pod.name} created`,
+  };
+  status.conditions = setCondition(status.conditions, admitted, now, generation);
+}
+
+/** An end: its completion time and the Finished condition (the decided reason, else the one the phase implies). */
+function applyEnd(status: SessionStatus, input: StatusInput, reason: string | undefined, generation?: number) {
+  const { session, now } = input;
+  status.completionTime ??= now.toISOString();
+  const finished = { ...session, status };
+  const condition = {
+    type: CONDITION_FINISHED,
+    status: 'True' as const,
+    reason: reason ?? finishedReason(finished),
+    message: input.message ?? finishedMessage(finished),
+  };
+  status.conditions = setCondition(status.conditions, condition, now, generation);
 }
 
 /**

@@ -5,27 +5,19 @@
 import type { V1Lease } from '@kubernetes/client-node';
 import type pino from 'pino';
 import type { KubeAccess } from './connection.ts';
-import { isAlreadyExists, isConflict, isNotFound } from './errors.ts';
-import { requestJson } from './raw.ts';
+import { isAlreadyExists, isConflict } from './errors.ts';
+import { KINDS, resource } from './resources.ts';
 
 /** A MicroTime as the API server writes it (RFC 3339, microseconds). */
 const microTime = () => new Date().toISOString().replace(/Z$/, '000Z');
 
-/** The Lease API over plain requests (no client-node in the controller). */
+/** The one Lease, read and written through its typed handle (no client-node in the controller). */
 function leaseApi(kube: KubeAccess, namespace: string, name: string) {
-  const path = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
+  const leases = resource<V1Lease>(kube, KINDS.leases);
   return {
-    read: () => requestJson<V1Lease>(kube, `${path}/${name}`),
-    create: (spec: V1Lease['spec']) =>
-      requestJson<V1Lease>(kube, path, {
-        method: 'POST',
-        body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec },
-      }),
-    replace: (lease: V1Lease) =>
-      requestJson<V1Lease>(kube, `${path}/${name}`, {
-        method: 'PUT',
-        body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...lease },
-      }),
+    read: () => leases.get(namespace, name),
+    create: (spec: V1Lease['spec']) => leases.create({ metadata: { name, namespace }, spec }),
+    replace: (lease: V1Lease) => leases.replace(lease),
   };
 }
 
@@ -77,14 +69,9 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
     };
   };
 
-  /** One attempt to acquire or renew; true when we hold the Lease afterwards. */
+  /** One try to acquire or renew; true when we hold the Lease afterwards. */
   async function tryAcquireOrRenew(): Promise<boolean> {
-    let current: V1Lease | undefined;
-    try {
-      current = await api.read();
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
+    const current = await api.read();
     if (!current) {
       await api.create(spec(undefined, 0));
       return true;
@@ -142,7 +129,7 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
 
   async function release(): Promise<void> {
     const current = await api.read();
-    if (current.spec?.holderIdentity !== identity) return;
+    if (current?.spec?.holderIdentity !== identity) return;
     await api.replace({
       ...current,
       spec: { ...current.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime() as unknown as Date },

@@ -4,7 +4,8 @@
 // and the admission policy refuses the controller any Pod but a runner's.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { desiredIdentity, desiredPod } from '../../controller/builders.ts';
+import { desiredPod } from '../../controller/builders.ts';
+import { desiredIdentity } from '../../controller/identity.ts';
 import { loadConfig, type ControllerConfig } from '../../controller/config.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
 import {

@@ -4,7 +4,7 @@
 // the runners, and metadata-only updates, still pass.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { desiredIdentity } from '../../controller/builders.ts';
+import { desiredIdentity } from '../../controller/identity.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
 import { API_VERSION, KIND, type Session } from '../../common/session/schema.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd } from '../support/cluster.ts';

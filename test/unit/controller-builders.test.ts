@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { desiredIdentity, desiredPod, desiredPvc, grantedSessions } from '../../controller/builders.ts';
+import { desiredPod, desiredPvc } from '../../controller/builders.ts';
+import { desiredIdentity, grantedSessions } from '../../controller/identity.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { testSession, unitConfig } from './controller-fixtures.ts';
 

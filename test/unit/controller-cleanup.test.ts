@@ -12,12 +12,22 @@ const finished = (name: string, done: number, reason = 'Completed', phase: Phase
     name,
     phase,
     status: {
+      podName: 'p',
       completionTime: at(done),
       conditions: [{ type: 'Finished', status: 'True', reason, message: '', lastTransitionTime: at(done) }],
     },
   });
 
 describe('decideTerminal: the effects an end still asks for', () => {
+  it('removes at once a Pod the status never named (an admission whose status write failed)', () => {
+    const { status, ...rest } = finished('a', 0, 'Completed');
+    const unnamed = { ...rest, status: { ...status, podName: undefined } };
+    expect(decideTerminal(unnamed, pod('Pending'), [], new Date(at(1)), retention).effects).toContain('DeletePod');
+    const invalid = finished('b', 0, 'InvalidSpec', 'Failed');
+    const orphan = { ...invalid, status: { ...invalid.status, podName: undefined } };
+    expect(decideTerminal(orphan, pod('Pending'), [], new Date(at(1)), retention).effects).toContain('DeletePod');
+  });
+
   it('keeps a finished Pod for its TTL, then deletes it (DeletePod)', () => {
     expect(decideTerminal(finished('a', 0), pod('Succeeded'), [], new Date(at(30)), retention)).toEqual({
       effects: ['StartNextQueued'],

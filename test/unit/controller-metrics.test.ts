@@ -34,7 +34,7 @@ describe('controller metrics', () => {
   const metrics = createMetrics(() => sessions);
 
   it('exposes the metrics of the issue, with names that follow the Prometheus rules and no phone or session labels', async () => {
-    metrics.observer.finished!(sessions[0]!, 'Succeeded', 192);
+    metrics.observer.finished(sessions[0]!, 'Succeeded', 192);
     metrics.reconciled('success', 0.01);
     metrics.watchRestart('sessions', 'stall');
     metrics.queueHooks.retry!('ns/a', 5, new Error('x'));
@@ -77,10 +77,10 @@ describe('controller metrics', () => {
       ...sessions[0]!,
       status: { ...sessions[0]!.status, result: usd === undefined ? {} : { costUsd: usd } },
     });
-    own.observer.finished!(paid(0.41), 'Succeeded', 10);
-    own.observer.finished!(paid(0.09), 'Succeeded', 10);
-    own.observer.finished!(paid(1.5), 'Failed', 10);
-    own.observer.finished!(paid(), 'Cancelled', 10);
+    own.observer.finished(paid(0.41), 'Succeeded', 10);
+    own.observer.finished(paid(0.09), 'Succeeded', 10);
+    own.observer.finished(paid(1.5), 'Failed', 10);
+    own.observer.finished(paid(), 'Cancelled', 10);
     const text = await own.registry.metrics();
     expect(text).toMatch(/^tether_session_cost_usd_total\{outcome="Succeeded"\} 0\.5$/m);
     expect(text).toMatch(/^tether_session_cost_usd_total\{outcome="Failed"\} 1\.5$/m);

@@ -1,0 +1,161 @@
+// The executor of a reconcile pass: performs what the decision says and nothing else. Every write
+// is recorded with the cache-freshness expectations, so no later pass acts on a cache that has not
+// observed it. When making the workspace meets one the caches did not show, it stops and hands
+// that back (`unseen`): the pass decides again with it.
+import type { V1Pod } from '@kubernetes/client-node';
+import { phoneHash } from '../common/session/display.ts';
+import { ANNOTATION_SESSION_UID, runnerIdentityName, runnerName } from '../common/session/names.ts';
+import type { Session, SessionStatus } from '../common/session/schema.ts';
+import { desiredPod, desiredPvc } from './builders.ts';
+import { desiredIdentity, grantedSessions } from './identity.ts';
+import { workspaceProblem, type Decision, type Observed } from './decide.ts';
+import { statusEvents } from './events.ts';
+import type { ReconcileDeps } from './reconcile-deps.ts';
+import { computeStatus, type StatusInput } from './status.ts';
+
+/** A status write: the status before and after, and the reason of the transition taken. */
+export interface Written {
+  before: SessionStatus;
+  after: SessionStatus;
+  reason?: string;
+}
+
+/** The caches lacked what the pass met: it decides again with it. */
+interface Unseen {
+  unseen: Pick<Observed, 'pvc'>;
+}
+
+export type Acted = { requeueAfterMs?: number; written?: Written; podCreated?: boolean } | Unseen;
+
+const meta = (session: Session) => session.metadata as { namespace: string; name: string };
+const podKey = (pod: V1Pod) => `${pod.metadata?.namespace}/${pod.metadata?.name}`;
+
+/**
+ * Performs a decision's effects around the one status write: CreatePod before it (the status
+ * names the Pod), SetCompletionTime in it, DeletePod after it (so a stale decision fails with
+ * 409 instead of stopping a healthy runner). The phone-wide effects follow in finish().
+ */
+export async function act(
+  session: Session,
+  decision: Decision,
+  seen: Observed,
+  deps: ReconcileDeps,
+  now: Date,
+): Promise<Acted> {
+  const { step, message, exitCode, startProblem } = decision;
+  let pod: V1Pod | undefined;
+  if (step?.effects.includes('CreatePod')) {
+    const made = await createPod(session, seen, deps);
+    if ('unseen' in made) return made;
+    pod = made;
+  }
+  const podInput = pod ? { pod: { name: pod.metadata!.name!, createdAt: pod.metadata?.creationTimestamp } } : {};
+  // A Queued Session asks nothing more until the phone's turn comes (which wakes it); a started
+  // one, until its Pod changes (which wakes it) or a deadline comes.
+  const settled = step?.phase === 'Queued' || pod !== undefined;
+  const written = await writeStatus(
+    session,
+    deps,
+    now,
+    { step, message, exitCode, startProblem, ...podInput },
+    settled,
+  );
+  if (pod) deps.expectations.settle('pods', podKey(pod));
+  if (step?.effects.includes('DeletePod')) await deleteRunnerPod(seen.pod, deps);
+  return {
+    ...(decision.requeueAfterMs !== undefined ? { requeueAfterMs: decision.requeueAfterMs } : {}),
+    ...(written ? { written } : {}),
+    ...(pod ? { podCreated: true } : {}),
+  };
+}
+
+/** Deletes a runner Pod that is there and not already going. */
+export async function deleteRunnerPod(pod: V1Pod | undefined, deps: ReconcileDeps): Promise<void> {
+  if (!pod || pod.metadata?.deletionTimestamp) return;
+  await deps.ops.deletePod(pod.metadata!.namespace!, pod.metadata!.name!);
+  deps.expectations.deleted('pods', podKey(pod));
+}
+
+/**
+ * CreatePod: the workspace, the runner's identity and its Pod (adopted if they exist). Once the
+ * workspace is known to be the phone's, the three go out at once: the Pod needs neither the Role
+ * nor the status to exist (the runner waits for Starting and tries a Forbidden start again,
+ * common/kube/errors.ts). A Pod the caches did not show is expected until they do.
+ */
+async function createPod(session: Session, seen: Observed, deps: ReconcileDeps): Promise<V1Pod | Unseen> {
+  const runners = deps.config.runnerNamespace;
+  const cachedPod = deps.cache.pod(runners, runnerName(meta(session).name));
+  const runnerPod = async () => {
+    if (cachedPod) return cachedPod;
+    const made = await deps.ops.ensurePod(desiredPod(session, deps.config));
+    deps.expectations.wrote('pods', podKey(made), made, undefined, false);
+    return made;
+  };
+  const early = seen.pvc ? runnerPod() : undefined;
+  const [pvc] = await Promise.all([
+    seen.pvc ?? deps.ops.ensurePvc(desiredPvc(session, deps.config)),
+    grantRunner(session, deps),
+    early,
+  ]);
+  if (workspaceProblem(session, pvc)) return { unseen: { pvc } };
+  const pod = await (early ?? runnerPod());
+  const owner =
+    pod.metadata?.annotations?.[ANNOTATION_SESSION_UID] ??
+    pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
+  if (owner !== session.metadata.uid) {
+    await deleteRunnerPod(pod, deps);
+    throw new Error(`pod ${pod.metadata?.name} belongs to an older Session of the same name; waiting for its removal`);
+  }
+  return pod;
+}
+
+/**
+ * The phone's runner identity, its Role naming this Session and the phone's other Sessions whose
+ * runner Pod still exists: nothing to write when it already does, else one Role write (three
+ * creates on the phone's first command).
+ */
+async function grantRunner(session: Session, deps: ReconcileDeps): Promise<void> {
+  const name = meta(session).name;
+  const known = deps.cache.identity(meta(session).namespace, runnerIdentityName(phoneHash(session.spec.phone)));
+  const granted = grantedSessions(known?.role);
+  if (known?.bound && granted.includes(name)) return;
+  const running = granted.filter((other) => deps.cache.pod(deps.config.runnerNamespace, runnerName(other)));
+  await deps.ops.ensureIdentity(desiredIdentity(session, [...running, name], deps.config), known);
+}
+
+/**
+ * Writes the controller-owned status if anything changed, optimistically on the version the pass
+ * read, and records it as expected (`settled`: the pass acted on it, so its watch event asks for
+ * no pass); then its Events.
+ */
+export async function writeStatus(
+  session: Session,
+  deps: ReconcileDeps,
+  now: Date,
+  input: Omit<StatusInput, 'session' | 'now'>,
+  settled: boolean,
+): Promise<Written | undefined> {
+  const outcome = computeStatus({ session, now, ...input });
+  if (!outcome.patch) return undefined;
+  const { namespace, name } = meta(session);
+  const replaced = session.metadata.resourceVersion!;
+  const response = await deps.ops.patchStatus(namespace, name, outcome.patch, replaced);
+  deps.expectations.wrote('sessions', `${namespace}/${name}`, response, replaced, settled);
+  const before = session.status ?? {};
+  const log = deps.logger.child({ session: name, phoneHash: phoneHash(session.spec.phone) });
+  if (before.phase !== outcome.status.phase) {
+    const { reason } = outcome;
+    log.info(
+      { from: before.phase ?? '(new)', to: outcome.status.phase, reason, message: input.message },
+      'phase changed',
+    );
+  }
+  for (const event of statusEvents(session, before, outcome.status, deps.config.identity, now)) {
+    // An Event is a note for people; the status just written holds the fact, and a retried pass
+    // would not write the same change again. So, as client-go's recorder does, a failed note is logged.
+    await deps.ops
+      .recordEvent(event)
+      .catch((err: unknown) => log.warn({ err, reason: event.reason }, 'could not record an Event'));
+  }
+  return { before, after: outcome.status, ...(outcome.reason ? { reason: outcome.reason } : {}) };
+}
