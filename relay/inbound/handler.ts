@@ -34,13 +34,7 @@ import { routeMessage, type InboundImages } from './media-in.ts';
 import type { PhoneView } from './phone-view.ts';
 import type { CommandOptions, DecisionDraft, Route } from './router.ts';
 import { routeTap } from './tap.ts';
-
-/**
- * Messages acted on at once. Their API calls complete in clusters, and each completion runs its
- * reply and the next message on the event loop in one go: 16 made those runs long enough to
- * delay acknowledgements by tens of ms without creating Sessions any faster (docs/relay.md, "Benchmark").
- */
-export const INBOUND_CONCURRENCY = 8;
+import { INBOUND_CONCURRENCY } from '../defaults.ts';
 
 export interface InboundMessage {
   /** MessageSid (Twilio) or a client-made id (web chat) */

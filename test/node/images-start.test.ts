@@ -31,7 +31,7 @@ describe('controller and relay images', () => {
       env: { TETHER_METRICS_PORT: 'not-a-port' },
     });
     expect(controller.stderr).toContain(
-      'tether-controller: configuration error: TETHER_METRICS_PORT="not-a-port" is invalid',
+      'tether-controller: configuration error: TETHER_METRICS_PORT: "not-a-port" is invalid',
     );
     expect(controller.status).toBe(2);
     // Nothing configured: the relay names its first required variable.
