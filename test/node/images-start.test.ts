@@ -61,7 +61,7 @@ describe('runner image', () => {
       user: `${AGENT_UID}:${RUNNER_UID}`,
       env: { TETHER_AGENT_SOCKET: 'relative.sock' },
     });
-    expect(agentHost.stderr).toContain('invalid TETHER_AGENT_SOCKET (got "relative.sock"): must be an absolute path');
+    expect(agentHost.stderr).toContain('TETHER_AGENT_SOCKET: "relative.sock" is invalid');
     expect(agentHost.status).toBe(2);
   });
 
