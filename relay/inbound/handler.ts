@@ -8,7 +8,7 @@ import { isAlreadyExists, isConflict } from '../../common/kube/errors.ts';
 import { askDiff } from './diff-request.ts';
 import { maskPhone, phoneHash } from '../../common/session/display.ts';
 import { ANNOTATION_RECEIVED_AT } from '../../common/session/order.ts';
-import type { SessionDefaults } from '../../common/session/defaults.ts';
+import { DEFAULT_BASE_BRANCH, type SessionDefaults } from '../../common/session/defaults.ts';
 import {
   ANNOTATION_ACCEPTED_BY,
   ANNOTATION_DELIVERED,
@@ -112,7 +112,7 @@ export class InboundHandler {
     this.repos =
       options.repos ??
       new PhoneRepos(
-        [{ name: nameFromUrl(options.repo.url), baseBranch: 'main', ...options.repo }],
+        [{ name: nameFromUrl(options.repo.url), baseBranch: DEFAULT_BASE_BRANCH, ...options.repo }],
         new MemoryRepoChoices(),
       );
     this.limit = concurrencyLimit(options.concurrency ?? INBOUND_CONCURRENCY);
