@@ -10,10 +10,13 @@ export type EnvSource = Record<string, string | undefined>;
 
 export class ConfigError extends Error {
   readonly variable: string;
+  readonly reason: string;
+  /** The message names the variable first (a reason that already starts with it, e.g. NAME.field: …, stays). */
   constructor(variable: string, reason: string) {
-    super(`${variable}: ${reason}`);
+    super(reason.startsWith(variable) ? reason : `${variable}: ${reason}`);
     this.name = 'ConfigError';
     this.variable = variable;
+    this.reason = reason;
   }
 }
 
@@ -94,8 +97,8 @@ export function readConfig<S extends TObject, T>(
   } catch (error) {
     const old = error instanceof ConfigError ? oldNames(source, options.renamed).get(error.variable) : undefined;
     if (!old) throw error;
-    const reason = (error as ConfigError).message.slice((error as ConfigError).variable.length + 2);
-    throw new ConfigError(old, `${reason} (${old} is now ${(error as ConfigError).variable})`);
+    const { variable, reason } = error as ConfigError;
+    throw new ConfigError(old, `${reason} (${old} is now ${variable})`);
   }
 }
 

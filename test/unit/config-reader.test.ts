@@ -47,6 +47,10 @@ describe('readEnv', () => {
     expect(() => readEnv(Schema, { API_TOKEN: 'hunter2' })).toThrow(/^API_TOKEN: \(hidden\) is invalid/);
     expect(() => readEnv(Schema, { API_TOKEN: 'hunter2' })).toThrow(/^(?!.*hunter2)/s);
   });
+  it("keeps a reason that already names the variable's part as it is", () => {
+    expect(new ConfigError('POLICY', 'POLICY.deny: Expected array').message).toBe('POLICY.deny: Expected array');
+    expect(new ConfigError('POLICY', 'Expected array').message).toBe('POLICY: Expected array');
+  });
 });
 
 describe('old variable names', () => {
