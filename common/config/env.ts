@@ -30,7 +30,7 @@ export interface ReadEnvOptions {
 }
 
 /** `"value"` as shown in an error: cut short, and never for a secret. */
-export function shown(variable: string, value: unknown): string {
+function shown(variable: string, value: unknown): string {
   return SECRET_NAME.test(variable) ? '(hidden)' : JSON.stringify(String(value).slice(0, 40));
 }
 
