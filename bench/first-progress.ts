@@ -62,7 +62,7 @@ const stack = await startStack({
     TWILIO_API_URL: twilio.url,
     ALLOWED_NUMBERS: phone,
     // Every run is the same phone's; the scripted model's reported cost would spend a day's budget in ~25 runs.
-    RELAY_DAILY_BUDGET_USD: '0',
+    TETHER_DAILY_BUDGET_USD: '0',
   },
   controllerEnv: { TETHER_LEADER_ELECTION: 'false', TETHER_DAILY_BUDGET_USD: '0' },
   runnerSecrets: { GITHUB_TOKEN: githubToken },

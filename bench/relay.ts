@@ -71,7 +71,7 @@ const child = spawn(
     env: {
       KUBECONFIG: plane.kubeconfig,
       RELAY_PORT: String(port),
-      LOG_LEVEL: 'warn',
+      TETHER_LOG_LEVEL: 'warn',
       PUBLIC_URL: publicUrl,
       TETHER_NAMESPACE: namespace,
       TETHER_REPO_URL: 'https://github.com/acme/web.git',

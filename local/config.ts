@@ -1,6 +1,9 @@
 // The local stack's settings: the only reader of process.env under local/. `make dev` and the
 // test helpers that start the same stack read their environment through here.
 import { join, resolve } from 'node:path';
+import { Type } from '@sinclair/typebox';
+import { checked, logRenamed, readEnv } from '../common/config/env.ts';
+import { httpUrl, logLevel, RENAMED, renamedOf } from '../common/config/values.ts';
 import { parseRepoHosts } from '../common/session/repo.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '..');
@@ -34,7 +37,7 @@ export const DEV_SETTINGS = {
     'ALLOWED_NUMBERS',
     'RELAY_BIND_ADDRESS',
     'RELAY_WEB_CHAT_PHONE',
-    'LOG_LEVEL',
+    'TETHER_LOG_LEVEL',
     'TETHER_REPO_NAME',
     'TETHER_REPO_BASE_BRANCH',
     'TETHER_REPOS',
@@ -58,9 +61,9 @@ export const DEV_SETTINGS = {
     'RELAY_PROGRESS_MAX_GAP',
     'RELAY_PROGRESS_MESSAGES',
     'RELAY_SESSION_MESSAGES',
-    'RELAY_DAILY_BUDGET_USD',
+    'TETHER_DAILY_BUDGET_USD',
     'RELAY_RUN_PAUSE_USD',
-    'RELAY_BUDGET_TIMEZONE',
+    'TETHER_BUDGET_TIMEZONE',
     'RELAY_REMINDER_BEFORE',
     'RELAY_WINDOW',
     'RELAY_SEND_RATE',
@@ -79,6 +82,8 @@ export const DEV_SETTINGS = {
     'TETHER_CONCURRENCY',
     'TETHER_METRICS_PORT',
     'TETHER_LOG_LEVEL',
+    'TETHER_DAILY_BUDGET_USD',
+    'TETHER_BUDGET_TIMEZONE',
     'TETHER_RUNNER_PERMISSION_POLICY',
     'TETHER_RUNNER_SERVICE_ACCOUNT_TOKEN_SECONDS',
     'TETHER_TERMINATION_GRACE_SECONDS',
@@ -102,12 +107,6 @@ export const NOT_LOCAL: Record<string, string> = {
   RELAY_CLAIMS_CONFIGMAP: "the default name, in the stack's own namespace",
 };
 
-/** Controller settings the stack derives from the relay's, as the chart does: one value for both. */
-const DERIVED = {
-  TETHER_DAILY_BUDGET_USD: 'RELAY_DAILY_BUDGET_USD',
-  TETHER_BUDGET_TIMEZONE: 'RELAY_BUDGET_TIMEZONE',
-} as const;
-
 export interface DevConfig {
   stateDir: string;
   imageStore: string;
@@ -122,37 +121,44 @@ export interface DevConfig {
   runnerSecrets: Record<string, string>;
 }
 
-/** `make dev`'s variables; empty ones count as unset. */
-export function loadDevConfig(): DevConfig {
-  const port = Number(set('TETHER_DEV_PORT') ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`TETHER_DEV_PORT must be a port number, got "${set('TETHER_DEV_PORT')}"`);
-  for (const [name, source] of Object.entries(DERIVED)) {
-    if (set(name))
-      throw new Error(
-        `${name}: make dev gives the controller ${source} (one value for the relay and the controller, as the chart does); set that instead`,
-      );
+/** `make dev`'s own variables (the relay's and the controller's pass through as DEV_SETTINGS). */
+export const DEV_ENV = Type.Object({
+  TETHER_DEV_PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535, description: "the relay's port" }),
+  TETHER_STATE_DIR: Type.String({ default: join(repoRoot, '.tether-state'), description: "the stack's folder" }),
+  TETHER_LOG_LEVEL: logLevel(),
+  GITHUB_API_URL: Type.Optional(httpUrl('GitHub REST API base URL')),
+  TETHER_REPO_URL: Type.Optional(Type.String({ minLength: 1, description: 'the default repository' })),
+  TETHER_REPO_HOSTS: Type.Optional(Type.String({ minLength: 1, description: 'more repository hosts' })),
+});
+
+/** The variables make dev passes on, each under its name now (an old name still works, with a warning). */
+function passed(names: readonly string[], onRenamed: (old: string, current: string) => void): Record<string, string> {
+  const byCurrent = new Map(Object.entries(RENAMED).map(([old, current]) => [current as string, old]));
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const old = byCurrent.get(name);
+    if (!set(name) && old && set(old)) onRenamed(old, name);
+    const value = set(name) ?? (old ? set(old) : undefined);
+    if (value) out[name] = value;
   }
-  return {
-    stateDir: resolve(set('TETHER_STATE_DIR') ?? join(repoRoot, '.tether-state')),
-    imageStore: imageStoreDir(),
-    logLevel: set('LOG_LEVEL') ?? 'info',
-    githubApiUrl: set('GITHUB_API_URL'),
-    repoUrl: set('TETHER_REPO_URL'),
-    relayPort: port,
-    relayEnv: passThrough([...DEV_SETTINGS.relay]),
-    controllerEnv: passThrough([...DEV_SETTINGS.controller]),
-    repoHosts: repoHosts(set('TETHER_REPO_HOSTS')),
-    runnerSecrets: passThrough(['ANTHROPIC_API_KEY', 'GITHUB_TOKEN']),
-  };
+  return out;
 }
 
-function repoHosts(text: string | undefined): string[] {
-  try {
-    return text ? parseRepoHosts(text) : [];
-  } catch (error) {
-    throw new Error(`TETHER_REPO_HOSTS: ${(error as Error).message}`, { cause: error });
-  }
+/** `make dev`'s variables; empty ones count as unset. */
+export function loadDevConfig(onRenamed = logRenamed('dev')): DevConfig {
+  const env = readEnv(DEV_ENV, process.env, { renamed: renamedOf('LOG_LEVEL') });
+  return {
+    stateDir: resolve(env.TETHER_STATE_DIR),
+    imageStore: imageStoreDir(),
+    logLevel: env.TETHER_LOG_LEVEL,
+    githubApiUrl: env.GITHUB_API_URL,
+    repoUrl: env.TETHER_REPO_URL,
+    relayPort: env.TETHER_DEV_PORT,
+    relayEnv: passed(DEV_SETTINGS.relay, onRenamed),
+    controllerEnv: passed(DEV_SETTINGS.controller, () => {}),
+    repoHosts: env.TETHER_REPO_HOSTS ? checked('TETHER_REPO_HOSTS', () => parseRepoHosts(env.TETHER_REPO_HOSTS!)) : [],
+    runnerSecrets: passThrough(['ANTHROPIC_API_KEY', 'GITHUB_TOKEN']),
+  };
 }
 
 /** The whole environment, for the control plane's own processes (they inherit it as they would from a shell). */

@@ -3,6 +3,7 @@
 // read (every repository the relay is given, as the chart derives it), and then the settings a
 // caller passes (`make dev`'s are config.ts DEV_SETTINGS), which win.
 import { join } from 'node:path';
+import { DEFAULT_BASE_BRANCH } from '../common/session/defaults.ts';
 import { nameFromUrl, repoList } from '../relay/repos.ts';
 import { hostEnv } from './config.ts';
 
@@ -40,7 +41,11 @@ function repoHostOf(url: string): string {
  * Throws "TETHER_REPOS: …" on a list the relay would refuse.
  */
 export function stackRepoHosts(repoUrl: string, relayEnv: Record<string, string> = {}, more: string[] = []): string {
-  const first = { name: relayEnv.TETHER_REPO_NAME ?? nameFromUrl(repoUrl), url: repoUrl, baseBranch: 'main' };
+  const first = {
+    name: relayEnv.TETHER_REPO_NAME ?? nameFromUrl(repoUrl),
+    url: repoUrl,
+    baseBranch: DEFAULT_BASE_BRANCH,
+  };
   let repos;
   try {
     repos = repoList(first, relayEnv.TETHER_REPOS);
@@ -50,11 +55,11 @@ export function stackRepoHosts(repoUrl: string, relayEnv: Record<string, string>
   return [...new Set([...repos.map((r) => repoHostOf(r.url)), ...more])].join(',');
 }
 
-/** The controller's share of the relay's settings: one budget and time zone for both, as the chart's relay.dailyBudgetUsd. */
+/** The relay's budget and time zone, given to the controller too: one value for both, as the chart does. */
 function sharedBudget(relayEnv: Record<string, string>): Record<string, string> {
   return {
-    ...(relayEnv.RELAY_DAILY_BUDGET_USD ? { TETHER_DAILY_BUDGET_USD: relayEnv.RELAY_DAILY_BUDGET_USD } : {}),
-    ...(relayEnv.RELAY_BUDGET_TIMEZONE ? { TETHER_BUDGET_TIMEZONE: relayEnv.RELAY_BUDGET_TIMEZONE } : {}),
+    ...(relayEnv.TETHER_DAILY_BUDGET_USD ? { TETHER_DAILY_BUDGET_USD: relayEnv.TETHER_DAILY_BUDGET_USD } : {}),
+    ...(relayEnv.TETHER_BUDGET_TIMEZONE ? { TETHER_BUDGET_TIMEZONE: relayEnv.TETHER_BUDGET_TIMEZONE } : {}),
   };
 }
 

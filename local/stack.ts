@@ -151,7 +151,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     nodeName: `local-${namespace}`,
     // Each container as its own user on its Pod's ids (as root; otherwise the node agent warns and runs them all as itself).
     runAsUsers: true,
-    env: { LOG_LEVEL: 'info', ...options.podEnv },
+    env: { TETHER_LOG_LEVEL: 'info', ...options.podEnv },
     onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
   });
 

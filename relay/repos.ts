@@ -3,6 +3,7 @@
 // installs listed several (names.ts workspaceName).
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { DEFAULT_BASE_BRANCH } from '../common/session/defaults.ts';
 import { REPO_NAME_MAX_LENGTH, REPO_NAME_PATTERN } from '../common/session/names.ts';
 import { BRANCH_MAX_LENGTH, BRANCH_PATTERN, REPO_URL_MAX_LENGTH, REPO_URL_PATTERN } from '../common/session/repo.ts';
 
@@ -61,7 +62,7 @@ export function repoList(first: NamedRepo, more: string | undefined): NamedRepo[
     ...(parsed as Static<typeof REPO_LIST>).map((r) => ({
       name: r.name,
       url: r.url,
-      baseBranch: r.baseBranch ?? 'main',
+      baseBranch: r.baseBranch ?? DEFAULT_BASE_BRANCH,
     })),
   ];
   const seen = new Set<string>();

@@ -1,18 +1,16 @@
 // The runner's configuration: the only reader of process.env. Parsed once at start-up;
 // a bad value stops the process with a message naming the variable.
 import { Type, type Static } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
-import type { KubeEnvironment } from '../common/kube/kubeconfig.ts';
+import { checked, ConfigError, logRenamed, readConfig, type EnvSource } from '../common/config/env.ts';
+import { httpUrl, logLevel, renamedOf } from '../common/config/values.ts';
+import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
 import { RUNNER_GIT_STORE } from '../common/session/names.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
 import { isInside } from './paths.ts';
 
-const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
-const url = (description: string) => Type.String({ pattern: '^https?://[^\\s]+$', description });
-
 export const EnvSchema = Type.Object({
-  TETHER_SESSION_NAME: Type.String({ minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN }),
-  TETHER_SESSION_NAMESPACE: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_SUBDOMAIN }),
+  TETHER_SESSION_NAME: Type.String({ minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN_PATTERN }),
+  TETHER_SESSION_NAMESPACE: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_SUBDOMAIN_PATTERN }),
   TETHER_WORKSPACE: Type.String({ minLength: 1, pattern: '^/', default: '/workspace' }),
   TETHER_AGENT_HOME: Type.String({
     minLength: 1,
@@ -27,9 +25,9 @@ export const EnvSchema = Type.Object({
     default: RUNNER_GIT_STORE,
     description: "the runner's private git store, outside the workspace",
   }),
-  TETHER_RELAY_URL: Type.Optional(url('relay base URL for media uploads')),
+  TETHER_RELAY_URL: Type.Optional(httpUrl('relay base URL for media uploads')),
   TETHER_RELAY_TOKEN_FILE: Type.String({ minLength: 1, default: '/var/run/secrets/tether/relay/token' }),
-  GITHUB_API_URL: url('GitHub REST API base URL'),
+  GITHUB_API_URL: Type.String({ ...httpUrl('GitHub REST API base URL'), default: 'https://api.github.com' }),
   TETHER_REPO_HOSTS: Type.String({
     minLength: 1,
     default: DEFAULT_REPO_HOSTS.join(','),
@@ -38,7 +36,7 @@ export const EnvSchema = Type.Object({
   GITHUB_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
   ANTHROPIC_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
   ANTHROPIC_BASE_URL: Type.Optional(
-    url("a Messages API other than Anthropic's (a gateway, or a scripted model a test runs)"),
+    httpUrl("a Messages API other than Anthropic's (a gateway, or a scripted model a test runs)"),
   ),
   TETHER_CLAUDE_MODEL: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._:@/-]+$', default: 'claude-sonnet-4-5' }),
   HTTPS_PROXY: Type.Optional(Type.String({ minLength: 1 })),
@@ -58,9 +56,7 @@ export const EnvSchema = Type.Object({
     pattern: '^[^<>]+ <[^<>@\\s]+@[^<>\\s]+>$',
     default: 'Tether <tether@users.noreply.github.com>',
   }),
-  LOG_LEVEL: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')], {
-    default: 'info',
-  }),
+  TETHER_LOG_LEVEL: logLevel(),
   PATH: Type.String({ default: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' }),
   KUBECONFIG: Type.Optional(
     Type.String({ description: 'kubeconfig file (local runs); in a Pod the service account is used' }),
@@ -70,44 +66,7 @@ export const EnvSchema = Type.Object({
 });
 export type Env = Static<typeof EnvSchema>;
 
-export interface RunnerConfig {
-  session: { name: string; namespace: string };
-  workspace: string;
-  /** The agent's checkout, relative to the workspace. */
-  checkout: string;
-  repoDir: string;
-  home: string;
-  /** The runner's private folder for git (object store, git's HOME): never on the agent's volume. */
-  gitStore: string;
-  /** Pictures kept when there is no relay: in the private folder, never on the agent's volume. */
-  mediaDir: string;
-  relay?: { url: string; tokenFile: string };
-  github: { apiUrl: string; token?: string };
-  /** Hosts (host[:port]) and local folders the Session's repository may be on. */
-  repoHosts: string[];
-  anthropicApiKey?: string;
-  /** Where model calls go (the real API unless a gateway is configured). */
-  anthropicBaseUrl: string;
-  /** Set: Claude Code runs in the agent container, started through the agent channel on this socket. */
-  agentSocket?: string;
-  /** No API key and no other Messages API: Claude Code talks to the scripted model on loopback. */
-  scriptedModel: boolean;
-  /** The model Claude Code runs (pinned). */
-  model: string;
-  policyJson?: string;
-  /** Claude Code's binary; unset: the one in the Agent SDK's platform package. */
-  claudePath?: string;
-  gitAuthor: { name: string; email: string };
-  logLevel: Env['LOG_LEVEL'];
-  /** What Claude Code may see: never GITHUB_TOKEN. Its config and transcripts live in HOME (the volume). */
-  agentEnv: Record<string, string>;
-  /** Values that must never leave the process (status, logs, images). */
-  secrets: string[];
-  /** Where to find the API server and credentials. */
-  kube: KubeEnvironment;
-}
-
-export class ConfigError extends Error {}
+export { ConfigError };
 
 /** The agent's checkout, below the workspace. */
 const CHECKOUT = 'repo';
@@ -116,47 +75,16 @@ const CHECKOUT = 'repo';
 export const SCRIPTED_MODEL_KEY = 'scripted-model';
 export const ANTHROPIC_API_URL = 'https://api.anthropic.com';
 
-/** Claude Code's environment pointed at a model endpoint on loopback (the scripted model, or the key-adding proxy), with a dummy key. */
+/**
+ * Claude Code's environment pointed at a model endpoint on loopback (the scripted model, or the
+ * key-adding proxy), with a dummy key.
+ */
 export function loopbackModelEnv(agentEnv: Record<string, string>, url: string): Record<string, string> {
   return { ...agentEnv, ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY };
 }
 
-function repoHosts(text: string): string[] {
-  try {
-    return parseRepoHosts(text);
-  } catch (error) {
-    throw new ConfigError(`invalid TETHER_REPO_HOSTS: ${(error as Error).message}`);
-  }
-}
-
-/** Parses an environment; throws ConfigError naming the first bad variable. */
-export function parseConfig(env: Record<string, string | undefined>): RunnerConfig {
-  const known = Object.fromEntries(
-    Object.keys(EnvSchema.properties).flatMap((k) => (env[k] === undefined || env[k] === '' ? [] : [[k, env[k]]])),
-  );
-  if (!known.GITHUB_API_URL) known.GITHUB_API_URL = 'https://api.github.com';
-  const withDefaults = Value.Default(EnvSchema, known) as Env;
-  const error = Value.Errors(EnvSchema, withDefaults).First();
-  if (error) {
-    const variable = error.path.replace(/^\//, '') || 'environment';
-    const shown =
-      variable in withDefaults && !/TOKEN|KEY/.test(variable)
-        ? ` (got "${String(withDefaults[variable as keyof Env])}")`
-        : '';
-    throw new ConfigError(`invalid ${variable}${shown}: ${error.message}`);
-  }
-  const e = withDefaults;
-  if (isInside(e.TETHER_WORKSPACE, e.TETHER_GIT_STORE)) {
-    throw new ConfigError(
-      `invalid TETHER_GIT_STORE (got "${e.TETHER_GIT_STORE}"): it must be outside TETHER_WORKSPACE, which the agent can write`,
-    );
-  }
-  if (!isInside(e.TETHER_WORKSPACE, e.TETHER_AGENT_HOME)) {
-    throw new ConfigError(
-      `invalid TETHER_AGENT_HOME (got "${e.TETHER_AGENT_HOME}"): it must be inside TETHER_WORKSPACE, where the agent keeps its conversations`,
-    );
-  }
-  const author = /^(.+) <(.+)>$/.exec(e.TETHER_GIT_AUTHOR)!;
+/** What Claude Code may see: never GITHUB_TOKEN. Its config and transcripts live in HOME (the volume). */
+function agentEnvironment(e: Env): Record<string, string> {
   const agentEnv: Record<string, string> = {
     PATH: e.PATH,
     HOME: e.TETHER_AGENT_HOME,
@@ -173,30 +101,73 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
   if (e.HTTPS_PROXY || e.HTTP_PROXY || e.NO_PROXY)
     agentEnv.NO_PROXY = [e.NO_PROXY, '127.0.0.1', 'localhost'].filter(Boolean).join(',');
   if (e.ANTHROPIC_BASE_URL && !e.ANTHROPIC_API_KEY) agentEnv.ANTHROPIC_API_KEY = SCRIPTED_MODEL_KEY;
+  return agentEnv;
+}
+
+/** The agent's folders inside the workspace, the runner's private store outside it. */
+function folders(e: Env) {
+  if (isInside(e.TETHER_WORKSPACE, e.TETHER_GIT_STORE)) {
+    throw new ConfigError(
+      'TETHER_GIT_STORE',
+      `"${e.TETHER_GIT_STORE}" is invalid: it must be outside TETHER_WORKSPACE, which the agent can write`,
+    );
+  }
+  if (!isInside(e.TETHER_WORKSPACE, e.TETHER_AGENT_HOME)) {
+    throw new ConfigError(
+      'TETHER_AGENT_HOME',
+      `"${e.TETHER_AGENT_HOME}" is invalid: it must be inside TETHER_WORKSPACE, ` +
+        'where the agent keeps its conversations',
+    );
+  }
   return {
-    session: { name: e.TETHER_SESSION_NAME, namespace: e.TETHER_SESSION_NAMESPACE },
     workspace: e.TETHER_WORKSPACE,
+    /** The agent's checkout, relative to the workspace. */
     checkout: CHECKOUT,
     repoDir: `${e.TETHER_WORKSPACE.replace(/\/$/, '')}/${CHECKOUT}`,
     home: e.TETHER_AGENT_HOME,
+    /** The runner's private folder for git (object store, git's HOME): never on the agent's volume. */
     gitStore: e.TETHER_GIT_STORE,
+    /** Pictures kept when there is no relay: in the private folder, never on the agent's volume. */
     mediaDir: `${e.TETHER_GIT_STORE.replace(/\/$/, '')}/media`,
+  };
+}
+
+/** The model Claude Code talks to, and the agent container it may run in. */
+function agent(e: Env) {
+  const author = /^(.+) <(.+)>$/.exec(e.TETHER_GIT_AUTHOR)!;
+  return {
+    anthropicApiKey: e.ANTHROPIC_API_KEY,
+    /** Where model calls go (the real API unless a gateway is configured). */
+    anthropicBaseUrl: (e.ANTHROPIC_BASE_URL ?? ANTHROPIC_API_URL).replace(/\/$/, ''),
+    /** Set: Claude Code runs in the agent container, started through the agent channel on this socket. */
+    agentSocket: e.TETHER_AGENT_SOCKET,
+    /** No API key and no other Messages API: Claude Code talks to the scripted model on loopback. */
+    scriptedModel: !e.ANTHROPIC_API_KEY && !e.ANTHROPIC_BASE_URL,
+    /** The model Claude Code runs (pinned). */
+    model: e.TETHER_CLAUDE_MODEL,
+    policyJson: e.TETHER_PERMISSION_POLICY,
+    /** Claude Code's binary; unset: the one in the Agent SDK's platform package. */
+    claudePath: e.TETHER_CLAUDE_PATH,
+    gitAuthor: { name: author[1]!, email: author[2]! },
+    agentEnv: agentEnvironment(e),
+  };
+}
+
+function configFrom(e: Env) {
+  return {
+    session: { name: e.TETHER_SESSION_NAME, namespace: e.TETHER_SESSION_NAMESPACE },
+    ...folders(e),
     relay: e.TETHER_RELAY_URL
       ? { url: e.TETHER_RELAY_URL.replace(/\/$/, ''), tokenFile: e.TETHER_RELAY_TOKEN_FILE }
       : undefined,
     github: { apiUrl: e.GITHUB_API_URL.replace(/\/$/, ''), token: e.GITHUB_TOKEN },
-    repoHosts: repoHosts(e.TETHER_REPO_HOSTS),
-    anthropicApiKey: e.ANTHROPIC_API_KEY,
-    anthropicBaseUrl: (e.ANTHROPIC_BASE_URL ?? ANTHROPIC_API_URL).replace(/\/$/, ''),
-    agentSocket: e.TETHER_AGENT_SOCKET,
-    scriptedModel: !e.ANTHROPIC_API_KEY && !e.ANTHROPIC_BASE_URL,
-    model: e.TETHER_CLAUDE_MODEL,
-    policyJson: e.TETHER_PERMISSION_POLICY,
-    claudePath: e.TETHER_CLAUDE_PATH,
-    gitAuthor: { name: author[1]!, email: author[2]! },
-    logLevel: e.LOG_LEVEL,
-    agentEnv,
+    /** Hosts (host[:port]) and local folders the Session's repository may be on. */
+    repoHosts: checked('TETHER_REPO_HOSTS', () => parseRepoHosts(e.TETHER_REPO_HOSTS)),
+    ...agent(e),
+    logLevel: e.TETHER_LOG_LEVEL,
+    /** Values that must never leave the process (status, logs, images). */
     secrets: [e.GITHUB_TOKEN, e.ANTHROPIC_API_KEY].filter((s): s is string => !!s && s.length >= 4),
+    /** Where to find the API server and credentials. */
     kube: {
       KUBECONFIG: e.KUBECONFIG,
       inClusterOnly: true,
@@ -204,6 +175,13 @@ export function parseConfig(env: Record<string, string | undefined>): RunnerConf
       KUBERNETES_SERVICE_PORT: e.KUBERNETES_SERVICE_PORT,
     },
   };
+}
+
+export type RunnerConfig = ReturnType<typeof configFrom>;
+
+/** Parses an environment; throws ConfigError naming the first bad variable. */
+export function parseConfig(env: EnvSource, onRenamed = logRenamed('runner')): RunnerConfig {
+  return readConfig(EnvSchema, env, configFrom, { renamed: renamedOf('LOG_LEVEL'), onRenamed });
 }
 
 export function loadConfig(): RunnerConfig {

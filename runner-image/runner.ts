@@ -2,6 +2,7 @@
 import type { ModelSpend } from './model-spend.ts';
 import type { Logger } from 'pino';
 import { onceGranted } from '../common/kube/errors.ts';
+import { DEFAULT_BASE_BRANCH } from '../common/session/defaults.ts';
 import { truncate } from '../common/session/display.ts';
 import { repoProblem } from '../common/session/repo.ts';
 import { LIMITS, type Media, type Session } from '../common/session/schema.ts';
@@ -86,7 +87,7 @@ export class Runner {
     await this.waitForStart();
     if (status.phase === 'Starting') await status.move({ type: 'RunnerStarted' });
     const spec = this.session.spec;
-    const base = spec.repo.baseBranch ?? 'main';
+    const base = spec.repo.baseBranch ?? DEFAULT_BASE_BRANCH;
     const refused = repoProblem(spec.repo, this.deps.repoHosts);
     if (refused) {
       await status.move({ type: 'AgentFailed' }, `Could not get the repository: ${refused}`);

@@ -23,3 +23,6 @@ export const MAX_QUEUED_CEILING = 50;
  * the relay the rest.
  */
 export const RUNNER_START_TIMEOUT = '2m';
+
+/** The branch a Session starts from when its repository names none. */
+export const DEFAULT_BASE_BRANCH = 'main';

@@ -1,5 +1,6 @@
 // Human-facing renderings of Session fields: masked phones, short prompts, durations.
 import { createHash } from 'node:crypto';
+import { DURATION_PATTERN } from './patterns.ts';
 
 /** +14155550123 → +1415•••0123 (keeps the first 5 and last 4 characters). */
 export function maskPhone(phone: string): string {
@@ -26,7 +27,8 @@ export function formatDuration(ms: number): string {
 
 /** "1h30m" → 5_400_000. Throws on anything that is not whole h/m/s units. */
 export function parseDuration(text: string): number {
-  if (!/^([0-9]+(h|m|s))+$/.test(text)) throw new Error(`invalid duration "${text}" (use e.g. 90s, 30m, 1h30m)`);
+  if (!new RegExp(DURATION_PATTERN).test(text))
+    throw new Error(`invalid duration "${text}" (use e.g. 90s, 30m, 1h30m)`);
   const unit = { h: 3_600_000, m: 60_000, s: 1000 } as const;
   let total = 0;
   for (const [, n, u] of text.matchAll(/([0-9]+)(h|m|s)/g)) total += Number(n) * unit[u as keyof typeof unit];

@@ -1,6 +1,7 @@
 // Deterministic names and labels derived from a phone number.
 import { createHash, randomBytes } from 'node:crypto';
 import { phoneHash } from './display.ts';
+import { DNS_LABEL_PATTERN } from './patterns.ts';
 
 export const LABEL_PHONE_HASH = 'tether.dev/phone-hash';
 export const LABEL_SESSION = 'tether.dev/session';
@@ -25,7 +26,7 @@ export const RUNNER_HOME = `${RUNNER_GIT_STORE}/home`;
 export const LABEL_REPO = 'tether.dev/repo';
 
 /** A repository's short name: a DNS label short enough that ws-<phonehash>-<name> is one too (≤ 63). */
-export const REPO_NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+export const REPO_NAME_PATTERN = DNS_LABEL_PATTERN;
 export const REPO_NAME_MAX_LENGTH = 40;
 
 /**

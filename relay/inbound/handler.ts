@@ -8,7 +8,7 @@ import { isAlreadyExists, isConflict } from '../../common/kube/errors.ts';
 import { askDiff } from './diff-request.ts';
 import { maskPhone, phoneHash } from '../../common/session/display.ts';
 import { ANNOTATION_RECEIVED_AT } from '../../common/session/order.ts';
-import type { SessionDefaults } from '../../common/session/defaults.ts';
+import { DEFAULT_BASE_BRANCH, type SessionDefaults } from '../../common/session/defaults.ts';
 import {
   ANNOTATION_ACCEPTED_BY,
   ANNOTATION_DELIVERED,
@@ -34,13 +34,7 @@ import { routeMessage, type InboundImages } from './media-in.ts';
 import type { PhoneView } from './phone-view.ts';
 import type { CommandOptions, DecisionDraft, Route } from './router.ts';
 import { routeTap } from './tap.ts';
-
-/**
- * Messages acted on at once. Their API calls complete in clusters, and each completion runs its
- * reply and the next message on the event loop in one go: 16 made those runs long enough to
- * delay acknowledgements by tens of ms without creating Sessions any faster (docs/relay.md, "Benchmark").
- */
-export const INBOUND_CONCURRENCY = 8;
+import { INBOUND_CONCURRENCY } from '../defaults.ts';
 
 export interface InboundMessage {
   /** MessageSid (Twilio) or a client-made id (web chat) */
@@ -118,7 +112,7 @@ export class InboundHandler {
     this.repos =
       options.repos ??
       new PhoneRepos(
-        [{ name: nameFromUrl(options.repo.url), baseBranch: 'main', ...options.repo }],
+        [{ name: nameFromUrl(options.repo.url), baseBranch: DEFAULT_BASE_BRANCH, ...options.repo }],
         new MemoryRepoChoices(),
       );
     this.limit = concurrencyLimit(options.concurrency ?? INBOUND_CONCURRENCY);

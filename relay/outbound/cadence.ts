@@ -3,6 +3,7 @@
 import type { ProgressItem } from '../../common/session/schema.ts';
 import type { Delivered } from '../delivered-state.ts';
 import { text } from '../text.ts';
+import { BUDGET_DEFAULTS } from '../defaults.ts';
 
 export interface OutboundBudgets {
   /** the gap after a run's first progress message; each later gap doubles, up to progressMaxGapMs */
@@ -13,14 +14,6 @@ export interface OutboundBudgets {
   /** messages one Session sends in all; past it, only prompts and the result get through */
   sessionMessages: number;
 }
-
-/** The install's defaults (relay/config.ts reads them from here). */
-export const BUDGET_DEFAULTS: OutboundBudgets = {
-  progressBatchMs: 15_000,
-  progressMaxGapMs: 60_000,
-  progressMessages: 6,
-  sessionMessages: 30,
-};
 
 /** What a caller sets: the first gap, and any budget it does not leave to the defaults. */
 export type BudgetOptions = Pick<OutboundBudgets, 'progressBatchMs'> &

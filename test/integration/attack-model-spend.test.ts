@@ -22,7 +22,7 @@ beforeAll(async () => {
   e2e = await startE2E({
     runnerSecrets: { ANTHROPIC_API_KEY: 'sk-ant-canary-SPEND-0123456789' },
     podEnv: model.env(),
-    relayEnv: { RELAY_RUN_PAUSE_USD: String(PAUSE_USD), RELAY_DAILY_BUDGET_USD: '100' },
+    relayEnv: { RELAY_RUN_PAUSE_USD: String(PAUSE_USD), TETHER_DAILY_BUDGET_USD: '100' },
     controllerEnv: { TETHER_DAILY_BUDGET_USD: '100' },
   });
 }, 90_000);

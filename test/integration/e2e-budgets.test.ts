@@ -54,7 +54,7 @@ describe('end to end: budgets', () => {
         RELAY_PROGRESS_MAX_GAP: `${MAX_GAP_MS}ms`,
         RELAY_PROGRESS_MESSAGES: String(PROGRESS_MESSAGES),
         // one scripted command costs a few cents: the second one of the day is over this
-        RELAY_DAILY_BUDGET_USD: '0.01',
+        TETHER_DAILY_BUDGET_USD: '0.01',
         RELAY_RUN_PAUSE_USD: '0',
       },
       // the controller's copy of the budget (the chart fills both from the same values); one finished Session kept per phone
@@ -174,7 +174,7 @@ describe('end to end: the spending pause', () => {
   beforeAll(async () => {
     e2e = await startE2E({
       numbers: ['+14155550163', '+14155550164', '+14155550167'],
-      relayEnv: { RELAY_RUN_PAUSE_USD: String(PAUSE_USD), RELAY_DAILY_BUDGET_USD: '100' },
+      relayEnv: { RELAY_RUN_PAUSE_USD: String(PAUSE_USD), TETHER_DAILY_BUDGET_USD: '100' },
       controllerEnv: { TETHER_DAILY_BUDGET_USD: '100' },
     });
   }, 90_000);

@@ -48,7 +48,7 @@ beforeAll(async () => {
       RELAY_MEDIA_DIR: mkdtempSync(join(dir, 'media-')),
       RELAY_BIND_ADDRESS: '127.0.0.1',
       RELAY_MEDIA_MAX_BYTES: String(MAX_BYTES),
-      LOG_LEVEL: 'error',
+      TETHER_LOG_LEVEL: 'error',
       // Every request reaches the token check: the rate limit is not what keeps memory flat here.
       RELAY_UPLOAD_RATE: '10000',
     },

@@ -144,7 +144,7 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
       env: { TETHER_SESSION_NAME: 'Not_A_Name' },
     });
     expect(await runner.exited).toBe(2);
-    expect(runner.output()).toContain('invalid TETHER_SESSION_NAME');
+    expect(runner.output()).toContain('TETHER_SESSION_NAME: "Not_A_Name" is invalid');
     const policy = startRunner({
       kubeconfig: inject('kubeconfig'),
       namespace: bed.ns,

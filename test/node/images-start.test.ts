@@ -31,7 +31,7 @@ describe('controller and relay images', () => {
       env: { TETHER_METRICS_PORT: 'not-a-port' },
     });
     expect(controller.stderr).toContain(
-      'tether-controller: configuration error: TETHER_METRICS_PORT="not-a-port" is invalid',
+      'tether-controller: configuration error: TETHER_METRICS_PORT: "not-a-port" is invalid',
     );
     expect(controller.status).toBe(2);
     // Nothing configured: the relay names its first required variable.
@@ -61,7 +61,7 @@ describe('runner image', () => {
       user: `${AGENT_UID}:${RUNNER_UID}`,
       env: { TETHER_AGENT_SOCKET: 'relative.sock' },
     });
-    expect(agentHost.stderr).toContain('invalid TETHER_AGENT_SOCKET (got "relative.sock"): must be an absolute path');
+    expect(agentHost.stderr).toContain('TETHER_AGENT_SOCKET: "relative.sock" is invalid');
     expect(agentHost.status).toBe(2);
   });
 

@@ -67,7 +67,7 @@ export function startAgentHost(options: HostOptions): AgentHostProcess {
   const env = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     TETHER_AGENT_SOCKET: options.socketPath,
-    LOG_LEVEL: 'debug',
+    TETHER_LOG_LEVEL: 'debug',
     ...options.env,
   };
   const child = spawn(argv[0]!, argv.slice(1), { cwd: '/', env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -36,7 +36,7 @@ export class RelayProcess {
     const relay = new RelayProcess(await freePort(), {
       ...hostEnv(),
       KUBECONFIG: inject('kubeconfig'),
-      LOG_LEVEL: FAULT_LOG_LEVEL,
+      TETHER_LOG_LEVEL: FAULT_LOG_LEVEL,
       PUBLIC_URL: FAULT_PUBLIC_URL,
       TETHER_NAMESPACE: options.namespace,
       TETHER_REPO_URL: 'https://github.com/acme/web.git',

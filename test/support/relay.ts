@@ -48,7 +48,7 @@ export async function startTestRelay(options: {
     ALLOWED_NUMBERS: (options.allowed ?? []).join(','),
     RELAY_PROGRESS_BATCH: '300ms',
     RELAY_SEND_RATE: '200',
-    LOG_LEVEL: 'silent',
+    TETHER_LOG_LEVEL: 'silent',
     ...(options.twilio
       ? {
           TWILIO_ACCOUNT_SID: options.twilio.accountSid,

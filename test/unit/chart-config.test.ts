@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { desiredPod } from '../../controller/builders.ts';
-import { loadConfig as loadControllerConfig } from '../../controller/config.ts';
+import { loadConfig as loadControllerConfig, VARIABLE_NAMES } from '../../controller/config.ts';
 import { DEFAULT_POLICY, parsePolicy } from '../../runner-image/policy.ts';
 import { testSession, unitConfig } from './controller-fixtures.ts';
-import { ENV as RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
+import { RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
 import { CHART_CRD_PATH, CRD_OUTPUTS, CRD_PATH, sessionCrdYaml } from '../../common/session/crd-yaml.ts';
 import { sessionCrd } from '../../common/session/crd.ts';
 import { LIMITS } from '../../common/session/schema.ts';
@@ -32,10 +32,7 @@ import {
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
-/** Variable names declared in controller/config.ts (its VARIABLES table is not exported). */
-const CONTROLLER_VARIABLES = new Set(
-  [...readFileSync('controller/config.ts', 'utf8').matchAll(/^ {2}([A-Z][A-Z0-9_]+): text\(/gm)].map((m) => m[1]!),
-);
+const CONTROLLER_VARIABLES = new Set<string>(VARIABLE_NAMES);
 /** Set by the chart, waiting for the controller to read it (see the chart docs). */
 const PENDING_IN_CONTROLLER = new Set<string>([]);
 

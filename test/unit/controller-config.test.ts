@@ -80,6 +80,6 @@ describe('controller config', () => {
       timeout: 20_000,
     });
     expect(out.status).toBe(2);
-    expect(out.stderr).toContain('TETHER_PVC_SIZE="lots" is invalid');
+    expect(out.stderr).toContain('TETHER_PVC_SIZE: "lots" is invalid');
   }, 30_000);
 });

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { repoProblem } from '../../common/session/repo.ts';
 import { loadConfig as loadControllerConfig, VARIABLE_NAMES as CONTROLLER_VARIABLES } from '../../controller/config.ts';
-import { ENV as RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
+import { RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
 import { DEV_SETTINGS, loadDevConfig, NOT_LOCAL } from '../../local/config.ts';
 import { stackEnv, type StackEnvInput } from '../../local/stack-env.ts';
 
@@ -13,8 +13,9 @@ const TOUCHED = [
     ...DEV_SETTINGS.relay,
     ...DEV_SETTINGS.controller,
     'TETHER_REPO_HOSTS',
-    'TETHER_DAILY_BUDGET_USD',
-    'TETHER_BUDGET_TIMEZONE',
+    'RELAY_DAILY_BUDGET_USD',
+    'RELAY_BUDGET_TIMEZONE',
+    'LOG_LEVEL',
   ]),
 ];
 const saved = Object.fromEntries(TOUCHED.map((n) => [n, process.env[n]]));
@@ -62,6 +63,7 @@ describe('loadDevConfig', () => {
     for (const name of [...DEV_SETTINGS.relay, ...DEV_SETTINGS.controller]) given[name] = `value-of-${name}`;
     given.TETHER_REPOS = '[{"name":"widgets","url":"/srv/two/widgets.git"}]';
     given.TETHER_REPO_NAME = 'sample';
+    given.TETHER_LOG_LEVEL = 'warn';
     Object.assign(process.env, given);
     const config = loadDevConfig();
     const env = stackEnv(stackInput({ relayEnv: config.relayEnv, controllerEnv: config.controllerEnv }));
@@ -82,17 +84,20 @@ describe('loadDevConfig', () => {
         true,
         given[name],
       ]);
-    expect(env.controller).toMatchObject({
-      TETHER_DAILY_BUDGET_USD: given.RELAY_DAILY_BUDGET_USD,
-      TETHER_BUDGET_TIMEZONE: given.RELAY_BUDGET_TIMEZONE,
+    expect(env.relay).toMatchObject({
+      TETHER_DAILY_BUDGET_USD: given.TETHER_DAILY_BUDGET_USD,
+      TETHER_BUDGET_TIMEZONE: given.TETHER_BUDGET_TIMEZONE,
     });
   });
 
-  it("refuses the controller's name for a setting it shares with the relay, naming the one to set", () => {
-    process.env.TETHER_DAILY_BUDGET_USD = '3';
-    expect(() => loadDevConfig()).toThrow(
-      /^TETHER_DAILY_BUDGET_USD: make dev gives the controller RELAY_DAILY_BUDGET_USD/,
-    );
+  it('takes an old name for the one both read, giving both the value and one line naming the old and the new', () => {
+    Object.assign(process.env, { RELAY_DAILY_BUDGET_USD: '3', LOG_LEVEL: 'debug' });
+    const lines: string[] = [];
+    const config = loadDevConfig((old, current) => lines.push(`${old} → ${current}`));
+    expect(config.relayEnv).toMatchObject({ TETHER_DAILY_BUDGET_USD: '3', TETHER_LOG_LEVEL: 'debug' });
+    expect(config.controllerEnv).toMatchObject({ TETHER_DAILY_BUDGET_USD: '3', TETHER_LOG_LEVEL: 'debug' });
+    expect(config.logLevel).toBe('debug');
+    expect(lines.sort()).toEqual(['LOG_LEVEL → TETHER_LOG_LEVEL', 'RELAY_DAILY_BUDGET_USD → TETHER_DAILY_BUDGET_USD']);
   });
 
   it('refuses a TETHER_REPO_HOSTS entry that is no host or folder', () => {

@@ -92,6 +92,9 @@ describe('loadConfig', () => {
     ['TWILIO_WHATSAPP_FROM', { TWILIO_ACCOUNT_SID: `AC${'a'.repeat(32)}`, TWILIO_AUTH_TOKEN: 'x' }],
     ['TWILIO_ACCOUNT_SID', { RELAY_WEB_CHAT_TOKEN: undefined }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['TETHER_LOG_LEVEL', { TETHER_LOG_LEVEL: 'loud' }],
+    ['TETHER_DAILY_BUDGET_USD', { TETHER_DAILY_BUDGET_USD: 'ten' }],
+    ['TETHER_BUDGET_TIMEZONE', { TETHER_BUDGET_TIMEZONE: 'Mars/Olympus_Mons' }],
   ])('names %s when it is wrong', (variable, change) => {
     const attempt = () => loadConfig({ ...base, ...change });
     expect(attempt).toThrow(ConfigError);
@@ -106,5 +109,21 @@ describe('loadConfig', () => {
 
   it('never echoes a secret in the error', () => {
     expect(() => loadConfig({ ...base, RELAY_MEDIA_SIGNING_KEY: 'hunter2' })).toThrow(/^(?!.*hunter2)/s);
+  });
+
+  it('reads the names the controller reads; the old relay names still work, each reported once naming the new', () => {
+    const reported: string[] = [];
+    const onRenamed = (old: string, current: string) => reported.push(`${old} → ${current}`);
+    const current = { TETHER_LOG_LEVEL: 'debug', TETHER_DAILY_BUDGET_USD: '3', TETHER_BUDGET_TIMEZONE: 'Asia/Tokyo' };
+    const old = { LOG_LEVEL: 'debug', RELAY_DAILY_BUDGET_USD: '3', RELAY_BUDGET_TIMEZONE: 'Asia/Tokyo' };
+    for (const names of [current, old]) {
+      const c = loadConfig({ ...base, ...names }, onRenamed);
+      expect([c.logLevel, c.cost.dailyUsd, c.cost.timeZone]).toEqual(['debug', 3, 'Asia/Tokyo']);
+    }
+    expect(reported).toEqual([
+      'LOG_LEVEL → TETHER_LOG_LEVEL',
+      'RELAY_DAILY_BUDGET_USD → TETHER_DAILY_BUDGET_USD',
+      'RELAY_BUDGET_TIMEZONE → TETHER_BUDGET_TIMEZONE',
+    ]);
   });
 });

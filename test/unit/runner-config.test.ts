@@ -61,7 +61,7 @@ describe('runner config', () => {
       '/srv/git',
     ]);
     expect(() => parseConfig({ ...base, TETHER_REPO_HOSTS: 'ssh://ghe.example' })).toThrow(
-      /invalid TETHER_REPO_HOSTS: "ssh:\/\/ghe.example" is not a host/,
+      /^TETHER_REPO_HOSTS: "ssh:\/\/ghe.example" is not a host/,
     );
   });
 
@@ -108,6 +108,7 @@ describe('runner config', () => {
     [{ ANTHROPIC_BASE_URL: 'localhost:4100' }, 'ANTHROPIC_BASE_URL'],
     [{ TETHER_CLAUDE_MODEL: 'two words' }, 'TETHER_CLAUDE_MODEL'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ TETHER_LOG_LEVEL: 'loud' }, 'TETHER_LOG_LEVEL'],
     [{ TETHER_GIT_AUTHOR: 'nobody' }, 'TETHER_GIT_AUTHOR'],
     [{ TETHER_GIT_STORE: 'git' }, 'TETHER_GIT_STORE'],
     [{ TETHER_GIT_STORE: '/workspace/home/git' }, 'TETHER_GIT_STORE'],
@@ -115,12 +116,20 @@ describe('runner config', () => {
     [{ TETHER_AGENT_HOME: '/home/runner' }, 'TETHER_AGENT_HOME'],
     [{ TETHER_AGENT_HOME: '/workspace/../home' }, 'TETHER_AGENT_HOME'],
   ])('refuses %j naming %s', (change, variable) => {
-    expect(() => parseConfig({ ...base, ...change })).toThrow(new RegExp(`^invalid ${variable}`));
+    expect(() => parseConfig({ ...base, ...change })).toThrow(new RegExp(`^${variable}: `));
   });
 
   it('never echoes a secret in a config error', () => {
     expect(() => parseConfig({ ...base, TETHER_SESSION_NAME: undefined, GITHUB_TOKEN: 'ghp_zzz' })).toThrow(
       /^(?!.*ghp_zzz)/,
     );
+  });
+
+  it('reads TETHER_LOG_LEVEL; the old LOG_LEVEL still works, reported once naming the new', () => {
+    const reported: string[] = [];
+    const onRenamed = (old: string, current: string) => reported.push(`${old} → ${current}`);
+    expect(parseConfig({ ...base, TETHER_LOG_LEVEL: 'warn' }, onRenamed).logLevel).toBe('warn');
+    expect(parseConfig({ ...base, LOG_LEVEL: 'debug' }, onRenamed).logLevel).toBe('debug');
+    expect(reported).toEqual(['LOG_LEVEL → TETHER_LOG_LEVEL']);
   });
 });

@@ -1,0 +1,51 @@
+// Schema pieces more than one component's configuration uses: each variable kind written once.
+import { Type } from '@sinclair/typebox';
+import { parseDuration } from '../session/display.ts';
+import { DNS_LABEL_PATTERN, DURATION_OR_MS_PATTERN, DURATION_PATTERN, HTTP_URL_PATTERN } from '../session/patterns.ts';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** TETHER_LOG_LEVEL: every component's pino level. */
+export const logLevel = () =>
+  Type.Union(
+    LOG_LEVELS.map((level) => Type.Literal(level)),
+    { default: 'info', description: 'pino level' },
+  );
+
+/** Old variable names still read, with the name each has now (each use logs one deprecation line). */
+export const RENAMED = {
+  LOG_LEVEL: 'TETHER_LOG_LEVEL',
+  RELAY_DAILY_BUDGET_USD: 'TETHER_DAILY_BUDGET_USD',
+  RELAY_BUDGET_TIMEZONE: 'TETHER_BUDGET_TIMEZONE',
+} as const;
+
+/** The renamed variables among a component's own. */
+export const renamedOf = (...names: Array<keyof typeof RENAMED>) =>
+  Object.fromEntries(names.map((old) => [old, RENAMED[old]]));
+
+export const namespaceName = (description: string, fallback?: string) =>
+  Type.String({ pattern: DNS_LABEL_PATTERN, description, ...(fallback ? { default: fallback } : {}) });
+
+export const httpUrl = (description: string) => Type.String({ pattern: HTTP_URL_PATTERN, description });
+
+/** A Session timeout (whole h/m/s, as spec.timeouts takes it). */
+export const sessionDuration = (fallback: string, description: string) =>
+  Type.String({ pattern: DURATION_PATTERN, default: fallback, description });
+
+/** A duration of whole h/m/s units, or of milliseconds (250ms). */
+export const duration = (fallback: string, description: string) =>
+  Type.String({ pattern: DURATION_OR_MS_PATTERN, default: fallback, description });
+
+/** A duration variable's text in milliseconds (it already matches DURATION_OR_MS_PATTERN). */
+export const durationMs = (text: string): number =>
+  text.endsWith('ms') ? Number(text.slice(0, -2)) : parseDuration(text);
+
+/** An IANA time zone this runtime knows, or a plain error (for checked()). */
+export function timeZone(name: string): string {
+  try {
+    new Intl.DateTimeFormat('en-CA', { timeZone: name });
+  } catch {
+    throw new Error(`"${name.slice(0, 40)}" is not an IANA time zone (e.g. UTC, Europe/Berlin)`);
+  }
+  return name;
+}

@@ -1,0 +1,162 @@
+// The Session's status: what the controller and the runner report (part of the one definition in
+// schema.ts, and of the CRD generated from it).
+import { Type, type Static } from '@sinclair/typebox';
+import { LIMITS } from './limits.ts';
+import { CONDITION_TYPE_PATTERN } from './patterns.ts';
+import { enumOf, text, timestamp } from './schema-parts.ts';
+
+export const PHASES = [
+  'Queued',
+  'Starting',
+  'Working',
+  'AwaitingApproval',
+  'Publishing',
+  'Succeeded',
+  'Rejected',
+  'Cancelled',
+  'TimedOut',
+  'Failed',
+] as const;
+export const PENDING_KINDS = ['tool', 'question', 'changes', 'plan', 'cost'] as const;
+
+export const Condition = Type.Object({
+  type: Type.String({
+    minLength: 1,
+    maxLength: 316,
+    pattern: CONDITION_TYPE_PATTERN,
+  }),
+  status: enumOf(['True', 'False', 'Unknown'] as const, 'status of the condition'),
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+  lastTransitionTime: timestamp('last time the status changed'),
+  reason: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$' }),
+  message: Type.String({ maxLength: 32768 }),
+});
+
+export const ProgressItem = Type.Object({
+  seq: Type.Integer({ minimum: 1, description: 'monotonically increasing over the session' }),
+  at: timestamp('when it happened'),
+  text: Type.String({ maxLength: LIMITS.progressTextChars }),
+});
+
+export const Question = Type.Object({
+  question: text(1000, 'the question'),
+  header: Type.Optional(text(100, 'short label')),
+  multiSelect: Type.Optional(Type.Boolean()),
+  options: Type.Array(
+    Type.Object({
+      label: text(200, 'option label'),
+      description: Type.Optional(text(1000, 'option description')),
+    }),
+    { maxItems: LIMITS.options },
+  ),
+});
+
+export const Pending = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 128 }),
+  kind: enumOf(PENDING_KINDS, 'what is asked'),
+  tool: Type.Optional(Type.String({ maxLength: 256, description: 'tool name (kind tool)' })),
+  input: Type.Optional(
+    text(LIMITS.toolInputChars, 'tool input as JSON, cut at the limit only when longer (kind tool)'),
+  ),
+  inputChars: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description: 'length of the whole input as JSON; more than input holds when it was cut (kind tool)',
+    }),
+  ),
+  questions: Type.Optional(Type.Array(Question, { maxItems: LIMITS.questions })),
+  summary: Type.Optional(text(LIMITS.textChars, 'plan text, or what changed (kind plan / changes)')),
+  costUsd: Type.Optional(Type.Number({ minimum: 0, description: 'model spend of the run so far (kind cost)' })),
+  createdAt: timestamp('when the request was raised'),
+});
+
+export const Media = Type.Object({
+  kind: enumOf(['diff', 'screenshot'] as const, 'what the image shows'),
+  ref: Type.String({ minLength: 1, maxLength: 2048, description: 'relay media id or path on the workspace volume' }),
+  contentType: enumOf(['image/png', 'image/jpeg'] as const, 'image type'),
+  caption: Type.Optional(text(1000, 'caption')),
+  bytes: Type.Optional(Type.Integer({ minimum: 0 })),
+  request: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: 'the diff request (1-based, spec.diffRequests) this page answers; unset: a review page',
+    }),
+  ),
+});
+
+export const Result = Type.Object({
+  summary: Type.Optional(text(LIMITS.textChars, "the agent's final text")),
+  diffStat: Type.Optional(text(8000, 'git diff --stat')),
+  diff: Type.Optional(text(LIMITS.diffChars, 'unified diff, truncated with a marker')),
+  diffLines: Type.Optional(
+    Type.Object(
+      {
+        total: Type.Integer({ minimum: 0 }),
+        inImage: Type.Integer({ minimum: 0 }),
+      },
+      { description: 'lines of the unified diff, and how many of them the diff pictures show' },
+    ),
+  ),
+  diffFiles: Type.Optional(
+    Type.Object(
+      {
+        names: Type.Array(Type.String({ maxLength: LIMITS.diffFileNameChars }), { maxItems: LIMITS.diffFileNames }),
+        total: Type.Integer({ minimum: 0 }),
+        shown: Type.Integer({ minimum: 0 }),
+      },
+      { description: 'changed files (the first names), how many there are, and how many the review pages show' },
+    ),
+  ),
+  diffAnswered: Type.Optional(Type.Integer({ minimum: 0, description: 'spec.diffRequests answered so far' })),
+  snapshotTree: Type.Optional(
+    Type.String({
+      pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$',
+      description:
+        'git tree the diff shows, snapshotted from the workspace; approving pushes a commit of exactly this tree',
+    }),
+  ),
+  media: Type.Optional(Type.Array(Media, { maxItems: LIMITS.media })),
+  prUrl: Type.Optional(Type.String({ maxLength: 2048 })),
+  branch: Type.Optional(Type.String({ maxLength: 255 })),
+  agentSessionId: Type.Optional(Type.String({ maxLength: 256 })),
+  costUsd: Type.Optional(Type.Number({ minimum: 0 })),
+  tokens: Type.Optional(Type.Object({ input: Type.Integer({ minimum: 0 }), output: Type.Integer({ minimum: 0 }) })),
+  exitCode: Type.Optional(Type.Integer()),
+  message: Type.Optional(text(LIMITS.textChars, 'what went wrong, in plain words')),
+});
+
+export const Display = Type.Object(
+  {
+    phone: Type.Optional(Type.String({ maxLength: 32, description: 'masked phone, e.g. +1415•••1234' })),
+    prompt: Type.Optional(Type.String({ maxLength: 64, description: 'prompt, truncated' })),
+    duration: Type.Optional(Type.String({ maxLength: 32, description: 'start to completion, e.g. 3m12s' })),
+  },
+  { description: 'values for kubectl columns the schema cannot compute; written by the controller' },
+);
+
+export const SessionStatus = Type.Object({
+  phase: Type.Optional(enumOf(PHASES, 'lifecycle phase')),
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+  conditions: Type.Optional(
+    Type.Array(Condition, {
+      maxItems: LIMITS.conditions,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    }),
+  ),
+  podName: Type.Optional(Type.String({ maxLength: 253 })),
+  startTime: Type.Optional(timestamp('when the runner pod was created')),
+  completionTime: Type.Optional(timestamp('when a terminal phase was reached')),
+  progress: Type.Optional(Type.Array(ProgressItem, { maxItems: LIMITS.progressItems })),
+  pending: Type.Optional(Pending),
+  result: Type.Optional(Result),
+  display: Type.Optional(Display),
+});
+
+export type Phase = (typeof PHASES)[number];
+export type SessionStatus = Static<typeof SessionStatus>;
+export type Condition = Static<typeof Condition>;
+export type ProgressItem = Static<typeof ProgressItem>;
+export type Pending = Static<typeof Pending>;
+export type Result = Static<typeof Result>;
+export type Media = Static<typeof Media>;
