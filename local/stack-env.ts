@@ -3,7 +3,7 @@
 // read (every repository the relay is given, as the chart derives it), and then the settings a
 // caller passes (`make dev`'s are config.ts DEV_SETTINGS), which win.
 import { join } from 'node:path';
-import { nameFromUrl, repoList } from '../relay/repos.ts';
+import { nameFromUrl, repoList } from '../relay/repo-list.ts';
 import { hostEnv } from './config.ts';
 
 /** The runner Secret the stack creates in the runner namespace and names to the controller. */

@@ -13,7 +13,7 @@ import {
   repoProblem,
 } from '../common/session/repo.ts';
 import { REPO_NAME_MAX_LENGTH, REPO_NAME_PATTERN } from '../common/session/names.ts';
-import { nameFromUrl, repoList, type NamedRepo } from './repos.ts';
+import { nameFromUrl, repoList, type NamedRepo } from './repo-list.ts';
 import { BUDGET_DEFAULTS } from './outbound/cadence.ts';
 import { INBOUND_CONCURRENCY } from './inbound/handler.ts';
 import { COST_DEFAULTS, type CostBudget } from '../common/session/budget.ts';

@@ -29,7 +29,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { InboundMessage } from './handler.ts';
+import type { InboundMessage } from './message.ts';
 import {
   listSegments,
   readSegments,

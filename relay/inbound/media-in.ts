@@ -6,7 +6,7 @@ import { IMAGE_TYPES, LIMITS, type SessionImage } from '../../common/session/sch
 import { extensionOf, type ImageType } from '../media/refs.ts';
 import type { MediaStore } from '../media/store.ts';
 import { PermanentMediaError, type MediaFailure } from '../media/twilio-media.ts';
-import type { InboundMessage } from './handler.ts';
+import type { InboundMessage } from './message.ts';
 import { route, type PhoneContext, type Route } from './router.ts';
 
 /**

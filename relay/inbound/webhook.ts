@@ -2,7 +2,7 @@
 import twilio from 'twilio';
 import { PAYLOAD_CHARS } from '../outbound/buttons.ts';
 import { text } from '../text.ts';
-import type { InboundMessage } from './handler.ts';
+import type { InboundMessage } from './message.ts';
 import { parseMediaFields, type MediaSource } from './media-fields.ts';
 
 export const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
