@@ -2,32 +2,17 @@
 // text of its reply. Writes go to the Session; conflicting writes are read again (retryOnConflict).
 import type { Logger } from 'pino';
 import { done, retryOnConflict } from '../../common/kube/retry.ts';
-import { spentToday, withinDailyBudget, type CostBudget } from '../../common/session/budget.ts';
-import type { SessionDefaults } from '../../common/session/defaults.ts';
+import { spentToday, withinDailyBudget } from '../../common/session/budget.ts';
 import { maskPhone, phoneHash } from '../../common/session/display.ts';
 import { LIMITS, type Session } from '../../common/session/schema.ts';
-import type { SessionApi } from '../session-store.ts';
 import { text } from '../text.ts';
 import { askDiff } from './diff-request.ts';
-import type { InboundImages } from './media-in.ts';
 import type { InboundMessage } from './message.ts';
-import { NewSessions } from './new-session.ts';
-import type { Once } from './once.ts';
-import type { PhoneRepos } from './phone-repos.ts';
-import type { PhoneView } from './phone-view.ts';
+import { NewSessions, type NewSessionDeps } from './new-session.ts';
 import type { DecisionDraft, Route } from './router.ts';
 
-export interface ActDeps {
-  sessions: SessionApi;
-  phones: PhoneView;
-  repos: PhoneRepos;
-  once: Once;
-  namespace: string;
-  defaults: SessionDefaults;
+export interface ActDeps extends NewSessionDeps {
   logger: Logger;
-  images?: InboundImages;
-  cost?: CostBudget;
-  now: () => number;
 }
 
 type Command = Extract<Route, { kind: 'start' | 'queue' }>;

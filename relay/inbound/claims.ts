@@ -50,7 +50,7 @@ export class ConfigMapClaims implements MessageClaims {
     const key = claimKey(messageId);
     try {
       return await retryOnConflict(
-        async (attempt) => (attempt === 0 && this.last) || (await this.read()),
+        async (round) => (round === 0 && this.last) || (await this.read()),
         (current) => {
           const taken = current.data?.[key];
           if (taken !== undefined) return done(taken.split(' ')[1] === this.o.owner);

@@ -241,7 +241,8 @@ export class Journal {
       }
     } catch (error) {
       this.failed = error;
-      this.superseded = [...superseded, ...this.superseded]; // what is left: closed by close(), removed by a later start
+      // what is left: closed by close(), removed by a later start
+      this.superseded = [...superseded, ...this.superseded];
     }
     this.syncing = undefined;
     if (this.unsynced) this.syncLater();

@@ -71,7 +71,7 @@ export class InboundImages {
 
   /**
    * Fetches and keeps every picture of a message for the Session `session`: its images, or why
-   * they cannot be had. Transient failures throw (the caller retries; the journal keeps the URLs).
+   * they cannot be had. Transient failures throw (the caller tries again; the journal keeps the URLs).
    * One picture at a time, so a message holds at most one picture's bytes in memory; all of them
    * together stay within what one model request can carry (LIMITS.imagesBase64Bytes).
    */

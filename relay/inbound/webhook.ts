@@ -7,7 +7,8 @@ import { parseMediaFields, type MediaSource } from './media-fields.ts';
 
 export const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 /** The answer when the backlog is too deep: Twilio sends the text back to the sender; nothing is recorded. */
-export const BUSY_TWIML = `<?xml version="1.0" encoding="UTF-8"?><Response><Message>${text.busy()}</Message></Response>`;
+export const BUSY_TWIML =
+  '<?xml version="1.0" encoding="UTF-8"?>' + `<Response><Message>${text.busy()}</Message></Response>`;
 
 export interface WebhookInput {
   signature: string | undefined;
