@@ -68,6 +68,7 @@ export interface InboundOptions {
 export type InboundOutcome = 'duplicate' | Route['kind'];
 
 const RETRY = { baseMs: 250, maxMs: 5_000 };
+const DUPLICATE = Symbol('duplicate');
 
 export class InboundHandler {
   readonly once: Once;
@@ -105,23 +106,19 @@ export class InboundHandler {
   }
 
   /**
-   * route → claim → act → reply. The phone's lane is taken before any round trip, so its messages
-   * are acted on in arrival order. Resolves once the message has been acted on and its reply sent.
+   * route → claim → act → reply: the stages after receive → record (intake.ts). The phone's lane is
+   * taken before any round trip, so its messages are acted on in arrival order. Resolves once the
+   * message has been acted on and its reply sent.
    */
   async handle(message: InboundMessage, given?: Route): Promise<InboundOutcome> {
     return this.o.lanes.run(message.from, async () => {
       const route = given ?? (await this.route(message));
-      let reply: string | undefined;
-      try {
-        reply = await this.retrying(async () => {
-          if (!(await this.once.claim(message.id, route))) throw new Duplicate();
-          this.o.phones.noteInbound(message.from, this.now());
-          return this.actions.act(message, route);
-        });
-      } catch (error) {
-        if (error instanceof Duplicate) return this.duplicate();
-        throw error;
-      }
+      const reply = await this.retrying(async () => {
+        if (!(await this.once.claim(message.id, route))) return DUPLICATE;
+        this.o.phones.noteInbound(message.from, this.now());
+        return this.act(message, route);
+      });
+      if (reply === DUPLICATE) return this.duplicate();
       if (reply) await this.o.outbox.deliver(message.from, [{ text: reply }]);
       return route.kind;
     });
@@ -138,19 +135,29 @@ export class InboundHandler {
     return route;
   }
 
+  /** The act stage; a command whose Session turns out to be a copy's record is a duplicate (once.ts). */
+  private async act(message: InboundMessage, route: Route): Promise<string | undefined | typeof DUPLICATE> {
+    try {
+      return await this.actions.act(message, route);
+    } catch (error) {
+      if (error instanceof Duplicate) return DUPLICATE;
+      throw error;
+    }
+  }
+
   private duplicate(): 'duplicate' {
     this.o.metrics.duplicates.inc();
     return 'duplicate';
   }
 
-  /** Runs `task` until it succeeds, is a duplicate, or the retry window has passed. */
+  /** Runs `task` until it succeeds or the retry window has passed. */
   private async retrying<T>(task: () => Promise<T>): Promise<T> {
     const giveUpAt = this.now() + (this.o.retryForMs ?? 60_000);
     for (let failures = 0; ; failures++) {
       try {
         return await task();
       } catch (error) {
-        if (error instanceof Duplicate || this.now() >= giveUpAt) throw error;
+        if (this.now() >= giveUpAt) throw error;
         this.o.logger.warn({ err: error, failures }, 'inbound message: API call failed; retrying');
         const wait = Math.min(backoffDelay(failures, RETRY.baseMs, RETRY.maxMs), Math.max(0, giveUpAt - this.now()));
         await new Promise((resolve) => setTimeout(resolve, wait));
