@@ -4,7 +4,7 @@
 // caller passes (`make dev`'s are config.ts DEV_SETTINGS), which win.
 import { join } from 'node:path';
 import { DEFAULT_BASE_BRANCH } from '../common/session/defaults.ts';
-import { nameFromUrl, repoList } from '../relay/repos.ts';
+import { nameFromUrl, repoList } from '../relay/repo-list.ts';
 import { hostEnv } from './config.ts';
 
 /** The runner Secret the stack creates in the runner namespace and names to the controller. */

@@ -6,7 +6,7 @@ import { durationMs, renamedOf, timeZone } from '../common/config/values.ts';
 import { E164_PATTERN } from '../common/session/patterns.ts';
 import { parseRepoHosts, repoProblem } from '../common/session/repo.ts';
 import { RELAY_ENV } from './config-schema.ts';
-import { nameFromUrl, repoList, type NamedRepo } from './repos.ts';
+import { nameFromUrl, repoList, type NamedRepo } from './repo-list.ts';
 
 export { ConfigError, RELAY_ENV };
 type Env = Static<typeof RELAY_ENV>;

@@ -10,7 +10,7 @@ import type { RelayConfig } from './config.ts';
 import { parseDuration } from '../common/session/display.ts';
 import { ConfigMapClaims } from './inbound/claims.ts';
 import { ConfigMapRepoChoices, MemoryRepoChoices } from './inbound/repo-choices.ts';
-import { PhoneRepos } from './inbound/repos.ts';
+import { PhoneRepos } from './inbound/phone-repos.ts';
 import { InboundHandler } from './inbound/handler.ts';
 import { Intake } from './inbound/intake.ts';
 import { Journal } from './inbound/journal.ts';

@@ -4,14 +4,16 @@
 // replayed "approve" is refused while the request it answered could still be waiting. New commands
 // need no entry: their Session's name is derived from the message id (names.ts).
 import { createHash } from 'node:crypto';
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { KubeAccess } from '../../common/kube/connection.ts';
+import { KINDS, resource, type Resource } from '../../common/kube/resources.ts';
+import { done, retryOnConflict } from '../../common/kube/retry.ts';
+import { FIELD_MANAGERS } from '../../common/kube/sessions.ts';
 import { readOwnConfigMap } from './own-configmap.ts';
-import { isConflict } from '../../common/kube/errors.ts';
 
 export const CLAIM_COMPONENT = 'message-claims';
 /** Entries beyond this many are dropped oldest first, keeping the object far below 1 MiB. */
 export const MAX_CLAIMS = 8000;
-const MAX_CONFLICTS = 20;
 
 /** A valid ConfigMap key for any message id, the same in every replica. */
 export const claimKey = (messageId: string) => createHash('sha256').update(messageId).digest('hex').slice(0, 32);
@@ -27,41 +29,46 @@ export interface ConfigMapClaimsOptions {
   /** this relay's journal identity: a replayed message it took itself is acted on again */
   owner: string;
   retentionMs: number;
+  /** the clock, epoch ms (default Date.now) */
+  now?: () => number;
 }
 
 export class ConfigMapClaims implements MessageClaims {
-  private readonly api: CoreV1Api;
+  private readonly configMaps: Resource<V1ConfigMap>;
   private readonly o: ConfigMapClaimsOptions;
+  private readonly now: () => number;
+  /** the object as this replica last wrote it: the first read of the next claim */
   private last: V1ConfigMap | undefined;
 
-  constructor(kubeConfig: KubeConfig, options: ConfigMapClaimsOptions) {
-    this.api = kubeConfig.makeApiClient(CoreV1Api);
+  constructor(kube: KubeAccess, options: ConfigMapClaimsOptions) {
+    this.configMaps = resource<V1ConfigMap>(kube, KINDS.configMaps, FIELD_MANAGERS.relay);
     this.o = options;
+    this.now = options.now ?? Date.now;
   }
 
   async claim(messageId: string): Promise<boolean> {
     const key = claimKey(messageId);
-    for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {
-      const current = this.last ?? (await this.read());
-      const taken = current.data?.[key];
-      if (taken !== undefined) return taken.split(' ')[1] === this.o.owner;
-      try {
-        this.last = await this.api.replaceNamespacedConfigMap({
-          namespace: this.o.namespace,
-          name: this.o.name,
-          body: { ...current, data: this.withEntry(current.data ?? {}, key) },
-        });
-        return true;
-      } catch (error) {
-        this.last = undefined;
-        if (!isConflict(error)) throw error;
-      }
+    try {
+      return await retryOnConflict(
+        async (round) => (round === 0 && this.last) || (await this.read()),
+        (current) => {
+          const taken = current.data?.[key];
+          if (taken !== undefined) return done(taken.split(' ')[1] === this.o.owner);
+          return { ...current, data: this.withEntry(current.data ?? {}, key) };
+        },
+        async (next) => {
+          this.last = await this.configMaps.replace(next);
+          return true;
+        },
+      );
+    } catch (error) {
+      this.last = undefined;
+      throw error;
     }
-    throw new Error(`message claims kept conflicting after ${MAX_CONFLICTS} attempts`);
   }
 
   private withEntry(data: Record<string, string>, key: string): Record<string, string> {
-    const now = Date.now();
+    const now = this.now();
     const kept = Object.entries(data)
       .filter(([, value]) => now - Number(value.split(' ')[0]) < this.o.retentionMs)
       .sort(([, a], [, b]) => Number(a.split(' ')[0]) - Number(b.split(' ')[0]))
@@ -70,6 +77,6 @@ export class ConfigMapClaims implements MessageClaims {
   }
 
   private read(): Promise<V1ConfigMap> {
-    return readOwnConfigMap(this.api, this.o.namespace, this.o.name, CLAIM_COMPONENT);
+    return readOwnConfigMap(this.configMaps, this.o.namespace, this.o.name, CLAIM_COMPONENT);
   }
 }

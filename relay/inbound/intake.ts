@@ -6,11 +6,10 @@
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { RelayMetrics } from '../metrics.ts';
-import type { InboundHandler, InboundMessage } from './handler.ts';
+import type { InboundHandler } from './handler.ts';
 import type { Journal } from './journal.ts';
-
-export type Receipt = 'recorded' | 'shed';
-type Route = Parameters<InboundHandler['accept']>[1];
+import type { InboundMessage, Receipt } from './message.ts';
+import type { Route } from './router.ts';
 
 /** Above this share of the last sampling window spent running code, no new message is started. */
 const BUSY_LOOP = 0.6;
@@ -18,7 +17,8 @@ const SAMPLE_MS = 20;
 
 export interface IntakeOptions {
   journal: Journal;
-  handler: Pick<InboundHandler, 'accept'>;
+  /** the later stages, and the de-duplication rule (handler.once) that remembers the ids received */
+  handler: Pick<InboundHandler, 'accept' | 'once'>;
   /** messages recorded and not yet acted on beyond which new ones are refused */
   maxBacklog: number;
   metrics: RelayMetrics;
@@ -27,8 +27,8 @@ export interface IntakeOptions {
 
 export class Intake {
   private readonly o: IntakeOptions;
-  /** message id → its journal write, so copies arriving together share one record */
-  private readonly recording = new Map<string, Promise<void>>();
+  /** journal writes under way */
+  private readonly recording = new Set<Promise<void>>();
   private readonly working = new Set<Promise<void>>();
   private readonly queued: Array<{ message: InboundMessage; route?: Route }> = [];
   private sample: { at: EventLoopUtilization; busy: boolean } = { at: performance.eventLoopUtilization(), busy: false };
@@ -38,9 +38,14 @@ export class Intake {
     this.o = options;
   }
 
-  /** Resolves once the message is durably recorded (acknowledge then), or 'shed' when too busy. */
+  /**
+   * The first two stages, on the acknowledgement path: receive (a copy of a message this replica
+   * has is acknowledged on the first's record: once.ts) and record (the journal). Resolves once the
+   * message is durably recorded (acknowledge then), or 'shed' when too busy. The other stages
+   * (route → claim → act → reply: handler.ts) run in the background.
+   */
   async receive(message: InboundMessage): Promise<Receipt> {
-    const copy = this.recording.get(message.id);
+    const copy = this.o.handler.once.receivedBefore(message.id);
     if (copy) {
       this.o.metrics.duplicates.inc();
       await copy;
@@ -48,13 +53,16 @@ export class Intake {
     }
     if (this.o.journal.depth >= this.o.maxBacklog) return 'shed';
     const written = this.o.journal.record(message);
-    this.recording.set(message.id, written);
+    this.o.handler.once.receive(message.id, written);
+    this.recording.add(written);
     this.o.metrics.inboundBacklog.set(this.o.journal.depth);
     try {
       await written;
     } catch (error) {
-      this.recording.delete(message.id);
+      this.o.handler.once.forget(message.id);
       throw error;
+    } finally {
+      this.recording.delete(written);
     }
     this.work(message);
     return 'recorded';
@@ -64,7 +72,7 @@ export class Intake {
   replay(): number {
     const records = this.o.journal.records();
     for (const { message, route } of records) {
-      this.recording.set(message.id, Promise.resolve());
+      this.o.handler.once.receive(message.id, Promise.resolve());
       this.work(message, route);
     }
     if (records.length)
@@ -75,11 +83,7 @@ export class Intake {
   /** Resolves when every message being recorded or recorded so far has been acted on. */
   async idle(): Promise<void> {
     while (this.working.size || this.recording.size || this.queued.length) {
-      await Promise.allSettled([
-        ...this.working,
-        ...this.recording.values(),
-        new Promise((r) => setTimeout(r, SAMPLE_MS)),
-      ]);
+      await Promise.allSettled([...this.working, ...this.recording, new Promise((r) => setTimeout(r, SAMPLE_MS))]);
     }
   }
 
@@ -136,7 +140,6 @@ export class Intake {
       )
       .finally(() => {
         this.o.metrics.inboundBacklog.set(this.o.journal.depth);
-        this.recording.delete(message.id);
         this.working.delete(job);
       });
     this.working.add(job);

@@ -3,7 +3,7 @@
 // synced every older one can go. docs/relay.md, "Journal".
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { InboundMessage } from './handler.ts';
+import type { InboundMessage } from './message.ts';
 import type { Route } from './router.ts';
 
 export type Entry = { t: 'in'; m: InboundMessage } | { t: 'route'; id: string; r: Route } | { t: 'done'; id: string };

@@ -29,7 +29,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { InboundMessage } from './handler.ts';
+import type { InboundMessage } from './message.ts';
 import {
   listSegments,
   readSegments,
@@ -241,7 +241,8 @@ export class Journal {
       }
     } catch (error) {
       this.failed = error;
-      this.superseded = [...superseded, ...this.superseded]; // what is left: closed by close(), removed by a later start
+      // what is left: closed by close(), removed by a later start
+      this.superseded = [...superseded, ...this.superseded];
     }
     this.syncing = undefined;
     if (this.unsynced) this.syncLater();

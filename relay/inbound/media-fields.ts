@@ -24,7 +24,8 @@ export const TWILIO_API_ORIGIN = 'https://api.twilio.com';
 
 /** The URL of a message's Media resource (what Twilio puts in MediaUrl{N}). */
 export const mediaResourceUrl = (source: MediaSource, messageSid: string, mediaSid: string) =>
-  `${new URL(source.apiOrigin).origin}/2010-04-01/Accounts/${source.accountSid}/Messages/${messageSid}/Media/${mediaSid}`;
+  `${new URL(source.apiOrigin).origin}/2010-04-01/Accounts/${source.accountSid}` +
+  `/Messages/${messageSid}/Media/${mediaSid}`;
 
 export type MediaFields = { ok: true; media: InboundMedia[] } | { ok: false; reason: string };
 

@@ -6,7 +6,7 @@ import { IMAGE_TYPES, LIMITS, type SessionImage } from '../../common/session/sch
 import { extensionOf, type ImageType } from '../media/refs.ts';
 import type { MediaStore } from '../media/store.ts';
 import { PermanentMediaError, type MediaFailure } from '../media/twilio-media.ts';
-import type { InboundMessage } from './handler.ts';
+import type { InboundMessage } from './message.ts';
 import { route, type PhoneContext, type Route } from './router.ts';
 
 /**
@@ -71,7 +71,7 @@ export class InboundImages {
 
   /**
    * Fetches and keeps every picture of a message for the Session `session`: its images, or why
-   * they cannot be had. Transient failures throw (the caller retries; the journal keeps the URLs).
+   * they cannot be had. Transient failures throw (the caller tries again; the journal keeps the URLs).
    * One picture at a time, so a message holds at most one picture's bytes in memory; all of them
    * together stay within what one model request can carry (LIMITS.imagesBase64Bytes).
    */

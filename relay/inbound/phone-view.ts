@@ -5,13 +5,19 @@ import type { Session } from '../../common/session/schema.ts';
 import type { SessionStore } from '../session-store.ts';
 import type { PhoneContext } from './router.ts';
 
+/** How long a Session this relay created is kept in view without the informer having it. */
+const REMEMBERED_MS = 60_000;
+
 export class PhoneView {
   /** phone → key → Session, kept from the informer's changes (subscribe before it starts) */
   private readonly byPhone = new Map<string, Map<string, Session>>();
   private readonly recent = new Map<string, Map<string, Session>>();
   private readonly inbound = new Map<string, number>();
+  private readonly now: () => number;
 
-  constructor(store: SessionStore) {
+  /** `now`: the clock, epoch ms (default Date.now) */
+  constructor(store: SessionStore, now: () => number = Date.now) {
+    this.now = now;
     const phoneOf = new Map<string, string>();
     store.onChange((key, session) => {
       const before = phoneOf.get(key);
@@ -35,7 +41,7 @@ export class PhoneView {
     this.recent.set(session.spec.phone, mine);
   }
 
-  noteInbound(phone: string, at = Date.now()): void {
+  noteInbound(phone: string, at = this.now()): void {
     this.inbound.set(phone, at);
   }
 
@@ -44,7 +50,7 @@ export class PhoneView {
     for (const s of this.byPhone.get(phone)?.values() ?? []) all.set(s.metadata.name!, s);
     const recent = this.recent.get(phone);
     for (const [name, s] of recent ?? []) {
-      if (all.has(name) || Date.now() - arrivedAt(s) > 60_000) recent!.delete(name);
+      if (all.has(name) || this.now() - arrivedAt(s) > REMEMBERED_MS) recent!.delete(name);
       else all.set(name, s);
     }
     if (recent?.size === 0) this.recent.delete(phone);
@@ -62,7 +68,10 @@ export class PhoneView {
     return { open, session, queued: open.length - (session ? 1 : 0), current };
   }
 
-  /** The agent conversation to continue: the newest agentSessionId of this phone (in this workspace and repository, when given). */
+  /**
+   * The agent conversation to continue: the newest agentSessionId of this phone (in this workspace
+   * and repository, when given).
+   */
   resumeId(phone: string, where?: { workspace: string; url: string }): string | undefined {
     const same = (s: Session) => !where || (s.spec.workspace === where.workspace && s.spec.repo.url === where.url);
     return this.sessions(phone)

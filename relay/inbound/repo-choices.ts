@@ -1,13 +1,15 @@
 // Each phone's default repository (`repo web`), kept in one ConfigMap so a relay restart or the
 // other replica sees it: key the phone hash, value the repository's short name. The chart creates
 // the ConfigMap; the relay only reads and replaces it by name.
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { readOwnConfigMap } from './own-configmap.ts';
-import { isConflict } from '../../common/kube/errors.ts';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { KubeAccess } from '../../common/kube/connection.ts';
+import { KINDS, resource, type Resource } from '../../common/kube/resources.ts';
+import { done, retryOnConflict } from '../../common/kube/retry.ts';
+import { FIELD_MANAGERS } from '../../common/kube/sessions.ts';
 import { phoneHash } from '../../common/session/display.ts';
+import { readOwnConfigMap } from './own-configmap.ts';
 
 export const REPO_CHOICES_COMPONENT = 'repo-choices';
-const MAX_CONFLICTS = 20;
 
 export interface RepoChoices {
   get(phone: string): Promise<string | undefined>;
@@ -26,11 +28,11 @@ export class MemoryRepoChoices implements RepoChoices {
 }
 
 export class ConfigMapRepoChoices implements RepoChoices {
-  private readonly api: CoreV1Api;
+  private readonly configMaps: Resource<V1ConfigMap>;
   private readonly o: { name: string; namespace: string };
 
-  constructor(kubeConfig: KubeConfig, options: { name: string; namespace: string }) {
-    this.api = kubeConfig.makeApiClient(CoreV1Api);
+  constructor(kube: KubeAccess, options: { name: string; namespace: string }) {
+    this.configMaps = resource<V1ConfigMap>(kube, KINDS.configMaps, FIELD_MANAGERS.relay);
     this.o = options;
   }
 
@@ -39,24 +41,18 @@ export class ConfigMapRepoChoices implements RepoChoices {
   }
 
   async set(phone: string, name: string): Promise<void> {
-    for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {
-      const current = await this.read();
-      if (current.data?.[phoneHash(phone)] === name) return;
-      try {
-        await this.api.replaceNamespacedConfigMap({
-          namespace: this.o.namespace,
-          name: this.o.name,
-          body: { ...current, data: { ...current.data, [phoneHash(phone)]: name } },
-        });
-        return;
-      } catch (error) {
-        if (!isConflict(error)) throw error;
-      }
-    }
-    throw new Error(`repository choices kept conflicting after ${MAX_CONFLICTS} attempts`);
+    const key = phoneHash(phone);
+    await retryOnConflict(
+      () => this.read(),
+      (current) =>
+        current.data?.[key] === name ? done(undefined) : { ...current, data: { ...current.data, [key]: name } },
+      async (next) => {
+        await this.configMaps.replace(next);
+      },
+    );
   }
 
   private read(): Promise<V1ConfigMap> {
-    return readOwnConfigMap(this.api, this.o.namespace, this.o.name, REPO_CHOICES_COMPONENT);
+    return readOwnConfigMap(this.configMaps, this.o.namespace, this.o.name, REPO_CHOICES_COMPONENT);
   }
 }

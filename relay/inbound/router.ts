@@ -127,7 +127,8 @@ function routePending(
     case 'plan':
       if (kw?.word === 'approve') return decide({ requestId: id, action: 'approve' });
       if (kw?.word === 'reject') return decide(withMessage({ requestId: id, action: 'reject' }, kw.rest));
-      // Anything else typed on a plan ("no, …" included) says what to change: the agent plans again (schema.ts, revise).
+      // Anything else typed on a plan ("no, …" included) says what to change: the agent plans again
+      // (schema.ts, revise).
       if (pending.kind === 'plan' && (!kw || (kw.word === 'deny' && kw.rest)))
         return decide({ requestId: id, action: 'revise', message: text.slice(0, LIMITS.textChars) });
       break;
@@ -157,7 +158,8 @@ export function route(body: string, context: PhoneContext, maxQueued: number): R
   if (repoKeyword) return { kind: 'repo', ...repoKeyword };
   const current = context.current;
   const awaiting = current?.phase === 'AwaitingApproval' ? current.pending : undefined;
-  // `diff` asks for a page only with nothing open or changes under review; on a plan it is what to change, on a question an answer.
+  // `diff` asks for a page only with nothing open or changes under review; on a plan it is what to
+  // change, on a question an answer.
   const diff = /^diff(?: (.+))?$/i.exec(text);
   if (diff && (!awaiting || awaiting.kind === 'changes')) return { kind: 'diff', file: diff[1] ?? '' };
   if (current?.phase === 'AwaitingApproval' && current.pending)

@@ -2,12 +2,13 @@
 import twilio from 'twilio';
 import { PAYLOAD_CHARS } from '../outbound/buttons.ts';
 import { text } from '../text.ts';
-import type { InboundMessage } from './handler.ts';
+import type { InboundMessage } from './message.ts';
 import { parseMediaFields, type MediaSource } from './media-fields.ts';
 
 export const EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response></Response>';
 /** The answer when the backlog is too deep: Twilio sends the text back to the sender; nothing is recorded. */
-export const BUSY_TWIML = `<?xml version="1.0" encoding="UTF-8"?><Response><Message>${text.busy()}</Message></Response>`;
+export const BUSY_TWIML =
+  '<?xml version="1.0" encoding="UTF-8"?>' + `<Response><Message>${text.busy()}</Message></Response>`;
 
 export interface WebhookInput {
   signature: string | undefined;

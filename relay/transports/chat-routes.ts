@@ -3,8 +3,7 @@
 // the page, its event stream and its posts then authenticate by that cookie alone.
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { HttpError } from '../http-error.ts';
-import type { InboundMessage } from '../inbound/handler.ts';
-import type { Receipt } from '../inbound/intake.ts';
+import type { InboundMessage, Receipt } from '../inbound/message.ts';
 import { PAYLOAD_CHARS } from '../outbound/buttons.ts';
 import { CHAT_PAGE } from './chat-page.ts';
 import type { WebChat } from './web.ts';

@@ -1,10 +1,11 @@
 // Inbound through two real relay replicas on the real API server: signed webhooks → Sessions,
 // decisions, queueing and cancel; duplicates of one MessageSid make exactly one Session.
-import type { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH } from '../../common/session/names.ts';
+import { claimKey, ConfigMapClaims } from '../../relay/inbound/claims.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
@@ -193,6 +194,27 @@ describe('relay inbound on a real API server', () => {
     await fake.waitFor(phones.queue, 9);
     expect(replies(phones.queue)[8]).toBe(`Stopping session ${first.metadata.name!.slice(-4)} and 5 queued…`);
     expect((await sessionsOf(phones.queue)).map((s) => s.spec.cancel)).toEqual([true, true, true, true, true, true]);
+  });
+
+  it('keeps a claim for its retention on the injected clock, then lets another journal take it; racing claims all land', async () => {
+    let now = Date.parse('2026-05-01T09:00:00Z');
+    const retentionMs = 30 * 60_000;
+    const claims = (owner: string) =>
+      new ConfigMapClaims(kc, { name: 'claims-clock', namespace: ns, owner, retentionMs, now: () => now });
+    const [first, second] = [claims('journal-a'), claims('journal-b')];
+    expect(await first.claim('m1')).toBe(true);
+    expect(await second.claim('m1')).toBe(false);
+    expect(await first.claim('m1')).toBe(true); // its own journal, after a restart
+    now += retentionMs - 1;
+    expect(await second.claim('m1')).toBe(false);
+    now += 2;
+    expect(await second.claim('m2')).toBe(true); // this write drops the expired entry of m1
+    expect(await second.claim('m1')).toBe(true);
+    const ids = Array.from({ length: 6 }, (_, i) => `race-${i}`);
+    const taken = await Promise.all(ids.map((id, i) => (i % 2 ? first : second).claim(id)));
+    expect(taken.every(Boolean)).toBe(true);
+    const stored = await kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns, name: 'claims-clock' });
+    expect(Object.keys(stored.data ?? {}).sort()).toEqual(['m1', 'm2', ...ids].map(claimKey).sort());
   });
 
   it('creates nothing for an unknown number or a bad signature', async () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../relay/app.ts';
-import type { InboundMessage } from '../../relay/inbound/handler.ts';
+import type { InboundMessage } from '../../relay/inbound/message.ts';
 import { MediaStore } from '../../relay/media/store.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 import { WebChat } from '../../relay/transports/web.ts';

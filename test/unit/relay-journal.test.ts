@@ -6,9 +6,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import type { InboundMessage } from '../../relay/inbound/handler.ts';
+import type { InboundMessage } from '../../relay/inbound/message.ts';
 import { Intake } from '../../relay/inbound/intake.ts';
 import { Journal } from '../../relay/inbound/journal.ts';
+import { Once } from '../../relay/inbound/once.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 
 const folder = () => mkdtempSync(join(tmpdir(), 'journal-'));
@@ -189,13 +190,37 @@ describe('inbound journal segments', () => {
 });
 
 describe('intake', () => {
+  const noClaims = { claim: async () => true };
+
+  it('acknowledges a copy that arrives after its message was acted on without recording or acting on it again', async () => {
+    const dir = folder();
+    const journal = await Journal.open(dir);
+    const metrics = createMetrics();
+    const acted: string[] = [];
+    const handler = {
+      accept: async (m: InboundMessage) => (acted.push(m.id), 'start' as const),
+      once: new Once(noClaims),
+    };
+    const intake = new Intake({ journal, handler, maxBacklog: 2, metrics, logger: pino({ level: 'silent' }) });
+    expect(await intake.receive(message('one'))).toBe('recorded');
+    await intake.idle();
+    expect(await intake.receive(message('one'))).toBe('recorded');
+    await intake.idle();
+    expect(acted).toEqual(['one']);
+    expect(lines(dir).filter((l) => l.includes('"t":"in"'))).toHaveLength(1);
+    expect((await metrics.duplicates.get()).values[0]!.value).toBe(1);
+  });
+
   it('refuses new messages while the backlog is full, acknowledges copies of one it holds, and drains on idle()', async () => {
     const journal = await Journal.open(folder());
     const metrics = createMetrics();
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const acted: string[] = [];
-    const handler = { accept: async (m: InboundMessage) => (await gate, acted.push(m.id), 'start' as const) };
+    const handler = {
+      accept: async (m: InboundMessage) => (await gate, acted.push(m.id), 'start' as const),
+      once: new Once(noClaims),
+    };
     const intake = new Intake({ journal, handler, maxBacklog: 2, metrics, logger: pino({ level: 'silent' }) });
     expect(await intake.receive(message('one'))).toBe('recorded');
     expect(await intake.receive(message('two'))).toBe('recorded');
@@ -218,6 +243,7 @@ describe('intake', () => {
       accept: async () => {
         throw new Error('the phone could not be told either');
       },
+      once: new Once(noClaims),
     };
     const intake = new Intake({ journal, handler, maxBacklog: 2, metrics: createMetrics(), logger });
     expect(await intake.receive(message('one'))).toBe('recorded');

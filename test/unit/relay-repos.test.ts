@@ -10,11 +10,11 @@ import { ConfigError, loadConfig } from '../../relay/config.ts';
 import { InboundHandler } from '../../relay/inbound/handler.ts';
 import { PhoneView } from '../../relay/inbound/phone-view.ts';
 import { MemoryRepoChoices } from '../../relay/inbound/repo-choices.ts';
-import { PhoneRepos } from '../../relay/inbound/repos.ts';
+import { PhoneRepos } from '../../relay/inbound/phone-repos.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 import { Outbox } from '../../relay/outbound/outbox.ts';
 import { PhoneLanes } from '../../relay/phone-lane.ts';
-import { nameFromUrl, type NamedRepo } from '../../relay/repos.ts';
+import { nameFromUrl, type NamedRepo } from '../../relay/repo-list.ts';
 import { WebChat } from '../../relay/transports/web.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
 

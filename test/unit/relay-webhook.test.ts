@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import twilio from 'twilio';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../relay/app.ts';
-import type { InboundMessage } from '../../relay/inbound/handler.ts';
+import type { InboundMessage } from '../../relay/inbound/message.ts';
 import { MediaStore } from '../../relay/media/store.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 import { signedWebhook, type SignedWebhook } from '../support/twilio-webhook.ts';

@@ -4,7 +4,7 @@
 import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { workspaceName } from '../../common/session/names.ts';
 import type { SessionSpec } from '../../common/session/schema.ts';
-import { findRepo, workspaceRepo, type NamedRepo } from '../repos.ts';
+import { findRepo, workspaceRepo, type NamedRepo } from '../repo-list.ts';
 import { text } from '../text.ts';
 import { echoName } from './command.ts';
 import type { RepoChoices } from './repo-choices.ts';

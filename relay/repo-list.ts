@@ -1,4 +1,5 @@
-// The install's repositories, each with a short name a phone can pick (`@web …`, `repo web`).
+// The install's list of repositories (read from the configuration), each with a short name a phone
+// can pick (`@web …`, `repo web`). Which one a phone's command uses: inbound/phone-repos.ts.
 // The first is the install's default: its workspace keeps the name every workspace had before
 // installs listed several (names.ts workspaceName).
 import { Type, type Static } from '@sinclair/typebox';
@@ -34,6 +35,13 @@ export function nameFromUrl(url: string): string {
     .replace(/^-+|-+$/g, '');
   return label || 'default';
 }
+
+/** The install's one repository, when no list is given: named from its URL, on `main` unless told. */
+export const installRepo = (repo: { url: string; baseBranch?: string }): NamedRepo => ({
+  name: nameFromUrl(repo.url),
+  baseBranch: DEFAULT_BASE_BRANCH,
+  ...repo,
+});
 
 /**
  * The install's list: the default repository first, then the JSON list `more` (TETHER_REPOS).

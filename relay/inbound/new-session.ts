@@ -1,0 +1,95 @@
+// A new command's Session: one write, named from the message id, so it is also the message's
+// de-duplication record (once.ts). Pictures sent with the command are fetched and kept first.
+import { phoneHash } from '../../common/session/display.ts';
+import { ANNOTATION_RECEIVED_AT } from '../../common/session/order.ts';
+import type { SessionDefaults } from '../../common/session/defaults.ts';
+import { isAlreadyExists } from '../../common/kube/errors.ts';
+import type { CostBudget } from '../../common/session/budget.ts';
+import {
+  ANNOTATION_DELIVERED,
+  LABEL_PART_OF,
+  LABEL_PHONE_HASH,
+  LABEL_REPO,
+  commandSessionName,
+} from '../../common/session/names.ts';
+import type { Session, SessionImage, SessionSpec } from '../../common/session/schema.ts';
+import { writeDelivered } from '../delivered-state.ts';
+import type { SessionApi } from '../session-store.ts';
+import type { ImageFailure, InboundImages } from './media-in.ts';
+import type { InboundMessage } from './message.ts';
+import type { Once } from './once.ts';
+import type { PhoneRepos } from './phone-repos.ts';
+import type { PhoneView } from './phone-view.ts';
+import type { CommandOptions } from './router.ts';
+
+export interface NewSessionDeps {
+  sessions: SessionApi;
+  phones: PhoneView;
+  repos: PhoneRepos;
+  once: Once;
+  namespace: string;
+  defaults: SessionDefaults;
+  images?: InboundImages;
+  cost?: CostBudget;
+  now: () => number;
+}
+
+type Command = { kind: 'start' | 'queue'; prompt: string } & CommandOptions;
+
+export class NewSessions {
+  private readonly d: NewSessionDeps;
+
+  constructor(deps: NewSessionDeps) {
+    this.d = deps;
+  }
+
+  /** The command's Session and, when the install has several, its repository's name; or why its pictures failed. */
+  async create(
+    message: InboundMessage,
+    command: Command,
+  ): Promise<{ session: Session; repo?: string } | { failure: ImageFailure | 'refused' }> {
+    const images = message.media?.length ? await this.keepImages(message) : undefined;
+    if (images && 'failure' in images) return images;
+    const session = await this.write(message, command, images);
+    const repo = this.d.repos.names.length > 1 ? session.metadata.labels?.[LABEL_REPO] : undefined;
+    return { session, repo };
+  }
+
+  /** The pictures of a new command; none fetched when its Session exists already (a copy: write() answers it). */
+  private async keepImages(
+    message: InboundMessage,
+  ): Promise<SessionImage[] | { failure: ImageFailure | 'refused' } | undefined> {
+    if (!this.d.images) return { failure: 'refused' };
+    const name = commandSessionName(message.from, message.id);
+    if (await this.d.sessions.get(this.d.namespace, name)) return undefined;
+    return this.d.images.keep(message, name);
+  }
+
+  private async write(message: InboundMessage, command: Command, images?: SessionImage[]): Promise<Session> {
+    const phone = message.from;
+    const name = commandSessionName(phone, message.id);
+    const made = await this.d.repos.spec(phone, command.prompt, command, this.d.defaults, this.d.phones);
+    const spec: SessionSpec = {
+      ...made.spec,
+      ...(images?.length ? { images } : {}),
+      ...(this.d.cost?.runPauseUsd ? { costPauseUsd: this.d.cost.runPauseUsd } : {}),
+    };
+    const queued = command.kind === 'queue';
+    const annotations: Record<string, string> = {
+      [ANNOTATION_DELIVERED]: writeDelivered({ n: 1, seq: 0, started: !queued, queued }),
+      [ANNOTATION_RECEIVED_AT]: message.receivedAt ?? new Date(this.d.now()).toISOString(),
+      ...this.d.once.ownMark,
+    };
+    try {
+      const session = await this.d.sessions.create(this.d.namespace, name, spec, {
+        labels: { [LABEL_PHONE_HASH]: phoneHash(phone), [LABEL_PART_OF]: 'tether', [LABEL_REPO]: made.repo },
+        annotations,
+      });
+      this.d.phones.remember(session);
+      return session;
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+      return this.d.once.createdBefore(await this.d.sessions.get(this.d.namespace, name));
+    }
+  }
+}
