@@ -16,7 +16,7 @@ import type { RelayMetrics } from '../metrics.ts';
 import type { PhoneLanes } from '../phone-lane.ts';
 import type { SessionApi, SessionStore } from '../session-store.ts';
 import type { Outbox } from './outbox.ts';
-import { planWithEcho } from './echo.ts';
+import { nextMessages } from './next-messages.ts';
 import type { BudgetOptions } from './cadence.ts';
 
 export interface DeliveryOptions extends BudgetOptions {
@@ -131,7 +131,7 @@ export class Delivery {
         return this.confirm(key, session, stored.sending.id).then(() => wakeAt);
       const { told, leaseEndsAt } = this.asTold(stored);
       if (leaseEndsAt !== undefined) wakeAt = leaseEndsAt;
-      const next = planWithEcho(session, told, {
+      const next = nextMessages(session, told, {
         now: Date.now(),
         progressBatchMs: this.o.progressBatchMs,
         progressMaxGapMs: this.o.progressMaxGapMs,

@@ -4,10 +4,10 @@ import type { Logger } from 'pino';
 import { phoneHash } from '../../common/session/display.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import { SendError, type OutgoingMessage, type Transport } from '../transports/transport.ts';
-import type { Part } from './plan.ts';
-import { BUTTON_BODY_CHARS, buttonsFor } from './buttons.ts';
+import type { Part } from './owed.ts';
+import { BUTTON_BODY_CHARS, buttonsFor } from '../chat/buttons.ts';
 import { MESSAGE_LIMIT, splitMessage, splitRequest } from './split.ts';
-import { cutShown } from './shown.ts';
+import { cutShown } from '../chat/shown.ts';
 
 export interface OutboxOptions {
   transportFor(phone: string): Transport;

@@ -5,7 +5,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { HttpError } from '../http-error.ts';
 import type { InboundMessage } from '../inbound/handler.ts';
 import type { Receipt } from '../inbound/intake.ts';
-import { PAYLOAD_CHARS } from '../outbound/buttons.ts';
+import { PAYLOAD_CHARS } from '../chat/buttons.ts';
 import { CHAT_PAGE } from './chat-page.ts';
 import type { WebChat } from './web.ts';
 

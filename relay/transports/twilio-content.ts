@@ -7,7 +7,7 @@
 // variables, so a tap still names its request.
 import type { Logger } from 'pino';
 import type twilio from 'twilio';
-import { MAX_BUTTONS } from '../outbound/buttons.ts';
+import { MAX_BUTTONS } from '../chat/buttons.ts';
 
 type Client = ReturnType<typeof twilio>;
 

@@ -1,7 +1,7 @@
 // WhatsApp through the official Twilio SDK. TWILIO_API_URL re-targets every request (tests: a local fake).
 import type { Logger } from 'pino';
 import twilio from 'twilio';
-import { buttonsFor } from '../outbound/buttons.ts';
+import { buttonsFor } from '../chat/buttons.ts';
 import { ContentTemplates, quickReplyVariables } from './twilio-content.ts';
 import { SendError, type OutgoingMessage, type Transport } from './transport.ts';
 

@@ -2,7 +2,8 @@
 // open page (server-sent events). Used by the local stack and the browser test.
 // The chat token opens the page once; the browser then holds a cookie derived from it.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { OutgoingMessage, QuickReply, Transport } from './transport.ts';
+import type { QuickReply } from '../chat/buttons.ts';
+import type { OutgoingMessage, Transport } from './transport.ts';
 
 export interface ChatEntry {
   id: number;

@@ -8,7 +8,7 @@ import type { Media, Session } from '../../common/session/schema.ts';
 import { CachedTokenAuthorizer } from '../../relay/media/auth.ts';
 import { ExpiringCache, RateLimiter } from '../../relay/media/limits.ts';
 import { foreignRefAuditor, foreignRefs, isOwnMedia } from '../../relay/media/refs.ts';
-import { plan } from '../../relay/outbound/plan.ts';
+import { owed } from '../../relay/outbound/owed.ts';
 
 const defaults: SessionDefaults = { maxQueued: 3, timeouts: { run: '2h', approval: '30m' } };
 
@@ -52,7 +52,7 @@ describe('media refs a Session may have signed', () => {
 
   it("plans only the Session's own images and logs each forged one once", () => {
     const session = withMedia([shot('tether/abc-1/screenshot-1.jpg'), ...FORGED.map(shot)]);
-    const { parts } = plan(
+    const { parts } = owed(
       session,
       { n: 1, seq: 0, started: true },
       { now: Date.now(), progressBatchMs: 0, reminderBeforeMs: 60_000, defaults },
