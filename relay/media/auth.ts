@@ -4,7 +4,9 @@
 // Answers, good and bad, are remembered briefly (bounded), and concurrent checks of one token
 // share a single review.
 import { createHash } from 'node:crypto';
-import { AuthenticationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { V1TokenReview } from '@kubernetes/client-node';
+import type { KubeAccess } from '../../common/kube/connection.ts';
+import { KINDS, resource } from '../../common/kube/resources.ts';
 import { RELAY_TOKEN_AUDIENCE, RUNNER_IDENTITY_PREFIX, runnerName } from '../../common/session/names.ts';
 import type { UploadLimits } from '../config.ts';
 import { ExpiringCache } from './limits.ts';
@@ -24,10 +26,10 @@ export type ReviewToken = (token: string) => Promise<Reviewed | undefined>;
 
 const POD_NAME_CLAIM = 'authentication.kubernetes.io/pod-name';
 
-export function tokenReviewer(kubeConfig: KubeConfig): ReviewToken {
-  const api = kubeConfig.makeApiClient(AuthenticationV1Api);
+export function tokenReviewer(kube: KubeAccess): ReviewToken {
+  const reviews = resource<V1TokenReview>(kube, KINDS.tokenReviews);
   return async (token) => {
-    const { status } = await api.createTokenReview({ body: { spec: { token, audiences: [RELAY_TOKEN_AUDIENCE] } } });
+    const { status } = await reviews.create({ spec: { token, audiences: [RELAY_TOKEN_AUDIENCE] } });
     if (!status?.authenticated || !status.audiences?.includes(RELAY_TOKEN_AUDIENCE) || !status.user?.username)
       return undefined;
     return { user: status.user.username, pod: status.user.extra?.[POD_NAME_CLAIM]?.[0] };
