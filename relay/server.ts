@@ -39,6 +39,8 @@ export interface RelayParts {
   metrics: RelayMetrics;
   /** replaces the TokenReview check (unit tests only) */
   authorizer?: UploadAuthorizer;
+  /** the relay's one clock (tests set it); Date.now by default */
+  now?: () => number;
 }
 
 export interface RunningRelay {
@@ -58,12 +60,13 @@ export interface RunningRelay {
 
 export async function startRelay(parts: RelayParts, host = parts.config.bindAddress): Promise<RunningRelay> {
   const { config, logger, metrics, store } = parts;
+  const now = parts.now ?? Date.now;
   const sessions = new SessionClient(parts.kubeConfig, FIELD_MANAGERS.relay);
   const phones = new PhoneView(store);
   const lanes = new PhoneLanes();
   const defaults = { maxQueued: config.maxQueued, timeouts: config.timeouts };
-  const twilio = config.twilio && createTwilioTransport({ ...config.twilio, logger });
-  const webChat = config.webChat && new WebChat(config.webChat);
+  const twilio = config.twilio && createTwilioTransport({ ...config.twilio, logger, now });
+  const webChat = config.webChat && new WebChat({ ...config.webChat, now });
   const transportFor = (phone: string): Transport =>
     webChat && (phone === webChat.phone || !twilio) ? webChat : twilio!;
   const outbox = new Outbox({
@@ -74,6 +77,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
         config.media.signingKey,
         ref,
         config.media.urlTtlMs,
+        now(),
       ),
     lastInboundAt: (phone) => phones.lastInboundAt(phone),
     templateSid: config.twilio?.templateSid,
@@ -81,6 +85,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     ratePerSecond: config.sendRatePerSecond,
     metrics,
     logger,
+    now,
   });
   const journal = await Journal.open(config.journalDir, { onSync: (seconds) => metrics.journalSync.observe(seconds) });
   const delivery = new Delivery({
@@ -98,6 +103,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     metrics,
     owner: journal.instance,
     logger,
+    now,
   });
   // A message's claim lives as long as the request it answered can be open.
   const claims = new ConfigMapClaims(parts.kubeConfig, {
@@ -106,7 +112,12 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     owner: journal.instance,
     retentionMs: parseDuration(config.timeouts.approval),
   });
-  const media = new MediaStore({ dir: config.media.dir, maxBytes: config.media.maxBytes, ttlMs: config.media.ttlMs });
+  const media = new MediaStore({
+    dir: config.media.dir,
+    maxBytes: config.media.maxBytes,
+    ttlMs: config.media.ttlMs,
+    now,
+  });
   const pictures = inboundPictures(config, media);
   const inbound = new InboundHandler({
     sessions,
@@ -148,6 +159,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
         config.uploads.review,
         config.runnerNamespace,
         config.namespace,
+        now,
       ),
     webChat,
     metrics,
@@ -155,6 +167,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     ready: () => ready,
     live: () => journal.healthy,
     namespace: config.namespace,
+    now,
   });
 
   delivery.start();

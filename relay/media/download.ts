@@ -12,12 +12,13 @@ export interface DownloadDeps {
   /** the namespace of this relay's Sessions: refs name it */
   namespace: string;
   ratePerMinute: number;
+  now: () => number;
 }
 
 const bearer = (req: Request) => /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? '';
 
 export function downloadHandler(deps: DownloadDeps): (req: Request, res: Response) => Promise<void> {
-  const rate = new RateLimiter(deps.ratePerMinute);
+  const rate = new RateLimiter(deps.ratePerMinute, deps.now);
   return async (req, res) => {
     const [namespace, session, file] = [req.params.namespace, req.params.session, req.params.file].map(String) as [
       string,

@@ -14,6 +14,7 @@ export interface UploadDeps {
   limits: UploadLimits;
   authorizer: UploadAuthorizer;
   metrics: RelayMetrics;
+  now: () => number;
 }
 
 /** A refusal already counted under its outcome. */
@@ -58,7 +59,7 @@ export function readBody(req: Request, limit: number, timeoutMs: number): Promis
 
 export function uploadHandler(deps: UploadDeps): (req: Request, res: Response) => Promise<void> {
   const { limits } = deps;
-  const rate = new RateLimiter(limits.ratePerMinute);
+  const rate = new RateLimiter(limits.ratePerMinute, deps.now);
   const slots = new UploadSlots(limits.concurrency);
   const refuse = (outcome: string, status: number, message: string): never => {
     deps.metrics.mediaUploads.inc({ outcome });

@@ -20,15 +20,19 @@ export interface OutboxOptions {
   ratePerSecond: number;
   metrics: RelayMetrics;
   logger: Logger;
+  /** the clock (tests set it); Date.now by default */
+  now?: () => number;
 }
 
 export class Outbox {
   private readonly options: OutboxOptions;
   private nextSlot = 0;
   private depth = 0;
+  private readonly now: () => number;
 
   constructor(options: OutboxOptions) {
     this.options = options;
+    this.now = options.now ?? Date.now;
   }
 
   /** Outbound messages accepted by deliver() and not yet sent (or failed). */
@@ -75,7 +79,7 @@ export class Outbox {
 
   private windowClosed(phone: string): boolean {
     const last = this.options.lastInboundAt(phone);
-    return last !== undefined && Date.now() - last > this.options.windowMs;
+    return last !== undefined && this.now() - last > this.options.windowMs;
   }
 
   /**
@@ -109,7 +113,7 @@ export class Outbox {
   }
 
   private async waitForSlot(): Promise<void> {
-    const now = Date.now();
+    const now = this.now();
     const slot = Math.max(now, this.nextSlot);
     this.nextSlot = slot + 1000 / this.options.ratePerSecond;
     if (slot > now) await new Promise((r) => setTimeout(r, slot - now));

@@ -35,6 +35,7 @@ export interface ChatRouteDeps {
   publicUrl: string;
   /** records the message durably and acts on it in the background; 'shed' when the backlog is full */
   receive(message: InboundMessage): Promise<Receipt>;
+  now: () => number;
 }
 
 export function chatRouter(deps: ChatRouteDeps): express.Router {
@@ -94,7 +95,7 @@ export function chatRouter(deps: ChatRouteDeps): express.Router {
       body: text,
       ...tapped,
       transport: 'web',
-      receivedAt: new Date().toISOString(),
+      receivedAt: new Date(deps.now()).toISOString(),
     });
     if (receipt === 'shed') throw new HttpError(503, 'too many messages at once; send it again in a minute');
     chat().recordInbound(text);

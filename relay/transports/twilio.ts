@@ -30,6 +30,8 @@ export interface TwilioTransportOptions {
   /** quick replies as WhatsApp buttons (Content API); off: the text alone */
   buttons?: boolean;
   logger: Logger;
+  /** the clock (tests set it); Date.now by default */
+  now?: () => number;
 }
 
 export function createTwilioTransport(options: TwilioTransportOptions): Transport {
@@ -39,7 +41,7 @@ export function createTwilioTransport(options: TwilioTransportOptions): Transpor
   });
   // The SDK loads its Messages API (dozens of modules, ~45 ms on the event loop) on first use: here, not in the first send.
   void client.messages;
-  const templates = options.buttons === false ? undefined : new ContentTemplates(client, options.logger);
+  const templates = options.buttons === false ? undefined : new ContentTemplates(client, options.logger, options.now);
   /** The message's buttons as a quick-reply template, or undefined (no buttons, or the Content API failed: the text still goes). */
   const withButtons = async (message: OutgoingMessage) => {
     const buttons = templates && !message.mediaUrl && message.body ? buttonsFor(message.actions) : undefined;
