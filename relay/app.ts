@@ -33,7 +33,7 @@ export interface AppDeps {
   metrics: RelayMetrics;
   logger: Logger;
   ready(): boolean;
-  /** false once the process cannot go on (its journal cannot write): /healthz fails so it is restarted; absent: always */
+  /** false once the process cannot go on (its journal cannot write): /healthz fails so it is restarted; absent: true */
   live?(): boolean;
   /** the clock (tests set it); Date.now by default */
   now?: () => number;

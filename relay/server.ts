@@ -20,13 +20,15 @@ import { PhoneView } from './inbound/phone-view.ts';
 import { CachedTokenAuthorizer, tokenReviewer, type UploadAuthorizer } from './media/auth.ts';
 import { foreignRefAuditor } from './media/refs.ts';
 import { signMediaUrl } from './media/signing.ts';
-import { MediaStore } from './media/store.ts';
+import { MediaStore, startPruning } from './media/store.ts';
 import { fetchTwilioImage } from './media/twilio-media.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { Delivery } from './outbound/delivery.ts';
 import { Outbox } from './outbound/outbox.ts';
 import { PhoneLanes } from './phone-lane.ts';
 import type { SessionStore } from './session-store.ts';
+import type { SessionDefaults } from '../common/session/defaults.ts';
+import type { WebhookSettings } from './inbound/webhook.ts';
 import { createTwilioTransport } from './transports/twilio.ts';
 import type { Transport } from './transports/transport.ts';
 import { WebChat } from './transports/web.ts';
@@ -58,18 +60,96 @@ export interface RunningRelay {
   close(): Promise<void>;
 }
 
+/** What the relay is built from, beside the process-wide parts: its clock and its durable pieces. */
+interface Wiring extends RelayParts {
+  now: () => number;
+  sessions: SessionClient;
+  phones: PhoneView;
+  lanes: PhoneLanes;
+  journal: Journal;
+  defaults: SessionDefaults;
+}
+
 export async function startRelay(parts: RelayParts, host = parts.config.bindAddress): Promise<RunningRelay> {
-  const { config, logger, metrics, store } = parts;
-  const now = parts.now ?? Date.now;
-  const sessions = new SessionClient(parts.kubeConfig, FIELD_MANAGERS.relay);
-  const phones = new PhoneView(store);
-  const lanes = new PhoneLanes();
-  const defaults = { maxQueued: config.maxQueued, timeouts: config.timeouts };
+  const { config, logger, store } = parts;
+  const w: Wiring = {
+    ...parts,
+    now: parts.now ?? Date.now,
+    sessions: new SessionClient(parts.kubeConfig, FIELD_MANAGERS.relay),
+    phones: new PhoneView(store),
+    lanes: new PhoneLanes(),
+    journal: await Journal.open(config.journalDir, { onSync: (seconds) => parts.metrics.journalSync.observe(seconds) }),
+    defaults: { maxQueued: config.maxQueued, timeouts: config.timeouts },
+  };
+  const { phones, lanes, journal } = w;
+  const { twilio, webChat, transportFor } = transports(w);
+  const outbox = outboxOf(w, transportFor);
+  const delivery = deliveryOf(w, outbox, webChat);
+  const media = new MediaStore({
+    dir: config.media.dir,
+    maxBytes: config.media.maxBytes,
+    ttlMs: config.media.ttlMs,
+    now: w.now,
+  });
+  const pictures = inboundPictures(config, media);
+  const inbound = inboundOf(w, outbox, pictures?.images);
+  const intake = new Intake({
+    journal,
+    handler: inbound,
+    maxBacklog: config.inboundBacklog,
+    metrics: w.metrics,
+    logger,
+  });
+  let ready = false;
+  const app = appOf(w, { intake, media, webChat, webhookMedia: pictures?.source, ready: () => ready });
+
+  delivery.start();
+  store.onChange(foreignRefAuditor(logger));
+  await store.start();
+  intake.replay();
+  ready = true;
+  const stopJanitor = startPruning(media, logger);
+  const server = app.listen(config.port, host);
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  const { port } = server.address() as AddressInfo;
+  logger.info({ port, transports: [twilio && 'twilio', webChat && 'web'].filter(Boolean) }, 'relay listening');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    outbox,
+    lanes,
+    phones,
+    webChat,
+    inbound,
+    intake,
+    async close() {
+      ready = false;
+      stopJanitor();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await intake.idle();
+      server.closeAllConnections();
+      await closed;
+      await intake.idle();
+      await delivery.stop();
+      store.stop();
+      await lanes.idle();
+      await journal.close();
+    },
+  };
+}
+
+/** Twilio and the web chat, as configured; a phone is reached by the web chat if it is the chat's phone. */
+function transports({ config, logger, now }: Wiring) {
   const twilio = config.twilio && createTwilioTransport({ ...config.twilio, logger, now });
   const webChat = config.webChat && new WebChat({ ...config.webChat, now });
   const transportFor = (phone: string): Transport =>
     webChat && (phone === webChat.phone || !twilio) ? webChat : twilio!;
-  const outbox = new Outbox({
+  return { twilio, webChat, transportFor };
+}
+
+function outboxOf({ config, metrics, logger, phones, now }: Wiring, transportFor: (phone: string) => Transport) {
+  return new Outbox({
     transportFor,
     mediaUrl: (ref, transport) =>
       signMediaUrl(
@@ -87,64 +167,74 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     logger,
     now,
   });
-  const journal = await Journal.open(config.journalDir, { onSync: (seconds) => metrics.journalSync.observe(seconds) });
-  const delivery = new Delivery({
-    store,
-    writer: sessions,
-    lanes,
+}
+
+function deliveryOf(w: Wiring, outbox: Outbox, webChat: WebChat | undefined): Delivery {
+  const { config } = w;
+  return new Delivery({
+    store: w.store,
+    writer: w.sessions,
+    lanes: w.lanes,
     outbox,
     progressBatchMs: config.progressBatchMs,
     progressMaxGapMs: config.progressMaxGapMs,
     progressMessages: config.progressMessages,
     sessionMessages: config.sessionMessages,
     reminderBeforeMs: config.reminderBeforeMs,
-    defaults,
+    defaults: w.defaults,
     isRecipient: (phone) => config.allowedNumbers.has(phone) || phone === webChat?.phone,
-    metrics,
-    owner: journal.instance,
-    logger,
-    now,
+    metrics: w.metrics,
+    owner: w.journal.instance,
+    logger: w.logger,
+    now: w.now,
   });
+}
+
+function inboundOf(w: Wiring, outbox: Outbox, images: InboundImages | undefined): InboundHandler {
+  const { config, journal } = w;
   // A message's claim lives as long as the request it answered can be open.
-  const claims = new ConfigMapClaims(parts.kubeConfig, {
+  const claims = new ConfigMapClaims(w.kubeConfig, {
     name: config.claimsConfigMap,
     namespace: config.namespace,
     owner: journal.instance,
     retentionMs: parseDuration(config.timeouts.approval),
   });
-  const media = new MediaStore({
-    dir: config.media.dir,
-    maxBytes: config.media.maxBytes,
-    ttlMs: config.media.ttlMs,
-    now,
-  });
-  const pictures = inboundPictures(config, media);
-  const inbound = new InboundHandler({
-    sessions,
+  return new InboundHandler({
+    sessions: w.sessions,
     claims,
-    phones,
-    lanes,
+    phones: w.phones,
+    lanes: w.lanes,
     outbox,
     namespace: config.namespace,
     repo: config.repo,
-    defaults,
-    metrics,
-    logger,
-    repos: phoneRepos(parts),
+    defaults: w.defaults,
+    metrics: w.metrics,
+    logger: w.logger,
+    repos: phoneRepos(w),
     cost: config.cost,
-    images: pictures?.images,
+    images,
     concurrency: config.inboundConcurrency,
     owner: journal.instance,
     onRouted: (id, route) => journal.routed(id, route),
   });
-  const intake = new Intake({ journal, handler: inbound, maxBacklog: config.inboundBacklog, metrics, logger });
-  let ready = false;
-  const app = createApp({
+}
+
+interface AppParts {
+  intake: Intake;
+  media: MediaStore;
+  webChat: WebChat | undefined;
+  webhookMedia: WebhookSettings['media'];
+  ready(): boolean;
+}
+
+function appOf(w: Wiring, { intake, media, webChat, webhookMedia, ready }: AppParts) {
+  const { config } = w;
+  return createApp({
     webhook: config.twilio && {
       authToken: config.twilio.authToken,
       webhookUrl: config.webhookUrl,
       allowedNumbers: config.allowedNumbers,
-      media: pictures?.source,
+      media: webhookMedia,
     },
     inbound: intake,
     media,
@@ -153,67 +243,25 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     uploads: config.uploads,
     publicUrl: config.publicUrl,
     authorizer:
-      parts.authorizer ??
+      w.authorizer ??
       new CachedTokenAuthorizer(
-        tokenReviewer(parts.kubeConfig),
+        tokenReviewer(w.kubeConfig),
         config.uploads.review,
         config.runnerNamespace,
         config.namespace,
-        now,
+        w.now,
       ),
     webChat,
-    metrics,
-    logger,
-    ready: () => ready,
-    live: () => journal.healthy,
+    metrics: w.metrics,
+    logger: w.logger,
+    ready,
+    live: () => w.journal.healthy,
     namespace: config.namespace,
-    now,
+    now: w.now,
   });
-
-  delivery.start();
-  store.onChange(foreignRefAuditor(logger));
-  await store.start();
-  intake.replay();
-  ready = true;
-  const janitor = setInterval(() => {
-    media.prune().then(
-      (removed) => removed && logger.info({ removed }, 'expired media removed'),
-      (error: unknown) => logger.error({ err: error }, 'media clean-up failed; next run in 10 min'),
-    );
-  }, 600_000);
-  janitor.unref();
-
-  const server = app.listen(config.port, host);
-  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
-  const { port } = server.address() as AddressInfo;
-  logger.info({ port, transports: [twilio && 'twilio', webChat && 'web'].filter(Boolean) }, 'relay listening');
-  return {
-    url: `http://127.0.0.1:${port}`,
-    server,
-    outbox,
-    lanes,
-    phones,
-    webChat,
-    inbound,
-    intake,
-    async close() {
-      ready = false;
-      clearInterval(janitor);
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      await intake.idle();
-      server.closeAllConnections();
-      await closed;
-      await intake.idle();
-      await delivery.stop();
-      store.stop();
-      await lanes.idle();
-      await journal.close();
-    },
-  };
 }
 
-/** A phone's default repository is kept only when there is a choice (an install with one repository needs no ConfigMap). */
+/** A phone's default repository is kept only when there is a choice (one repository needs no ConfigMap). */
 function phoneRepos({ config, kubeConfig }: RelayParts): PhoneRepos {
   const choices =
     config.repos.length > 1

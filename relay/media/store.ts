@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
+import type { Logger } from 'pino';
 import { HttpError } from '../http-error.ts';
 import { contentTypeOf, isMediaType, isValidRef, type ImageType, type MediaType } from './refs.ts';
 
@@ -127,4 +128,16 @@ export class MediaStore {
     await walk(this.root);
     return removed;
   }
+}
+
+/** Removes expired media every ten minutes; returns the function that stops it. */
+export function startPruning(media: MediaStore, logger: Logger): () => void {
+  const janitor = setInterval(() => {
+    media.prune().then(
+      (removed) => removed && logger.info({ removed }, 'expired media removed'),
+      (error: unknown) => logger.error({ err: error }, 'media clean-up failed; next run in 10 min'),
+    );
+  }, 600_000);
+  janitor.unref();
+  return () => clearInterval(janitor);
 }

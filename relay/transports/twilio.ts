@@ -39,10 +39,14 @@ export function createTwilioTransport(options: TwilioTransportOptions): Transpor
     autoRetry: false,
     ...(options.apiUrl ? { httpClient: new RebasedRequestClient(options.apiUrl) } : {}),
   });
-  // The SDK loads its Messages API (dozens of modules, ~45 ms on the event loop) on first use: here, not in the first send.
+  // The SDK loads its Messages API (dozens of modules, ~45 ms on the event loop) on first use:
+  // here, not in the first send.
   void client.messages;
   const templates = options.buttons === false ? undefined : new ContentTemplates(client, options.logger, options.now);
-  /** The message's buttons as a quick-reply template, or undefined (no buttons, or the Content API failed: the text still goes). */
+  /**
+   * The message's buttons as a quick-reply template, or undefined (no buttons, or the Content API
+   * failed: the text still goes).
+   */
   const withButtons = async (message: OutgoingMessage) => {
     const buttons = templates && !message.mediaUrl && message.body ? buttonsFor(message.actions) : undefined;
     if (!buttons) return undefined;
