@@ -1,2 +1,2 @@
 // At most `max` tasks at once; the others wait their turn, in order: p-limit's limiter.
-export { default as concurrencyLimit, type LimitFunction as ConcurrencyLimit } from 'p-limit';
+export { default as concurrencyLimit } from 'p-limit';
