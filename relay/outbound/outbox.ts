@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import { phoneHash } from '../../common/session/display.ts';
 import type { RelayMetrics } from '../metrics.ts';
+import { RateLimiter } from '../rate-limit.ts';
 import { SendError, type OutgoingMessage, type Transport } from '../transports/transport.ts';
 import type { Part } from './owed.ts';
 import { BUTTON_BODY_CHARS, buttonsFor } from '../chat/buttons.ts';
@@ -26,13 +27,15 @@ export interface OutboxOptions {
 
 export class Outbox {
   private readonly options: OutboxOptions;
-  private nextSlot = 0;
+  /** the sender's pace: one message every 1/ratePerSecond s, each waiting its turn */
+  private readonly pace: RateLimiter;
   private depth = 0;
   private readonly now: () => number;
 
   constructor(options: OutboxOptions) {
     this.options = options;
     this.now = options.now ?? Date.now;
+    this.pace = new RateLimiter({ count: options.ratePerSecond, periodMs: 1000, burst: 1, now: this.now });
   }
 
   /** Outbound messages accepted by deliver() and not yet sent (or failed). */
@@ -113,10 +116,8 @@ export class Outbox {
   }
 
   private async waitForSlot(): Promise<void> {
-    const now = this.now();
-    const slot = Math.max(now, this.nextSlot);
-    this.nextSlot = slot + 1000 / this.options.ratePerSecond;
-    if (slot > now) await new Promise((r) => setTimeout(r, slot - now));
+    const waitMs = this.pace.reserve();
+    if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
   }
 
   /** One attempt. A failure is counted and logged, never retried: Twilio may have sent it anyway. */

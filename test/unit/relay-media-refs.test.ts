@@ -6,7 +6,7 @@ import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { runnerName, RUNNER_IDENTITY_PREFIX } from '../../common/session/names.ts';
 import type { Media, Session } from '../../common/session/schema.ts';
 import { CachedTokenAuthorizer } from '../../relay/media/auth.ts';
-import { RateLimiter } from '../../relay/media/limits.ts';
+import { RateLimiter } from '../../relay/rate-limit.ts';
 import { foreignRefAuditor, foreignRefs, isOwnMedia } from '../../relay/media/refs.ts';
 import { owed } from '../../relay/outbound/owed.ts';
 
@@ -133,7 +133,7 @@ describe('token reviews', () => {
 describe('upload rate', () => {
   it('allows the rate per key, refills evenly, and keeps keys apart', () => {
     let now = 0;
-    const limiter = new RateLimiter(6, () => now, 2);
+    const limiter = new RateLimiter({ count: 6, periodMs: 60_000, now: () => now, maxKeys: 2 });
     const taken = [...Array(8)].map(() => limiter.take('10.0.0.1'));
     expect(taken.filter(Boolean)).toHaveLength(6);
     expect(limiter.take('10.0.0.2')).toBe(true);
@@ -141,5 +141,15 @@ describe('upload rate', () => {
     expect(limiter.take('10.0.0.1')).toBe(false); // refilled 0.9 of one
     now = 10_000;
     expect(limiter.take('10.0.0.1')).toBe(true);
+  });
+
+  it('paces a sender: the first at once, then one per period/count in turn, a quiet spell saving up only the burst', () => {
+    let now = 0;
+    const pace = new RateLimiter({ count: 4, periodMs: 1000, burst: 1, now: () => now });
+    expect([pace.reserve(), pace.reserve(), pace.reserve()]).toEqual([0, 250, 500]);
+    now = 600; // the next turn is at 750
+    expect([pace.reserve(), pace.reserve()].map(Math.round)).toEqual([150, 400]);
+    now = 10_000;
+    expect([pace.reserve(), pace.reserve()]).toEqual([0, 250]);
   });
 });
