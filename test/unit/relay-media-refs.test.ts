@@ -143,7 +143,7 @@ describe('upload rate', () => {
     expect(limiter.take('10.0.0.1')).toBe(true);
   });
 
-  it('paces a sender: the first at once, then one per period/count in turn, a quiet spell saving up only the burst', () => {
+  it('paces a sender: the first at once, then one per period/count in turn; a quiet spell saves only the burst', () => {
     let now = 0;
     const pace = new RateLimiter({ count: 4, periodMs: 1000, burst: 1, now: () => now });
     expect([pace.reserve(), pace.reserve(), pace.reserve()]).toEqual([0, 250, 500]);
