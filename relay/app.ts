@@ -33,8 +33,10 @@ export interface AppDeps {
   metrics: RelayMetrics;
   logger: Logger;
   ready(): boolean;
-  /** false once the process cannot go on (its journal cannot write): /healthz fails so it is restarted; absent: always */
+  /** false once the process cannot go on (its journal cannot write): /healthz fails so it is restarted; absent: true */
   live?(): boolean;
+  /** the clock (tests set it); Date.now by default */
+  now?: () => number;
 }
 
 /** How long a refused request's connection stays open (its sender reading the answer) before it is closed. */
@@ -54,15 +56,16 @@ const loggedUrl = (req: Request) => req.originalUrl.replace(/([?&](?:token|sig)=
 const refOf = (req: Request) => `${req.params.namespace}/${req.params.session}/${req.params.file}`;
 
 export function createApp(deps: AppDeps): express.Express {
+  const now = deps.now ?? Date.now;
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   if (deps.logger.isLevelEnabled('debug')) {
     app.use((req, res, next) => {
-      const started = Date.now();
+      const started = now();
       res.on('finish', () =>
         deps.logger.debug(
-          { method: req.method, url: loggedUrl(req), status: res.statusCode, ms: Date.now() - started },
+          { method: req.method, url: loggedUrl(req), status: res.statusCode, ms: now() - started },
           'request',
         ),
       );
@@ -114,6 +117,7 @@ export function createApp(deps: AppDeps): express.Express {
         limits: deps.uploads,
         authorizer: deps.authorizer,
         metrics: deps.metrics,
+        now,
       }),
     );
     if (deps.namespace) {
@@ -124,6 +128,7 @@ export function createApp(deps: AppDeps): express.Express {
           authorizer: deps.authorizer,
           namespace: deps.namespace,
           ratePerMinute: deps.uploads.ratePerMinute,
+          now,
         }),
       );
     }
@@ -131,7 +136,7 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.get('/media/:namespace/:session/:file', async (req, res) => {
     const ref = refOf(req);
-    const check = checkMediaSignature(deps.mediaSigningKey, ref, req.query.exp, req.query.sig);
+    const check = checkMediaSignature(deps.mediaSigningKey, ref, req.query.exp, req.query.sig, now());
     if (check !== 'ok')
       throw new HttpError(check === 'expired' ? 410 : 403, check === 'expired' ? 'link expired' : 'bad signature');
     const { bytes, contentType } = await deps.media.get(ref);
@@ -149,6 +154,7 @@ export function createApp(deps: AppDeps): express.Express {
       webChat: deps.webChat,
       publicUrl: deps.publicUrl ?? '',
       receive: (message) => deps.inbound.receive(message),
+      now,
     }),
   );
 

@@ -29,7 +29,7 @@ export interface Delivered {
   /** id of the last pending request shown, and of the last one reminded about */
   pending?: string;
   reminded?: string;
-  /** the last request shown, and the last decision whose choice was repeated to the phone (outbound/echo.ts) */
+  /** the last request shown, and the last decision whose choice was repeated to the phone (outbound/choice-echo.ts) */
   asked?: Asked;
   echoed?: string;
   /** terminal phase reported */

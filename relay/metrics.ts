@@ -1,12 +1,11 @@
 // The relay's Prometheus metrics, on a registry of its own.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export function createMetrics(options: { defaults?: boolean } = {}) {
-  const registry = new Registry();
-  if (options.defaults) collectDefaultMetrics({ register: registry, prefix: 'tether_relay_' });
-  const registers = [registry];
+type Registers = Registry[];
+
+/** The webhook and the inbound path. */
+function inboundMetrics(registers: Registers) {
   return {
-    registry,
     webhookRequests: new Counter({
       name: 'tether_relay_webhook_requests_total',
       help: 'Webhook requests by outcome',
@@ -29,6 +28,28 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
       help: 'Webhooks with a bad or missing signature',
       registers,
     }),
+    inboundBacklog: new Gauge({
+      name: 'tether_relay_inbound_backlog',
+      help: 'Inbound messages recorded in the journal and not yet acted on',
+      registers,
+    }),
+    journalSync: new Histogram({
+      name: 'tether_relay_journal_sync_seconds',
+      help: 'Time of one inbound journal fdatasync (after the acknowledgement, not before it)',
+      registers,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    }),
+    inboundFailures: new Counter({
+      name: 'tether_relay_inbound_failures_total',
+      help: 'Accepted messages whose processing failed',
+      registers,
+    }),
+  };
+}
+
+/** Sending. */
+function outboundMetrics(registers: Registers) {
+  return {
     messagesSent: new Counter({
       name: 'tether_relay_messages_sent_total',
       help: 'Outbound messages by result',
@@ -51,22 +72,12 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
       help: 'Sessions whose spec.phone is not on the allowlist (nothing sent)',
       registers,
     }),
-    inboundBacklog: new Gauge({
-      name: 'tether_relay_inbound_backlog',
-      help: 'Inbound messages recorded in the journal and not yet acted on',
-      registers,
-    }),
-    journalSync: new Histogram({
-      name: 'tether_relay_journal_sync_seconds',
-      help: 'Time of one inbound journal fdatasync (after the acknowledgement, not before it)',
-      registers,
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-    }),
-    inboundFailures: new Counter({
-      name: 'tether_relay_inbound_failures_total',
-      help: 'Accepted messages whose processing failed',
-      registers,
-    }),
+  };
+}
+
+/** Runner uploads. */
+function mediaMetrics(registers: Registers) {
+  return {
     mediaUploads: new Counter({
       name: 'tether_relay_media_uploads_total',
       help: 'Media uploads by outcome',
@@ -74,5 +85,12 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
       registers,
     }),
   };
+}
+
+export function createMetrics(options: { defaults?: boolean } = {}) {
+  const registry = new Registry();
+  if (options.defaults) collectDefaultMetrics({ register: registry, prefix: 'tether_relay_' });
+  const registers = [registry];
+  return { registry, ...inboundMetrics(registers), ...outboundMetrics(registers), ...mediaMetrics(registers) };
 }
 export type RelayMetrics = ReturnType<typeof createMetrics>;

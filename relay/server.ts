@@ -20,13 +20,15 @@ import { PhoneView } from './inbound/phone-view.ts';
 import { CachedTokenAuthorizer, tokenReviewer, type UploadAuthorizer } from './media/auth.ts';
 import { foreignRefAuditor } from './media/refs.ts';
 import { signMediaUrl } from './media/signing.ts';
-import { MediaStore } from './media/store.ts';
+import { MediaStore, startPruning } from './media/store.ts';
 import { fetchTwilioImage } from './media/twilio-media.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { Delivery } from './outbound/delivery.ts';
 import { Outbox } from './outbound/outbox.ts';
 import { PhoneLanes } from './phone-lane.ts';
 import type { SessionStore } from './session-store.ts';
+import type { SessionDefaults } from '../common/session/defaults.ts';
+import type { WebhookSettings } from './inbound/webhook.ts';
 import { createTwilioTransport } from './transports/twilio.ts';
 import type { Transport } from './transports/transport.ts';
 import { WebChat } from './transports/web.ts';
@@ -39,6 +41,8 @@ export interface RelayParts {
   metrics: RelayMetrics;
   /** replaces the TokenReview check (unit tests only) */
   authorizer?: UploadAuthorizer;
+  /** the relay's one clock (tests set it); Date.now by default */
+  now?: () => number;
 }
 
 export interface RunningRelay {
@@ -56,120 +60,55 @@ export interface RunningRelay {
   close(): Promise<void>;
 }
 
+/** What the relay is built from, beside the process-wide parts: its clock and its durable pieces. */
+interface Wiring extends RelayParts {
+  now: () => number;
+  sessions: SessionClient;
+  phones: PhoneView;
+  lanes: PhoneLanes;
+  journal: Journal;
+  defaults: SessionDefaults;
+}
+
 export async function startRelay(parts: RelayParts, host = parts.config.bindAddress): Promise<RunningRelay> {
-  const { config, logger, metrics, store } = parts;
-  const sessions = new SessionClient(parts.kubeConfig, FIELD_MANAGERS.relay);
-  const phones = new PhoneView(store);
-  const lanes = new PhoneLanes();
-  const defaults = { maxQueued: config.maxQueued, timeouts: config.timeouts };
-  const twilio = config.twilio && createTwilioTransport({ ...config.twilio, logger });
-  const webChat = config.webChat && new WebChat(config.webChat);
-  const transportFor = (phone: string): Transport =>
-    webChat && (phone === webChat.phone || !twilio) ? webChat : twilio!;
-  const outbox = new Outbox({
-    transportFor,
-    mediaUrl: (ref, transport) =>
-      signMediaUrl(
-        transport.name === 'web' ? '' : config.publicUrl,
-        config.media.signingKey,
-        ref,
-        config.media.urlTtlMs,
-      ),
-    lastInboundAt: (phone) => phones.lastInboundAt(phone),
-    templateSid: config.twilio?.templateSid,
-    windowMs: config.windowMs,
-    ratePerSecond: config.sendRatePerSecond,
-    metrics,
-    logger,
+  const { config, logger, store } = parts;
+  const w: Wiring = {
+    ...parts,
+    now: parts.now ?? Date.now,
+    sessions: new SessionClient(parts.kubeConfig, FIELD_MANAGERS.relay),
+    phones: new PhoneView(store),
+    lanes: new PhoneLanes(),
+    journal: await Journal.open(config.journalDir, { onSync: (seconds) => parts.metrics.journalSync.observe(seconds) }),
+    defaults: { maxQueued: config.maxQueued, timeouts: config.timeouts },
+  };
+  const { phones, lanes, journal } = w;
+  const { twilio, webChat, transportFor } = transports(w);
+  const outbox = outboxOf(w, transportFor);
+  const delivery = deliveryOf(w, outbox, webChat);
+  const media = new MediaStore({
+    dir: config.media.dir,
+    maxBytes: config.media.maxBytes,
+    ttlMs: config.media.ttlMs,
+    now: w.now,
   });
-  const journal = await Journal.open(config.journalDir, { onSync: (seconds) => metrics.journalSync.observe(seconds) });
-  const delivery = new Delivery({
-    store,
-    writer: sessions,
-    lanes,
-    outbox,
-    progressBatchMs: config.progressBatchMs,
-    progressMaxGapMs: config.progressMaxGapMs,
-    progressMessages: config.progressMessages,
-    sessionMessages: config.sessionMessages,
-    reminderBeforeMs: config.reminderBeforeMs,
-    defaults,
-    isRecipient: (phone) => config.allowedNumbers.has(phone) || phone === webChat?.phone,
-    metrics,
-    owner: journal.instance,
-    logger,
-  });
-  // A message's claim lives as long as the request it answered can be open.
-  const claims = new ConfigMapClaims(parts.kubeConfig, {
-    name: config.claimsConfigMap,
-    namespace: config.namespace,
-    owner: journal.instance,
-    retentionMs: parseDuration(config.timeouts.approval),
-  });
-  const media = new MediaStore({ dir: config.media.dir, maxBytes: config.media.maxBytes, ttlMs: config.media.ttlMs });
   const pictures = inboundPictures(config, media);
-  const inbound = new InboundHandler({
-    sessions,
-    claims,
-    phones,
-    lanes,
-    outbox,
-    namespace: config.namespace,
-    repo: config.repo,
-    defaults,
-    metrics,
+  const inbound = inboundOf(w, outbox, pictures?.images);
+  const intake = new Intake({
+    journal,
+    handler: inbound,
+    maxBacklog: config.inboundBacklog,
+    metrics: w.metrics,
     logger,
-    repos: phoneRepos(parts),
-    cost: config.cost,
-    images: pictures?.images,
-    concurrency: config.inboundConcurrency,
-    owner: journal.instance,
-    onRouted: (id, route) => journal.routed(id, route),
   });
-  const intake = new Intake({ journal, handler: inbound, maxBacklog: config.inboundBacklog, metrics, logger });
   let ready = false;
-  const app = createApp({
-    webhook: config.twilio && {
-      authToken: config.twilio.authToken,
-      webhookUrl: config.webhookUrl,
-      allowedNumbers: config.allowedNumbers,
-      media: pictures?.source,
-    },
-    inbound: intake,
-    media,
-    mediaSigningKey: config.media.signingKey,
-    mediaMaxBytes: config.media.maxBytes,
-    uploads: config.uploads,
-    publicUrl: config.publicUrl,
-    authorizer:
-      parts.authorizer ??
-      new CachedTokenAuthorizer(
-        tokenReviewer(parts.kubeConfig),
-        config.uploads.review,
-        config.runnerNamespace,
-        config.namespace,
-      ),
-    webChat,
-    metrics,
-    logger,
-    ready: () => ready,
-    live: () => journal.healthy,
-    namespace: config.namespace,
-  });
+  const app = appOf(w, { intake, media, webChat, webhookMedia: pictures?.source, ready: () => ready });
 
   delivery.start();
   store.onChange(foreignRefAuditor(logger));
   await store.start();
   intake.replay();
   ready = true;
-  const janitor = setInterval(() => {
-    media.prune().then(
-      (removed) => removed && logger.info({ removed }, 'expired media removed'),
-      (error: unknown) => logger.error({ err: error }, 'media clean-up failed; next run in 10 min'),
-    );
-  }, 600_000);
-  janitor.unref();
-
+  const stopJanitor = startPruning(media, logger);
   const server = app.listen(config.port, host);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const { port } = server.address() as AddressInfo;
@@ -185,7 +124,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     intake,
     async close() {
       ready = false;
-      clearInterval(janitor);
+      stopJanitor();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await intake.idle();
@@ -200,7 +139,129 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   };
 }
 
-/** A phone's default repository is kept only when there is a choice (an install with one repository needs no ConfigMap). */
+/** Twilio and the web chat, as configured; a phone is reached by the web chat if it is the chat's phone. */
+function transports({ config, logger, now }: Wiring) {
+  const twilio = config.twilio && createTwilioTransport({ ...config.twilio, logger, now });
+  const webChat = config.webChat && new WebChat({ ...config.webChat, now });
+  const transportFor = (phone: string): Transport =>
+    webChat && (phone === webChat.phone || !twilio) ? webChat : twilio!;
+  return { twilio, webChat, transportFor };
+}
+
+function outboxOf({ config, metrics, logger, phones, now }: Wiring, transportFor: (phone: string) => Transport) {
+  return new Outbox({
+    transportFor,
+    mediaUrl: (ref, transport) =>
+      signMediaUrl(
+        transport.name === 'web' ? '' : config.publicUrl,
+        config.media.signingKey,
+        ref,
+        config.media.urlTtlMs,
+        now(),
+      ),
+    lastInboundAt: (phone) => phones.lastInboundAt(phone),
+    templateSid: config.twilio?.templateSid,
+    windowMs: config.windowMs,
+    ratePerSecond: config.sendRatePerSecond,
+    metrics,
+    logger,
+    now,
+  });
+}
+
+function deliveryOf(w: Wiring, outbox: Outbox, webChat: WebChat | undefined): Delivery {
+  const { config } = w;
+  return new Delivery({
+    store: w.store,
+    writer: w.sessions,
+    lanes: w.lanes,
+    outbox,
+    progressBatchMs: config.progressBatchMs,
+    progressMaxGapMs: config.progressMaxGapMs,
+    progressMessages: config.progressMessages,
+    sessionMessages: config.sessionMessages,
+    reminderBeforeMs: config.reminderBeforeMs,
+    defaults: w.defaults,
+    isRecipient: (phone) => config.allowedNumbers.has(phone) || phone === webChat?.phone,
+    metrics: w.metrics,
+    owner: w.journal.instance,
+    logger: w.logger,
+    now: w.now,
+  });
+}
+
+function inboundOf(w: Wiring, outbox: Outbox, images: InboundImages | undefined): InboundHandler {
+  const { config, journal } = w;
+  // A message's claim lives as long as the request it answered can be open.
+  const claims = new ConfigMapClaims(w.kubeConfig, {
+    name: config.claimsConfigMap,
+    namespace: config.namespace,
+    owner: journal.instance,
+    retentionMs: parseDuration(config.timeouts.approval),
+  });
+  return new InboundHandler({
+    sessions: w.sessions,
+    claims,
+    phones: w.phones,
+    lanes: w.lanes,
+    outbox,
+    namespace: config.namespace,
+    repo: config.repo,
+    defaults: w.defaults,
+    metrics: w.metrics,
+    logger: w.logger,
+    repos: phoneRepos(w),
+    cost: config.cost,
+    images,
+    concurrency: config.inboundConcurrency,
+    owner: journal.instance,
+    onRouted: (id, route) => journal.routed(id, route),
+  });
+}
+
+interface AppParts {
+  intake: Intake;
+  media: MediaStore;
+  webChat: WebChat | undefined;
+  webhookMedia: WebhookSettings['media'];
+  ready(): boolean;
+}
+
+function appOf(w: Wiring, { intake, media, webChat, webhookMedia, ready }: AppParts) {
+  const { config } = w;
+  return createApp({
+    webhook: config.twilio && {
+      authToken: config.twilio.authToken,
+      webhookUrl: config.webhookUrl,
+      allowedNumbers: config.allowedNumbers,
+      media: webhookMedia,
+    },
+    inbound: intake,
+    media,
+    mediaSigningKey: config.media.signingKey,
+    mediaMaxBytes: config.media.maxBytes,
+    uploads: config.uploads,
+    publicUrl: config.publicUrl,
+    authorizer:
+      w.authorizer ??
+      new CachedTokenAuthorizer(
+        tokenReviewer(w.kubeConfig),
+        config.uploads.review,
+        config.runnerNamespace,
+        config.namespace,
+        w.now,
+      ),
+    webChat,
+    metrics: w.metrics,
+    logger: w.logger,
+    ready,
+    live: () => w.journal.healthy,
+    namespace: config.namespace,
+    now: w.now,
+  });
+}
+
+/** A phone's default repository is kept only when there is a choice (one repository needs no ConfigMap). */
 function phoneRepos({ config, kubeConfig }: RelayParts): PhoneRepos {
   const choices =
     config.repos.length > 1

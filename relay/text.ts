@@ -4,8 +4,8 @@ import { LIMITS, type Pending, type Result, type Session } from '../common/sessi
 import { formatDuration, parseDuration, previewPrompt } from '../common/session/display.ts';
 import { Reason } from '../common/session/state-machine.ts';
 import { LABEL_REPO } from '../common/session/names.ts';
-import { planForPhone } from './outbound/plan-text.ts';
-import { cutShown, showHidden } from './outbound/shown.ts';
+import { planForPhone } from './chat/agent-plan.ts';
+import { cutShown, showHidden } from './chat/shown.ts';
 import { usd } from '../common/session/budget.ts';
 
 /** Short handle the user sees: the random tail of the Session name ("7f3a"). */

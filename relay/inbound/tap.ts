@@ -1,7 +1,7 @@
 // A tapped button: its payload names the request it answers. It answers that request only while
 // it is this phone's open request; otherwise (an old message, a replay, another phone's request,
 // a payload this relay never wrote) the phone gets a plain reply and nothing changes. Pure.
-import { parsePayload } from '../outbound/buttons.ts';
+import { parsePayload } from '../chat/buttons.ts';
 import { route, type PhoneContext, type Route } from './router.ts';
 
 export function routeTap(payload: string, context: PhoneContext, maxQueued: number): Route {

@@ -1,6 +1,6 @@
 // Is this POST /webhook really Twilio, about a message from an allowed number?
 import twilio from 'twilio';
-import { PAYLOAD_CHARS } from '../outbound/buttons.ts';
+import { PAYLOAD_CHARS } from '../chat/buttons.ts';
 import { text } from '../text.ts';
 import type { InboundMessage } from './message.ts';
 import { parseMediaFields, type MediaSource } from './media-fields.ts';

@@ -4,10 +4,12 @@
 // Answers, good and bad, are remembered briefly (bounded), and concurrent checks of one token
 // share a single review.
 import { createHash } from 'node:crypto';
-import { AuthenticationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { V1TokenReview } from '@kubernetes/client-node';
+import type { KubeAccess } from '../../common/kube/connection.ts';
+import { KINDS, resource } from '../../common/kube/resources.ts';
 import { RELAY_TOKEN_AUDIENCE, RUNNER_IDENTITY_PREFIX, runnerName } from '../../common/session/names.ts';
 import type { UploadLimits } from '../config.ts';
-import { ExpiringCache } from './limits.ts';
+import { LRUCache } from 'lru-cache';
 
 export interface UploadAuthorizer {
   /** true when the bearer token belongs to the runner of namespace/session. */
@@ -24,10 +26,10 @@ export type ReviewToken = (token: string) => Promise<Reviewed | undefined>;
 
 const POD_NAME_CLAIM = 'authentication.kubernetes.io/pod-name';
 
-export function tokenReviewer(kubeConfig: KubeConfig): ReviewToken {
-  const api = kubeConfig.makeApiClient(AuthenticationV1Api);
+export function tokenReviewer(kube: KubeAccess): ReviewToken {
+  const reviews = resource<V1TokenReview>(kube, KINDS.tokenReviews);
   return async (token) => {
-    const { status } = await api.createTokenReview({ body: { spec: { token, audiences: [RELAY_TOKEN_AUDIENCE] } } });
+    const { status } = await reviews.create({ spec: { token, audiences: [RELAY_TOKEN_AUDIENCE] } });
     if (!status?.authenticated || !status.audiences?.includes(RELAY_TOKEN_AUDIENCE) || !status.user?.username)
       return undefined;
     return { user: status.user.username, pod: status.user.extra?.[POD_NAME_CLAIM]?.[0] };
@@ -35,38 +37,42 @@ export function tokenReviewer(kubeConfig: KubeConfig): ReviewToken {
 }
 
 export class CachedTokenAuthorizer implements UploadAuthorizer {
-  private readonly review: ReviewToken;
-  private readonly ttl: UploadLimits['review'];
   private readonly runnerNamespace: string;
   private readonly sessionNamespace: string;
-  private readonly answers: ExpiringCache<Reviewed | null>;
-  private readonly inFlight = new Map<string, Promise<Reviewed | null>>();
+  /** token hash → answer (false: not valid); a review under way is shared by every check of its token */
+  private readonly answers: LRUCache<string, Reviewed | false, string>;
   /** TokenReviews sent (a test reads it to see the cache work). */
   reviews = 0;
 
   /** runnerNamespace: where runner Pods and their ServiceAccounts live; sessionNamespace: where Sessions do. */
-  constructor(review: ReviewToken, ttl: UploadLimits['review'], runnerNamespace: string, sessionNamespace: string) {
-    this.review = review;
-    this.ttl = ttl;
+  constructor(
+    review: ReviewToken,
+    ttl: UploadLimits['review'],
+    runnerNamespace: string,
+    sessionNamespace: string,
+    now: () => number = Date.now,
+  ) {
     this.runnerNamespace = runnerNamespace;
     this.sessionNamespace = sessionNamespace;
-    this.answers = new ExpiringCache(ttl.maxEntries);
+    this.answers = new LRUCache({
+      max: ttl.maxEntries,
+      ttl: ttl.okTtlMs,
+      ttlResolution: 0,
+      perf: { now },
+      // an answer evicted while its review is under way still answers the checks waiting for it
+      ignoreFetchAbort: true,
+      fetchMethod: async (_key, _stale, { options, context: token }) => {
+        this.reviews++;
+        const answer = (await review(token)) ?? false;
+        options.ttl = answer ? ttl.okTtlMs : ttl.failureTtlMs;
+        return answer;
+      },
+    });
   }
 
-  private async reviewed(token: string): Promise<Reviewed | null> {
+  private async reviewed(token: string): Promise<Reviewed | undefined> {
     const key = createHash('sha256').update(token).digest('base64url');
-    const known = this.answers.get(key);
-    if (known !== undefined) return known;
-    const pending = this.inFlight.get(key);
-    if (pending) return pending;
-    const asked = (async () => {
-      this.reviews++;
-      const answer = (await this.review(token)) ?? null;
-      this.answers.set(key, answer, answer ? this.ttl.okTtlMs : this.ttl.failureTtlMs);
-      return answer;
-    })().finally(() => this.inFlight.delete(key));
-    this.inFlight.set(key, asked);
-    return asked;
+    return (await this.answers.fetch(key, { context: token })) || undefined;
   }
 
   async mayUpload(token: string, namespace: string, session: string): Promise<boolean> {

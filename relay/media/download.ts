@@ -3,7 +3,7 @@
 // the projected token bound to that Session's runner Pod. Nothing outside the folder is served.
 import type { Request, Response } from 'express';
 import type { UploadAuthorizer } from './auth.ts';
-import { RateLimiter } from './limits.ts';
+import { RateLimiter } from '../rate-limit.ts';
 import { MediaError, type MediaStore } from './store.ts';
 
 export interface DownloadDeps {
@@ -12,12 +12,13 @@ export interface DownloadDeps {
   /** the namespace of this relay's Sessions: refs name it */
   namespace: string;
   ratePerMinute: number;
+  now: () => number;
 }
 
 const bearer = (req: Request) => /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? '';
 
 export function downloadHandler(deps: DownloadDeps): (req: Request, res: Response) => Promise<void> {
-  const rate = new RateLimiter(deps.ratePerMinute);
+  const rate = new RateLimiter({ count: deps.ratePerMinute, periodMs: 60_000, now: deps.now });
   return async (req, res) => {
     const [namespace, session, file] = [req.params.namespace, req.params.session, req.params.file].map(String) as [
       string,

@@ -1,6 +1,8 @@
 // Uploaded images on a volume: <dir>/<namespace>/<session>/<file>, checked, size-limited, expiring.
+import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
+import type { Logger } from 'pino';
 import { HttpError } from '../http-error.ts';
 import { contentTypeOf, isMediaType, isValidRef, type ImageType, type MediaType } from './refs.ts';
 
@@ -32,11 +34,14 @@ export class MediaStore {
   private readonly root: string;
   private readonly maxBytes: number;
   private readonly ttlMs: number;
+  private readonly now: () => number;
 
-  constructor(options: { dir: string; maxBytes: number; ttlMs: number }) {
+  /** now: the clock (tests set it); Date.now by default */
+  constructor(options: { dir: string; maxBytes: number; ttlMs: number; now?: () => number }) {
     this.root = resolve(options.dir);
     this.maxBytes = options.maxBytes;
     this.ttlMs = options.ttlMs;
+    this.now = options.now ?? Date.now;
   }
 
   /** A path under the root; anything that would leave it is refused. */
@@ -68,7 +73,7 @@ export class MediaStore {
     if (bytes.length > this.maxBytes) throw new MediaError(413, `image larger than ${this.maxBytes} bytes`);
     if (sniffImage(bytes) !== contentType) throw new MediaError(415, `body is not a ${contentType} image`);
     await mkdir(dirname(file), { recursive: true });
-    const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+    const temp = `${file}.${randomUUID()}.tmp`;
     await writeFile(temp, bytes, { mode: 0o600 });
     await rename(temp, file);
   }
@@ -77,7 +82,7 @@ export class MediaStore {
     const file = this.path(ref);
     try {
       const info = await stat(file);
-      if (Date.now() - info.mtimeMs > this.ttlMs) throw new MediaError(404, 'media expired');
+      if (this.now() - info.mtimeMs > this.ttlMs) throw new MediaError(404, 'media expired');
       return { bytes: await readFile(file), contentType: contentTypeOf(ref) };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new MediaError(404, 'no such media');
@@ -102,7 +107,8 @@ export class MediaStore {
   }
 
   /** Deletes files past the TTL and the folders they leave empty. */
-  async prune(now = Date.now()): Promise<number> {
+  async prune(): Promise<number> {
+    const now = this.now();
     let removed = 0;
     const walk = async (dir: string): Promise<void> => {
       const entries = await readdir(dir, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
@@ -122,4 +128,16 @@ export class MediaStore {
     await walk(this.root);
     return removed;
   }
+}
+
+/** Removes expired media every ten minutes; returns the function that stops it. */
+export function startPruning(media: MediaStore, logger: Logger): () => void {
+  const janitor = setInterval(() => {
+    media.prune().then(
+      (removed) => removed && logger.info({ removed }, 'expired media removed'),
+      (error: unknown) => logger.error({ err: error }, 'media clean-up failed; next run in 10 min'),
+    );
+  }, 600_000);
+  janitor.unref();
+  return () => clearInterval(janitor);
 }

@@ -5,7 +5,7 @@ import type { Request, Response } from 'express';
 import type { UploadLimits } from '../config.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { UploadAuthorizer } from './auth.ts';
-import { RateLimiter, UploadSlots } from './limits.ts';
+import { RateLimiter } from '../rate-limit.ts';
 import { MediaError, checkUpload, type MediaStore } from './store.ts';
 
 export interface UploadDeps {
@@ -14,6 +14,7 @@ export interface UploadDeps {
   limits: UploadLimits;
   authorizer: UploadAuthorizer;
   metrics: RelayMetrics;
+  now: () => number;
 }
 
 /** A refusal already counted under its outcome. */
@@ -26,6 +27,24 @@ const OUTCOME_OF: Record<number, string> = {
   413: 'too_large',
   415: 'unsupported_type',
 };
+
+/** A fixed number of slots overall and one per key; never waits: a taken slot is refused. */
+export class UploadSlots {
+  private readonly capacity: number;
+  private readonly busy = new Set<string>();
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
+
+  /** 'full' when every slot is taken, 'busy' when key already holds one, else a release function. */
+  take(key: string): (() => void) | 'full' | 'busy' {
+    if (this.busy.has(key)) return 'busy';
+    if (this.busy.size >= this.capacity) return 'full';
+    this.busy.add(key);
+    return () => this.busy.delete(key);
+  }
+}
 
 const bearer = (req: Request) => /^Bearer (.+)$/.exec(req.get('authorization') ?? '')?.[1] ?? '';
 
@@ -58,7 +77,7 @@ export function readBody(req: Request, limit: number, timeoutMs: number): Promis
 
 export function uploadHandler(deps: UploadDeps): (req: Request, res: Response) => Promise<void> {
   const { limits } = deps;
-  const rate = new RateLimiter(limits.ratePerMinute);
+  const rate = new RateLimiter({ count: limits.ratePerMinute, periodMs: 60_000, now: deps.now });
   const slots = new UploadSlots(limits.concurrency);
   const refuse = (outcome: string, status: number, message: string): never => {
     deps.metrics.mediaUploads.inc({ outcome });

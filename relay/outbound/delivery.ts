@@ -5,7 +5,8 @@
 // most once. Prompts (a pending request): at least once — the write before the send only claims
 // them (`sending`), a second write after the send records them as told.
 import type { Logger } from 'pino';
-import { isConflict, isNotFound } from '../../common/kube/errors.ts';
+import { isNotFound } from '../../common/kube/errors.ts';
+import { done, retryOnConflict, type Done } from '../../common/kube/retry.ts';
 import { createWorkQueue, type WorkQueue, type WorkResult } from '../../common/kube/work-queue.ts';
 import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { phoneHash } from '../../common/session/display.ts';
@@ -16,7 +17,8 @@ import type { RelayMetrics } from '../metrics.ts';
 import type { PhoneLanes } from '../phone-lane.ts';
 import type { SessionApi, SessionStore } from '../session-store.ts';
 import type { Outbox } from './outbox.ts';
-import { planWithEcho } from './echo.ts';
+import type { Part } from './owed.ts';
+import { nextMessages } from './next-messages.ts';
 import type { BudgetOptions } from './cadence.ts';
 
 export interface DeliveryOptions extends BudgetOptions {
@@ -32,13 +34,22 @@ export interface DeliveryOptions extends BudgetOptions {
   /** this relay's journal identity: a prompt it claimed before a restart is sent again at once */
   owner: string;
   logger: Logger;
+  /** the clock (tests set it); Date.now by default */
+  now?: () => number;
 }
 
-const MAX_CONFLICTS = 8;
 /** A prompt claimed by another replica and not recorded as sent within this is sent again. */
 export const PROMPT_LEASE_MS = 30_000;
 /** Retry after a failed check: 500 ms, doubling, at most 30 s. */
 const RETRY = { baseDelayMs: 500, maxDelayMs: 30_000 };
+
+/** What one pass writes before it sends: the new delivered record, the messages, the prompt it claims. */
+interface Claim {
+  record: Delivered;
+  parts: Part[];
+  prompt?: string;
+  wakeAt?: number;
+}
 
 export class Delivery {
   private readonly o: DeliveryOptions;
@@ -49,9 +60,11 @@ export class Delivery {
   /** key → id of a prompt this process sent and has not yet recorded as told */
   private readonly sentPrompts = new Map<string, string>();
   private stopped = false;
+  private readonly now: () => number;
 
   constructor(options: DeliveryOptions) {
     this.o = options;
+    this.now = options.now ?? Date.now;
     this.queue = createWorkQueue({
       ...RETRY,
       // Each Session waits in its phone's lane; phones must not wait for each other's Sessions.
@@ -96,7 +109,7 @@ export class Delivery {
     if (phone === undefined) return;
     if (!this.o.isRecipient(phone)) return this.refuseRecipient(key, phone);
     const wakeAt = await this.o.lanes.run(phone, () => this.evaluate(key));
-    if (wakeAt !== undefined) return { requeueAfterMs: Math.max(0, wakeAt - Date.now()) };
+    if (wakeAt !== undefined) return { requeueAfterMs: Math.max(0, wakeAt - this.now()) };
   }
 
   private refuseRecipient(key: string, phone: string): void {
@@ -120,60 +133,65 @@ export class Delivery {
   }
 
   /** Sends what the phone has not been told yet; returns when to look again, if a timer is due. */
-  private async evaluate(key: string): Promise<number | undefined> {
-    let session = this.current(key);
-    let wakeAt: number | undefined;
-    for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {
-      if (!session || this.stopped) return wakeAt;
-      const phone = session.spec.phone;
-      const stored = readDelivered(session);
-      if (stored.sending && this.sentPrompts.get(key) === stored.sending.id)
-        return this.confirm(key, session, stored.sending.id).then(() => wakeAt);
-      const { told, leaseEndsAt } = this.asTold(stored);
-      if (leaseEndsAt !== undefined) wakeAt = leaseEndsAt;
-      const next = planWithEcho(session, told, {
-        now: Date.now(),
-        progressBatchMs: this.o.progressBatchMs,
-        progressMaxGapMs: this.o.progressMaxGapMs,
-        progressMessages: this.o.progressMessages,
-        sessionMessages: this.o.sessionMessages,
-        reminderBeforeMs: this.o.reminderBeforeMs,
-        defaults: this.o.defaults,
-      });
-      if (next.wakeAt !== undefined) wakeAt = Math.min(wakeAt ?? Infinity, next.wakeAt);
-      if (next.next.n === told.n && !(stored.sending && leaseEndsAt === undefined)) return wakeAt;
-      const prompt = next.next.pending !== told.pending ? next.next.pending : undefined;
-      const record: Delivered = {
-        ...next.next,
-        n: stored.n + 1,
-        pending: stored.pending,
-        sending: prompt
-          ? { id: prompt, at: Date.now(), by: this.o.owner }
-          : leaseEndsAt !== undefined
-            ? stored.sending
-            : undefined,
-      };
-      const { namespace, name, resourceVersion } = session.metadata;
-      let claimed: Session;
-      try {
-        claimed = await this.o.writer.patch(namespace!, name!, {
-          metadata: { resourceVersion, annotations: { [ANNOTATION_DELIVERED]: writeDelivered(record) } },
-        });
-      } catch (error) {
-        if (isNotFound(error)) return wakeAt;
-        if (!isConflict(error)) throw error;
-        session = await this.o.writer.get(namespace!, name!);
-        continue;
-      }
-      this.written.set(key, claimed);
-      await this.o.outbox.deliver(phone, next.parts);
-      if (prompt) {
-        this.sentPrompts.set(key, prompt);
-        await this.confirm(key, claimed, prompt);
-      }
-      return wakeAt;
+  private evaluate(key: string): Promise<number | undefined> {
+    const [namespace, name] = key.split('/') as [string, string];
+    return retryOnConflict(
+      async (rereads) => (rereads === 0 ? this.current(key) : await this.o.writer.get(namespace, name)),
+      (session) => this.claimFor(key, session),
+      (claim, session) => this.claimAndSend(key, session!, claim),
+    );
+  }
+
+  /** What to write before sending (the claim), or done: nothing to send, or a sent prompt to record. */
+  private async claimFor(key: string, session: Session | undefined): Promise<Claim | Done<number | undefined>> {
+    if (!session || this.stopped) return done(undefined);
+    const stored = readDelivered(session);
+    if (stored.sending && this.sentPrompts.get(key) === stored.sending.id) {
+      await this.confirm(key, session, stored.sending.id);
+      return done(undefined);
     }
-    throw new Error(`delivered annotation kept conflicting after ${MAX_CONFLICTS} attempts`);
+    const { told, leaseEndsAt } = this.asTold(stored);
+    const now = this.now();
+    const next = nextMessages(session, told, {
+      now,
+      progressBatchMs: this.o.progressBatchMs,
+      progressMaxGapMs: this.o.progressMaxGapMs,
+      progressMessages: this.o.progressMessages,
+      sessionMessages: this.o.sessionMessages,
+      reminderBeforeMs: this.o.reminderBeforeMs,
+      defaults: this.o.defaults,
+    });
+    const wakeAt = next.wakeAt === undefined ? leaseEndsAt : Math.min(leaseEndsAt ?? Infinity, next.wakeAt);
+    if (next.next.n === told.n && !(stored.sending && leaseEndsAt === undefined)) return done(wakeAt);
+    const prompt = next.next.pending !== told.pending ? next.next.pending : undefined;
+    const sending = prompt
+      ? { id: prompt, at: now, by: this.o.owner }
+      : leaseEndsAt !== undefined
+        ? stored.sending
+        : undefined;
+    const record: Delivered = { ...next.next, n: stored.n + 1, pending: stored.pending, sending };
+    return { record, parts: next.parts, prompt, wakeAt };
+  }
+
+  /** Writes the claim with the read's resourceVersion (a 409 goes back to retryOnConflict), then sends. */
+  private async claimAndSend(key: string, session: Session, claim: Claim): Promise<number | undefined> {
+    const { namespace, name, resourceVersion } = session.metadata;
+    let claimed: Session;
+    try {
+      claimed = await this.o.writer.patch(namespace!, name!, {
+        metadata: { resourceVersion, annotations: { [ANNOTATION_DELIVERED]: writeDelivered(claim.record) } },
+      });
+    } catch (error) {
+      if (isNotFound(error)) return claim.wakeAt;
+      throw error;
+    }
+    this.written.set(key, claimed);
+    await this.o.outbox.deliver(session.spec.phone, claim.parts);
+    if (claim.prompt) {
+      this.sentPrompts.set(key, claim.prompt);
+      await this.confirm(key, claimed, claim.prompt);
+    }
+    return claim.wakeAt;
   }
 
   /**
@@ -184,33 +202,34 @@ export class Delivery {
     const { sending, ...rest } = stored;
     if (!sending) return { told: rest };
     const leaseEndsAt = sending.at + PROMPT_LEASE_MS;
-    if (sending.by === this.o.owner || Date.now() >= leaseEndsAt) return { told: rest };
+    if (sending.by === this.o.owner || this.now() >= leaseEndsAt) return { told: rest };
     return { told: { ...rest, pending: sending.id }, leaseEndsAt };
   }
 
   /** After the send: records the prompt as told (and drops the claim), re-reading on conflict. */
   private async confirm(key: string, session: Session, id: string): Promise<void> {
-    let current: Session | undefined = session;
-    for (let attempt = 0; current && attempt < MAX_CONFLICTS; attempt++) {
-      const stored = readDelivered(current);
-      if (stored.sending?.id !== id) break;
-      const { sending: _sent, ...told } = stored;
-      try {
-        const { namespace, name, resourceVersion } = current.metadata;
-        const patch = {
-          metadata: {
-            resourceVersion,
-            annotations: { [ANNOTATION_DELIVERED]: writeDelivered({ ...told, pending: id, n: stored.n + 1 }) },
-          },
-        };
-        this.written.set(key, await this.o.writer.patch(namespace!, name!, patch));
-        break;
-      } catch (error) {
-        if (isNotFound(error)) break;
-        if (!isConflict(error)) throw error;
-        current = await this.o.writer.get(current.metadata.namespace!, current.metadata.name!);
-      }
+    const { namespace, name } = session.metadata as { namespace: string; name: string };
+    try {
+      await retryOnConflict(
+        async (rereads) => (rereads === 0 ? session : await this.o.writer.get(namespace, name)),
+        (current) => {
+          const stored = current && readDelivered(current);
+          if (!current || stored?.sending?.id !== id) return done(undefined);
+          const { sending: _sent, ...told } = stored;
+          const delivered = writeDelivered({ ...told, pending: id, n: stored.n + 1 });
+          return {
+            resourceVersion: current.metadata.resourceVersion,
+            annotations: { [ANNOTATION_DELIVERED]: delivered },
+          };
+        },
+        async (metadata) => {
+          this.written.set(key, await this.o.writer.patch(namespace, name, { metadata }));
+        },
+      );
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    } finally {
+      this.sentPrompts.delete(key);
     }
-    this.sentPrompts.delete(key);
   }
 }

@@ -3,11 +3,12 @@
 import type { Logger } from 'pino';
 import { phoneHash } from '../../common/session/display.ts';
 import type { RelayMetrics } from '../metrics.ts';
+import { RateLimiter } from '../rate-limit.ts';
 import { SendError, type OutgoingMessage, type Transport } from '../transports/transport.ts';
-import type { Part } from './plan.ts';
-import { BUTTON_BODY_CHARS, buttonsFor } from './buttons.ts';
+import type { Part } from './owed.ts';
+import { BUTTON_BODY_CHARS, buttonsFor } from '../chat/buttons.ts';
 import { MESSAGE_LIMIT, splitMessage, splitRequest } from './split.ts';
-import { cutShown } from './shown.ts';
+import { cutShown } from '../chat/shown.ts';
 
 export interface OutboxOptions {
   transportFor(phone: string): Transport;
@@ -20,15 +21,21 @@ export interface OutboxOptions {
   ratePerSecond: number;
   metrics: RelayMetrics;
   logger: Logger;
+  /** the clock (tests set it); Date.now by default */
+  now?: () => number;
 }
 
 export class Outbox {
   private readonly options: OutboxOptions;
-  private nextSlot = 0;
+  /** the sender's pace: one message every 1/ratePerSecond s, each waiting its turn */
+  private readonly pace: RateLimiter;
   private depth = 0;
+  private readonly now: () => number;
 
   constructor(options: OutboxOptions) {
     this.options = options;
+    this.now = options.now ?? Date.now;
+    this.pace = new RateLimiter({ count: options.ratePerSecond, periodMs: 1000, burst: 1, now: this.now });
   }
 
   /** Outbound messages accepted by deliver() and not yet sent (or failed). */
@@ -75,7 +82,7 @@ export class Outbox {
 
   private windowClosed(phone: string): boolean {
     const last = this.options.lastInboundAt(phone);
-    return last !== undefined && Date.now() - last > this.options.windowMs;
+    return last !== undefined && this.now() - last > this.options.windowMs;
   }
 
   /**
@@ -109,10 +116,8 @@ export class Outbox {
   }
 
   private async waitForSlot(): Promise<void> {
-    const now = Date.now();
-    const slot = Math.max(now, this.nextSlot);
-    this.nextSlot = slot + 1000 / this.options.ratePerSecond;
-    if (slot > now) await new Promise((r) => setTimeout(r, slot - now));
+    const waitMs = this.pace.reserve();
+    if (waitMs > 0) await new Promise((r) => setTimeout(r, waitMs));
   }
 
   /** One attempt. A failure is counted and logged, never retried: Twilio may have sent it anyway. */

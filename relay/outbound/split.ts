@@ -42,7 +42,10 @@ function cleanCut(lines: string[]): number {
   return cut;
 }
 
-/** A part holding less than this share of a message takes the start of a long next line rather than going nearly empty (a heading alone). */
+/**
+ * A part holding less than this share of a message takes the start of a long next line rather than
+ * going nearly empty (a heading alone).
+ */
 const FILL_SHARE = 0.25;
 
 /** Unnumbered parts of at most `width` characters, cut at line ends where it can. */

@@ -4,7 +4,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { HttpError } from '../http-error.ts';
 import type { InboundMessage, Receipt } from '../inbound/message.ts';
-import { PAYLOAD_CHARS } from '../outbound/buttons.ts';
+import { PAYLOAD_CHARS } from '../chat/buttons.ts';
 import { CHAT_PAGE } from './chat-page.ts';
 import type { WebChat } from './web.ts';
 
@@ -14,7 +14,8 @@ export const CHAT_COOKIE = 'tether_chat';
 const CHAT_HEADERS = {
   'Referrer-Policy': 'no-referrer',
   'Content-Security-Policy':
-    "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'self'",
+    "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; " +
+    "frame-ancestors 'none'; form-action 'self'",
   'X-Frame-Options': 'DENY',
   'X-Content-Type-Options': 'nosniff',
   'Cache-Control': 'no-store',
@@ -34,6 +35,7 @@ export interface ChatRouteDeps {
   publicUrl: string;
   /** records the message durably and acts on it in the background; 'shed' when the backlog is full */
   receive(message: InboundMessage): Promise<Receipt>;
+  now: () => number;
 }
 
 export function chatRouter(deps: ChatRouteDeps): express.Router {
@@ -93,7 +95,7 @@ export function chatRouter(deps: ChatRouteDeps): express.Router {
       body: text,
       ...tapped,
       transport: 'web',
-      receivedAt: new Date().toISOString(),
+      receivedAt: new Date(deps.now()).toISOString(),
     });
     if (receipt === 'shed') throw new HttpError(503, 'too many messages at once; send it again in a minute');
     chat().recordInbound(text);

@@ -1,11 +1,5 @@
 // The one interface every way of reaching a phone implements.
-
-export interface QuickReply {
-  label: string;
-  reply: string;
-  /** names the request this reply answers ("<reply>:<requestId>", outbound/buttons.ts): what a tap sends back */
-  payload?: string;
-}
+import type { QuickReply } from '../chat/buttons.ts';
 
 export interface OutgoingMessage {
   /** E.164 number of the user */

@@ -7,7 +7,7 @@
 // variables, so a tap still names its request.
 import type { Logger } from 'pino';
 import type twilio from 'twilio';
-import { MAX_BUTTONS } from '../outbound/buttons.ts';
+import { MAX_BUTTONS } from '../chat/buttons.ts';
 
 type Client = ReturnType<typeof twilio>;
 
@@ -78,9 +78,12 @@ export class ContentTemplates {
   /** decision template SID → approved, or when to ask again */
   private readonly approvals = new Map<string, true | number>();
 
-  constructor(client: Client, logger: Logger) {
+  private readonly now: () => number;
+
+  constructor(client: Client, logger: Logger, now: () => number = Date.now) {
     this.client = client;
     this.logger = logger;
+    this.now = now;
   }
 
   /** The SID of the quick-reply resource with `buttons` buttons, made on first use. */
@@ -115,14 +118,14 @@ export class ContentTemplates {
   private async approved(sid: string, name: string): Promise<boolean> {
     const known = this.approvals.get(sid);
     if (known === true) return true;
-    if (known !== undefined && Date.now() < known) return false;
+    if (known !== undefined && this.now() < known) return false;
     const content = this.client.content.v1.contents(sid);
     let status = ((await content.approvalFetch().fetch()).whatsapp as { status?: string } | undefined)?.status;
     if (!status || status === 'unsubmitted') {
       status = (await content.approvalCreate.create({ name, category: 'UTILITY' })).status;
       this.logger.info({ friendlyName: name, sid }, 'content template sent to WhatsApp for approval');
     }
-    this.approvals.set(sid, status === 'approved' ? true : Date.now() + APPROVAL_RECHECK_MS);
+    this.approvals.set(sid, status === 'approved' ? true : this.now() + APPROVAL_RECHECK_MS);
     if (status !== 'approved')
       this.logger.warn(
         { sid, status },

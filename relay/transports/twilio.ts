@@ -1,7 +1,7 @@
 // WhatsApp through the official Twilio SDK. TWILIO_API_URL re-targets every request (tests: a local fake).
 import type { Logger } from 'pino';
 import twilio from 'twilio';
-import { buttonsFor } from '../outbound/buttons.ts';
+import { buttonsFor } from '../chat/buttons.ts';
 import { ContentTemplates, quickReplyVariables } from './twilio-content.ts';
 import { SendError, type OutgoingMessage, type Transport } from './transport.ts';
 
@@ -30,6 +30,8 @@ export interface TwilioTransportOptions {
   /** quick replies as WhatsApp buttons (Content API); off: the text alone */
   buttons?: boolean;
   logger: Logger;
+  /** the clock (tests set it); Date.now by default */
+  now?: () => number;
 }
 
 export function createTwilioTransport(options: TwilioTransportOptions): Transport {
@@ -37,10 +39,14 @@ export function createTwilioTransport(options: TwilioTransportOptions): Transpor
     autoRetry: false,
     ...(options.apiUrl ? { httpClient: new RebasedRequestClient(options.apiUrl) } : {}),
   });
-  // The SDK loads its Messages API (dozens of modules, ~45 ms on the event loop) on first use: here, not in the first send.
+  // The SDK loads its Messages API (dozens of modules, ~45 ms on the event loop) on first use:
+  // here, not in the first send.
   void client.messages;
-  const templates = options.buttons === false ? undefined : new ContentTemplates(client, options.logger);
-  /** The message's buttons as a quick-reply template, or undefined (no buttons, or the Content API failed: the text still goes). */
+  const templates = options.buttons === false ? undefined : new ContentTemplates(client, options.logger, options.now);
+  /**
+   * The message's buttons as a quick-reply template, or undefined (no buttons, or the Content API
+   * failed: the text still goes).
+   */
   const withButtons = async (message: OutgoingMessage) => {
     const buttons = templates && !message.mediaUrl && message.body ? buttonsFor(message.actions) : undefined;
     if (!buttons) return undefined;

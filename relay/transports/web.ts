@@ -2,7 +2,8 @@
 // open page (server-sent events). Used by the local stack and the browser test.
 // The chat token opens the page once; the browser then holds a cookie derived from it.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { OutgoingMessage, QuickReply, Transport } from './transport.ts';
+import type { QuickReply } from '../chat/buttons.ts';
+import type { OutgoingMessage, Transport } from './transport.ts';
 
 export interface ChatEntry {
   id: number;
@@ -31,9 +32,12 @@ export class WebChat implements Transport {
   private readonly history: ChatEntry[] = [];
   private readonly listeners = new Set<(entry: ChatEntry) => void>();
   private nextId = 1;
+  private readonly now: () => number;
 
-  constructor(options: { phone: string; token: string }) {
+  /** now: the clock (tests set it); Date.now by default */
+  constructor(options: { phone: string; token: string; now?: () => number }) {
     this.phone = options.phone;
+    this.now = options.now ?? Date.now;
     this.token = Buffer.from(options.token);
     this.cookieValue = createHmac('sha256', options.token).update('tether web chat cookie').digest('base64url');
   }
@@ -72,7 +76,7 @@ export class WebChat implements Transport {
   }
 
   private add(fields: Omit<ChatEntry, 'id' | 'at'>): ChatEntry {
-    const entry: ChatEntry = { id: this.nextId++, at: new Date().toISOString(), ...fields };
+    const entry: ChatEntry = { id: this.nextId++, at: new Date(this.now()).toISOString(), ...fields };
     this.history.push(entry);
     if (this.history.length > HISTORY) this.history.shift();
     for (const listener of this.listeners) listener(entry);

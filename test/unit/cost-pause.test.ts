@@ -6,7 +6,7 @@ import type { Pending, Session } from '../../common/session/schema.ts';
 import { Reason, transition } from '../../common/session/state-machine.ts';
 import { finishedReason } from '../../controller/conditions.ts';
 import { route } from '../../relay/inbound/router.ts';
-import { plan } from '../../relay/outbound/plan.ts';
+import { owed } from '../../relay/outbound/owed.ts';
 import { CostMeter, priceOf } from '../../runner-image/cost-meter.ts';
 
 const pending: Pending = { id: 'cost-1', kind: 'cost', costUsd: 2.0437, createdAt: '2026-11-23T10:00:00Z' };
@@ -103,7 +103,7 @@ describe('continue or stop', () => {
     stopped.spec.decisions = [{ requestId: pending.id, action: 'reject', at: '2026-11-23T10:05:00Z' }];
     expect(finishedReason(stopped)).toBe(Reason.CostStopped);
     expect(finishedReason({ ...stopped, spec: { ...stopped.spec, cancel: true } })).toBe(Reason.Cancelled);
-    const shown = plan(
+    const shown = owed(
       stopped,
       { n: 1, seq: 0, started: true },
       {
@@ -139,7 +139,7 @@ describe('continue or stop', () => {
         ],
       },
     };
-    const shown = plan(
+    const shown = owed(
       refused,
       { n: 1, seq: 0, queued: true },
       {
@@ -173,7 +173,7 @@ describe('continue or stop', () => {
       spec: { phone: '+14155550123', prompt: 'p', repo: { url: 'x' }, workspace: 'w', timeouts: { approval: '30m' } },
       status: { phase: 'AwaitingApproval', pending },
     };
-    const shown = plan(
+    const shown = owed(
       session,
       { n: 1, seq: 0, started: true },
       {

@@ -7,16 +7,10 @@ import type { Delivered } from '../../relay/delivered-state.ts';
 import type { PhoneContext } from '../../relay/inbound/router.ts';
 import { routeTap } from '../../relay/inbound/tap.ts';
 import { checkWebhook } from '../../relay/inbound/webhook.ts';
-import { PAYLOAD_CHARS, bindReplies, buttonTitle, buttonsFor, parsePayload } from '../../relay/outbound/buttons.ts';
-import {
-  ECHO_LONGEST_WAIT_MS,
-  ECHO_WAIT_MS,
-  askedOf,
-  echoText,
-  planWithEcho,
-  withEcho,
-} from '../../relay/outbound/echo.ts';
-import { plan } from '../../relay/outbound/plan.ts';
+import { PAYLOAD_CHARS, bindReplies, buttonTitle, buttonsFor, parsePayload } from '../../relay/chat/buttons.ts';
+import { ECHO_LONGEST_WAIT_MS, ECHO_WAIT_MS, askedOf, echoText, withEcho } from '../../relay/outbound/choice-echo.ts';
+import { nextMessages } from '../../relay/outbound/next-messages.ts';
+import { owed } from '../../relay/outbound/owed.ts';
 import { tapWebhook } from '../support/twilio-webhook.ts';
 
 const at = new Date().toISOString();
@@ -57,7 +51,7 @@ const options = {
   defaults: SESSION_DEFAULTS,
 };
 const told: Delivered = { n: 1, seq: 0, started: true };
-const shownButtons = (pending: Pending) => buttonsFor(plan(session(pending), told, options).parts.at(-1)!.actions);
+const shownButtons = (pending: Pending) => buttonsFor(owed(session(pending), told, options).parts.at(-1)!.actions);
 const context = (pending?: Pending): PhoneContext => ({
   current: { name: 'abc-7f3a', phase: pending ? 'AwaitingApproval' : 'Working', pending },
   queued: 0,
@@ -121,7 +115,7 @@ describe('which requests get buttons', () => {
       { title: 'reject', id: 'reject:question-0001' },
     ]);
     expect(shownButtons(question(['Redis', 'In-memory', 'Postgres']))).toBeUndefined();
-    const text = plan(session(question(['Redis', 'In-memory', 'Postgres'])), told, options).parts.at(-1)!.text!;
+    const text = owed(session(question(['Redis', 'In-memory', 'Postgres'])), told, options).parts.at(-1)!.text!;
     expect(text).toMatch(/1\. Redis\n2\. In-memory\n3\. Postgres/);
   });
 
@@ -243,10 +237,10 @@ describe('the repeated choice', () => {
         progressAt: decidedAt - 1000,
       };
       const dueAt = decidedAt - 1000 + 15_000;
-      const waiting = planWithEcho(s, state, { ...cadence, now: decidedAt + ECHO_WAIT_MS });
+      const waiting = nextMessages(s, state, { ...cadence, now: decidedAt + ECHO_WAIT_MS });
       expect(waiting.parts).toEqual([]);
       expect(waiting.wakeAt).toBe(dueAt);
-      const sent = planWithEcho(s, state, { ...cadence, now: dueAt });
+      const sent = nextMessages(s, state, { ...cadence, now: dueAt });
       expect(sent.parts).toEqual([{ text: 'Allowed Bash once.\n⏳ Running npm test' }]);
       expect(sent.next).toMatchObject({ echoed: 'tool-0001', seq: 2 });
     });
@@ -254,10 +248,10 @@ describe('the repeated choice', () => {
     it('the agent has finished and the runner is drawing the review: the echo goes with the review', () => {
       const s = working({ result: { exitCode: 0, summary: 'done' } });
       const state: Delivered = { ...told, asked, pending: 'tool-0001' };
-      const waiting = planWithEcho(s, state, { ...cadence, now: decidedAt + ECHO_WAIT_MS });
+      const waiting = nextMessages(s, state, { ...cadence, now: decidedAt + ECHO_WAIT_MS });
       expect(waiting.parts).toEqual([]);
       expect(waiting.wakeAt).toBe(decidedAt + ECHO_LONGEST_WAIT_MS);
-      const review = planWithEcho(
+      const review = nextMessages(
         { ...s, status: { ...s.status!, phase: 'AwaitingApproval', pending: changes() } },
         state,
         { ...cadence, now: decidedAt + ECHO_WAIT_MS + 2000 },
@@ -268,7 +262,7 @@ describe('the repeated choice', () => {
     it('but not longer than the longest wait', () => {
       const s = working({ result: { exitCode: 0 } });
       expect(
-        planWithEcho(s, { ...told, asked, pending: 'tool-0001' }, { ...cadence, now: decidedAt + ECHO_LONGEST_WAIT_MS })
+        nextMessages(s, { ...told, asked, pending: 'tool-0001' }, { ...cadence, now: decidedAt + ECHO_LONGEST_WAIT_MS })
           .parts,
       ).toEqual([{ text: 'Allowed Bash once.' }]);
     });
@@ -276,14 +270,14 @@ describe('the repeated choice', () => {
 
   it('is prefixed to the next request shown, which is remembered in its place', () => {
     const s = session(changes(), [decided({ scope: 'once' })]);
-    const result = planWithEcho(s, { ...told, asked, pending: 'tool-0001' }, options);
+    const result = nextMessages(s, { ...told, asked, pending: 'tool-0001' }, options);
     expect(result.parts[0]!.text).toMatch(/^Allowed Bash once\.\nReady for review/);
     expect(result.next).toMatchObject({ n: 2, echoed: 'tool-0001', asked: { id: 'changes-0001' } });
   });
 
   it('alone, still counts as a change to record', () => {
     const s = session(undefined, [decided({ scope: 'once' })]);
-    const result = planWithEcho(
+    const result = nextMessages(
       s,
       { ...told, asked, pending: 'tool-0001' },
       { ...options, now: new Date(at).getTime() + ECHO_WAIT_MS },

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import type { ProgressItem, Session, SessionStatus } from '../../common/session/schema.ts';
 import type { Delivered } from '../../relay/delivered-state.ts';
-import { plan } from '../../relay/outbound/plan.ts';
+import { owed } from '../../relay/outbound/owed.ts';
 import { text } from '../../relay/text.ts';
 
 const T0 = Date.parse('2026-11-23T10:00:00Z');
@@ -35,7 +35,7 @@ function simulate(seconds: number, budgets: Partial<typeof options> = {}) {
   const sent: { at: number; text: string }[] = [];
   for (let s = 1; s <= seconds; s++) {
     const now = T0 + s * 1000;
-    const result = plan(session({ phase: 'Working', progress: items(1, s).slice(-50) }), told, {
+    const result = owed(session({ phase: 'Working', progress: items(1, s).slice(-50) }), told, {
       ...options,
       ...budgets,
       now,
@@ -64,9 +64,9 @@ describe('progress cadence', () => {
 
   it('waits for its turn: wakeAt is the stored time of the last message plus the gap', () => {
     const told: Delivered = { n: 3, seq: 2, started: true, progressSent: 2, progressAt: T0, messages: 2 };
-    const early = plan(session({ phase: 'Working', progress: items(1, 3) }), told, { ...options, now: T0 + 29_999 });
+    const early = owed(session({ phase: 'Working', progress: items(1, 3) }), told, { ...options, now: T0 + 29_999 });
     expect(early).toEqual({ parts: [], next: told, wakeAt: T0 + 30_000 });
-    const due = plan(session({ phase: 'Working', progress: items(1, 3) }), told, { ...options, now: T0 + 30_000 });
+    const due = owed(session({ phase: 'Working', progress: items(1, 3) }), told, { ...options, now: T0 + 30_000 });
     expect(due).toEqual({
       parts: [{ text: '⏳ step 3' }],
       next: { n: 4, seq: 3, started: true, progressSent: 3, progressAt: T0 + 30_000, messages: 3 },
@@ -82,7 +82,7 @@ describe('progress cadence', () => {
       questions: [{ question: 'Which?', options: [{ label: 'a' }] }],
       createdAt: new Date(T0).toISOString(),
     };
-    const result = plan(session({ phase: 'AwaitingApproval', progress: items(1, 3), pending }), told, {
+    const result = owed(session({ phase: 'AwaitingApproval', progress: items(1, 3), pending }), told, {
       ...options,
       now: T0 + 2_000,
     });
@@ -92,7 +92,7 @@ describe('progress cadence', () => {
 
   it("past the run's progress budget, progress is passed over and the result comes alone", () => {
     const told: Delivered = { n: 9, seq: 40, started: true, progressSent: 6, progressAt: T0, messages: 6 };
-    const result = plan(session({ phase: 'Succeeded', progress: items(1, 50), result: { summary: 'done' } }), told, {
+    const result = owed(session({ phase: 'Succeeded', progress: items(1, 50), result: { summary: 'done' } }), told, {
       ...options,
       now: T0 + 1,
     });
@@ -106,7 +106,7 @@ describe('progress cadence', () => {
       at: new Date(T0).toISOString(),
       text: 'x'.repeat(500),
     }));
-    const result = plan(
+    const result = owed(
       session({ phase: 'Working', progress: many }),
       { n: 1, seq: 0, started: true },
       { ...options, now: T0 },
@@ -134,14 +134,14 @@ describe('the Session-wide message budget', () => {
       pending,
       result: { media: [page(1), page(2), page(3)], diffAnswered: 3 },
     });
-    const first = plan(waiting, told, { ...options, now: T0 });
+    const first = owed(waiting, told, { ...options, now: T0 });
     expect(first.parts).toEqual([{ media: page(1), text: 'f (1)' }, { text: text.sessionCapped(30) }]);
     expect(first.next).toMatchObject({ diffs: 3, messages: 31, capped: true });
 
     const next = { ...pending, id: 't2', kind: 'tool' as const, tool: 'Bash', input: '{"command":"ls"}' };
-    const prompt = plan(session({ phase: 'AwaitingApproval', pending: next }), first.next, { ...options, now: T0 });
+    const prompt = owed(session({ phase: 'AwaitingApproval', pending: next }), first.next, { ...options, now: T0 });
     expect(prompt.parts.map((p) => p.text)).toEqual([text.pending(next, '30m')]);
-    const done = plan(session({ phase: 'Rejected' }), prompt.next, { ...options, now: T0 });
+    const done = owed(session({ phase: 'Rejected' }), prompt.next, { ...options, now: T0 });
     expect(done.parts.map((p) => p.text)).toEqual(['↩️ Changes undone. Send a new command when you are ready.']);
     expect(done.next).toMatchObject({ messages: 33, capped: true });
   });

@@ -6,9 +6,9 @@ import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { runnerName, RUNNER_IDENTITY_PREFIX } from '../../common/session/names.ts';
 import type { Media, Session } from '../../common/session/schema.ts';
 import { CachedTokenAuthorizer } from '../../relay/media/auth.ts';
-import { ExpiringCache, RateLimiter } from '../../relay/media/limits.ts';
+import { RateLimiter } from '../../relay/rate-limit.ts';
 import { foreignRefAuditor, foreignRefs, isOwnMedia } from '../../relay/media/refs.ts';
-import { plan } from '../../relay/outbound/plan.ts';
+import { owed } from '../../relay/outbound/owed.ts';
 
 const defaults: SessionDefaults = { maxQueued: 3, timeouts: { run: '2h', approval: '30m' } };
 
@@ -52,7 +52,7 @@ describe('media refs a Session may have signed', () => {
 
   it("plans only the Session's own images and logs each forged one once", () => {
     const session = withMedia([shot('tether/abc-1/screenshot-1.jpg'), ...FORGED.map(shot)]);
-    const { parts } = plan(
+    const { parts } = owed(
       session,
       { n: 1, seq: 0, started: true },
       { now: Date.now(), progressBatchMs: 0, reminderBeforeMs: 60_000, defaults },
@@ -72,6 +72,7 @@ describe('media refs a Session may have signed', () => {
 describe('token reviews', () => {
   it('asks once per token while the answer is fresh, good or bad, and shares one review among concurrent checks', async () => {
     const reviewed: string[] = [];
+    let now = 1_000_000;
     const authorizer = new CachedTokenAuthorizer(
       async (token) => {
         reviewed.push(token);
@@ -83,6 +84,7 @@ describe('token reviews', () => {
       { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 2 },
       'runners',
       'ns',
+      () => now,
     );
     const answers = await Promise.all(
       [...Array(50)].map((_, i) => authorizer.mayUpload(i % 2 ? 'good' : 'bad', 'ns', 's1')),
@@ -91,7 +93,10 @@ describe('token reviews', () => {
     expect(reviewed).toEqual(['bad', 'good']);
     expect(await authorizer.mayUpload('good', 'ns', 's2')).toBe(false); // the right token for another Session
     expect(reviewed).toHaveLength(2);
-    await new Promise((r) => setTimeout(r, 400)); // the refusal expired, the success did not
+    now += 300;
+    await authorizer.mayUpload('bad', 'ns', 's1');
+    expect(reviewed).toHaveLength(2); // the refusal is still fresh
+    now += 1; // the refusal expired, the success did not
     await authorizer.mayUpload('bad', 'ns', 's1');
     await authorizer.mayUpload('good', 'ns', 's1');
     expect(reviewed).toEqual(['bad', 'good', 'bad']);
@@ -111,21 +116,40 @@ describe('token reviews', () => {
     expect(await authorizer.mayUpload('good', 'runners', 's1')).toBe(false);
   });
 
-  it('keeps at most its bound, dropping the oldest', () => {
-    const cache = new ExpiringCache<string>(3);
-    for (const key of ['a', 'b', 'c', 'd']) cache.set(key, key, 1000, 0);
-    expect(cache.size).toBe(3);
-    expect([cache.get('a', 1), cache.get('d', 1), cache.get('d', 1000)]).toEqual([undefined, 'd', undefined]);
+  it('keeps at most its bound of answers, dropping the least recently used', async () => {
+    const reviewed: string[] = [];
+    const authorizer = new CachedTokenAuthorizer(
+      async (token) => void reviewed.push(token),
+      { okTtlMs: 60_000, failureTtlMs: 60_000, maxEntries: 3 },
+      'runners',
+      'ns',
+      () => 0,
+    );
+    for (const token of ['a', 'b', 'c', 'a', 'd', 'a', 'c', 'b']) await authorizer.mayUpload(token, 'ns', 's1');
+    expect(reviewed).toEqual(['a', 'b', 'c', 'd', 'b']);
   });
 });
 
 describe('upload rate', () => {
   it('allows the rate per key, refills evenly, and keeps keys apart', () => {
-    const limiter = new RateLimiter(6, 2);
-    const taken = [...Array(8)].map(() => limiter.take('10.0.0.1', 0));
+    let now = 0;
+    const limiter = new RateLimiter({ count: 6, periodMs: 60_000, now: () => now, maxKeys: 2 });
+    const taken = [...Array(8)].map(() => limiter.take('10.0.0.1'));
     expect(taken.filter(Boolean)).toHaveLength(6);
-    expect(limiter.take('10.0.0.2', 0)).toBe(true);
-    expect(limiter.take('10.0.0.1', 9_000)).toBe(false); // refilled 0.9 of one
-    expect(limiter.take('10.0.0.1', 10_000)).toBe(true);
+    expect(limiter.take('10.0.0.2')).toBe(true);
+    now = 9_000;
+    expect(limiter.take('10.0.0.1')).toBe(false); // refilled 0.9 of one
+    now = 10_000;
+    expect(limiter.take('10.0.0.1')).toBe(true);
+  });
+
+  it('paces a sender: the first at once, then one per period/count in turn; a quiet spell saves only the burst', () => {
+    let now = 0;
+    const pace = new RateLimiter({ count: 4, periodMs: 1000, burst: 1, now: () => now });
+    expect([pace.reserve(), pace.reserve(), pace.reserve()]).toEqual([0, 250, 500]);
+    now = 600; // the next turn is at 750
+    expect([pace.reserve(), pace.reserve()].map(Math.round)).toEqual([150, 400]);
+    now = 10_000;
+    expect([pace.reserve(), pace.reserve()]).toEqual([0, 250]);
   });
 });

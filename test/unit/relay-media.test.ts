@@ -28,6 +28,8 @@ const limits: UploadLimits = {
   review: { okTtlMs: 1000, failureTtlMs: 1000, maxEntries: 10 },
 };
 const asked: string[] = [];
+/** the app's clock: signed links are made and checked against it */
+let clock = Date.now();
 let server: Server;
 let base: string;
 
@@ -51,6 +53,7 @@ beforeAll(async () => {
     metrics: createMetrics(),
     logger: pino({ level: 'silent' }),
     ready: () => true,
+    now: () => clock,
   });
   server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -67,15 +70,16 @@ const put = (path: string, body: Buffer, type = 'image/png', token = 'runner-tok
 
 describe('media signing', () => {
   it('accepts its own signature until expiry, nothing else', () => {
-    const url = new URL(signMediaUrl(base, key, 'ns/sess-1/diff.png', 60_000));
+    const url = new URL(signMediaUrl(base, key, 'ns/sess-1/diff.png', 60_000, clock));
     const [exp, sig] = [url.searchParams.get('exp')!, url.searchParams.get('sig')!];
-    expect(checkMediaSignature(key, 'ns/sess-1/diff.png', exp, sig)).toBe('ok');
+    expect(checkMediaSignature(key, 'ns/sess-1/diff.png', exp, sig, clock)).toBe('ok');
+    expect(checkMediaSignature(key, 'ns/sess-1/diff.png', exp, sig, clock + 59_000)).toBe('ok');
     expect(checkMediaSignature(key, 'ns/sess-1/diff.png', exp, sig, Number(exp) * 1000 + 1)).toBe('expired');
-    expect(checkMediaSignature(key, 'ns/sess-1/other.png', exp, sig)).toBe('bad');
-    expect(checkMediaSignature('x'.repeat(32), 'ns/sess-1/diff.png', exp, sig)).toBe('bad');
-    expect(checkMediaSignature(key, 'ns/sess-1/diff.png', String(Number(exp) + 1), sig)).toBe('bad');
-    expect(checkMediaSignature(key, 'ns/sess-1/diff.png', undefined, sig)).toBe('bad');
-    expect(checkMediaSignature(key, 'ns/sess-1/diff.png', exp, [sig])).toBe('bad');
+    expect(checkMediaSignature(key, 'ns/sess-1/other.png', exp, sig, clock)).toBe('bad');
+    expect(checkMediaSignature('x'.repeat(32), 'ns/sess-1/diff.png', exp, sig, clock)).toBe('bad');
+    expect(checkMediaSignature(key, 'ns/sess-1/diff.png', String(Number(exp) + 1), sig, clock)).toBe('bad');
+    expect(checkMediaSignature(key, 'ns/sess-1/diff.png', undefined, sig, clock)).toBe('bad');
+    expect(checkMediaSignature(key, 'ns/sess-1/diff.png', exp, [sig], clock)).toBe('bad');
   });
 
   it.each([
@@ -105,7 +109,7 @@ describe('PUT and GET /media', () => {
     const res = await put('ns/sess-1/diff.png', PNG);
     expect(res.status).toBe(201);
     expect(await res.json()).toEqual({ ref: 'ns/sess-1/diff.png' });
-    const got = await fetch(signMediaUrl(base, key, 'ns/sess-1/diff.png', 60_000));
+    const got = await fetch(signMediaUrl(base, key, 'ns/sess-1/diff.png', 60_000, clock));
     expect(got.status).toBe(200);
     expect(got.headers.get('content-type')).toBe('image/png');
     expect(Buffer.from(await got.arrayBuffer()).equals(PNG)).toBe(true);
@@ -150,11 +154,14 @@ describe('PUT and GET /media', () => {
 
   it('refuses unsigned, tampered and expired links; forgets media after the TTL', async () => {
     await put('ns/sess-1/old.png', PNG);
-    const url = new URL(signMediaUrl(base, key, 'ns/sess-1/old.png', 60_000));
+    const url = new URL(signMediaUrl(base, key, 'ns/sess-1/old.png', 60_000, clock));
     expect((await fetch(`${base}/media/ns/sess-1/old.png`)).status).toBe(403);
     expect((await fetch(url.href.replace('old.png', 'diff.png'))).status).toBe(403);
-    expect((await fetch(signMediaUrl(base, key, 'ns/sess-1/old.png', -1000))).status).toBe(410);
-    expect((await fetch(signMediaUrl(base, key, 'ns/sess-1/none.png', 60_000))).status).toBe(404);
+    const shortLived = signMediaUrl(base, key, 'ns/sess-1/old.png', 1000, clock);
+    expect((await fetch(shortLived)).status).toBe(200);
+    clock += 2000;
+    expect((await fetch(shortLived)).status).toBe(410);
+    expect((await fetch(signMediaUrl(base, key, 'ns/sess-1/none.png', 60_000, clock))).status).toBe(404);
     const past = new Date(Date.now() - 120_000);
     utimesSync(join(dir, 'ns/sess-1/old.png'), past, past);
     expect((await fetch(url)).status).toBe(404);

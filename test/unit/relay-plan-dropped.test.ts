@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
-import { plan } from '../../relay/outbound/plan.ts';
+import { owed } from '../../relay/outbound/owed.ts';
 import type { Session } from '../../common/session/schema.ts';
 
 const queuedThenCancelled = (cancel?: boolean): Session => ({
@@ -20,15 +20,15 @@ const options = { now: Date.now(), progressBatchMs: 3000, reminderBeforeMs: 300_
 
 describe('a queued command swept away', () => {
   it('is reported once when a reject or timeout before it cleared the queue', () => {
-    const first = plan(queuedThenCancelled(), { n: 1, seq: 0, queued: true }, options);
+    const first = owed(queuedThenCancelled(), { n: 1, seq: 0, queued: true }, options);
     expect(first.parts.map((p) => p.text)).toEqual([
       expect.stringMatching(/^🗑️ Dropped your queued command "also update the README"/),
     ]);
     expect(first.next).toMatchObject({ n: 2, done: 'Cancelled' });
-    expect(plan(queuedThenCancelled(), first.next, options).parts).toEqual([]);
+    expect(owed(queuedThenCancelled(), first.next, options).parts).toEqual([]);
   });
 
   it('is not reported again when the user cancelled it (the cancel reply said so)', () => {
-    expect(plan(queuedThenCancelled(true), { n: 1, seq: 0, queued: true }, options).parts).toEqual([]);
+    expect(owed(queuedThenCancelled(true), { n: 1, seq: 0, queued: true }, options).parts).toEqual([]);
   });
 });

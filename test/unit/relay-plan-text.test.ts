@@ -1,10 +1,10 @@
 // A plan as the phone reads it: numbered steps, WhatsApp emphasis, nothing hidden, split cleanly.
 import { describe, expect, it } from 'vitest';
 import { MESSAGE_LIMIT, splitMessage, splitRequest } from '../../relay/outbound/split.ts';
-import { planForPhone } from '../../relay/outbound/plan-text.ts';
+import { planForPhone } from '../../relay/chat/agent-plan.ts';
 import { text } from '../../relay/text.ts';
-import { showHidden } from '../../relay/outbound/shown.ts';
-import { BUTTON_BODY_CHARS } from '../../relay/outbound/buttons.ts';
+import { showHidden } from '../../relay/chat/shown.ts';
+import { BUTTON_BODY_CHARS } from '../../relay/chat/buttons.ts';
 
 const createdAt = '2026-11-22T08:00:00Z';
 

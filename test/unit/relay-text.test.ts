@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionDefaults } from '../../common/session/defaults.ts';
 import type { Session, SessionStatus } from '../../common/session/schema.ts';
-import { plan } from '../../relay/outbound/plan.ts';
+import { owed } from '../../relay/outbound/owed.ts';
 import { text } from '../../relay/text.ts';
 import { MESSAGE_LIMIT } from '../../relay/outbound/split.ts';
 
@@ -164,7 +164,7 @@ describe('a Session without its own timeouts', () => {
       pending: { id: 'p', kind: 'plan', summary: '1. do it', createdAt: new Date().toISOString() },
     });
     delete waiting.spec.timeouts;
-    const { parts } = plan(
+    const { parts } = owed(
       waiting,
       { n: 1, seq: 0, started: true },
       { now: Date.now(), progressBatchMs: 0, reminderBeforeMs: 60_000, defaults },

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { LIMITS, type Pending, type Session } from '../../common/session/schema.ts';
-import { plan } from '../../relay/outbound/plan.ts';
+import { owed } from '../../relay/outbound/owed.ts';
 import { MESSAGE_LIMIT, splitMessage } from '../../relay/outbound/split.ts';
 import { text } from '../../relay/text.ts';
 
@@ -32,7 +32,7 @@ function messagesFor(pending: Pending) {
     spec: { phone: '+14155550123', prompt: 'p', repo: { url: 'x' }, workspace: 'w' },
     status: { phase: 'AwaitingApproval', pending },
   };
-  const { parts } = plan(
+  const { parts } = owed(
     session,
     { n: 1, seq: 0, started: true },
     { now: Date.now(), progressBatchMs: 0, reminderBeforeMs: 60_000, defaults },

@@ -4,7 +4,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../relay/metrics.ts';
-import { bindReplies } from '../../relay/outbound/buttons.ts';
+import { bindReplies } from '../../relay/chat/buttons.ts';
 import { Outbox } from '../../relay/outbound/outbox.ts';
 import { createTwilioTransport } from '../../relay/transports/twilio.ts';
 import { decisionName, quickReplyDefinition, quickReplyName } from '../../relay/transports/twilio-content.ts';

@@ -1,4 +1,5 @@
-// What the phone still needs to hear about one Session, given what it has been told. Pure.
+// What the phone is still owed about one Session, given what it has been told: the parts to send
+// and the new delivered state. Pure; next-messages.ts adds the echo of the last choice.
 import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { isActive, isTerminal } from '../../common/session/state-machine.ts';
 import type { Media, Pending, Session } from '../../common/session/schema.ts';
@@ -8,9 +9,8 @@ import { isOwnMedia } from '../media/refs.ts';
 import { MESSAGE_LIMIT } from './split.ts';
 import { budgetsOf, progressStep, withinSessionBudget, type BudgetOptions } from './cadence.ts';
 import { cutChars, text } from '../text.ts';
-import type { QuickReply } from '../transports/transport.ts';
-import { bindReplies } from './buttons.ts';
-import { showHidden } from './shown.ts';
+import { bindReplies, type QuickReply } from '../chat/buttons.ts';
+import { showHidden } from '../chat/shown.ts';
 
 export interface Part {
   text?: string;
@@ -18,14 +18,14 @@ export interface Part {
   media?: Pick<Media, 'ref' | 'contentType'>;
 }
 
-export interface PlanOptions extends BudgetOptions {
+export interface OwedOptions extends BudgetOptions {
   now: number;
   reminderBeforeMs: number;
   /** for a Session without its own timeouts, and the queue limit the phone is told about */
   defaults: SessionDefaults;
 }
 
-export interface Plan {
+export interface Owed {
   parts: Part[];
   next: Delivered;
   /** when to look at this Session again even if nothing changes (batching, reminder) */
@@ -33,7 +33,7 @@ export interface Plan {
 }
 
 /** The "still waiting" reminder: due now (a part), later (wakeAt), or never (neither). */
-function reminderFor(pending: Pending, approval: string, options: PlanOptions): { part?: Part; wakeAt?: number } {
+function reminderFor(pending: Pending, approval: string, options: OwedOptions): { part?: Part; wakeAt?: number } {
   const created = new Date(pending.createdAt).getTime();
   const deadline = created + parseDuration(approval);
   const remindAt = deadline - options.reminderBeforeMs;
@@ -68,7 +68,7 @@ function endingParts(session: Session, defaults: SessionDefaults): Part[] {
   ];
 }
 
-export function plan(session: Session, told: Delivered, options: PlanOptions): Plan {
+export function owed(session: Session, told: Delivered, options: OwedOptions): Owed {
   const status = session.status ?? {};
   const phase = status.phase;
   const next: Delivered = { ...told };

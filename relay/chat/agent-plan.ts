@@ -1,6 +1,6 @@
 // An agent's plan (Markdown, as Claude Code writes it) as a phone reads it: numbered steps,
 // WhatsApp emphasis instead of Markdown, no hidden characters. The outbox splits it at line
-// boundaries into ≤ 1,600-character messages (split.ts). Pure.
+// boundaries into ≤ 1,600-character messages (outbound/split.ts). Pure.
 import { showHidden } from './shown.ts';
 
 const HEADING = /^#{1,6}\s+(.*?)\s*#*$/;

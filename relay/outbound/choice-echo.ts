@@ -5,7 +5,7 @@ import type { Decision, Pending, Session } from '../../common/session/schema.ts'
 import type { Asked, Delivered } from '../delivered-state.ts';
 import { budgetsOf } from './cadence.ts';
 import { text } from '../text.ts';
-import { plan, type Part, type Plan, type PlanOptions } from './plan.ts';
+import type { Part, OwedOptions } from './owed.ts';
 
 /** An option label as the delivered record keeps it (the annotation stays small). */
 const KEPT_LABEL_CHARS = 60;
@@ -55,7 +55,7 @@ export function echoText(decision: Decision, asked: Asked | undefined): string |
  * (it goes at its turn), or the run's ending — the agent has finished (its exit code is recorded)
  * and the runner is preparing the review or the result.
  */
-export function messageOnItsWay(session: Session, told: Delivered, options: PlanOptions): boolean {
+export function messageOnItsWay(session: Session, told: Delivered, options: OwedOptions): boolean {
   const status = session.status ?? {};
   if (status.phase !== 'Working') return false;
   if (status.result?.exitCode !== undefined) return true;
@@ -89,17 +89,4 @@ export function withEcho(
   const dueAt = new Date(decision.at).getTime() + (onItsWay ? ECHO_LONGEST_WAIT_MS : ECHO_WAIT_MS);
   if (now >= dueAt) return { parts: [{ text: words }], echoed: decision.requestId };
   return { parts, wakeAt: dueAt };
-}
-
-/** plan(), with the request shown remembered (`asked`) and the echo of the newest decision added. */
-export function planWithEcho(session: Session, told: Delivered, options: PlanOptions): Plan {
-  const planned = plan(session, told, options);
-  const next = { ...planned.next };
-  const pending = session.status?.pending;
-  if (pending && next.pending === pending.id && told.pending !== pending.id) next.asked = askedOf(pending);
-  const echo = withEcho(session, told, planned.parts, options.now, messageOnItsWay(session, told, options));
-  if (echo.echoed) next.echoed = echo.echoed;
-  if (next.n === told.n && JSON.stringify(next) !== JSON.stringify(planned.next)) next.n = told.n + 1;
-  const wakeAt = echo.wakeAt === undefined ? planned.wakeAt : Math.min(planned.wakeAt ?? Infinity, echo.wakeAt);
-  return { ...planned, parts: echo.parts, next, wakeAt };
 }

@@ -1,7 +1,14 @@
 // One-tap answers: every quick reply of a request carries a payload naming that request
 // ("<reply>:<requestId>"), so a tap can answer only the request whose message it was on. Pure.
-import type { QuickReply } from '../transports/transport.ts';
 import { cutShown } from './shown.ts';
+
+/** An answer offered with a request: a button where the transport shows them, else typed words. */
+export interface QuickReply {
+  label: string;
+  reply: string;
+  /** names the request this reply answers ("<reply>:<requestId>"): what a tap sends back */
+  payload?: string;
+}
 
 /** WhatsApp shows at most this many quick-reply buttons in a session message. */
 export const MAX_BUTTONS = 3;
