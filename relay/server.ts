@@ -198,8 +198,10 @@ function inboundOf(w: Wiring, outbox: Outbox, images: InboundImages | undefined)
     namespace: config.namespace,
     owner: journal.instance,
     retentionMs: parseDuration(config.timeouts.approval),
+    now: w.now,
   });
   return new InboundHandler({
+    now: w.now,
     sessions: w.sessions,
     claims,
     phones: w.phones,
