@@ -5,7 +5,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { KubeEnvironment } from '../common/kube/kubeconfig.ts';
 import { RUNNER_GIT_STORE } from '../common/session/names.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
-import { isInside } from './paths.ts';
+import { isInside } from './workspace/paths.ts';
 
 const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
 const url = (description: string) => Type.String({ pattern: '^https?://[^\\s]+$', description });

@@ -1,12 +1,12 @@
 // The runner Pod's entrypoint: node /app/runner-image/main.ts. Config, logger, API connection, then
-// the Session's run; exits 0 once a final phase is written or found. Imported (compile-cache.ts),
+// the Session's run; exits 0 once a final phase is written or found. Imported (warm-compile-cache.ts),
 // it only loads.
 import { loadConnection } from '../common/kube/kubeconfig.ts';
 import { createLogger, makeRedactor } from '../common/log.ts';
 import { configOrExit, exitOnSignal } from '../common/process.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { parsePolicy } from './policy.ts';
-import { createRunnerPod } from './pod.ts';
+import { createRunnerPod } from './wiring.ts';
 
 /** Kubernetes' default grace period is 30 s; finish well inside it. */
 const SHUTDOWN_DEADLINE_MS = 20_000;

@@ -30,7 +30,7 @@ export const RUNNER_IMAGE: ImageContent = {
     };
     return Object.keys(manifest.dependencies ?? {}).filter((name) => !RUNNER_IMAGE_UNINSTALLS.includes(name));
   },
-  compileCache: { script: 'runner-image/compile-cache.ts', users: [RUNNER_UID, AGENT_UID] },
+  compileCache: { script: 'runner-image/warm-compile-cache.ts', users: [RUNNER_UID, AGENT_UID] },
 };
 
 /** The images' PATH (their Dockerfiles' ENV PATH); the node agent puts the image's own bin folder, with its Node.js, first. */

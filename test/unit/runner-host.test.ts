@@ -10,7 +10,7 @@ import { LIMITS, type Decision, type Pending } from '../../common/session/schema
 import { ClaudeConversation } from '../../runner-image/agents/claude-conversation.ts';
 import { everyCallAsked } from '../../runner-image/agents/claude-options.ts';
 import { PROGRESS_TOOL } from '../../runner-image/agents/types.ts';
-import { RunnerHost } from '../../runner-image/host.ts';
+import { RunnerHost } from '../../runner-image/agent-callbacks.ts';
 import { parsePolicy } from '../../runner-image/policy.ts';
 import { Requests } from '../../runner-image/requests.ts';
 import { StatusWriter } from '../../runner-image/status.ts';

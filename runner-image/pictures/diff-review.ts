@@ -1,13 +1,13 @@
 // The diff as the phone sees it: up to REVIEW_PAGES pictures with the review, and the pages of one
 // file when the phone asks for it (`diff <file>`, spec.diffRequests) while the changes await review.
 import type { Logger } from 'pino';
-import { matchDiffFile } from '../common/session/diff-files.ts';
-import { LIMITS, type Session } from '../common/session/schema.ts';
+import { matchDiffFile } from '../../common/session/diff-files.ts';
+import { LIMITS, type Session } from '../../common/session/schema.ts';
 import { paginate, type Pagination } from './diff-layout.ts';
 import { loadHighlighter, pageHtml, type Highlighter } from './diff-html.ts';
 import { parseDiff, type FileDiff } from './diff-parse.ts';
-import { renderPages, type Browsers, type Picture } from './images.ts';
-import type { StatusWriter } from './status.ts';
+import { renderPages, type Browsers, type Picture } from './chromium.ts';
+import type { StatusWriter } from '../status.ts';
 
 export const REVIEW_PAGES = 3;
 

@@ -2,23 +2,29 @@
 // (TETHER_GIT_STORE): the base branch is fetched there with the token; the agent's checkout is
 // written from it; the checkout is snapshotted into it, and exactly that snapshot is reviewed and
 // pushed. No git the runner runs has a work tree or the agent's .git: every read and write of the
-// workspace goes through workspace-fs (snapshot.ts reads the checkout, checkout.ts writes it), and
-// no git reads configuration the agent can write (git-env.ts).
+// workspace goes through workspace-fs (workspace/snapshot.ts reads the checkout, workspace/checkout.ts writes it), and
+// no git reads configuration the agent can write (env.ts).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import type { Redactor } from '../common/log.ts';
-import { applyChanges, readBaseMarker, writeBaseMarker, type Change } from './checkout.ts';
-import { DIFF_OPTIONS, gitEnvironment, type GitIdentity } from './git-env.ts';
-import { BaseTree, batchObjects, treeChanges } from './git-objects.ts';
-import { buildSnapshot, SNAPSHOT_LIMITS, SnapshotRefused, type Snapshot, type SnapshotLimits } from './snapshot.ts';
-import { withWorkspaceDir, type WorkspaceDir } from './workspace-fs.ts';
+import type { Redactor } from '../../common/log.ts';
+import { applyChanges, readBaseMarker, writeBaseMarker, type Change } from '../workspace/checkout.ts';
+import { DIFF_OPTIONS, gitEnvironment, type GitIdentity } from './env.ts';
+import { BaseTree, batchObjects, treeChanges } from './objects.ts';
+import {
+  buildSnapshot,
+  SNAPSHOT_LIMITS,
+  SnapshotRefused,
+  type Snapshot,
+  type SnapshotLimits,
+} from '../workspace/snapshot.ts';
+import { withWorkspaceDir, type WorkspaceDir } from '../workspace/fs.ts';
 
-export type { Snapshot } from './snapshot.ts';
-export { commitMessage, cutDiff } from './git-text.ts';
+export type { Snapshot } from '../workspace/snapshot.ts';
+export { commitMessage, cutDiff } from './text.ts';
 
 export interface GitDeps {
   /** The workspace mount: the trusted root of every path below it. */
@@ -253,7 +259,7 @@ export class Git {
     return snapshot?.tree === (await this.treeOf(commit));
   }
 
-  /** The checkout read through workspace-fs (snapshot.ts), compared with the commit's tree, written into the store. */
+  /** The checkout read through workspace-fs (workspace/snapshot.ts), compared with the commit's tree, written into the store. */
   private async snapshot(commit: string): Promise<Snapshot> {
     const tree = await this.treeOf(commit);
     const base = new BaseTree(
@@ -282,7 +288,7 @@ export class Git {
     );
   }
 
-  /** Writes the checkout from the tree it holds now (none when fresh) to the commit `to`, through workspace-fs (checkout.ts). */
+  /** Writes the checkout from the tree it holds now (none when fresh) to the commit `to`, through workspace-fs (workspace/checkout.ts). */
   private async checkOut(from: string | undefined, to: string): Promise<void> {
     const target = await this.treeOf(to);
     const changes: Change[] =

@@ -6,9 +6,9 @@
 // else, and anything git would refuse or the agent could not have read, is left out and said.
 // Files are read several at once, folders one after another.
 import ignoreModule, { type Ignore } from 'ignore';
-import { concurrencyLimit } from '../common/concurrency.ts';
-import { blobId, type BaseTree, type Mode } from './git-objects.ts';
-import { WorkspaceRefused, type Entry, type EntryType, type Opened, type WorkspaceDir } from './workspace-fs.ts';
+import { concurrencyLimit } from '../../common/concurrency.ts';
+import { blobId, type BaseTree, type Mode } from '../git/objects.ts';
+import { WorkspaceRefused, type Entry, type EntryType, type Opened, type WorkspaceDir } from './fs.ts';
 
 export interface SnapshotLimits {
   /** A larger file is left out (GitHub refuses files over 100 MB). */

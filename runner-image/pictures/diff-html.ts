@@ -3,7 +3,7 @@
 // Everything from the diff is escaped: highlight.js escapes what it returns, the rest goes through
 // escapeHtml; the page also forbids scripts and loads (CSP), and is rendered with JavaScript off.
 import type { HLJSApi } from 'highlight.js';
-import { packageFile } from './image-files.ts';
+import { packageFile } from '../image-files.ts';
 import {
   codeWidth,
   DIFF_LAYOUT as L,

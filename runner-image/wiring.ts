@@ -8,20 +8,20 @@ import type { Logger, Redactor } from '../common/log.ts';
 import { phoneHash } from '../common/session/display.ts';
 import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
-import { AgentChannel, CHANNEL_DEFAULTS } from './agent-channel.ts';
+import { AgentChannel, CHANNEL_DEFAULTS } from './agent-channel/channel.ts';
 import { ClaudeAgent } from './agents/claude.ts';
 import { agentSdk } from './agents/sdk.ts';
 import { loopbackModelEnv, type RunnerConfig } from './config.ts';
-import { Git } from './git.ts';
+import { Git } from './git/store.ts';
 import { imageInstructions } from './image-files.ts';
-import { browserEnvironment, Browsers } from './images.ts';
+import { browserEnvironment, Browsers } from './pictures/chromium.ts';
 import type { Policy } from './policy.ts';
-import { startModelProxy, type ModelProxy } from './model-proxy.ts';
-import { ModelSpend } from './model-spend.ts';
+import { startModelProxy, type ModelProxy } from './model/proxy.ts';
+import { ModelSpend } from './model/spend.ts';
 import { Runner } from './runner.ts';
 import { startScriptedModel, type ScriptedModel } from './scripted-model/server.ts';
 import { SessionFinished, StatusWriter } from './status.ts';
-import { makeWorkspaceDirs } from './workspace-fs.ts';
+import { makeWorkspaceDirs } from './workspace/fs.ts';
 
 export interface RunnerPodParts {
   config: RunnerConfig;
