@@ -3,7 +3,8 @@
 import { relative } from 'node:path';
 import type { KubeConnection } from '../common/kube/connection.ts';
 import { createInformer } from '../common/kube/informer.ts';
-import { FIELD_MANAGERS, SessionClient, sessionsPath } from '../common/kube/sessions.ts';
+import { collectionPath, KINDS } from '../common/kube/resources.ts';
+import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import type { Logger, Redactor } from '../common/log.ts';
 import { phoneHash } from '../common/session/display.ts';
 import type { Session } from '../common/session/schema.ts';
@@ -136,7 +137,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
   let gone = false;
   const watch = createInformer<Session>({
     kube: parts.kube,
-    path: sessionsPath(namespace),
+    path: collectionPath(KINDS.sessions, namespace),
     name,
     logger: log.child({ informer: 'session' }),
   });
