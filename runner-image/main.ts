@@ -23,7 +23,7 @@ async function main(): Promise<never> {
   });
   // No metrics: a runner Pod serves nothing; its progress is the Session's status.
   const kube = await loadConnection(config.kube);
-  const pod = await createRunnerPod({ config, policy, log, redact, kube });
+  const pod = await createRunnerPod({ config, policy, log, redact, kube, now: () => new Date() });
 
   log.info({ agent: pod.agent, startupMs: Math.round(process.uptime() * 1000) }, 'runner ready');
   const finished = pod.run();

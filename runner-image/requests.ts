@@ -71,7 +71,7 @@ export class Requests {
   ): Promise<Decided> {
     if (this.stop.aborted) throw new Stopped(String(this.stop.reason));
     const id = `${kind}-${randomBytes(4).toString('hex')}`;
-    this.status.setPending({ id, kind, ...fields, createdAt: new Date().toISOString() });
+    this.status.setPending({ id, kind, ...fields, createdAt: this.status.clock().toISOString() });
     await this.status.move({ type: 'RequestRaised', kind });
     const decision = await waitForDecision(this.status, id, this.stop);
     const decided: Event = {

@@ -40,6 +40,7 @@ export interface RunnerDeps {
   redact: (s: string) => string;
   /** Kills every process of the agent container (the agent channel), saying how many linger; unset when the agent runs here. */
   freezeAgent?: () => Promise<{ lingering: number }>;
+  now: () => Date;
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -93,9 +94,9 @@ export class Runner {
       return;
     }
     try {
-      const started = Date.now();
+      const started = this.deps.now().getTime();
       const how = await this.deps.git.prepare(spec.repo.url, base);
-      log.info({ how, ms: Date.now() - started }, 'workspace ready');
+      log.info({ how, ms: this.deps.now().getTime() - started }, 'workspace ready');
       if (how === 'kept-changes') status.addProgress('Continuing from the changes kept on the workspace');
     } catch (error) {
       await status.move(

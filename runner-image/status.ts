@@ -232,7 +232,8 @@ export class StatusWriter {
     );
   }
 
-  private clock(): Date {
+  /** The runner's clock (deps.now). */
+  clock(): Date {
     return this.deps.now?.() ?? new Date();
   }
 

@@ -30,6 +30,8 @@ export interface RunnerPodParts {
   log: Logger;
   redact: Redactor;
   kube: KubeConnection;
+  /** The runner's one clock: every time it writes or measures comes from here. */
+  now: () => Date;
 }
 
 export interface RunnerPod {
@@ -88,6 +90,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     name,
     redact,
     log,
+    now: parts.now,
   });
   // The agent container's uid shares the workspace through the Pod's group: what either writes, both may change.
   if (config.agentSocket) process.umask(0o002);
@@ -128,6 +131,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     repoDir: config.repoDir,
     github: config.github,
     repoHosts: config.repoHosts,
+    now: parts.now,
     freezeAgent: channel && (() => channel.freeze()),
   });
   const offPhone = status.onChange((s) => {
@@ -148,7 +152,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
   });
 
   const run = async (): Promise<number> => {
-    const started = Date.now();
+    const started = parts.now().getTime();
     // It rejects only when stopped before its first read, which the finished run no longer needs.
     watch.start().catch(() => undefined);
     // Loads while the workspace is prepared; a failure shows where the agent starts.
@@ -158,7 +162,10 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
       await status.flush().catch((error: unknown) => {
         if (!(error instanceof SessionFinished)) throw error;
       });
-      log.info({ phase: status.phase, ms: Date.now() - started, statusWrites: status.writes }, 'runner done');
+      log.info(
+        { phase: status.phase, ms: parts.now().getTime() - started, statusWrites: status.writes },
+        'runner done',
+      );
       // Exit 0 only with a final phase on the Session: anything else is for the controller to see as lost.
       return isTerminal(status.phase) || gone ? 0 : 1;
     } catch (error) {

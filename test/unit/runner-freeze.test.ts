@@ -91,6 +91,7 @@ async function runSession(result: AgentResult, freeze: () => Promise<{ lingering
     repoDir: join(workspace, 'repo'),
     github: { apiUrl: 'http://127.0.0.1:9' },
     repoHosts: parseRepoHosts(tmpdir()),
+    now: () => new Date(),
     freezeAgent: async () => {
       order.push('freeze');
       return freeze();
