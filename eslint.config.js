@@ -21,9 +21,11 @@ export const WORKSPACE_FS_ALLOWED = [
   // lstat, readlink and realpath only, to judge where a tool call's path leads (docs/security.md):
   // no file is opened, read or written.
   'runner-image/workspace/paths.ts',
-  // The private git store (the object store, git's HOME, the scratch clone copied in as the agent's
-  // .git); the checkout, its .git and the base marker only through workspace-fs (workspace/snapshot.ts, workspace/checkout.ts).
+  // The private git store (the object store, git's HOME); the checkout, its .git and the base marker
+  // only through workspace-fs (workspace/snapshot.ts, workspace/checkout.ts).
   'runner-image/git/store.ts',
+  // The scratch clone in the private folder, copied in as the agent's .git through workspace-fs.
+  'runner-image/git/agent-git.ts',
   // The agent container's entrypoint: runs as the agent's own user, with the agent's rights.
   'runner-image/agent-host/**',
 ];

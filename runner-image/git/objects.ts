@@ -4,6 +4,7 @@
 // with one `git cat-file --batch`. No git here is given a work tree.
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
+import type { RunningGit } from './spawn.ts';
 import type { Readable, Writable } from 'node:stream';
 
 export type Mode = '100644' | '100755' | '120000' | '160000';
@@ -191,5 +192,19 @@ export async function* batchObjects(stdout: Readable): AsyncGenerator<Buffer> {
       yield Buffer.from(take(want + 1).subarray(0, want));
       want = undefined;
     }
+  }
+}
+
+/** The blobs' contents, in order, from one `git cat-file --batch` (started by `start`). */
+export async function* readBlobs(start: () => RunningGit, ids: string[]): AsyncGenerator<Buffer> {
+  if (ids.length === 0) return;
+  const { stdin, stdout, done } = start();
+  stdin.end(ids.map((id) => `${id}\n`).join(''));
+  try {
+    yield* batchObjects(stdout);
+    await done;
+  } finally {
+    stdout.destroy();
+    await done.catch(() => undefined);
   }
 }
