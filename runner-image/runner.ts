@@ -39,7 +39,10 @@ export interface RunnerDeps {
   /** The install's repository host list: git runs, and the token goes, only to these. */
   repoHosts: readonly string[];
   redact: (s: string) => string;
-  /** Kills every process of the agent container (the agent channel), saying how many linger; unset when the agent runs here. */
+  /**
+   * Kills every process of the agent container (the agent channel), saying how many linger; unset when the agent runs
+   * here.
+   */
   freezeAgent?: () => Promise<{ lingering: number }>;
   now: () => Date;
 }

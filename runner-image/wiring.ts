@@ -81,6 +81,14 @@ function makeAgent(
   });
 }
 
+/** Claude Code's HOME on the workspace, which the agent container's user (when there is one) may write too. */
+async function makeAgentHome(config: RunnerConfig): Promise<void> {
+  // The agent container's uid shares the workspace through the Pod's group: what either writes, both may change.
+  if (config.agentSocket) process.umask(0o002);
+  // 0777 as mkdir(1): the umask decides, and the agent's group must be able to write its HOME.
+  await makeWorkspaceDirs(config.workspace, relative(config.workspace, config.home), 0o777);
+}
+
 export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
   const { config, log, redact } = parts;
   const { namespace, name } = config.session;
@@ -92,10 +100,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     log,
     now: parts.now,
   });
-  // The agent container's uid shares the workspace through the Pod's group: what either writes, both may change.
-  if (config.agentSocket) process.umask(0o002);
-  // 0777 as mkdir(1): the umask decides, and the agent's group must be able to write its HOME.
-  await makeWorkspaceDirs(config.workspace, relative(config.workspace, config.home), 0o777);
+  await makeAgentHome(config);
   const channel = config.agentSocket
     ? await AgentChannel.listen({
         ...CHANNEL_DEFAULTS,

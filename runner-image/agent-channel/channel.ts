@@ -105,7 +105,9 @@ export class AgentChannel {
     return new Promise((resolve, reject) => this.helloWaiters.push({ resolve, reject }));
   }
 
-  /** Starts a process in the agent container. Failures (no channel, refused, not found) arrive as 'error' and 'exit'. */
+  /**
+   * Starts a process in the agent container. Failures (no channel, refused, not found) arrive as 'error' and 'exit'.
+   */
   spawn(options: SpawnOptions): AgentProcess {
     const id = this.nextId++;
     const spawned = new AgentProcess((type, payload) => this.send(type, id, payload));

@@ -148,7 +148,8 @@ export class TreeWriter {
   async finish(): Promise<void> {
     await this.writing;
     const commit = this.marks.size + 1;
-    const head = `commit refs/tether/snapshot\nmark :${commit}\ncommitter ${this.committer} 0 +0000\ndata 0\ndeleteall\n`;
+    const head =
+      `commit refs/tether/snapshot\nmark :${commit}\n` + `committer ${this.committer} 0 +0000\ndata 0\ndeleteall\n`;
     await write(this.input, Buffer.from(head), ...this.lines, Buffer.from(`\nls :${commit} ""\ndone\n`));
     this.input.end();
   }

@@ -95,7 +95,7 @@ export class Git {
     return (await this.runRaw(args, options)).toString();
   }
 
-  /** Fetches the base branch into the store and writes the agent's checkout from it, unless earlier changes are kept. */
+  /** Fetches the base branch into the store and writes the agent's checkout from it, unless changes are kept. */
   async prepare(url: string, branch: string): Promise<Prepared> {
     await this.ensureStore();
     await this.run(['check-ref-format', `refs/heads/${branch}`]).catch(() => {
@@ -183,7 +183,7 @@ export class Git {
     );
   }
 
-  /** The work tree back to the base: what differs from it now is restored or removed; ignored and left-out files stay. */
+  /** The work tree back to the base: what differs is restored or removed; ignored and left-out files stay. */
   async revert(): Promise<void> {
     const base = this.requireBase();
     await this.checkOut((await this.snapshot(base)).tree, base);
@@ -201,7 +201,10 @@ export class Git {
       await this.run(['init', '--quiet', '--bare', '--template=', '--end-of-options', this.store], { gitDir: null });
   }
 
-  /** The checkout must be a real folder (a symlink would make the runner snapshot whatever it points at); true when it holds nothing but .git. */
+  /**
+   * The checkout must be a real folder (a symlink would make the runner snapshot whatever it points at); true when it
+   * holds nothing but .git.
+   */
   private async ensureWorkTree(): Promise<boolean> {
     return withWorkspaceDir(this.deps.workspace, '', async (root) => {
       const type = await root.typeOf(this.deps.checkout);
@@ -242,7 +245,7 @@ export class Git {
     return snapshot?.tree === (await this.treeOf(commit));
   }
 
-  /** The checkout read through workspace-fs (workspace/snapshot.ts), compared with the commit's tree, written into the store. */
+  /** The checkout read through workspace-fs (snapshot.ts), compared with the commit's tree, written to the store. */
   private async snapshot(commit: string): Promise<Snapshot> {
     const tree = await this.treeOf(commit);
     const base = new BaseTree(
@@ -271,7 +274,7 @@ export class Git {
     );
   }
 
-  /** Writes the checkout from the tree it holds now (none when fresh) to the commit `to`, through workspace-fs (workspace/checkout.ts). */
+  /** Writes the checkout from the tree it holds (none when fresh) to the commit `to`, through checkout.ts. */
   private async checkOut(from: string | undefined, to: string): Promise<void> {
     const target = await this.treeOf(to);
     const changes: Change[] =

@@ -25,7 +25,9 @@ class Cursor {
     this.root = root;
   }
 
-  /** The folder `parts` below the root; made (anything else in the way removed) when `make`, else undefined when absent. */
+  /**
+   * The folder `parts` below the root; made (anything else in the way removed) when `make`, else undefined when absent.
+   */
   async at(parts: string[], make: boolean): Promise<WorkspaceDir | undefined> {
     let kept = 0;
     while (kept < this.open.length && kept < parts.length && this.open[kept]!.name === parts[kept]) kept++;
@@ -64,7 +66,10 @@ const ATTEMPTS = 50;
 /** Files of one folder written at once. */
 const PARALLEL_WRITES = 16;
 
-/** Runs a step again from the top (folders reopened) while what it meets keeps changing; never where nothing of the agent's runs. */
+/**
+ * Runs a step again from the top (folders reopened) while what it meets keeps changing; never where nothing of the
+ * agent's runs.
+ */
 async function retrying(cursor: Cursor, path: string, step: () => Promise<void>): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {

@@ -18,7 +18,10 @@ function saysDiskFull(error: unknown): boolean {
   );
 }
 
-/** Whether `error` came from the workspace volume being full; `workspace` is its root (the mount point, not a path the agent can replace). */
+/**
+ * Whether `error` came from the workspace volume being full; `workspace` is its root (the mount point, not a path the
+ * agent can replace).
+ */
 export async function isDiskFull(error: unknown, workspace: string): Promise<boolean> {
   if (saysDiskFull(error)) return true;
   const free = await freeBytes(workspace);

@@ -28,7 +28,7 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY
 const READ_DIR = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_DIRECTORY;
 const READ_ANY = O_RDONLY | O_NOFOLLOW | O_NONBLOCK; // anything but a symlink or socket; a FIFO without waiting
 
-/** An entry opened as what it was at one instant: a folder, a regular file (read unless over the limit), a symlink's target. */
+/** An entry opened as what it was at one instant: a folder, a regular file (read unless too large), a link's target. */
 export type Opened =
   | { type: 'dir'; dir: WorkspaceDir }
   | { type: 'file'; stat: Stats; data?: Buffer }
@@ -236,7 +236,7 @@ let made = 0;
 /** A name no other write of this process uses, short enough beside any name (writes go there first). */
 const freshName = () => `.tether-${process.pid}-${++made}`;
 
-/** At most maxBytes of the file: first the size it said it had (and a byte more, to see it end), then 64 KiB at a time. */
+/** At most maxBytes of the file: the size it said it had (and a byte more, to see it end), then 64 KiB at a time. */
 async function readBounded(handle: FileHandle, path: string, maxBytes: number, size: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;
