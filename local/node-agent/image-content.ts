@@ -19,7 +19,7 @@ export interface ImageContent {
 }
 
 /** Production dependencies the runner image uninstalls (only the relay or the controller use them). */
-export const RUNNER_IMAGE_UNINSTALLS: readonly string[] = ['express', 'prom-client', 'twilio'];
+export const RUNNER_IMAGE_UNINSTALLS: readonly string[] = ['express', 'lru-cache', 'prom-client', 'twilio'];
 
 export const RUNNER_IMAGE: ImageContent = {
   name: 'tether-runner',
