@@ -1,7 +1,7 @@
 // The snapshot of a checkout of ~10,000 files / ~100 MB, unchanged and with 100 files changed: the
 // old way (`git add -A` of the work tree into a copy of a refreshed base index, then `write-tree`)
-// against the runner's walk through workspace-fs (snapshot.ts); and the first checkout into an
-// empty folder, `git read-tree -u` against checkout.ts (a whole prepare once the store holds the
+// against the runner's walk through workspace-fs (runner-image/workspace/snapshot.ts); and the first checkout into an
+// empty folder, `git read-tree -u` against runner-image/workspace/checkout.ts (a whole prepare once the store holds the
 // objects). Prints the median and the slowest of --runs runs of each, and the machine's load. Not
 // part of `make bench`.
 // Run: node bench/snapshot.ts [--files 10000] [--runs 5]
@@ -11,7 +11,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Git } from '../runner-image/git.ts';
+import { Git } from '../runner-image/git/store.ts';
 import { inheritedEnv } from './config.ts';
 import { machineLoad, percentile, refuseIfBusy } from './machine.ts';
 
@@ -85,7 +85,7 @@ const fresh = () => {
 const { workspace, runner } = fresh();
 await runner.prepare(url, 'main');
 
-// The old way, as git.ts did it: a base index refreshed once, copied for every snapshot.
+// The old way, as runner-image/git/store.ts did it: a base index refreshed once, copied for every snapshot.
 const repo = join(workspace, 'repo');
 const old = { GIT_DIR: join(storeDir, 'store.git'), GIT_WORK_TREE: repo };
 const baseIndex = join(root, 'base.index');

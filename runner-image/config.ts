@@ -6,7 +6,7 @@ import { httpUrl, logLevel, renamedOf } from '../common/config/values.ts';
 import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
 import { RUNNER_GIT_STORE } from '../common/session/names.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
-import { isInside } from './paths.ts';
+import { isInside } from './workspace/paths.ts';
 
 export const EnvSchema = Type.Object({
   TETHER_SESSION_NAME: Type.String({ minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN_PATTERN }),

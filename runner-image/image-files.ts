@@ -1,5 +1,5 @@
 // Files of the runner image itself (its code and installed packages: read-only in a Pod and on no
-// volume the agent can write), as opposed to anything on the workspace (workspace-fs.ts).
+// volume the agent can write), as opposed to anything on the workspace (workspace/fs.ts).
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';

@@ -1,12 +1,12 @@
 // The runner Pod's entrypoint: node /app/runner-image/main.ts. Config, logger, API connection, then
-// the Session's run; exits 0 once a final phase is written or found. Imported (compile-cache.ts),
+// the Session's run; exits 0 once a final phase is written or found. Imported (warm-compile-cache.ts),
 // it only loads.
 import { loadConnection } from '../common/kube/kubeconfig.ts';
 import { createLogger, makeRedactor } from '../common/log.ts';
 import { configOrExit, exitOnSignal } from '../common/process.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { parsePolicy } from './policy.ts';
-import { createRunnerPod } from './pod.ts';
+import { createRunnerPod } from './wiring.ts';
 
 /** Kubernetes' default grace period is 30 s; finish well inside it. */
 const SHUTDOWN_DEADLINE_MS = 20_000;
@@ -23,7 +23,7 @@ async function main(): Promise<never> {
   });
   // No metrics: a runner Pod serves nothing; its progress is the Session's status.
   const kube = await loadConnection(config.kube);
-  const pod = await createRunnerPod({ config, policy, log, redact, kube });
+  const pod = await createRunnerPod({ config, policy, log, redact, kube, now: () => new Date() });
 
   log.info({ agent: pod.agent, startupMs: Math.round(process.uptime() * 1000) }, 'runner ready');
   const finished = pod.run();

@@ -2,8 +2,8 @@
 // TETHER_PERMISSION_POLICY (JSON); rules are `Tool` or `Tool(pattern)` where `*` matches anything.
 import { policyOver, type Policy } from '../common/permission-policy.ts';
 import { SCREENSHOT_TOOL } from './agents/types.ts';
-import { isLoopbackUrl } from './loopback.ts';
-import { isInside, realPath } from './paths.ts';
+import { isLoopbackUrl } from './pictures/loopback.ts';
+import { isInside, realPath } from './workspace/paths.ts';
 
 export type { Policy } from '../common/permission-policy.ts';
 

@@ -1,6 +1,7 @@
 // Pending requests: raise one (status.pending + AwaitingApproval), wait for the matching entry in
 // spec.decisions, record the decision through transition() and hand its effects to the caller
 // (RevertWorkspace before the record, Publish and ResumeAgent after it). One request open at a time.
+import pLimit from 'p-limit';
 import { randomBytes } from 'node:crypto';
 import { LIMITS, type Decision, type Pending, type Session } from '../common/session/schema.ts';
 import { transition, type Effect, type Event } from '../common/session/state-machine.ts';
@@ -47,7 +48,8 @@ export function waitForDecision(status: StatusWriter, requestId: string, signal:
 export class Requests {
   private readonly status: StatusWriter;
   private readonly stop: AbortSignal;
-  private chain: Promise<unknown> = Promise.resolve();
+  /** One request open at a time. */
+  private readonly queue = pLimit(1);
 
   constructor(status: StatusWriter, stop: AbortSignal) {
     this.status = status;
@@ -59,9 +61,7 @@ export class Requests {
    * the phase change is written (RevertWorkspace: revert the tree before writing Rejected).
    */
   raise(kind: Kind, fields: Omit<Pending, 'id' | 'kind' | 'createdAt'>, beforeRecord?: BeforeRecord): Promise<Decided> {
-    const run = this.chain.then(() => this.raiseNow(kind, fields, beforeRecord));
-    this.chain = run.catch(() => undefined);
-    return run;
+    return this.queue(() => this.raiseNow(kind, fields, beforeRecord));
   }
 
   private async raiseNow(
@@ -71,7 +71,7 @@ export class Requests {
   ): Promise<Decided> {
     if (this.stop.aborted) throw new Stopped(String(this.stop.reason));
     const id = `${kind}-${randomBytes(4).toString('hex')}`;
-    this.status.setPending({ id, kind, ...fields, createdAt: new Date().toISOString() });
+    this.status.setPending({ id, kind, ...fields, createdAt: this.status.clock().toISOString() });
     await this.status.move({ type: 'RequestRaised', kind });
     const decision = await waitForDecision(this.status, id, this.stop);
     const decided: Event = {

@@ -1,23 +1,24 @@
 // One Session, start to finish: Working → agent → changes gate → publish or revert → final phase.
-import type { ModelSpend } from './model-spend.ts';
+import type { ModelSpend } from './model/spend.ts';
 import type { Logger } from 'pino';
 import { onceGranted } from '../common/kube/errors.ts';
 import { DEFAULT_BASE_BRANCH } from '../common/session/defaults.ts';
 import { truncate } from '../common/session/display.ts';
 import { repoProblem } from '../common/session/repo.ts';
-import { LIMITS, type Media, type Session } from '../common/session/schema.ts';
+import { LIMITS, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { SCREENSHOT_TOOL, type Agent, type AgentImage, type AgentResult } from './agents/types.ts';
-import { DISK_FULL_MESSAGE, isDiskFull } from './disk-full.ts';
-import { commitMessage, cutDiff, type Git, type Snapshot } from './git.ts';
-import { SnapshotRefused } from './snapshot.ts';
-import { createPullRequest, repoSlug } from './github.ts';
-import { RunnerHost } from './host.ts';
-import { answerDiffRequests, DiffDrawer, diffFileNames } from './diff-review.ts';
-import type { FileDiff } from './diff-parse.ts';
-import { captureScreenshot, type Browsers, type Picture } from './images.ts';
-import { storeMedia, type MediaDeps } from './media.ts';
-import { ImageUnavailable, loadImages } from './inbound-images.ts';
+import { DISK_FULL_MESSAGE, isDiskFull } from './workspace/disk-full.ts';
+import { commitMessage, cutDiff, type Git, type Snapshot } from './git/store.ts';
+import { SnapshotRefused } from './workspace/snapshot.ts';
+import { publish } from './forge/publish.ts';
+import { RunnerHost } from './agent-callbacks.ts';
+import { answerDiffRequests, DiffDrawer, diffFileNames } from './pictures/diff-review.ts';
+import type { FileDiff } from './pictures/diff-parse.ts';
+import type { Browsers } from './pictures/chromium.ts';
+import { RunMedia } from './pictures/run-media.ts';
+import type { MediaDeps } from './pictures/uploads.ts';
+import { ImageUnavailable, loadImages } from './pictures/from-phone.ts';
 import type { Policy } from './policy.ts';
 import { Requests, Stopped } from './requests.ts';
 import { SessionFinished, type StatusWriter } from './status.ts';
@@ -39,8 +40,12 @@ export interface RunnerDeps {
   /** The install's repository host list: git runs, and the token goes, only to these. */
   repoHosts: readonly string[];
   redact: (s: string) => string;
-  /** Kills every process of the agent container (the agent channel), saying how many linger; unset when the agent runs here. */
+  /**
+   * Kills every process of the agent container (the agent channel), saying how many linger; unset when the agent runs
+   * here.
+   */
   freezeAgent?: () => Promise<{ lingering: number }>;
+  now: () => Date;
 }
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -50,7 +55,7 @@ const LEFT_OUT_SHOWN = 5;
 export class Runner {
   private readonly deps: RunnerDeps;
   readonly stop = new AbortController();
-  private readonly media: Media[] = [];
+  private readonly media: RunMedia;
   private readonly diffs: DiffDrawer;
   private session!: Session;
   private freezing: Promise<string | undefined> | undefined;
@@ -58,6 +63,7 @@ export class Runner {
   constructor(deps: RunnerDeps) {
     this.deps = deps;
     this.diffs = new DiffDrawer(deps.browsers);
+    this.media = new RunMedia(deps);
     deps.status.onChange((s) => {
       if (s.spec.cancel) this.stop.abort('cancel');
       else if (isTerminal(s.status?.phase)) this.stop.abort('finished');
@@ -88,25 +94,7 @@ export class Runner {
     if (status.phase === 'Starting') await status.move({ type: 'RunnerStarted' });
     const spec = this.session.spec;
     const base = spec.repo.baseBranch ?? DEFAULT_BASE_BRANCH;
-    const refused = repoProblem(spec.repo, this.deps.repoHosts);
-    if (refused) {
-      await status.move({ type: 'AgentFailed' }, `Could not get the repository: ${refused}`);
-      return;
-    }
-    try {
-      const started = Date.now();
-      const how = await this.deps.git.prepare(spec.repo.url, base);
-      log.info({ how, ms: Date.now() - started }, 'workspace ready');
-      if (how === 'kept-changes') status.addProgress('Continuing from the changes kept on the workspace');
-    } catch (error) {
-      await status.move(
-        { type: 'AgentFailed' },
-        (await isDiskFull(error, this.deps.workspace))
-          ? DISK_FULL_MESSAGE
-          : `Could not get the repository: ${errorText(error)}`,
-      );
-      return;
-    }
+    if (!(await this.prepareWorkspace(spec.repo, base))) return;
     const images = await this.pictures();
     if (!images) return;
     const host = new RunnerHost({
@@ -115,7 +103,7 @@ export class Runner {
       policy: this.deps.policy,
       repoDir: this.deps.repoDir,
       log,
-      tools: { [SCREENSHOT_TOOL]: (input) => this.screenshot(input) },
+      tools: { [SCREENSHOT_TOOL]: (input) => this.media.screenshot(input) },
       onFinal: (reason) => this.stop.abort(reason),
       costPauseUsd: spec.costPauseUsd,
       modelSpend: this.deps.modelSpend,
@@ -146,6 +134,29 @@ export class Runner {
       return;
     }
     await this.changesGate(snapshot, base);
+  }
+
+  /** The checkout at the base (or the changes kept from before); false once the Session has failed for want of it. */
+  private async prepareWorkspace(repo: Session['spec']['repo'], base: string): Promise<boolean> {
+    const { status, log } = this.deps;
+    const refused = repoProblem(repo, this.deps.repoHosts);
+    if (refused) {
+      await status.move({ type: 'AgentFailed' }, `Could not get the repository: ${refused}`);
+      return false;
+    }
+    try {
+      const started = this.deps.now().getTime();
+      const how = await this.deps.git.prepare(repo.url, base);
+      log.info({ how, ms: this.deps.now().getTime() - started }, 'workspace ready');
+      if (how === 'kept-changes') status.addProgress('Continuing from the changes kept on the workspace');
+      return true;
+    } catch (error) {
+      const why = (await isDiskFull(error, this.deps.workspace))
+        ? DISK_FULL_MESSAGE
+        : `Could not get the repository: ${errorText(error)}`;
+      await status.move({ type: 'AgentFailed' }, why);
+      return false;
+    }
   }
 
   /** Kills every process of the agent container, once; undefined when that held, else why not. */
@@ -218,31 +229,11 @@ export class Runner {
       },
     });
     // The pictures are a convenience: without them the phone still gets the stat as text.
-    await this.publishPictures(review.pictures, { caption: lastLine }).catch((error: unknown) => {
+    await this.media.publishDiffPages(review.pictures, { caption: lastLine }).catch((error: unknown) => {
       this.deps.log.warn({ err: error }, 'diff image not stored');
       this.deps.status.addProgress('The diff picture could not be sent; the list of changes follows as text');
     });
     return { stat: diff.stat, files: review.files };
-  }
-
-  /** Stores diff pages (diff-1.png…, or diff-r<request>-1.png… for a requested file) and lists them all at once. */
-  private async publishPictures(pictures: Picture[], about: { caption: string; request?: number }): Promise<void> {
-    const stored: Media[] = [];
-    for (const [i, picture] of pictures.entries()) {
-      const file = `diff-${about.request ? `r${about.request}-` : ''}${i + 1}.${picture.contentType === 'image/png' ? 'png' : 'jpg'}`;
-      const caption = truncate(
-        pictures.length > 1 ? `${about.caption} (${i + 1}/${pictures.length})` : about.caption,
-        1000,
-      );
-      const meta = {
-        kind: 'diff' as const,
-        contentType: picture.contentType,
-        caption,
-        ...(about.request ? { request: about.request } : {}),
-      };
-      stored.push(await storeMedia(this.deps.media, file, picture.image, meta));
-    }
-    await this.addMedia(...stored);
   }
 
   private async changesGate(snapshot: Snapshot, base: string): Promise<void> {
@@ -255,7 +246,7 @@ export class Runner {
       drawer: this.diffs,
       files,
       log: this.deps.log,
-      publish: (pictures, request, file) => this.publishPictures(pictures, { caption: file, request }),
+      publish: (pictures, request, file) => this.media.publishDiffPages(pictures, { caption: file, request }),
     });
     const { effects } = await new Requests(status, this.stop.signal)
       .raise('changes', { summary: truncate(stat, LIMITS.textChars) }, async (due) => {
@@ -263,28 +254,7 @@ export class Runner {
       })
       .finally(stopAnswering);
     if (!effects.includes('Publish')) return;
-    const branch = `tether/${name}`;
-    try {
-      await git.push(this.session.spec.repo.url, commit, branch);
-      // What was approved now lives on the branch; the work tree goes back to the base, as after a commit.
-      await git.revert();
-      const { owner, repo } = repoSlug(this.session.spec.repo.url);
-      const title = commitMessage(this.session.spec.prompt, '').split('\n')[0]!;
-      const body = `Requested from the phone through Tether.\n\n${status.session?.status?.result?.summary ?? ''}\n\n\`\`\`\n${stat}\n\`\`\``;
-      const pr = await createPullRequest(
-        this.deps.github.apiUrl,
-        this.deps.github.token,
-        { owner, repo, head: branch, base, title, body },
-        this.deps.redact,
-      );
-      status.setResult({ prUrl: pr.url, branch });
-      await status.move({ type: 'Published' });
-    } catch (error) {
-      if (error instanceof SessionFinished) throw error;
-      this.deps.log.error({ err: error }, 'publishing failed');
-      status.setResult({ branch });
-      await status.move({ type: 'AgentFailed' }, `Publishing failed: ${errorText(error)}`);
-    }
+    await publish(this.deps, { session: this.session, commit, base, stat });
   }
 
   private async fail(message: string): Promise<void> {
@@ -313,11 +283,6 @@ export class Runner {
     }
   }
 
-  private async addMedia(...items: Media[]): Promise<void> {
-    this.media.push(...items);
-    this.deps.status.setResult({ media: this.media.slice(-LIMITS.media) });
-  }
-
   /** The pictures sent with the command; undefined once the Session has failed for want of them. */
   private async pictures(): Promise<AgentImage[] | undefined> {
     try {
@@ -331,21 +296,5 @@ export class Runner {
       );
       return undefined;
     }
-  }
-
-  private async screenshot(input: Record<string, unknown>): Promise<string> {
-    const url = String(input.url ?? '');
-    const image = await captureScreenshot(this.deps.browsers, url, input.fullPage === true);
-    const caption = typeof input.caption === 'string' ? input.caption : url;
-    const file = `screenshot-${this.media.filter((m) => m.kind === 'screenshot').length + 1}.jpg`;
-    await this.addMedia(
-      await storeMedia(this.deps.media, file, image, {
-        kind: 'screenshot',
-        contentType: 'image/jpeg',
-        caption: truncate(caption, 1000),
-      }),
-    );
-    this.deps.status.addProgress(`Screenshot of ${truncate(url, 80)}`);
-    return `Screenshot captured (${image.length} bytes) and sent to the user.`;
   }
 }

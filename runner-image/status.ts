@@ -1,8 +1,11 @@
 // The runner's single writer of Session status: batched JSON merge patches through the status
-// subresource, one field manager, optimistic (resourceVersion) with re-read and retry on 409.
+// subresource, one field manager, optimistic (resourceVersion) with re-read and retry on 409
+// (retryOnConflict).
 // Every read and write runs in one queue, so the copy it holds only ever moves forward: a change
 // the watch reports is re-read in that queue instead of being taken as it arrives.
-import { isConflict, isNotFound } from '../common/kube/errors.ts';
+import pLimit from 'p-limit';
+import { isNotFound } from '../common/kube/errors.ts';
+import { retryOnConflict } from '../common/kube/retry.ts';
 import type { SessionClient } from '../common/kube/sessions.ts';
 import { redactDeep, type Logger, type Redactor } from '../common/log.ts';
 import { truncate } from '../common/session/display.ts';
@@ -43,7 +46,8 @@ export class StatusWriter {
   private progress: ProgressItem[] = [];
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
-  private chain: Promise<void> = Promise.resolve();
+  /** Every read and write, one at a time. */
+  private readonly queue = pLimit(1);
   private rereadQueued = false;
   private lastWrite = 0;
   /** The run's first progress line goes out at once: the phone's first sign of the agent at work. */
@@ -93,12 +97,7 @@ export class StatusWriter {
   }
 
   private serially<T>(step: () => Promise<T>): Promise<T> {
-    const run = this.chain.then(step);
-    this.chain = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    return run;
+    return this.queue(step);
   }
 
   private async read(whenMissing: string): Promise<Session> {
@@ -166,7 +165,7 @@ export class StatusWriter {
 
   private schedule(): void {
     if (this.timer) return;
-    const wait = Math.max(0, this.lastWrite + (this.deps.batchMs ?? 400) - Date.now());
+    const wait = Math.max(0, this.lastWrite + (this.deps.batchMs ?? 400) - this.clock().getTime());
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.flushInBackground();
@@ -213,30 +212,32 @@ export class StatusWriter {
   }
 
   private async send(status: Record<string, unknown>): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      const held = this.latest ?? (await this.read('Session not found'));
-      if (isTerminal(held.status?.phase)) throw new SessionFinished(`Session is ${held.status?.phase}`);
-      try {
-        const written = await this.deps.sessions.patchStatus(
-          this.deps.namespace,
-          this.deps.name,
-          status,
-          versionOf(held),
-        );
+    await retryOnConflict(
+      async (attempt) =>
+        attempt > 0 ? this.read('Session deleted') : (this.latest ?? (await this.read('Session not found'))),
+      (held) => {
+        if (isTerminal(held.status?.phase)) throw new SessionFinished(`Session is ${held.status?.phase}`);
+        return status;
+      },
+      async (next, held) => {
+        const written = await this.deps.sessions
+          .patchStatus(this.deps.namespace, this.deps.name, next, versionOf(held))
+          .catch((error: unknown) => {
+            throw isNotFound(error) ? new SessionFinished('Session deleted') : error;
+          });
         this.writes += 1;
-        this.lastWrite = Date.now();
+        this.lastWrite = this.clock().getTime();
         this.adopt(written);
-        return;
-      } catch (error) {
-        if (isNotFound(error)) throw new SessionFinished('Session deleted');
-        if (!isConflict(error) || attempt >= 20) throw error;
-        await new Promise((r) => setTimeout(r, Math.random() * Math.min(25 * attempt, 250)));
-        await this.read('Session deleted');
-      }
-    }
+      },
+    );
+  }
+
+  /** The runner's clock (deps.now). */
+  clock(): Date {
+    return this.deps.now?.() ?? new Date();
   }
 
   private now(): string {
-    return (this.deps.now?.() ?? new Date()).toISOString();
+    return this.clock().toISOString();
   }
 }

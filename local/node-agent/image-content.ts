@@ -19,7 +19,7 @@ export interface ImageContent {
 }
 
 /** Production dependencies the runner image uninstalls (only the relay or the controller use them). */
-export const RUNNER_IMAGE_UNINSTALLS: readonly string[] = ['express', 'prom-client', 'twilio'];
+export const RUNNER_IMAGE_UNINSTALLS: readonly string[] = ['express', 'lru-cache', 'prom-client', 'twilio'];
 
 export const RUNNER_IMAGE: ImageContent = {
   name: 'tether-runner',
@@ -30,7 +30,7 @@ export const RUNNER_IMAGE: ImageContent = {
     };
     return Object.keys(manifest.dependencies ?? {}).filter((name) => !RUNNER_IMAGE_UNINSTALLS.includes(name));
   },
-  compileCache: { script: 'runner-image/compile-cache.ts', users: [RUNNER_UID, AGENT_UID] },
+  compileCache: { script: 'runner-image/warm-compile-cache.ts', users: [RUNNER_UID, AGENT_UID] },
 };
 
 /** The images' PATH (their Dockerfiles' ENV PATH); the node agent puts the image's own bin folder, with its Node.js, first. */

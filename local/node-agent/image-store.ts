@@ -22,7 +22,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { fillCompileCache } from '../compile-cache.ts';
+import { fillCompileCache } from '../staged-compile-cache.ts';
 import { checkStoreFolder } from './folder-checks.ts';
 import { IMAGE_PATH, imageFiles, type ImageContent } from './image-content.ts';
 import { ownFolder, stageFiles, type StageCounts } from './stage-files.ts';

@@ -14,7 +14,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
 import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SERVICE_ACCOUNT_DIR } from '../../common/kube/connection.ts';
-import { compileCacheOf } from '../compile-cache.ts';
+import { compileCacheOf } from '../staged-compile-cache.ts';
 import { kubeconfigYaml } from '../control-plane/control-plane.ts';
 import { containerIdOf, type IdRange } from './id-ranges.ts';
 import { claimVolume, containerUser, openStatePath, passableDir, type User } from './identity.ts';

@@ -1,7 +1,7 @@
 // The agent container's entrypoint: node /app/runner-image/agent-host/main.ts. Connects to the
 // supervisor's Unix socket (retrying until it is there), says hello, then runs the processes the
 // supervisor asks for. It holds no credential. When the connection ends, everything it started is
-// killed and it exits: it never connects a second time. Imported (compile-cache.ts), it only loads.
+// killed and it exits: it never connects a second time. Imported (warm-compile-cache.ts), it only loads.
 import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { createLogger } from '../../common/log.ts';

@@ -98,7 +98,10 @@ export class ClaudeConversation {
     }
   }
 
-  /** #50728: ask the user ourselves and send the answer as the next user turn, so the agent never proceeds on an invented answer. */
+  /**
+   * #50728: ask the user ourselves and send the answer as the next user turn, so the agent never proceeds on an
+   * invented answer.
+   */
   private async askDirectly(toolUseId: string, questionInput: Record<string, unknown>): Promise<void> {
     this.followUps += 1;
     const decision = checkAnswers(
@@ -114,7 +117,8 @@ export class ClaudeConversation {
       ? `Your question tool returned no answers because of a bug; my answers are:\n${Object.entries(answers)
           .map(([q, a]) => `- ${q} → ${a}`)
           .join('\n')}`
-      : `Your question tool returned no answers because of a bug, and I did not answer: ${decision.behavior === 'deny' ? decision.message : ''}. Do not assume an answer.`;
+      : 'Your question tool returned no answers because of a bug, and I did not answer: ' +
+        `${decision.behavior === 'deny' ? decision.message : ''}. Do not assume an answer.`;
     this.pushedSinceResult += 1;
     this.followUps -= 1;
     this.input.push(userMessage(text));

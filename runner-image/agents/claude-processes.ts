@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Options, SpawnedProcess } from '@anthropic-ai/claude-agent-sdk';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import type { AgentChannel, AgentProcess } from '../agent-channel.ts';
+import type { AgentChannel, AgentProcess } from '../agent-channel/channel.ts';
 import { onLines } from './lines.ts';
 import { killTree, trackTree } from './process-group.ts';
 

@@ -4,7 +4,7 @@
 // key it talks to the scripted model (scripted-model/), never to anything else.
 import type { Options, SDKMessage, SDKResultMessage, SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 import type { Logger } from 'pino';
-import type { AgentChannel } from '../agent-channel.ts';
+import type { AgentChannel } from '../agent-channel/channel.ts';
 import { ClaudeConversation } from './claude-conversation.ts';
 import { channelProcesses, localProcesses } from './claude-processes.ts';
 import { sdkOptions, type ClaudeSettings } from './claude-options.ts';

@@ -4,7 +4,7 @@
 // without `..` (`CLAUDE.md -> AGENTS.md`); anything else — a link out of the checkout, a FIFO, a
 // device, a file over the size limit — is left out, and the caller says why.
 import { relative } from 'node:path';
-import { components, readWorkspaceFile, withWorkspaceDir, WorkspaceRefused } from '../workspace-fs.ts';
+import { components, readWorkspaceFile, withWorkspaceDir, WorkspaceRefused } from '../workspace/fs.ts';
 
 /** How much of the repository's CLAUDE.md reaches the model. */
 export const REPO_INSTRUCTIONS_MAX_CHARS = 20_000;

@@ -1,5 +1,5 @@
 // The event model between the runner and the agent (Claude Code through the Agent SDK, agents/claude.ts).
-import type { Usage } from '../cost-meter.ts';
+import type { Usage } from '../model/cost-meter.ts';
 
 export interface ToolRequest {
   /** Unique per call (the SDK's toolUseID). */
@@ -18,7 +18,8 @@ export type AgentEvent =
   | { type: 'progress'; text: string } //              an explicit milestone (the progress tool)
   | { type: 'tool_use'; tool: string; input: unknown } // a tool the agent used (after permission)
   | { type: 'session'; id: string } //                 the agent's own session id (for resume)
-  | { type: 'usage'; id: string; model: string; usage: Usage } // one model response's tokens as it began (cost-meter.ts)
+  // one model response's tokens as it began (model/cost-meter.ts)
+  | { type: 'usage'; id: string; model: string; usage: Usage }
   | { type: 'turn-usage'; usage: Usage }; // a finished turn's tokens, final output counts included
 
 export interface AgentHost {

@@ -120,7 +120,10 @@ function planTurn(
   };
 }
 
-/** The plan after these revisions: the scenario's own next `plan:` step, else one more step (numbered or bullet, as the plan's) per revision. */
+/**
+ * The plan after these revisions: the scenario's own next `plan:` step, else one more step (numbered or bullet, as the
+ * plan's) per revision.
+ */
 function revisedPlan(steps: Step[], revisions: string[]): string {
   const own = steps.flatMap((s) => (s.kind === 'plan' ? [s.text] : []));
   if (own[revisions.length] !== undefined) return own[revisions.length]!;

@@ -8,7 +8,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { priceOf } from '../../runner-image/cost-meter.ts';
+import { priceOf } from '../../runner-image/model/cost-meter.ts';
 import { startE2E, type E2E } from '../support/e2e.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
 

@@ -9,8 +9,8 @@ import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startModelProxy, type ModelProxy } from '../../runner-image/model-proxy.ts';
-import { ModelSpend } from '../../runner-image/model-spend.ts';
+import { startModelProxy, type ModelProxy } from '../../runner-image/model/proxy.ts';
+import { ModelSpend } from '../../runner-image/model/spend.ts';
 
 const KEY = 'sk-ant-canary-origin-5d1e';
 const servers: Server[] = [];

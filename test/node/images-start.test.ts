@@ -87,8 +87,8 @@ describe('runner image', () => {
     await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
     const script = [
-      "import { Browsers, captureScreenshot } from '/app/runner-image/images.ts';",
-      "import { DiffDrawer } from '/app/runner-image/diff-review.ts';",
+      "import { Browsers, captureScreenshot } from '/app/runner-image/pictures/chromium.ts';",
+      "import { DiffDrawer } from '/app/runner-image/pictures/diff-review.ts';",
       'const browsers = new Browsers();',
       "const review = await new DiffDrawer(browsers).review('diff --git a/a.ts b/a.ts\\n--- a/a.ts\\n+++ b/a.ts\\n@@ -1 +1 @@\\n-old\\n+new\\n', '1 file changed');",
       'const png = review.pictures[0].image;',

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../common/log.ts';
 import type { StagedImage } from '../../local/node-agent/image-store.ts';
-import { AgentChannel, type AgentChannelOptions, type AgentProcess } from '../../runner-image/agent-channel.ts';
+import { AgentChannel, type AgentChannelOptions, type AgentProcess } from '../../runner-image/agent-channel/channel.ts';
 import { stagedRunnerImage } from './local-images.ts';
 
 export const REPO_ROOT = join(import.meta.dirname, '../..');

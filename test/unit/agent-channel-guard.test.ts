@@ -5,7 +5,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, statSync, writeFileSync } 
 import { connect, createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentChannel } from '../../runner-image/agent-channel.ts';
+import { AgentChannel } from '../../runner-image/agent-channel/channel.ts';
 import { FrameType, MAX_FRAME_BYTES, encodeFrame } from '../../runner-image/agent-host/protocol.ts';
 import { eventually } from '../support/eventually.ts';
 import {

@@ -129,7 +129,7 @@ describe('agent channel: processes in the agent container', { timeout: 30_000 },
 
 describe('agent channel: connections', { timeout: 30_000 }, () => {
   it('waits for the agent host and fails spawns when none comes', async () => {
-    const { AgentChannel } = await import('../../runner-image/agent-channel.ts');
+    const { AgentChannel } = await import('../../runner-image/agent-channel/channel.ts');
     const { capturedLogger, socketFolder } = await import('../support/agent-channel.ts');
     const channel = await AgentChannel.listen({
       socketPath: `${socketFolder()}/s/agent.sock`,

@@ -7,7 +7,7 @@ import { Reason, transition } from '../../common/session/state-machine.ts';
 import { finishedReason } from '../../controller/conditions.ts';
 import { route } from '../../relay/inbound/router.ts';
 import { owed } from '../../relay/outbound/owed.ts';
-import { CostMeter, priceOf } from '../../runner-image/cost-meter.ts';
+import { CostMeter, priceOf } from '../../runner-image/model/cost-meter.ts';
 
 const pending: Pending = { id: 'cost-1', kind: 'cost', costUsd: 2.0437, createdAt: '2026-11-23T10:00:00Z' };
 

@@ -31,7 +31,7 @@ describe('the runner image the local node stages', () => {
     );
     expect(ofKeyword(lines, 'ENV')).toContain(`ENV PATH=${IMAGE_PATH}`);
     expect(RUNNER_IMAGE.compileCache).toEqual({
-      script: 'runner-image/compile-cache.ts',
+      script: 'runner-image/warm-compile-cache.ts',
       users: [RUNNER_UID, AGENT_UID],
     });
     const deleted = ofKeyword(lines, 'RUN').find((l) => l.includes('-delete'))!;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../runner-image/config.ts';
-import { browserEnvironment } from '../../runner-image/images.ts';
+import { browserEnvironment } from '../../runner-image/pictures/chromium.ts';
 
 describe("Chromium's environment", () => {
   it('is PATH, a private HOME and XDG folders: nothing of the supervisor, nothing on the workspace', () => {

@@ -4,11 +4,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../common/session/schema.ts';
-import { DIFF_LAYOUT, paginate } from '../../runner-image/diff-layout.ts';
-import { loadHighlighter, pageHtml } from '../../runner-image/diff-html.ts';
-import { parseDiff } from '../../runner-image/diff-parse.ts';
-import { DiffDrawer, REVIEW_PAGES, type Review } from '../../runner-image/diff-review.ts';
-import { Browsers, renderPages, type Picture } from '../../runner-image/images.ts';
+import { DIFF_LAYOUT, paginate } from '../../runner-image/pictures/diff-layout.ts';
+import { loadHighlighter, pageHtml } from '../../runner-image/pictures/diff-html.ts';
+import { parseDiff } from '../../runner-image/pictures/diff-parse.ts';
+import { DiffDrawer, REVIEW_PAGES, type Review } from '../../runner-image/pictures/diff-review.ts';
+import { Browsers, renderPages, type Picture } from '../../runner-image/pictures/chromium.ts';
 import { bigFile, hugeLine, HOSTILE_NAMES_DIFF, manyFiles, SAMPLE_DIFF } from '../support/diffs.ts';
 
 const OUT = 'test-results/diff-pages';

@@ -2,15 +2,15 @@
 // (escaped, highlighted by highlight.js, no plumbing).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { matchDiffFile } from '../../common/session/diff-files.ts';
-import { DIFF_LAYOUT, paginate } from '../../runner-image/diff-layout.ts';
+import { DIFF_LAYOUT, paginate } from '../../runner-image/pictures/diff-layout.ts';
 import {
   languageOf,
   loadHighlighter,
   pageHtml,
   splitHighlighted,
   type Highlighter,
-} from '../../runner-image/diff-html.ts';
-import { parseDiff, unquotePath } from '../../runner-image/diff-parse.ts';
+} from '../../runner-image/pictures/diff-html.ts';
+import { parseDiff, unquotePath } from '../../runner-image/pictures/diff-parse.ts';
 import { bigFile, manyFiles, SAMPLE_DIFF, HOSTILE_NAMES_DIFF } from '../support/diffs.ts';
 
 let hl: Highlighter;

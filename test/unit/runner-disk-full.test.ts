@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { isDiskFull } from '../../runner-image/disk-full.ts';
+import { isDiskFull } from '../../runner-image/workspace/disk-full.ts';
 
 describe('isDiskFull', () => {
   it("knows ENOSPC and git's words for it, and not other failures on a volume with room", async () => {

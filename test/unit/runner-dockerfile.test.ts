@@ -89,7 +89,7 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
       '/usr/lib/*/libz3.so*',
       '/usr/lib/chromium/libVkLayer_khronos_validation.so*',
     ]);
-    expect(readFileSync(join(import.meta.dirname, '../../runner-image/images.ts'), 'utf8')).toContain(
+    expect(readFileSync(join(import.meta.dirname, '../../runner-image/pictures/chromium.ts'), 'utf8')).toContain(
       "'--disable-gpu'",
     );
   });
@@ -111,15 +111,17 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
 
   it("fills Node's compile cache as each user the runner Pod's containers run as, after copying the code", () => {
     expect(of('ENV')).toContain('ENV NODE_COMPILE_CACHE=/app/.compile-cache');
-    const fill = of('RUN').find((l) => l.includes('compile-cache.ts'))!;
+    const fill = of('RUN').find((l) => l.includes('warm-compile-cache.ts'))!;
     for (const [uid, gid] of [
       [RUNNER_UID, RUNNER_UID],
       [AGENT_UID, RUNNER_UID],
     ]) {
-      expect(fill).toContain(`setpriv --reuid=${uid} --regid=${gid} --clear-groups node runner-image/compile-cache.ts`);
+      expect(fill).toContain(
+        `setpriv --reuid=${uid} --regid=${gid} --clear-groups node runner-image/warm-compile-cache.ts`,
+      );
     }
     expect(fill).toMatch(/chmod 0755 \.compile-cache$/);
-    expect(lines.findIndex((l) => l.includes('compile-cache.ts'))).toBeGreaterThan(
+    expect(lines.findIndex((l) => l.includes('warm-compile-cache.ts'))).toBeGreaterThan(
       lines.indexOf('COPY runner-image/ ./runner-image/'),
     );
   });

@@ -2,8 +2,8 @@
 // every character that hides or reorders text as a code point, as the phone does.
 import { describe, expect, it } from 'vitest';
 import { showHidden } from '../../common/hidden-text.ts';
-import { forgeText } from '../../runner-image/forge-text.ts';
-import { commitMessage } from '../../runner-image/git.ts';
+import { forgeText } from '../../runner-image/forge/text.ts';
+import { commitMessage } from '../../runner-image/git/store.ts';
 
 /** What a reviewer must never be handed raw: anything Tether escapes. */
 const HIDDEN = /(?![\n\t]|\uFE0E|\uFE0F)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;

@@ -10,11 +10,11 @@ import type { SessionClient } from '../../common/kube/sessions.ts';
 import { createLogger, makeRedactor } from '../../common/log.ts';
 import { parseRepoHosts } from '../../common/session/repo.ts';
 import type { Agent, AgentResult } from '../../runner-image/agents/types.ts';
-import { Git } from '../../runner-image/git.ts';
-import { Browsers } from '../../runner-image/images.ts';
+import { Git } from '../../runner-image/git/store.ts';
+import { Browsers } from '../../runner-image/pictures/chromium.ts';
 import { parsePolicy } from '../../runner-image/policy.ts';
 import { Runner } from '../../runner-image/runner.ts';
-import { SNAPSHOT_LIMITS } from '../../runner-image/snapshot.ts';
+import { SNAPSHOT_LIMITS } from '../../runner-image/workspace/snapshot.ts';
 import { StatusWriter } from '../../runner-image/status.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
 
@@ -91,6 +91,7 @@ async function runSession(result: AgentResult, freeze: () => Promise<{ lingering
     repoDir: join(workspace, 'repo'),
     github: { apiUrl: 'http://127.0.0.1:9' },
     repoHosts: parseRepoHosts(tmpdir()),
+    now: () => new Date(),
     freezeAgent: async () => {
       order.push('freeze');
       return freeze();

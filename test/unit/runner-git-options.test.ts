@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoProblem } from '../../common/session/repo.ts';
-import { Git } from '../../runner-image/git.ts';
+import { Git } from '../../runner-image/git/store.ts';
 
 const author = { name: 'Tether', email: 'tether@example.com' };
 const git = (cwd: string, ...args: string[]) =>

@@ -5,8 +5,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cutDiff, Git } from '../../runner-image/git.ts';
-import { credentialKey, gitEnvironment } from '../../runner-image/git-env.ts';
+import { cutDiff, Git } from '../../runner-image/git/store.ts';
+import { credentialKey, gitEnvironment } from '../../runner-image/git/env.ts';
 import { filesContaining } from '../support/files.ts';
 import { hostileGitScript } from '../support/hostile-git.ts';
 

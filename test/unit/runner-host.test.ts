@@ -10,7 +10,7 @@ import { LIMITS, type Decision, type Pending } from '../../common/session/schema
 import { ClaudeConversation } from '../../runner-image/agents/claude-conversation.ts';
 import { everyCallAsked } from '../../runner-image/agents/claude-options.ts';
 import { PROGRESS_TOOL } from '../../runner-image/agents/types.ts';
-import { RunnerHost } from '../../runner-image/host.ts';
+import { RunnerHost } from '../../runner-image/agent-callbacks.ts';
 import { parsePolicy } from '../../runner-image/policy.ts';
 import { Requests } from '../../runner-image/requests.ts';
 import { StatusWriter } from '../../runner-image/status.ts';
@@ -30,6 +30,8 @@ let writer: StatusWriter;
 /** What the phone was asked, in order; it answers from `answers`. */
 let asked: Pending[];
 let answers: Answer[];
+/** The runner's clock, stopped: times on the status come from it, not from the machine. */
+const CLOCK = new Date('2030-01-02T03:04:05.000Z');
 
 beforeEach(async () => {
   memory = new MemorySessions('ns');
@@ -42,6 +44,7 @@ beforeEach(async () => {
     redact: makeRedactor(),
     log,
     batchMs: 0,
+    now: () => CLOCK,
   });
   asked = [];
   answers = [];
@@ -114,6 +117,12 @@ describe('what the phone is shown', () => {
     await call('Bash', { command });
     expect(JSON.parse(asked[0]!.input!)).toEqual({ command });
     expect(asked[0]!.inputChars).toBe(asked[0]!.input!.length);
+  });
+
+  it("the request's time, from the runner's clock", async () => {
+    answers.push({ action: 'allow' });
+    await call('Bash', { command: 'make' });
+    expect(asked[0]!.createdAt).toBe(CLOCK.toISOString());
   });
 
   it('an input over the limit: cut, with its whole length, and never allowed always', async () => {

@@ -2,7 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Browsers, captureScreenshot, MAX_SCREENSHOT_BYTES } from '../../runner-image/images.ts';
+import { Browsers, captureScreenshot, MAX_SCREENSHOT_BYTES } from '../../runner-image/pictures/chromium.ts';
 
 let browsers: Browsers;
 let server: Server;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MediaStore } from '../../relay/media/store.ts';
 import { ClaudeConversation } from '../../runner-image/agents/claude-conversation.ts';
-import { ImageUnavailable, loadImages } from '../../runner-image/inbound-images.ts';
+import { ImageUnavailable, loadImages } from '../../runner-image/pictures/from-phone.ts';
 import { startMediaRelay } from '../support/media-relay.ts';
 import { solidPng } from '../support/pictures.ts';
 

@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { modelCallRefusal, startModelProxy, type ModelProxy } from '../../runner-image/model-proxy.ts';
-import { ModelSpend } from '../../runner-image/model-spend.ts';
+import { modelCallRefusal, startModelProxy, type ModelProxy } from '../../runner-image/model/proxy.ts';
+import { ModelSpend } from '../../runner-image/model/spend.ts';
 
 const KEY = 'sk-ant-canary-proxy-7f3a';
 const closers: Array<() => Promise<void>> = [];

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isInside, realPath } from '../../runner-image/paths.ts';
+import { isInside, realPath } from '../../runner-image/workspace/paths.ts';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'tether-paths-')));
 const repo = join(root, 'repo');

@@ -17,8 +17,8 @@ import {
 import { arch, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Git } from '../../runner-image/git.ts';
-import { SNAPSHOT_LIMITS } from '../../runner-image/snapshot.ts';
+import { Git } from '../../runner-image/git/store.ts';
+import { SNAPSHOT_LIMITS } from '../../runner-image/workspace/snapshot.ts';
 
 const author = { name: 'Tether', email: 'tether@example.com' };
 const CANARY = 'CANARY-the-supervisor-only-0123456789';

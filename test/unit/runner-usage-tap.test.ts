@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { priceOf } from '../../runner-image/cost-meter.ts';
-import { UsageTap } from '../../runner-image/usage-tap.ts';
+import { priceOf } from '../../runner-image/model/cost-meter.ts';
+import { UsageTap } from '../../runner-image/model/usage-tap.ts';
 
 const SSE = [
   'event: message_start',

@@ -34,7 +34,7 @@ describe('no fs in runner-image/ outside workspace-fs', () => {
       filePath: join(root, 'runner-image/a-new-reader.ts'),
     });
     expect(result!.messages.map((m) => m.ruleId)).toContain('no-restricted-imports');
-    expect(result!.messages[0]!.message).toMatch(/only through runner-image\/workspace-fs\.ts/);
+    expect(result!.messages[0]!.message).toMatch(/only through runner-image\/workspace\/fs\.ts/);
   });
 
   it('the allowlist names exactly the supervisor files that import fs', async () => {
@@ -45,7 +45,7 @@ describe('no fs in runner-image/ outside workspace-fs', () => {
     for (const file of supervisor) if ([0, 'off'].includes((await ruleOf(file)) as number)) allowed.push(file);
     const importing = supervisor.filter((file) => IMPORTS_FS.test(readFileSync(join(root, file), 'utf8')));
     expect(allowed.sort()).toEqual(importing.sort());
-    expect(allowed).toContain('runner-image/workspace-fs.ts');
+    expect(allowed).toContain('runner-image/workspace/fs.ts');
     expect(allowed).not.toContain('runner-image/agents/claude-options.ts');
     // The agent host runs as the agent's own user: any file of it may.
     const [agentHost] = await eslint.lintText(

@@ -19,7 +19,7 @@ import {
   WorkspaceDir,
   WorkspaceRefused,
   withWorkspaceDir,
-} from '../../runner-image/workspace-fs.ts';
+} from '../../runner-image/workspace/fs.ts';
 
 function workspace() {
   const root = mkdtempSync(join(tmpdir(), 'wsfs-'));

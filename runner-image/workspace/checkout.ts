@@ -6,8 +6,8 @@
 // FIFO, a folder) is removed first, as git's forced checkout does. Removing a path removes the
 // folders it leaves empty. Folders are pinned when opened (workspace-fs openEntry); a step that
 // meets an entry changing under it (a process that outlived the freeze) starts over, a few times.
-import type { Mode } from './git-objects.ts';
-import { readWorkspaceFile, withWorkspaceDir, WorkspaceRefused, type WorkspaceDir } from './workspace-fs.ts';
+import type { Mode } from '../git/objects.ts';
+import { readWorkspaceFile, withWorkspaceDir, WorkspaceRefused, type WorkspaceDir } from './fs.ts';
 
 /** A path to write (mode and blob id) or, without a mode, to remove. */
 export interface Change {
@@ -25,7 +25,9 @@ class Cursor {
     this.root = root;
   }
 
-  /** The folder `parts` below the root; made (anything else in the way removed) when `make`, else undefined when absent. */
+  /**
+   * The folder `parts` below the root; made (anything else in the way removed) when `make`, else undefined when absent.
+   */
   async at(parts: string[], make: boolean): Promise<WorkspaceDir | undefined> {
     let kept = 0;
     while (kept < this.open.length && kept < parts.length && this.open[kept]!.name === parts[kept]) kept++;
@@ -64,7 +66,10 @@ const ATTEMPTS = 50;
 /** Files of one folder written at once. */
 const PARALLEL_WRITES = 16;
 
-/** Runs a step again from the top (folders reopened) while what it meets keeps changing; never where nothing of the agent's runs. */
+/**
+ * Runs a step again from the top (folders reopened) while what it meets keeps changing; never where nothing of the
+ * agent's runs.
+ */
 async function retrying(cursor: Cursor, path: string, step: () => Promise<void>): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -177,7 +182,7 @@ export async function applyChanges(
  * On the workspace, beside the checkout: the commit the kept work tree is based on. The store is
  * the Pod's own (an emptyDir), so the record must outlive it on the workspace, where the agent can
  * write it: read through workspace-fs (bounded, no link, no FIFO), it is trusted only as a commit
- * the forge's branch contains (git.ts).
+ * the forge's branch contains (git/store.ts).
  */
 const BASE_MARKER = '.tether-repo-base';
 const MARKER_BYTES = 128;

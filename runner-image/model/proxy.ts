@@ -17,8 +17,8 @@ import { request as httpsRequest } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
 import type { Logger } from 'pino';
-import type { ModelSpend } from './model-spend.ts';
-import { errorBody } from './scripted-model/sse.ts';
+import type { ModelSpend } from './spend.ts';
+import { errorBody } from '../scripted-model/sse.ts';
 import { UsageTap } from './usage-tap.ts';
 
 export interface ModelProxyOptions {

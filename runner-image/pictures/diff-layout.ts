@@ -61,8 +61,11 @@ export interface Pagination {
   shownRawLines: number;
 }
 
-const WIDE =
-  /[\u1100-\u115F\u2E80-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{1F300}-\u{1FAFF}\u{20000}-\u{3FFFD}]/u;
+const WIDE = new RegExp(
+  '[\\u1100-\\u115F\\u2E80-\\uA4CF\\uAC00-\\uD7A3\\uF900-\\uFAFF\\uFE30-\\uFE4F\\uFF00-\\uFF60\\uFFE0-\\uFFE6' +
+    '\\u{1F300}-\\u{1FAFF}\\u{20000}-\\u{3FFFD}]',
+  'u',
+);
 
 /** Columns a text takes in the monospace grid: wide characters take two, a tab goes to the next multiple of 4. */
 function columns(text: string): number {

@@ -6,7 +6,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { SpawnOptions } from '@anthropic-ai/claude-agent-sdk';
 import type { Logger } from 'pino';
-import { FrameConnection } from './agent-host/connection.ts';
+import { FrameConnection } from '../agent-host/connection.ts';
 import {
   CONNECT_TIMEOUT_MS,
   DEFAULT_SOCKET_PATH,
@@ -20,11 +20,11 @@ import {
   type FrameTypeValue,
   type FreezeMode,
   type MessageOf,
-} from './agent-host/protocol.ts';
-import { AgentProcess, CHANNEL_LOST, NOT_STARTED } from './agent-process.ts';
-import { listenOnSocket, removeSocket } from './agent-socket.ts';
+} from '../agent-host/protocol.ts';
+import { AgentProcess, CHANNEL_LOST, NOT_STARTED } from './process.ts';
+import { listenOnSocket, removeSocket } from './socket.ts';
 
-export { AgentProcess } from './agent-process.ts';
+export { AgentProcess } from './process.ts';
 
 /** What the runner passes unless its configuration says otherwise. */
 export const CHANNEL_DEFAULTS = {
@@ -105,7 +105,9 @@ export class AgentChannel {
     return new Promise((resolve, reject) => this.helloWaiters.push({ resolve, reject }));
   }
 
-  /** Starts a process in the agent container. Failures (no channel, refused, not found) arrive as 'error' and 'exit'. */
+  /**
+   * Starts a process in the agent container. Failures (no channel, refused, not found) arrive as 'error' and 'exit'.
+   */
   spawn(options: SpawnOptions): AgentProcess {
     const id = this.nextId++;
     const spawned = new AgentProcess((type, payload) => this.send(type, id, payload));

@@ -3,25 +3,26 @@
 import { relative } from 'node:path';
 import type { KubeConnection } from '../common/kube/connection.ts';
 import { createInformer } from '../common/kube/informer.ts';
-import { FIELD_MANAGERS, SessionClient, sessionsPath } from '../common/kube/sessions.ts';
+import { collectionPath, KINDS } from '../common/kube/resources.ts';
+import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import type { Logger, Redactor } from '../common/log.ts';
 import { phoneHash } from '../common/session/display.ts';
 import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
-import { AgentChannel, CHANNEL_DEFAULTS } from './agent-channel.ts';
+import { AgentChannel, CHANNEL_DEFAULTS } from './agent-channel/channel.ts';
 import { ClaudeAgent } from './agents/claude.ts';
 import { agentSdk } from './agents/sdk.ts';
 import { loopbackModelEnv, type RunnerConfig } from './config.ts';
-import { Git } from './git.ts';
+import { Git } from './git/store.ts';
 import { imageInstructions } from './image-files.ts';
-import { browserEnvironment, Browsers } from './images.ts';
+import { browserEnvironment, Browsers } from './pictures/chromium.ts';
 import type { Policy } from './policy.ts';
-import { startModelProxy, type ModelProxy } from './model-proxy.ts';
-import { ModelSpend } from './model-spend.ts';
+import { startModelProxy, type ModelProxy } from './model/proxy.ts';
+import { ModelSpend } from './model/spend.ts';
 import { Runner } from './runner.ts';
 import { startScriptedModel, type ScriptedModel } from './scripted-model/server.ts';
 import { SessionFinished, StatusWriter } from './status.ts';
-import { makeWorkspaceDirs } from './workspace-fs.ts';
+import { makeWorkspaceDirs } from './workspace/fs.ts';
 
 export interface RunnerPodParts {
   config: RunnerConfig;
@@ -29,6 +30,8 @@ export interface RunnerPodParts {
   log: Logger;
   redact: Redactor;
   kube: KubeConnection;
+  /** The runner's one clock: every time it writes or measures comes from here. */
+  now: () => Date;
 }
 
 export interface RunnerPod {
@@ -78,6 +81,14 @@ function makeAgent(
   });
 }
 
+/** Claude Code's HOME on the workspace, which the agent container's user (when there is one) may write too. */
+async function makeAgentHome(config: RunnerConfig): Promise<void> {
+  // The agent container's uid shares the workspace through the Pod's group: what either writes, both may change.
+  if (config.agentSocket) process.umask(0o002);
+  // 0777 as mkdir(1): the umask decides, and the agent's group must be able to write its HOME.
+  await makeWorkspaceDirs(config.workspace, relative(config.workspace, config.home), 0o777);
+}
+
 export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
   const { config, log, redact } = parts;
   const { namespace, name } = config.session;
@@ -87,11 +98,9 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     name,
     redact,
     log,
+    now: parts.now,
   });
-  // The agent container's uid shares the workspace through the Pod's group: what either writes, both may change.
-  if (config.agentSocket) process.umask(0o002);
-  // 0777 as mkdir(1): the umask decides, and the agent's group must be able to write its HOME.
-  await makeWorkspaceDirs(config.workspace, relative(config.workspace, config.home), 0o777);
+  await makeAgentHome(config);
   const channel = config.agentSocket
     ? await AgentChannel.listen({
         ...CHANNEL_DEFAULTS,
@@ -127,6 +136,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     repoDir: config.repoDir,
     github: config.github,
     repoHosts: config.repoHosts,
+    now: parts.now,
     freezeAgent: channel && (() => channel.freeze()),
   });
   const offPhone = status.onChange((s) => {
@@ -136,7 +146,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
   let gone = false;
   const watch = createInformer<Session>({
     kube: parts.kube,
-    path: sessionsPath(namespace),
+    path: collectionPath(KINDS.sessions, namespace),
     name,
     logger: log.child({ informer: 'session' }),
   });
@@ -147,7 +157,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
   });
 
   const run = async (): Promise<number> => {
-    const started = Date.now();
+    const started = parts.now().getTime();
     // It rejects only when stopped before its first read, which the finished run no longer needs.
     watch.start().catch(() => undefined);
     // Loads while the workspace is prepared; a failure shows where the agent starts.
@@ -157,7 +167,10 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
       await status.flush().catch((error: unknown) => {
         if (!(error instanceof SessionFinished)) throw error;
       });
-      log.info({ phase: status.phase, ms: Date.now() - started, statusWrites: status.writes }, 'runner done');
+      log.info(
+        { phase: status.phase, ms: parts.now().getTime() - started, statusWrites: status.writes },
+        'runner done',
+      );
       // Exit 0 only with a final phase on the Session: anything else is for the controller to see as lost.
       return isTerminal(status.phase) || gone ? 0 : 1;
     } catch (error) {

@@ -16,9 +16,8 @@ export async function prepareSocketDir(socketPath: string): Promise<void> {
   const stat = await lstat(dir);
   const uid = process.getuid?.();
   if (!stat.isDirectory() || stat.uid !== uid || (stat.mode & 0o022) !== 0) {
-    throw new Error(
-      `${dir} must be a folder of uid ${uid} that others cannot write (found ${stat.isDirectory() ? `uid ${stat.uid}, mode ${(stat.mode & 0o7777).toString(8)}` : 'something else'})`,
-    );
+    const found = stat.isDirectory() ? `uid ${stat.uid}, mode ${(stat.mode & 0o7777).toString(8)}` : 'something else';
+    throw new Error(`${dir} must be a folder of uid ${uid} that others cannot write (found ${found})`);
   }
   await chmod(dir, 0o755); // mkdir's mode passed through the umask
   await rm(socketPath, { force: true }); // a socket left by an earlier run of this container

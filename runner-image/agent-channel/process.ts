@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import { Readable, Writable } from 'node:stream';
 import type { SpawnedProcess } from '@anthropic-ai/claude-agent-sdk';
-import { FrameType, STREAM_WINDOW_BYTES, chunks, type FrameTypeValue } from './agent-host/protocol.ts';
+import { FrameType, STREAM_WINDOW_BYTES, chunks, type FrameTypeValue } from '../agent-host/protocol.ts';
 
 /** Sends a frame about this process; false when the channel is closed. */
 export type SendFrame = (type: FrameTypeValue, payload?: Buffer | object) => boolean;

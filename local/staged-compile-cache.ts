@@ -1,5 +1,5 @@
 // The runner image's compile cache on the local node. The image build fills /app/.compile-cache as
-// each user its containers run as (runner-image/Dockerfile, runner-image/compile-cache.ts); the
+// each user its containers run as (runner-image/Dockerfile, runner-image/warm-compile-cache.ts); the
 // local node fills the staged image's cache the same way before any Pod runs, and every container
 // gets NODE_COMPILE_CACHE as the image's ENV gives it. Node keeps one cache per user; here each
 // user has a folder of its own that only it can write (none is shared, none is open to all). A

@@ -1,5 +1,5 @@
 // The texts the runner makes from git's output and the prompt: the review's diff as stored, the commit message.
-import { forgeText } from './forge-text.ts';
+import { forgeText } from '../forge/text.ts';
 
 /** The diff as status.result.diff holds it: cut at a line end within maxChars, saying how many lines are left out. */
 export function cutDiff(full: string, maxChars: number): string {

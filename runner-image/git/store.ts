@@ -2,23 +2,29 @@
 // (TETHER_GIT_STORE): the base branch is fetched there with the token; the agent's checkout is
 // written from it; the checkout is snapshotted into it, and exactly that snapshot is reviewed and
 // pushed. No git the runner runs has a work tree or the agent's .git: every read and write of the
-// workspace goes through workspace-fs (snapshot.ts reads the checkout, checkout.ts writes it), and
-// no git reads configuration the agent can write (git-env.ts).
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+// workspace goes through workspace-fs (workspace/snapshot.ts reads the checkout, workspace/checkout.ts
+// writes it; agent-git.ts copies in the agent's .git), and no git reads configuration the agent can
+// write (env.ts, spawn.ts).
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
-import type { Redactor } from '../common/log.ts';
-import { applyChanges, readBaseMarker, writeBaseMarker, type Change } from './checkout.ts';
-import { DIFF_OPTIONS, gitEnvironment, type GitIdentity } from './git-env.ts';
-import { BaseTree, batchObjects, treeChanges } from './git-objects.ts';
-import { buildSnapshot, SNAPSHOT_LIMITS, SnapshotRefused, type Snapshot, type SnapshotLimits } from './snapshot.ts';
-import { withWorkspaceDir, type WorkspaceDir } from './workspace-fs.ts';
+import type { Redactor } from '../../common/log.ts';
+import { applyChanges, readBaseMarker, writeBaseMarker, type Change } from '../workspace/checkout.ts';
+import { DIFF_OPTIONS, type GitIdentity } from './env.ts';
+import { spawnGit, type RunningGit, type RunOptions } from './spawn.ts';
+import { BaseTree, readBlobs, treeChanges } from './objects.ts';
+import {
+  buildSnapshot,
+  SNAPSHOT_LIMITS,
+  SnapshotRefused,
+  type Snapshot,
+  type SnapshotLimits,
+} from '../workspace/snapshot.ts';
+import { withWorkspaceDir } from '../workspace/fs.ts';
+import { replaceAgentGit, type AgentGitPlace } from './agent-git.ts';
 
-export type { Snapshot } from './snapshot.ts';
-export { commitMessage, cutDiff } from './git-text.ts';
+export type { Snapshot } from '../workspace/snapshot.ts';
+export { commitMessage, cutDiff } from './text.ts';
 
 export interface GitDeps {
   /** The workspace mount: the trusted root of every path below it. */
@@ -45,15 +51,6 @@ export interface Diff {
 
 export type Prepared = 'cloned' | 'updated' | 'kept-changes';
 
-interface RunOptions {
-  index?: string;
-  /** The repository; the private store unless given, none (clone, init) with null. */
-  gitDir?: string | null;
-  /** This command talks to the forge at this URL: the token goes with it. */
-  forge?: string;
-  input?: string;
-}
-
 const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 export class Git {
@@ -61,36 +58,28 @@ export class Git {
   private readonly store: string;
   private readonly scratch: string;
   private base: string | undefined;
+  private readonly agentGit: AgentGitPlace;
 
   constructor(deps: GitDeps) {
     this.deps = deps;
     this.store = join(deps.storeDir, 'store.git');
     this.scratch = join(deps.storeDir, 'tmp');
+    const { workspace, checkout } = deps;
+    const run = (args: string[], options: RunOptions) => this.run(args, options);
+    this.agentGit = { run, store: this.store, scratch: this.scratch, workspace, checkout };
   }
 
   /** git in the private folder; `done` settles when it exits (rejecting with its redacted stderr). */
-  private start(args: string[], options: RunOptions = {}): { stdin: Writable; stdout: Readable; done: Promise<void> } {
-    const env = gitEnvironment({
+  private start(args: string[], options: RunOptions = {}): RunningGit {
+    return spawnGit(args, {
+      ...options,
+      gitDir: options.gitDir === null ? null : (options.gitDir ?? this.store),
       path: this.deps.path,
-      home: join(this.deps.storeDir, 'home'),
+      storeDir: this.deps.storeDir,
       author: this.deps.author,
-      ...(options.forge ? { forge: { url: options.forge, token: this.deps.token } } : {}),
+      token: this.deps.token,
+      redact: this.deps.redact,
     });
-    if (options.gitDir !== null) env.GIT_DIR = options.gitDir ?? this.store;
-    if (options.index) env.GIT_INDEX_FILE = options.index;
-    const child = spawn('git', args, { cwd: this.deps.storeDir, env });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-8192)));
-    // git's exit status tells whether it read its input; a closed pipe adds nothing to that.
-    child.stdin.on('error', () => undefined);
-    const done = new Promise<void>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('close', (code, signal) => {
-        if (code === 0) resolve();
-        else reject(new Error(this.deps.redact(`git ${args[0]} failed: ${stderr.trim() || `exit ${code ?? signal}`}`)));
-      });
-    });
-    return { stdin: child.stdin, stdout: child.stdout, done };
   }
 
   async runRaw(args: string[], options: RunOptions = {}): Promise<Buffer> {
@@ -106,7 +95,7 @@ export class Git {
     return (await this.runRaw(args, options)).toString();
   }
 
-  /** Fetches the base branch into the store and writes the agent's checkout from it, unless earlier changes are kept. */
+  /** Fetches the base branch into the store and writes the agent's checkout from it, unless changes are kept. */
   async prepare(url: string, branch: string): Promise<Prepared> {
     await this.ensureStore();
     await this.run(['check-ref-format', `refs/heads/${branch}`]).catch(() => {
@@ -136,7 +125,7 @@ export class Git {
       outcome = fresh ? 'cloned' : 'updated';
     }
     await writeBaseMarker(this.deps.workspace, this.base);
-    await this.replaceAgentGit(url, branch, latest);
+    await replaceAgentGit(this.agentGit, url, branch, this.base!, latest);
     return outcome;
   }
 
@@ -194,7 +183,7 @@ export class Git {
     );
   }
 
-  /** The work tree back to the base: what differs from it now is restored or removed; ignored and left-out files stay. */
+  /** The work tree back to the base: what differs is restored or removed; ignored and left-out files stay. */
   async revert(): Promise<void> {
     const base = this.requireBase();
     await this.checkOut((await this.snapshot(base)).tree, base);
@@ -212,7 +201,10 @@ export class Git {
       await this.run(['init', '--quiet', '--bare', '--template=', '--end-of-options', this.store], { gitDir: null });
   }
 
-  /** The checkout must be a real folder (a symlink would make the runner snapshot whatever it points at); true when it holds nothing but .git. */
+  /**
+   * The checkout must be a real folder (a symlink would make the runner snapshot whatever it points at); true when it
+   * holds nothing but .git.
+   */
   private async ensureWorkTree(): Promise<boolean> {
     return withWorkspaceDir(this.deps.workspace, '', async (root) => {
       const type = await root.typeOf(this.deps.checkout);
@@ -253,7 +245,7 @@ export class Git {
     return snapshot?.tree === (await this.treeOf(commit));
   }
 
-  /** The checkout read through workspace-fs (snapshot.ts), compared with the commit's tree, written into the store. */
+  /** The checkout read through workspace-fs (snapshot.ts), compared with the commit's tree, written to the store. */
   private async snapshot(commit: string): Promise<Snapshot> {
     const tree = await this.treeOf(commit);
     const base = new BaseTree(
@@ -282,7 +274,7 @@ export class Git {
     );
   }
 
-  /** Writes the checkout from the tree it holds now (none when fresh) to the commit `to`, through workspace-fs (checkout.ts). */
+  /** Writes the checkout from the tree it holds (none when fresh) to the commit `to`, through checkout.ts. */
   private async checkOut(from: string | undefined, to: string): Promise<void> {
     const target = await this.treeOf(to);
     const changes: Change[] =
@@ -293,70 +285,7 @@ export class Git {
           ).all()
         : treeChanges(await this.runRaw(['diff-tree', '-r', '-z', '--no-renames', '--end-of-options', from, target]));
     await withWorkspaceDir(this.deps.workspace, this.deps.checkout, (checkout) =>
-      applyChanges(checkout, changes, (ids) => this.blobs(ids)),
+      applyChanges(checkout, changes, (ids) => readBlobs(() => this.start(['cat-file', '--batch']), ids)),
     );
-  }
-
-  /** The blobs' contents, in order, from one `git cat-file --batch`. */
-  private async *blobs(ids: string[]): AsyncGenerator<Buffer> {
-    if (ids.length === 0) return;
-    const { stdin, stdout, done } = this.start(['cat-file', '--batch']);
-    stdin.end(ids.map((id) => `${id}\n`).join(''));
-    try {
-      yield* batchObjects(stdout);
-      await done;
-    } finally {
-      stdout.destroy();
-      await done.catch(() => undefined);
-    }
-  }
-
-  /**
-   * A new .git for the agent, made in the private folder and copied in whole through workspace-fs:
-   * the branch at the base, origin/<branch> at the latest fetch, origin = the URL without
-   * credentials, the base's index (without stat data: the agent's git refreshes it).
-   */
-  private async replaceAgentGit(url: string, branch: string, latest: string): Promise<void> {
-    const made = await mkdtemp(join(this.scratch, 'clone-'));
-    try {
-      await this.run(['clone', '--quiet', '--no-checkout', '--branch', branch, '--end-of-options', this.store, made], {
-        gitDir: null,
-      });
-      const gitDir = join(made, '.git');
-      await this.run(['config', '--end-of-options', 'remote.origin.url', url], { gitDir });
-      if (this.base !== latest)
-        await this.run(['update-ref', '--end-of-options', `refs/heads/${branch}`, this.base!], { gitDir });
-      await this.run(['read-tree', '--end-of-options', this.base!], { gitDir, index: join(gitDir, 'index') });
-      await withWorkspaceDir(this.deps.workspace, '', async (root) => {
-        const staging = `.tether-git-${randomBytes(8).toString('hex')}`;
-        const folder = await root.makeDir(staging, 0o777);
-        try {
-          const copy = await folder.makeDir('git', 0o777);
-          await copyFolderIn(gitDir, copy).finally(() => copy.close());
-          const checkout = await root.dir(this.deps.checkout);
-          await checkout
-            .remove('.git')
-            .then(() => folder.moveTo('git', checkout, '.git'))
-            .finally(() => checkout.close());
-        } finally {
-          await folder.close();
-          await root.remove(staging);
-        }
-      });
-    } finally {
-      await rm(made, { recursive: true, force: true });
-    }
-  }
-}
-
-/** Copies a folder of the supervisor's own (a fresh clone's `.git`) into `into`: folders and regular files only. */
-async function copyFolderIn(source: string, into: WorkspaceDir): Promise<void> {
-  for (const entry of await readdir(source, { withFileTypes: true })) {
-    const from = join(source, entry.name);
-    if (entry.isFile()) await into.copyIn(entry.name, from);
-    else if (entry.isDirectory()) {
-      const dir = await into.makeDir(entry.name, 0o777);
-      await copyFolderIn(from, dir).finally(() => dir.close());
-    } else throw new Error(`${from} is neither a file nor a folder`);
   }
 }

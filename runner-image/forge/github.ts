@@ -1,6 +1,6 @@
 // Opens pull requests through the GitHub REST API (GITHUB_API_URL: github.com, Enterprise, or a fake).
-import type { Redactor } from '../common/log.ts';
-import { forgeText } from './forge-text.ts';
+import type { Redactor } from '../../common/log.ts';
+import { forgeText } from './text.ts';
 
 export interface PullRequestInput {
   owner: string;

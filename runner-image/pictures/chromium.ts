@@ -2,7 +2,7 @@
 // both through playwright-core driving Debian's Chromium.
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { LIMITS } from '../common/session/schema.ts';
+import { LIMITS } from '../../common/session/schema.ts';
 import { DIFF_LAYOUT } from './diff-layout.ts';
 import { isLoopbackHost, isLoopbackUrl, LOOPBACK_HOSTS } from './loopback.ts';
 

@@ -1,10 +1,10 @@
 // The checkout's snapshot: the walk (snapshot-walk.ts) finds its files and symlinks; the blobs the
-// store lacks and the tree are written by one `git fast-import` (git-objects.ts), started only when
+// store lacks and the tree are written by one `git fast-import` (git/objects.ts), started only when
 // the checkout differs from the base. What the walk left out comes back with the tree.
 import type { Writable } from 'node:stream';
-import { TreeWriter, writtenTree, type BaseTree } from './git-objects.ts';
+import { TreeWriter, writtenTree, type BaseTree } from '../git/objects.ts';
 import { SnapshotWalk, type Found, type SnapshotLimits } from './snapshot-walk.ts';
-import type { WorkspaceDir } from './workspace-fs.ts';
+import type { WorkspaceDir } from './fs.ts';
 
 export { SNAPSHOT_LIMITS, SnapshotRefused, type SnapshotLimits } from './snapshot-walk.ts';
 

@@ -1,7 +1,7 @@
 // A full workspace volume, however it shows: ENOSPC from a write of this process, "No space
 // left on device" in a failed command's message, or — git often says only "unable to write
 // file" — a failed step on a volume with (almost) no space left.
-import { freeBytes } from './workspace-fs.ts';
+import { freeBytes } from './fs.ts';
 
 export const DISK_FULL_MESSAGE =
   'The workspace volume is full (no space left on device), so the work could not be saved. ' +
@@ -18,7 +18,10 @@ function saysDiskFull(error: unknown): boolean {
   );
 }
 
-/** Whether `error` came from the workspace volume being full; `workspace` is its root (the mount point, not a path the agent can replace). */
+/**
+ * Whether `error` came from the workspace volume being full; `workspace` is its root (the mount point, not a path the
+ * agent can replace).
+ */
 export async function isDiskFull(error: unknown, workspace: string): Promise<boolean> {
   if (saysDiskFull(error)) return true;
   const free = await freeBytes(workspace);

@@ -3,7 +3,7 @@
 // Everything from the diff is escaped: highlight.js escapes what it returns, the rest goes through
 // escapeHtml; the page also forbids scripts and loads (CSP), and is rendered with JavaScript off.
 import type { HLJSApi } from 'highlight.js';
-import { packageFile } from './image-files.ts';
+import { packageFile } from '../image-files.ts';
 import {
   codeWidth,
   DIFF_LAYOUT as L,
@@ -121,19 +121,24 @@ function style(page: Page, css: string): string {
   return `${css}
 *{box-sizing:border-box}html,body{margin:0;background:#0d1117;color:#c9d1d9}
 body{width:${L.width}px;font:${L.font}px/${L.row}px 'DejaVu Sans Mono',monospace}
-header{height:${L.titleHeight}px;line-height:${L.titleHeight}px;padding:0 ${L.padding}px;background:#161b22;color:#f0f6fc;font:bold 12px/${L.titleHeight}px 'DejaVu Sans',sans-serif;display:flex;gap:6px}
+header{height:${L.titleHeight}px;line-height:${L.titleHeight}px;padding:0 ${L.padding}px;
+  background:#161b22;color:#f0f6fc;
+  font:bold 12px/${L.titleHeight}px 'DejaVu Sans',sans-serif;display:flex;gap:6px}
 header .title{flex:1;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 h2{margin:4px 0 0;padding:4px;background:#1f6feb33;font:inherit;color:#f0f6fc}
 .name{font-weight:bold;white-space:pre-wrap;word-break:break-all;overflow-wrap:anywhere}
 .meta{color:#8b949e;white-space:nowrap;overflow:hidden}.plus{color:#3fb950}.minus{color:#f85149}
-.h{height:${L.hunkHeight}px;line-height:${L.hunkHeight}px;padding:0 ${L.padding}px;color:#a5d6ff;background:#388bfd1a;font-size:10px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.h{height:${L.hunkHeight}px;line-height:${L.hunkHeight}px;padding:0 ${L.padding}px;color:#a5d6ff;background:#388bfd1a;
+  font-size:10px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .r{display:grid;grid-template-columns:${n}px ${n}px ${signWidth}px ${codeWidth(page.digits)}px}
-.r i{font:${L.numberFont}px/${L.row}px 'DejaVu Sans Mono',monospace;color:#6e7681;text-align:right;padding:0 ${L.padding}px;font-style:normal}
+.r i{font:${L.numberFont}px/${L.row}px 'DejaVu Sans Mono',monospace;color:#6e7681;
+  text-align:right;padding:0 ${L.padding}px;font-style:normal}
 .r b{text-align:center;font-weight:normal}
 code{font:inherit;white-space:pre-wrap;word-break:break-all;overflow-wrap:anywhere;tab-size:4}
 .add{background:#2ea04326}.add b{color:#3fb950}.del{background:#f8514926}.del b{color:#f85149}
 em{color:#f0b72f;font-style:normal}.note em{color:#8b949e}
-div.note,footer{min-height:${L.noteHeight}px;padding:1px ${L.padding}px;color:#f0b72f;font:11px/16px 'DejaVu Sans',sans-serif}
+div.note,footer{min-height:${L.noteHeight}px;padding:1px ${L.padding}px;color:#f0b72f;
+  font:11px/16px 'DejaVu Sans',sans-serif}
 `;
 }
 

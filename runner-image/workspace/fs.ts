@@ -21,30 +21,14 @@ import {
   type FileHandle,
 } from 'node:fs/promises';
 
+import { components, WorkspaceRefused, type Entry, type EntryType } from './path-components.ts';
+export { components, WorkspaceRefused, type Entry, type EntryType } from './path-components.ts';
+
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY, COPYFILE_EXCL } = constants;
 const READ_DIR = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_DIRECTORY;
 const READ_ANY = O_RDONLY | O_NOFOLLOW | O_NONBLOCK; // anything but a symlink or socket; a FIFO without waiting
 
-/** A path the supervisor will not follow or open: a symlink, a special file, `..`, or too large. */
-export class WorkspaceRefused extends Error {
-  readonly path: string;
-  /** Why, in a few plain words (no path): for a message to the user. */
-  readonly why: string;
-  constructor(path: string, why: string) {
-    super(`refused ${JSON.stringify(path)} in the workspace: ${why}`);
-    this.path = path;
-    this.why = why;
-  }
-}
-
-export type EntryType = 'file' | 'dir' | 'symlink' | 'other';
-
-export interface Entry {
-  name: string;
-  type: EntryType;
-}
-
-/** An entry opened as what it was at one instant: a folder, a regular file (read unless over the limit), a symlink's target. */
+/** An entry opened as what it was at one instant: a folder, a regular file (read unless too large), a link's target. */
 export type Opened =
   | { type: 'dir'; dir: WorkspaceDir }
   | { type: 'file'; stat: Stats; data?: Buffer }
@@ -58,17 +42,6 @@ export interface FileRead {
 }
 
 const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
-
-/** The components of a relative path; `..`, `.`, NUL and absolute paths are refused, empty ones skipped. */
-export function components(rel: string): string[] {
-  if (rel.startsWith('/')) throw new WorkspaceRefused(rel, 'an absolute path');
-  const parts = rel.split('/').filter((part) => part !== '');
-  for (const part of parts) {
-    if (part === '..' || part === '.' || part.includes('\0'))
-      throw new WorkspaceRefused(rel, `the component ${JSON.stringify(part)}`);
-  }
-  return parts;
-}
 
 const typeOf = (entry: Dirent | Stats): EntryType =>
   entry.isFile() ? 'file' : entry.isDirectory() ? 'dir' : entry.isSymbolicLink() ? 'symlink' : 'other';
@@ -263,7 +236,7 @@ let made = 0;
 /** A name no other write of this process uses, short enough beside any name (writes go there first). */
 const freshName = () => `.tether-${process.pid}-${++made}`;
 
-/** At most maxBytes of the file: first the size it said it had (and a byte more, to see it end), then 64 KiB at a time. */
+/** At most maxBytes of the file: the size it said it had (and a byte more, to see it end), then 64 KiB at a time. */
 async function readBounded(handle: FileHandle, path: string, maxBytes: number, size: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let total = 0;

@@ -6,9 +6,9 @@
 // else, and anything git would refuse or the agent could not have read, is left out and said.
 // Files are read several at once, folders one after another.
 import ignoreModule, { type Ignore } from 'ignore';
-import { concurrencyLimit } from '../common/concurrency.ts';
-import { blobId, type BaseTree, type Mode } from './git-objects.ts';
-import { WorkspaceRefused, type Entry, type EntryType, type Opened, type WorkspaceDir } from './workspace-fs.ts';
+import { concurrencyLimit } from '../../common/concurrency.ts';
+import { blobId, type BaseTree, type Mode } from '../git/objects.ts';
+import { WorkspaceRefused, type Entry, type EntryType, type Opened, type WorkspaceDir } from './fs.ts';
 
 export interface SnapshotLimits {
   /** A larger file is left out (GitHub refuses files over 100 MB). */
@@ -141,7 +141,10 @@ export class SnapshotWalk {
     };
   }
 
-  /** One entry: judged by the type its folder listed, opened as one inode, judged again as that inode when it is something else now. */
+  /**
+   * One entry: judged by the type its folder listed, opened as one inode, judged again as that inode when it is
+   * something else now.
+   */
   private async entry(place: Place, entry: Entry): Promise<void> {
     if (entry.name === '.git') return;
     const path = place.prefix + entry.name;
@@ -163,7 +166,10 @@ export class SnapshotWalk {
     throw new SnapshotRefused(`${path} kept changing while the checkout was read`);
   }
 
-  /** Whether to open an entry of this type; a submodule of the base is added here, at the base's commit, its folder never read. */
+  /**
+   * Whether to open an entry of this type; a submodule of the base is added here, at the base's commit, its folder
+   * never read.
+   */
   private async wanted(place: Place, name: string, path: string, type: EntryType): Promise<boolean> {
     const verdict = this.judge(place, name, path, type);
     if (verdict === 'gitlink') await this.add(path, '160000', this.options.base.entries.get(path)!.id);

@@ -3,8 +3,8 @@
 // where the agent could have put a symlink at the next file name) as file:<session>/<file>.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RELAY_UPLOAD_PATH } from '../common/session/names.ts';
-import type { Media } from '../common/session/schema.ts';
+import { RELAY_UPLOAD_PATH } from '../../common/session/names.ts';
+import type { Media } from '../../common/session/schema.ts';
 
 export interface MediaDeps {
   /** The runner's private folder for pictures kept without a relay (config.mediaDir). */

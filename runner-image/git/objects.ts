@@ -4,6 +4,7 @@
 // with one `git cat-file --batch`. No git here is given a work tree.
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
+import type { RunningGit } from './spawn.ts';
 import type { Readable, Writable } from 'node:stream';
 
 export type Mode = '100644' | '100755' | '120000' | '160000';
@@ -147,7 +148,8 @@ export class TreeWriter {
   async finish(): Promise<void> {
     await this.writing;
     const commit = this.marks.size + 1;
-    const head = `commit refs/tether/snapshot\nmark :${commit}\ncommitter ${this.committer} 0 +0000\ndata 0\ndeleteall\n`;
+    const head =
+      `commit refs/tether/snapshot\nmark :${commit}\n` + `committer ${this.committer} 0 +0000\ndata 0\ndeleteall\n`;
     await write(this.input, Buffer.from(head), ...this.lines, Buffer.from(`\nls :${commit} ""\ndone\n`));
     this.input.end();
   }
@@ -191,5 +193,19 @@ export async function* batchObjects(stdout: Readable): AsyncGenerator<Buffer> {
       yield Buffer.from(take(want + 1).subarray(0, want));
       want = undefined;
     }
+  }
+}
+
+/** The blobs' contents, in order, from one `git cat-file --batch` (started by `start`). */
+export async function* readBlobs(start: () => RunningGit, ids: string[]): AsyncGenerator<Buffer> {
+  if (ids.length === 0) return;
+  const { stdin, stdout, done } = start();
+  stdin.end(ids.map((id) => `${id}\n`).join(''));
+  try {
+    yield* batchObjects(stdout);
+    await done;
+  } finally {
+    stdout.destroy();
+    await done.catch(() => undefined);
   }
 }

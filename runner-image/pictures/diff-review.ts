@@ -1,13 +1,14 @@
 // The diff as the phone sees it: up to REVIEW_PAGES pictures with the review, and the pages of one
 // file when the phone asks for it (`diff <file>`, spec.diffRequests) while the changes await review.
+import pLimit from 'p-limit';
 import type { Logger } from 'pino';
-import { matchDiffFile } from '../common/session/diff-files.ts';
-import { LIMITS, type Session } from '../common/session/schema.ts';
+import { matchDiffFile } from '../../common/session/diff-files.ts';
+import { LIMITS, type Session } from '../../common/session/schema.ts';
 import { paginate, type Pagination } from './diff-layout.ts';
 import { loadHighlighter, pageHtml, type Highlighter } from './diff-html.ts';
 import { parseDiff, type FileDiff } from './diff-parse.ts';
-import { renderPages, type Browsers, type Picture } from './images.ts';
-import type { StatusWriter } from './status.ts';
+import { renderPages, type Browsers, type Picture } from './chromium.ts';
+import type { StatusWriter } from '../status.ts';
 
 export const REVIEW_PAGES = 3;
 
@@ -86,7 +87,7 @@ export interface DiffRequestDeps {
  */
 export function answerDiffRequests(deps: DiffRequestDeps): () => void {
   let answered = deps.status.session?.status?.result?.diffAnswered ?? 0;
-  let chain = Promise.resolve();
+  const inOrder = pLimit(1);
   let stopped = false;
   const answer = async (asked: string, request: number) => {
     const name = matchDiffFile(
@@ -105,7 +106,7 @@ export function answerDiffRequests(deps: DiffRequestDeps): () => void {
     const asked = session.spec.diffRequests ?? [];
     while (answered < Math.min(asked.length, LIMITS.diffRequests)) {
       const request = ++answered;
-      chain = chain.then(() => (stopped ? undefined : answer(asked[request - 1]!, request)));
+      void inOrder(() => (stopped ? undefined : answer(asked[request - 1]!, request)));
     }
   };
   const off = deps.status.onChange(look);

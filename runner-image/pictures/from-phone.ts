@@ -2,10 +2,10 @@
 // runner's projected token (GET /uploads/<ref>, the same authorization as its uploads), checked
 // against what the Session says, and handed to the agent as base64 image inputs.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RELAY_UPLOAD_PATH } from '../common/session/names.ts';
-import type { SessionImage } from '../common/session/schema.ts';
-import type { AgentImage } from './agents/types.ts';
-import { relayToken, type MediaDeps } from './media.ts';
+import { RELAY_UPLOAD_PATH } from '../../common/session/names.ts';
+import type { SessionImage } from '../../common/session/schema.ts';
+import type { AgentImage } from '../agents/types.ts';
+import { relayToken, type MediaDeps } from './uploads.ts';
 
 const ATTEMPTS = 4;
 const RETRY_MS = 500;
