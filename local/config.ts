@@ -130,7 +130,8 @@ export function loadDevConfig(): DevConfig {
   for (const [name, source] of Object.entries(DERIVED)) {
     if (set(name))
       throw new Error(
-        `${name}: make dev gives the controller ${source} (one value for the relay and the controller, as the chart does); set that instead`,
+        `${name}: make dev gives the controller ${source} ` +
+          '(one value for the relay and the controller, as the chart does); set that instead',
       );
   }
   return {

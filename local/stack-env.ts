@@ -50,7 +50,10 @@ export function stackRepoHosts(repoUrl: string, relayEnv: Record<string, string>
   return [...new Set([...repos.map((r) => repoHostOf(r.url)), ...more])].join(',');
 }
 
-/** The controller's share of the relay's settings: one budget and time zone for both, as the chart's relay.dailyBudgetUsd. */
+/**
+ * The controller's share of the relay's settings: one budget and time zone for both, as the chart's
+ * relay.dailyBudgetUsd.
+ */
 function sharedBudget(relayEnv: Record<string, string>): Record<string, string> {
   return {
     ...(relayEnv.RELAY_DAILY_BUDGET_USD ? { TETHER_DAILY_BUDGET_USD: relayEnv.RELAY_DAILY_BUDGET_USD } : {}),
@@ -92,7 +95,8 @@ export function stackEnv(input: StackEnvInput): { relay: Record<string, string>;
       RELAY_MEDIA_SIGNING_KEY: input.mediaSigningKey,
       RELAY_MEDIA_DIR: join(input.stateDir, 'media'),
       RELAY_JOURNAL_DIR: join(input.stateDir, 'journal'),
-      RELAY_BIND_ADDRESS: '127.0.0.1', // loopback unless the caller's settings say otherwise (a tunnel reaches loopback too)
+      // Loopback unless the caller's settings say otherwise (a tunnel reaches loopback too).
+      RELAY_BIND_ADDRESS: '127.0.0.1',
       ...relayEnv,
     },
   };
