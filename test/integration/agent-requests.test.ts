@@ -109,7 +109,8 @@ describe.concurrent('agent requests (real Claude Code, scripted model)', { timeo
     expect(model.calls('Which colour?')[0]?.result?.text).toContain('"Which colour?"="teal please"');
   });
 
-  it("screenshot tool called by Claude Code: JPEG ≤ 600 KB kept in the runner's private folder and listed in result.media", async () => {
+  it(`screenshot tool called by Claude Code: JPEG ≤ 600 KB kept in the runner's private folder and listed in \
+result.media`, async () => {
     const { name, runner } = await run(
       `script:\ntool: mcp__tether__screenshot {"url":"${pageUrl}","caption":"home page"}\nsay: shot`,
     );

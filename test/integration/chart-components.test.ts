@@ -90,7 +90,8 @@ describe('the controller as the chart runs it', () => {
     expect(lease.spec.holderIdentity ?? '').toBe('');
   });
 
-  it("turns a Session into a restricted runner Pod in the runner namespace (admitted by the chart's policy) with its workspace and the phone's identity, and cancels it", async () => {
+  it(`turns a Session into a restricted runner Pod in the runner namespace (admitted by the chart's policy) with its \
+workspace and the phone's identity, and cancels it`, async () => {
     const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', ns]))
       .data;
     const config = loadControllerConfig({ ...env, TETHER_METRICS_PORT: '0' });
@@ -161,7 +162,8 @@ describe('the relay as the chart runs it', () => {
     expect(down).toBe(1);
   });
 
-  it("records a typed keyword in the chart's claims ConfigMap with only its get/update rights, and a command in one Session", async () => {
+  it(`records a typed keyword in the chart's claims ConfigMap with only its get/update rights, and a command in one \
+Session`, async () => {
     const phone = relay!.webChat!.phone;
     const id = `web-chart-${Date.now()}`;
     expect(

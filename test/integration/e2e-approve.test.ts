@@ -25,7 +25,8 @@ describe('end to end: approve and reject', () => {
     const phone = e2e.phone('+14155550123');
     const sentAt = Date.now();
     await phone.send(
-      'script:\nprogress: Reading src/greet.js\nwrite: src/farewell.js = export const bye = (n) => `Bye, ${n}!`;\nprogress: Running npm test (1 passed)\nsay: Added a farewell function.',
+      'script:\nprogress: Reading src/greet.js\nwrite: src/farewell.js = export const bye = (n) => `Bye, ' +
+        '${n}!`;\nprogress: Running npm test (1 passed)\nsay: Added a farewell function.',
     );
 
     const onIt = await phone.next(/^On it \(session [0-9a-f]{4}\)/);

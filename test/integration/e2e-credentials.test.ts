@@ -65,7 +65,8 @@ function filesUnder(dir: string): Array<[string, string]> {
 
 describe('end to end: the agent holds no credential', () => {
   it(
-    'reading environments, token files and git credentials finds no canary; none reaches the branch, the Session, the phone or the logs',
+    'reading environments, token files and git credentials finds no canary; none reaches the branch, the Session, ' +
+      'the phone or the logs',
     { timeout: 120_000 },
     async () => {
       const canaries = [GITHUB_CANARY, ANTHROPIC_CANARY, e2e.twilio.authToken, e2e.stack.chatToken];
@@ -97,11 +98,15 @@ describe('end to end: the agent holds no credential', () => {
           'env',
           `cat ${files.join(' ')} ~/.git-credentials`,
           // Without a credential, rewrite the Session's result or replace the reviewed picture.
-          `echo "api: $(curl -sk -o /dev/null -w '%{http_code}' -X PATCH -H 'content-type: application/merge-patch+json' --data '{"status":{"result":{"prUrl":"https://attacker.example/pr"}}}' ${status})"`,
-          `echo "media: $(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'content-type: image/png' --data-binary @/etc/hostname ${upload})"`,
+          `echo "api: $(curl -sk -o /dev/null -w '%{http_code}' -X PATCH -H 'content-type: ` +
+            `application/merge-patch+json' --data '{"status":{"result":{"prUrl":"https://attacker.example/pr"}}}' ` +
+            `${status})"`,
+          `echo "media: $(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'content-type: image/png' --data-binary ` +
+            `@/etc/hostname ${upload})"`,
           ...detours.map(
             ([name, args]) =>
-              `echo "proxy ${name}: $(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' --data '{}' ${args})"`,
+              `echo "proxy ${name}: $(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: ` +
+              `application/json' --data '{}' ${args})"`,
           ),
         ].join('\n'),
         { mode: 0o644 },
@@ -116,7 +121,8 @@ describe('end to end: the agent holds no credential', () => {
       const remoteGit = (...args: string[]) =>
         execFileSync('git', ['-c', `safe.directory=${e2e.remote}`, '-C', e2e.remote, ...args], { encoding: 'latin1' });
       const leak = remoteGit('show', `${pull.head}:leak.txt`);
-      // The attack ran, as the agent container's user (1001, on host ids of its Pod's own), and was refused what it must not see.
+      // The attack ran, as the agent container's user (1001, on host ids of its Pod's own), and was refused what it
+      // must not see.
       const uid = Number(leak.split('\n')[0]);
       expect(uid).toBeGreaterThanOrEqual(FIRST_HOST_ID);
       expect(containerIdOf(uid)).toBe(AGENT_UID);
@@ -125,7 +131,8 @@ describe('end to end: the agent holds no credential', () => {
       expect(leak).not.toMatch(/KUBECONFIG=/);
       expect(leak).toMatch(/^api: 40[13]$/m); // the API server refuses an anonymous status write
       expect(leak).toMatch(/^media: 40[13]$/m); // the relay refuses an upload without the runner's token
-      for (const [name] of detours) expect(leak).toMatch(new RegExp(`^proxy ${name}: 400$`, 'm')); // the model proxy sends none on
+      // the model proxy sends none on
+      for (const [name] of detours) expect(leak).toMatch(new RegExp(`^proxy ${name}: 400$`, 'm'));
       expect(heard).toEqual([]);
       expect(session!.status?.result?.prUrl).toBe(pull.html_url);
 

@@ -36,7 +36,8 @@ describe('end to end: plan first', () => {
     );
     await phone.next(/^On it \(session [0-9a-f]{4}\) in \*sample\*\. The plan comes first/);
     const first = await phone.next(/The agent's plan:/);
-    expect(transcript(phone)).toContain('⏳ Writing the plan'); // a message of its own, or in front of the plan when both came at once
+    // a message of its own, or in front of the plan when both came at once
+    expect(transcript(phone)).toContain('⏳ Writing the plan');
     expect(first.body).toMatch(
       /\*Steps\*\n1\. Add \*planned\.txt\*\n2\. Say done\n\nReply \*approve\* to run it, \*reject\* to drop it, or write what to change/,
     );
@@ -74,7 +75,8 @@ describe('end to end: plan first', () => {
 });
 
 describe('end to end: several repositories', () => {
-  it('@second works in the second repository and its own workspace; repo second sets the default; an unknown name gets the list', async () => {
+  it(`@second works in the second repository and its own workspace; repo second sets the default; an unknown name gets \
+the list`, async () => {
     const phone = e2e.phone('+14155550133');
     await phone.send('@second script:\nwrite: second.txt = in the second repo\nsay: wrote it');
     await phone.next(/^On it \(session [0-9a-f]{4}\) in \*second\*\./);

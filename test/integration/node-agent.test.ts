@@ -315,7 +315,9 @@ describe('local node agent', () => {
   });
 });
 
-/** A node agent of its own (through a proxy the test can close) running `names` as waiting pods in a fresh namespace. */
+/**
+ * A node agent of its own (through a proxy the test can close) running `names` as waiting pods in a fresh namespace.
+ */
 async function agentRunning(names: string[]) {
   const namespace = await createNamespace(kc, 'nodestop');
   const proxy = await startFaultProxy(kc);

@@ -146,7 +146,8 @@ describe('relay inbound on a real API server', () => {
     await new Promise((r) => setTimeout(r, 500));
     await Promise.all([a.intake.idle(), b.intake.idle()]);
     expect((await sessions.get(ns, name))!.spec.decisions!.map((d) => d.requestId)).toEqual(['first']);
-    // Only the second request may still go out (it may carry the echo of the first answer); nothing answers the replays.
+    // Only the second request may still go out (it may carry the echo of the first answer); nothing answers the
+    // replays.
     expect(
       fake
         .to(phones.replay)

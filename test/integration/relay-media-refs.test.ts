@@ -74,7 +74,8 @@ describe("media refs in a Session's status", () => {
       },
     });
     const review = await fake.waitFor(phone, 2);
-    expect(review.every((m) => m.mediaUrls.length === 0)).toBe(true); // the caption alone, no picture of the other Session
+    // the caption alone, no picture of the other Session
+    expect(review.every((m) => m.mediaUrls.length === 0)).toBe(true);
 
     await sessions.patchStatus(ns, own, { phase: 'Publishing', pending: null as never });
     await sessions.patchStatus(ns, own, {

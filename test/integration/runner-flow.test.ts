@@ -24,7 +24,8 @@ const run = (prompt: string, env: Record<string, string> = {}) => bed.run(prompt
 describe.concurrent('runner flows', { timeout: 150_000 }, () => {
   it('progress only: Working, progress lines in order, Succeeded with the summary', async () => {
     const { name, runner } = await run(
-      'script:\nprogress: Reading the code\nprogress: Reading the code\nsleep: 50\nprogress: Thinking\nsay: Nothing to change.',
+      'script:\nprogress: Reading the code\nprogress: Reading the code\nsleep: 50\nprogress: Thinking\nsay: Nothing ' +
+        'to change.',
     );
     expect(await runner.exited, runner.output()).toBe(0);
     const session = (await bed.sessions.get(bed.ns, name))!;

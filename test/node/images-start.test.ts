@@ -90,11 +90,13 @@ describe('runner image', () => {
       "import { Browsers, captureScreenshot } from '/app/runner-image/images.ts';",
       "import { DiffDrawer } from '/app/runner-image/diff-review.ts';",
       'const browsers = new Browsers();',
-      "const review = await new DiffDrawer(browsers).review('diff --git a/a.ts b/a.ts\\n--- a/a.ts\\n+++ b/a.ts\\n@@ -1 +1 @@\\n-old\\n+new\\n', '1 file changed');",
+      "const review = await new DiffDrawer(browsers).review('diff --git a/a.ts b/a.ts\\n--- a/a.ts\\n+++ " +
+        "b/a.ts\\n@@ -1 +1 @@\\n-old\\n+new\\n', '1 file changed');",
       'const png = review.pictures[0].image;',
       `const jpeg = await captureScreenshot(browsers, '${url}');`,
       'await browsers.close();',
-      "console.log(png.subarray(1, 4).toString(), png.readUInt32BE(16), png.readUInt32BE(20), jpeg.subarray(0, 3).toString('hex'), jpeg.length);",
+      'console.log(png.subarray(1, 4).toString(), png.readUInt32BE(16), png.readUInt32BE(20), jpeg.subarray(0, ' +
+        "3).toString('hex'), jpeg.length);",
     ].join('\n');
     try {
       const render = await runContainer('runner', ['node', '--input-type=module', '-e', script], {

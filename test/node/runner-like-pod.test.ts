@@ -65,7 +65,8 @@ function runnerLikePod(name: string, port: number): V1Pod {
           command: [
             'sh',
             '-c',
-            `${report('runner')} cp ${TOKEN_DIR}/token /workspace/token; mkdir -p /tmp/www; echo ok > /tmp/www/index.html; ` +
+            `${report('runner')} cp ${TOKEN_DIR}/token /workspace/token; mkdir -p /tmp/www; echo ok > ` +
+              `/tmp/www/index.html; ` +
               `echo runner up; exec httpd -f -p 127.0.0.1:${port} -h /tmp/www`,
           ],
           securityContext: locked(1000),

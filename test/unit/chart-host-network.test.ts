@@ -60,7 +60,8 @@ describe('chart values of the host-network / loopback test tier', () => {
     expect([...ports].sort()).toEqual([18080, 19090]);
   });
 
-  it("gives runners the relay on loopback, the host network and the API server address, through the controller's config", () => {
+  it(`gives runners the relay on loopback, the host network and the API server address, through the controller's \
+config`, () => {
     const config = loadControllerConfig({ ...controllerEnv(objects), POD_NAME: 'tether-controller-0' });
     expect(config.relayUrl).toBe('http://127.0.0.1:18080');
     expect(config.hostNetwork).toEqual({ apiServer: { host: '127.0.0.1', port: '6443' } });

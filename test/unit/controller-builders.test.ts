@@ -193,7 +193,8 @@ describe('desiredPod', () => {
     expect(desiredPod(session, unitConfig())).toEqual(desiredPod(structuredClone(session), unitConfig()));
   });
 
-  it('puts the Pod in the runner namespace, without an owner reference across namespaces, naming its Session by label and uid', () => {
+  it(`puts the Pod in the runner namespace, without an owner reference across namespaces, naming its Session by label \
+and uid`, () => {
     const pod = desiredPod(session, unitConfig({ runnerNamespace: 'tether-runners' }));
     expect(pod.metadata).toEqual({ ...meta, namespace: 'tether-runners', ownerReferences: undefined });
     expect(pod.metadata).not.toHaveProperty('ownerReferences');
@@ -225,7 +226,8 @@ describe('desiredPvc', () => {
 });
 
 describe('desiredIdentity', () => {
-  it("is the phone's: its ServiceAccount in the runner namespace, a Role beside the Sessions naming only the Sessions given (get, watch; status get, patch, update)", () => {
+  it(`is the phone's: its ServiceAccount in the runner namespace, a Role beside the Sessions naming only the Sessions \
+given (get, watch; status get, patch, update)`, () => {
     const identityMeta = {
       name: 'runner-36a2cef4ff9bf7a1',
       namespace: 'tether',

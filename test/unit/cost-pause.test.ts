@@ -114,7 +114,8 @@ describe('continue or stop', () => {
       },
     );
     expect(shown.parts.map((p) => p.text)).toEqual([
-      "🛑 Session 7f3a stopped at its cost pause ($2.50). The changes so far stay on the workspace; your queued commands still start, within today's budget.",
+      '🛑 Session 7f3a stopped at its cost pause ($2.50). The changes so far stay on the workspace; your queued ' +
+        "commands still start, within today's budget.",
     ]);
   });
 
@@ -150,7 +151,8 @@ describe('continue or stop', () => {
       },
     );
     expect(shown.parts.map((p) => p.text)).toEqual([
-      '💲 Not started: "add dark mode" — today\'s budget is spent: $10.20 of $10.00; new commands start again after midnight (UTC).',
+      '💲 Not started: "add dark mode" — today\'s budget is spent: $10.20 of $10.00; new commands start again after ' +
+        'midnight (UTC).',
     ]);
   });
 

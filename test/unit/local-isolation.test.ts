@@ -73,7 +73,8 @@ describe.runIf(asRoot)('who owns a volume on the local node', () => {
     expect(modeOf(join(claim, 'repo'))).toBe(0o2770);
   });
 
-  it("keeps a volume one container mounts for that container's user (0700), and refuses to share one without an fsGroup", () => {
+  it(`keeps a volume one container mounts for that container's user (0700), and refuses to share one without an \
+fsGroup`, () => {
     const dir = state();
     const range = idRange(dir, 'pod u');
     const own = join(dir, 'own');

@@ -75,7 +75,8 @@ describe('inbound journal', () => {
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['m499']);
   });
 
-  it('does not rewrite a backlog larger than the compaction threshold on every flush, and still compacts once most lines are done', async () => {
+  it(`does not rewrite a backlog larger than the compaction threshold on every flush, and still compacts once most \
+lines are done`, async () => {
     const dir = folder();
     const journal = await Journal.open(dir, { compactAfter: 10 });
     const started = new Set<string>();
@@ -210,7 +211,8 @@ describe('intake', () => {
     expect(acted).toEqual(['one', 'two', 'three']);
   });
 
-  it('says a message could not be acted on (not that the journal failed) when acting on it throws, and keeps it for a replay', async () => {
+  it(`says a message could not be acted on (not that the journal failed) when acting on it throws, and keeps it for a \
+replay`, async () => {
     const journal = await Journal.open(folder());
     const lines: { msg: string }[] = [];
     const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(JSON.parse(line)) });

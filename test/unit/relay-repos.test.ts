@@ -122,7 +122,8 @@ describe("the install's repositories (relay config)", () => {
 
 describe('workspace names', () => {
   const phone = '+14155550123';
-  it('keeps ws-<phonehash> for the default repository; another one is ws-<phonehash>-<name>, a DNS label even at the longest name', () => {
+  it(`keeps ws-<phonehash> for the default repository; another one is ws-<phonehash>-<name>, a DNS label even at the \
+longest name`, () => {
     expect(workspaceName(phone)).toBe(`ws-${phoneHash(phone)}`);
     const longest = workspaceName(phone, 'a'.repeat(40));
     expect(longest.length).toBeLessThanOrEqual(63);
@@ -228,7 +229,8 @@ describe('commands with several repositories', () => {
   it('repo <name> sets the default (kept in the choices store); repo lists; an unknown name gets the list back', async () => {
     await say('repo');
     expect(lastReply()).toBe(
-      'The repositories here:\n• sample (your default)\n• web\nReply *repo <name>* to change your default, or start a command with *@name*.',
+      'The repositories here:\n• sample (your default)\n• web\nReply *repo <name>* to change your default, or start ' +
+        'a command with *@name*.',
     );
     await say('repo Web');
     expect(lastReply()).toMatch(/now work on \*web\*/);

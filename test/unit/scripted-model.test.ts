@@ -158,7 +158,8 @@ describe('scripted model turns', () => {
 
   it('in plan mode writes the plan file, calls ExitPlanMode, then runs the steps; a rejected plan ends it', () => {
     const planMode =
-      'Plan mode is active. …\n## Plan File Info:\nNo plan file exists yet. You should create your plan at /h/.claude/plans/a-b-c.md using the Write tool.';
+      'Plan mode is active. …\n## Plan File Info:\nNo plan file exists yet. You should create your plan at ' +
+      '/h/.claude/plans/a-b-c.md using the Write tool.';
     const approved = play(
       'script:\nplan: Add notes\nwrite: notes.md = hi',
       (name) => ({ text: name === 'ExitPlanMode' ? 'User has approved your plan. ## Exited Plan Mode' : 'done' }),

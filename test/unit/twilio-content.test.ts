@@ -102,7 +102,8 @@ describe('outside the 24-hour window', () => {
     },
   ];
 
-  it('a request goes out as the approved decision template with its buttons; until WhatsApp approves it, as the plain template', async () => {
+  it(`a request goes out as the approved decision template with its buttons; until WhatsApp approves it, as the plain \
+template`, async () => {
     const plain = (await (
       await createContent({
         language: 'en',
