@@ -111,7 +111,8 @@ describe('end to end: approve and reject', () => {
     );
   });
 
-  it("a long diff: 3 pages, the rest counted; diff <file> sends that file's pages, an unknown name the list", async () => {
+  it(`a long diff: 3 pages, the rest counted; diff \
+<file> sends that file's pages, an unknown name the list`, async () => {
     const phone = e2e.phone('+14155550126');
     const body = Array.from({ length: 45 }, (_, i) => `line ${i} of the file`).join('\\n');
     await phone.send(

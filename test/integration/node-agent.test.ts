@@ -128,7 +128,8 @@ afterAll(async () => {
 });
 
 describe('local node agent', () => {
-  it('binds the pod, runs it with its own ServiceAccount identity and mapped paths, and reports Succeeded', async () => {
+  it(`binds the pod, runs it with its own \
+ServiceAccount identity and mapped paths, and reports Succeeded`, async () => {
     await core.createNamespacedPod({ namespace: ns, body: probePod('ok', {}) });
     const pod = await waitForPod('ok', (p) => p?.status?.phase === 'Succeeded');
     expect(pod!.spec!.nodeName).toBe(agent.nodeName);

@@ -47,7 +47,8 @@ const onlySessionOf = (phone: string) =>
   });
 
 describe('relay inbound on a real API server', () => {
-  it('turns 1,000 concurrent copies of one webhook over two replicas into exactly one Session and one reply', async () => {
+  it(`turns 1,000 concurrent copies of one webhook over \
+two replicas into exactly one Session and one reply`, async () => {
     const sid = messageSid();
     const hook = signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, {
       from: phones.dup,

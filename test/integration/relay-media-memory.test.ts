@@ -135,7 +135,8 @@ describe('relay memory under bad uploads (real relay process, real API server)',
     expect(growth).toBeLessThan(RSS_GROWTH_LIMIT);
   }, 120_000);
 
-  it('stays flat under oversized uploads: declared sizes refused at once, undeclared ones cut off at the limit', async () => {
+  it(`stays flat under oversized uploads: declared sizes refused \
+at once, undeclared ones cut off at the limit`, async () => {
     const tokens = await Promise.all(
       ['big-1', 'big-2', 'big-3', 'big-4'].map(async (s) => [s, await runnerRelayToken(kc, ns, s)] as const),
     );

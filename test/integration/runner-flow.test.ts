@@ -92,7 +92,8 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     expect(readFileSync(join(repo, 'README.md'), 'utf8')).toBe('# web\n');
   });
 
-  it('with TETHER_RELAY_URL the diff image is uploaded with the relay token and referenced by the relay ref', async () => {
+  it(`with TETHER_RELAY_URL the diff image is uploaded with \
+the relay token and referenced by the relay ref`, async () => {
     const uploads: { url: string; auth?: string; type?: string; bytes: number }[] = [];
     const relay = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -183,7 +184,8 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     expect(await runner.exited, runner.output()).toBe(0);
   });
 
-  it('a spec.resumeAgentSession that is not on the workspace starts a new conversation instead of failing', async () => {
+  it(`a spec.resumeAgentSession that is not on the \
+workspace starts a new conversation instead of failing`, async () => {
     const gone = '0b7e6c1a-4d4e-4c36-9a57-000000000000';
     const { name, runner } = await bed.run('script:\nsay: continued', {}, { resumeAgentSession: gone });
     expect(await runner.exited, runner.output()).toBe(0);

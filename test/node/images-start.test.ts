@@ -80,7 +80,8 @@ describe('runner image', () => {
     expect(claude.status).toBe(0);
   });
 
-  it("renders a diff image and a page served on loopback with headless Chromium, through the runner's own code", async () => {
+  it(`renders a diff image and a page served on \
+loopback with headless Chromium, through the runner's own code`, async () => {
     const page = createServer((_req, res) =>
       res.setHeader('content-type', 'text/html').end('<!doctype html><h1>served on loopback</h1>'),
     );

@@ -130,7 +130,8 @@ describe('a runner-like Pod on the kubelet node tier', () => {
     if (ns) await deleteNamespace(kc, ns);
   });
 
-  it('is scheduled onto the node, its claim bound to a pool volume of the default class, both containers ready', async () => {
+  it(`is scheduled onto the node, its claim bound to \
+a pool volume of the default class, both containers ready`, async () => {
     expect(pod.spec!.nodeName).toBe(inject('nodeName'));
     const claim = await core.readNamespacedPersistentVolumeClaim({ name: `${name}-workspace`, namespace: ns });
     expect(claim.status!.phase).toBe('Bound');

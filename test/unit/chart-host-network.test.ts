@@ -44,7 +44,8 @@ describe('chart values of the host-network / loopback test tier', () => {
     objects = await render(tier, { release: 'tether', namespace: 'agents' });
   });
 
-  it('puts the controller and the relay on the host network, API server and probes on loopback, on their own ports', () => {
+  it(`puts the controller and the relay on the host network, \
+API server and probes on loopback, on their own ports`, () => {
     const ports = new Set<number>();
     for (const component of ['controller', 'relay']) {
       const template = podTemplate(find(objects, 'Deployment', component));

@@ -171,7 +171,8 @@ describe('desiredPod', () => {
     ).toBe(true);
   });
 
-  it('gives the agent container no credential: no Secret, no token volume, no credential-like variable, its own uid', () => {
+  it(`gives the agent container no credential: no Secret, \
+no token volume, no credential-like variable, its own uid`, () => {
     const spec = desiredPod(session, unitConfig({ relayUrl: 'http://relay.tether:8080' })).spec!;
     const [agent] = spec.initContainers!;
     expect(

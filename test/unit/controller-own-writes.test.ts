@@ -37,7 +37,8 @@ describe("the controller's own status writes", () => {
     expect(own.view('ns/other', at('10'))?.metadata.resourceVersion).toBe('10');
   });
 
-  it("end when the cache shows the write; the write's own event asks for a pass only if its pass did not act on it", () => {
+  it(`end when the cache shows the write; the write's own event asks \
+for a pass only if its pass did not act on it`, () => {
     const acted = createOwnWrites();
     acted.record(at('11', 'Starting'), '10', true);
     expect(acted.observed(KEY, at('11', 'Starting'))).toBe(false);

@@ -156,7 +156,8 @@ describe('continue or stop', () => {
     ]);
   });
 
-  it('reads continue / stop (and approve / reject) typed while the pause is open; other text gets the instructions', () => {
+  it(`reads continue / stop (and approve / reject) typed \
+while the pause is open; other text gets the instructions`, () => {
     const context = { current: { name: 's1', phase: 'AwaitingApproval' as const, pending }, queued: 0 };
     const decided = (action: string) => ({ kind: 'decide', session: 's1', decision: { requestId: 'cost-1', action } });
     expect(route('Continue', context, 5)).toEqual(decided('approve'));

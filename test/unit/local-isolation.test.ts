@@ -55,7 +55,8 @@ const runnerLike = (volumes: V1Volume[], fsGroup?: number): V1Pod => ({
 });
 
 describe.runIf(asRoot)('who owns a volume on the local node', () => {
-  it("gives a claim to the Pod's fsGroup alone (2770), whatever it was, and moves what is inside to the Pod's ids", () => {
+  it(`gives a claim to the Pod's fsGroup alone (2770), whatever \
+it was, and moves what is inside to the Pod's ids`, () => {
     const dir = state();
     const range = idRange(dir, 'claim ns/ws');
     const claim = join(dir, 'ws');

@@ -28,7 +28,8 @@ const message = (id: string, body = `command ${id}`): InboundMessage => ({
 });
 
 describe('inbound journal', () => {
-  it('gives back after a restart exactly the messages not done, with their routes, under the same identity', async () => {
+  it(`gives back after a restart exactly the messages \
+not done, with their routes, under the same identity`, async () => {
     const dir = folder();
     const first = await Journal.open(dir);
     await Promise.all(['a', 'b', 'c'].map((id) => first.record(message(id))));
@@ -134,7 +135,8 @@ const openAfterCrash = (count: number) =>
   Array.from({ length: count }, (_, i) => `m${i}`).filter((_, i) => i % 3 !== 0);
 
 describe('inbound journal segments', () => {
-  it('starts a new segment on compaction, keeps the old ones until the new one is synced, then removes them', async () => {
+  it(`starts a new segment on compaction, keeps the old \
+ones until the new one is synced, then removes them`, async () => {
     const dir = folder();
     const journal = await Journal.open(dir, { compactAfter: 4 });
     const first = segments(dir);
@@ -175,7 +177,8 @@ describe('inbound journal segments', () => {
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual([...openAfterCrash(30), 'after']);
   });
 
-  it('reads the single file of an earlier version first, and removes it once its messages are in a segment', async () => {
+  it(`reads the single file of an earlier version first, \
+and removes it once its messages are in a segment`, async () => {
     const dir = folder();
     appendFileSync(
       join(dir, 'inbound.jsonl'),

@@ -226,7 +226,8 @@ describe('commands with several repositories', () => {
     });
   });
 
-  it('repo <name> sets the default (kept in the choices store); repo lists; an unknown name gets the list back', async () => {
+  it(`repo <name> sets the default (kept in the choices \
+store); repo lists; an unknown name gets the list back`, async () => {
     await say('repo');
     expect(lastReply()).toBe(
       'The repositories here:\n• sample (your default)\n• web\nReply *repo <name>* to change your default, or start ' +

@@ -150,7 +150,8 @@ odd names`, async () => {
     expect((await runner.changes())!.tree).toBe(addAll());
   });
 
-  it('leaves out and names what git would refuse or the agent could not read; keeps a submodule at the base', async () => {
+  it(`leaves out and names what git would refuse or the \
+agent could not read; keeps a submodule at the base`, async () => {
     const { repo, runner, store } = await setup({ 'README.md': '# web\n' }, { ...SNAPSHOT_LIMITS, fileBytes: 1000 });
     plant(repo, {
       'big.bin': 'x'.repeat(1001),

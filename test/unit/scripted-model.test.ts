@@ -140,7 +140,8 @@ describe('scripted model turns', () => {
     expect(summary(replies)).toEqual(['Write', 'Read', 'Write', 'end: Done.']);
   });
 
-  it('a retryable error happens once, a 400 every time; without say: the end names what did not run and the answers', () => {
+  it(`a retryable error happens once, a 400 every time; without \
+say: the end names what did not run and the answers`, () => {
     expect(summary(play('script:\nerror: 529\nsay: recovered', ok))).toEqual(['error 529', 'end: recovered']);
     const conversation = readConversation({ tools: TOOLS, messages: [prompt('script:\nerror: 400') as never] });
     const served = new Set<string>();

@@ -118,7 +118,8 @@ describe('session state machine', () => {
     expect(legalKeys.size).toBe(legal.length);
   });
 
-  it('reads back the effects of every end from its reason (what the controller performs for an end the runner wrote)', () => {
+  it(`reads back the effects of every end from its reason \
+(what the controller performs for an end the runner wrote)`, () => {
     for (const [from, event] of legal) {
       const result = transition(from === '(new)' ? undefined : from, event);
       if (!result.ok || !isTerminal(result.phase)) continue;

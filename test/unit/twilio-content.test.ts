@@ -168,7 +168,8 @@ describe('the fake Content API refuses what Twilio does', () => {
     expect((await createContent(quickReplyDefinition(3))).status).toBe(201);
   });
 
-  it('at sending: more than 3 buttons in session, variables not all supplied, a title too long once filled in', async () => {
+  it(`at sending: more than 3 buttons in session, variables \
+not all supplied, a title too long once filled in`, async () => {
     const four = (await (
       await createContent({
         language: 'en',
