@@ -128,7 +128,9 @@ describe("attack: libraries planted in the agent-writable HOME of the supervisor
       'leaks no canary',
     { timeout: 180_000 },
     async () => {
-      const plant = `${copyLibrary()} && mkdir -p "$HOME/.pki/nssdb" && printf "library=%s\\nname=leak\\n\\n" "$HOME/.pki/leak.so" > "$HOME/.pki/nssdb/pkcs11.txt"`;
+      const plant =
+        `${copyLibrary()} && mkdir -p "$HOME/.pki/nssdb" && printf "library=%s\\nname=leak\\n\\n" ` +
+        `"$HOME/.pki/leak.so" > "$HOME/.pki/nssdb/pkcs11.txt"`;
       const workspace = await runToReview(
         PHONES[0],
         `script:\ntool: Bash ${JSON.stringify({ command: plant })}\n` +
@@ -159,7 +161,9 @@ describe("attack: libraries planted in the agent-writable HOME of the supervisor
         },
       });
       const layers = '"$HOME/.local/share/vulkan/implicit_layer.d"';
-      const plant = `${copyLibrary()} && mkdir -p ${layers} && printf '%s' '${manifest}' | sed "s#LIBRARY#$HOME/.pki/leak.so#" > ${layers}/leak.json`;
+      const plant =
+        `${copyLibrary()} && mkdir -p ${layers} && printf '%s' '${manifest}' | sed ` +
+        `"s#LIBRARY#$HOME/.pki/leak.so#" > ${layers}/leak.json`;
       const workspace = await runToReview(
         PHONES[1],
         `script:\ntool: Bash ${JSON.stringify({ command: plant })}\n` +

@@ -9,7 +9,8 @@ import { startE2E, type E2E } from '../support/e2e.ts';
 let e2e: E2E;
 let browser: Browser;
 beforeAll(async () => {
-  e2e = await startE2E({ numbers: ['+14155550171'], relayEnv: { LOG_LEVEL: 'debug' } }); // debug: the relay's access log
+  // debug: the relay's access log
+  e2e = await startE2E({ numbers: ['+14155550171'], relayEnv: { LOG_LEVEL: 'debug' } });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: [

@@ -145,7 +145,8 @@ describe('end to end: the agent holds no credential', () => {
         ['phone', JSON.stringify(phone.received())],
         ['logs', e2e.logs().join('\n')],
       ];
-      expect(e2e.logs().filter((line) => line.startsWith('runner ')).length).toBeGreaterThan(0); // the Pod's own lines are among them
+      // the Pod's own lines are among them
+      expect(e2e.logs().filter((line) => line.startsWith('runner ')).length).toBeGreaterThan(0);
       for (const canary of canaries) {
         expect(
           places.filter(([, text]) => text.includes(canary)).map(([where]) => where),

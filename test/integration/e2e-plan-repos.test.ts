@@ -9,7 +9,8 @@ import { startE2E, type E2E, type Phone } from '../support/e2e.ts';
 let e2e: E2E;
 let second: string;
 beforeAll(async () => {
-  e2e = await startE2E({ numbers: ['+14155550131', '+14155550132', '+14155550133'], moreRepos: ['second'] }); // both on the stack's forge
+  // both on the stack's forge
+  e2e = await startE2E({ numbers: ['+14155550131', '+14155550132', '+14155550133'], moreRepos: ['second'] });
   second = join(dirname(e2e.remote), 'second.git');
 }, 90_000);
 afterAll(async () => e2e?.stop());

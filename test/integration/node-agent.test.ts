@@ -246,7 +246,8 @@ ServiceAccount identity and mapped paths, and reports Succeeded`, async () => {
       // The claim is the Pod's fsGroup's alone; the folders on the way may be passed, not listed.
       expect(statSync(workspace)).toMatchObject({ uid: base, gid: base + 2000 });
       expect(statSync(workspace).mode & 0o7777).toBe(0o2770);
-      expect(statSync(shared)).toMatchObject({ uid: base, gid: base + 2000 }); // an emptyDir both mount: the Pod's alone too
+      // an emptyDir both mount: the Pod's alone too
+      expect(statSync(shared)).toMatchObject({ uid: base, gid: base + 2000 });
       expect(statSync(shared).mode & 0o7777).toBe(0o2770);
       for (const dir of [stateDir, join(stateDir, 'pods'), join(stateDir, 'volumes'), join(stateDir, 'volumes', ns)])
         expect(statSync(dir).mode & 0o777).toBe(0o711);

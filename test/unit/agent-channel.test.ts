@@ -21,7 +21,8 @@ describe('agent channel: processes in the agent container', { timeout: 30_000 },
   it('carries stdin to a process and its stdout back, and reports the exit', async () => {
     pair = await startPair();
     const channel = pair.channel;
-    const spawnClaudeCodeProcess: Options['spawnClaudeCodeProcess'] = (options) => channel.spawn(options); // the SDK's hook, as claude.ts will use it
+    // the SDK's hook, as claude.ts will use it
+    const spawnClaudeCodeProcess: Options['spawnClaudeCodeProcess'] = (options) => channel.spawn(options);
     const cat = spawnClaudeCodeProcess!(request('cat', [])) as ReturnType<typeof channel.spawn>;
     const done = finished(cat);
     cat.stdin.write('hello ');

@@ -188,7 +188,9 @@ while the pause is open; other text gets the instructions`, () => {
     );
     expect(shown.parts).toEqual([
       {
-        text: '💲 This run has used $2.04 so far. Continue? Reply *continue* or *stop* (the changes so far stay). (expires in 30 min)',
+        text:
+          '💲 This run has used $2.04 so far. Continue? Reply *continue* or *stop* (the changes so far stay). ' +
+          '(expires in 30 min)',
         actions: [
           { label: 'continue', reply: 'continue', payload: 'continue:cost-1' },
           { label: 'stop', reply: 'stop', payload: 'stop:cost-1' },
