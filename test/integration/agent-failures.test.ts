@@ -72,7 +72,8 @@ describe.concurrent('agent failures (real Claude Code, scripted model)', { timeo
     expect(result?.costUsd).toBeCloseTo(input * PRICE_PER_TOKEN.input + output * PRICE_PER_TOKEN.output, 4);
   });
 
-  it('malformed model output (a tool call with broken JSON, an unknown tool) ends in a plain message, never a hang', async () => {
+  it(`malformed model output (a tool call with broken JSON, an \
+unknown tool) ends in a plain message, never a hang`, async () => {
     const { name, runner } = await run('script:\ntool: Bash {"command": "echo half\ntool: NoSuchTool {"x":1}');
     expect(await runner.exited, runner.output()).toBe(0);
     const session = await final(name);

@@ -30,7 +30,8 @@ const transcript = (phone: Phone) =>
 const mine = async (phone: Phone) => (await e2e.list()).filter((s) => s.spec.phone === phone.number);
 
 describe('end to end: plan first', () => {
-  it('plan: → numbered plan → a typed revision → a new plan → approve → the run → changes → approve → pull request', async () => {
+  it(`plan: → numbered plan → a typed revision → a new plan \
+→ approve → the run → changes → approve → pull request`, async () => {
     const phone = e2e.phone('+14155550131');
     await phone.send(
       'plan: script:\nplan: ## Steps\\n- Add *planned.txt*\\n- Say done\nwrite: planned.txt = planned\nsay: done',

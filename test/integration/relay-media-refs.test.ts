@@ -49,7 +49,8 @@ const create = (name: string) =>
   });
 
 describe("media refs in a Session's status", () => {
-  it("sends only the Session's own images; another Session's, `..` and malformed refs are left out and logged", async () => {
+  it(`sends only the Session's own images; another Session's, \
+\`..\` and malformed refs are left out and logged`, async () => {
     const [own, other] = ['refs-own', 'refs-other'];
     await create(own);
     await create(other);

@@ -40,7 +40,8 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
     expect(readFileSync(join(repo, 'half.txt'), 'utf8')).toBe('half done');
   });
 
-  it('SIGTERM mid-run: Claude Code and the tool it runs are killed, Failed written, exit 0 within the grace period', async () => {
+  it(`SIGTERM mid-run: Claude Code and the tool it runs \
+are killed, Failed written, exit 0 within the grace period`, async () => {
     const { name, runner } = await run(
       `script:\nprogress: Starting a long job\ntool: Bash {"command":"${LONG_COMMAND}"}`,
     );
@@ -96,7 +97,8 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
     expect(readFileSync(join(repo, 'kept.txt'), 'utf8')).toBe('keep me');
   });
 
-  it('malformed model output (garbage tool output, broken JSON, an unknown tool, huge lines) never crashes the runner', async () => {
+  it(`malformed model output (garbage tool output, broken JSON, \
+an unknown tool, huge lines) never crashes the runner`, async () => {
     // Claude Code keeps a huge output in a file and shows the model its beginning: the marker comes first.
     const command = [
       `printf '{not json\\n'`,

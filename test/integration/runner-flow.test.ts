@@ -142,7 +142,8 @@ the relay token and referenced by the relay ref`, async () => {
     }
   });
 
-  it("a long diff: 3 review pages; diff <file> (spec.diffRequests) gets that file's pages while the review is open", async () => {
+  it(`a long diff: 3 review pages; diff <file> (spec.diffRequests) \
+gets that file's pages while the review is open`, async () => {
     const body = Array.from({ length: 45 }, (_, i) => `line ${i} of the file`).join('\\n');
     const { name, runner } = await run(
       `script:\n${['a', 'b', 'c', 'd'].map((f) => `write: ${f}.txt = ${body}`).join('\n')}`,

@@ -60,7 +60,8 @@ not done, with their routes, under the same identity`, async () => {
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['whole', 'next']);
   });
 
-  it('commits many concurrent records together, each in the file when its promise resolves, and syncs them behind', async () => {
+  it(`commits many concurrent records together, each in the \
+file when its promise resolves, and syncs them behind`, async () => {
     const dir = folder();
     const syncs: number[] = [];
     const journal = await Journal.open(dir, { onSync: (seconds) => syncs.push(seconds) });
@@ -193,7 +194,8 @@ and removes it once its messages are in a segment`, async () => {
 });
 
 describe('intake', () => {
-  it('refuses new messages while the backlog is full, acknowledges copies of one it holds, and drains on idle()', async () => {
+  it(`refuses new messages while the backlog is full, acknowledges \
+copies of one it holds, and drains on idle()`, async () => {
     const journal = await Journal.open(folder());
     const metrics = createMetrics();
     let release!: () => void;

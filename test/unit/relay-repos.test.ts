@@ -198,7 +198,8 @@ describe('commands with several repositories', () => {
     });
   });
 
-  it('@name works in that repository and its own workspace; a conversation is continued only in its own repository', async () => {
+  it(`@name works in that repository and its own workspace; \
+a conversation is continued only in its own repository`, async () => {
     await say('fix the footer');
     await finish('conv-sample');
     expect(await say('@web plan: fix the navbar')).toBe('start');

@@ -183,7 +183,8 @@ describe('scripted model over HTTP', () => {
   const started = startScriptedModel();
   afterAll(async () => (await started).close());
 
-  it('serves the Messages API only: what it was asked is for the process that started it, not for anything on loopback', async () => {
+  it(`serves the Messages API only: what it was asked is \
+for the process that started it, not for anything on loopback`, async () => {
     const model = await started;
     const asked = await fetch(`${model.url}/v1/messages`, {
       method: 'POST',

@@ -198,7 +198,8 @@ not all supplied, a title too long once filled in`, async () => {
     expect(fake.messages.length).toBe(before);
   });
 
-  it('WhatsApp approval: a body starting or ending with a variable is rejected at once; others wait for the verdict', async () => {
+  it(`WhatsApp approval: a body starting or ending with a \
+variable is rejected at once; others wait for the verdict`, async () => {
     const auth = {
       authorization: `Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`,
       'content-type': 'application/json',
