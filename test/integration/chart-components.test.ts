@@ -204,7 +204,8 @@ Session`, async () => {
     const session = 'upload-check';
     const token = await runnerRelayToken(admin, runners, session);
     const png = Buffer.from(
-      '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201ffa1e4b1f40000000049454e44ae426082',
+      '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f0' +
+        '1f0005000201ffa1e4b1f40000000049454e44ae426082',
       'hex',
     );
     const put = (bearer: string) =>

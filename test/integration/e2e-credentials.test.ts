@@ -50,7 +50,8 @@ const proxyDetours = (elsewhere: string): Array<[string, string]> => [
   ['scheme-relative', `--request-target //${elsewhere}/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
   ['encoded-dots', `--request-target /%2e%2e/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
   ['foreign-host', `-H 'Host: ${elsewhere}' "$ANTHROPIC_BASE_URL/v1/messages"`],
-  ['as-http-proxy', `--noproxy '' --proxy "$ANTHROPIC_BASE_URL" http://${elsewhere}/v1/messages`], // NO_PROXY names loopback
+  // NO_PROXY names loopback
+  ['as-http-proxy', `--noproxy '' --proxy "$ANTHROPIC_BASE_URL" http://${elsewhere}/v1/messages`],
 ];
 
 /** Every regular file under dir (symlinks not followed), as text. */
@@ -87,7 +88,9 @@ describe('end to end: the agent holds no credential', () => {
       ];
       expect(files.every((file) => existsSync(file))).toBe(true);
       const [running] = await e2e.list();
-      const status = `${e2e.kubeConfig.getCurrentCluster()!.server}/apis/tether.dev/v1alpha1/namespaces/${e2e.stack.namespace}/sessions/${running!.metadata.name}/status`;
+      const status =
+        `${e2e.kubeConfig.getCurrentCluster()!.server}/apis/tether.dev/v1alpha1/namespaces/${e2e.stack.namespace}` +
+        `/sessions/${running!.metadata.name}/status`;
       const upload = `${e2e.stack.relayUrl}/uploads/${e2e.stack.namespace}/${running!.metadata.name}/diff.png`;
       const detours = proxyDetours(`127.0.0.1:${(listener.address() as AddressInfo).port}`);
       writeFileSync(

@@ -154,7 +154,8 @@ describe("end to end: the local stack isolates one phone's agent from the stack 
       const script = join(mkdtempSync(join(tmpdir(), 'tether-attack-')), 'attack.sh');
       chmodSync(dirname(script), 0o755);
       await attacker.send(
-        `script:\ntool: Bash ${JSON.stringify({ command: `bash ${script} > leak.txt 2>&1; true` })}\nsay: Collected what I could.`,
+        `script:\ntool: Bash ${JSON.stringify({ command: `bash ${script} > leak.txt 2>&1; true` })}` +
+          '\nsay: Collected what I could.',
       );
       await attacker.next(/🔐/, 60_000);
       writeFileSync(

@@ -63,7 +63,8 @@ command`, async () => {
     const bodies = phone.received().map((m) => m.body);
     const sendAgain = bodies.filter((b) => /didn't go through/.test(b));
     console.log(
-      `[apiserver-pause] the phone got ${bodies.length} messages (${sendAgain.length} "send again"):\n${bodies.map((b) => `  ${b.split('\n')[0]}`).join('\n')}`,
+      `[apiserver-pause] the phone got ${bodies.length} messages (${sendAgain.length} "send again"):\n` +
+        bodies.map((b) => `  ${b.split('\n')[0]}`).join('\n'),
     );
     expect(sendAgain.length, 'at most one "send again" for the one command sent during the pause').toBeLessThanOrEqual(
       1,

@@ -119,7 +119,9 @@ function crashAfterRecording(dir: string, count: number, compactAfter: number): 
     const journal = await Journal.open(${JSON.stringify(dir)}, { compactAfter: ${compactAfter} });
     for (let i = 0; i < ${count}; i++) {
       const id = 'm' + i;
-      await journal.record({ id, from: '+14155550100', body: 'command ' + id, transport: 'twilio', receivedAt: new Date().toISOString() });
+      await journal.record({
+        id, from: '+14155550100', body: 'command ' + id, transport: 'twilio', receivedAt: new Date().toISOString(),
+      });
       if (i % 3 === 0) await journal.done(id);
       else await journal.routed(id, { kind: 'status' });
     }
@@ -183,7 +185,8 @@ and removes it once its messages are in a segment`, async () => {
     const dir = folder();
     appendFileSync(
       join(dir, 'inbound.jsonl'),
-      `${JSON.stringify({ t: 'in', m: message('old') })}\n${JSON.stringify({ t: 'in', m: message('gone') })}\n{"t":"done","id":"gone"}\n`,
+      `${JSON.stringify({ t: 'in', m: message('old') })}\n${JSON.stringify({ t: 'in', m: message('gone') })}\n` +
+        '{"t":"done","id":"gone"}\n',
     );
     const journal = await Journal.open(dir);
     expect(journal.records().map((r) => r.message.id)).toEqual(['old']);
