@@ -126,7 +126,10 @@ describe('end to end: budgets', () => {
     await phone.next(/the first one is done/, 120_000);
     const refused = await phone.next(/💲 Not started/, 60_000);
     expect(refused.body).toMatch(
-      /^💲 Not started: ".*must not run" — today's budget is spent: \$\d+\.\d\d of \$0\.01; new commands start again after midnight \(UTC\)\.$/,
+      new RegExp(
+        /^💲 Not started: ".*must not run" — today's budget is spent: \$\d+\.\d\d of \$0\.01; /.source +
+          /new commands start again after midnight \(UTC\)\.$/.source,
+      ),
     );
     const ended = (await e2e.list()).find((s) => s.metadata.name === queued.metadata.name)!;
     expect(ended.status?.phase).toBe('Failed');

@@ -101,8 +101,13 @@ function attackScript(o: {
     ].map((f) => `cat ${join(planeDir(), f)}`),
     `ls ${join(state, 'pods')} ${join(state, 'volumes', e2e.stack.runnerNamespace)} ${join(state, 'journal')} ` +
       `${join(state, 'logs')}`,
-    `cat ` +
-      `${[...o.victimPodLogs, ...o.journal, join(state, 'logs', 'relay.log'), join(state, 'logs', 'controller.log')].join(' ')}`,
+    [
+      'cat',
+      ...o.victimPodLogs,
+      ...o.journal,
+      join(state, 'logs', 'relay.log'),
+      join(state, 'logs', 'controller.log'),
+    ].join(' '),
     `cat ${o.victimTranscript}`,
     `ls -la ${o.victimWorkspace}`,
     `echo planted > ${join(o.victimWorkspace, 'planted.txt')}`,

@@ -41,7 +41,10 @@ describe('end to end: plan first', () => {
     // a message of its own, or in front of the plan when both came at once
     expect(transcript(phone)).toContain('⏳ Writing the plan');
     expect(first.body).toMatch(
-      /\*Steps\*\n1\. Add \*planned\.txt\*\n2\. Say done\n\nReply \*approve\* to run it, \*reject\* to drop it, or write what to change/,
+      new RegExp(
+        /\*Steps\*\n1\. Add \*planned\.txt\*\n2\. Say done\n\n/.source +
+          /Reply \*approve\* to run it, \*reject\* to drop it, or write what to change/.source,
+      ),
     );
 
     await phone.send('Also keep the README  as it is');

@@ -189,7 +189,13 @@ describe('fault suite: controller SIGKILLed', () => {
             `${[...rec.podUids.values()].reduce((n, u) => n + u.size, 0)} Pods, ${rec.pvcUids.size} PVCs; ` +
             `controller ready ${Math.min(...readyMs)}–${Math.max(...readyMs)} ms after spawn; ` +
             `Failed reasons ` +
-            `${JSON.stringify(countBy(all.filter((x) => x.status?.phase === 'Failed').map((x) => x.status?.conditions?.find((c) => c.type === 'Finished')?.reason)))}`,
+            JSON.stringify(
+              countBy(
+                all
+                  .filter((x) => x.status?.phase === 'Failed')
+                  .map((x) => x.status?.conditions?.find((c) => c.type === 'Finished')?.reason),
+              ),
+            ),
         );
       } finally {
         done = true;

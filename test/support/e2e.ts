@@ -110,7 +110,14 @@ export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string
           const index = all.findIndex((m, i) => i >= cursor && pattern.test(m.body));
           if (index < 0)
             throw new Error(
-              `no message matching ${pattern} after #${cursor}; received:\n${all.map((m, i) => `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}${m.buttons ? ` [${m.buttons.map((b) => b.title).join(' | ')}]` : ''}`).join('\n')}`,
+              `no message matching ${pattern} after #${cursor}; received:\n` +
+                all
+                  .map(
+                    (m, i) =>
+                      `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}` +
+                      (m.buttons ? ` [${m.buttons.map((b) => b.title).join(' | ')}]` : ''),
+                  )
+                  .join('\n'),
             );
           cursor = index + 1;
           return all[index]!;

@@ -73,9 +73,10 @@ packages, not tests, type declarations or dev tools`, () => {
       [...files].some((f) => /^node_modules\/@anthropic-ai\/claude-agent-sdk-linux-[a-z0-9]+\/claude$/.test(f)),
     ).toBe(true);
     const unwanted = [...files].filter((f) =>
-      /^(?!node_modules\/).*\.test\.ts$|\.d\.ts$|\.map$|^node_modules\/(vitest|typescript|eslint|twilio|prom-client)\/|^(controller|relay|local|test)\//.test(
-        f,
-      ),
+      new RegExp(
+        /^(?!node_modules\/).*\.test\.ts$|\.d\.ts$|\.map$|/.source +
+          /^node_modules\/(vitest|typescript|eslint|twilio|prom-client)\/|^(controller|relay|local|test)\//.source,
+      ).test(f),
     );
     expect(unwanted).toEqual([]);
   });

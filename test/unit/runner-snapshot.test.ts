@@ -198,7 +198,8 @@ describe('a hostile checkout', { timeout: 60_000 }, () => {
     ['a symlink to /dev/zero', (path: string) => symlinkSync('/dev/zero', path)],
     ['a 2 GB sparse file', (path: string) => (writeFileSync(path, ''), truncateSync(path, 2 * 1024 ** 3))],
   ] as const) {
-    it(`${kind} at the base marker, a tracked file, a new file, .gitignore and .gitattributes: the next command starts, the snapshot ends`, async () => {
+    it(`${kind} at the base marker, a tracked file, a new file, .gitignore and .gitattributes: \
+the next command starts, the snapshot ends`, async () => {
       const { workspace, repo, remote, runner, store } = await setup({ 'README.md': '# web\n', 'sub/a.txt': 'a\n' });
       for (const path of [
         join(workspace, '.tether-repo-base'),
