@@ -167,7 +167,8 @@ const LABELS: Record<string, string> = {
 };
 console.log(`\nfirst progress on the phone over ${runs} runs (load before ${loadBefore}, after ${machineLoad()}):`);
 console.log(
-  `  total                                      p50 ${percentile(totals, 50)} ms   p99 ${percentile(totals, 99)} ms   (target p50 ≤ 2000, p99 ≤ 4000)`,
+  `  total                                      p50 ${percentile(totals, 50)} ms   ` +
+    `p99 ${percentile(totals, 99)} ms   (target p50 ≤ 2000, p99 ≤ 4000)`,
 );
 for (let s = 1; s < STAGES.length; s++) {
   const deltas = [...marks.values()].flatMap((m) => {

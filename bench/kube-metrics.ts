@@ -62,7 +62,10 @@ export function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
-/** The node flags of the controller image's CMD (controller/Dockerfile), so the benchmark runs the controller as deployed. */
+/**
+ * The node flags of the controller image's CMD (controller/Dockerfile), so the benchmark runs the controller as
+ * deployed.
+ */
 export function imageNodeFlags(): string[] {
   const cmd = /^CMD (\[.*\])$/m.exec(readFileSync('controller/Dockerfile', 'utf8'))?.[1];
   return (JSON.parse(cmd ?? '[]') as string[]).filter((a) => a.startsWith('--'));

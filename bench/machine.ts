@@ -58,7 +58,8 @@ export function refuseIfBusy(): void {
     return;
   }
   process.stderr.write(
-    `benchmark refused: other suites are running on this machine, figures would not be comparable:\n  ${others.slice(0, 5).join('\n  ')}\n`,
+    'benchmark refused: other suites are running on this machine, figures would not be comparable:\n' +
+      `  ${others.slice(0, 5).join('\n  ')}\n`,
   );
   process.exit(3);
 }

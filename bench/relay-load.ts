@@ -60,7 +60,10 @@ export function saturate(kubeconfig: string, namespace: string, width: number): 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
 const RELAY_RESOURCES = new Set(['sessions', 'configmaps']);
 
-/** Write requests the API server has served on the resources the relay writes (Sessions, ConfigMaps), by its own count. */
+/**
+ * Write requests the API server has served on the resources the relay writes (Sessions, ConfigMaps), by its own
+ * count.
+ */
 export async function relayWrites(plane: ControlPlane, resources = RELAY_RESOURCES): Promise<number> {
   const { stdout } = await promisify(execFile)(
     join(plane.binDir, 'kubectl'),

@@ -23,7 +23,8 @@ const hooks = phones.map((phone, i) => ({
   ...signedWebhook(authToken, webhookUrl, { from: phone, body: `bench command ${i}`, sid: messageSid() }),
 }));
 const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
-// Signing left garbage: collected now (the process runs with --expose-gc), not as a pause of this process in the first timed requests.
+// Signing left garbage: collected now (the process runs with --expose-gc), not as a pause of this process in the
+// first timed requests.
 (globalThis as { gc?: () => void }).gc?.();
 
 /** One POST; resolves with the status and body once the whole answer is in. */

@@ -204,17 +204,21 @@ if (BENCH_ROWS_FILE) {
     atMost(`relay: status → outbound p99 at ${statusRate}/s`, p(outbound, 99), TARGETS.outboundP99, 'ms'),
   ]);
 }
-// The journal's fdatasync, from the relay's own histogram: it follows the acknowledgement, so its tail is no longer the acknowledgement's.
+// The journal's fdatasync, from the relay's own histogram: it follows the acknowledgement, so its tail is no longer
+// the acknowledgement's.
 const relayMetrics = await (await fetch(`${relayUrl}/metrics`)).text();
 const quantiles = (name: string) => [0.5, 0.99].map((q) => histogramQuantile(relayMetrics, name, q));
 const [sync50, sync99] = quantiles('tether_relay_journal_sync_seconds');
 const [ack50, ack99] = quantiles('tether_relay_webhook_duration_seconds');
 console.log(
-  `journal fdatasync (after the acknowledgement): ${sync50!.count} syncs, p50 ≤ ${sync50!.atMostMs} ms, p99 ≤ ${sync99!.atMostMs} ms`,
+  `journal fdatasync (after the acknowledgement): ${sync50!.count} syncs, ` +
+    `p50 ≤ ${sync50!.atMostMs} ms, p99 ≤ ${sync99!.atMostMs} ms`,
 );
-// The relay's own time per webhook (all runs): far below the client's figures means the load generator, not the relay, waited.
+// The relay's own time per webhook (all runs): far below the client's figures means the load generator, not the
+// relay, waited.
 console.log(
-  `acknowledgement inside the relay: ${ack50!.count} webhooks, p50 ≤ ${ack50!.atMostMs} ms, p99 ≤ ${ack99!.atMostMs} ms`,
+  `acknowledgement inside the relay: ${ack50!.count} webhooks, ` +
+    `p50 ≤ ${ack50!.atMostMs} ms, p99 ≤ ${ack99!.atMostMs} ms`,
 );
 console.log(`machine load (1/5/15 min): before ${loadBefore}; after ${machineLoad()}`);
 watcher.stop();

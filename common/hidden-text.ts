@@ -26,7 +26,8 @@ function showRun(run: string): string {
   if (groups.length <= LISTED_GROUPS)
     return groups.map((g) => `<${codePoint(g.char)}${g.count > 1 ? ` ×${g.count}` : ''}>`).join('');
   const distinct = [...new Set(chars)];
-  return `<${chars.length} hidden: ${distinct.slice(0, LISTED_GROUPS).map(codePoint).join(' ')}${distinct.length > LISTED_GROUPS ? ' …' : ''}>`;
+  const listed = distinct.slice(0, LISTED_GROUPS).map(codePoint).join(' ');
+  return `<${chars.length} hidden: ${listed}${distinct.length > LISTED_GROUPS ? ' …' : ''}>`;
 }
 
 /** The one escaping of text Tether did not write: hidden characters shown as code points, runs collapsed. */

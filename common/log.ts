@@ -52,7 +52,10 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
 const anyCaseHex = (byte: number) =>
   [...byte.toString(16).padStart(2, '0')].map((c) => (/[a-f]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
 
-/** The secret as written or percent-encoded, character by character in any mix, either hex case, once or twice; space also as +. */
+/**
+ * The secret as written or percent-encoded, character by character in any mix, either hex case, once or twice;
+ * space also as +.
+ */
 function encodedForms(secret: string): RegExp {
   const chars = [...secret].map((char) => {
     const percent = [...Buffer.from(char, 'utf8')].map((byte) => `%(?:25)?${anyCaseHex(byte)}`).join('');
@@ -76,7 +79,10 @@ function base64Forms(secret: string): string[] {
   return [...new Set(forms)];
 }
 
-/** Replaces every given secret value (plain, URL-encoded, inside base64) and anything shaped like a token with [redacted]. */
+/**
+ * Replaces every given secret value (plain, URL-encoded, inside base64) and anything shaped like a token with
+ * [redacted].
+ */
 export function makeRedactor(secrets: readonly string[] = []): Redactor {
   const values = [...new Set(secrets.filter((s) => s.length >= 4))].sort((a, b) => b.length - a.length);
   const encoded = values.map(encodedForms);

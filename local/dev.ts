@@ -79,7 +79,9 @@ process.stdout.write(`
 
   Chat:      ${stack.chatUrl}
   Sessions:  KUBECONFIG=${plane.kubeconfig} kubectl get sessions -n ${stack.namespace} -w
-  Remote:    ${repoUrl}${remote.path ? ` (the bare repository ${remote.path})` : ''}${github ? `\n  PRs:       recorded by a local GitHub stand-in at ${github.url}` : ''}
+  Remote:    ${repoUrl}${remote.path ? ` (the bare repository ${remote.path})` : ''}${
+    github ? `\n  PRs:       recorded by a local GitHub stand-in at ${github.url}` : ''
+  }
   Agent:     ${agent}
 
   Try: "add a farewell function" (the scripted model's demo edits one file), or a scenario

@@ -32,7 +32,10 @@ export interface ForgeOptions {
 
 export const basicAuth = (token: string) => `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
 
-/** The folder under projectRoot that a request's path names and this forge serves ('' for projectRoot itself); undefined: not served. */
+/**
+ * The folder under projectRoot that a request's path names and this forge serves ('' for projectRoot itself);
+ * undefined: not served.
+ */
 function servedFolder(path: string, repositories: string[] | undefined): string | undefined {
   if (!repositories) return '';
   return repositories.find((repo) => path === repo || path.startsWith(`${repo}/`));

@@ -29,7 +29,8 @@ export function closeTree(dir: string): void {
   const walk = (path: string) => {
     const stat = lstatSync(path);
     if (stat.isSymbolicLink()) return;
-    if (uid === 0 && (stat.uid !== uid || stat.gid !== gid)) chownSync(path, uid, gid); // only root may, and only root needs to
+    // Only root may, and only root needs to.
+    if (uid === 0 && (stat.uid !== uid || stat.gid !== gid)) chownSync(path, uid, gid);
     chmodSync(path, stat.isDirectory() ? PRIVATE_DIR : PRIVATE_FILE);
     if (stat.isDirectory()) for (const entry of readdirSync(path)) walk(join(path, entry));
   };

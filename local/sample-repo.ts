@@ -13,14 +13,18 @@ import { closeTree } from './private-files.ts';
 
 const run = promisify(execFile);
 
+const SAMPLE_PACKAGE = { name: 'sample-app', version: '1.0.0', private: true, scripts: { test: 'node --test' } };
+
 const FILES: Record<string, string> = {
   'README.md': '# Sample app\n\nA tiny project the local Tether stack works on.\n',
-  'package.json': `${JSON.stringify({ name: 'sample-app', version: '1.0.0', private: true, scripts: { test: 'node --test' } }, null, 2)}\n`,
+  'package.json': `${JSON.stringify(SAMPLE_PACKAGE, null, 2)}\n`,
   'src/greet.js': 'export function greet(name) {\n  return `Hello, ${name}!`;\n}\n',
   'src/greet.test.js':
-    "import { test } from 'node:test';\nimport assert from 'node:assert';\nimport { greet } from './greet.js';\n\ntest('greets', () => assert.equal(greet('Ada'), 'Hello, Ada!'));\n",
+    "import { test } from 'node:test';\nimport assert from 'node:assert';\nimport { greet } from './greet.js';\n\n" +
+    "test('greets', () => assert.equal(greet('Ada'), 'Hello, Ada!'));\n",
   'index.html':
-    '<!doctype html>\n<html><head><title>Sample app</title></head>\n<body><nav>Sample</nav><main><h1>Hello</h1></main></body></html>\n',
+    '<!doctype html>\n<html><head><title>Sample app</title></head>\n' +
+    '<body><nav>Sample</nav><main><h1>Hello</h1></main></body></html>\n',
 };
 
 /** Where ensureSampleRepo(dir) keeps a sample remote: owner/repo as a GitHub URL would have them. */
@@ -77,7 +81,10 @@ export async function serveRemotes(root: string, repositories: string[], token: 
   return { urlOf: (path) => `${forge.origin}${urlPath(path)}`, forge };
 }
 
-/** The stack's own remote — the bare repository at `path`, or the sample one under the state folder — served with `token`. */
+/**
+ * The stack's own remote — the bare repository at `path`, or the sample one under the state folder — served with
+ * `token`.
+ */
 export async function serveLocalRemote(
   stateDir: string,
   path: string | undefined,

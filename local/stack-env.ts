@@ -97,7 +97,8 @@ export function stackEnv(input: StackEnvInput): { relay: Record<string, string>;
       RELAY_MEDIA_SIGNING_KEY: input.mediaSigningKey,
       RELAY_MEDIA_DIR: join(input.stateDir, 'media'),
       RELAY_JOURNAL_DIR: join(input.stateDir, 'journal'),
-      RELAY_BIND_ADDRESS: '127.0.0.1', // loopback unless the caller's settings say otherwise (a tunnel reaches loopback too)
+      // Loopback unless the caller's settings say otherwise (a tunnel reaches loopback too).
+      RELAY_BIND_ADDRESS: '127.0.0.1',
       ...relayEnv,
     },
   };

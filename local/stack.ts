@@ -14,7 +14,7 @@ import { checkNodeFolders } from './node-agent/folder-checks.ts';
 import { canSwitchUser } from './node-agent/identity.ts';
 import { RUNNER_IMAGE } from './node-agent/image-content.ts';
 import { LOCAL_IMAGES } from './node-agent/image-pull.ts';
-import { stageImage } from './node-agent/image-store.ts';
+import { stageImage, type StagedImage } from './node-agent/image-store.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/node-agent.ts';
 import { startManaged, untilHttpOk, type Managed } from './control-plane/processes.ts';
 import { closeTree } from './private-files.ts';
@@ -33,7 +33,10 @@ export interface StackOptions {
   repoUrl: string;
   githubApiUrl: string;
   relayPort?: number;
-  /** Settings for the relay (Twilio, timeouts, TETHER_REPOS …) and the controller; they win over the stack's own (stack-env.ts). */
+  /**
+   * Settings for the relay (Twilio, timeouts, TETHER_REPOS …) and the controller; they win over the stack's own
+   * (stack-env.ts).
+   */
   relayEnv?: Record<string, string>;
   controllerEnv?: Record<string, string>;
   /** Repository host list entries besides the repositories' own, which the relay and the controller always get. */
@@ -62,37 +65,73 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/** The Session CRD, the stack's two namespaces and the runner Secret (kept when they are there already). */
+async function prepareCluster(
+  kc: KubeConfig,
+  namespace: string,
+  runnerNamespace: string,
+  runnerSecrets: Record<string, string>,
+): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const unlessThere = (e: unknown) => {
+    if (!isAlreadyExists(e)) throw e;
+  };
+  await installSessionCrd(kc);
+  for (const name of [namespace, runnerNamespace])
+    await core.createNamespace({ body: { metadata: { name } } }).catch(unlessThere);
+  await core
+    .createNamespacedSecret({
+      namespace: runnerNamespace,
+      body: { metadata: { name: RUNNER_SECRET }, stringData: runnerSecrets },
+    })
+    .catch(unlessThere);
+}
+
+/** The local node agent, for runner Pods, once the runner image (staged since `stagingStarted`) is ready. */
+async function startRunnerNode(
+  options: StackOptions,
+  kc: KubeConfig,
+  { namespace, runnerNamespace }: { namespace: string; runnerNamespace: string },
+  runnerImage: Promise<StagedImage>,
+  stagingStarted: number,
+): Promise<NodeAgent> {
+  const cluster = kc.getCurrentCluster()!;
+  const staged = await runnerImage;
+  const nodeLogger = options.logger.child({ component: 'node-agent' });
+  nodeLogger.info(
+    { image: RUNNER_IMAGE.name, at: staged.app, ms: Math.round(performance.now() - stagingStarted), ...staged.counts },
+    'runner image ready',
+  );
+  return startNodeAgent({
+    kubeConfig: kc,
+    logger: nodeLogger,
+    images: Object.fromEntries(LOCAL_IMAGES.map((name) => [name, staged])),
+    stateDir: options.stateDir,
+    server: cluster.server,
+    caFile: cluster.caFile!,
+    namespace: runnerNamespace,
+    nodeName: `local-${namespace}`,
+    // Each container as its own user on its Pod's ids (as root; otherwise the node agent warns and runs them all
+    // as itself).
+    runAsUsers: true,
+    env: { TETHER_LOG_LEVEL: 'info', ...options.podEnv },
+    onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
+  });
+}
+
 export async function startStack(options: StackOptions): Promise<Stack> {
   const imageStore = options.imageStore ?? imageStoreDir();
   checkNodeFolders(options.stateDir, imageStore);
   const namespace = options.namespace ?? 'tether';
   const runnerNamespace = `${namespace}-runners`;
-  stackRepoHosts(options.repoUrl, options.relayEnv, options.repoHosts); // a list the relay would refuse stops here, before anything starts
+  // A list the relay would refuse stops here, before anything starts.
+  stackRepoHosts(options.repoUrl, options.relayEnv, options.repoHosts);
   const kc = new KubeConfig();
   kc.loadFromFile(options.kubeconfig);
-  const cluster = kc.getCurrentCluster()!;
-  const core = kc.makeApiClient(CoreV1Api);
-  await installSessionCrd(kc);
-  for (const name of [namespace, runnerNamespace]) {
-    await core.createNamespace({ body: { metadata: { name } } }).catch((e) => {
-      if (!isAlreadyExists(e)) throw e;
-    });
-  }
-  await core
-    .createNamespacedSecret({
-      namespace: runnerNamespace,
-      body: { metadata: { name: RUNNER_SECRET }, stringData: options.runnerSecrets ?? {} },
-    })
-    .catch((e) => {
-      if (!isAlreadyExists(e)) throw e;
-    });
+  await prepareCluster(kc, namespace, runnerNamespace, options.runnerSecrets ?? {});
   // The stack's own state — component logs, the relay's journal and media — is its user's alone.
-  const [logs, journal, media] = [
-    join(options.stateDir, 'logs'),
-    join(options.stateDir, 'journal'),
-    join(options.stateDir, 'media'),
-  ] as const;
-  for (const dir of [logs, journal, media]) closeTree(dir);
+  const logs = join(options.stateDir, 'logs');
+  for (const dir of ['logs', 'journal', 'media']) closeTree(join(options.stateDir, dir));
 
   const relayPort = options.relayPort ?? (await freePort());
   const relayUrl = `http://127.0.0.1:${relayPort}`;
@@ -134,26 +173,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   await untilHttpOk(`${relayUrl}/healthz`, procs.relay!.current());
   await launch('controller');
 
-  const staged = await runnerImage;
-  const nodeLogger = options.logger.child({ component: 'node-agent' });
-  nodeLogger.info(
-    { image: RUNNER_IMAGE.name, at: staged.app, ms: Math.round(performance.now() - stagingStarted), ...staged.counts },
-    'runner image ready',
-  );
-  const nodeAgent = await startNodeAgent({
-    kubeConfig: kc,
-    logger: nodeLogger,
-    images: Object.fromEntries(LOCAL_IMAGES.map((name) => [name, staged])),
-    stateDir: options.stateDir,
-    server: cluster.server,
-    caFile: cluster.caFile!,
-    namespace: runnerNamespace,
-    nodeName: `local-${namespace}`,
-    // Each container as its own user on its Pod's ids (as root; otherwise the node agent warns and runs them all as itself).
-    runAsUsers: true,
-    env: { TETHER_LOG_LEVEL: 'info', ...options.podEnv },
-    onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
-  });
+  const nodeAgent = await startRunnerNode(options, kc, { namespace, runnerNamespace }, runnerImage, stagingStarted);
 
   return {
     namespace,

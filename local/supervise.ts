@@ -66,7 +66,8 @@ export async function supervise(
       const how = howItExited(watched, code);
       if (exits.length >= policy.crashLimit) {
         say(
-          `${name} ${how} at ${clock(now)}: ${exits.length} exits within ${seconds(policy.crashWindowMs)} is a crash loop; not restarting it (see its log; restart make dev when fixed)`,
+          `${name} ${how} at ${clock(now)}: ${exits.length} exits within ${seconds(policy.crashWindowMs)} ` +
+            'is a crash loop; not restarting it (see its log; restart make dev when fixed)',
         );
         return;
       }

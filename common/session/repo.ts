@@ -49,7 +49,10 @@ function location(url: string): { host: string; port?: string } | { path: string
   return { host: parsed.hostname.toLowerCase(), ...(parsed.port ? { port: parsed.port } : {}) };
 }
 
-/** Does one host-list entry allow this location? A host without a port allows no other port; a folder allows what is under it. */
+/**
+ * Does one host-list entry allow this location? A host without a port allows no other port; a folder allows what
+ * is under it.
+ */
 function allows(entry: string, where: ReturnType<typeof location>): boolean {
   if ('path' in where) {
     const folder = entry.replace(/\/$/, '');
@@ -76,7 +79,10 @@ export function repoProblem(
   allowedHosts: readonly string[],
 ): string | undefined {
   if (repo.url.length > REPO_URL_MAX_LENGTH || !repoUrlPattern.test(repo.url)) {
-    return `spec.repo.url "${repo.url}" is not a repository URL this install accepts (https://host/path, or an absolute path)`;
+    return (
+      `spec.repo.url "${repo.url}" is not a repository URL this install accepts ` +
+      '(https://host/path, or an absolute path)'
+    );
   }
   if (
     repo.baseBranch !== undefined &&
@@ -88,7 +94,10 @@ export function repoProblem(
   if (!allowedHosts.some((entry) => allows(entry, where))) {
     const named =
       'path' in where ? `the folder ${where.path}` : `the host ${where.host}${where.port ? `:${where.port}` : ''}`;
-    return `spec.repo.url points at ${named}, which is not on this install's list of repository hosts (${allowedHosts.join(', ')})`;
+    return (
+      `spec.repo.url points at ${named}, which is not on this install's list of repository hosts ` +
+      `(${allowedHosts.join(', ')})`
+    );
   }
   return undefined;
 }

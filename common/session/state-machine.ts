@@ -54,7 +54,8 @@ export type Event =
   | { type: 'PodCreated' } //                phone has no active session; runner Pod made
   | { type: 'RunnerStarted' }
   | { type: 'RequestRaised'; kind: Pending['kind'] }
-  | { type: 'Decided'; kind: Pending['kind']; approved: boolean; revise?: boolean } // revise: a plan goes back to the agent with the user's words
+  // revise: a plan goes back to the agent with the user's words
+  | { type: 'Decided'; kind: Pending['kind']; approved: boolean; revise?: boolean }
   | { type: 'Published' }
   | { type: 'FinishedWithoutChanges' }
   | { type: 'Cancel' } //                    the user's cancel (spec.cancel)

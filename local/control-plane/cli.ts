@@ -1,4 +1,5 @@
-// Starts a local control plane and keeps it until Ctrl-C:  node local/control-plane/cli.ts [--dir DIR] [--no-controller-manager]
+// Starts a local control plane and keeps it until Ctrl-C:
+//   node local/control-plane/cli.ts [--dir DIR] [--no-controller-manager]
 // Prints one JSON line {server, kubeconfig, pids} once it is ready.
 import { parseArgs } from 'node:util';
 import { startControlPlane } from './control-plane.ts';

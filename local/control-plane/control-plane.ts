@@ -18,6 +18,17 @@ import { supervise, unsupervised, type Supervised } from '../supervise.ts';
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
 
+/** kube-controller-manager's controllers turned off: the node and cloud ones, which a local plane does not need. */
+const CONTROLLERS_OFF = [
+  'node-ipam-controller',
+  'node-lifecycle-controller',
+  'cloud-node-lifecycle-controller',
+  'service-lb-controller',
+  'node-route-controller',
+  'taint-eviction-controller',
+  'device-taint-eviction-controller',
+];
+
 export interface ControlPlane {
   server: string;
   /** etcd's client URL (TLS; it serves only holders of pki.etcdClientCert). */
@@ -125,7 +136,7 @@ function startControllerManager(binDir: string, dir: string, kubeconfig: string,
       '--leader-elect=false',
       `--service-account-private-key-file=${pki.serviceAccountKey}`,
       `--root-ca-file=${pki.caCert}`,
-      '--controllers=*,-node-ipam-controller,-node-lifecycle-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-taint-eviction-controller,-device-taint-eviction-controller',
+      `--controllers=*,${CONTROLLERS_OFF.map((c) => `-${c}`).join(',')}`,
       '--v=0',
     ],
     join(dir, 'kube-controller-manager.log'),

@@ -123,7 +123,8 @@ export async function createPki(dir: string): Promise<Pki> {
     dir,
     'serving',
     '/CN=kube-apiserver',
-    `${LOOPBACK_SERVER},DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n`,
+    `${LOOPBACK_SERVER},DNS:kubernetes.default.svc\n` +
+      'extendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n',
     ca,
   );
   const admin = await clientCert(dir, 'admin', '/O=system:masters/CN=tether-admin', ca);

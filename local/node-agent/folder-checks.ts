@@ -39,7 +39,8 @@ export function checkStoreFolder(store: string): void {
     if (problem) {
       throw new Error(
         `cannot keep the containers' images in ${store}: ${dir} ${problem}, so ${so}; ` +
-          `set TETHER_IMAGE_DIR to a folder only root can write whose parents are open to all (the default is ${DEFAULT_IMAGE_DIR})`,
+          'set TETHER_IMAGE_DIR to a folder only root can write whose parents are open to all ' +
+          `(the default is ${DEFAULT_IMAGE_DIR})`,
       );
     }
   }
@@ -51,7 +52,9 @@ export function checkStateFolder(stateDir: string): void {
     const { mode } = statSync(dir);
     if ((mode & 0o001) === 0) {
       throw new Error(
-        `the containers' users cannot reach the state folder ${stateDir}: ${dir} is closed to other users (mode ${octal(mode)}); set TETHER_STATE_DIR to a folder outside it (for example TETHER_STATE_DIR=/var/lib/tether)`,
+        `the containers' users cannot reach the state folder ${stateDir}: ${dir} is closed to other users ` +
+          `(mode ${octal(mode)}); set TETHER_STATE_DIR to a folder outside it ` +
+          '(for example TETHER_STATE_DIR=/var/lib/tether)',
       );
     }
   }

@@ -21,12 +21,18 @@ export interface User {
 /** Only root can run containers as other users; otherwise every container runs as the agent's own user. */
 export const canSwitchUser = (): boolean => process.getuid?.() === 0;
 
-/** The Pod's id range when its containers run as their own users; undefined: everything runs as the node agent's user. */
+/**
+ * The Pod's id range when its containers run as their own users; undefined: everything runs as the node agent's
+ * user.
+ */
 export function podIdRange(stateDir: string, pod: V1Pod, runAsUsers: boolean): IdRange | undefined {
   return runAsUsers && canSwitchUser() ? idRange(stateDir, rangeKey(pod)) : undefined;
 }
 
-/** The user a container runs as: its securityContext's over the Pod's (root when neither says), on the Pod's host ids. */
+/**
+ * The user a container runs as: its securityContext's over the Pod's (root when neither says), on the Pod's host
+ * ids.
+ */
 export function containerUser(pod: V1Pod, container: V1Container, range: IdRange | undefined): User | undefined {
   if (!range) return undefined;
   const podContext = pod.spec?.securityContext ?? {};
@@ -114,7 +120,8 @@ export function claimVolume(dir: string, pod: V1Pod, volume: V1Volume, range: Id
     shareWithGroup(dir, range, group);
   } else {
     throw new Error(
-      `volume ${volume.name} is mounted by containers of different users and the Pod has no fsGroup: the local node cannot share it with them alone`,
+      `volume ${volume.name} is mounted by containers of different users and the Pod has no fsGroup: ` +
+        'the local node cannot share it with them alone',
     );
   }
 }
@@ -122,7 +129,10 @@ export function claimVolume(dir: string, pod: V1Pod, volume: V1Volume, range: Id
 /** The node's folders that lead to what containers use: passable (0711) by the containers' users, never listable. */
 export const PASSABLE_DIRS = ['.', 'pods', 'volumes', 'e', 't'];
 
-/** Makes `dir` (and what leads to it under stateDir) a folder containers may pass but not list, or the agent's own when it cannot switch users. */
+/**
+ * Makes `dir` (and what leads to it under stateDir) a folder containers may pass but not list, or the agent's own
+ * when it cannot switch users.
+ */
 export function passableDir(dir: string, runAsUsers: boolean): void {
   mkdirSync(dir, { recursive: true });
   chmodSync(dir, runAsUsers && canSwitchUser() ? 0o711 : 0o700);

@@ -33,7 +33,10 @@ export const RUNNER_IMAGE: ImageContent = {
   compileCache: { script: 'runner-image/warm-compile-cache.ts', users: [RUNNER_UID, AGENT_UID] },
 };
 
-/** The images' PATH (their Dockerfiles' ENV PATH); the node agent puts the image's own bin folder, with its Node.js, first. */
+/**
+ * The images' PATH (their Dockerfiles' ENV PATH); the node agent puts the image's own bin folder, with its
+ * Node.js, first.
+ */
 export const IMAGE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** Names .dockerignore leaves out of the build context at any depth. */

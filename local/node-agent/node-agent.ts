@@ -47,7 +47,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
 
   if (options.runAsUsers && !canSwitchUser())
     logger.warn(
-      'the local node agent is not root: every container runs as its user, without the per-container isolation a cluster gives',
+      'the local node agent is not root: every container runs as its user, ' +
+        'without the per-container isolation a cluster gives',
     );
   await registerNode(core, nodeName);
   const heartbeat = setInterval(
@@ -101,7 +102,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     if (failed.length) {
       logger.info(
         { pods: failed.map((f) => f.pod), reason: failed[0]!.err.message },
-        `stopping: the exit of ${failed.length} pod(s) was not reported (the API server did not answer); they stay as last reported`,
+        `stopping: the exit of ${failed.length} pod(s) was not reported (the API server did not answer); ` +
+          'they stay as last reported',
       );
     }
   }

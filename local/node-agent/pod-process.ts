@@ -239,7 +239,8 @@ export async function containerProcess(
   );
   if (!command)
     throw new Error(
-      `pod ${pod.metadata!.name}: container ${container.name} has no command (the local node agent does not read images)`,
+      `pod ${pod.metadata!.name}: container ${container.name} has no command ` +
+        '(the local node agent does not read images)',
     );
   return {
     container: container.name,

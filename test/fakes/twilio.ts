@@ -241,7 +241,8 @@ export async function startFakeTwilio(options: { accountSid?: string; authToken?
           () =>
             reject(
               new Error(
-                `expected ${count} messages to ${phone}, got ${to(phone).length}: ${JSON.stringify(to(phone).map((m) => m.body))}`,
+                `expected ${count} messages to ${phone}, got ${to(phone).length}: ` +
+                  `${JSON.stringify(to(phone).map((m) => m.body))}`,
               ),
             ),
           timeoutMs,

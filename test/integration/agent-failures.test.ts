@@ -18,7 +18,8 @@ const GRACE_MS = 5_000;
 describe.concurrent('agent failures (real Claude Code, scripted model)', { timeout: 150_000 }, () => {
   it('cancel mid-tool: Claude Code and the command it runs are gone within the grace period, Cancelled', async () => {
     const { name, runner } = await run(
-      `script:\nprogress: Starting the long command\ntool: Bash {"command":"node -e 'setTimeout(() => {}, 60000)' # cancel me"}`,
+      `script:\nprogress: Starting the long command\ntool: Bash {"command":"node -e 'setTimeout(() => {}, 60000)' # ` +
+        `cancel me"}`,
     );
     await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
     const agentPid = Number(await eventually(() => /"pid":(\d+),"agent":"claude"/.exec(runner.output())![1]));
@@ -67,10 +68,12 @@ describe.concurrent('agent failures (real Claude Code, scripted model)', { timeo
     const output = usage.reduce((sum, u) => sum + u.output_tokens, 0);
     const result = (await final(name)).status?.result;
     expect(result?.tokens).toEqual({ input, output });
-    expect(result?.costUsd).toBeCloseTo(input * PRICE_PER_TOKEN.input + output * PRICE_PER_TOKEN.output, 4); // stored to a hundredth of a cent
+    // stored to a hundredth of a cent
+    expect(result?.costUsd).toBeCloseTo(input * PRICE_PER_TOKEN.input + output * PRICE_PER_TOKEN.output, 4);
   });
 
-  it('malformed model output (a tool call with broken JSON, an unknown tool) ends in a plain message, never a hang', async () => {
+  it(`malformed model output (a tool call with broken JSON, an \
+unknown tool) ends in a plain message, never a hang`, async () => {
     const { name, runner } = await run('script:\ntool: Bash {"command": "echo half\ntool: NoSuchTool {"x":1}');
     expect(await runner.exited, runner.output()).toBe(0);
     const session = await final(name);

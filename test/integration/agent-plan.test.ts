@@ -31,7 +31,8 @@ describe.concurrent('plan mode and resume (real Claude Code, scripted model)', {
     expect(readFileSync(join(plans, planFile!), 'utf8')).toBe('Add plan.txt saying planned');
   });
 
-  it('plan mode: a revision goes back to Claude Code, which proposes a new plan; approving that one runs it', async () => {
+  it(`plan mode: a revision goes back to Claude Code, \
+which proposes a new plan; approving that one runs it`, async () => {
     const { name, runner } = await bed.run(
       'script:\nplan: 1. Add revised.txt\nwrite: revised.txt = planned\nsay: done',
       model.env(),
@@ -80,7 +81,8 @@ describe.concurrent('plan mode and resume (real Claude Code, scripted model)', {
     expect(toolsAnswered('Rewrite everything')).toEqual(['Write', 'ExitPlanMode']);
   });
 
-  it('resume: the next command of the phone continues the conversation; the model receives the earlier turns', async () => {
+  it(`resume: the next command of the phone continues \
+the conversation; the model receives the earlier turns`, async () => {
     const remote = makeRemote();
     const workspace = mkdtempSync(join(tmpdir(), 'tether-ws-'));
     const runOn = async (prompt: string, resumeAgentSession?: string) => {

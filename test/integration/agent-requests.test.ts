@@ -48,7 +48,8 @@ describe.concurrent('agent requests (real Claude Code, scripted model)', { timeo
     ]);
   });
 
-  it('tool asked → deny with a reason: the model receives the reason as a tool error, the command never ran', async () => {
+  it(`tool asked → deny with a reason: the model receives \
+the reason as a tool error, the command never ran`, async () => {
     const { name, runner, repo } = await run('script:\ntool: Bash {"command":"touch denied.txt"}');
     await answer(bed.sessions, bed.ns, name, 'tool', { action: 'deny', message: 'no shell today' });
     expect(await runner.exited, runner.output()).toBe(0);
@@ -109,7 +110,8 @@ describe.concurrent('agent requests (real Claude Code, scripted model)', { timeo
     expect(model.calls('Which colour?')[0]?.result?.text).toContain('"Which colour?"="teal please"');
   });
 
-  it("screenshot tool called by Claude Code: JPEG ≤ 600 KB kept in the runner's private folder and listed in result.media", async () => {
+  it(`screenshot tool called by Claude Code: JPEG ≤ 600 KB kept in the runner's private folder and listed in \
+result.media`, async () => {
     const { name, runner } = await run(
       `script:\ntool: mcp__tether__screenshot {"url":"${pageUrl}","caption":"home page"}\nsay: shot`,
     );

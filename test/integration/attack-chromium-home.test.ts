@@ -30,7 +30,9 @@ let pageUrl: string;
 let tools: string;
 const PHONES = ['+14155550123', '+14155550124'] as const;
 
-/** A library that, once loaded, appends its uid and environment (as the process holds it) to $HOME/chromium-leak.txt. */
+/**
+ * A library that, once loaded, appends its uid and environment (as the process holds it) to $HOME/chromium-leak.txt.
+ */
 const MODULE_SOURCE = String.raw`
 #include <fcntl.h>
 #include <stdio.h>
@@ -122,10 +124,13 @@ function expectNoLeak(workspace: string): void {
 
 describe("attack: libraries planted in the agent-writable HOME of the supervisor's Chromium", () => {
   it(
-    "a PKCS#11 module in $HOME/.pki/nssdb: a screenshot of an https loopback page loads nothing of the agent's and leaks no canary",
+    "a PKCS#11 module in $HOME/.pki/nssdb: a screenshot of an https loopback page loads nothing of the agent's and " +
+      'leaks no canary',
     { timeout: 180_000 },
     async () => {
-      const plant = `${copyLibrary()} && mkdir -p "$HOME/.pki/nssdb" && printf "library=%s\\nname=leak\\n\\n" "$HOME/.pki/leak.so" > "$HOME/.pki/nssdb/pkcs11.txt"`;
+      const plant =
+        `${copyLibrary()} && mkdir -p "$HOME/.pki/nssdb" && printf "library=%s\\nname=leak\\n\\n" ` +
+        `"$HOME/.pki/leak.so" > "$HOME/.pki/nssdb/pkcs11.txt"`;
       const workspace = await runToReview(
         PHONES[0],
         `script:\ntool: Bash ${JSON.stringify({ command: plant })}\n` +
@@ -139,7 +144,8 @@ describe("attack: libraries planted in the agent-writable HOME of the supervisor
   );
 
   it(
-    "a Vulkan implicit layer in $HOME/.local/share: the changes gate's diff picture loads nothing of the agent's and leaks no canary",
+    "a Vulkan implicit layer in $HOME/.local/share: the changes gate's diff picture loads nothing of the agent's " +
+      'and leaks no canary',
     { timeout: 180_000 },
     async () => {
       const manifest = JSON.stringify({
@@ -155,7 +161,9 @@ describe("attack: libraries planted in the agent-writable HOME of the supervisor
         },
       });
       const layers = '"$HOME/.local/share/vulkan/implicit_layer.d"';
-      const plant = `${copyLibrary()} && mkdir -p ${layers} && printf '%s' '${manifest}' | sed "s#LIBRARY#$HOME/.pki/leak.so#" > ${layers}/leak.json`;
+      const plant =
+        `${copyLibrary()} && mkdir -p ${layers} && printf '%s' '${manifest}' | sed ` +
+        `"s#LIBRARY#$HOME/.pki/leak.so#" > ${layers}/leak.json`;
       const workspace = await runToReview(
         PHONES[1],
         `script:\ntool: Bash ${JSON.stringify({ command: plant })}\n` +

@@ -39,8 +39,11 @@ describe('attack: model calls the agent sends the proxy itself', () => {
         script,
         [
           'body=$(mktemp)',
-          `printf '{"model":"claude-opus-4-1","max_tokens":1,"stream":true,"messages":[{"role":"user","content":"script:\\\\nsay: %s"}]}' "$(head -c ${PROMPT_CHARS} /dev/zero | tr '\\0' a)" > "$body"`,
-          `for i in $(seq ${DIRECT_CALLS}); do curl -s -o /dev/null -w '%{http_code} ' -X POST -H 'content-type: application/json' -H 'x-api-key: dummy' --data @"$body" "$ANTHROPIC_BASE_URL/v1/messages"; done`,
+          `printf '{"model":"claude-opus-4-1","max_tokens":1,"stream":true,` +
+            `"messages":[{"role":"user","content":"script:\\\\nsay: %s"}]}' ` +
+            `"$(head -c ${PROMPT_CHARS} /dev/zero | tr '\\0' a)" > "$body"`,
+          `for i in $(seq ${DIRECT_CALLS}); do curl -s -o /dev/null -w '%{http_code} ' -X POST -H 'content-type: ` +
+            `application/json' -H 'x-api-key: dummy' --data @"$body" "$ANTHROPIC_BASE_URL/v1/messages"; done`,
         ].join('\n'),
         { mode: 0o644 },
       );

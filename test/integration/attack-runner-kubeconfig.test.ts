@@ -56,7 +56,8 @@ function plantKubeconfig(home: string): void {
 
 describe('attack: a kubeconfig in the agent-writable HOME of the supervisor', () => {
   it(
-    "the runner started with its Pod's environment runs no command of the agent's and leaks no canary onto the workspace",
+    "the runner started with its Pod's environment runs no command of the agent's and leaks no canary onto the " +
+      'workspace',
     { timeout: 60_000 },
     async () => {
       const root = mkdtempSync(join(tmpdir(), 'tether-kubeconfig-'));

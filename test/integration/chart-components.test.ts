@@ -90,7 +90,8 @@ describe('the controller as the chart runs it', () => {
     expect(lease.spec.holderIdentity ?? '').toBe('');
   });
 
-  it("turns a Session into a restricted runner Pod in the runner namespace (admitted by the chart's policy) with its workspace and the phone's identity, and cancels it", async () => {
+  it(`turns a Session into a restricted runner Pod in the runner namespace (admitted by the chart's policy) with its \
+workspace and the phone's identity, and cancels it`, async () => {
     const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', ns]))
       .data;
     const config = loadControllerConfig({ ...env, TETHER_METRICS_PORT: '0' });
@@ -161,7 +162,8 @@ describe('the relay as the chart runs it', () => {
     expect(down).toBe(1);
   });
 
-  it("records a typed keyword in the chart's claims ConfigMap with only its get/update rights, and a command in one Session", async () => {
+  it(`records a typed keyword in the chart's claims ConfigMap with only its get/update rights, and a command in one \
+Session`, async () => {
     const phone = relay!.webChat!.phone;
     const id = `web-chart-${Date.now()}`;
     expect(
@@ -202,7 +204,8 @@ describe('the relay as the chart runs it', () => {
     const session = 'upload-check';
     const token = await runnerRelayToken(admin, runners, session);
     const png = Buffer.from(
-      '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201ffa1e4b1f40000000049454e44ae426082',
+      '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f0' +
+        '1f0005000201ffa1e4b1f40000000049454e44ae426082',
       'hex',
     );
     const put = (bearer: string) =>

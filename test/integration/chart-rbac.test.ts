@@ -243,7 +243,8 @@ describe('runner Pod admission policy', () => {
     }
   });
 
-  it('refuses a hostPath volume also in a runner namespace without Pod Security "restricted" (an operator-made one)', async () => {
+  it(`refuses a hostPath volume also in a runner \
+namespace without Pod Security "restricted" (an operator-made one)`, async () => {
     const enforce = 'pod-security.kubernetes.io/enforce';
     const { stdout: was } = await kubectlOk([
       'get',

@@ -20,7 +20,8 @@ const serviceAccount = (name: string) => [`--as=system:serviceaccount:${ns}:${na
 const intruder = () => serviceAccount('intruder');
 const relay = () => serviceAccount('tether-relay');
 const refusal = (who: string) =>
-  `only the Tether relay and the groups in sessions.creators.groups may create Sessions or change their spec; ${who} may not`;
+  `only the Tether relay and the groups in sessions.creators.groups may create Sessions or change their spec; ` +
+  `${who} may not`;
 
 function session(name = sessionName(phone)): Session {
   return {

@@ -10,7 +10,8 @@ import { eventually } from '../support/eventually.ts';
 const t = controllerSuite('ctl-hist', { TETHER_HISTORY_COUNT: '2', TETHER_POD_TTL: '0s' });
 
 describe('history retention', () => {
-  it("keeps the newest two finished Sessions of a phone, removes the rest, keeps the workspace and the phone's runner identity (its Role naming the Session that runs)", async () => {
+  it(`keeps the newest two finished Sessions of a phone, removes the rest, keeps the workspace and the phone's runner \
+identity (its Role naming the Session that runs)`, async () => {
     const phone = '+14155553001';
     const names: string[] = [];
     const rbac = t.kc.makeApiClient(RbacAuthorizationV1Api);

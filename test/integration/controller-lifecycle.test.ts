@@ -24,7 +24,8 @@ const finishedReason = (s: Awaited<ReturnType<typeof session>>) =>
 const now = () => new Date().toISOString();
 
 describe('controller lifecycle on a real API server', () => {
-  it("starts a new Session: workspace, the phone's runner identity and the Pod in the runner namespace; Starting with podName, startTime, display and conditions", async () => {
+  it(`starts a new Session: workspace, the phone's runner identity and the Pod in the runner namespace; Starting with \
+podName, startTime, display and conditions`, async () => {
     const phone = newPhone();
     const name = await createSession(t.sessions, t.ns, phone, {
       prompt: 'make the navbar sticky and add a dark-mode toggle please',
@@ -65,7 +66,8 @@ describe('controller lifecycle on a real API server', () => {
     await eventually(async () => expect(await podOf(t.kc, t.runners, name)).toBeUndefined());
   });
 
-  it('follows the runner Starting → Working → AwaitingApproval → Publishing → Succeeded, then removes the Pod after its TTL', async () => {
+  it(`follows the runner Starting → Working → AwaitingApproval → Publishing → Succeeded, then removes the Pod after \
+its TTL`, async () => {
     const name = await createSession(t.sessions, t.ns, newPhone());
     await until(name, 'Starting');
     await setPodPhase(t.kc, t.runners, name, 'Running');

@@ -30,7 +30,10 @@ describe('malformed Sessions', () => {
       'a repository host not on the list',
       { repo: { url: 'https://evil.example/acme/web.git' } },
       {},
-      /spec\.repo\.url points at the host evil\.example, which is not on this install's list of repository hosts \(github\.com\)/,
+      new RegExp(
+        /spec\.repo\.url points at the host evil\.example, /.source +
+          /which is not on this install's list of repository hosts \(github\.com\)/.source,
+      ),
     ],
     ['a zero run timeout', { timeouts: { run: '0s' } }, {}, /spec\.timeouts\.run must be longer than 0s/],
   ])(

@@ -94,7 +94,8 @@ describe('per-phone queue', () => {
     await expectPhases([c, d], ['Rejected', 'Cancelled']);
   });
 
-  it('a queued Session that fails its spec passes its place on; the next starts only once the phone is free', async () => {
+  it(`a queued Session that fails its spec passes its place \
+on; the next starts only once the phone is free`, async () => {
     const phone = newPhone();
     const names: string[] = [];
     for (let i = 0; i < 3; i++) names.push(await createSession(t.sessions, t.ns, phone));

@@ -25,7 +25,9 @@ afterAll(async () => {
   await deleteNamespace(kc, ns);
 });
 
-/** The real operations, except that the Session finishes (as its runner would write it) just before its Pod is created. */
+/**
+ * The real operations, except that the Session finishes (as its runner would write it) just before its Pod is created.
+ */
 function finishingFirst(ops: ClusterOps): ClusterOps {
   return {
     ...ops,

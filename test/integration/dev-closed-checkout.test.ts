@@ -73,8 +73,10 @@ describe.runIf(process.getuid?.() === 0)('make dev from a checkout other users c
     const dev = startMakeDev(copy.checkout, { TETHER_STATE_DIR: '', TETHER_DEV_PORT: String(await freePort()) });
     expect(await dev.exited).toBe(2);
     expect(dev.output()).toBe(
-      `make dev: the containers' users cannot reach the state folder ${copy.checkout}/.tether-state: ${copy.closed} is closed ` +
-        'to other users (mode 0700); set TETHER_STATE_DIR to a folder outside it (for example TETHER_STATE_DIR=/var/lib/tether)\n',
+      `make dev: the containers' users cannot reach the state folder ${copy.checkout}/.tether-state: ${copy.closed} ` +
+        `is closed ` +
+        'to other users (mode 0700); set TETHER_STATE_DIR to a folder outside it (for example ' +
+        'TETHER_STATE_DIR=/var/lib/tether)\n',
     );
   });
 

@@ -49,7 +49,8 @@ const tetherBranches = (remote: string) =>
 const count = (text: string, pattern: RegExp) => [...text.matchAll(new RegExp(pattern, 'g'))].length;
 
 describe('make dev', () => {
-  it('prints the chat URL, turns a chat command on each of two local repositories into a pull request, and stops cleanly on Ctrl-C', async () => {
+  it(`prints the chat URL, turns a chat command on each of two local repositories into a pull request, and stops \
+cleanly on Ctrl-C`, async () => {
     const stateDir = mkdtempSync(join(tmpdir(), 'tether-dev-'));
     const widgetsDir = mkdtempSync(join(tmpdir(), 'tether-widgets-'));
     chmodSync(widgetsDir, 0o755); // the runner runs as its own user

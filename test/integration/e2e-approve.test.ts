@@ -25,7 +25,8 @@ describe('end to end: approve and reject', () => {
     const phone = e2e.phone('+14155550123');
     const sentAt = Date.now();
     await phone.send(
-      'script:\nprogress: Reading src/greet.js\nwrite: src/farewell.js = export const bye = (n) => `Bye, ${n}!`;\nprogress: Running npm test (1 passed)\nsay: Added a farewell function.',
+      'script:\nprogress: Reading src/greet.js\nwrite: src/farewell.js = export const bye = (n) => `Bye, ' +
+        '${n}!`;\nprogress: Running npm test (1 passed)\nsay: Added a farewell function.',
     );
 
     const onIt = await phone.next(/^On it \(session [0-9a-f]{4}\)/);
@@ -110,7 +111,8 @@ describe('end to end: approve and reject', () => {
     );
   });
 
-  it("a long diff: 3 pages, the rest counted; diff <file> sends that file's pages, an unknown name the list", async () => {
+  it(`a long diff: 3 pages, the rest counted; diff \
+<file> sends that file's pages, an unknown name the list`, async () => {
     const phone = e2e.phone('+14155550126');
     const body = Array.from({ length: 45 }, (_, i) => `line ${i} of the file`).join('\\n');
     await phone.send(

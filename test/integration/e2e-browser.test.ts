@@ -45,7 +45,8 @@ describe('web chat in Chromium', () => {
 
     await page.fill(
       '#text',
-      'script:\nprogress: Reading index.html\nwrite: index.html = <h1>Hello, dark mode</h1>\nsay: Made the page darker.',
+      'script:\nprogress: Reading index.html\nwrite: index.html = <h1>Hello, dark mode</h1>\nsay: Made the page ' +
+        'darker.',
     );
     await page.click('button[type=submit]');
 

@@ -57,7 +57,8 @@ describe('end to end: budgets', () => {
         TETHER_DAILY_BUDGET_USD: '0.01',
         RELAY_RUN_PAUSE_USD: '0',
       },
-      // the controller's copy of the budget (the chart fills both from the same values); one finished Session kept per phone
+      // the controller's copy of the budget (the chart fills both from the same values); one finished Session kept per
+      // phone
       controllerEnv: { TETHER_DAILY_BUDGET_USD: '0.01', TETHER_BUDGET_TIMEZONE: 'UTC', TETHER_HISTORY_COUNT: '1' },
     });
   }, 90_000);
@@ -103,7 +104,8 @@ describe('end to end: budgets', () => {
     await phone.send('script:\nsay: one too many');
     const refused = await phone.next(/budget is spent/);
     expect(refused.body).toBe(
-      `Today's budget is spent: $${spent.toFixed(2)} of $0.01. New commands start again after midnight (UTC). Commands already running still finish; queued ones do not start.`,
+      `Today's budget is spent: $${spent.toFixed(2)} of $0.01. New commands start again after midnight (UTC). ` +
+        `Commands already running still finish; queued ones do not start.`,
     );
     expect((await e2e.list()).filter((s) => s.spec.phone === phone.number)).toHaveLength(1);
 
@@ -124,7 +126,10 @@ describe('end to end: budgets', () => {
     await phone.next(/the first one is done/, 120_000);
     const refused = await phone.next(/💲 Not started/, 60_000);
     expect(refused.body).toMatch(
-      /^💲 Not started: ".*must not run" — today's budget is spent: \$\d+\.\d\d of \$0\.01; new commands start again after midnight \(UTC\)\.$/,
+      new RegExp(
+        /^💲 Not started: ".*must not run" — today's budget is spent: \$\d+\.\d\d of \$0\.01; /.source +
+          /new commands start again after midnight \(UTC\)\.$/.source,
+      ),
     );
     const ended = (await e2e.list()).find((s) => s.metadata.name === queued.metadata.name)!;
     expect(ended.status?.phase).toBe('Failed');
@@ -204,7 +209,8 @@ describe('end to end: the spending pause', () => {
     );
     await stopper.send('stop');
     expect((await stopper.next(/stopped at its cost pause/)).body).toMatch(/your queued commands still start/);
-    // The phone may hear it (from the runner's Cancelled and the cost decision) before the controller records the reason.
+    // The phone may hear it (from the runner's Cancelled and the cost decision) before the controller records the
+    // reason.
     await eventually(async () => {
       const stopped = (await e2e.list()).find((s) => s.metadata.name === first.metadata.name)!;
       expect(stopped.status?.phase).toBe('Cancelled');

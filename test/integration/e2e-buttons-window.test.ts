@@ -46,7 +46,8 @@ beforeAll(async () => {
 afterAll(async () => e2e?.stop());
 
 describe('end to end: outside the 24-hour window', () => {
-  it('a tool request goes out as the approved decision template and a tap answers it; the review, not approved yet, as the plain template', async () => {
+  it(`a tool request goes out as the approved decision template and a tap answers it; the review, not approved yet, as \
+the plain template`, async () => {
     const phone = e2e.phone('+14155550161');
     await phone.send(
       'script:\ntool: Bash {"command":"echo ok > window.txt"}\nwrite: window.md = outside the window\nsay: ran it',

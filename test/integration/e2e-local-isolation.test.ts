@@ -45,7 +45,10 @@ const planeDir = () => inject('controlPlaneDir');
 const plane = () => JSON.parse(readFileSync(join(planeDir(), 'plane.json'), 'utf8')) as PlaneFacts;
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
-/** How many keys etcd holds from `key` (to `rangeEnd`), asked as the API server asks (its client certificate, when etcd wants one). */
+/**
+ * How many keys etcd holds from `key` (to `rangeEnd`), asked as the API server asks (its client certificate, when etcd
+ * wants one).
+ */
 function etcdCount(key: string, rangeEnd?: string): number {
   const { etcdUrl, pki } = plane();
   const tls = pki.etcdClientCert
@@ -82,8 +85,10 @@ function attackScript(o: {
     'unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy',
     'echo "ids: $(id -u) $(id -G)"',
     ...['http', 'https'].flatMap((scheme) => [
-      `echo "etcd-${scheme}-range: $(curl -sk -m 5 -X POST ${scheme}://127.0.0.1:${port}/v3/kv/range -d '${range}' 2>&1; echo " exit=$?")"`,
-      `echo "etcd-${scheme}-put: $(curl -sk -m 5 -X POST ${scheme}://127.0.0.1:${port}/v3/kv/put -d '${put}' 2>&1; echo " exit=$?")"`,
+      `echo "etcd-${scheme}-range: $(curl -sk -m 5 -X POST ${scheme}://127.0.0.1:${port}/v3/kv/range -d '${range}' ` +
+        `2>&1; echo " exit=$?")"`,
+      `echo "etcd-${scheme}-put: $(curl -sk -m 5 -X POST ${scheme}://127.0.0.1:${port}/v3/kv/put -d '${put}' 2>&1; ` +
+        `echo " exit=$?")"`,
     ]),
     `ls ${planeDir()}`,
     ...[
@@ -94,8 +99,15 @@ function attackScript(o: {
       'kube-apiserver.log',
       'etcd.log',
     ].map((f) => `cat ${join(planeDir(), f)}`),
-    `ls ${join(state, 'pods')} ${join(state, 'volumes', e2e.stack.runnerNamespace)} ${join(state, 'journal')} ${join(state, 'logs')}`,
-    `cat ${[...o.victimPodLogs, ...o.journal, join(state, 'logs', 'relay.log'), join(state, 'logs', 'controller.log')].join(' ')}`,
+    `ls ${join(state, 'pods')} ${join(state, 'volumes', e2e.stack.runnerNamespace)} ${join(state, 'journal')} ` +
+      `${join(state, 'logs')}`,
+    [
+      'cat',
+      ...o.victimPodLogs,
+      ...o.journal,
+      join(state, 'logs', 'relay.log'),
+      join(state, 'logs', 'controller.log'),
+    ].join(' '),
     `cat ${o.victimTranscript}`,
     `ls -la ${o.victimWorkspace}`,
     `echo planted > ${join(o.victimWorkspace, 'planted.txt')}`,
@@ -103,14 +115,17 @@ function attackScript(o: {
     `ls ${remote}`,
     `git -c safe.directory='*' --git-dir=${remote} update-ref refs/heads/${o.victimBranch} ${o.mainSha}`,
     `echo ${o.mainSha} > ${join(remote, 'refs', 'heads', o.victimBranch)}`,
-    `GIT_TERMINAL_PROMPT=0 git -c safe.directory='*' push --force ${e2e.remoteUrl} ${o.mainSha}:refs/heads/${o.victimBranch} 2>&1 | tail -1 | sed 's/^/forge-push: /'`,
-    `echo "pulls: $(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' --data '{"title":"x","head":"main","base":"main"}' ${e2e.github.url}/repos/acme/sample/pulls)"`,
+    `GIT_TERMINAL_PROMPT=0 git -c safe.directory='*' push --force ${e2e.remoteUrl} ` +
+      `${o.mainSha}:refs/heads/${o.victimBranch} 2>&1 | tail -1 | sed 's/^/forge-push: /'`,
+    `echo "pulls: $(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' --data ` +
+      `'{"title":"x","head":"main","base":"main"}' ${e2e.github.url}/repos/acme/sample/pulls)"`,
   ].join('\n');
 }
 
 describe("end to end: the local stack isolates one phone's agent from the stack and from other phones", () => {
   it(
-    "etcd, the control plane's folder, other Pods' logs, the journal and logs, another phone's workspace, branch and pull requests are out of an agent's reach",
+    "etcd, the control plane's folder, other Pods' logs, the journal and logs, another phone's workspace, branch " +
+      "and pull requests are out of an agent's reach",
     { timeout: 240_000 },
     async () => {
       const [victim, attacker] = [e2e.phone('+14155550141'), e2e.phone('+14155550142')];
@@ -144,7 +159,8 @@ describe("end to end: the local stack isolates one phone's agent from the stack 
       const script = join(mkdtempSync(join(tmpdir(), 'tether-attack-')), 'attack.sh');
       chmodSync(dirname(script), 0o755);
       await attacker.send(
-        `script:\ntool: Bash ${JSON.stringify({ command: `bash ${script} > leak.txt 2>&1; true` })}\nsay: Collected what I could.`,
+        `script:\ntool: Bash ${JSON.stringify({ command: `bash ${script} > leak.txt 2>&1; true` })}` +
+          '\nsay: Collected what I could.',
       );
       await attacker.next(/🔐/, 60_000);
       writeFileSync(

@@ -2,7 +2,8 @@
 // image input of the first user message (the scripted model receives the very bytes), the Session
 // holds only the picture's ref, and the run goes on to a pull request; media Twilio does not have
 // yet is fetched again. A PDF is refused, a voice
-// note is "not supported yet", a sticker is no command, a picture over the limit gets a plain reply: no Session for any.
+// note is "not supported yet", a sticker is no command, a picture over the limit gets a plain reply: no Session for
+// any.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, type E2E } from '../support/e2e.ts';
@@ -91,7 +92,8 @@ describe('end to end: pictures from the phone', () => {
   });
 
   it(
-    'a PDF is refused, a voice note is not supported yet, a sticker is no command, an oversize picture gets a plain reply: no Session',
+    'a PDF is refused, a voice note is not supported yet, a sticker is no command, an oversize picture gets a plain ' +
+      'reply: no Session',
     { timeout: 60_000 },
     async () => {
       const phone = e2e.phone('+14155550123');

@@ -9,7 +9,8 @@ import { startE2E, type E2E, type Phone } from '../support/e2e.ts';
 let e2e: E2E;
 let second: string;
 beforeAll(async () => {
-  e2e = await startE2E({ numbers: ['+14155550131', '+14155550132', '+14155550133'], moreRepos: ['second'] }); // both on the stack's forge
+  // both on the stack's forge
+  e2e = await startE2E({ numbers: ['+14155550131', '+14155550132', '+14155550133'], moreRepos: ['second'] });
   second = join(dirname(e2e.remote), 'second.git');
 }, 90_000);
 afterAll(async () => e2e?.stop());
@@ -29,16 +30,21 @@ const transcript = (phone: Phone) =>
 const mine = async (phone: Phone) => (await e2e.list()).filter((s) => s.spec.phone === phone.number);
 
 describe('end to end: plan first', () => {
-  it('plan: → numbered plan → a typed revision → a new plan → approve → the run → changes → approve → pull request', async () => {
+  it(`plan: → numbered plan → a typed revision → a new plan \
+→ approve → the run → changes → approve → pull request`, async () => {
     const phone = e2e.phone('+14155550131');
     await phone.send(
       'plan: script:\nplan: ## Steps\\n- Add *planned.txt*\\n- Say done\nwrite: planned.txt = planned\nsay: done',
     );
     await phone.next(/^On it \(session [0-9a-f]{4}\) in \*sample\*\. The plan comes first/);
     const first = await phone.next(/The agent's plan:/);
-    expect(transcript(phone)).toContain('⏳ Writing the plan'); // a message of its own, or in front of the plan when both came at once
+    // a message of its own, or in front of the plan when both came at once
+    expect(transcript(phone)).toContain('⏳ Writing the plan');
     expect(first.body).toMatch(
-      /\*Steps\*\n1\. Add \*planned\.txt\*\n2\. Say done\n\nReply \*approve\* to run it, \*reject\* to drop it, or write what to change/,
+      new RegExp(
+        /\*Steps\*\n1\. Add \*planned\.txt\*\n2\. Say done\n\n/.source +
+          /Reply \*approve\* to run it, \*reject\* to drop it, or write what to change/.source,
+      ),
     );
 
     await phone.send('Also keep the README  as it is');
@@ -74,7 +80,8 @@ describe('end to end: plan first', () => {
 });
 
 describe('end to end: several repositories', () => {
-  it('@second works in the second repository and its own workspace; repo second sets the default; an unknown name gets the list', async () => {
+  it(`@second works in the second repository and its own workspace; repo second sets the default; an unknown name gets \
+the list`, async () => {
     const phone = e2e.phone('+14155550133');
     await phone.send('@second script:\nwrite: second.txt = in the second repo\nsay: wrote it');
     await phone.next(/^On it \(session [0-9a-f]{4}\) in \*second\*\./);

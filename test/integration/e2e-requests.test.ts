@@ -35,7 +35,8 @@ describe('end to end: permissions and questions', () => {
   it('deny with a reason → the command never runs and the agent goes on', async () => {
     const phone = e2e.phone('+14155550132');
     await phone.send(
-      'script:\ntool: Bash {"command":"echo no > denied.txt"}\nprogress: carrying on without it\nsay: skipped the command',
+      'script:\ntool: Bash {"command":"echo no > denied.txt"}\nprogress: carrying on without it\nsay: skipped the ' +
+        'command',
     );
     await phone.next(/🔐/);
     await phone.send('deny not on my laptop');

@@ -21,7 +21,10 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(async () => e2e?.stop());
 
-/** dN (a folder holding x.txt) and lN (a symlink to a target) trade places, atomically, over and over; gone after 10 minutes. */
+/**
+ * dN (a folder holding x.txt) and lN (a symlink to a target) trade places, atomically, over and over; gone after 10
+ * minutes.
+ */
 const SWAPPER = `
 use strict;
 my ($pairs, @targets) = @ARGV;
@@ -54,7 +57,8 @@ function processesWith(needle: string): number[] {
 
 describe('end to end: a process swapping folders for symlinks while the runner snapshots', () => {
   it(
-    'the review, the Session, the phone and the pushed branch hold nothing of the store or the token; the store is intact',
+    'the review, the Session, the phone and the pushed branch hold nothing of the store or the token; the store is ' +
+      'intact',
     { timeout: 180_000 },
     async () => {
       const folder = mkdtempSync(join(tmpdir(), 'tether-swapper-'));
@@ -62,7 +66,8 @@ describe('end to end: a process swapping folders for symlinks while the runner s
       const swapper = join(folder, 'swap.pl');
       const phone = e2e.phone('+14155550123');
       const targets = join(folder, 'targets');
-      // Its own session, so that neither Claude Code (which ends a command's process group) nor, locally, the freeze reaches it.
+      // Its own session, so that neither Claude Code (which ends a command's process group) nor, locally, the freeze
+      // reaches it.
       const start = `setsid -f perl ${swapper} ${PAIRS} $(cat ${targets}) > /dev/null 2>&1; sleep 1`;
       await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: start })}\nsay: Left a helper running.`);
       await phone.next(/🔐/, 60_000);

@@ -29,7 +29,8 @@ const start = async (options: Parameters<typeof startE2E>[0]) => {
 const THREE_MINUTES = 180_000;
 
 describe('end to end: a start that never comes', () => {
-  it('a runner image that does not exist → Failed, the phone is told why and what to do, the Kubernetes reason is recorded', async () => {
+  it(`a runner image that does not exist → Failed, the phone is told why and what to do, the Kubernetes reason is \
+recorded`, async () => {
     const number = '+14155550171';
     // The test's start deadline is short; the install's default leaves the relay a minute of the 3.
     expect(loadConfig({}).startTimeoutMs).toBeLessThanOrEqual(THREE_MINUTES - 60_000);

@@ -31,7 +31,8 @@ describe('end to end: a supervised stack', () => {
       });
       expect(line).toMatch(
         new RegExp(
-          `^supervisor: ${component} was killed by SIGKILL at \\d\\d:\\d\\d:\\d\\d; restarting it in 1s \\(at \\d\\d:\\d\\d:\\d\\d\\)$`,
+          `^supervisor: ${component} was killed by SIGKILL at \\d\\d:\\d\\d:\\d\\d; restarting it in 1s \\(at ` +
+            `\\d\\d:\\d\\d:\\d\\d\\)$`,
         ),
       );
       await eventually(() => expect(e2e.stack.process(component).child.pid).not.toBe(before), 10_000);
@@ -41,7 +42,8 @@ describe('end to end: a supervised stack', () => {
       await phone.send(`script:\nsay: ${text}`);
       await phone.next(new RegExp(text), 60_000);
       console.log(
-        `[supervision] ${component} SIGKILL → running again after ${backAfterMs} ms, a new command answered after ${Date.now() - killedAt} ms`,
+        `[supervision] ${component} SIGKILL → running again after ${backAfterMs} ms, a new command answered after ` +
+          `${Date.now() - killedAt} ms`,
       );
     }
     expect(supervisorLines().filter((l) => /was killed|exited/.test(l))).toHaveLength(2);

@@ -146,7 +146,8 @@ describe('end to end: allow by tap on five phones at once', () => {
     );
     counts.push(`allow with a slow tail: ${slow!.length} messages (before: at most ${BEFORE.slowTail})`);
     counts.push(
-      `the echo went alone in ${quick.filter(echoAlone).length} of ${quick.length} quick flows, ${echoAlone(slow!) ? 1 : 0} of 1 slow-tail flow`,
+      `the echo went alone in ${quick.filter(echoAlone).length} of ${quick.length} quick flows, ` +
+        `${echoAlone(slow!) ? 1 : 0} of 1 slow-tail flow`,
     );
     console.log(`phone transcript (allow with a slow tail):\n${slow!.map((m) => `bot > ${m.body}`).join('\n')}`);
     for (const received of quick) expect(received.length).toBeLessThanOrEqual(BEFORE.allow);

@@ -93,7 +93,8 @@ async function allowedRun(phone: Phone, repo: string, command: string, summary: 
 
 describe('end to end: the supervisor reads and writes nothing the agent points it at', () => {
   it(
-    'CLAUDE.md -> /proc/self/environ: left out, said on the phone; no canary reaches the model, the workspace, the Session, the phone or the logs',
+    'CLAUDE.md -> /proc/self/environ: left out, said on the phone; no canary reaches the model, the workspace, the ' +
+      'Session, the phone or the logs',
     { timeout: 120_000 },
     async () => {
       const phone = e2e.phone('+14155550141');
@@ -132,7 +133,8 @@ describe('end to end: the supervisor reads and writes nothing the agent points i
   );
 
   it(
-    'a FIFO, a link to /dev/zero and a 2 GB sparse file left as CLAUDE.md: each next command runs, saying why it was left out',
+    'a FIFO, a link to /dev/zero and a 2 GB sparse file left as CLAUDE.md: each next command runs, saying why it ' +
+      'was left out',
     { timeout: 240_000 },
     async () => {
       const phone = e2e.phone('+14155550142');
@@ -154,7 +156,8 @@ describe('end to end: the supervisor reads and writes nothing the agent points i
   );
 
   it(
-    'symlinks at every picture name the runner would use next, into the private store and onto a canary file: both untouched, the pictures reach the phone',
+    'symlinks at every picture name the runner would use next, into the private store and onto a canary file: both ' +
+      'untouched, the pictures reach the phone',
     { timeout: 180_000 },
     async () => {
       const phone = e2e.phone('+14155550143');
@@ -167,7 +170,8 @@ describe('end to end: the supervisor reads and writes nothing the agent points i
       chmodSync(join(script, '..'), 0o755);
       await phone.send(
         `script:\ntool: Bash ${JSON.stringify({ command: `bash ${script}` })}\n` +
-          `tool: mcp__tether__screenshot ${JSON.stringify({ url: pageUrl, caption: 'the page' })}\nwrite: shown.txt = a change to review\nsay: planted the links`,
+          `tool: mcp__tether__screenshot ${JSON.stringify({ url: pageUrl, caption: 'the page' })}\nwrite: shown.txt ` +
+          `= a change to review\nsay: planted the links`,
       );
       await phone.next(/🔐/);
       // The Pod runs: its Session names the picture folder, its uid the private store's folder on this node.

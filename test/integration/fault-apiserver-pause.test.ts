@@ -31,7 +31,8 @@ afterAll(async () => {
 });
 
 describe('fault suite: API server paused', () => {
-  it('30 s of SIGSTOP mid-session: everything recovers within 60 s of SIGCONT, at most one "send again" per lost command', async () => {
+  it(`30 s of SIGSTOP mid-session: everything recovers within 60 s of SIGCONT, at most one "send again" per lost \
+command`, async () => {
     const phone = e2e.phone(NUMBER);
     await phone.send(
       'script:\nprogress: before the pause\nsleep: 12000\nprogress: through the pause\nsay: the first run finished',
@@ -54,7 +55,8 @@ describe('fault suite: API server paused', () => {
     await phone.next(/a new command after the pause/, RECOVERY_MS - (Date.now() - resumedAt));
     const recoveredMs = Date.now() - resumedAt;
     console.log(
-      `[apiserver-pause] after SIGCONT: the paused run finished in ${firstRunBackMs} ms, a new command completed in ${recoveredMs} ms`,
+      `[apiserver-pause] after SIGCONT: the paused run finished in ${firstRunBackMs} ms, a new command completed in ` +
+        `${recoveredMs} ms`,
     );
     expect(recoveredMs).toBeLessThan(RECOVERY_MS);
 
@@ -65,7 +67,8 @@ describe('fault suite: API server paused', () => {
       .map((m) => m.body);
     const sendAgain = bodies.filter((b) => /didn't go through/.test(b));
     console.log(
-      `[apiserver-pause] the phone got ${bodies.length} messages (${sendAgain.length} "send again"):\n${bodies.map((b) => `  ${b.split('\n')[0]}`).join('\n')}`,
+      `[apiserver-pause] the phone got ${bodies.length} messages (${sendAgain.length} "send again"):\n` +
+        bodies.map((b) => `  ${b.split('\n')[0]}`).join('\n'),
     );
     expect(sendAgain.length, 'at most one "send again" for the one command sent during the pause').toBeLessThanOrEqual(
       1,

@@ -180,11 +180,22 @@ describe('fault suite: controller SIGKILLed', () => {
         expect(repeated, `seed ${seed}: a phase entered twice`).toEqual([]);
         const outcome = (phase: string) => all.filter((s) => s.status?.phase === phase).length;
         console.log(
-          `[fault-controller] seed ${seed}: ${KILLS} kills in ${Math.round((Date.now() - started) / 1000)} s, ${created} Sessions ` +
-            `(${outcome('Succeeded')} Succeeded, ${outcome('Failed')} Failed), ${all.filter((x) => stuck(x) && x.status?.startTime).length} run timeouts, ` +
-            `${deadlines.passedWhileDown} passed while the controller was down, ended at most ${deadlines.worstLateMs} ms after the controller could act; ` +
-            `${[...rec.podUids.values()].reduce((n, u) => n + u.size, 0)} Pods, ${rec.pvcUids.size} PVCs; controller ready ${Math.min(...readyMs)}–${Math.max(...readyMs)} ms after spawn; ` +
-            `Failed reasons ${JSON.stringify(countBy(all.filter((x) => x.status?.phase === 'Failed').map((x) => x.status?.conditions?.find((c) => c.type === 'Finished')?.reason)))}`,
+          `[fault-controller] seed ${seed}: ${KILLS} kills in ${Math.round((Date.now() - started) / 1000)} s, ` +
+            `${created} Sessions ` +
+            `(${outcome('Succeeded')} Succeeded, ${outcome('Failed')} Failed), ` +
+            `${all.filter((x) => stuck(x) && x.status?.startTime).length} run timeouts, ` +
+            `${deadlines.passedWhileDown} passed while the controller was down, ended at most ` +
+            `${deadlines.worstLateMs} ms after the controller could act; ` +
+            `${[...rec.podUids.values()].reduce((n, u) => n + u.size, 0)} Pods, ${rec.pvcUids.size} PVCs; ` +
+            `controller ready ${Math.min(...readyMs)}–${Math.max(...readyMs)} ms after spawn; ` +
+            `Failed reasons ` +
+            JSON.stringify(
+              countBy(
+                all
+                  .filter((x) => x.status?.phase === 'Failed')
+                  .map((x) => x.status?.conditions?.find((c) => c.type === 'Finished')?.reason),
+              ),
+            ),
         );
       } finally {
         done = true;

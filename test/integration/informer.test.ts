@@ -194,7 +194,8 @@ describe('informer on a real API server', () => {
     await remove('e1');
   });
 
-  it('watches one object by name with only get and watch on it (no list), through the short kubeconfig path', async () => {
+  it(`watches one object by name with only get and \
+watch on it (no list), through the short kubeconfig path`, async () => {
     const limited = await onlyGetAndWatch('solo');
     await expect(getJson(limited, `/api/v1/namespaces/${ns}/configmaps`)).rejects.toSatisfy(
       (e) => apiError(e)?.code === 403,

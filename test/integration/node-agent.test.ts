@@ -128,7 +128,8 @@ afterAll(async () => {
 });
 
 describe('local node agent', () => {
-  it('binds the pod, runs it with its own ServiceAccount identity and mapped paths, and reports Succeeded', async () => {
+  it(`binds the pod, runs it with its own \
+ServiceAccount identity and mapped paths, and reports Succeeded`, async () => {
     await core.createNamespacedPod({ namespace: ns, body: probePod('ok', {}) });
     const pod = await waitForPod('ok', (p) => p?.status?.phase === 'Succeeded');
     expect(pod!.spec!.nodeName).toBe(agent.nodeName);
@@ -245,7 +246,8 @@ describe('local node agent', () => {
       // The claim is the Pod's fsGroup's alone; the folders on the way may be passed, not listed.
       expect(statSync(workspace)).toMatchObject({ uid: base, gid: base + 2000 });
       expect(statSync(workspace).mode & 0o7777).toBe(0o2770);
-      expect(statSync(shared)).toMatchObject({ uid: base, gid: base + 2000 }); // an emptyDir both mount: the Pod's alone too
+      // an emptyDir both mount: the Pod's alone too
+      expect(statSync(shared)).toMatchObject({ uid: base, gid: base + 2000 });
       expect(statSync(shared).mode & 0o7777).toBe(0o2770);
       for (const dir of [stateDir, join(stateDir, 'pods'), join(stateDir, 'volumes'), join(stateDir, 'volumes', ns)])
         expect(statSync(dir).mode & 0o777).toBe(0o711);
@@ -315,7 +317,9 @@ describe('local node agent', () => {
   });
 });
 
-/** A node agent of its own (through a proxy the test can close) running `names` as waiting pods in a fresh namespace. */
+/**
+ * A node agent of its own (through a proxy the test can close) running `names` as waiting pods in a fresh namespace.
+ */
 async function agentRunning(names: string[]) {
   const namespace = await createNamespace(kc, 'nodestop');
   const proxy = await startFaultProxy(kc);

@@ -174,9 +174,12 @@ describe('relay under SIGKILL', () => {
         .map((p) => (byName.get(p.session)?.spec.decisions ?? []).filter((d) => d.requestId === p.requestId).length);
       const retried = sent.filter((m) => m.attempts > 1).length;
       console.log(
-        `[relay-faults] seed ${settings.seed}: ${relays.map((r) => r.kills).reduce((a, b) => a + b)} kills in ${(loadMs / 1000).toFixed(1)} s ` +
-          `(restart to ready p50 ${downtimes.sort((a, b) => a - b)[Math.floor(downtimes.length / 2)]} ms); ${sent.length} commands (${retried} resent by the phone), ` +
-          `${prompts.length} prompts, ${decisions.length} approvals; missing ${missing.length}, duplicated ${duplicated.length}, undelivered prompts ${undelivered.length}`,
+        `[relay-faults] seed ${settings.seed}: ${relays.map((r) => r.kills).reduce((a, b) => a + b)} kills in ` +
+          `${(loadMs / 1000).toFixed(1)} s ` +
+          `(restart to ready p50 ${downtimes.sort((a, b) => a - b)[Math.floor(downtimes.length / 2)]} ms); ` +
+          `${sent.length} commands (${retried} resent by the phone), ` +
+          `${prompts.length} prompts, ${decisions.length} approvals; missing ${missing.length}, duplicated ` +
+          `${duplicated.length}, undelivered prompts ${undelivered.length}`,
       );
 
       expect(sent.length).toBeGreaterThan(settings.kills);

@@ -48,7 +48,8 @@ const onlySessionOf = (phone: string) =>
   });
 
 describe('relay inbound on a real API server', () => {
-  it('turns 1,000 concurrent copies of one webhook over two replicas into exactly one Session and one reply', async () => {
+  it(`turns 1,000 concurrent copies of one webhook over \
+two replicas into exactly one Session and one reply`, async () => {
     const sid = messageSid();
     const hook = signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, {
       from: phones.dup,
@@ -148,7 +149,8 @@ describe('relay inbound on a real API server', () => {
     await Promise.all([a.intake.idle(), b.intake.idle()]);
     await Promise.all([a.lanes.idle(), b.lanes.idle()]);
     expect((await sessions.get(ns, name))!.spec.decisions!.map((d) => d.requestId)).toEqual(['first']);
-    // Only the second request may still go out (it may carry the echo of the first answer); nothing answers the replays.
+    // Only the second request may still go out (it may carry the echo of the first answer); nothing answers the
+    // replays.
     expect(
       fake
         .to(phones.replay)

@@ -128,13 +128,15 @@ describe('relay memory under bad uploads (real relay process, real API server)',
     expect(statuses(await attack(64 * 1024, 'warm-up'))).toEqual([...Array(50).fill(401), ...Array(50).fill(403)]);
     const { result, growth } = await peakGrowth(() => attack(MAX_BYTES, 'measured'));
     console.log(
-      `[relay-memory] 100 × 5 MB unauthenticated: RSS +${(growth / MB).toFixed(1)} MB, the clients wrote ${(result.reduce((n, a) => n + a.sentBytes, 0) / MB).toFixed(0)} MB before their answers`,
+      `[relay-memory] 100 × 5 MB unauthenticated: RSS +${(growth / MB).toFixed(1)} MB, the clients wrote ` +
+        `${(result.reduce((n, a) => n + a.sentBytes, 0) / MB).toFixed(0)} MB before their answers`,
     );
     expect(statuses(result)).toEqual([...Array(50).fill(401), ...Array(50).fill(403)]);
     expect(growth).toBeLessThan(RSS_GROWTH_LIMIT);
   }, 120_000);
 
-  it('stays flat under oversized uploads: declared sizes refused at once, undeclared ones cut off at the limit', async () => {
+  it(`stays flat under oversized uploads: declared sizes refused \
+at once, undeclared ones cut off at the limit`, async () => {
     const tokens = await Promise.all(
       ['big-1', 'big-2', 'big-3', 'big-4'].map(async (s) => [s, await runnerRelayToken(kc, ns, s)] as const),
     );
@@ -152,7 +154,8 @@ describe('relay memory under bad uploads (real relay process, real API server)',
       ]),
     );
     console.log(
-      `[relay-memory] 40 declared 50 MB + 4 undeclared 20 MB uploads with valid tokens: RSS +${(growth / MB).toFixed(1)} MB`,
+      `[relay-memory] 40 declared 50 MB + 4 undeclared 20 MB uploads with valid tokens: RSS ` +
+        `+${(growth / MB).toFixed(1)} MB`,
     );
     const statuses = result.map((a) => a.status);
     expect(statuses.slice(0, 40)).toEqual(Array(40).fill(413));

@@ -49,7 +49,8 @@ const create = (name: string) =>
   });
 
 describe("media refs in a Session's status", () => {
-  it("sends only the Session's own images; another Session's, `..` and malformed refs are left out and logged", async () => {
+  it(`sends only the Session's own images; another Session's, \
+\`..\` and malformed refs are left out and logged`, async () => {
     const [own, other] = ['refs-own', 'refs-other'];
     await create(own);
     await create(other);
@@ -74,7 +75,8 @@ describe("media refs in a Session's status", () => {
       },
     });
     const review = await fake.waitFor(phone, 2);
-    expect(review.every((m) => m.mediaUrls.length === 0)).toBe(true); // the caption alone, no picture of the other Session
+    // the caption alone, no picture of the other Session
+    expect(review.every((m) => m.mediaUrls.length === 0)).toBe(true);
 
     await sessions.patchStatus(ns, own, { phase: 'Publishing', pending: null as never });
     await sessions.patchStatus(ns, own, {

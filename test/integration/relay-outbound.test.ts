@@ -96,7 +96,8 @@ describe('relay outbound on a real API server', () => {
     await settle();
     // The progress the prompt flushed rides in its message.
     expect(bodies().slice(3)).toEqual([
-      '⏳ step 4\n⏳ step 5\n🔐 The agent wants to run: `npm test`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.',
+      '⏳ step 4\n⏳ step 5\n🔐 The agent wants to run: `npm test`\nReply *allow*, *allow always* (for this session) ' +
+        'or *deny <reason>*.',
     ]);
     const delivered = JSON.parse((await sessions.get(ns, name))!.metadata.annotations!['tether.dev/delivered']!);
     expect(delivered).toMatchObject({ seq: 5, pending: 't1', started: true });

@@ -40,7 +40,8 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
     expect(readFileSync(join(repo, 'half.txt'), 'utf8')).toBe('half done');
   });
 
-  it('SIGTERM mid-run: Claude Code and the tool it runs are killed, Failed written, exit 0 within the grace period', async () => {
+  it(`SIGTERM mid-run: Claude Code and the tool it runs \
+are killed, Failed written, exit 0 within the grace period`, async () => {
     const { name, runner } = await run(
       `script:\nprogress: Starting a long job\ntool: Bash {"command":"${LONG_COMMAND}"}`,
     );
@@ -96,7 +97,8 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
     expect(readFileSync(join(repo, 'kept.txt'), 'utf8')).toBe('keep me');
   });
 
-  it('malformed model output (garbage tool output, broken JSON, an unknown tool, huge lines) never crashes the runner', async () => {
+  it(`malformed model output (garbage tool output, broken JSON, \
+an unknown tool, huge lines) never crashes the runner`, async () => {
     // Claude Code keeps a huge output in a file and shows the model its beginning: the marker comes first.
     const command = [
       `printf '{not json\\n'`,
@@ -105,7 +107,9 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
       `head -c 300000 /dev/zero | tr '\\000' x`,
       'echo',
     ].join('; ');
-    const prompt = `script:\nthis line is not a step\ntool: Bash ${JSON.stringify({ command })}\ntool: Bash {broken json\ntool: NoSuchTool {}\nprogress: ${'y'.repeat(3000)}\nsay: still here`;
+    const prompt =
+      `script:\nthis line is not a step\ntool: Bash ${JSON.stringify({ command })}\ntool: Bash {broken ` +
+      `json\ntool: NoSuchTool {}\nprogress: ${'y'.repeat(3000)}\nsay: still here`;
     const { name, runner } = await run(prompt, { TETHER_PERMISSION_POLICY: '{"allow":["Bash"]}' });
     expect(await runner.exited, runner.output()).toBe(0);
     const session = (await bed.sessions.get(bed.ns, name))!;
@@ -118,7 +122,9 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
   });
 
   it('secrets never appear in status, logs or the diff', async () => {
-    const prompt = `script:\nprogress: token ${GITHUB_TOKEN}\nwrite: leak.txt = key=${ANTHROPIC_KEY} token=${GITHUB_TOKEN}\ntool: Bash {"command":"echo ${GITHUB_TOKEN} > echoed.txt"}`;
+    const prompt =
+      `script:\nprogress: token ${GITHUB_TOKEN}\nwrite: leak.txt = key=${ANTHROPIC_KEY} ` +
+      `token=${GITHUB_TOKEN}\ntool: Bash {"command":"echo ${GITHUB_TOKEN} > echoed.txt"}`;
     const { name, runner } = await run(prompt, { GITHUB_TOKEN, TETHER_TEST_ANTHROPIC: ANTHROPIC_KEY });
     await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
     await answer(bed.sessions, bed.ns, name, 'changes', { action: 'approve' });

@@ -24,7 +24,8 @@ const run = (prompt: string, env: Record<string, string> = {}) => bed.run(prompt
 describe.concurrent('runner flows', { timeout: 150_000 }, () => {
   it('progress only: Working, progress lines in order, Succeeded with the summary', async () => {
     const { name, runner } = await run(
-      'script:\nprogress: Reading the code\nprogress: Reading the code\nsleep: 50\nprogress: Thinking\nsay: Nothing to change.',
+      'script:\nprogress: Reading the code\nprogress: Reading the code\nsleep: 50\nprogress: Thinking\nsay: Nothing ' +
+        'to change.',
     );
     expect(await runner.exited, runner.output()).toBe(0);
     const session = (await bed.sessions.get(bed.ns, name))!;
@@ -91,7 +92,8 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     expect(readFileSync(join(repo, 'README.md'), 'utf8')).toBe('# web\n');
   });
 
-  it('with TETHER_RELAY_URL the diff image is uploaded with the relay token and referenced by the relay ref', async () => {
+  it(`with TETHER_RELAY_URL the diff image is uploaded with \
+the relay token and referenced by the relay ref`, async () => {
     const uploads: { url: string; auth?: string; type?: string; bytes: number }[] = [];
     const relay = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -140,7 +142,8 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     }
   });
 
-  it("a long diff: 3 review pages; diff <file> (spec.diffRequests) gets that file's pages while the review is open", async () => {
+  it(`a long diff: 3 review pages; diff <file> (spec.diffRequests) \
+gets that file's pages while the review is open`, async () => {
     const body = Array.from({ length: 45 }, (_, i) => `line ${i} of the file`).join('\\n');
     const { name, runner } = await run(
       `script:\n${['a', 'b', 'c', 'd'].map((f) => `write: ${f}.txt = ${body}`).join('\n')}`,
@@ -182,7 +185,8 @@ describe.concurrent('runner flows', { timeout: 150_000 }, () => {
     expect(await runner.exited, runner.output()).toBe(0);
   });
 
-  it('a spec.resumeAgentSession that is not on the workspace starts a new conversation instead of failing', async () => {
+  it(`a spec.resumeAgentSession that is not on the \
+workspace starts a new conversation instead of failing`, async () => {
     const gone = '0b7e6c1a-4d4e-4c36-9a57-000000000000';
     const { name, runner } = await bed.run('script:\nsay: continued', {}, { resumeAgentSession: gone });
     expect(await runner.exited, runner.output()).toBe(0);

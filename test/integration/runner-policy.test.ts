@@ -20,7 +20,8 @@ const script = [
 ].join('\n');
 
 describe('runner permission policy', { timeout: 150_000 }, () => {
-  it('after "allow always" on Bash, a denied pattern is still denied; reads outside the checkout and screenshots elsewhere are asked', async () => {
+  it(`after "allow always" on Bash, a denied pattern is still denied; reads outside the checkout and screenshots \
+elsewhere are asked`, async () => {
     const { name, runner, remote, repo } = await bed.run(script, {
       TETHER_PERMISSION_POLICY: '{"deny":["Bash(git push*)"]}',
     });

@@ -35,7 +35,8 @@ describe.concurrent('the repository host list in the runner', { timeout: 120_000
       expect(await runner.exited, runner.output()).toBe(0);
       const session = await waitForPhase(bed.sessions, bed.ns, name, 'Failed');
       expect(session.status?.result?.message).toBe(
-        `Could not get the repository: spec.repo.url points at the host ${new URL(foreign.origin).host}, which is not on this install's list of repository hosts (github.com)`,
+        `Could not get the repository: spec.repo.url points at the host ${new URL(foreign.origin).host}, which is ` +
+          `not on this install's list of repository hosts (github.com)`,
       );
       expect(foreign.requests).toEqual([]);
       expect(runner.output()).not.toContain(CANARY);

@@ -83,7 +83,9 @@ describe.concurrent('publishing the reviewed snapshot', { timeout: 150_000 }, ()
     const evil = join(remote.root, 'evil.git');
     execFileSync('git', ['init', '--quiet', '--bare', evil]);
     const marker = join(remote.root, 'MARKER');
-    const prompt = `script:\n${bashStep(hostileGitScript({ marker, realUrl: remote.url, evilUrl: evil }))}\nwrite: app.txt = after the trap\\n`;
+    const prompt =
+      `script:\n${bashStep(hostileGitScript({ marker, realUrl: remote.url, evilUrl: evil }))}\nwrite: ` +
+      `app.txt = after the trap\\n`;
     const { name, runner, repo } = await start(prompt, remote.url);
     await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
     const review = await answer(bed.sessions, bed.ns, name, 'changes', { action: 'approve' });

@@ -130,7 +130,8 @@ describe('runner status writer', () => {
     expect(session.status?.progress).toBeUndefined();
   });
 
-  it('a cancel written by the controller meets the batched writes after it without an error: said once, at info', async () => {
+  it(`a cancel written by the controller meets the batched \
+writes after it without an error: said once, at info`, async () => {
     const lines: Array<{ level: number; msg: string }> = [];
     const { name, writer } = await writerFor(
       0,

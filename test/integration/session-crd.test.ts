@@ -123,7 +123,8 @@ describe('Session CRD on a real API server', () => {
     expect(message).toContain(field);
   });
 
-  it('accepts the repository forms the components accept: https, loopback http, a local path, a nested branch', async () => {
+  it(`accepts the repository forms the components accept: https, \
+loopback http, a local path, a nested branch`, async () => {
     for (const repo of [
       { url: 'https://git.example.com:8443/team/app.git', baseBranch: 'release/1.2' },
       { url: 'http://127.0.0.1:9418/acme/web.git', baseBranch: 'feature/JIRA-42_fix' },

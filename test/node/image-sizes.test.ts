@@ -39,7 +39,8 @@ describe.each<Component>(['controller', 'relay', 'runner'])('the %s image', (com
     expect(measured).toBeGreaterThan(100 * MB);
     expect(
       measured + extra,
-      `${imageName(component)} is ${Math.round(measured / MB)} MB; largest layers:\n${largestLayers(imageName(component))}`,
+      `${imageName(component)} is ${Math.round(measured / MB)} MB; largest ` +
+        `layers:\n${largestLayers(imageName(component))}`,
     ).toBeLessThanOrEqual(BUDGET[component]);
   });
 });

@@ -80,7 +80,8 @@ describe('runner image', () => {
     expect(claude.status).toBe(0);
   });
 
-  it("renders a diff image and a page served on loopback with headless Chromium, through the runner's own code", async () => {
+  it(`renders a diff image and a page served on \
+loopback with headless Chromium, through the runner's own code`, async () => {
     const page = createServer((_req, res) =>
       res.setHeader('content-type', 'text/html').end('<!doctype html><h1>served on loopback</h1>'),
     );
@@ -90,11 +91,13 @@ describe('runner image', () => {
       "import { Browsers, captureScreenshot } from '/app/runner-image/pictures/chromium.ts';",
       "import { DiffDrawer } from '/app/runner-image/pictures/diff-review.ts';",
       'const browsers = new Browsers();',
-      "const review = await new DiffDrawer(browsers).review('diff --git a/a.ts b/a.ts\\n--- a/a.ts\\n+++ b/a.ts\\n@@ -1 +1 @@\\n-old\\n+new\\n', '1 file changed');",
+      "const review = await new DiffDrawer(browsers).review('diff --git a/a.ts b/a.ts\\n--- a/a.ts\\n+++ " +
+        "b/a.ts\\n@@ -1 +1 @@\\n-old\\n+new\\n', '1 file changed');",
       'const png = review.pictures[0].image;',
       `const jpeg = await captureScreenshot(browsers, '${url}');`,
       'await browsers.close();',
-      "console.log(png.subarray(1, 4).toString(), png.readUInt32BE(16), png.readUInt32BE(20), jpeg.subarray(0, 3).toString('hex'), jpeg.length);",
+      'console.log(png.subarray(1, 4).toString(), png.readUInt32BE(16), png.readUInt32BE(20), jpeg.subarray(0, ' +
+        "3).toString('hex'), jpeg.length);",
     ].join('\n');
     try {
       const render = await runContainer('runner', ['node', '--input-type=module', '-e', script], {

@@ -65,7 +65,8 @@ function runnerLikePod(name: string, port: number): V1Pod {
           command: [
             'sh',
             '-c',
-            `${report('runner')} cp ${TOKEN_DIR}/token /workspace/token; mkdir -p /tmp/www; echo ok > /tmp/www/index.html; ` +
+            `${report('runner')} cp ${TOKEN_DIR}/token /workspace/token; mkdir -p /tmp/www; echo ok > ` +
+              `/tmp/www/index.html; ` +
               `echo runner up; exec httpd -f -p 127.0.0.1:${port} -h /tmp/www`,
           ],
           securityContext: locked(1000),
@@ -129,7 +130,8 @@ describe('a runner-like Pod on the kubelet node tier', () => {
     if (ns) await deleteNamespace(kc, ns);
   });
 
-  it('is scheduled onto the node, its claim bound to a pool volume of the default class, both containers ready', async () => {
+  it(`is scheduled onto the node, its claim bound to \
+a pool volume of the default class, both containers ready`, async () => {
     expect(pod.spec!.nodeName).toBe(inject('nodeName'));
     const claim = await core.readNamespacedPersistentVolumeClaim({ name: `${name}-workspace`, namespace: ns });
     expect(claim.status!.phase).toBe('Bound');

@@ -15,7 +15,8 @@ beforeAll(async () => {
   const loaded = Date.now();
   chart = await installChart([FIRST, SECOND]);
   console.log(
-    `[kubelet-node] images loaded into containerd in ${loaded - started} ms, chart installed and Ready in ${Date.now() - loaded} ms`,
+    `[kubelet-node] images loaded into containerd in ${loaded - started} ms, chart installed and Ready in ` +
+      `${Date.now() - loaded} ms`,
   );
 }, 600_000);
 afterAll(async () => chart?.stop());

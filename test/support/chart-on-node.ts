@@ -38,7 +38,10 @@ export interface ChartOnNode {
   stop(): Promise<void>;
 }
 
-/** `docker save` of the three images `make test-node` built, from the engine scripts/ensure-docker.sh names, into containerd's CRI namespace. */
+/**
+ * `docker save` of the three images `make test-node` built, from the engine scripts/ensure-docker.sh names, into
+ * containerd's CRI namespace.
+ */
 export async function loadImages(): Promise<void> {
   const images = COMPONENTS.map(imageName);
   const command = `/usr/bin/docker save ${images.join(' ')} | ctr --address "$SOCKET" -n k8s.io images import -`;

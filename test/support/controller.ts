@@ -145,7 +145,10 @@ export async function podOf(kc: KubeConfig, namespace: string, session: string):
   }
 }
 
-/** Reconcile passes so far (all results) and informer restarts (each relists: a pass per Session), from the controller's own metrics. */
+/**
+ * Reconcile passes so far (all results) and informer restarts (each relists: a pass per Session), from the controller's
+ * own metrics.
+ */
 export async function reconcilePasses(
   metrics: ControllerMetrics,
 ): Promise<{ total: number; errors: number; watchRestarts: number }> {

@@ -24,7 +24,11 @@ export function importedPackages(...entries: string[]): Set<string> {
     seen.add(file);
     const source = readFileSync(file, 'utf8');
     for (const m of source.matchAll(
-      /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm,
+      new RegExp(
+        /^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|/.source +
+          /^\s*import\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/.source,
+        'gm',
+      ),
     )) {
       const spec = (m[1] ?? m[2] ?? m[3])!;
       if (spec.startsWith('.')) walk(resolve(dirname(file), spec));

@@ -110,7 +110,14 @@ export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string
           const index = all.findIndex((m, i) => i >= cursor && pattern.test(m.body));
           if (index < 0)
             throw new Error(
-              `no message matching ${pattern} after #${cursor}; received:\n${all.map((m, i) => `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}${m.buttons ? ` [${m.buttons.map((b) => b.title).join(' | ')}]` : ''}`).join('\n')}`,
+              `no message matching ${pattern} after #${cursor}; received:\n` +
+                all
+                  .map(
+                    (m, i) =>
+                      `${i}: ${m.body}${m.mediaUrls.length ? ' [media]' : ''}` +
+                      (m.buttons ? ` [${m.buttons.map((b) => b.title).join(' | ')}]` : ''),
+                  )
+                  .join('\n'),
             );
           cursor = index + 1;
           return all[index]!;
@@ -138,7 +145,9 @@ export interface E2EOptions {
   kubeconfig?: string;
   /** More environment for every Pod process (e.g. ANTHROPIC_BASE_URL of a test's scripted model). */
   podEnv?: Record<string, string>;
-  /** Prepares the fake Twilio before the relay starts (e.g. an operator's templates); returns more relay environment. */
+  /**
+   * Prepares the fake Twilio before the relay starts (e.g. an operator's templates); returns more relay environment.
+   */
   prepareTwilio?(twilio: FakeTwilio): Promise<Record<string, string>>;
 }
 
@@ -188,7 +197,8 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
       ...(await options.prepareTwilio?.(twilio)),
     },
     controllerEnv: { TETHER_LEADER_ELECTION: 'false', ...options.controllerEnv },
-    podEnv: { ...options.podEnv, ...proxy.env }, // Claude Code in the runner Pods must reach nothing but the scripted model
+    // Claude Code in the runner Pods must reach nothing but the scripted model
+    podEnv: { ...options.podEnv, ...proxy.env },
     runnerSecrets: { ...options.runnerSecrets, GITHUB_TOKEN: githubToken },
     logger: pino({ level: 'warn' }),
     onLine: (component, line) => logs.push(`${component}: ${line}`),

@@ -34,7 +34,17 @@ export async function startFaultProxy(admin: KubeConfig): Promise<FaultProxy> {
       gone = false;
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(
-        `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'too old resource version', reason: 'Expired', code: 410 } })}\n`,
+        JSON.stringify({
+          type: 'ERROR',
+          object: {
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            message: 'too old resource version',
+            reason: 'Expired',
+            code: 410,
+          },
+        }) + '\n',
       );
       return;
     }

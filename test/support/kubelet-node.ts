@@ -24,7 +24,8 @@ export async function waitForPodReady(
       const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
       if (ready?.status !== 'True')
         throw new Error(
-          `pod ${namespace}/${name} not Ready: ${JSON.stringify(pod.status?.containerStatuses ?? pod.status?.conditions)}`,
+          `pod ${namespace}/${name} not Ready: ` +
+            `${JSON.stringify(pod.status?.containerStatuses ?? pod.status?.conditions)}`,
         );
       return pod;
     },

@@ -25,7 +25,8 @@ export async function setup(project: TestProject) {
   const planeReady = Date.now();
   tier = await startNodeTier(plane);
   console.log(
-    `[kubelet-node] control plane in ${planeReady - started} ms, node ${tier.nodeName} Ready in ${Date.now() - planeReady} ms (${tier.dir})`,
+    `[kubelet-node] control plane in ${planeReady - started} ms, node ${tier.nodeName} Ready in ` +
+      `${Date.now() - planeReady} ms (${tier.dir})`,
   );
   project.provide('kubeconfig', plane.kubeconfig);
   project.provide('binDir', plane.binDir);

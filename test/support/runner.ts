@@ -105,7 +105,10 @@ function whyNotMet(name: string, session: Session | undefined): string {
   const runner = runners.get(name);
   if (!runner) return status;
   const exit = runner.child.exitCode ?? runner.child.signalCode;
-  return `${status}\nrunner ${exit === null ? 'running' : `exited (${exit})`}; its output:\n${runner.output().slice(-OUTPUT_TAIL_CHARS)}`;
+  return (
+    `${status}\nrunner ${exit === null ? 'running' : `exited (${exit})`}; its output:\n` +
+    runner.output().slice(-OUTPUT_TAIL_CHARS)
+  );
 }
 
 export function specFor(prompt: string, repoUrl: string, extra: Partial<SessionSpec> = {}): SessionSpec {

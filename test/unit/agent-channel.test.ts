@@ -14,14 +14,16 @@ afterEach(async () => {
 
 const sha = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 /** 20 MiB of bytes that are not all alike, and their hash on stderr. */
-const BIG_OUTPUT = `const b = Buffer.alloc(20 * 1024 * 1024); for (let i = 0; i < b.length; i++) b[i] = (i * 7 + (i >> 13)) & 255;
+const BIG_OUTPUT = `const b = Buffer.alloc(20 * 1024 * 1024); \
+for (let i = 0; i < b.length; i++) b[i] = (i * 7 + (i >> 13)) & 255;
 process.stderr.write(require('crypto').createHash('sha256').update(b).digest('hex')); process.stdout.write(b);`;
 
 describe('agent channel: processes in the agent container', { timeout: 30_000 }, () => {
   it('carries stdin to a process and its stdout back, and reports the exit', async () => {
     pair = await startPair();
     const channel = pair.channel;
-    const spawnClaudeCodeProcess: Options['spawnClaudeCodeProcess'] = (options) => channel.spawn(options); // the SDK's hook, as claude.ts will use it
+    // the SDK's hook, as claude.ts will use it
+    const spawnClaudeCodeProcess: Options['spawnClaudeCodeProcess'] = (options) => channel.spawn(options);
     const cat = spawnClaudeCodeProcess!(request('cat', [])) as ReturnType<typeof channel.spawn>;
     const done = finished(cat);
     cat.stdin.write('hello ');

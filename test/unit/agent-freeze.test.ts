@@ -75,7 +75,8 @@ describe('agent channel: how the agent host finds what to stop', () => {
 });
 
 describe('agent channel: freeze', { timeout: 60_000 }, () => {
-  it('locally: kills the spawned groups, their sessions and every descendant; a double-forked daemon escapes', async () => {
+  it(`locally: kills the spawned groups, their sessions \
+and every descendant; a double-forked daemon escapes`, async () => {
     pair = await startPair();
     expect((await pair.channel.connected()).freeze).toBe('groups');
     const { sh, ended, pids } = await startTree(pair, '1');

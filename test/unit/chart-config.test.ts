@@ -219,7 +219,8 @@ describe("the Session's repository", () => {
     );
   });
 
-  it("relay.repositories: the relay lists them after relay.repo, the controller allows their hosts, the relay may keep each phone's choice", async () => {
+  it(`relay.repositories: the relay lists them after relay.repo, the controller allows their hosts, the relay may keep \
+each phone's choice`, async () => {
     const values = {
       relay: {
         repo: { url: 'https://github.com/acme/web.git', name: 'web' },

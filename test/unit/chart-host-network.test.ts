@@ -44,7 +44,8 @@ describe('chart values of the host-network / loopback test tier', () => {
     objects = await render(tier, { release: 'tether', namespace: 'agents' });
   });
 
-  it('puts the controller and the relay on the host network, API server and probes on loopback, on their own ports', () => {
+  it(`puts the controller and the relay on the host network, \
+API server and probes on loopback, on their own ports`, () => {
     const ports = new Set<number>();
     for (const component of ['controller', 'relay']) {
       const template = podTemplate(find(objects, 'Deployment', component));
@@ -60,7 +61,8 @@ describe('chart values of the host-network / loopback test tier', () => {
     expect([...ports].sort()).toEqual([18080, 19090]);
   });
 
-  it("gives runners the relay on loopback, the host network and the API server address, through the controller's config", () => {
+  it(`gives runners the relay on loopback, the host network and the API server address, through the controller's \
+config`, () => {
     const config = loadControllerConfig({ ...controllerEnv(objects), POD_NAME: 'tether-controller-0' });
     expect(config.relayUrl).toBe('http://127.0.0.1:18080');
     expect(config.hostNetwork).toEqual({ apiServer: { host: '127.0.0.1', port: '6443' } });

@@ -60,7 +60,8 @@ describe.each(['controller', 'relay'])('%s/Dockerfile', (component) => {
     expect(chartUid).toBeGreaterThan(0);
   });
 
-  it('starts the component with node (TypeScript runs natively), with node flags at most (the controller sizes its heap)', () => {
+  it(`starts the component with node (TypeScript runs natively), with node flags at most (the controller sizes its \
+heap)`, () => {
     const [cmd, ...more] = of('CMD');
     expect(more).toEqual([]);
     expect(cmd).toMatch(new RegExp(`^CMD \\["node", ("--[a-z-]+=[0-9]+", )*"/app/${component}/main\\.ts"\\]$`));

@@ -201,7 +201,8 @@ describe('helm template, every optional part on', () => {
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
   });
 
-  it('exposes only /webhook, /media/ (the relay serves only GET there) and /chat through the Ingress; uploads stay in-cluster', () => {
+  it(`exposes only /webhook, /media/ (the relay serves only GET there) and /chat through the Ingress; uploads stay \
+in-cluster`, () => {
     const ingress = find(objects, 'Ingress', 'relay') as unknown as IngressObject;
     expect(ingress.spec.ingressClassName).toBe('nginx');
     expect(ingress.spec.tls).toEqual([{ hosts: ['wa.example.org'], secretName: 'wa-tls' }]);

@@ -172,7 +172,8 @@ describe('desiredPod', () => {
     ).toBe(true);
   });
 
-  it('gives the agent container no credential: no Secret, no token volume, no credential-like variable, its own uid', () => {
+  it(`gives the agent container no credential: no Secret, \
+no token volume, no credential-like variable, its own uid`, () => {
     const spec = desiredPod(session, unitConfig({ relayUrl: 'http://relay.tether:8080' })).spec!;
     const [agent] = spec.initContainers!;
     expect(
@@ -194,7 +195,8 @@ describe('desiredPod', () => {
     expect(desiredPod(session, unitConfig())).toEqual(desiredPod(structuredClone(session), unitConfig()));
   });
 
-  it('puts the Pod in the runner namespace, without an owner reference across namespaces, naming its Session by label and uid', () => {
+  it(`puts the Pod in the runner namespace, without an owner reference across namespaces, naming its Session by label \
+and uid`, () => {
     const pod = desiredPod(session, unitConfig({ runnerNamespace: 'tether-runners' }));
     expect(pod.metadata).toEqual({ ...meta, namespace: 'tether-runners', ownerReferences: undefined });
     expect(pod.metadata).not.toHaveProperty('ownerReferences');
@@ -226,7 +228,8 @@ describe('desiredPvc', () => {
 });
 
 describe('desiredIdentity', () => {
-  it("is the phone's: its ServiceAccount in the runner namespace, a Role beside the Sessions naming only the Sessions given (get, watch; status get, patch, update)", () => {
+  it(`is the phone's: its ServiceAccount in the runner namespace, a Role beside the Sessions naming only the Sessions \
+given (get, watch; status get, patch, update)`, () => {
     const identityMeta = {
       name: 'runner-36a2cef4ff9bf7a1',
       namespace: 'tether',

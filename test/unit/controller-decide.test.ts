@@ -271,7 +271,8 @@ describe('decide', () => {
       message: expect.stringMatching(/belongs to another phone/),
     });
   });
-  it('does not start a waiting command once the phone spent its daily budget today, and lets the next one have its turn', () => {
+  it(`does not start a waiting command once the phone spent its daily budget today, and lets the next one have its \
+turn`, () => {
     const budgeted = unitConfig({ budget: { dailyUsd: 10, timeZone: 'UTC' } });
     const spent = (usd: number) =>
       session('x', 0, 'Succeeded', { status: { completionTime: at(50), result: { costUsd: usd } } });

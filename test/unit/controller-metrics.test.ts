@@ -33,7 +33,8 @@ describe('controller metrics', () => {
   ];
   const metrics = createMetrics(() => sessions);
 
-  it('exposes the metrics of the issue, with names that follow the Prometheus rules and no phone or session labels', async () => {
+  it(`exposes the metrics of the issue, with names that \
+follow the Prometheus rules and no phone or session labels`, async () => {
     metrics.observer.finished(sessions[0]!, 'Succeeded', 192);
     metrics.reconciled('success', 0.01);
     metrics.watchRestart('sessions', 'stall');

@@ -70,7 +70,8 @@ describe('computeStatus', () => {
     expect(started.startTime).toBe(later.toISOString());
   });
 
-  it('ends a Session the controller stops: terminal phase, completion time, Finished condition, result message, duration', () => {
+  it(`ends a Session the controller stops: terminal phase, completion time, Finished condition, result message, \
+duration`, () => {
     const session = testSession({ phase: 'AwaitingApproval', status: { startTime: '2026-11-22T08:00:00Z' } });
     const { patch } = computeStatus({
       session,
@@ -189,7 +190,8 @@ describe('finalStatusWritten', () => {
     expect(finalStatusWritten(ended)).toBe(false); // the runner's end, not yet recorded
     const settled = { ...ended, status: computeStatus({ session: ended, now }).status };
     expect(finalStatusWritten(settled)).toBe(true);
-    expect(computeStatus({ session: settled, now: new Date(now.getTime() + 3_600_000) }).patch).toBeUndefined(); // nothing it would write
+    // nothing it would write
+    expect(computeStatus({ session: settled, now: new Date(now.getTime() + 3_600_000) }).patch).toBeUndefined();
     expect(finalStatusWritten({ ...settled, metadata: { ...settled.metadata, generation: 2 } })).toBe(false);
     const running = testSession({ phase: 'Working' });
     expect(finalStatusWritten({ ...running, status: computeStatus({ session: running, now }).status })).toBe(false);

@@ -114,7 +114,8 @@ describe('continue or stop', () => {
       },
     );
     expect(shown.parts.map((p) => p.text)).toEqual([
-      "🛑 Session 7f3a stopped at its cost pause ($2.50). The changes so far stay on the workspace; your queued commands still start, within today's budget.",
+      '🛑 Session 7f3a stopped at its cost pause ($2.50). The changes so far stay on the workspace; your queued ' +
+        "commands still start, within today's budget.",
     ]);
   });
 
@@ -150,11 +151,13 @@ describe('continue or stop', () => {
       },
     );
     expect(shown.parts.map((p) => p.text)).toEqual([
-      '💲 Not started: "add dark mode" — today\'s budget is spent: $10.20 of $10.00; new commands start again after midnight (UTC).',
+      '💲 Not started: "add dark mode" — today\'s budget is spent: $10.20 of $10.00; new commands start again after ' +
+        'midnight (UTC).',
     ]);
   });
 
-  it('reads continue / stop (and approve / reject) typed while the pause is open; other text gets the instructions', () => {
+  it(`reads continue / stop (and approve / reject) typed \
+while the pause is open; other text gets the instructions`, () => {
     const context = { current: { name: 's1', phase: 'AwaitingApproval' as const, pending }, queued: 0 };
     const decided = (action: string) => ({ kind: 'decide', session: 's1', decision: { requestId: 'cost-1', action } });
     expect(route('Continue', context, 5)).toEqual(decided('approve'));
@@ -185,7 +188,9 @@ describe('continue or stop', () => {
     );
     expect(shown.parts).toEqual([
       {
-        text: '💲 This run has used $2.04 so far. Continue? Reply *continue* or *stop* (the changes so far stay). (expires in 30 min)',
+        text:
+          '💲 This run has used $2.04 so far. Continue? Reply *continue* or *stop* (the changes so far stay). ' +
+          '(expires in 30 min)',
         actions: [
           { label: 'continue', reply: 'continue', payload: 'continue:cost-1' },
           { label: 'stop', reply: 'stop', payload: 'stop:cost-1' },

@@ -58,7 +58,8 @@ describe('loadDevConfig', () => {
     expect(loadDevConfig().relayEnv).not.toHaveProperty('TETHER_REPO_NAME');
   });
 
-  it('passes every relay and controller setting the stack does not decide itself; a new variable in either schema fails here until it is', () => {
+  it(`passes every relay and controller setting the stack does not decide itself; a new variable in either schema \
+fails here until it is`, () => {
     const given: Record<string, string> = {};
     for (const name of [...DEV_SETTINGS.relay, ...DEV_SETTINGS.controller]) given[name] = `value-of-${name}`;
     given.TETHER_REPOS = '[{"name":"widgets","url":"/srv/two/widgets.git"}]';
@@ -107,7 +108,8 @@ describe('loadDevConfig', () => {
 });
 
 describe("the local stack's repository host list", () => {
-  it("two local repositories: the relay and the controller read one list holding both, and both accept the stack's settings", () => {
+  it(`two local repositories: the relay and the controller read one list holding both, and both accept the stack's \
+settings`, () => {
     const second = '/srv/two/widgets.git';
     const env = stackEnv(
       stackInput({

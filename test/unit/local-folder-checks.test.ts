@@ -7,10 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { checkStateFolder, checkStoreFolder } from '../../local/node-agent/folder-checks.ts';
 
 const storeFix =
-  'set TETHER_IMAGE_DIR to a folder only root can write whose parents are open to all (the default is /var/cache/tether/images)';
+  'set TETHER_IMAGE_DIR to a folder only root can write whose parents are open to all (the default is ' +
+  '/var/cache/tether/images)';
 
 describe('the image store', () => {
-  it("may not lie under a folder others can write: an agent could put a node_modules folder on the runner's module path", () => {
+  it(`may not lie under a folder others can write: an agent could put a node_modules folder on the runner's module \
+path`, () => {
     const store = join(tmpdir(), 'tether-no-such-folder', 'images');
     expect(() => checkStoreFolder(store)).toThrow(
       `cannot keep the containers' images in ${store}: ${tmpdir()} is writable by users other than root ` +
@@ -41,7 +43,8 @@ describe('the state folder', () => {
     const closed = mkdtempSync(join(tmpdir(), 'tether-closed-'));
     expect(() => checkStateFolder(join(closed, 'checkout', '.tether-state'))).toThrow(
       `the containers' users cannot reach the state folder ${closed}/checkout/.tether-state: ` +
-        `${closed} is closed to other users (mode 0700); set TETHER_STATE_DIR to a folder outside it (for example TETHER_STATE_DIR=/var/lib/tether)`,
+        `${closed} is closed to other users (mode 0700); set TETHER_STATE_DIR to a folder outside it (for example ` +
+        `TETHER_STATE_DIR=/var/lib/tether)`,
     );
     expect(() => checkStateFolder(join(tmpdir(), 'tether-no-such-folder', 'state'))).not.toThrow();
   });

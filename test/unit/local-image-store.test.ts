@@ -49,7 +49,8 @@ function target(): { root: string; scratch: string } {
 describe.runIf(asRoot)('staging files (root)', () => {
   const files = ['plain', 'sub/tool', 'group-writable', 'users'];
 
-  it("links what is already root's and read-only to others, copies the rest as root's, and keeps both on a warm run", () => {
+  it(`links what is already root's and read-only to others, copies \
+the rest as root's, and keeps both on a warm run`, () => {
     const src = sources();
     const { root, scratch } = target();
     expect(stageFiles(src, files, root, scratch)).toEqual({ linked: 2, copied: 2, kept: 0, removed: 0 });
@@ -68,7 +69,8 @@ describe.runIf(asRoot)('staging files (root)', () => {
     expect(stageFiles(src, files, root, scratch)).toEqual({ linked: 0, copied: 0, kept: 4, removed: 0 });
   });
 
-  it('restages a changed file, a source that is no longer safe to link, and removes what the image no longer has', () => {
+  it(`restages a changed file, a source that is no longer \
+safe to link, and removes what the image no longer has`, () => {
     const src = sources();
     const { root, scratch } = target();
     stageFiles(src, files, root, scratch);

@@ -55,7 +55,8 @@ const runnerLike = (volumes: V1Volume[], fsGroup?: number): V1Pod => ({
 });
 
 describe.runIf(asRoot)('who owns a volume on the local node', () => {
-  it("gives a claim to the Pod's fsGroup alone (2770), whatever it was, and moves what is inside to the Pod's ids", () => {
+  it(`gives a claim to the Pod's fsGroup alone (2770), whatever \
+it was, and moves what is inside to the Pod's ids`, () => {
     const dir = state();
     const range = idRange(dir, 'claim ns/ws');
     const claim = join(dir, 'ws');
@@ -73,7 +74,8 @@ describe.runIf(asRoot)('who owns a volume on the local node', () => {
     expect(modeOf(join(claim, 'repo'))).toBe(0o2770);
   });
 
-  it("keeps a volume one container mounts for that container's user (0700), and refuses to share one without an fsGroup", () => {
+  it(`keeps a volume one container mounts for that container's user (0700), and refuses to share one without an \
+fsGroup`, () => {
     const dir = state();
     const range = idRange(dir, 'pod u');
     const own = join(dir, 'own');

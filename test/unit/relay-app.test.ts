@@ -49,7 +49,8 @@ const send = (body: string, credentials: Record<string, string> = { cookie }, ty
   fetch(`${base}/chat/send`, { method: 'POST', body, headers: { 'content-type': type, ...credentials } });
 
 describe('web chat sign-in', () => {
-  it("exchanges the link's token for an HttpOnly, SameSite=Strict, Secure cookie and redirects to a URL without it", async () => {
+  it(`exchanges the link's token for an HttpOnly, SameSite=Strict, \
+Secure cookie and redirects to a URL without it`, async () => {
     const res = await fetch(`${base}/chat?token=${token}`, { redirect: 'manual' });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('chat');

@@ -147,7 +147,8 @@ describe('a tap', () => {
     expect(routeTap('approve:changes-0001', { queued: 0 }, 3)).toEqual({ kind: 'stale' });
   });
 
-  it('with a reply that does not decide that request (a number out of range, a keyword of another kind): refused', () => {
+  it(`with a reply that does not decide that request (a \
+number out of range, a keyword of another kind): refused`, () => {
     expect(routeTap('approve:question-0001', context(question(['Redis', 'In-memory'])), 3)).toEqual({ kind: 'stale' });
     expect(routeTap('9:question-0001', context(question(['Redis', 'In-memory'])), 3)).toEqual({ kind: 'stale' });
     expect(routeTap('status:tool-0001', context(tool()), 3)).toEqual({ kind: 'stale' });

@@ -58,7 +58,8 @@ describe('spend per budget day', () => {
     expect(withinDailyBudget(10, { dailyUsd: 10 })).toBe(false);
     expect(withinDailyBudget(1e6, { dailyUsd: 0 })).toBe(true);
     expect(text.overBudget(10.2, { dailyUsd: 10, timeZone: 'Europe/Berlin' })).toBe(
-      "Today's budget is spent: $10.20 of $10.00. New commands start again after midnight (Europe/Berlin). Commands already running still finish; queued ones do not start.",
+      "Today's budget is spent: $10.20 of $10.00. New commands start again after midnight (Europe/Berlin). Commands " +
+        'already running still finish; queued ones do not start.',
     );
     expect(text.spendToday(1.2, 10)).toBe('Today: $1.20 of $10.00');
     expect(text.spendToday(1.2, 0)).toBe('Today: $1.20');

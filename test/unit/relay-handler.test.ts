@@ -143,7 +143,8 @@ describe('InboundHandler', () => {
     expect(replies().at(-1)).toBe('That request was already answered.');
   });
 
-  it('diff <file>: a known file goes to the runner (spec.diffRequests); an unknown one gets the list; none without a review', async () => {
+  it(`diff <file>: a known file goes to the runner (spec.diffRequests); an unknown one gets the list; none without a \
+review`, async () => {
     const h = handler();
     expect(await h.accept(msg('diff src/app.ts'))).toBe('diff');
     expect(replies().at(-1)).toBe(
@@ -163,7 +164,8 @@ describe('InboundHandler', () => {
     expect(replies()).toHaveLength(before);
     await h.accept(msg('diff <script>'));
     expect(replies().at(-1)).toBe(
-      'No changed file matches "<script>". The changed files:\n• src/app.ts\n• README.md\n…and 12 more.\nReply *diff <file>* to see one.',
+      'No changed file matches "<script>". The changed files:\n• src/app.ts\n• README.md\n…and 12 more.\nReply ' +
+        '*diff <file>* to see one.',
     );
     expect(store.list()[0]!.spec.diffRequests).toHaveLength(2);
   });

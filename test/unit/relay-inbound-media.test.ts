@@ -23,7 +23,8 @@ const urlOf = (n: number, message = sid) => mediaResourceUrl(source, message, me
 const fields = (extra: Record<string, string>) => parseMediaFields(extra, sid, source);
 
 describe('webhook media fields', () => {
-  it("reads NumMedia pairs of this account's media of this message, content types lower-cased without parameters", () => {
+  it(`reads NumMedia pairs of this account's media \
+of this message, content types lower-cased without parameters`, () => {
     expect(
       fields({
         NumMedia: '2',
@@ -190,7 +191,8 @@ describe('routing a message with media', () => {
     expect(routeMessage({ body: 'status' }, idle, 3)).toEqual({ kind: 'status' });
   });
 
-  it('a sticker (one WebP picture, no text) gets a plain answer, not a paid run; a WebP with a caption is a picture', () => {
+  it(`a sticker (one WebP picture, no text) gets a plain answer, \
+not a paid run; a WebP with a caption is a picture`, () => {
     const webp = [{ url: urlOf(0), contentType: 'image/webp' }];
     expect(routeMessage({ body: '', media: webp }, idle, 3)).toEqual({ kind: 'mediaRefused', media: 'sticker' });
     expect(routeMessage({ body: '  ', media: webp }, question, 3)).toEqual({ kind: 'mediaRefused', media: 'sticker' });

@@ -29,7 +29,8 @@ const message = (id: string, body = `command ${id}`): InboundMessage => ({
 });
 
 describe('inbound journal', () => {
-  it('gives back after a restart exactly the messages not done, with their routes, under the same identity', async () => {
+  it(`gives back after a restart exactly the messages \
+not done, with their routes, under the same identity`, async () => {
     const dir = folder();
     const first = await Journal.open(dir);
     await Promise.all(['a', 'b', 'c'].map((id) => first.record(message(id))));
@@ -60,7 +61,8 @@ describe('inbound journal', () => {
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['whole', 'next']);
   });
 
-  it('commits many concurrent records together, each in the file when its promise resolves, and syncs them behind', async () => {
+  it(`commits many concurrent records together, each in the \
+file when its promise resolves, and syncs them behind`, async () => {
     const dir = folder();
     const syncs: number[] = [];
     const journal = await Journal.open(dir, { onSync: (seconds) => syncs.push(seconds) });
@@ -76,7 +78,8 @@ describe('inbound journal', () => {
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual(['m499']);
   });
 
-  it('does not rewrite a backlog larger than the compaction threshold on every flush, and still compacts once most lines are done', async () => {
+  it(`does not rewrite a backlog larger than the compaction threshold on every flush, and still compacts once most \
+lines are done`, async () => {
     const dir = folder();
     const journal = await Journal.open(dir, { compactAfter: 10 });
     const started = new Set<string>();
@@ -117,7 +120,9 @@ function crashAfterRecording(dir: string, count: number, compactAfter: number): 
     const journal = await Journal.open(${JSON.stringify(dir)}, { compactAfter: ${compactAfter} });
     for (let i = 0; i < ${count}; i++) {
       const id = 'm' + i;
-      await journal.record({ id, from: '+14155550100', body: 'command ' + id, transport: 'twilio', receivedAt: new Date().toISOString() });
+      await journal.record({
+        id, from: '+14155550100', body: 'command ' + id, transport: 'twilio', receivedAt: new Date().toISOString(),
+      });
       if (i % 3 === 0) await journal.done(id);
       else await journal.routed(id, { kind: 'status' });
     }
@@ -134,7 +139,8 @@ const openAfterCrash = (count: number) =>
   Array.from({ length: count }, (_, i) => `m${i}`).filter((_, i) => i % 3 !== 0);
 
 describe('inbound journal segments', () => {
-  it('starts a new segment on compaction, keeps the old ones until the new one is synced, then removes them', async () => {
+  it(`starts a new segment on compaction, keeps the old \
+ones until the new one is synced, then removes them`, async () => {
     const dir = folder();
     const journal = await Journal.open(dir, { compactAfter: 4 });
     const first = segments(dir);
@@ -175,11 +181,13 @@ describe('inbound journal segments', () => {
     expect((await Journal.open(dir)).records().map((r) => r.message.id)).toEqual([...openAfterCrash(30), 'after']);
   });
 
-  it('reads the single file of an earlier version first, and removes it once its messages are in a segment', async () => {
+  it(`reads the single file of an earlier version first, \
+and removes it once its messages are in a segment`, async () => {
     const dir = folder();
     appendFileSync(
       join(dir, 'inbound.jsonl'),
-      `${JSON.stringify({ t: 'in', m: message('old') })}\n${JSON.stringify({ t: 'in', m: message('gone') })}\n{"t":"done","id":"gone"}\n`,
+      `${JSON.stringify({ t: 'in', m: message('old') })}\n${JSON.stringify({ t: 'in', m: message('gone') })}\n` +
+        '{"t":"done","id":"gone"}\n',
     );
     const journal = await Journal.open(dir);
     expect(journal.records().map((r) => r.message.id)).toEqual(['old']);
@@ -235,7 +243,8 @@ describe('intake', () => {
     expect(acted).toEqual(['one', 'two', 'three']);
   });
 
-  it('says a message could not be acted on (not that the journal failed) when acting on it throws, and keeps it for a replay', async () => {
+  it(`says a message could not be acted on (not that the journal failed) when acting on it throws, and keeps it for a \
+replay`, async () => {
     const journal = await Journal.open(folder());
     const lines: { msg: string }[] = [];
     const logger = pino({ level: 'error' }, { write: (line: string) => void lines.push(JSON.parse(line)) });

@@ -70,7 +70,8 @@ describe('media refs a Session may have signed', () => {
 });
 
 describe('token reviews', () => {
-  it('asks once per token while the answer is fresh, good or bad, and shares one review among concurrent checks', async () => {
+  it(`asks once per token while the answer is fresh, \
+good or bad, and shares one review among concurrent checks`, async () => {
     const reviewed: string[] = [];
     let now = 1_000_000;
     const authorizer = new CachedTokenAuthorizer(

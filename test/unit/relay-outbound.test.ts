@@ -117,7 +117,8 @@ describe('outbound delivery', () => {
     });
     await fake.waitFor(phone, 3);
     expect(bodies()[2]).toBe(
-      '🔐 The agent wants to run: `npm install @headlessui/react`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.',
+      '🔐 The agent wants to run: `npm install @headlessui/react`\nReply *allow*, *allow always* (for this session) ' +
+        'or *deny <reason>*.',
     );
 
     const now = Date.now();
@@ -159,7 +160,8 @@ describe('outbound delivery', () => {
     expect(sent.map((m) => m.mediaUrls)).toEqual([[`https://relay.example/media/ns/${name}/diff.png?sig=x`], []]);
     // The progress the prompt flushed rides in its first message.
     expect(sent[0]!.body).toBe(
-      '⏳ Editing theme.ts\nReady for review — 2 files changed, +48 −6:\n  src/theme.ts | 17 +++--\n  package.json | 2 +',
+      '⏳ Editing theme.ts\nReady for review — 2 files changed, +48 −6:\n  src/theme.ts | 17 +++--\n  package.json | ' +
+        '2 +',
     );
     expect(sent[1]!.body).toBe('Reply *approve* to open a pull request or *reject* to undo. (expires in 30 min)');
   });

@@ -65,7 +65,10 @@ describe('planForPhone', () => {
     }
     expect(parts[0]).toMatch(/^📝 The agent's plan:\n\*Steps\*\n1\. Step 1:/);
     expect(parts.at(-1)).toMatch(
-      /Reply \*approve\* to run it, \*reject\* to drop it, or write what to change\. \(expires in 30 min\)\n\(\d+\/\d+\)$/,
+      new RegExp(
+        /Reply \*approve\* to run it, \*reject\* to drop it, /.source +
+          /or write what to change\. \(expires in 30 min\)\n\(\d+\/\d+\)$/.source,
+      ),
     );
   });
 

@@ -101,7 +101,10 @@ describe("the install's repositories (relay config)", () => {
         TETHER_REPOS: JSON.stringify([{ name: 'api', url: 'https://git.example.com/acme/api.git' }]),
         TETHER_REPO_HOSTS: 'github.com,/srv/git',
       },
-      /^TETHER_REPOS: "api" \(https:\/\/git\.example\.com\/acme\/api\.git\) is not on TETHER_REPO_HOSTS \(github\.com, \/srv\/git\)/,
+      new RegExp(
+        /^TETHER_REPOS: "api" \(https:\/\/git\.example\.com\/acme\/api\.git\) /.source +
+          /is not on TETHER_REPO_HOSTS \(github\.com, \/srv\/git\)/.source,
+      ),
     ],
     [
       'a default repository on another port',
@@ -122,7 +125,8 @@ describe("the install's repositories (relay config)", () => {
 
 describe('workspace names', () => {
   const phone = '+14155550123';
-  it('keeps ws-<phonehash> for the default repository; another one is ws-<phonehash>-<name>, a DNS label even at the longest name', () => {
+  it(`keeps ws-<phonehash> for the default repository; another one is ws-<phonehash>-<name>, a DNS label even at the \
+longest name`, () => {
     expect(workspaceName(phone)).toBe(`ws-${phoneHash(phone)}`);
     const longest = workspaceName(phone, 'a'.repeat(40));
     expect(longest.length).toBeLessThanOrEqual(63);
@@ -197,7 +201,8 @@ describe('commands with several repositories', () => {
     });
   });
 
-  it('@name works in that repository and its own workspace; a conversation is continued only in its own repository', async () => {
+  it(`@name works in that repository and its own workspace; \
+a conversation is continued only in its own repository`, async () => {
     await say('fix the footer');
     await finish('conv-sample');
     expect(await say('@web plan: fix the navbar')).toBe('start');
@@ -225,10 +230,12 @@ describe('commands with several repositories', () => {
     });
   });
 
-  it('repo <name> sets the default (kept in the choices store); repo lists; an unknown name gets the list back', async () => {
+  it(`repo <name> sets the default (kept in the choices \
+store); repo lists; an unknown name gets the list back`, async () => {
     await say('repo');
     expect(lastReply()).toBe(
-      'The repositories here:\n• sample (your default)\n• web\nReply *repo <name>* to change your default, or start a command with *@name*.',
+      'The repositories here:\n• sample (your default)\n• web\nReply *repo <name>* to change your default, or start ' +
+        'a command with *@name*.',
     );
     await say('repo Web');
     expect(lastReply()).toMatch(/now work on \*web\*/);

@@ -4,7 +4,8 @@ import { pictureCut, reviewCaption, text } from '../../relay/text.ts';
 describe('review caption', () => {
   it('turns git diff --stat into a short header and one line per file', () => {
     const stat =
-      ' src/components/Navbar.tsx | 35 +++++++++++++++++++++++++++++++----\n src/theme.ts              | 17 +++++++++++++++--\n package.json              |  2 ++\n 3 files changed, 48 insertions(+), 6 deletions(-)';
+      ' src/components/Navbar.tsx | 35 +++++++++++++++++++++++++++++++----\n src/theme.ts              | 17 ' +
+      '+++++++++++++++--\n package.json              |  2 ++\n 3 files changed, 48 insertions(+), 6 deletions(-)';
     expect(reviewCaption(stat, stat)).toBe(
       [
         'Ready for review — 3 files changed, +48 −6:',

@@ -426,7 +426,8 @@ describe('plan first and repositories', () => {
     expect(route(input, idle)).toEqual(want);
   });
 
-  it('queues a plan or another repository like any command; repo and an unknown name answer even while something waits', () => {
+  it(`queues a plan or another repository like any command; \
+repo and an unknown name answer even while something waits`, () => {
     expect(route('@api plan: x', working)).toEqual({
       kind: 'queue',
       prompt: 'x',

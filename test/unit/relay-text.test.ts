@@ -52,17 +52,20 @@ describe('result messages', () => {
         conditions: condition('AgentFailed'),
         result: { message: 'npm test failed (3 failing)\n    at run (/app/runner.ts:10:5)' },
       },
-      '❌ The agent stopped with an error: npm test failed (3 failing).\nPartial changes are kept. Reply *status* for details or send a new command.',
+      '❌ The agent stopped with an error: npm test failed (3 failing).\nPartial changes are kept. Reply *status* ' +
+        'for details or send a new command.',
     ],
     [
       'a run timeout',
       { phase: 'Failed', conditions: condition('RunTimeout') },
-      '❌ The task ran past its time limit (60m) and was stopped. Partial changes are kept. Send a new command to continue.',
+      '❌ The task ran past its time limit (60m) and was stopped. Partial changes are kept. Send a new command to ' +
+        'continue.',
     ],
     [
       'a lost pod',
       { phase: 'Failed', conditions: condition('PodLost'), result: { message: 'exit code 137' } },
-      '❌ The agent stopped unexpectedly (its container went away). Partial changes are kept. Send the command again to retry.',
+      '❌ The agent stopped unexpectedly (its container went away). Partial changes are kept. Send the command again ' +
+        'to retry.',
     ],
     [
       'a start that never came',
@@ -71,10 +74,12 @@ describe('result messages', () => {
         conditions: condition('StartTimeout'),
         result: {
           message:
-            'the runner image "x:1" could not be pulled (ImagePullBackOff). Ask your operator to check the runner image of the Tether install, then send the command again.',
+            'the runner image "x:1" could not be pulled (ImagePullBackOff). Ask your operator to check the runner ' +
+            'image of the Tether install, then send the command again.',
         },
       },
-      '❌ The agent could not start: the runner image "x:1" could not be pulled (ImagePullBackOff). Ask your operator to check the runner image of the Tether install, then send the command again.',
+      '❌ The agent could not start: the runner image "x:1" could not be pulled (ImagePullBackOff). Ask your ' +
+        'operator to check the runner image of the Tether install, then send the command again.',
     ],
     [
       'a full queue',
@@ -98,7 +103,8 @@ describe('result messages', () => {
       ),
     );
     expect(text.finished(stopped, defaults)).toBe(
-      "🛑 Session 7f3a stopped at its cost pause ($2.31). The changes so far stay on the workspace; your queued commands still start, within today's budget.",
+      '🛑 Session 7f3a stopped at its cost pause ($2.31). The changes so far stay on the workspace; your queued ' +
+        "commands still start, within today's budget.",
     );
   });
 
@@ -131,7 +137,8 @@ describe('requests', () => {
         '30m',
       ),
     ).toBe(
-      '❓ Which database should the cache use?\n1. Redis — already in docker-compose\n2. In-memory — simplest, lost on restart\nReply with a number or your own answer.',
+      '❓ Which database should the cache use?\n1. Redis — already in docker-compose\n2. In-memory — simplest, lost ' +
+        'on restart\nReply with a number or your own answer.',
     );
   });
 
@@ -139,7 +146,8 @@ describe('requests', () => {
     expect(
       text.pending({ id: 't', kind: 'tool', tool: 'WebFetch', input: '{"url":"https://exa', createdAt }, '30m'),
     ).toBe(
-      '🔐 The agent wants to run: `WebFetch: {"url":"https://exa`\nReply *allow*, *allow always* (for this session) or *deny <reason>*.',
+      '🔐 The agent wants to run: `WebFetch: {"url":"https://exa`\nReply *allow*, *allow always* (for this session) ' +
+        'or *deny <reason>*.',
     );
   });
 
@@ -174,7 +182,8 @@ describe('a Session without its own timeouts', () => {
 });
 
 describe('help', () => {
-  it('says a request can be answered with a tap, fits one message, and lists the repositories only when there are several', () => {
+  it(`says a request can be answered with a tap, fits one message, and lists the repositories only when there are \
+several`, () => {
     expect(text.help()).toMatch(/When asked: tap a button under the request, or reply \*approve\*/);
     expect(text.help().length).toBeLessThanOrEqual(MESSAGE_LIMIT);
     expect(text.help()).not.toMatch(/@name/);

@@ -60,7 +60,8 @@ describe('a tool request on the phone', () => {
     const { messages, actions } = messagesFor(pendingFor('Bash', { command }));
     expect(messages.length).toBeGreaterThan(3);
     messages.forEach((m) => expect(m.length).toBeLessThanOrEqual(MESSAGE_LIMIT));
-    expect(messages[0]).toMatch(/^🔐 The agent wants to run Bash:\n```\necho step0 && /); // the heading does not go alone
+    // the heading does not go alone
+    expect(messages[0]).toMatch(/^🔐 The agent wants to run Bash:\n```\necho step0 && /);
     expect(readAll(messages)).toContain(command.replace(/\s+/g, ''));
     expect(
       readAll(messages).endsWith(
@@ -73,7 +74,8 @@ describe('a tool request on the phone', () => {
 
   it('a multi-line command is a block, not squeezed on one line', () => {
     expect(text.pending(pendingFor('Bash', { command: 'npm test\nrm -rf ~' }), '30m')).toBe(
-      '🔐 The agent wants to run Bash:\n```\nnpm test\nrm -rf ~\n```\nReply *allow*, *allow always* (for this session) or *deny <reason>*.',
+      '🔐 The agent wants to run Bash:\n```\nnpm test\nrm -rf ~\n```\nReply *allow*, *allow always* (for this ' +
+        'session) or *deny <reason>*.',
     );
   });
 
@@ -122,7 +124,8 @@ describe('a tool request on the phone', () => {
       'Waiting for your decision on `ls`: *allow*, *allow always* or *deny <reason>*.',
     );
     expect(text.instructions(pendingFor('Bash', { command: 'x'.repeat(LIMITS.toolInputChars) }))).toBe(
-      'Waiting for your decision on the Bash request above (not shown whole): *deny <reason>* or *allow* (this call only).',
+      'Waiting for your decision on the Bash request above (not shown whole): *deny <reason>* or *allow* (this call ' +
+        'only).',
     );
   });
 });

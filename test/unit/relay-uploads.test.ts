@@ -131,7 +131,8 @@ describe('per-Session media quota', () => {
     expect((await store('count', 'a.png', 200)).status).toBe(201);
   });
 
-  it('counts bytes: a declared size beyond what is left is refused, so is an undeclared body that runs past it', async () => {
+  it(`counts bytes: a declared size beyond what is left is \
+refused, so is an undeclared body that runs past it`, async () => {
     expect((await store('bytes', 'a.png', 4000)).status).toBe(201);
     expect((await store('bytes', 'b.png', 3500)).status).toBe(413);
     const chunked = request({

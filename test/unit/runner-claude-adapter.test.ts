@@ -207,7 +207,8 @@ describe('claude adapter with recorded SDK messages', { timeout: 30_000 }, () =>
     expect(checkAnswers('Bash', { behavior: 'allow' }).behavior).toBe('allow');
   });
 
-  it('a question the CLI resolved with empty answers without asking us is asked directly and answered in the next turn', async () => {
+  it(`a question the CLI resolved with empty answers without asking \
+us is asked directly and answered in the next turn`, async () => {
     const seen = { decisions: [] as PermissionResult[], prompts: [] as string[] };
     const steps: Step[] = [
       init,

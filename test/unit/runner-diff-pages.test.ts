@@ -109,7 +109,8 @@ describe('hostile diffs render safely within time and size bounds', { timeout: 1
     ['names with HTML, newlines, unicode; CRLF; bidi; a <script> file', HOSTILE_NAMES_DIFF, 2],
     [
       'a binary file',
-      'diff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..1111111\nBinary files /dev/null and b/logo.png differ\n',
+      'diff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..1111111\nBinary files /dev/null and ' +
+        'b/logo.png differ\n',
       1,
     ],
     ['a 1 MB single line', hugeLine(1_000_000), 1],

@@ -42,7 +42,8 @@ describe('runner Dockerfile', { timeout: 30_000 }, () => {
     expect(apt).toContain('rm -rf /var/lib/apt/lists/*');
   });
 
-  it('runs the Claude Code binary of the exactly pinned Agent SDK: no global install, optional dependencies kept', () => {
+  it(`runs the Claude Code binary of the exactly \
+pinned Agent SDK: no global install, optional dependencies kept`, () => {
     expect(text).not.toMatch(/@anthropic-ai\/claude-code|CLAUDE_CODE_VERSION|TETHER_CLAUDE_PATH/);
     const ci = of('RUN').find((l) => /\bnpm ci\b/.test(l));
     expect(ci).toMatch(/--include=optional/);

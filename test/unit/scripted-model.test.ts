@@ -140,7 +140,8 @@ describe('scripted model turns', () => {
     expect(summary(replies)).toEqual(['Write', 'Read', 'Write', 'end: Done.']);
   });
 
-  it('a retryable error happens once, a 400 every time; without say: the end names what did not run and the answers', () => {
+  it(`a retryable error happens once, a 400 every time; without \
+say: the end names what did not run and the answers`, () => {
     expect(summary(play('script:\nerror: 529\nsay: recovered', ok))).toEqual(['error 529', 'end: recovered']);
     const conversation = readConversation({ tools: TOOLS, messages: [prompt('script:\nerror: 400') as never] });
     const served = new Set<string>();
@@ -158,7 +159,8 @@ describe('scripted model turns', () => {
 
   it('in plan mode writes the plan file, calls ExitPlanMode, then runs the steps; a rejected plan ends it', () => {
     const planMode =
-      'Plan mode is active. …\n## Plan File Info:\nNo plan file exists yet. You should create your plan at /h/.claude/plans/a-b-c.md using the Write tool.';
+      'Plan mode is active. …\n## Plan File Info:\nNo plan file exists yet. You should create your plan at ' +
+      '/h/.claude/plans/a-b-c.md using the Write tool.';
     const approved = play(
       'script:\nplan: Add notes\nwrite: notes.md = hi',
       (name) => ({ text: name === 'ExitPlanMode' ? 'User has approved your plan. ## Exited Plan Mode' : 'done' }),
@@ -181,7 +183,8 @@ describe('scripted model over HTTP', () => {
   const started = startScriptedModel();
   afterAll(async () => (await started).close());
 
-  it('serves the Messages API only: what it was asked is for the process that started it, not for anything on loopback', async () => {
+  it(`serves the Messages API only: what it was asked is \
+for the process that started it, not for anything on loopback`, async () => {
     const model = await started;
     const asked = await fetch(`${model.url}/v1/messages`, {
       method: 'POST',

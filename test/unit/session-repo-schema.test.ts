@@ -151,7 +151,8 @@ describe('the repository host list', () => {
 
   it('names the refused host and the list in plain words', () => {
     expect(repoProblem({ url: 'https://evil.example/acme/web.git' }, DEFAULT_REPO_HOSTS)).toBe(
-      "spec.repo.url points at the host evil.example, which is not on this install's list of repository hosts (github.com)",
+      "spec.repo.url points at the host evil.example, which is not on this install's list of repository hosts " +
+        '(github.com)',
     );
   });
 

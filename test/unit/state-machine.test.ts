@@ -24,19 +24,23 @@ const legal: Row[] = [
   ['Working', { type: 'RequestRaised', kind: 'changes' }, 'AwaitingApproval', []], // §
   ['Working', { type: 'RequestRaised', kind: 'plan' }, 'AwaitingApproval', []],
   ['AwaitingApproval', { type: 'Decided', kind: 'tool', approved: true }, 'Working', ['ResumeAgent']], // §
-  ['AwaitingApproval', { type: 'Decided', kind: 'tool', approved: false }, 'Working', ['ResumeAgent']], // § deny goes back to the agent
+  // § deny goes back to the agent
+  ['AwaitingApproval', { type: 'Decided', kind: 'tool', approved: false }, 'Working', ['ResumeAgent']],
   ['AwaitingApproval', { type: 'Decided', kind: 'question', approved: true }, 'Working', ['ResumeAgent']], // §
-  ['AwaitingApproval', { type: 'Decided', kind: 'question', approved: false }, 'Working', ['ResumeAgent']], // declined: the agent decides
+  // declined: the agent decides
+  ['AwaitingApproval', { type: 'Decided', kind: 'question', approved: false }, 'Working', ['ResumeAgent']],
   ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: true }, 'Working', ['ResumeAgent']],
   ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: false }, 'Rejected', done('ClearPhoneQueue')],
-  ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: false, revise: true }, 'Working', ['ResumeAgent']], // the agent plans again
+  // the agent plans again
+  ['AwaitingApproval', { type: 'Decided', kind: 'plan', approved: false, revise: true }, 'Working', ['ResumeAgent']],
   [
     'AwaitingApproval',
     { type: 'Decided', kind: 'changes', approved: false, revise: true },
     'Rejected',
     ['RevertWorkspace', ...done('ClearPhoneQueue')],
   ], // revise is for plans only
-  ['AwaitingApproval', { type: 'Decided', kind: 'tool', approved: false, revise: true }, 'Working', ['ResumeAgent']], // as a deny
+  // as a deny
+  ['AwaitingApproval', { type: 'Decided', kind: 'tool', approved: false, revise: true }, 'Working', ['ResumeAgent']],
   [
     'AwaitingApproval',
     { type: 'Decided', kind: 'question', approved: false, revise: true },
@@ -114,7 +118,8 @@ describe('session state machine', () => {
     expect(legalKeys.size).toBe(legal.length);
   });
 
-  it('reads back the effects of every end from its reason (what the controller performs for an end the runner wrote)', () => {
+  it(`reads back the effects of every end from its reason \
+(what the controller performs for an end the runner wrote)`, () => {
     for (const [from, event] of legal) {
       const result = transition(from === '(new)' ? undefined : from, event);
       if (!result.ok || !isTerminal(result.phase)) continue;

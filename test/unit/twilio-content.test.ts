@@ -102,7 +102,8 @@ describe('outside the 24-hour window', () => {
     },
   ];
 
-  it('a request goes out as the approved decision template with its buttons; until WhatsApp approves it, as the plain template', async () => {
+  it(`a request goes out as the approved decision template with its buttons; until WhatsApp approves it, as the plain \
+template`, async () => {
     const plain = (await (
       await createContent({
         language: 'en',
@@ -167,7 +168,8 @@ describe('the fake Content API refuses what Twilio does', () => {
     expect((await createContent(quickReplyDefinition(3))).status).toBe(201);
   });
 
-  it('at sending: more than 3 buttons in session, variables not all supplied, a title too long once filled in', async () => {
+  it(`at sending: more than 3 buttons in session, variables \
+not all supplied, a title too long once filled in`, async () => {
     const four = (await (
       await createContent({
         language: 'en',
@@ -196,7 +198,8 @@ describe('the fake Content API refuses what Twilio does', () => {
     expect(fake.messages.length).toBe(before);
   });
 
-  it('WhatsApp approval: a body starting or ending with a variable is rejected at once; others wait for the verdict', async () => {
+  it(`WhatsApp approval: a body starting or ending with a \
+variable is rejected at once; others wait for the verdict`, async () => {
     const auth = {
       authorization: `Basic ${Buffer.from(`${fake.accountSid}:${fake.authToken}`).toString('base64')}`,
       'content-type': 'application/json',

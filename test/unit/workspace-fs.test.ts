@@ -140,7 +140,8 @@ describe('workspace-fs', () => {
     }
   });
 
-  it('openEntry opens what an entry is at one instant: a folder, a file read whole, a link as text, a FIFO unopened', async () => {
+  it(`openEntry opens what an entry is at one instant: a folder, \
+a file read whole, a link as text, a FIFO unopened`, async () => {
     const { root, secret } = workspace();
     const repo = join(root, 'repo');
     symlinkSync(secret, join(repo, 'out'));
