@@ -198,7 +198,7 @@ two replicas into exactly one Session and one reply`, async () => {
     expect((await sessionsOf(phones.queue)).map((s) => s.spec.cancel)).toEqual([true, true, true, true, true, true]);
   });
 
-  it('keeps a claim for its retention on the injected clock, then lets another journal take it; racing claims all land', async () => {
+  it('keeps a claim for its retention on the injected clock, then another journal takes it; racers land', async () => {
     let now = Date.parse('2026-05-01T09:00:00Z');
     const retentionMs = 30 * 60_000;
     const claims = (owner: string) =>

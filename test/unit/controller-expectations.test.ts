@@ -19,7 +19,7 @@ function setup() {
 }
 
 describe("cache freshness after the controller's own writes", () => {
-  it('holds a pass while the cache shows the version a status write replaced, and wakes it once it shows another', () => {
+  it('holds a pass while the cache shows the version a status write replaced, wakes it once it shows another', () => {
     const { cache, woken, expectations } = setup();
     cache.sessions.set('ns/a', at('10'));
     expectations.wrote('sessions', 'ns/a', at('11'), '10', true);

@@ -200,7 +200,7 @@ and removes it once its messages are in a segment`, async () => {
 describe('intake', () => {
   const noClaims = { claim: async () => true };
 
-  it('acknowledges a copy that arrives after its message was acted on without recording or acting on it again', async () => {
+  it('acknowledges a copy arriving after its message was acted on, neither recording nor acting again', async () => {
     const dir = folder();
     const journal = await Journal.open(dir);
     const metrics = createMetrics();
@@ -219,7 +219,7 @@ describe('intake', () => {
     expect((await metrics.duplicates.get()).values[0]!.value).toBe(1);
   });
 
-  it('refuses new messages while the backlog is full, acknowledges copies of one it holds, and drains on idle()', async () => {
+  it('refuses new messages while the backlog is full, acknowledges copies it holds, drains on idle()', async () => {
     const journal = await Journal.open(folder());
     const metrics = createMetrics();
     let release!: () => void;
