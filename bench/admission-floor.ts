@@ -4,6 +4,7 @@
 // runner Pod, the Session's status — with the controller's own builders and request shapes
 // (controller/cluster.ts), at the controller's concurrency. No cache, no re-read, no reconcile pass: a
 // controller can only come near this rate, never above it.
+import { connectionFromKubeConfig } from '../common/kube/connection.ts';
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1Role } from '@kubernetes/client-node';
 import { phoneHash } from '../common/session/display.ts';
 import { LABEL_PHONE_HASH, sessionName, workspaceName } from '../common/session/names.ts';
@@ -55,8 +56,8 @@ function limiter(width: number) {
 export async function admissionFloor(kc: KubeConfig, o: FloorOptions): Promise<number> {
   for (const name of [NS, RUNNERS]) await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
   const config = loadConfig({ TETHER_NAMESPACE: NS, TETHER_RUNNER_NAMESPACE: RUNNERS });
-  const ops = kubeClusterOps(kc);
-  const sessions = new SessionClient(kc);
+  const ops = kubeClusterOps(connectionFromKubeConfig(kc));
+  const sessions = new SessionClient(connectionFromKubeConfig(kc));
   const phones = Array.from({ length: o.burst }, (_, i) => o.phoneOf(i));
   const spec = (phone: string) => ({
     phone,

@@ -15,6 +15,7 @@
 // (--profile: a V8 CPU profile of each controller process, written to <dir> when it stops;
 //  --pprof: the API server's Go CPU profile over the first seconds of the floor and of the steady burst;
 //  --first-only: part 1 alone)
+import { connectionFromKubeConfig } from '../common/kube/connection.ts';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import pino from 'pino';
 import { createInformer } from '../common/kube/informer.ts';
@@ -145,14 +146,18 @@ async function startBench(kc: KubeConfig, kubeconfig: string): Promise<Bench> {
   await installSessionCrd(kc);
   for (const name of [NS, RUNNERS]) await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
   const podSeen = new Map<string, number>();
-  const pods = createInformer<V1Pod>({ kube: kc, path: `/api/v1/namespaces/${RUNNERS}/pods`, logger });
+  const pods = createInformer<V1Pod>({
+    kube: connectionFromKubeConfig(kc),
+    path: `/api/v1/namespaces/${RUNNERS}/pods`,
+    logger,
+  });
   pods.onChange((_key, pod) => {
     const session = pod?.metadata?.labels?.[LABEL_SESSION];
     if (session && !podSeen.has(session)) podSeen.set(session, performance.now());
   });
   await pods.start();
   const controller = await startControllerProcess(kubeconfig, CONTROLLER_ENV, args.profile);
-  return { kc, sessions: new SessionClient(kc), pods, podSeen, controller };
+  return { kc, sessions: new SessionClient(connectionFromKubeConfig(kc)), pods, podSeen, controller };
 }
 
 /** Parts 2 and 3: the raw create rate, the admission floor, then the steady burst against both. */

@@ -3,6 +3,7 @@
 // Claude Code and the scripted model). Prints p50/p99 over N runs, a breakdown per stage, and the
 // peak RSS of the Claude Code processes.
 // Run: npm run bench:first-progress [-- --runs 20]
+import { connectionFromKubeConfig } from '../common/kube/connection.ts';
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -78,7 +79,11 @@ const stack = await startStack({
 const kc = new KubeConfig();
 kc.loadFromFile(plane.kubeconfig);
 const log = pino({ level: 'warn' });
-const sessions = createInformer<Session>({ kube: kc, path: sessionsPath(stack.namespace), logger: log });
+const sessions = createInformer<Session>({
+  kube: connectionFromKubeConfig(kc),
+  path: sessionsPath(stack.namespace),
+  logger: log,
+});
 sessions.onChange((_key, s) => {
   if (!s) return;
   const name = s.metadata.name!;
@@ -86,7 +91,11 @@ sessions.onChange((_key, s) => {
   if (s.status?.phase) mark(name, s.status.phase);
   if (s.status?.progress?.length) mark(name, 'progressInStatus');
 });
-const pods = createInformer<V1Pod>({ kube: kc, path: `/api/v1/namespaces/${stack.runnerNamespace}/pods`, logger: log });
+const pods = createInformer<V1Pod>({
+  kube: connectionFromKubeConfig(kc),
+  path: `/api/v1/namespaces/${stack.runnerNamespace}/pods`,
+  logger: log,
+});
 pods.onChange((_key, p) => {
   const session = p?.metadata?.labels?.[LABEL_SESSION];
   if (!session) return;

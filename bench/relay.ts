@@ -8,6 +8,7 @@
 // The relay runs as its own process (relay/main.ts, configured by environment as in production);
 // this process is the load generator, the fake Twilio API and an independent watcher.
 // Run: npm run bench:relay [-- --rate 200 --seconds 10 --create-rate 50 --status-rate 50]
+import { connectionFromKubeConfig } from '../common/kube/connection.ts';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, openSync } from 'node:fs';
@@ -99,7 +100,11 @@ for (let ready = false; !ready; await sleep(100)) {
 
 // An independent watcher sees Sessions appear.
 const seen = new Map<string, number>();
-const watcher = createInformer<Session>({ kube: kc, path: sessionsPath(namespace), logger: pino({ level: 'warn' }) });
+const watcher = createInformer<Session>({
+  kube: connectionFromKubeConfig(kc),
+  path: sessionsPath(namespace),
+  logger: pino({ level: 'warn' }),
+});
 watcher.onChange((_key, s) => {
   if (s && !seen.has(s.spec.phone)) seen.set(s.spec.phone, performance.now());
 });
@@ -133,7 +138,7 @@ const toSession = createPhones
   .map((p) => seen.get(p)! - created.sentAt.get(p)!);
 
 // 4: status changes → the send reaching the Messages API.
-const sessions = new SessionClient(kc);
+const sessions = new SessionClient(connectionFromKubeConfig(kc));
 const byPhone = new Map(watcher.list().map((s) => [s.spec.phone, s]));
 const changedAt = new Map<string, number>();
 const outbound: number[] = [];

@@ -1,7 +1,7 @@
 // The controller's writes and uncached reads, behind one narrow interface (so a test can
 // interpose faults). Creates are idempotent: an existing object with the same name is adopted.
 import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1RoleBinding, V1ServiceAccount } from '@kubernetes/client-node';
-import type { KubeAccess } from '../common/kube/connection.ts';
+import type { KubeConnection } from '../common/kube/connection.ts';
 import { isAlreadyExists, isNotFound } from '../common/kube/errors.ts';
 import { KINDS, resource } from '../common/kube/resources.ts';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
@@ -56,7 +56,7 @@ const meta = (object: { metadata?: { namespace?: string; name?: string } }) =>
   object.metadata as { namespace: string; name: string };
 
 /** Plain requests (no client-node: its API classes cost the controller ~80 MiB of memory). */
-export function kubeClusterOps(kube: KubeAccess): ClusterOps {
+export function kubeClusterOps(kube: KubeConnection): ClusterOps {
   const manager = FIELD_MANAGERS.controller;
   const sessions = new SessionClient(kube, manager);
   const pods = resource<V1Pod>(kube, KINDS.pods, manager);

@@ -3,7 +3,7 @@
 // change queues that Session; the phone's waiting ones are woken by the effects of its end. Every
 // change passes through the expectations first (expectations.ts): the echo of the controller's own
 // settled write asks for no pass, and passes that waited for it are queued.
-import type { KubeAccess } from '../common/kube/connection.ts';
+import type { KubeConnection } from '../common/kube/connection.ts';
 import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1RoleBinding } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { createInformer, type Informer } from '../common/kube/informer.ts';
@@ -29,7 +29,7 @@ import { reconcileSession, type ClusterCache, type ReconcileDeps } from './recon
 import { startProblem } from './start.ts';
 
 export interface ControllerDeps {
-  kubeConfig: KubeAccess;
+  kubeConfig: KubeConnection;
   config: ControllerConfig;
   logger: pino.Logger;
   metrics?: ControllerMetrics;

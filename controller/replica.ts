@@ -1,6 +1,6 @@
 // One controller replica: it stands by until it holds the leader Lease, then runs the
 // controller; it stops the controller when it loses or releases the Lease.
-import type { KubeAccess } from '../common/kube/connection.ts';
+import type { KubeConnection } from '../common/kube/connection.ts';
 import type pino from 'pino';
 import { createLeaderElector, type LeaderElector } from '../common/kube/leader-election.ts';
 import type { ControllerConfig } from './config.ts';
@@ -8,7 +8,7 @@ import { createController, type Controller } from './controller.ts';
 import type { ControllerMetrics } from './metrics.ts';
 
 export interface ReplicaOptions {
-  kubeConfig: KubeAccess;
+  kubeConfig: KubeConnection;
   config: ControllerConfig;
   logger: pino.Logger;
   metrics: ControllerMetrics;

@@ -1,6 +1,7 @@
 // The relay's configuration: the only reader of process.env. Parsed once at start-up;
 // a bad value stops the process with a message naming the variable.
 import type { Static } from '@sinclair/typebox';
+import type { KubeEnvironment } from '../common/kube/kubeconfig.ts';
 import { checked, ConfigError, logRenamed, readConfig, type EnvSource } from '../common/config/env.ts';
 import { durationMs, renamedOf, timeZone } from '../common/config/values.ts';
 import { E164_PATTERN } from '../common/session/patterns.ts';
@@ -186,3 +187,11 @@ export type RelayConfig = ReturnType<typeof configFrom>;
 export function loadConfig(source: EnvSource = process.env, onRenamed = logRenamed('relay')): RelayConfig {
   return readConfig(RELAY_ENV, source, configFrom, { renamed: RENAMED, onRenamed });
 }
+
+/** Where to find the API server (a kubeconfig, or the Pod's service account): not the relay's own settings. */
+export const kubeEnvironment = (source: EnvSource = process.env): KubeEnvironment => ({
+  KUBECONFIG: source.KUBECONFIG,
+  HOME: source.HOME,
+  KUBERNETES_SERVICE_HOST: source.KUBERNETES_SERVICE_HOST,
+  KUBERNETES_SERVICE_PORT: source.KUBERNETES_SERVICE_PORT,
+});

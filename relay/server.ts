@@ -2,7 +2,7 @@
 // (logger, metrics, kube client, Session informer). Integration tests start several.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConnection } from '../common/kube/connection.ts';
 import type { Logger } from 'pino';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import { createApp } from './app.ts';
@@ -35,7 +35,7 @@ import { WebChat } from './transports/web.ts';
 
 export interface RelayParts {
   config: RelayConfig;
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeConnection;
   store: SessionStore & { start(): Promise<void>; stop(): void };
   logger: Logger;
   metrics: RelayMetrics;

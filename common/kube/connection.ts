@@ -1,5 +1,6 @@
 // How a process reaches the API server: one connection (address, TLS, credentials) over keep-alive
-// agents, shared by its informers and Session clients so requests reuse TLS connections.
+// agents, shared by its informers and resource handles so requests reuse TLS connections. Every
+// deployable talks to the API server through it (raw.ts); none loads client-node's API classes.
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -13,9 +14,6 @@ export interface KubeConnection {
   /** TLS settings, credentials and the shared agent for one request. */
   requestOptions(): Promise<RequestOptions>;
 }
-
-/** A client-node KubeConfig (controller, relay) or a connection loaded without client-node (runner). */
-export type KubeAccess = KubeConfig | KubeConnection;
 
 export interface TlsSettings {
   ca?: Buffer;
@@ -70,24 +68,23 @@ function kubeConfigConnection(kc: KubeConfig): KubeConnection {
 
 const byKubeConfig = new WeakMap<KubeConfig, KubeConnection>();
 
-/** The connection of a KubeConfig (one per KubeConfig object, so its pool is shared) or the connection itself. */
-export function connectionOf(access: KubeAccess): KubeConnection {
-  if (!('applyToHTTPSOptions' in access)) return access;
-  let connection = byKubeConfig.get(access);
+/**
+ * The connection of a client-node KubeConfig (one per KubeConfig object, so its pool is shared): for
+ * kubeconfig files only client-node can read (several merged, exec plugins) and for the local stack.
+ */
+export function connectionFromKubeConfig(kc: KubeConfig): KubeConnection {
+  let connection = byKubeConfig.get(kc);
   if (!connection) {
-    connection = kubeConfigConnection(access);
-    byKubeConfig.set(access, connection);
+    connection = kubeConfigConnection(kc);
+    byKubeConfig.set(kc, connection);
   }
   return connection;
 }
 
-/**
- * client-node's KubeConfig from this file or the default places, for components that use its API
- * classes too; its API clients share connections (shared-connections.ts).
- */
+/** client-node's KubeConfig from this file or the default places (loaded only when needed: it costs a second). */
 export async function loadKubeConfig(file?: string): Promise<KubeConfig> {
-  const { SharedConnectionsKubeConfig } = await import('./shared-connections.ts');
-  const kc = new SharedConnectionsKubeConfig();
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const kc = new KubeConfig();
   if (file) kc.loadFromFile(file);
   else kc.loadFromDefault();
   return kc;

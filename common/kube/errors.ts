@@ -1,4 +1,5 @@
-// Reading Kubernetes API errors thrown by @kubernetes/client-node.
+// Reading the API server's errors: the status code and the Status body of a failed call (raw.ts's
+// HttpError; client-node's ApiException, which the local stack meets, has the same shape).
 
 export interface ApiErrorInfo {
   code: number;

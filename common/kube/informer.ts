@@ -2,7 +2,7 @@
 // in memory, tell handlers the current object (or undefined when gone) for every key that changed.
 // Survives watch errors (jittered backoff), 410 Gone (relist) and silent stalls (watchdog relist).
 import type pino from 'pino';
-import type { KubeAccess } from './connection.ts';
+import type { KubeConnection } from './connection.ts';
 import { isNotFound } from './errors.ts';
 import { getJson, HttpError, streamJsonLines, type Query } from './raw.ts';
 
@@ -15,7 +15,7 @@ export const withoutManagedFields = <T>(object: T): T => {
 };
 
 export interface InformerOptions {
-  kube: KubeAccess;
+  kube: KubeConnection;
   /** Collection path, e.g. /apis/tether.dev/v1alpha1/namespaces/ns/sessions or /api/v1/namespaces/ns/pods. */
   path: string;
   labelSelector?: string;

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { isIPv6 } from 'node:net';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import {
-  connectionOf,
+  connectionFromKubeConfig,
   loadKubeConfig,
   makeConnection,
   SERVICE_ACCOUNT_DIR,
@@ -115,5 +115,5 @@ export async function loadConnection(env: KubeEnvironment): Promise<KubeConnecti
   if (file.length === 1) found = await fromFile(file[0]!);
   else if (file.length === 0 && existsSync(join(SERVICE_ACCOUNT_DIR, 'token'))) found = await inCluster(env);
   // Several files are merged as client-node does, from the same $KUBECONFIG.
-  return found ?? connectionOf(await loadKubeConfig(file.length === 1 ? file[0] : undefined));
+  return found ?? connectionFromKubeConfig(await loadKubeConfig(file.length === 1 ? file[0] : undefined));
 }

@@ -4,7 +4,7 @@
 // and a stopping leader releases the Lease so a follower takes over at once.
 import type { V1Lease } from '@kubernetes/client-node';
 import type pino from 'pino';
-import type { KubeAccess } from './connection.ts';
+import type { KubeConnection } from './connection.ts';
 import { isAlreadyExists, isConflict } from './errors.ts';
 import { KINDS, resource } from './resources.ts';
 
@@ -12,7 +12,7 @@ import { KINDS, resource } from './resources.ts';
 const microTime = () => new Date().toISOString().replace(/Z$/, '000Z');
 
 /** The one Lease, read and written through its typed handle (no client-node in the controller). */
-function leaseApi(kube: KubeAccess, namespace: string, name: string) {
+function leaseApi(kube: KubeConnection, namespace: string, name: string) {
   const leases = resource<V1Lease>(kube, KINDS.leases);
   return {
     read: () => leases.get(namespace, name),
@@ -22,7 +22,7 @@ function leaseApi(kube: KubeAccess, namespace: string, name: string) {
 }
 
 export interface LeaderElectionOptions {
-  kubeConfig: KubeAccess;
+  kubeConfig: KubeConnection;
   namespace: string;
   name: string;
   identity: string;

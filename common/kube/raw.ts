@@ -3,9 +3,9 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createInterface } from 'node:readline';
-import { connectionOf, type KubeAccess } from './connection.ts';
+import type { KubeConnection } from './connection.ts';
 
-/** Shaped like client-node's ApiException so `apiError()` reads it. */
+/** A failed call: the API server's status code and its Status body, as `apiError()` reads them. */
 export class HttpError extends Error {
   readonly code: number;
   readonly body: string;
@@ -33,8 +33,8 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-async function open(kube: KubeAccess, path: string, options: CallOptions): Promise<IncomingMessage> {
-  const connection = connectionOf(kube);
+async function open(kube: KubeConnection, path: string, options: CallOptions): Promise<IncomingMessage> {
+  const connection = kube;
   const url = new URL(connection.server + path);
   for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
   const base = await connection.requestOptions();
@@ -75,7 +75,7 @@ async function open(kube: KubeAccess, path: string, options: CallOptions): Promi
  * A call other than create is sent again once if it met a kept-alive socket the server had closed.
  * (A watch is not: the informer restarts it, from where it was.)
  */
-async function openFresh(kube: KubeAccess, path: string, options: CallOptions): Promise<IncomingMessage> {
+async function openFresh(kube: KubeConnection, path: string, options: CallOptions): Promise<IncomingMessage> {
   try {
     return await open(kube, path, options);
   } catch (error) {
@@ -99,12 +99,12 @@ function readBody(res: IncomingMessage): Promise<string> {
   });
 }
 
-export async function requestJson<T>(kube: KubeAccess, path: string, options: CallOptions = {}): Promise<T> {
+export async function requestJson<T>(kube: KubeConnection, path: string, options: CallOptions = {}): Promise<T> {
   const body = await readBody(await openFresh(kube, path, options));
   return (body ? JSON.parse(body) : undefined) as T;
 }
 
-export const getJson = <T>(kube: KubeAccess, path: string, query: Query = {}, signal?: AbortSignal): Promise<T> =>
+export const getJson = <T>(kube: KubeConnection, path: string, query: Query = {}, signal?: AbortSignal): Promise<T> =>
   requestJson<T>(kube, path, { query, signal });
 
 /**
@@ -112,7 +112,7 @@ export const getJson = <T>(kube: KubeAccess, path: string, query: Query = {}, si
  * rejects on transport errors or a non-2xx answer. `onData` fires for every chunk.
  */
 export async function streamJsonLines(
-  kube: KubeAccess,
+  kube: KubeConnection,
   path: string,
   query: Query,
   onLine: (value: unknown) => void,

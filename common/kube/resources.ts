@@ -1,7 +1,7 @@
 // One typed handle per resource kind, so no caller builds an API path: `resource(kube, KINDS.pods)`
 // reads and writes Pods, `.collectionPath(ns)` is what an informer watches.
 import { GROUP, PLURAL, VERSION } from '../session/schema.ts';
-import type { KubeAccess } from './connection.ts';
+import type { KubeConnection } from './connection.ts';
 import { isAlreadyExists, isNotFound } from './errors.ts';
 import { MERGE_PATCH, requestJson } from './raw.ts';
 
@@ -75,7 +75,7 @@ const nameOf = (object: Named) => {
 };
 
 /** The handle of one kind over a process's connection; writes are made under `fieldManager`. */
-export function resource<T extends Named>(kube: KubeAccess, kind: Kind, fieldManager?: string): Resource<T> {
+export function resource<T extends Named>(kube: KubeConnection, kind: Kind, fieldManager?: string): Resource<T> {
   const collection = (namespace?: string) => collectionPath(kind, namespace);
   const objectPath = (namespace: string, name: string, subresource?: string) =>
     `${collection(namespace)}/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ''}`;

@@ -1,7 +1,7 @@
 // Typed access to Session objects; every component goes through this, each writing under its own
 // field manager.
 import { type Session, type SessionSpec, type SessionStatus } from '../session/schema.ts';
-import type { KubeAccess } from './connection.ts';
+import type { KubeConnection } from './connection.ts';
 import { collectionPath, KINDS, resource, type List, type Resource } from './resources.ts';
 
 /** The field manager each component writes Sessions under (visible in metadata.managedFields). */
@@ -19,7 +19,7 @@ export const sessionsPath = (namespace: string) => collectionPath(KINDS.sessions
 export class SessionClient {
   private readonly sessions: Resource<Session>;
 
-  constructor(kube: KubeAccess, fieldManager?: string) {
+  constructor(kube: KubeConnection, fieldManager?: string) {
     this.sessions = resource<Session>(kube, KINDS.sessions, fieldManager);
   }
 

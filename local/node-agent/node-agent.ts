@@ -2,6 +2,7 @@
 // Pods to it, fails to pull images it does not have (image-pull.ts), runs each of a Pod's
 // containers as a local process tree under the container's own user (pod-run.ts, identity.ts),
 // reports Pod phase and container states, and honours deletion with SIGTERM → grace → SIGKILL.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { isNotFound } from '../../common/kube/errors.ts';
@@ -155,7 +156,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   // One handler run per pod at a time; a change that arrives meanwhile is handled after it.
   const again = new Set<string>();
   const informer: Informer<V1Pod> = createInformer<V1Pod>({
-    kube: kc,
+    kube: connectionFromKubeConfig(kc),
     path: options.namespace ? `/api/v1/namespaces/${options.namespace}/pods` : '/api/v1/pods',
     logger: logger.child({ informer: 'pods' }),
   });

@@ -5,7 +5,7 @@
 // need no entry: their Session's name is derived from the message id (names.ts).
 import { createHash } from 'node:crypto';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import type { KubeAccess } from '../../common/kube/connection.ts';
+import type { KubeConnection } from '../../common/kube/connection.ts';
 import { KINDS, resource, type Resource } from '../../common/kube/resources.ts';
 import { done, retryOnConflict } from '../../common/kube/retry.ts';
 import { FIELD_MANAGERS } from '../../common/kube/sessions.ts';
@@ -40,7 +40,7 @@ export class ConfigMapClaims implements MessageClaims {
   /** the object as this replica last wrote it: the first read of the next claim */
   private last: V1ConfigMap | undefined;
 
-  constructor(kube: KubeAccess, options: ConfigMapClaimsOptions) {
+  constructor(kube: KubeConnection, options: ConfigMapClaimsOptions) {
     this.configMaps = resource<V1ConfigMap>(kube, KINDS.configMaps, FIELD_MANAGERS.relay);
     this.o = options;
     this.now = options.now ?? Date.now;

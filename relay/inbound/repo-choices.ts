@@ -2,7 +2,7 @@
 // other replica sees it: key the phone hash, value the repository's short name. The chart creates
 // the ConfigMap; the relay only reads and replaces it by name.
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import type { KubeAccess } from '../../common/kube/connection.ts';
+import type { KubeConnection } from '../../common/kube/connection.ts';
 import { KINDS, resource, type Resource } from '../../common/kube/resources.ts';
 import { done, retryOnConflict } from '../../common/kube/retry.ts';
 import { FIELD_MANAGERS } from '../../common/kube/sessions.ts';
@@ -31,7 +31,7 @@ export class ConfigMapRepoChoices implements RepoChoices {
   private readonly configMaps: Resource<V1ConfigMap>;
   private readonly o: { name: string; namespace: string };
 
-  constructor(kube: KubeAccess, options: { name: string; namespace: string }) {
+  constructor(kube: KubeConnection, options: { name: string; namespace: string }) {
     this.configMaps = resource<V1ConfigMap>(kube, KINDS.configMaps, FIELD_MANAGERS.relay);
     this.o = options;
   }

@@ -5,7 +5,7 @@
 // share a single review.
 import { createHash } from 'node:crypto';
 import type { V1TokenReview } from '@kubernetes/client-node';
-import type { KubeAccess } from '../../common/kube/connection.ts';
+import type { KubeConnection } from '../../common/kube/connection.ts';
 import { KINDS, resource } from '../../common/kube/resources.ts';
 import { RELAY_TOKEN_AUDIENCE, RUNNER_IDENTITY_PREFIX, runnerName } from '../../common/session/names.ts';
 import type { UploadLimits } from '../config.ts';
@@ -26,7 +26,7 @@ export type ReviewToken = (token: string) => Promise<Reviewed | undefined>;
 
 const POD_NAME_CLAIM = 'authentication.kubernetes.io/pod-name';
 
-export function tokenReviewer(kube: KubeAccess): ReviewToken {
+export function tokenReviewer(kube: KubeConnection): ReviewToken {
   const reviews = resource<V1TokenReview>(kube, KINDS.tokenReviews);
   return async (token) => {
     const { status } = await reviews.create({ spec: { token, audiences: [RELAY_TOKEN_AUDIENCE] } });

@@ -2,6 +2,7 @@
 // authenticated as the chart's ServiceAccounts (tokens from the TokenRequest API), in a namespace
 // enforcing Pod Security `restricted`: the chart's RBAC and env are enough for them to work, and
 // the `helm test` script passes against the running relay.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -74,7 +75,7 @@ describe('the controller as the chart runs it', () => {
     const config = loadControllerConfig({ ...env, POD_NAME: 'tether-controller-test' });
     const { kc } = await kubeConfigAs('tether-controller');
     const elector = createLeaderElector({
-      kubeConfig: kc,
+      kubeConfig: connectionFromKubeConfig(kc),
       namespace: config.namespace,
       name: config.leaseName,
       identity: config.identity,
@@ -98,7 +99,7 @@ workspace and the phone's identity, and cancels it`, async () => {
     const { kc } = await kubeConfigAs('tether-controller');
     controller = await startController(kc, config);
     // The relay's ServiceAccount writes the Session, as the relay does.
-    const sessions = new SessionClient((await kubeConfigAs('tether-relay')).kc);
+    const sessions = new SessionClient(connectionFromKubeConfig((await kubeConfigAs('tether-relay')).kc));
     const name = await createSession(sessions, ns, '+14155550123');
     await eventually(async () => expect(await phaseOf(sessions, ns, name)).toBe('Starting'), 20_000, 100);
     const identity = runnerIdentityName(phoneHash('+14155550123'));

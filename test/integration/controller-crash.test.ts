@@ -1,6 +1,7 @@
 // Crash safety: the controller is killed at random points — before or after any PVC, RBAC,
 // Pod or status write — and restarted, until it has been killed 50 times. Afterwards every
 // admitted Session has exactly one Pod, waiting ones none, and each phone exactly one workspace PVC.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
@@ -63,7 +64,7 @@ describe('crash safety', () => {
     for (; kills < KILLS && windows < MAX_WINDOWS; windows++) {
       if (rand() < 0.5 || names.length < 2)
         names.push(await createSession(sessions, ns, phones[Math.floor(rand() * phones.length)]!));
-      const faults = crashing(kubeClusterOps(kc), rand, 0.45);
+      const faults = crashing(kubeClusterOps(connectionFromKubeConfig(kc)), rand, 0.45);
       const running = await startController(kc, config, faults.ops);
       // A window ends with the kill, or, when the draws spare it, once every Session has had a whole pass.
       const rested = () => names.every((name) => running.passes.finished(`${ns}/${name}`) > 0);

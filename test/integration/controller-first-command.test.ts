@@ -2,6 +2,7 @@
 // while the pass that admits the command is still running; that pass's status write reaches the
 // Session cache only later. The pass the wake asks for must read the controller's own write, not
 // the older cached Session: admitting a first command writes its status once and meets no 409.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { describe, expect, it } from 'vitest';
 import { isConflict } from '../../common/kube/errors.ts';
 import { kubeClusterOps, type ClusterOps } from '../../controller/cluster.ts';
@@ -39,7 +40,7 @@ function counting(ops: ClusterOps) {
 describe("a phone's first command", () => {
   it('is admitted with one status write and no 409, though its workspace wakes it mid-pass', async () => {
     await t.running.stop();
-    const watched = counting(kubeClusterOps(t.kc));
+    const watched = counting(kubeClusterOps(connectionFromKubeConfig(t.kc)));
     const running = await startController(t.kc, t.config(), watched.ops);
     try {
       const phones = Array.from({ length: PHONES }, (_, i) => `+1415557${String(1000 + i)}`);

@@ -2,6 +2,7 @@
 // ServiceAccount bound to the runner Pod (TokenRequest API, as the kubelet gets it), the runner can
 // read its own Session and write its own status across namespaces, and nothing else — no other
 // phone's Session. Runner Pods live in their own namespace and pass Pod Security `restricted`.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiError } from '../../common/kube/errors.ts';
@@ -90,13 +91,13 @@ afterAll(async () => {
 
 describe('runner credentials', () => {
   it('may read and watch its own Session and patch its own status', async () => {
-    const sessions = new SessionClient(runner);
+    const sessions = new SessionClient(connectionFromKubeConfig(runner));
     expect((await sessions.get(ns, mine))?.metadata.name).toBe(mine);
     const patched = await sessions.patchStatus(ns, mine, { phase: 'Working' });
     expect(patched.status?.phase).toBe('Working');
     const events: unknown[] = [];
     await streamJsonLines(
-      runner,
+      connectionFromKubeConfig(runner),
       `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
       { watch: 1, fieldSelector: `metadata.name=${mine}`, timeoutSeconds: 1 },
       (e) => events.push(e),
@@ -106,7 +107,7 @@ describe('runner credentials', () => {
   });
 
   it("may not read or write another phone's Session, any spec, the collection, or anything else", async () => {
-    const sessions = new SessionClient(runner);
+    const sessions = new SessionClient(connectionFromKubeConfig(runner));
     await forbidden(sessions.patchStatus(ns, other, { phase: 'Succeeded' }));
     await forbidden(sessions.get(ns, other));
     await forbidden(sessions.patch(ns, mine, { spec: { cancel: true } }));
@@ -120,9 +121,9 @@ describe('runner credentials', () => {
       }),
     );
     await forbidden(sessions.delete(ns, mine));
-    await forbidden(getJson(runner, `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`));
+    await forbidden(getJson(connectionFromKubeConfig(runner), `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`));
     const otherWatch = await streamJsonLines(
-      runner,
+      connectionFromKubeConfig(runner),
       `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
       { watch: 1, fieldSelector: `metadata.name=${other}`, timeoutSeconds: 1 },
       () => undefined,

@@ -1,6 +1,7 @@
 // Restarts and replicas: deadlines live in status, so an approval timeout fires on time after
 // a controller restart; with two replicas only the Lease holder reconciles, and the other
 // takes over when it stops.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { spawn } from 'node:child_process';
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -87,7 +88,7 @@ describe('controller restarts and replicas', () => {
     const metrics = ['r1', 'r2'].map(() => createMetrics(() => [], { defaultMetrics: false }));
     const replicas: Replica[] = ['r1', 'r2'].map((identity, i) =>
       createReplica({
-        kubeConfig: kc,
+        kubeConfig: connectionFromKubeConfig(kc),
         config: { ...testConfig(ns, { TETHER_LEADER_ELECTION: 'true' }), identity },
         logger: testLogger,
         metrics: metrics[i]!,

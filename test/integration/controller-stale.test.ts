@@ -2,6 +2,7 @@
 // status write names the resourceVersion the pass read. Here the Session finishes while the pass
 // that admits it is creating its Pod, so that write fails with 409, and the Pod it made must go at
 // once (the Pod TTL is an hour: nothing else would remove it).
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
@@ -50,7 +51,7 @@ describe('admission against a stale cache', () => {
     running = await startController(
       kc,
       testConfig(ns, { TETHER_RUNNER_NAMESPACE: ns, TETHER_POD_TTL: '1h' }),
-      finishingFirst(kubeClusterOps(kc)),
+      finishingFirst(kubeClusterOps(connectionFromKubeConfig(kc))),
     );
     const name = await createSession(sessions, ns, '+14155550999');
     await eventually(() => expect(created).toContain(name));

@@ -1,11 +1,12 @@
 // The shared informer against the real API server, with faults injected by a proxy.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { KubeAccess } from '../../common/kube/connection.ts';
+import type { KubeConnection } from '../../common/kube/connection.ts';
 import { apiError } from '../../common/kube/errors.ts';
 import { createInformer, type Informer } from '../../common/kube/informer.ts';
 import { loadConnection } from '../../common/kube/kubeconfig.ts';
@@ -37,7 +38,7 @@ afterAll(async () => {
 });
 
 function configMaps(
-  over: KubeAccess,
+  over: KubeConnection,
   extra: {
     labelSelector?: string;
     name?: string;
@@ -79,7 +80,7 @@ const values = (informer: Informer<V1ConfigMap>) =>
   );
 
 /** A connection as a ServiceAccount whose Role grants only get and watch on the ConfigMap `name`. */
-async function onlyGetAndWatch(name: string): Promise<KubeAccess> {
+async function onlyGetAndWatch(name: string): Promise<KubeConnection> {
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   const meta = { name: `reader-${name}`, namespace: ns };
   await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: meta } });
@@ -119,7 +120,7 @@ describe('informer on a real API server', () => {
   it('lists, then reports each change level-based: the object, or undefined when gone', async () => {
     await put('a1', '1');
     await put('a2', '1', { t: 'other' });
-    const { informer, changes } = configMaps(kc, { labelSelector: 't=x' });
+    const { informer, changes } = configMaps(connectionFromKubeConfig(kc), { labelSelector: 't=x' });
     await informer.start();
     expect(informer.synced).toBe(true);
     expect(values(informer)).toEqual({ a1: '1' });
@@ -142,7 +143,7 @@ describe('informer on a real API server', () => {
   it('resumes from its last version when the server ends the watch, without a relist', async () => {
     const lines: string[] = [];
     const log = pino({ level: 'debug' }, { write: (line: string) => lines.push(line) });
-    const { informer, restarts } = configMaps(kc, { watchTimeoutSeconds: 1, logger: log });
+    const { informer, restarts } = configMaps(connectionFromKubeConfig(kc), { watchTimeoutSeconds: 1, logger: log });
     await informer.start();
     await eventually(() => expect(lines.join('')).toContain('watch closed by the server; resuming'), 30_000);
     await put('b1', '1');
@@ -153,7 +154,7 @@ describe('informer on a real API server', () => {
 
   it('restarts after a dropped connection and misses nothing changed meanwhile', async () => {
     await put('c1', '1');
-    const { informer, restarts } = configMaps(proxy.kubeConfig);
+    const { informer, restarts } = configMaps(connectionFromKubeConfig(proxy.kubeConfig));
     await informer.start();
     proxy.dropAll();
     await update('c1', '2');
@@ -166,7 +167,7 @@ describe('informer on a real API server', () => {
   it('relists on 410 Gone and reports objects deleted while it was not watching', async () => {
     await put('d1', '1');
     await put('d2', '1');
-    const { informer, restarts, changes } = configMaps(proxy.kubeConfig);
+    const { informer, restarts, changes } = configMaps(connectionFromKubeConfig(proxy.kubeConfig));
     await informer.start();
     const listsBefore = proxy.requests.filter((r) => r.includes('/configmaps?') && !r.includes('watch=')).length;
     proxy.freeze(true);
@@ -184,7 +185,7 @@ describe('informer on a real API server', () => {
   });
 
   it('relists when a watch goes silent for stallTimeoutMs', async () => {
-    const { informer, restarts } = configMaps(proxy.kubeConfig, { stallTimeoutMs: 400 });
+    const { informer, restarts } = configMaps(connectionFromKubeConfig(proxy.kubeConfig), { stallTimeoutMs: 400 });
     await informer.start();
     proxy.freeze(true);
     await put('e1', '1');
@@ -221,7 +222,7 @@ watch on it (no list), through the short kubeconfig path`, async () => {
   it('one object by name: on 410 Gone it reads the object again and watches from the newest version', async () => {
     await put('g1', '1');
     const seen = proxy.requests.length;
-    const { informer, restarts } = configMaps(proxy.kubeConfig, { name: 'g1' });
+    const { informer, restarts } = configMaps(connectionFromKubeConfig(proxy.kubeConfig), { name: 'g1' });
     await informer.start();
     proxy.freeze(true);
     await update('g1', '2');
@@ -250,7 +251,7 @@ watch on it (no list), through the short kubeconfig path`, async () => {
     const { KubeConfig } = await import('@kubernetes/client-node');
     const bad = new KubeConfig();
     bad.loadFromString(broken);
-    const { informer, restarts } = configMaps(bad);
+    const { informer, restarts } = configMaps(connectionFromKubeConfig(bad));
     const starting = informer.start();
     await eventually(() => expect(restarts.length).toBeGreaterThan(1));
     informer.stop();

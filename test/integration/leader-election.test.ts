@@ -1,5 +1,6 @@
 // Lease-based leader election against the real API server: one leader, release on stop,
 // take-over when a leader vanishes, and a cut-off leader stepping down by itself.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +22,7 @@ afterAll(async () => deleteNamespace(kc, ns));
 function elector(identity: string, lease: string, over: KubeConfig = kc) {
   const events: string[] = [];
   const e: LeaderElector = createLeaderElector({
-    kubeConfig: over,
+    kubeConfig: connectionFromKubeConfig(over),
     namespace: ns,
     name: lease,
     identity,

@@ -5,6 +5,7 @@
 // acknowledged message has been acted on exactly once (one Session per command, one decision per
 // approval), no Session is duplicated, and every prompt reached the phone.
 // Kills: 10 by default (CI), 100 with TETHER_FAULTS_FULL=1; TETHER_FAULT_SEED replays a run.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -31,7 +32,11 @@ beforeAll(async () => {
   ({ kc, ns, sessions } = await sessionNamespace('relay-faults'));
   fake = await startFakeTwilio();
   relays = await Promise.all([0, 1].map(() => RelayProcess.start({ namespace: ns, twilio: fake, phones })));
-  watcher = createInformer<Session>({ kube: kc, path: sessionsPath(ns), logger: pino({ level: 'silent' }) });
+  watcher = createInformer<Session>({
+    kube: connectionFromKubeConfig(kc),
+    path: sessionsPath(ns),
+    logger: pino({ level: 'silent' }),
+  });
   await watcher.start();
 }, 120_000);
 afterAll(async () => {

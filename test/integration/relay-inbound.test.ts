@@ -1,5 +1,6 @@
 // Inbound through two real relay replicas on the real API server: signed webhooks → Sessions,
 // decisions, queueing and cancel; duplicates of one MessageSid make exactly one Session.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
@@ -202,7 +203,13 @@ two replicas into exactly one Session and one reply`, async () => {
     let now = Date.parse('2026-05-01T09:00:00Z');
     const retentionMs = 30 * 60_000;
     const claims = (owner: string) =>
-      new ConfigMapClaims(kc, { name: 'claims-clock', namespace: ns, owner, retentionMs, now: () => now });
+      new ConfigMapClaims(connectionFromKubeConfig(kc), {
+        name: 'claims-clock',
+        namespace: ns,
+        owner,
+        retentionMs,
+        now: () => now,
+      });
     const [first, second] = [claims('journal-a'), claims('journal-b')];
     expect(await first.claim('m1')).toBe(true);
     expect(await second.claim('m1')).toBe(false);

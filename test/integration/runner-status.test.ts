@@ -1,5 +1,6 @@
 // The runner's status writer against the real apiserver: batching, bounded progress, optimistic
 // writes that re-read and retry on 409, and respect for a terminal phase written by someone else.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +23,7 @@ afterAll(async () => deleteNamespace(kc, ns));
 async function writerFor(batchMs = 400, log = pino({ level: 'silent' })) {
   const name = await createStartedSession(sessions, ns, specFor('script:\nsay: hi', '/tmp/none/acme/web.git'));
   const writer = new StatusWriter({
-    sessions: new SessionClient(kc, FIELD_MANAGERS.runner),
+    sessions: new SessionClient(connectionFromKubeConfig(kc), FIELD_MANAGERS.runner),
     namespace: ns,
     name,
     redact: makeRedactor(['s3cr3t-value']),

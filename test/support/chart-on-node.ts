@@ -1,6 +1,7 @@
 // The chart installed with helm onto the kubelet node tier, its images loaded into the tier's
 // containerd, driven as a user would: a fake Twilio, the GitHub stand-in and a git forge over
 // HTTP, all on 127.0.0.1 (the Pods are on the host network, so loopback is theirs too).
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -136,7 +137,7 @@ export async function installChart(numbers: string[]): Promise<ChartOnNode> {
     ],
     { maxBuffer: 1 << 24 },
   );
-  const client = new SessionClient(kc);
+  const client = new SessionClient(connectionFromKubeConfig(kc));
   return {
     namespace,
     runnerNamespace: `${namespace}-runners`,

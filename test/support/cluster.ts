@@ -1,4 +1,5 @@
 // Per-test access to the run's shared control plane: clients and a fresh namespace.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -44,7 +45,7 @@ export async function sessionNamespace(
 }
 
 export function sessionClient(kc: KubeConfig): SessionClient {
-  return new SessionClient(kc);
+  return new SessionClient(connectionFromKubeConfig(kc));
 }
 
 /** Runs the control plane's own kubectl against the test apiserver. */

@@ -1,5 +1,6 @@
 // Test helpers for the controller: an in-process controller on a test namespace, Sessions
 // as the relay writes them, and a stand-in for the kubelet and the runner.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
@@ -46,7 +47,7 @@ export async function startController(
   const metrics = createMetrics(() => holder.controller?.sessions.list() ?? [], { defaultMetrics: false });
   const passes = createPassLog((key) => holder.controller?.sessions.get(key));
   const running = createController({
-    kubeConfig: kc,
+    kubeConfig: connectionFromKubeConfig(kc),
     config,
     logger: testLogger,
     metrics: { ...metrics, queueHooks: passes.hooks(metrics.queueHooks) },

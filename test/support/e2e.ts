@@ -1,6 +1,7 @@
 // End-to-end harness: the whole stack in a fresh namespace of the run's control plane, a
 // fake Twilio Messages API, a fake GitHub API, a local bare remote, and a "phone" that sends
 // signed webhooks and reads what the fake Twilio received, in order.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -205,7 +206,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   });
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(kubeconfig);
-  const sessions = new SessionClient(kubeConfig);
+  const sessions = new SessionClient(connectionFromKubeConfig(kubeConfig));
 
   const phone = (number: string) => twilioPhone(twilio, stack.relayUrl, number);
 

@@ -1,5 +1,6 @@
 // Helpers of the fault-injection suites: the controller as a real OS
 // process (to SIGKILL), and a watch that records every Session, Pod and PVC change it sees.
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import type { KubeConfig, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -64,7 +65,11 @@ export async function record(kc: KubeConfig, namespace: string): Promise<Recordi
   const phases = new Map<string, Phase[]>();
   const podUids = new Map<string, Set<string>>();
   const pvcUids = new Map<string, Set<string>>();
-  const sessions = createInformer<Session>({ kube: kc, path: sessionsPath(namespace), logger });
+  const sessions = createInformer<Session>({
+    kube: connectionFromKubeConfig(kc),
+    path: sessionsPath(namespace),
+    logger,
+  });
   sessions.onChange((key, s) => {
     const phase = s?.status?.phase;
     const seen = phases.get(key) ?? [];
@@ -74,7 +79,7 @@ export async function record(kc: KubeConfig, namespace: string): Promise<Recordi
     path: string,
     into: Map<string, Set<string>>,
   ): Informer<T> => {
-    const informer = createInformer<T>({ kube: kc, path, logger });
+    const informer = createInformer<T>({ kube: connectionFromKubeConfig(kc), path, logger });
     informer.onChange((key, o) => {
       if (o?.metadata?.uid) into.set(key, (into.get(key) ?? new Set()).add(o.metadata.uid));
     });

@@ -2,11 +2,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { expect } from 'vitest';
 import { createInformer, type Informer } from '../../common/kube/informer.ts';
-import { withSharedConnections } from '../../common/kube/shared-connections.ts';
+import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { sessionsPath, type SessionClient } from '../../common/kube/sessions.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { loadConfig, type RelayConfig } from '../../relay/config.ts';
@@ -62,7 +62,7 @@ export async function startTestRelay(options: {
   const config = { ...loadConfig(env), port: 0 };
   const logger = options.logger ?? pino({ level: process.env.RELAY_TEST_LOG ?? 'silent' });
   const metrics = createMetrics();
-  const kubeConfig = withSharedConnections(options.kubeConfig);
+  const kubeConfig = ownConnection(options.kubeConfig);
   const store = createInformer<Session>({
     kube: kubeConfig,
     logger,
@@ -93,4 +93,16 @@ export async function relaySettled(
     await relay.lanes.idle();
     expect(await version()).toBe(current);
   }, 30_000);
+}
+
+/** A connection of the relay's own (its own keep-alive pool), as a relay process has, to the same cluster. */
+function ownConnection(source: KubeConfig) {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: source.getClusters(),
+    users: source.getUsers(),
+    contexts: source.getContexts(),
+    currentContext: source.getCurrentContext(),
+  });
+  return connectionFromKubeConfig(kc);
 }
