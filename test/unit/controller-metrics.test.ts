@@ -101,7 +101,7 @@ follow the Prometheus rules and no phone or session labels`, async () => {
     expect(text).toContain('tether_watch_restarts_total{resource="sessions",reason="stall"} 1');
   });
 
-  it('counts Sessions still Starting or AwaitingApproval past their deadline (spec.timeouts.approval first)', async () => {
+  it('counts Sessions Starting or AwaitingApproval past their deadline (spec.timeouts.approval first)', async () => {
     const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
     const minute = 60_000;
     const pending = (createdAt: string): Pending => ({ id: 'p1', kind: 'changes', createdAt });
