@@ -64,7 +64,7 @@ describe('scripts/pin-release-values.ts', () => {
 });
 
 describe('docs/examples/values-cloud.yaml', () => {
-  it("renders with the README's --set values: Ingress with TLS, the Secrets made beforehand, more repositories", async () => {
+  it("renders with the README's --set values: Ingress, TLS, Secrets made beforehand, repositories", async () => {
     const objects = await render(parse(readFileSync('docs/examples/values-cloud.yaml', 'utf8')) as object, {
       extraArgs: [
         '--set',
