@@ -154,7 +154,14 @@ describe("the README's quick start", () => {
       `[quickstart] helm install → first reply on the phone: ${firstReply.at - installStarted} ms ` +
         `("${firstReply.body.slice(0, 60)}")`,
     );
-    await phone.next(/following the README/, 600_000);
+    const progress = await phone.next(/following the README/, 600_000);
+    console.log(
+      `[quickstart] helm install → the agent's first progress (runner pulled): ${progress.at - installStarted} ms`,
+    );
+    const runnerPods = (await core.listNamespacedPod({ namespace: 'tether-runners' })).items;
+    expect(runnerPods.map((p) => p.spec!.containers[0]!.image)).toContainEqual(
+      expect.stringMatching(new RegExp(`^${registry.host}/tether/tether-runner:[^@]+@sha256:[0-9a-f]{64}$`)),
+    );
     await phone.next(/Reply \*approve\*/, 240_000);
     await phone.send('approve');
     await phone.next(/Pull request opened/, 240_000);

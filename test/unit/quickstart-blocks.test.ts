@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { quickstartBlocks } from '../support/quickstart.ts';
+import { quickstartBlocks, runBlock } from '../support/quickstart.ts';
 
 const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
 const fence = '```';
@@ -38,5 +38,15 @@ describe('the quick start blocks', () => {
     expect(blocks.at(-1)).toMatch(
       /^helm install tether "oci:\/\/\$REGISTRY\/tether"[\s\S]*docs\/examples\/values-cloud\.yaml/,
     );
+  });
+
+  it('fail the run at the first command that fails, naming the block and its output', async () => {
+    const block = 'echo "$GREETING"\nfalse\necho never\n';
+    const error = await runBlock(block, { PATH: process.env.PATH!, GREETING: 'hello' }, '.', 10_000).catch(
+      (e: Error) => e,
+    );
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toMatch(/exit 1[\s\S]*false[\s\S]*hello/);
+    expect((error as Error).message).not.toMatch(/^never$/m);
   });
 });
