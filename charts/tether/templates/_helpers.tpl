@@ -39,7 +39,7 @@ app.kubernetes.io/component: {{ .component }}
 {{/* An image: dict "root" $ "repository" … "component" "relay"; pinned by image.digests.<component> when set. */}}
 {{- define "tether.image" -}}
 {{- printf "%s/%s:%s" .root.Values.image.registry .repository (default .root.Chart.AppVersion .root.Values.image.tag) -}}
-{{- with dig "digests" .component "" .root.Values.image }}@{{ . }}{{ end -}}
+{{- with dig "digests" (required "tether.image needs a component (controller, relay, runner)" .component) "" .root.Values.image }}@{{ . }}{{ end -}}
 {{- end -}}
 
 {{/* Secret names: the user's existing Secret or the one the chart creates. */}}
