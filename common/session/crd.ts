@@ -93,7 +93,8 @@ function sessionCrdSpec(): Json {
             properties: {
               apiVersion: { type: 'string', description: 'tether.dev/v1alpha1' },
               kind: { type: 'string', description: 'Session' },
-              metadata: { type: 'object', description: 'standard object metadata' },
+              // The API server refuses anything but the type here (description included).
+              metadata: { type: 'object' },
               spec: toStructural(SessionSpec),
               status: toStructural(SessionStatus),
             },

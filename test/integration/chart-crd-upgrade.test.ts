@@ -17,7 +17,15 @@ import { onPlane, previousRelease, startControllerProcess, type ControllerProces
 
 const NS = 'tether';
 const RUNNERS = `${NS}-runners`;
-const VALUES = ['--set', 'relay.publicUrl=https://tether.example.com', '--set', 'relay.allowedNumbers[0]=+14155550123'];
+const VALUES = [
+  '--set',
+  'relay.publicUrl=https://tether.example.com',
+  '--set-string',
+  'relay.allowedNumbers[0]=+14155550123',
+  // The test writes Sessions as the relay would, as the plane's admin.
+  '--set',
+  'sessions.creators.groups[0]=system:masters',
+];
 const [TERMINAL_PHONE, ACTIVE_PHONE] = ['+14155550123', '+14155550124'];
 
 let plane: ControlPlane;
@@ -196,7 +204,8 @@ describe('helm upgrade from the previous chart with live Sessions and workspaces
     await k.helm(['uninstall', 'tether', '-n', NS]);
     await k.kubectl(['get', 'crd', CRD_NAME]);
     expect(Object.keys(await phases()).sort()).toEqual(sessions);
-    await k.helm(['install', 'tether', CHART_DIR, '-n', NS, ...VALUES]);
+    // The uninstall left the runner namespace terminating (this plane runs no namespace controller).
+    await k.helm(['install', 'tether', CHART_DIR, '-n', NS, ...VALUES, '--set', 'runner.namespace=tether-again']);
     const crd = await k.json<Item>(['get', 'crd', CRD_NAME]);
     expect(crd.metadata.annotations?.[SCHEMA_VERSION_ANNOTATION]).toBe(sessionSchemaVersion());
     expect(Object.keys(await phases()).sort()).toEqual(sessions);
