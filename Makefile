@@ -37,7 +37,7 @@ lint: setup
 typecheck: setup
 	npm run typecheck
 
-## make crd: regenerate crds/ from common/session/schema.ts
+## make crd: regenerate crds/ and the chart's templates/crds/ from common/session/schema.ts
 crd: setup
 	npm run crd
 

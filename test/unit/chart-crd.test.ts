@@ -38,7 +38,11 @@ describe('the chart renders the generated Session CRD', () => {
     const crd = chartCrd(await render({}, { release: 'tether', namespace: 'agents' }));
     const { labels, annotations } = crd.metadata;
     expect(annotations).toEqual({ [SCHEMA_VERSION_ANNOTATION]: sessionSchemaVersion(), [KEEP]: 'keep' });
-    expect(labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'Helm', 'app.kubernetes.io/instance': 'tether' });
+    expect(labels).toMatchObject({
+      'app.kubernetes.io/managed-by': 'Helm',
+      'app.kubernetes.io/instance': 'tether',
+      'app.kubernetes.io/version': TETHER_VERSION,
+    });
     const plain = parse(sessionCrdYaml()) as KubeObject;
     expect({
       ...crd,
