@@ -81,6 +81,6 @@ test-node: setup control-plane node-binaries
 helm-lint:
 	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" lint --strict charts/tether
 
-## make helm-template: render charts/tether with the CRD (extra flags: HELM_ARGS="-f my-values.yaml")
+## make helm-template: render charts/tether, the CRD included (extra flags: HELM_ARGS="-f my-values.yaml")
 helm-template:
-	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" template tether charts/tether --namespace tether --include-crds $(HELM_ARGS)
+	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" template tether charts/tether --namespace tether $(HELM_ARGS)
