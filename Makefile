@@ -37,7 +37,7 @@ lint: setup
 typecheck: setup
 	npm run typecheck
 
-## make crd: regenerate crds/ from common/session/schema.ts
+## make crd: regenerate crds/ and the chart's templates/crds/ from common/session/schema.ts
 crd: setup
 	npm run crd
 
@@ -95,6 +95,6 @@ test-node: setup control-plane node-binaries
 helm-lint:
 	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" lint --strict charts/tether
 
-## make helm-template: render charts/tether with the CRD (extra flags: HELM_ARGS="-f my-values.yaml")
+## make helm-template: render charts/tether, the CRD included (extra flags: HELM_ARGS="-f my-values.yaml")
 helm-template:
-	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" template tether charts/tether --namespace tether --include-crds $(HELM_ARGS)
+	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" template tether charts/tether --namespace tether $(HELM_ARGS)

@@ -63,14 +63,17 @@ export async function restrictedNamespace(kc: KubeConfig, prefix: string): Promi
   return ns;
 }
 
-/** `helm install|upgrade` of charts/tether into `namespace` with the admin kubeconfig. */
+/**
+ * `helm install|upgrade` of charts/tether into `namespace` with the admin kubeconfig. The suite's
+ * files share one Session CRD (installSessionCrd), so no release takes it over (crds.install=false).
+ */
 export async function helmRelease(
   verb: 'install' | 'upgrade',
   release: string,
   namespace: string,
   values: object,
 ): Promise<HelmResult> {
-  return withValuesFile(values, async (file) => {
+  return withValuesFile({ crds: { install: false }, ...values }, async (file) => {
     const result = await helm([
       verb,
       release,
@@ -146,7 +149,7 @@ export async function deleteClusterScoped(namespaces: string[]): Promise<void> {
   await kubectlResult([
     'delete',
     'clusterrole,clusterrolebinding',
-    ...namespaces.map((n) => `${n}-tether-relay`),
+    ...namespaces.flatMap((n) => [`${n}-tether-relay`, `${n}-tether-controller`]),
     '--ignore-not-found',
   ]);
   const policies = namespaces.flatMap((n) => [`${n}-tether-sessions`, `${n}-runners-runner-pods`]);

@@ -76,12 +76,15 @@ describe('helm template, default values', () => {
 
   it('renders the expected objects', () => {
     expect(kinds(objects)).toEqual([
+      'ClusterRole/agents-tether-controller',
       'ClusterRole/agents-tether-relay',
+      'ClusterRoleBinding/agents-tether-controller',
       'ClusterRoleBinding/agents-tether-relay',
       'ConfigMap/tether-controller',
       'ConfigMap/tether-dashboard',
       'ConfigMap/tether-relay',
       'ConfigMap/tether-relay-claims',
+      'CustomResourceDefinition/sessions.tether.dev',
       'Deployment/tether-controller',
       'Deployment/tether-relay',
       'Namespace/agents-runners',
@@ -176,10 +179,9 @@ describe('helm template, default values', () => {
     ]);
   });
 
-  it('adds no CRD unless asked, and the CRD when --include-crds', async () => {
-    expect(objects.some((o) => o.kind === 'CustomResourceDefinition')).toBe(false);
-    const withCrds = await render({}, { includeCrds: true });
-    expect(find(withCrds, 'CustomResourceDefinition', 'sessions.tether.dev').metadata.name).toBe('sessions.tether.dev');
+  it('renders the CRD from templates/ alone: --include-crds adds no second copy', async () => {
+    const withCrds = await render({}, { release: 'tether', namespace: 'agents', includeCrds: true });
+    expect(kinds(withCrds)).toEqual(kinds(objects));
   });
 });
 
