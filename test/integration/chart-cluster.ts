@@ -9,7 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { stringify } from 'yaml';
 import { createNamespace } from '../support/cluster.ts';
-import { CHART_DIR, helm, withValuesFile, type HelmResult } from '../unit/chart-render.ts';
+import { CHART_DIR, helm, withValueArgs, type HelmResult } from '../unit/chart-render.ts';
 
 const run = promisify(execFile);
 
@@ -70,7 +70,7 @@ export async function helmRelease(
   namespace: string,
   values: object,
 ): Promise<HelmResult> {
-  return withValuesFile(values, async (file) => {
+  return withValueArgs(values, async (valueArgs) => {
     const result = await helm([
       verb,
       release,
@@ -79,8 +79,7 @@ export async function helmRelease(
       namespace,
       '--kubeconfig',
       inject('kubeconfig'),
-      '-f',
-      file,
+      ...valueArgs,
       '--timeout',
       '60s',
     ]);
