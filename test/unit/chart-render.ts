@@ -65,7 +65,9 @@ export const REQUIRED_VALUES = { relay: { publicUrl: 'https://tether.example.com
 /** Runs `fn` with `-f` arguments: REQUIRED_VALUES (unless bare), then `values` over them. */
 export async function withValueArgs<T>(values: object, fn: (args: string[]) => Promise<T>, bare = false): Promise<T> {
   if (bare) return withValuesFile(values, (file) => fn(['-f', file]));
-  return withValuesFile(REQUIRED_VALUES, (required) => withValuesFile(values, (file) => fn(['-f', required, '-f', file])));
+  return withValuesFile(REQUIRED_VALUES, (required) =>
+    withValuesFile(values, (file) => fn(['-f', required, '-f', file])),
+  );
 }
 
 export interface RenderOptions {
@@ -80,21 +82,25 @@ export interface RenderOptions {
 /** `helm template` → the rendered YAML text; throws with helm's message when rendering fails. */
 export async function renderText(values: object = {}, options: RenderOptions = {}): Promise<string> {
   const { release = 'tether', namespace = 'tether' } = options;
-  return withValueArgs(values, async (valueArgs) => {
-    const args = [
-      'template',
-      release,
-      CHART_DIR,
-      '--namespace',
-      namespace,
-      ...valueArgs,
-      ...(options.includeCrds ? ['--include-crds'] : []),
-      ...(options.extraArgs ?? []),
-    ];
-    const result = await helm(args);
-    if (result.code !== 0) throw new Error(result.stderr.trim());
-    return result.stdout;
-  }, options.bare);
+  return withValueArgs(
+    values,
+    async (valueArgs) => {
+      const args = [
+        'template',
+        release,
+        CHART_DIR,
+        '--namespace',
+        namespace,
+        ...valueArgs,
+        ...(options.includeCrds ? ['--include-crds'] : []),
+        ...(options.extraArgs ?? []),
+      ];
+      const result = await helm(args);
+      if (result.code !== 0) throw new Error(result.stderr.trim());
+      return result.stdout;
+    },
+    options.bare,
+  );
 }
 
 export function parseObjects(text: string): KubeObject[] {

@@ -1,0 +1,163 @@
+// The chart against the real kube-apiserver (Kubernetes 1.34, local/control-plane): every object it
+// renders — defaults with a publicUrl, and docs/examples/values-cloud.yaml — passes a server-side
+// dry run with strict field validation (the schema check kubeconform would do, without its
+// downloads); and what `helm uninstall` leaves behind: the runner namespace and its workspaces.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { adminKubeConfig, deleteNamespace, installSessionCrd } from '../support/cluster.ts';
+import { CHART_DIR, helm, helmBin, parseObjects, renderText } from '../unit/chart-render.ts';
+import {
+  deleteClusterScoped,
+  helmRelease,
+  kubectlOk,
+  kubectlResult,
+  manifestFile,
+  restrictedNamespace,
+} from './chart-cluster.ts';
+
+const EXAMPLE = 'docs/examples/values-cloud.yaml';
+let kc: KubeConfig;
+let checked: string;
+let removed: string;
+
+beforeAll(async () => {
+  helmBin();
+  kc = adminKubeConfig();
+  await installSessionCrd(kc);
+  [checked, removed] = await Promise.all([restrictedNamespace(kc, 'schema'), restrictedNamespace(kc, 'uninstall')]);
+  // A dry run creates nothing: the runner namespace must exist for what goes in it.
+  await kubectlOk(['create', 'namespace', `${checked}-runners`]);
+}, 900_000);
+afterAll(async () => {
+  await deleteClusterScoped([checked, removed]);
+  await Promise.all([checked, removed].flatMap((n) => [deleteNamespace(kc, n), deleteNamespace(kc, `${n}-runners`)]));
+});
+
+describe('the API server this check runs against', () => {
+  it('is Kubernetes 1.34', async () => {
+    const { serverVersion } = JSON.parse((await kubectlOk(['version', '-o', 'json'])).stdout) as {
+      serverVersion: { major: string; minor: string };
+    };
+    expect(`${serverVersion.major}.${serverVersion.minor}`).toBe('1.34');
+  });
+});
+
+describe.each([
+  ['the default values with a publicUrl', []],
+  [
+    'docs/examples/values-cloud.yaml',
+    // What the example leaves to the command line.
+    [
+      '-f',
+      EXAMPLE,
+      '--set',
+      'relay.twilio.whatsappFrom=whatsapp:+14155238886',
+      '--set',
+      'relay.repo.url=https://github.com/acme/web.git',
+      '--set-string',
+      'relay.allowedNumbers={+14155550123}',
+    ],
+  ],
+])('%s', (_, files: string[]) => {
+  let manifest: string;
+  beforeAll(async () => {
+    const text = await renderText(
+      {},
+      // The example's fixed runner namespace would be shared between runs: the test's own instead.
+      { namespace: checked, includeCrds: true, extraArgs: [...files, '--set', `runner.namespace=${checked}-runners`] },
+    );
+    manifest = manifestFile(parseObjects(text));
+  });
+
+  it('passes helm lint --strict', async () => {
+    const result = await helm([
+      'lint',
+      '--strict',
+      CHART_DIR,
+      '--set',
+      'relay.publicUrl=https://tether.example.com',
+      ...files,
+    ]);
+    expect(result.stdout + result.stderr).not.toContain('Fail:');
+    expect(result.code).toBe(0);
+  });
+
+  it('passes a server-side dry run with strict field validation, helm test Pods included', async () => {
+    const result = await kubectlResult([
+      'apply',
+      '--server-side',
+      '--force-conflicts',
+      '--dry-run=server',
+      '--validate=strict',
+      '--field-manager=chart-schema-test',
+      '-f',
+      manifest,
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('deployment.apps/tether-relay serverside-applied (server dry run)');
+    expect(result.stdout).toContain('pod/tether-runner-secret-test serverside-applied (server dry run)');
+  });
+});
+
+describe('strict field validation is live', () => {
+  it('refuses a field the Kubernetes schema does not have', async () => {
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'typo', namespace: checked },
+      spec: { containers: [{ name: 'c', image: 'busybox', imagePullPolcy: 'Always' }] },
+    };
+    const result = await kubectlResult([
+      'apply',
+      '--server-side',
+      '--dry-run=server',
+      '--validate=strict',
+      '-f',
+      manifestFile([pod]),
+    ]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('imagePullPolcy');
+  });
+});
+
+describe('helm install, then helm uninstall', () => {
+  const runners = () => `${removed}-runners`;
+  let notes: string;
+  beforeAll(async () => {
+    notes = (await helmRelease('install', 'tether', removed, {})).stdout;
+  });
+
+  it('prints the webhook URL, warns that the runner has no model key, and names the troubleshooting table', () => {
+    expect(notes).toContain('https://tether.example.com/webhook');
+    expect(notes).toContain('WARNING: the runner has no model key.');
+    expect(notes).toContain('docs/troubleshooting.md');
+  });
+
+  it('leaves the runner namespace and its workspaces; installing again takes them over', async () => {
+    // A phone's workspace, as the controller makes it.
+    const claim = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'ws-0123456789abcdef', namespace: runners() },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    };
+    await kubectlOk(['create', '-f', manifestFile([claim])]);
+    const uninstall = await helm(['uninstall', 'tether', '-n', removed, '--kubeconfig', inject('kubeconfig')]);
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    expect(uninstall.stdout).toContain('These resources were kept due to the resource policy:');
+    expect(uninstall.stdout).toContain(`[Namespace] ${runners()}\n`);
+    const namespace = JSON.parse((await kubectlOk(['get', 'namespace', runners(), '-o', 'json'])).stdout) as {
+      status: { phase: string };
+    };
+    expect(namespace.status.phase).toBe('Active');
+    await kubectlOk(['get', 'pvc', claim.metadata.name, '-n', runners()]);
+    expect((await kubectlResult(['get', 'deployment', 'tether-relay', '-n', removed])).code).not.toBe(0);
+    expect((await kubectlResult(['get', 'secret', 'tether-runner', '-n', runners()])).code).not.toBe(0);
+
+    await helmRelease('install', 'tether', removed, {});
+    await kubectlOk(['get', 'secret', 'tether-runner', '-n', runners()]);
+    await kubectlOk(['get', 'pvc', claim.metadata.name, '-n', runners()]);
+  });
+});
