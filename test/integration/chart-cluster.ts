@@ -41,6 +41,20 @@ export async function kubectlOk(args: string[]): Promise<Result> {
   return result;
 }
 
+/** Server-side apply of a manifest as a dry run with strict field validation: what the API server would refuse. */
+export async function serverDryRun(file: string): Promise<Result> {
+  return kubectlResult([
+    'apply',
+    '--server-side',
+    '--force-conflicts',
+    '--dry-run=server',
+    '--validate=strict',
+    '--field-manager=chart-test',
+    '-f',
+    file,
+  ]);
+}
+
 /** Writes objects to a temporary YAML file for `kubectl -f`. */
 export function manifestFile(objects: object[]): string {
   const file = join(mkdtempSync(join(tmpdir(), 'tether-chart-')), 'manifest.yaml');

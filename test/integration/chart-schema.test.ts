@@ -14,6 +14,7 @@ import {
   kubectlResult,
   manifestFile,
   restrictedNamespace,
+  serverDryRun,
 } from './chart-cluster.ts';
 
 const EXAMPLE = 'docs/examples/values-cloud.yaml';
@@ -84,16 +85,7 @@ describe.each([
   });
 
   it('passes a server-side dry run with strict field validation, helm test Pods included', async () => {
-    const result = await kubectlResult([
-      'apply',
-      '--server-side',
-      '--force-conflicts',
-      '--dry-run=server',
-      '--validate=strict',
-      '--field-manager=chart-schema-test',
-      '-f',
-      manifest,
-    ]);
+    const result = await serverDryRun(manifest);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('deployment.apps/tether-relay serverside-applied (server dry run)');
@@ -109,14 +101,7 @@ describe('strict field validation is live', () => {
       metadata: { name: 'typo', namespace: checked },
       spec: { containers: [{ name: 'c', image: 'busybox', imagePullPolcy: 'Always' }] },
     };
-    const result = await kubectlResult([
-      'apply',
-      '--server-side',
-      '--dry-run=server',
-      '--validate=strict',
-      '-f',
-      manifestFile([pod]),
-    ]);
+    const result = await serverDryRun(manifestFile([pod]));
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain('imagePullPolcy');
   });
