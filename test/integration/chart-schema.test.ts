@@ -110,8 +110,17 @@ describe('strict field validation is live', () => {
 describe('helm install, then helm uninstall', () => {
   const runners = () => `${removed}-runners`;
   let notes: string;
+  const given = { secrets: { relay: { webChatToken: 'w'.repeat(16) } } };
+  const helmAdmin = (args: string[]) => helm([...args, '-n', removed, '--kubeconfig', inject('kubeconfig')]);
   beforeAll(async () => {
-    notes = (await helmRelease('install', 'tether', removed, {})).stdout;
+    notes = (await helmRelease('install', 'tether', removed, given)).stdout;
+  });
+
+  it('records the values as given (rendering the Secrets writes nothing back) and upgrades with --reuse-values', async () => {
+    const values = await helmAdmin(['get', 'values', 'tether', '-o', 'json']);
+    expect(JSON.parse(values.stdout)).toEqual({ ...given, relay: { publicUrl: 'https://tether.example.com' } });
+    const upgrade = await helmAdmin(['upgrade', 'tether', CHART_DIR, '--reuse-values']);
+    expect(upgrade.code, upgrade.stderr).toBe(0);
   });
 
   it('prints the webhook URL, warns that the runner has no model key, and names the troubleshooting table', () => {
@@ -129,7 +138,7 @@ describe('helm install, then helm uninstall', () => {
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
     };
     await kubectlOk(['create', '-f', manifestFile([claim])]);
-    const uninstall = await helm(['uninstall', 'tether', '-n', removed, '--kubeconfig', inject('kubeconfig')]);
+    const uninstall = await helmAdmin(['uninstall', 'tether']);
     expect(uninstall.code, uninstall.stderr).toBe(0);
     expect(uninstall.stdout).toContain('These resources were kept due to the resource policy:');
     expect(uninstall.stdout).toContain(`[Namespace] ${runners()}\n`);
@@ -141,7 +150,7 @@ describe('helm install, then helm uninstall', () => {
     expect((await kubectlResult(['get', 'deployment', 'tether-relay', '-n', removed])).code).not.toBe(0);
     expect((await kubectlResult(['get', 'secret', 'tether-runner', '-n', runners()])).code).not.toBe(0);
 
-    await helmRelease('install', 'tether', removed, {});
+    await helmRelease('install', 'tether', removed, given);
     await kubectlOk(['get', 'secret', 'tether-runner', '-n', runners()]);
     await kubectlOk(['get', 'pvc', claim.metadata.name, '-n', runners()]);
   });
