@@ -65,6 +65,12 @@ export function manifestFile(objects: object[]): string {
 /** A fresh namespace where the API server enforces (and warns about) Pod Security `restricted`. */
 export async function restrictedNamespace(kc: KubeConfig, prefix: string): Promise<string> {
   const ns = await createNamespace(kc, prefix);
+  await enforceRestricted(ns);
+  return ns;
+}
+
+/** Labels an existing namespace so the API server enforces (and warns about) Pod Security `restricted`. */
+export async function enforceRestricted(ns: string): Promise<void> {
   await kubectlOk([
     'label',
     'namespace',
@@ -74,7 +80,6 @@ export async function restrictedNamespace(kc: KubeConfig, prefix: string): Promi
     'pod-security.kubernetes.io/warn=restricted',
     'pod-security.kubernetes.io/warn-version=latest',
   ]);
-  return ns;
 }
 
 /** `helm install|upgrade` of charts/tether into `namespace` with the admin kubeconfig. */

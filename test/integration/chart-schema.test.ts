@@ -9,6 +9,7 @@ import { adminKubeConfig, deleteNamespace, installSessionCrd } from '../support/
 import { CHART_DIR, helm, helmBin, parseObjects, renderText } from '../unit/chart-render.ts';
 import {
   deleteClusterScoped,
+  enforceRestricted,
   helmRelease,
   kubectlOk,
   kubectlResult,
@@ -21,18 +22,26 @@ const EXAMPLE = 'docs/examples/values-cloud.yaml';
 let kc: KubeConfig;
 let checked: string;
 let removed: string;
+let prepared: string;
 
 beforeAll(async () => {
   helmBin();
   kc = adminKubeConfig();
   await installSessionCrd(kc);
-  [checked, removed] = await Promise.all([restrictedNamespace(kc, 'schema'), restrictedNamespace(kc, 'uninstall')]);
-  // A dry run creates nothing: the runner namespace must exist for what goes in it.
+  [checked, removed, prepared] = await Promise.all([
+    restrictedNamespace(kc, 'schema'),
+    restrictedNamespace(kc, 'uninstall'),
+    restrictedNamespace(kc, 'prepared'),
+  ]);
+  // A dry run creates nothing: the runner namespace must exist for what goes in it, restricted as the chart makes it.
   await kubectlOk(['create', 'namespace', `${checked}-runners`]);
+  await enforceRestricted(`${checked}-runners`);
 }, 900_000);
 afterAll(async () => {
-  await deleteClusterScoped([checked, removed]);
-  await Promise.all([checked, removed].flatMap((n) => [deleteNamespace(kc, n), deleteNamespace(kc, `${n}-runners`)]));
+  await deleteClusterScoped([checked, removed, prepared]);
+  await Promise.all(
+    [checked, removed, prepared].flatMap((n) => [deleteNamespace(kc, n), deleteNamespace(kc, `${n}-runners`)]),
+  );
 });
 
 describe('the API server this check runs against', () => {
@@ -153,5 +162,41 @@ describe('helm install, then helm uninstall', () => {
     await helmRelease('install', 'tether', removed, given);
     await kubectlOk(['get', 'secret', 'tether-runner', '-n', runners()]);
     await kubectlOk(['get', 'pvc', claim.metadata.name, '-n', runners()]);
+  });
+});
+
+describe('the runner namespace and Secret made before install (runner.createNamespace=false)', () => {
+  const runners = () => `${prepared}-runners`;
+  let notes: string;
+  beforeAll(async () => {
+    // As docs/chart.md, "Secrets and transports", says to.
+    await kubectlOk(['create', 'namespace', runners()]);
+    await enforceRestricted(runners());
+    await kubectlOk([
+      'create',
+      'secret',
+      'generic',
+      'my-runner',
+      '-n',
+      runners(),
+      '--from-literal=ANTHROPIC_API_KEY=sk-test',
+    ]);
+    const values = { runner: { createNamespace: false }, secrets: { runner: { existingSecret: 'my-runner' } } };
+    notes = (await helmRelease('install', 'tether', prepared, values)).stdout;
+  });
+
+  it('installs with it: the controller gives runner Pods that Secret, NOTES says it cannot look inside', async () => {
+    const config = JSON.parse(
+      (await kubectlOk(['get', 'configmap', 'tether-controller', '-n', prepared, '-o', 'json'])).stdout,
+    ) as { data: Record<string, string> };
+    expect(config.data).toMatchObject({ TETHER_RUNNER_NAMESPACE: runners(), TETHER_RUNNER_SECRET: 'my-runner' });
+    expect(notes).toContain('the chart cannot check that it holds ANTHROPIC_API_KEY');
+    expect(notes).not.toContain('WARNING: the runner has no model key');
+  });
+
+  it('and helm uninstall leaves both alone', async () => {
+    const uninstall = await helm(['uninstall', 'tether', '-n', prepared, '--kubeconfig', inject('kubeconfig')]);
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    await kubectlOk(['get', 'secret', 'my-runner', '-n', runners()]);
   });
 });
