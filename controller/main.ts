@@ -15,7 +15,7 @@ const logger = createLogger({
   level: config.logLevel,
   bindings: { identity: config.identity },
 });
-const metrics = createMetrics(() => replica.controller?.sessions.list() ?? []);
+const metrics = createMetrics(() => replica.controller?.sessions.list() ?? [], { timeouts: config });
 const kubeConfig = await loadConnection(config.kube);
 const replica = createReplica({
   kubeConfig,

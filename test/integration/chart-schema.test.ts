@@ -125,7 +125,7 @@ describe('helm install, then helm uninstall', () => {
     notes = (await helmRelease('install', 'tether', removed, given)).stdout;
   });
 
-  it('records the values as given (rendering the Secrets writes nothing back) and upgrades with --reuse-values', async () => {
+  it('records the values as given (the Secrets write nothing back) and upgrades with --reuse-values', async () => {
     const values = await helmAdmin(['get', 'values', 'tether', '-o', 'json']);
     expect(JSON.parse(values.stdout)).toEqual({ ...given, relay: { publicUrl: 'https://tether.example.com' } });
     const upgrade = await helmAdmin(['upgrade', 'tether', CHART_DIR, '--reuse-values']);

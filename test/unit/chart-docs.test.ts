@@ -23,13 +23,14 @@ export function valueFlags(words: string[]): string[] {
   );
 }
 
-/** `helm install|upgrade` lines of the sh blocks (continuations joined), and inline spans holding --set. */
+/** `helm install|upgrade` lines of sh blocks (continuations joined, elided ones left out); prose spans with --set. */
 export function documented(markdown: string): { commands: string[][]; fragments: string[][] } {
   const blocks = [...markdown.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.replace(/\\\n\s*/g, ' '));
   const commands = blocks
     .flatMap((block) => block.split('\n'))
     .map((line) => shellWords(line.replace(/\s#.*$/, '')))
-    .filter((words) => words[0] === 'helm' && ['install', 'upgrade'].includes(words[1]!));
+    // An elided command (…) points elsewhere for its values.
+    .filter((words) => words[0] === 'helm' && ['install', 'upgrade'].includes(words[1]!) && !words.includes('…'));
   const prose = markdown.replace(/```[\s\S]*?```/g, '');
   const fragments = [...prose.matchAll(/`([^`\n]*--set[^`\n]*)`/g)]
     .map((m) => valueFlags(shellWords(m[1]!)))

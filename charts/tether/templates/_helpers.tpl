@@ -36,8 +36,10 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/* An image: dict "root" $ "repository" … "component" "relay"; pinned by image.digests.<component> when set. */}}
 {{- define "tether.image" -}}
 {{- printf "%s/%s:%s" .root.Values.image.registry .repository (default .root.Chart.AppVersion .root.Values.image.tag) -}}
+{{- with dig "digests" (required "tether.image needs a component (controller, relay, runner)" .component) "" .root.Values.image }}@{{ . }}{{ end -}}
 {{- end -}}
 
 {{/* Secret names: the user's existing Secret or the one the chart creates. */}}
