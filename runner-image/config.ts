@@ -2,7 +2,7 @@
 // a bad value stops the process with a message naming the variable.
 import { Type, type Static } from '@sinclair/typebox';
 import { checked, ConfigError, logRenamed, readConfig, type EnvSource } from '../common/config/env.ts';
-import { httpUrl, logLevel, renamedOf } from '../common/config/values.ts';
+import { claudeModel, httpUrl, logLevel, noProxyList, proxyUrl, renamedOf } from '../common/config/values.ts';
 import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
 import { RUNNER_GIT_STORE } from '../common/session/names.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
@@ -38,10 +38,10 @@ export const EnvSchema = Type.Object({
   ANTHROPIC_BASE_URL: Type.Optional(
     httpUrl("a Messages API other than Anthropic's (a gateway, or a scripted model a test runs)"),
   ),
-  TETHER_CLAUDE_MODEL: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._:@/-]+$', default: 'claude-sonnet-4-5' }),
-  HTTPS_PROXY: Type.Optional(Type.String({ minLength: 1 })),
-  HTTP_PROXY: Type.Optional(Type.String({ minLength: 1 })),
-  NO_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  TETHER_CLAUDE_MODEL: claudeModel('the model Claude Code runs', 'claude-sonnet-4-5'),
+  HTTPS_PROXY: Type.Optional(proxyUrl('proxy of https traffic')),
+  HTTP_PROXY: Type.Optional(proxyUrl('proxy of http traffic')),
+  NO_PROXY: Type.Optional(noProxyList('hosts reached without the proxy, comma-separated')),
   TETHER_PERMISSION_POLICY: Type.Optional(Type.String({ minLength: 2, description: 'JSON permission policy' })),
   TETHER_AGENT_SOCKET: Type.Optional(
     Type.String({
