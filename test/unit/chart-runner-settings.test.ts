@@ -70,8 +70,13 @@ describe('runner settings through the chart', () => {
     expect(pod.spec!.initContainers![0]!.securityContext!.runAsUser).toBe(1000680001);
   });
 
-  it('passes none of them by default: the Pod is the one the defaults always built', async () => {
+  it("passes the image's uids and nothing else by default: the Pod is the one the defaults always built", async () => {
     const objects = await render(BASE);
+    expect(configMapData(objects)).toMatchObject({
+      TETHER_RUNNER_UID: '1000',
+      TETHER_RUNNER_AGENT_UID: '1001',
+      TETHER_RUNNER_GID: '1000',
+    });
     expect(
       Object.keys(configMapData(objects)).filter((k) => /CLAUDE|ANTHROPIC|PROXY|PRIORITY|POD_LABELS/.test(k)),
     ).toEqual([]);
@@ -115,22 +120,37 @@ describe('Deployments: scheduling and security contexts', () => {
   });
 
   it.each([
-    [{ controller: { securityContext: { privileged: true } } }, /privileged/],
-    [{ relay: { securityContext: { allowPrivilegeEscalation: true } } }, /allowPrivilegeEscalation/],
-    [{ controller: { securityContext: { capabilities: { add: ['NET_ADMIN'] } } } }, /add/],
-    [{ controller: { securityContext: { capabilities: { drop: ['NET_RAW'] } } } }, /drop/],
-    [{ relay: { podSecurityContext: { runAsNonRoot: false } } }, /runAsNonRoot/],
-    [{ controller: { podSecurityContext: { runAsUser: 0 } } }, /runAsUser/],
-    [{ controller: { podSecurityContext: { seccompProfile: null } } }, /seccompProfile/],
-    [{ controller: { podSecurityContext: { sysctls: [{ name: 'kernel.x', value: '1' }] } } }, /sysctls/],
+    [{ controller: { securityContext: { privileged: true } } }, /\/controller\/securityContext\/privileged/],
+    [
+      { relay: { securityContext: { allowPrivilegeEscalation: true } } },
+      /\/relay\/securityContext\/allowPrivilegeEscalation/,
+    ],
+    [
+      { controller: { securityContext: { capabilities: { add: ['NET_ADMIN'] } } } },
+      /\/controller\/securityContext\/capabilities\/add/,
+    ],
+    [
+      { controller: { securityContext: { capabilities: { drop: ['NET_RAW'] } } } },
+      /\/controller\/securityContext\/capabilities\/drop/,
+    ],
+    [{ relay: { podSecurityContext: { runAsNonRoot: false } } }, /\/relay\/podSecurityContext\/runAsNonRoot/],
+    [{ controller: { podSecurityContext: { runAsUser: 0 } } }, /\/controller\/podSecurityContext\/runAsUser/],
+    [
+      { controller: { podSecurityContext: { seccompProfile: null } } },
+      /\/controller\/podSecurityContext': missing property 'seccompProfile'/,
+    ],
+    [
+      { controller: { podSecurityContext: { sysctls: [{ name: 'kernel.x', value: '1' }] } } },
+      /\/controller\/podSecurityContext': additional properties 'sysctls'/,
+    ],
     [{ runner: { securityContext: { agentRunAsUser: 1000 } } }, /agentRunAsUser must differ/],
-    [{ runner: { securityContext: { runAsUser: null } } }, /runAsUser/],
+    [{ runner: { securityContext: { runAsUser: null } } }, /\/runner\/securityContext': missing property 'runAsUser'/],
     [{ runner: { podLabels: { 'app.kubernetes.io/component': 'x' } } }, /runner.podLabels.*Tether's own/],
     [{ controller: { podLabels: { 'tether.dev/session': 'x' } } }, /controller.podLabels.*Tether's own/],
-    [{ runner: { anthropicBaseUrl: 'http://gateway.example' } }, /anthropicBaseUrl/],
-    [{ runner: { anthropicBaseUrl: 'https://gateway.example/?key=1' } }, /anthropicBaseUrl/],
-    [{ runner: { proxy: { httpsProxy: 'proxy:3128' } } }, /httpsProxy/],
-    [{ networkPolicy: { extraEgress: [{ from: [] }] } }, /extraEgress/],
+    [{ runner: { anthropicBaseUrl: 'http://gateway.example' } }, /\/runner\/anthropicBaseUrl/],
+    [{ runner: { anthropicBaseUrl: 'https://gateway.example/?key=1' } }, /\/runner\/anthropicBaseUrl/],
+    [{ runner: { proxy: { httpsProxy: 'proxy:3128' } } }, /\/runner\/proxy\/httpsProxy/],
+    [{ networkPolicy: { extraEgress: [{ from: [] }] } }, /\/networkPolicy\/extraEgress\/0/],
   ])('refuses %j', async (values, message) => {
     expect(await renderError({ ...values, relay: { ...BASE.relay, ...(values as { relay?: object }).relay } })).toMatch(
       message,

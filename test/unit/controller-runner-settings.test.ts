@@ -79,7 +79,9 @@ describe('runner settings through the controller', () => {
         TETHER_RUNNER_AFFINITY: '{}',
       }),
     );
-    expect(pod.spec!.containers[0]!.env!.map((e) => e.name)).not.toContain('NODE_USE_ENV_PROXY');
+    const env = pod.spec!.containers[0]!.env!;
+    expect(env).toContainEqual({ name: 'NO_PROXY', value: '.svc' });
+    expect(env.map((e) => e.name)).not.toContain('NODE_USE_ENV_PROXY');
     expect(pod.spec).not.toHaveProperty('tolerations');
     expect(pod.spec).not.toHaveProperty('affinity');
   });
