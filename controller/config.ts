@@ -19,7 +19,7 @@ import { MAX_QUEUED_CEILING, RUNNER_START_TIMEOUT, SESSION_DEFAULTS } from '../c
 import { parseDuration } from '../common/session/display.ts';
 import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
-import { AGENT_UID, RUNNER_UID } from './builders.ts';
+import { AGENT_UID, RUNNER_UID } from './runner-uids.ts';
 import { jsonList, jsonObject, podLabels } from './runner-pod-values.ts';
 
 export { ConfigError };

@@ -4,7 +4,7 @@
 // image's definition to runner-image/Dockerfile and .dockerignore.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { AGENT_UID, RUNNER_UID } from '../../controller/builders.ts';
+import { AGENT_UID, RUNNER_UID } from '../../controller/runner-uids.ts';
 import { packageClosure } from './package-closure.ts';
 
 export interface ImageContent {

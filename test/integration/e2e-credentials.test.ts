@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_UID } from '../../controller/builders.ts';
+import { AGENT_UID } from '../../controller/runner-uids.ts';
 import { containerIdOf, FIRST_HOST_ID } from '../../local/node-agent/id-ranges.ts';
 import { startE2E, type E2E } from '../support/e2e.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';

@@ -6,7 +6,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_HOST_COMMAND, AGENT_UID, RUNNER_COMMAND, RUNNER_UID } from '../../controller/builders.ts';
+import { AGENT_HOST_COMMAND, RUNNER_COMMAND } from '../../controller/builders.ts';
+import { AGENT_UID, RUNNER_UID } from '../../controller/runner-uids.ts';
 import { docker, imageName, requireImage, runContainer, type Component } from '../support/images.ts';
 
 const config = (component: Component) =>

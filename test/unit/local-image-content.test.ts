@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENT_UID, RUNNER_UID } from '../../controller/builders.ts';
+import { AGENT_UID, RUNNER_UID } from '../../controller/runner-uids.ts';
 import {
   DROPPED_PACKAGE_FILES,
   IGNORED_NAMES,

@@ -16,7 +16,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_UID, RUNNER_UID } from '../../controller/builders.ts';
+import { AGENT_UID, RUNNER_UID } from '../../controller/runner-uids.ts';
 import type { StagedImage } from '../../local/node-agent/image-store.ts';
 import { stageFiles } from '../../local/node-agent/stage-files.ts';
 import { stagedRunnerImage } from '../support/local-images.ts';

@@ -4,7 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AGENT_UID, RUNNER_COMMAND, RUNNER_UID } from '../../controller/builders.ts';
+import { RUNNER_COMMAND } from '../../controller/builders.ts';
+import { AGENT_UID, RUNNER_UID } from '../../controller/runner-uids.ts';
 import {
   caBundleIsAnOptionalSecret,
   importedPackages,
