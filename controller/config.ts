@@ -3,12 +3,13 @@
 import { hostname } from 'node:os';
 import { Type, type Static } from '@sinclair/typebox';
 import { checked, ConfigError, readConfig, type EnvSource } from '../common/config/env.ts';
-import { httpUrl, logLevel, namespaceName, sessionDuration, timeZone } from '../common/config/values.ts';
+import { httpUrl, logLevel, namespaceName, phoneHashKey, sessionDuration, timeZone } from '../common/config/values.ts';
 import { policyOver } from '../common/permission-policy.ts';
 import { COST_DEFAULTS } from '../common/session/budget.ts';
 import { MAX_QUEUED_CEILING, RUNNER_START_TIMEOUT, SESSION_DEFAULTS } from '../common/session/defaults.ts';
 import { parseDuration } from '../common/session/display.ts';
 import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
+import { phoneHasher } from '../common/session/phone-hash.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
 
 export { ConfigError };
@@ -27,6 +28,7 @@ const optional = Type.Optional;
 export const CONTROLLER_ENV = Type.Object({
   TETHER_NAMESPACE: namespaceName('namespace of the Session objects', 'tether'),
   TETHER_RUNNER_NAMESPACE: optional(namespaceName('namespace of runner Pods; absent → TETHER_NAMESPACE')),
+  TETHER_PHONE_HASH_KEY: phoneHashKey(),
   TETHER_RUNNER_IMAGE: Type.String({ pattern: '^[^\\s]+$', default: 'tether-runner:latest' }),
   TETHER_RUNNER_SECRET: objectName('Secret of the runner credentials', 'tether-runner'),
   TETHER_RUNNER_RUNTIME_CLASS: optional(objectName('RuntimeClass of runner Pods (e.g. gvisor)')),
@@ -155,6 +157,8 @@ function sessionSettings(env: Env) {
 function configFrom(env: Env) {
   return {
     namespace: env.TETHER_NAMESPACE,
+    /** The install's keyed phone hash (its key stays inside): names, labels, log lines. */
+    phoneHash: phoneHasher(env.TETHER_PHONE_HASH_KEY),
     ...runnerSettings(env),
     ...sessionSettings(env),
     concurrency: env.TETHER_CONCURRENCY,

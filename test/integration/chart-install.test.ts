@@ -137,11 +137,12 @@ describe('helm install with default values', () => {
     }
   });
 
-  it('keeps the generated media signing key and web chat token across helm upgrade', async () => {
+  it('keeps the generated media signing key, phone hash key and web chat token across helm upgrade', async () => {
     const read = async () =>
       (await json<{ data: Record<string, string> }>(['get', 'secret', 'tether-relay', '-n', installed])).data;
     const before = await read();
     expect(Buffer.from(before.RELAY_MEDIA_SIGNING_KEY!, 'base64').toString()).toMatch(/^[A-Za-z0-9]{48}$/);
+    expect(Buffer.from(before.TETHER_PHONE_HASH_KEY!, 'base64').toString()).toMatch(/^[A-Za-z0-9]{48}$/);
     await helmRelease('upgrade', 'tether', installed, { relay: { allowedNumbers: ['+14155550123', '+14155550124'] } });
     expect(await read()).toEqual(before);
     const config = await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-relay', '-n', installed]);

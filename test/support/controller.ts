@@ -15,6 +15,7 @@ import { createController, type Controller } from '../../controller/controller.t
 import { createMetrics, type ControllerMetrics } from '../../controller/metrics.ts';
 import { createPassLog, type PassLog } from './passes.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from './cluster.ts';
+import { TEST_PHONE_HASH_KEY } from './phone-hash.ts';
 
 export const testLogger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
@@ -26,6 +27,7 @@ export function testConfig(namespace: string, env: Record<string, string> = {}):
     TETHER_RUNNER_IMAGE: 'tether-runner:test',
     TETHER_POD_TTL: '1s',
     TETHER_CONCURRENCY: '8',
+    TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
     ...env,
   });
 }

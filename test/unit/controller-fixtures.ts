@@ -3,11 +3,12 @@ import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH, workspaceName } from '../../common/session/names.ts';
 import type { Phase, Session, SessionStatus } from '../../common/session/schema.ts';
 import { loadConfig, type ControllerConfig } from '../../controller/config.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 
 export const PHONE = '+14155550123';
 
 export function unitConfig(overrides: Partial<ControllerConfig> = {}): ControllerConfig {
-  return { ...loadConfig({ TETHER_RUNNER_IMAGE: 'tether-runner:test', POD_NAME: 'ctl-0' }), ...overrides };
+  return { ...loadConfig({ TETHER_RUNNER_IMAGE: 'tether-runner:test', POD_NAME: 'ctl-0', TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY }), ...overrides };
 }
 
 export interface SessionOptions {

@@ -22,6 +22,7 @@ const base = {
   PUBLIC_URL: 'https://tether.example.com',
   TETHER_REPO_URL: 'https://github.com/acme/Sample.git',
   RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(32),
+  TETHER_PHONE_HASH_KEY: 'h'.repeat(32),
   RELAY_WEB_CHAT_TOKEN: 't'.repeat(20),
 };
 
