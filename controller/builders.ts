@@ -109,7 +109,7 @@ function runnerMeta(session: Session, config: Pick<ControllerConfig, 'runnerName
 export function desiredPvc(
   session: Session,
   config: Pick<ControllerConfig, 'pvc' | 'runnerNamespace' | 'phoneHash'>,
-  claim: string,
+  claim = session.spec.workspace,
 ): V1PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
@@ -239,7 +239,7 @@ function agentContainer(config: BuilderConfig): V1Container {
 }
 
 /** The runner Pod of a Session, mounting the workspace `claim` (workspace-claim.ts). */
-export function desiredPod(session: Session, config: BuilderConfig, claim: string): V1Pod {
+export function desiredPod(session: Session, config: BuilderConfig, claim = session.spec.workspace): V1Pod {
   const meta = runnerMeta(session, config);
   return {
     apiVersion: 'v1',

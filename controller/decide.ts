@@ -22,9 +22,7 @@ export interface Observed {
   siblings: Session[];
   /** The runner Pod as last seen (for an active Session, read from the API on a cache miss). */
   pod?: V1Pod;
-  /** The claim the runner mounts (workspace-claim.ts). */
-  claim: string;
-  /** That workspace PVC, if the cache holds it. */
+  /** The workspace PVC the runner mounts (workspace-claim.ts), if the cache holds it. */
   pvc?: V1PersistentVolumeClaim;
 }
 

@@ -11,6 +11,7 @@ import { workspaceProblem, type Decision, type Observed } from './decide.ts';
 import { statusEvents } from './events.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 import { computeStatus, type StatusInput } from './status.ts';
+import { cachedClaim } from './workspace-claim.ts';
 
 /** A status write: the status before and after, and the reason of the transition taken. */
 export interface Written {
@@ -83,16 +84,17 @@ export async function deleteRunnerPod(pod: V1Pod | undefined, deps: ReconcileDep
  */
 async function createPod(session: Session, seen: Observed, deps: ReconcileDeps): Promise<V1Pod | Unseen> {
   const runners = deps.config.runnerNamespace;
+  const claim = seen.pvc?.metadata?.name ?? cachedClaim(session, deps);
   const cachedPod = deps.cache.pod(runners, runnerName(meta(session).name));
   const runnerPod = async () => {
     if (cachedPod) return cachedPod;
-    const made = await deps.ops.ensurePod(desiredPod(session, deps.config, seen.claim));
+    const made = await deps.ops.ensurePod(desiredPod(session, deps.config, claim));
     deps.expectations.wrote('pods', podKey(made), made, undefined, false);
     return made;
   };
   const early = seen.pvc ? runnerPod() : undefined;
   const [pvc] = await Promise.all([
-    seen.pvc ?? deps.ops.ensurePvc(desiredPvc(session, deps.config, seen.claim)),
+    seen.pvc ?? deps.ops.ensurePvc(desiredPvc(session, deps.config, claim)),
     grantRunner(session, deps),
     early,
   ]);
@@ -115,7 +117,10 @@ async function createPod(session: Session, seen: Observed, deps: ReconcileDeps):
  */
 async function grantRunner(session: Session, deps: ReconcileDeps): Promise<void> {
   const name = meta(session).name;
-  const known = deps.cache.identity(meta(session).namespace, runnerIdentityName(deps.config.phoneHash(session.spec.phone)));
+  const known = deps.cache.identity(
+    meta(session).namespace,
+    runnerIdentityName(deps.config.phoneHash(session.spec.phone)),
+  );
   const granted = grantedSessions(known?.role);
   if (known?.bound && granted.includes(name)) return;
   const running = granted.filter((other) => deps.cache.pod(deps.config.runnerNamespace, runnerName(other)));

@@ -6,6 +6,7 @@ import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { workspaceName, workspaceRepoOf } from '../common/session/names.ts';
 import { legacyPhoneHash, type PhoneHash } from '../common/session/phone-hash.ts';
 import type { Session } from '../common/session/schema.ts';
+import type { ReconcileDeps } from './reconcile-deps.ts';
 
 /** The phone's hash under the install's key, and the one earlier versions named its objects by. */
 export function phoneHashes(phone: string, phoneHash: PhoneHash): { keyed: string; legacy: string } {
@@ -35,3 +36,7 @@ export function workspaceClaim(
   const before = workspaceName(legacy, repo || undefined);
   return cached(name) || !cached(before) ? name : before;
 }
+
+/** The Session's claim as the controller's caches show the runner namespace. */
+export const cachedClaim = (session: Session, deps: Pick<ReconcileDeps, 'cache' | 'config'>): string =>
+  workspaceClaim(session, deps.config.phoneHash, (name) => deps.cache.pvc(deps.config.runnerNamespace, name));

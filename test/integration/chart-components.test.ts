@@ -10,7 +10,6 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLeaderElector } from '../../common/kube/leader-election.ts';
 import { SessionClient } from '../../common/kube/sessions.ts';
-import { phoneHash } from '../../common/session/display.ts';
 import { runnerIdentityName, runnerName } from '../../common/session/names.ts';
 import { loadConfig as loadControllerConfig } from '../../controller/config.ts';
 import { adminKubeConfig, deleteNamespace, installSessionCrd, runnerRelayToken } from '../support/cluster.ts';
@@ -19,6 +18,7 @@ import { eventually } from '../support/eventually.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
 import { find, helmBin, render } from '../unit/chart-render.ts';
 import { deleteClusterScoped, helmRelease, kubectlOk, kubectlResult, restrictedNamespace } from './chart-cluster.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const runNode = promisify(execFile);
 let admin: KubeConfig;
@@ -102,7 +102,7 @@ workspace and the phone's identity, and cancels it`, async () => {
     const sessions = new SessionClient(connectionFromKubeConfig((await kubeConfigAs('tether-relay')).kc));
     const name = await createSession(sessions, ns, '+14155550123');
     await eventually(async () => expect(await phaseOf(sessions, ns, name)).toBe('Starting'), 20_000, 100);
-    const identity = runnerIdentityName(phoneHash('+14155550123'));
+    const identity = runnerIdentityName(testPhoneHash('+14155550123'));
     const pod = await json<{ spec: { serviceAccountName: string; securityContext: { runAsNonRoot: boolean } } }>([
       'get',
       'pod',

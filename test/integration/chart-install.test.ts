@@ -19,6 +19,7 @@ import {
   manifestFile,
   restrictedNamespace,
 } from './chart-cluster.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 let kc: KubeConfig;
 let installed: string;
@@ -180,12 +181,12 @@ describe('runner Pod as the controller builds it', () => {
     const session: Session = {
       apiVersion: API_VERSION,
       kind: KIND,
-      metadata: { name: sessionName(phone), namespace: installed, uid: randomUUID() },
+      metadata: { name: sessionName(testPhoneHash(phone)), namespace: installed, uid: randomUUID() },
       spec: {
         phone,
         prompt: 'script: say: hi',
         repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
-        workspace: workspaceName(phone),
+        workspace: workspaceName(testPhoneHash(phone)),
       },
     } as Session;
     const pod = desiredPod(session, config);

@@ -26,6 +26,7 @@ import {
   kubectlResult,
   manifestFile,
 } from './chart-cluster.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 let kc: KubeConfig;
 let ns: string;
@@ -81,11 +82,11 @@ describe('controller ServiceAccount', () => {
 
   it("can grant a phone's runner its Role only because it holds those verbs (escalation check)", async () => {
     const phone = '+14155550123';
-    const session = await sessionClient(kc).create(ns, sessionName(phone), {
+    const session = await sessionClient(kc).create(ns, sessionName(testPhoneHash(phone)), {
       phone,
       prompt: 'hi',
       repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
-      workspace: workspaceName(phone),
+      workspace: workspaceName(testPhoneHash(phone)),
     });
     const { serviceAccount, role, roleBinding } = desiredIdentity(session, [session.metadata.name!], config);
     const as = `--as=system:serviceaccount:${ns}:${CONTROLLER}`;
@@ -141,8 +142,13 @@ describe('runner Pod admission policy', () => {
   const session = {
     apiVersion: 'tether.dev/v1alpha1',
     kind: 'Session',
-    metadata: { name: sessionName(phone), namespace: '', uid: 'u-1' },
-    spec: { phone, prompt: 'hi', repo: { url: 'https://github.com/acme/web.git' }, workspace: workspaceName(phone) },
+    metadata: { name: sessionName(testPhoneHash(phone)), namespace: '', uid: 'u-1' },
+    spec: {
+      phone,
+      prompt: 'hi',
+      repo: { url: 'https://github.com/acme/web.git' },
+      workspace: workspaceName(testPhoneHash(phone)),
+    },
   } as const;
   /** kubectl create --dry-run=server as the controller: RBAC and admission run, nothing is stored. */
   const createAsController = (pod: object) =>

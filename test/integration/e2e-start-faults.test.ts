@@ -85,7 +85,12 @@ recorded`, async () => {
     async () => {
       const number = '+14155550172';
       const e2e = await start({ numbers: [number] });
-      const volume = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, workspaceName(number));
+      const volume = join(
+        e2e.stateDir,
+        'volumes',
+        e2e.stack.runnerNamespace,
+        workspaceName(e2e.stack.phoneHash(number)),
+      );
       mkdirSync(volume, { recursive: true });
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k,mode=0777', 'tmpfs', volume]);
       mounts.push(volume);

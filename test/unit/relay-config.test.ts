@@ -57,7 +57,7 @@ describe('loadConfig', () => {
     });
     expect(c.bindAddress).toBe('127.0.0.1');
     expect(loadConfig(base).bindAddress).toBe('0.0.0.0');
-    expect(c.secrets.sort()).toEqual(['k'.repeat(32), 'secret', 't'.repeat(20)]);
+    expect(c.secrets.sort()).toEqual(['h'.repeat(32), 'k'.repeat(32), 'secret', 't'.repeat(20)]);
   });
 
   it.each([

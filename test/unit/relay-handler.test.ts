@@ -14,6 +14,7 @@ import { WebChat } from '../../relay/transports/web.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
 import { InboundImages } from '../../relay/inbound/media-in.ts';
 import { solidPng } from '../support/pictures.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const phone = '+15555550100';
 let store: MemorySessions;
@@ -31,6 +32,7 @@ function handler(
   const logger = pino({ level: 'silent' });
   const phones = new PhoneView(store);
   const outbox = new Outbox({
+    phoneHash: testPhoneHash,
     transportFor: () => chat,
     mediaUrl: (r) => r,
     lastInboundAt: () => Date.now(),
@@ -40,6 +42,7 @@ function handler(
     logger,
   });
   return new InboundHandler({
+    phoneHash: testPhoneHash,
     sessions,
     claims: { claim },
     phones,
@@ -231,6 +234,7 @@ review`, async () => {
   it('refuses a command beyond the configured queue limit and says that limit', async () => {
     const logger = pino({ level: 'silent' });
     const outbox = new Outbox({
+      phoneHash: testPhoneHash,
       transportFor: () => chat,
       mediaUrl: (r) => r,
       lastInboundAt: () => Date.now(),
@@ -240,6 +244,7 @@ review`, async () => {
       logger,
     });
     const h = new InboundHandler({
+      phoneHash: testPhoneHash,
       sessions: store,
       claims: { claim: firstClaim },
       phones: new PhoneView(store),

@@ -3,8 +3,7 @@
 import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
-import { phoneHash } from '../../common/session/display.ts';
-import { isPhoneWorkspace, LABEL_REPO, workspaceName } from '../../common/session/names.ts';
+import { workspaceRepoOf, LABEL_REPO, workspaceName } from '../../common/session/names.ts';
 import { specProblem } from '../../controller/decide.ts';
 import { ConfigError, loadConfig } from '../../relay/config.ts';
 import { InboundHandler } from '../../relay/inbound/handler.ts';
@@ -17,6 +16,7 @@ import { PhoneLanes } from '../../relay/phone-lane.ts';
 import { nameFromUrl, type NamedRepo } from '../../relay/repo-list.ts';
 import { WebChat } from '../../relay/transports/web.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const base = {
   PUBLIC_URL: 'https://tether.example.com',
@@ -128,8 +128,8 @@ describe('workspace names', () => {
   const phone = '+14155550123';
   it(`keeps ws-<phonehash> for the default repository; another one is ws-<phonehash>-<name>, a DNS label even at the \
 longest name`, () => {
-    expect(workspaceName(phone)).toBe(`ws-${phoneHash(phone)}`);
-    const longest = workspaceName(phone, 'a'.repeat(40));
+    expect(workspaceName(testPhoneHash(phone))).toBe(`ws-${testPhoneHash(phone)}`);
+    const longest = workspaceName(testPhoneHash(phone), 'a'.repeat(40));
     expect(longest.length).toBeLessThanOrEqual(63);
     expect(longest).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
   });
@@ -142,12 +142,14 @@ longest name`, () => {
         metadata: { name: 's' },
         spec: { phone, prompt: 'p', repo: { url: 'https://github.com/acme/web.git' }, workspace },
       }) as const;
-    expect(specProblem(spec(workspaceName(phone, 'web')), ['github.com'])).toBeUndefined();
-    expect(specProblem(spec(workspaceName('+14155550124', 'web')), ['github.com'])).toMatch(
-      /not this phone's workspace/,
-    );
-    expect(isPhoneWorkspace(phone, `${workspaceName(phone)}-`)).toBe(false);
-    expect(isPhoneWorkspace(phone, `${workspaceName(phone)}web`)).toBe(false);
+    expect(
+      specProblem(spec(workspaceName(testPhoneHash(phone), 'web')), ['github.com'], testPhoneHash),
+    ).toBeUndefined();
+    expect(
+      specProblem(spec(workspaceName(testPhoneHash('+14155550124'), 'web')), ['github.com'], testPhoneHash),
+    ).toMatch(/not this phone's workspace/);
+    expect(workspaceRepoOf(testPhoneHash(phone), `${workspaceName(testPhoneHash(phone))}-`)).toBeUndefined();
+    expect(workspaceRepoOf(testPhoneHash(phone), `${workspaceName(testPhoneHash(phone))}web`)).toBeUndefined();
   });
 });
 
@@ -179,6 +181,7 @@ describe('commands with several repositories', () => {
     const logger = pino({ level: 'silent' });
     const metrics = createMetrics();
     const outbox = new Outbox({
+      phoneHash: testPhoneHash,
       transportFor: () => chat,
       mediaUrl: (r) => r,
       lastInboundAt: () => Date.now(),
@@ -188,6 +191,7 @@ describe('commands with several repositories', () => {
       logger,
     });
     handler = new InboundHandler({
+      phoneHash: testPhoneHash,
       sessions: store,
       claims: { claim: async () => true },
       phones: new PhoneView(store),
@@ -195,7 +199,7 @@ describe('commands with several repositories', () => {
       outbox,
       namespace: 'ns',
       repo: repos[0]!,
-      repos: new PhoneRepos(repos, choices),
+      repos: new PhoneRepos(repos, choices, testPhoneHash),
       defaults: SESSION_DEFAULTS,
       metrics,
       logger,
@@ -212,7 +216,7 @@ a conversation is continued only in its own repository`, async () => {
       prompt: 'fix the navbar',
       mode: 'plan',
       repo: { url: repos[1]!.url, baseBranch: 'dev' },
-      workspace: workspaceName(phone, 'web'),
+      workspace: workspaceName(testPhoneHash(phone), 'web'),
     });
     expect(web.spec.resumeAgentSession).toBeUndefined();
     expect(web.metadata.labels?.[LABEL_REPO]).toBe('web');
@@ -220,13 +224,13 @@ a conversation is continued only in its own repository`, async () => {
     await finish('conv-web');
     await say('and the header');
     expect(store.list().at(-1)!.spec).toMatchObject({
-      workspace: workspaceName(phone),
+      workspace: workspaceName(testPhoneHash(phone)),
       resumeAgentSession: 'conv-sample',
     });
     await finish('conv-sample-2');
     await say('@web and the menu');
     expect(store.list().at(-1)!.spec).toMatchObject({
-      workspace: workspaceName(phone, 'web'),
+      workspace: workspaceName(testPhoneHash(phone), 'web'),
       resumeAgentSession: 'conv-web',
     });
   });
@@ -242,7 +246,7 @@ store); repo lists; an unknown name gets the list back`, async () => {
     expect(lastReply()).toMatch(/now work on \*web\*/);
     expect(await choices.get(phone)).toBe('web');
     await say('tidy up');
-    expect(store.list().at(-1)!.spec.workspace).toBe(workspaceName(phone, 'web'));
+    expect(store.list().at(-1)!.spec.workspace).toBe(workspaceName(testPhoneHash(phone), 'web'));
     await say('@../../etc\u202e fix');
     expect(lastReply()).toMatch(
       /^There is no repository named "\.\.\?\.\.\?etc\?"\. The repositories here:\n• sample\n• web \(your default\)/,
