@@ -4,19 +4,15 @@ import { createHmac } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { LABEL_PHONE_HASH, workspaceName } from '../../common/session/names.ts';
 import { PHONE_HASH_LENGTH, legacyPhoneHash, phoneHasher } from '../../common/session/phone-hash.ts';
 import { loadConfig as loadControllerConfig } from '../../controller/config.ts';
 import { specProblem, workspaceProblem } from '../../controller/decide.ts';
 import { workspaceClaim } from '../../controller/workspace-claim.ts';
 import { loadConfig as loadRelayConfig } from '../../relay/config.ts';
-import { InboundHandler } from '../../relay/inbound/handler.ts';
-import { PhoneView } from '../../relay/inbound/phone-view.ts';
 import { createMetrics } from '../../relay/metrics.ts';
-import { Outbox } from '../../relay/outbound/outbox.ts';
-import { PhoneLanes } from '../../relay/phone-lane.ts';
 import { WebChat } from '../../relay/transports/web.ts';
+import { chatHandler } from '../support/chat-handler.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
 import { TEST_PHONE_HASH_KEY, testPhoneHash } from '../support/phone-hash.ts';
 import { testSession } from './controller-fixtures.ts';
@@ -130,29 +126,7 @@ describe("the relay's log lines", () => {
     const store = new MemorySessions('ns');
     const chat = new WebChat({ phone: PHONE, token: 't'.repeat(20) });
     const metrics = createMetrics();
-    const outbox = new Outbox({
-      phoneHash: testPhoneHash,
-      transportFor: () => chat,
-      mediaUrl: (r) => r,
-      lastInboundAt: () => Date.now(),
-      windowMs: 1e9,
-      ratePerSecond: 1000,
-      metrics,
-      logger,
-    });
-    const handler = new InboundHandler({
-      phoneHash: testPhoneHash,
-      sessions: store,
-      claims: { claim: async () => true },
-      phones: new PhoneView(store),
-      lanes: new PhoneLanes(),
-      outbox,
-      namespace: 'ns',
-      repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
-      defaults: SESSION_DEFAULTS,
-      metrics,
-      logger,
-    });
+    const handler = chatHandler({ store, chat, metrics, logger });
     await handler.accept({ id: 'web-1', from: PHONE, body: 'make the navbar sticky', transport: 'web' });
     await handler.accept({ id: 'web-2', from: PHONE, body: 'status', transport: 'web' });
     const [made] = store.list();

@@ -2,19 +2,16 @@
 // create with `@name`, `repo name` and a plain command (in-memory Sessions, the real handler).
 import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { workspaceRepoOf, LABEL_REPO, workspaceName } from '../../common/session/names.ts';
 import { specProblem } from '../../controller/decide.ts';
 import { ConfigError, loadConfig } from '../../relay/config.ts';
-import { InboundHandler } from '../../relay/inbound/handler.ts';
-import { PhoneView } from '../../relay/inbound/phone-view.ts';
+import type { InboundHandler } from '../../relay/inbound/handler.ts';
 import { MemoryRepoChoices } from '../../relay/inbound/repo-choices.ts';
 import { PhoneRepos } from '../../relay/inbound/phone-repos.ts';
 import { createMetrics } from '../../relay/metrics.ts';
-import { Outbox } from '../../relay/outbound/outbox.ts';
-import { PhoneLanes } from '../../relay/phone-lane.ts';
 import { nameFromUrl, type NamedRepo } from '../../relay/repo-list.ts';
 import { WebChat } from '../../relay/transports/web.ts';
+import { chatHandler } from '../support/chat-handler.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
 import { testPhoneHash } from '../support/phone-hash.ts';
 
@@ -180,30 +177,10 @@ describe('commands with several repositories', () => {
     choices = new MemoryRepoChoices();
     const logger = pino({ level: 'silent' });
     const metrics = createMetrics();
-    const outbox = new Outbox({
-      phoneHash: testPhoneHash,
-      transportFor: () => chat,
-      mediaUrl: (r) => r,
-      lastInboundAt: () => Date.now(),
-      windowMs: 1e9,
-      ratePerSecond: 1000,
-      metrics,
-      logger,
-    });
-    handler = new InboundHandler({
-      phoneHash: testPhoneHash,
-      sessions: store,
-      claims: { claim: async () => true },
-      phones: new PhoneView(store),
-      lanes: new PhoneLanes(),
-      outbox,
-      namespace: 'ns',
-      repo: repos[0]!,
-      repos: new PhoneRepos(repos, choices, testPhoneHash),
-      defaults: SESSION_DEFAULTS,
-      metrics,
-      logger,
-    });
+    handler = chatHandler(
+      { store, chat, metrics, logger },
+      { repo: repos[0]!, repos: new PhoneRepos(repos, choices, testPhoneHash) },
+    );
   });
 
   it(`@name works in that repository and its own workspace; \
