@@ -79,7 +79,8 @@ export class InboundHandler {
     this.o = options;
     this.now = options.now ?? Date.now;
     this.once = options.once ?? new Once(options.claims, options.owner);
-    this.repos = options.repos ?? new PhoneRepos([installRepo(options.repo)], new MemoryRepoChoices(), options.phoneHash);
+    this.repos =
+      options.repos ?? new PhoneRepos([installRepo(options.repo)], new MemoryRepoChoices(), options.phoneHash);
     this.limit = concurrencyLimit(options.concurrency ?? INBOUND_CONCURRENCY);
     this.actions = new Actions({ ...options, repos: this.repos, once: this.once, now: this.now });
   }
@@ -93,7 +94,10 @@ export class InboundHandler {
       return await this.limit(() => this.handle(message, given));
     } catch (error) {
       this.o.metrics.inboundFailures.inc();
-      this.o.logger.error({ phoneHash: this.o.phoneHash(message.from), err: error }, 'could not act on an inbound message');
+      this.o.logger.error(
+        { phoneHash: this.o.phoneHash(message.from), err: error },
+        'could not act on an inbound message',
+      );
       await this.o.lanes.run(message.from, () =>
         this.o.outbox.deliver(message.from, [{ text: text.failedToAccept() }]),
       );
