@@ -41,6 +41,24 @@ export async function kubectlOk(args: string[]): Promise<Result> {
   return result;
 }
 
+/**
+ * The controller's environment as an installed release gives it: its ConfigMap, and the phone hash
+ * key it reads from the relay's (chart-generated) Secret.
+ */
+export async function installedControllerEnv(namespace: string, release = 'tether'): Promise<Record<string, string>> {
+  const read = async (kind: string, name: string) =>
+    (
+      JSON.parse((await kubectlOk(['get', kind, name, '-n', namespace, '-o', 'json'])).stdout) as {
+        data: Record<string, string>;
+      }
+    ).data;
+  const secret = await read('secret', `${release}-relay`);
+  return {
+    ...(await read('configmap', `${release}-controller`)),
+    TETHER_PHONE_HASH_KEY: Buffer.from(secret.TETHER_PHONE_HASH_KEY!, 'base64').toString(),
+  };
+}
+
 /** Writes objects to a temporary YAML file for `kubectl -f`. */
 export function manifestFile(objects: object[]): string {
   const file = join(mkdtempSync(join(tmpdir(), 'tether-chart-')), 'manifest.yaml');

@@ -17,8 +17,15 @@ import { createSession, phaseOf, startController, type RunningController } from 
 import { eventually } from '../support/eventually.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
 import { find, helmBin, render } from '../unit/chart-render.ts';
-import { deleteClusterScoped, helmRelease, kubectlOk, kubectlResult, restrictedNamespace } from './chart-cluster.ts';
-import { testPhoneHash } from '../support/phone-hash.ts';
+import {
+  deleteClusterScoped,
+  helmRelease,
+  installedControllerEnv,
+  kubectlOk,
+  kubectlResult,
+  restrictedNamespace,
+} from './chart-cluster.ts';
+import { TEST_PHONE_HASH_KEY, testPhoneHash } from '../support/phone-hash.ts';
 
 const runNode = promisify(execFile);
 let admin: KubeConfig;
@@ -58,7 +65,11 @@ beforeAll(async () => {
   admin = adminKubeConfig();
   await installSessionCrd(admin);
   ns = await restrictedNamespace(admin, 'chart-run');
-  await helmRelease('install', 'tether', ns, { relay: { allowedNumbers: ['+14155550123'] } });
+  // The key the test's own Sessions and relay are named by (test/support/phone-hash.ts).
+  await helmRelease('install', 'tether', ns, {
+    relay: { allowedNumbers: ['+14155550123'] },
+    secrets: { relay: { phoneHashKey: TEST_PHONE_HASH_KEY } },
+  });
   runners = `${ns}-runners`;
 }, 900_000);
 afterAll(async () => {
@@ -70,8 +81,7 @@ afterAll(async () => {
 
 describe('the controller as the chart runs it', () => {
   it("wins its Lease with the chart's Lease name and releases it", async () => {
-    const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', ns]))
-      .data;
+    const env = await installedControllerEnv(ns);
     const config = loadControllerConfig({ ...env, POD_NAME: 'tether-controller-test' });
     const { kc } = await kubeConfigAs('tether-controller');
     const elector = createLeaderElector({
@@ -93,8 +103,7 @@ describe('the controller as the chart runs it', () => {
 
   it(`turns a Session into a restricted runner Pod in the runner namespace (admitted by the chart's policy) with its \
 workspace and the phone's identity, and cancels it`, async () => {
-    const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', ns]))
-      .data;
+    const env = await installedControllerEnv(ns);
     const config = loadControllerConfig({ ...env, TETHER_METRICS_PORT: '0' });
     const { kc } = await kubeConfigAs('tether-controller');
     controller = await startController(kc, config);

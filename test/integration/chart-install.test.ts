@@ -14,12 +14,12 @@ import { everythingOn, find, helmBin, podTemplate, render, type KubeObject } fro
 import {
   deleteClusterScoped,
   helmRelease,
+  installedControllerEnv,
   kubectlOk,
   kubectlResult,
   manifestFile,
   restrictedNamespace,
 } from './chart-cluster.ts';
-import { testPhoneHash } from '../support/phone-hash.ts';
 
 let kc: KubeConfig;
 let installed: string;
@@ -173,20 +173,17 @@ describe('helm install with default values', () => {
 
 describe('runner Pod as the controller builds it', () => {
   it("is created by the controller's own ServiceAccount and passes restricted", async () => {
-    const env = (
-      await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', installed])
-    ).data;
-    const config = loadControllerConfig(env);
+    const config = loadControllerConfig(await installedControllerEnv(installed));
     const phone = '+14155550123';
     const session: Session = {
       apiVersion: API_VERSION,
       kind: KIND,
-      metadata: { name: sessionName(testPhoneHash(phone)), namespace: installed, uid: randomUUID() },
+      metadata: { name: sessionName(config.phoneHash(phone)), namespace: installed, uid: randomUUID() },
       spec: {
         phone,
         prompt: 'script: say: hi',
         repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
-        workspace: workspaceName(testPhoneHash(phone)),
+        workspace: workspaceName(config.phoneHash(phone)),
       },
     } as Session;
     const pod = desiredPod(session, config);

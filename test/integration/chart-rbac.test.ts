@@ -22,11 +22,12 @@ import {
   deleteClusterScoped,
   extraPermissions,
   helmRelease,
+  installedControllerEnv,
   kubectlOk,
   kubectlResult,
   manifestFile,
 } from './chart-cluster.ts';
-import { testPhoneHash } from '../support/phone-hash.ts';
+import { TEST_PHONE_HASH_KEY, testPhoneHash } from '../support/phone-hash.ts';
 
 let kc: KubeConfig;
 let ns: string;
@@ -42,13 +43,14 @@ beforeAll(async () => {
   await installSessionCrd(kc);
   [ns, other] = await Promise.all([createNamespace(kc, 'rbac'), createNamespace(kc, 'rbac-other')]);
   // The test's admin creates a Session below: its group may (sessions.creators, chart-session-policy.test.ts).
-  await helmRelease('install', 'tether', ns, { sessions: { creators: { groups: ['system:masters'] } } });
+  // The key the test's own Sessions are named by (test/support/phone-hash.ts).
+  await helmRelease('install', 'tether', ns, {
+    sessions: { creators: { groups: ['system:masters'] } },
+    secrets: { relay: { phoneHashKey: TEST_PHONE_HASH_KEY } },
+  });
   runners = `${ns}-runners`;
   // The controller's own configuration, as the chart gives it.
-  const configMap = JSON.parse((await kubectlOk(['get', 'configmap', CONTROLLER, '-n', ns, '-o', 'json'])).stdout) as {
-    data: Record<string, string>;
-  };
-  config = loadConfig(configMap.data);
+  config = loadConfig(await installedControllerEnv(ns));
 }, 900_000);
 afterAll(async () => {
   await deleteClusterScoped([ns]);
