@@ -37,7 +37,7 @@ lint: setup
 typecheck: setup
 	npm run typecheck
 
-## make crd: regenerate crds/ from common/session/schema.ts
+## make crd: regenerate crds/ and the chart's templates/crds/ from common/session/schema.ts
 crd: setup
 	npm run crd
 
@@ -63,12 +63,26 @@ clean:
 ## Images and chart (issue 7)
 IMAGE_REGISTRY ?= ghcr.io/tether-dev
 IMAGE_TAG ?= dev
-.PHONY: images test-node helm-lint helm-template
+.PHONY: images test-node helm-lint helm-template release registry
 
 ## make images: build tether-controller, tether-relay and tether-runner (scripts/build-images.sh; with
 ## no Docker engine it starts a private one, with no image registry it builds the base image's stand-in)
 images:
 	@bash scripts/build-images.sh $(IMAGE_REGISTRY) $(IMAGE_TAG)
+
+## make release IMAGE_REGISTRY=registry.example.com/tether [VERSION=0.1.0]: build and push the three images
+## and the chart (oci://IMAGE_REGISTRY/tether, the images' digests pinned in its values; scripts/release.sh).
+## VERSION defaults to charts/tether/Chart.yaml's version; a registry on loopback is spoken to over plain HTTP.
+VERSION ?=
+release:
+	@bash scripts/release.sh $(IMAGE_REGISTRY) $(VERSION)
+
+## make registry: a registry on 127.0.0.1:5000 (REGISTRY_ADDR) with its store in a temp folder, in the
+## foreground (the CNCF distribution registry, built once from its Go module: scripts/ensure-registry.sh)
+REGISTRY_ADDR ?= 127.0.0.1:5000
+registry:
+	@store="$$(mktemp -d)" && trap 'rm -rf "$$store"' EXIT && echo "[registry] $(REGISTRY_ADDR), store $$store" && \
+	  bash scripts/ensure-registry.sh serve "$$store" $(REGISTRY_ADDR)
 
 ## make test-node: build the images as tether.local/*:dev and run the node tier (test/node) against them:
 ## the images in the engine, and on the kubelet node tier (local/kubelet-node: containerd + kubelet +
@@ -77,10 +91,10 @@ test-node: setup control-plane node-binaries
 	@$(MAKE) --no-print-directory images IMAGE_REGISTRY=tether.local IMAGE_TAG=dev
 	IMAGE_REGISTRY=tether.local IMAGE_TAG=dev npx vitest run --project node
 
-## make helm-lint: helm lint --strict charts/tether (helm from scripts/ensure-helm.sh)
+## make helm-lint: helm lint --strict charts/tether with a publicUrl (required; helm from scripts/ensure-helm.sh)
 helm-lint:
-	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" lint --strict charts/tether
+	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" lint --strict charts/tether --set relay.publicUrl=https://tether.example.com
 
-## make helm-template: render charts/tether with the CRD (extra flags: HELM_ARGS="-f my-values.yaml")
+## make helm-template: render charts/tether, the CRD included (extra flags: HELM_ARGS="-f my-values.yaml")
 helm-template:
-	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" template tether charts/tether --namespace tether --include-crds $(HELM_ARGS)
+	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" template tether charts/tether --namespace tether $(HELM_ARGS)

@@ -135,10 +135,10 @@ async function restartAndResync(b: Bench, kubeconfig: string): Promise<void> {
   rows.push(atMost(`controller: start + resync of ${TOTAL.toLocaleString('en')} Sessions`, resync, 5, 's'));
   await sleep(2000);
   const mib = async (name: string) => (await fresh.metric(name)) / 2 ** 20;
-  const rss = await mib('tether_controller_process_resident_memory_bytes');
+  const rss = await mib('process_resident_memory_bytes');
   rows.push(atMost(`controller: RSS holding ${TOTAL.toLocaleString('en')} Sessions`, rss, 200, 'MiB'));
-  const heapUsed = await mib('tether_controller_nodejs_heap_size_used_bytes');
-  const heapTotal = await mib('tether_controller_nodejs_heap_size_total_bytes');
+  const heapUsed = await mib('nodejs_heap_size_used_bytes');
+  const heapTotal = await mib('nodejs_heap_size_total_bytes');
   console.log(
     `   controller RSS ${rss.toFixed(0)} MiB (V8 heap used ${heapUsed.toFixed(0)} MiB ` +
       `of ${heapTotal.toFixed(0)} MiB); start + full resync in ${resync.toFixed(1)} s; ` +

@@ -14,7 +14,7 @@ import type { ControllerConfig } from './config.ts';
 import { startProblem, startTimeoutMessage, type StartProblem } from './start.ts';
 import { phoneHashes, workspaceRepo } from './workspace-claim.ts';
 
-type Timeouts = Pick<ControllerConfig, 'defaultRunTimeoutMs' | 'defaultApprovalTimeoutMs' | 'startTimeoutMs'>;
+export type Timeouts = Pick<ControllerConfig, 'defaultRunTimeoutMs' | 'defaultApprovalTimeoutMs' | 'startTimeoutMs'>;
 type DecideConfig = Timeouts & Pick<ControllerConfig, 'maxQueued' | 'repoHosts' | 'budget' | 'phoneHash'>;
 
 export interface Observed {
@@ -85,6 +85,18 @@ export const runTimeoutMs = (s: Session, c: Timeouts) =>
   s.spec.timeouts?.run ? parseDuration(s.spec.timeouts.run) : c.defaultRunTimeoutMs;
 export const approvalTimeoutMs = (s: Session, c: Timeouts) =>
   s.spec.timeouts?.approval ? parseDuration(s.spec.timeouts.approval) : c.defaultApprovalTimeoutMs;
+
+/**
+ * When a Session still Starting or AwaitingApproval passes its start or approval deadline (ms since
+ * the epoch); the pass at that moment ends it (decideActive), so one found past it is stuck.
+ */
+export function phaseDeadline(session: Session, config: Timeouts): number | undefined {
+  const status = session.status ?? {};
+  if (status.phase === 'Starting' && status.startTime) return Date.parse(status.startTime) + config.startTimeoutMs;
+  if (status.phase === 'AwaitingApproval' && status.pending?.createdAt)
+    return Date.parse(status.pending.createdAt) + approvalTimeoutMs(session, config);
+  return undefined;
+}
 
 /** The decision for a Session that has not finished. */
 export function decide(session: Session, seen: Observed, now: Date, config: DecideConfig): Decision {

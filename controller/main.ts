@@ -1,11 +1,12 @@
-// The controller process: config, logger, metrics, the API server connection (no client-node); then
-// the replica (leader election + controller) and HTTP for metrics and probes, stopped on SIGTERM after
-// releasing the Lease.
+// The controller process: config, logger, metrics, the API server connection (no client-node), the
+// installed CRD's schema version checked (crd-version.ts); then the replica (leader election +
+// controller) and HTTP for metrics and probes, stopped on SIGTERM after releasing the Lease.
 import { loadConnection } from '../common/kube/kubeconfig.ts';
 import { createLogger } from '../common/log.ts';
 import { configOrExit, exitOnSignal } from '../common/process.ts';
 import { createApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { crdVersionProblem, readInstalledCrd } from './crd-version.ts';
 import { createMetrics } from './metrics.ts';
 import { createReplica } from './replica.ts';
 
@@ -15,8 +16,13 @@ const logger = createLogger({
   level: config.logLevel,
   bindings: { identity: config.identity },
 });
-const metrics = createMetrics(() => replica.controller?.sessions.list() ?? []);
+const metrics = createMetrics(() => replica.controller?.sessions.list() ?? [], { timeouts: config });
 const kubeConfig = await loadConnection(config.kube);
+const crdProblem = crdVersionProblem(await readInstalledCrd(kubeConfig));
+if (crdProblem) {
+  process.stderr.write(`tether-controller: refusing to run: ${crdProblem}\n`);
+  process.exit(2);
+}
 const replica = createReplica({
   kubeConfig,
   config,

@@ -1,9 +1,11 @@
 // The controller's Prometheus metrics, on its own Registry. No phone or session labels.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../common/process-metrics.ts';
 import { PHASES, type Session } from '../common/session/schema.ts';
 import type { WorkQueueHooks } from '../common/kube/work-queue.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { CONDITION_FINISHED } from './conditions.ts';
+import { phaseDeadline, type Timeouts } from './decide.ts';
 import type { PassResult } from './reconcile.ts';
 
 const SESSION_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200];
@@ -80,6 +82,28 @@ function sessionMetrics(registers: Registry[], sessions: () => Session[]): Sessi
   };
 }
 
+/** Sessions the controller should have ended at their start or approval deadline, by phase. */
+function deadlineMetrics(registers: Registry[], sessions: () => Session[], timeouts: Timeouts): void {
+  new Gauge({
+    name: 'tether_sessions_past_deadline',
+    help: 'Sessions still Starting or AwaitingApproval after their start or approval deadline, by phase.',
+    labelNames: ['phase'],
+    registers,
+    collect() {
+      const now = Date.now();
+      const counts = new Map<string, number>([
+        ['Starting', 0],
+        ['AwaitingApproval', 0],
+      ]);
+      for (const s of sessions()) {
+        const deadline = phaseDeadline(s, timeouts);
+        if (deadline !== undefined && now >= deadline) counts.set(s.status!.phase!, counts.get(s.status!.phase!)! + 1);
+      }
+      for (const [phase, n] of counts) this.set({ phase }, n);
+    },
+  });
+}
+
 const secondsBetween = (from: number, to: number) => Math.max(0, to - from) / 1000;
 
 /**
@@ -114,19 +138,14 @@ function passObserver(observer: SessionObserver): (key: string, result: PassResu
 
 export function createMetrics(
   sessions: () => Session[],
-  options: { defaultMetrics?: boolean } = {},
+  options: { defaultMetrics?: boolean; timeouts: Timeouts },
 ): ControllerMetrics {
   const registry = new Registry();
-  if (options.defaultMetrics ?? true) {
-    collectDefaultMetrics({ register: registry, prefix: 'tether_controller_' });
-    // Gauges named *_total fail `promtool check metrics`; the handle counts are of little use here.
-    for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) {
-      registry.removeSingleMetric(`tether_controller_nodejs_${name}`);
-    }
-  }
+  if (options.defaultMetrics ?? true) collectProcessMetrics(registry);
   const registers = [registry];
 
   const observer = sessionMetrics(registers, sessions);
+  deadlineMetrics(registers, sessions, options.timeouts);
   const reconciles = new Counter({
     name: 'tether_reconcile_total',
     help: 'Reconcile passes by result.',

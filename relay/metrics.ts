@@ -1,5 +1,6 @@
 // The relay's Prometheus metrics, on a registry of its own.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../common/process-metrics.ts';
 
 type Registers = Registry[];
 
@@ -89,7 +90,7 @@ function mediaMetrics(registers: Registers) {
 
 export function createMetrics(options: { defaults?: boolean } = {}) {
   const registry = new Registry();
-  if (options.defaults) collectDefaultMetrics({ register: registry, prefix: 'tether_relay_' });
+  if (options.defaults) collectProcessMetrics(registry);
   const registers = [registry];
   return { registry, ...inboundMetrics(registers), ...outboundMetrics(registers), ...mediaMetrics(registers) };
 }

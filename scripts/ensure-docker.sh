@@ -52,7 +52,10 @@ mkdir -p "$root/data" "$root/run"
 if pid="$(private_pid)"; then kill "$pid"; sleep 1; fi # alive but not answering: start afresh
 rm -f "$socket" "$pidfile"
 echo "[docker] starting a private dockerd (no bridge, host networking only) at $private_host; log: $root/dockerd.log" >&2
-setsid "$dockerd" \
+# The engine outlives this script: it must not keep open what the caller had open (a `flock` lock
+# held around `make test-node` would stay held by dockerd and its containerd for their lifetime).
+close_inherited() { local fd; for fd in /proc/self/fd/*; do fd=${fd##*/}; ((fd > 2)) && eval "exec $fd>&-"; done; exec "$@"; }
+setsid bash -c "$(declare -f close_inherited); close_inherited \"\$@\"" close-inherited "$dockerd" \
   --host "$private_host" --data-root "$root/data" --exec-root "$root/run" --pidfile "$pidfile" \
   --storage-driver overlay2 --exec-opt native.cgroupdriver=cgroupfs \
   --iptables=false --ip-forward=false --ip-masq=false --bridge=none \

@@ -97,7 +97,7 @@ export const SessionSpec = Type.Object(
           }),
         ),
       },
-      immutable('repo is immutable'),
+      { description: 'the git repository the agent works on', ...immutable('repo is immutable') },
     ),
     workspace: Type.String({
       minLength: 1,
@@ -107,24 +107,29 @@ export const SessionSpec = Type.Object(
       ...immutable('workspace is immutable'),
     }),
     timeouts: Type.Optional(
-      Type.Object({
-        run: Type.Optional(
-          Type.String({
-            pattern: DURATION_PATTERN,
-            default: SESSION_DEFAULTS.timeouts.run,
-            description: 'whole-run limit',
-          }),
-        ),
-        approval: Type.Optional(
-          Type.String({
-            pattern: DURATION_PATTERN,
-            default: SESSION_DEFAULTS.timeouts.approval,
-            description: 'limit on one pending request',
-          }),
-        ),
-      }),
+      Type.Object(
+        {
+          run: Type.Optional(
+            Type.String({
+              pattern: DURATION_PATTERN,
+              default: SESSION_DEFAULTS.timeouts.run,
+              description: 'whole-run limit',
+            }),
+          ),
+          approval: Type.Optional(
+            Type.String({
+              pattern: DURATION_PATTERN,
+              default: SESSION_DEFAULTS.timeouts.approval,
+              description: 'limit on one pending request',
+            }),
+          ),
+        },
+        { description: "time limits, as durations like 30m or 2h; unset: the install's defaults" },
+      ),
     ),
-    cancel: Type.Optional(Type.Boolean({ default: false })),
+    cancel: Type.Optional(
+      Type.Boolean({ default: false, description: 'true: stop the run and end the Session as Cancelled' }),
+    ),
     costPauseUsd: Type.Optional(
       Type.Number({
         minimum: 0,
@@ -177,7 +182,7 @@ export const SessionSpec = Type.Object(
             description: "relay media ref <namespace>/<session>/<file>, under the Session's own prefix",
           }),
           contentType: enumOf(IMAGE_TYPES, 'image type, checked against the bytes'),
-          bytes: Type.Integer({ minimum: 1, maximum: LIMITS.imageBytes }),
+          bytes: Type.Integer({ minimum: 1, maximum: LIMITS.imageBytes, description: 'size of the picture' }),
         }),
         {
           maxItems: LIMITS.images,
@@ -191,6 +196,7 @@ export const SessionSpec = Type.Object(
     ),
   },
   {
+    description: 'the command and its settings, written by the relay; the phone adds decisions and cancel',
     // A field's own rule cannot see it added or removed after creation.
     'x-kubernetes-validations': [
       { rule: 'has(self.costPauseUsd) == has(oldSelf.costPauseUsd)', message: 'costPauseUsd is immutable' },

@@ -8,15 +8,18 @@ export interface TierChartOptions {
   apiServerPort: number;
   relayPort: number;
   controllerMetricsPort: number;
-  /** Registry and tag the images were built under (`make images IMAGE_REGISTRY=… IMAGE_TAG=…`). */
-  image: { registry: string; tag: string };
+  /**
+   * Registry and tag the images were built under (`make images IMAGE_REGISTRY=… IMAGE_TAG=…`), loaded
+   * into the tier's containerd; none: the chart's own images, pulled (a chart `make release` pushed).
+   */
+  image?: { registry: string; tag: string };
 }
 
 export function tierChartValues(o: TierChartOptions) {
   return {
     hostNetwork: { enabled: true, apiServer: `127.0.0.1:${o.apiServerPort}` },
     // Loaded with `ctr images import`: nothing to pull.
-    image: { registry: o.image.registry, tag: o.image.tag, pullPolicy: 'Never' },
+    ...(o.image && { image: { registry: o.image.registry, tag: o.image.tag, pullPolicy: 'Never' } }),
     controller: { metricsPort: o.controllerMetricsPort },
     relay: {
       port: o.relayPort,

@@ -1,7 +1,8 @@
 // A private containerd with its CRI plugin for the kubelet node tier: config from
 // `containerd config default`, root/state/socket in the tier's folder, cgroupfs, the locally
-// built pause image as the sandbox image, and a CNI config with no bridge and no addresses
-// (host-network Pods only: any other Pod fails to get an address).
+// built pause image as the sandbox image, a CNI config with no bridge and no addresses
+// (host-network Pods only: any other Pod fails to get an address), and a registry hosts folder
+// (`certs.d`) where a plain-HTTP registry on loopback can be named (trustLoopbackRegistry).
 import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,6 +19,8 @@ export interface Containerd {
   process: Managed;
   /** Loads a `docker save`-format or OCI tar into the CRI namespace (k8s.io). */
   importImage(tar: string): Promise<void>;
+  /** containerd's registry hosts folder (CRI `registry.config_path`): `<host:port>/hosts.toml` per registry. */
+  registryHostsDir: string;
   stop(): Promise<void>;
 }
 
@@ -45,6 +48,7 @@ async function containerdConfig(dir: string): Promise<string> {
     [`${CRI}.cni`, 'bin_dir', q(CNI_BIN_DIR)],
     [`${CRI}.cni`, 'conf_dir', q(join(dir, 'cni'))],
     [`${CRI}.containerd.runtimes.runc.options`, 'SystemdCgroup', 'false'],
+    [`${CRI}.registry`, 'config_path', q(join(dir, 'certs.d'))],
     ['plugins."io.containerd.internal.v1.opt"', 'path', q(join(dir, 'opt'))],
   ];
   let toml = stdout
@@ -75,8 +79,21 @@ async function waitForSocket(socket: string, proc: Managed, logFile: string, tim
   throw new Error(`containerd not answering after ${timeoutMs} ms; see ${logFile}`);
 }
 
+/**
+ * Lets the node pull from a plain-HTTP registry at 127.0.0.1:<port> (containerd reads the hosts
+ * folder at each pull, so this works on a running containerd).
+ */
+export async function trustLoopbackRegistry(registryHostsDir: string, hostPort: string): Promise<void> {
+  if (!/^127\.0\.0\.1:[0-9]{1,5}$/.test(hostPort)) throw new Error(`not a loopback registry: ${hostPort}`);
+  const dir = join(registryHostsDir, hostPort);
+  await mkdir(dir, { recursive: true });
+  const hosts = `server = "http://${hostPort}"\n\n[host."http://${hostPort}"]\n  capabilities = ["pull", "resolve"]\n`;
+  await writeFile(join(dir, 'hosts.toml'), hosts);
+}
+
 export async function startContainerd(dir: string, pauseTar: string): Promise<Containerd> {
   await mkdir(join(dir, 'cni'), { recursive: true });
+  await mkdir(join(dir, 'certs.d'), { recursive: true });
   await writeFile(join(dir, 'cni', '10-loopback.conflist'), JSON.stringify(CNI_CONFIG, null, 2));
   const configFile = join(dir, 'containerd.toml');
   await writeFile(configFile, await containerdConfig(dir));
@@ -94,5 +111,6 @@ export async function startContainerd(dir: string, pauseTar: string): Promise<Co
     await stop();
     throw error;
   }
-  return { endpoint: `unix://${socket}`, socket, process: proc, importImage, stop };
+  const registryHostsDir = join(dir, 'certs.d');
+  return { endpoint: `unix://${socket}`, socket, process: proc, importImage, registryHostsDir, stop };
 }

@@ -9,7 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { stringify } from 'yaml';
 import { createNamespace } from '../support/cluster.ts';
-import { CHART_DIR, helm, withValuesFile, type HelmResult } from '../unit/chart-render.ts';
+import { CHART_DIR, helm, withValueArgs, type HelmResult } from '../unit/chart-render.ts';
 
 const run = promisify(execFile);
 
@@ -59,6 +59,20 @@ export async function installedControllerEnv(namespace: string, release = 'tethe
   };
 }
 
+/** Server-side apply of a manifest as a dry run with strict field validation: what the API server would refuse. */
+export async function serverDryRun(file: string): Promise<Result> {
+  return kubectlResult([
+    'apply',
+    '--server-side',
+    '--force-conflicts',
+    '--dry-run=server',
+    '--validate=strict',
+    '--field-manager=chart-test',
+    '-f',
+    file,
+  ]);
+}
+
 /** Writes objects to a temporary YAML file for `kubectl -f`. */
 export function manifestFile(objects: object[]): string {
   const file = join(mkdtempSync(join(tmpdir(), 'tether-chart-')), 'manifest.yaml');
@@ -69,6 +83,12 @@ export function manifestFile(objects: object[]): string {
 /** A fresh namespace where the API server enforces (and warns about) Pod Security `restricted`. */
 export async function restrictedNamespace(kc: KubeConfig, prefix: string): Promise<string> {
   const ns = await createNamespace(kc, prefix);
+  await enforceRestricted(ns);
+  return ns;
+}
+
+/** Labels an existing namespace so the API server enforces (and warns about) Pod Security `restricted`. */
+export async function enforceRestricted(ns: string): Promise<void> {
   await kubectlOk([
     'label',
     'namespace',
@@ -78,17 +98,19 @@ export async function restrictedNamespace(kc: KubeConfig, prefix: string): Promi
     'pod-security.kubernetes.io/warn=restricted',
     'pod-security.kubernetes.io/warn-version=latest',
   ]);
-  return ns;
 }
 
-/** `helm install|upgrade` of charts/tether into `namespace` with the admin kubeconfig. */
+/**
+ * `helm install|upgrade` of charts/tether into `namespace` with the admin kubeconfig. The suite's
+ * files share one Session CRD (installSessionCrd), so no release takes it over (crds.install=false).
+ */
 export async function helmRelease(
   verb: 'install' | 'upgrade',
   release: string,
   namespace: string,
   values: object,
 ): Promise<HelmResult> {
-  return withValuesFile(values, async (file) => {
+  return withValueArgs({ crds: { install: false }, ...values }, async (valueArgs) => {
     const result = await helm([
       verb,
       release,
@@ -97,8 +119,7 @@ export async function helmRelease(
       namespace,
       '--kubeconfig',
       inject('kubeconfig'),
-      '-f',
-      file,
+      ...valueArgs,
       '--timeout',
       '60s',
     ]);
@@ -164,7 +185,7 @@ export async function deleteClusterScoped(namespaces: string[]): Promise<void> {
   await kubectlResult([
     'delete',
     'clusterrole,clusterrolebinding',
-    ...namespaces.map((n) => `${n}-tether-relay`),
+    ...namespaces.flatMap((n) => [`${n}-tether-relay`, `${n}-tether-controller`]),
     '--ignore-not-found',
   ]);
   const policies = namespaces.flatMap((n) => [`${n}-tether-sessions`, `${n}-runners-runner-pods`]);

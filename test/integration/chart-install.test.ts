@@ -25,7 +25,12 @@ let kc: KubeConfig;
 let installed: string;
 let applied: string;
 let notes: string;
-const full = (ns: string) => ({ ...everythingOn, metrics: { ...everythingOn.metrics, dashboard: { namespace: ns } } });
+// The suite's Session CRD is shared: this release leaves it alone (chart-crd-upgrade.test.ts has its own plane).
+const full = (ns: string) => ({
+  ...everythingOn,
+  crds: { install: false },
+  metrics: { ...everythingOn.metrics, dashboard: { namespace: ns } },
+});
 const json = async <T>(args: string[]) => JSON.parse((await kubectlOk([...args, '-o', 'json'])).stdout) as T;
 
 beforeAll(async () => {
@@ -201,7 +206,7 @@ describe('every optional part on', () => {
   let objects: KubeObject[];
   let file: string;
   beforeAll(async () => {
-    objects = await render(full(applied), { release: 'tether', namespace: applied, includeCrds: true });
+    objects = await render(full(applied), { release: 'tether', namespace: applied });
     // No prometheus-operator here: ServiceMonitor shapes are checked in test/unit/chart-render.test.ts.
     // Hooks (the helm test Pod) are not part of an install; its template is checked below.
     file = manifestFile(

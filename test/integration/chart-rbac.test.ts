@@ -57,10 +57,14 @@ afterAll(async () => {
   await Promise.all([deleteNamespace(kc, ns), deleteNamespace(kc, runners), deleteNamespace(kc, other)]);
 });
 
+/** The controller's one cluster-wide right: reading the Session CRD's schema version at start. */
+const CRD_GET = 'customresourcedefinitions.apiextensions.k8s.io [sessions.tether.dev] get';
+
 describe('controller ServiceAccount', () => {
   it('has exactly the intended permissions in the release namespace and in the runner namespace', async () => {
     expect(config.runnerNamespace).toBe(runners);
     expect(await extraPermissions(CONTROLLER, ns)).toEqual([
+      CRD_GET,
       'events.events.k8s.io [] create',
       'leases.coordination.k8s.io [] create get update',
       'rolebindings.rbac.authorization.k8s.io [] create list watch',
@@ -70,14 +74,16 @@ describe('controller ServiceAccount', () => {
       'sessions.tether.dev/status [] get patch update',
     ]);
     expect(await extraPermissions(CONTROLLER, ns, runners)).toEqual([
+      CRD_GET,
       'persistentvolumeclaims [] create get list watch',
       'pods [] create delete get list watch',
       'serviceaccounts [] create',
     ]);
   });
 
-  it('has nothing in other namespaces', async () => {
-    expect(await extraPermissions(CONTROLLER, ns, other)).toEqual([]);
+  it('has nothing in other namespaces (only get on the Session CRD, cluster-wide, by name)', async () => {
+    expect(await extraPermissions(CONTROLLER, ns, other)).toEqual([CRD_GET]);
+    expect(await canI(CONTROLLER, ns, ['get', 'customresourcedefinitions'])).toBe(false);
     expect(await canI(CONTROLLER, ns, ['create', 'pods', '-n', other])).toBe(false);
     expect(await canI(CONTROLLER, ns, ['create', 'pods', '-n', ns])).toBe(false);
   });

@@ -86,7 +86,9 @@ describe('controller restarts and replicas', () => {
     const ns = await namespace('ctl-ha');
     const lease = { durationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 200 };
     const lost: string[] = [];
-    const metrics = ['r1', 'r2'].map(() => createMetrics(() => [], { defaultMetrics: false }));
+    const metrics = ['r1', 'r2'].map(() =>
+      createMetrics(() => [], { defaultMetrics: false, timeouts: testConfig(ns) }),
+    );
     const replicas: Replica[] = ['r1', 'r2'].map((identity, i) =>
       createReplica({
         kubeConfig: connectionFromKubeConfig(kc),

@@ -238,7 +238,8 @@ loopback http, a local path, a nested branch`, async () => {
     expect(specUnchanged.spec.cancel).toBe(false);
   });
 
-  it('shows PHONE, PHASE, WAITING-ON, PROMPT, AGE, DURATION, COST and PR in kubectl get sessions', async () => {
+  it(`shows NAME, PHONE, PHASE, WAITING-ON and AGE in kubectl get sessions (within 100 columns); PROMPT, DURATION, \
+COST and PR with -o wide`, async () => {
     const columnsNs = await createNamespace(kc, 'cols');
     const waiting = sessionName(testPhoneHash(phone), new Date(), 'aaaa');
     const done = sessionName(testPhoneHash(phone), new Date(), 'bbbb');
@@ -261,17 +262,29 @@ loopback http, a local path, a nested branch`, async () => {
       result: { costUsd: 0.41, prUrl: 'https://github.com/acme/web/pull/412' },
     });
 
-    const out = await kubectl(['get', 'sess', '-n', columnsNs]);
+    const narrow = await kubectl(['get', 'sess', '-n', columnsNs]);
+    const narrowTable = parseTable(narrow);
+    expect(narrowTable.header).toEqual(['NAME', 'PHONE', 'PHASE', 'WAITING-ON', 'AGE']);
+    expect(narrowTable.rows.find((r) => r[0] === waiting)).toEqual([
+      waiting,
+      '+1415•••0123',
+      'AwaitingApproval',
+      'changes',
+      expect.stringMatching(/^\d+s$/),
+    ]);
+    for (const line of narrow.trimEnd().split('\n')) expect([...line].length, line).toBeLessThanOrEqual(100);
+
+    const out = await kubectl(['get', 'sess', '-n', columnsNs, '-o', 'wide']);
     const table = parseTable(out);
-    expect(table.header).toEqual(['NAME', 'PHONE', 'PHASE', 'WAITING-ON', 'PROMPT', 'AGE', 'DURATION', 'COST', 'PR']);
+    expect(table.header).toEqual(['NAME', 'PHONE', 'PHASE', 'WAITING-ON', 'AGE', 'PROMPT', 'DURATION', 'COST', 'PR']);
     const row = (name: string) => table.rows.find((r) => r[0] === name);
     expect(row(waiting)).toEqual([
       waiting,
       '+1415•••0123',
       'AwaitingApproval',
       'changes',
-      'make the navbar sticky and add a dark-m…',
       expect.stringMatching(/^\d+s$/),
+      'make the navbar sticky and add a dark-m…',
       '',
       '',
       '',
@@ -281,14 +294,14 @@ loopback http, a local path, a nested branch`, async () => {
       '+1415•••0123',
       'Succeeded',
       '',
-      'fix the login redirect loop on Safari',
       expect.stringMatching(/^\d+s$/),
+      'fix the login redirect loop on Safari',
       '3m12s',
       '0.41',
       'https://github.com/acme/web/pull/412',
     ]);
     expect(out).not.toContain('4155550123');
-    console.log(`kubectl get sessions -n ${columnsNs}\n${out}`);
+    console.log(`kubectl get sessions -n ${columnsNs}\n${narrow}\nkubectl get sessions -o wide\n${out}`);
     await deleteNamespace(kc, columnsNs);
   });
 });

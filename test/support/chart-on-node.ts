@@ -24,7 +24,7 @@ import { dockerHost, imageName } from './images.ts';
 const run = promisify(execFile);
 
 const COMPONENTS = ['controller', 'relay', 'runner'] as const;
-const GITHUB_TOKEN = 'node-tier-forge-token';
+export const GITHUB_TOKEN = 'node-tier-forge-token';
 
 export interface ChartOnNode {
   namespace: string;
@@ -60,7 +60,7 @@ export async function loadImages(): Promise<void> {
 }
 
 /** A bare sample repository (the serving user's) served over HTTP. */
-async function sampleForge(dir: string): Promise<{ forge: GitHttpForge; repoUrl: string }> {
+export async function sampleForge(dir: string): Promise<{ forge: GitHttpForge; repoUrl: string }> {
   await ensureSampleRepo(dir);
   const forge = await serveGitOverHttp(dir, GITHUB_TOKEN, { record: true });
   return { forge, repoUrl: `${forge.origin}/acme/sample.git` };

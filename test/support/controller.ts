@@ -46,7 +46,10 @@ export async function startController(
   ops?: ClusterOps,
 ): Promise<RunningController> {
   const holder: { controller?: Controller } = {};
-  const metrics = createMetrics(() => holder.controller?.sessions.list() ?? [], { defaultMetrics: false });
+  const metrics = createMetrics(() => holder.controller?.sessions.list() ?? [], {
+    defaultMetrics: false,
+    timeouts: config,
+  });
   const passes = createPassLog((key) => holder.controller?.sessions.get(key));
   const running = createController({
     kubeConfig: connectionFromKubeConfig(kc),

@@ -61,8 +61,11 @@ export interface E2E {
 
 let counter = 0;
 
-/** A phone that sends signed webhooks to the relay at `relayUrl` and reads what the fake Twilio got for it. */
-export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string): Phone {
+/**
+ * A phone that sends signed webhooks to the relay at `relayUrl` and reads what the fake Twilio got for it.
+ * The webhooks are signed for `signedUrl` (the relay's public URL, when an Ingress stands in between).
+ */
+export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string, signedUrl = relayUrl): Phone {
   let cursor = 0;
   const received = () => twilio.to(number);
   const post = async (hook: ReturnType<typeof signedWebhook>) => {
@@ -74,12 +77,12 @@ export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string
     received,
     unread: () => received().slice(cursor),
     async send(text) {
-      await post(signedWebhook(twilio.authToken, `${relayUrl}/webhook`, { from: number, body: text }));
+      await post(signedWebhook(twilio.authToken, `${signedUrl}/webhook`, { from: number, body: text }));
     },
     async sendMedia(caption, items) {
       const sid = mediaMessageSid();
       await post(
-        signedWebhook(twilio.authToken, `${relayUrl}/webhook`, {
+        signedWebhook(twilio.authToken, `${signedUrl}/webhook`, {
           from: number,
           body: caption,
           sid,
@@ -93,7 +96,7 @@ export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string
         throw new Error(
           `no button "${title}" on: ${message.body} [${(message.buttons ?? []).map((b) => b.title).join(', ')}]`,
         );
-      const hook = tapWebhook(twilio.authToken, `${relayUrl}/webhook`, {
+      const hook = tapWebhook(twilio.authToken, `${signedUrl}/webhook`, {
         from: number,
         title,
         payload: button.id,

@@ -16,6 +16,8 @@ export interface ControllerProcess {
   proc: Managed;
   /** Resolves once /readyz answers 200 (informers synced); rejects if the process exits first. */
   ready: Promise<void>;
+  /** Its /metrics. */
+  metricsUrl: string;
 }
 
 /** `node controller/main.ts` on a namespace, as a process of its own (its output in `logDir`). */
@@ -49,7 +51,7 @@ export async function controllerProcess(
   );
   const ready = untilHttpOk(`http://127.0.0.1:${port}/readyz`, proc, 120_000, 50);
   ready.catch(() => undefined);
-  return { proc, ready };
+  return { proc, ready, metricsUrl: `http://127.0.0.1:${port}/metrics` };
 }
 
 export interface Recording {

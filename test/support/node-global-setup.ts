@@ -11,6 +11,8 @@ declare module 'vitest' {
     nodeName: string;
     podLogsDir: string;
     containerdSocket: string;
+    /** containerd's registry hosts folder (trustLoopbackRegistry in local/kubelet-node/containerd.ts). */
+    registryHostsDir: string;
     /** Folder behind each pool PersistentVolume, by PV name. */
     volumeFolders: Record<string, string>;
   }
@@ -33,6 +35,7 @@ export async function setup(project: TestProject) {
   project.provide('nodeName', tier.nodeName);
   project.provide('podLogsDir', tier.kubelet.podLogsDir);
   project.provide('containerdSocket', tier.containerd.socket);
+  project.provide('registryHostsDir', tier.containerd.registryHostsDir);
   project.provide('volumeFolders', Object.fromEntries(tier.volumes));
 }
 

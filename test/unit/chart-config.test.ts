@@ -1,9 +1,6 @@
-// The chart and the code agree: the chart's CRD is the generated one, and the environment the
-// chart gives the controller and the relay is exactly what their config.ts reads and accepts.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// The chart and the code agree: the environment the chart gives the controller and the relay is
+// exactly what their config.ts reads and accepts (the CRD: chart-crd.test.ts).
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { desiredPod } from '../../controller/builders.ts';
@@ -11,8 +8,6 @@ import { loadConfig as loadControllerConfig, VARIABLE_NAMES } from '../../contro
 import { DEFAULT_POLICY, parsePolicy } from '../../runner-image/policy.ts';
 import { testSession, unitConfig } from './controller-fixtures.ts';
 import { RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
-import { CHART_CRD_PATH, CRD_OUTPUTS, CRD_PATH, sessionCrdYaml } from '../../common/session/crd-yaml.ts';
-import { sessionCrd } from '../../common/session/crd.ts';
 import { LIMITS } from '../../common/session/schema.ts';
 import { BRANCH_PATTERN, REPO_HOST_PATTERN, REPO_URL_PATTERN, repoProblem } from '../../common/session/repo.ts';
 import { MAX_QUEUED_CEILING, SESSION_DEFAULTS } from '../../common/session/defaults.ts';
@@ -21,7 +16,6 @@ import {
   HELM_SETUP_TIMEOUT,
   everythingOn,
   find,
-  helm,
   helmBin,
   podTemplate,
   render,
@@ -57,39 +51,6 @@ function containerEnv(
   }
   return env;
 }
-
-describe('the chart carries the generated Session CRD', () => {
-  it('npm run crd writes the same YAML to crds/ and to the chart', () => {
-    expect(CRD_OUTPUTS).toEqual([CRD_PATH, CHART_CRD_PATH]);
-    for (const path of CRD_OUTPUTS)
-      expect(readFileSync(path, 'utf8'), `${path} is stale: run npm run crd`).toBe(sessionCrdYaml());
-  });
-
-  it('helm package puts it in the chart archive', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tether-package-'));
-    try {
-      const result = await helm(['package', CHART_DIR, '--destination', dir]);
-      expect(result.code, result.stderr).toBe(0);
-      const archive = join(
-        dir,
-        readdirSync(dir).find((f) => f.endsWith('.tgz'))!,
-      );
-      const listed = execFileSync('tar', ['-xzOf', archive, 'tether/crds/sessions.tether.dev.yaml'], {
-        encoding: 'utf8',
-      });
-      expect(listed).toBe(sessionCrdYaml());
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it('helm installs exactly that CRD', async () => {
-    const objects = await render({}, { includeCrds: true });
-    const crd = find(objects, 'CustomResourceDefinition', 'sessions.tether.dev');
-    expect(crd).toEqual(parse(sessionCrdYaml()));
-    expect(crd).toEqual(JSON.parse(JSON.stringify(sessionCrd())));
-  });
-});
 
 describe.each([
   ['default values', {}],

@@ -59,32 +59,48 @@ export async function withValuesFile<T>(values: object, fn: (file: string) => Pr
   }
 }
 
+/** The values every install must give (relay.publicUrl has no default); the tests' values go on top. */
+export const REQUIRED_VALUES = { relay: { publicUrl: 'https://tether.example.com' } };
+
+/** Runs `fn` with `-f` arguments: REQUIRED_VALUES (unless bare), then `values` over them. */
+export async function withValueArgs<T>(values: object, fn: (args: string[]) => Promise<T>, bare = false): Promise<T> {
+  if (bare) return withValuesFile(values, (file) => fn(['-f', file]));
+  return withValuesFile(REQUIRED_VALUES, (required) =>
+    withValuesFile(values, (file) => fn(['-f', required, '-f', file])),
+  );
+}
+
 export interface RenderOptions {
   release?: string;
   namespace?: string;
   includeCrds?: boolean;
   extraArgs?: string[];
+  /** Leave out REQUIRED_VALUES (to see what the chart says without them). */
+  bare?: boolean;
 }
 
 /** `helm template` → the rendered YAML text; throws with helm's message when rendering fails. */
 export async function renderText(values: object = {}, options: RenderOptions = {}): Promise<string> {
   const { release = 'tether', namespace = 'tether' } = options;
-  return withValuesFile(values, async (file) => {
-    const args = [
-      'template',
-      release,
-      CHART_DIR,
-      '--namespace',
-      namespace,
-      '-f',
-      file,
-      ...(options.includeCrds ? ['--include-crds'] : []),
-      ...(options.extraArgs ?? []),
-    ];
-    const result = await helm(args);
-    if (result.code !== 0) throw new Error(result.stderr.trim());
-    return result.stdout;
-  });
+  return withValueArgs(
+    values,
+    async (valueArgs) => {
+      const args = [
+        'template',
+        release,
+        CHART_DIR,
+        '--namespace',
+        namespace,
+        ...valueArgs,
+        ...(options.includeCrds ? ['--include-crds'] : []),
+        ...(options.extraArgs ?? []),
+      ];
+      const result = await helm(args);
+      if (result.code !== 0) throw new Error(result.stderr.trim());
+      return result.stdout;
+    },
+    options.bare,
+  );
 }
 
 export function parseObjects(text: string): KubeObject[] {
@@ -101,8 +117,8 @@ export async function render(values: object = {}, options: RenderOptions = {}): 
 }
 
 /** The rendering error message for values that must be refused. */
-export async function renderError(values: object): Promise<string> {
-  return renderText(values).then(
+export async function renderError(values: object, options: RenderOptions = {}): Promise<string> {
+  return renderText(values, options).then(
     () => {
       throw new Error(`helm rendered values it should refuse: ${JSON.stringify(values)}`);
     },

@@ -1,8 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import type { Pending } from '../../common/session/status-schema.ts';
 import { createApp } from '../../controller/app.ts';
 import { createMetrics } from '../../controller/metrics.ts';
-import { testSession } from './controller-fixtures.ts';
+import { testSession, unitConfig } from './controller-fixtures.ts';
 
 // Prometheus naming rules (https://prometheus.io/docs/practices/naming/), as promtool checks them.
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -31,7 +32,8 @@ describe('controller metrics', () => {
     testSession({ phase: 'Queued' }),
     testSession(),
   ];
-  const metrics = createMetrics(() => sessions);
+  const timeouts = unitConfig();
+  const metrics = createMetrics(() => sessions, { timeouts });
 
   it(`exposes the metrics of the issue, with names that \
 follow the Prometheus rules and no phone or session labels`, async () => {
@@ -52,6 +54,7 @@ follow the Prometheus rules and no phone or session labels`, async () => {
       ['tether_workqueue_retries_total', 'counter'],
       ['tether_watch_restarts_total', 'counter'],
       ['tether_leader', 'gauge'],
+      ['tether_sessions_past_deadline', 'gauge'],
       ['tether_session_cost_usd_total', 'counter'],
     ];
     for (const [name, type] of expected) expect(types.get(name), name).toBe(type);
@@ -73,7 +76,7 @@ follow the Prometheus rules and no phone or session labels`, async () => {
   });
 
   it('adds the agent cost of each finished Session to tether_session_cost_usd_total by outcome', async () => {
-    const own = createMetrics(() => []);
+    const own = createMetrics(() => [], { timeouts });
     const paid = (usd?: number) => ({
       ...sessions[0]!,
       status: { ...sessions[0]!.status, result: usd === undefined ? {} : { costUsd: usd } },
@@ -96,6 +99,30 @@ follow the Prometheus rules and no phone or session labels`, async () => {
     expect(text).toContain('tether_sessions{phase="Failed"} 0');
     expect(text).toContain('tether_session_duration_seconds_count{outcome="Succeeded"} 1');
     expect(text).toContain('tether_watch_restarts_total{resource="sessions",reason="stall"} 1');
+  });
+
+  it('counts Sessions Starting or AwaitingApproval past their deadline (spec.timeouts.approval first)', async () => {
+    const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+    const minute = 60_000;
+    const pending = (createdAt: string): Pending => ({ id: 'p1', kind: 'changes', createdAt });
+    const stuck = [
+      testSession({ phase: 'Starting', status: { startTime: ago(timeouts.startTimeoutMs + minute) } }),
+      testSession({ phase: 'Starting', status: { startTime: ago(timeouts.startTimeoutMs - minute) } }),
+      testSession({
+        phase: 'AwaitingApproval',
+        status: { pending: pending(ago(timeouts.defaultApprovalTimeoutMs + minute)) },
+      }),
+      testSession({
+        phase: 'AwaitingApproval',
+        status: { pending: pending(ago(2 * minute)) },
+        timeouts: { approval: '1m' },
+      }),
+      testSession({ phase: 'AwaitingApproval', status: { pending: pending(ago(minute)) } }),
+      testSession({ phase: 'Working', status: { startTime: ago(timeouts.startTimeoutMs + minute) } }),
+    ];
+    const text = await createMetrics(() => stuck, { timeouts, defaultMetrics: false }).registry.metrics();
+    expect(text).toMatch(/^tether_sessions_past_deadline\{phase="Starting"\} 1$/m);
+    expect(text).toMatch(/^tether_sessions_past_deadline\{phase="AwaitingApproval"\} 2$/m);
   });
 
   it('serves /metrics, /healthz and /readyz', async () => {

@@ -1,6 +1,7 @@
 // Outbound: Session changes → messages through the real Twilio SDK to the local fake Messages API.
 // The Session store is in memory here; test/integration/relay-outbound.test.ts uses the real API server.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { pino } from 'pino';
 import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
@@ -241,7 +242,7 @@ describe('outbound delivery', () => {
       phase: 'Failed',
       result: { message: 'npm test failed (3 failing)\n    at Object.<anonymous> (/app/x.js:1:1)' },
     });
-    await new Promise((r) => setTimeout(r, 300));
+    await eventually(() => expect(fake.attempts).toBe(1));
     await first.lanes.idle();
     expect(fake.attempts).toBe(1);
     expect(fake.messages).toHaveLength(0);
@@ -374,7 +375,7 @@ describe('outbound delivery', () => {
     const name = await newSession();
     fake.failNext(1, 400, 63016);
     await set(name, { phase: 'Rejected' });
-    await new Promise((r) => setTimeout(r, 200));
+    await eventually(() => expect(fake.attempts).toBe(1));
     await lanes.idle();
     expect(await metrics.registry.getSingleMetricAsString('tether_relay_messages_sent_total')).toContain(
       'result="window_closed"} 1',

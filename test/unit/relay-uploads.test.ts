@@ -11,6 +11,7 @@ import { createApp } from '../../relay/app.ts';
 import type { UploadLimits } from '../../relay/config.ts';
 import { MediaStore } from '../../relay/media/store.ts';
 import { createMetrics } from '../../relay/metrics.ts';
+import { eventually } from '../support/eventually.ts';
 
 const PNG = (size: number) =>
   Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(size - 8, 1)]);
@@ -157,7 +158,9 @@ describe('upload slots and deadline', () => {
   it('holds at most the configured uploads at once, one per Session, and cuts off a slow one', async () => {
     const first = upload('ns/slow-1/diff.png', { token: 'runner:slow-1', length: 1000 });
     const second = upload('ns/slow-2/diff.png', { token: 'runner:slow-2', length: 1000 });
-    await new Promise((r) => setTimeout(r, 200));
+    // Both hold their slot once the authorizer has answered them: the slot is taken in the same turn.
+    await eventually(() => expect(asked).toEqual(expect.arrayContaining(['runner:slow-1', 'runner:slow-2'])));
+    await new Promise((r) => setImmediate(r));
     expect((await upload('ns/slow-3/diff.png', { token: 'runner:slow-3', length: 1000 }).answer).status).toBe(503);
     expect((await upload('ns/slow-1/shot.png', { token: 'runner:slow-1', length: 1000 }).answer).status).toBe(429);
     second.send(PNG(1000));

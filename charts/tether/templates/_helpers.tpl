@@ -36,8 +36,10 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/* An image: dict "root" $ "repository" … "component" "relay"; pinned by image.digests.<component> when set. */}}
 {{- define "tether.image" -}}
 {{- printf "%s/%s:%s" .root.Values.image.registry .repository (default .root.Chart.AppVersion .root.Values.image.tag) -}}
+{{- with dig "digests" (required "tether.image needs a component (controller, relay, runner)" .component) "" .root.Values.image }}@{{ . }}{{ end -}}
 {{- end -}}
 
 {{/* Secret names: the user's existing Secret or the one the chart creates. */}}
@@ -49,6 +51,34 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- define "tether.relaySecret" -}}
 {{- default (printf "%s-relay" (include "tether.fullname" .)) .Values.secrets.relay.existingSecret -}}
+{{- end -}}
+{{/* stringData of the chart-made Secrets, also hashed into the relay's Pod template (checksum/secrets). */}}
+{{- define "tether.twilioSecretData" -}}
+{{ .Values.secrets.twilio.accountSidKey }}: {{ .Values.secrets.twilio.accountSid | quote }}
+{{ .Values.secrets.twilio.authTokenKey }}: {{ .Values.secrets.twilio.authToken | quote }}
+{{- end -}}
+{{/* Generated values are read back with lookup; made once per render (memo in $.Values) so the Secret and the checksum agree. */}}
+{{- define "tether.relaySecretData" -}}
+{{- if not (hasKey .Values.secrets.relay "renderedData") -}}
+{{- $current := lookup "v1" "Secret" .Release.Namespace (include "tether.relaySecret" .) -}}
+{{- $data := dict -}}
+{{- if and $current $current.data }}{{ $data = $current.data }}{{ end -}}
+{{- $key := .Values.secrets.relay.mediaSigningKey | default (index $data "RELAY_MEDIA_SIGNING_KEY" | default "" | b64dec) | default (randAlphaNum 48) -}}
+{{- $phoneKey := .Values.secrets.relay.phoneHashKey | default (index $data "TETHER_PHONE_HASH_KEY" | default "" | b64dec) | default (randAlphaNum 48) -}}
+{{- $chat := .Values.secrets.relay.webChatToken | default (index $data "RELAY_WEB_CHAT_TOKEN" | default "" | b64dec) | default (randAlphaNum 32) -}}
+{{- $out := printf "RELAY_MEDIA_SIGNING_KEY: %s" ($key | quote) -}}
+{{- /* The relay's and the controller's key of phone hashes: a new one renames every phone's objects. */ -}}
+{{- $out = printf "%s\nTETHER_PHONE_HASH_KEY: %s" $out ($phoneKey | quote) -}}
+{{- if include "tether.webChatEnabled" . }}{{ $out = printf "%s\nRELAY_WEB_CHAT_TOKEN: %s" $out ($chat | quote) }}{{ end -}}
+{{- $_ := set .Values.secrets.relay "renderedData" $out -}}
+{{- end -}}
+{{- .Values.secrets.relay.renderedData -}}
+{{- end -}}
+{{- define "tether.relaySecretsChecksum" -}}
+{{- $parts := list -}}
+{{- if and .Values.secrets.twilio.accountSid (not .Values.secrets.twilio.existingSecret) }}{{ $parts = append $parts (include "tether.twilioSecretData" .) }}{{ end -}}
+{{- if not .Values.secrets.relay.existingSecret }}{{ $parts = append $parts (include "tether.relaySecretData" .) }}{{ end -}}
+{{- $parts | toJson | sha256sum -}}
 {{- end -}}
 {{- define "tether.twilioEnabled" -}}
 {{- if or .Values.secrets.twilio.existingSecret .Values.secrets.twilio.accountSid -}}true{{- end -}}
@@ -108,8 +138,47 @@ seccompProfile:
   type: RuntimeDefault
 {{- end -}}
 
+{{/* The host the Ingress serves: relay.ingress.host, else the host of relay.publicUrl (Twilio signs that URL). */}}
+{{- define "tether.ingressHost" -}}
+{{- default (lower (urlParse .Values.relay.publicUrl).hostname) .Values.relay.ingress.host -}}
+{{- end -}}
+
+{{/* A dollar value (a number or a string) as the decimal text the relay and the controller read: dict "name" "relay.dailyBudgetUsd" "value" v. */}}
+{{- define "tether.dollars" -}}
+{{- $v := .value -}}
+{{- $text := toString $v -}}
+{{- if and (not (kindIs "string" $v)) (eq (float64 $v) (floor (float64 $v))) -}}
+{{- $text = printf "%d" (int64 $v) -}}
+{{- end -}}
+{{- if not (regexMatch "^[0-9]{1,6}([.][0-9]{1,2})?$" $text) -}}
+{{- fail (printf "%s must be US dollars with at most 6 digits and 2 decimals, e.g. 25 or 2.50 (got %v)" .name $v) -}}
+{{- end -}}
+{{- $text -}}
+{{- end -}}
+
+{{/* Checks of the install-path values: publicUrl, the Ingress host, phone numbers as strings. */}}
+{{- define "tether.validateInstall" -}}
+{{- $r := .Values.relay -}}
+{{- if not $r.publicUrl -}}
+{{- fail "relay.publicUrl is required: the public URL Twilio calls (the webhook is <publicUrl>/webhook), e.g. --set relay.publicUrl=https://tether.example.com" -}}
+{{- end -}}
+{{- $publicHost := lower (urlParse $r.publicUrl).hostname -}}
+{{- if and $r.ingress.host (ne (lower $r.ingress.host) $publicHost) -}}
+{{- fail (printf "relay.ingress.host %q is not the host of relay.publicUrl (%q): Twilio signs publicUrl, so webhooks through that Ingress would fail their signature check. Leave relay.ingress.host empty (it defaults to publicUrl's host) or change relay.publicUrl" $r.ingress.host $publicHost) -}}
+{{- end -}}
+{{- if and $r.ingress.enabled (regexMatch "^[0-9.]+$|:" $publicHost) -}}
+{{- fail (printf "relay.ingress.enabled needs a host name in relay.publicUrl, not the address %q (an Ingress rule serves names only)" $publicHost) -}}
+{{- end -}}
+{{- range $i, $n := $r.allowedNumbers -}}
+{{- if not (kindIs "string" $n) -}}
+{{- fail (printf "relay.allowedNumbers[%d] is the number %d, not a string: helm --set reads +14155550123 as a number and drops the +. Use --set-string 'relay.allowedNumbers={+14155550123}' (or quote the number in a values file)" $i (int64 $n)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Fails rendering on combinations the schema cannot express. */}}
 {{- define "tether.validate" -}}
+{{- include "tether.validateInstall" . -}}
 {{- if and (gt (int .Values.controller.replicas) 1) (not .Values.controller.leaderElection.enabled) -}}
 {{- fail "controller.replicas > 1 needs controller.leaderElection.enabled=true (two controllers must never reconcile at once)" -}}
 {{- end -}}
