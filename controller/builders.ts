@@ -25,6 +25,7 @@ import {
 } from '../common/session/names.ts';
 import { API_VERSION, KIND, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
+import { containerSecurity, modelAndProxyEnv, placementSpec, podSecurity } from './runner-pod-spec.ts';
 
 /**
  * The supervisor's entrypoint. CommonJS looks for a package it cannot find in node_modules in
@@ -36,9 +37,9 @@ export const RUNNER_COMMAND = ['node', '--no-global-search-paths', '/app/runner-
 export const AGENT_HOST_COMMAND = ['node', '/app/runner-image/agent-host/main.ts'];
 export const WORKSPACE_PATH = '/workspace';
 export const RELAY_TOKEN_DIR = '/var/run/secrets/tether/relay';
-/** The supervisor (the runner container): the Pod's only holder of a credential. */
+/** The image's supervisor uid (the runner container, the Pod's only holder of a credential); the default of TETHER_RUNNER_UID. */
 export const RUNNER_UID = 1000;
-/** The agent container (Claude Code and what it runs): another user, in the Pod's group to share the workspace. */
+/** The image's agent uid (Claude Code and what it runs: another user, in the Pod's group); the default of TETHER_RUNNER_AGENT_UID. */
 export const AGENT_UID = 1001;
 /**
  * The supervisor: the Session's API client, the model proxy, diffs, images and publishing. The
@@ -67,6 +68,8 @@ type BuilderConfig = Pick<
   | 'permissionPolicy'
   | 'repoHosts'
   | 'hostNetwork'
+  | 'runnerEnvironment'
+  | 'placement'
 >;
 
 function ownerReference(session: Session): V1OwnerReference {
@@ -94,12 +97,13 @@ export function runnerLabels(session: Session, config: Pick<ControllerConfig, 'p
  * would delete the Pod at once), so a Pod beside its Session is owned by it and a Pod in the
  * runner namespace is removed by the controller; both carry the Session's uid.
  */
-function runnerMeta(session: Session, config: Pick<ControllerConfig, 'runnerNamespace' | 'phoneHash'>) {
+function runnerMeta(session: Session, config: Pick<ControllerConfig, 'runnerNamespace' | 'placement' | 'phoneHash'>) {
   const sameNamespace = config.runnerNamespace === session.metadata.namespace;
   return {
     name: runnerName(session.metadata.name!),
     namespace: config.runnerNamespace,
-    labels: runnerLabels(session, config),
+    // The install's labels never replace Tether's own (the config refuses them too).
+    labels: { ...config.placement.podLabels, ...runnerLabels(session, config) },
     annotations: { [ANNOTATION_SESSION_UID]: session.metadata.uid! },
     ...(sameNamespace ? { ownerReferences: [ownerReference(session)] } : {}),
   };
@@ -145,6 +149,7 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
   if (config.relayUrl) env.push({ name: 'TETHER_RELAY_URL', value: config.relayUrl });
   if (config.githubApiUrl) env.push({ name: 'GITHUB_API_URL', value: config.githubApiUrl });
   env.push({ name: 'TETHER_REPO_HOSTS', value: config.repoHosts.join(',') });
+  env.push(...modelAndProxyEnv(config.runnerEnvironment));
   if (config.permissionPolicy) env.push({ name: 'TETHER_PERMISSION_POLICY', value: config.permissionPolicy });
   const apiServer = config.hostNetwork?.apiServer;
   if (apiServer) {
@@ -202,16 +207,6 @@ function runnerVolumes(config: BuilderConfig, claim: string): V1Volume[] {
   ];
 }
 
-const containerSecurity = (runAsUser: number) => ({
-  allowPrivilegeEscalation: false,
-  privileged: false,
-  runAsNonRoot: true,
-  runAsUser,
-  runAsGroup: RUNNER_UID,
-  capabilities: { drop: ['ALL'] },
-  seccompProfile: { type: 'RuntimeDefault' },
-});
-
 /**
  * The agent container: a native sidecar (it starts first and keeps retrying the supervisor's
  * socket), its own uid, the workspace and the socket's folder only — no Secret, no token, no
@@ -230,7 +225,7 @@ function agentContainer(config: BuilderConfig): V1Container {
       { name: 'HOME', value: `${WORKSPACE_PATH}/home` },
     ],
     resources: { requests: { ...config.resources.requests }, limits: { ...config.resources.limits } },
-    securityContext: containerSecurity(AGENT_UID),
+    securityContext: containerSecurity(config.placement.ids.agent, config.placement.ids),
     volumeMounts: [
       { name: 'workspace', mountPath: WORKSPACE_PATH },
       { name: 'agent-socket', mountPath: AGENT_SOCKET_DIR },
@@ -253,13 +248,8 @@ export function desiredPod(session: Session, config: BuilderConfig, claim = sess
       enableServiceLinks: false,
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: config.terminationGraceSeconds,
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: RUNNER_UID,
-        runAsGroup: RUNNER_UID,
-        fsGroup: RUNNER_UID,
-        seccompProfile: { type: 'RuntimeDefault' },
-      },
+      ...placementSpec(config.placement),
+      securityContext: podSecurity(config.placement.ids),
       initContainers: [agentContainer(config)],
       containers: [
         {
@@ -270,7 +260,7 @@ export function desiredPod(session: Session, config: BuilderConfig, claim = sess
           workingDir: RUNNER_GIT_STORE,
           env: runnerEnv(session, config),
           resources: { requests: { ...SUPERVISOR_RESOURCES.requests }, limits: { ...SUPERVISOR_RESOURCES.limits } },
-          securityContext: containerSecurity(RUNNER_UID),
+          securityContext: containerSecurity(config.placement.ids.supervisor, config.placement.ids),
           volumeMounts: [
             { name: 'workspace', mountPath: WORKSPACE_PATH },
             { name: 'git-store', mountPath: RUNNER_GIT_STORE },

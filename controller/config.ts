@@ -3,7 +3,17 @@
 import { hostname } from 'node:os';
 import { Type, type Static } from '@sinclair/typebox';
 import { checked, ConfigError, readConfig, type EnvSource } from '../common/config/env.ts';
-import { httpUrl, logLevel, namespaceName, phoneHashKey, sessionDuration, timeZone } from '../common/config/values.ts';
+import {
+  claudeModel,
+  httpUrl,
+  logLevel,
+  namespaceName,
+  noProxyList,
+  phoneHashKey,
+  proxyUrl,
+  sessionDuration,
+  timeZone,
+} from '../common/config/values.ts';
 import { policyOver } from '../common/permission-policy.ts';
 import { COST_DEFAULTS } from '../common/session/budget.ts';
 import { MAX_QUEUED_CEILING, RUNNER_START_TIMEOUT, SESSION_DEFAULTS } from '../common/session/defaults.ts';
@@ -11,6 +21,8 @@ import { parseDuration } from '../common/session/display.ts';
 import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
 import { phoneHasher } from '../common/session/phone-hash.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
+import { AGENT_UID, RUNNER_UID } from './builders.ts';
+import { jsonList, jsonObject, podLabels } from './runner-pod-values.ts';
 
 export { ConfigError };
 
@@ -44,6 +56,24 @@ export const CONTROLLER_ENV = Type.Object({
   TETHER_RUNNER_MEMORY_LIMIT: quantity('4Gi', 'memory limit of a runner'),
   TETHER_TERMINATION_GRACE_SECONDS: whole(30, 0, "a runner Pod's termination grace period"),
   TETHER_RELAY_URL: optional(httpUrl("the relay's base URL, given to runners for media uploads")),
+  // Given to the runner container (docs/runner.md, "Environment"): the agent's come from the runner's.
+  TETHER_RUNNER_CLAUDE_MODEL: optional(claudeModel("runners' TETHER_CLAUDE_MODEL")),
+  TETHER_RUNNER_ANTHROPIC_BASE_URL: optional(httpUrl("runners' ANTHROPIC_BASE_URL (a Messages API gateway)")),
+  TETHER_RUNNER_HTTPS_PROXY: optional(proxyUrl("runners' HTTPS_PROXY")),
+  TETHER_RUNNER_HTTP_PROXY: optional(proxyUrl("runners' HTTP_PROXY")),
+  TETHER_RUNNER_NO_PROXY: optional(noProxyList("runners' NO_PROXY, comma-separated")),
+  // Where runner Pods run and as whom (JSON values are Pod spec fields, as Kubernetes takes them).
+  TETHER_RUNNER_PRIORITY_CLASS: optional(objectName('PriorityClass of runner Pods')),
+  TETHER_RUNNER_NODE_SELECTOR: optional(Type.String({ description: 'JSON object: nodeSelector of runner Pods' })),
+  TETHER_RUNNER_TOLERATIONS: optional(Type.String({ description: 'JSON list: tolerations of runner Pods' })),
+  TETHER_RUNNER_AFFINITY: optional(Type.String({ description: 'JSON object: affinity of runner Pods' })),
+  TETHER_RUNNER_TOPOLOGY_SPREAD: optional(
+    Type.String({ description: 'JSON list: topologySpreadConstraints of runner Pods' }),
+  ),
+  TETHER_RUNNER_POD_LABELS: optional(Type.String({ description: "JSON object: more labels (not Tether's own)" })),
+  TETHER_RUNNER_UID: whole(RUNNER_UID, 1, "uid of the runner's supervisor container (the credentials' holder)"),
+  TETHER_RUNNER_AGENT_UID: whole(AGENT_UID, 1, "uid of the agent container (Claude Code); not the supervisor's"),
+  TETHER_RUNNER_GID: whole(RUNNER_UID, 1, "runAsGroup and fsGroup of runner Pods (the workspace's group)"),
   TETHER_RUNNER_HOST_NETWORK: Type.Boolean({ default: false, description: "runner Pods on the node's network" }),
   TETHER_RUNNER_API_SERVER: optional(Type.String({ pattern: '^[^\\s:/]+:[0-9]+$', description: 'host:port' })),
   GITHUB_API_URL: optional(httpUrl('GitHub REST API base URL')),
@@ -96,6 +126,36 @@ function positiveMs(variable: keyof Env, text: string): number {
   return ms;
 }
 
+/** The runner container's model and proxy variables, as the chart set them. */
+function runnerEnvironment(env: Env) {
+  return {
+    claudeModel: env.TETHER_RUNNER_CLAUDE_MODEL,
+    anthropicBaseUrl: env.TETHER_RUNNER_ANTHROPIC_BASE_URL,
+    httpsProxy: env.TETHER_RUNNER_HTTPS_PROXY,
+    httpProxy: env.TETHER_RUNNER_HTTP_PROXY,
+    noProxy: env.TETHER_RUNNER_NO_PROXY,
+  };
+}
+
+/** Where runner Pods are scheduled, their extra labels, and their uids. */
+function runnerPlacement(env: Env) {
+  if (env.TETHER_RUNNER_UID === env.TETHER_RUNNER_AGENT_UID) {
+    throw new ConfigError(
+      'TETHER_RUNNER_AGENT_UID',
+      'must differ from TETHER_RUNNER_UID (the agent may not be the supervisor)',
+    );
+  }
+  return {
+    priorityClassName: env.TETHER_RUNNER_PRIORITY_CLASS,
+    nodeSelector: jsonObject('TETHER_RUNNER_NODE_SELECTOR', env.TETHER_RUNNER_NODE_SELECTOR),
+    tolerations: jsonList('TETHER_RUNNER_TOLERATIONS', env.TETHER_RUNNER_TOLERATIONS),
+    affinity: jsonObject('TETHER_RUNNER_AFFINITY', env.TETHER_RUNNER_AFFINITY),
+    topologySpreadConstraints: jsonList('TETHER_RUNNER_TOPOLOGY_SPREAD', env.TETHER_RUNNER_TOPOLOGY_SPREAD),
+    podLabels: podLabels('TETHER_RUNNER_POD_LABELS', env.TETHER_RUNNER_POD_LABELS),
+    ids: { supervisor: env.TETHER_RUNNER_UID, agent: env.TETHER_RUNNER_AGENT_UID, group: env.TETHER_RUNNER_GID },
+  };
+}
+
 /** What the runner Pods get: image, identity, volume, resources, network. */
 function runnerSettings(env: Env) {
   return {
@@ -130,6 +190,8 @@ function runnerSettings(env: Env) {
      * the API server's address (host:port) instead of the `kubernetes` Service's virtual IP.
      */
     ...(env.TETHER_RUNNER_HOST_NETWORK ? { hostNetwork: hostNetwork(env.TETHER_RUNNER_API_SERVER) } : {}),
+    runnerEnvironment: runnerEnvironment(env),
+    placement: runnerPlacement(env),
   };
 }
 

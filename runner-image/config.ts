@@ -2,7 +2,7 @@
 // a bad value stops the process with a message naming the variable.
 import { Type, type Static } from '@sinclair/typebox';
 import { checked, ConfigError, logRenamed, readConfig, type EnvSource } from '../common/config/env.ts';
-import { httpUrl, logLevel, renamedOf } from '../common/config/values.ts';
+import { claudeModel, httpUrl, logLevel, noProxyList, proxyUrl, renamedOf } from '../common/config/values.ts';
 import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
 import { RUNNER_GIT_STORE } from '../common/session/names.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
@@ -38,10 +38,10 @@ export const EnvSchema = Type.Object({
   ANTHROPIC_BASE_URL: Type.Optional(
     httpUrl("a Messages API other than Anthropic's (a gateway, or a scripted model a test runs)"),
   ),
-  TETHER_CLAUDE_MODEL: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9._:@/-]+$', default: 'claude-sonnet-4-5' }),
-  HTTPS_PROXY: Type.Optional(Type.String({ minLength: 1 })),
-  HTTP_PROXY: Type.Optional(Type.String({ minLength: 1 })),
-  NO_PROXY: Type.Optional(Type.String({ minLength: 1 })),
+  TETHER_CLAUDE_MODEL: claudeModel('the model Claude Code runs', 'claude-sonnet-4-5'),
+  HTTPS_PROXY: Type.Optional(proxyUrl('proxy of https traffic')),
+  HTTP_PROXY: Type.Optional(proxyUrl('proxy of http traffic')),
+  NO_PROXY: Type.Optional(noProxyList('hosts reached without the proxy, comma-separated')),
   TETHER_PERMISSION_POLICY: Type.Optional(Type.String({ minLength: 2, description: 'JSON permission policy' })),
   TETHER_AGENT_SOCKET: Type.Optional(
     Type.String({
@@ -83,6 +83,19 @@ export function loopbackModelEnv(agentEnv: Record<string, string>, url: string):
   return { ...agentEnv, ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY };
 }
 
+/** Loopback (the scripted model, a dev server, a test's remote) never goes through a proxy. */
+const noProxy = (e: Env) => [e.NO_PROXY, '127.0.0.1', 'localhost'].filter(Boolean).join(',');
+
+/** The proxy variables as curl (git's http) reads them: it takes http_proxy in lower case only. */
+function gitProxy(e: Env): Record<string, string> {
+  if (!e.HTTPS_PROXY && !e.HTTP_PROXY) return {};
+  return {
+    ...(e.HTTPS_PROXY ? { https_proxy: e.HTTPS_PROXY } : {}),
+    ...(e.HTTP_PROXY ? { http_proxy: e.HTTP_PROXY } : {}),
+    no_proxy: noProxy(e),
+  };
+}
+
 /** What Claude Code may see: never GITHUB_TOKEN. Its config and transcripts live in HOME (the volume). */
 function agentEnvironment(e: Env): Record<string, string> {
   const agentEnv: Record<string, string> = {
@@ -97,9 +110,7 @@ function agentEnvironment(e: Env): Record<string, string> {
   for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'HTTPS_PROXY', 'HTTP_PROXY'] as const) {
     if (e[name]) agentEnv[name] = e[name];
   }
-  // Loopback (the scripted model, a dev server) never goes through a proxy.
-  if (e.HTTPS_PROXY || e.HTTP_PROXY || e.NO_PROXY)
-    agentEnv.NO_PROXY = [e.NO_PROXY, '127.0.0.1', 'localhost'].filter(Boolean).join(',');
+  if (e.HTTPS_PROXY || e.HTTP_PROXY || e.NO_PROXY) agentEnv.NO_PROXY = noProxy(e);
   if (e.ANTHROPIC_BASE_URL && !e.ANTHROPIC_API_KEY) agentEnv.ANTHROPIC_API_KEY = SCRIPTED_MODEL_KEY;
   return agentEnv;
 }
@@ -161,6 +172,8 @@ function configFrom(e: Env) {
       ? { url: e.TETHER_RELAY_URL.replace(/\/$/, ''), tokenFile: e.TETHER_RELAY_TOKEN_FILE }
       : undefined,
     github: { apiUrl: e.GITHUB_API_URL.replace(/\/$/, ''), token: e.GITHUB_TOKEN },
+    /** The supervisor's git goes through the Pod's proxy (its fetch and https calls too, by NODE_USE_ENV_PROXY). */
+    gitProxy: gitProxy(e),
     /** Hosts (host[:port]) and local folders the Session's repository may be on. */
     repoHosts: checked('TETHER_REPO_HOSTS', () => parseRepoHosts(e.TETHER_REPO_HOSTS)),
     ...agent(e),

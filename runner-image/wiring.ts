@@ -130,6 +130,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
       author: config.gitAuthor,
       redact,
       path: config.agentEnv.PATH!,
+      proxy: config.gitProxy,
     }),
     media: { dir: config.mediaDir, namespace, session: name, relay: config.relay },
     workspace: config.workspace,

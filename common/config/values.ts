@@ -36,6 +36,15 @@ export const phoneHashKey = () =>
 
 export const httpUrl = (description: string) => Type.String({ pattern: HTTP_URL_PATTERN, description });
 
+/** TETHER_CLAUDE_MODEL: the model Claude Code runs (the runner's variable; the controller passes the chart's). */
+export const CLAUDE_MODEL_PATTERN = '^[A-Za-z0-9._:@/-]+$';
+export const claudeModel = (description: string, fallback?: string) =>
+  Type.String({ minLength: 1, pattern: CLAUDE_MODEL_PATTERN, description, ...(fallback ? { default: fallback } : {}) });
+
+/** A proxy URL (HTTPS_PROXY, HTTP_PROXY) and a NO_PROXY list: no spaces. */
+export const proxyUrl = (description: string) => httpUrl(description);
+export const noProxyList = (description: string) => Type.String({ pattern: '^[^\\s]+$', description });
+
 /** A Session timeout (whole h/m/s, as spec.timeouts takes it). */
 export const sessionDuration = (fallback: string, description: string) =>
   Type.String({ pattern: DURATION_PATTERN, default: fallback, description });

@@ -19,6 +19,8 @@ export interface GitEnvOptions {
   author: GitIdentity;
   /** Set only for a command that talks to the forge: the repository URL, and the token for its origin. */
   forge?: { url: string; token?: string };
+  /** The Pod's outbound proxy, as curl reads it (https_proxy, http_proxy, no_proxy). */
+  proxy?: Readonly<Record<string, string>>;
 }
 
 /** Settings given on the command scope, above every configuration file. */
@@ -52,6 +54,7 @@ export function gitEnvironment(options: GitEnvOptions): Record<string, string> {
   }
   const { name, email } = options.author;
   const env: Record<string, string> = {
+    ...options.proxy,
     PATH: options.path,
     HOME: options.home,
     LANG: 'C',

@@ -23,6 +23,7 @@ export interface SpawnOptions extends RunOptions {
   author: GitIdentity;
   token?: string;
   redact: Redactor;
+  proxy?: Readonly<Record<string, string>>;
 }
 
 export interface RunningGit {
@@ -37,6 +38,7 @@ export function spawnGit(args: string[], options: SpawnOptions): RunningGit {
     path: options.path,
     home: join(options.storeDir, 'home'),
     author: options.author,
+    proxy: options.proxy,
     ...(options.forge ? { forge: { url: options.forge, token: options.token } } : {}),
   });
   if (options.gitDir) env.GIT_DIR = options.gitDir;

@@ -38,6 +38,8 @@ export interface GitDeps {
   redact: Redactor;
   /** PATH to find git. */
   path: string;
+  /** The Pod's outbound proxy for git's http(s) (curl's variable names). */
+  proxy?: Readonly<Record<string, string>>;
   limits?: SnapshotLimits;
 }
 
@@ -79,6 +81,7 @@ export class Git {
       author: this.deps.author,
       token: this.deps.token,
       redact: this.deps.redact,
+      proxy: this.deps.proxy,
     });
   }
 

@@ -8,8 +8,11 @@ import { promisify } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { stringify } from 'yaml';
+import { sessionName, workspaceName } from '../../common/session/names.ts';
+import type { Session } from '../../common/session/schema.ts';
 import { createNamespace } from '../support/cluster.ts';
 import { CHART_DIR, helm, withValueArgs, type HelmResult } from '../unit/chart-render.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const run = promisify(execFile);
 
@@ -196,3 +199,29 @@ export async function deleteClusterScoped(namespaces: string[]): Promise<void> {
     '--ignore-not-found',
   ]);
 }
+
+/** `kubectl create --dry-run=server` of a Pod as the controller's ServiceAccount: RBAC and admission run, nothing is stored. */
+export const createPodAsController = (ns: string, runners: string, pod: object) =>
+  kubectlResult([
+    'create',
+    '--dry-run=server',
+    `--as=system:serviceaccount:${ns}:tether-controller`,
+    '-n',
+    runners,
+    '-f',
+    manifestFile([pod]),
+  ]);
+
+/** A Session of `phone` in `namespace` as the controller's builders take it (never stored). */
+export const unstoredSession = (phone: string, namespace: string) =>
+  ({
+    apiVersion: 'tether.dev/v1alpha1',
+    kind: 'Session',
+    metadata: { name: sessionName(testPhoneHash(phone)), namespace, uid: 'u-1' },
+    spec: {
+      phone,
+      prompt: 'hi',
+      repo: { url: 'https://github.com/acme/web.git' },
+      workspace: workspaceName(testPhoneHash(phone)),
+    },
+  }) as Session;

@@ -19,6 +19,7 @@ import { eventually } from '../support/eventually.ts';
 import { helmBin } from '../unit/chart-render.ts';
 import {
   canI,
+  createPodAsController,
   deleteClusterScoped,
   extraPermissions,
   helmRelease,
@@ -26,6 +27,7 @@ import {
   kubectlOk,
   kubectlResult,
   manifestFile,
+  unstoredSession,
 } from './chart-cluster.ts';
 import { TEST_PHONE_HASH_KEY, testPhoneHash } from '../support/phone-hash.ts';
 
@@ -147,36 +149,11 @@ describe('controller ServiceAccount', () => {
 
 describe('runner Pod admission policy', () => {
   const phone = '+14155550124';
-  const session = {
-    apiVersion: 'tether.dev/v1alpha1',
-    kind: 'Session',
-    metadata: { name: sessionName(testPhoneHash(phone)), namespace: '', uid: 'u-1' },
-    spec: {
-      phone,
-      prompt: 'hi',
-      repo: { url: 'https://github.com/acme/web.git' },
-      workspace: workspaceName(testPhoneHash(phone)),
-    },
-  } as const;
-  /** kubectl create --dry-run=server as the controller: RBAC and admission run, nothing is stored. */
-  const createAsController = (pod: object) =>
-    kubectlResult([
-      'create',
-      '--dry-run=server',
-      `--as=system:serviceaccount:${ns}:${CONTROLLER}`,
-      '-n',
-      runners,
-      '-f',
-      manifestFile([pod]),
-    ]);
-  const runnerPod = () => desiredPod({ ...session, metadata: { ...session.metadata, namespace: ns } }, config);
+  const createAsController = (pod: object) => createPodAsController(ns, runners, pod);
+  const runnerPod = () => desiredPod(unstoredSession(phone, ns), config);
   beforeAll(async () => {
     // The phone's runner ServiceAccount, as the controller makes it (a Pod may only name one that exists).
-    const { serviceAccount } = desiredIdentity(
-      { ...session, metadata: { ...session.metadata, namespace: ns } },
-      [],
-      config,
-    );
+    const { serviceAccount } = desiredIdentity(unstoredSession(phone, ns), [], config);
     await kubectlOk(['create', `--as=system:serviceaccount:${ns}:${CONTROLLER}`, '-f', manifestFile([serviceAccount])]);
   });
 

@@ -18,10 +18,11 @@ const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
   devDependencies: Record<string, string>;
 };
 
-const chartUid = (() => {
-  const helpers = readFileSync('charts/tether/templates/_helpers.tpl', 'utf8');
-  return Number(/runAsUser: (\d+)/.exec(helpers)![1]);
-})();
+/** The uid the chart's defaults run the controller and relay as (values.yaml, <component>.podSecurityContext). */
+const chartUid = (component: string) => {
+  const [values] = parseAllDocuments(readFileSync('charts/tether/values.yaml', 'utf8'));
+  return values!.getIn([component, 'podSecurityContext', 'runAsUser']) as number;
+};
 
 describe.each(['controller', 'relay'])('%s/Dockerfile', (component) => {
   const path = `${component}/Dockerfile`;
@@ -56,8 +57,8 @@ describe.each(['controller', 'relay'])('%s/Dockerfile', (component) => {
   });
 
   it("runs as the numeric non-root user the chart's securityContext names", () => {
-    expect(of('USER').at(-1)).toBe(`USER ${chartUid}:${chartUid}`);
-    expect(chartUid).toBeGreaterThan(0);
+    expect(of('USER').at(-1)).toBe(`USER ${chartUid(component)}:${chartUid(component)}`);
+    expect(chartUid(component)).toBeGreaterThan(0);
   });
 
   it(`starts the component with node (TypeScript runs natively), with node flags at most (the controller sizes its \

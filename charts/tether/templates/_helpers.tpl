@@ -119,23 +119,42 @@ app.kubernetes.io/component: {{ .component }}
 port: {{ .port }}{{ if .root.Values.hostNetwork.enabled }}, host: 127.0.0.1{{ end }}
 {{- end -}}
 
-{{/* PSS restricted: Pod and container security contexts shared by every Pod of the chart. */}}
+{{/* A component's Pod and container security contexts (values controller.*, relay.*): the schema keeps
+them Pod Security "restricted" (no privilege, non-root, seccomp); runAsUser/runAsGroup/fsGroup may be unset (OpenShift). */}}
 {{- define "tether.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 1000
-runAsGroup: 1000
-fsGroup: 1000
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml .podSecurityContext -}}
 {{- end -}}
 {{- define "tether.containerSecurityContext" -}}
-allowPrivilegeEscalation: false
-readOnlyRootFilesystem: true
-runAsNonRoot: true
-capabilities:
-  drop: [ALL]
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml .securityContext -}}
+{{- end -}}
+
+{{/* A Deployment's extra scheduling fields (its values: controller.* or relay.*), each only when set. */}}
+{{- define "tether.podScheduling" -}}
+{{- with .priorityClassName }}
+priorityClassName: {{ . | quote }}
+{{- end }}
+{{- with .topologySpreadConstraints }}
+topologySpreadConstraints: {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* Runner Pods' NO_PROXY with a proxy: the operator's list, the relay's host and loopback (never proxied). */}}
+{{- define "tether.runnerNoProxy" -}}
+{{- $p := .Values.runner.proxy -}}
+{{- if or $p.httpsProxy $p.httpProxy -}}
+{{- $hosts := without (splitList "," $p.noProxy) "" -}}
+{{- $hosts = append $hosts (urlParse (include "tether.relayUrl" .)).hostname -}}
+{{- concat $hosts (list "127.0.0.1" "localhost") | uniq | join "," -}}
+{{- else -}}
+{{- $p.noProxy -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The runner container's model and proxy variables as the controller sets them ("" = absent), as JSON. */}}
+{{- define "tether.runnerModelEnv" -}}
+{{- $r := .Values.runner -}}
+{{- $proxied := or $r.proxy.httpsProxy $r.proxy.httpProxy -}}
+{{- toJson (dict "TETHER_CLAUDE_MODEL" $r.model "ANTHROPIC_BASE_URL" $r.anthropicBaseUrl "HTTPS_PROXY" $r.proxy.httpsProxy "HTTP_PROXY" $r.proxy.httpProxy "NO_PROXY" (include "tether.runnerNoProxy" .) "NODE_USE_ENV_PROXY" (ternary "1" "" (not (empty $proxied))) "https_proxy" "" "http_proxy" "" "no_proxy" "" "ALL_PROXY" "" "all_proxy" "") -}}
 {{- end -}}
 
 {{/* The host the Ingress serves: relay.ingress.host, else the host of relay.publicUrl (Twilio signs that URL). */}}
@@ -191,6 +210,16 @@ seccompProfile:
 {{- end -}}
 {{- if and (include "tether.twilioEnabled" .) (not .Values.relay.twilio.whatsappFrom) -}}
 {{- fail "Twilio credentials are set but relay.twilio.whatsappFrom (whatsapp:+1…) is empty" -}}
+{{- end -}}
+{{- range $component := list "controller" "relay" "runner" -}}
+{{- range $key, $_ := (index $.Values $component).podLabels -}}
+{{- if or (hasPrefix "app.kubernetes.io/" $key) (hasPrefix "tether.dev/" $key) -}}
+{{- fail (printf "%s.podLabels: %q is one of Tether's own labels (app.kubernetes.io/*, tether.dev/*), which select its Pods" $component $key) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if eq (int64 .Values.runner.securityContext.runAsUser) (int64 .Values.runner.securityContext.agentRunAsUser) -}}
+{{- fail "runner.securityContext.agentRunAsUser must differ from runAsUser: the agent container may not be the supervisor, which holds the credentials" -}}
 {{- end -}}
 {{- if and .Values.secrets.twilio.accountSid (not .Values.secrets.twilio.authToken) -}}
 {{- fail "secrets.twilio.accountSid needs secrets.twilio.authToken" -}}
