@@ -37,9 +37,15 @@ export const RUNNER_COMMAND = ['node', '--no-global-search-paths', '/app/runner-
 export const AGENT_HOST_COMMAND = ['node', '/app/runner-image/agent-host/main.ts'];
 export const WORKSPACE_PATH = '/workspace';
 export const RELAY_TOKEN_DIR = '/var/run/secrets/tether/relay';
-/** The image's supervisor uid (the runner container, the Pod's only holder of a credential); the default of TETHER_RUNNER_UID. */
+/**
+ * The image's supervisor uid (the runner container, the Pod's only holder of a credential); the default of
+ * TETHER_RUNNER_UID.
+ */
 export const RUNNER_UID = 1000;
-/** The image's agent uid (Claude Code and what it runs: another user, in the Pod's group); the default of TETHER_RUNNER_AGENT_UID. */
+/**
+ * The image's agent uid (Claude Code and what it runs: another user, in the Pod's group); the default of
+ * TETHER_RUNNER_AGENT_UID.
+ */
 export const AGENT_UID = 1001;
 /**
  * The supervisor: the Session's API client, the model proxy, diffs, images and publishing. The

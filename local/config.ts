@@ -93,6 +93,11 @@ export const DEV_SETTINGS = {
     'TETHER_RUNNER_MEMORY_REQUEST',
     'TETHER_RUNNER_CPU_LIMIT',
     'TETHER_RUNNER_MEMORY_LIMIT',
+    'TETHER_RUNNER_CLAUDE_MODEL',
+    'TETHER_RUNNER_ANTHROPIC_BASE_URL',
+    'TETHER_RUNNER_HTTPS_PROXY',
+    'TETHER_RUNNER_HTTP_PROXY',
+    'TETHER_RUNNER_NO_PROXY',
   ],
 } as const;
 
@@ -103,6 +108,15 @@ export const NOT_LOCAL: Record<string, string> = {
   TETHER_RUNNER_RUNTIME_CLASS: 'the node agent runs processes, not containers: there is no runtime to choose',
   TETHER_RUNNER_HOST_NETWORK: "the node agent's processes are on the host's network already",
   TETHER_RUNNER_API_SERVER: "the node agent hands each process the API server's address",
+  TETHER_RUNNER_PRIORITY_CLASS: 'no scheduler: the node agent runs every Pod at once',
+  TETHER_RUNNER_NODE_SELECTOR: 'one node: the node agent runs every Pod',
+  TETHER_RUNNER_TOLERATIONS: 'one node: the node agent runs every Pod',
+  TETHER_RUNNER_AFFINITY: 'one node: the node agent runs every Pod',
+  TETHER_RUNNER_TOPOLOGY_SPREAD: 'one node: the node agent runs every Pod',
+  TETHER_RUNNER_POD_LABELS: 'no NetworkPolicy or monitoring reads labels on the local stack',
+  TETHER_RUNNER_UID: "the node agent maps a Pod's ids into a host range of its own; the defaults are kept",
+  TETHER_RUNNER_AGENT_UID: "the node agent maps a Pod's ids into a host range of its own; the defaults are kept",
+  TETHER_RUNNER_GID: "the node agent maps a Pod's ids into a host range of its own; the defaults are kept",
   RELAY_REPO_CHOICES_CONFIGMAP: "the default name, in the stack's own namespace",
   RELAY_CLAIMS_CONFIGMAP: "the default name, in the stack's own namespace",
 };

@@ -2,7 +2,13 @@
 import { Type } from '@sinclair/typebox';
 import { parseDuration } from '../session/display.ts';
 import { PHONE_HASH_KEY_MIN_LENGTH } from '../session/phone-hash.ts';
-import { DNS_LABEL_PATTERN, DURATION_OR_MS_PATTERN, DURATION_PATTERN, HTTP_URL_PATTERN } from '../session/patterns.ts';
+import {
+  DNS_LABEL_PATTERN,
+  DURATION_OR_MS_PATTERN,
+  DURATION_PATTERN,
+  HTTP_URL_PATTERN,
+  PROXY_URL_PATTERN,
+} from '../session/patterns.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -41,8 +47,11 @@ export const CLAUDE_MODEL_PATTERN = '^[A-Za-z0-9._:@/-]+$';
 export const claudeModel = (description: string, fallback?: string) =>
   Type.String({ minLength: 1, pattern: CLAUDE_MODEL_PATTERN, description, ...(fallback ? { default: fallback } : {}) });
 
-/** A proxy URL (HTTPS_PROXY, HTTP_PROXY) and a NO_PROXY list: no spaces. */
-export const proxyUrl = (description: string) => httpUrl(description);
+/**
+ * A proxy URL (HTTPS_PROXY, HTTP_PROXY) with no credential in it — the proxy must trust the Pod by its
+ * address — and a NO_PROXY list: no spaces.
+ */
+export const proxyUrl = (description: string) => Type.String({ pattern: PROXY_URL_PATTERN, description });
 export const noProxyList = (description: string) => Type.String({ pattern: '^[^\\s]+$', description });
 
 /** A Session timeout (whole h/m/s, as spec.timeouts takes it). */

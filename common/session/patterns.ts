@@ -18,3 +18,5 @@ export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
 export const CONDITION_TYPE_PATTERN = `^(${DNS_LABEL}(\\.${DNS_LABEL})*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`;
 /** An http(s) URL without white space. */
 export const HTTP_URL_PATTERN = '^https?://[^\\s]+$';
+/** A proxy URL with no user or password: it reaches Claude Code's environment, the Pod spec, the admission policy. */
+export const PROXY_URL_PATTERN = '^https?://[^\\s/@]+(/[^\\s@]*)?$';

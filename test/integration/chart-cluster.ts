@@ -200,7 +200,10 @@ export async function deleteClusterScoped(namespaces: string[]): Promise<void> {
   ]);
 }
 
-/** `kubectl create --dry-run=server` of a Pod as the controller's ServiceAccount: RBAC and admission run, nothing is stored. */
+/**
+ * `kubectl create --dry-run=server` of a Pod as the controller's ServiceAccount: RBAC and admission run, nothing
+ * is stored.
+ */
 export const createPodAsController = (ns: string, runners: string, pod: object) =>
   kubectlResult([
     'create',
