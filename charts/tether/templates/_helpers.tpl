@@ -71,6 +71,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- $out = printf "%s\nTETHER_PHONE_HASH_KEY: %s" $out ($phoneKey | quote) -}}
 {{- if include "tether.webChatEnabled" . }}{{ $out = printf "%s\nRELAY_WEB_CHAT_TOKEN: %s" $out ($chat | quote) }}{{ end -}}
 {{- $_ := set .Values.secrets.relay "renderedData" $out -}}
+{{- $_ := set .Values.secrets.relay "renderedPhoneHashKey" $phoneKey -}}
 {{- end -}}
 {{- .Values.secrets.relay.renderedData -}}
 {{- end -}}
@@ -79,6 +80,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- if and .Values.secrets.twilio.accountSid (not .Values.secrets.twilio.existingSecret) }}{{ $parts = append $parts (include "tether.twilioSecretData" .) }}{{ end -}}
 {{- if not .Values.secrets.relay.existingSecret }}{{ $parts = append $parts (include "tether.relaySecretData" .) }}{{ end -}}
 {{- $parts | toJson | sha256sum -}}
+{{- end -}}
+{{/* The controller holds the phone hash key too: a new key must restart it with the relay. */}}
+{{- define "tether.phoneHashKeyChecksum" -}}
+{{- if not .Values.secrets.relay.existingSecret }}{{ $_ := include "tether.relaySecretData" . }}{{ end -}}
+{{- .Values.secrets.relay.renderedPhoneHashKey | default "existingSecret" | sha256sum -}}
 {{- end -}}
 {{- define "tether.twilioEnabled" -}}
 {{- if or .Values.secrets.twilio.existingSecret .Values.secrets.twilio.accountSid -}}true{{- end -}}
