@@ -6,7 +6,7 @@
 // controller can only come near this rate, never above it.
 import { connectionFromKubeConfig } from '../common/kube/connection.ts';
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig, type V1Role } from '@kubernetes/client-node';
-import { phoneHash } from '../common/session/display.ts';
+import { randomBytes } from 'node:crypto';
 import { LABEL_PHONE_HASH, sessionName, workspaceName } from '../common/session/names.ts';
 import type { Session } from '../common/session/schema.ts';
 import { SessionClient } from '../common/kube/sessions.ts';
@@ -55,7 +55,12 @@ function limiter(width: number) {
 /** Admissions per second of the floor, over the same burst shape. */
 export async function admissionFloor(kc: KubeConfig, o: FloorOptions): Promise<number> {
   for (const name of [NS, RUNNERS]) await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
-  const config = loadConfig({ TETHER_NAMESPACE: NS, TETHER_RUNNER_NAMESPACE: RUNNERS });
+  const config = loadConfig({
+    TETHER_NAMESPACE: NS,
+    TETHER_RUNNER_NAMESPACE: RUNNERS,
+    TETHER_PHONE_HASH_KEY: randomBytes(32).toString('hex'),
+  });
+  const { phoneHash } = config;
   const ops = kubeClusterOps(connectionFromKubeConfig(kc));
   const sessions = new SessionClient(connectionFromKubeConfig(kc));
   const phones = Array.from({ length: o.burst }, (_, i) => o.phoneOf(i));
@@ -63,13 +68,13 @@ export async function admissionFloor(kc: KubeConfig, o: FloorOptions): Promise<n
     phone,
     prompt: 'script:\nprogress: bench',
     repo: { url: 'https://github.com/acme/web.git' },
-    workspace: workspaceName(phone),
+    workspace: workspaceName(phoneHash(phone)),
   });
   // Untimed, as the first command of each phone: its ServiceAccount, Role and RoleBinding.
   const roles = new Map<string, V1Role>();
   await o.pool(phones, o.creators, async (phone) => {
     const seed = {
-      metadata: { name: sessionName(phone, new Date(), 'fl0'), namespace: NS },
+      metadata: { name: sessionName(phoneHash(phone), new Date(), 'fl0'), namespace: NS },
       spec: spec(phone),
     } as Session;
     await o.retrying(() => ops.ensureIdentity(desiredIdentity(seed, [seed.metadata.name!], config)));
@@ -83,7 +88,7 @@ export async function admissionFloor(kc: KubeConfig, o: FloorOptions): Promise<n
   await o.timed(() =>
     o
       .pool(phones, o.creators, async (phone) => {
-        const name = sessionName(phone, new Date(), 'fl1');
+        const name = sessionName(phoneHash(phone), new Date(), 'fl1');
         const session = await o.retrying(() =>
           sessions.create(NS, name, spec(phone), { labels: { [LABEL_PHONE_HASH]: phoneHash(phone) } }),
         );

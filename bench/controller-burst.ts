@@ -1,7 +1,17 @@
 // Part 1 and 3 of the controller benchmark: BURST Sessions at once, each phone's, until each has its Pod.
 import { sessionName } from '../common/session/names.ts';
 import { pool, sleep, until } from './async.ts';
-import { BURST, CREATORS, NS, args, createSession, phoneOf, profiled, type Bench } from './controller-setup.ts';
+import {
+  BURST,
+  CREATORS,
+  NS,
+  args,
+  benchPhoneHash,
+  createSession,
+  phoneOf,
+  profiled,
+  type Bench,
+} from './controller-setup.ts';
 import { cpuMs, difference, total, writeRequests } from './kube-metrics.ts';
 import { machineLoad, percentile } from './machine.ts';
 
@@ -9,7 +19,7 @@ import { machineLoad, percentile } from './machine.ts';
  * BURST Sessions, one per phone, created at once: when each got its Pod, writes and controller CPU on the way.
  */
 export async function burst(b: Bench, tag: string) {
-  const names = Array.from({ length: BURST }, (_, i) => sessionName(phoneOf(i), new Date(), tag));
+  const names = Array.from({ length: BURST }, (_, i) => sessionName(benchPhoneHash(phoneOf(i)), new Date(), tag));
   const created = new Map<string, number>();
   const [writesBefore, conflictsBefore, cpuBefore, passesBefore] = [
     await writeRequests(b.kc),

@@ -5,7 +5,8 @@ import { parseArgs } from 'node:util';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import type { Informer } from '../common/kube/informer.ts';
 import type { SessionClient } from '../common/kube/sessions.ts';
-import { phoneHash } from '../common/session/display.ts';
+import { randomBytes } from 'node:crypto';
+import { phoneHasher } from '../common/session/phone-hash.ts';
 import { LABEL_PHONE_HASH, workspaceName } from '../common/session/names.ts';
 import { retrying } from './async.ts';
 import { apiserverProfile, type ControllerProcess } from './kube-metrics.ts';
@@ -31,8 +32,13 @@ export const phoneOf = (i: number) => `+1415${String(2_000_000 + i).padStart(7, 
 /** The benchmark's own Session creators in a burst. */
 export const CREATORS = 64;
 
+/** The benchmark's key of phone hashes, and the hash it gives the controller. */
+const PHONE_HASH_KEY = randomBytes(32).toString('hex');
+export const benchPhoneHash = phoneHasher(PHONE_HASH_KEY);
+
 export const CONTROLLER_ENV = {
   TETHER_NAMESPACE: NS,
+  TETHER_PHONE_HASH_KEY: PHONE_HASH_KEY,
   TETHER_RUNNER_NAMESPACE: RUNNERS,
   TETHER_POD_TTL: '1s',
   TETHER_HISTORY_COUNT: '100000',
@@ -51,8 +57,13 @@ export const createSession = (
     sessions.create(
       ns,
       name,
-      { phone, prompt, repo: { url: 'https://github.com/acme/web.git' }, workspace: workspaceName(phone) },
-      { labels: { [LABEL_PHONE_HASH]: phoneHash(phone) } },
+      {
+        phone,
+        prompt,
+        repo: { url: 'https://github.com/acme/web.git' },
+        workspace: workspaceName(benchPhoneHash(phone)),
+      },
+      { labels: { [LABEL_PHONE_HASH]: benchPhoneHash(phone) } },
     ),
   );
 

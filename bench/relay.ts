@@ -77,6 +77,7 @@ const child = spawn(
       TETHER_NAMESPACE: namespace,
       TETHER_REPO_URL: 'https://github.com/acme/web.git',
       RELAY_MEDIA_SIGNING_KEY: randomBytes(32).toString('hex'),
+      TETHER_PHONE_HASH_KEY: randomBytes(32).toString('hex'),
       RELAY_MEDIA_DIR: join(scratch, 'media'),
       RELAY_JOURNAL_DIR: join(scratch, 'journal'),
       ALLOWED_NUMBERS: phones.join(','),

@@ -9,7 +9,6 @@ import type {
   V1OwnerReference,
 } from '@kubernetes/client-node';
 import { SERVICE_ACCOUNT_DIR } from '../common/kube/connection.ts';
-import { phoneHash } from '../common/session/display.ts';
 import {
   AGENT_SOCKET_DIR,
   AGENT_SOCKET_PATH,
@@ -51,6 +50,7 @@ export const SECRET_KEYS = ['ANTHROPIC_API_KEY', 'GITHUB_TOKEN'] as const;
 
 type BuilderConfig = Pick<
   ControllerConfig,
+  | 'phoneHash'
   | 'runnerNamespace'
   | 'runnerImage'
   | 'runnerSecret'
@@ -79,10 +79,10 @@ function ownerReference(session: Session): V1OwnerReference {
   };
 }
 
-export function runnerLabels(session: Session): Record<string, string> {
+export function runnerLabels(session: Session, config: Pick<ControllerConfig, 'phoneHash'>): Record<string, string> {
   return {
     [LABEL_SESSION]: session.metadata.name!,
-    [LABEL_PHONE_HASH]: phoneHash(session.spec.phone),
+    [LABEL_PHONE_HASH]: config.phoneHash(session.spec.phone),
     [LABEL_COMPONENT]: 'runner',
     [LABEL_PART_OF]: 'tether',
   };
@@ -93,31 +93,32 @@ export function runnerLabels(session: Session): Record<string, string> {
  * would delete the Pod at once), so a Pod beside its Session is owned by it and a Pod in the
  * runner namespace is removed by the controller; both carry the Session's uid.
  */
-function runnerMeta(session: Session, config: Pick<ControllerConfig, 'runnerNamespace' | 'placement'>) {
+function runnerMeta(session: Session, config: Pick<ControllerConfig, 'runnerNamespace' | 'placement' | 'phoneHash'>) {
   const sameNamespace = config.runnerNamespace === session.metadata.namespace;
   return {
     name: runnerName(session.metadata.name!),
     namespace: config.runnerNamespace,
     // The install's labels never replace Tether's own (the config refuses them too).
-    labels: { ...config.placement.podLabels, ...runnerLabels(session) },
+    labels: { ...config.placement.podLabels, ...runnerLabels(session, config) },
     annotations: { [ANNOTATION_SESSION_UID]: session.metadata.uid! },
     ...(sameNamespace ? { ownerReferences: [ownerReference(session)] } : {}),
   };
 }
 
-/** The per-phone workspace: never owned by a Session, it outlives them all. */
+/** The per-phone workspace, named `claim` (workspace-claim.ts): never owned by a Session, it outlives them all. */
 export function desiredPvc(
   session: Session,
-  config: Pick<ControllerConfig, 'pvc' | 'runnerNamespace'>,
+  config: Pick<ControllerConfig, 'pvc' | 'runnerNamespace' | 'phoneHash'>,
+  claim = session.spec.workspace,
 ): V1PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     metadata: {
-      name: session.spec.workspace,
+      name: claim,
       namespace: config.runnerNamespace,
       labels: {
-        [LABEL_PHONE_HASH]: phoneHash(session.spec.phone),
+        [LABEL_PHONE_HASH]: config.phoneHash(session.spec.phone),
         [LABEL_COMPONENT]: 'workspace',
         [LABEL_PART_OF]: 'tether',
       },
@@ -164,9 +165,9 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
  * The workspace claim, the supervisor's private git store, the channel's socket folder, and the projected
  * tokens (API server; relay upload).
  */
-function runnerVolumes(session: Session, config: BuilderConfig): V1Volume[] {
+function runnerVolumes(config: BuilderConfig, claim: string): V1Volume[] {
   return [
-    { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },
+    { name: 'workspace', persistentVolumeClaim: { claimName: claim } },
     { name: 'git-store', emptyDir: {} },
     { name: 'agent-socket', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
     {
@@ -228,14 +229,15 @@ function agentContainer(config: BuilderConfig): V1Container {
   };
 }
 
-export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
+/** The runner Pod of a Session, mounting the workspace `claim` (workspace-claim.ts). */
+export function desiredPod(session: Session, config: BuilderConfig, claim = session.spec.workspace): V1Pod {
   const meta = runnerMeta(session, config);
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: meta,
     spec: {
-      serviceAccountName: runnerIdentityName(phoneHash(session.spec.phone)),
+      serviceAccountName: runnerIdentityName(config.phoneHash(session.spec.phone)),
       automountServiceAccountToken: false,
       ...(config.runtimeClassName ? { runtimeClassName: config.runtimeClassName } : {}),
       ...(config.hostNetwork ? { hostNetwork: true } : {}),
@@ -264,7 +266,7 @@ export function desiredPod(session: Session, config: BuilderConfig): V1Pod {
           ],
         },
       ],
-      volumes: runnerVolumes(session, config),
+      volumes: runnerVolumes(config, claim),
     },
   };
 }

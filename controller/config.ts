@@ -9,6 +9,7 @@ import {
   logLevel,
   namespaceName,
   noProxyList,
+  phoneHashKey,
   proxyUrl,
   sessionDuration,
   timeZone,
@@ -18,6 +19,7 @@ import { COST_DEFAULTS } from '../common/session/budget.ts';
 import { MAX_QUEUED_CEILING, RUNNER_START_TIMEOUT, SESSION_DEFAULTS } from '../common/session/defaults.ts';
 import { parseDuration } from '../common/session/display.ts';
 import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
+import { phoneHasher } from '../common/session/phone-hash.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
 import { AGENT_UID, RUNNER_UID } from './runner-uids.ts';
 import { jsonList, jsonObject, podLabels } from './runner-pod-values.ts';
@@ -38,6 +40,7 @@ const optional = Type.Optional;
 export const CONTROLLER_ENV = Type.Object({
   TETHER_NAMESPACE: namespaceName('namespace of the Session objects', 'tether'),
   TETHER_RUNNER_NAMESPACE: optional(namespaceName('namespace of runner Pods; absent → TETHER_NAMESPACE')),
+  TETHER_PHONE_HASH_KEY: phoneHashKey(),
   TETHER_RUNNER_IMAGE: Type.String({ pattern: '^[^\\s]+$', default: 'tether-runner:latest' }),
   TETHER_RUNNER_SECRET: objectName('Secret of the runner credentials', 'tether-runner'),
   TETHER_RUNNER_RUNTIME_CLASS: optional(objectName('RuntimeClass of runner Pods (e.g. gvisor)')),
@@ -216,6 +219,8 @@ function sessionSettings(env: Env) {
 function configFrom(env: Env) {
   return {
     namespace: env.TETHER_NAMESPACE,
+    /** The install's keyed phone hash (its key stays inside): names, labels, log lines. */
+    phoneHash: phoneHasher(env.TETHER_PHONE_HASH_KEY),
     ...runnerSettings(env),
     ...sessionSettings(env),
     concurrency: env.TETHER_CONCURRENCY,

@@ -9,7 +9,6 @@ import type pino from 'pino';
 import { createInformer, type Informer } from '../common/kube/informer.ts';
 import { collectionPath, KINDS, type Kind } from '../common/kube/resources.ts';
 import { createWorkQueue, type WorkQueue } from '../common/kube/work-queue.ts';
-import { phoneHash } from '../common/session/display.ts';
 import {
   LABEL_COMPONENT,
   LABEL_PART_OF,
@@ -27,6 +26,7 @@ import type { ControllerMetrics } from './metrics.ts';
 import { createExpectations, type Expectations } from './expectations.ts';
 import { reconcileSession, type ClusterCache, type ReconcileDeps } from './reconcile.ts';
 import { startProblem } from './start.ts';
+import { phoneHashes } from './workspace-claim.ts';
 
 export interface ControllerDeps {
   kubeConfig: KubeConnection;
@@ -110,25 +110,35 @@ function createInformers({ kubeConfig, config, logger, metrics }: ControllerDeps
 
 type PhoneIndex = ReturnType<typeof createPhoneIndex>;
 
-/** Session keys by phone hash (from spec.phone, not the label a malformed Session may lack). */
-function createPhoneIndex() {
+/**
+ * Session keys by phone (spec.phone, not the label a malformed Session may lack), and the phone
+ * each of its hashes stands for — keyed, or the legacy one on a workspace an earlier version made.
+ */
+function createPhoneIndex(config: Pick<ControllerConfig, 'phoneHash'>) {
   const byPhone = new Map<string, Set<string>>();
   const phoneOf = new Map<string, string>();
+  const byHash = new Map<string, string>();
+  const hashes = (phone: string) => Object.values(phoneHashes(phone, config.phoneHash));
   return {
     add(key: string, phone: string): void {
       phoneOf.set(key, phone);
       if (!byPhone.has(phone)) byPhone.set(phone, new Set());
       byPhone.get(phone)!.add(key);
+      for (const hash of hashes(phone)) byHash.set(hash, phone);
     },
     /** Forgets a deleted Session; returns its phone. */
     remove(key: string): string | undefined {
       const phone = phoneOf.get(key);
       phoneOf.delete(key);
-      if (phone !== undefined && byPhone.get(phone)?.delete(key) && byPhone.get(phone)!.size === 0)
+      if (phone !== undefined && byPhone.get(phone)?.delete(key) && byPhone.get(phone)!.size === 0) {
         byPhone.delete(phone);
+        for (const hash of hashes(phone)) byHash.delete(hash);
+      }
       return phone;
     },
     keys: (phone: string) => [...(byPhone.get(phone) ?? [])],
+    /** The phone a hash label stands for, while it has Sessions. */
+    phoneOf: (hash: string) => byHash.get(hash),
   };
 }
 
@@ -169,7 +179,7 @@ function clusterCache({ sessions, pods, pvcs, roles, bindings }: Informers, phon
     },
     siblings: (s) =>
       phones
-        .keys(phoneHash(s.spec.phone))
+        .keys(s.spec.phone)
         .map((key) => sessions.get(key))
         .filter((x): x is Session => x !== undefined),
   };
@@ -178,7 +188,7 @@ function clusterCache({ sessions, pods, pvcs, roles, bindings }: Informers, phon
 export function createController(deps: ControllerDeps): Controller {
   const informers = createInformers(deps);
   const { sessions, pods, pvcs } = informers;
-  const phones = createPhoneIndex();
+  const phones = createPhoneIndex(deps.config);
   const expectations: Expectations = createExpectations({
     cached: { sessions: (key) => sessions.get(key), pods: (key) => pods.get(key) },
     wake: (key) => queue.add(key),
@@ -197,13 +207,13 @@ export function createController(deps: ControllerDeps): Controller {
     config: deps.config,
     logger: deps.logger,
     now: deps.now ?? (() => new Date()),
-    wakeWaiting: (s) => enqueuePhone(phoneHash(s.spec.phone), waiting),
+    wakeWaiting: (s) => enqueuePhone(s.spec.phone, waiting),
   });
 
   sessions.onChange((key, session) => {
     const asksForPass = expectations.observed('sessions', key, session);
     if (session) {
-      phones.add(key, phoneHash(session.spec.phone));
+      phones.add(key, session.spec.phone);
       if (asksForPass) queue.add(key);
       return;
     }
@@ -219,7 +229,8 @@ export function createController(deps: ControllerDeps): Controller {
   });
   // Only a waiting Session reads the workspace (its admission checks and creates it).
   pvcs.onChange((_key, pvc) => {
-    const phone = pvc?.metadata?.labels?.[LABEL_PHONE_HASH];
+    const hash = pvc?.metadata?.labels?.[LABEL_PHONE_HASH];
+    const phone = hash === undefined ? undefined : phones.phoneOf(hash);
     if (phone) enqueuePhone(phone, waiting);
   });
 

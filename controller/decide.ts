@@ -2,8 +2,9 @@
 // what the caches show, the transition to take (its effects included, from the state
 // machine) and when to look again. reconcile.ts performs the effects. Timestamps come from status.
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { parseDuration, phoneHash } from '../common/session/display.ts';
-import { LABEL_PHONE_HASH, isPhoneWorkspace, runnerName, workspaceName } from '../common/session/names.ts';
+import { parseDuration } from '../common/session/display.ts';
+import { LABEL_PHONE_HASH, runnerName, workspaceName } from '../common/session/names.ts';
+import type { PhoneHash } from '../common/session/phone-hash.ts';
 import { repoProblem } from '../common/session/repo.ts';
 import type { Session } from '../common/session/schema.ts';
 import { transition, type Event, type Step } from '../common/session/state-machine.ts';
@@ -11,16 +12,17 @@ import { spentToday, usd, withinDailyBudget } from '../common/session/budget.ts'
 import { admit } from './admission.ts';
 import type { ControllerConfig } from './config.ts';
 import { startProblem, startTimeoutMessage, type StartProblem } from './start.ts';
+import { phoneHashes, workspaceRepo } from './workspace-claim.ts';
 
 export type Timeouts = Pick<ControllerConfig, 'defaultRunTimeoutMs' | 'defaultApprovalTimeoutMs' | 'startTimeoutMs'>;
-type DecideConfig = Timeouts & Pick<ControllerConfig, 'maxQueued' | 'repoHosts' | 'budget'>;
+type DecideConfig = Timeouts & Pick<ControllerConfig, 'maxQueued' | 'repoHosts' | 'budget' | 'phoneHash'>;
 
 export interface Observed {
   /** Every Session of the same phone, this one included or not. */
   siblings: Session[];
   /** The runner Pod as last seen (for an active Session, read from the API on a cache miss). */
   pod?: V1Pod;
-  /** The phone's workspace PVC, if the cache holds it. */
+  /** The workspace PVC the runner mounts (workspace-claim.ts), if the cache holds it. */
   pvc?: V1PersistentVolumeClaim;
 }
 
@@ -43,18 +45,17 @@ export function take(session: Session, event: Event): Step {
 }
 
 /** Problems the CRD schema cannot see; each is permanent, so the Session fails with the message. */
-export function specProblem(session: Session, repoHosts: readonly string[]): string | undefined {
+export function specProblem(session: Session, repoHosts: readonly string[], phoneHash: PhoneHash): string | undefined {
   const { spec, metadata } = session;
   const name = metadata.name ?? '';
   if (name.length > 63) return `session name "${name}" is longer than 63 characters`;
-  if (!isPhoneWorkspace(spec.phone, spec.workspace)) {
-    const own = workspaceName(spec.phone);
+  if (workspaceRepo(session, phoneHash) === undefined) {
+    const own = workspaceName(phoneHash(spec.phone));
     const expected = `expected "${own}" or "${own}-<repository>"`;
     return `spec.workspace "${spec.workspace}" is not this phone's workspace (${expected})`;
   }
-  const label = metadata.labels?.[LABEL_PHONE_HASH];
-  if (label !== undefined && label !== phoneHash(spec.phone))
-    return `label ${LABEL_PHONE_HASH}="${label}" does not match spec.phone`;
+  if (!isPhonesHash(metadata.labels?.[LABEL_PHONE_HASH], spec.phone, phoneHash))
+    return `label ${LABEL_PHONE_HASH}="${metadata.labels?.[LABEL_PHONE_HASH]}" does not match spec.phone`;
   const repo = repoProblem(spec.repo, repoHosts);
   if (repo) return repo;
   for (const key of ['run', 'approval'] as const) {
@@ -64,11 +65,20 @@ export function specProblem(session: Session, repoHosts: readonly string[]): str
   return undefined;
 }
 
+/** Absent, or one of the phone's hashes: keyed, or the legacy one an object made by an earlier version carries. */
+function isPhonesHash(label: string | undefined, phone: string, phoneHash: PhoneHash): boolean {
+  const { keyed, legacy } = phoneHashes(phone, phoneHash);
+  return label === undefined || label === keyed || label === legacy;
+}
+
 /** A workspace PVC labelled for another phone must never be mounted. */
-export function workspaceProblem(session: Session, pvc: V1PersistentVolumeClaim | undefined): string | undefined {
-  const owner = pvc?.metadata?.labels?.[LABEL_PHONE_HASH];
-  if (owner === undefined || owner === phoneHash(session.spec.phone)) return undefined;
-  return `workspace "${session.spec.workspace}" belongs to another phone`;
+export function workspaceProblem(
+  session: Session,
+  pvc: V1PersistentVolumeClaim | undefined,
+  phoneHash: PhoneHash,
+): string | undefined {
+  if (isPhonesHash(pvc?.metadata?.labels?.[LABEL_PHONE_HASH], session.spec.phone, phoneHash)) return undefined;
+  return `workspace "${pvc?.metadata?.name}" belongs to another phone`;
 }
 
 export const runTimeoutMs = (s: Session, c: Timeouts) =>
@@ -93,7 +103,8 @@ export function decide(session: Session, seen: Observed, now: Date, config: Deci
   const phase = session.status?.phase;
   const fresh = phase === undefined || phase === 'Queued';
   if (fresh) {
-    const problem = specProblem(session, config.repoHosts) ?? workspaceProblem(session, seen.pvc);
+    const problem =
+      specProblem(session, config.repoHosts, config.phoneHash) ?? workspaceProblem(session, seen.pvc, config.phoneHash);
     if (problem) return { step: take(session, { type: 'InvalidSpec' }), message: problem };
   }
   if (session.spec.cancel) return { step: take(session, { type: 'Cancel' }), message: 'cancelled by the user' };

@@ -3,7 +3,6 @@
 // observed it. When making the workspace meets one the caches did not show, it stops and hands
 // that back (`unseen`): the pass decides again with it.
 import type { V1Pod } from '@kubernetes/client-node';
-import { phoneHash } from '../common/session/display.ts';
 import { ANNOTATION_SESSION_UID, runnerIdentityName, runnerName } from '../common/session/names.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
 import { desiredPod, desiredPvc } from './builders.ts';
@@ -12,6 +11,7 @@ import { workspaceProblem, type Decision, type Observed } from './decide.ts';
 import { statusEvents } from './events.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 import { computeStatus, type StatusInput } from './status.ts';
+import { cachedClaim } from './workspace-claim.ts';
 
 /** A status write: the status before and after, and the reason of the transition taken. */
 export interface Written {
@@ -84,20 +84,21 @@ export async function deleteRunnerPod(pod: V1Pod | undefined, deps: ReconcileDep
  */
 async function createPod(session: Session, seen: Observed, deps: ReconcileDeps): Promise<V1Pod | Unseen> {
   const runners = deps.config.runnerNamespace;
+  const claim = seen.pvc?.metadata?.name ?? cachedClaim(session, deps);
   const cachedPod = deps.cache.pod(runners, runnerName(meta(session).name));
   const runnerPod = async () => {
     if (cachedPod) return cachedPod;
-    const made = await deps.ops.ensurePod(desiredPod(session, deps.config));
+    const made = await deps.ops.ensurePod(desiredPod(session, deps.config, claim));
     deps.expectations.wrote('pods', podKey(made), made, undefined, false);
     return made;
   };
   const early = seen.pvc ? runnerPod() : undefined;
   const [pvc] = await Promise.all([
-    seen.pvc ?? deps.ops.ensurePvc(desiredPvc(session, deps.config)),
+    seen.pvc ?? deps.ops.ensurePvc(desiredPvc(session, deps.config, claim)),
     grantRunner(session, deps),
     early,
   ]);
-  if (workspaceProblem(session, pvc)) return { unseen: { pvc } };
+  if (workspaceProblem(session, pvc, deps.config.phoneHash)) return { unseen: { pvc } };
   const pod = await (early ?? runnerPod());
   const owner =
     pod.metadata?.annotations?.[ANNOTATION_SESSION_UID] ??
@@ -116,7 +117,10 @@ async function createPod(session: Session, seen: Observed, deps: ReconcileDeps):
  */
 async function grantRunner(session: Session, deps: ReconcileDeps): Promise<void> {
   const name = meta(session).name;
-  const known = deps.cache.identity(meta(session).namespace, runnerIdentityName(phoneHash(session.spec.phone)));
+  const known = deps.cache.identity(
+    meta(session).namespace,
+    runnerIdentityName(deps.config.phoneHash(session.spec.phone)),
+  );
   const granted = grantedSessions(known?.role);
   if (known?.bound && granted.includes(name)) return;
   const running = granted.filter((other) => deps.cache.pod(deps.config.runnerNamespace, runnerName(other)));
@@ -142,7 +146,7 @@ export async function writeStatus(
   const response = await deps.ops.patchStatus(namespace, name, outcome.patch, replaced);
   deps.expectations.wrote('sessions', `${namespace}/${name}`, response, replaced, settled);
   const before = session.status ?? {};
-  const log = deps.logger.child({ session: name, phoneHash: phoneHash(session.spec.phone) });
+  const log = deps.logger.child({ session: name, phoneHash: deps.config.phoneHash(session.spec.phone) });
   if (before.phase !== outcome.status.phase) {
     const { reason } = outcome;
     log.info(

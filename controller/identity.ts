@@ -1,7 +1,6 @@
 // A phone's runner identity: the ServiceAccount its runners run as, and the Role and RoleBinding
 // that let them read and write only the phone's Sessions that have a runner. Pure builders.
 import type { V1PolicyRule, V1Role, V1RoleBinding, V1ServiceAccount } from '@kubernetes/client-node';
-import { phoneHash } from '../common/session/display.ts';
 import { LABEL_COMPONENT, LABEL_PART_OF, LABEL_PHONE_HASH, runnerIdentityName } from '../common/session/names.ts';
 import { GROUP, PLURAL, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
@@ -32,9 +31,9 @@ export function runnerRules(sessions: string[]): V1PolicyRule[] {
 export function desiredIdentity(
   session: Session,
   sessions: string[],
-  config: Pick<ControllerConfig, 'runnerNamespace'>,
+  config: Pick<ControllerConfig, 'runnerNamespace' | 'phoneHash'>,
 ): RunnerIdentity {
-  const hash = phoneHash(session.spec.phone);
+  const hash = config.phoneHash(session.spec.phone);
   const name = runnerIdentityName(hash);
   const labels = { [LABEL_PHONE_HASH]: hash, [LABEL_COMPONENT]: RUNNER_IDENTITY_COMPONENT, [LABEL_PART_OF]: 'tether' };
   const beside = { name, namespace: session.metadata.namespace!, labels };

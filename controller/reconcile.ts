@@ -16,6 +16,7 @@ import { decide, type Observed } from './decide.ts';
 import { act, deleteRunnerPod, writeStatus, type Written } from './execute.ts';
 import { EXPECTATION_TIMEOUT_MS, type CachedKind } from './expectations.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
+import { cachedClaim } from './workspace-claim.ts';
 import { computeStatus, finalStatusWritten } from './status.ts';
 
 export type { ClusterCache, ReconcileDeps } from './reconcile-deps.ts';
@@ -78,7 +79,7 @@ async function observe(session: Session, siblings: Session[], deps: ReconcileDep
   const pod =
     deps.cache.pod(runners, podName) ??
     (isActive(session.status?.phase) ? await deps.ops.getPod(runners, podName) : undefined);
-  return { siblings, pod, pvc: deps.cache.pvc(runners, session.spec.workspace) };
+  return { siblings, pod, pvc: deps.cache.pvc(runners, cachedClaim(session, deps)) };
 }
 
 /** The runner Pod of a Session that is gone (a Pod in another namespace has no owner to collect it). */

@@ -1,7 +1,8 @@
 // Files and folders of the local stack that only their owner may use: a folder is made 0700 and a
 // file 0600 — set, not added to, so a folder or file left by an older run is closed as well.
 import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export const PRIVATE_DIR = 0o700;
@@ -17,6 +18,18 @@ export async function privateDir(dir: string): Promise<string> {
 export async function writePrivateFile(path: string, data: string | Uint8Array): Promise<void> {
   await writeFile(path, data, { mode: PRIVATE_FILE });
   await chmod(path, PRIVATE_FILE);
+}
+
+/** A random secret kept in `path` (0600): made on first use, read back after (as the chart keeps its keys). */
+export async function keptSecret(path: string): Promise<string> {
+  const kept = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (kept) return kept;
+  const made = randomBytes(32).toString('hex');
+  await writePrivateFile(path, made);
+  return made;
 }
 
 /**

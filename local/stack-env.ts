@@ -22,6 +22,8 @@ export interface StackEnvInput {
   relayPort: number;
   chatToken: string;
   mediaSigningKey: string;
+  /** TETHER_PHONE_HASH_KEY of both the relay and the controller. */
+  phoneHashKey: string;
   /** The controller's metrics port unless the caller's settings name one. */
   metricsPort: number;
   /** Entries for the repository host list besides the repositories' own (as the chart's controller.repositoryHosts). */
@@ -70,6 +72,7 @@ export function stackEnv(input: StackEnvInput): { relay: Record<string, string>;
     KUBECONFIG: input.kubeconfig,
     TETHER_NAMESPACE: input.namespace,
     TETHER_RUNNER_NAMESPACE: input.runnerNamespace,
+    TETHER_PHONE_HASH_KEY: input.phoneHashKey,
   };
   const repoHosts = stackRepoHosts(input.repoUrl, relayEnv, input.repoHosts);
   return {

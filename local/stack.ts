@@ -17,7 +17,8 @@ import { LOCAL_IMAGES } from './node-agent/image-pull.ts';
 import { stageImage, type StagedImage } from './node-agent/image-store.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/node-agent.ts';
 import { startManaged, untilHttpOk, type Managed } from './control-plane/processes.ts';
-import { closeTree } from './private-files.ts';
+import { phoneHasher, type PhoneHash } from '../common/session/phone-hash.ts';
+import { closeTree, keptSecret } from './private-files.ts';
 import { supervise, type Supervised } from './supervise.ts';
 import { RUNNER_SECRET, stackEnv, stackRepoHosts } from './stack-env.ts';
 
@@ -58,6 +59,8 @@ export interface Stack {
   chatToken: string;
   chatUrl: string;
   mediaSigningKey: string;
+  /** The stack's keyed phone hash (its key is kept in the state folder, so names survive a restart). */
+  phoneHash: PhoneHash;
   nodeAgent: NodeAgent;
   restart(component: 'controller' | 'relay'): Promise<void>;
   /** The component's process as it runs now. */
@@ -137,6 +140,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const relayUrl = `http://127.0.0.1:${relayPort}`;
   const chatToken = randomBytes(16).toString('hex');
   const mediaSigningKey = randomBytes(32).toString('hex');
+  const phoneHashKey = await keptSecret(join(options.stateDir, 'phone-hash-key'));
   const envOf = async (name: 'controller' | 'relay') =>
     stackEnv({
       ...options,
@@ -146,6 +150,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       relayPort,
       chatToken,
       mediaSigningKey,
+      phoneHashKey,
       metricsPort: await freePort(),
     })[name];
   // Staged, and its compile cache filled, while the relay and the controller start.
@@ -181,6 +186,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     relayUrl,
     chatToken,
     mediaSigningKey,
+    phoneHash: phoneHasher(phoneHashKey),
     nodeAgent,
     chatUrl: `${relayUrl}/chat?token=${chatToken}`,
     async restart(name) {

@@ -1,6 +1,6 @@
 // Every variable the relay reads, with its rule and default (relay/config.ts reads them).
 import { Type } from '@sinclair/typebox';
-import { duration, logLevel, namespaceName, sessionDuration } from '../common/config/values.ts';
+import { duration, logLevel, namespaceName, phoneHashKey, sessionDuration } from '../common/config/values.ts';
 import { COST_DEFAULTS } from '../common/session/budget.ts';
 import { DEFAULT_BASE_BRANCH, MAX_QUEUED_CEILING, SESSION_DEFAULTS } from '../common/session/defaults.ts';
 import { REPO_NAME_MAX_LENGTH, REPO_NAME_PATTERN } from '../common/session/names.ts';
@@ -66,6 +66,7 @@ const SESSIONS = {
 };
 
 const MEDIA = {
+  TETHER_PHONE_HASH_KEY: phoneHashKey(),
   RELAY_MEDIA_SIGNING_KEY: str('HMAC key for media URLs (≥ 32 characters)', { minLength: 32 }),
   RELAY_MEDIA_DIR: str('folder for uploaded media', { default: '/var/lib/tether/media' }),
   RELAY_MEDIA_TTL: duration('24h', 'how long uploaded media is kept'),

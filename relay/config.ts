@@ -5,6 +5,7 @@ import type { KubeEnvironment } from '../common/kube/kubeconfig.ts';
 import { checked, ConfigError, logRenamed, readConfig, type EnvSource } from '../common/config/env.ts';
 import { durationMs, renamedOf, timeZone } from '../common/config/values.ts';
 import { E164_PATTERN } from '../common/session/patterns.ts';
+import { phoneHasher } from '../common/session/phone-hash.ts';
 import { parseRepoHosts, repoProblem } from '../common/session/repo.ts';
 import { RELAY_ENV } from './config-schema.ts';
 import { nameFromUrl, repoList, type NamedRepo } from './repo-list.ts';
@@ -169,9 +170,14 @@ function configFrom(env: Env) {
     ...media(env),
     bindAddress: env.RELAY_BIND_ADDRESS,
     /** every secret value this process holds, for the redactor */
-    secrets: [env.TWILIO_AUTH_TOKEN, env.RELAY_MEDIA_SIGNING_KEY, env.RELAY_WEB_CHAT_TOKEN].filter(
-      (s): s is string => !!s,
-    ),
+    secrets: [
+      env.TWILIO_AUTH_TOKEN,
+      env.RELAY_MEDIA_SIGNING_KEY,
+      env.RELAY_WEB_CHAT_TOKEN,
+      env.TETHER_PHONE_HASH_KEY,
+    ].filter((s): s is string => !!s),
+    /** The install's keyed phone hash (its key stays inside). */
+    phoneHash: phoneHasher(env.TETHER_PHONE_HASH_KEY),
     ...budgets(env),
     inboundConcurrency: env.RELAY_INBOUND_CONCURRENCY,
     journalDir: env.RELAY_JOURNAL_DIR,

@@ -166,6 +166,7 @@ function outboxOf({ config, metrics, logger, phones, now }: Wiring, transportFor
     metrics,
     logger,
     now,
+    phoneHash: config.phoneHash,
   });
 }
 
@@ -187,6 +188,7 @@ function deliveryOf(w: Wiring, outbox: Outbox, webChat: WebChat | undefined): De
     owner: w.journal.instance,
     logger: w.logger,
     now: w.now,
+    phoneHash: config.phoneHash,
   });
 }
 
@@ -212,6 +214,7 @@ function inboundOf(w: Wiring, outbox: Outbox, images: InboundImages | undefined)
     defaults: w.defaults,
     metrics: w.metrics,
     logger: w.logger,
+    phoneHash: config.phoneHash,
     repos: phoneRepos(w),
     cost: config.cost,
     images,
@@ -267,9 +270,13 @@ function appOf(w: Wiring, { intake, media, webChat, webhookMedia, ready }: AppPa
 function phoneRepos({ config, kubeConfig }: RelayParts): PhoneRepos {
   const choices =
     config.repos.length > 1
-      ? new ConfigMapRepoChoices(kubeConfig, { name: config.repoChoicesConfigMap, namespace: config.namespace })
+      ? new ConfigMapRepoChoices(kubeConfig, {
+          name: config.repoChoicesConfigMap,
+          namespace: config.namespace,
+          phoneHash: config.phoneHash,
+        })
       : new MemoryRepoChoices();
-  return new PhoneRepos(config.repos, choices);
+  return new PhoneRepos(config.repos, choices, config.phoneHash);
 }
 
 /** Pictures from the phone come from Twilio's API, fetched with the account's credentials. */

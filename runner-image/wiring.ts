@@ -6,7 +6,7 @@ import { createInformer } from '../common/kube/informer.ts';
 import { collectionPath, KINDS } from '../common/kube/resources.ts';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import type { Logger, Redactor } from '../common/log.ts';
-import { phoneHash } from '../common/session/display.ts';
+import { LABEL_PHONE_HASH } from '../common/session/names.ts';
 import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { AgentChannel, CHANNEL_DEFAULTS } from './agent-channel/channel.ts';
@@ -141,7 +141,9 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     freezeAgent: channel && (() => channel.freeze()),
   });
   const offPhone = status.onChange((s) => {
-    log.setBindings({ phoneHash: phoneHash(s.spec.phone) });
+    // The runner holds no hash key: it logs the hash the relay labelled the Session with.
+    const hash = s.metadata.labels?.[LABEL_PHONE_HASH];
+    if (hash) log.setBindings({ phoneHash: hash });
     offPhone();
   });
   let gone = false;

@@ -1,6 +1,7 @@
 // Schema pieces more than one component's configuration uses: each variable kind written once.
 import { Type } from '@sinclair/typebox';
 import { parseDuration } from '../session/display.ts';
+import { PHONE_HASH_KEY_MIN_LENGTH } from '../session/phone-hash.ts';
 import {
   DNS_LABEL_PATTERN,
   DURATION_OR_MS_PATTERN,
@@ -31,6 +32,13 @@ export const renamedOf = (...names: Array<keyof typeof RENAMED>) =>
 
 export const namespaceName = (description: string, fallback?: string) =>
   Type.String({ pattern: DNS_LABEL_PATTERN, description, ...(fallback ? { default: fallback } : {}) });
+
+/** TETHER_PHONE_HASH_KEY: the install's secret key of phone hashes (relay and controller, the same value). */
+export const phoneHashKey = () =>
+  Type.String({
+    minLength: PHONE_HASH_KEY_MIN_LENGTH,
+    description: `the install's secret key of phone hashes, at least ${PHONE_HASH_KEY_MIN_LENGTH} characters (the chart generates one)`,
+  });
 
 export const httpUrl = (description: string) => Type.String({ pattern: HTTP_URL_PATTERN, description });
 

@@ -1,5 +1,4 @@
 // Human-facing renderings of Session fields: masked phones, short prompts, durations.
-import { createHash } from 'node:crypto';
 import { DURATION_PATTERN } from './patterns.ts';
 
 /** +14155550123 → +1415•••0123 (keeps the first 5 and last 4 characters). */
@@ -33,21 +32,6 @@ export function parseDuration(text: string): number {
   let total = 0;
   for (const [, n, u] of text.matchAll(/([0-9]+)(h|m|s)/g)) total += Number(n) * unit[u as keyof typeof unit];
   return total;
-}
-
-const hashes = new Map<string, string>();
-const HASHES_KEPT = 50_000;
-
-/** Stable, non-reversible id of a phone number, safe for labels and names (16 hex chars). */
-export function phoneHash(phone: string): string {
-  let hash = hashes.get(phone);
-  if (hash === undefined) {
-    // A controller asks for the same few phones' hashes on every pass and watch event.
-    if (hashes.size >= HASHES_KEPT) hashes.clear();
-    hash = createHash('sha256').update(phone).digest('hex').slice(0, 16);
-    hashes.set(phone, hash);
-  }
-  return hash;
 }
 
 /** Cuts text to max characters, ending with the marker when it had to cut. */

@@ -1,6 +1,5 @@
 // Deterministic names and labels derived from a phone number.
 import { createHash, randomBytes } from 'node:crypto';
-import { phoneHash } from './display.ts';
 import { DNS_LABEL_PATTERN } from './patterns.ts';
 
 export const LABEL_PHONE_HASH = 'tether.dev/phone-hash';
@@ -30,27 +29,34 @@ export const REPO_NAME_PATTERN = DNS_LABEL_PATTERN;
 export const REPO_NAME_MAX_LENGTH = 40;
 
 /**
- * The per-phone workspace PVC: ws-<phonehash> for the install's default repository (the name every
- * workspace had before installs listed several), ws-<phonehash>-<repo name> for each other one.
+ * The per-phone workspace PVC of the phone with this hash: ws-<phonehash> for the install's default
+ * repository (the name every workspace had before installs listed several), ws-<phonehash>-<repo
+ * name> for each other one.
  */
-export function workspaceName(phone: string, otherRepo?: string): string {
-  return otherRepo ? `ws-${phoneHash(phone)}-${otherRepo}` : `ws-${phoneHash(phone)}`;
+export function workspaceName(phoneHash: string, otherRepo?: string): string {
+  return otherRepo ? `ws-${phoneHash}-${otherRepo}` : `ws-${phoneHash}`;
 }
 
-/** Is this one of the phone's workspaces (of any repository)? */
-export function isPhoneWorkspace(phone: string, workspace: string): boolean {
-  const own = workspaceName(phone);
-  return (
-    workspace === own ||
-    (workspace.startsWith(`${own}-`) && new RegExp(REPO_NAME_PATTERN).test(workspace.slice(own.length + 1)))
-  );
+/**
+ * The repository part of one of the workspaces of the phone with this hash: '' for the default
+ * repository's, the repository's name for another's; undefined when the name is not one of them.
+ */
+export function workspaceRepoOf(phoneHash: string, workspace: string): string | undefined {
+  const own = workspaceName(phoneHash);
+  if (workspace === own) return '';
+  const rest = workspace.startsWith(`${own}-`) ? workspace.slice(own.length + 1) : undefined;
+  return rest !== undefined && new RegExp(REPO_NAME_PATTERN).test(rest) ? rest : undefined;
 }
 
 const stamp = (at: Date) => at.toISOString().replace(/[-:T]/g, '').slice(0, 14);
 
 /** <phonehash>-<yyyymmddhhmmss>-<rand>, e.g. 3f2a…-20261122083000-k3x9. */
-export function sessionName(phone: string, at = new Date(), rand = randomBytes(3).toString('hex').slice(0, 4)): string {
-  return `${phoneHash(phone)}-${stamp(at)}-${rand}`;
+export function sessionName(
+  phoneHash: string,
+  at = new Date(),
+  rand = randomBytes(3).toString('hex').slice(0, 4),
+): string {
+  return `${phoneHash}-${stamp(at)}-${rand}`;
 }
 
 /**
@@ -59,9 +65,9 @@ export function sessionName(phone: string, at = new Date(), rand = randomBytes(3
  * of the message (a Twilio retry, the other replica, a replay from the journal) names the same
  * Session, so the create is the message's idempotency record: a second one is AlreadyExists.
  */
-export function commandSessionName(phone: string, messageId: string): string {
+export function commandSessionName(phoneHash: string, messageId: string): string {
   const hash = createHash('sha256').update(messageId).digest('hex');
-  return `${phoneHash(phone)}-${hash.slice(0, 16)}-${hash.slice(16, 20)}`;
+  return `${phoneHash}-${hash.slice(0, 16)}-${hash.slice(16, 20)}`;
 }
 
 /** A Session's runner Pod. */
@@ -70,8 +76,8 @@ export function runnerName(session: string): string {
 }
 
 /** The ServiceAccount, Role and RoleBinding every runner of one phone runs as: runner-<phonehash>. */
-export function runnerIdentityName(phoneHashValue: string): string {
-  return `${RUNNER_IDENTITY_PREFIX}${phoneHashValue}`;
+export function runnerIdentityName(phoneHash: string): string {
+  return `${RUNNER_IDENTITY_PREFIX}${phoneHash}`;
 }
 export const RUNNER_IDENTITY_PREFIX = 'runner-';
 /** On a runner Pod: the uid of the Session it runs (the Session may live in another namespace). */

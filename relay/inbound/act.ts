@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import { done, retryOnConflict } from '../../common/kube/retry.ts';
 import { spentToday, withinDailyBudget } from '../../common/session/budget.ts';
-import { maskPhone, phoneHash } from '../../common/session/display.ts';
+import { maskPhone } from '../../common/session/display.ts';
 import { LIMITS, type Session } from '../../common/session/schema.ts';
 import { text } from '../text.ts';
 import { askDiff } from './diff-request.ts';
@@ -56,7 +56,7 @@ export class Actions {
   /** Acts on one message; resolves to its reply (undefined: the outbound side answers). */
   async act(message: InboundMessage, r: Route): Promise<string | undefined> {
     const phone = message.from;
-    const log = this.d.logger.child({ phoneHash: phoneHash(phone) });
+    const log = this.d.logger.child({ phoneHash: this.d.phoneHash(phone) });
     log.info({ route: r.kind, transport: message.transport }, 'inbound message');
     switch (r.kind) {
       case 'help':

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { concurrencyLimit } from '../../common/concurrency.ts';
 import { backoffDelay } from '../../common/kube/work-queue.ts';
-import { phoneHash } from '../../common/session/display.ts';
+import type { PhoneHash } from '../../common/session/phone-hash.ts';
 import type { SessionDefaults } from '../../common/session/defaults.ts';
 import type { SessionSpec } from '../../common/session/schema.ts';
 import type { CostBudget } from '../../common/session/budget.ts';
@@ -41,6 +41,8 @@ export interface InboundOptions {
   defaults: SessionDefaults;
   metrics: RelayMetrics;
   logger: Logger;
+  /** the install's keyed phone hash: Session names and labels, log lines */
+  phoneHash: PhoneHash;
   /** messages processed at once (default INBOUND_CONCURRENCY) */
   concurrency?: number;
   /** this relay's journal identity, written on the Sessions it creates (default: none) */
@@ -77,7 +79,8 @@ export class InboundHandler {
     this.o = options;
     this.now = options.now ?? Date.now;
     this.once = options.once ?? new Once(options.claims, options.owner);
-    this.repos = options.repos ?? new PhoneRepos([installRepo(options.repo)], new MemoryRepoChoices());
+    this.repos =
+      options.repos ?? new PhoneRepos([installRepo(options.repo)], new MemoryRepoChoices(), options.phoneHash);
     this.limit = concurrencyLimit(options.concurrency ?? INBOUND_CONCURRENCY);
     this.actions = new Actions({ ...options, repos: this.repos, once: this.once, now: this.now });
   }
@@ -91,7 +94,10 @@ export class InboundHandler {
       return await this.limit(() => this.handle(message, given));
     } catch (error) {
       this.o.metrics.inboundFailures.inc();
-      this.o.logger.error({ phoneHash: phoneHash(message.from), err: error }, 'could not act on an inbound message');
+      this.o.logger.error(
+        { phoneHash: this.o.phoneHash(message.from), err: error },
+        'could not act on an inbound message',
+      );
       await this.o.lanes.run(message.from, () =>
         this.o.outbox.deliver(message.from, [{ text: text.failedToAccept() }]),
       );

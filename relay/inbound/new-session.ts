@@ -1,6 +1,6 @@
 // A new command's Session: one write, named from the message id, so it is also the message's
 // de-duplication record (once.ts). Pictures sent with the command are fetched and kept first.
-import { phoneHash } from '../../common/session/display.ts';
+import type { PhoneHash } from '../../common/session/phone-hash.ts';
 import { ANNOTATION_RECEIVED_AT } from '../../common/session/order.ts';
 import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { isAlreadyExists } from '../../common/kube/errors.ts';
@@ -32,6 +32,8 @@ export interface NewSessionDeps {
   images?: InboundImages;
   cost?: CostBudget;
   now: () => number;
+  /** the install's keyed phone hash: the Session's name and label */
+  phoneHash: PhoneHash;
 }
 
 type Command = { kind: 'start' | 'queue'; prompt: string } & CommandOptions;
@@ -60,14 +62,14 @@ export class NewSessions {
     message: InboundMessage,
   ): Promise<SessionImage[] | { failure: ImageFailure | 'refused' } | undefined> {
     if (!this.d.images) return { failure: 'refused' };
-    const name = commandSessionName(message.from, message.id);
+    const name = commandSessionName(this.d.phoneHash(message.from), message.id);
     if (await this.d.sessions.get(this.d.namespace, name)) return undefined;
     return this.d.images.keep(message, name);
   }
 
   private async write(message: InboundMessage, command: Command, images?: SessionImage[]): Promise<Session> {
     const phone = message.from;
-    const name = commandSessionName(phone, message.id);
+    const name = commandSessionName(this.d.phoneHash(phone), message.id);
     const made = await this.d.repos.spec(phone, command.prompt, command, this.d.defaults, this.d.phones);
     const spec: SessionSpec = {
       ...made.spec,
@@ -82,7 +84,7 @@ export class NewSessions {
     };
     try {
       const session = await this.d.sessions.create(this.d.namespace, name, spec, {
-        labels: { [LABEL_PHONE_HASH]: phoneHash(phone), [LABEL_PART_OF]: 'tether', [LABEL_REPO]: made.repo },
+        labels: { [LABEL_PHONE_HASH]: this.d.phoneHash(phone), [LABEL_PART_OF]: 'tether', [LABEL_REPO]: made.repo },
         annotations,
       });
       this.d.phones.remember(session);

@@ -3,6 +3,7 @@
 // workspace per phone, and an agent conversation is only continued in the repository it began in.
 import type { SessionDefaults } from '../../common/session/defaults.ts';
 import { workspaceName } from '../../common/session/names.ts';
+import { legacyPhoneHash, type PhoneHash } from '../../common/session/phone-hash.ts';
 import type { SessionSpec } from '../../common/session/schema.ts';
 import { findRepo, workspaceRepo, type NamedRepo } from '../repo-list.ts';
 import { text } from '../text.ts';
@@ -14,11 +15,13 @@ import type { CommandOptions, Route } from './router.ts';
 export class PhoneRepos {
   private readonly repos: readonly NamedRepo[];
   private readonly choices: RepoChoices;
+  private readonly phoneHash: PhoneHash;
 
-  constructor(repos: readonly NamedRepo[], choices: RepoChoices) {
+  constructor(repos: readonly NamedRepo[], choices: RepoChoices, phoneHash: PhoneHash) {
     if (!repos.length) throw new Error('an install needs at least one repository');
     this.repos = repos;
     this.choices = choices;
+    this.phoneHash = phoneHash;
   }
 
   get names(): string[] {
@@ -41,8 +44,11 @@ export class PhoneRepos {
     resumeIn: PhoneView,
   ): Promise<{ spec: SessionSpec; repo: string }> {
     const repo = (options.repo && findRepo(this.repos, options.repo)) || (await this.current(phone));
-    const workspace = workspaceName(phone, workspaceRepo(this.repos, repo));
-    const resume = resumeIn.resumeId(phone, { workspace, url: repo.url });
+    const other = workspaceRepo(this.repos, repo);
+    const workspace = workspaceName(this.phoneHash(phone), other);
+    // The same workspace as named by earlier versions (the controller mounts that claim while it is there).
+    const before = workspaceName(legacyPhoneHash(phone), other);
+    const resume = resumeIn.resumeId(phone, { workspaces: [workspace, before], url: repo.url });
     const spec: SessionSpec = {
       phone,
       prompt,

@@ -69,11 +69,12 @@ export class PhoneView {
   }
 
   /**
-   * The agent conversation to continue: the newest agentSessionId of this phone (in this workspace
-   * and repository, when given).
+   * The agent conversation to continue: the newest agentSessionId of this phone (in this workspace,
+   * under any of its names, and repository, when given).
    */
-  resumeId(phone: string, where?: { workspace: string; url: string }): string | undefined {
-    const same = (s: Session) => !where || (s.spec.workspace === where.workspace && s.spec.repo.url === where.url);
+  resumeId(phone: string, where?: { workspaces: string[]; url: string }): string | undefined {
+    const same = (s: Session) =>
+      !where || (where.workspaces.includes(s.spec.workspace) && s.spec.repo.url === where.url);
     return this.sessions(phone)
       .filter(same)
       .map((s) => s.status?.result?.agentSessionId)

@@ -9,7 +9,7 @@ import { isNotFound } from '../../common/kube/errors.ts';
 import { done, retryOnConflict, type Done } from '../../common/kube/retry.ts';
 import { createWorkQueue, type WorkQueue, type WorkResult } from '../../common/kube/work-queue.ts';
 import type { SessionDefaults } from '../../common/session/defaults.ts';
-import { phoneHash } from '../../common/session/display.ts';
+import type { PhoneHash } from '../../common/session/phone-hash.ts';
 import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { readDelivered, writeDelivered, type Delivered } from '../delivered-state.ts';
@@ -34,6 +34,8 @@ export interface DeliveryOptions extends BudgetOptions {
   /** this relay's journal identity: a prompt it claimed before a restart is sent again at once */
   owner: string;
   logger: Logger;
+  /** the install's keyed phone hash, for log lines */
+  phoneHash: PhoneHash;
   /** the clock (tests set it); Date.now by default */
   now?: () => number;
 }
@@ -75,7 +77,7 @@ export class Delivery {
           options.logger.warn(
             {
               session: key.split('/')[1],
-              phoneHash: phoneHash(options.store.get(key)?.spec.phone ?? ''),
+              phoneHash: options.phoneHash(options.store.get(key)?.spec.phone ?? ''),
               err,
               retryInMs,
             },
@@ -117,7 +119,7 @@ export class Delivery {
     this.refused.add(key);
     this.o.metrics.recipientsRefused.inc();
     this.o.logger.warn(
-      { session: key.split('/')[1], phoneHash: phoneHash(phone) },
+      { session: key.split('/')[1], phoneHash: this.o.phoneHash(phone) },
       'spec.phone is not on the allowlist; nothing is sent for this Session',
     );
   }

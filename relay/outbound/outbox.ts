@@ -1,7 +1,7 @@
 // Sending: a per-sender rate limit, splitting, one media item per message, the 24-hour window,
 // and no retry of a failed send. Callers keep a phone's order by sending from its lane (phone-lane.ts).
 import type { Logger } from 'pino';
-import { phoneHash } from '../../common/session/display.ts';
+import type { PhoneHash } from '../../common/session/phone-hash.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import { RateLimiter } from '../rate-limit.ts';
 import { SendError, type OutgoingMessage, type Transport } from '../transports/transport.ts';
@@ -21,6 +21,8 @@ export interface OutboxOptions {
   ratePerSecond: number;
   metrics: RelayMetrics;
   logger: Logger;
+  /** the install's keyed phone hash, for log lines */
+  phoneHash: PhoneHash;
   /** the clock (tests set it); Date.now by default */
   now?: () => number;
 }
@@ -107,7 +109,7 @@ export class Outbox {
     if (!this.options.templateSid) {
       this.options.metrics.messagesSent.inc({ result: 'window_closed' });
       this.options.logger.warn(
-        { phoneHash: phoneHash(phone), parts: parts.length },
+        { phoneHash: this.options.phoneHash(phone), parts: parts.length },
         'outside the 24-hour window and no TWILIO_TEMPLATE_SID: messages not sent',
       );
       return [];
@@ -132,7 +134,7 @@ export class Outbox {
       // 63016: outside WhatsApp's 24-hour window (our record of the last inbound message was off)
       this.options.metrics.messagesSent.inc({ result: error.code === 63016 ? 'window_closed' : 'failed' });
       this.options.logger.error(
-        { phoneHash: phoneHash(message.to), status: error.status, code: error.code, err: error },
+        { phoneHash: this.options.phoneHash(message.to), status: error.status, code: error.code, err: error },
         'send failed; not retried (a send is not idempotent)',
       );
     } finally {

@@ -12,6 +12,7 @@ import { sessionName, workspaceName } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { createNamespace } from '../support/cluster.ts';
 import { CHART_DIR, helm, withValueArgs, type HelmResult } from '../unit/chart-render.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const run = promisify(execFile);
 
@@ -41,6 +42,24 @@ export async function kubectlOk(args: string[]): Promise<Result> {
   const result = await kubectlResult(args);
   if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${result.code}): ${result.stderr.trim()}`);
   return result;
+}
+
+/**
+ * The controller's environment as an installed release gives it: its ConfigMap, and the phone hash
+ * key it reads from the relay's (chart-generated) Secret.
+ */
+export async function installedControllerEnv(namespace: string, release = 'tether'): Promise<Record<string, string>> {
+  const read = async (kind: string, name: string) =>
+    (
+      JSON.parse((await kubectlOk(['get', kind, name, '-n', namespace, '-o', 'json'])).stdout) as {
+        data: Record<string, string>;
+      }
+    ).data;
+  const secret = await read('secret', `${release}-relay`);
+  return {
+    ...(await read('configmap', `${release}-controller`)),
+    TETHER_PHONE_HASH_KEY: Buffer.from(secret.TETHER_PHONE_HASH_KEY!, 'base64').toString(),
+  };
 }
 
 /** Server-side apply of a manifest as a dry run with strict field validation: what the API server would refuse. */
@@ -201,6 +220,11 @@ export const unstoredSession = (phone: string, namespace: string) =>
   ({
     apiVersion: 'tether.dev/v1alpha1',
     kind: 'Session',
-    metadata: { name: sessionName(phone), namespace, uid: 'u-1' },
-    spec: { phone, prompt: 'hi', repo: { url: 'https://github.com/acme/web.git' }, workspace: workspaceName(phone) },
+    metadata: { name: sessionName(testPhoneHash(phone)), namespace, uid: 'u-1' },
+    spec: {
+      phone,
+      prompt: 'hi',
+      repo: { url: 'https://github.com/acme/web.git' },
+      workspace: workspaceName(testPhoneHash(phone)),
+    },
   }) as Session;

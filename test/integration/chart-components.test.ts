@@ -10,7 +10,6 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLeaderElector } from '../../common/kube/leader-election.ts';
 import { SessionClient } from '../../common/kube/sessions.ts';
-import { phoneHash } from '../../common/session/display.ts';
 import { runnerIdentityName, runnerName } from '../../common/session/names.ts';
 import { loadConfig as loadControllerConfig } from '../../controller/config.ts';
 import { adminKubeConfig, deleteNamespace, installSessionCrd, runnerRelayToken } from '../support/cluster.ts';
@@ -18,7 +17,15 @@ import { createSession, phaseOf, startController, type RunningController } from 
 import { eventually } from '../support/eventually.ts';
 import { startTestRelay, type TestRelay } from '../support/relay.ts';
 import { find, helmBin, render } from '../unit/chart-render.ts';
-import { deleteClusterScoped, helmRelease, kubectlOk, kubectlResult, restrictedNamespace } from './chart-cluster.ts';
+import {
+  deleteClusterScoped,
+  helmRelease,
+  installedControllerEnv,
+  kubectlOk,
+  kubectlResult,
+  restrictedNamespace,
+} from './chart-cluster.ts';
+import { TEST_PHONE_HASH_KEY, testPhoneHash } from '../support/phone-hash.ts';
 
 const runNode = promisify(execFile);
 let admin: KubeConfig;
@@ -58,7 +65,11 @@ beforeAll(async () => {
   admin = adminKubeConfig();
   await installSessionCrd(admin);
   ns = await restrictedNamespace(admin, 'chart-run');
-  await helmRelease('install', 'tether', ns, { relay: { allowedNumbers: ['+14155550123'] } });
+  // The key the test's own Sessions and relay are named by (test/support/phone-hash.ts).
+  await helmRelease('install', 'tether', ns, {
+    relay: { allowedNumbers: ['+14155550123'] },
+    secrets: { relay: { phoneHashKey: TEST_PHONE_HASH_KEY } },
+  });
   runners = `${ns}-runners`;
 }, 900_000);
 afterAll(async () => {
@@ -70,8 +81,7 @@ afterAll(async () => {
 
 describe('the controller as the chart runs it', () => {
   it("wins its Lease with the chart's Lease name and releases it", async () => {
-    const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', ns]))
-      .data;
+    const env = await installedControllerEnv(ns);
     const config = loadControllerConfig({ ...env, POD_NAME: 'tether-controller-test' });
     const { kc } = await kubeConfigAs('tether-controller');
     const elector = createLeaderElector({
@@ -93,8 +103,7 @@ describe('the controller as the chart runs it', () => {
 
   it(`turns a Session into a restricted runner Pod in the runner namespace (admitted by the chart's policy) with its \
 workspace and the phone's identity, and cancels it`, async () => {
-    const env = (await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', ns]))
-      .data;
+    const env = await installedControllerEnv(ns);
     const config = loadControllerConfig({ ...env, TETHER_METRICS_PORT: '0' });
     const { kc } = await kubeConfigAs('tether-controller');
     controller = await startController(kc, config);
@@ -102,7 +111,7 @@ workspace and the phone's identity, and cancels it`, async () => {
     const sessions = new SessionClient(connectionFromKubeConfig((await kubeConfigAs('tether-relay')).kc));
     const name = await createSession(sessions, ns, '+14155550123');
     await eventually(async () => expect(await phaseOf(sessions, ns, name)).toBe('Starting'), 20_000, 100);
-    const identity = runnerIdentityName(phoneHash('+14155550123'));
+    const identity = runnerIdentityName(testPhoneHash('+14155550123'));
     const pod = await json<{ spec: { serviceAccountName: string; securityContext: { runAsNonRoot: boolean } } }>([
       'get',
       'pod',

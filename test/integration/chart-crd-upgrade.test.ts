@@ -6,11 +6,10 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type * as Display from '../../common/session/display.ts';
-import type * as Names from '../../common/session/names.ts';
 import { CRD_NAME, SCHEMA_VERSION_ANNOTATION, sessionSchemaVersion } from '../../common/session/crd.ts';
 import { startControlPlane, type ControlPlane } from '../../local/control-plane/control-plane.ts';
 import { eventually } from '../support/eventually.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 import { CHART_DIR, helmBin } from '../unit/chart-render.ts';
 import { manifestFile } from './chart-cluster.ts';
 import { onPlane, previousRelease, startControllerProcess, type ControllerProcess, type Plane } from './chart-plane.ts';
@@ -38,8 +37,16 @@ interface Item {
   status?: { phase?: string } & Record<string, unknown>;
 }
 const items = async (args: string[]) => (await k.json<{ items: Item[] }>(['get', ...args])).items;
-const controllerEnv = async () =>
-  (await k.json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', NS])).data;
+/** The controller's ConfigMap, and the phone hash key of the relay's Secret once the chart made one. */
+const controllerEnv = async () => {
+  const data = async (kind: string, name: string) =>
+    (await k.json<{ data: Record<string, string> }>(['get', kind, name, '-n', NS])).data;
+  const key = (await data('secret', 'tether-relay')).TETHER_PHONE_HASH_KEY;
+  return {
+    ...(await data('configmap', 'tether-controller')),
+    ...(key ? { TETHER_PHONE_HASH_KEY: Buffer.from(key, 'base64').toString() } : {}),
+  };
+};
 const phases = async () =>
   Object.fromEntries((await items(['sessions', '-n', NS])).map((s) => [s.metadata.name, s.status?.phase]));
 
@@ -56,10 +63,20 @@ async function workspaceObjects(): Promise<Record<string, string>> {
   );
 }
 
+/** The previous code's names.ts and display.ts: names from the number, by its unkeyed hash. */
+interface PreviousNames {
+  LABEL_PHONE_HASH: string;
+  sessionName(phone: string): string;
+  workspaceName(phone: string): string;
+}
+interface PreviousDisplay {
+  phoneHash(phone: string): string;
+}
+
 /** Creates a Session as the previous relay did, named by the previous code. */
 async function createPreviousSession(phone: string): Promise<string> {
-  const names = (await import(join(previous, 'common/session/names.ts'))) as typeof Names;
-  const display = (await import(join(previous, 'common/session/display.ts'))) as typeof Display;
+  const names = (await import(join(previous, 'common/session/names.ts'))) as PreviousNames;
+  const display = (await import(join(previous, 'common/session/display.ts'))) as PreviousDisplay;
   const name = names.sessionName(phone);
   const session = {
     apiVersion: 'tether.dev/v1alpha1',
@@ -134,7 +151,9 @@ describe('helm upgrade from the previous chart with live Sessions and workspaces
   });
 
   it("this controller refuses the previous chart's CRD, naming both schema versions and the fix", async () => {
-    const controller = await startControllerProcess('.', await controllerEnv(), plane.kubeconfig);
+    // The previous chart's Secret holds no phone hash key yet: the upgrade below makes it.
+    const env = { ...(await controllerEnv()), TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY };
+    const controller = await startControllerProcess('.', env, plane.kubeconfig);
     running.push(controller);
     expect(await controller.exited).toBe(2);
     expect(controller.stderr()).toContain(

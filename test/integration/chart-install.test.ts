@@ -14,6 +14,7 @@ import { everythingOn, find, helmBin, podTemplate, render, type KubeObject } fro
 import {
   deleteClusterScoped,
   helmRelease,
+  installedControllerEnv,
   kubectlOk,
   kubectlResult,
   manifestFile,
@@ -142,11 +143,12 @@ describe('helm install with default values', () => {
     }
   });
 
-  it('keeps the generated media signing key and web chat token across helm upgrade', async () => {
+  it('keeps the generated media signing key, phone hash key and web chat token across helm upgrade', async () => {
     const read = async () =>
       (await json<{ data: Record<string, string> }>(['get', 'secret', 'tether-relay', '-n', installed])).data;
     const before = await read();
     expect(Buffer.from(before.RELAY_MEDIA_SIGNING_KEY!, 'base64').toString()).toMatch(/^[A-Za-z0-9]{48}$/);
+    expect(Buffer.from(before.TETHER_PHONE_HASH_KEY!, 'base64').toString()).toMatch(/^[A-Za-z0-9]{48}$/);
     await helmRelease('upgrade', 'tether', installed, { relay: { allowedNumbers: ['+14155550123', '+14155550124'] } });
     expect(await read()).toEqual(before);
     const config = await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-relay', '-n', installed]);
@@ -176,20 +178,17 @@ describe('helm install with default values', () => {
 
 describe('runner Pod as the controller builds it', () => {
   it("is created by the controller's own ServiceAccount and passes restricted", async () => {
-    const env = (
-      await json<{ data: Record<string, string> }>(['get', 'configmap', 'tether-controller', '-n', installed])
-    ).data;
-    const config = loadControllerConfig(env);
+    const config = loadControllerConfig(await installedControllerEnv(installed));
     const phone = '+14155550123';
     const session: Session = {
       apiVersion: API_VERSION,
       kind: KIND,
-      metadata: { name: sessionName(phone), namespace: installed, uid: randomUUID() },
+      metadata: { name: sessionName(config.phoneHash(phone)), namespace: installed, uid: randomUUID() },
       spec: {
         phone,
         prompt: 'script: say: hi',
         repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
-        workspace: workspaceName(phone),
+        workspace: workspaceName(config.phoneHash(phone)),
       },
     } as Session;
     const pod = desiredPod(session, config);

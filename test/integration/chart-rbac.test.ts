@@ -23,11 +23,13 @@ import {
   deleteClusterScoped,
   extraPermissions,
   helmRelease,
+  installedControllerEnv,
   kubectlOk,
   kubectlResult,
   manifestFile,
   unstoredSession,
 } from './chart-cluster.ts';
+import { TEST_PHONE_HASH_KEY, testPhoneHash } from '../support/phone-hash.ts';
 
 let kc: KubeConfig;
 let ns: string;
@@ -43,13 +45,14 @@ beforeAll(async () => {
   await installSessionCrd(kc);
   [ns, other] = await Promise.all([createNamespace(kc, 'rbac'), createNamespace(kc, 'rbac-other')]);
   // The test's admin creates a Session below: its group may (sessions.creators, chart-session-policy.test.ts).
-  await helmRelease('install', 'tether', ns, { sessions: { creators: { groups: ['system:masters'] } } });
+  // The key the test's own Sessions are named by (test/support/phone-hash.ts).
+  await helmRelease('install', 'tether', ns, {
+    sessions: { creators: { groups: ['system:masters'] } },
+    secrets: { relay: { phoneHashKey: TEST_PHONE_HASH_KEY } },
+  });
   runners = `${ns}-runners`;
   // The controller's own configuration, as the chart gives it.
-  const configMap = JSON.parse((await kubectlOk(['get', 'configmap', CONTROLLER, '-n', ns, '-o', 'json'])).stdout) as {
-    data: Record<string, string>;
-  };
-  config = loadConfig(configMap.data);
+  config = loadConfig(await installedControllerEnv(ns));
 }, 900_000);
 afterAll(async () => {
   await deleteClusterScoped([ns]);
@@ -89,11 +92,11 @@ describe('controller ServiceAccount', () => {
 
   it("can grant a phone's runner its Role only because it holds those verbs (escalation check)", async () => {
     const phone = '+14155550123';
-    const session = await sessionClient(kc).create(ns, sessionName(phone), {
+    const session = await sessionClient(kc).create(ns, sessionName(testPhoneHash(phone)), {
       phone,
       prompt: 'hi',
       repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
-      workspace: workspaceName(phone),
+      workspace: workspaceName(testPhoneHash(phone)),
     });
     const { serviceAccount, role, roleBinding } = desiredIdentity(session, [session.metadata.name!], config);
     const as = `--as=system:serviceaccount:${ns}:${CONTROLLER}`;

@@ -15,6 +15,7 @@ import {
   createPodAsController,
   deleteClusterScoped,
   helmRelease,
+  installedControllerEnv,
   kubectlOk,
   kubectlResult,
   manifestFile,
@@ -53,8 +54,7 @@ beforeAll(async () => {
   priorityClass = `${ns}-agents`;
   await kubectlOk(['create', 'priorityclass', priorityClass, '--value=1000']);
   await helmRelease('install', 'tether', ns, values());
-  const { stdout } = await kubectlOk(['get', 'configmap', CONTROLLER, '-n', ns, '-o', 'json']);
-  config = loadConfig((JSON.parse(stdout) as { data: Record<string, string> }).data);
+  config = loadConfig(await installedControllerEnv(ns));
 }, 900_000);
 afterAll(async () => {
   await deleteClusterScoped([ns]);

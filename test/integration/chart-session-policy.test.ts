@@ -11,6 +11,7 @@ import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd } 
 import { eventually } from '../support/eventually.ts';
 import { helmBin } from '../unit/chart-render.ts';
 import { deleteClusterScoped, helmRelease, kubectlOk, kubectlResult, manifestFile } from './chart-cluster.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const phone = '+14155550123';
 const OPERATORS = 'tether-operators';
@@ -23,7 +24,7 @@ const refusal = (who: string) =>
   `only the Tether relay and the groups in sessions.creators.groups may create Sessions or change their spec; ` +
   `${who} may not`;
 
-function session(name = sessionName(phone)): Session {
+function session(name = sessionName(testPhoneHash(phone))): Session {
   return {
     apiVersion: API_VERSION,
     kind: KIND,
@@ -32,7 +33,7 @@ function session(name = sessionName(phone)): Session {
       phone,
       prompt: 'make the navbar sticky',
       repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
-      workspace: workspaceName(phone),
+      workspace: workspaceName(testPhoneHash(phone)),
     },
   };
 }
@@ -113,7 +114,7 @@ describe('who may create a Session', () => {
 describe('who may change a Session', () => {
   let name: string;
   beforeAll(async () => {
-    name = sessionName(phone);
+    name = sessionName(testPhoneHash(phone));
     await kubectlOk(['create', '-n', ns, '-f', manifestFile([session(name)]), ...relay()]);
   });
 
@@ -134,7 +135,7 @@ describe('who may change a Session', () => {
       serviceAccount: runnerAccount,
       role,
       roleBinding,
-    } = desiredIdentity(stored, [name], { runnerNamespace: ns });
+    } = desiredIdentity(stored, [name], { runnerNamespace: ns, phoneHash: testPhoneHash });
     await kubectlOk(['create', '-f', manifestFile([runnerAccount, role, roleBinding])]);
     const controllerWrite = await patch(
       serviceAccount('tether-controller'),

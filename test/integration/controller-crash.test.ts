@@ -12,6 +12,7 @@ import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { createSession, runnerWrites, startController, testConfig } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 import { random } from '../support/random.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 let kc: KubeConfig;
 let ns: string;
@@ -117,7 +118,7 @@ describe('crash safety', () => {
         .map((p) => p.metadata!.name!)
         .sort();
       const usedPhones = [...new Set(all.map((s) => s.spec.phone))];
-      expect(pvcs).toEqual(usedPhones.map((phone) => workspaceName(phone)).sort());
+      expect(pvcs).toEqual(usedPhones.map((phone) => workspaceName(testPhoneHash(phone))).sort());
     } finally {
       await clean.stop();
     }

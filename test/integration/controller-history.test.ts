@@ -2,10 +2,10 @@
 // older ones are deleted; Pods go after their TTL; the phone's workspace and runner identity stay.
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { phoneHash } from '../../common/session/display.ts';
 import { runnerIdentityName, workspaceName } from '../../common/session/names.ts';
 import { controllerSuite, createSession, phaseOf, podOf, runnerWrites } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const t = controllerSuite('ctl-hist', { TETHER_HISTORY_COUNT: '2', TETHER_POD_TTL: '0s' });
 
@@ -15,7 +15,7 @@ identity (its Role naming the Session that runs)`, async () => {
     const phone = '+14155553001';
     const names: string[] = [];
     const rbac = t.kc.makeApiClient(RbacAuthorizationV1Api);
-    const identity = runnerIdentityName(phoneHash(phone));
+    const identity = runnerIdentityName(testPhoneHash(phone));
     for (let i = 0; i < 3; i++) {
       const name = await createSession(t.sessions, t.ns, phone);
       names.push(name);
@@ -38,9 +38,13 @@ identity (its Role naming the Session that runs)`, async () => {
     const core = t.kc.makeApiClient(CoreV1Api);
     await eventually(async () => expect((await core.listNamespacedPod({ namespace: t.runners })).items).toEqual([]));
     expect(
-      (await core.readNamespacedPersistentVolumeClaim({ namespace: t.runners, name: workspaceName(phone) })).metadata
-        ?.name,
-    ).toBe(workspaceName(phone));
+      (
+        await core.readNamespacedPersistentVolumeClaim({
+          namespace: t.runners,
+          name: workspaceName(testPhoneHash(phone)),
+        })
+      ).metadata?.name,
+    ).toBe(workspaceName(testPhoneHash(phone)));
     expect((await core.readNamespacedServiceAccount({ namespace: t.runners, name: identity })).metadata?.name).toBe(
       identity,
     );

@@ -2,11 +2,12 @@
 // in-process, the kubelet and the runner played by the test through the API.
 import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { phoneHash, previewPrompt } from '../../common/session/display.ts';
+import { previewPrompt } from '../../common/session/display.ts';
 import { runnerIdentityName, runnerName, workspaceName } from '../../common/session/names.ts';
 import { createSession, podOf, runnerWrites, setPodPhase, controllerSuite } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 import { settled } from '../support/passes.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const t = controllerSuite('ctl-life');
 let phoneSeq = 0;
@@ -44,12 +45,15 @@ podName, startTime, display and conditions`, async () => {
       expect.objectContaining({ type: 'Admitted', status: 'True', reason: 'PodCreated' }),
     ]);
     const core = t.kc.makeApiClient(CoreV1Api);
-    const pvc = await core.readNamespacedPersistentVolumeClaim({ namespace: t.runners, name: workspaceName(phone) });
+    const pvc = await core.readNamespacedPersistentVolumeClaim({
+      namespace: t.runners,
+      name: workspaceName(testPhoneHash(phone)),
+    });
     expect(pvc.metadata?.ownerReferences).toBeUndefined();
     const pod = await podOf(t.kc, t.runners, name);
     expect(pod?.metadata?.ownerReferences, 'no owner reference across namespaces').toBeUndefined();
     expect(pod?.metadata?.annotations?.['tether.dev/session-uid']).toBe(s.metadata.uid);
-    const identity = runnerIdentityName(phoneHash(phone));
+    const identity = runnerIdentityName(testPhoneHash(phone));
     expect(pod?.spec?.serviceAccountName).toBe(identity);
     await core.readNamespacedServiceAccount({ namespace: t.runners, name: identity });
     const rbac = t.kc.makeApiClient(RbacAuthorizationV1Api);

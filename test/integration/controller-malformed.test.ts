@@ -2,11 +2,11 @@
 // message, gets no Pod, and is not retried over and over.
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { phoneHash } from '../../common/session/display.ts';
 import { workspaceName } from '../../common/session/names.ts';
 import { createSession, reconcilePasses, runnerPods, controllerSuite } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 import { settled } from '../support/passes.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const t = controllerSuite('ctl-bad');
 
@@ -23,7 +23,7 @@ describe('malformed Sessions', () => {
     [
       'a phone-hash label of another phone',
       {},
-      { 'tether.dev/phone-hash': phoneHash('+14155550000') },
+      { 'tether.dev/phone-hash': testPhoneHash('+14155550000') },
       /label tether\.dev\/phone-hash.*does not match/,
     ],
     [
@@ -69,8 +69,11 @@ describe('malformed Sessions', () => {
       namespace: t.runners,
       body: {
         metadata: {
-          name: workspaceName(victim),
-          labels: { 'tether.dev/phone-hash': phoneHash('+14155557002'), 'app.kubernetes.io/component': 'workspace' },
+          name: workspaceName(testPhoneHash(victim)),
+          labels: {
+            'tether.dev/phone-hash': testPhoneHash('+14155557002'),
+            'app.kubernetes.io/component': 'workspace',
+          },
         },
         spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
       },

@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiError } from '../../common/kube/errors.ts';
 import { getJson, streamJsonLines } from '../../common/kube/raw.ts';
 import { SessionClient } from '../../common/kube/sessions.ts';
-import { phoneHash } from '../../common/session/display.ts';
 import { runnerIdentityName, runnerName } from '../../common/session/names.ts';
 import { GROUP, PLURAL, VERSION } from '../../common/session/schema.ts';
 import {
@@ -20,6 +19,7 @@ import {
 } from '../support/cluster.ts';
 import { createSession, phaseOf, startController, testConfig, type RunningController } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 let kc: KubeConfig;
 let ns: string;
@@ -35,7 +35,7 @@ async function runnerKubeConfig(session: string, phone: string): Promise<KubeCon
   const pod = await core.readNamespacedPod({ namespace: runners, name: runnerName(session) });
   const token = await core.createNamespacedServiceAccountToken({
     namespace: runners,
-    name: runnerIdentityName(phoneHash(phone)),
+    name: runnerIdentityName(testPhoneHash(phone)),
     body: {
       spec: {
         audiences: [],
@@ -142,7 +142,7 @@ describe('runner credentials', () => {
     await forbidden(
       core.createNamespacedServiceAccountToken({
         namespace: runners,
-        name: runnerIdentityName(phoneHash('+14155554002')),
+        name: runnerIdentityName(testPhoneHash('+14155554002')),
         body: { spec: { audiences: [] } },
       }),
     );

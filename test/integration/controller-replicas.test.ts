@@ -27,6 +27,7 @@ import {
 } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 import { settled } from '../support/passes.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 
 let kc: KubeConfig;
 let sessions: SessionClient;
@@ -134,6 +135,7 @@ describe('controller restarts and replicas', () => {
         TETHER_METRICS_PORT: String(port),
         POD_NAME: 'proc-0',
         TETHER_RUNNER_IMAGE: 'tether-runner:test',
+        TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
         TETHER_LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'ignore', 'pipe'],

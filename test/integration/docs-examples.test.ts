@@ -6,15 +6,18 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
-import { maskPhone, phoneHash } from '../../common/session/display.ts';
+import { maskPhone } from '../../common/session/display.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { specProblem } from '../../controller/decide.ts';
 import { deleteNamespace, kubectl, sessionNamespace } from '../support/cluster.ts';
 import { startController, testConfig } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
+import { phoneHasher } from '../../common/session/phone-hash.ts';
 
 const EXAMPLES = join(import.meta.dirname, '..', '..', 'docs', 'examples');
 const SAMPLE_SESSION = join(EXAMPLES, 'session.yaml');
+/** The key the sample Session's names are computed under (its comment says so). */
+const EXAMPLE_KEY = { TETHER_PHONE_HASH_KEY: 'docs-example-phone-hash-key-0123456789' };
 
 let kc: KubeConfig;
 let ns: string;
@@ -50,10 +53,14 @@ describe('docs/examples on a real API server', () => {
     expect(stored.spec, 'the API server pruned or defaulted a field of the example').toEqual(sample.spec);
     expect(stored.metadata.labels).toEqual(sample.metadata.labels);
     expect(stored.metadata.annotations).toMatchObject(sample.metadata.annotations!);
-    expect(stored.metadata.name!.startsWith(`${phoneHash(stored.spec.phone)}-`)).toBe(true);
-    expect(specProblem(stored, testConfig(ns).repoHosts)).toBeUndefined();
+    const config = testConfig(ns, EXAMPLE_KEY);
+    expect(readFileSync(SAMPLE_SESSION, 'utf8')).toContain(EXAMPLE_KEY.TETHER_PHONE_HASH_KEY);
+    expect(
+      stored.metadata.name!.startsWith(`${phoneHasher(EXAMPLE_KEY.TETHER_PHONE_HASH_KEY)(stored.spec.phone)}-`),
+    ).toBe(true);
+    expect(specProblem(stored, config.repoHosts, config.phoneHash)).toBeUndefined();
 
-    const running = await startController(kc, testConfig(ns));
+    const running = await startController(kc, config);
     try {
       const admitted = await eventually(async () => {
         const s = (await sessions.get(ns, sample.metadata.name!))!;

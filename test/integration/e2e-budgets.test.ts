@@ -29,10 +29,15 @@ async function queuedBehind(e2e: E2E, first: Session, prompt: string, cancel = f
     ...(costPauseUsd ? { costPauseUsd } : {}),
     ...(cancel ? { cancel } : {}),
   };
-  return e2e.sessions.create(first.metadata.namespace!, commandSessionName(phone, `SM${prompt}${Date.now()}`), spec, {
-    labels: first.metadata.labels,
-    annotations: { [ANNOTATION_DELIVERED]: writeDelivered({ n: 1, seq: 0, started: false, queued: true }) },
-  });
+  return e2e.sessions.create(
+    first.metadata.namespace!,
+    commandSessionName(e2e.stack.phoneHash(phone), `SM${prompt}${Date.now()}`),
+    spec,
+    {
+      labels: first.metadata.labels,
+      annotations: { [ANNOTATION_DELIVERED]: writeDelivered({ n: 1, seq: 0, started: false, queued: true }) },
+    },
+  );
 }
 
 /** Polls the stack until `found` returns something (no deadline of its own: the test's timeout is it). */

@@ -3,7 +3,6 @@
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { phoneHash } from '../../common/session/display.ts';
 import { startE2E, type E2E, type Phone } from '../support/e2e.ts';
 
 let e2e: E2E;
@@ -91,7 +90,7 @@ the list`, async () => {
     const [first] = await mine(phone);
     expect(first!.spec).toMatchObject({
       repo: { url: secondUrl() },
-      workspace: `ws-${phoneHash(phone.number)}-second`,
+      workspace: `ws-${e2e.stack.phoneHash(phone.number)}-second`,
     });
     const pull = e2e.github.pulls.find((p) => p.head.includes(first!.metadata.name!))!;
     expect(show(second, `${pull.head}:second.txt`)).toBe('in the second repo');

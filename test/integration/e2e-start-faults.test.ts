@@ -14,6 +14,7 @@ import { loadConfig } from '../../controller/config.ts';
 import { relayCaughtUp } from '../support/caught-up.ts';
 import { startE2E, type E2E } from '../support/e2e.ts';
 import { eventually } from '../support/eventually.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 
 const started: E2E[] = [];
 const mounts: string[] = [];
@@ -33,7 +34,9 @@ describe('end to end: a start that never comes', () => {
 recorded`, async () => {
     const number = '+14155550171';
     // The test's start deadline is short; the install's default leaves the relay a minute of the 3.
-    expect(loadConfig({}).startTimeoutMs).toBeLessThanOrEqual(THREE_MINUTES - 60_000);
+    expect(loadConfig({ TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY }).startTimeoutMs).toBeLessThanOrEqual(
+      THREE_MINUTES - 60_000,
+    );
     const e2e = await start({
       numbers: [number],
       controllerEnv: { TETHER_RUNNER_IMAGE: 'registry.invalid/tether-runner:missing', TETHER_START_TIMEOUT: '6s' },
@@ -85,7 +88,12 @@ recorded`, async () => {
     async () => {
       const number = '+14155550172';
       const e2e = await start({ numbers: [number] });
-      const volume = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, workspaceName(number));
+      const volume = join(
+        e2e.stateDir,
+        'volumes',
+        e2e.stack.runnerNamespace,
+        workspaceName(e2e.stack.phoneHash(number)),
+      );
       mkdirSync(volume, { recursive: true });
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k,mode=0777', 'tmpfs', volume]);
       mounts.push(volume);

@@ -24,6 +24,7 @@ import { createSession } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 import { controllerProcess, record, type Recording } from '../support/faults.ts';
 import { random } from '../support/random.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const KILLS = faultCount(15, 100);
 const RUN_TIMEOUT_MS = 4000;
@@ -100,7 +101,7 @@ function checkOnePodOnePvc(all: Session[], rec: Recording) {
     expect(uids, `pods ever made for ${s.metadata.name} (${s.status?.phase})`).toBe(s.status?.podName ? 1 : 0);
   }
   const phones = [...new Set(all.map((s) => s.spec.phone))];
-  expect([...rec.pvcUids.keys()].sort()).toEqual(phones.map((p) => `${ns}/${workspaceName(p)}`).sort());
+  expect([...rec.pvcUids.keys()].sort()).toEqual(phones.map((p) => `${ns}/${workspaceName(testPhoneHash(p))}`).sort());
   expect(
     [...rec.pvcUids.values()].every((u) => u.size === 1),
     'a PVC made twice',

@@ -6,12 +6,12 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
-import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { CHAT_TOKEN, startTestRelay, type TestRelay } from '../support/relay.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
@@ -69,7 +69,7 @@ describe('web chat in Chromium', () => {
 
     const phone = relay.config.webChat!.phone;
     const [session] = await eventually(async () => {
-      const list = (await sessions.list(ns, `${LABEL_PHONE_HASH}=${phoneHash(phone)}`)).items;
+      const list = (await sessions.list(ns, `${LABEL_PHONE_HASH}=${testPhoneHash(phone)}`)).items;
       expect(list).toHaveLength(1);
       return list as [Session];
     });

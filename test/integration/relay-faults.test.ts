@@ -18,6 +18,7 @@ import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { faultCount, faultSeed } from '../support/config.ts';
 import { random } from '../support/random.ts';
 import { RelayProcess, deliverWebhook } from '../support/relay-faults.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const phones = ['+14155557001', '+14155557002', '+14155557003', '+14155557004', '+14155557005'];
 const settings = { kills: faultCount(10, 100), seed: faultSeed() };
@@ -104,7 +105,7 @@ async function phone(
     const body = `task ${number.slice(-4)}-${i}`;
     const command = await deliverWebhook(relays, fake.authToken, number, body, undefined, rand);
     sent.push({ phone: number, body, ...command });
-    const name = commandSessionName(number, command.sid);
+    const name = commandSessionName(testPhoneHash(number), command.sid);
     // A message acknowledged by a replica killed before it acted waits for that replica's restart.
     if (!(await until(() => watcher.get(key(name)), 60_000))) continue; // reported as missing below
     await sessions.patchStatus(ns, name, {
@@ -168,7 +169,7 @@ describe('relay under SIGKILL', () => {
       const loadMs = Date.now() - started;
 
       const byName = new Map(watcher.list().map((s) => [s.metadata.name!, s]));
-      const missing = sent.filter((m) => !byName.has(commandSessionName(m.phone, m.sid)));
+      const missing = sent.filter((m) => !byName.has(commandSessionName(testPhoneHash(m.phone), m.sid)));
       const prompted = new Map<string, number>();
       for (const s of byName.values()) prompted.set(s.spec.prompt, (prompted.get(s.spec.prompt) ?? 0) + 1);
       const duplicated = [...prompted].filter(([, n]) => n > 1);

@@ -4,7 +4,6 @@ import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
-import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH } from '../../common/session/names.ts';
 import { claimKey, ConfigMapClaims } from '../../relay/inbound/claims.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
@@ -12,6 +11,7 @@ import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { PUBLIC_URL, startTestRelay, type TestRelay } from '../support/relay.ts';
 import { messageSid, postWebhook, signedWebhook } from '../support/twilio-webhook.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const phones = { dup: '+14155550101', decide: '+14155550102', queue: '+14155550103', replay: '+14155550104' };
 let kc: KubeConfig;
@@ -36,7 +36,7 @@ afterAll(async () => {
 const send = (relay: TestRelay, from: string, body: string, sid = messageSid()) =>
   postWebhook(`${relay.url}/webhook`, signedWebhook(fake.authToken, `${PUBLIC_URL}/webhook`, { from, body, sid }));
 const sessionsOf = async (phone: string) =>
-  (await sessions.list(ns, `${LABEL_PHONE_HASH}=${phoneHash(phone)}`)).items.sort((x, y) =>
+  (await sessions.list(ns, `${LABEL_PHONE_HASH}=${testPhoneHash(phone)}`)).items.sort((x, y) =>
     x.metadata.name!.localeCompare(y.metadata.name!),
   );
 const replies = (phone: string) => fake.to(phone).map((m) => m.body);

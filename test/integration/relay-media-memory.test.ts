@@ -13,6 +13,7 @@ import { RELAY_UPLOAD_PATH } from '../../common/session/names.ts';
 import { freePort } from '../../local/control-plane/control-plane.ts';
 import { startManaged, untilHttpOk, type Managed } from '../../local/control-plane/processes.ts';
 import { deleteNamespace, runnerRelayToken, sessionNamespace } from '../support/cluster.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 
 const MB = 1024 * 1024;
 const MAX_BYTES = 5 * MB;
@@ -45,6 +46,7 @@ beforeAll(async () => {
       RELAY_WEB_CHAT_TOKEN: 'chat-token-0123456789',
       RELAY_PORT: String(port),
       RELAY_MEDIA_SIGNING_KEY: 'test-signing-key-0123456789abcdef',
+      TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
       RELAY_MEDIA_DIR: mkdtempSync(join(dir, 'media-')),
       RELAY_BIND_ADDRESS: '127.0.0.1',
       RELAY_MEDIA_MAX_BYTES: String(MAX_BYTES),

@@ -13,6 +13,7 @@ import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { PUBLIC_URL, startTestRelay, type TestRelay } from '../support/relay.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const phone = '+14155550231';
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 7)]);
@@ -45,7 +46,7 @@ const create = (name: string) =>
     phone,
     prompt: 'p',
     repo: { url: 'https://github.com/acme/web.git' },
-    workspace: workspaceName(phone),
+    workspace: workspaceName(testPhoneHash(phone)),
   });
 
 describe("media refs in a Session's status", () => {

@@ -4,7 +4,6 @@
 import { AuthenticationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
-import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH } from '../../common/session/names.ts';
 import type { Session, SessionStatus } from '../../common/session/schema.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
@@ -12,6 +11,7 @@ import { deleteNamespace, runnerRelayToken, sessionNamespace } from '../support/
 import { eventually } from '../support/eventually.ts';
 import { PUBLIC_URL, relaySettled, startTestRelay, type TestRelay } from '../support/relay.ts';
 import { postWebhook, signedWebhook } from '../support/twilio-webhook.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const phone = '+14155550201';
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 7)]);
@@ -55,7 +55,7 @@ describe('relay outbound on a real API server', () => {
     });
     expect((await postWebhook(`${r.url}/webhook`, hook)).status).toBe(200);
     const [session] = await eventually(async () => {
-      const list = (await sessions.list(ns, `${LABEL_PHONE_HASH}=${phoneHash(phone)}`)).items;
+      const list = (await sessions.list(ns, `${LABEL_PHONE_HASH}=${testPhoneHash(phone)}`)).items;
       expect(list).toHaveLength(1);
       return list as [Session];
     });

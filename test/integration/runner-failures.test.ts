@@ -17,6 +17,7 @@ import {
   waitFor,
   waitForPhase,
 } from '../support/runner.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 
 const GITHUB_TOKEN = 'ghp_0123456789abcdefghijklmnopqrstuvwxyzAB';
 const ANTHROPIC_KEY = 'sk-ant-test-secret-do-not-leak-42';
@@ -65,7 +66,9 @@ are killed, Failed written, exit 0 within the grace period`, async () => {
     expect(await runner.exited, runner.output()).toBe(0);
     // Exit 0 is the runner stopping inside its own shutdown deadline; the bound that matters is the
     // runner Pod's grace period, after which the kubelet SIGKILLs it.
-    expect(Date.now() - sent).toBeLessThan(loadConfig({}).terminationGraceSeconds * 1000);
+    expect(Date.now() - sent).toBeLessThan(
+      loadConfig({ TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY }).terminationGraceSeconds * 1000,
+    );
     await eventually(() => expect(tree.filter(isAlive)).toEqual([]), 5_000);
     const session = (await bed.sessions.get(bed.ns, name))!;
     expect(session.status?.phase).toBe('Failed');

@@ -14,13 +14,14 @@ import {
   kubectl,
   sessionClient,
 } from '../support/cluster.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const phone = '+14155550123';
 const validSpec = (): SessionSpec => ({
   phone,
   prompt: 'make the navbar sticky and add a dark-mode toggle',
   repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
-  workspace: workspaceName(phone),
+  workspace: workspaceName(testPhoneHash(phone)),
 });
 
 let kc: KubeConfig;
@@ -65,11 +66,11 @@ async function rejection(promise: Promise<unknown>): Promise<string> {
 
 describe('Session CRD on a real API server', () => {
   it('accepts a valid Session and applies defaults', async () => {
-    const created = await sessions.create(ns, sessionName(phone), validSpec());
+    const created = await sessions.create(ns, sessionName(testPhoneHash(phone)), validSpec());
     expect(created.spec.phone).toBe(phone);
     expect(created.spec.timeouts).toBeUndefined();
     expect(created.spec.cancel).toBe(false);
-    const withTimeouts = await sessions.create(ns, sessionName(phone), { ...validSpec(), timeouts: {} });
+    const withTimeouts = await sessions.create(ns, sessionName(testPhoneHash(phone)), { ...validSpec(), timeouts: {} });
     expect(withTimeouts.spec.timeouts).toEqual({ run: '60m', approval: '30m' });
   });
 
@@ -119,7 +120,7 @@ describe('Session CRD on a real API server', () => {
     ['an option as resume id', { resumeAgentSession: '--fork-session' }, 'spec.resumeAgentSession'],
   ])('rejects a Session with %s', async (_label, change, field) => {
     const spec = { ...validSpec(), ...change } as SessionSpec;
-    const message = await rejection(sessions.create(ns, sessionName(phone), spec));
+    const message = await rejection(sessions.create(ns, sessionName(testPhoneHash(phone)), spec));
     expect(message).toContain(field);
   });
 
@@ -130,11 +131,13 @@ loopback http, a local path, a nested branch`, async () => {
       { url: 'http://127.0.0.1:9418/acme/web.git', baseBranch: 'feature/JIRA-42_fix' },
       { url: '/srv/git/.state/acme/web.git' },
     ])
-      expect((await sessions.create(ns, sessionName(phone), { ...validSpec(), repo })).spec.repo.url).toBe(repo.url);
+      expect(
+        (await sessions.create(ns, sessionName(testPhoneHash(phone)), { ...validSpec(), repo })).spec.repo.url,
+      ).toBe(repo.url);
   });
 
   it('rejects an unknown phase in status, naming status.phase', async () => {
-    const name = sessionName(phone);
+    const name = sessionName(testPhoneHash(phone));
     await sessions.create(ns, name, validSpec());
     const message = await rejection(sessions.patchStatus(ns, name, { phase: 'Dancing' } as never));
     expect(message).toContain('status.phase');
@@ -143,7 +146,7 @@ loopback http, a local path, a nested branch`, async () => {
   });
 
   it('keeps phone, prompt and workspace immutable and decisions append-only', async () => {
-    const name = sessionName(phone);
+    const name = sessionName(testPhoneHash(phone));
     await sessions.create(ns, name, {
       ...validSpec(),
       decisions: [{ requestId: 'r1', action: 'allow', at: '2026-11-22T08:00:00Z' }],
@@ -167,7 +170,7 @@ loopback http, a local path, a nested branch`, async () => {
   });
 
   it('keeps spec.images immutable, bounded and of the image types the agent accepts', async () => {
-    const name = sessionName(phone);
+    const name = sessionName(testPhoneHash(phone));
     const image = (n: number, contentType = 'image/jpeg') => ({
       ref: `${ns}/${name}/photo-${n}.jpg`,
       contentType: contentType as 'image/jpeg',
@@ -196,7 +199,7 @@ loopback http, a local path, a nested branch`, async () => {
   });
 
   it('keeps spec.costPauseUsd as created: not changed, added or removed', async () => {
-    const paused = sessionName(phone);
+    const paused = sessionName(testPhoneHash(phone));
     await sessions.create(ns, paused, { ...validSpec(), costPauseUsd: 2 });
     expect(await rejection(sessions.patch(ns, paused, { spec: { costPauseUsd: 500 } }))).toContain(
       'costPauseUsd is immutable',
@@ -204,7 +207,7 @@ loopback http, a local path, a nested branch`, async () => {
     expect(await rejection(sessions.patch(ns, paused, { spec: { costPauseUsd: null } } as never))).toContain(
       'costPauseUsd is immutable',
     );
-    const plain = sessionName(phone);
+    const plain = sessionName(testPhoneHash(phone));
     await sessions.create(ns, plain, validSpec());
     expect(await rejection(sessions.patch(ns, plain, { spec: { costPauseUsd: 0 } }))).toContain(
       'costPauseUsd is immutable',
@@ -216,7 +219,7 @@ loopback http, a local path, a nested branch`, async () => {
   });
 
   it('changes status only through the status subresource', async () => {
-    const name = sessionName(phone);
+    const name = sessionName(testPhoneHash(phone));
     await sessions.create(ns, name, validSpec());
     const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
     const viaMain = (await raw.patchNamespacedCustomObject(
@@ -238,8 +241,8 @@ loopback http, a local path, a nested branch`, async () => {
   it(`shows NAME, PHONE, PHASE, WAITING-ON and AGE in kubectl get sessions (within 100 columns); PROMPT, DURATION, \
 COST and PR with -o wide`, async () => {
     const columnsNs = await createNamespace(kc, 'cols');
-    const waiting = sessionName(phone, new Date(), 'aaaa');
-    const done = sessionName(phone, new Date(), 'bbbb');
+    const waiting = sessionName(testPhoneHash(phone), new Date(), 'aaaa');
+    const done = sessionName(testPhoneHash(phone), new Date(), 'bbbb');
     const spec = validSpec();
     await sessions.create(columnsNs, waiting, spec);
     await sessions.create(columnsNs, done, { ...spec, prompt: 'fix the login redirect loop on Safari' });

@@ -8,9 +8,9 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { isAlreadyExists } from '../../common/kube/errors.ts';
 import { SessionClient } from '../../common/kube/sessions.ts';
-import { phoneHash } from '../../common/session/display.ts';
 import { RELAY_TOKEN_AUDIENCE, runnerIdentityName, runnerName } from '../../common/session/names.ts';
 import { installSessionCrd } from '../../local/control-plane/crd.ts';
+import { testPhoneHash } from './phone-hash.ts';
 
 export { installSessionCrd };
 
@@ -66,7 +66,7 @@ export async function runnerRelayToken(
   audience = RELAY_TOKEN_AUDIENCE,
 ): Promise<string> {
   const core = kc.makeApiClient(CoreV1Api);
-  const account = runnerIdentityName(phoneHash(phone));
+  const account = runnerIdentityName(testPhoneHash(phone));
   await core
     .createNamespacedServiceAccount({ namespace, body: { metadata: { name: account } } })
     .catch((e: unknown) => {

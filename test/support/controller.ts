@@ -6,7 +6,6 @@ import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import { isNotFound } from '../../common/kube/errors.ts';
 import type { SessionClient } from '../../common/kube/sessions.ts';
-import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_PHONE_HASH, runnerName, sessionName, workspaceName } from '../../common/session/names.ts';
 import type { Session, SessionSpec, SessionStatus } from '../../common/session/schema.ts';
 import type { ClusterOps } from '../../controller/cluster.ts';
@@ -15,6 +14,8 @@ import { createController, type Controller } from '../../controller/controller.t
 import { createMetrics, type ControllerMetrics } from '../../controller/metrics.ts';
 import { createPassLog, type PassLog } from './passes.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from './cluster.ts';
+import { TEST_PHONE_HASH_KEY } from './phone-hash.ts';
+import { testPhoneHash } from './phone-hash.ts';
 
 export const testLogger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
 
@@ -26,6 +27,7 @@ export function testConfig(namespace: string, env: Record<string, string> = {}):
     TETHER_RUNNER_IMAGE: 'tether-runner:test',
     TETHER_POD_TTL: '1s',
     TETHER_CONCURRENCY: '8',
+    TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
     ...env,
   });
 }
@@ -71,7 +73,7 @@ export async function createSession(
   spec: Partial<SessionSpec> = {},
   labels: Record<string, string> = {},
 ): Promise<string> {
-  const name = sessionName(phone, new Date(), (counter++).toString(36).padStart(4, '0'));
+  const name = sessionName(testPhoneHash(phone), new Date(), (counter++).toString(36).padStart(4, '0'));
   await sessions.create(
     namespace,
     name,
@@ -79,10 +81,10 @@ export async function createSession(
       phone,
       prompt: 'script:\nprogress: hello',
       repo: { url: 'https://github.com/acme/web.git' },
-      workspace: workspaceName(phone),
+      workspace: workspaceName(testPhoneHash(phone)),
       ...spec,
     },
-    { labels: { [LABEL_PHONE_HASH]: phoneHash(phone), ...labels } },
+    { labels: { [LABEL_PHONE_HASH]: testPhoneHash(phone), ...labels } },
   );
   return name;
 }

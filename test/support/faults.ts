@@ -10,6 +10,7 @@ import type { Phase, Session } from '../../common/session/schema.ts';
 import { hostEnv } from '../../local/config.ts';
 import { freePort } from '../../local/control-plane/control-plane.ts';
 import { startManaged, untilHttpOk, type Managed } from '../../local/control-plane/processes.ts';
+import { TEST_PHONE_HASH_KEY } from './phone-hash.ts';
 
 export interface ControllerProcess {
   proc: Managed;
@@ -42,6 +43,7 @@ export async function controllerProcess(
         TETHER_LEADER_ELECTION: 'false',
         TETHER_METRICS_PORT: String(port),
         TETHER_RUNNER_IMAGE: 'tether-runner:test',
+        TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
         TETHER_LOG_LEVEL: 'warn',
         ...env,
       },

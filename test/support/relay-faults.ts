@@ -12,6 +12,7 @@ import { startManaged, untilHttpOk, type Managed } from '../../local/control-pla
 import type { FakeTwilio } from '../fakes/twilio.ts';
 import { FAULT_LOG_LEVEL } from './config.ts';
 import { messageSid, postWebhook, signedWebhook } from './twilio-webhook.ts';
+import { TEST_PHONE_HASH_KEY } from './phone-hash.ts';
 
 const FAULT_PUBLIC_URL = 'https://tether.faults';
 
@@ -41,6 +42,7 @@ export class RelayProcess {
       TETHER_NAMESPACE: options.namespace,
       TETHER_REPO_URL: 'https://github.com/acme/web.git',
       RELAY_MEDIA_SIGNING_KEY: randomBytes(32).toString('hex'),
+      TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
       RELAY_MEDIA_DIR: mkdtempSync(join(tmpdir(), 'relay-media-')),
       ALLOWED_NUMBERS: options.phones.join(','),
       RELAY_SEND_RATE: '200',

@@ -14,6 +14,7 @@ import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
 import { startRelay, type RunningRelay } from '../../relay/server.ts';
 import type { FakeTwilio } from '../fakes/twilio.ts';
 import { eventually } from './eventually.ts';
+import { TEST_PHONE_HASH_KEY } from './phone-hash.ts';
 
 export const PUBLIC_URL = 'https://tether.test';
 export const CHAT_TOKEN = 'chat-token-0123456789';
@@ -42,6 +43,7 @@ export async function startTestRelay(options: {
     TETHER_NAMESPACE: options.namespace,
     TETHER_REPO_URL: 'https://github.com/acme/web.git',
     RELAY_MEDIA_SIGNING_KEY: 'test-signing-key-0123456789abcdef',
+    TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
     RELAY_MEDIA_DIR: options.mediaDir ?? mkdtempSync(join(tmpdir(), 'relay-media-')),
     RELAY_JOURNAL_DIR: options.journalDir ?? mkdtempSync(join(tmpdir(), 'relay-journal-')),
     RELAY_WEB_CHAT_TOKEN: CHAT_TOKEN,

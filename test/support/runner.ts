@@ -14,6 +14,7 @@ import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from './cluster.ts';
 import { eventually } from './eventually.ts';
 import { startRefusingProxy, type RefusingProxy } from './refusing-proxy.ts';
+import { testPhoneHash } from './phone-hash.ts';
 
 export const PHONE = '+14155550123';
 const git = (cwd: string, ...args: string[]) =>
@@ -116,7 +117,7 @@ export function specFor(prompt: string, repoUrl: string, extra: Partial<SessionS
     phone: PHONE,
     prompt,
     repo: { url: repoUrl, baseBranch: 'main' },
-    workspace: workspaceName(PHONE),
+    workspace: workspaceName(testPhoneHash(PHONE)),
     ...extra,
   };
 }
@@ -127,7 +128,7 @@ export async function createStartedSession(
   namespace: string,
   spec: SessionSpec,
 ): Promise<string> {
-  const name = sessionName(PHONE);
+  const name = sessionName(testPhoneHash(PHONE));
   await sessions.create(namespace, name, spec);
   const next = transition(undefined, { type: 'PodCreated' });
   if (!next.ok) throw new Error(next.error);

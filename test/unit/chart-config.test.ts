@@ -23,6 +23,7 @@ import {
   type KubeObject,
   type PodTemplate,
 } from './chart-render.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
@@ -115,10 +116,11 @@ it("the install's permission policy reaches every runner Pod, and the runner rea
   expect(pod.spec!.initContainers!.flatMap((c) => c.env ?? []).map((e) => e.name)).not.toContain(
     'TETHER_PERMISSION_POLICY',
   );
-  expect(() => loadControllerConfig({ TETHER_RUNNER_PERMISSION_POLICY: '{"deny":"Bash"}' })).toThrow(
+  const key = { TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY };
+  expect(() => loadControllerConfig({ ...key, TETHER_RUNNER_PERMISSION_POLICY: '{"deny":"Bash"}' })).toThrow(
     /TETHER_RUNNER_PERMISSION_POLICY\.deny/,
   );
-  expect(() => loadControllerConfig({ TETHER_RUNNER_PERMISSION_POLICY: '{"alow":[]}' })).toThrow(
+  expect(() => loadControllerConfig({ ...key, TETHER_RUNNER_PERMISSION_POLICY: '{"alow":[]}' })).toThrow(
     /TETHER_RUNNER_PERMISSION_POLICY/,
   );
   expect(await renderError({ runner: { permissionPolicy: { allow: 'Bash' } } })).toMatch(/permissionPolicy/);

@@ -16,6 +16,7 @@ import {
   type KubeObject,
   type PodTemplate,
 } from './chart-render.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
@@ -35,8 +36,11 @@ interface ProbedContainer {
 const container = (template: PodTemplate) => template.spec.containers[0] as unknown as ProbedContainer;
 const envOf = (template: PodTemplate) =>
   Object.fromEntries((container(template).env ?? []).map((e) => [e.name, e.value]));
-const controllerEnv = (objects: KubeObject[]) =>
-  (find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data;
+/** The controller's ConfigMap, and the key the relay's Secret gives it. */
+const controllerEnv = (objects: KubeObject[]) => ({
+  ...(find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data,
+  TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
+});
 
 describe('chart values of the host-network / loopback test tier', () => {
   let objects: KubeObject[];
@@ -99,7 +103,11 @@ config`, () => {
       /apiServer/,
     );
     expect(() =>
-      loadControllerConfig({ TETHER_RUNNER_HOST_NETWORK: 'true', TETHER_RUNNER_API_SERVER: '127.0.0.1' }),
+      loadControllerConfig({
+        TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
+        TETHER_RUNNER_HOST_NETWORK: 'true',
+        TETHER_RUNNER_API_SERVER: '127.0.0.1',
+      }),
     ).toThrow(/TETHER_RUNNER_API_SERVER/);
   });
 });

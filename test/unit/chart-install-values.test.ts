@@ -107,7 +107,11 @@ async function renderText(values: object, extraArgs: string[]): Promise<string> 
 
 describe('Secret rotation restarts the relay', () => {
   const twilio = (authToken: string, mediaSigningKey = 'k'.repeat(40)) => ({
-    secrets: { twilio: { accountSid: `AC${'0'.repeat(32)}`, authToken }, relay: { mediaSigningKey } },
+    // Every relay key given: a generated one would differ between two renders.
+    secrets: {
+      twilio: { accountSid: `AC${'0'.repeat(32)}`, authToken },
+      relay: { mediaSigningKey, phoneHashKey: 'p'.repeat(40) },
+    },
     relay: { twilio: { whatsappFrom: 'whatsapp:+14155238886' } },
   });
   const relayTemplate = async (values: object) => podTemplate(find(await render(values), 'Deployment', 'relay'));

@@ -148,9 +148,11 @@ describe('helm template, default values', () => {
     });
   });
 
-  it('generates a media signing key and, without Twilio, a web chat token', () => {
+  it('generates a media signing key, a phone hash key and, without Twilio, a web chat token', () => {
     const secret = find(objects, 'Secret', 'relay') as unknown as { stringData: Record<string, string> };
     expect(secret.stringData.RELAY_MEDIA_SIGNING_KEY).toMatch(/^[A-Za-z0-9]{48}$/);
+    expect(secret.stringData.TETHER_PHONE_HASH_KEY).toMatch(/^[A-Za-z0-9]{48}$/);
+    expect(secret.stringData.TETHER_PHONE_HASH_KEY).not.toBe(secret.stringData.RELAY_MEDIA_SIGNING_KEY);
     expect(secret.stringData.RELAY_WEB_CHAT_TOKEN).toMatch(/^[A-Za-z0-9]{32}$/);
   });
 
@@ -264,6 +266,12 @@ in-cluster`, () => {
       TWILIO_AUTH_TOKEN: { name: 'my-twilio', key: 'token' },
       RELAY_MEDIA_SIGNING_KEY: { name: 'my-relay', key: 'RELAY_MEDIA_SIGNING_KEY' },
       RELAY_WEB_CHAT_TOKEN: { name: 'my-relay', key: 'RELAY_WEB_CHAT_TOKEN' },
+      TETHER_PHONE_HASH_KEY: { name: 'my-relay', key: 'TETHER_PHONE_HASH_KEY' },
+    });
+    const controller = podTemplate(find(objects, 'Deployment', 'controller')).spec.containers[0]!.env!;
+    expect(controller.find((e) => e.name === 'TETHER_PHONE_HASH_KEY')?.valueFrom?.secretKeyRef).toEqual({
+      name: 'my-relay',
+      key: 'TETHER_PHONE_HASH_KEY',
     });
     expect(
       (find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data
@@ -313,6 +321,7 @@ describe('values the chart refuses', () => {
     [{ sessions: { timeouts: { run: '1 hour' } } }, '/sessions/timeouts/run'],
     [{ secrets: { twilio: { accountSid: 'not-a-sid' } } }, '/secrets/twilio/accountSid'],
     [{ secrets: { relay: { mediaSigningKey: 'short' } } }, '/secrets/relay/mediaSigningKey'],
+    [{ secrets: { relay: { phoneHashKey: 'short' } } }, '/secrets/relay/phoneHashKey'],
     [{ runner: { workspace: { size: 'ten gigs' } } }, '/runner/workspace/size'],
     [{ networkPolicy: { blockedCidrs: ['fd00::/8'] } }, '/networkPolicy/blockedCidrs/0'],
     [{ relay: { service: { type: 'ExternalName' } } }, '/relay/service/type'],

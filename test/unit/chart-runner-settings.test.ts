@@ -14,6 +14,7 @@ import {
   type KubeObject,
 } from './chart-render.ts';
 import { testSession } from './controller-fixtures.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
@@ -39,8 +40,11 @@ const configured = {
   networkPolicy: { extraEgress },
 };
 
-const configMapData = (objects: KubeObject[]) =>
-  (find(objects, 'ConfigMap', '-controller') as unknown as { data: Record<string, string> }).data;
+/** The controller's ConfigMap, and the key the relay's Secret gives it. */
+const configMapData = (objects: KubeObject[]) => ({
+  ...(find(objects, 'ConfigMap', '-controller') as unknown as { data: Record<string, string> }).data,
+  TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
+});
 const session = testSession();
 /** The runner Pod the controller builds from the ConfigMap the chart renders. */
 const runnerPodOf = (objects: KubeObject[]) => desiredPod(session, loadConfig(configMapData(objects)));

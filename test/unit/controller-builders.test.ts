@@ -15,7 +15,7 @@ const owner = {
 };
 const labels = {
   'tether.dev/session': 'abc-20261122083000-k3x9',
-  'tether.dev/phone-hash': '36a2cef4ff9bf7a1',
+  'tether.dev/phone-hash': 'aa47515234d8f459',
   'app.kubernetes.io/component': 'runner',
   'app.kubernetes.io/part-of': 'tether',
 };
@@ -44,7 +44,7 @@ describe('desiredPod', () => {
       kind: 'Pod',
       metadata: meta,
       spec: {
-        serviceAccountName: 'runner-36a2cef4ff9bf7a1',
+        serviceAccountName: 'runner-aa47515234d8f459',
         automountServiceAccountToken: false,
         enableServiceLinks: false,
         restartPolicy: 'Never',
@@ -216,7 +216,7 @@ describe('desiredPvc', () => {
         name: session.spec.workspace,
         namespace: 'tether',
         labels: {
-          'tether.dev/phone-hash': '36a2cef4ff9bf7a1',
+          'tether.dev/phone-hash': 'aa47515234d8f459',
           'app.kubernetes.io/component': 'workspace',
           'app.kubernetes.io/part-of': 'tether',
         },
@@ -231,10 +231,10 @@ describe('desiredIdentity', () => {
   it(`is the phone's: its ServiceAccount in the runner namespace, a Role beside the Sessions naming only the Sessions \
 given (get, watch; status get, patch, update)`, () => {
     const identityMeta = {
-      name: 'runner-36a2cef4ff9bf7a1',
+      name: 'runner-aa47515234d8f459',
       namespace: 'tether',
       labels: {
-        'tether.dev/phone-hash': '36a2cef4ff9bf7a1',
+        'tether.dev/phone-hash': 'aa47515234d8f459',
         'app.kubernetes.io/component': 'runner-identity',
         'app.kubernetes.io/part-of': 'tether',
       },
@@ -271,8 +271,8 @@ given (get, watch; status get, patch, update)`, () => {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'RoleBinding',
         metadata: identityMeta,
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'runner-36a2cef4ff9bf7a1' },
-        subjects: [{ kind: 'ServiceAccount', name: 'runner-36a2cef4ff9bf7a1', namespace: 'tether-runners' }],
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'runner-aa47515234d8f459' },
+        subjects: [{ kind: 'ServiceAccount', name: 'runner-aa47515234d8f459', namespace: 'tether-runners' }],
       },
     });
     expect(grantedSessions(identity.role)).toEqual([...names].sort());

@@ -1,6 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../controller/config.ts';
+import { ConfigError, loadConfig as loadWith } from '../../controller/config.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
+
+/** The controller's config from `env` and the one variable it cannot start without. */
+const loadConfig = (env: Record<string, string>) => loadWith({ TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY, ...env });
 
 describe('controller config', () => {
   it('has production defaults', () => {
@@ -75,7 +79,12 @@ describe('controller config', () => {
 
   it('makes the controller process refuse to start, naming the variable', () => {
     const out = spawnSync(process.execPath, ['controller/main.ts'], {
-      env: { ...process.env, TETHER_PVC_SIZE: 'lots', KUBECONFIG: '/nonexistent' },
+      env: {
+        ...process.env,
+        TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
+        TETHER_PVC_SIZE: 'lots',
+        KUBECONFIG: '/nonexistent',
+      },
       encoding: 'utf8',
       timeout: 20_000,
     });

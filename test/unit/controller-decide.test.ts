@@ -4,6 +4,7 @@ import { admit, clearedBy } from '../../controller/admission.ts';
 import { decide, decideActive, specProblem } from '../../controller/decide.ts';
 import type { Phase } from '../../common/session/schema.ts';
 import { testSession, unitConfig } from './controller-fixtures.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const at = (s: number) => new Date(Date.parse('2026-11-22T08:00:00Z') + s * 1000).toISOString();
 const queued = (name: string, created: number, since = created) =>
@@ -304,18 +305,18 @@ turn`, () => {
 describe('specProblem', () => {
   const hosts = config.repoHosts;
   it('accepts a well-formed Session and names the field of a bad one', () => {
-    expect(specProblem(testSession(), hosts)).toBeUndefined();
+    expect(specProblem(testSession(), hosts, testPhoneHash)).toBeUndefined();
     const bad = testSession();
     bad.spec.workspace = 'ws-elsewhere';
-    expect(specProblem(bad, hosts)).toMatch(/^spec\.workspace "ws-elsewhere"/);
+    expect(specProblem(bad, hosts, testPhoneHash)).toMatch(/^spec\.workspace "ws-elsewhere"/);
     const longName = testSession({ name: 'x'.repeat(64) });
-    expect(specProblem(longName, hosts)).toMatch(/longer than 63/);
+    expect(specProblem(longName, hosts, testPhoneHash)).toMatch(/longer than 63/);
   });
 
   it('refuses a repository outside the host list and a branch the schema would refuse, before any Pod', () => {
     const foreign = testSession();
     foreign.spec.repo.url = 'https://evil.example/acme/web.git';
-    expect(specProblem(foreign, ['github.com'])).toMatch(
+    expect(specProblem(foreign, ['github.com'], testPhoneHash)).toMatch(
       /the host evil\.example, which is not on this install's list of repository hosts/,
     );
     expect(decide(foreign, { siblings: [] }, new Date(), { ...config, repoHosts: ['github.com'] })).toMatchObject({
@@ -324,9 +325,9 @@ describe('specProblem', () => {
     });
     const local = testSession();
     local.spec.repo.url = '/srv/git/acme/web.git';
-    expect(specProblem(local, ['github.com', '/srv/git'])).toBeUndefined();
+    expect(specProblem(local, ['github.com', '/srv/git'], testPhoneHash)).toBeUndefined();
     const option = testSession();
     option.spec.repo.baseBranch = '--upload-pack=touch /tmp/x';
-    expect(specProblem(option, hosts)).toMatch(/spec\.repo\.baseBranch .* is not a branch name/);
+    expect(specProblem(option, hosts, testPhoneHash)).toMatch(/spec\.repo\.baseBranch .* is not a branch name/);
   });
 });

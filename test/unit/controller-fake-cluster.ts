@@ -4,13 +4,13 @@
 // informer handlers send it.
 import type { V1PersistentVolumeClaim, V1Pod, V1Role } from '@kubernetes/client-node';
 import pino from 'pino';
-import { phoneHash } from '../../common/session/display.ts';
 import { LABEL_SESSION } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import type { ClusterOps } from '../../controller/cluster.ts';
 import type { ControllerConfig } from '../../controller/config.ts';
 import { createExpectations, type CachedKind } from '../../controller/expectations.ts';
 import { reconcileSession, type ClusterCache, type PassResult } from '../../controller/reconcile.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 type Obj = { metadata?: { name?: string; namespace?: string; resourceVersion?: string } };
 const keyOf = (o: Obj) => `${o.metadata!.namespace}/${o.metadata!.name}`;
@@ -97,7 +97,8 @@ export function fakeWorld(config: ControllerConfig, now: () => Date, sessions: S
     pvc: (ns, name) => cluster.pvcs.get(`${ns}/${name}`),
     identity: (ns, name) =>
       roles.has(`${ns}/${name}`) ? { role: roles.get(`${ns}/${name}`)!, bound: true } : undefined,
-    siblings: (s) => [...cache.sessions.values()].filter((o) => phoneHash(o.spec.phone) === phoneHash(s.spec.phone)),
+    siblings: (s) =>
+      [...cache.sessions.values()].filter((o) => testPhoneHash(o.spec.phone) === testPhoneHash(s.spec.phone)),
   };
   const deliver = <T extends Obj>(kind: CachedKind, from: Map<string, T>, to: Map<string, T>): string[] => {
     const asks: string[] = [];

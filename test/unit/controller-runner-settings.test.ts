@@ -4,9 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { desiredPod } from '../../controller/builders.ts';
 import { ConfigError, loadConfig } from '../../controller/config.ts';
 import { testSession } from './controller-fixtures.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 
 const session = testSession({ name: 'abc-20261122083000-k3x9', uid: 'uid-1' });
-const BASE = { TETHER_RUNNER_IMAGE: 'tether-runner:test', POD_NAME: 'ctl-0' };
+const BASE = {
+  TETHER_RUNNER_IMAGE: 'tether-runner:test',
+  POD_NAME: 'ctl-0',
+  TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
+};
 const tolerations = [{ key: 'dedicated', operator: 'Equal', value: 'agents', effect: 'NoSchedule' }];
 const spread = [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' }];
 const affinity = {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, maskPhone, parseDuration, phoneHash, previewPrompt } from '../../common/session/display.ts';
+import { formatDuration, maskPhone, parseDuration, previewPrompt } from '../../common/session/display.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 describe('display helpers', () => {
   it.each([
@@ -36,11 +37,11 @@ describe('display helpers', () => {
 
   it('derives stable names that never contain the number', () => {
     const phone = '+14155550123';
-    expect(phoneHash(phone)).toMatch(/^[0-9a-f]{16}$/);
-    expect(phoneHash(phone)).toBe(phoneHash(phone));
-    expect(workspaceName(phone)).toBe(`ws-${phoneHash(phone)}`);
-    const name = sessionName(phone, new Date('2026-11-22T08:30:05Z'), 'ab12');
-    expect(name).toBe(`${phoneHash(phone)}-20261122083005-ab12`);
+    expect(testPhoneHash(phone)).toMatch(/^[0-9a-f]{16}$/);
+    expect(testPhoneHash(phone)).toBe(testPhoneHash(phone));
+    expect(workspaceName(testPhoneHash(phone))).toBe(`ws-${testPhoneHash(phone)}`);
+    const name = sessionName(testPhoneHash(phone), new Date('2026-11-22T08:30:05Z'), 'ab12');
+    expect(name).toBe(`${testPhoneHash(phone)}-20261122083005-ab12`);
     expect(name).not.toContain('4155550123');
     expect(name.length).toBeLessThanOrEqual(63);
   });

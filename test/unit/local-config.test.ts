@@ -37,6 +37,7 @@ const stackInput = (more: Partial<StackEnvInput> = {}): StackEnvInput => ({
   relayPort: 8080,
   chatToken: 'c'.repeat(32),
   mediaSigningKey: 'k'.repeat(64),
+  phoneHashKey: 'h'.repeat(64),
   metricsPort: 9091,
   ...more,
 });

@@ -7,6 +7,7 @@ const base = {
   PUBLIC_URL: 'https://tether.example.com/',
   TETHER_REPO_URL: 'https://github.com/acme/web.git',
   RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(32),
+  TETHER_PHONE_HASH_KEY: 'h'.repeat(32),
   RELAY_WEB_CHAT_TOKEN: 't'.repeat(20),
 };
 const twilioVars = {
@@ -56,7 +57,7 @@ describe('loadConfig', () => {
     });
     expect(c.bindAddress).toBe('127.0.0.1');
     expect(loadConfig(base).bindAddress).toBe('0.0.0.0');
-    expect(c.secrets.sort()).toEqual(['k'.repeat(32), 'secret', 't'.repeat(20)]);
+    expect(c.secrets.sort()).toEqual(['h'.repeat(32), 'k'.repeat(32), 'secret', 't'.repeat(20)]);
   });
 
   it.each([
@@ -67,6 +68,8 @@ describe('loadConfig', () => {
     ['PUBLIC_URL', { PUBLIC_URL: 'tether.example.com' }],
     ['TETHER_REPO_URL', { TETHER_REPO_URL: undefined }],
     ['RELAY_MEDIA_SIGNING_KEY', { RELAY_MEDIA_SIGNING_KEY: 'short' }],
+    ['TETHER_PHONE_HASH_KEY', { TETHER_PHONE_HASH_KEY: undefined }],
+    ['TETHER_PHONE_HASH_KEY', { TETHER_PHONE_HASH_KEY: 'h'.repeat(31) }],
     ['ALLOWED_NUMBERS', { ALLOWED_NUMBERS: '+14155550123,4155550999' }],
     ['RELAY_PORT', { RELAY_PORT: '99999' }],
     ['RELAY_PORT', { RELAY_PORT: 'eighty' }],

@@ -1,16 +1,13 @@
 // The inbound handler with an in-memory Session store: what is written and what is replied.
 import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
 import { INBOUND_CONCURRENCY } from '../../relay/defaults.ts';
-import { InboundHandler, type InboundOptions } from '../../relay/inbound/handler.ts';
-import { PhoneView } from '../../relay/inbound/phone-view.ts';
+import type { InboundOptions } from '../../relay/inbound/handler.ts';
 import { createMetrics, type RelayMetrics } from '../../relay/metrics.ts';
-import { Outbox } from '../../relay/outbound/outbox.ts';
-import { PhoneLanes } from '../../relay/phone-lane.ts';
 import type { SessionApi } from '../../relay/session-store.ts';
 import { WebChat } from '../../relay/transports/web.ts';
+import { chatHandler } from '../support/chat-handler.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
 import { InboundImages } from '../../relay/inbound/media-in.ts';
 import { solidPng } from '../support/pictures.ts';
@@ -28,30 +25,10 @@ function handler(
   sessions: SessionApi = store,
   extra: Partial<InboundOptions> = {},
 ) {
-  const logger = pino({ level: 'silent' });
-  const phones = new PhoneView(store);
-  const outbox = new Outbox({
-    transportFor: () => chat,
-    mediaUrl: (r) => r,
-    lastInboundAt: () => Date.now(),
-    windowMs: 1e9,
-    ratePerSecond: 1000,
-    metrics,
-    logger,
-  });
-  return new InboundHandler({
-    sessions,
-    claims: { claim },
-    phones,
-    lanes: new PhoneLanes(),
-    outbox,
-    namespace: 'ns',
-    repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
-    defaults: SESSION_DEFAULTS,
-    metrics,
-    logger,
-    ...extra,
-  });
+  return chatHandler(
+    { store, chat, metrics, logger: pino({ level: 'silent' }), sessions },
+    { claims: { claim }, ...extra },
+  );
 }
 const msg = (body: string, id = `web-${Math.random()}`) => ({ id, from: phone, body, transport: 'web' as const });
 const replies = () =>
@@ -229,27 +206,9 @@ review`, async () => {
   });
 
   it('refuses a command beyond the configured queue limit and says that limit', async () => {
-    const logger = pino({ level: 'silent' });
-    const outbox = new Outbox({
-      transportFor: () => chat,
-      mediaUrl: (r) => r,
-      lastInboundAt: () => Date.now(),
-      windowMs: 1e9,
-      ratePerSecond: 1000,
-      metrics,
-      logger,
-    });
-    const h = new InboundHandler({
-      sessions: store,
-      claims: { claim: firstClaim },
-      phones: new PhoneView(store),
-      lanes: new PhoneLanes(),
-      outbox,
-      namespace: 'ns',
+    const h = handler(firstClaim, store, {
       repo: { url: 'https://github.com/acme/web.git' },
       defaults: { maxQueued: 1, timeouts: { run: '2h', approval: '45m' } },
-      metrics,
-      logger,
     });
     expect(await h.accept(msg('one'))).toBe('start');
     expect(await h.accept(msg('two'))).toBe('queue');

@@ -14,6 +14,7 @@ import { PhoneLanes } from '../../relay/phone-lane.ts';
 import { createTwilioTransport } from '../../relay/transports/twilio.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const phone = '+14155550123';
 const logger = pino({ level: 'silent' });
@@ -33,6 +34,7 @@ function relay(
     logger,
   });
   const outbox = new Outbox({
+    phoneHash: testPhoneHash,
     transportFor: () => transport,
     mediaUrl: (ref) => `https://relay.example/media/${ref}?sig=x`,
     lastInboundAt: () => options.lastInboundAt ?? Date.now(),
@@ -44,6 +46,7 @@ function relay(
   });
   const lanes = new PhoneLanes();
   const delivery = new Delivery({
+    phoneHash: testPhoneHash,
     store,
     writer: options.writer ?? store,
     lanes,

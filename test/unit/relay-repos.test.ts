@@ -2,26 +2,24 @@
 // create with `@name`, `repo name` and a plain command (in-memory Sessions, the real handler).
 import { pino } from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
-import { phoneHash } from '../../common/session/display.ts';
-import { isPhoneWorkspace, LABEL_REPO, workspaceName } from '../../common/session/names.ts';
+import { workspaceRepoOf, LABEL_REPO, workspaceName } from '../../common/session/names.ts';
 import { specProblem } from '../../controller/decide.ts';
 import { ConfigError, loadConfig } from '../../relay/config.ts';
-import { InboundHandler } from '../../relay/inbound/handler.ts';
-import { PhoneView } from '../../relay/inbound/phone-view.ts';
+import type { InboundHandler } from '../../relay/inbound/handler.ts';
 import { MemoryRepoChoices } from '../../relay/inbound/repo-choices.ts';
 import { PhoneRepos } from '../../relay/inbound/phone-repos.ts';
 import { createMetrics } from '../../relay/metrics.ts';
-import { Outbox } from '../../relay/outbound/outbox.ts';
-import { PhoneLanes } from '../../relay/phone-lane.ts';
 import { nameFromUrl, type NamedRepo } from '../../relay/repo-list.ts';
 import { WebChat } from '../../relay/transports/web.ts';
+import { chatHandler } from '../support/chat-handler.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const base = {
   PUBLIC_URL: 'https://tether.example.com',
   TETHER_REPO_URL: 'https://github.com/acme/Sample.git',
   RELAY_MEDIA_SIGNING_KEY: 'k'.repeat(32),
+  TETHER_PHONE_HASH_KEY: 'h'.repeat(32),
   RELAY_WEB_CHAT_TOKEN: 't'.repeat(20),
 };
 
@@ -127,8 +125,8 @@ describe('workspace names', () => {
   const phone = '+14155550123';
   it(`keeps ws-<phonehash> for the default repository; another one is ws-<phonehash>-<name>, a DNS label even at the \
 longest name`, () => {
-    expect(workspaceName(phone)).toBe(`ws-${phoneHash(phone)}`);
-    const longest = workspaceName(phone, 'a'.repeat(40));
+    expect(workspaceName(testPhoneHash(phone))).toBe(`ws-${testPhoneHash(phone)}`);
+    const longest = workspaceName(testPhoneHash(phone), 'a'.repeat(40));
     expect(longest.length).toBeLessThanOrEqual(63);
     expect(longest).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
   });
@@ -141,12 +139,14 @@ longest name`, () => {
         metadata: { name: 's' },
         spec: { phone, prompt: 'p', repo: { url: 'https://github.com/acme/web.git' }, workspace },
       }) as const;
-    expect(specProblem(spec(workspaceName(phone, 'web')), ['github.com'])).toBeUndefined();
-    expect(specProblem(spec(workspaceName('+14155550124', 'web')), ['github.com'])).toMatch(
-      /not this phone's workspace/,
-    );
-    expect(isPhoneWorkspace(phone, `${workspaceName(phone)}-`)).toBe(false);
-    expect(isPhoneWorkspace(phone, `${workspaceName(phone)}web`)).toBe(false);
+    expect(
+      specProblem(spec(workspaceName(testPhoneHash(phone), 'web')), ['github.com'], testPhoneHash),
+    ).toBeUndefined();
+    expect(
+      specProblem(spec(workspaceName(testPhoneHash('+14155550124'), 'web')), ['github.com'], testPhoneHash),
+    ).toMatch(/not this phone's workspace/);
+    expect(workspaceRepoOf(testPhoneHash(phone), `${workspaceName(testPhoneHash(phone))}-`)).toBeUndefined();
+    expect(workspaceRepoOf(testPhoneHash(phone), `${workspaceName(testPhoneHash(phone))}web`)).toBeUndefined();
   });
 });
 
@@ -177,28 +177,10 @@ describe('commands with several repositories', () => {
     choices = new MemoryRepoChoices();
     const logger = pino({ level: 'silent' });
     const metrics = createMetrics();
-    const outbox = new Outbox({
-      transportFor: () => chat,
-      mediaUrl: (r) => r,
-      lastInboundAt: () => Date.now(),
-      windowMs: 1e9,
-      ratePerSecond: 1000,
-      metrics,
-      logger,
-    });
-    handler = new InboundHandler({
-      sessions: store,
-      claims: { claim: async () => true },
-      phones: new PhoneView(store),
-      lanes: new PhoneLanes(),
-      outbox,
-      namespace: 'ns',
-      repo: repos[0]!,
-      repos: new PhoneRepos(repos, choices),
-      defaults: SESSION_DEFAULTS,
-      metrics,
-      logger,
-    });
+    handler = chatHandler(
+      { store, chat, metrics, logger },
+      { repo: repos[0]!, repos: new PhoneRepos(repos, choices, testPhoneHash) },
+    );
   });
 
   it(`@name works in that repository and its own workspace; \
@@ -211,7 +193,7 @@ a conversation is continued only in its own repository`, async () => {
       prompt: 'fix the navbar',
       mode: 'plan',
       repo: { url: repos[1]!.url, baseBranch: 'dev' },
-      workspace: workspaceName(phone, 'web'),
+      workspace: workspaceName(testPhoneHash(phone), 'web'),
     });
     expect(web.spec.resumeAgentSession).toBeUndefined();
     expect(web.metadata.labels?.[LABEL_REPO]).toBe('web');
@@ -219,13 +201,13 @@ a conversation is continued only in its own repository`, async () => {
     await finish('conv-web');
     await say('and the header');
     expect(store.list().at(-1)!.spec).toMatchObject({
-      workspace: workspaceName(phone),
+      workspace: workspaceName(testPhoneHash(phone)),
       resumeAgentSession: 'conv-sample',
     });
     await finish('conv-sample-2');
     await say('@web and the menu');
     expect(store.list().at(-1)!.spec).toMatchObject({
-      workspace: workspaceName(phone, 'web'),
+      workspace: workspaceName(testPhoneHash(phone), 'web'),
       resumeAgentSession: 'conv-web',
     });
   });
@@ -241,7 +223,7 @@ store); repo lists; an unknown name gets the list back`, async () => {
     expect(lastReply()).toMatch(/now work on \*web\*/);
     expect(await choices.get(phone)).toBe('web');
     await say('tidy up');
-    expect(store.list().at(-1)!.spec.workspace).toBe(workspaceName(phone, 'web'));
+    expect(store.list().at(-1)!.spec.workspace).toBe(workspaceName(testPhoneHash(phone), 'web'));
     await say('@../../etc\u202e fix');
     expect(lastReply()).toMatch(
       /^There is no repository named "\.\.\?\.\.\?etc\?"\. The repositories here:\n• sample\n• web \(your default\)/,

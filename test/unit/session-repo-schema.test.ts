@@ -6,13 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts, repoProblem } from '../../common/session/repo.ts';
 import { SessionSpec } from '../../common/session/schema.ts';
 import { workspaceName } from '../../common/session/names.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const phone = '+14155550123';
 const spec = (repo: { url: string; baseBranch?: string }, extra: Record<string, unknown> = {}) => ({
   phone,
   prompt: 'p',
   repo,
-  workspace: workspaceName(phone),
+  workspace: workspaceName(testPhoneHash(phone)),
   ...extra,
 });
 const schemaAccepts = (repo: { url: string; baseBranch?: string }) => Value.Check(SessionSpec, spec(repo));

@@ -9,6 +9,7 @@ import { Outbox } from '../../relay/outbound/outbox.ts';
 import { createTwilioTransport } from '../../relay/transports/twilio.ts';
 import { decisionName, quickReplyDefinition, quickReplyName } from '../../relay/transports/twilio-content.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
+import { testPhoneHash } from '../support/phone-hash.ts';
 
 const logger = pino({ level: 'silent' });
 let fake: FakeTwilio;
@@ -82,6 +83,7 @@ describe('outside the 24-hour window', () => {
   const outbox = (templateSid: string) => {
     const t = transport();
     return new Outbox({
+      phoneHash: testPhoneHash,
       transportFor: () => t,
       mediaUrl: (ref) => ref,
       lastInboundAt: () => Date.now() - 25 * 3_600_000,

@@ -64,10 +64,14 @@ app.kubernetes.io/component: {{ .component }}
 {{- $data := dict -}}
 {{- if and $current $current.data }}{{ $data = $current.data }}{{ end -}}
 {{- $key := .Values.secrets.relay.mediaSigningKey | default (index $data "RELAY_MEDIA_SIGNING_KEY" | default "" | b64dec) | default (randAlphaNum 48) -}}
+{{- $phoneKey := .Values.secrets.relay.phoneHashKey | default (index $data "TETHER_PHONE_HASH_KEY" | default "" | b64dec) | default (randAlphaNum 48) -}}
 {{- $chat := .Values.secrets.relay.webChatToken | default (index $data "RELAY_WEB_CHAT_TOKEN" | default "" | b64dec) | default (randAlphaNum 32) -}}
 {{- $out := printf "RELAY_MEDIA_SIGNING_KEY: %s" ($key | quote) -}}
+{{- /* The relay's and the controller's key of phone hashes: a new one renames every phone's objects. */ -}}
+{{- $out = printf "%s\nTETHER_PHONE_HASH_KEY: %s" $out ($phoneKey | quote) -}}
 {{- if include "tether.webChatEnabled" . }}{{ $out = printf "%s\nRELAY_WEB_CHAT_TOKEN: %s" $out ($chat | quote) }}{{ end -}}
 {{- $_ := set .Values.secrets.relay "renderedData" $out -}}
+{{- $_ := set .Values.secrets.relay "renderedPhoneHashKey" $phoneKey -}}
 {{- end -}}
 {{- .Values.secrets.relay.renderedData -}}
 {{- end -}}
@@ -76,6 +80,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- if and .Values.secrets.twilio.accountSid (not .Values.secrets.twilio.existingSecret) }}{{ $parts = append $parts (include "tether.twilioSecretData" .) }}{{ end -}}
 {{- if not .Values.secrets.relay.existingSecret }}{{ $parts = append $parts (include "tether.relaySecretData" .) }}{{ end -}}
 {{- $parts | toJson | sha256sum -}}
+{{- end -}}
+{{/* The controller holds the phone hash key too: a new key must restart it with the relay. */}}
+{{- define "tether.phoneHashKeyChecksum" -}}
+{{- if not .Values.secrets.relay.existingSecret }}{{ $_ := include "tether.relaySecretData" . }}{{ end -}}
+{{- .Values.secrets.relay.renderedPhoneHashKey | default "existingSecret" | sha256sum -}}
 {{- end -}}
 {{- define "tether.twilioEnabled" -}}
 {{- if or .Values.secrets.twilio.existingSecret .Values.secrets.twilio.accountSid -}}true{{- end -}}
