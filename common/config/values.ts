@@ -37,7 +37,9 @@ export const namespaceName = (description: string, fallback?: string) =>
 export const phoneHashKey = () =>
   Type.String({
     minLength: PHONE_HASH_KEY_MIN_LENGTH,
-    description: `the install's secret key of phone hashes, at least ${PHONE_HASH_KEY_MIN_LENGTH} characters (the chart generates one)`,
+    description:
+      `the install's secret key of phone hashes, at least ${PHONE_HASH_KEY_MIN_LENGTH} characters ` +
+      '(the chart generates one)',
   });
 
 export const httpUrl = (description: string) => Type.String({ pattern: HTTP_URL_PATTERN, description });

@@ -96,7 +96,7 @@ const claimOf = async (session: Session) => {
 };
 
 describe('end to end: upgrading from the unkeyed phone hash', () => {
-  it("keeps a phone's workspace and conversation; new names are keyed; no number or unkeyed hash is logged", async () => {
+  it("keeps a phone's workspace and conversation; new names are keyed; no number or unkeyed hash logged", async () => {
     const donor = e2e.phone(DONOR);
     await donor.send('script:\nsay: the donated conversation');
     await donor.next(/the donated conversation/);
