@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_HOST_COMMAND, RUNNER_COMMAND } from '../../controller/builders.ts';
 import { AGENT_UID, RUNNER_UID } from '../../controller/runner-uids.ts';
 import { docker, imageName, requireImage, runContainer, type Component } from '../support/images.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 
 const config = (component: Component) =>
   JSON.parse(docker(['image', 'inspect', '--format', '{{json .Config}}', imageName(component)]).stdout) as {
@@ -29,7 +30,7 @@ describe('controller and relay images', () => {
     const controller = await runContainer('controller', [], {
       user: chartUser,
       readOnly: true,
-      env: { TETHER_METRICS_PORT: 'not-a-port' },
+      env: { TETHER_METRICS_PORT: 'not-a-port', TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY },
     });
     expect(controller.stderr).toContain(
       'tether-controller: configuration error: TETHER_METRICS_PORT: "not-a-port" is invalid',
