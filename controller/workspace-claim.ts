@@ -15,9 +15,11 @@ export function phoneHashes(phone: string, phoneHash: PhoneHash): { keyed: strin
 
 /** The repository part of spec.workspace under either of the phone's hashes; undefined: not the phone's. */
 export function workspaceRepo(session: Session, phoneHash: PhoneHash): string | undefined {
-  const { keyed, legacy } = phoneHashes(session.spec.phone, phoneHash);
-  return workspaceRepoOf(keyed, session.spec.workspace) ?? workspaceRepoOf(legacy, session.spec.workspace);
+  return repoUnder(phoneHashes(session.spec.phone, phoneHash), session.spec.workspace);
 }
+
+const repoUnder = ({ keyed, legacy }: { keyed: string; legacy: string }, workspace: string) =>
+  workspaceRepoOf(keyed, workspace) ?? workspaceRepoOf(legacy, workspace);
 
 /**
  * The claim the Session's runner mounts: the keyed name when that PVC exists or neither does (it
@@ -29,9 +31,9 @@ export function workspaceClaim(
   phoneHash: PhoneHash,
   cached: (name: string) => V1PersistentVolumeClaim | undefined,
 ): string {
-  const repo = workspaceRepo(session, phoneHash);
-  if (repo === undefined) return session.spec.workspace;
   const { keyed, legacy } = phoneHashes(session.spec.phone, phoneHash);
+  const repo = repoUnder({ keyed, legacy }, session.spec.workspace);
+  if (repo === undefined) return session.spec.workspace;
   const name = workspaceName(keyed, repo || undefined);
   const before = workspaceName(legacy, repo || undefined);
   return cached(name) || !cached(before) ? name : before;
