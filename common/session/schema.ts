@@ -6,6 +6,7 @@ import { IMAGE_TYPES, LIMITS } from './limits.ts';
 import { AGENT_SESSION_PATTERN, DNS_LABEL_PATTERN, DURATION_PATTERN, E164_PATTERN } from './patterns.ts';
 import { enumOf, immutable, text, timestamp } from './schema-parts.ts';
 import type { SessionStatus } from './status-schema.ts';
+import { CHANNELS, FixRequest, PullRequestRef, Requester } from './forge-schema.ts';
 import { BRANCH_MAX_LENGTH, BRANCH_PATTERN, REPO_URL_MAX_LENGTH, REPO_URL_PATTERN } from './repo.ts';
 
 export const GROUP = 'tether.dev';
@@ -173,6 +174,13 @@ export const SessionSpec = Type.Object(
         ],
       }),
     ),
+    pullRequest: Type.Optional(PullRequestRef),
+    fix: Type.Optional(FixRequest),
+    requester: Type.Optional({ ...Requester, ...immutable('requester is immutable') }),
+    channel: Type.Optional({
+      ...enumOf(CHANNELS, 'where the command came from: WhatsApp or the web chat'),
+      ...immutable('channel is immutable'),
+    }),
     images: Type.Optional(
       Type.Array(
         Type.Object({
@@ -200,6 +208,10 @@ export const SessionSpec = Type.Object(
     // A field's own rule cannot see it added or removed after creation.
     'x-kubernetes-validations': [
       { rule: 'has(self.costPauseUsd) == has(oldSelf.costPauseUsd)', message: 'costPauseUsd is immutable' },
+      { rule: 'has(self.pullRequest) == has(oldSelf.pullRequest)', message: 'pullRequest is immutable' },
+      { rule: 'has(self.fix) == has(oldSelf.fix)', message: 'fix is immutable' },
+      { rule: 'has(self.requester) == has(oldSelf.requester)', message: 'requester is immutable' },
+      { rule: 'has(self.channel) == has(oldSelf.channel)', message: 'channel is immutable' },
     ],
   },
 );

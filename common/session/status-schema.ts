@@ -137,6 +137,17 @@ export const Result = Type.Object(
     ),
     prUrl: Type.Optional(Type.String({ maxLength: 2048, description: 'the pull request opened for the changes' })),
     branch: Type.Optional(Type.String({ maxLength: 255, description: 'the branch the changes were pushed to' })),
+    prNumber: Type.Optional(Type.Integer({ minimum: 1, description: 'the pull request number' })),
+    commit: Type.Optional(
+      Type.String({ pattern: '^[0-9a-f]{40}([0-9a-f]{24})?$', description: 'the commit pushed to the branch' }),
+    ),
+    pushed: Type.Optional(
+      enumOf(
+        ['opened', 'added', 'onNewTip'] as const,
+        'how the commit reached the pull request: opened it, added to its branch, or put on a tip someone else pushed',
+      ),
+    ),
+    prStat: Type.Optional(text(200, "the whole pull request's size from its base, in one line (files, +/−)")),
     agentSessionId: Type.Optional(
       Type.String({ maxLength: 256, description: "the agent's session id; a later command may resume it" }),
     ),
