@@ -68,6 +68,15 @@ describe('the GitHub stand-in: installation tokens', () => {
     expect(Math.abs(expires - (bench.github.clock.now() + 3_600_000))).toBeLessThan(2000);
   });
 
+  it('lists the installation, and a token sees the repositories it was minted for', async () => {
+    const installation = await call(`/app/installations/${INSTALLATION}`, jwt());
+    expect(await installation.json()).toMatchObject({ id: INSTALLATION, app_id: APP_ID, account: { login: 'acme' } });
+    const token = String((await mint({ repositories: ['sample'], permissions: PER_SESSION })).body.token);
+    const repos = (await (await call('/installation/repositories', token)).json()) as { repositories: unknown[] };
+    expect(repos.repositories).toEqual([expect.objectContaining({ full_name: 'acme/sample' })]);
+    expect((await call('/installation/repositories', bench.token)).status).toBe(403);
+  });
+
   it('refuses a repository outside the installation and permissions it was not granted', async () => {
     expect((await mint({ repositories: ['private'] })).status).toBe(422);
     expect((await mint({ permissions: { administration: 'write' } })).status).toBe(422);
