@@ -53,6 +53,8 @@ export interface GitHubStandIn {
   requests: ApiRequest[];
   /** Every webhook delivery, with its attempts. */
   deliveries: Delivery[];
+  /** The webhook targets. */
+  hooks: WebhookHook[];
   /** Installation tokens minted so far. */
   tokens: InstallationToken[];
   clock: StandInClock;
@@ -133,6 +135,7 @@ export async function startGitHubStandIn(options: GitHubStandInOptions = {}): Pr
     pulls: store.pulls,
     requests,
     deliveries: webhooks.deliveries,
+    hooks: webhooks.hooks,
     tokens: auth.tokens,
     clock,
     setTokenLifetime(ms) {
