@@ -71,7 +71,13 @@ function ownerOfFolder(url: string): { account?: string } {
   return url.startsWith('/') ? { account: basename(dirname(url)) } : {};
 }
 const remote = await serveLocalRemotes(stateDir, config.repoUrl, config.relayEnv, githubToken, github?.forgeHooks);
-for (const folder of remote.folders) github?.addRepository(basename(dirname(folder)), basename(folder, '.git'), folder);
+// GitHub has one owner/name: two local folders both <owner>/<name>.git are taken without git (no head checks).
+const slugOf = (folder: string) => `${basename(dirname(folder))}/${basename(folder, '.git')}`;
+for (const folder of remote.folders) {
+  const [owner, name] = slugOf(folder).split('/') as [string, string];
+  const twins = remote.folders.filter((other) => slugOf(other) === slugOf(folder));
+  if (twins.length === 1) github?.addRepository(owner, name, folder);
+}
 const repoUrl = remote.repoUrl;
 
 const stack = await startStack({

@@ -41,7 +41,7 @@ export interface GitHubStandInOptions {
 /** What the forge (local/git-forge.ts) asks the stand-in: may this token fetch or push here, and a push happened. */
 export interface ForgeHooks {
   authorize(access: { repository: string; write: boolean; token?: string }): boolean;
-  onPushed(repository: string): void;
+  onPushed(repository: string, token?: string): void;
 }
 
 export interface GitHubStandIn extends Scene {
@@ -113,9 +113,10 @@ export async function startGitHubStandIn(options: GitHubStandInOptions = {}): Pr
     },
     forgeHooks: {
       authorize: ({ repository: path, write, token }) => auth.gitAllows(token, store.repositoryAtPath(path), write),
-      onPushed(path) {
+      onPushed(path, token) {
         const repo = store.repositoryAtPath(path);
-        if (repo) void inTurn(() => notePush(ctx, repo, login));
+        const pusher = auth.identify(token ? `Bearer ${token}` : undefined);
+        if (repo) void inTurn(() => notePush(ctx, repo, 'login' in pusher ? pusher.login : login));
       },
     },
     addWebhook: (hook) => webhooks.add(hook),

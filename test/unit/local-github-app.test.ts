@@ -12,6 +12,7 @@ let bench: GitHubWorkbench;
 beforeAll(async () => {
   bench = await startGitHubWorkbench({
     more: ['other', 'private'],
+    webhookSecret: 'hook-secret',
     app: {
       id: APP_ID,
       publicKey: keys.publicKeyPem,
@@ -105,6 +106,11 @@ describe('the GitHub stand-in: installation tokens', () => {
   it('pushes with the token only to its repository and only with contents: write', async () => {
     const token = String((await mint({ repositories: ['sample'], permissions: PER_SESSION })).body.token);
     await bench.push('tether/app-git', { 'b.txt': 'b\n' }, { token });
+    await bench.github.createPull('acme', 'sample', { title: 'git', head: 'tether/app-git', base: 'main' });
+    await bench.push('tether/app-git', { 'b.txt': 'b2\n' }, { token });
+    await bench.github.deliveriesSettled();
+    const sync = bench.github.deliveries.find((d) => d.action === 'synchronize')!;
+    expect(sync.payload.sender).toMatchObject({ login: 'tether-stand-in[bot]', type: 'Bot' });
     await expect(bench.push('tether/app-git', { 'b.txt': 'b\n' }, { token, repo: 'other' })).rejects.toThrow(/403/);
     const reader = String((await mint({ repositories: ['sample'], permissions: { contents: 'read' } })).body.token);
     await expect(bench.push('tether/app-git', { 'c.txt': 'c\n' }, { token: reader })).rejects.toThrow(/403/);
