@@ -13,6 +13,7 @@ import type { RecordedPull } from './model.ts';
 import { notePush } from './pulls.ts';
 import { handler, type ApiRequest, type Injected } from './router.ts';
 import { sceneOf, type Scene } from './scene.ts';
+import { RateLimits } from './rate-limit.ts';
 import { Serial } from './serial.ts';
 import { Store } from './store.ts';
 import { Webhooks, type Delivery, type WebhookHook, type WebhookOptions } from './webhooks.ts';
@@ -36,6 +37,8 @@ export interface GitHubStandInOptions {
   webhooks?: WebhookOptions;
   /** A CI of the stand-in's own that checks every pull request opened or pushed to (ci.ts). */
   ci?: StandInCi;
+  /** Requests an hour per token (default 5000, GitHub's); a 304 costs nothing. */
+  rateLimit?: number;
 }
 
 /** What the forge (local/git-forge.ts) asks the stand-in: may this token fetch or push here, and a push happened. */
@@ -60,6 +63,8 @@ export interface GitHubStandIn extends Scene {
   clock: StandInClock;
   /** An installation token's life from now on. */
   setTokenLifetime(ms: number): void;
+  /** Requests an hour per token from now on (X-RateLimit-*; 403 once spent). */
+  setRateLimit(limit: number): void;
   /** Makes the next n pull-request creations fail with this status. */
   failNext(status: number, n?: number): void;
   forgeHooks: ForgeHooks;
@@ -92,7 +97,8 @@ export async function startGitHubStandIn(options: GitHubStandInOptions = {}): Pr
   if (options.ci) runCi(ctx, options.ci, inTurn);
   const requests: ApiRequest[] = [];
   const injected: Injected = { status: 0, left: 0 };
-  const server = createServer(handler(ctx, inTurn, requests, injected));
+  const limits = new RateLimits(options.rateLimit ?? 5000, clock);
+  const server = createServer(handler(ctx, inTurn, { requests, injected, limits }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   ctx.apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -107,6 +113,9 @@ export async function startGitHubStandIn(options: GitHubStandInOptions = {}): Pr
     clock,
     setTokenLifetime(ms) {
       auth.options.tokenLifetimeMs = ms;
+    },
+    setRateLimit(limit) {
+      limits.limit = limit;
     },
     failNext(status, n = 1) {
       Object.assign(injected, { status, left: n });

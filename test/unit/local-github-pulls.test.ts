@@ -110,6 +110,23 @@ describe('the GitHub stand-in: pull requests', () => {
     expect(bench.github.requests.map((r) => r.status)).toContain(304);
   });
 
+  it("counts each token's requests an hour, not 304s, and refuses once the hour is spent until its reset", async () => {
+    const { number } = await openPull();
+    const first = await api(`/pulls/${number}`);
+    const used = Number(first.headers.get('x-ratelimit-used'));
+    const cached = await api(`/pulls/${number}`, { headers: { 'if-none-match': first.headers.get('etag')! } });
+    expect(cached.status).toBe(304);
+    expect(Number(cached.headers.get('x-ratelimit-used'))).toBe(used);
+    bench.github.setRateLimit(used + 1);
+    const last = await api(`/pulls/${number}`);
+    expect([last.status, last.headers.get('x-ratelimit-remaining')]).toEqual([200, '0']);
+    const spent = await json(await api(`/pulls/${number}`));
+    expect(spent).toMatchObject({ status: 403, body: { message: expect.stringMatching(/^API rate limit exceeded/) } });
+    const reset = Number(last.headers.get('x-ratelimit-reset')) * 1000;
+    bench.github.clock.advance(reset - bench.github.clock.now() + 1000);
+    expect((await api(`/pulls/${number}`)).status).toBe(200);
+  });
+
   it('requests reviewers (not the author, only collaborators once set) and closes and reopens', async () => {
     const { number } = await openPull();
     const asked = await json(
