@@ -2,7 +2,7 @@
 // its comments, fetched by the supervisor with its own token (never by the agent) and handed over as
 // data — redacted, hidden characters shown as code points, every line quoted, cut to at most
 // FIX_CONTEXT_CHARS in all, under a line saying it is text from GitHub, not instructions.
-import type { Redactor } from '../../common/log.ts';
+import { maskPhonesIn, type Redactor } from '../../common/log.ts';
 import type { FixRequest, PullRequestRef } from '../../common/session/forge-schema.ts';
 import { githubCall, repoPath, type GitHubAccess, type RepoSlug } from './github.ts';
 import { forgeText } from './text.ts';
@@ -90,11 +90,11 @@ function cut(text: string, max: number): string {
 
 const SEPARATOR = `\n${QUOTE.trim()}\n`;
 
-/** Each section redacted, hidden characters shown, every line quoted, cut to its share of the budget. */
+/** Each section redacted (secrets, phone numbers), hidden characters shown, every line quoted, cut to its share of the budget. */
 export function quoteSections(sections: string[], redact: Redactor, budget = FIX_CONTEXT_CHARS): string {
   const share = Math.floor((budget - SEPARATOR.length * (sections.length - 1)) / Math.max(1, sections.length));
   const quoted = sections.map((section) =>
-    forgeText(redact(section))
+    forgeText(maskPhonesIn(redact(section)))
       .split('\n')
       .map((line) => QUOTE + line)
       .join('\n'),
