@@ -3,11 +3,13 @@
 import type { Redactor } from '../../common/log.ts';
 import { forgeText } from './text.ts';
 
-/** Where the API is and the token for it (never given to the agent). */
+/** Where the API is and the token for it (never given to the agent): a value, or a function read at each call. */
 export interface GitHubAccess {
   apiUrl: string;
-  token?: string;
+  token?: string | (() => string | undefined);
 }
+
+const tokenOf = ({ token }: GitHubAccess) => (typeof token === 'function' ? token() : token);
 
 export interface PullRequestInput {
   owner: string;
@@ -58,6 +60,7 @@ export async function githubCall<T>(
   what: string,
   request: { method: 'GET' | 'POST'; path: string; body?: unknown },
 ): Promise<T> {
+  const token = tokenOf(github);
   const response = await fetch(`${github.apiUrl}/${request.path}`, {
     method: request.method,
     headers: {
@@ -65,7 +68,7 @@ export async function githubCall<T>(
       'x-github-api-version': '2022-11-28',
       'user-agent': 'tether-runner',
       ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(github.token ? { authorization: `Bearer ${github.token}` } : {}),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
     },
     body: request.body === undefined ? undefined : JSON.stringify(request.body),
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
