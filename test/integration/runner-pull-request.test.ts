@@ -199,7 +199,8 @@ on top of someone else's push when that merges cleanly`, async () => {
     expect((await bed.sessions.get(bed.ns, second.name))?.status?.phase).toBe('Rejected');
   });
 
-  it(`a fix gives the agent the failing check runs and the review, read by the supervisor, as quoted data: redacted, cut, never obeyed`, async () => {
+  it(`a fix gives the agent the failing check runs and the review, read by the supervisor, \
+as quoted data: redacted, cut, never obeyed`, async () => {
     const phone = phoneOn();
     const { branch, pullRequest } = await opened(phone);
     const headSha = phone.tip(branch);
