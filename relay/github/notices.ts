@@ -45,6 +45,12 @@ function isStale(record: PullRecord, event: PullEvent): boolean {
   return event.kind !== 'headMoved' && !!head && head !== record.headSha && record.seen.includes(`head:${head}`);
 }
 
+/** A head the event replaces, remembered (`head:<sha>`) so that late news about it is known stale. */
+function replacedHead(record: PullRecord, event: PullEvent): string[] {
+  const replaced = event.kind === 'headMoved' && record.headSha !== event.headSha ? `head:${record.headSha}` : '';
+  return replaced && record.headSha && !record.seen.includes(replaced) ? [replaced] : [];
+}
+
 /** The record's state after the event, and whether the phone hears of it. */
 function changed(record: PullRecord, event: PullEvent): { record: PullRecord; tell: boolean } {
   switch (event.kind) {
@@ -102,7 +108,7 @@ function noticeOf(record: PullRecord, event: PullEvent, at: string, redact: Reda
 export function applyEvent(record: PullRecord, event: PullEvent, at: string, redact: Redactor): Applied {
   if (record.seen.includes(event.key))
     return { record, outcome: 'seen', notice: record.notices.find((n) => n.key === event.key) };
-  const seen = [...record.seen, event.key].slice(-PULL_SEEN_KEPT);
+  const seen = [...record.seen, ...replacedHead(record, event), event.key].slice(-PULL_SEEN_KEPT);
   if (record.state !== 'open') return { record: { ...record, seen }, outcome: 'notOpen' };
   if (isStale(record, event)) return { record: { ...record, seen }, outcome: 'stale' };
   const next = changed(record, event);
