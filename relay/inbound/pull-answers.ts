@@ -48,7 +48,7 @@ export class PullAnswers {
 
   /** `prs`: the phone's open pull requests, the current one of each repository marked. */
   async list(phone: string): Promise<string> {
-    const open = (await this.d.pulls.records.ofPhone(phone)).filter((r) => r.state === 'open');
+    const open = (await this.recorded(phone)).filter((r) => r.state === 'open');
     if (!open.length) return text.noPulls();
     const currentOf = new Set<string>();
     const lines = open.slice(0, PRS_LISTED).map((r) => {
@@ -64,8 +64,7 @@ export class PullAnswers {
 
   /** `pr <n>`: makes the phone's open pull request #n its current one (in its repository). */
   async choose(phone: string, number: number): Promise<string> {
-    await this.d.pulls.catchUp(this.d.phones.sessions(phone));
-    const mine = (await this.d.pulls.records.ofPhone(phone)).filter((r) => r.number === number);
+    const mine = (await this.recorded(phone)).filter((r) => r.number === number);
     const defaultRepo = (await this.d.repos.current(phone)).name;
     const record = mine.find((r) => r.repoName === defaultRepo && r.state === 'open') ?? mine.find((r) => r.state === 'open');
     if (!record) return mine[0] ? text.pullNotOpen(number, mine[0].state) : text.pullUnknown(number);
@@ -79,7 +78,7 @@ export class PullAnswers {
   /** The *status* line naming the current pull request in the phone's default repository. */
   async statusLine(phone: string): Promise<string | undefined> {
     const repo = await this.d.repos.current(phone);
-    const record = await this.d.pulls.records.current(phone, repo.name);
+    const record = (await this.recorded(phone)).find((r) => r.repoName === repo.name && r.state === 'open');
     return record && text.statusPull(record.number, record.url);
   }
 
@@ -88,6 +87,12 @@ export class PullAnswers {
     if (action === 'merge' && !this.d.repos.people.mayMerge(phone)) return { kind: 'reply', text: text.mergeNotYours() };
     if (!this.d.pulls.actions) return { kind: 'reply', text: text.pullActionsOff() };
     return this.d.pulls.actions.act(phone, action, noticeId);
+  }
+
+  /** The phone's records, the most recently chosen first, its finished Sessions recorded first. */
+  private async recorded(phone: string): Promise<PullRecord[]> {
+    await this.d.pulls.catchUp(this.d.phones.sessions(phone));
+    return this.d.pulls.records.ofPhone(phone);
   }
 
   /** The command that opened the pull request (its oldest Session still kept), as the phone wrote it. */
