@@ -55,7 +55,7 @@ function handler(people?: People, extra: Partial<InboundOptions> = {}) {
 let n = 0;
 const say = (h: ReturnType<typeof handler>, body: string, payload?: string) =>
   h.accept({ id: `web-${++n}`, from: phone, body, transport: 'web', ...(payload ? { payload } : {}) });
-const lastReply = () => chat.entries().filter((e) => e.from === 'bot').at(-1)!.text;
+const lastReply = () => chat.entries().filter((e) => e.from === 'bot').at(-1)!.text ?? '';
 const newest = () => store.list().sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!)).at(-1)!;
 const byPrompt = (prompt: string) => store.list().find((s) => s.spec.prompt === prompt)!;
 
@@ -66,7 +66,7 @@ async function succeeded(prompt: string, result: Record<string, unknown> = {}) {
     phase: 'Succeeded',
     completionTime: new Date(Date.now() - 60_000 + n).toISOString(),
     result: { agentSessionId: `agent-${prompt.length}`, ...result },
-  } as Session['status']);
+  } as NonNullable<Session['status']>);
 }
 const opened = { prUrl: PR.url, prNumber: 41, branch: PR.branch, commit: SHA, pushed: 'opened' };
 
@@ -119,7 +119,7 @@ describe('a follow-up', () => {
     const footer = { prUrl: 'https://github.com/acme/web/pull/42', prNumber: 42, branch: 'tether/s-42', commit: SHA };
     await succeeded('add a footer', { ...footer, pushed: 'opened' });
     await say(h, 'prs');
-    expect(lastReply().split('\n').slice(1, 3)).toEqual([
+    expect(lastReply()!.split('\n').slice(1, 3)).toEqual([
       '• #42 (web) add a footer — open · current',
       '• #41 (web) fix the navbar — open',
     ]);
