@@ -136,8 +136,17 @@ export class Actions {
     log.info({ action: r.action, outcome: outcome.kind }, 'pull request action');
     if (outcome.kind === 'reply') return outcome.text;
     if (!this.d.repos.names.includes(outcome.repo)) return text.repoGone(outcome.repo);
-    const options = { repo: outcome.repo, pullRequest: outcome.pullRequest, ...(outcome.fix ? { fix: outcome.fix } : {}) };
-    const routed = commandRoute(outcome.prompt, options, this.d.phones.context(message.from), this.d.defaults.maxQueued);
+    const options = {
+      repo: outcome.repo,
+      pullRequest: outcome.pullRequest,
+      ...(outcome.fix ? { fix: outcome.fix } : {}),
+    };
+    const routed = commandRoute(
+      outcome.prompt,
+      options,
+      this.d.phones.context(message.from),
+      this.d.defaults.maxQueued,
+    );
     if (routed.kind !== 'start' && routed.kind !== 'queue') return plainReply(routed, this.d.defaults.maxQueued)!;
     return this.command(message, routed, log);
   }

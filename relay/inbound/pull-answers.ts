@@ -66,11 +66,15 @@ export class PullAnswers {
   async choose(phone: string, number: number): Promise<string> {
     const mine = (await this.recorded(phone)).filter((r) => r.number === number);
     const defaultRepo = (await this.d.repos.current(phone)).name;
-    const record = mine.find((r) => r.repoName === defaultRepo && r.state === 'open') ?? mine.find((r) => r.state === 'open');
+    const record =
+      mine.find((r) => r.repoName === defaultRepo && r.state === 'open') ?? mine.find((r) => r.state === 'open');
     if (!record) return mine[0] ? text.pullNotOpen(number, mine[0].state) : text.pullUnknown(number);
     const chosenAt = new Date(this.d.now()).toISOString();
-    await this.d.pulls.records.update(record.owner, record.repo, record.number, (current) =>
-      current && { ...current, chosenAt },
+    await this.d.pulls.records.update(
+      record.owner,
+      record.repo,
+      record.number,
+      (current) => current && { ...current, chosenAt },
     );
     return text.pullChosen(record.number, record.url, this.d.repos.names.length > 1 ? record.repoName : undefined);
   }
@@ -84,7 +88,8 @@ export class PullAnswers {
 
   /** *fix*, *ignore*, *details*, *merge*: the actions' outcome, or why the phone may not. */
   async act(phone: string, action: PullAction, noticeId: string | undefined): Promise<PullActionOutcome> {
-    if (action === 'merge' && !this.d.repos.people.mayMerge(phone)) return { kind: 'reply', text: text.mergeNotYours() };
+    if (action === 'merge' && !this.d.repos.people.mayMerge(phone))
+      return { kind: 'reply', text: text.mergeNotYours() };
     if (!this.d.pulls.actions) return { kind: 'reply', text: text.pullActionsOff() };
     return this.d.pulls.actions.act(phone, action, noticeId);
   }

@@ -7,7 +7,10 @@ export const pullKey = (owner: string, repo: string, number: number) => `${owner
 
 /** The 8 hex digits a notice id carries for its record: `pr-<hash>-<seq>`. */
 export const pullKeyHash = (owner: string, repo: string, number: number) =>
-  createHash('sha256').update(pullKey(owner, repo, number)).digest('hex').slice(0, 8);
+  createHash('sha256')
+    .update(pullKey(owner, repo, number))
+    .digest('hex')
+    .slice(0, 8);
 
 /** A notice id of a record: valid as a button's request id (relay/chat/buttons.ts). */
 export const noticeId = (record: Pick<PullRecord, 'owner' | 'repo' | 'number'>, seq: number) =>

@@ -83,7 +83,7 @@ export class PullRecorder {
   start(): void {
     this.o.store.onChange((key, session) => {
       if (!session) this.recorded.delete(key);
-      else if ( !this.recorded.has(key) && recordOf(session, this.o.repos)) this.queue.add(key);
+      else if (!this.recorded.has(key) && recordOf(session, this.o.repos)) this.queue.add(key);
     });
     this.queue.start();
   }

@@ -17,6 +17,9 @@ export const PULL_RECORDS_COMPONENT = 'pull-requests';
  */
 export const PULL_RECORDS_MAX_BYTES = 768 * 1024;
 
+/** A record's change (types.ts PullRecords.update): undefined deletes it. */
+type Change = (current: PullRecord | undefined) => PullRecord | undefined;
+
 const newestChosenFirst = (a: PullRecord, b: PullRecord) => b.chosenAt.localeCompare(a.chosenAt);
 
 /** A stored value that is a record (an entry edited by hand into something else is not one). */
@@ -46,12 +49,7 @@ abstract class RecordQueries implements PullRecords {
   /** key → record, as stored now */
   protected abstract records(): Promise<Map<string, PullRecord>>;
 
-  abstract update(
-    owner: string,
-    repo: string,
-    number: number,
-    change: (current: PullRecord | undefined) => PullRecord | undefined,
-  ): Promise<PullRecord | undefined>;
+  abstract update(owner: string, repo: string, number: number, change: Change): Promise<PullRecord | undefined>;
 
   async get(owner: string, repo: string, number: number) {
     return (await this.records()).get(pullKey(owner, repo, number));
@@ -84,12 +82,7 @@ export class MemoryPullRecords extends RecordQueries {
     return new Map([...this.stored].map(([k, r]) => [k, structuredClone(r)]));
   }
 
-  async update(
-    owner: string,
-    repo: string,
-    number: number,
-    change: (current: PullRecord | undefined) => PullRecord | undefined,
-  ) {
+  async update(owner: string, repo: string, number: number, change: Change) {
     const key = pullKey(owner, repo, number);
     const before = this.stored.get(key);
     const next = change(before && structuredClone(before));
@@ -119,12 +112,7 @@ export class ConfigMapPullRecords extends RecordQueries {
     return recordsOf(await this.read());
   }
 
-  async update(
-    owner: string,
-    repo: string,
-    number: number,
-    change: (current: PullRecord | undefined) => PullRecord | undefined,
-  ) {
+  async update(owner: string, repo: string, number: number, change: Change) {
     const key = pullKey(owner, repo, number);
     return retryOnConflict(
       () => this.read(),

@@ -75,7 +75,8 @@ describe('the pull-request records in a ConfigMap', () => {
     );
     const stored = await two.get('acme', 'web', 41);
     expect([...stored!.seen].sort()).toEqual(Array.from({ length: 20 }, (_, i) => `delivery-${i}`).sort());
-    const data = (await kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns, name: 'records-test' })).data!;
+    const data = (await kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns, name: 'records-test' }))
+      .data!;
     expect(Object.keys(data)).toEqual(['acme.web.41']);
     expect(JSON.parse(data['acme.web.41']!)).toEqual(stored);
   });
@@ -145,7 +146,8 @@ describe('follow-ups through the relays', () => {
     before = replyCount();
     await finish(first, { prUrl: PR.url, prNumber: 41, branch: PR.branch, commit: SHA, pushed: 'opened' });
     const stored = await eventually(async () => {
-      const data = (await kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns, name: CONFIGMAP })).data ?? {};
+      const data =
+        (await kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns, name: CONFIGMAP })).data ?? {};
       expect(data['acme.web.41']).toBeDefined();
       return JSON.parse(data['acme.web.41']!) as PullRecord;
     });

@@ -55,8 +55,16 @@ function handler(people?: People, extra: Partial<InboundOptions> = {}) {
 let n = 0;
 const say = (h: ReturnType<typeof handler>, body: string, payload?: string) =>
   h.accept({ id: `web-${++n}`, from: phone, body, transport: 'web', ...(payload ? { payload } : {}) });
-const lastReply = () => chat.entries().filter((e) => e.from === 'bot').at(-1)!.text ?? '';
-const newest = () => store.list().sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!)).at(-1)!;
+const lastReply = () =>
+  chat
+    .entries()
+    .filter((e) => e.from === 'bot')
+    .at(-1)!.text ?? '';
+const newest = () =>
+  store
+    .list()
+    .sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!))
+    .at(-1)!;
 const byPrompt = (prompt: string) => store.list().find((s) => s.spec.prompt === prompt)!;
 
 /** The run of `prompt` ended: it opened or added to pull request #41 (or changed nothing). */
@@ -88,7 +96,9 @@ describe('a follow-up', () => {
     const followUp = byPrompt('also make it blue');
     expect(followUp.spec.pullRequest).toEqual(PR);
     expect(followUp.spec.resumeAgentSession).toBe('agent-14');
-    expect(lastReply()).toBe(`On it (session ${followUp.metadata.name!.slice(-4)}) in *web* — continuing PR #41. Reply *cancel* to stop.`);
+    expect(lastReply()).toBe(
+      `On it (session ${followUp.metadata.name!.slice(-4)}) in *web* — continuing PR #41. Reply *cancel* to stop.`,
+    );
     await succeeded('also make it blue', { ...opened, pushed: 'added' });
     await say(h, 'new add a footer');
     expect(byPrompt('add a footer').spec.pullRequest).toBeUndefined();

@@ -45,7 +45,10 @@ describe('new <command>', () => {
   });
 
   it('is a plain command when "new" is part of a word or later in the text', () => {
-    expect(route('newline at the end of files', idle)).toEqual({ kind: 'start', prompt: 'newline at the end of files' });
+    expect(route('newline at the end of files', idle)).toEqual({
+      kind: 'start',
+      prompt: 'newline at the end of files',
+    });
     expect(route('add a new footer', idle)).toEqual({ kind: 'start', prompt: 'add a new footer' });
   });
 
