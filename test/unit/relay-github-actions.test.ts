@@ -35,7 +35,7 @@ function actionsOf(records: MemoryRecords, merger?: Merger, people: Person[] = [
 describe('GithubPullActions', () => {
   it('fix tapped on a failing check: a command on the pull request branch carrying the runs, once', async () => {
     const records = new MemoryRecords([told()]);
-    const [checks] = records.only().notices;
+    const [checks] = (await records.only()).notices;
     const actions = actionsOf(records);
     expect(await actions.act(PHONE, 'fix', checks!.id)).toEqual({
       kind: 'command',
@@ -44,8 +44,8 @@ describe('GithubPullActions', () => {
       pullRequest: { number: 7, branch: 'tether/cmd-1a2b', url: 'https://github.com/acme/web/pull/7' },
       fix: { kind: 'checks', headSha: HEAD, checkRuns: [101] },
     });
-    expect(records.only().fixing).toEqual({ headSha: HEAD, since: AT });
-    expect(records.only().notices[0]!.answered).toBe('fix');
+    expect((await records.only()).fixing).toEqual({ headSha: HEAD, since: AT });
+    expect((await records.only()).notices[0]!.answered).toBe('fix');
     expect(await actions.act(PHONE, 'fix', checks!.id)).toEqual({
       kind: 'reply',
       text: 'That notice on pull request #7 was already answered (*fix*).',
@@ -64,18 +64,18 @@ describe('GithubPullActions', () => {
 
   it("a tap on another phone's notice, or on a notice id never made, acts on nothing", async () => {
     const records = new MemoryRecords([told()]);
-    const [checks] = records.only().notices;
+    const [checks] = (await records.only()).notices;
     const actions = actionsOf(records);
     const gone = { kind: 'reply', text: 'That notice is no longer open. Reply *prs* to list your pull requests.' };
     expect(await actions.act(OTHER_PHONE, 'fix', checks!.id)).toEqual(gone);
     expect(await actions.act(PHONE, 'fix', 'pr-00000000-1')).toEqual(gone);
-    expect(records.only().notices.map((n) => n.answered)).toEqual([undefined, undefined]);
-    expect(records.only().fixing).toBeUndefined();
+    expect((await records.only()).notices.map((n) => n.answered)).toEqual([undefined, undefined]);
+    expect((await records.only()).fixing).toBeUndefined();
   });
 
   it('ignore answers the notice; details sends its longer text and leaves it open', async () => {
     const records = new MemoryRecords([told()]);
-    const [checks, review] = records.only().notices;
+    const [checks, review] = (await records.only()).notices;
     const actions = actionsOf(records);
     const details = await actions.act(PHONE, 'details', checks!.id);
     expect(details).toMatchObject({
@@ -86,7 +86,7 @@ describe('GithubPullActions', () => {
       kind: 'reply',
       text: 'OK, nothing is done about that notice on pull request #7.',
     });
-    expect(records.only().notices.map((n) => n.answered)).toEqual([undefined, 'ignore']);
+    expect((await records.only()).notices.map((n) => n.answered)).toEqual([undefined, 'ignore']);
     expect(await actions.act(PHONE, 'fix', undefined)).toMatchObject({ kind: 'command', fix: { kind: 'checks' } });
     expect(await actions.act(PHONE, 'ignore', undefined)).toEqual({
       kind: 'reply',
@@ -97,7 +97,7 @@ describe('GithubPullActions', () => {
   it('nothing is done on a merged pull request, or for a phone without an open one', async () => {
     const records = new MemoryRecords([{ ...told(), state: 'merged' }]);
     const actions = actionsOf(records);
-    const id = records.only().notices[0]!.id;
+    const id = (await records.only()).notices[0]!.id;
     expect(await actions.act(PHONE, 'fix', id)).toEqual({
       kind: 'reply',
       text: 'Pull request #7 is merged: nothing more is done on it.',

@@ -2,7 +2,8 @@
 // data there (cut, no formatting, no hidden characters, no secrets, no live links).
 import { describe, expect, it } from 'vitest';
 import { makeRedactor } from '../../common/log.ts';
-import { applyEvent, noticeMessage, recordHash } from '../../relay/github/notices.ts';
+import { applyEvent, noticeMessage } from '../../relay/github/notices.ts';
+import { pullKeyHash } from '../../relay/pulls/keys.ts';
 import { eventsOf } from '../../relay/github/events.ts';
 import type { PullEvent } from '../../relay/pulls/types.ts';
 import { PULL_NOTICES_KEPT, PULL_SEEN_KEPT } from '../../relay/pulls/types.ts';
@@ -18,7 +19,7 @@ describe('applyEvent', () => {
     const { record, outcome, notice } = applyEvent(pullRecord(), failed(), AT, redact);
     expect(outcome).toBe('told');
     expect(notice).toMatchObject({
-      id: `pr-${recordHash('acme', 'web', 7)}-1`,
+      id: `pr-${pullKeyHash('acme', 'web', 7)}-1`,
       kind: 'checksFailed',
       key: `check_run:101:${HEAD}`,
       headSha: HEAD,
@@ -122,9 +123,9 @@ describe('noticeMessage: GitHub text is data', () => {
         'Reply *fix* to have the agent address the review, *details* for more, or *ignore*.',
     );
     expect(review.part.actions!.map((a) => [a.label, a.payload])).toEqual([
-      ['Fix', `fix:pr-${recordHash('acme', 'web', 7)}-1`],
-      ['Ignore', `ignore:pr-${recordHash('acme', 'web', 7)}-1`],
-      ['Details', `details:pr-${recordHash('acme', 'web', 7)}-1`],
+      ['Fix', `fix:pr-${pullKeyHash('acme', 'web', 7)}-1`],
+      ['Ignore', `ignore:pr-${pullKeyHash('acme', 'web', 7)}-1`],
+      ['Details', `details:pr-${pullKeyHash('acme', 'web', 7)}-1`],
     ]);
     const merged = message(one('pull_request', payloads.closed(true))).part;
     expect(merged).toEqual({

@@ -183,10 +183,10 @@ describe('POST /github/webhook acts once, and only on pull requests Tether opene
     expect(phone).toBe(PHONE);
     expect(parts[0]!.text).toContain('Check *ci / lint* failed on pull request #7 (web).');
     expect(parts[0]!.text).toContain('│ src/nav.ts:3 missing semicolon');
-    const id = relay.records.only().notices[0]!.id;
+    const id = (await relay.records.only()).notices[0]!.id;
     expect(id).toMatch(/^pr-[0-9a-f]{8}-1$/);
     expect(parts[0]!.actions!.map((a) => a.payload)).toEqual([`fix:${id}`, `ignore:${id}`, `details:${id}`]);
-    expect(relay.records.only().notices[0]).toMatchObject({
+    expect((await relay.records.only()).notices[0]).toMatchObject({
       sent: true,
       checkRuns: [101],
       headSha: payloads.checkFailed().check_run.head_sha,
@@ -206,7 +206,7 @@ describe('POST /github/webhook acts once, and only on pull requests Tether opene
     await relay.deliveries.idle();
     expect(relay.sent).toHaveLength(1);
     expect(relay.records.writes).toBe(writes);
-    expect(relay.records.only().seen).toEqual(['check_run:101:' + 'a'.repeat(40)]);
+    expect((await relay.records.only()).seen).toEqual(['check_run:101:' + 'a'.repeat(40)]);
   });
 
   it('an unknown repository, a pull request Tether did not open, another event: acknowledged, no phone told', async () => {
@@ -248,7 +248,7 @@ describe('POST /github/webhook acts once, and only on pull requests Tether opene
     expect(relay.sent).toHaveLength(20);
     const told = relay.sent.map((s) => s.parts[0]!.actions![0]!.payload);
     expect(new Set(told).size).toBe(20);
-    expect([...relay.records.map.values()].map((r) => r.notices.length)).toEqual([10, 10]);
+    expect((await relay.records.all()).map((r) => r.notices.length)).toEqual([10, 10]);
     expect(relay.records.writes).toBe(40); // per event: applied once, marked sent once
     expect(relay.journal.depth).toBe(0);
   }, 60_000);
@@ -296,7 +296,7 @@ describe('the GitHub journal across a restart', () => {
     const relay = await startRelay({ dir, records });
     await relay.deliveries.idle();
     expect(texts(relay)).toEqual([expect.stringContaining('🎉 Pull request #7 (web) was merged by octocat.')]);
-    expect(records.only().notices).toEqual([{ ...notice, sent: true }]);
+    expect((await records.only()).notices).toEqual([{ ...notice, sent: true }]);
     expect(relay.journal.depth).toBe(0);
   });
 });
