@@ -172,7 +172,7 @@ describe('POST /github/webhook refuses what GitHub did not sign', () => {
 });
 
 describe('POST /github/webhook acts once, and only on pull requests Tether opened', () => {
-  it('tells the phone of a failing check on its pull request, once, with fix / ignore / details bound to the notice', async () => {
+  it('tells the phone of a failing check on its pull request once, fix / ignore / details bound to it', async () => {
     const relay = await startRelay();
     const delivery = signed('check_run', payloads.checkFailed());
     const res = await post(relay, delivery);
@@ -209,7 +209,7 @@ describe('POST /github/webhook acts once, and only on pull requests Tether opene
     expect((await relay.records.only()).seen).toEqual(['check_run:101:' + 'a'.repeat(40)]);
   });
 
-  it('an unknown repository, a pull request Tether did not open, another event: acknowledged, no phone told', async () => {
+  it("an unknown repository, a pull request not Tether's, another event: acknowledged, no one told", async () => {
     const relay = await startRelay();
     const foreign = [
       signed('check_run', payloads.checkFailed({ owner: 'evil', repo: 'web' })),
@@ -236,7 +236,8 @@ describe('POST /github/webhook acts once, and only on pull requests Tether opene
       const variant = Math.floor(i / distinct.length) % 4;
       if (variant === 0) return original; // the same delivery again
       if (variant === 1) return signed('check_run', JSON.parse(original.body)); // redelivered under a new id
-      if (variant === 2) return signed('check_run', payloads.checkFailed({ id: 5000 + i, number: 100 + i })); // not Tether's
+      // not Tether's
+      if (variant === 2) return signed('check_run', payloads.checkFailed({ id: 5000 + i, number: 100 + i }));
       return { ...original, headers: { ...original.headers, [SIG]: signatureOf(original.body, 'forged') } };
     });
     const forged = flood.filter((d) => d.headers[SIG] !== signatureOf(d.body)).length;
