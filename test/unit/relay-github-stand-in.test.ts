@@ -36,7 +36,7 @@ async function settled(): Promise<Array<string | undefined>> {
 }
 
 describe('the GitHub webhook, fed by the stand-in', () => {
-  it('a failing check on the phone’s pull request is told once; a redelivery and another pull request are not', async () => {
+  it("a failing check on the phone's pull request is told once; a redelivery, another pull request: not", async () => {
     await bench.github.createCheckRun('acme', 'sample', {
       headSha: head,
       name: 'test',
