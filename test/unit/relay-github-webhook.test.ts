@@ -94,10 +94,11 @@ describe('POST /github/webhook refuses what GitHub did not sign', () => {
     await expectNothingActedOn(relay);
   });
 
-  it('a body over 1 MiB: 413, unread; nothing acted on', async () => {
+  it('a body over 1 MiB: 413, counted, nothing acted on', async () => {
     const relay = await startRelay();
     const big = signed('check_run', { ...payloads.checkFailed(), padding: 'x'.repeat(1024 * 1024) });
     expect((await post(relay, big)).status).toBe(413);
+    expect(await counted(relay, 'error')).toBe(1);
     await expectNothingActedOn(relay);
   });
 });
