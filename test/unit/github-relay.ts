@@ -28,7 +28,14 @@ export interface GithubRelay {
 }
 
 export async function startGithubRelay(
-  o: { dir?: string; records?: MemoryRecords; secret?: string | null; failing?: boolean; maxBacklog?: number } = {},
+  o: {
+    dir?: string;
+    records?: MemoryRecords;
+    secret?: string | null;
+    failing?: boolean;
+    maxBacklog?: number;
+    retryForMs?: number;
+  } = {},
 ): Promise<GithubRelay> {
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'gh-journal-'));
   const records = o.records ?? new MemoryRecords([pullRecord()]);
@@ -50,6 +57,7 @@ export async function startGithubRelay(
     journal,
     notifier: o.failing ? failing : notifier,
     maxBacklog: o.maxBacklog ?? 5000,
+    retryForMs: o.retryForMs ?? 0,
     metrics,
     logger,
   });

@@ -188,6 +188,18 @@ describe('POST /github/webhook acts once, and only on pull requests Tether opene
 });
 
 describe('the GitHub journal across a restart', () => {
+  it('an event whose record cannot be written is tried again, and told once when it can', async () => {
+    const records = new MemoryRecords([pullRecord()]);
+    records.failUpdates = 2;
+    const relay = await startRelay({ records, retryForMs: 60_000 });
+    expect((await post(relay, signed('check_run', payloads.checkFailed()))).status).toBe(202);
+    await relay.deliveries.idle();
+    expect(records.failUpdates).toBe(0);
+    expect(relay.sent).toHaveLength(1);
+    expect((await records.only()).notices.map((n) => n.sent)).toEqual([true]);
+    expect(relay.journal.depth).toBe(0);
+  });
+
   it('a delivery journaled and not acted on before the process died is acted on at the next start, once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gh-journal-'));
     const records = new MemoryRecords([pullRecord()]);
