@@ -14,9 +14,12 @@ import { downloadHandler } from './media/download.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { chatRouter } from './transports/chat-routes.ts';
 import type { WebChat } from './transports/web.ts';
+import { GITHUB_BODY_LIMIT, githubWebhookHandler, type GithubWebhookSettings } from './github/webhook.ts';
 
 export interface AppDeps {
   webhook?: WebhookSettings;
+  /** absent (no TETHER_GITHUB_WEBHOOK_SECRET): POST /github/webhook answers 404 */
+  github?: GithubWebhookSettings;
   /** records a message durably (the acknowledgement waits for it) and acts on it in the background */
   inbound: Pick<Intake, 'receive'>;
   media: MediaStore;
@@ -108,6 +111,15 @@ export function createApp(deps: AppDeps): express.Express {
     },
   );
 
+  // Without a webhook secret there is no route: the 404 below answers, the body unread.
+  if (deps.github) {
+    app.post(
+      '/github/webhook',
+      express.raw({ type: () => true, limit: GITHUB_BODY_LIMIT }),
+      githubWebhookHandler({ settings: deps.github, metrics: deps.metrics, logger: deps.logger }),
+    );
+  }
+
   if (deps.uploads) {
     app.put(
       `${RELAY_UPLOAD_PATH}/:namespace/:session/:file`,
@@ -177,6 +189,7 @@ export function createApp(deps: AppDeps): express.Express {
     if (status >= 500 && status !== 503) deps.logger.error({ err: error, path: req.path }, 'request failed');
     else deps.logger.warn({ status, reason: e.message, path: req.path }, 'request refused');
     if (req.path === '/webhook') deps.metrics.webhookRequests.inc({ outcome: 'error' });
+    if (req.path === '/github/webhook') deps.metrics.githubWebhookRequests.inc({ outcome: 'error' });
     if (!req.complete) closeUnread(req, res);
     res
       .status(status)

@@ -7,6 +7,7 @@ import { REPO_NAME_MAX_LENGTH, REPO_NAME_PATTERN } from '../common/session/names
 import { DNS_SUBDOMAIN_PATTERN, E164_PATTERN } from '../common/session/patterns.ts';
 import { BRANCH_PATTERN, DEFAULT_REPO_HOSTS, REPO_URL_PATTERN } from '../common/session/repo.ts';
 import { LIMITS } from '../common/session/schema.ts';
+import { GITHUB_ENV } from './config-github.ts';
 import { BUDGET_DEFAULTS, INBOUND_CONCURRENCY } from './defaults.ts';
 
 const str = (description: string, extra: object = {}) => Type.String({ minLength: 1, description, ...extra });
@@ -57,6 +58,16 @@ const SESSIONS = {
     { default: DEFAULT_REPO_HOSTS.join(',') },
   ),
   RELAY_REPO_CHOICES_CONFIGMAP: configMap('tether-repo-choices', "ConfigMap holding each phone's default repository"),
+  TETHER_PULL_REQUESTS_CONFIGMAP: configMap(
+    'tether-pull-requests',
+    "ConfigMap of the pull requests Tether opened for phones (a phone's next command continues its open one)",
+  ),
+  TETHER_PEOPLE: optional(
+    str(
+      'who each phone is, as JSON: [{"phone":"+1…","name":"Ada","email":"ada@…","github":"ada","repos":["web"],' +
+        '"merge":true}]; repos limits the repositories (absent: all), merge allows *merge* from the phone',
+    ),
+  ),
   TETHER_RUN_TIMEOUT: sessionDuration(SESSION_DEFAULTS.timeouts.run, 'spec.timeouts.run of new Sessions'),
   TETHER_APPROVAL_TIMEOUT: sessionDuration(
     SESSION_DEFAULTS.timeouts.approval,
@@ -131,5 +142,6 @@ export const RELAY_ENV = Type.Object({
   ...MEDIA,
   ...BUDGETS,
   ...INBOUND,
+  ...GITHUB_ENV,
   TETHER_LOG_LEVEL: logLevel(),
 });
