@@ -4,9 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeRedactor } from '../../common/log.ts';
+import { createLogger, makeRedactor } from '../../common/log.ts';
 import { GitHubClient } from '../../relay/github/client.ts';
 import { GitHubPoll } from '../../relay/github/poll.ts';
+import { githubRest } from '../../relay/github/rest.ts';
 import type { PullEvent } from '../../relay/pulls/types.ts';
 import {
   checkRun,
@@ -202,5 +203,29 @@ describe('GitHubPoll', () => {
     fail = false;
     await p.round();
     expect(told.map((e) => e.kind)).toEqual(['checksFailed']);
+  });
+
+  it('runs rounds on its own once started, as the configuration says, until stopped', async () => {
+    gh.pulls.set(pullKey('acme', 'web', 7), fakePull(7, HEAD, { checkRuns: [checkRun(HEAD, 'lint', 'failure')] }));
+    records.add(pullRecord(7, { headSha: HEAD }));
+    const client = { apiUrl: gh.url, tokenFile: join(dir, 'token'), timeoutMs: 5000 };
+    const off = githubRest({ client, merge: 'never' }, { records, onEvent: handler, redact: makeRedactor() });
+    expect(off.merger).toBeUndefined();
+    await off.start(createLogger({ component: 'test', level: 'silent' })).stop();
+
+    let firstEvent!: () => void;
+    const oneTold = new Promise<void>((resolve) => (firstEvent = resolve));
+    const on = githubRest(
+      { client, poll: { intervalMs: 10, maxPerRound: 50 }, merge: 'whenGreen' },
+      { records, onEvent: async (e) => (await handler(e), firstEvent()), redact: makeRedactor() },
+    );
+    expect(on.merger).toBeDefined();
+    const poller = on.start(createLogger({ component: 'test', level: 'silent' }));
+    await oneTold;
+    await poller.stop();
+    const requests = gh.requests.length;
+    expect((await records.get('acme', 'web', 7))!.seen).toEqual([expect.stringMatching(/^check_run:/)]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(gh.requests.length).toBe(requests);
   });
 });
