@@ -36,7 +36,8 @@ interface MergePeople {
  */
 export const mergeRightsOf =
   (people: MergePeople) =>
-  (phone: string): Pick<Person, 'name' | 'merge'> => ({
+  (phone: string): Person => ({
+    phone,
     name: people.requester(phone)?.name ?? maskPhone(phone),
     merge: people.mayMerge(phone),
   });

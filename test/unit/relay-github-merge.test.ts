@@ -152,7 +152,7 @@ describe('GitHubMerger', () => {
       requester: (phone: string) => (phone === '+14155550100' ? { name: 'Ada' } : undefined),
     };
     const rights = mergeRightsOf(people);
-    expect(rights('+14155550100')).toEqual({ name: 'Ada', merge: true });
-    expect(rights('+14155550199')).toEqual({ name: '+1415•••0199', merge: false });
+    expect(rights('+14155550100')).toEqual({ phone: '+14155550100', name: 'Ada', merge: true });
+    expect(rights('+14155550199')).toEqual({ phone: '+14155550199', name: '+1415•••0199', merge: false });
   });
 });
