@@ -58,6 +58,16 @@ const SESSIONS = {
     { default: DEFAULT_REPO_HOSTS.join(',') },
   ),
   RELAY_REPO_CHOICES_CONFIGMAP: configMap('tether-repo-choices', "ConfigMap holding each phone's default repository"),
+  TETHER_PULL_REQUESTS_CONFIGMAP: configMap(
+    'tether-pull-requests',
+    "ConfigMap of the pull requests Tether opened for phones (a phone's next command continues its open one)",
+  ),
+  TETHER_PEOPLE: optional(
+    str(
+      'who each phone is, as JSON: [{"phone":"+1…","name":"Ada","email":"ada@…","github":"ada","repos":["web"],' +
+        '"merge":true}]; repos limits the repositories (absent: all), merge allows *merge* from the phone',
+    ),
+  ),
   TETHER_RUN_TIMEOUT: sessionDuration(SESSION_DEFAULTS.timeouts.run, 'spec.timeouts.run of new Sessions'),
   TETHER_APPROVAL_TIMEOUT: sessionDuration(
     SESSION_DEFAULTS.timeouts.approval,
@@ -116,6 +126,11 @@ const INBOUND = {
   }),
   RELAY_INBOUND_BACKLOG: int(2000, 1, 1_000_000, 'recorded messages not yet acted on before webhooks are refused'),
   RELAY_CLAIMS_CONFIGMAP: configMap('tether-message-claims', 'ConfigMap of the idempotency records'),
+  TETHER_GITHUB_WEBHOOK_SECRET: optional(
+    str('secret of the GitHub webhook (X-Hub-Signature-256); absent → POST /github/webhook answers 404', {
+      minLength: 16,
+    }),
+  ),
 };
 
 export const RELAY_ENV = Type.Object({

@@ -10,6 +10,7 @@ import { parseRepoHosts, repoProblem } from '../common/session/repo.ts';
 import { githubConfig } from './config-github.ts';
 import { RELAY_ENV } from './config-schema.ts';
 import { nameFromUrl, repoList, type NamedRepo } from './repo-list.ts';
+import { parsePeople, type Person } from './inbound/people.ts';
 
 export { ConfigError, RELAY_ENV };
 type Env = Static<typeof RELAY_ENV>;
@@ -83,9 +84,10 @@ function parseNumbers(list: string): Set<string> {
 
 /**
  * Every repository a phone may pick, the default first, each on the controller's host list: one
- * the controller would refuse is refused here at start, before a phone is told "On it".
+ * the controller would refuse is refused here at start, before a phone is told "On it". The people
+ * map's repositories must be on the list.
  */
-function repositories(env: Env): { repos: NamedRepo[]; repoHosts: string[] } {
+function repositories(env: Env): { repos: NamedRepo[]; repoHosts: string[]; people?: Person[] } {
   const first = {
     name: env.TETHER_REPO_NAME ?? nameFromUrl(env.TETHER_REPO_URL),
     url: env.TETHER_REPO_URL,
@@ -101,7 +103,16 @@ function repositories(env: Env): { repos: NamedRepo[]; repoHosts: string[] } {
         'refuse every command on it; add its host or folder to TETHER_REPO_HOSTS, or drop it',
     );
   }
-  return { repos, repoHosts: hosts };
+  const people =
+    env.TETHER_PEOPLE === undefined
+      ? undefined
+      : checked('TETHER_PEOPLE', () =>
+          parsePeople(
+            env.TETHER_PEOPLE!,
+            repos.map((r) => r.name),
+          ),
+        );
+  return { repos, repoHosts: hosts, people };
 }
 
 /** Twilio wholly or not at all, and at least one way to reach a phone. */
@@ -165,6 +176,7 @@ function configFrom(env: Env) {
     repo: { url: env.TETHER_REPO_URL, baseBranch: env.TETHER_REPO_BASE_BRANCH },
     ...repositories(env),
     repoChoicesConfigMap: env.RELAY_REPO_CHOICES_CONFIGMAP,
+    pullRequestsConfigMap: env.TETHER_PULL_REQUESTS_CONFIGMAP,
     timeouts: { run: env.TETHER_RUN_TIMEOUT, approval: env.TETHER_APPROVAL_TIMEOUT },
     maxQueued: env.TETHER_MAX_QUEUED,
     port: env.RELAY_PORT,
@@ -176,6 +188,7 @@ function configFrom(env: Env) {
       env.RELAY_MEDIA_SIGNING_KEY,
       env.RELAY_WEB_CHAT_TOKEN,
       env.TETHER_PHONE_HASH_KEY,
+      env.TETHER_GITHUB_WEBHOOK_SECRET,
     ].filter((s): s is string => !!s),
     /** The install's keyed phone hash (its key stays inside). */
     phoneHash: phoneHasher(env.TETHER_PHONE_HASH_KEY),
@@ -184,6 +197,7 @@ function configFrom(env: Env) {
     journalDir: env.RELAY_JOURNAL_DIR,
     inboundBacklog: env.RELAY_INBOUND_BACKLOG,
     claimsConfigMap: env.RELAY_CLAIMS_CONFIGMAP,
+    githubWebhookSecret: env.TETHER_GITHUB_WEBHOOK_SECRET,
     github: githubConfig(env),
     logLevel: env.TETHER_LOG_LEVEL as string,
   };
