@@ -3,7 +3,9 @@
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { PullRecord, PullRecords } from '../../relay/pulls/types.ts';
+import { MemoryPullRecords } from '../../relay/pulls/records.ts';
+import type { PullRecord } from '../../relay/pulls/types.ts';
+import { pullRecord as fixtureRecord } from './github-fixtures.ts';
 import type { GitHubCheckRun, GitHubPull, GitHubReview } from '../../relay/github/reads.ts';
 
 export interface FakePull extends GitHubPull {
@@ -115,59 +117,21 @@ export async function startFakeGitHub(token: () => string): Promise<FakeGitHub> 
   };
 }
 
-/** PullRecords in memory, counting writes (the poll must write nothing when nothing changed). */
-export class RecordsInMemory implements PullRecords {
-  readonly byKey = new Map<string, PullRecord>();
+/** The relay's in-memory records, counting writes (the poll must write nothing when nothing changed). */
+export class RecordsInMemory extends MemoryPullRecords {
   writes = 0;
 
   add(record: PullRecord): void {
-    this.byKey.set(pullKey(record.owner, record.repo, record.number), record);
+    void this.update(record.owner, record.repo, record.number, () => record);
+    this.writes = 0;
   }
 
-  async get(owner: string, repo: string, number: number) {
-    return this.byKey.get(pullKey(owner, repo, number));
-  }
-  async ofPhone(phone: string) {
-    return [...this.byKey.values()].filter((r) => r.phone === phone);
-  }
-  async current(phone: string, repoName: string) {
-    return (await this.ofPhone(phone)).find((r) => r.repoName === repoName && r.state === 'open');
-  }
-  async open() {
-    return [...this.byKey.values()].filter((r) => r.state === 'open');
-  }
-  async byNotice(noticeId: string) {
-    return [...this.byKey.values()].find((r) => r.notices.some((n) => n.id === noticeId));
-  }
-  async update(
-    owner: string,
-    repo: string,
-    number: number,
-    change: (c: PullRecord | undefined) => PullRecord | undefined,
-  ) {
-    const key = pullKey(owner, repo, number);
-    const next = change(structuredClone(this.byKey.get(key)));
+  override update(...args: Parameters<MemoryPullRecords['update']>) {
     this.writes += 1;
-    if (next) this.byKey.set(key, next);
-    else this.byKey.delete(key);
-    return next;
+    return super.update(...args);
   }
 }
 
-export function pullRecord(number: number, more: Partial<PullRecord> = {}): PullRecord {
-  return {
-    owner: 'acme',
-    repo: 'web',
-    number,
-    url: `https://github.example/acme/web/pull/${number}`,
-    branch: `tether/s-${number}`,
-    repoName: 'web',
-    repoUrl: 'https://github.example/acme/web.git',
-    phone: '+14155550123',
-    state: 'open',
-    chosenAt: '2026-11-27T00:00:00Z',
-    notices: [],
-    seen: [],
-    ...more,
-  };
-}
+/** A record of acme/web#number as the relay keeps it, without a known head unless given. */
+export const pullRecord = (number: number, more: Partial<PullRecord> = {}): PullRecord =>
+  fixtureRecord({ number, url: `https://github.example/acme/web/pull/${number}`, headSha: undefined, ...more });
