@@ -17,6 +17,8 @@ export interface FakeGitHub {
   url: string;
   pulls: Map<string, FakePull>;
   requests: Array<{ method: string; path: string; status: number; authorization?: string; body?: unknown }>;
+  /** set: every answer is 403 with the rate limit spent until then (epoch seconds) */
+  rateLimitedUntil?: number;
   close(): Promise<void>;
 }
 
@@ -87,6 +89,11 @@ export async function startFakeGitHub(token: () => string): Promise<FakeGitHub> 
         res.end(notModified ? undefined : text);
       };
       if (req.headers.authorization !== `Bearer ${token()}`) return send(401, { message: 'Bad credentials' });
+      if (fake.rateLimitedUntil) {
+        res.setHeader('x-ratelimit-remaining', '0');
+        res.setHeader('x-ratelimit-reset', String(fake.rateLimitedUntil));
+        return send(403, { message: 'API rate limit exceeded' });
+      }
       const [, repos, owner, repo, kind, ...rest] = url.pathname.split('/');
       if (repos !== 'repos' || !owner || !repo) return send(404, { message: 'Not Found' });
       if (kind === 'commits' && rest[1] === 'check-runs') {
@@ -109,12 +116,13 @@ export async function startFakeGitHub(token: () => string): Promise<FakeGitHub> 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const fake: FakeGitHub = {
     url: `http://127.0.0.1:${port}`,
     pulls,
     requests,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+  return fake;
 }
 
 /** The relay's in-memory records, counting writes (the poll must write nothing when nothing changed). */
