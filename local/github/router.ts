@@ -9,6 +9,7 @@ import { checkRoutes } from './routes-checks.ts';
 import { pullRoutes } from './routes-pulls.ts';
 import type { Call, Route } from './route.ts';
 import type { Repository } from './model.ts';
+import type { InTurn } from './serial.ts';
 
 const REPO_ROUTES = [...repoRoutes, ...pullRoutes, ...checkRoutes];
 
@@ -69,14 +70,9 @@ async function answer(ctx: StandInContext, req: IncomingMessage, injected: Injec
   return found.route.handle(call);
 }
 
-export function handler(
-  ctx: StandInContext,
-  serial: <T>(work: () => Promise<T>) => Promise<T>,
-  requests: ApiRequest[],
-  injected: Injected,
-) {
+export function handler(ctx: StandInContext, inTurn: InTurn, requests: ApiRequest[], injected: Injected) {
   return (req: IncomingMessage, res: ServerResponse) => {
-    void serial(async () => {
+    void inTurn(async () => {
       let status: number;
       try {
         status = send(req, res, await answer(ctx, req, injected));

@@ -1,7 +1,9 @@
 // The GitHub stand-in's pull requests over a real forge: heads read from the bare repository,
 // pushes as `synchronize`, reviewers, close, ETags, and merges done with git after GitHub's checks.
 import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Store } from '../../local/github/store.ts';
 import { startGitHubWorkbench, type GitHubWorkbench } from '../../local/github/workbench.ts';
 
 let bench: GitHubWorkbench;
@@ -77,6 +79,11 @@ describe('the GitHub stand-in: pull requests', () => {
       headers: { authorization: `Bearer ${bench.token}` },
     });
     expect(elsewhere.status).toBe(404);
+    // A bare repository beside the forge's root is not the stand-in's: `..` is no owner.
+    const root = dirname(dirname(bench.bare));
+    execFileSync('git', ['init', '--quiet', '--bare', join(dirname(root), 'outside.git')]);
+    expect(new Store({ root }).repository('..', 'outside')).toBeUndefined();
+    expect((await json(await api(''))).body).toMatchObject({ full_name: 'acme/sample', default_branch: 'main' });
   });
 
   it('turns a push to the branch into synchronize with before and after, and lists pulls by state and head', async () => {
