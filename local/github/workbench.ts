@@ -19,6 +19,8 @@ export interface PushOptions {
   from?: string;
   /** The token to push with (default the workbench's own). */
   token?: string;
+  /** The repository (default sample; another of `more`). */
+  repo?: string;
   message?: string;
 }
 
@@ -39,12 +41,18 @@ export interface GitHubWorkbench {
   close(): Promise<void>;
 }
 
-export async function startGitHubWorkbench(
-  options: GitHubStandInOptions & { webhookSecret?: string } = {},
-): Promise<GitHubWorkbench> {
+export interface WorkbenchOptions extends GitHubStandInOptions {
+  /** A webhook receiver with this secret, hooked to the stand-in. */
+  webhookSecret?: string;
+  /** More sample repositories beside acme/sample (acme/<name>.git). */
+  more?: string[];
+}
+
+export async function startGitHubWorkbench(options: WorkbenchOptions = {}): Promise<GitHubWorkbench> {
   const dir = await mkdtemp(join(tmpdir(), 'tether-gh-'));
   const root = join(dir, 'remote');
   const bare = await ensureSampleRepo(root);
+  for (const name of options.more ?? []) await ensureSampleRepo(root, name);
   const token = options.token ?? 'workbench-token';
   const receiver = options.webhookSecret ? await startWebhookReceiver(options.webhookSecret) : undefined;
   const github = await startGitHubStandIn({
@@ -55,14 +63,12 @@ export async function startGitHubWorkbench(
   });
   const forge = await serveGitOverHttp(root, token, { ...github.forgeHooks, record: true });
   const remoteUrl = `${forge.origin}/acme/sample.git`;
-  const work = join(dir, 'work');
-  const git = (args: string[], as = token) =>
-    run('git', ['-C', work, '-c', `http.extraHeader=Authorization: ${basicAuth(as)}`, ...args], {
-      env: { ...hostEnv(), GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' },
-    });
-  await mkdir(work);
-  await git(['init', '--initial-branch=main']);
-  await git(['remote', 'add', 'origin', remoteUrl]);
+  const clones = new Map<string, Clone>();
+  const cloneOf = async (repo: string) => {
+    if (!clones.has(repo))
+      clones.set(repo, await makeClone(join(dir, 'work', repo), `${forge.origin}/acme/${repo}.git`, token));
+    return clones.get(repo)!;
+  };
   return {
     github,
     forge,
@@ -70,36 +76,44 @@ export async function startGitHubWorkbench(
     bare,
     remoteUrl,
     ...(receiver ? { receiver } : {}),
-    async push(branch, files, o = {}) {
-      await git(['fetch', '--quiet', 'origin']);
-      const tip = (await git(['ls-remote', 'origin', `refs/heads/${branch}`])).stdout.trim()
-        ? branch
-        : (o.from ?? 'main');
-      await git(['checkout', '--quiet', '-B', branch, `origin/${tip}`]);
-      for (const [path, content] of Object.entries(files)) {
-        await mkdir(dirname(join(work, path)), { recursive: true });
-        await writeFile(join(work, path), content);
-      }
-      await git(['add', '-A']);
-      await git([
-        '-c',
-        'user.name=Test',
-        '-c',
-        'user.email=test@localhost',
-        'commit',
-        '--quiet',
-        '-m',
-        o.message ?? 'change',
-      ]);
-      await git(['push', '--quiet', 'origin', `HEAD:refs/heads/${branch}`], o.token ?? token);
-      return (await git(['rev-parse', 'HEAD'])).stdout.trim();
-    },
+    push: async (branch, files, o = {}) => (await cloneOf(o.repo ?? 'sample')).push(branch, files, o),
     async sha(ref) {
       return (await run('git', ['--git-dir', bare, 'rev-parse', ref])).stdout.trim();
     },
     async close() {
       await Promise.all([github.close(), forge.close(), receiver?.close()]);
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface Clone {
+  push(branch: string, files: Record<string, string>, options: PushOptions): Promise<string>;
+}
+
+/** A work tree of the forge's repository at `url`, to commit and push from. */
+async function makeClone(work: string, url: string, token: string): Promise<Clone> {
+  const git = (args: string[], as = token) =>
+    run('git', ['-C', work, '-c', `http.extraHeader=Authorization: ${basicAuth(as)}`, ...args], {
+      env: { ...hostEnv(), GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' },
+    });
+  await mkdir(work, { recursive: true });
+  await git(['init', '--quiet', '--initial-branch=main']);
+  await git(['remote', 'add', 'origin', url]);
+  return {
+    async push(branch, files, o) {
+      await git(['fetch', '--quiet', 'origin']);
+      const there = (await git(['ls-remote', 'origin', `refs/heads/${branch}`])).stdout.trim();
+      await git(['checkout', '--quiet', '-B', branch, `origin/${there ? branch : (o.from ?? 'main')}`]);
+      for (const [path, content] of Object.entries(files)) {
+        await mkdir(dirname(join(work, path)), { recursive: true });
+        await writeFile(join(work, path), content);
+      }
+      await git(['add', '-A']);
+      const who = ['-c', 'user.name=Test', '-c', 'user.email=test@localhost'];
+      await git([...who, 'commit', '--quiet', '-m', o.message ?? 'change']);
+      await git(['push', '--quiet', 'origin', `HEAD:refs/heads/${branch}`], o.token ?? token);
+      return (await git(['rev-parse', 'HEAD'])).stdout.trim();
     },
   };
 }

@@ -1,8 +1,8 @@
 // GitHub webhook test material: signed deliveries shaped as GitHub sends them, a pull request record
 // as the relay keeps it, and a small in-memory PullRecords (the real ones are relay/pulls/records.ts).
 import { createHmac, randomUUID } from 'node:crypto';
-import { recordHash } from '../../relay/github/notices.ts';
-import type { PullRecord, PullRecords } from '../../relay/pulls/types.ts';
+import { MemoryPullRecords } from '../../relay/pulls/records.ts';
+import type { PullRecord } from '../../relay/pulls/types.ts';
 
 export const SECRET = 'webhook-secret-0123456789';
 export const PHONE = '+15555550123';
@@ -28,49 +28,30 @@ export function pullRecord(overrides: Partial<PullRecord> = {}): PullRecord {
   };
 }
 
-/** Records in a Map; `update` is a plain read-modify-write (no other writer here). */
-export class MemoryRecords implements PullRecords {
-  readonly map = new Map<string, PullRecord>();
+/** The in-memory records, counting their writes. */
+export class MemoryRecords extends MemoryPullRecords {
   writes = 0;
   constructor(records: PullRecord[] = []) {
-    for (const r of records) this.map.set(keyOf(r.owner, r.repo, r.number), structuredClone(r));
+    super();
+    for (const r of records) void super.update(r.owner, r.repo, r.number, () => r);
   }
-  async get(owner: string, repo: string, number: number) {
-    return structuredClone(this.map.get(keyOf(owner, repo, number)));
-  }
-  async ofPhone(phone: string) {
-    return [...this.map.values()].filter((r) => r.phone === phone).sort((a, b) => b.chosenAt.localeCompare(a.chosenAt));
-  }
-  async current(phone: string, repoName: string) {
-    return (await this.ofPhone(phone)).find((r) => r.repoName === repoName && r.state === 'open');
-  }
-  async open() {
-    return [...this.map.values()].filter((r) => r.state === 'open');
-  }
-  async byNotice(noticeId: string) {
-    const hash = noticeId.split('-')[1];
-    return [...this.map.values()].find(
-      (r) => recordHash(r.owner, r.repo, r.number) === hash && r.notices.some((n) => n.id === noticeId),
-    );
-  }
-  async update(
+  override async update(
     owner: string,
     repo: string,
     number: number,
     change: (c: PullRecord | undefined) => PullRecord | undefined,
   ) {
-    const key = keyOf(owner, repo, number);
-    const next = change(structuredClone(this.map.get(key)));
     this.writes++;
-    if (next) this.map.set(key, structuredClone(next));
-    else this.map.delete(key);
-    return structuredClone(next);
+    return super.update(owner, repo, number, change);
   }
-  only(): PullRecord {
-    return [...this.map.values()][0]!;
+  /** Every record (all are PHONE's), the most recently chosen first. */
+  all(): Promise<PullRecord[]> {
+    return this.ofPhone(PHONE);
+  }
+  async only(): Promise<PullRecord> {
+    return (await this.all())[0]!;
   }
 }
-const keyOf = (owner: string, repo: string, number: number) => `${owner}.${repo}.${number}`;
 
 const repository = (owner = 'acme', name = 'web') => ({ name, full_name: `${owner}/${name}`, owner: { login: owner } });
 
