@@ -6,7 +6,7 @@ import { makeRedactor } from '../../common/log.ts';
 import type { RelayConfig } from '../config.ts';
 import { GithubPullActions } from '../github/actions.ts';
 import { GitHubClient } from '../github/client.ts';
-import { GitHubMerger } from '../github/merge.ts';
+import { mergeRightsOf, mergerFor } from '../github/merge.ts';
 import type { NotifierOptions } from '../github/notify.ts';
 import { GitHubPoll } from '../github/poll.ts';
 import type { GithubWebhookSettings } from '../github/webhook.ts';
@@ -54,8 +54,8 @@ export async function openGithubSide(o: GithubSideOptions): Promise<GithubSide> 
     });
   const actions = new GithubPullActions({
     records,
-    merger: new GitHubMerger(config.github.merge, client),
-    personOf: (phone) => o.people.of(phone),
+    merger: mergerFor(config.github.merge, client, records),
+    personOf: mergeRightsOf(o.people),
     now: o.now,
   });
   let polling: { stop(): Promise<void> } | undefined;
