@@ -6,7 +6,7 @@ import { makeRedactor } from '../../common/log.ts';
 import type { RelayConfig } from '../config.ts';
 import { GithubPullActions } from '../github/actions.ts';
 import { GitHubClient } from '../github/client.ts';
-import { mergerFor, mergeRightsOf } from '../github/merge.ts';
+import { mergeRightsOf, mergerFor } from '../github/merge.ts';
 import type { NotifierOptions } from '../github/notify.ts';
 import { GitHubPoll } from '../github/poll.ts';
 import type { GithubWebhookSettings } from '../github/webhook.ts';
