@@ -210,6 +210,19 @@ describe('GitHubPoll', () => {
     expect(await p.round()).toMatchObject({ polled: 2, failures: [] });
   });
 
+  it('reads a pull request afresh when its stored poll state was edited into something no header can carry', async () => {
+    gh.pulls.set(pullKey('acme', 'web', 7), fakePull(7, HEAD, { checkRuns: [checkRun(HEAD, 'lint', 'failure')] }));
+    records.add(pullRecord(7, { headSha: HEAD, poll: { pull: '"x"\r\nX-Evil: 1', head: HEAD, reviews: '' } }));
+    expect(await poll().round()).toMatchObject({ failures: [], events: 1 });
+    expect((await records.get('acme', 'web', 7))!.poll).toEqual({
+      pull: expect.stringMatching(/^"[0-9a-f]+"$/),
+      head: HEAD,
+      checks: expect.any(String),
+      checksHead: HEAD,
+      reviews: expect.any(String),
+    });
+  });
+
   it('asks again next round when acting on an event failed', async () => {
     gh.pulls.set(pullKey('acme', 'web', 7), fakePull(7, HEAD, { checkRuns: [checkRun(HEAD, 'lint', 'failure')] }));
     records.add(pullRecord(7, { headSha: HEAD }));
