@@ -75,6 +75,8 @@ export const DEV_SETTINGS = {
     'TETHER_GITHUB_POLL_SECONDS',
     'TETHER_GITHUB_POLL_MAX',
     'TETHER_GITHUB_MERGE',
+    'TETHER_GITHUB_WEBHOOK_SECRET',
+    'TETHER_PEOPLE',
   ],
   controller: [
     'TETHER_RUN_TIMEOUT',
@@ -125,6 +127,7 @@ export const NOT_LOCAL: Record<string, string> = {
   TETHER_RUNNER_GID: "the node agent maps a Pod's ids into a host range of its own; the defaults are kept",
   RELAY_REPO_CHOICES_CONFIGMAP: "the default name, in the stack's own namespace",
   RELAY_CLAIMS_CONFIGMAP: "the default name, in the stack's own namespace",
+  TETHER_PULL_REQUESTS_CONFIGMAP: "the default name, in the stack's own namespace",
 };
 
 export interface DevConfig {

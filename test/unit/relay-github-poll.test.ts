@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeRedactor } from '../../common/log.ts';
+import { createLogger, makeRedactor } from '../../common/log.ts';
 import { GitHubClient } from '../../relay/github/client.ts';
 import { GitHubPoll } from '../../relay/github/poll.ts';
 import type { PullEvent } from '../../relay/pulls/types.ts';
@@ -30,9 +30,9 @@ const handler = async (event: PullEvent) => {
   await records.update(event.owner, event.repo, event.number, (r) => r && { ...r, seen: [...r.seen, event.key] });
 };
 
-function poll(maxPerRound = 50, onEvent = handler) {
+function poll(maxPerRound = 50, onEvent = handler, now = Date.now) {
   const client = new GitHubClient({ apiUrl: gh.url, tokenFile: join(dir, 'token'), timeoutMs: 5000 }, makeRedactor());
-  return new GitHubPoll({ client, records, onEvent, settings: { intervalMs: 1000, maxPerRound } });
+  return new GitHubPoll({ client, records, onEvent, settings: { intervalMs: 1000, maxPerRound }, now });
 }
 
 beforeEach(async () => {
@@ -66,7 +66,7 @@ describe('GitHubPoll', () => {
         kind: 'checksFailed',
         key: `check_run:${lint.id}:${HEAD}`,
         headSha: HEAD,
-        checks: [{ id: lint.id, name: 'lint', excerpt: 'src/a.ts:3 missing semicolon\nsecond line' }],
+        checks: [{ id: lint.id, name: 'lint', excerpt: 'lint\nsrc/a.ts:3 missing semicolon\nsecond line' }],
       },
     ]);
     expect(first).toMatchObject({ polled: 1, requests: 3, notModified: 0, events: 1, failures: [] });
@@ -87,12 +87,17 @@ describe('GitHubPoll', () => {
     expect(told).toEqual([]);
   });
 
-  it('tells a new head, green checks, changes requested and review comments, as the webhook does', async () => {
+  it('tells a new head, a green suite, changes requested and review comments, as the webhook does', async () => {
     const newHead = 'b'.repeat(40);
+    const suite = (run: ReturnType<typeof checkRun>, id: number) => ({ ...run, check_suite: { id } });
     gh.pulls.set(
       pullKey('acme', 'web', 7),
       fakePull(7, newHead, {
-        checkRuns: [checkRun(newHead, 'test', 'success'), checkRun(newHead, 'docs', 'skipped')],
+        checkRuns: [
+          suite(checkRun(newHead, 'test', 'success'), 41),
+          suite(checkRun(newHead, 'docs', 'skipped'), 41),
+          suite(checkRun(newHead, 'deploy', null), 42),
+        ],
         reviews: [
           {
             id: 1,
@@ -113,7 +118,7 @@ describe('GitHubPoll', () => {
     const ref = { owner: 'acme', repo: 'web', number: 7 };
     expect(told).toEqual([
       { ...ref, kind: 'headMoved', key: `head:${newHead}`, headSha: newHead },
-      { ...ref, kind: 'checksPassed', key: `checks_passed:${newHead}`, headSha: newHead },
+      { ...ref, kind: 'checksPassed', key: `check_suite:41:${newHead}`, headSha: newHead },
       {
         ...ref,
         kind: 'changesRequested',
@@ -121,7 +126,7 @@ describe('GitHubPoll', () => {
         headSha: HEAD,
         reviewId: 1,
         reviewer: 'rita',
-        gist: 'Please rename the helper',
+        gist: 'Please rename\nthe helper',
         comments: 0,
       },
       {
@@ -138,17 +143,18 @@ describe('GitHubPoll', () => {
   });
 
   it('tells merged and closed, and reads no checks of an ended pull request', async () => {
+    const closed_at = '2026-11-27T02:00:00Z';
     gh.pulls.set(
       pullKey('acme', 'web', 7),
-      fakePull(7, HEAD, { state: 'closed', merged: true, merged_by: { login: 'rita' } }),
+      fakePull(7, HEAD, { state: 'closed', merged: true, merged_by: { login: 'rita' }, closed_at }),
     );
-    gh.pulls.set(pullKey('acme', 'web', 8), fakePull(8, HEAD, { state: 'closed' }));
+    gh.pulls.set(pullKey('acme', 'web', 8), fakePull(8, HEAD, { state: 'closed', closed_at }));
     records.add(pullRecord(7, { headSha: HEAD }));
     records.add(pullRecord(8, { headSha: HEAD }));
     const round = await poll().round();
     expect(told.map((e) => [e.kind, e.key, 'by' in e ? e.by : undefined])).toEqual([
-      ['merged', 'pull:7:merged', 'rita'],
-      ['closed', 'pull:8:closed', undefined],
+      ['merged', `closed:${closed_at}`, 'rita'],
+      ['closed', `closed:${closed_at}`, undefined],
     ]);
     expect(round.requests).toBe(2);
   });
@@ -183,6 +189,40 @@ describe('GitHubPoll', () => {
     expect(told.map((e) => e.kind)).toEqual(['checksFailed']);
   });
 
+  it('ends the round on a spent rate limit and asks nothing until GitHub resets it', async () => {
+    for (const n of [1, 2]) {
+      gh.pulls.set(pullKey('acme', 'web', n), fakePull(n, HEAD));
+      records.add(pullRecord(n, { headSha: HEAD }));
+    }
+    const reset = 1_795_000_000;
+    let now = (reset - 600) * 1000;
+    const p = poll(50, handler, () => now);
+    gh.rateLimitedUntil = reset;
+    expect(await p.round()).toMatchObject({
+      polled: 1,
+      rateLimited: 'GitHub GET /repos/acme/web/pulls/1 was refused (403): the rate limit is spent until 11:06 UTC',
+    });
+    const asked = gh.requests.length;
+    gh.rateLimitedUntil = undefined;
+    expect(await p.round()).toMatchObject({ polled: 0 });
+    expect(gh.requests.length).toBe(asked);
+    now = reset * 1000;
+    expect(await p.round()).toMatchObject({ polled: 2, failures: [] });
+  });
+
+  it('reads a pull request afresh when its stored poll state was edited into something no header can carry', async () => {
+    gh.pulls.set(pullKey('acme', 'web', 7), fakePull(7, HEAD, { checkRuns: [checkRun(HEAD, 'lint', 'failure')] }));
+    records.add(pullRecord(7, { headSha: HEAD, poll: { pull: '"x"\r\nX-Evil: 1', head: HEAD, reviews: '' } }));
+    expect(await poll().round()).toMatchObject({ failures: [], events: 1 });
+    expect((await records.get('acme', 'web', 7))!.poll).toEqual({
+      pull: expect.stringMatching(/^"[0-9a-f]+"$/),
+      head: HEAD,
+      checks: expect.any(String),
+      checksHead: HEAD,
+      reviews: expect.any(String),
+    });
+  });
+
   it('asks again next round when acting on an event failed', async () => {
     gh.pulls.set(pullKey('acme', 'web', 7), fakePull(7, HEAD, { checkRuns: [checkRun(HEAD, 'lint', 'failure')] }));
     records.add(pullRecord(7, { headSha: HEAD }));
@@ -196,5 +236,22 @@ describe('GitHubPoll', () => {
     fail = false;
     await p.round();
     expect(told.map((e) => e.kind)).toEqual(['checksFailed']);
+  });
+
+  it('runs rounds on its own once started, until stopped', async () => {
+    gh.pulls.set(pullKey('acme', 'web', 7), fakePull(7, HEAD, { checkRuns: [checkRun(HEAD, 'lint', 'failure')] }));
+    records.add(pullRecord(7, { headSha: HEAD }));
+    let firstEvent!: () => void;
+    const oneTold = new Promise<void>((resolve) => (firstEvent = resolve));
+    const client = new GitHubClient({ apiUrl: gh.url, tokenFile: join(dir, 'token'), timeoutMs: 5000 }, makeRedactor());
+    const onEvent = async (e: PullEvent) => (await handler(e), firstEvent());
+    const p = new GitHubPoll({ client, records, onEvent, settings: { intervalMs: 10, maxPerRound: 50 } });
+    const poller = p.start(createLogger({ component: 'test', level: 'silent' }));
+    await oneTold;
+    await poller.stop();
+    const requests = gh.requests.length;
+    expect((await records.get('acme', 'web', 7))!.seen).toEqual([expect.stringMatching(/^check_run:/)]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(gh.requests.length).toBe(requests);
   });
 });
