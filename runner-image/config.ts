@@ -1,11 +1,13 @@
 // The runner's configuration: the only reader of process.env. Parsed once at start-up;
 // a bad value stops the process with a message naming the variable.
+import { readFileSync } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
 import { checked, ConfigError, logRenamed, readConfig, type EnvSource } from '../common/config/env.ts';
 import { claudeModel, httpUrl, logLevel, noProxyList, proxyUrl, renamedOf } from '../common/config/values.ts';
 import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
 import { RUNNER_GIT_STORE } from '../common/session/names.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
+import type { TokenSource } from './git/env.ts';
 import { isInside } from './workspace/paths.ts';
 
 export const EnvSchema = Type.Object({
@@ -34,6 +36,13 @@ export const EnvSchema = Type.Object({
     description: "the install's repository host list (from the controller)",
   }),
   GITHUB_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  GITHUB_TOKEN_FILE: Type.Optional(
+    Type.String({
+      minLength: 2,
+      pattern: '^/',
+      description: 'a file holding the GitHub token, read at each use (renewed under the runner); over GITHUB_TOKEN',
+    }),
+  ),
   ANTHROPIC_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
   ANTHROPIC_BASE_URL: Type.Optional(
     httpUrl("a Messages API other than Anthropic's (a gateway, or a scripted model a test runs)"),
@@ -171,7 +180,11 @@ function configFrom(e: Env) {
     relay: e.TETHER_RELAY_URL
       ? { url: e.TETHER_RELAY_URL.replace(/\/$/, ''), tokenFile: e.TETHER_RELAY_TOKEN_FILE }
       : undefined,
-    github: { apiUrl: e.GITHUB_API_URL.replace(/\/$/, ''), token: e.GITHUB_TOKEN },
+    github: {
+      apiUrl: e.GITHUB_API_URL.replace(/\/$/, ''),
+      /** Set: the token is this file's content at each use (an App installation token the controller renews). */
+      ...(e.GITHUB_TOKEN_FILE ? { tokenFile: e.GITHUB_TOKEN_FILE } : { token: e.GITHUB_TOKEN }),
+    },
     /** The supervisor's git goes through the Pod's proxy (its fetch and https calls too, by NODE_USE_ENV_PROXY). */
     gitProxy: gitProxy(e),
     /** Hosts (host[:port]) and local folders the Session's repository may be on. */
@@ -191,6 +204,29 @@ function configFrom(e: Env) {
 }
 
 export type RunnerConfig = ReturnType<typeof configFrom>;
+
+/**
+ * The GitHub token as a function: the file's content at each call when the config names one (the
+ * redactor learns each value read), else the fixed token. A file that cannot be read is an error.
+ */
+export function githubToken(
+  github: { token?: string; tokenFile?: string },
+  learn: (secret: string) => void,
+): TokenSource {
+  const { token, tokenFile } = github;
+  if (!tokenFile) return () => token;
+  return () => {
+    let text: string;
+    try {
+      text = readFileSync(tokenFile, 'utf8').trim();
+    } catch (error) {
+      throw new Error(`cannot read the GitHub token file ${tokenFile}: ${(error as NodeJS.ErrnoException).code}`);
+    }
+    if (!text) throw new Error(`the GitHub token file ${tokenFile} is empty`);
+    learn(text);
+    return text;
+  };
+}
 
 /** Parses an environment; throws ConfigError naming the first bad variable. */
 export function parseConfig(env: EnvSource, onRenamed = logRenamed('runner')): RunnerConfig {

@@ -5,14 +5,14 @@ import type { KubeConnection } from '../common/kube/connection.ts';
 import { createInformer } from '../common/kube/informer.ts';
 import { collectionPath, KINDS } from '../common/kube/resources.ts';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
-import type { Logger, Redactor } from '../common/log.ts';
+import type { LearningRedactor, Logger } from '../common/log.ts';
 import { LABEL_PHONE_HASH } from '../common/session/names.ts';
 import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { AgentChannel, CHANNEL_DEFAULTS } from './agent-channel/channel.ts';
 import { ClaudeAgent } from './agents/claude.ts';
 import { agentSdk } from './agents/sdk.ts';
-import { loopbackModelEnv, type RunnerConfig } from './config.ts';
+import { githubToken, loopbackModelEnv, type RunnerConfig } from './config.ts';
 import { Git } from './git/store.ts';
 import { imageInstructions } from './image-files.ts';
 import { browserEnvironment, Browsers } from './pictures/chromium.ts';
@@ -28,7 +28,8 @@ export interface RunnerPodParts {
   config: RunnerConfig;
   policy: Policy;
   log: Logger;
-  redact: Redactor;
+  /** Learns each GitHub token read from the token file. */
+  redact: LearningRedactor;
   kube: KubeConnection;
   /** The runner's one clock: every time it writes or measures comes from here. */
   now: () => Date;
@@ -101,12 +102,13 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     now: parts.now,
   });
   await makeAgentHome(config);
+  const github = { apiUrl: config.github.apiUrl, token: githubToken(config.github, redact.learn) };
   const channel = config.agentSocket
     ? await AgentChannel.listen({
         ...CHANNEL_DEFAULTS,
         socketPath: config.agentSocket,
         log: log.child({ channel: 'agent' }),
-        secrets: config.secrets,
+        secrets: redact.known,
       })
     : undefined;
   const modelSpend = new ModelSpend();
@@ -126,7 +128,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
       workspace: config.workspace,
       checkout: config.checkout,
       storeDir: config.gitStore,
-      token: config.github.token,
+      token: github.token,
       author: config.gitAuthor,
       redact,
       path: config.agentEnv.PATH!,
@@ -135,7 +137,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     media: { dir: config.mediaDir, namespace, session: name, relay: config.relay },
     workspace: config.workspace,
     repoDir: config.repoDir,
-    github: config.github,
+    github,
     repoHosts: config.repoHosts,
     now: parts.now,
     freezeAgent: channel && (() => channel.freeze()),
