@@ -1,13 +1,11 @@
 // The runner's configuration: the only reader of process.env. Parsed once at start-up;
 // a bad value stops the process with a message naming the variable.
-import { readFileSync } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
 import { checked, ConfigError, logRenamed, readConfig, type EnvSource } from '../common/config/env.ts';
 import { claudeModel, httpUrl, logLevel, noProxyList, proxyUrl, renamedOf } from '../common/config/values.ts';
 import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
 import { RUNNER_GIT_STORE } from '../common/session/names.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
-import type { TokenSource } from './git/env.ts';
 import { isInside } from './workspace/paths.ts';
 
 export const EnvSchema = Type.Object({
@@ -205,28 +203,6 @@ function configFrom(e: Env) {
 
 export type RunnerConfig = ReturnType<typeof configFrom>;
 
-/**
- * The GitHub token as a function: the file's content at each call when the config names one (the
- * redactor learns each value read), else the fixed token. A file that cannot be read is an error.
- */
-export function githubToken(
-  github: { token?: string; tokenFile?: string },
-  learn: (secret: string) => void,
-): TokenSource {
-  const { token, tokenFile } = github;
-  if (!tokenFile) return () => token;
-  return () => {
-    let text: string;
-    try {
-      text = readFileSync(tokenFile, 'utf8').trim();
-    } catch (error) {
-      throw new Error(`cannot read the GitHub token file ${tokenFile}: ${(error as NodeJS.ErrnoException).code}`);
-    }
-    if (!text) throw new Error(`the GitHub token file ${tokenFile} is empty`);
-    learn(text);
-    return text;
-  };
-}
 
 /** Parses an environment; throws ConfigError naming the first bad variable. */
 export function parseConfig(env: EnvSource, onRenamed = logRenamed('runner')): RunnerConfig {

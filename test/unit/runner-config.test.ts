@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeRedactor } from '../../common/log.ts';
-import { githubToken, parseConfig, SCRIPTED_MODEL_KEY, loopbackModelEnv } from '../../runner-image/config.ts';
+import { githubToken } from '../../runner-image/git/token.ts';
+import { parseConfig, SCRIPTED_MODEL_KEY, loopbackModelEnv } from '../../runner-image/config.ts';
 
 const base = { TETHER_SESSION_NAME: 'abc-20261122083000-k3x9', TETHER_SESSION_NAMESPACE: 'tether' };
 
