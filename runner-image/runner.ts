@@ -9,7 +9,6 @@ import { LIMITS, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { SCREENSHOT_TOOL, type Agent, type AgentImage, type AgentResult } from './agents/types.ts';
 import { DISK_FULL_MESSAGE, isDiskFull } from './workspace/disk-full.ts';
-import type { TokenSource } from './git/env.ts';
 import { commitMessage, cutDiff, type Git, type Snapshot } from './git/store.ts';
 import { SnapshotRefused } from './workspace/snapshot.ts';
 import { publish } from './forge/publish.ts';
@@ -37,7 +36,7 @@ export interface RunnerDeps {
   /** The workspace volume's root (its mount point). */
   workspace: string;
   repoDir: string;
-  github: { apiUrl: string; token: TokenSource };
+  github: { apiUrl: string; token: () => string | undefined };
   /** The install's repository host list: git runs, and the token goes, only to these. */
   repoHosts: readonly string[];
   redact: (s: string) => string;

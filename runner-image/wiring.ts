@@ -91,6 +91,12 @@ async function makeAgentHome(config: RunnerConfig): Promise<void> {
   await makeWorkspaceDirs(config.workspace, relative(config.workspace, config.home), 0o777);
 }
 
+/** The forge API's URL and the token at each use (read again from its file, learned by the redactor). */
+const github = (config: RunnerConfig, redact: LearningRedactor) => ({
+  apiUrl: config.github.apiUrl,
+  token: githubToken(config.github, redact.learn),
+});
+
 export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
   const { config, log, redact } = parts;
   const { namespace, name } = config.session;
@@ -103,7 +109,6 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     now: parts.now,
   });
   await makeAgentHome(config);
-  const github = { apiUrl: config.github.apiUrl, token: githubToken(config.github, redact.learn) };
   const channel = config.agentSocket
     ? await AgentChannel.listen({
         ...CHANNEL_DEFAULTS,
@@ -129,7 +134,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
       workspace: config.workspace,
       checkout: config.checkout,
       storeDir: config.gitStore,
-      token: github.token,
+      token: github(config, redact).token,
       author: config.gitAuthor,
       redact,
       path: config.agentEnv.PATH!,
@@ -138,7 +143,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     media: { dir: config.mediaDir, namespace, session: name, relay: config.relay },
     workspace: config.workspace,
     repoDir: config.repoDir,
-    github,
+    github: github(config, redact),
     repoHosts: config.repoHosts,
     now: parts.now,
     freezeAgent: channel && (() => channel.freeze()),
