@@ -1,15 +1,17 @@
 // The GitHub REST API with the supervisor's own token (GITHUB_API_URL: github.com, Enterprise, or a
 // stand-in): open a pull request, request a reviewer, read check runs and reviews for a fix.
 import type { Redactor } from '../../common/log.ts';
+import type { TokenSource } from '../git/env.ts';
 import { forgeText } from './text.ts';
 
 /** Where the API is and the token for it (never given to the agent): a value, or a function read at each call. */
 export interface GitHubAccess {
   apiUrl: string;
-  token?: string | (() => string | undefined);
+  /** read at each call: an App token is renewed under the runner */
+  token: TokenSource;
 }
 
-const tokenOf = ({ token }: GitHubAccess) => (typeof token === 'function' ? token() : token);
+const tokenOf = ({ token }: GitHubAccess) => token();
 
 export interface PullRequestInput {
   owner: string;

@@ -9,7 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Redactor } from '../../common/log.ts';
 import { applyChanges, readBaseMarker, writeBaseMarker, type Change } from '../workspace/checkout.ts';
-import { DIFF_OPTIONS, type GitIdentity } from './env.ts';
+import { DIFF_OPTIONS, type GitIdentity, type TokenSource } from './env.ts';
 import type { Diff } from './text.ts';
 import { spawnGit, type RunningGit, type RunOptions } from './spawn.ts';
 import { BaseTree, readBlobs, treeChanges } from './objects.ts';
@@ -35,7 +35,7 @@ export interface GitDeps {
   checkout: string;
   /** The runner's private folder: the object store, git's HOME, scratch files. */
   storeDir: string;
-  token?: string;
+  token?: TokenSource;
   author: GitIdentity;
   redact: Redactor;
   /** PATH to find git. */

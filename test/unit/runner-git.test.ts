@@ -35,7 +35,7 @@ function setup(files: Record<string, string> = {}) {
       workspace: join(root, 'workspace'),
       checkout: 'repo',
       storeDir: mkdtempSync(join(root, 'store-')),
-      token: TOKEN,
+      token: () => TOKEN,
       author,
       redact: (s) => s,
       path: process.env.PATH!,
