@@ -27,8 +27,8 @@ afterEach(async () => {
   for (const relay of open.splice(0)) await relay.close();
 });
 
-const startRelay = async (o: Parameters<typeof startGithubRelay>[0] = {}) => {
-  const relay = await startGithubRelay(o);
+const startRelay = async (o: Parameters<typeof startGithubRelay<MemoryRecords>>[0] = {}) => {
+  const relay = await startGithubRelay<MemoryRecords>(o);
   open.push(relay);
   return relay;
 };
