@@ -207,8 +207,8 @@ describe('helm template, every optional part on', () => {
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
   });
 
-  it(`exposes only /webhook, /media/ (the relay serves only GET there) and /chat through the Ingress; uploads stay \
-in-cluster`, () => {
+  it(`exposes only /webhook, /media/ (the relay serves only GET there), /chat and /github/webhook through the \
+Ingress; uploads stay in-cluster`, () => {
     const ingress = find(objects, 'Ingress', 'relay') as unknown as IngressObject;
     expect(ingress.spec.ingressClassName).toBe('nginx');
     expect(ingress.spec.tls).toEqual([{ hosts: ['wa.example.org'], secretName: 'wa-tls' }]);
@@ -216,10 +216,18 @@ in-cluster`, () => {
       'Exact /webhook',
       'Prefix /media/',
       'Prefix /chat',
+      'Exact /github/webhook',
     ]);
     for (const path of [`${RELAY_UPLOAD_PATH}/tether/s1/diff.png`, '/metrics', '/healthz', '/readyz', '/'])
       expect(routed(ingress, path), path).toBe(false);
-    for (const path of ['/webhook', '/media/tether/s1/diff.png', '/chat', '/chat/events', '/chat/send'])
+    for (const path of [
+      '/webhook',
+      '/media/tether/s1/diff.png',
+      '/chat',
+      '/chat/events',
+      '/chat/send',
+      '/github/webhook',
+    ])
       expect(routed(ingress, path), path).toBe(true);
   });
 
@@ -237,7 +245,18 @@ in-cluster`, () => {
     expect(ingress.spec.rules[0]!.http.paths.map((p) => `${p.pathType} ${p.path}`)).toEqual([
       'Exact /webhook',
       'Prefix /media/',
+      'Exact /github/webhook',
     ]);
+  });
+
+  it("leaves GitHub's webhook out of the Ingress when the install has no secret for it", async () => {
+    const noHook = await render(
+      { ...everythingOn, github: { ...everythingOn.github, webhookSecret: { existingSecret: '' } } },
+      { release: 'prod', namespace: 'tether' },
+    );
+    const ingress = find(noHook, 'Ingress', 'relay') as unknown as IngressObject;
+    expect(routed(ingress, '/github/webhook')).toBe(false);
+    expect(routed(ingress, '/webhook')).toBe(true);
   });
 
   it('points every ServiceMonitor at a Service port of its component', () => {
