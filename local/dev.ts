@@ -12,7 +12,7 @@ import { sampleRepoPath } from './sample-repo.ts';
 import { stackRepoHosts } from './stack-env.ts';
 import { startStack } from './stack.ts';
 import { fileVerdict } from './github/ci.ts';
-import { startLocalGitHub } from './github/local-github.ts';
+import { repositoriesOf, startLocalGitHub } from './github/local-github.ts';
 import { loadDevConfig, repoRoot } from './config.ts';
 import { notIsolatedWarning } from './isolation.ts';
 import { checkNodeFolders } from './node-agent/folder-checks.ts';
@@ -70,14 +70,9 @@ const github = local?.github;
 function ownerOfFolder(url: string): { account?: string } {
   return url.startsWith('/') ? { account: basename(dirname(url)) } : {};
 }
+
 const remote = await serveLocalRemotes(stateDir, config.repoUrl, config.relayEnv, githubToken, github?.forgeHooks);
-// GitHub has one owner/name: two local folders both <owner>/<name>.git are taken without git (no head checks).
-const slugOf = (folder: string) => `${basename(dirname(folder))}/${basename(folder, '.git')}`;
-for (const folder of remote.folders) {
-  const [owner, name] = slugOf(folder).split('/') as [string, string];
-  const twins = remote.folders.filter((other) => slugOf(other) === slugOf(folder));
-  if (twins.length === 1) github?.addRepository(owner, name, folder);
-}
+for (const repo of repositoriesOf(remote.folders)) github?.addRepository(repo.owner, repo.name, repo.path);
 const repoUrl = remote.repoUrl;
 
 const stack = await startStack({

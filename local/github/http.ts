@@ -14,6 +14,15 @@ export class HttpError extends Error {
   }
 }
 
+/** A path segment decoded; one that does not decode names nothing (404). */
+export function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(404, 'Not Found');
+  }
+}
+
 export const validationFailed = (errors: unknown[]) => new HttpError(422, 'Validation Failed', errors);
 
 export interface Answer {

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller } from './auth.ts';
 import type { StandInContext } from './context.ts';
-import { errorBody, HttpError, readJson, send, type Answer } from './http.ts';
+import { decoded, errorBody, HttpError, readJson, send, type Answer } from './http.ts';
 import { appRoutes, repoRoutes } from './routes-app.ts';
 import { checkRoutes } from './routes-checks.ts';
 import { pullRoutes } from './routes-pulls.ts';
@@ -55,7 +55,7 @@ async function answer(
   if (!found) throw new HttpError(404, 'Not Found');
   let repo: Repository | undefined;
   if (repoPath) {
-    repo = ctx.store.repository(decodeURIComponent(repoPath[1]!), decodeURIComponent(repoPath[2]!));
+    repo = ctx.store.repository(decoded(repoPath[1]!), decoded(repoPath[2]!));
     if (!repo) throw new HttpError(404, 'Not Found');
     const refused = ctx.auth.check(caller, repo, ...found.route.needs!);
     if (refused) throw new HttpError(refused.status, refused.message);

@@ -83,6 +83,11 @@ describe('the GitHub stand-in: pull requests', () => {
     const root = dirname(dirname(bench.bare));
     execFileSync('git', ['init', '--quiet', '--bare', join(dirname(root), 'outside.git')]);
     expect(new Store({ root }).repository('..', 'outside')).toBeUndefined();
+    const undecodable = await fetch(`${bench.github.url}/repos/%E0%A4%A/sample/pulls`, {
+      headers: { authorization: `Bearer ${bench.token}` },
+    });
+    expect(undecodable.status).toBe(404);
+    expect((await api('/commits/%E0%A4%A/check-runs')).status).toBe(404);
     expect((await json(await api(''))).body).toMatchObject({ full_name: 'acme/sample', default_branch: 'main' });
   });
 
