@@ -128,11 +128,10 @@ export const NOT_LOCAL: Record<string, string> = {
   RELAY_REPO_CHOICES_CONFIGMAP: "the default name, in the stack's own namespace",
   RELAY_CLAIMS_CONFIGMAP: "the default name, in the stack's own namespace",
   TETHER_PULL_REQUESTS_CONFIGMAP: "the default name, in the stack's own namespace",
-  TETHER_GITHUB_APP_ID:
-    "runners push with the stand-in's token; the App: test/integration/controller-github-app.test.ts",
-  TETHER_GITHUB_APP_INSTALLATION_ID: "runners push with the stand-in's token (no App on the local stack)",
-  TETHER_GITHUB_APP_PRIVATE_KEY_FILE: "runners push with the stand-in's token (no App on the local stack)",
-  TETHER_GITHUB_RELAY_SECRET: "no App on the local stack: the relay is given the stand-in's token",
+  TETHER_GITHUB_APP_ID: 'TETHER_DEV_GITHUB_APP=true makes the stand-in an App and gives the controller its id',
+  TETHER_GITHUB_APP_INSTALLATION_ID: "TETHER_DEV_GITHUB_APP=true: the stand-in's installation",
+  TETHER_GITHUB_APP_PRIVATE_KEY_FILE: 'TETHER_DEV_GITHUB_APP=true: a key file made for the controller alone',
+  TETHER_GITHUB_RELAY_SECRET: "the relay reads the stand-in's token from a file the stack writes",
 };
 
 export interface DevConfig {
