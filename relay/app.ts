@@ -14,7 +14,13 @@ import { downloadHandler } from './media/download.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { chatRouter } from './transports/chat-routes.ts';
 import type { WebChat } from './transports/web.ts';
-import { GITHUB_BODY_LIMIT, githubWebhookHandler, type GithubWebhookSettings } from './github/webhook.ts';
+import {
+  GITHUB_BODIES_IN_FLIGHT,
+  GITHUB_BODY_LIMIT,
+  boundedInFlight,
+  githubWebhookHandler,
+  type GithubWebhookSettings,
+} from './github/webhook.ts';
 
 export interface AppDeps {
   webhook?: WebhookSettings;
@@ -115,6 +121,7 @@ export function createApp(deps: AppDeps): express.Express {
   if (deps.github) {
     app.post(
       '/github/webhook',
+      boundedInFlight(GITHUB_BODIES_IN_FLIGHT),
       express.raw({ type: () => true, limit: GITHUB_BODY_LIMIT }),
       githubWebhookHandler({ settings: deps.github, metrics: deps.metrics, logger: deps.logger }),
     );

@@ -52,10 +52,27 @@ function whereOf(payload: Json): Where | undefined {
   return owner && repo && NAME.test(repo) ? { owner, repo } : undefined;
 }
 
+/**
+ * Whether a pull request a check names is the payload repository's own: GitHub lists there pull requests of
+ * other repositories too (one in the parent opened from a branch of this fork), whose numbers are theirs.
+ */
+function inRepository(pull: Json | undefined, payload: Json, where: Where): boolean {
+  const base = object(object(pull?.base)?.repo);
+  if (!base) return true;
+  const own = id(object(payload.repository)?.id);
+  if (own !== undefined && id(base.id) !== undefined) return id(base.id) === own;
+  const url = string(base.url, 300);
+  return url === undefined || url.toLowerCase().endsWith(`/repos/${where.owner}/${where.repo}`.toLowerCase());
+}
+
 /** The numbers of the pull requests a check run or suite names (same-repository ones only). */
-function pullNumbers(list: unknown): number[] {
+function pullNumbers(list: unknown, payload: Json, where: Where): number[] {
   if (!Array.isArray(list)) return [];
-  const numbers = list.map((p) => id(object(p)?.number)).filter((n): n is number => n !== undefined);
+  const numbers = list
+    .map(object)
+    .filter((p) => inRepository(p, payload, where))
+    .map((p) => id(p?.number))
+    .filter((n): n is number => n !== undefined);
   return [...new Set(numbers)].slice(0, PULLS_PER_EVENT);
 }
 
@@ -68,7 +85,7 @@ function checkRun(payload: Json, where: Where): PullEvent[] {
   const output = object(run.output);
   const name = typeof run.name === 'string' ? run.name.slice(0, CHECK_NAME_CHARS) : `check ${runId}`;
   const check = { id: runId, name, excerpt: excerptOf(output?.title, output?.summary, output?.text) };
-  return pullNumbers(run.pull_requests).map((number) => ({
+  return pullNumbers(run.pull_requests, payload, where).map((number) => ({
     ...where,
     number,
     key: `check_run:${runId}:${headSha}`,
@@ -83,7 +100,7 @@ function checkSuite(payload: Json, where: Where): PullEvent[] {
   const suiteId = id(suite?.id);
   const headSha = sha(suite?.head_sha);
   if (payload.action !== 'completed' || suite?.conclusion !== 'success' || !suiteId || !headSha) return [];
-  return pullNumbers(suite.pull_requests).map((number) => ({
+  return pullNumbers(suite.pull_requests, payload, where).map((number) => ({
     ...where,
     number,
     key: `check_suite:${suiteId}:${headSha}`,

@@ -27,6 +27,8 @@ export const MERGE_TEXT = {
   noChecks: (n: number, sha: string) =>
     `Pull request #${n} cannot merge yet: no checks have run on its head (${short(sha)}), so nothing shows it green.`,
   conflicts: (n: number, base: string) => `Pull request #${n} has conflicts with ${base}; they must be resolved first.`,
+  notPushed: (n: number, head: string, pushed: string) =>
+    `Pull request #${n} was not merged: its head ${short(head)} is not the commit Tether pushed (${short(pushed)}); someone else pushed to it. Look at it on GitHub, or send a command to continue it.`,
   unknownMergeable: (n: number) =>
     `GitHub is still working out whether pull request #${n} can merge; send merge again in a minute.`,
   headMoved: (n: number) =>

@@ -55,19 +55,19 @@ export class GitHubMerger implements Merger {
     if (person && !person.merge) return MERGE_TEXT.notAllowed(person.name);
     const ref: PullRef = { owner: record.owner, repo: record.repo, number: record.number };
     try {
-      return await this.mergeIfGreen(ref);
+      return await this.mergeIfGreen(ref, record);
     } catch (error) {
       if (error instanceof GitHubError) return MERGE_TEXT.unreachable(ref.number, error.message);
       throw error;
     }
   }
 
-  private async mergeIfGreen(ref: PullRef): Promise<string> {
+  private async mergeIfGreen(ref: PullRef, record: PullRecord): Promise<string> {
     const read = await readPull(this.client, ref);
     if (!read.changed) throw new GitHubError('GitHub answered 304 to an unconditional read');
     const pull = read.body;
     const runs = await readCheckRuns(this.client, ref, pull.head.sha);
-    const reason = whyNot(ref.number, pull, runs.changed ? runs.body : []);
+    const reason = whyNot(ref.number, pull, runs.changed ? runs.body : []) ?? notPushed(record, pull);
     if (reason) return reason;
     let merged: { merged?: boolean; sha?: string; message?: string };
     try {
@@ -89,6 +89,12 @@ export class GitHubMerger implements Merger {
     return MERGE_TEXT.merged(ref.number, merged.sha);
   }
 }
+
+/** A head other than the one the phone's Sessions pushed (a record made before pushedSha was kept: any). */
+const notPushed = (record: PullRecord, pull: GitHubPull) =>
+  record.pushedSha && record.pushedSha !== pull.head.sha
+    ? MERGE_TEXT.notPushed(record.number, pull.head.sha, record.pushedSha)
+    : undefined;
 
 /** The first reason a pull request may not merge, in the order a person can act on them. */
 function whyNot(number: number, pull: GitHubPull, allRuns: GitHubCheckRun[]): string | undefined {

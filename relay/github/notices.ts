@@ -3,6 +3,7 @@
 // the same) finds its key there and changes nothing. An event about a head the pull request has
 // already moved past (GitHub told its successor) is stale: remembered, not told.
 import type { Redactor } from '../../common/log.ts';
+import { FIX_CHECK_RUNS_MAX } from '../../common/session/forge-schema.ts';
 import { bindReplies, type QuickReply } from '../chat/buttons.ts';
 import type { Part } from '../outbound/owed.ts';
 import { DETAILS_EXCERPT, NOTICE_EXCERPT, fromGitHub, lineFromGitHub, pullText } from '../pull-text.ts';
@@ -93,6 +94,19 @@ function noticeOf(record: PullRecord, event: PullEvent, at: string, redact: Reda
   return notice;
 }
 
+/**
+ * A failing check on a head the phone was already told of a failure on: its notices with this run
+ * added to that notice's (unanswered: *fix* then covers it too), or undefined. A CI matrix is one message.
+ */
+function joinedFailure(record: PullRecord, event: PullEvent): PullNotice[] | undefined {
+  if (event.kind !== 'checksFailed') return undefined;
+  const told = record.notices.findLast((n) => n.kind === 'checksFailed' && n.headSha === event.headSha);
+  if (!told) return undefined;
+  if (told.answered) return record.notices;
+  const checkRuns = [...new Set([...(told.checkRuns ?? []), ...event.checks.map((c) => c.id)])];
+  return record.notices.map((n) => (n === told ? { ...n, checkRuns: checkRuns.slice(0, FIX_CHECK_RUNS_MAX) } : n));
+}
+
 /** The record after `event`, the outcome, and the notice to send (if any). `at`: now, ISO. */
 export function applyEvent(record: PullRecord, event: PullEvent, at: string, redact: Redactor): Applied {
   if (record.seen.includes(event.key))
@@ -102,6 +116,8 @@ export function applyEvent(record: PullRecord, event: PullEvent, at: string, red
   if (isStale(record, event)) return { record: { ...record, seen }, outcome: 'stale' };
   const next = changed(record, event);
   if (!next.tell) return { record: { ...next.record, seen }, outcome: 'recorded' };
+  const joined = joinedFailure(record, event);
+  if (joined) return { record: { ...next.record, seen, notices: joined }, outcome: 'recorded' };
   const notice = noticeOf(record, event, at, redact);
   const notices = [...record.notices, notice].slice(-PULL_NOTICES_KEPT);
   return { record: { ...next.record, seen, notices }, outcome: 'told', notice };

@@ -3,12 +3,30 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import { HttpError } from '../http-error.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { GithubDeliveries, GithubDelivery } from './deliveries.ts';
 import { eventsOf } from './events.ts';
 
 /** The largest delivery taken (GitHub caps payloads at 25 MB; the events the relay reads are far smaller). */
 export const GITHUB_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Bodies read at once on the route. Nothing proves a sender before its whole body is in, so an unsigned
+ * flood of large, slow bodies would otherwise hold that many MiB each; beyond this, 503 before a byte is read.
+ */
+export const GITHUB_BODIES_IN_FLIGHT = 64;
+
+/** Refuses a request while `max` others on the route are still being read or answered. */
+export function boundedInFlight(max: number): RequestHandler {
+  let open = 0;
+  return (_req, res, next) => {
+    if (open >= max) throw new HttpError(503, 'too many GitHub deliveries at once; send it again');
+    open++;
+    res.once('close', () => open--);
+    next();
+  };
+}
 
 export interface GithubWebhookSettings {
   /** TETHER_GITHUB_WEBHOOK_SECRET: the secret the webhook was set up with on GitHub */

@@ -91,6 +91,8 @@ export class PullAnswers {
     if (action === 'merge' && !this.d.repos.people.mayMerge(phone))
       return { kind: 'reply', text: text.mergeNotYours() };
     if (!this.d.pulls.actions) return { kind: 'reply', text: text.pullActionsOff() };
+    // A run that just pushed is recorded first: *merge* holds the head to the commit it pushed.
+    await this.d.pulls.catchUp(this.d.phones.sessions(phone));
     return this.d.pulls.actions.act(phone, action, noticeId);
   }
 

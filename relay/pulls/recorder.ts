@@ -51,7 +51,7 @@ export function recordOf(session: Session, repos: readonly NamedRepo[]): PullRec
     repoUrl: session.spec.repo.url,
     phone: session.spec.phone,
     state: 'open',
-    ...(r.commit ? { headSha: r.commit } : {}),
+    ...(r.commit ? { headSha: r.commit, pushedSha: r.commit } : {}),
     chosenAt: new Date(chosenAt).toISOString(),
     notices: [],
     seen: [],
@@ -62,7 +62,8 @@ export function recordOf(session: Session, repos: readonly NamedRepo[]): PullRec
 export function refreshed(stored: PullRecord | undefined, made: PullRecord): PullRecord {
   if (!stored) return made;
   if (stored.chosenAt >= made.chosenAt) return stored;
-  return { ...stored, chosenAt: made.chosenAt, ...(made.headSha ? { headSha: made.headSha } : {}) };
+  const pushed = made.pushedSha ? { headSha: made.pushedSha, pushedSha: made.pushedSha } : {};
+  return { ...stored, chosenAt: made.chosenAt, ...pushed };
 }
 
 export interface PullRecorderOptions {

@@ -44,6 +44,8 @@ export interface PullRecord {
   state: PullState;
   /** the head commit last seen (pushed by the runner, or told by GitHub) */
   headSha?: string;
+  /** the commit the phone's last Session pushed (result.commit): *merge* merges only that head */
+  pushedSha?: string;
   /** when the phone last made it its current one (opened it, continued it, or `pr <n>`): ISO */
   chosenAt: string;
   /** a fix was asked: the phone hears when checks pass on a later head */

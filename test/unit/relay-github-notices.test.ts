@@ -41,11 +41,15 @@ describe('applyEvent', () => {
 
   it('numbers notices on; keeps the last PULL_NOTICES_KEPT notices and PULL_SEEN_KEPT keys', () => {
     let record = pullRecord();
-    for (let id = 1; id <= PULL_SEEN_KEPT + 5; id++) record = applyEvent(record, failed({ id }), AT, redact).record;
+    // Each on a head of its own (failures on one head join one notice).
+    const onOwnHead = (id: number) => failed({ id, sha: id.toString(16).padStart(40, '0') });
+    for (let id = 1; id <= PULL_SEEN_KEPT + 5; id++) record = applyEvent(record, onOwnHead(id), AT, redact).record;
     expect(record.notices).toHaveLength(PULL_NOTICES_KEPT);
     expect(record.notices.at(-1)!.id).toMatch(new RegExp(`-${PULL_SEEN_KEPT + 5}$`));
     expect(record.seen).toHaveLength(PULL_SEEN_KEPT);
-    expect(record.seen.at(-1)).toBe(`check_run:${PULL_SEEN_KEPT + 5}:${HEAD}`);
+    expect(record.seen.at(-1)).toBe(
+      `check_run:${PULL_SEEN_KEPT + 5}:${(PULL_SEEN_KEPT + 5).toString(16).padStart(40, '0')}`,
+    );
   });
 
   it('a failure on a head GitHub said was replaced is stale: remembered, not told', () => {

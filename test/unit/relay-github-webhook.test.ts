@@ -161,7 +161,10 @@ describe('POST /github/webhook acts once, and only on pull requests Tether opene
   it('a flood of 1,000 deliveries: every one acknowledged, each event acted on once', async () => {
     const relay = await startRelay({ records: new MemoryRecords([pullRecord(), pullRecord({ number: 9 })]) });
     const distinct = Array.from({ length: 20 }, (_, i) =>
-      signed('check_run', payloads.checkFailed({ id: 1000 + i, number: i % 2 ? 9 : 7 })),
+      signed(
+        'check_run',
+        payloads.checkFailed({ id: 1000 + i, number: i % 2 ? 9 : 7, sha: String(i).padStart(40, '0') }),
+      ),
     );
     const flood = Array.from({ length: 1000 }, (_, i) => {
       const original = distinct[i % distinct.length]!;
