@@ -64,8 +64,8 @@ export async function readCheckRuns(
   sha: string,
   etag?: string,
 ): Promise<Conditional<GitHubCheckRun[]>> {
-  const path = (page: number) =>
-    `${repoPath(pull.owner, pull.repo)}/commits/${encodeURIComponent(sha)}/check-runs?per_page=${PER_PAGE}&page=${page}`;
+  const runsPath = `${repoPath(pull.owner, pull.repo)}/commits/${encodeURIComponent(sha)}/check-runs`;
+  const path = (page: number) => `${runsPath}?per_page=${PER_PAGE}&page=${page}`;
   type Page = { total_count: number; check_runs: GitHubCheckRun[] };
   const first = await client.getConditional<Page>(path(1), etag);
   if (!first.changed) return first;
