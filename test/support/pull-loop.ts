@@ -1,0 +1,105 @@
+// The pull-request loop's end-to-end helpers: what the bare repository's branches hold, a push by
+// someone else through the forge, and the phone's conversation both ways (what it sent and received).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { basicAuth } from '../../local/git-forge.ts';
+import type { FakeMessage } from '../fakes/twilio.ts';
+import type { Phone } from './e2e.ts';
+
+/** git in the bare repository `bare` (the stack's user owns it). */
+export const bareGit = (bare: string, ...args: string[]) =>
+  execFileSync('git', ['-c', `safe.directory=${bare}`, '-C', bare, ...args], { encoding: 'utf8' }).trim();
+
+/** The commits of `branch` not on `base`, oldest first. */
+export const commitsOn = (bare: string, branch: string, base = 'main') =>
+  bareGit(bare, 'rev-list', '--reverse', `${base}..refs/heads/${branch}`).split('\n').filter(Boolean);
+
+export const tipOf = (bare: string, ref: string) => bareGit(bare, 'rev-parse', `refs/heads/${ref}`);
+
+export const fileAt = (bare: string, ref: string, path: string) => bareGit(bare, 'show', `${ref}:${path}`);
+
+/** The full message of one commit. */
+export const messageOf = (bare: string, commit: string) => bareGit(bare, 'log', '-1', '--format=%B', commit);
+
+/** The first parent of `commit`. */
+export const parentOf = (bare: string, commit: string) => bareGit(bare, 'rev-parse', `${commit}^`);
+
+/**
+ * Someone else's commit on `branch`, pushed through the forge at `remoteUrl` with `token` as a
+ * teammate would (a clone, a commit of `files`, a fast-forward push). Returns the new tip.
+ */
+export function pushAsSomeoneElse(
+  remoteUrl: string,
+  token: string,
+  branch: string,
+  files: Record<string, string>,
+  message: string,
+): string {
+  const work = mkdtempSync(join(tmpdir(), 'tether-teammate-'));
+  const git = (...args: string[]) =>
+    execFileSync(
+      'git',
+      [
+        '-c',
+        `http.extraHeader=Authorization: ${basicAuth(token)}`,
+        '-c',
+        'user.name=Teammate',
+        '-c',
+        'user.email=teammate@example.com',
+        ...args,
+      ],
+      { cwd: work, encoding: 'utf8', env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } },
+    ).trim();
+  try {
+    git('clone', '--quiet', '--branch', branch, remoteUrl, '.');
+    for (const [path, content] of Object.entries(files)) {
+      mkdirSync(dirname(join(work, path)), { recursive: true });
+      writeFileSync(join(work, path), content);
+    }
+    git('add', '-A');
+    git('commit', '--quiet', '-m', message);
+    git('push', '--quiet', 'origin', `HEAD:refs/heads/${branch}`);
+    return git('rev-parse', 'HEAD');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+export interface Conversation {
+  phone: Phone;
+  /** Sends as the phone does, and keeps it for the transcript. */
+  send(text: string): Promise<void>;
+  /** Taps a button, and keeps it for the transcript. */
+  tap(message: FakeMessage, title: string): Promise<void>;
+  /** Both sides in order: "phone > …" and "bot > …". */
+  transcript(): string[];
+}
+
+/** A phone whose words are kept beside what it received, for a transcript in order. */
+export function conversation(phone: Phone): Conversation {
+  const sent: Array<{ at: number; line: string }> = [];
+  return {
+    phone,
+    async send(text) {
+      sent.push({ at: Date.now(), line: `phone > ${text.replace(/\n/g, '\\n')}` });
+      await phone.send(text);
+    },
+    async tap(message, title) {
+      sent.push({ at: Date.now(), line: `phone > [tap: ${title}]` });
+      await phone.tap(message, title);
+    },
+    transcript() {
+      const got = phone.received().map((m) => ({
+        at: m.at,
+        line:
+          `bot > ${m.body}${m.mediaUrls.length ? ' [picture]' : ''}` +
+          (m.buttons ? ` [${m.buttons.map((b) => b.title).join(' | ')}]` : ''),
+      }));
+      return [...sent, ...got].sort((a, b) => a.at - b.at).map((e) => e.line);
+    },
+  };
+}
+
+export const buttonTitles = (message: FakeMessage) => message.buttons?.map((b) => b.title);
