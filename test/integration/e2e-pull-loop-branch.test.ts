@@ -73,7 +73,7 @@ describe('end to end: the pull request branch moves', () => {
     expect(fixing.spec.prompt).toMatch(new RegExp(`Address the review on pull request #${number}\\b`));
     expect(fixing.spec.pullRequest).toMatchObject({ number, branch });
     expect(fixing.spec.fix).toEqual({ kind: 'review', headSha: head, reviewId: review.id });
-    expect(JSON.stringify(model.turns(`pull request #${number}`).map((t) => t.body))).toContain(RENAME);
+    expect(JSON.stringify(model.turns('Address the review').map((t) => t.body))).toContain(RENAME);
     await chat.send('approve');
     await phone.next(new RegExp(`Pushed to pull request #${number}\\b`), 120_000);
     const commits = commitsOn(e2e.remote, branch);
@@ -127,7 +127,7 @@ describe('end to end: the pull request branch moves', () => {
     expect(e2e.github.pulls.filter((p) => p.head === branch)).toHaveLength(1);
   }, 600_000);
 
-  it("a teammate's conflicting push: nothing is pushed, the phone is told, the changes stay on the workspace", async () => {
+  it("a teammate's conflicting push: nothing pushed, the phone told, the changes kept on the workspace", async () => {
     const phone = e2e.phone(PHONES.conflict);
     const { number, branch } = await openPull(phone, 'src/color.js', "export const color = 'red';\\n");
 

@@ -101,7 +101,7 @@ describe('end to end: the pull request loop', () => {
     expect(fixing!.spec.prompt).toMatch(/Fix the failing checks on pull request #1/);
     expect(fixing!.spec.pullRequest).toMatchObject({ number: 1, branch });
     expect(fixing!.spec.fix).toEqual({ kind: 'checks', headSha: two[1], checkRuns: [failedRun.id] });
-    const asked = JSON.stringify(model.turns('pull request #1').map((t) => t.body));
+    const asked = JSON.stringify(model.turns('Fix the failing checks').map((t) => t.body));
     expect(asked).toContain(FAILURE);
     await chat.send('approve');
     await phone.next(/Pushed to pull request #1\b/, 120_000);
