@@ -60,7 +60,7 @@ describe('end to end: the pull request loop', () => {
     const pull = e2e.github.pulls[0]!;
     expect(pull.body).toContain(PERSON.name);
     expect(pull.body).not.toContain(PHONE);
-    expect(e2e.github.pull('acme', 'sample', 1)?.requested_reviewers).toEqual([PERSON.github]);
+    expect(pull.requestedReviewers).toEqual([PERSON.github]);
 
     // A follow-up continues pull request #1: one more commit on the same branch, no second pull request.
     await chat.send(
@@ -123,7 +123,7 @@ describe('end to end: the pull request loop', () => {
     // *merge*: the stand-in merges the branch into main, and the phone hears "merged".
     await chat.send('merge');
     await phone.next(/merged/i);
-    expect(e2e.github.pull('acme', 'sample', 1)).toMatchObject({ state: 'closed', merged: true });
+    expect(e2e.github.pulls[0]).toMatchObject({ state: 'closed', merged: true });
     expect(fileAt(e2e.remote, 'main', 'src/farewell.js')).toContain('Bye');
     expect(fileAt(e2e.remote, 'main', 'src/farewell.test.js')).toContain('bye');
     expect(bareGit(e2e.remote, 'diff', '--stat', three[2]!, 'main')).toBe('');
