@@ -26,6 +26,8 @@ export const WORKSPACE_FS_ALLOWED = [
   'runner-image/git/store.ts',
   // The scratch clone in the private folder, copied in as the agent's .git through workspace-fs.
   'runner-image/git/agent-git.ts',
+  // The GitHub token file: a Secret volume the runner container alone mounts, never the workspace.
+  'runner-image/git/token.ts',
   // The agent container's entrypoint: runs as the agent's own user, with the agent's rights.
   'runner-image/agent-host/**',
 ];

@@ -79,21 +79,38 @@ function base64Forms(secret: string): string[] {
   return [...new Set(forms)];
 }
 
+/** A redactor that can be told more secret values as the process reads them (a token renewed under it). */
+export interface LearningRedactor extends Redactor {
+  /** From now on, `secret` is redacted too. */
+  learn(secret: string): void;
+  /** Every secret value it knows. */
+  known(): readonly string[];
+}
+
 /**
  * Replaces every given secret value (plain, URL-encoded, inside base64) and anything shaped like a token with
- * [redacted].
+ * [redacted]; `learn` adds a value.
  */
-export function makeRedactor(secrets: readonly string[] = []): Redactor {
-  const values = [...new Set(secrets.filter((s) => s.length >= 4))].sort((a, b) => b.length - a.length);
-  const encoded = values.map(encodedForms);
-  const base64 = [...new Set(values.flatMap(base64Forms))].sort((a, b) => b.length - a.length);
-  return (text: string) => {
+export function makeRedactor(secrets: readonly string[] = []): LearningRedactor {
+  let values: string[] = [];
+  let encoded: RegExp[] = [];
+  let base64: string[] = [];
+  const learnAll = (more: readonly string[]) => {
+    const fresh = more.filter((s) => s.length >= 4 && !values.includes(s));
+    if (fresh.length === 0) return;
+    values = [...values, ...new Set(fresh)].sort((a, b) => b.length - a.length);
+    encoded = values.map(encodedForms);
+    base64 = [...new Set(values.flatMap(base64Forms))].sort((a, b) => b.length - a.length);
+  };
+  learnAll(secrets);
+  const redact = (text: string) => {
     let out = text;
     for (const pattern of encoded) out = out.replace(pattern, CENSOR);
     for (const form of base64) out = out.split(form).join(CENSOR);
     for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, CENSOR);
     return out;
   };
+  return Object.assign(redact, { learn: (secret: string) => learnAll([secret]), known: () => values });
 }
 
 /** Masks every E.164 number in a string: +14155550123 → +1415•••0123. */

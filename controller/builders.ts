@@ -26,6 +26,7 @@ import {
 import { API_VERSION, KIND, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
 import { containerSecurity, modelAndProxyEnv, placementSpec, podSecurity } from './runner-pod-spec.ts';
+import { GITHUB_TOKEN_DIR, GITHUB_TOKEN_KEY, runnerTokenSecretName } from './runner-token.ts';
 
 /**
  * The supervisor's entrypoint. CommonJS looks for a package it cannot find in node_modules in
@@ -66,6 +67,7 @@ type BuilderConfig = Pick<
   | 'hostNetwork'
   | 'runnerEnvironment'
   | 'placement'
+  | 'githubApp'
 >;
 
 function ownerReference(session: Session): V1OwnerReference {
@@ -155,18 +157,26 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
       { name: 'KUBERNETES_SERVICE_PORT', value: apiServer.port },
     );
   }
-  for (const key of SECRET_KEYS) {
+  // With a GitHub App the runner's token is its own Secret's file, read at each use; no personal token.
+  const keys = config.githubApp ? SECRET_KEYS.filter((key) => key !== 'GITHUB_TOKEN') : SECRET_KEYS;
+  for (const key of keys) {
     env.push({ name: key, valueFrom: { secretKeyRef: { name: config.runnerSecret, key, optional: true } } });
   }
+  if (config.githubApp) env.push({ name: 'GITHUB_TOKEN_FILE', value: `${GITHUB_TOKEN_DIR}/${GITHUB_TOKEN_KEY}` });
   return env;
 }
 
 /**
- * The workspace claim, the supervisor's private git store, the channel's socket folder, and the projected
- * tokens (API server; relay upload).
+ * The workspace claim, the supervisor's private git store, the channel's socket folder, the projected
+ * tokens (API server; relay upload), and with a GitHub App the Pod's GitHub token Secret.
  */
-function runnerVolumes(config: BuilderConfig, claim: string): V1Volume[] {
+function runnerVolumes(config: BuilderConfig, claim: string, podName: string): V1Volume[] {
+  // The Pod's own token Secret (runner-token.ts), written right after the Pod: it waits for it to start.
+  const token: V1Volume[] = config.githubApp
+    ? [{ name: 'github-token', secret: { secretName: runnerTokenSecretName(podName), defaultMode: 0o440 } }]
+    : [];
   return [
+    ...token,
     { name: 'workspace', persistentVolumeClaim: { claimName: claim } },
     { name: 'git-store', emptyDir: {} },
     { name: 'agent-socket', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
@@ -263,10 +273,11 @@ export function desiredPod(session: Session, config: BuilderConfig, claim = sess
             { name: 'agent-socket', mountPath: AGENT_SOCKET_DIR },
             { name: 'kube-api-access', mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
             { name: 'relay-token', mountPath: RELAY_TOKEN_DIR, readOnly: true },
+            ...(config.githubApp ? [{ name: 'github-token', mountPath: GITHUB_TOKEN_DIR, readOnly: true }] : []),
           ],
         },
       ],
-      volumes: runnerVolumes(config, claim),
+      volumes: runnerVolumes(config, claim, meta.name),
     },
   };
 }

@@ -1,15 +1,23 @@
 // The controller's writes and uncached reads, behind one narrow interface (so a test can
 // interpose faults). Creates are idempotent: an existing object with the same name is adopted.
-import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1RoleBinding, V1ServiceAccount } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1Role,
+  V1RoleBinding,
+  V1Secret,
+  V1ServiceAccount,
+} from '@kubernetes/client-node';
 import type { KubeConnection } from '../common/kube/connection.ts';
 import { isAlreadyExists, isNotFound } from '../common/kube/errors.ts';
-import { KINDS, resource } from '../common/kube/resources.ts';
+import { KINDS, resource, type Resource } from '../common/kube/resources.ts';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
 import type { RunnerIdentity } from './identity.ts';
 import type { ControllerEvent } from './events.ts';
+import type { TokenWrites } from './runner-token.ts';
 
-export interface ClusterOps {
+export interface ClusterOps extends TokenWrites {
   getSession(namespace: string, name: string): Promise<Session | undefined>;
   /** Optimistic: fails with 409 when the Session changed since resourceVersion. */
   patchStatus(
@@ -52,6 +60,19 @@ async function unlessMissing<T>(call: () => Promise<T>): Promise<T | undefined> 
   }
 }
 
+/**
+ * Creates the Secret, or replaces the one of that name without reading it (an unconditional PUT):
+ * the controller may write the Secrets it makes but read none (the answers are dropped).
+ */
+export async function putSecret(secrets: Resource<V1Secret>, secret: V1Secret): Promise<void> {
+  try {
+    await secrets.create(secret);
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+    await secrets.replace(secret);
+  }
+}
+
 const meta = (object: { metadata?: { namespace?: string; name?: string } }) =>
   object.metadata as { namespace: string; name: string };
 
@@ -65,6 +86,7 @@ export function kubeClusterOps(kube: KubeConnection): ClusterOps {
   const roles = resource<V1Role>(kube, KINDS.roles, manager);
   const bindings = resource<V1RoleBinding>(kube, KINDS.roleBindings, manager);
   const events = resource<ControllerEvent>(kube, KINDS.events, manager);
+  const secrets = resource<V1Secret>(kube, KINDS.secrets, manager);
   return {
     getSession: (namespace, name) => sessions.get(namespace, name),
     patchStatus: (namespace, name, status, resourceVersion) =>
@@ -92,5 +114,7 @@ export function kubeClusterOps(kube: KubeConnection): ClusterOps {
       await createUnlessExists(() => bindings.create(roleBinding));
     },
     recordEvent: (event) => createUnlessExists(() => events.create(event)),
+    putSecret: (secret) => putSecret(secrets, secret),
+    annotatePod: (namespace, name, annotations) => pods.mergePatch(namespace, name, { metadata: { annotations } }),
   };
 }

@@ -26,6 +26,7 @@ import { jsonList, jsonObject, podLabels } from './runner-pod-values.ts';
 
 export { ConfigError };
 
+const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
 const QUANTITY = '^[0-9]+(\\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$';
 const objectName = (description: string, fallback?: string) =>
   Type.String({ pattern: DNS_SUBDOMAIN_PATTERN, description, ...(fallback ? { default: fallback } : {}) });
@@ -77,6 +78,13 @@ export const CONTROLLER_ENV = Type.Object({
   TETHER_RUNNER_HOST_NETWORK: Type.Boolean({ default: false, description: "runner Pods on the node's network" }),
   TETHER_RUNNER_API_SERVER: optional(Type.String({ pattern: '^[^\\s:/]+:[0-9]+$', description: 'host:port' })),
   GITHUB_API_URL: optional(httpUrl('GitHub REST API base URL')),
+  // The GitHub App (all three or none): runner Pods and the relay get installation tokens (github-app.ts).
+  TETHER_GITHUB_APP_ID: optional(Type.String({ pattern: '^[0-9]+$', description: "the GitHub App's id" })),
+  TETHER_GITHUB_APP_INSTALLATION_ID: optional(Type.String({ pattern: '^[0-9]+$', description: 'its installation' })),
+  TETHER_GITHUB_APP_PRIVATE_KEY_FILE: optional(
+    Type.String({ pattern: '^/', description: "the App's private key (PEM), a Secret only the controller mounts" }),
+  ),
+  TETHER_GITHUB_RELAY_SECRET: optional(objectName("the relay's token Secret the controller keeps, with an App")),
   TETHER_REPO_HOSTS: Type.String({ pattern: '^[^\\s]+$', default: DEFAULT_REPO_HOSTS.join(',') }),
   TETHER_RUN_TIMEOUT: duration(SESSION_DEFAULTS.timeouts.run, 'spec.timeouts.run of Sessions that set none'),
   TETHER_APPROVAL_TIMEOUT: duration(SESSION_DEFAULTS.timeouts.approval, 'spec.timeouts.approval likewise'),
@@ -195,6 +203,33 @@ function runnerSettings(env: Env) {
   };
 }
 
+/** The GitHub App, when the install authenticates as one: every variable of it, or none. */
+function githubAppSettings(env: Env) {
+  const given = [
+    env.TETHER_GITHUB_APP_ID,
+    env.TETHER_GITHUB_APP_INSTALLATION_ID,
+    env.TETHER_GITHUB_APP_PRIVATE_KEY_FILE,
+  ];
+  if (given.every((value) => value === undefined)) {
+    if (env.TETHER_GITHUB_RELAY_SECRET) throw new ConfigError('TETHER_GITHUB_RELAY_SECRET', 'needs a GitHub App');
+    return {};
+  }
+  const missing = (
+    ['TETHER_GITHUB_APP_ID', 'TETHER_GITHUB_APP_INSTALLATION_ID', 'TETHER_GITHUB_APP_PRIVATE_KEY_FILE'] as const
+  ).find((name) => env[name] === undefined);
+  if (missing) throw new ConfigError(missing, 'is needed with the other TETHER_GITHUB_APP_* variables');
+  return {
+    githubApp: {
+      appId: env.TETHER_GITHUB_APP_ID!,
+      installationId: env.TETHER_GITHUB_APP_INSTALLATION_ID!,
+      privateKeyFile: env.TETHER_GITHUB_APP_PRIVATE_KEY_FILE!,
+      apiUrl: (env.GITHUB_API_URL ?? DEFAULT_GITHUB_API_URL).replace(/\/$/, ''),
+      /** The relay's token Secret (in TETHER_NAMESPACE), kept by the controller; unset: none. */
+      relaySecret: env.TETHER_GITHUB_RELAY_SECRET,
+    },
+  };
+}
+
 /** Deadlines, history and the phone's limits. */
 function sessionSettings(env: Env) {
   return {
@@ -222,6 +257,7 @@ function configFrom(env: Env) {
     /** The install's keyed phone hash (its key stays inside): names, labels, log lines. */
     phoneHash: phoneHasher(env.TETHER_PHONE_HASH_KEY),
     ...runnerSettings(env),
+    ...githubAppSettings(env),
     ...sessionSettings(env),
     concurrency: env.TETHER_CONCURRENCY,
     metricsPort: env.TETHER_METRICS_PORT,

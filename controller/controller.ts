@@ -24,6 +24,7 @@ import { kubeClusterOps, type ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';
 import type { ControllerMetrics } from './metrics.ts';
 import { createExpectations, type Expectations } from './expectations.ts';
+import { githubApp, type GitHubApp } from './github-app.ts';
 import { reconcileSession, type ClusterCache, type ReconcileDeps } from './reconcile.ts';
 import { startProblem } from './start.ts';
 import { phoneHashes } from './workspace-claim.ts';
@@ -35,6 +36,8 @@ export interface ControllerDeps {
   metrics?: ControllerMetrics;
   /** Replaces the API writes (tests interpose faults here). */
   ops?: ClusterOps;
+  /** Replaces the GitHub App made from config.githubApp (tests move its clock). */
+  github?: GitHubApp;
   now?: () => Date;
 }
 
@@ -207,6 +210,7 @@ export function createController(deps: ControllerDeps): Controller {
     config: deps.config,
     logger: deps.logger,
     now: deps.now ?? (() => new Date()),
+    github: deps.github ?? (deps.config.githubApp && githubApp(deps.config.githubApp)),
     wakeWaiting: (s) => enqueuePhone(s.spec.phone, waiting),
   });
 

@@ -5,11 +5,13 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { ANNOTATION_SESSION_UID, runnerIdentityName, runnerName } from '../common/session/names.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
+import { isActive } from '../common/session/state-machine.ts';
 import { desiredPod, desiredPvc } from './builders.ts';
 import { desiredIdentity, grantedSessions } from './identity.ts';
 import { workspaceProblem, type Decision, type Observed } from './decide.ts';
 import { statusEvents } from './events.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
+import { ANNOTATION_TOKEN_EXPIRES, keepRunnerToken, needsToken } from './runner-token.ts';
 import { computeStatus, type StatusInput } from './status.ts';
 import { cachedClaim } from './workspace-claim.ts';
 
@@ -62,11 +64,36 @@ export async function act(
   );
   if (pod) deps.expectations.settle('pods', podKey(pod));
   if (step?.effects.includes('DeletePod')) await deleteRunnerPod(seen.pod, deps);
+  const runs = step ? isActive(step.phase) : isActive(session.status?.phase);
+  const tokenAfterMs = runs ? await keepToken(session, pod ?? seen.pod, deps, now) : undefined;
+  const requeueAfterMs = earliest(decision.requeueAfterMs, tokenAfterMs);
   return {
-    ...(decision.requeueAfterMs !== undefined ? { requeueAfterMs: decision.requeueAfterMs } : {}),
+    ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
     ...(written ? { written } : {}),
     ...(pod ? { podCreated: true } : {}),
   };
+}
+
+const earliest = (...delays: Array<number | undefined>) => {
+  const known = delays.filter((d): d is number => d !== undefined);
+  return known.length ? Math.min(...known) : undefined;
+};
+
+/**
+ * With a GitHub App, the running Pod's token (runner-token.ts): minted when the Pod has none or its
+ * renewal is due; returns when to look again.
+ */
+async function keepToken(session: Session, pod: V1Pod | undefined, deps: ReconcileDeps, now: Date) {
+  if (!deps.github || !pod || !needsToken(pod)) return undefined;
+  const kept = await keepRunnerToken(session, pod, deps.github, deps.ops, now);
+  if (kept.annotated) {
+    deps.expectations.wrote('pods', podKey(pod), kept.annotated, pod.metadata?.resourceVersion, true);
+    deps.logger.info(
+      { session: session.metadata.name, expiresAt: kept.annotated.metadata?.annotations?.[ANNOTATION_TOKEN_EXPIRES] },
+      "wrote the runner's GitHub App token",
+    );
+  }
+  return kept.requeueAfterMs;
 }
 
 /** Deletes a runner Pod that is there and not already going. */

@@ -6,6 +6,7 @@ import type { Session } from '../common/session/schema.ts';
 import type { ClusterOps } from './cluster.ts';
 import type { ControllerConfig } from './config.ts';
 import type { Expectations } from './expectations.ts';
+import type { GitHubApp } from './github-app.ts';
 
 /** The informers' view of the cluster, as a pass reads it. */
 export interface ClusterCache {
@@ -25,6 +26,8 @@ export interface ReconcileDeps {
   config: ControllerConfig;
   logger: pino.Logger;
   now: () => Date;
+  /** Set when the install authenticates as a GitHub App: each runner Pod gets its own token. */
+  github?: GitHubApp;
   /** Queues a pass for each waiting Session of the phone (ClearPhoneQueue, StartNextQueued). */
   wakeWaiting(session: Session): void;
 }

@@ -1,11 +1,14 @@
 // One controller replica: it stands by until it holds the leader Lease, then runs the
-// controller; it stops the controller when it loses or releases the Lease.
+// controller (and, with a GitHub App, the relay's token keeper); it stops them when it loses or
+// releases the Lease.
 import type { KubeConnection } from '../common/kube/connection.ts';
 import type pino from 'pino';
 import { createLeaderElector, type LeaderElector } from '../common/kube/leader-election.ts';
 import type { ControllerConfig } from './config.ts';
 import { createController, type Controller } from './controller.ts';
+import { githubApp } from './github-app.ts';
 import type { ControllerMetrics } from './metrics.ts';
+import { keepRelayToken } from './relay-token.ts';
 
 export interface ReplicaOptions {
   kubeConfig: KubeConnection;
@@ -33,13 +36,21 @@ export function createReplica(options: ReplicaOptions): Replica {
   let stopping = false;
   let transitions: Promise<void> = Promise.resolve();
 
+  let relayToken: { stop(): void } | undefined;
+
   const lead = async () => {
     metrics.setLeader(true);
     controller = createController({ kubeConfig, config, logger, metrics });
     await controller.start();
+    const app = config.githubApp;
+    if (app?.relaySecret) {
+      const { namespace } = config;
+      relayToken = keepRelayToken({ kube: kubeConfig, app: githubApp(app), namespace, name: app.relaySecret, logger });
+    }
   };
   const follow = async () => {
     metrics.setLeader(false);
+    relayToken?.stop();
     const current = controller;
     controller = undefined;
     await current?.stop();
@@ -73,6 +84,7 @@ export function createReplica(options: ReplicaOptions): Replica {
       stopping = true;
       if (elector) await elector.stop();
       await transitions;
+      relayToken?.stop();
       await controller?.stop();
       controller = undefined;
     },

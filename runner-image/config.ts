@@ -34,6 +34,13 @@ export const EnvSchema = Type.Object({
     description: "the install's repository host list (from the controller)",
   }),
   GITHUB_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  GITHUB_TOKEN_FILE: Type.Optional(
+    Type.String({
+      minLength: 2,
+      pattern: '^/',
+      description: 'a file holding the GitHub token, read at each use (renewed under the runner); over GITHUB_TOKEN',
+    }),
+  ),
   ANTHROPIC_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
   ANTHROPIC_BASE_URL: Type.Optional(
     httpUrl("a Messages API other than Anthropic's (a gateway, or a scripted model a test runs)"),
@@ -171,7 +178,11 @@ function configFrom(e: Env) {
     relay: e.TETHER_RELAY_URL
       ? { url: e.TETHER_RELAY_URL.replace(/\/$/, ''), tokenFile: e.TETHER_RELAY_TOKEN_FILE }
       : undefined,
-    github: { apiUrl: e.GITHUB_API_URL.replace(/\/$/, ''), token: e.GITHUB_TOKEN },
+    github: {
+      apiUrl: e.GITHUB_API_URL.replace(/\/$/, ''),
+      /** Set: the token is this file's content at each use (an App installation token the controller renews). */
+      ...(e.GITHUB_TOKEN_FILE ? { tokenFile: e.GITHUB_TOKEN_FILE } : { token: e.GITHUB_TOKEN }),
+    },
     /** The supervisor's git goes through the Pod's proxy (its fetch and https calls too, by NODE_USE_ENV_PROXY). */
     gitProxy: gitProxy(e),
     /** Hosts (host[:port]) and local folders the Session's repository may be on. */
@@ -191,6 +202,7 @@ function configFrom(e: Env) {
 }
 
 export type RunnerConfig = ReturnType<typeof configFrom>;
+
 
 /** Parses an environment; throws ConfigError naming the first bad variable. */
 export function parseConfig(env: EnvSource, onRenamed = logRenamed('runner')): RunnerConfig {

@@ -36,7 +36,7 @@ export interface RunnerDeps {
   /** The workspace volume's root (its mount point). */
   workspace: string;
   repoDir: string;
-  github: { apiUrl: string; token?: string };
+  github: { apiUrl: string; token: () => string | undefined };
   /** The install's repository host list: git runs, and the token goes, only to these. */
   repoHosts: readonly string[];
   redact: (s: string) => string;

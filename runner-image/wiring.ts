@@ -5,7 +5,7 @@ import type { KubeConnection } from '../common/kube/connection.ts';
 import { createInformer } from '../common/kube/informer.ts';
 import { collectionPath, KINDS } from '../common/kube/resources.ts';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
-import type { Logger, Redactor } from '../common/log.ts';
+import type { LearningRedactor, Logger } from '../common/log.ts';
 import { LABEL_PHONE_HASH } from '../common/session/names.ts';
 import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
@@ -14,6 +14,7 @@ import { ClaudeAgent } from './agents/claude.ts';
 import { agentSdk } from './agents/sdk.ts';
 import { loopbackModelEnv, type RunnerConfig } from './config.ts';
 import { Git } from './git/store.ts';
+import { githubToken } from './git/token.ts';
 import { imageInstructions } from './image-files.ts';
 import { browserEnvironment, Browsers } from './pictures/chromium.ts';
 import type { Policy } from './policy.ts';
@@ -28,7 +29,8 @@ export interface RunnerPodParts {
   config: RunnerConfig;
   policy: Policy;
   log: Logger;
-  redact: Redactor;
+  /** Learns each GitHub token read from the token file. */
+  redact: LearningRedactor;
   kube: KubeConnection;
   /** The runner's one clock: every time it writes or measures comes from here. */
   now: () => Date;
@@ -89,6 +91,12 @@ async function makeAgentHome(config: RunnerConfig): Promise<void> {
   await makeWorkspaceDirs(config.workspace, relative(config.workspace, config.home), 0o777);
 }
 
+/** The forge API's URL and the token at each use (read again from its file, learned by the redactor). */
+const github = (config: RunnerConfig, redact: LearningRedactor) => ({
+  apiUrl: config.github.apiUrl,
+  token: githubToken(config.github, redact.learn),
+});
+
 export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
   const { config, log, redact } = parts;
   const { namespace, name } = config.session;
@@ -106,7 +114,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
         ...CHANNEL_DEFAULTS,
         socketPath: config.agentSocket,
         log: log.child({ channel: 'agent' }),
-        secrets: config.secrets,
+        secrets: redact.known,
       })
     : undefined;
   const modelSpend = new ModelSpend();
@@ -126,7 +134,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
       workspace: config.workspace,
       checkout: config.checkout,
       storeDir: config.gitStore,
-      token: config.github.token,
+      token: github(config, redact).token,
       author: config.gitAuthor,
       redact,
       path: config.agentEnv.PATH!,
@@ -135,7 +143,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     media: { dir: config.mediaDir, namespace, session: name, relay: config.relay },
     workspace: config.workspace,
     repoDir: config.repoDir,
-    github: config.github,
+    github: github(config, redact),
     repoHosts: config.repoHosts,
     now: parts.now,
     freezeAgent: channel && (() => channel.freeze()),

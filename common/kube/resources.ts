@@ -29,6 +29,7 @@ export const KINDS = {
   pods: kindOf('', 'v1', 'pods', 'Pod'),
   persistentVolumeClaims: kindOf('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim'),
   configMaps: kindOf('', 'v1', 'configmaps', 'ConfigMap'),
+  secrets: kindOf('', 'v1', 'secrets', 'Secret'),
   serviceAccounts: kindOf('', 'v1', 'serviceaccounts', 'ServiceAccount'),
   roles: kindOf('rbac.authorization.k8s.io', 'v1', 'roles', 'Role'),
   roleBindings: kindOf('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding'),

@@ -41,8 +41,8 @@ export interface AgentChannelOptions {
   connectTimeoutMs: number;
   /** How long freeze() waits for the agent host's answer. */
   freezeTimeoutMs: number;
-  /** Values that must never reach the agent container: a spawn request carrying one is refused. */
-  secrets?: readonly string[];
+  /** Values that must never reach the agent container (as they are now): a spawn request carrying one is refused. */
+  secrets?: () => readonly string[];
 }
 
 export type AgentHostHello = MessageOf<typeof FrameType.Hello>;
@@ -166,7 +166,7 @@ export class AgentChannel {
   }
 
   private carriedSecret(options: SpawnOptions, env: Record<string, string>): string | undefined {
-    const secrets = (this.options.secrets ?? []).filter((s) => s.length >= 4);
+    const secrets = (this.options.secrets?.() ?? []).filter((s) => s.length >= 4);
     const carries = (text: string) => secrets.some((s) => text.includes(s));
     const variable = Object.keys(env).find((name) => carries(env[name]!) || carries(name));
     if (variable) return `environment variable ${variable}`;

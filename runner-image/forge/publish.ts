@@ -2,6 +2,7 @@
 // base, a pull request opened; Published, or AgentFailed saying why (the branch kept on the result).
 import type { Logger } from 'pino';
 import type { Session } from '../../common/session/schema.ts';
+import type { TokenSource } from '../git/env.ts';
 import { commitMessage, type Git } from '../git/store.ts';
 import { SessionFinished, type StatusWriter } from '../status.ts';
 import { createPullRequest, repoSlug } from './github.ts';
@@ -10,7 +11,7 @@ export interface PublishDeps {
   git: Git;
   status: StatusWriter;
   log: Logger;
-  github: { apiUrl: string; token?: string };
+  github: { apiUrl: string; token: TokenSource };
   redact: (s: string) => string;
 }
 
@@ -36,7 +37,7 @@ export async function publish(deps: PublishDeps, { session, commit, base, stat }
     const body = `Requested from the phone through Tether.\n\n${summary}\n\n\`\`\`\n${stat}\n\`\`\``;
     const pr = await createPullRequest(
       deps.github.apiUrl,
-      deps.github.token,
+      deps.github.token(),
       { owner, repo, head: branch, base, title, body },
       deps.redact,
     );

@@ -6,6 +6,9 @@
 /** Options for every diff the runner shows: no external diff driver, no textconv, no colour codes. */
 export const DIFF_OPTIONS = ['--no-ext-diff', '--no-textconv', '--no-color', '--submodule=short'];
 
+/** The forge token at the moment of use (a file renewed under the runner is read again each time). */
+export type TokenSource = () => string | undefined;
+
 export interface GitIdentity {
   name: string;
   email: string;

@@ -1,10 +1,11 @@
-// One git process in the runner's private folder, with the locked environment of env.ts: the token
-// only for a command that talks to the forge; stderr kept (its last 8 KiB) and redacted into the error.
+// One git process in the runner's private folder, with the locked environment of env.ts: the token,
+// read at that moment, only for a command that talks to the forge; stderr kept (its last 8 KiB)
+// and redacted into the error.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Redactor } from '../../common/log.ts';
-import { gitEnvironment, type GitIdentity } from './env.ts';
+import { gitEnvironment, type GitIdentity, type TokenSource } from './env.ts';
 
 export interface RunOptions {
   index?: string;
@@ -21,7 +22,8 @@ export interface SpawnOptions extends RunOptions {
   /** The runner's private folder: git's working folder and (below it) HOME. */
   storeDir: string;
   author: GitIdentity;
-  token?: string;
+  /** Called only for a command that talks to the forge, so each such command has the current token. */
+  token?: TokenSource;
   redact: Redactor;
   proxy?: Readonly<Record<string, string>>;
 }
@@ -39,7 +41,7 @@ export function spawnGit(args: string[], options: SpawnOptions): RunningGit {
     home: join(options.storeDir, 'home'),
     author: options.author,
     proxy: options.proxy,
-    ...(options.forge ? { forge: { url: options.forge, token: options.token } } : {}),
+    ...(options.forge ? { forge: { url: options.forge, token: options.token?.() } } : {}),
   });
   if (options.gitDir) env.GIT_DIR = options.gitDir;
   if (options.index) env.GIT_INDEX_FILE = options.index;

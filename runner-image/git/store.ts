@@ -10,7 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Redactor } from '../../common/log.ts';
 import { applyChanges, readBaseMarker, writeBaseMarker, type Change } from '../workspace/checkout.ts';
-import { DIFF_OPTIONS, type GitIdentity } from './env.ts';
+import { DIFF_OPTIONS, type GitIdentity, type TokenSource } from './env.ts';
 import { spawnGit, type RunningGit, type RunOptions } from './spawn.ts';
 import { BaseTree, readBlobs, treeChanges } from './objects.ts';
 import {
@@ -33,7 +33,7 @@ export interface GitDeps {
   checkout: string;
   /** The runner's private folder: the object store, git's HOME, scratch files. */
   storeDir: string;
-  token?: string;
+  token?: TokenSource;
   author: GitIdentity;
   redact: Redactor;
   /** PATH to find git. */

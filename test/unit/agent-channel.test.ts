@@ -113,7 +113,7 @@ describe('agent channel: processes in the agent container', { timeout: 30_000 },
   });
 
   it('refuses a spawn request that would carry a credential to the agent container', async () => {
-    pair = await startPair({ secrets: ['sk-ant-canary-0123456789'] });
+    pair = await startPair({ secrets: () => ['sk-ant-canary-0123456789'] });
     const leaked = await finished(
       pair.channel.spawn(
         request('env', [], { env: { PATH: '/usr/bin:/bin', ANTHROPIC_API_KEY: 'sk-ant-canary-0123456789' } }),

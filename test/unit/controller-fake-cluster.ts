@@ -2,13 +2,14 @@
 // without an API server. The cache shows the cluster only when the test syncs it, as a lagging
 // informer would; each change it then delivers goes through the expectations as the controller's
 // informer handlers send it.
-import type { V1PersistentVolumeClaim, V1Pod, V1Role } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1Secret } from '@kubernetes/client-node';
 import pino from 'pino';
 import { LABEL_SESSION } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import type { ClusterOps } from '../../controller/cluster.ts';
 import type { ControllerConfig } from '../../controller/config.ts';
 import { createExpectations, type CachedKind } from '../../controller/expectations.ts';
+import type { GitHubApp } from '../../controller/github-app.ts';
 import { reconcileSession, type ClusterCache, type PassResult } from '../../controller/reconcile.ts';
 import { testPhoneHash } from '../support/phone-hash.ts';
 
@@ -18,7 +19,12 @@ const apiError = (code: number, reason: string) => Object.assign(new Error(reaso
 const clone = <T>(o: T): T => structuredClone(o);
 
 export interface World {
-  cluster: { sessions: Map<string, Session>; pods: Map<string, V1Pod>; pvcs: Map<string, V1PersistentVolumeClaim> };
+  cluster: {
+    sessions: Map<string, Session>;
+    pods: Map<string, V1Pod>;
+    pvcs: Map<string, V1PersistentVolumeClaim>;
+    secrets: Map<string, V1Secret>;
+  };
   cache: { sessions: Map<string, Session>; pods: Map<string, V1Pod> };
   roles: Map<string, V1Role>;
   /** Every call the pass made on the cluster, in order ("patchStatus ns/a", "conflict ns/a", …). */
@@ -33,13 +39,20 @@ export interface World {
   settle(limit?: number): Promise<void>;
 }
 
-export function fakeWorld(config: ControllerConfig, now: () => Date, sessions: Session[], pods: V1Pod[] = []): World {
+export function fakeWorld(
+  config: ControllerConfig,
+  now: () => Date,
+  sessions: Session[],
+  pods: V1Pod[] = [],
+  github?: GitHubApp,
+): World {
   let version = 100;
   const stamp = <T extends Obj>(o: T): T => ({ ...o, metadata: { ...o.metadata, resourceVersion: String(++version) } });
   const cluster: World['cluster'] = {
     sessions: new Map(sessions.map((s) => [keyOf(s), clone(s)])),
     pods: new Map(pods.map((p) => [keyOf(p), clone(p)])),
     pvcs: new Map(),
+    secrets: new Map(),
   };
   const cache: World['cache'] = { sessions: new Map(cluster.sessions), pods: new Map(cluster.pods) };
   const roles = new Map<string, V1Role>();
@@ -86,6 +99,21 @@ export function fakeWorld(config: ControllerConfig, now: () => Date, sessions: S
     },
     ensureIdentity: async ({ role }) => void roles.set(keyOf(role), stamp(role)),
     recordEvent: async (event) => void calls.push(`event ${event.reason}`),
+    putSecret: async (secret) => {
+      calls.push(`putSecret ${keyOf(secret)}`);
+      cluster.secrets.set(keyOf(secret), stamp(clone(secret)));
+    },
+    annotatePod: async (ns, name, annotations) => {
+      const current = cluster.pods.get(`${ns}/${name}`);
+      if (!current) throw apiError(404, 'NotFound');
+      calls.push(`annotatePod ${ns}/${name}`);
+      const next = stamp({
+        ...current,
+        metadata: { ...current.metadata, annotations: { ...current.metadata?.annotations, ...annotations } },
+      });
+      cluster.pods.set(`${ns}/${name}`, next);
+      return clone(next);
+    },
   };
   const expectations = createExpectations({
     cached: { sessions: (k) => cache.sessions.get(k), pods: (k) => cache.pods.get(k) },
@@ -135,6 +163,7 @@ export function fakeWorld(config: ControllerConfig, now: () => Date, sessions: S
         config,
         logger: pino({ level: 'silent' }),
         now,
+        github,
         wakeWaiting: (s) => {
           for (const o of clusterCache.siblings(s))
             if (!o.status?.phase || o.status.phase === 'Queued') queued.push(keyOf(o));

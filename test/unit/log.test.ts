@@ -28,6 +28,22 @@ describe('redactor', () => {
     );
   });
 
+  it('learns a secret read later: from then on it is redacted (plain and inside base64) in a logger built before', () => {
+    const redact = makeRedactor(['first-secret']);
+    const lines: string[] = [];
+    const destination = new Writable({ write: (chunk, _e, done) => (lines.push(String(chunk)), done()) });
+    const log = createLogger({ component: 'test', level: 'info', redact, destination });
+    const renewed = 'v1.renewed0installation0token';
+    expect(redact(`t ${renewed}`)).toBe(`t ${renewed}`);
+    redact.learn(renewed);
+    redact.learn(renewed);
+    log.info({ header: `Basic ${Buffer.from(`x-access-token:${renewed}`).toString('base64')}` }, `push ${renewed}`);
+    expect(lines.join('')).not.toContain(renewed);
+    expect(lines.join('')).not.toContain(Buffer.from(renewed).toString('base64').slice(4, 20));
+    expect(redact(`first-secret ${renewed}`)).toBe('[redacted] [redacted]');
+    expect(redact.known()).toEqual([renewed, 'first-secret']);
+  });
+
   it('reaches every string of a JSON-like value', () => {
     const redact = makeRedactor(['s3cr3t']);
     expect(redactDeep({ a: ['x s3cr3t', { b: 's3cr3t' }], n: 1 }, redact)).toEqual({

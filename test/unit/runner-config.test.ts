@@ -1,5 +1,10 @@
 // Runner configuration.
 import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeRedactor } from '../../common/log.ts';
+import { githubToken } from '../../runner-image/git/token.ts';
 import { parseConfig, SCRIPTED_MODEL_KEY, loopbackModelEnv } from '../../runner-image/config.ts';
 
 const base = { TETHER_SESSION_NAME: 'abc-20261122083000-k3x9', TETHER_SESSION_NAMESPACE: 'tether' };
@@ -131,5 +136,30 @@ describe('runner config', () => {
     expect(parseConfig({ ...base, TETHER_LOG_LEVEL: 'warn' }, onRenamed).logLevel).toBe('warn');
     expect(parseConfig({ ...base, LOG_LEVEL: 'debug' }, onRenamed).logLevel).toBe('debug');
     expect(reported).toEqual(['LOG_LEVEL → TETHER_LOG_LEVEL']);
+  });
+
+  it('reads GITHUB_TOKEN_FILE at each use, over GITHUB_TOKEN; the redactor learns every token it read', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'token-file-'));
+    try {
+      const file = join(dir, 'token');
+      const c = parseConfig({ ...base, GITHUB_TOKEN: 'ghp_fixed0000', GITHUB_TOKEN_FILE: file });
+      expect(c.github).toEqual({ apiUrl: 'https://api.github.com', tokenFile: file });
+      const redact = makeRedactor(c.secrets);
+      const token = githubToken(c.github, redact.learn);
+      expect(() => token()).toThrow(`cannot read the GitHub token file ${file}: ENOENT`);
+      writeFileSync(file, '\n');
+      expect(() => token()).toThrow(`the GitHub token file ${file} is empty`);
+      writeFileSync(file, 'v1.first0token\n');
+      expect(token()).toBe('v1.first0token');
+      writeFileSync(file, 'v1.second0token');
+      expect(token()).toBe('v1.second0token');
+      expect(redact('a v1.first0token b v1.second0token')).toBe('a [redacted] b [redacted]');
+      expect(githubToken(parseConfig({ ...base, GITHUB_TOKEN: 'ghp_fixed0000' }).github, redact.learn)()).toBe(
+        'ghp_fixed0000',
+      );
+      expect(() => parseConfig({ ...base, GITHUB_TOKEN_FILE: 'relative/token' })).toThrow(/^GITHUB_TOKEN_FILE: /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -89,7 +89,7 @@ async function runSession(result: AgentResult, freeze: () => Promise<{ lingering
     media: { dir: mkdtempSync(join(tmpdir(), 'tether-freeze-media-')), namespace: 'ns', session: 's' },
     workspace,
     repoDir: join(workspace, 'repo'),
-    github: { apiUrl: 'http://127.0.0.1:9' },
+    github: { apiUrl: 'http://127.0.0.1:9', token: () => undefined },
     repoHosts: parseRepoHosts(tmpdir()),
     now: () => new Date(),
     freezeAgent: async () => {

@@ -45,7 +45,7 @@ function setup() {
     workspace: join(root, 'workspace'),
     checkout: 'repo',
     storeDir: mkdtempSync(join(root, 'store-')),
-    token: 'ghp_x',
+    token: () => 'ghp_x',
     author,
     redact: (s) => s,
     path: process.env.PATH!,

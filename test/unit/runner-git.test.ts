@@ -48,7 +48,7 @@ function setup(files: Record<string, string> = {}) {
       workspace: join(root, 'workspace'),
       checkout: 'repo',
       storeDir: mkdtempSync(join(root, 'store-')),
-      token: TOKEN,
+      token: () => TOKEN,
       author,
       redact: (s) => s,
       path: process.env.PATH!,
