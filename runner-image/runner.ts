@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import { onceGranted } from '../common/kube/errors.ts';
 import { DEFAULT_BASE_BRANCH } from '../common/session/defaults.ts';
 import { truncate } from '../common/session/display.ts';
-import { repoProblem } from '../common/session/repo.ts';
 import { LIMITS, type Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { SCREENSHOT_TOOL, type Agent, type AgentImage, type AgentResult } from './agents/types.ts';
@@ -12,6 +11,8 @@ import { DISK_FULL_MESSAGE, isDiskFull } from './workspace/disk-full.ts';
 import { commitMessage, cutDiff, type Git, type Snapshot } from './git/store.ts';
 import { SnapshotRefused } from './workspace/snapshot.ts';
 import { publish } from './forge/publish.ts';
+import type { GitHubAccess } from './forge/github.ts';
+import { agentPrompt, prepareWorkspace } from './start.ts';
 import { RunnerHost } from './agent-callbacks.ts';
 import { answerDiffRequests, DiffDrawer, diffFileNames } from './pictures/diff-review.ts';
 import type { FileDiff } from './pictures/diff-parse.ts';
@@ -36,7 +37,7 @@ export interface RunnerDeps {
   /** The workspace volume's root (its mount point). */
   workspace: string;
   repoDir: string;
-  github: { apiUrl: string; token: () => string | undefined };
+  github: GitHubAccess;
   /** The install's repository host list: git runs, and the token goes, only to these. */
   repoHosts: readonly string[];
   redact: (s: string) => string;
@@ -94,7 +95,9 @@ export class Runner {
     if (status.phase === 'Starting') await status.move({ type: 'RunnerStarted' });
     const spec = this.session.spec;
     const base = spec.repo.baseBranch ?? DEFAULT_BASE_BRANCH;
-    if (!(await this.prepareWorkspace(spec.repo, base))) return;
+    if (!(await prepareWorkspace(this.deps, spec))) return;
+    const prompt = await agentPrompt(this.deps, spec);
+    if (prompt === undefined) return;
     const images = await this.pictures();
     if (!images) return;
     const host = new RunnerHost({
@@ -110,7 +113,7 @@ export class Runner {
     });
     const result = await this.deps.agent.run(
       {
-        prompt: spec.prompt,
+        prompt,
         images,
         cwd: this.deps.repoDir,
         mode: spec.mode ?? 'run',
@@ -130,33 +133,11 @@ export class Runner {
       return;
     }
     if (!snapshot) {
+      await this.deps.git.settle();
       await status.move({ type: 'FinishedWithoutChanges' });
       return;
     }
     await this.changesGate(snapshot, base);
-  }
-
-  /** The checkout at the base (or the changes kept from before); false once the Session has failed for want of it. */
-  private async prepareWorkspace(repo: Session['spec']['repo'], base: string): Promise<boolean> {
-    const { status, log } = this.deps;
-    const refused = repoProblem(repo, this.deps.repoHosts);
-    if (refused) {
-      await status.move({ type: 'AgentFailed' }, `Could not get the repository: ${refused}`);
-      return false;
-    }
-    try {
-      const started = this.deps.now().getTime();
-      const how = await this.deps.git.prepare(repo.url, base);
-      log.info({ how, ms: this.deps.now().getTime() - started }, 'workspace ready');
-      if (how === 'kept-changes') status.addProgress('Continuing from the changes kept on the workspace');
-      return true;
-    } catch (error) {
-      const why = (await isDiskFull(error, this.deps.workspace))
-        ? DISK_FULL_MESSAGE
-        : `Could not get the repository: ${errorText(error)}`;
-      await status.move({ type: 'AgentFailed' }, why);
-      return false;
-    }
   }
 
   /** Kills every process of the agent container, once; undefined when that held, else why not. */
@@ -239,8 +220,12 @@ export class Runner {
   private async changesGate(snapshot: Snapshot, base: string): Promise<void> {
     const { status, git } = this.deps;
     const { stat, files } = await this.recordDiff(snapshot, true);
-    const name = this.session.metadata.name!;
-    const commit = await git.commit(snapshot, commitMessage(this.session.spec.prompt, name));
+    const { spec, metadata } = this.session;
+    const message = commitMessage(spec.prompt, metadata.name!, spec.requester);
+    const commit = await git.commit(snapshot, message);
+    const prStat = await git.pullRequestSize(commit);
+    status.setResult({ prStat });
+    const whole = spec.pullRequest ? `\nWhole pull request #${spec.pullRequest.number}: ${prStat}` : '';
     const stopAnswering = answerDiffRequests({
       status,
       drawer: this.diffs,
@@ -249,17 +234,18 @@ export class Runner {
       publish: (pictures, request, file) => this.media.publishDiffPages(pictures, { caption: file, request }),
     });
     const { effects } = await new Requests(status, this.stop.signal)
-      .raise('changes', { summary: truncate(stat, LIMITS.textChars) }, async (due) => {
+      .raise('changes', { summary: truncate(stat, LIMITS.textChars - whole.length) + whole }, async (due) => {
         if (due.includes('RevertWorkspace')) await git.revert();
       })
       .finally(stopAnswering);
     if (!effects.includes('Publish')) return;
-    await publish(this.deps, { session: this.session, commit, base, stat });
+    await publish(this.deps, { session: this.session, commit, message, base, stat });
   }
 
   private async fail(message: string): Promise<void> {
     const { snapshot, unread } = await this.changes();
     if (snapshot) await this.recordDiff(snapshot, false);
+    else if (!unread) await this.deps.git.settle();
     await this.deps.status.move({ type: 'AgentFailed' }, unread ? `${message} ${unreadText(unread)}` : message);
   }
 

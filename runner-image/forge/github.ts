@@ -1,6 +1,14 @@
-// Opens pull requests through the GitHub REST API (GITHUB_API_URL: github.com, Enterprise, or a fake).
+// The GitHub REST API with the supervisor's own token (GITHUB_API_URL: github.com, Enterprise, or a
+// stand-in): open a pull request, request a reviewer, read check runs and reviews for a fix.
 import type { Redactor } from '../../common/log.ts';
+import type { TokenSource } from '../git/env.ts';
 import { forgeText } from './text.ts';
+
+/** Where the API is and the token for it, read at each call (never given to the agent). */
+export interface GitHubAccess {
+  apiUrl: string;
+  token: TokenSource;
+}
 
 export interface PullRequestInput {
   owner: string;
@@ -11,8 +19,24 @@ export interface PullRequestInput {
   body: string;
 }
 
+export interface RepoSlug {
+  owner: string;
+  repo: string;
+}
+
+/** A refusal of the API: its status, and a message naming it with the start of GitHub's answer (redacted). */
+export class GitHubRefused extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+const REQUEST_TIMEOUT_MS = 30_000;
+
 /** owner/repo from https://host/owner/repo(.git), git@host:owner/repo(.git) or a path …/owner/repo(.git). */
-export function repoSlug(url: string): { owner: string; repo: string } {
+export function repoSlug(url: string): RepoSlug {
   const path = url
     .replace(/^[a-z+]+:\/\/[^/]+\//i, '')
     .replace(/^[^@/]+@[^:]+:/, '')
@@ -23,28 +47,70 @@ export function repoSlug(url: string): { owner: string; repo: string } {
   return { owner: parts.at(-2)!, repo: parts.at(-1)! };
 }
 
-export async function createPullRequest(
-  apiUrl: string,
-  token: string | undefined,
-  pr: PullRequestInput,
+/** `/repos/{owner}/{repo}` and the rest, each part encoded. */
+export function repoPath({ owner, repo }: RepoSlug, ...rest: Array<string | number>): string {
+  return ['repos', owner, repo, ...rest].map((part) => encodeURIComponent(String(part))).join('/');
+}
+
+/** One call; the parsed JSON answer, or GitHubRefused saying `what` failed. */
+export async function githubCall<T>(
+  github: GitHubAccess,
   redact: Redactor,
-): Promise<{ url: string; number: number }> {
-  const response = await fetch(`${apiUrl}/repos/${encodeURIComponent(pr.owner)}/${encodeURIComponent(pr.repo)}/pulls`, {
-    method: 'POST',
+  what: string,
+  request: { method: 'GET' | 'POST'; path: string; body?: unknown },
+): Promise<T> {
+  const token = github.token();
+  const response = await fetch(`${github.apiUrl}/${request.path}`, {
+    method: request.method,
     headers: {
       accept: 'application/vnd.github+json',
-      'content-type': 'application/json',
       'x-github-api-version': '2022-11-28',
       'user-agent': 'tether-runner',
+      ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
       ...(token ? { authorization: `Bearer ${token}` } : {}),
     },
-    body: JSON.stringify({ title: forgeText(pr.title), head: pr.head, base: pr.base, body: forgeText(pr.body) }),
-    signal: AbortSignal.timeout(30_000),
+    body: request.body === undefined ? undefined : JSON.stringify(request.body),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
   const text = await response.text();
   if (!response.ok)
-    throw new Error(redact(`GitHub refused the pull request (${response.status}): ${text.slice(0, 300)}`));
-  const body = JSON.parse(text) as { html_url?: unknown; number?: unknown };
+    throw new GitHubRefused(
+      response.status,
+      redact(`GitHub refused ${what} (${response.status}): ${text.slice(0, 300)}`),
+    );
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new Error(`GitHub answered ${what} with something that is not JSON`);
+  }
+}
+
+export async function createPullRequest(
+  github: GitHubAccess,
+  pr: PullRequestInput,
+  redact: Redactor,
+): Promise<{ url: string; number: number }> {
+  const body = await githubCall<{ html_url?: unknown; number?: unknown }>(github, redact, 'the pull request', {
+    method: 'POST',
+    path: repoPath(pr, 'pulls'),
+    body: { title: forgeText(pr.title), head: pr.head, base: pr.base, body: forgeText(pr.body) },
+  });
   if (typeof body.html_url !== 'string') throw new Error('GitHub answered without html_url');
-  return { url: body.html_url, number: Number(body.number) };
+  if (!Number.isSafeInteger(body.number) || (body.number as number) < 1)
+    throw new Error('GitHub answered without the pull request number');
+  return { url: body.html_url, number: body.number as number };
+}
+
+/** `POST …/pulls/{n}/requested_reviewers`. */
+export async function requestReviewer(
+  github: GitHubAccess,
+  pr: RepoSlug & { number: number },
+  login: string,
+  redact: Redactor,
+): Promise<void> {
+  await githubCall(github, redact, `the review request for @${login}`, {
+    method: 'POST',
+    path: repoPath(pr, 'pulls', pr.number, 'requested_reviewers'),
+    body: { reviewers: [login] },
+  });
 }

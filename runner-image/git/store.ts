@@ -1,16 +1,16 @@
-// Git for the runner, around a private object store in a folder the agent cannot write
-// (TETHER_GIT_STORE): the base branch is fetched there with the token; the agent's checkout is
-// written from it; the checkout is snapshotted into it, and exactly that snapshot is reviewed and
-// pushed. No git the runner runs has a work tree or the agent's .git: every read and write of the
-// workspace goes through workspace-fs (workspace/snapshot.ts reads the checkout, workspace/checkout.ts
-// writes it; agent-git.ts copies in the agent's .git), and no git reads configuration the agent can
-// write (env.ts, spawn.ts).
+// Git for the runner, around a private object store in a folder the agent cannot write (TETHER_GIT_STORE): the
+// base branch (and a pull request's, pull-branch.ts) is fetched there with the token; the agent's checkout is written
+// from it; the checkout is snapshotted into it, and exactly that snapshot is reviewed and pushed. No git the runner
+// runs has a work tree or the agent's .git: every read and write of the workspace goes through workspace-fs
+// (workspace/snapshot.ts reads the checkout, workspace/checkout.ts writes it; agent-git.ts copies in the agent's
+// .git), and no git reads configuration the agent can write (env.ts, spawn.ts).
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Redactor } from '../../common/log.ts';
 import { applyChanges, readBaseMarker, writeBaseMarker, type Change } from '../workspace/checkout.ts';
 import { DIFF_OPTIONS, type GitIdentity, type TokenSource } from './env.ts';
+import type { Diff } from './text.ts';
 import { spawnGit, type RunningGit, type RunOptions } from './spawn.ts';
 import { BaseTree, readBlobs, treeChanges } from './objects.ts';
 import {
@@ -22,9 +22,11 @@ import {
 } from '../workspace/snapshot.ts';
 import { withWorkspaceDir } from '../workspace/fs.ts';
 import { replaceAgentGit, type AgentGitPlace } from './agent-git.ts';
+import { fetchBranch, fetchRef, pullRequestSize, pushOnce, pushToBranch, type BranchGit } from './pull-branch.ts';
 
 export type { Snapshot } from '../workspace/snapshot.ts';
-export { commitMessage, cutDiff } from './text.ts';
+export { PushConflict, RefusedRef, type Pushed } from './pull-branch.ts';
+export { commitMessage, cutDiff, type Diff } from './text.ts';
 
 export interface GitDeps {
   /** The workspace mount: the trusted root of every path below it. */
@@ -43,14 +45,6 @@ export interface GitDeps {
   limits?: SnapshotLimits;
 }
 
-export interface Diff {
-  stat: string;
-  /** The whole unified diff, redacted. */
-  full: string;
-  files: number;
-  lines: number;
-}
-
 export type Prepared = 'cloned' | 'updated' | 'kept-changes';
 
 const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
@@ -59,8 +53,14 @@ export class Git {
   private readonly deps: GitDeps;
   private readonly store: string;
   private readonly scratch: string;
+  /** The commit the checkout was made from: the review's base and the commit's parent. */
   private base: string | undefined;
+  /** The base branch's tip: where a clean checkout rests between commands. */
+  private rest: string | undefined;
+  /** The pull request's tip the checkout started from; undefined without one, or when the forge lost its branch. */
+  pullTip: string | undefined;
   private readonly agentGit: AgentGitPlace;
+  private readonly branchGit: BranchGit;
 
   constructor(deps: GitDeps) {
     this.deps = deps;
@@ -69,6 +69,7 @@ export class Git {
     const { workspace, checkout } = deps;
     const run = (args: string[], options: RunOptions) => this.run(args, options);
     this.agentGit = { run, store: this.store, scratch: this.scratch, workspace, checkout };
+    this.branchGit = { run, start: (args) => this.start(args) };
   }
 
   /** git in the private folder; `done` settles when it exits (rejecting with its redacted stderr). */
@@ -98,28 +99,21 @@ export class Git {
     return (await this.runRaw(args, options)).toString();
   }
 
-  /** Fetches the base branch into the store and writes the agent's checkout from it, unless changes are kept. */
-  async prepare(url: string, branch: string): Promise<Prepared> {
+  /**
+   * Fetches the base branch (and the pull request's branch, when given) into the store and writes the agent's
+   * checkout from the branch's tip — the base's when the forge no longer has the branch — unless changes are kept.
+   */
+  async prepare(url: string, branch: string, pullBranch?: string): Promise<Prepared> {
     await this.ensureStore();
-    await this.run(['check-ref-format', `refs/heads/${branch}`]).catch(() => {
-      throw new Error(`"${branch}" is not a valid branch name`);
-    });
-    await this.run(
-      [
-        'fetch',
-        '--quiet',
-        '--no-tags',
-        '--no-recurse-submodules',
-        '--update-head-ok',
-        '--end-of-options',
-        url,
-        `+refs/heads/${branch}:refs/heads/${branch}`,
-      ],
-      { forge: url },
-    );
-    const latest = await this.commitOf(`refs/heads/${branch}`);
+    for (const name of [branch, pullBranch ?? branch])
+      await this.run(['check-ref-format', `refs/heads/${name}`]).catch(() => {
+        throw new Error(`"${name}" is not a valid branch name`);
+      });
+    this.rest = await fetchRef(this.branchGit, url, branch);
+    this.pullTip = pullBranch ? await fetchBranch(this.branchGit, url, pullBranch) : undefined;
+    const latest = this.pullTip ?? this.rest;
     const fresh = await this.ensureWorkTree();
-    const from = (await this.keptBase(latest)) ?? latest;
+    const from = (await this.keptBase([...new Set([latest, this.rest])])) ?? latest;
     this.base = from;
     let outcome: Prepared = 'kept-changes';
     if (fresh || (await this.isClean(from))) {
@@ -128,7 +122,7 @@ export class Git {
       outcome = fresh ? 'cloned' : 'updated';
     }
     await writeBaseMarker(this.deps.workspace, this.base);
-    await replaceAgentGit(this.agentGit, url, branch, this.base!, latest);
+    await replaceAgentGit(this.agentGit, url, this.pullTip ? pullBranch! : branch, this.base, latest);
     return outcome;
   }
 
@@ -170,26 +164,36 @@ export class Git {
     return (await this.run(args, { input: message })).trim();
   }
 
-  /** Pushes a commit of the store to refs/heads/<branch> of the repository URL. */
+  /** Pushes a commit of the store to refs/heads/<branch> (tether/* only) of the repository URL, fast-forward. */
   async push(url: string, commit: string, branch: string): Promise<void> {
-    await this.run(
-      [
-        'push',
-        '--quiet',
-        '--no-verify',
-        '--no-recurse-submodules',
-        '--end-of-options',
-        url,
-        `${commit}:refs/heads/${branch}`,
-      ],
-      { forge: url },
-    );
+    await pushOnce(this.branchGit, url, commit, branch);
   }
 
-  /** The work tree back to the base: what differs is restored or removed; ignored and left-out files stay. */
+  /** push(), and when the branch moved meanwhile the commit's changes merged onto its new tip and pushed. */
+  async pushOnto(url: string, branch: string, commit: string, message: string) {
+    const treeOf = (rev: string) => this.treeOf(rev);
+    return pushToBranch(this.branchGit, { url, branch, commit, parent: this.requireBase(), message, treeOf });
+  }
+
+  /** The whole pull request's size: the commit against where it left the base branch. */
+  async pullRequestSize(commit: string): Promise<string> {
+    return pullRequestSize(this.branchGit, this.rest ?? this.requireBase(), commit);
+  }
+
+  /**
+   * The work tree back to where it rests (the base, or for a pull request's branch the base branch's tip): what
+   * differs is restored or removed; ignored and left-out files stay.
+   */
   async revert(): Promise<void> {
     const base = this.requireBase();
-    await this.checkOut((await this.snapshot(base)).tree, base);
+    const rest = this.rest ?? base;
+    await this.checkOut((await this.snapshot(base)).tree, rest);
+    if (rest !== base) await writeBaseMarker(this.deps.workspace, rest);
+  }
+
+  /** A checkout left clean on a pull request's tip goes back to the base branch's tip (next command: either). */
+  async settle(): Promise<void> {
+    if (this.rest && this.base && this.rest !== this.base && (await this.isClean(this.base))) await this.revert();
   }
 
   private requireBase(): string {
@@ -220,23 +224,25 @@ export class Git {
     });
   }
 
-  private async commitOf(rev: string): Promise<string> {
-    return (await this.run(['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`])).trim();
-  }
-
   private async treeOf(commit: string): Promise<string> {
     return (await this.run(['rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`])).trim();
   }
 
-  /** The base the kept work tree was made from: only a commit the forge's branch contains. */
-  private async keptBase(latest: string): Promise<string | undefined> {
+  /** The base the kept work tree was made from: only a commit one of the fetched branches contains. */
+  private async keptBase(tips: string[]): Promise<string | undefined> {
     const recorded = await readBaseMarker(this.deps.workspace);
     if (!OBJECT_ID.test(recorded)) return undefined;
-    const contained = await this.run(['merge-base', '--is-ancestor', '--end-of-options', recorded, latest]).then(
-      () => true,
-      () => false,
-    );
-    return contained ? recorded : undefined;
+    for (const tip of tips) {
+      const args = ['merge-base', '--is-ancestor', '--end-of-options', recorded, tip];
+      if (
+        await this.run(args).then(
+          () => true,
+          () => false,
+        )
+      )
+        return recorded;
+    }
+    return undefined;
   }
 
   /** Whether the checkout is the commit's tree; a checkout too large to snapshot is not. */

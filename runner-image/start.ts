@@ -1,0 +1,71 @@
+// What a run needs before the agent starts: the checkout (at the base, at the tip of the pull request
+// it continues, or the changes kept from before) and the prompt (for a fix, with GitHub's text as data).
+// Each returns undefined once it has failed the Session saying why.
+import type { Logger } from 'pino';
+import { DEFAULT_BASE_BRANCH } from '../common/session/defaults.ts';
+import { repoProblem } from '../common/session/repo.ts';
+import type { Session } from '../common/session/schema.ts';
+import { fixPrompt } from './forge/fix-context.ts';
+import { repoSlug, type GitHubAccess } from './forge/github.ts';
+import type { Git } from './git/store.ts';
+import type { StatusWriter } from './status.ts';
+import { DISK_FULL_MESSAGE, isDiskFull } from './workspace/disk-full.ts';
+
+export interface StartDeps {
+  status: StatusWriter;
+  git: Git;
+  log: Logger;
+  github: GitHubAccess;
+  redact: (s: string) => string;
+  repoHosts: readonly string[];
+  workspace: string;
+  now: () => Date;
+}
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** The checkout ready for the agent; false once the Session has failed for want of it. */
+export async function prepareWorkspace(deps: StartDeps, spec: Session['spec']): Promise<boolean> {
+  const { status, log } = deps;
+  const refused = repoProblem(spec.repo, deps.repoHosts);
+  if (refused) {
+    await status.move({ type: 'AgentFailed' }, `Could not get the repository: ${refused}`);
+    return false;
+  }
+  const base = spec.repo.baseBranch ?? DEFAULT_BASE_BRANCH;
+  const pr = spec.pullRequest;
+  try {
+    const started = deps.now().getTime();
+    const how = await deps.git.prepare(spec.repo.url, base, pr?.branch);
+    log.info({ how, pullTip: deps.git.pullTip, ms: deps.now().getTime() - started }, 'workspace ready');
+    if (pr && deps.git.pullTip) status.addProgress(`Continuing pull request #${pr.number} (${pr.branch})`);
+    if (pr && !deps.git.pullTip)
+      status.addProgress(`The branch of pull request #${pr.number} is gone from the forge; starting from ${base}`);
+    if (how === 'kept-changes') status.addProgress('Continuing from the changes kept on the workspace');
+    return true;
+  } catch (error) {
+    const why = (await isDiskFull(error, deps.workspace))
+      ? DISK_FULL_MESSAGE
+      : `Could not get the repository: ${errorText(error)}`;
+    await status.move({ type: 'AgentFailed' }, why);
+    return false;
+  }
+}
+
+/** The prompt; for a fix, with the failing checks or the review read from GitHub by the supervisor. */
+export async function agentPrompt(deps: StartDeps, spec: Session['spec']): Promise<string | undefined> {
+  const { fix, pullRequest } = spec;
+  if (!fix || !pullRequest) return spec.prompt;
+  const what = fix.kind === 'checks' ? 'the failing checks' : 'the review';
+  try {
+    const slug = repoSlug(spec.repo.url);
+    const prompt = await fixPrompt(spec.prompt, { github: deps.github, redact: deps.redact, slug, pullRequest, fix });
+    deps.log.info({ kind: fix.kind, chars: prompt.length - spec.prompt.length }, 'fix read from GitHub');
+    deps.status.addProgress(`Read ${what} of pull request #${pullRequest.number} from GitHub`);
+    return prompt;
+  } catch (error) {
+    deps.log.error({ err: error }, 'could not read the fix from GitHub');
+    await deps.status.move({ type: 'AgentFailed' }, `Could not read ${what} from GitHub: ${errorText(error)}`);
+    return undefined;
+  }
+}
