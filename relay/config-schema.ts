@@ -57,6 +57,16 @@ const SESSIONS = {
     { default: DEFAULT_REPO_HOSTS.join(',') },
   ),
   RELAY_REPO_CHOICES_CONFIGMAP: configMap('tether-repo-choices', "ConfigMap holding each phone's default repository"),
+  TETHER_PULL_REQUESTS_CONFIGMAP: configMap(
+    'tether-pull-requests',
+    "ConfigMap of the pull requests Tether opened for phones (a phone's next command continues its open one)",
+  ),
+  TETHER_PEOPLE: optional(
+    str(
+      'who each phone is, as JSON: [{"phone":"+1…","name":"Ada","email":"ada@…","github":"ada","repos":["web"],' +
+        '"merge":true}]; repos limits the repositories (absent: all), merge allows *merge* from the phone',
+    ),
+  ),
   TETHER_RUN_TIMEOUT: sessionDuration(SESSION_DEFAULTS.timeouts.run, 'spec.timeouts.run of new Sessions'),
   TETHER_APPROVAL_TIMEOUT: sessionDuration(
     SESSION_DEFAULTS.timeouts.approval,

@@ -9,6 +9,7 @@ import { phoneHasher } from '../common/session/phone-hash.ts';
 import { parseRepoHosts, repoProblem } from '../common/session/repo.ts';
 import { RELAY_ENV } from './config-schema.ts';
 import { nameFromUrl, repoList, type NamedRepo } from './repo-list.ts';
+import { parsePeople, type Person } from './inbound/people.ts';
 
 export { ConfigError, RELAY_ENV };
 type Env = Static<typeof RELAY_ENV>;
@@ -82,9 +83,10 @@ function parseNumbers(list: string): Set<string> {
 
 /**
  * Every repository a phone may pick, the default first, each on the controller's host list: one
- * the controller would refuse is refused here at start, before a phone is told "On it".
+ * the controller would refuse is refused here at start, before a phone is told "On it". The people
+ * map's repositories must be on the list.
  */
-function repositories(env: Env): { repos: NamedRepo[]; repoHosts: string[] } {
+function repositories(env: Env): { repos: NamedRepo[]; repoHosts: string[]; people?: Person[] } {
   const first = {
     name: env.TETHER_REPO_NAME ?? nameFromUrl(env.TETHER_REPO_URL),
     url: env.TETHER_REPO_URL,
@@ -100,7 +102,16 @@ function repositories(env: Env): { repos: NamedRepo[]; repoHosts: string[] } {
         'refuse every command on it; add its host or folder to TETHER_REPO_HOSTS, or drop it',
     );
   }
-  return { repos, repoHosts: hosts };
+  const people =
+    env.TETHER_PEOPLE === undefined
+      ? undefined
+      : checked('TETHER_PEOPLE', () =>
+          parsePeople(
+            env.TETHER_PEOPLE!,
+            repos.map((r) => r.name),
+          ),
+        );
+  return { repos, repoHosts: hosts, people };
 }
 
 /** Twilio wholly or not at all, and at least one way to reach a phone. */
@@ -164,6 +175,7 @@ function configFrom(env: Env) {
     repo: { url: env.TETHER_REPO_URL, baseBranch: env.TETHER_REPO_BASE_BRANCH },
     ...repositories(env),
     repoChoicesConfigMap: env.RELAY_REPO_CHOICES_CONFIGMAP,
+    pullRequestsConfigMap: env.TETHER_PULL_REQUESTS_CONFIGMAP,
     timeouts: { run: env.TETHER_RUN_TIMEOUT, approval: env.TETHER_APPROVAL_TIMEOUT },
     maxQueued: env.TETHER_MAX_QUEUED,
     port: env.RELAY_PORT,

@@ -25,9 +25,11 @@ export function finished(session: Session, defaults: SessionDefaults): string {
   switch (session.status?.phase) {
     case 'Succeeded':
       return [
-        r.prUrl
-          ? `✅ Pull request opened: ${r.prUrl}`
-          : `✅ Done (session ${name}).${r.summary ? `\n${showHidden(r.summary)}` : ''}`,
+        r.pushed === 'added' || r.pushed === 'onNewTip'
+          ? pushed(r)
+          : r.prUrl
+            ? `✅ Pull request opened: ${r.prUrl}`
+            : `✅ Done (session ${name}).${r.summary ? `\n${showHidden(r.summary)}` : ''}`,
         footer(session),
       ]
         .filter(Boolean)
@@ -45,6 +47,17 @@ export function finished(session: Session, defaults: SessionDefaults): string {
     default:
       return '';
   }
+}
+
+/** A follow-up's commit on its pull request: where, the whole pull request's size, someone else's push. */
+function pushed(r: Result): string {
+  return [
+    `✅ Pushed to pull request #${r.prNumber}${r.prUrl ? `: ${r.prUrl}` : ''}`,
+    r.prStat ? `The pull request now: ${showHidden(r.prStat)}` : '',
+    r.pushed === 'onNewTip' ? 'Someone else had pushed to it meanwhile: your changes went on top of theirs.' : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 /**

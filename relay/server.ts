@@ -9,13 +9,13 @@ import { createApp } from './app.ts';
 import type { RelayConfig } from './config.ts';
 import { parseDuration } from '../common/session/display.ts';
 import { ConfigMapClaims } from './inbound/claims.ts';
-import { ConfigMapRepoChoices, MemoryRepoChoices } from './inbound/repo-choices.ts';
-import { PhoneRepos } from './inbound/phone-repos.ts';
+import { phoneRepos, pullWiring, type PullActionsFactory, type PullWiring } from './inbound/wiring.ts';
 import { InboundHandler } from './inbound/handler.ts';
 import { Intake } from './inbound/intake.ts';
 import { Journal } from './inbound/journal.ts';
 import { TWILIO_API_ORIGIN } from './inbound/media-fields.ts';
 import { InboundImages } from './inbound/media-in.ts';
+import type { PhoneRepos } from './inbound/phone-repos.ts';
 import { PhoneView } from './inbound/phone-view.ts';
 import { CachedTokenAuthorizer, tokenReviewer, type UploadAuthorizer } from './media/auth.ts';
 import { foreignRefAuditor } from './media/refs.ts';
@@ -43,6 +43,8 @@ export interface RelayParts {
   authorizer?: UploadAuthorizer;
   /** the relay's one clock (tests set it); Date.now by default */
   now?: () => number;
+  /** answers the pull request notices' words (relay/github/actions.ts); absent: "not set up" */
+  pullActions?: PullActionsFactory;
 }
 
 export interface RunningRelay {
@@ -68,10 +70,12 @@ interface Wiring extends RelayParts {
   lanes: PhoneLanes;
   journal: Journal;
   defaults: SessionDefaults;
+  pulls: PullWiring;
 }
 
 export async function startRelay(parts: RelayParts, host = parts.config.bindAddress): Promise<RunningRelay> {
   const { config, logger, store } = parts;
+  const repos = phoneRepos(config, parts.kubeConfig);
   const w: Wiring = {
     ...parts,
     now: parts.now ?? Date.now,
@@ -80,6 +84,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     lanes: new PhoneLanes(),
     journal: await Journal.open(config.journalDir, { onSync: (seconds) => parts.metrics.journalSync.observe(seconds) }),
     defaults: { maxQueued: config.maxQueued, timeouts: config.timeouts },
+    pulls: pullWiring(config, parts.kubeConfig, store, repos, logger, parts.pullActions),
   };
   const { phones, lanes, journal } = w;
   const { twilio, webChat, transportFor } = transports(w);
@@ -92,7 +97,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     now: w.now,
   });
   const pictures = inboundPictures(config, media);
-  const inbound = inboundOf(w, outbox, pictures?.images);
+  const inbound = inboundOf(w, outbox, repos, pictures?.images);
   const intake = new Intake({
     journal,
     handler: inbound,
@@ -104,6 +109,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
   const app = appOf(w, { intake, media, webChat, webhookMedia: pictures?.source, ready: () => ready });
 
   delivery.start();
+  w.pulls.recorder.start();
   store.onChange(foreignRefAuditor(logger));
   await store.start();
   intake.replay();
@@ -132,6 +138,7 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
       await closed;
       await intake.idle();
       await delivery.stop();
+      await w.pulls.recorder.stop();
       store.stop();
       await lanes.idle();
       await journal.close();
@@ -192,7 +199,7 @@ function deliveryOf(w: Wiring, outbox: Outbox, webChat: WebChat | undefined): De
   });
 }
 
-function inboundOf(w: Wiring, outbox: Outbox, images: InboundImages | undefined): InboundHandler {
+function inboundOf(w: Wiring, outbox: Outbox, repos: PhoneRepos, images: InboundImages | undefined): InboundHandler {
   const { config, journal } = w;
   // A message's claim lives as long as the request it answered can be open.
   const claims = new ConfigMapClaims(w.kubeConfig, {
@@ -215,7 +222,8 @@ function inboundOf(w: Wiring, outbox: Outbox, images: InboundImages | undefined)
     metrics: w.metrics,
     logger: w.logger,
     phoneHash: config.phoneHash,
-    repos: phoneRepos(w),
+    repos,
+    pulls: w.pulls.parts,
     cost: config.cost,
     images,
     concurrency: config.inboundConcurrency,
@@ -264,19 +272,6 @@ function appOf(w: Wiring, { intake, media, webChat, webhookMedia, ready }: AppPa
     namespace: config.namespace,
     now: w.now,
   });
-}
-
-/** A phone's default repository is kept only when there is a choice (one repository needs no ConfigMap). */
-function phoneRepos({ config, kubeConfig }: RelayParts): PhoneRepos {
-  const choices =
-    config.repos.length > 1
-      ? new ConfigMapRepoChoices(kubeConfig, {
-          name: config.repoChoicesConfigMap,
-          namespace: config.namespace,
-          phoneHash: config.phoneHash,
-        })
-      : new MemoryRepoChoices();
-  return new PhoneRepos(config.repos, choices, config.phoneHash);
 }
 
 /** Pictures from the phone come from Twilio's API, fetched with the account's credentials. */

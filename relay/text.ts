@@ -5,9 +5,11 @@ import { previewPrompt } from '../common/session/display.ts';
 import { LABEL_REPO } from '../common/session/names.ts';
 import { usd } from '../common/session/budget.ts';
 import { showHidden } from './chat/shown.ts';
+import type { PullRecord, PullState } from './pulls/types.ts';
 import { instructions, pendingText } from './request-text.ts';
 import { costStopped, finished, pictureCut, queueFull, reviewCaption } from './result-text.ts';
 import { humanDuration, shortId } from './text-format.ts';
+import { echoName } from './inbound/command.ts';
 
 export { cutChars } from './request-text.ts';
 export { pictureCut, reviewCaption } from './result-text.ts';
@@ -34,6 +36,8 @@ export const text = {
       "Reviewing changes: *diff <file>* shows one file's pages · *diff* lists the changed files.",
       'A picture with a caption: the caption is the command, and the agent sees the picture.',
       "A run paused for its cost: *continue* · *stop*. *status* shows today's spend.",
+      'Pull requests: your next command continues your open one · *new <command>* starts another · ' +
+        '*prs* lists yours · *pr <n>* picks one · on a notice: *fix* · *details* · *ignore* · *merge*.',
       ...(repos
         ? [
             repos,
@@ -61,6 +65,11 @@ export const text = {
     ]
       .filter(Boolean)
       .join('\n'),
+  repoNotYours: (name: string, mine: string[]) =>
+    `*${name}* is not one of your repositories here. Yours: ${mine.join(', ')}. ` +
+    'Start a command with *@name* to pick one.',
+  repoGone: (name: string) =>
+    `The repository of that pull request (${echoName(name)}) is no longer set up here. Nothing was started.`,
   repoSummary: (names: string[], current: string) =>
     `Repositories: ${names.map((n) => (n === current ? `*${n}* (your default)` : n)).join(', ')}`,
   noDiff: () => 'No changes are waiting for your review. *diff <file>* shows a changed file while they are.',
@@ -81,13 +90,16 @@ export const text = {
   diffMoreFiles: (hidden: number) => `${hidden} more file${hidden === 1 ? '' : 's'} not shown — reply *diff <file>*`,
   empty: () => 'Send a command in words, e.g. "add a dark-mode toggle". Reply *help* for more.',
   tooLong: (max: number) => `That command is too long (over ${max} characters). Please shorten it and send it again.`,
-  started: (name: string, how: { plan?: boolean; repo?: string } = {}) =>
-    `On it (session ${shortId(name)})${how.repo ? ` in *${how.repo}*` : ''}.` +
+  /** `pr`: the pull request it continues; `from`: the base branch a `new` command starts from. */
+  started: (name: string, how: { plan?: boolean; repo?: string; pr?: number; from?: string } = {}) =>
+    `On it (session ${shortId(name)})${how.repo ? ` in *${how.repo}*` : ''}` +
+    `${how.pr ? ` — continuing PR #${how.pr}` : how.from ? ` — a new pull request from ${how.from}` : ''}.` +
     `${how.plan ? ' The plan comes first, for your approval.' : ''} Reply *cancel* to stop.`,
   startedFromQueue: (name: string, prompt: string) =>
     `▶️ Starting your queued command (session ${shortId(name)}): ${previewPrompt(prompt, 60)}`,
-  queued: (position: number) =>
-    `Queued (#${position}). It starts when the current task finishes. *cancel* stops all of them.`,
+  queued: (position: number, pr?: number) =>
+    `Queued (#${position})${pr ? ` — continuing PR #${pr}` : ''}. ` +
+    'It starts when the current task finishes. *cancel* stops all of them.',
   queueFull,
   requestClosed: () => 'That request is no longer open. Reply *status* to see where things are.',
   unknownButton: () => 'That button is not one of ours. Reply with a word instead (*help* lists them).',
@@ -173,4 +185,29 @@ export const text = {
     `⏰ Still waiting for your approval — it expires in ${Math.max(1, Math.round(msLeft / 60_000))} min.`,
 
   finished,
+
+  newUsage: () =>
+    'Send *new <command>* to start a new pull request from the base branch instead of continuing your open one, ' +
+    'e.g. "new add a footer".',
+  noPulls: () => 'You have no open pull requests here. Your next command opens one when you approve its changes.',
+  /** One line of `prs`: `prompt` is the command that opened it, when its Session is still kept. */
+  pullLine: (r: PullRecord, prompt: string | undefined, how: { current: boolean; repo?: string }) =>
+    `• #${r.number}${how.repo ? ` (${how.repo})` : ''} ${previewPrompt(showHidden(prompt ?? r.branch), 60)} — ` +
+    `${r.fixing ? 'open, being fixed' : 'open'}${how.current ? ' · current' : ''}`,
+  pullList: (lines: string[], more: number) =>
+    [
+      'Your open pull requests:',
+      ...lines,
+      ...(more > 0 ? [`…and ${more} more.`] : []),
+      'New commands continue the current one. *pr <n>* picks another · *new <command>* starts a new one.',
+    ].join('\n'),
+  pullChosen: (number: number, url: string, repo?: string) =>
+    `Your next commands${repo ? ` on *${repo}*` : ''} continue PR #${number}: ${url}`,
+  pullNotOpen: (number: number, state: PullState) =>
+    `PR #${number} is ${state}: new commands start from the base branch. *prs* lists your open ones.`,
+  pullUnknown: (number: number) => `You have no pull request #${number} here. *prs* lists your open ones.`,
+  statusPull: (number: number, url: string) => `PR #${number} is open: ${url} — new commands continue it.`,
+  mergeNotYours: () =>
+    'Merging from the phone is not among your rights here. Merge it on GitHub, or ask whoever runs Tether.',
+  pullActionsOff: () => 'Pull request notices are not set up here, so there is nothing to answer with that word.',
 };

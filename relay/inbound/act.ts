@@ -9,7 +9,7 @@ import { text } from '../text.ts';
 import { askDiff } from './diff-request.ts';
 import type { InboundMessage } from './message.ts';
 import { NewSessions, type NewSessionDeps } from './new-session.ts';
-import type { DecisionDraft, Route } from './router.ts';
+import { commandRoute, type DecisionDraft, type Route } from './router.ts';
 
 export interface ActDeps extends NewSessionDeps {
   logger: Logger;
@@ -36,6 +36,8 @@ function plainReply(r: Route, maxQueued: number): string | undefined {
       return text.unknownButton();
     case 'imageNotNow':
       return text.imageNotNow();
+    case 'newUsage':
+      return text.newUsage();
     case 'mediaRefused':
       if (r.media === 'audio') return text.audioNotSupported();
       return r.media === 'sticker' ? text.stickerRefused() : text.mediaRefused();
@@ -77,6 +79,12 @@ export class Actions {
         return this.decide(r.session, r.decision, `${message.transport}:${maskPhone(phone)}`);
       case 'diff':
         return askDiff(this.d.sessions, this.d.namespace, this.d.phones.context(phone).session, r.file);
+      case 'prs':
+        return this.d.pullAnswers ? this.d.pullAnswers.list(phone) : text.noPulls();
+      case 'pr':
+        return this.d.pullAnswers ? this.d.pullAnswers.choose(phone, r.number) : text.pullUnknown(r.number);
+      case 'pull':
+        return this.pull(message, r, log);
       default:
         return plainReply(r, this.d.defaults.maxQueued);
     }
@@ -88,9 +96,9 @@ export class Actions {
     const repos = await this.d.repos.summary(phone);
     const spend = this.d.cost && text.spendToday(this.spentToday(phone), this.d.cost.dailyUsd);
     const now = this.d.now();
-    return [shown ? text.status(shown, view.open.length - 1, now, repos !== undefined) : text.idle(), repos, spend]
-      .filter(Boolean)
-      .join('\n');
+    const pull = await this.d.pullAnswers?.statusLine(phone);
+    const session = shown ? text.status(shown, view.open.length - 1, now, repos !== undefined) : text.idle();
+    return [session, pull, repos, spend].filter(Boolean).join('\n');
   }
 
   private async cancel(phone: string): Promise<string> {
@@ -113,10 +121,34 @@ export class Actions {
     }
     const made = await this.created.create(message, r);
     if ('failure' in made) return text.imageFailed(made.failure, this.d.images?.maxBytes ?? 0);
-    log.info({ session: made.session.metadata.name }, 'session created');
-    return r.kind === 'start'
-      ? text.started(made.session.metadata.name!, { plan: r.mode === 'plan', repo: made.repo })
-      : text.queued(r.position);
+    if ('notYours' in made) return this.d.repos.notYours(message.from, made.notYours);
+    const pr = made.pullRequest?.number;
+    log.info({ session: made.session.metadata.name, pr }, 'session created');
+    if (r.kind === 'queue') return text.queued(r.position, pr);
+    const from = r.fresh ? made.session.spec.repo.baseBranch : undefined;
+    return text.started(made.session.metadata.name!, { plan: r.mode === 'plan', repo: made.repo, pr, from });
+  }
+
+  /** *fix*, *ignore*, *details*, *merge*: a reply, or a command started or queued as if typed. */
+  private async pull(message: InboundMessage, r: Extract<Route, { kind: 'pull' }>, log: Logger): Promise<string> {
+    if (!this.d.pullAnswers) return text.pullActionsOff();
+    const outcome = await this.d.pullAnswers.act(message.from, r.action, r.noticeId);
+    log.info({ action: r.action, outcome: outcome.kind }, 'pull request action');
+    if (outcome.kind === 'reply') return outcome.text;
+    if (!this.d.repos.names.includes(outcome.repo)) return text.repoGone(outcome.repo);
+    const options = {
+      repo: outcome.repo,
+      pullRequest: outcome.pullRequest,
+      ...(outcome.fix ? { fix: outcome.fix } : {}),
+    };
+    const routed = commandRoute(
+      outcome.prompt,
+      options,
+      this.d.phones.context(message.from),
+      this.d.defaults.maxQueued,
+    );
+    if (routed.kind !== 'start' && routed.kind !== 'queue') return plainReply(routed, this.d.defaults.maxQueued)!;
+    return this.command(message, routed, log);
   }
 
   private spentToday(phone: string): number {

@@ -1,5 +1,6 @@
-// What a new command asks for besides its words: plan first (`plan: …`, `plan …`) and a repository
-// (`@web …`), in either order; and the `repo` keyword (list, or set the phone's default). Pure.
+// What a new command asks for besides its words: a new pull request from the base (`new …`, first),
+// plan first (`plan: …`, `plan …`) and a repository (`@web …`), in either order; and the `repo`
+// keyword (list, or set the phone's default). Pure.
 
 export type Mode = 'run' | 'plan';
 
@@ -8,7 +9,12 @@ export interface Command {
   mode: Mode;
   /** the `@name` given, lowercased and as typed otherwise (the caller checks it against the list) */
   repo?: string;
+  /** `new …`: start from the base branch, not the phone's open pull request */
+  fresh?: true;
 }
+
+/** `new:` / `new` then the command: a new pull request from the base. */
+const NEW = /^new\b[ \t]*:?\s*/i;
 
 /** `plan:` / `plan` then the command (newlines kept: scripts and long commands). */
 const PLAN = /^plan\b[ \t]*:?\s*/i;
@@ -18,6 +24,8 @@ const AT = /^@(\S*)\s*/;
 /** Reads the prefixes off a command; `prompt` is empty when only prefixes were sent ("plan", "@web"). */
 export function readCommand(body: string): Command {
   let rest = body.trim();
+  const fresh = NEW.exec(rest);
+  if (fresh) rest = rest.slice(fresh[0].length);
   let mode: Mode = 'run';
   let repo: string | undefined;
   for (let i = 0; i < 2; i++) {
@@ -33,7 +41,12 @@ export function readCommand(body: string): Command {
       rest = rest.slice(at[0].length);
     }
   }
-  return { prompt: rest.trim(), mode, ...(repo !== undefined ? { repo } : {}) };
+  return {
+    prompt: rest.trim(),
+    mode,
+    ...(repo !== undefined ? { repo } : {}),
+    ...(fresh ? { fresh: true as const } : {}),
+  };
 }
 
 /**

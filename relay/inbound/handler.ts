@@ -24,6 +24,7 @@ import { Duplicate, Once } from './once.ts';
 import type { PhoneView } from './phone-view.ts';
 import { MemoryRepoChoices } from './repo-choices.ts';
 import { PhoneRepos } from './phone-repos.ts';
+import { PullAnswers, type PullParts } from './pull-answers.ts';
 import type { Route } from './router.ts';
 import { routeTap } from './tap.ts';
 
@@ -59,6 +60,8 @@ export interface InboundOptions {
   cost?: CostBudget;
   /** the clock, epoch ms (default Date.now) */
   now?: () => number;
+  /** the phone's pull requests (records, and the notice words' actions); absent: every command from the base */
+  pulls?: PullParts;
 }
 
 export type InboundOutcome = 'duplicate' | Route['kind'];
@@ -82,7 +85,10 @@ export class InboundHandler {
     this.repos =
       options.repos ?? new PhoneRepos([installRepo(options.repo)], new MemoryRepoChoices(), options.phoneHash);
     this.limit = concurrencyLimit(options.concurrency ?? INBOUND_CONCURRENCY);
-    this.actions = new Actions({ ...options, repos: this.repos, once: this.once, now: this.now });
+    const pullAnswers =
+      options.pulls &&
+      new PullAnswers({ pulls: options.pulls, repos: this.repos, phones: options.phones, now: this.now });
+    this.actions = new Actions({ ...options, repos: this.repos, once: this.once, now: this.now, pullAnswers });
   }
 
   /**

@@ -1,5 +1,7 @@
 // A new command's Session: one write, named from the message id, so it is also the message's
 // de-duplication record (once.ts). Pictures sent with the command are fetched and kept first.
+// It continues the phone's open pull request in its repository unless it says `new` (or is a fix,
+// which names its own); it says who asked (the people map) and from which channel.
 import type { PhoneHash } from '../../common/session/phone-hash.ts';
 import { ANNOTATION_RECEIVED_AT } from '../../common/session/order.ts';
 import type { SessionDefaults } from '../../common/session/defaults.ts';
@@ -12,14 +14,17 @@ import {
   LABEL_REPO,
   commandSessionName,
 } from '../../common/session/names.ts';
+import type { PullRequestRef } from '../../common/session/forge-schema.ts';
 import type { Session, SessionImage, SessionSpec } from '../../common/session/schema.ts';
 import { writeDelivered } from '../delivered-state.ts';
+import type { NamedRepo } from '../repo-list.ts';
 import type { SessionApi } from '../session-store.ts';
 import type { ImageFailure, InboundImages } from './media-in.ts';
 import type { InboundMessage } from './message.ts';
 import type { Once } from './once.ts';
 import type { PhoneRepos } from './phone-repos.ts';
 import type { PhoneView } from './phone-view.ts';
+import type { PullAnswers } from './pull-answers.ts';
 import type { CommandOptions } from './router.ts';
 
 export interface NewSessionDeps {
@@ -34,6 +39,15 @@ export interface NewSessionDeps {
   now: () => number;
   /** the install's keyed phone hash: the Session's name and label */
   phoneHash: PhoneHash;
+  /** the phone's pull requests: absent, every command starts from the base */
+  pullAnswers?: PullAnswers;
+}
+
+/** What a command became: its Session, the repository named when the install has several, the PR it continues. */
+export interface Made {
+  session: Session;
+  repo?: string;
+  pullRequest?: PullRequestRef;
 }
 
 type Command = { kind: 'start' | 'queue'; prompt: string } & CommandOptions;
@@ -49,12 +63,19 @@ export class NewSessions {
   async create(
     message: InboundMessage,
     command: Command,
-  ): Promise<{ session: Session; repo?: string } | { failure: ImageFailure | 'refused' }> {
+  ): Promise<Made | { failure: ImageFailure | 'refused' } | { notYours: string }> {
+    const repo = await this.d.repos.pick(message.from, command);
+    if (!this.d.repos.people.mayUse(message.from, repo.name)) return { notYours: repo.name };
     const images = message.media?.length ? await this.keepImages(message) : undefined;
     if (images && 'failure' in images) return images;
-    const session = await this.write(message, command, images);
-    const repo = this.d.repos.names.length > 1 ? session.metadata.labels?.[LABEL_REPO] : undefined;
-    return { session, repo };
+    const pullRequest =
+      command.pullRequest ?? (command.fresh ? undefined : await this.d.pullAnswers?.followed(message.from, repo.name));
+    const session = await this.write(message, repo, { ...command, ...(pullRequest ? { pullRequest } : {}) }, images);
+    return {
+      session,
+      repo: this.d.repos.names.length > 1 ? session.metadata.labels?.[LABEL_REPO] : undefined,
+      pullRequest: session.spec.pullRequest,
+    };
   }
 
   /** The pictures of a new command; none fetched when its Session exists already (a copy: write() answers it). */
@@ -67,12 +88,21 @@ export class NewSessions {
     return this.d.images.keep(message, name);
   }
 
-  private async write(message: InboundMessage, command: Command, images?: SessionImage[]): Promise<Session> {
+  private async write(
+    message: InboundMessage,
+    repo: NamedRepo,
+    command: Command,
+    images?: SessionImage[],
+  ): Promise<Session> {
     const phone = message.from;
     const name = commandSessionName(this.d.phoneHash(phone), message.id);
-    const made = await this.d.repos.spec(phone, command.prompt, command, this.d.defaults, this.d.phones);
+    const requester = this.d.repos.people.requester(phone);
     const spec: SessionSpec = {
-      ...made.spec,
+      ...this.d.repos.spec(phone, repo, command.prompt, command, this.d.defaults, this.d.phones),
+      ...(command.pullRequest ? { pullRequest: command.pullRequest } : {}),
+      ...(command.fix ? { fix: command.fix } : {}),
+      ...(requester ? { requester } : {}),
+      channel: message.transport === 'web' ? 'web' : 'whatsapp',
       ...(images?.length ? { images } : {}),
       ...(this.d.cost?.runPauseUsd ? { costPauseUsd: this.d.cost.runPauseUsd } : {}),
     };
@@ -84,7 +114,7 @@ export class NewSessions {
     };
     try {
       const session = await this.d.sessions.create(this.d.namespace, name, spec, {
-        labels: { [LABEL_PHONE_HASH]: this.d.phoneHash(phone), [LABEL_PART_OF]: 'tether', [LABEL_REPO]: made.repo },
+        labels: { [LABEL_PHONE_HASH]: this.d.phoneHash(phone), [LABEL_PART_OF]: 'tether', [LABEL_REPO]: repo.name },
         annotations,
       });
       this.d.phones.remember(session);

@@ -29,6 +29,8 @@ const STATELESS = new Set<Route['kind']>([
   'unknownRepo',
   'repoUsage',
   'planUsage',
+  'newUsage',
+  'prs',
   'mediaRefused',
   'imageNotNow',
 ]);

@@ -70,16 +70,21 @@ export class PhoneView {
 
   /**
    * The agent conversation to continue: the newest agentSessionId of this phone (in this workspace,
-   * under any of its names, and repository, when given).
+   * under any of its names, and repository, when given); with `pr`, of the pull request's Sessions
+   * when one of them has it.
    */
-  resumeId(phone: string, where?: { workspaces: string[]; url: string }): string | undefined {
+  resumeId(phone: string, where?: { workspaces: string[]; url: string; pr?: number }): string | undefined {
     const same = (s: Session) =>
       !where || (where.workspaces.includes(s.spec.workspace) && s.spec.repo.url === where.url);
-    return this.sessions(phone)
-      .filter(same)
-      .map((s) => s.status?.result?.agentSessionId)
-      .filter(Boolean)
-      .at(-1);
+    const ids = (list: Session[]) =>
+      list
+        .map((s) => s.status?.result?.agentSessionId)
+        .filter(Boolean)
+        .at(-1);
+    const mine = this.sessions(phone).filter(same);
+    const pr = where?.pr;
+    const ofPull = (s: Session) => s.status?.result?.prNumber === pr || s.spec.pullRequest?.number === pr;
+    return (pr !== undefined ? ids(mine.filter(ofPull)) : undefined) ?? ids(mine);
   }
 
   /** When the phone last wrote: in memory, else its newest Session or decision (survives restarts). */

@@ -1,5 +1,8 @@
 // What an incoming text means, given where the phone's sessions stand. Pure: no I/O.
+import type { FixRequest, PullRequestRef } from '../../common/session/forge-schema.ts';
 import { LIMITS, type Decision, type Pending, type Phase } from '../../common/session/schema.ts';
+import { isPullAction } from '../pulls/keys.ts';
+import type { PullAction } from '../pulls/types.ts';
 import { readCommand, readRepoKeyword } from './command.ts';
 
 export interface PhoneContext {
@@ -11,8 +14,17 @@ export interface PhoneContext {
   repos?: readonly string[];
 }
 
-/** What a new command asks for besides its words (command.ts): plan first, and which repository. */
-export type CommandOptions = { mode?: 'plan'; repo?: string };
+/**
+ * What a new command asks for besides its words (command.ts): plan first, which repository, a new
+ * pull request from the base (`new`); a *fix* names its pull request and what it fixes.
+ */
+export type CommandOptions = {
+  mode?: 'plan';
+  repo?: string;
+  fresh?: true;
+  pullRequest?: PullRequestRef;
+  fix?: FixRequest;
+};
 
 export type DecisionDraft = Omit<Decision, 'by' | 'at'>;
 
@@ -29,6 +41,14 @@ export type Route =
   | { kind: 'repoUsage'; name: string }
   | { kind: 'unknownRepo'; name: string }
   | { kind: 'planUsage' }
+  /** `new` with no command */
+  | { kind: 'newUsage' }
+  /** the phone's open pull requests */
+  | { kind: 'prs' }
+  /** make pull request #number the phone's current one */
+  | { kind: 'pr'; number: number }
+  /** *fix*, *ignore*, *details*, *merge*: typed (the newest notice of the current PR) or tapped (`noticeId`) */
+  | { kind: 'pull'; action: PullAction; noticeId?: string }
   | { kind: 'queueFull' }
   | { kind: 'tooLong' }
   | { kind: 'nothingPending' }
@@ -153,6 +173,7 @@ export function route(body: string, context: PhoneContext, maxQueued: number): R
   const kw = keyword(text);
   if (kw?.word === 'help') return { kind: 'help' };
   if (kw?.word === 'status') return { kind: 'status' };
+  if (/^prs$/i.test(text)) return { kind: 'prs' };
   if (kw?.word === 'cancel') return { kind: 'cancel' };
   const repoKeyword = readRepoKeyword(text);
   if (repoKeyword) return { kind: 'repo', ...repoKeyword };
@@ -165,20 +186,32 @@ export function route(body: string, context: PhoneContext, maxQueued: number): R
   if (current?.phase === 'AwaitingApproval' && current.pending)
     return routePending(current.name, current.pending, text, kw);
   if (kw) return { kind: 'nothingPending' };
+  const pr = /^pr #?(\d{1,9})$/i.exec(text);
+  if (pr) return { kind: 'pr', number: Number(pr[1]) };
+  const word = text.toLowerCase();
+  if (isPullAction(word)) return { kind: 'pull', action: word };
   const command = readCommand(body);
   if (command.repo !== undefined && !context.repos?.includes(command.repo))
     return { kind: 'unknownRepo', name: command.repo };
-  if (!command.prompt)
+  if (!command.prompt) {
+    if (command.fresh && command.mode !== 'plan' && command.repo === undefined) return { kind: 'newUsage' };
     return command.mode === 'plan' || command.repo === undefined
       ? { kind: 'planUsage' }
       : { kind: 'repoUsage', name: command.repo };
+  }
   if (command.prompt.length > LIMITS.promptChars) return { kind: 'tooLong' };
   const options: CommandOptions = {
     ...(command.mode === 'plan' ? { mode: 'plan' } : {}),
     ...(command.repo ? { repo: command.repo } : {}),
+    ...(command.fresh ? { fresh: true } : {}),
   };
-  const busy = current !== undefined || context.queued > 0;
-  if (!busy) return { kind: 'start', prompt: command.prompt, ...options };
+  return commandRoute(command.prompt, options, context, maxQueued);
+}
+
+/** A command started now, or queued behind the phone's others (or refused: the queue is full). */
+export function commandRoute(prompt: string, options: CommandOptions, context: PhoneContext, maxQueued: number): Route {
+  const busy = context.current !== undefined || context.queued > 0;
+  if (!busy) return { kind: 'start', prompt, ...options };
   if (context.queued >= maxQueued) return { kind: 'queueFull' };
-  return { kind: 'queue', prompt: command.prompt, position: context.queued + (current ? 2 : 1), ...options };
+  return { kind: 'queue', prompt, position: context.queued + (context.current ? 2 : 1), ...options };
 }

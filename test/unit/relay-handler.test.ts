@@ -54,6 +54,7 @@ describe('InboundHandler', () => {
       repo: { url: 'https://github.com/acme/web.git', baseBranch: 'main' },
       workspace: expect.stringMatching(/^ws-[0-9a-f]{16}$/),
       timeouts: { run: '60m', approval: '30m' },
+      channel: 'web',
     });
     expect(s!.metadata.labels).toMatchObject({
       'tether.dev/phone-hash': expect.stringMatching(/^[0-9a-f]{16}$/),
