@@ -14,9 +14,12 @@ import { downloadHandler } from './media/download.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { chatRouter } from './transports/chat-routes.ts';
 import type { WebChat } from './transports/web.ts';
+import { GITHUB_BODY_LIMIT, githubWebhookHandler, type GithubWebhookSettings } from './github/webhook.ts';
 
 export interface AppDeps {
   webhook?: WebhookSettings;
+  /** absent (no TETHER_GITHUB_WEBHOOK_SECRET): POST /github/webhook answers 404 */
+  github?: GithubWebhookSettings;
   /** records a message durably (the acknowledgement waits for it) and acts on it in the background */
   inbound: Pick<Intake, 'receive'>;
   media: MediaStore;
@@ -107,6 +110,15 @@ export function createApp(deps: AppDeps): express.Express {
       stop();
     },
   );
+
+  // Without a webhook secret there is no route: the 404 below answers, the body unread.
+  if (deps.github) {
+    app.post(
+      '/github/webhook',
+      express.raw({ type: () => true, limit: GITHUB_BODY_LIMIT }),
+      githubWebhookHandler({ settings: deps.github, metrics: deps.metrics, logger: deps.logger }),
+    );
+  }
 
   if (deps.uploads) {
     app.put(

@@ -7,6 +7,7 @@ import { REPO_NAME_MAX_LENGTH, REPO_NAME_PATTERN } from '../common/session/names
 import { DNS_SUBDOMAIN_PATTERN, E164_PATTERN } from '../common/session/patterns.ts';
 import { BRANCH_PATTERN, DEFAULT_REPO_HOSTS, REPO_URL_PATTERN } from '../common/session/repo.ts';
 import { LIMITS } from '../common/session/schema.ts';
+import { GITHUB_ENV } from './config-github.ts';
 import { BUDGET_DEFAULTS, INBOUND_CONCURRENCY } from './defaults.ts';
 
 const str = (description: string, extra: object = {}) => Type.String({ minLength: 1, description, ...extra });
@@ -141,5 +142,6 @@ export const RELAY_ENV = Type.Object({
   ...MEDIA,
   ...BUDGETS,
   ...INBOUND,
+  ...GITHUB_ENV,
   TETHER_LOG_LEVEL: logLevel(),
 });

@@ -7,6 +7,7 @@ import { durationMs, renamedOf, timeZone } from '../common/config/values.ts';
 import { E164_PATTERN } from '../common/session/patterns.ts';
 import { phoneHasher } from '../common/session/phone-hash.ts';
 import { parseRepoHosts, repoProblem } from '../common/session/repo.ts';
+import { githubConfig } from './config-github.ts';
 import { RELAY_ENV } from './config-schema.ts';
 import { nameFromUrl, repoList, type NamedRepo } from './repo-list.ts';
 import { parsePeople, type Person } from './inbound/people.ts';
@@ -195,6 +196,7 @@ function configFrom(env: Env) {
     journalDir: env.RELAY_JOURNAL_DIR,
     inboundBacklog: env.RELAY_INBOUND_BACKLOG,
     claimsConfigMap: env.RELAY_CLAIMS_CONFIGMAP,
+    github: githubConfig(env),
     logLevel: env.TETHER_LOG_LEVEL as string,
   };
 }

@@ -76,6 +76,35 @@ function outboundMetrics(registers: Registers) {
   };
 }
 
+/** The GitHub webhook and what its events did. */
+function githubMetrics(registers: Registers) {
+  return {
+    githubWebhookRequests: new Counter({
+      name: 'tether_relay_github_webhook_requests_total',
+      help: 'GitHub webhook deliveries by outcome (rejected_401: bad or missing signature)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    githubWebhookDuration: new Histogram({
+      name: 'tether_relay_github_webhook_duration_seconds',
+      help: 'Time to acknowledge a GitHub webhook delivery',
+      registers,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    }),
+    githubEvents: new Counter({
+      name: 'tether_relay_github_events_total',
+      help: 'Pull request events from GitHub by kind and outcome (told: the phone was sent a notice)',
+      labelNames: ['kind', 'outcome'] as const,
+      registers,
+    }),
+    githubBacklog: new Gauge({
+      name: 'tether_relay_github_backlog',
+      help: 'GitHub deliveries journaled and not yet acted on',
+      registers,
+    }),
+  };
+}
+
 /** Runner uploads. */
 function mediaMetrics(registers: Registers) {
   return {
@@ -92,6 +121,12 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
   const registry = new Registry();
   if (options.defaults) collectProcessMetrics(registry);
   const registers = [registry];
-  return { registry, ...inboundMetrics(registers), ...outboundMetrics(registers), ...mediaMetrics(registers) };
+  return {
+    registry,
+    ...inboundMetrics(registers),
+    ...outboundMetrics(registers),
+    ...mediaMetrics(registers),
+    ...githubMetrics(registers),
+  };
 }
 export type RelayMetrics = ReturnType<typeof createMetrics>;

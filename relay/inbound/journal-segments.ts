@@ -6,11 +6,17 @@ import { join } from 'node:path';
 import type { InboundMessage } from './message.ts';
 import type { Route } from './router.ts';
 
-export type Entry = { t: 'in'; m: InboundMessage } | { t: 'route'; id: string; r: Route } | { t: 'done'; id: string };
+/** What a journal holds: an inbound message, or another record with an id (a GitHub delivery). */
+export interface Journaled {
+  id: string;
+}
+
+export type Entry<M extends Journaled = InboundMessage> =
+  { t: 'in'; m: M } | { t: 'route'; id: string; r: Route } | { t: 'done'; id: string };
 
 /** A message the journal holds: not yet done, with the route it was given if it got that far. */
-export interface JournalRecord {
-  message: InboundMessage;
+export interface JournalRecord<M extends Journaled = InboundMessage> {
+  message: M;
   route?: Route;
 }
 
@@ -32,13 +38,16 @@ export function listSegments(dir: string): Array<[number, string]> {
 }
 
 /** Replays every segment in order into the open messages (a torn line, never acknowledged, is skipped). */
-export function readSegments(dir: string, segments: Array<[number, string]>): Map<string, JournalRecord> {
-  const open = new Map<string, JournalRecord>();
+export function readSegments<M extends Journaled>(
+  dir: string,
+  segments: Array<[number, string]>,
+): Map<string, JournalRecord<M>> {
+  const open = new Map<string, JournalRecord<M>>();
   for (const [, name] of segments) {
     for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
-      let entry: Entry;
+      let entry: Entry<M>;
       try {
-        entry = JSON.parse(line) as Entry;
+        entry = JSON.parse(line) as Entry<M>;
       } catch {
         continue; // the torn last line of a crash mid-write: it was never acknowledged
       }
@@ -51,8 +60,8 @@ export function readSegments(dir: string, segments: Array<[number, string]>): Ma
 }
 
 /** The lines that bring a new segment to what is open now. */
-export function snapshot(records: Iterable<JournalRecord>): { text: string; lines: number } {
-  const entries = [...records].flatMap((r): Entry[] => [
+export function snapshot<M extends Journaled>(records: Iterable<JournalRecord<M>>): { text: string; lines: number } {
+  const entries = [...records].flatMap((r): Array<Entry<M>> => [
     { t: 'in', m: r.message },
     ...(r.route ? [{ t: 'route' as const, id: r.message.id, r: r.route }] : []),
   ]);

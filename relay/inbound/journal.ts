@@ -36,6 +36,7 @@ import {
   segmentName,
   snapshot,
   type Entry,
+  type Journaled,
   type JournalRecord,
 } from './journal-segments.ts';
 import type { Route } from './router.ts';
@@ -67,11 +68,12 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
-export class Journal {
+/** `M`: what it records (inbound messages by default; the GitHub deliveries in a journal of their own). */
+export class Journal<M extends Journaled = InboundMessage> {
   /** This journal's identity: stable across restarts of the process that owns the folder. */
   readonly instance: string;
   private readonly dir: string;
-  private readonly open: Map<string, JournalRecord>;
+  private readonly open: Map<string, JournalRecord<M>>;
   /** The segment appends go to: its number, descriptor and line count. */
   private segment = { n: 0, fd: -1, lines: 0 };
   /** Older segments, removed (their descriptors closed) once the current one is synced. */
@@ -87,7 +89,7 @@ export class Journal {
   private readonly onSync?: (seconds: number) => void;
   private readonly compactAfter: number;
 
-  private constructor(dir: string, instance: string, open: Map<string, JournalRecord>, options: JournalOptions) {
+  private constructor(dir: string, instance: string, open: Map<string, JournalRecord<M>>, options: JournalOptions) {
     this.dir = dir;
     this.instance = instance;
     this.open = open;
@@ -96,12 +98,15 @@ export class Journal {
   }
 
   /** Opens (or creates) the journal in `dir`; what was left open is kept in a new segment, synced, the rest removed. */
-  static async open(dir: string, options: JournalOptions = {}): Promise<Journal> {
+  static async open<M extends Journaled = InboundMessage>(
+    dir: string,
+    options: JournalOptions = {},
+  ): Promise<Journal<M>> {
     mkdirSync(dir, { recursive: true });
     const idFile = join(dir, INSTANCE);
     if (!existsSync(idFile)) writeFileSync(idFile, randomBytes(8).toString('hex'), { flush: true });
     const segments = listSegments(dir);
-    const journal = new Journal(dir, readFileSync(idFile, 'utf8').trim(), readSegments(dir, segments), options);
+    const journal = new Journal<M>(dir, readFileSync(idFile, 'utf8').trim(), readSegments<M>(dir, segments), options);
     journal.superseded = segments.map(([, name]) => ({ name }));
     journal.segment.n = segments.at(-1)?.[0] ?? 0;
     journal.rotate();
@@ -111,7 +116,7 @@ export class Journal {
   }
 
   /** Messages recorded and not done, in the order they were recorded. */
-  records(): JournalRecord[] {
+  records(): Array<JournalRecord<M>> {
     return [...this.open.values()];
   }
 
@@ -126,7 +131,7 @@ export class Journal {
   }
 
   /** Resolves once the message is written to the file (in the page cache; fdatasync follows). */
-  record(message: InboundMessage): Promise<void> {
+  record(message: M): Promise<void> {
     this.open.set(message.id, { message });
     return this.append({ t: 'in', m: message });
   }
@@ -154,7 +159,7 @@ export class Journal {
     await closeFd(this.segment.fd);
   }
 
-  private append(entry: Entry): Promise<void> {
+  private append(entry: Entry<M>): Promise<void> {
     if (this.failed) return Promise.reject(this.failed);
     return new Promise<void>((resolve, reject) => {
       this.pending.push(`${JSON.stringify(entry)}\n`);

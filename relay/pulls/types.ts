@@ -10,6 +10,8 @@ export interface PullNotice {
   /** `pr-<8 hex of the record key>-<seq>`: a tap finds its record from it */
   id: string;
   kind: PullEvent['kind'];
+  /** the key of the event it tells of (PullEvent.key): a replay after a restart finds it unsent */
+  key?: string;
   /** ISO time it was made */
   at: string;
   headSha?: string;

@@ -130,3 +130,40 @@ describe('loadConfig', () => {
     ]);
   });
 });
+
+const quiet = () => undefined;
+const load = (more: Record<string, string>) => loadConfig({ ...base, ...more }, quiet);
+
+describe('the GitHub settings', () => {
+  it('are off by default: no client, no poll, no merge', () => {
+    expect(load({}).github).toEqual({ client: undefined, poll: undefined, merge: 'never' });
+  });
+
+  it('read the token file, the API URL, the poll and the merge setting', () => {
+    const github = load({
+      TETHER_GITHUB_TOKEN_FILE: '/var/run/tether/github/token',
+      TETHER_GITHUB_API_URL: 'https://ghe.example.com/api/v3/',
+      TETHER_GITHUB_POLL_SECONDS: '60',
+      TETHER_GITHUB_MERGE: 'whenGreen',
+    }).github;
+    expect(github).toEqual({
+      client: {
+        apiUrl: 'https://ghe.example.com/api/v3',
+        tokenFile: '/var/run/tether/github/token',
+        timeoutMs: 10_000,
+      },
+      poll: { intervalMs: 60_000, maxPerRound: 50 },
+      merge: 'whenGreen',
+    });
+  });
+
+  it('refuse a poll or a merge without a token file, and bad values, naming the variable', () => {
+    expect(() => load({ TETHER_GITHUB_POLL_SECONDS: '30' })).toThrow(
+      /TETHER_GITHUB_POLL_SECONDS.*TETHER_GITHUB_TOKEN_FILE/,
+    );
+    expect(() => load({ TETHER_GITHUB_MERGE: 'whenGreen' })).toThrow(/TETHER_GITHUB_MERGE.*TETHER_GITHUB_TOKEN_FILE/);
+    expect(() => load({ TETHER_GITHUB_MERGE: 'always' })).toThrow(/TETHER_GITHUB_MERGE/);
+    expect(() => load({ TETHER_GITHUB_POLL_MAX: '0' })).toThrow(/TETHER_GITHUB_POLL_MAX/);
+    expect(() => load({ TETHER_GITHUB_TIMEOUT: '100ms' })).toThrow(/TETHER_GITHUB_TIMEOUT.*at least 1s/);
+  });
+});

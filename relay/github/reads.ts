@@ -1,0 +1,94 @@
+// The few GitHub reads the poll and the merge make, typed and paged: a pull request, the check
+// runs of a commit, the reviews of a pull request and how many comments a review holds.
+import { type Conditional, type GitHubClient, repoPath } from './client.ts';
+
+export interface GitHubPull {
+  number: number;
+  state: 'open' | 'closed';
+  merged: boolean;
+  /** null while GitHub is still working it out */
+  mergeable: boolean | null;
+  merged_by?: { login: string } | null;
+  head: { sha: string; ref: string };
+  base: { ref: string };
+}
+
+export interface GitHubCheckRun {
+  id: number;
+  name: string;
+  status: string;
+  conclusion: string | null;
+  head_sha: string;
+  output?: { title?: string | null; summary?: string | null; text?: string | null };
+}
+
+export interface GitHubReview {
+  id: number;
+  user: { login: string } | null;
+  body: string | null;
+  state: string;
+  commit_id: string;
+}
+
+export interface PullRef {
+  owner: string;
+  repo: string;
+  number: number;
+}
+
+const PER_PAGE = 100;
+/** Pages read after the first: a head with more than 1,000 check runs or reviews is read in part. */
+const MORE_PAGES = 9;
+
+export const pullPath = (pull: PullRef) => `${repoPath(pull.owner, pull.repo)}/pulls/${pull.number}`;
+
+export async function readPull(client: GitHubClient, pull: PullRef, etag?: string): Promise<Conditional<GitHubPull>> {
+  return client.getConditional<GitHubPull>(pullPath(pull), etag);
+}
+
+/**
+ * Every check run of a commit. The first page is conditional; when there are more, the rest are
+ * read too and no ETag is given back (the first page's would not vouch for the others).
+ */
+export async function readCheckRuns(
+  client: GitHubClient,
+  pull: PullRef,
+  sha: string,
+  etag?: string,
+): Promise<Conditional<GitHubCheckRun[]>> {
+  const path = (page: number) =>
+    `${repoPath(pull.owner, pull.repo)}/commits/${encodeURIComponent(sha)}/check-runs?per_page=${PER_PAGE}&page=${page}`;
+  type Page = { total_count: number; check_runs: GitHubCheckRun[] };
+  const first = await client.getConditional<Page>(path(1), etag);
+  if (!first.changed) return first;
+  const runs = [...first.body.check_runs];
+  for (let page = 2; page <= 1 + MORE_PAGES && runs.length < first.body.total_count; page++) {
+    const next = await client.get<Page>(path(page));
+    if (!next.check_runs.length) break;
+    runs.push(...next.check_runs);
+  }
+  return { changed: true, body: runs, etag: runs.length > PER_PAGE ? undefined : first.etag };
+}
+
+/** Every submitted review of a pull request, oldest first (paged like readCheckRuns). */
+export async function readReviews(
+  client: GitHubClient,
+  pull: PullRef,
+  etag?: string,
+): Promise<Conditional<GitHubReview[]>> {
+  const path = (page: number) => `${pullPath(pull)}/reviews?per_page=${PER_PAGE}&page=${page}`;
+  const first = await client.getConditional<GitHubReview[]>(path(1), etag);
+  if (!first.changed) return first;
+  const reviews = [...first.body];
+  for (let page = 2, last = first.body; page <= 1 + MORE_PAGES && last.length === PER_PAGE; page++) {
+    last = await client.get<GitHubReview[]>(path(page));
+    reviews.push(...last);
+  }
+  return { changed: true, body: reviews, etag: reviews.length >= PER_PAGE ? undefined : first.etag };
+}
+
+/** How many comments a review left on the code (at most one page is counted). */
+export async function reviewCommentCount(client: GitHubClient, pull: PullRef, reviewId: number): Promise<number> {
+  const comments = await client.get<unknown[]>(`${pullPath(pull)}/reviews/${reviewId}/comments?per_page=${PER_PAGE}`);
+  return comments.length;
+}
