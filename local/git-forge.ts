@@ -28,6 +28,19 @@ export interface ForgeOptions {
   record?: boolean;
   /** Serve only these repositories (URL paths such as /acme/sample.git); all under the root when absent. */
   repositories?: string[];
+  /**
+   * Who else may fetch or push: asked for a request without the forge's own token, with the Basic password
+   * (x-access-token:<token>), the repository's URL path and whether it is a push (the GitHub stand-in's tokens).
+   */
+  authorize?(access: ForgeAccess): boolean;
+  /** Called once a push to the repository (its URL path) has been taken. */
+  onPushed?(repository: string): void;
+}
+
+export interface ForgeAccess {
+  repository: string;
+  write: boolean;
+  token?: string;
 }
 
 export const basicAuth = (token: string) => `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
@@ -56,18 +69,15 @@ export async function serveGitOverHttp(
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (options.record)
       requests.push({ method: req.method ?? '', path: url.pathname, authorization: req.headers.authorization });
-    if (req.headers.authorization !== basicAuth(token)) {
-      res.writeHead(401, { 'www-authenticate': 'Basic realm="forge"' });
-      res.end();
-      return;
-    }
     const folder = servedFolder(url.pathname, options.repositories);
-    if (folder === undefined) {
-      res.writeHead(404);
+    const refusal = refused(req, url, token, options);
+    if (refusal || folder === undefined) {
+      res.writeHead(refusal ?? 404, refusal === 401 ? { 'www-authenticate': 'Basic realm="forge"' } : {});
       res.end();
       return;
     }
-    backend(projectRoot, ownerOf(join(projectRoot, folder)), url, req, res);
+    const pushed = isPush(url) && req.method === 'POST' ? options.onPushed : undefined;
+    backend(projectRoot, ownerOf(join(projectRoot, folder)), url, req, res, () => pushed?.(repositoryPath(url)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -81,8 +91,30 @@ export async function serveGitOverHttp(
   };
 }
 
+const isPush = (url: URL) =>
+  url.pathname.endsWith('/git-receive-pack') || url.searchParams.get('service') === 'git-receive-pack';
+
+/** The repository part of a request's path: /owner/name.git of /owner/name.git/info/refs. */
+const repositoryPath = (url: URL) => /^(.*?\.git)(?:\/|$)/.exec(url.pathname)?.[1] ?? url.pathname;
+
+/** 401 without a token the forge takes, 403 with one it does not take here; undefined: go ahead. */
+function refused(req: IncomingMessage, url: URL, token: string, options: ForgeOptions): 401 | 403 | undefined {
+  const authorization = req.headers.authorization;
+  if (authorization === basicAuth(token)) return undefined;
+  const password = passwordOf(authorization);
+  if (!options.authorize || password === undefined) return 401;
+  return options.authorize({ repository: repositoryPath(url), write: isPush(url), token: password }) ? undefined : 403;
+}
+
+function passwordOf(authorization: string | undefined): string | undefined {
+  const encoded = /^Basic\s+(\S+)$/i.exec(authorization ?? '')?.[1];
+  if (!encoded) return undefined;
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  return decoded.includes(':') ? decoded.slice(decoded.indexOf(':') + 1) : undefined;
+}
+
 /** The owner of `path`, to run as (only root can, and only root needs to: it may serve another user's folder). */
-function ownerOf(path: string): { uid?: number; gid?: number } {
+export function ownerOf(path: string): { uid?: number; gid?: number } {
   if (process.getuid?.() !== 0) return {};
   const { uid, gid } = statSync(path);
   return uid === 0 ? {} : { uid, gid };
@@ -94,6 +126,7 @@ function backend(
   url: URL,
   req: IncomingMessage,
   res: ServerResponse,
+  onDone: () => void,
 ): void {
   const header = (name: string) => String(req.headers[name] ?? '');
   const cgi = spawn('git', ['http-backend'], {
@@ -135,5 +168,9 @@ function backend(
     res.write(head.subarray(end + 4));
     started = true;
   });
-  cgi.stdout.on('end', () => res.end());
+  // Ended once git has exited: a client that saw its push answered finds the push hook already called.
+  cgi.on('close', (code) => {
+    if (code === 0) onDone();
+    res.end();
+  });
 }
