@@ -13,12 +13,14 @@ import {
 import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
 import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type pino from 'pino';
 import { SERVICE_ACCOUNT_DIR } from '../../common/kube/connection.ts';
 import { compileCacheOf } from '../staged-compile-cache.ts';
 import { kubeconfigYaml } from '../control-plane/control-plane.ts';
 import { containerIdOf, type IdRange } from './id-ranges.ts';
 import { claimVolume, containerUser, openStatePath, passableDir, type User } from './identity.ts';
 import type { StagedImage } from './image-store.ts';
+import { keepSecretVolumes, type SecretVolume } from './secret-volumes.ts';
 
 export interface NodeLayout {
   /** The images this node has, by name: each container's /app, `node` and compile cache (image-store.ts). */
@@ -87,22 +89,28 @@ async function tokenFor(
 }
 
 /**
- * Writes projected volumes (tokens, CA, namespace), creates the other volume folders, and sets who
- * may use each (`range`: the Pod's host ids; undefined when every container runs as the node agent).
+ * Writes projected volumes (tokens, CA, namespace) and Secret volumes (kept current until `stop`),
+ * creates the other volume folders, and sets who may use each (`range`: the Pod's host ids; undefined when every container runs as the node agent).
  */
 export async function materializeVolumes(
   kc: KubeConfig,
   layout: NodeLayout,
   pod: V1Pod,
   range: IdRange | undefined,
-): Promise<void> {
+  logger: pino.Logger,
+): Promise<{ stop(): void }> {
   const asUsers = range !== undefined;
   openStatePath(layout.stateDir, asUsers);
   passableDir(podDir(layout, pod), asUsers);
+  const secrets: SecretVolume[] = [];
   for (const volume of pod.spec!.volumes ?? []) {
     const dir = volumeDir(layout, pod, volume);
     passableDir(dirname(dir), asUsers);
     await mkdir(dir, { recursive: true });
+    if (volume.secret) {
+      secrets.push({ volume, dir });
+      continue;
+    }
     for (const source of volume.projected?.sources ?? []) {
       if (source.serviceAccountToken) {
         const token = await tokenFor(
@@ -125,6 +133,7 @@ export async function materializeVolumes(
     }
     claimVolume(dir, pod, volume, range);
   }
+  return keepSecretVolumes(kc, pod, secrets, ({ dir, volume }) => claimVolume(dir, pod, volume, range), logger);
 }
 
 async function envValue(kc: KubeConfig, pod: V1Pod, env: V1EnvVar): Promise<string | undefined> {

@@ -77,13 +77,15 @@ async function startError(deps: PodRunDeps, pod: V1Pod, error: Error): Promise<v
 export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise<PodRun | undefined> {
   const sidecarNames = new Set((pod.spec!.initContainers ?? []).map((c) => c.name));
   let specs: LocalProcessSpec[];
+  let secretVolumes: { stop(): void } | undefined;
   try {
     const range = podIdRange(deps.layout.stateDir, pod, deps.layout.runAsUsers ?? false);
-    await materializeVolumes(deps.kubeConfig, deps.layout, pod, range);
+    secretVolumes = await materializeVolumes(deps.kubeConfig, deps.layout, pod, range, deps.logger);
     specs = await Promise.all(
       podContainers(pod).map((c) => containerProcess(deps.kubeConfig, deps.layout, pod, c, deps.env, range)),
     );
   } catch (error) {
+    secretVolumes?.stop();
     deps.logger.error({ err: error, pod: key }, 'cannot start pod');
     await startError(deps, pod, error as Error);
     return undefined;
@@ -146,6 +148,7 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
     const codes = await Promise.all(regular.map(exitOf));
     await Promise.all(sidecars.map((s) => s.proc.stop(5000)));
     await Promise.all(sidecarExits);
+    secretVolumes.stop();
     await report({
       phase: codes.every((c) => c === 0) ? 'Succeeded' : 'Failed',
       conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: now(), reason: 'PodCompleted' }],

@@ -93,6 +93,7 @@ async function waitForPod(
   }
 }
 
+const readPod = (name: string) => core.readNamespacedPod({ name, namespace: ns });
 const workspaceFile = (file: string) => join(stateDir, 'volumes', ns, 'ws-probe', file);
 const alive = (pid: number) => {
   try {
@@ -298,6 +299,68 @@ ServiceAccount identity and mapped paths, and reports Succeeded`, async () => {
       expect(uidIn('ws-other', 'other')).not.toBe(uidIn('ws-same', 'first'));
     },
   );
+
+  it('mounts a Secret volume once the Secret exists, and rewrites its file in place when the Secret changes', async () => {
+    const READER =
+      "const fs = require('fs'); let last = ''; setInterval(() => { let t; " +
+      "try { t = fs.readFileSync(process.env.TOKEN, 'utf8'); } catch (e) { t = 'ERR ' + e.code; } " +
+      "if (t !== last) { last = t; fs.appendFileSync(process.env.OUT, t + '\\n'); } if (t === 'done') process.exit(0); }, 20)";
+    const secretPod: V1Pod = {
+      metadata: { name: 'secret-vol' },
+      spec: {
+        automountServiceAccountToken: false,
+        restartPolicy: 'Never',
+        terminationGracePeriodSeconds: 5,
+        securityContext: { runAsUser: 1001, runAsGroup: 1000, fsGroup: 1000 },
+        containers: [
+          {
+            name: 'runner',
+            image: PROBE_IMAGE_NAME,
+            command: ['node', '-e', READER],
+            env: [
+              { name: 'OUT', value: '/workspace/secret-vol.log' },
+              { name: 'TOKEN', value: '/var/run/secrets/tether/github/token' },
+            ],
+            volumeMounts: [
+              { name: 'workspace', mountPath: '/workspace' },
+              { name: 'github-token', mountPath: '/var/run/secrets/tether/github', readOnly: true },
+            ],
+          },
+        ],
+        volumes: [
+          { name: 'workspace', persistentVolumeClaim: { claimName: 'ws-secret' } },
+          { name: 'github-token', secret: { secretName: 'secret-vol-github', defaultMode: 0o440 } },
+        ],
+      },
+    };
+    await core.createNamespacedPod({ namespace: ns, body: secretPod });
+    await waitForPod('secret-vol', (p) => Boolean(p?.spec?.nodeName));
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await core.readNamespacedPod({ name: 'secret-vol', namespace: ns })).status?.phase).not.toBe('Running');
+
+    const secret = (token: string) => ({
+      metadata: { name: 'secret-vol-github' },
+      data: { token: Buffer.from(token).toString('base64') },
+    });
+    await core.createNamespacedSecret({ namespace: ns, body: secret('first') });
+    await waitForPod('secret-vol', (p) => p?.status?.phase === 'Running');
+    const log = join(stateDir, 'volumes', ns, 'ws-secret', 'secret-vol.log');
+    const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []);
+    const until = async (line: string) => {
+      const deadline = Date.now() + 15_000;
+      while (!lines().includes(line) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    };
+    await until('first');
+    const file = join(volumeDir({ stateDir }, await readPod('secret-vol'), secretPod.spec!.volumes![1]!), 'token');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(containerIdOf(statSync(file).uid)).toBe(1001);
+
+    await core.replaceNamespacedSecret({ name: 'secret-vol-github', namespace: ns, body: secret('second') });
+    await until('second');
+    await core.replaceNamespacedSecret({ name: 'secret-vol-github', namespace: ns, body: secret('done') });
+    await waitForPod('secret-vol', (p) => p?.status?.phase === 'Succeeded');
+    expect(lines()).toEqual(['first', 'second', 'done']);
+  });
 
   it('stops the whole process group with SIGTERM when the pod is deleted, then removes the pod', async () => {
     await core.createNamespacedPod({ namespace: ns, body: probePod('waits', { MODE: 'wait' }) });

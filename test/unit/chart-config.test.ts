@@ -216,6 +216,7 @@ each phone's choice`, async () => {
     };
     expect(role.rules.flatMap((r) => r.resourceNames ?? [])).toEqual([
       'tether-relay-claims',
+      'tether-pull-requests',
       'tether-relay-repo-choices',
     ]);
     expect(objects.some((o) => o.kind === 'ConfigMap' && o.metadata.name === 'tether-relay-repo-choices')).toBe(true);

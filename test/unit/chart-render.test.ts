@@ -82,6 +82,7 @@ describe('helm template, default values', () => {
       'ClusterRoleBinding/agents-tether-relay',
       'ConfigMap/tether-controller',
       'ConfigMap/tether-dashboard',
+      'ConfigMap/tether-pull-requests',
       'ConfigMap/tether-relay',
       'ConfigMap/tether-relay-claims',
       'CustomResourceDefinition/sessions.tether.dev',

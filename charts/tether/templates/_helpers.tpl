@@ -52,6 +52,22 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "tether.relaySecret" -}}
 {{- default (printf "%s-relay" (include "tether.fullname" .)) .Values.secrets.relay.existingSecret -}}
 {{- end -}}
+{{/* GitHub: the App (all of id, installationId and a key, or none), its key's Secret, the relay's token Secret. */}}
+{{- define "tether.githubApp" -}}
+{{- with .Values.github.app }}{{ if or .id .installationId .existingSecret .privateKey }}true{{ end }}{{ end -}}
+{{- end -}}
+{{- define "tether.githubAppSecret" -}}
+{{- default (printf "%s-github-app" (include "tether.fullname" .)) .Values.github.app.existingSecret -}}
+{{- end -}}
+{{- define "tether.relayGithubSecret" -}}
+{{- include "tether.component" (dict "root" . "component" "relay-github") -}}
+{{- end -}}
+{{- define "tether.pullRequestsConfigMap" -}}
+{{- include "tether.component" (dict "root" . "component" "pull-requests") -}}
+{{- end -}}
+{{/* Where the relay and runners find their GitHub token file (a Secret volume). */}}
+{{- define "tether.githubTokenDir" -}}/var/run/secrets/tether/github{{- end -}}
+{{- define "tether.githubAppKeyDir" -}}/var/run/secrets/tether/github-app{{- end -}}
 {{/* stringData of the chart-made Secrets, also hashed into the relay's Pod template (checksum/secrets). */}}
 {{- define "tether.twilioSecretData" -}}
 {{ .Values.secrets.twilio.accountSidKey }}: {{ .Values.secrets.twilio.accountSid | quote }}
@@ -229,6 +245,31 @@ topologySpreadConstraints: {{- toYaml . | nindent 2 }}
 {{- end -}}
 {{- if and .Values.secrets.twilio.accountSid (not .Values.secrets.twilio.authToken) -}}
 {{- fail "secrets.twilio.accountSid needs secrets.twilio.authToken" -}}
+{{- end -}}
+{{- include "tether.validateGithub" . -}}
+{{- end -}}
+
+{{/* GitHub and people: what the schema cannot say. */}}
+{{- define "tether.validateGithub" -}}
+{{- $app := .Values.github.app -}}
+{{- if include "tether.githubApp" . -}}
+{{- if not (and $app.id $app.installationId) -}}
+{{- fail "github.app needs both id and installationId (the App's id and its installation's, numbers as strings)" -}}
+{{- end -}}
+{{- if not (or $app.existingSecret $app.privateKey) -}}
+{{- fail "github.app needs its private key: github.app.existingSecret (key github.app.privateKeyKey) or github.app.privateKey" -}}
+{{- end -}}
+{{- if and $app.existingSecret $app.privateKey -}}
+{{- fail "github.app: set existingSecret or privateKey, not both" -}}
+{{- end -}}
+{{- if .Values.github.token.existingSecret -}}
+{{- fail "github.token is the personal-token alternative to github.app: set one of them" -}}
+{{- end -}}
+{{- end -}}
+{{- range $i, $p := .Values.people -}}
+{{- if not (kindIs "string" $p.phone) -}}
+{{- fail (printf "people[%d].phone is not a string: quote it in the values file (\"+14155550123\"); --set reads it as a number and drops the +" $i) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
