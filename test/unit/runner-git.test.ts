@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { plainGit } from '../support/plain-git.ts';
 import { cutDiff, Git } from '../../runner-image/git/store.ts';
 import { credentialKey, gitEnvironment } from '../../runner-image/git/env.ts';
 import { filesContaining } from '../support/files.ts';
@@ -12,20 +13,6 @@ import { hostileGitScript } from '../support/hostile-git.ts';
 
 const TOKEN = 'ghp_canaryCANARYcanary0123456789abcdefAB';
 const author = { name: 'Tether', email: 'tether@example.com' };
-const plainGit = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: cwd,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@t',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@t',
-    },
-  });
 
 /** A bare remote with one commit on main, a workspace and the runner's private folder. */
 function setup(files: Record<string, string> = {}) {

@@ -1,29 +1,15 @@
 // A pull request's branch with real git: the checkout from its tip, the review since that tip and the
 // whole pull request's size, fast-forward pushes, a tip someone else moved (clean merge or conflict),
 // a branch the forge lost, refs outside tether/* refused, and the checkout resting on the base after.
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { plainGit } from '../support/plain-git.ts';
 import { Git, PushConflict, RefusedRef } from '../../runner-image/git/store.ts';
 
 const author = { name: 'Tether', email: 'tether@example.com' };
 const BRANCH = 'tether/s1';
-const plainGit = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: cwd,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_AUTHOR_NAME: 'o',
-      GIT_AUTHOR_EMAIL: 'o@o',
-      GIT_COMMITTER_NAME: 'o',
-      GIT_COMMITTER_EMAIL: 'o@o',
-    },
-  });
 
 /** A bare remote: main with README and app.txt; tether/s1 one commit ahead (pr.txt), pushed from a clone `other`. */
 function setup() {
