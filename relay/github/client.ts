@@ -134,7 +134,10 @@ function refusal(response: Response, prefix: string, text: string, clean: Redact
   } catch {
     message = text;
   }
-  message = message.replace(/[\p{Cc}\s]+/gu, ' ').trim().slice(0, ERROR_TEXT_MAX);
+  message = message
+    .replace(/[\p{Cc}\s]+/gu, ' ')
+    .trim()
+    .slice(0, ERROR_TEXT_MAX);
   const limited =
     (response.status === 403 || response.status === 429) && response.headers.get('x-ratelimit-remaining') === '0';
   const reset = Number(response.headers.get('x-ratelimit-reset'));

@@ -12,7 +12,7 @@ export const CHECK_NAME_CHARS = 100;
 /** The most pull requests one check run or suite is told for. */
 const PULLS_PER_EVENT = 10;
 /** Check conclusions the phone hears of as a failure. */
-const FAILED = new Set(['failure', 'timed_out', 'cancelled', 'action_required']);
+export const FAILED = new Set(['failure', 'timed_out', 'cancelled', 'action_required']);
 
 type Json = Record<string, unknown>;
 type Where = { owner: string; repo: string };

@@ -1,10 +1,15 @@
 // The words of *merge*: one line each, saying what happened or why not.
-import { oneLine } from './event-keys.ts';
+import { showHidden } from '../../common/hidden-text.ts';
 
 const NAMES_SHOWN = 3;
 const NAME_CHARS = 60;
 
 const short = (sha: string) => sha.slice(0, 7);
+/** A check's name as the phone sees it: one line, hidden characters shown, cut. */
+const oneLine = (text: string, max: number) => {
+  const line = showHidden(text.replace(/\s+/g, ' ')).trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};
 const nameList = (names: string[]) => {
   const shown = names.slice(0, NAMES_SHOWN).map((n) => oneLine(n, NAME_CHARS));
   const more = names.length - shown.length;
@@ -12,8 +17,6 @@ const nameList = (names: string[]) => {
 };
 
 export const MERGE_TEXT = {
-  turnedOff: 'Merging from the phone is turned off for this install (github.merge: never).',
-  noToken: 'Merging from the phone needs a GitHub token, and this install has none.',
   notAllowed: (name: string) => `${name} may not merge: the install's people list does not give merge rights.`,
   alreadyMerged: (n: number) => `Pull request #${n} is already merged.`,
   closed: (n: number) => `Pull request #${n} is closed; it cannot be merged.`,
@@ -29,6 +32,7 @@ export const MERGE_TEXT = {
   headMoved: (n: number) =>
     `Pull request #${n} changed while merging (a new commit); its checks must pass on the new head first.`,
   refused: (n: number, why: string) => `GitHub would not merge pull request #${n}: ${why}`,
-  merged: (n: number, sha: string | undefined) => `Merged pull request #${n}${sha ? ` (${short(sha)})` : ''}.`,
+  merged: (n: number, sha: string | undefined) =>
+    `🎉 Merged pull request #${n}${sha ? ` (${short(sha)})` : ''}. Your next command there starts from the base branch.`,
   unreachable: (n: number, why: string) => `Could not merge pull request #${n}: ${why}`,
 };

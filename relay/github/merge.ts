@@ -1,62 +1,58 @@
-// *merge* from the phone: allowed by the install (TETHER_GITHUB_MERGE: whenGreen) and the person
-// (the people list's `merge`), on an open pull request whose head's check runs all completed green
-// and that GitHub finds mergeable — then `PUT …/merge` with that head's sha, in the repository's
-// default method. Otherwise one line saying why.
-import type { PullRecord } from '../pulls/types.ts';
+// *merge* from the phone (when TETHER_GITHUB_MERGE is whenGreen): allowed by the person (the people
+// list's `merge`), on an open pull request whose head's check runs all completed green and that
+// GitHub finds mergeable — then `PUT …/merge` with that head's sha, in the repository's default
+// method, and the record is marked merged (the webhook's "merged" then tells nothing twice).
+// Otherwise one line saying why.
+import type { PullRecord, PullRecords } from '../pulls/types.ts';
+import type { Merger, Person } from './actions.ts';
 import { GitHubError, type GitHubClient } from './client.ts';
-import { GREEN_CONCLUSIONS } from './event-keys.ts';
 import { MERGE_TEXT } from './merge-text.ts';
-import { pullPath, readCheckRuns, readPull, type GitHubCheckRun, type GitHubPull, type PullRef } from './reads.ts';
+import {
+  isGreen,
+  pullPath,
+  readCheckRuns,
+  readPull,
+  type GitHubCheckRun,
+  type GitHubPull,
+  type PullRef,
+} from './reads.ts';
 
 export type MergeSetting = 'never' | 'whenGreen';
 
-/** What the people list says of the person asking; undefined when the install has no people list. */
-export interface MergeRights {
-  name: string;
-  merge?: boolean;
-}
-
-export interface Merger {
-  /** The reply to *merge*: merged, or why not. */
-  merge(record: PullRecord, person: MergeRights | undefined): Promise<string>;
-}
+/** The install's Merger: none when merging from the phone is off (or there is no token to merge with). */
+export const mergerFor = (setting: MergeSetting, client: GitHubClient | undefined, records: PullRecords) =>
+  setting === 'whenGreen' && client ? new GitHubMerger(client, records) : undefined;
 
 export class GitHubMerger implements Merger {
-  private readonly setting: MergeSetting;
-  private readonly client: GitHubClient | undefined;
+  private readonly client: GitHubClient;
+  private readonly records: PullRecords;
 
-  constructor(setting: MergeSetting, client: GitHubClient | undefined) {
-    this.setting = setting;
+  constructor(client: GitHubClient, records: PullRecords) {
     this.client = client;
+    this.records = records;
   }
 
-  async merge(record: PullRecord, person: MergeRights | undefined): Promise<string> {
-    if (this.setting === 'never') return MERGE_TEXT.turnedOff;
+  async merge(record: PullRecord, person: Pick<Person, 'name' | 'merge'> | undefined): Promise<string> {
     if (person && !person.merge) return MERGE_TEXT.notAllowed(person.name);
-    if (!this.client) return MERGE_TEXT.noToken;
     const ref: PullRef = { owner: record.owner, repo: record.repo, number: record.number };
     try {
-      return await this.mergeIfGreen(this.client, ref);
+      return await this.mergeIfGreen(ref);
     } catch (error) {
       if (error instanceof GitHubError) return MERGE_TEXT.unreachable(ref.number, error.message);
       throw error;
     }
   }
 
-  private async mergeIfGreen(client: GitHubClient, ref: PullRef): Promise<string> {
-    const read = await readPull(client, ref);
+  private async mergeIfGreen(ref: PullRef): Promise<string> {
+    const read = await readPull(this.client, ref);
     if (!read.changed) throw new GitHubError('GitHub answered 304 to an unconditional read');
     const pull = read.body;
-    const runs = await readCheckRuns(client, ref, pull.head.sha);
+    const runs = await readCheckRuns(this.client, ref, pull.head.sha);
     const reason = whyNot(ref.number, pull, runs.changed ? runs.body : []);
     if (reason) return reason;
+    let merged: { merged?: boolean; sha?: string; message?: string };
     try {
-      const result = await client.put<{ merged?: boolean; sha?: string; message?: string }>(`${pullPath(ref)}/merge`, {
-        sha: pull.head.sha,
-      });
-      return result.merged === false
-        ? MERGE_TEXT.refused(ref.number, result.message ?? 'no reason given')
-        : MERGE_TEXT.merged(ref.number, result.sha);
+      merged = await this.client.put(`${pullPath(ref)}/merge`, { sha: pull.head.sha });
     } catch (error) {
       if (!(error instanceof GitHubError)) throw error;
       if (error.status === 409) return MERGE_TEXT.headMoved(ref.number);
@@ -64,6 +60,14 @@ export class GitHubMerger implements Merger {
         return MERGE_TEXT.refused(ref.number, error.message.replace(/^.*?\(\d{3}\):\s*/, ''));
       throw error;
     }
+    if (merged.merged === false) return MERGE_TEXT.refused(ref.number, merged.message ?? 'no reason given');
+    await this.records.update(
+      ref.owner,
+      ref.repo,
+      ref.number,
+      (r) => r && { ...r, state: 'merged', fixing: undefined },
+    );
+    return MERGE_TEXT.merged(ref.number, merged.sha);
   }
 }
 
@@ -72,7 +76,7 @@ function whyNot(number: number, pull: GitHubPull, allRuns: GitHubCheckRun[]): st
   if (pull.merged) return MERGE_TEXT.alreadyMerged(number);
   if (pull.state !== 'open') return MERGE_TEXT.closed(number);
   const runs = allRuns.filter((run) => run.head_sha === pull.head.sha);
-  const failed = runs.filter((run) => run.status === 'completed' && !GREEN_CONCLUSIONS.has(run.conclusion ?? ''));
+  const failed = runs.filter((run) => run.status === 'completed' && !isGreen(run));
   if (failed.length)
     return MERGE_TEXT.failed(
       number,

@@ -1,38 +1,45 @@
-// What the poll read, turned into the PullEvents the webhook makes of the same facts (pure).
+// What the poll read, turned into the PullEvents the webhook (events.ts) makes of the same facts,
+// with the same keys, so that whichever comes second is seen as done. Pure but for the comment count.
 import type { PullEvent } from '../pulls/types.ts';
-import { checkExcerpt, eventKeys, oneLine, FAILED_CONCLUSIONS, GREEN_CONCLUSIONS } from './event-keys.ts';
-import type { GitHubCheckRun, GitHubPull, GitHubReview, PullRef } from './reads.ts';
+import { CHECK_NAME_CHARS, excerptOf, FAILED } from './events.ts';
+import { isGreen, type GitHubCheckRun, type GitHubPull, type GitHubReview, type PullRef } from './reads.ts';
 
-const GIST_CHARS = 200;
-
-/** Merged or closed; a new head; or nothing. */
+/** Merged or closed (keyed by when, as a reopened and closed again pull request is news); a new head; or nothing. */
 export function pullEvents(ref: PullRef, pull: GitHubPull, knownHead: string | undefined): PullEvent[] {
+  const key = `closed:${pull.closed_at ?? ''}`;
   const by = pull.merged_by?.login;
-  if (pull.merged) return [{ ...ref, kind: 'merged', key: eventKeys.merged(ref.number), ...(by ? { by } : {}) }];
-  if (pull.state === 'closed') return [{ ...ref, kind: 'closed', key: eventKeys.closed(ref.number) }];
+  if (pull.merged) return [{ ...ref, key, kind: 'merged', by }];
+  if (pull.state === 'closed') return [{ ...ref, key, kind: 'closed', by: undefined }];
   if (pull.head.sha === knownHead) return [];
-  return [{ ...ref, kind: 'headMoved', key: eventKeys.headMoved(pull.head.sha), headSha: pull.head.sha }];
+  return [{ ...ref, key: `head:${pull.head.sha}`, kind: 'headMoved', headSha: pull.head.sha }];
 }
 
-/** One checksFailed per failing run of the head; checksPassed once every run completed green. */
+/** One checksFailed per failing run of the head; one checksPassed per suite whose runs all completed green. */
 export function checkEvents(ref: PullRef, headSha: string, runs: GitHubCheckRun[]): PullEvent[] {
   const ofHead = runs.filter((run) => run.head_sha === headSha);
-  const failed = ofHead.filter((run) => run.status === 'completed' && FAILED_CONCLUSIONS.has(run.conclusion ?? ''));
+  const failed = ofHead.filter((run) => run.status === 'completed' && FAILED.has(run.conclusion ?? ''));
   const events: PullEvent[] = failed.map((run) => ({
     ...ref,
+    key: `check_run:${run.id}:${headSha}`,
     kind: 'checksFailed',
-    key: eventKeys.checkRun(run.id, headSha),
     headSha,
-    checks: [{ id: run.id, name: run.name, excerpt: checkExcerpt(run.output) }],
+    checks: [
+      {
+        id: run.id,
+        name: run.name.slice(0, CHECK_NAME_CHARS),
+        excerpt: excerptOf(run.output?.title, run.output?.summary, run.output?.text),
+      },
+    ],
   }));
-  const green =
-    ofHead.length > 0 &&
-    ofHead.every((run) => run.status === 'completed' && GREEN_CONCLUSIONS.has(run.conclusion ?? ''));
-  if (green) events.push({ ...ref, kind: 'checksPassed', key: eventKeys.checksPassed(headSha), headSha });
+  const suites = Map.groupBy(ofHead, (run) => run.check_suite?.id ?? 0);
+  for (const [suite, ofSuite] of suites) {
+    if (suite && ofSuite.every(isGreen))
+      events.push({ ...ref, key: `check_suite:${suite}:${headSha}`, kind: 'checksPassed', headSha });
+  }
   return events;
 }
 
-/** The reviews that ask for something, each with the comments it left (counted by `countComments`). */
+/** The reviews that ask for something, each with the comments it left on the code (`countComments`). */
 export async function reviewEvents(
   ref: PullRef,
   reviews: GitHubReview[],
@@ -41,23 +48,21 @@ export async function reviewEvents(
 ): Promise<PullEvent[]> {
   const events: PullEvent[] = [];
   for (const review of reviews) {
-    const key = eventKeys.review(review.id);
+    const key = `review:${review.id}`;
     if (seen.has(key) || (review.state !== 'CHANGES_REQUESTED' && review.state !== 'COMMENTED')) continue;
     const comments = await countComments(review.id);
-    const gist = gistOf(review.body);
+    const gist = excerptOf(review.body);
     if (review.state === 'COMMENTED' && comments === 0 && !gist) continue;
     events.push({
       ...ref,
-      kind: review.state === 'CHANGES_REQUESTED' ? 'changesRequested' : 'reviewComments',
       key,
+      kind: review.state === 'CHANGES_REQUESTED' ? 'changesRequested' : 'reviewComments',
       headSha: review.commit_id,
       reviewId: review.id,
-      reviewer: review.user?.login ?? 'someone',
+      reviewer: review.user?.login ?? '',
       gist,
       comments,
     });
   }
   return events;
 }
-
-const gistOf = (body: string | null) => oneLine(body ?? '', GIST_CHARS);

@@ -9,7 +9,7 @@ import { checkEvents, pullEvents, reviewEvents } from './poll-events.ts';
 import { readCheckRuns, readPull, readReviews, reviewCommentCount, type PullRef } from './reads.ts';
 
 /** Acts on one event (the webhook's handler); the poll moves on only once it resolved. */
-export type PullEventSink = (event: PullEvent) => Promise<void>;
+export type PullEventSink = (event: PullEvent) => Promise<unknown>;
 
 export interface PollSettings {
   intervalMs: number;

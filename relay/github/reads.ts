@@ -6,6 +6,7 @@ export interface GitHubPull {
   number: number;
   state: 'open' | 'closed';
   merged: boolean;
+  closed_at?: string | null;
   /** null while GitHub is still working it out */
   mergeable: boolean | null;
   merged_by?: { login: string } | null;
@@ -20,7 +21,14 @@ export interface GitHubCheckRun {
   conclusion: string | null;
   head_sha: string;
   output?: { title?: string | null; summary?: string | null; text?: string | null };
+  /** the suite (one per app and commit) the run belongs to */
+  check_suite?: { id: number } | null;
 }
+
+/** Conclusions that let a pull request merge and make a suite's checks "passed". */
+const GREEN_CONCLUSIONS: ReadonlySet<string> = new Set(['success', 'neutral', 'skipped']);
+export const isGreen = (run: GitHubCheckRun) =>
+  run.status === 'completed' && GREEN_CONCLUSIONS.has(run.conclusion ?? '');
 
 export interface GitHubReview {
   id: number;

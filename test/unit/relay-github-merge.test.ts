@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeRedactor } from '../../common/log.ts';
 import { GitHubClient } from '../../relay/github/client.ts';
-import { GitHubMerger, type MergeSetting } from '../../relay/github/merge.ts';
+import { GitHubMerger, mergerFor } from '../../relay/github/merge.ts';
 import {
+  RecordsInMemory,
   checkRun,
   fakePull,
   pullKey,
@@ -20,27 +21,27 @@ import {
 const HEAD = 'c'.repeat(40);
 let dir: string;
 let gh: FakeGitHub;
+let records: RecordsInMemory;
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gh-merge-'));
   writeFileSync(join(dir, 'token'), 'relay-token');
   gh = await startFakeGitHub(() => 'relay-token');
+  records = new RecordsInMemory();
+  records.add(pullRecord(5));
 });
 afterEach(async () => {
   await gh.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-function merger(setting: MergeSetting = 'whenGreen') {
-  return new GitHubMerger(
-    setting,
-    new GitHubClient({ apiUrl: gh.url, tokenFile: join(dir, 'token'), timeoutMs: 5000 }, makeRedactor()),
-  );
-}
+const client = () =>
+  new GitHubClient({ apiUrl: gh.url, tokenFile: join(dir, 'token'), timeoutMs: 5000 }, makeRedactor());
+const merger = () => new GitHubMerger(client(), records);
 
-async function mergeWith(pull: Partial<FakePull>, person?: { name: string; merge?: boolean }, setting?: MergeSetting) {
+async function mergeWith(pull: Partial<FakePull>, person?: { name: string; merge?: boolean }) {
   gh.pulls.set(pullKey('acme', 'web', 5), fakePull(5, HEAD, pull));
-  return merger(setting).merge(pullRecord(5), person);
+  return merger().merge(pullRecord(5), person);
 }
 const merges = () => gh.requests.filter((r) => r.method === 'PUT');
 
@@ -56,11 +57,12 @@ describe('GitHubMerger', () => {
       },
       { name: 'Ada', merge: true },
     );
-    expect(reply).toBe('Merged pull request #5 (f00dfee).');
+    expect(reply).toBe('🎉 Merged pull request #5 (f00dfee). Your next command there starts from the base branch.');
     expect(merges()).toEqual([
       expect.objectContaining({ path: '/repos/acme/web/pulls/5/merge', status: 200, body: { sha: HEAD } }),
     ]);
     expect(gh.pulls.get(pullKey('acme', 'web', 5))!.merged).toBe(true);
+    expect((await records.get('acme', 'web', 5))!.state).toBe('merged');
   });
 
   it('says how many checks are still running', async () => {
@@ -83,7 +85,7 @@ describe('GitHubMerger', () => {
 
   it('does not count the checks of an older head', async () => {
     const runs = [checkRun('d'.repeat(40), 'lint', 'failure'), checkRun(HEAD, 'lint', 'success')];
-    expect(await mergeWith({ checkRuns: runs })).toBe('Merged pull request #5 (f00dfee).');
+    expect(await mergeWith({ checkRuns: runs })).toMatch(/^🎉 Merged pull request #5/);
   });
 
   it('says there are conflicts, or that GitHub is still working it out', async () => {
@@ -105,13 +107,14 @@ describe('GitHubMerger', () => {
 
   it('refuses when the install or the person does not allow it, asking GitHub nothing', async () => {
     const green = { checkRuns: [checkRun(HEAD, 'test', 'success')] };
-    expect(await mergeWith(green, undefined, 'never')).toBe(
-      'Merging from the phone is turned off for this install (github.merge: never).',
-    );
+    expect(mergerFor('never', client(), records)).toBeUndefined();
+    expect(mergerFor('whenGreen', undefined, records)).toBeUndefined();
+    expect(mergerFor('whenGreen', client(), records)).toBeInstanceOf(GitHubMerger);
     expect(await mergeWith(green, { name: 'Ada' })).toBe(
       "Ada may not merge: the install's people list does not give merge rights.",
     );
     expect(gh.requests).toEqual([]);
+    expect((await records.get('acme', 'web', 5))!.state).toBe('open');
   });
 
   it('says a merged or closed pull request is so', async () => {

@@ -4,9 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeRedactor } from '../../common/log.ts';
+import { createLogger, makeRedactor } from '../../common/log.ts';
 import { GitHubClient } from '../../relay/github/client.ts';
 import { GitHubPoll } from '../../relay/github/poll.ts';
+import { githubRest } from '../../relay/github/rest.ts';
 import type { PullEvent } from '../../relay/pulls/types.ts';
 import {
   checkRun,
@@ -66,7 +67,7 @@ describe('GitHubPoll', () => {
         kind: 'checksFailed',
         key: `check_run:${lint.id}:${HEAD}`,
         headSha: HEAD,
-        checks: [{ id: lint.id, name: 'lint', excerpt: 'src/a.ts:3 missing semicolon\nsecond line' }],
+        checks: [{ id: lint.id, name: 'lint', excerpt: 'lint\nsrc/a.ts:3 missing semicolon\nsecond line' }],
       },
     ]);
     expect(first).toMatchObject({ polled: 1, requests: 3, notModified: 0, events: 1, failures: [] });
@@ -87,12 +88,17 @@ describe('GitHubPoll', () => {
     expect(told).toEqual([]);
   });
 
-  it('tells a new head, green checks, changes requested and review comments, as the webhook does', async () => {
+  it('tells a new head, a green suite, changes requested and review comments, as the webhook does', async () => {
     const newHead = 'b'.repeat(40);
+    const suite = (run: ReturnType<typeof checkRun>, id: number) => ({ ...run, check_suite: { id } });
     gh.pulls.set(
       pullKey('acme', 'web', 7),
       fakePull(7, newHead, {
-        checkRuns: [checkRun(newHead, 'test', 'success'), checkRun(newHead, 'docs', 'skipped')],
+        checkRuns: [
+          suite(checkRun(newHead, 'test', 'success'), 41),
+          suite(checkRun(newHead, 'docs', 'skipped'), 41),
+          suite(checkRun(newHead, 'deploy', null), 42),
+        ],
         reviews: [
           {
             id: 1,
@@ -113,7 +119,7 @@ describe('GitHubPoll', () => {
     const ref = { owner: 'acme', repo: 'web', number: 7 };
     expect(told).toEqual([
       { ...ref, kind: 'headMoved', key: `head:${newHead}`, headSha: newHead },
-      { ...ref, kind: 'checksPassed', key: `checks_passed:${newHead}`, headSha: newHead },
+      { ...ref, kind: 'checksPassed', key: `check_suite:41:${newHead}`, headSha: newHead },
       {
         ...ref,
         kind: 'changesRequested',
@@ -121,7 +127,7 @@ describe('GitHubPoll', () => {
         headSha: HEAD,
         reviewId: 1,
         reviewer: 'rita',
-        gist: 'Please rename the helper',
+        gist: 'Please rename\nthe helper',
         comments: 0,
       },
       {
@@ -138,17 +144,18 @@ describe('GitHubPoll', () => {
   });
 
   it('tells merged and closed, and reads no checks of an ended pull request', async () => {
+    const closed_at = '2026-11-27T02:00:00Z';
     gh.pulls.set(
       pullKey('acme', 'web', 7),
-      fakePull(7, HEAD, { state: 'closed', merged: true, merged_by: { login: 'rita' } }),
+      fakePull(7, HEAD, { state: 'closed', merged: true, merged_by: { login: 'rita' }, closed_at }),
     );
-    gh.pulls.set(pullKey('acme', 'web', 8), fakePull(8, HEAD, { state: 'closed' }));
+    gh.pulls.set(pullKey('acme', 'web', 8), fakePull(8, HEAD, { state: 'closed', closed_at }));
     records.add(pullRecord(7, { headSha: HEAD }));
     records.add(pullRecord(8, { headSha: HEAD }));
     const round = await poll().round();
     expect(told.map((e) => [e.kind, e.key, 'by' in e ? e.by : undefined])).toEqual([
-      ['merged', 'pull:7:merged', 'rita'],
-      ['closed', 'pull:8:closed', undefined],
+      ['merged', `closed:${closed_at}`, 'rita'],
+      ['closed', `closed:${closed_at}`, undefined],
     ]);
     expect(round.requests).toBe(2);
   });
@@ -196,5 +203,29 @@ describe('GitHubPoll', () => {
     fail = false;
     await p.round();
     expect(told.map((e) => e.kind)).toEqual(['checksFailed']);
+  });
+
+  it('runs rounds on its own once started, as the configuration says, until stopped', async () => {
+    gh.pulls.set(pullKey('acme', 'web', 7), fakePull(7, HEAD, { checkRuns: [checkRun(HEAD, 'lint', 'failure')] }));
+    records.add(pullRecord(7, { headSha: HEAD }));
+    const client = { apiUrl: gh.url, tokenFile: join(dir, 'token'), timeoutMs: 5000 };
+    const off = githubRest({ client, merge: 'never' }, { records, onEvent: handler, redact: makeRedactor() });
+    expect(off.merger).toBeUndefined();
+    await off.start(createLogger({ component: 'test', level: 'silent' })).stop();
+
+    let firstEvent!: () => void;
+    const oneTold = new Promise<void>((resolve) => (firstEvent = resolve));
+    const on = githubRest(
+      { client, poll: { intervalMs: 10, maxPerRound: 50 }, merge: 'whenGreen' },
+      { records, onEvent: async (e) => (await handler(e), firstEvent()), redact: makeRedactor() },
+    );
+    expect(on.merger).toBeDefined();
+    const poller = on.start(createLogger({ component: 'test', level: 'silent' }));
+    await oneTold;
+    await poller.stop();
+    const requests = gh.requests.length;
+    expect((await records.get('acme', 'web', 7))!.seen).toEqual([expect.stringMatching(/^check_run:/)]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(gh.requests.length).toBe(requests);
   });
 });
