@@ -2,11 +2,11 @@
 // An event is acted on once: its key joins `record.seen`; a copy (a redelivery, the poll telling
 // the same) finds its key there and changes nothing. An event about a head the pull request has
 // already moved past (GitHub told its successor) is stale: remembered, not told.
-import { createHash } from 'node:crypto';
 import type { Redactor } from '../../common/log.ts';
 import { bindReplies, type QuickReply } from '../chat/buttons.ts';
 import type { Part } from '../outbound/owed.ts';
 import { DETAILS_EXCERPT, NOTICE_EXCERPT, fromGitHub, lineFromGitHub, pullText } from '../pull-text.ts';
+import { noticeId } from '../pulls/keys.ts';
 import { PULL_NOTICES_KEPT, PULL_SEEN_KEPT, type PullEvent, type PullNotice, type PullRecord } from '../pulls/types.ts';
 
 /** What became of an event: told (a notice to send), recorded (no message), or not acted on. */
@@ -27,15 +27,8 @@ const ANSWERS: QuickReply[] = [
 ];
 const ANSWERED_KINDS = new Set<PullEvent['kind']>(['checksFailed', 'changesRequested', 'reviewComments']);
 
-/** The 8 hex characters of a record's key that its notice ids carry. */
-export const recordHash = (owner: string, repo: string, number: number) =>
-  createHash('sha256').update(`${owner}.${repo}.${number}`).digest('hex').slice(0, 8);
-
 /** `pr-<8 hex>-<seq>`: the next notice id of the record. */
-function nextNoticeId(record: PullRecord): string {
-  const last = Number(record.notices.at(-1)?.id.split('-')[2] ?? 0);
-  return `pr-${recordHash(record.owner, record.repo, record.number)}-${last + 1}`;
-}
+const nextNoticeId = (record: PullRecord) => noticeId(record, Number(record.notices.at(-1)?.id.split('-')[2] ?? 0) + 1);
 
 const headOf = (event: PullEvent) => ('headSha' in event ? event.headSha : undefined);
 
@@ -43,6 +36,12 @@ const headOf = (event: PullEvent) => ('headSha' in event ? event.headSha : undef
 function isStale(record: PullRecord, event: PullEvent): boolean {
   const head = headOf(event);
   return event.kind !== 'headMoved' && !!head && head !== record.headSha && record.seen.includes(`head:${head}`);
+}
+
+/** A head the event replaces, remembered (`head:<sha>`) so that late news about it is known stale. */
+function replacedHead(record: PullRecord, event: PullEvent): string[] {
+  const replaced = event.kind === 'headMoved' && record.headSha !== event.headSha ? `head:${record.headSha}` : '';
+  return replaced && record.headSha && !record.seen.includes(replaced) ? [replaced] : [];
 }
 
 /** The record's state after the event, and whether the phone hears of it. */
@@ -102,7 +101,7 @@ function noticeOf(record: PullRecord, event: PullEvent, at: string, redact: Reda
 export function applyEvent(record: PullRecord, event: PullEvent, at: string, redact: Redactor): Applied {
   if (record.seen.includes(event.key))
     return { record, outcome: 'seen', notice: record.notices.find((n) => n.key === event.key) };
-  const seen = [...record.seen, event.key].slice(-PULL_SEEN_KEPT);
+  const seen = [...record.seen, ...replacedHead(record, event), event.key].slice(-PULL_SEEN_KEPT);
   if (record.state !== 'open') return { record: { ...record, seen }, outcome: 'notOpen' };
   if (isStale(record, event)) return { record: { ...record, seen }, outcome: 'stale' };
   const next = changed(record, event);
