@@ -126,6 +126,11 @@ const INBOUND = {
   }),
   RELAY_INBOUND_BACKLOG: int(2000, 1, 1_000_000, 'recorded messages not yet acted on before webhooks are refused'),
   RELAY_CLAIMS_CONFIGMAP: configMap('tether-message-claims', 'ConfigMap of the idempotency records'),
+  TETHER_GITHUB_WEBHOOK_SECRET: optional(
+    str('secret of the GitHub webhook (X-Hub-Signature-256); absent → POST /github/webhook answers 404', {
+      minLength: 16,
+    }),
+  ),
 };
 
 export const RELAY_ENV = Type.Object({

@@ -188,6 +188,7 @@ function configFrom(env: Env) {
       env.RELAY_MEDIA_SIGNING_KEY,
       env.RELAY_WEB_CHAT_TOKEN,
       env.TETHER_PHONE_HASH_KEY,
+      env.TETHER_GITHUB_WEBHOOK_SECRET,
     ].filter((s): s is string => !!s),
     /** The install's keyed phone hash (its key stays inside). */
     phoneHash: phoneHasher(env.TETHER_PHONE_HASH_KEY),
@@ -196,6 +197,7 @@ function configFrom(env: Env) {
     journalDir: env.RELAY_JOURNAL_DIR,
     inboundBacklog: env.RELAY_INBOUND_BACKLOG,
     claimsConfigMap: env.RELAY_CLAIMS_CONFIGMAP,
+    githubWebhookSecret: env.TETHER_GITHUB_WEBHOOK_SECRET,
     github: githubConfig(env),
     logLevel: env.TETHER_LOG_LEVEL as string,
   };

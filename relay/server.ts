@@ -9,19 +9,19 @@ import { createApp } from './app.ts';
 import type { RelayConfig } from './config.ts';
 import { parseDuration } from '../common/session/display.ts';
 import { ConfigMapClaims } from './inbound/claims.ts';
-import { phoneRepos, pullWiring, type PullActionsFactory, type PullWiring } from './inbound/wiring.ts';
+import { inboundPictures, openPulls, phoneRepos, type PullActionsFactory } from './inbound/wiring.ts';
+import type { PullParts } from './inbound/pull-answers.ts';
+import type { GithubWebhookSettings } from './github/webhook.ts';
 import { InboundHandler } from './inbound/handler.ts';
 import { Intake } from './inbound/intake.ts';
 import { Journal } from './inbound/journal.ts';
-import { TWILIO_API_ORIGIN } from './inbound/media-fields.ts';
-import { InboundImages } from './inbound/media-in.ts';
+import type { InboundImages } from './inbound/media-in.ts';
 import type { PhoneRepos } from './inbound/phone-repos.ts';
 import { PhoneView } from './inbound/phone-view.ts';
 import { CachedTokenAuthorizer, tokenReviewer, type UploadAuthorizer } from './media/auth.ts';
 import { foreignRefAuditor } from './media/refs.ts';
 import { signMediaUrl } from './media/signing.ts';
 import { MediaStore, startPruning } from './media/store.ts';
-import { fetchTwilioImage } from './media/twilio-media.ts';
 import type { RelayMetrics } from './metrics.ts';
 import { Delivery } from './outbound/delivery.ts';
 import { Outbox } from './outbound/outbox.ts';
@@ -70,7 +70,6 @@ interface Wiring extends RelayParts {
   lanes: PhoneLanes;
   journal: Journal;
   defaults: SessionDefaults;
-  pulls: PullWiring;
 }
 
 export async function startRelay(parts: RelayParts, host = parts.config.bindAddress): Promise<RunningRelay> {
@@ -84,20 +83,23 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     lanes: new PhoneLanes(),
     journal: await Journal.open(config.journalDir, { onSync: (seconds) => parts.metrics.journalSync.observe(seconds) }),
     defaults: { maxQueued: config.maxQueued, timeouts: config.timeouts },
-    pulls: pullWiring(config, parts.kubeConfig, store, repos, logger, parts.pullActions),
   };
   const { phones, lanes, journal } = w;
   const { twilio, webChat, transportFor } = transports(w);
   const outbox = outboxOf(w, transportFor);
-  const delivery = deliveryOf(w, outbox, webChat);
-  const media = new MediaStore({
-    dir: config.media.dir,
-    maxBytes: config.media.maxBytes,
-    ttlMs: config.media.ttlMs,
-    now: w.now,
+  const isRecipient = (phone: string) => config.allowedNumbers.has(phone) || phone === webChat?.phone;
+  const delivery = deliveryOf(w, outbox, isRecipient);
+  const pulls = await openPulls({
+    ...w,
+    kube: parts.kubeConfig,
+    repos,
+    outbox,
+    isRecipient,
+    actions: parts.pullActions,
   });
+  const media = new MediaStore({ ...config.media, now: w.now });
   const pictures = inboundPictures(config, media);
-  const inbound = inboundOf(w, outbox, repos, pictures?.images);
+  const inbound = inboundOf(w, outbox, { repos, pulls: pulls.parts }, pictures?.images);
   const intake = new Intake({
     journal,
     handler: inbound,
@@ -106,13 +108,15 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
     logger,
   });
   let ready = false;
-  const app = appOf(w, { intake, media, webChat, webhookMedia: pictures?.source, ready: () => ready });
+  const github = pulls.github.settings;
+  const app = appOf(w, { intake, media, webChat, github, webhookMedia: pictures?.source, ready: () => ready });
 
   delivery.start();
-  w.pulls.recorder.start();
+  pulls.recorder.start();
   store.onChange(foreignRefAuditor(logger));
   await store.start();
   intake.replay();
+  pulls.github.start();
   ready = true;
   const stopJanitor = startPruning(media, logger);
   const server = app.listen(config.port, host);
@@ -137,8 +141,8 @@ export async function startRelay(parts: RelayParts, host = parts.config.bindAddr
       server.closeAllConnections();
       await closed;
       await intake.idle();
+      await pulls.close();
       await delivery.stop();
-      await w.pulls.recorder.stop();
       store.stop();
       await lanes.idle();
       await journal.close();
@@ -177,7 +181,7 @@ function outboxOf({ config, metrics, logger, phones, now }: Wiring, transportFor
   });
 }
 
-function deliveryOf(w: Wiring, outbox: Outbox, webChat: WebChat | undefined): Delivery {
+function deliveryOf(w: Wiring, outbox: Outbox, isRecipient: (phone: string) => boolean): Delivery {
   const { config } = w;
   return new Delivery({
     store: w.store,
@@ -190,7 +194,7 @@ function deliveryOf(w: Wiring, outbox: Outbox, webChat: WebChat | undefined): De
     sessionMessages: config.sessionMessages,
     reminderBeforeMs: config.reminderBeforeMs,
     defaults: w.defaults,
-    isRecipient: (phone) => config.allowedNumbers.has(phone) || phone === webChat?.phone,
+    isRecipient,
     metrics: w.metrics,
     owner: w.journal.instance,
     logger: w.logger,
@@ -199,7 +203,12 @@ function deliveryOf(w: Wiring, outbox: Outbox, webChat: WebChat | undefined): De
   });
 }
 
-function inboundOf(w: Wiring, outbox: Outbox, repos: PhoneRepos, images: InboundImages | undefined): InboundHandler {
+function inboundOf(
+  w: Wiring,
+  outbox: Outbox,
+  { repos, pulls }: { repos: PhoneRepos; pulls: PullParts },
+  images: InboundImages | undefined,
+): InboundHandler {
   const { config, journal } = w;
   // A message's claim lives as long as the request it answered can be open.
   const claims = new ConfigMapClaims(w.kubeConfig, {
@@ -223,7 +232,7 @@ function inboundOf(w: Wiring, outbox: Outbox, repos: PhoneRepos, images: Inbound
     logger: w.logger,
     phoneHash: config.phoneHash,
     repos,
-    pulls: w.pulls.parts,
+    pulls,
     cost: config.cost,
     images,
     concurrency: config.inboundConcurrency,
@@ -236,11 +245,12 @@ interface AppParts {
   intake: Intake;
   media: MediaStore;
   webChat: WebChat | undefined;
+  github: GithubWebhookSettings | undefined;
   webhookMedia: WebhookSettings['media'];
   ready(): boolean;
 }
 
-function appOf(w: Wiring, { intake, media, webChat, webhookMedia, ready }: AppParts) {
+function appOf(w: Wiring, { intake, media, webChat, github, webhookMedia, ready }: AppParts) {
   const { config } = w;
   return createApp({
     webhook: config.twilio && {
@@ -249,6 +259,7 @@ function appOf(w: Wiring, { intake, media, webChat, webhookMedia, ready }: AppPa
       allowedNumbers: config.allowedNumbers,
       media: webhookMedia,
     },
+    github,
     inbound: intake,
     media,
     mediaSigningKey: config.media.signingKey,
@@ -272,19 +283,4 @@ function appOf(w: Wiring, { intake, media, webChat, webhookMedia, ready }: AppPa
     namespace: config.namespace,
     now: w.now,
   });
-}
-
-/** Pictures from the phone come from Twilio's API, fetched with the account's credentials. */
-function inboundPictures(config: RelayConfig, media: MediaStore) {
-  const twilio = config.twilio;
-  if (!twilio) return undefined;
-  const source = { apiOrigin: new URL(twilio.apiUrl ?? TWILIO_API_ORIGIN).origin, accountSid: twilio.accountSid };
-  const images = new InboundImages({
-    fetch: (url, announced) =>
-      fetchTwilioImage(url, announced, { ...source, authToken: twilio.authToken, ...config.inboundImages }),
-    store: media,
-    namespace: config.namespace,
-    maxBytes: config.inboundImages.maxBytes,
-  });
-  return { source, images };
 }

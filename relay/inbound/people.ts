@@ -59,6 +59,11 @@ export class People {
     this.byPhone = new Map((people ?? []).map((p) => [p.phone, p]));
   }
 
+  /** The phone's person, when the map names it. */
+  of(phone: string): Person | undefined {
+    return this.byPhone.get(phone);
+  }
+
   /** The Session's spec.requester for the phone, when the map names it. */
   requester(phone: string): RequesterT | undefined {
     const person = this.byPhone.get(phone);
