@@ -5,10 +5,8 @@ import type { Logger } from 'pino';
 import { makeRedactor } from '../../common/log.ts';
 import type { RelayConfig } from '../config.ts';
 import { GithubPullActions } from '../github/actions.ts';
-import { GitHubClient } from '../github/client.ts';
-import { GitHubMerger } from '../github/merge.ts';
 import type { NotifierOptions } from '../github/notify.ts';
-import { GitHubPoll } from '../github/poll.ts';
+import { githubRest } from '../github/rest.ts';
 import type { GithubWebhookSettings } from '../github/webhook.ts';
 import { openGithubWebhook } from '../github/wiring.ts';
 import type { People } from '../inbound/people.ts';
@@ -34,7 +32,6 @@ export interface GithubSideOptions extends Omit<NotifierOptions, 'records' | 're
 export async function openGithubSide(o: GithubSideOptions): Promise<GithubSide> {
   const { config, records, logger } = o;
   const redact = makeRedactor(config.secrets);
-  const client = config.github.client && new GitHubClient(config.github.client, redact);
   const webhook = await openGithubWebhook({
     ...o,
     secret: config.githubWebhookSecret,
@@ -42,19 +39,14 @@ export async function openGithubSide(o: GithubSideOptions): Promise<GithubSide> 
     maxBacklog: config.inboundBacklog,
     redact,
   });
-  const poll =
-    client &&
-    config.github.poll &&
-    new GitHubPoll({
-      client,
-      records,
-      settings: config.github.poll,
-      onEvent: async (event) => void (await webhook.notifier.notify(event)),
-      now: o.now,
-    });
+  const rest = githubRest(config.github, {
+    records,
+    redact,
+    onEvent: async (event) => void (await webhook.notifier.notify(event)),
+  });
   const actions = new GithubPullActions({
     records,
-    merger: new GitHubMerger(config.github.merge, client),
+    merger: rest.merger,
     personOf: (phone) => o.people.of(phone),
     now: o.now,
   });
@@ -64,7 +56,7 @@ export async function openGithubSide(o: GithubSideOptions): Promise<GithubSide> 
     actions,
     start() {
       webhook.replay();
-      polling = poll ? poll.start(logger) : undefined;
+      polling = rest.start(logger);
     },
     async close() {
       await polling?.stop();
