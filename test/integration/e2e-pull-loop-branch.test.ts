@@ -48,7 +48,7 @@ describe('end to end: the pull request branch moves', () => {
     const { number, branch } = await openPull(phone, 'src/farewell.js', 'export const bye = (n) => n;\\n');
     const head = tipOf(e2e.remote, branch);
 
-    const review = e2e.github.submitReview('acme', 'sample', number, {
+    const review = await e2e.github.submitReview('acme', 'sample', number, {
       user: 'grace-h',
       state: 'CHANGES_REQUESTED',
       body: 'Please rename it before this goes in.',

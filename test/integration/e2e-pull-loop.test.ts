@@ -81,7 +81,7 @@ describe('end to end: the pull request loop', () => {
     expect(e2e.github.pulls).toHaveLength(1);
 
     // A check fails on the new head: the phone is told once, with its name and first lines, and three replies.
-    const failedRun = e2e.github.createCheckRun('acme', 'sample', {
+    const failedRun = await e2e.github.createCheckRun('acme', 'sample', {
       headSha: two[1]!,
       name: 'unit tests',
       status: 'completed',
@@ -111,7 +111,7 @@ describe('end to end: the pull request loop', () => {
     expect(tipOf(e2e.remote, branch)).toBe(three[2]);
 
     // The checks pass on the fixed head: told, once the fix was asked.
-    e2e.github.createCheckRun('acme', 'sample', {
+    await e2e.github.createCheckRun('acme', 'sample', {
       headSha: three[2]!,
       name: 'unit tests',
       status: 'completed',
