@@ -19,6 +19,7 @@ import type { Phone } from '../support/e2e.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
 
 const PHONES = { review: '+14155550271', clean: '+14155550272', conflict: '+14155550273' };
+const ASKED = 'Please rename it before this goes in.';
 const RENAME = 'Rename bye to farewell: the module is called farewell';
 
 const model = useScriptedModel();
@@ -51,7 +52,7 @@ describe('end to end: the pull request branch moves', () => {
     const review = await e2e.github.submitReview('acme', 'sample', number, {
       user: 'grace-h',
       state: 'CHANGES_REQUESTED',
-      body: 'Please rename it before this goes in.',
+      body: `${ASKED}\nThe name bye says nothing.`,
       comments: [
         { path: 'src/farewell.js', line: 1, body: RENAME },
         { path: 'src/farewell.js', line: 1, body: 'And say goodbye, not the name alone.' },
@@ -59,12 +60,12 @@ describe('end to end: the pull request branch moves', () => {
     });
     const told = await phone.next(/grace-h/);
     expect(told.body).toMatch(new RegExp(`#${number}\\b`));
-    expect(told.body).toMatch(/changes/i);
-    expect(told.body).toMatch(/2 comments/);
+    expect(told.body).toMatch(/asked for changes/);
+    expect(told.body).toContain(ASKED);
     expect(buttonTitles(told)).toEqual(['fix', 'ignore', 'details']);
 
     await chat.tap(told, 'details');
-    expect((await phone.next(/Rename bye to farewell/)).body).toContain('say goodbye');
+    expect((await phone.next(/^Review by grace-h/)).body).toContain('The name bye says nothing');
 
     await chat.tap(told, 'fix');
     await phone.next(/^On it/);
@@ -73,7 +74,9 @@ describe('end to end: the pull request branch moves', () => {
     expect(fixing.spec.prompt).toMatch(new RegExp(`Address the review on pull request #${number}\\b`));
     expect(fixing.spec.pullRequest).toMatchObject({ number, branch });
     expect(fixing.spec.fix).toEqual({ kind: 'review', headSha: head, reviewId: review.id });
-    expect(JSON.stringify(model.turns('Address the review').map((t) => t.body))).toContain(RENAME);
+    const asked = JSON.stringify(model.turns('Address the review').map((t) => t.body));
+    expect(asked).toContain(RENAME);
+    expect(asked).toContain('say goodbye');
     await chat.send('approve');
     await phone.next(new RegExp(`Pushed to pull request #${number}\\b`), 120_000);
     const commits = commitsOn(e2e.remote, branch);

@@ -118,7 +118,7 @@ describe('end to end: the pull request loop', () => {
       conclusion: 'success',
       output: { title: 'all passed', summary: '2 tests passed' },
     });
-    await phone.next(/pass/i);
+    await phone.next(/Checks pass on pull request #1 /);
 
     // *merge*: the stand-in merges the branch into main, and the phone hears "merged".
     await chat.send('merge');
