@@ -132,6 +132,8 @@ export interface DevConfig {
   imageStore: string;
   logLevel: string;
   githubApiUrl?: string;
+  /** Against the stand-in: an App for the controller (installation tokens) instead of the fixed token alone. */
+  githubApp: boolean;
   repoUrl?: string;
   relayPort: number;
   relayEnv: Record<string, string>;
@@ -149,6 +151,10 @@ export const DEV_ENV = Type.Object({
   GITHUB_API_URL: Type.Optional(httpUrl('GitHub REST API base URL')),
   TETHER_REPO_URL: Type.Optional(Type.String({ minLength: 1, description: 'the default repository' })),
   TETHER_REPO_HOSTS: Type.Optional(Type.String({ minLength: 1, description: 'more repository hosts' })),
+  TETHER_DEV_GITHUB_APP: Type.Boolean({
+    default: false,
+    description: 'the controller mints installation tokens from a GitHub App of the stand-in',
+  }),
 });
 
 /** The variables make dev passes on, each under its name now (an old name still works, with a warning). */
@@ -172,6 +178,7 @@ export function loadDevConfig(onRenamed = logRenamed('dev')): DevConfig {
     imageStore: imageStoreDir(),
     logLevel: env.TETHER_LOG_LEVEL,
     githubApiUrl: env.GITHUB_API_URL,
+    githubApp: env.TETHER_DEV_GITHUB_APP,
     repoUrl: env.TETHER_REPO_URL,
     relayPort: env.TETHER_DEV_PORT,
     relayEnv: passed(DEV_SETTINGS.relay, onRenamed),

@@ -4,14 +4,15 @@
 // starts is supervised (local/supervise.ts); the node agent runs inside this process.
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import pino from 'pino';
 import { startControlPlane } from './control-plane/control-plane.ts';
 import { serveLocalRemotes } from './local-remotes.ts';
 import { sampleRepoPath } from './sample-repo.ts';
 import { stackRepoHosts } from './stack-env.ts';
 import { startStack } from './stack.ts';
-import { startFakeGitHub } from './github-stand-in.ts';
+import { fileVerdict } from './github/ci.ts';
+import { startLocalGitHub } from './github/local-github.ts';
 import { loadDevConfig, repoRoot } from './config.ts';
 import { notIsolatedWarning } from './isolation.ts';
 import { checkNodeFolders } from './node-agent/folder-checks.ts';
@@ -50,9 +51,27 @@ print('dev', `control plane ready at ${plane.server}`);
 
 // The sample remote, and every local folder given as a repository, are served like a forge: runners
 // push with a token (GITHUB_TOKEN, or one made up for this run) and no other process of the machine can.
+// Without GITHUB_API_URL, the GitHub stand-in plays GitHub for them: pull requests, its own CI, webhooks
+// to the relay, and an App when TETHER_DEV_GITHUB_APP is set.
 const githubToken = config.runnerSecrets.GITHUB_TOKEN ?? randomBytes(20).toString('hex');
-const github = config.githubApiUrl ? undefined : await startFakeGitHub({ token: githubToken });
-const remote = await serveLocalRemotes(stateDir, config.repoUrl, config.relayEnv, githubToken);
+const local = config.githubApiUrl
+  ? undefined
+  : await startLocalGitHub({
+      token: githubToken,
+      stateDir,
+      webhooks: config.relayEnv.TETHER_GITHUB_WEBHOOK_SECRET ?? true,
+      app: config.githubApp,
+      ...ownerOfFolder(config.repoUrl ?? sampleRepoPath(join(stateDir, 'remote'))),
+      standIn: { ci: fileVerdict() },
+    });
+const github = local?.github;
+
+/** The App's account: the owner of the default repository when it is a local folder. */
+function ownerOfFolder(url: string): { account?: string } {
+  return url.startsWith('/') ? { account: basename(dirname(url)) } : {};
+}
+const remote = await serveLocalRemotes(stateDir, config.repoUrl, config.relayEnv, githubToken, github?.forgeHooks);
+for (const folder of remote.folders) github?.addRepository(basename(dirname(folder)), basename(folder, '.git'), folder);
 const repoUrl = remote.repoUrl;
 
 const stack = await startStack({
@@ -67,9 +86,12 @@ const stack = await startStack({
   controllerEnv: config.controllerEnv,
   repoHosts: config.repoHosts,
   runnerSecrets: { ...config.runnerSecrets, GITHUB_TOKEN: githubToken },
+  ...(local ? { github: local.stack } : {}),
   logger,
   onLine: print,
 });
+
+local?.deliverTo(stack.relayUrl);
 
 const agent = config.runnerSecrets.ANTHROPIC_API_KEY
   ? 'Claude Code with the Claude API (ANTHROPIC_API_KEY is set)'
@@ -80,7 +102,10 @@ process.stdout.write(`
   Chat:      ${stack.chatUrl}
   Sessions:  KUBECONFIG=${plane.kubeconfig} kubectl get sessions -n ${stack.namespace} -w
   Remote:    ${repoUrl}${remote.path ? ` (the bare repository ${remote.path})` : ''}${
-    github ? `\n  PRs:       recorded by a local GitHub stand-in at ${github.url}` : ''
+    github
+      ? `\n  GitHub:    a local stand-in at ${github.url} (webhooks to the relay; its CI fails while a` +
+        ` pull request has .ci-fail)`
+      : ''
   }
   Agent:     ${agent}
 

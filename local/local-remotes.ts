@@ -3,7 +3,7 @@
 // with the runners' token, so no runner or agent opens a remote's files; the relay and the
 // controller are given the forge URLs in their place.
 import { dirname, join } from 'node:path';
-import { ensureSampleRepo, serveRemotes, type ServedRemotes } from './sample-repo.ts';
+import { ensureSampleRepo, serveRemotes, type ForgeHooks, type ServedRemotes } from './sample-repo.ts';
 
 export interface LocalRemotes {
   /** The default repository's URL (the forge's when it is a local folder). */
@@ -12,6 +12,8 @@ export interface LocalRemotes {
   relayEnv: Record<string, string>;
   /** The default repository's folder, when it is local. */
   path?: string;
+  /** Every bare repository served (`<root>/<owner>/<name>.git`). */
+  folders: string[];
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export async function serveLocalRemotes(
   repoUrl: string | undefined,
   relayEnv: Record<string, string>,
   token: string,
+  hooks: ForgeHooks = {},
 ): Promise<LocalRemotes> {
   const path =
     repoUrl === undefined ? await ensureSampleRepo(join(stateDir, 'remote')) : isFolder(repoUrl) ? repoUrl : undefined;
@@ -34,7 +37,7 @@ export async function serveLocalRemotes(
   const served: ServedRemotes[] = [];
   const urlOf = new Map<string, string>();
   for (const [root, repositories] of byRoot) {
-    const forge = await serveRemotes(root, repositories, token);
+    const forge = await serveRemotes(root, repositories, token, hooks);
     served.push(forge);
     for (const folder of repositories) urlOf.set(folder, forge.urlOf(folder));
   }
@@ -45,6 +48,7 @@ export async function serveLocalRemotes(
       ? { ...relayEnv, TETHER_REPOS: JSON.stringify(listed.map((r) => ({ ...r, url: forgeUrl(r.url) }))) }
       : relayEnv,
     ...(path ? { path } : {}),
+    folders,
     close: async () => {
       for (const forge of served) await forge.forge.close();
     },

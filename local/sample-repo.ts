@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
-import { serveGitOverHttp, type GitHttpForge } from './git-forge.ts';
+import { serveGitOverHttp, type ForgeOptions, type GitHttpForge } from './git-forge.ts';
 import { closeTree } from './private-files.ts';
 
 const run = promisify(execFile);
@@ -67,17 +67,25 @@ export interface ServedRemotes {
   forge: GitHttpForge;
 }
 
+/** Who else the forge lets in, and what it tells of pushes (the GitHub stand-in's forgeHooks). */
+export type ForgeHooks = Pick<ForgeOptions, 'authorize' | 'onPushed'>;
+
 /**
  * Serves bare repositories of this machine under `root` (each `<root>/<owner>/<name>.git`) at
  * `<forge>/<owner>/<name>.git`, fetched and pushed with `token`; nothing else under `root` is served.
  */
-export async function serveRemotes(root: string, repositories: string[], token: string): Promise<ServedRemotes> {
+export async function serveRemotes(
+  root: string,
+  repositories: string[],
+  token: string,
+  hooks: ForgeHooks = {},
+): Promise<ServedRemotes> {
   const urlPath = (path: string) => `/${relative(root, path)}`;
   for (const path of repositories) {
     if (!existsSync(join(path, 'HEAD')) || relative(root, path).split(sep).length !== 2)
       throw new Error(`${path} is not a bare repository at <owner>/<name> under ${root}`);
   }
-  const forge = await serveGitOverHttp(root, token, { repositories: repositories.map(urlPath) });
+  const forge = await serveGitOverHttp(root, token, { ...hooks, repositories: repositories.map(urlPath) });
   return { urlOf: (path) => `${forge.origin}${urlPath(path)}`, forge };
 }
 

@@ -30,6 +30,37 @@ export interface StackEnvInput {
   repoHosts?: string[];
   relayEnv?: Record<string, string>;
   controllerEnv?: Record<string, string>;
+  github?: StackGitHub;
+}
+
+/** The GitHub settings the stack gives its components (the chart's `github.*` values). */
+export interface StackGitHub {
+  /** The relay's GitHub token, in a file it reads at each call (TETHER_GITHUB_TOKEN_FILE). */
+  relayTokenFile?: string;
+  /** The secret GitHub signs the relay's webhook deliveries with (TETHER_GITHUB_WEBHOOK_SECRET). */
+  webhookSecret?: string;
+  /** A GitHub App the controller mints installation tokens with (TETHER_GITHUB_APP_*). */
+  app?: { id: number; installationId: number; privateKeyFile: string };
+}
+
+function relayGitHub(input: StackEnvInput): Record<string, string> {
+  const github = input.github ?? {};
+  return {
+    TETHER_GITHUB_API_URL: input.githubApiUrl,
+    ...(github.relayTokenFile ? { TETHER_GITHUB_TOKEN_FILE: github.relayTokenFile } : {}),
+    ...(github.webhookSecret ? { TETHER_GITHUB_WEBHOOK_SECRET: github.webhookSecret } : {}),
+  };
+}
+
+function controllerGitHub(input: StackEnvInput): Record<string, string> {
+  const app = input.github?.app;
+  return app
+    ? {
+        TETHER_GITHUB_APP_ID: String(app.id),
+        TETHER_GITHUB_APP_INSTALLATION_ID: String(app.installationId),
+        TETHER_GITHUB_APP_PRIVATE_KEY_FILE: app.privateKeyFile,
+      }
+    : {};
 }
 
 /** The host list entry that allows a repository: its folder, or its host[:port]. */
@@ -88,6 +119,7 @@ export function stackEnv(input: StackEnvInput): { relay: Record<string, string>;
       TETHER_TERMINATION_GRACE_SECONDS: '10',
       TETHER_REPO_HOSTS: repoHosts,
       ...sharedBudget(relayEnv),
+      ...controllerGitHub(input),
       ...input.controllerEnv,
     },
     relay: {
@@ -102,6 +134,7 @@ export function stackEnv(input: StackEnvInput): { relay: Record<string, string>;
       RELAY_JOURNAL_DIR: join(input.stateDir, 'journal'),
       // Loopback unless the caller's settings say otherwise (a tunnel reaches loopback too).
       RELAY_BIND_ADDRESS: '127.0.0.1',
+      ...relayGitHub(input),
       ...relayEnv,
     },
   };

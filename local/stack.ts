@@ -18,9 +18,9 @@ import { stageImage, type StagedImage } from './node-agent/image-store.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/node-agent.ts';
 import { startManaged, untilHttpOk, type Managed } from './control-plane/processes.ts';
 import { phoneHasher, type PhoneHash } from '../common/session/phone-hash.ts';
-import { closeTree, keptSecret } from './private-files.ts';
+import { closeTree, keptSecret, writePrivateFile } from './private-files.ts';
 import { supervise, type Supervised } from './supervise.ts';
-import { RUNNER_SECRET, stackEnv, stackRepoHosts } from './stack-env.ts';
+import { RUNNER_SECRET, stackEnv, stackRepoHosts, type StackGitHub } from './stack-env.ts';
 
 export interface StackOptions {
   kubeconfig: string;
@@ -44,6 +44,11 @@ export interface StackOptions {
   repoHosts?: string[];
   /** Secret values the runner Pods receive (ANTHROPIC_API_KEY, GITHUB_TOKEN). */
   runnerSecrets?: Record<string, string>;
+  /**
+   * The relay's webhook secret and an App for the controller; the relay's token is the runners' GITHUB_TOKEN,
+   * in a file of the state folder (as the chart mounts a personal token).
+   */
+  github?: Omit<StackGitHub, 'relayTokenFile'>;
   /** Extra environment for every Pod process the node agent starts (a test's proxy guard). */
   podEnv?: Record<string, string>;
   logger: pino.Logger;
@@ -122,6 +127,15 @@ async function startRunnerNode(
   });
 }
 
+/** The runners' GITHUB_TOKEN in a file of the state folder, for the relay (TETHER_GITHUB_TOKEN_FILE). */
+async function relayTokenFile(options: StackOptions): Promise<{ relayTokenFile?: string }> {
+  const token = options.runnerSecrets?.GITHUB_TOKEN;
+  if (!token) return {};
+  const path = join(options.stateDir, 'relay-github-token');
+  await writePrivateFile(path, token);
+  return { relayTokenFile: path };
+}
+
 export async function startStack(options: StackOptions): Promise<Stack> {
   const imageStore = options.imageStore ?? imageStoreDir();
   checkNodeFolders(options.stateDir, imageStore);
@@ -141,6 +155,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const chatToken = randomBytes(16).toString('hex');
   const mediaSigningKey = randomBytes(32).toString('hex');
   const phoneHashKey = await keptSecret(join(options.stateDir, 'phone-hash-key'));
+  const github = { ...options.github, ...(await relayTokenFile(options)) };
   const envOf = async (name: 'controller' | 'relay') =>
     stackEnv({
       ...options,
@@ -152,6 +167,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       mediaSigningKey,
       phoneHashKey,
       metricsPort: await freePort(),
+      github,
     })[name];
   // Staged, and its compile cache filled, while the relay and the controller start.
   const stagingStarted = performance.now();

@@ -61,8 +61,10 @@ export class BareRepo {
     return result.stdout.split('\n')[0]!.trim();
   }
 
-  async treeOf(commit: string): Promise<string> {
-    return this.ok(['rev-parse', `${commit}^{tree}`]);
+  /** A file's content at a commit; undefined when it has none there. */
+  async fileAt(commit: string, path: string): Promise<string | undefined> {
+    const result = await this.run(['show', `${commit}:${path}`]);
+    return result.code === 0 ? result.stdout : undefined;
   }
 
   async commitTree(tree: string, parents: string[], message: string, who: { name: string; email: string }) {

@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Auth, type AppConfig, type InstallationToken } from './auth.ts';
 import { createCheckRun, updateCheckRun, type CheckRunChange, type NewCheckRun } from './checks.ts';
+import { runCi, type StandInCi } from './ci.ts';
 import { standInClock, type StandInClock } from './clock.ts';
 import type { StandInContext } from './context.ts';
 import type { CheckRun, RecordedPull, Repository, Review } from './model.ts';
@@ -33,6 +34,8 @@ export interface GitHubStandInOptions {
   hooks?: Array<Omit<WebhookHook, 'id'>>;
   /** Retries and back-off of deliveries. */
   webhooks?: WebhookOptions;
+  /** A CI of the stand-in's own that checks every pull request opened or pushed to (ci.ts). */
+  ci?: StandInCi;
 }
 
 /** What the forge (local/git-forge.ts) asks the stand-in: may this token fetch or push here, and a push happened. */
@@ -101,11 +104,14 @@ export async function startGitHubStandIn(options: GitHubStandInOptions = {}): Pr
   for (const hook of options.hooks ?? []) webhooks.add(hook);
   const ctx: StandInContext = { store, auth, clock, webhooks, apiUrl: '' };
   let queue: Promise<unknown> = Promise.resolve();
+  let queued = 0;
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const next = queue.then(work);
+    queued += 1;
+    const next = queue.then(work).finally(() => (queued -= 1));
     queue = next.catch(() => undefined);
     return next;
   };
+  if (options.ci) runCi(ctx, options.ci, serial);
   const requests: ApiRequest[] = [];
   const injected: Injected = { status: 0, left: 0 };
   const server = createServer(handler(ctx, serial, requests, injected));
@@ -145,8 +151,11 @@ export async function startGitHubStandIn(options: GitHubStandInOptions = {}): Pr
     addWebhook: (hook) => webhooks.add(hook),
     redeliver: (id) => webhooks.redeliver(id),
     async deliveriesSettled() {
-      await serial(async () => undefined);
-      await webhooks.idle();
+      // Work may queue more work (a push's synchronize starts the CI): wait until none is left.
+      do {
+        await queue;
+        await webhooks.idle();
+      } while (queued > 0);
     },
     repository,
     addRepository: (owner, name, path) => store.addRepository(owner, name, path),

@@ -68,8 +68,12 @@ export class Webhooks {
     return added;
   }
 
+  /** Called with every event as it happens, before any delivery (the stand-in's own CI listens). */
+  readonly listeners: Array<(event: string, payload: Record<string, unknown>) => void> = [];
+
   /** Sends one event to every hook that wants it. */
   emit(event: string, payload: Record<string, unknown>): Delivery[] {
+    for (const listener of this.listeners) listener(event, payload);
     return this.hooks
       .filter((hook) => !hook.events || hook.events.includes(event))
       .map((hook) => this.start({ guid: randomUUID(), hookId: hook.id, event, payload, redelivery: false }));

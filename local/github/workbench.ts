@@ -21,6 +21,8 @@ export interface PushOptions {
   token?: string;
   /** The repository (default sample; another of `more`). */
   repo?: string;
+  /** Files to delete in the same commit. */
+  remove?: string[];
   message?: string;
 }
 
@@ -109,6 +111,7 @@ async function makeClone(work: string, url: string, token: string): Promise<Clon
         await mkdir(dirname(join(work, path)), { recursive: true });
         await writeFile(join(work, path), content);
       }
+      for (const path of o.remove ?? []) await rm(join(work, path));
       await git(['add', '-A']);
       const who = ['-c', 'user.name=Test', '-c', 'user.email=test@localhost'];
       await git([...who, 'commit', '--quiet', '-m', o.message ?? 'change']);

@@ -1,6 +1,7 @@
 // End-to-end harness: the whole stack in a fresh namespace of the run's control plane, a
-// fake Twilio Messages API, a fake GitHub API, a local bare remote, and a "phone" that sends
-// signed webhooks and reads what the fake Twilio received, in order.
+// fake Twilio Messages API, the GitHub stand-in over the local bare remotes (its webhooks to the
+// relay when asked), and a "phone" that sends signed webhooks and reads what the fake Twilio
+// received, in order.
 import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +15,9 @@ import { byArrival } from '../../common/session/order.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { ensureSampleRepo, sampleRepoPath, serveRemotes } from '../../local/sample-repo.ts';
 import { startStack, type Stack } from '../../local/stack.ts';
-import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts';
+import type { FakeGitHub } from '../../local/github-stand-in.ts';
+import { startLocalGitHub, type LocalGitHub } from '../../local/github/local-github.ts';
+import type { GitHubStandInOptions } from '../../local/github/stand-in.ts';
 import { startFakeTwilio, type FakeMessage, type FakeTwilio, type InboundMediaItem } from '../fakes/twilio.ts';
 import { eventually } from './eventually.ts';
 import { startRefusingProxy } from './refusing-proxy.ts';
@@ -42,6 +45,10 @@ export interface E2E {
   stack: Stack;
   twilio: FakeTwilio;
   github: FakeGitHub;
+  /** The secret the stand-in signs the relay's webhook deliveries with (with `githubWebhooks`). */
+  githubWebhookSecret?: string;
+  /** The App the controller mints tokens from (with `githubApp`): its ids and key pair. */
+  githubApp?: LocalGitHub['app'];
   /** The sample remote's bare repository on this machine (the stack's user's alone; Sessions name its forge URL). */
   remote: string;
   /** The forge's URL of the sample remote (what Sessions name). */
@@ -153,18 +160,34 @@ export interface E2EOptions {
    * Prepares the fake Twilio before the relay starts (e.g. an operator's templates); returns more relay environment.
    */
   prepareTwilio?(twilio: FakeTwilio): Promise<Record<string, string>>;
+  /**
+   * GitHub's webhooks to the relay: the stand-in signs every delivery to <relay>/github/webhook with a secret the
+   * relay is given (TETHER_GITHUB_WEBHOOK_SECRET).
+   */
+  githubWebhooks?: boolean;
+  /** An App on acme: the controller gets TETHER_GITHUB_APP_* and mints installation tokens from the stand-in. */
+  githubApp?: boolean;
+  /** More of the stand-in's options: its CI, token lifetime, webhook retries, the login of the fixed token. */
+  github?: Pick<GitHubStandInOptions, 'ci' | 'tokenLifetimeMs' | 'webhooks' | 'login'>;
 }
 
 export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
   const numbers = options.numbers ?? ['+14155550123'];
   const stateDir = mkdtempSync(join(tmpdir(), 'tether-e2e-'));
   const githubToken = options.runnerSecrets?.GITHUB_TOKEN ?? `ghp_e2e${randomBytes(16).toString('hex')}`;
-  const [twilio, github, proxy] = await Promise.all([
+  const remoteRoot = join(stateDir, 'remote');
+  const [twilio, local, proxy] = await Promise.all([
     startFakeTwilio(),
-    startFakeGitHub({ token: githubToken }),
+    startLocalGitHub({
+      token: githubToken,
+      stateDir,
+      webhooks: options.githubWebhooks ?? false,
+      app: options.githubApp ?? false,
+      standIn: { ...options.github, root: remoteRoot },
+    }),
     startRefusingProxy(),
   ]);
-  const remoteRoot = join(stateDir, 'remote');
+  const github = local.github;
   const remote = await ensureSampleRepo(remoteRoot);
   const more = await Promise.all(
     (options.moreRepos ?? []).map(async (repo) => {
@@ -174,7 +197,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
       return { name: repo.name, path };
     }),
   );
-  const forge = await serveRemotes(remoteRoot, [remote, ...more.map((r) => r.path)], githubToken);
+  const forge = await serveRemotes(remoteRoot, [remote, ...more.map((r) => r.path)], githubToken, github.forgeHooks);
   const remoteUrl = forge.urlOf(remote);
   const repos: Record<string, string> = more.length
     ? { TETHER_REPOS: JSON.stringify(more.map((r) => ({ name: r.name, url: forge.urlOf(r.path) }))) }
@@ -204,9 +227,11 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     // Claude Code in the runner Pods must reach nothing but the scripted model
     podEnv: { ...options.podEnv, ...proxy.env },
     runnerSecrets: { ...options.runnerSecrets, GITHUB_TOKEN: githubToken },
+    github: local.stack,
     logger: pino({ level: 'warn' }),
     onLine: (component, line) => logs.push(`${component}: ${line}`),
   });
+  local.deliverTo(stack.relayUrl);
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(kubeconfig);
   const sessions = new SessionClient(connectionFromKubeConfig(kubeConfig));
@@ -217,6 +242,8 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     stack,
     twilio,
     github,
+    ...(local.stack.webhookSecret ? { githubWebhookSecret: local.stack.webhookSecret } : {}),
+    ...(local.app ? { githubApp: local.app } : {}),
     remote,
     remoteUrl,
     githubToken,

@@ -39,6 +39,11 @@ const stackInput = (more: Partial<StackEnvInput> = {}): StackEnvInput => ({
   mediaSigningKey: 'k'.repeat(64),
   phoneHashKey: 'h'.repeat(64),
   metricsPort: 9091,
+  github: {
+    relayTokenFile: '/tmp/state/relay-github-token',
+    webhookSecret: 'w'.repeat(32),
+    app: { id: 1, installationId: 1, privateKeyFile: '/tmp/state/github-app-private-key.pem' },
+  },
   ...more,
 });
 
@@ -130,5 +135,26 @@ settings`, () => {
     expect(() =>
       stackEnv(stackInput({ relayEnv: { TETHER_REPOS: '[{"name":"sample","url":"/srv/x.git"}]' } })),
     ).toThrow(/^TETHER_REPOS: the name "sample" is given twice/);
+  });
+});
+
+describe("the local stack's GitHub settings", () => {
+  it("gives the relay the stand-in's URL, its token file and webhook secret, and the controller the App", () => {
+    const env = stackEnv(stackInput());
+    expect(env.relay).toMatchObject({
+      TETHER_GITHUB_API_URL: 'http://127.0.0.1:9999',
+      TETHER_GITHUB_TOKEN_FILE: '/tmp/state/relay-github-token',
+      TETHER_GITHUB_WEBHOOK_SECRET: 'w'.repeat(32),
+    });
+    expect(env.controller).toMatchObject({
+      GITHUB_API_URL: 'http://127.0.0.1:9999',
+      TETHER_GITHUB_APP_ID: '1',
+      TETHER_GITHUB_APP_INSTALLATION_ID: '1',
+      TETHER_GITHUB_APP_PRIVATE_KEY_FILE: '/tmp/state/github-app-private-key.pem',
+    });
+    expect(Object.keys(env.relay).filter((n) => n.startsWith('TETHER_GITHUB_APP'))).toEqual([]);
+    const plain = stackEnv(stackInput({ github: {} }));
+    expect(Object.keys(plain.relay).filter((n) => n.startsWith('TETHER_GITHUB'))).toEqual(['TETHER_GITHUB_API_URL']);
+    expect(Object.keys(plain.controller).filter((n) => n.startsWith('TETHER_GITHUB'))).toEqual([]);
   });
 });
