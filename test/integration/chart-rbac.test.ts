@@ -261,6 +261,7 @@ namespace without Pod Security "restricted" (an operator-made one)`, async () =>
 describe('relay ServiceAccount', () => {
   it('has exactly the intended permissions in its namespace', async () => {
     expect(await extraPermissions(RELAY, ns)).toEqual([
+      'configmaps [tether-pull-requests] get update',
       'configmaps [tether-relay-claims] get update',
       'sessions.tether.dev [] create get list patch watch',
       'tokenreviews.authentication.k8s.io [] create',
@@ -286,6 +287,7 @@ describe('relay ServiceAccount with several repositories', () => {
     await eventually(
       async () =>
         expect(await extraPermissions(RELAY, ns)).toEqual([
+          'configmaps [tether-pull-requests] get update',
           'configmaps [tether-relay-claims] get update',
           'configmaps [tether-relay-repo-choices] get update',
           'sessions.tether.dev [] create get list patch watch',
@@ -318,5 +320,106 @@ describe('nobody reads Secrets', () => {
     const rules = [...roles.items, clusterRole].flatMap((r) => r.rules);
     expect(rules.length).toBeGreaterThan(5);
     expect(JSON.stringify(rules)).not.toContain('*');
+  });
+});
+
+describe('controller ServiceAccount with a GitHub App', () => {
+  const phone = '+14155550125';
+  let appConfig: ControllerConfig;
+  const writeAsController = (verb: 'create' | 'replace', object: object) =>
+    kubectlResult([
+      verb,
+      `--as=system:serviceaccount:${ns}:${CONTROLLER}`,
+      '-n',
+      runners,
+      '-f',
+      manifestFile([object]),
+    ]);
+  beforeAll(async () => {
+    await helmRelease('upgrade', 'tether', ns, {
+      sessions: { creators: { groups: ['system:masters'] } },
+      secrets: { relay: { phoneHashKey: TEST_PHONE_HASH_KEY } },
+      github: { app: { id: '11', installationId: '22', existingSecret: 'app-key' } },
+    });
+    appConfig = loadConfig({ ...(await installedControllerEnv(ns)), TETHER_GITHUB_APP_PRIVATE_KEY_FILE: '/k.pem' });
+    const { serviceAccount } = desiredIdentity(unstoredSession(phone, ns), [], appConfig);
+    await kubectlOk(['create', `--as=system:serviceaccount:${ns}:${CONTROLLER}`, '-f', manifestFile([serviceAccount])]);
+  }, 300_000);
+
+  it("may write Secrets in the runner namespace but read none; in its own, read and replace only the relay's token", async () => {
+    await eventually(
+      async () =>
+        expect(await extraPermissions(CONTROLLER, ns, runners)).toEqual([
+          CRD_GET,
+          'persistentvolumeclaims [] create get list watch',
+          'pods [] create delete get list patch watch',
+          'secrets [] create update',
+          'serviceaccounts [] create',
+        ]),
+      10_000,
+      200,
+    );
+    for (const verb of ['get', 'list', 'watch'])
+      expect(await canI(CONTROLLER, ns, [verb, 'secrets', '-n', runners]), verb).toBe(false);
+    expect(await canI(CONTROLLER, ns, ['get', 'secrets/tether-relay-github', '-n', ns])).toBe(true);
+    expect(await canI(CONTROLLER, ns, ['get', 'secrets/tether-relay', '-n', ns])).toBe(false);
+    expect(await canI(CONTROLLER, ns, ['update', 'secrets/tether-relay', '-n', ns])).toBe(false);
+  });
+
+  it("admits the App's runner Pod, whose token only the runner container mounts; refuses the agent mounting it", async () => {
+    const pod = desiredPod(unstoredSession(phone, ns), appConfig);
+    expect(JSON.stringify(pod)).toContain('github-token');
+    const admitted = await createPodAsController(ns, runners, pod);
+    expect(admitted.stderr).toBe('');
+    const agentMounts = desiredPod(unstoredSession(phone, ns), appConfig);
+    agentMounts.spec!.initContainers![0]!.volumeMounts!.push({ name: 'github-token', mountPath: '/loot' });
+    const refused = await createPodAsController(ns, runners, agentMounts);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/only the runner container mounts/);
+    const otherToken = desiredPod(unstoredSession(phone, ns), appConfig);
+    otherToken.spec!.volumes!.find((v) => v.secret)!.secret!.secretName = 'someone-else-runner-github';
+    expect((await createPodAsController(ns, runners, otherToken)).stderr).toMatch(/no Secret volume but their own/);
+  });
+
+  it("writes only runner Pods' own token Secrets: never the runner Secret, nor one another Pod would mount", async () => {
+    // A real runner Pod (never scheduled here) to own the Secret: the garbage collector removes one whose owner is gone.
+    const pod = desiredPod(unstoredSession(phone, ns), appConfig);
+    await kubectlOk([
+      'create',
+      `--as=system:serviceaccount:${ns}:${CONTROLLER}`,
+      '-n',
+      runners,
+      '-f',
+      manifestFile([pod]),
+    ]);
+    const podName = pod.metadata!.name!;
+    const uid = (await kubectlOk(['get', 'pod', podName, '-n', runners, '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    const tokenSecret = (name: string, owner: string, extra: Record<string, string> = {}) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name,
+        labels: { 'app.kubernetes.io/component': 'runner-github' },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: owner, uid }],
+      },
+      data: { token: Buffer.from('ghs_x').toString('base64'), ...extra },
+    });
+    expect((await writeAsController('create', tokenSecret(`${podName}-github`, podName))).stderr).toBe('');
+    expect((await writeAsController('replace', tokenSecret(`${podName}-github`, podName))).stderr).toBe('');
+    const refusals: Array<[string, object, 'create' | 'replace']> = [
+      [
+        'the runner Secret replaced',
+        { ...tokenSecret('tether-runner', 'tether'), metadata: { name: 'tether-runner' } },
+        'replace',
+      ],
+      ['the runner Secret replaced, labelled', tokenSecret('tether-runner', 'tether'), 'replace'],
+      ['a token for another Pod', tokenSecret('p2-runner-github', podName), 'create'],
+      ['another key', tokenSecret('p3-runner-github', 'p3-runner', { KEY: 'eA==' }), 'create'],
+    ];
+    for (const [what, object, verb] of refusals) {
+      const refused = await writeAsController(verb, object);
+      expect(refused.code, what).not.toBe(0);
+      expect(refused.stderr, what).toMatch(/runner Pods' own GitHub token Secrets|runner Pods' GitHub tokens/);
+    }
   });
 });
