@@ -243,10 +243,16 @@ export class Runner {
   }
 
   private async fail(message: string): Promise<void> {
+    const unread = await this.recordLeftover();
+    await this.deps.status.move({ type: 'AgentFailed' }, unread ? `${message} ${unreadText(unread)}` : message);
+  }
+
+  /** Changes left by a run that ends here are recorded; without any, a pull request's checkout goes back to the base. */
+  private async recordLeftover(): Promise<string | undefined> {
     const { snapshot, unread } = await this.changes();
     if (snapshot) await this.recordDiff(snapshot, false);
     else if (!unread) await this.deps.git.settle();
-    await this.deps.status.move({ type: 'AgentFailed' }, unread ? `${message} ${unreadText(unread)}` : message);
+    return unread;
   }
 
   /** SIGTERM, cancel, or someone else's final phase: the agent is already stopped here. */
@@ -259,8 +265,7 @@ export class Runner {
         await status.move({ type: 'Cancel' }, 'Cancelled from the phone.');
         return;
       }
-      const { snapshot, unread } = await this.changes();
-      if (snapshot) await this.recordDiff(snapshot, false);
+      const unread = await this.recordLeftover();
       const kept = unread ? unreadText(unread) : 'partial changes are kept on the workspace.';
       const moved = await status.move({ type: 'AgentFailed' }, `The runner was stopped (${reason}); ${kept}`);
       if (!moved) this.deps.log.warn({ phase: status.phase }, 'could not record the stop in this phase');

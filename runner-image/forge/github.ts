@@ -1,14 +1,15 @@
 // The GitHub REST API with the supervisor's own token (GITHUB_API_URL: github.com, Enterprise, or a
 // stand-in): open a pull request, request a reviewer, read check runs and reviews for a fix.
 import type { Redactor } from '../../common/log.ts';
-import type { TokenSource } from '../git/env.ts';
 import { forgeText } from './text.ts';
 
-/** Where the API is and the token for it, read at each call (never given to the agent). */
+/** Where the API is and the token for it (never given to the agent): a value, or a function read at each call. */
 export interface GitHubAccess {
   apiUrl: string;
-  token: TokenSource;
+  token?: string | (() => string | undefined);
 }
+
+const tokenOf = ({ token }: GitHubAccess) => (typeof token === 'function' ? token() : token);
 
 export interface PullRequestInput {
   owner: string;
@@ -59,7 +60,7 @@ export async function githubCall<T>(
   what: string,
   request: { method: 'GET' | 'POST'; path: string; body?: unknown },
 ): Promise<T> {
-  const token = github.token();
+  const token = tokenOf(github);
   const response = await fetch(`${github.apiUrl}/${request.path}`, {
     method: request.method,
     headers: {

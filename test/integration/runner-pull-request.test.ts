@@ -258,6 +258,8 @@ on top of someone else's push when that merges cleanly`, async () => {
     const done = (await bed.sessions.get(bed.ns, addressed.name))!;
     expect(done.status?.phase).toBe('Succeeded');
     expect(existsSync(join(phone.repo, 'evil.txt'))).toBe(false);
+    // Nothing changed: the checkout, started on the pull request's tip, is back on the base.
+    expect(existsSync(join(phone.repo, 'hello.txt'))).toBe(false);
     const asked = promptGiven(phone.workspace, done.status!.result!.agentSessionId!);
     expect(asked).toContain(
       '> Review by @bob: changes requested\n> Please rename it.\n>\n' +
