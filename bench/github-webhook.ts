@@ -4,30 +4,10 @@
 // app with its real journal on disk. Prints the acknowledgement p50/p99/max and fails if any event
 // was acted on twice (or not at all). `node bench/github-webhook.ts`.
 import { fork } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { Agent, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { Agent, request } from 'node:http';
 import { text } from 'node:stream/consumers';
-import { pino } from 'pino';
-import { makeRedactor } from '../common/log.ts';
-import { createApp } from '../relay/app.ts';
-import { GithubDeliveries, type GithubDelivery } from '../relay/github/deliveries.ts';
-import { PullNotifier } from '../relay/github/notify.ts';
-import { Journal } from '../relay/inbound/journal.ts';
-import { MediaStore } from '../relay/media/store.ts';
-import { createMetrics } from '../relay/metrics.ts';
-import { PhoneLanes } from '../relay/phone-lane.ts';
-import {
-  MemoryRecords,
-  PHONE,
-  SECRET,
-  payloads,
-  pullRecord,
-  signed,
-  type SignedDelivery,
-} from '../test/unit/github-fixtures.ts';
+import { startGithubRelay } from '../test/unit/github-relay.ts';
+import { MemoryRecords, payloads, pullRecord, signed, type SignedDelivery } from '../test/unit/github-fixtures.ts';
 import { machineLoad } from './machine.ts';
 
 const DELIVERIES = 1000;
@@ -78,37 +58,6 @@ function flood(): SignedDelivery[] {
   return all.map((_, i) => all[(i * 7919) % all.length]!); // interleaved (7919 is prime to 1,000)
 }
 
-async function startApp(records: MemoryRecords) {
-  const metrics = createMetrics();
-  const logger = pino({ level: 'silent' });
-  const sent: string[] = [];
-  const notifier = new PullNotifier({
-    records,
-    outbox: { deliver: async (_phone, parts) => void sent.push(parts[0]!.actions![0]!.payload!) },
-    lanes: new PhoneLanes(),
-    isRecipient: (phone) => phone === PHONE,
-    redact: makeRedactor([SECRET]),
-    metrics,
-    logger,
-  });
-  const journal = await Journal.open<GithubDelivery>(mkdtempSync(join(tmpdir(), 'gh-bench-')));
-  const deliveries = new GithubDeliveries({ journal, notifier, maxBacklog: 10_000, metrics, logger });
-  const app = createApp({
-    github: { secret: SECRET, deliveries },
-    inbound: { receive: async () => 'recorded' },
-    media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'media-')), maxBytes: 1024, ttlMs: 60_000 }),
-    mediaSigningKey: 'k'.repeat(32),
-    mediaMaxBytes: 1024,
-    authorizer: { mayUpload: async () => false },
-    metrics,
-    logger,
-    ready: () => true,
-  });
-  const server: Server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  return { server, sent, deliveries, journal };
-}
-
 const ms = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!.toFixed(2);
@@ -116,21 +65,20 @@ const ms = (values: number[], p: number) => {
 
 async function main(): Promise<void> {
   const records = new MemoryRecords(Array.from({ length: PULLS }, (_, i) => pullRecord({ number: 1 + i })));
-  const relay = await startApp(records);
-  const url = `http://127.0.0.1:${(relay.server.address() as AddressInfo).port}/github/webhook`;
+  const relay = await startGithubRelay({ records, maxBacklog: 10_000 });
+  const url = `${relay.base}/github/webhook`;
   const child = fork(import.meta.filename, ['send'], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'] });
   child.stdin!.end(JSON.stringify({ url, deliveries: flood() }));
   const [out, code] = await Promise.all([text(child.stdout!), new Promise((r) => child.once('exit', r))]);
   if (code !== 0) throw new Error(`the sender exited with code ${String(code)}`);
   const acks = JSON.parse(out) as number[];
-  await relay.deliveries.idle();
-  relay.server.close();
-  await relay.journal.close();
-  const once = relay.sent.length === DISTINCT && new Set(relay.sent).size === DISTINCT;
+  await relay.close();
+  const told = relay.sent.map((s) => s.parts[0]!.actions![0]!.payload);
+  const once = told.length === DISTINCT && new Set(told).size === DISTINCT;
   process.stdout.write(
     `GitHub webhook: ${acks.length} deliveries, ${IN_FLIGHT} in flight (${machineLoad()})\n` +
       `  acknowledgement p50 ${ms(acks, 50)} ms · p99 ${ms(acks, 99)} ms · max ${ms(acks, 100)} ms\n` +
-      `  notices sent ${relay.sent.length} for ${DISTINCT} distinct events: ${once ? 'each once' : 'NOT each once'}\n`,
+      `  notices sent ${told.length} for ${DISTINCT} distinct events: ${once ? 'each once' : 'NOT each once'}\n`,
   );
   if (!once) process.exitCode = 1;
 }

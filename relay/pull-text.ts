@@ -58,7 +58,8 @@ export const pullText = {
   checksPassed: (number: number, repoName: string) =>
     `✅ Checks pass on ${where(number, repoName)} after the fix. Reply *merge* to merge it, if this install allows it.`,
   merged: (number: number, repoName: string, login: string) =>
-    `🎉 Pull request #${number} (${repoName}) was merged${by(login)}. Your next command there starts from the base branch.`,
+    `🎉 Pull request #${number} (${repoName}) was merged${by(login)}. ` +
+    'Your next command there starts from the base branch.',
   closed: (number: number, repoName: string, login: string) =>
     `Pull request #${number} (${repoName}) was closed without merging${by(login)}. ` +
     'Your next command there starts from the base branch.',

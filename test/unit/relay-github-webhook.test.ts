@@ -1,27 +1,17 @@
 // POST /github/webhook over real HTTP, with the real journal on disk: forged, malformed, replayed
 // and foreign deliveries act on nothing; a delivery about a phone's pull request sends one notice,
 // however often it arrives; a journaled delivery is acted on after a restart.
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeRedactor } from '../../common/log.ts';
-import { createApp } from '../../relay/app.ts';
-import { GithubDeliveries, type GithubDelivery } from '../../relay/github/deliveries.ts';
+import type { GithubDelivery } from '../../relay/github/deliveries.ts';
 import { eventsOf } from '../../relay/github/events.ts';
-import { PullNotifier } from '../../relay/github/notify.ts';
 import { Journal } from '../../relay/inbound/journal.ts';
-import { MediaStore } from '../../relay/media/store.ts';
-import { createMetrics } from '../../relay/metrics.ts';
-import type { Part } from '../../relay/outbound/owed.ts';
-import { PhoneLanes } from '../../relay/phone-lane.ts';
+import { startGithubRelay, type GithubRelay } from './github-relay.ts';
 import {
   MemoryRecords,
   PHONE,
-  SECRET,
   payloads,
   pullRecord,
   signatureOf,
@@ -31,76 +21,17 @@ import {
 
 const SIG = 'x-hub-signature-256';
 
-interface Relay {
-  base: string;
-  sent: Array<{ phone: string; parts: Part[] }>;
-  records: MemoryRecords;
-  journal: Journal<GithubDelivery>;
-  deliveries: GithubDeliveries;
-  metrics: ReturnType<typeof createMetrics>;
-  close(): Promise<void>;
-}
+type Relay = GithubRelay;
 const open: Relay[] = [];
 afterEach(async () => {
   for (const relay of open.splice(0)) await relay.close();
 });
 
-async function startRelay(
-  o: { dir?: string; records?: MemoryRecords; secret?: string | null; failing?: boolean } = {},
-): Promise<Relay> {
-  const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'gh-journal-'));
-  const records = o.records ?? new MemoryRecords([pullRecord()]);
-  const metrics = createMetrics();
-  const logger = pino({ level: 'silent' });
-  const sent: Relay['sent'] = [];
-  const notifier = new PullNotifier({
-    records,
-    outbox: { deliver: async (phone, parts) => void sent.push({ phone, parts }) },
-    lanes: new PhoneLanes(),
-    isRecipient: (phone) => phone === PHONE,
-    redact: makeRedactor([SECRET]),
-    metrics,
-    logger,
-  });
-  const failing = { notify: () => Promise.reject(new Error('the process dies before acting')) };
-  const journal = await Journal.open<GithubDelivery>(dir);
-  const deliveries = new GithubDeliveries({
-    journal,
-    notifier: o.failing ? failing : notifier,
-    maxBacklog: 5000,
-    metrics,
-    logger,
-  });
-  deliveries.replay();
-  const app = createApp({
-    github: o.secret === null ? undefined : { secret: o.secret ?? SECRET, deliveries },
-    inbound: { receive: async () => 'recorded' },
-    media: new MediaStore({ dir: mkdtempSync(join(tmpdir(), 'media-')), maxBytes: 1024, ttlMs: 60_000 }),
-    mediaSigningKey: 'k'.repeat(32),
-    mediaMaxBytes: 1024,
-    authorizer: { mayUpload: async () => false },
-    metrics,
-    logger,
-    ready: () => true,
-  });
-  const server: Server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const relay: Relay = {
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    sent,
-    records,
-    journal,
-    deliveries,
-    metrics,
-    async close() {
-      await new Promise<void>((r) => server.close(() => r()));
-      await deliveries.idle();
-      await journal.close();
-    },
-  };
+const startRelay = async (o: Parameters<typeof startGithubRelay>[0] = {}) => {
+  const relay = await startGithubRelay(o);
   open.push(relay);
   return relay;
-}
+};
 
 const post = (relay: Relay, d: SignedDelivery) =>
   fetch(`${relay.base}/github/webhook`, { method: 'POST', headers: d.headers, body: d.body });
@@ -172,7 +103,7 @@ describe('POST /github/webhook refuses what GitHub did not sign', () => {
 });
 
 describe('POST /github/webhook acts once, and only on pull requests Tether opened', () => {
-  it('tells the phone of a failing check on its pull request, once, with fix / ignore / details bound to the notice', async () => {
+  it('tells the phone of a failing check on its pull request once, fix / ignore / details bound to it', async () => {
     const relay = await startRelay();
     const delivery = signed('check_run', payloads.checkFailed());
     const res = await post(relay, delivery);
@@ -209,7 +140,7 @@ describe('POST /github/webhook acts once, and only on pull requests Tether opene
     expect((await relay.records.only()).seen).toEqual(['check_run:101:' + 'a'.repeat(40)]);
   });
 
-  it('an unknown repository, a pull request Tether did not open, another event: acknowledged, no phone told', async () => {
+  it("an unknown repository, a pull request not Tether's, another event: acknowledged, no one told", async () => {
     const relay = await startRelay();
     const foreign = [
       signed('check_run', payloads.checkFailed({ owner: 'evil', repo: 'web' })),
@@ -236,7 +167,8 @@ describe('POST /github/webhook acts once, and only on pull requests Tether opene
       const variant = Math.floor(i / distinct.length) % 4;
       if (variant === 0) return original; // the same delivery again
       if (variant === 1) return signed('check_run', JSON.parse(original.body)); // redelivered under a new id
-      if (variant === 2) return signed('check_run', payloads.checkFailed({ id: 5000 + i, number: 100 + i })); // not Tether's
+      // not Tether's
+      if (variant === 2) return signed('check_run', payloads.checkFailed({ id: 5000 + i, number: 100 + i }));
       return { ...original, headers: { ...original.headers, [SIG]: signatureOf(original.body, 'forged') } };
     });
     const forged = flood.filter((d) => d.headers[SIG] !== signatureOf(d.body)).length;
