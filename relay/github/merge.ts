@@ -3,6 +3,7 @@
 // GitHub finds mergeable — then `PUT …/merge` with that head's sha, in the repository's default
 // method, and the record is marked merged (the webhook's "merged" then tells nothing twice).
 // Otherwise one line saying why.
+import { maskPhone } from '../../common/session/display.ts';
 import type { PullRecord, PullRecords } from '../pulls/types.ts';
 import type { Merger, Person } from './actions.ts';
 import { GitHubError, type GitHubClient } from './client.ts';
@@ -22,6 +23,24 @@ export type MergeSetting = 'never' | 'whenGreen';
 /** The install's Merger: none when merging from the phone is off (or there is no token to merge with). */
 export const mergerFor = (setting: MergeSetting, client: GitHubClient | undefined, records: PullRecords) =>
   setting === 'whenGreen' && client ? new GitHubMerger(client, records) : undefined;
+
+/** The install's people list as *merge* needs it (relay/inbound/people.ts). */
+interface MergePeople {
+  mayMerge(phone: string): boolean;
+  requester(phone: string): { name: string } | undefined;
+}
+
+/**
+ * GithubPullActions' `personOf` for the Merger: every phone gets its rights from the people list
+ * (a phone the list leaves out may not merge; no list: every allowed phone may).
+ */
+export const mergeRightsOf =
+  (people: MergePeople) =>
+  (phone: string): Person => ({
+    phone,
+    name: people.requester(phone)?.name ?? maskPhone(phone),
+    merge: people.mayMerge(phone),
+  });
 
 export class GitHubMerger implements Merger {
   private readonly client: GitHubClient;

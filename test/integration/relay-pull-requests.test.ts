@@ -1,7 +1,8 @@
 // The pull-request records on a real API server (one ConfigMap shared by the replicas: concurrent
 // writers, a hand-edited entry, notice ids), and follow-up routing through two real relays: a
 // Session that opened pull request #41 is recorded, the phone's next command (through either
-// replica) continues it, `prs` lists it, `new` starts from the base; the people map names the requester.
+// replica) continues it, `prs` lists it, `new` starts from the base; the people map names the requester;
+// a signed GitHub delivery of a failing check tells the phone, and *fix* starts a Session on the PR.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
@@ -12,6 +13,7 @@ import { noticeId } from '../../relay/pulls/keys.ts';
 import { ConfigMapPullRecords } from '../../relay/pulls/records.ts';
 import type { PullRecord } from '../../relay/pulls/types.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
+import { payloads, SECRET, signed } from '../unit/github-fixtures.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { testPhoneHash } from '../support/phone-hash.ts';
@@ -37,7 +39,10 @@ beforeAll(async () => {
     namespace: ns,
     twilio: fake,
     allowed: [PHONE],
-    env: { TETHER_PEOPLE: JSON.stringify([{ phone: PHONE, name: 'Ada L', github: 'ada-l' }]) },
+    env: {
+      TETHER_PEOPLE: JSON.stringify([{ phone: PHONE, name: 'Ada L', github: 'ada-l' }]),
+      TETHER_GITHUB_WEBHOOK_SECRET: SECRET,
+    },
   };
   [a, b] = await Promise.all([startTestRelay(options), startTestRelay(options)]);
 });
@@ -172,5 +177,28 @@ describe('follow-ups through the relays', () => {
     const fresh = await byPrompt('add a footer');
     expect(fresh.spec.pullRequest).toBeUndefined();
     await said(before, /— a new pull request from main\./);
+  });
+});
+
+describe('a notice and its fix through the relay', () => {
+  it('a failing check on the pull request is told; *fix* typed starts a Session with the fix on the PR', async () => {
+    let before = replyCount();
+    const delivery = signed('check_run', payloads.checkFailed({ id: 301, sha: SHA, number: 41, name: 'unit' }));
+    const response = await fetch(`${a.url}/github/webhook`, {
+      method: 'POST',
+      headers: delivery.headers,
+      body: delivery.body,
+    });
+    expect(response.status).toBeLessThan(300);
+    await said(before, /#41/);
+    before = replyCount();
+    await send(b, 'fix');
+    const fix = await byPrompt('Fix the failing checks on pull request #41');
+    expect(fix.spec).toMatchObject({
+      pullRequest: PR,
+      fix: { kind: 'checks', headSha: SHA, checkRuns: [301] },
+      requester: { name: 'Ada L' },
+    });
+    await said(before, /— continuing PR #41\./);
   });
 });

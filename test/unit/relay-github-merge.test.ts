@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeRedactor } from '../../common/log.ts';
 import { GitHubClient } from '../../relay/github/client.ts';
-import { GitHubMerger, mergerFor } from '../../relay/github/merge.ts';
+import { GitHubMerger, mergerFor, mergeRightsOf } from '../../relay/github/merge.ts';
 import {
   RecordsInMemory,
   checkRun,
@@ -144,5 +144,15 @@ describe('GitHubMerger', () => {
     expect(await mergeWith({})).toBe(
       'Could not merge pull request #5: GitHub GET /repos/acme/web/pulls/5 was refused (401): Bad credentials',
     );
+  });
+
+  it("gives every phone its people list's merge right, a phone the list leaves out none", () => {
+    const people = {
+      mayMerge: (phone: string) => phone === '+14155550100',
+      requester: (phone: string) => (phone === '+14155550100' ? { name: 'Ada' } : undefined),
+    };
+    const rights = mergeRightsOf(people);
+    expect(rights('+14155550100')).toEqual({ phone: '+14155550100', name: 'Ada', merge: true });
+    expect(rights('+14155550199')).toEqual({ phone: '+14155550199', name: '+1415•••0199', merge: false });
   });
 });

@@ -7,7 +7,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger, makeRedactor } from '../../common/log.ts';
 import { GitHubClient } from '../../relay/github/client.ts';
 import { GitHubPoll } from '../../relay/github/poll.ts';
-import { githubRest } from '../../relay/github/rest.ts';
 import type { PullEvent } from '../../relay/pulls/types.ts';
 import {
   checkRun,
@@ -205,22 +204,15 @@ describe('GitHubPoll', () => {
     expect(told.map((e) => e.kind)).toEqual(['checksFailed']);
   });
 
-  it('runs rounds on its own once started, as the configuration says, until stopped', async () => {
+  it('runs rounds on its own once started, until stopped', async () => {
     gh.pulls.set(pullKey('acme', 'web', 7), fakePull(7, HEAD, { checkRuns: [checkRun(HEAD, 'lint', 'failure')] }));
     records.add(pullRecord(7, { headSha: HEAD }));
-    const client = { apiUrl: gh.url, tokenFile: join(dir, 'token'), timeoutMs: 5000 };
-    const off = githubRest({ client, merge: 'never' }, { records, onEvent: handler, redact: makeRedactor() });
-    expect(off.merger).toBeUndefined();
-    await off.start(createLogger({ component: 'test', level: 'silent' })).stop();
-
     let firstEvent!: () => void;
     const oneTold = new Promise<void>((resolve) => (firstEvent = resolve));
-    const on = githubRest(
-      { client, poll: { intervalMs: 10, maxPerRound: 50 }, merge: 'whenGreen' },
-      { records, onEvent: async (e) => (await handler(e), firstEvent()), redact: makeRedactor() },
-    );
-    expect(on.merger).toBeDefined();
-    const poller = on.start(createLogger({ component: 'test', level: 'silent' }));
+    const client = new GitHubClient({ apiUrl: gh.url, tokenFile: join(dir, 'token'), timeoutMs: 5000 }, makeRedactor());
+    const onEvent = async (e: PullEvent) => (await handler(e), firstEvent());
+    const p = new GitHubPoll({ client, records, onEvent, settings: { intervalMs: 10, maxPerRound: 50 } });
+    const poller = p.start(createLogger({ component: 'test', level: 'silent' }));
     await oneTold;
     await poller.stop();
     const requests = gh.requests.length;
