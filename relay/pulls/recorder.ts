@@ -19,12 +19,27 @@ export function pullOfUrl(url: string): { owner: string; repo: string; number: n
   return match ? { owner: match[1]!, repo: match[2]!, number: Number(match[3]) } : undefined;
 }
 
-/** The record a Session that opened or added to a pull request makes (or refreshes); undefined: none. */
+/** owner/repo of a repository URL (https://host/owner/repo.git, git@host:owner/repo.git), lowercased. */
+const slugOf = (url: string) =>
+  url
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '')
+    .split(/[/:]/)
+    .slice(-2)
+    .join('/')
+    .toLowerCase();
+
+/**
+ * The record a Session that opened or added to a pull request makes (or refreshes); undefined: none.
+ * A pull request of another repository than the Session's is never recorded: the phone would hear
+ * of it, and *fix* or *merge* would act on it.
+ */
 export function recordOf(session: Session, repos: readonly NamedRepo[]): PullRecord | undefined {
   const r = session.status?.result;
   if (session.status?.phase !== 'Succeeded' || !r?.prNumber || !r.prUrl) return undefined;
   const where = pullOfUrl(r.prUrl);
   if (!where || where.number !== r.prNumber) return undefined;
+  if (`${where.owner}/${where.repo}`.toLowerCase() !== slugOf(session.spec.repo.url)) return undefined;
   const repoName =
     session.metadata.labels?.[LABEL_REPO] ?? repos.find((x) => x.url === session.spec.repo.url)?.name ?? '';
   const chosenAt = String(session.status?.completionTime ?? session.metadata.creationTimestamp ?? '');

@@ -108,6 +108,15 @@ describe('a follow-up', () => {
     expect(byPrompt('fix a typo').spec.pullRequest).toBeUndefined();
   });
 
+  it("records no pull request of another repository than the Session's", async () => {
+    const h = handler();
+    await say(h, 'fix the navbar');
+    await succeeded('fix the navbar', { ...opened, prUrl: 'https://github.com/acme/secrets/pull/41' });
+    await say(h, 'also make it blue');
+    expect(byPrompt('also make it blue').spec.pullRequest).toBeUndefined();
+    expect(await records.ofPhone(phone)).toEqual([]);
+  });
+
   it('starts from the base once the pull request is merged', async () => {
     const h = handler();
     await say(h, 'fix the navbar');
