@@ -5,8 +5,10 @@ import type { Logger } from 'pino';
 import { makeRedactor } from '../../common/log.ts';
 import type { RelayConfig } from '../config.ts';
 import { GithubPullActions } from '../github/actions.ts';
+import { GitHubClient } from '../github/client.ts';
+import { mergeRightsOf, mergerFor } from '../github/merge.ts';
 import type { NotifierOptions } from '../github/notify.ts';
-import { githubRest } from '../github/rest.ts';
+import { GitHubPoll } from '../github/poll.ts';
 import type { GithubWebhookSettings } from '../github/webhook.ts';
 import { openGithubWebhook } from '../github/wiring.ts';
 import type { People } from '../inbound/people.ts';
@@ -32,6 +34,7 @@ export interface GithubSideOptions extends Omit<NotifierOptions, 'records' | 're
 export async function openGithubSide(o: GithubSideOptions): Promise<GithubSide> {
   const { config, records, logger } = o;
   const redact = makeRedactor(config.secrets);
+  const client = config.github.client && new GitHubClient(config.github.client, redact);
   const webhook = await openGithubWebhook({
     ...o,
     secret: config.githubWebhookSecret,
@@ -39,15 +42,20 @@ export async function openGithubSide(o: GithubSideOptions): Promise<GithubSide> 
     maxBacklog: config.inboundBacklog,
     redact,
   });
-  const rest = githubRest(config.github, {
-    records,
-    redact,
-    onEvent: async (event) => void (await webhook.notifier.notify(event)),
-  });
+  const poll =
+    client &&
+    config.github.poll &&
+    new GitHubPoll({
+      client,
+      records,
+      settings: config.github.poll,
+      onEvent: async (event) => void (await webhook.notifier.notify(event)),
+      now: o.now,
+    });
   const actions = new GithubPullActions({
     records,
-    merger: rest.merger,
-    personOf: (phone) => o.people.of(phone),
+    merger: mergerFor(config.github.merge, client, records),
+    personOf: mergeRightsOf(o.people),
     now: o.now,
   });
   let polling: { stop(): Promise<void> } | undefined;
@@ -56,7 +64,7 @@ export async function openGithubSide(o: GithubSideOptions): Promise<GithubSide> 
     actions,
     start() {
       webhook.replay();
-      polling = rest.start(logger);
+      polling = poll ? poll.start(logger) : undefined;
     },
     async close() {
       await polling?.stop();
