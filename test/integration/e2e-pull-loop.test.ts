@@ -91,10 +91,10 @@ describe('end to end: the pull request loop', () => {
     const failed = await phone.next(/unit tests/);
     expect(failed.body).toMatch(/#1/);
     expect(failed.body).toContain(FAILURE);
-    expect(buttonTitles(failed)).toEqual(['fix', 'ignore', 'details']);
+    expect(buttonTitles(failed)).toEqual(['Fix', 'Ignore', 'Details']);
 
     // *fix*: a Session on the branch whose prompt carries the check's output (fetched by the supervisor).
-    await chat.tap(failed, 'fix');
+    await chat.tap(failed, 'Fix');
     await phone.next(/^On it/);
     await phone.next(/Reply \*approve\*/);
     const [, , fixing] = await mine();
@@ -102,7 +102,7 @@ describe('end to end: the pull request loop', () => {
     expect(fixing!.spec.pullRequest).toMatchObject({ number: 1, branch });
     expect(fixing!.spec.fix).toEqual({ kind: 'checks', headSha: two[1], checkRuns: [failedRun.id] });
     const asked = JSON.stringify(model.turns('Fix the failing checks').map((t) => t.body));
-    expect(asked).toContain(FAILURE);
+    expect(asked).toContain(JSON.stringify(FAILURE).slice(1, -1));
     await chat.send('approve');
     await phone.next(/Pushed to pull request #1\b/, 120_000);
     const three = commitsOn(e2e.remote, branch);
