@@ -90,7 +90,7 @@ describe('end to end: the pull request branch moves', () => {
     expect(await mine(phone.number)).toHaveLength(sessions);
     expect(e2e.github.pulls.filter((p) => p.head === branch)).toHaveLength(1);
     console.log(`phone transcript (review → fix):\n${chat.transcript().join('\n')}`);
-  }, 600_000);
+  }, 300_000);
 
   it("a teammate's push meanwhile: the follow-up goes on the new tip, and the phone is told", async () => {
     const phone = e2e.phone(PHONES.clean);
@@ -98,7 +98,7 @@ describe('end to end: the pull request branch moves', () => {
 
     await phone.send('script:\nwrite: src/two.js = export const two = 2;\\n\nsay: Wrote src/two.js.');
     await phone.next(/Reply \*approve\*/);
-    const theirs = pushAsSomeoneElse(
+    const theirs = await pushAsSomeoneElse(
       e2e.remoteUrl,
       e2e.githubToken,
       branch,
@@ -128,7 +128,7 @@ describe('end to end: the pull request branch moves', () => {
     expect(fileAt(e2e.remote, tip, 'src/two.js')).toContain('two = 2');
     expect(fileAt(e2e.remote, tip, 'src/one.js')).toContain('one = 1');
     expect(e2e.github.pulls.filter((p) => p.head === branch)).toHaveLength(1);
-  }, 600_000);
+  }, 300_000);
 
   it("a teammate's conflicting push: nothing pushed, the phone told, the changes kept on the workspace", async () => {
     const phone = e2e.phone(PHONES.conflict);
@@ -136,7 +136,7 @@ describe('end to end: the pull request branch moves', () => {
 
     await phone.send("script:\nwrite: src/color.js = export const color = 'blue';\\n\nsay: Made it blue.");
     await phone.next(/Reply \*approve\*/);
-    const theirs = pushAsSomeoneElse(
+    const theirs = await pushAsSomeoneElse(
       e2e.remoteUrl,
       e2e.githubToken,
       branch,
@@ -155,5 +155,5 @@ describe('end to end: the pull request branch moves', () => {
     expect(fileAt(e2e.remote, branch, 'src/color.js')).toContain('green');
     const checkout = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, follow.spec.workspace, 'repo');
     expect(readFileSync(join(checkout, 'src/color.js'), 'utf8')).toContain('blue');
-  }, 600_000);
+  }, 300_000);
 });

@@ -1,9 +1,10 @@
 // The pull-request loop's end-to-end helpers: what the bare repository's branches hold, a push by
 // someone else through the forge, and the phone's conversation both ways (what it sent and received).
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { basicAuth } from '../../local/git-forge.ts';
 import type { FakeMessage } from '../fakes/twilio.ts';
 import type { Phone } from './e2e.ts';
@@ -26,44 +27,49 @@ export const messageOf = (bare: string, commit: string) => bareGit(bare, 'log', 
 /** The first parent of `commit`. */
 export const parentOf = (bare: string, commit: string) => bareGit(bare, 'rev-parse', `${commit}^`);
 
+const run = promisify(execFile);
+
 /**
  * Someone else's commit on `branch`, pushed through the forge at `remoteUrl` with `token` as a
  * teammate would (a clone, a commit of `files`, a fast-forward push). Returns the new tip.
+ * Asynchronous: the forge answers from the test's own process.
  */
-export function pushAsSomeoneElse(
+export async function pushAsSomeoneElse(
   remoteUrl: string,
   token: string,
   branch: string,
   files: Record<string, string>,
   message: string,
-): string {
-  const work = mkdtempSync(join(tmpdir(), 'tether-teammate-'));
-  const git = (...args: string[]) =>
-    execFileSync(
-      'git',
-      [
-        '-c',
-        `http.extraHeader=Authorization: ${basicAuth(token)}`,
-        '-c',
-        'user.name=Teammate',
-        '-c',
-        'user.email=teammate@example.com',
-        ...args,
-      ],
-      { cwd: work, encoding: 'utf8', env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } },
-    ).trim();
+): Promise<string> {
+  const work = await mkdtemp(join(tmpdir(), 'tether-teammate-'));
+  const git = async (...args: string[]) =>
+    (
+      await run(
+        'git',
+        [
+          '-c',
+          `http.extraHeader=Authorization: ${basicAuth(token)}`,
+          '-c',
+          'user.name=Teammate',
+          '-c',
+          'user.email=teammate@example.com',
+          ...args,
+        ],
+        { cwd: work, encoding: 'utf8', env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } },
+      )
+    ).stdout.trim();
   try {
-    git('clone', '--quiet', '--branch', branch, remoteUrl, '.');
+    await git('clone', '--quiet', '--branch', branch, remoteUrl, '.');
     for (const [path, content] of Object.entries(files)) {
-      mkdirSync(dirname(join(work, path)), { recursive: true });
-      writeFileSync(join(work, path), content);
+      await mkdir(dirname(join(work, path)), { recursive: true });
+      await writeFile(join(work, path), content);
     }
-    git('add', '-A');
-    git('commit', '--quiet', '-m', message);
-    git('push', '--quiet', 'origin', `HEAD:refs/heads/${branch}`);
-    return git('rev-parse', 'HEAD');
+    await git('add', '-A');
+    await git('commit', '--quiet', '-m', message);
+    await git('push', '--quiet', 'origin', `HEAD:refs/heads/${branch}`);
+    return await git('rev-parse', 'HEAD');
   } finally {
-    rmSync(work, { recursive: true, force: true });
+    await rm(work, { recursive: true, force: true });
   }
 }
 
