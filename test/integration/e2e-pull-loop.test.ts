@@ -66,8 +66,9 @@ describe('end to end: the pull request loop', () => {
     await chat.send(
       "script:\nwrite: src/farewell.test.js = import { bye } from './farewell.js';\\n\nsay: Added a test for bye.",
     );
-    await phone.next(/^On it/);
-    await phone.next(/Reply \*approve\*/);
+    await phone.next(/^On it.*continuing PR #1/);
+    await phone.next(/Pull request #1 with these changes: 2 files changed/);
+    await phone.next(/Reply \*approve\* to push to pull request #1 /);
     await chat.send('approve');
     const pushed = await phone.next(/Pushed to pull request #1\b/, 120_000);
     expect(pushed.body).toMatch(/2 files? changed/);

@@ -151,6 +151,18 @@ describe('requests', () => {
     );
   });
 
+  it("a follow-up's review says the pull request it pushes to and that pull request's whole size", () => {
+    const changes = { id: 'c', kind: 'changes' as const, createdAt, summary: ' 1 file changed, 1 insertion(+)' };
+    expect(text.pending(changes, '30m')).toMatch(/^Reply \*approve\* to open a pull request or \*reject\*/);
+    expect(text.pending(changes, '30m', 7)).toMatch(/^Reply \*approve\* to push to pull request #7 or \*reject\*/);
+    const stat = ' src/a.js | 1 +\n 1 file changed, 1 insertion(+)';
+    expect(text.changesCaption(changes, stat)).not.toMatch(/#7/);
+    expect(text.changesCaption(changes, stat, undefined, { number: 7, stat: '3 files changed, 9 insertions(+)' })).toBe(
+      'Ready for review — 1 file changed, +1:\n  src/a.js | 1 +\n' +
+        'Pull request #7 with these changes: 3 files changed, 9 insertions(+)',
+    );
+  });
+
   it('gives the status line the phone expects: session, phase and time, last progress, queue', () => {
     const s = {
       ...session({
