@@ -12,7 +12,7 @@ import { sampleRepoPath } from './sample-repo.ts';
 import { stackRepoHosts } from './stack-env.ts';
 import { startStack } from './stack.ts';
 import { fileVerdict } from './github/ci.ts';
-import { startLocalGitHub } from './github/local-github.ts';
+import { repositoriesOf, startLocalGitHub } from './github/local-github.ts';
 import { loadDevConfig, repoRoot } from './config.ts';
 import { notIsolatedWarning } from './isolation.ts';
 import { checkNodeFolders } from './node-agent/folder-checks.ts';
@@ -70,8 +70,9 @@ const github = local?.github;
 function ownerOfFolder(url: string): { account?: string } {
   return url.startsWith('/') ? { account: basename(dirname(url)) } : {};
 }
+
 const remote = await serveLocalRemotes(stateDir, config.repoUrl, config.relayEnv, githubToken, github?.forgeHooks);
-for (const folder of remote.folders) github?.addRepository(basename(dirname(folder)), basename(folder, '.git'), folder);
+for (const repo of repositoriesOf(remote.folders)) github?.addRepository(repo.owner, repo.name, repo.path);
 const repoUrl = remote.repoUrl;
 
 const stack = await startStack({

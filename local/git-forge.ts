@@ -33,8 +33,8 @@ export interface ForgeOptions {
    * (x-access-token:<token>), the repository's URL path and whether it is a push (the GitHub stand-in's tokens).
    */
   authorize?(access: ForgeAccess): boolean;
-  /** Called once a push to the repository (its URL path) has been taken. */
-  onPushed?(repository: string): void;
+  /** Called once a push to the repository (its URL path) has been taken, with the token it came with. */
+  onPushed?(repository: string, token?: string): void;
 }
 
 export interface ForgeAccess {
@@ -77,7 +77,10 @@ export async function serveGitOverHttp(
       return;
     }
     const pushed = isPush(url) && req.method === 'POST' ? options.onPushed : undefined;
-    backend(projectRoot, ownerOf(join(projectRoot, folder)), url, req, res, () => pushed?.(repositoryPath(url)));
+    const pusher = passwordOf(req.headers.authorization);
+    backend(projectRoot, ownerOf(join(projectRoot, folder)), url, req, res, () =>
+      pushed?.(repositoryPath(url), pusher),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

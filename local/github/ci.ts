@@ -4,6 +4,7 @@
 import type { StandInContext } from './context.ts';
 import { createCheckRun, updateCheckRun } from './checks.ts';
 import type { CheckConclusion, CheckOutput, Repository } from './model.ts';
+import type { InTurn } from './serial.ts';
 
 export interface StandInCi {
   /** The check run's name. */
@@ -26,7 +27,7 @@ export function fileVerdict(name = 'ci', path = '.ci-fail'): StandInCi {
 }
 
 /** Runs `ci` on every pull request opened or synchronized, one event after another. */
-export function runCi(ctx: StandInContext, ci: StandInCi, serial: <T>(work: () => Promise<T>) => Promise<T>): void {
+export function runCi(ctx: StandInContext, ci: StandInCi, inTurn: InTurn): void {
   ctx.webhooks.listeners.push((event, payload) => {
     if (event !== 'pull_request' || !['opened', 'synchronize', 'reopened'].includes(String(payload.action))) return;
     const { repository, pull_request: pull } = payload as {
@@ -36,7 +37,7 @@ export function runCi(ctx: StandInContext, ci: StandInCi, serial: <T>(work: () =
     const repo = ctx.store.repository(repository.owner.login, repository.name);
     const headSha = pull.head.sha;
     if (!repo || !headSha) return;
-    void serial(async () => {
+    void inTurn(async () => {
       const run = await createCheckRun(ctx, repo, { headSha, name: ci.name, status: 'in_progress' });
       const { conclusion, output } = await ci.verdict(repo, headSha);
       updateCheckRun(ctx, repo, run, { conclusion, output });

@@ -14,6 +14,15 @@ export class HttpError extends Error {
   }
 }
 
+/** A path segment decoded; one that does not decode names nothing (404). */
+export function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(404, 'Not Found');
+  }
+}
+
 export const validationFailed = (errors: unknown[]) => new HttpError(422, 'Validation Failed', errors);
 
 export interface Answer {
@@ -32,8 +41,16 @@ export const etagOf = (text: string) => `W/"${createHash('sha256').update(text).
 
 const sameTag = (a: string, b: string) => a.replace(/^W\//, '') === b.replace(/^W\//, '');
 
-/** Writes the answer; a GET whose If-None-Match names the body's ETag gets 304 instead. Returns the status sent. */
-export function send(req: IncomingMessage, res: ServerResponse, answer: Answer): number {
+/**
+ * Writes the answer; a GET whose If-None-Match names the body's ETag gets 304 instead. `more` gives headers for
+ * the status sent (the rate limit's). Returns that status.
+ */
+export function send(
+  req: IncomingMessage,
+  res: ServerResponse,
+  answer: Answer,
+  more: (status: number) => Record<string, string> = () => ({}),
+): number {
   const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
@@ -45,12 +62,12 @@ export function send(req: IncomingMessage, res: ServerResponse, answer: Answer):
     headers.etag = etag;
     const asked = req.headers['if-none-match'];
     if (asked && asked.split(',').some((tag) => sameTag(tag.trim(), etag))) {
-      res.writeHead(304, { etag });
+      res.writeHead(304, { etag, ...more(304) });
       res.end();
       return 304;
     }
   }
-  res.writeHead(answer.status, headers);
+  res.writeHead(answer.status, { ...headers, ...more(answer.status) });
   res.end(text);
   return answer.status;
 }

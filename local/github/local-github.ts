@@ -2,7 +2,7 @@
 // runners' token, the relay's webhook secret (deliveries to <relay>/github/webhook once the relay
 // is up) and, when asked, an App whose private key is a file only the controller is given.
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { writePrivateFile } from '../private-files.ts';
 import type { StackGitHub } from '../stack-env.ts';
 import { makeAppKeys, type AppKeys } from './app-keys.ts';
@@ -65,4 +65,15 @@ export async function startLocalGitHub(options: LocalGitHubOptions): Promise<Loc
       if (options.webhooks) github.addWebhook({ url: `${relayUrl}/github/webhook`, secret });
     },
   };
+}
+
+/**
+ * The served folders (`<root>/<owner>/<name>.git`) the stand-in takes with their git. GitHub has one
+ * owner/name: two folders of the same owner/name (in different roots) are left out (taken without git).
+ */
+export function repositoriesOf(folders: string[]): Array<{ owner: string; name: string; path: string }> {
+  const slugOf = (folder: string) => `${basename(dirname(folder))}/${basename(folder, '.git')}`;
+  return folders
+    .filter((folder) => folders.filter((other) => slugOf(other) === slugOf(folder)).length === 1)
+    .map((path) => ({ owner: basename(dirname(path)), name: basename(path, '.git'), path }));
 }

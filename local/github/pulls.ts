@@ -16,6 +16,8 @@ export interface NewPull {
   base: string;
   body?: string;
   draft?: boolean;
+  /** For a repository the stand-in has no git for: the head commit to record (tests). */
+  headSha?: string;
 }
 
 /** The head and base commits now, and whether the pull request would merge. */
@@ -48,7 +50,7 @@ export async function createPull(
   const head = input.head.includes(':') ? input.head.slice(input.head.indexOf(':') + 1) : input.head;
   const [headSha, baseSha] = repo.git
     ? [await repo.git.commitOf(head), await repo.git.commitOf(input.base)]
-    : [null, null];
+    : [input.headSha ?? null, null];
   if (repo.git && !baseSha) throw validationFailed([{ resource: 'PullRequest', field: 'base', code: 'invalid' }]);
   if (repo.git && !headSha) throw validationFailed([{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
   const taken = ctx.store.pullsOf(repo).find((p) => p.state === 'open' && p.head === head && p.base === input.base);

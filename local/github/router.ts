@@ -3,12 +3,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller } from './auth.ts';
 import type { StandInContext } from './context.ts';
-import { errorBody, HttpError, readJson, send, type Answer } from './http.ts';
+import { decoded, errorBody, HttpError, readJson, send, type Answer } from './http.ts';
 import { appRoutes, repoRoutes } from './routes-app.ts';
 import { checkRoutes } from './routes-checks.ts';
 import { pullRoutes } from './routes-pulls.ts';
 import type { Call, Route } from './route.ts';
 import type { Repository } from './model.ts';
+import type { RateLimits } from './rate-limit.ts';
+import type { InTurn } from './serial.ts';
 
 const REPO_ROUTES = [...repoRoutes, ...pullRoutes, ...checkRoutes];
 
@@ -33,18 +35,27 @@ function match(routes: Route[], method: string, path: string): { route: Route; p
   return undefined;
 }
 
-async function answer(ctx: StandInContext, req: IncomingMessage, injected: Injected): Promise<Answer> {
+/** Whose hour a request counts against: its credentials. */
+const rateKey = (req: IncomingMessage) => req.headers.authorization ?? 'anonymous';
+
+async function answer(
+  ctx: StandInContext,
+  req: IncomingMessage,
+  injected: Injected,
+  limits: RateLimits,
+): Promise<Answer> {
   const url = new URL(req.url ?? '/', 'http://stand-in');
   const method = req.method ?? 'GET';
   const path = url.pathname.replace(/\/+$/, '');
   const caller: Caller | { status: number; message: string } = ctx.auth.identify(req.headers.authorization);
   if ('status' in caller) throw new HttpError(caller.status, caller.message);
+  limits.check(rateKey(req));
   const repoPath = /^\/repos\/([^/]+)\/([^/]+)(.*)$/.exec(path);
   const found = repoPath ? match(REPO_ROUTES, method, repoPath[3]!) : match(appRoutes, method, path);
   if (!found) throw new HttpError(404, 'Not Found');
   let repo: Repository | undefined;
   if (repoPath) {
-    repo = ctx.store.repository(decodeURIComponent(repoPath[1]!), decodeURIComponent(repoPath[2]!));
+    repo = ctx.store.repository(decoded(repoPath[1]!), decoded(repoPath[2]!));
     if (!repo) throw new HttpError(404, 'Not Found');
     const refused = ctx.auth.check(caller, repo, ...found.route.needs!);
     if (refused) throw new HttpError(refused.status, refused.message);
@@ -69,20 +80,22 @@ async function answer(ctx: StandInContext, req: IncomingMessage, injected: Injec
   return found.route.handle(call);
 }
 
-export function handler(
-  ctx: StandInContext,
-  serial: <T>(work: () => Promise<T>) => Promise<T>,
-  requests: ApiRequest[],
-  injected: Injected,
-) {
+export interface Handling {
+  requests: ApiRequest[];
+  injected: Injected;
+  limits: RateLimits;
+}
+
+export function handler(ctx: StandInContext, inTurn: InTurn, { requests, injected, limits }: Handling) {
   return (req: IncomingMessage, res: ServerResponse) => {
-    void serial(async () => {
+    void inTurn(async () => {
+      const rate = (status: number) => limits.headers(rateKey(req), status);
       let status: number;
       try {
-        status = send(req, res, await answer(ctx, req, injected));
+        status = send(req, res, await answer(ctx, req, injected, limits), rate);
       } catch (error) {
         if (!(error instanceof HttpError)) throw error;
-        status = send(req, res, { status: error.status, body: errorBody(error) });
+        status = send(req, res, { status: error.status, body: errorBody(error) }, rate);
       }
       requests.push({
         method: req.method ?? '',

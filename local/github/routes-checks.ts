@@ -1,6 +1,6 @@
 // /repos/{owner}/{repo}/check-runs, check-suites and commits/{ref}/check-runs|check-suites.
 import { createCheckRun, runBody, runsAt, suiteBody, updateCheckRun } from './checks.ts';
-import { HttpError } from './http.ts';
+import { decoded, HttpError } from './http.ts';
 import type { CheckConclusion, CheckOutput, CheckStatus } from './model.ts';
 import { ok, text, type Call, type Route } from './route.ts';
 
@@ -15,7 +15,7 @@ function runOf(call: Call) {
 
 /** The commit a ref (sha, branch) names; 422 as GitHub's "No commit found" when there is none. */
 async function commitOf(call: Call): Promise<string> {
-  const ref = decodeURIComponent(call.params[0]!);
+  const ref = decoded(call.params[0]!);
   const sha = call.repo.git ? await call.repo.git.commitOf(ref) : /^[0-9a-f]{40}$/.test(ref) ? ref : undefined;
   if (!sha) throw new HttpError(422, `No commit found for SHA: ${ref}`);
   return sha;

@@ -65,7 +65,7 @@ export class Store {
   repository(owner: string, name: string): Repository | undefined {
     const known = this.repositories.get(`${owner}/${name}`.toLowerCase());
     if (known) return known;
-    if (!/^[\w.-]+$/.test(owner) || !/^[\w.-]+$/.test(name) || name.startsWith('.')) return undefined;
+    if (![owner, name].every((part) => /^[\w-][\w.-]*$/.test(part))) return undefined;
     if (this.options.root) {
       const path = join(this.options.root, owner, `${name}.git`);
       return existsSync(join(path, 'HEAD')) ? this.addRepository(owner, name, path) : undefined;

@@ -12,6 +12,7 @@ let bench: GitHubWorkbench;
 beforeAll(async () => {
   bench = await startGitHubWorkbench({
     more: ['other', 'private'],
+    webhookSecret: 'hook-secret',
     app: {
       id: APP_ID,
       publicKey: keys.publicKeyPem,
@@ -68,6 +69,15 @@ describe('the GitHub stand-in: installation tokens', () => {
     expect(Math.abs(expires - (bench.github.clock.now() + 3_600_000))).toBeLessThan(2000);
   });
 
+  it('lists the installation, and a token sees the repositories it was minted for', async () => {
+    const installation = await call(`/app/installations/${INSTALLATION}`, jwt());
+    expect(await installation.json()).toMatchObject({ id: INSTALLATION, app_id: APP_ID, account: { login: 'acme' } });
+    const token = String((await mint({ repositories: ['sample'], permissions: PER_SESSION })).body.token);
+    const repos = (await (await call('/installation/repositories', token)).json()) as { repositories: unknown[] };
+    expect(repos.repositories).toEqual([expect.objectContaining({ full_name: 'acme/sample' })]);
+    expect((await call('/installation/repositories', bench.token)).status).toBe(403);
+  });
+
   it('refuses a repository outside the installation and permissions it was not granted', async () => {
     expect((await mint({ repositories: ['private'] })).status).toBe(422);
     expect((await mint({ permissions: { administration: 'write' } })).status).toBe(422);
@@ -96,6 +106,11 @@ describe('the GitHub stand-in: installation tokens', () => {
   it('pushes with the token only to its repository and only with contents: write', async () => {
     const token = String((await mint({ repositories: ['sample'], permissions: PER_SESSION })).body.token);
     await bench.push('tether/app-git', { 'b.txt': 'b\n' }, { token });
+    await bench.github.createPull('acme', 'sample', { title: 'git', head: 'tether/app-git', base: 'main' });
+    await bench.push('tether/app-git', { 'b.txt': 'b2\n' }, { token });
+    await bench.github.deliveriesSettled();
+    const sync = bench.github.deliveries.find((d) => d.action === 'synchronize')!;
+    expect(sync.payload.sender).toMatchObject({ login: 'tether-stand-in[bot]', type: 'Bot' });
     await expect(bench.push('tether/app-git', { 'b.txt': 'b\n' }, { token, repo: 'other' })).rejects.toThrow(/403/);
     const reader = String((await mint({ repositories: ['sample'], permissions: { contents: 'read' } })).body.token);
     await expect(bench.push('tether/app-git', { 'c.txt': 'c\n' }, { token: reader })).rejects.toThrow(/403/);

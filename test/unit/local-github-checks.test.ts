@@ -65,6 +65,7 @@ describe('the GitHub stand-in: check runs and suites', () => {
     const suite = bench.receiver!.received.at(-1)!.payload.check_suite;
     expect(suite).toMatchObject({ head_sha: head, head_branch: 'tether/one', conclusion: 'failure' });
     expect((await get(`/check-suites/${(suite as { id: number }).id}`)).body.conclusion).toBe('failure');
+    expect((await get(`/commits/${head}/check-suites`)).body).toMatchObject({ total_count: 1, check_suites: [suite] });
   });
 
   it('completes a suite only when its last run completes, with the worst conclusion, and shows the latest run per name', async () => {

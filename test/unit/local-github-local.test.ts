@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appJwt } from '../../local/github/app-keys.ts';
 import { fileVerdict } from '../../local/github/ci.ts';
-import { startLocalGitHub, type LocalGitHub } from '../../local/github/local-github.ts';
+import { repositoriesOf, startLocalGitHub, type LocalGitHub } from '../../local/github/local-github.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../local/github/receiver.ts';
 import { startGitHubWorkbench, type GitHubWorkbench } from '../../local/github/workbench.ts';
 
@@ -56,6 +56,14 @@ describe('the local stack’s GitHub stand-in', () => {
     await local.github.createPull('acme', 'sample', { title: 'T', head: 'tether/x', base: 'main' });
     expect(local.stack).toEqual({});
     expect(local.github.deliveries).toEqual([]);
+  });
+});
+
+describe('the repositories make dev gives the stand-in', () => {
+  it('takes each served folder by its owner/name, and none of two folders with the same owner/name', () => {
+    expect(repositoriesOf(['/a/acme/sample.git', '/b/acme/sample.git', '/b/acme/widgets.git'])).toEqual([
+      { owner: 'acme', name: 'widgets', path: '/b/acme/widgets.git' },
+    ]);
   });
 });
 

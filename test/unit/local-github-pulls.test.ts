@@ -1,7 +1,9 @@
 // The GitHub stand-in's pull requests over a real forge: heads read from the bare repository,
 // pushes as `synchronize`, reviewers, close, ETags, and merges done with git after GitHub's checks.
 import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Store } from '../../local/github/store.ts';
 import { startGitHubWorkbench, type GitHubWorkbench } from '../../local/github/workbench.ts';
 
 let bench: GitHubWorkbench;
@@ -77,6 +79,16 @@ describe('the GitHub stand-in: pull requests', () => {
       headers: { authorization: `Bearer ${bench.token}` },
     });
     expect(elsewhere.status).toBe(404);
+    // A bare repository beside the forge's root is not the stand-in's: `..` is no owner.
+    const root = dirname(dirname(bench.bare));
+    execFileSync('git', ['init', '--quiet', '--bare', join(dirname(root), 'outside.git')]);
+    expect(new Store({ root }).repository('..', 'outside')).toBeUndefined();
+    const undecodable = await fetch(`${bench.github.url}/repos/%E0%A4%A/sample/pulls`, {
+      headers: { authorization: `Bearer ${bench.token}` },
+    });
+    expect(undecodable.status).toBe(404);
+    expect((await api('/commits/%E0%A4%A/check-runs')).status).toBe(404);
+    expect((await json(await api(''))).body).toMatchObject({ full_name: 'acme/sample', default_branch: 'main' });
   });
 
   it('turns a push to the branch into synchronize with before and after, and lists pulls by state and head', async () => {
@@ -101,6 +113,23 @@ describe('the GitHub stand-in: pull requests', () => {
     const changed = await api(`/pulls/${number}`, { headers: { 'if-none-match': etag } });
     expect(changed.status).toBe(200);
     expect(bench.github.requests.map((r) => r.status)).toContain(304);
+  });
+
+  it("counts each token's requests an hour, not 304s, and refuses once the hour is spent until its reset", async () => {
+    const { number } = await openPull();
+    const first = await api(`/pulls/${number}`);
+    const used = Number(first.headers.get('x-ratelimit-used'));
+    const cached = await api(`/pulls/${number}`, { headers: { 'if-none-match': first.headers.get('etag')! } });
+    expect(cached.status).toBe(304);
+    expect(Number(cached.headers.get('x-ratelimit-used'))).toBe(used);
+    bench.github.setRateLimit(used + 1);
+    const last = await api(`/pulls/${number}`);
+    expect([last.status, last.headers.get('x-ratelimit-remaining')]).toEqual([200, '0']);
+    const spent = await json(await api(`/pulls/${number}`));
+    expect(spent).toMatchObject({ status: 403, body: { message: expect.stringMatching(/^API rate limit exceeded/) } });
+    const reset = Number(last.headers.get('x-ratelimit-reset')) * 1000;
+    bench.github.clock.advance(reset - bench.github.clock.now() + 1000);
+    expect((await api(`/pulls/${number}`)).status).toBe(200);
   });
 
   it('requests reviewers (not the author, only collaborators once set) and closes and reopens', async () => {

@@ -84,9 +84,10 @@ describe('the GitHub stand-in: webhook deliveries', () => {
   it('sends a hook only the events it asked for, in the order they happened', async () => {
     const second = await startWebhookReceiver('other');
     github.addWebhook({ url: second.url, secret: second.secret, events: ['check_run'] });
-    await open();
+    await github.createPull('acme', 'sample', { title: 'T', head: 'tether/x', base: 'main', headSha: 'a'.repeat(40) });
     await github.createCheckRun('acme', 'sample', { headSha: 'a'.repeat(40), name: 'ci', conclusion: 'failure' });
     await github.deliveriesSettled();
+    expect(second.received[1]!.payload.check_run).toMatchObject({ pull_requests: [{ number: 1 }] });
     expect(second.received.map((r) => `${r.event}:${r.action}`)).toEqual(['check_run:created', 'check_run:completed']);
     expect(receiver.received.map((r) => r.event)).toEqual(['pull_request', 'check_run', 'check_run', 'check_suite']);
     await second.close();
