@@ -21,7 +21,11 @@ export const runnerTokenSecretName = (podName: string) => `${podName}-github`;
 
 /** The repository's name on the forge: the last component of its URL or path, without `.git`. */
 export function repositoryName(url: string): string {
-  const name = url.replace(/\/+$/, '').replace(/\.git$/, '').split('/').at(-1);
+  const name = url
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '')
+    .split('/')
+    .at(-1);
   if (!name) throw new Error(`cannot tell the repository's name from ${url}`);
   return name;
 }

@@ -125,6 +125,11 @@ export const NOT_LOCAL: Record<string, string> = {
   TETHER_RUNNER_GID: "the node agent maps a Pod's ids into a host range of its own; the defaults are kept",
   RELAY_REPO_CHOICES_CONFIGMAP: "the default name, in the stack's own namespace",
   RELAY_CLAIMS_CONFIGMAP: "the default name, in the stack's own namespace",
+  TETHER_GITHUB_APP_ID:
+    "runners push with the stand-in's token; the App: test/integration/controller-github-app.test.ts",
+  TETHER_GITHUB_APP_INSTALLATION_ID: "runners push with the stand-in's token (no App on the local stack)",
+  TETHER_GITHUB_APP_PRIVATE_KEY_FILE: "runners push with the stand-in's token (no App on the local stack)",
+  TETHER_GITHUB_RELAY_SECRET: "no App on the local stack: the relay is given the stand-in's token",
 };
 
 export interface DevConfig {

@@ -203,7 +203,6 @@ function configFrom(e: Env) {
 
 export type RunnerConfig = ReturnType<typeof configFrom>;
 
-
 /** Parses an environment; throws ConfigError naming the first bad variable. */
 export function parseConfig(env: EnvSource, onRenamed = logRenamed('runner')): RunnerConfig {
   return readConfig(EnvSchema, env, configFrom, { renamed: renamedOf('LOG_LEVEL'), onRenamed });

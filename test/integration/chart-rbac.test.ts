@@ -394,6 +394,16 @@ describe('controller ServiceAccount with a GitHub App', () => {
     ]);
     const podName = pod.metadata!.name!;
     const uid = (await kubectlOk(['get', 'pod', podName, '-n', runners, '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    // The token's expiry, recorded on the Pod: a patch the runner Pod policy admits.
+    const annotated = await kubectlResult([
+      'annotate',
+      `--as=system:serviceaccount:${ns}:${CONTROLLER}`,
+      '-n',
+      runners,
+      `pod/${podName}`,
+      'tether.dev/github-token-expires-at=2026-11-27T10:00:00.000Z',
+    ]);
+    expect(annotated.stderr).toBe('');
     const tokenSecret = (name: string, owner: string, extra: Record<string, string> = {}) => ({
       apiVersion: 'v1',
       kind: 'Secret',

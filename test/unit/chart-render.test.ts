@@ -268,6 +268,7 @@ in-cluster`, () => {
       RELAY_MEDIA_SIGNING_KEY: { name: 'my-relay', key: 'RELAY_MEDIA_SIGNING_KEY' },
       RELAY_WEB_CHAT_TOKEN: { name: 'my-relay', key: 'RELAY_WEB_CHAT_TOKEN' },
       TETHER_PHONE_HASH_KEY: { name: 'my-relay', key: 'TETHER_PHONE_HASH_KEY' },
+      TETHER_GITHUB_WEBHOOK_SECRET: { name: 'my-github-webhook', key: 'GITHUB_WEBHOOK_SECRET' },
     });
     const controller = podTemplate(find(objects, 'Deployment', 'controller')).spec.containers[0]!.env!;
     expect(controller.find((e) => e.name === 'TETHER_PHONE_HASH_KEY')?.valueFrom?.secretKeyRef).toEqual({

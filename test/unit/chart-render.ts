@@ -197,6 +197,22 @@ export const everythingOn = {
       annotations: { 'cert-manager.io/cluster-issuer': 'letsencrypt' },
     },
   },
+  github: {
+    app: { id: '123456', installationId: '7890123', existingSecret: 'my-github-app' },
+    webhookSecret: { existingSecret: 'my-github-webhook' },
+    merge: 'whenGreen',
+    poll: { seconds: 120, maxPullRequests: 20 },
+  },
+  people: [
+    {
+      phone: '+14155550123',
+      name: 'Ada Lovelace',
+      email: 'ada@example.com',
+      github: 'ada',
+      repos: ['web'],
+      merge: true,
+    },
+  ],
   networkPolicy: {
     apiServer: { cidrs: ['203.0.113.10/32'], ports: [443] },
     ipv6: { enabled: true },
