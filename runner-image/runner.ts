@@ -247,7 +247,7 @@ export class Runner {
     await this.deps.status.move({ type: 'AgentFailed' }, unread ? `${message} ${unreadText(unread)}` : message);
   }
 
-  /** Changes left by a run that ends here are recorded; without any, a pull request's checkout goes back to the base. */
+  /** Records the changes a run leaves; with none, a pull request's checkout goes back on the base. */
   private async recordLeftover(): Promise<string | undefined> {
     const { snapshot, unread } = await this.changes();
     if (snapshot) await this.recordDiff(snapshot, false);

@@ -90,7 +90,10 @@ function cut(text: string, max: number): string {
 
 const SEPARATOR = `\n${QUOTE.trim()}\n`;
 
-/** Each section redacted (secrets, phone numbers), hidden characters shown, every line quoted, cut to its share of the budget. */
+/**
+ * Each section redacted (secrets, phone numbers), hidden characters shown, every line quoted, cut to its share of the
+ * budget.
+ */
 export function quoteSections(sections: string[], redact: Redactor, budget = FIX_CONTEXT_CHARS): string {
   const share = Math.floor((budget - SEPARATOR.length * (sections.length - 1)) / Math.max(1, sections.length));
   const quoted = sections.map((section) =>

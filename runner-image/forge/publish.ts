@@ -72,7 +72,9 @@ async function addToPullRequest(deps: PublishDeps, approved: Approved, pr: PullR
 
 /** "Asked by Ada Lovelace (+1415•••0123) from WhatsApp." — who asked, as far as the Session knows. */
 export function askedBy(spec: Session['spec']): string {
-  const person = spec.requester ? `${personName(spec.requester.name)} (${maskPhone(spec.phone)})` : maskPhone(spec.phone);
+  const person = spec.requester
+    ? `${personName(spec.requester.name)} (${maskPhone(spec.phone)})`
+    : maskPhone(spec.phone);
   return `Asked by ${person}${spec.channel ? ` from ${CHANNEL_NAMES[spec.channel]}` : ''}.`;
 }
 

@@ -232,16 +232,12 @@ export class Git {
   private async keptBase(tips: string[]): Promise<string | undefined> {
     const recorded = await readBaseMarker(this.deps.workspace);
     if (!OBJECT_ID.test(recorded)) return undefined;
-    for (const tip of tips) {
-      const args = ['merge-base', '--is-ancestor', '--end-of-options', recorded, tip];
-      if (
-        await this.run(args).then(
-          () => true,
-          () => false,
-        )
-      )
-        return recorded;
-    }
+    const contains = (tip: string) =>
+      this.run(['merge-base', '--is-ancestor', '--end-of-options', recorded, tip]).then(
+        () => true,
+        () => false,
+      );
+    for (const tip of tips) if (await contains(tip)) return recorded;
     return undefined;
   }
 

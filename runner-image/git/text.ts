@@ -37,6 +37,7 @@ export function commitMessage(prompt: string, session: string, requester?: Reque
   const first = (text.split('\n')[0] ?? '').replace(/\s+/g, ' ').trim() || 'changes from Tether';
   const subject = first.length > 64 ? `${first.slice(0, 63)}…` : first;
   const trailer = coAuthor(requester);
-  const body = `${subject}\n\nRequested from the phone through Tether (session ${session}).\n\n${text.slice(0, 2000)}\n`;
+  const asked = `Requested from the phone through Tether (session ${session}).`;
+  const body = `${subject}\n\n${asked}\n\n${text.slice(0, 2000)}\n`;
   return trailer ? `${body}\n${trailer}` : body;
 }

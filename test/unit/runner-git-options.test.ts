@@ -8,23 +8,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoProblem } from '../../common/session/repo.ts';
 import { Git } from '../../runner-image/git/store.ts';
+import { plainGit } from '../support/plain-git.ts';
 
 const author = { name: 'Tether', email: 'tether@example.com' };
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-    env: {
-      PATH: process.env.PATH,
-      HOME: cwd,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@t',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@t',
-    },
-  });
+const git = plainGit;
 
 /**
  * A bare remote with one commit on main; the runner's git for a fresh workspace; where a command would leave its mark.

@@ -1,10 +1,12 @@
 // A pull request's branch with real git: the checkout from its tip, the review since that tip and the
 // whole pull request's size, fast-forward pushes, a tip someone else moved (clean merge or conflict),
 // a branch the forge lost, refs outside tether/* refused, and the checkout resting on the base after.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { hostileGitScript } from '../support/hostile-git.ts';
 import { plainGit } from '../support/plain-git.ts';
 import { Git, PushConflict, RefusedRef } from '../../runner-image/git/store.ts';
 
@@ -78,10 +80,20 @@ describe("a pull request's branch", { timeout: 30_000 }, () => {
     expect(plainGit(remote, 'rev-parse', `${commit}^`).trim()).toBe(prTip);
   });
 
-  it('puts the reviewed changes on a tip someone else pushed meanwhile, and refuses to when they conflict', async () => {
-    const { remote, repo, newGit, commitOther, tip } = setup();
+  it(`puts the reviewed changes on a tip someone else pushed meanwhile, and refuses to when they conflict, \
+running nothing the checkout configures`, async () => {
+    const { root, remote, repo, newGit, commitOther, tip } = setup();
     const git = newGit();
     await git.prepare(remote, 'main', BRANCH);
+    const marker = join(root, 'MARKER');
+    const evil = join(root, 'evil.git');
+    plainGit(root, 'init', '--quiet', '--bare', evil);
+    const mergeDriver = `'[merge "evil"]\\n\\tdriver = %s\\n' "$evil"`;
+    const script = `${hostileGitScript({ marker, realUrl: remote, evilUrl: evil })}
+printf ${mergeDriver} >> .git/config
+printf ${mergeDriver} >> "$HOME/.gitconfig"
+printf '* merge=evil\\n' >> .gitattributes`;
+    execFileSync('sh', ['-c', script], { cwd: repo, env: { PATH: process.env.PATH, HOME: join(root, 'agent-home') } });
     writeFileSync(join(repo, 'app.txt'), 'ONE\ntwo\nthree\nfour\nfive\n');
     const { commit, message } = await reviewed(git);
     const theirs = commitOther('app.txt', 'one\ntwo\nthree\nfour\nFIVE\n');
@@ -102,6 +114,8 @@ describe("a pull request's branch", { timeout: 30_000 }, () => {
     expect((refused as PushConflict).paths).toEqual(['app.txt']);
     expect(tip()).toBe(before);
     expect(readFileSync(join(repo, 'app.txt'), 'utf8')).toBe('ONE\ntwo\nthree\nfour\nmine\n');
+    expect(existsSync(marker)).toBe(false);
+    expect(plainGit(evil, 'for-each-ref')).toBe('');
   });
 
   it('starts from the base when the forge no longer has the branch', async () => {
