@@ -1,8 +1,8 @@
 // The GitHub webhook under a flood: 1,000 signed deliveries (failing checks on pull requests Tether
 // opened, the same deliveries again, redeliveries under new ids, events for pull requests that are
-// not Tether's) sent 32 at a time over kept-alive connections by a process of its own, to a relay
+// not Tether's) sent 32 at a time (or as many as the argument says) over kept-alive connections by a process of its own, to a relay
 // app with its real journal on disk. Prints the acknowledgement p50/p99/max and fails if any event
-// was acted on twice (or not at all). `node bench/github-webhook.ts`.
+// was acted on twice (or not at all). `node bench/github-webhook.ts [in flight]`.
 import { fork } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { text } from 'node:stream/consumers';
@@ -11,7 +11,8 @@ import { MemoryRecords, payloads, pullRecord, signed, type SignedDelivery } from
 import { machineLoad } from './machine.ts';
 
 const DELIVERIES = 1000;
-const IN_FLIGHT = 32;
+/** Deliveries sent at once: `node bench/github-webhook.ts [in flight]` (default 32). */
+const IN_FLIGHT = Number(process.argv[process.argv[2] === 'send' ? 3 : 2] ?? 32);
 const PULLS = 20;
 const DISTINCT = 200;
 
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
   const records = new MemoryRecords(Array.from({ length: PULLS }, (_, i) => pullRecord({ number: 1 + i })));
   const relay = await startGithubRelay({ records, maxBacklog: 10_000 });
   const url = `${relay.base}/github/webhook`;
-  const child = fork(import.meta.filename, ['send'], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'] });
+  const child = fork(import.meta.filename, ['send', String(IN_FLIGHT)], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'] });
   child.stdin!.end(JSON.stringify({ url, deliveries: flood() }));
   const [out, code] = await Promise.all([text(child.stdout!), new Promise((r) => child.once('exit', r))]);
   if (code !== 0) throw new Error(`the sender exited with code ${String(code)}`);

@@ -189,6 +189,7 @@ export function createApp(deps: AppDeps): express.Express {
     if (status >= 500 && status !== 503) deps.logger.error({ err: error, path: req.path }, 'request failed');
     else deps.logger.warn({ status, reason: e.message, path: req.path }, 'request refused');
     if (req.path === '/webhook') deps.metrics.webhookRequests.inc({ outcome: 'error' });
+    if (req.path === '/github/webhook') deps.metrics.githubWebhookRequests.inc({ outcome: 'error' });
     if (!req.complete) closeUnread(req, res);
     res
       .status(status)

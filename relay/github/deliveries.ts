@@ -4,6 +4,7 @@
 // then its events are acted on in the background, each pull request's in order, and the delivery
 // is marked done. At start-up, deliveries a previous run journaled and did not finish are acted on.
 import type { Logger } from 'pino';
+import { backoffDelay } from '../../common/kube/work-queue.ts';
 import type { Journal } from '../inbound/journal.ts';
 import { RECENT_IDS } from '../inbound/once.ts';
 import type { RelayMetrics } from '../metrics.ts';
@@ -27,7 +28,11 @@ export interface DeliveriesOptions {
   maxBacklog: number;
   metrics: RelayMetrics;
   logger: Logger;
+  /** how long an event whose records or send failed is tried again (default a minute; then at the next start) */
+  retryForMs?: number;
 }
+
+const RETRY = { baseMs: 250, maxMs: 5_000 };
 
 export class GithubDeliveries {
   private readonly o: DeliveriesOptions;
@@ -84,7 +89,7 @@ export class GithubDeliveries {
 
   private work(delivery: GithubDelivery, replay: boolean): void {
     const acted = delivery.events.map((event) =>
-      this.pulls.run(`${event.owner}/${event.repo}#${event.number}`, () => this.o.notifier.notify(event, replay)),
+      this.pulls.run(`${event.owner}/${event.repo}#${event.number}`, () => this.retrying(event, replay)),
     );
     const job = Promise.all(acted)
       .then(
@@ -109,5 +114,24 @@ export class GithubDeliveries {
       });
     this.working.add(job);
     this.o.metrics.githubBacklog.set(this.o.journal.depth);
+  }
+
+  /**
+   * Acts on the event until it succeeds or the retry window has passed. A later try counts as a
+   * replay: a notice an earlier try recorded and did not send is sent.
+   */
+  private async retrying(event: PullEvent, replay: boolean): Promise<void> {
+    const giveUpAt = Date.now() + (this.o.retryForMs ?? 60_000);
+    for (let failures = 0; ; failures++) {
+      try {
+        await this.o.notifier.notify(event, replay || failures > 0);
+        return;
+      } catch (error) {
+        if (Date.now() >= giveUpAt) throw error;
+        this.o.logger.warn({ err: error, failures, key: event.key }, 'GitHub event: acting on it failed; retrying');
+        const wait = Math.min(backoffDelay(failures, RETRY.baseMs, RETRY.maxMs), Math.max(0, giveUpAt - Date.now()));
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 }

@@ -19,12 +19,8 @@ export interface Applied {
   notice?: PullNotice;
 }
 
-/** The quick replies of a notice that asks for an answer. */
-const ANSWERS: QuickReply[] = [
-  { label: 'Fix', reply: 'fix' },
-  { label: 'Ignore', reply: 'ignore' },
-  { label: 'Details', reply: 'details' },
-];
+/** The quick replies of a notice that asks for an answer (titled as typed, like a request's). */
+const ANSWERS: QuickReply[] = ['fix', 'ignore', 'details'].map((reply) => ({ label: reply, reply }));
 const ANSWERED_KINDS = new Set<PullEvent['kind']>(['checksFailed', 'changesRequested', 'reviewComments']);
 
 /** `pr-<8 hex>-<seq>`: the next notice id of the record. */

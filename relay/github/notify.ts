@@ -41,7 +41,7 @@ export class PullNotifier {
   async notify(event: PullEvent, replay = false): Promise<NotifyOutcome> {
     const outcome = await this.act(event, replay);
     this.o.metrics.githubEvents.inc({ kind: event.kind, outcome });
-    const level = outcome === 'told' || outcome === 'recorded' ? 'info' : 'debug';
+    const level = outcome === 'told' || outcome === 'recorded' || outcome === 'notOurs' ? 'info' : 'debug';
     this.o.logger[outcome === 'notRecipient' ? 'warn' : level](
       { owner: event.owner, repo: event.repo, number: event.number, kind: event.kind, key: event.key, outcome },
       outcome === 'notOurs' ? 'GitHub event for a pull request Tether did not open: ignored' : 'GitHub event',

@@ -31,6 +31,8 @@ export function pullRecord(overrides: Partial<PullRecord> = {}): PullRecord {
 /** The in-memory records, counting their writes. */
 export class MemoryRecords extends MemoryPullRecords {
   writes = 0;
+  /** the next this many updates fail */
+  failUpdates = 0;
   constructor(records: PullRecord[] = []) {
     super();
     for (const r of records) void super.update(r.owner, r.repo, r.number, () => r);
@@ -41,6 +43,7 @@ export class MemoryRecords extends MemoryPullRecords {
     number: number,
     change: (c: PullRecord | undefined) => PullRecord | undefined,
   ) {
+    if (this.failUpdates > 0 && this.failUpdates--) throw new Error('the API server is not answering');
     this.writes++;
     return super.update(owner, repo, number, change);
   }

@@ -15,23 +15,32 @@ import { MediaStore } from '../../relay/media/store.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 import type { Part } from '../../relay/outbound/owed.ts';
 import { PhoneLanes } from '../../relay/phone-lane.ts';
+import type { PullRecords } from '../../relay/pulls/types.ts';
 import { MemoryRecords, PHONE, SECRET, pullRecord } from './github-fixtures.ts';
 
-export interface GithubRelay {
+export interface GithubRelay<R extends PullRecords = MemoryRecords> {
   base: string;
   sent: Array<{ phone: string; parts: Part[] }>;
-  records: MemoryRecords;
+  records: R;
   journal: Journal<GithubDelivery>;
   deliveries: GithubDeliveries;
   metrics: ReturnType<typeof createMetrics>;
   close(): Promise<void>;
 }
 
-export async function startGithubRelay(
-  o: { dir?: string; records?: MemoryRecords; secret?: string | null; failing?: boolean; maxBacklog?: number } = {},
-): Promise<GithubRelay> {
+/** `records`: MemoryRecords of one pull request (acme/web#7, PHONE's) unless given. */
+export async function startGithubRelay<R extends PullRecords = MemoryRecords>(
+  o: {
+    dir?: string;
+    records?: R;
+    secret?: string | null;
+    failing?: boolean;
+    maxBacklog?: number;
+    retryForMs?: number;
+  } = {},
+): Promise<GithubRelay<R>> {
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'gh-journal-'));
-  const records = o.records ?? new MemoryRecords([pullRecord()]);
+  const records = o.records ?? (new MemoryRecords([pullRecord()]) as PullRecords as R);
   const metrics = createMetrics();
   const logger = pino({ level: 'silent' });
   const sent: GithubRelay['sent'] = [];
@@ -50,6 +59,7 @@ export async function startGithubRelay(
     journal,
     notifier: o.failing ? failing : notifier,
     maxBacklog: o.maxBacklog ?? 5000,
+    retryForMs: o.retryForMs ?? 0,
     metrics,
     logger,
   });
@@ -67,7 +77,7 @@ export async function startGithubRelay(
   });
   const server: Server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
-  const relay: GithubRelay = {
+  const relay: GithubRelay<R> = {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     sent,
     records,

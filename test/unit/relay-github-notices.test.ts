@@ -123,9 +123,9 @@ describe('noticeMessage: GitHub text is data', () => {
         'Reply *fix* to have the agent address the review, *details* for more, or *ignore*.',
     );
     expect(review.part.actions!.map((a) => [a.label, a.payload])).toEqual([
-      ['Fix', `fix:pr-${pullKeyHash('acme', 'web', 7)}-1`],
-      ['Ignore', `ignore:pr-${pullKeyHash('acme', 'web', 7)}-1`],
-      ['Details', `details:pr-${pullKeyHash('acme', 'web', 7)}-1`],
+      ['fix', `fix:pr-${pullKeyHash('acme', 'web', 7)}-1`],
+      ['ignore', `ignore:pr-${pullKeyHash('acme', 'web', 7)}-1`],
+      ['details', `details:pr-${pullKeyHash('acme', 'web', 7)}-1`],
     ]);
     const merged = message(one('pull_request', payloads.closed(true))).part;
     expect(merged).toEqual({

@@ -27,8 +27,8 @@ afterEach(async () => {
   for (const relay of open.splice(0)) await relay.close();
 });
 
-const startRelay = async (o: Parameters<typeof startGithubRelay>[0] = {}) => {
-  const relay = await startGithubRelay(o);
+const startRelay = async (o: Parameters<typeof startGithubRelay<MemoryRecords>>[0] = {}) => {
+  const relay = await startGithubRelay<MemoryRecords>(o);
   open.push(relay);
   return relay;
 };
@@ -94,10 +94,11 @@ describe('POST /github/webhook refuses what GitHub did not sign', () => {
     await expectNothingActedOn(relay);
   });
 
-  it('a body over 1 MiB: 413, unread; nothing acted on', async () => {
+  it('a body over 1 MiB: 413, counted, nothing acted on', async () => {
     const relay = await startRelay();
     const big = signed('check_run', { ...payloads.checkFailed(), padding: 'x'.repeat(1024 * 1024) });
     expect((await post(relay, big)).status).toBe(413);
+    expect(await counted(relay, 'error')).toBe(1);
     await expectNothingActedOn(relay);
   });
 });
@@ -187,6 +188,18 @@ describe('POST /github/webhook acts once, and only on pull requests Tether opene
 });
 
 describe('the GitHub journal across a restart', () => {
+  it('an event whose record cannot be written is tried again, and told once when it can', async () => {
+    const records = new MemoryRecords([pullRecord()]);
+    records.failUpdates = 2;
+    const relay = await startRelay({ records, retryForMs: 60_000 });
+    expect((await post(relay, signed('check_run', payloads.checkFailed()))).status).toBe(202);
+    await relay.deliveries.idle();
+    expect(records.failUpdates).toBe(0);
+    expect(relay.sent).toHaveLength(1);
+    expect((await records.only()).notices.map((n) => n.sent)).toEqual([true]);
+    expect(relay.journal.depth).toBe(0);
+  });
+
   it('a delivery journaled and not acted on before the process died is acted on at the next start, once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gh-journal-'));
     const records = new MemoryRecords([pullRecord()]);
