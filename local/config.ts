@@ -75,6 +75,8 @@ export const DEV_SETTINGS = {
     'TETHER_GITHUB_POLL_SECONDS',
     'TETHER_GITHUB_POLL_MAX',
     'TETHER_GITHUB_MERGE',
+    'TETHER_GITHUB_WEBHOOK_SECRET',
+    'TETHER_PEOPLE',
   ],
   controller: [
     'TETHER_RUN_TIMEOUT',
@@ -130,6 +132,7 @@ export const NOT_LOCAL: Record<string, string> = {
   TETHER_GITHUB_APP_INSTALLATION_ID: "runners push with the stand-in's token (no App on the local stack)",
   TETHER_GITHUB_APP_PRIVATE_KEY_FILE: "runners push with the stand-in's token (no App on the local stack)",
   TETHER_GITHUB_RELAY_SECRET: "no App on the local stack: the relay is given the stand-in's token",
+  TETHER_PULL_REQUESTS_CONFIGMAP: "the default name, in the stack's own namespace",
 };
 
 export interface DevConfig {

@@ -37,6 +37,13 @@ interface PollState {
 
 const recordName = (r: PullRef) => `${r.owner}/${r.repo}#${r.number}`;
 
+/** An ETag or sha as a header may carry it: anything else in the record (a hand edit) is dropped. */
+const HEADER_VALUE = /^[\x21-\x7e]{1,200}$/;
+const pollStateOf = (stored: PullRecord['poll']): PollState =>
+  Object.fromEntries(
+    Object.entries(stored ?? {}).filter(([, value]) => typeof value === 'string' && HEADER_VALUE.test(value)),
+  );
+
 export class GitHubPoll {
   /** the record polled last: the next round starts after it */
   private cursor = '';
@@ -116,7 +123,7 @@ export class GitHubPoll {
 
   private async pollOne(record: PullRecord, round: PollRound): Promise<void> {
     const ref: PullRef = { owner: record.owner, repo: record.repo, number: record.number };
-    const state = (record.poll ?? {}) as PollState;
+    const state = pollStateOf(record.poll);
     const next: PollState = { ...state };
     const seen = new Set(record.seen);
     const events: PullEvent[] = [];

@@ -12,7 +12,8 @@ const Person = Type.Object(
   {
     phone: Type.String({ pattern: E164_PATTERN }),
     ...Requester.properties,
-    name: Type.String({ minLength: 1, maxLength: 100 }),
+    // It becomes a Co-authored-by trailer: no line breaks, no angle brackets.
+    name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[^<>\\r\\n]+$' }),
     repos: Type.Optional(
       Type.Array(Type.String({ maxLength: REPO_NAME_MAX_LENGTH, pattern: REPO_NAME_PATTERN }), { maxItems: 50 }),
     ),
@@ -57,11 +58,6 @@ export class People {
   constructor(people?: readonly Person[]) {
     this.given = people !== undefined;
     this.byPhone = new Map((people ?? []).map((p) => [p.phone, p]));
-  }
-
-  /** The phone's person, when the map names it. */
-  of(phone: string): Person | undefined {
-    return this.byPhone.get(phone);
   }
 
   /** The Session's spec.requester for the phone, when the map names it. */

@@ -3,7 +3,9 @@
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { PullRecord, PullRecords } from '../../relay/pulls/types.ts';
+import { MemoryPullRecords } from '../../relay/pulls/records.ts';
+import type { PullRecord } from '../../relay/pulls/types.ts';
+import { pullRecord as fixtureRecord } from './github-fixtures.ts';
 import type { GitHubCheckRun, GitHubPull, GitHubReview } from '../../relay/github/reads.ts';
 
 export interface FakePull extends GitHubPull {
@@ -15,6 +17,8 @@ export interface FakeGitHub {
   url: string;
   pulls: Map<string, FakePull>;
   requests: Array<{ method: string; path: string; status: number; authorization?: string; body?: unknown }>;
+  /** set: every answer is 403 with the rate limit spent until then (epoch seconds) */
+  rateLimitedUntil?: number;
   close(): Promise<void>;
 }
 
@@ -85,6 +89,11 @@ export async function startFakeGitHub(token: () => string): Promise<FakeGitHub> 
         res.end(notModified ? undefined : text);
       };
       if (req.headers.authorization !== `Bearer ${token()}`) return send(401, { message: 'Bad credentials' });
+      if (fake.rateLimitedUntil) {
+        res.setHeader('x-ratelimit-remaining', '0');
+        res.setHeader('x-ratelimit-reset', String(fake.rateLimitedUntil));
+        return send(403, { message: 'API rate limit exceeded' });
+      }
       const [, repos, owner, repo, kind, ...rest] = url.pathname.split('/');
       if (repos !== 'repos' || !owner || !repo) return send(404, { message: 'Not Found' });
       if (kind === 'commits' && rest[1] === 'check-runs') {
@@ -107,67 +116,30 @@ export async function startFakeGitHub(token: () => string): Promise<FakeGitHub> 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const fake: FakeGitHub = {
     url: `http://127.0.0.1:${port}`,
     pulls,
     requests,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+  return fake;
 }
 
-/** PullRecords in memory, counting writes (the poll must write nothing when nothing changed). */
-export class RecordsInMemory implements PullRecords {
-  readonly byKey = new Map<string, PullRecord>();
+/** The relay's in-memory records, counting writes (the poll must write nothing when nothing changed). */
+export class RecordsInMemory extends MemoryPullRecords {
   writes = 0;
 
   add(record: PullRecord): void {
-    this.byKey.set(pullKey(record.owner, record.repo, record.number), record);
+    void this.update(record.owner, record.repo, record.number, () => record);
+    this.writes = 0;
   }
 
-  async get(owner: string, repo: string, number: number) {
-    return this.byKey.get(pullKey(owner, repo, number));
-  }
-  async ofPhone(phone: string) {
-    return [...this.byKey.values()].filter((r) => r.phone === phone);
-  }
-  async current(phone: string, repoName: string) {
-    return (await this.ofPhone(phone)).find((r) => r.repoName === repoName && r.state === 'open');
-  }
-  async open() {
-    return [...this.byKey.values()].filter((r) => r.state === 'open');
-  }
-  async byNotice(noticeId: string) {
-    return [...this.byKey.values()].find((r) => r.notices.some((n) => n.id === noticeId));
-  }
-  async update(
-    owner: string,
-    repo: string,
-    number: number,
-    change: (c: PullRecord | undefined) => PullRecord | undefined,
-  ) {
-    const key = pullKey(owner, repo, number);
-    const next = change(structuredClone(this.byKey.get(key)));
+  override update(...args: Parameters<MemoryPullRecords['update']>) {
     this.writes += 1;
-    if (next) this.byKey.set(key, next);
-    else this.byKey.delete(key);
-    return next;
+    return super.update(...args);
   }
 }
 
-export function pullRecord(number: number, more: Partial<PullRecord> = {}): PullRecord {
-  return {
-    owner: 'acme',
-    repo: 'web',
-    number,
-    url: `https://github.example/acme/web/pull/${number}`,
-    branch: `tether/s-${number}`,
-    repoName: 'web',
-    repoUrl: 'https://github.example/acme/web.git',
-    phone: '+14155550123',
-    state: 'open',
-    chosenAt: '2026-11-27T00:00:00Z',
-    notices: [],
-    seen: [],
-    ...more,
-  };
-}
+/** A record of acme/web#number as the relay keeps it, without a known head unless given. */
+export const pullRecord = (number: number, more: Partial<PullRecord> = {}): PullRecord =>
+  fixtureRecord({ number, url: `https://github.example/acme/web/pull/${number}`, headSha: undefined, ...more });

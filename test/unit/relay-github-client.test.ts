@@ -113,6 +113,6 @@ describe('GitHubClient', () => {
     const url = await serve((_req, res) => res.writeHead(302, { location: 'http://127.0.0.1:9/elsewhere' }).end());
     const { tokenFile, client: gh } = client(url);
     writeFileSync(tokenFile, 'token-value');
-    await expect(gh.get('/moved')).rejects.toThrow('GitHub GET /moved failed');
+    await expect(gh.get('/moved')).rejects.toThrow('GitHub GET /moved failed: unexpected redirect');
   });
 });

@@ -30,9 +30,9 @@ const handler = async (event: PullEvent) => {
   await records.update(event.owner, event.repo, event.number, (r) => r && { ...r, seen: [...r.seen, event.key] });
 };
 
-function poll(maxPerRound = 50, onEvent = handler) {
+function poll(maxPerRound = 50, onEvent = handler, now = Date.now) {
   const client = new GitHubClient({ apiUrl: gh.url, tokenFile: join(dir, 'token'), timeoutMs: 5000 }, makeRedactor());
-  return new GitHubPoll({ client, records, onEvent, settings: { intervalMs: 1000, maxPerRound } });
+  return new GitHubPoll({ client, records, onEvent, settings: { intervalMs: 1000, maxPerRound }, now });
 }
 
 beforeEach(async () => {
@@ -187,6 +187,40 @@ describe('GitHubPoll', () => {
       { pull: 'acme/web#1', error: 'GitHub GET /repos/acme/web/pulls/1 was refused (404): Not Found' },
     ]);
     expect(told.map((e) => e.kind)).toEqual(['checksFailed']);
+  });
+
+  it('ends the round on a spent rate limit and asks nothing until GitHub resets it', async () => {
+    for (const n of [1, 2]) {
+      gh.pulls.set(pullKey('acme', 'web', n), fakePull(n, HEAD));
+      records.add(pullRecord(n, { headSha: HEAD }));
+    }
+    const reset = 1_795_000_000;
+    let now = (reset - 600) * 1000;
+    const p = poll(50, handler, () => now);
+    gh.rateLimitedUntil = reset;
+    expect(await p.round()).toMatchObject({
+      polled: 1,
+      rateLimited: 'GitHub GET /repos/acme/web/pulls/1 was refused (403): the rate limit is spent until 11:06 UTC',
+    });
+    const asked = gh.requests.length;
+    gh.rateLimitedUntil = undefined;
+    expect(await p.round()).toMatchObject({ polled: 0 });
+    expect(gh.requests.length).toBe(asked);
+    now = reset * 1000;
+    expect(await p.round()).toMatchObject({ polled: 2, failures: [] });
+  });
+
+  it('reads a pull request afresh when its stored poll state was edited into something no header can carry', async () => {
+    gh.pulls.set(pullKey('acme', 'web', 7), fakePull(7, HEAD, { checkRuns: [checkRun(HEAD, 'lint', 'failure')] }));
+    records.add(pullRecord(7, { headSha: HEAD, poll: { pull: '"x"\r\nX-Evil: 1', head: HEAD, reviews: '' } }));
+    expect(await poll().round()).toMatchObject({ failures: [], events: 1 });
+    expect((await records.get('acme', 'web', 7))!.poll).toEqual({
+      pull: expect.stringMatching(/^"[0-9a-f]+"$/),
+      head: HEAD,
+      checks: expect.any(String),
+      checksHead: HEAD,
+      reviews: expect.any(String),
+    });
   });
 
   it('asks again next round when acting on an event failed', async () => {

@@ -48,6 +48,7 @@ describe('TETHER_PEOPLE', () => {
     expect(refusal(JSON.stringify([{ ...ada, admin: true }]))).toMatch(/^TETHER_PEOPLE/);
     expect(refusal(JSON.stringify([{ ...ada, phone: '4155550123' }]))).toMatch(/^TETHER_PEOPLE.*\/0\/phone/);
     expect(refusal(JSON.stringify([{ ...ada, github: 'bad login!' }]))).toMatch(/\/0\/github/);
+    expect(refusal(JSON.stringify([{ ...ada, name: 'Ada\nCo-authored-by: X <x@evil>' }]))).toMatch(/\/0\/name/);
     expect(refusal(JSON.stringify([{ ...ada, repos: ['api'] }]))).toMatch(/"api" is not one of the install's/);
     expect(refusal(JSON.stringify([ada, ada]))).toMatch(/given twice/);
     expect(refusal(JSON.stringify([ada, ada]))).not.toContain('550123');
