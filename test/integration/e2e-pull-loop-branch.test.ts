@@ -62,12 +62,12 @@ describe('end to end: the pull request branch moves', () => {
     expect(told.body).toMatch(new RegExp(`#${number}\\b`));
     expect(told.body).toMatch(/asked for changes/);
     expect(told.body).toContain(ASKED);
-    expect(buttonTitles(told)).toEqual(['Fix', 'Ignore', 'Details']);
+    expect(buttonTitles(told)).toEqual(['fix', 'ignore', 'details']);
 
-    await chat.tap(told, 'Details');
+    await chat.tap(told, 'details');
     expect((await phone.next(/^Review by grace-h/)).body).toContain('The name bye says nothing');
 
-    await chat.tap(told, 'Fix');
+    await chat.tap(told, 'fix');
     await phone.next(/^On it/);
     await phone.next(/Reply \*approve\*/);
     const fixing = (await mine(phone.number)).at(-1)!;
@@ -85,7 +85,7 @@ describe('end to end: the pull request branch moves', () => {
 
     // The notice was answered: a second tap on *fix* starts nothing.
     const sessions = (await mine(phone.number)).length;
-    await chat.tap(told, 'Fix');
+    await chat.tap(told, 'fix');
     await phone.next(/already/i);
     expect(await mine(phone.number)).toHaveLength(sessions);
     expect(e2e.github.pulls.filter((p) => p.head === branch)).toHaveLength(1);

@@ -92,10 +92,10 @@ describe('end to end: the pull request loop', () => {
     const failed = await phone.next(/unit tests/);
     expect(failed.body).toMatch(/#1/);
     expect(failed.body).toContain(FAILURE);
-    expect(buttonTitles(failed)).toEqual(['Fix', 'Ignore', 'Details']);
+    expect(buttonTitles(failed)).toEqual(['fix', 'ignore', 'details']);
 
     // *fix*: a Session on the branch whose prompt carries the check's output (fetched by the supervisor).
-    await chat.tap(failed, 'Fix');
+    await chat.tap(failed, 'fix');
     await phone.next(/^On it/);
     await phone.next(/Reply \*approve\*/);
     const [, , fixing] = await mine();

@@ -77,7 +77,7 @@ export interface Conversation {
   phone: Phone;
   /** Sends as the phone does, and keeps it for the transcript. */
   send(text: string): Promise<void>;
-  /** Taps a button, and keeps it for the transcript. */
+  /** Taps the button titled `title` (in any case), and keeps it for the transcript. */
   tap(message: FakeMessage, title: string): Promise<void>;
   /** Both sides in order: "phone > …" and "bot > …". */
   transcript(): string[];
@@ -93,8 +93,9 @@ export function conversation(phone: Phone): Conversation {
       await phone.send(text);
     },
     async tap(message, title) {
-      sent.push({ at: Date.now(), line: `phone > [tap: ${title}]` });
-      await phone.tap(message, title);
+      const shown = message.buttons?.find((b) => b.title.toLowerCase() === title.toLowerCase())?.title ?? title;
+      sent.push({ at: Date.now(), line: `phone > [tap: ${shown}]` });
+      await phone.tap(message, shown);
     },
     transcript() {
       const got = phone.received().map((m) => ({
@@ -108,4 +109,5 @@ export function conversation(phone: Phone): Conversation {
   };
 }
 
-export const buttonTitles = (message: FakeMessage) => message.buttons?.map((b) => b.title);
+/** The titles of a message's buttons, in lower case (their case is the words' choice, not the test's). */
+export const buttonTitles = (message: FakeMessage) => message.buttons?.map((b) => b.title.toLowerCase());
