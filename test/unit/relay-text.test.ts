@@ -56,6 +56,16 @@ describe('result messages', () => {
         'for details or send a new command.',
     ],
     [
+      'a failure whose message ends its own sentence',
+      {
+        phase: 'Failed',
+        conditions: condition('AgentFailed'),
+        result: { message: 'Someone else pushed meanwhile. Nothing was pushed.' },
+      },
+      '❌ The agent stopped with an error: Someone else pushed meanwhile. Nothing was pushed.\nPartial changes are ' +
+        'kept. Reply *status* for details or send a new command.',
+    ],
+    [
       'a run timeout',
       { phase: 'Failed', conditions: condition('RunTimeout') },
       '❌ The task ran past its time limit (60m) and was stopped. Partial changes are kept. Send a new command to ' +
