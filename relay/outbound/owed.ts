@@ -110,10 +110,8 @@ export function owed(session: Session, told: Delivered, options: OwedOptions): O
   const approval = session.spec.timeouts?.approval ?? options.defaults.timeouts.approval;
   if (pending && pendingDue) {
     if (pending.kind === 'changes') parts.push(...reviewParts(session, status.result ?? {}, pending));
-    parts.push({
-      text: text.pending(pending, approval, session.spec.pullRequest?.number),
-      actions: bindReplies(pending.id, quickReplies(pending)),
-    });
+    const asked = text.pending(pending, approval, session.spec.pullRequest?.number);
+    parts.push({ text: asked, actions: bindReplies(pending.id, quickReplies(pending)) });
     next.pending = pending.id;
   }
   const answered = status.result?.diffAnswered ?? 0;
