@@ -40,6 +40,8 @@ export function fromGitHub(text: string, redact: Redactor, limits: { lines: numb
 
 const where = (number: number, repoName: string) => `pull request #${number} (${repoName})`;
 const by = (login: string) => (login ? ` by ${login}` : '');
+const onCode = (comments: number) =>
+  comments > 0 ? ` (${comments} comment${comments === 1 ? '' : 's'} on the code)` : '';
 const ANSWER = 'Reply *fix* to have the agent {do}, *details* for more, or *ignore*.';
 const answer = (todo: string) => ANSWER.replace('{do}', todo);
 const withQuote = (head: string, quote: string, tail: string) => [head, quote, tail].filter(Boolean).join('\n');
@@ -47,14 +49,18 @@ const withQuote = (head: string, quote: string, tail: string) => [head, quote, t
 export const pullText = {
   checksFailed: (number: number, repoName: string, check: string, excerpt: string) =>
     withQuote(`❌ Check *${check}* failed on ${where(number, repoName)}.`, excerpt, answer('fix it')),
-  changesRequested: (number: number, repoName: string, reviewer: string, gist: string) =>
+  changesRequested: (number: number, repoName: string, reviewer: string, gist: string, comments: number) =>
     withQuote(
-      `✋ ${reviewer || 'A reviewer'} asked for changes on ${where(number, repoName)}.`,
+      `✋ ${reviewer || 'A reviewer'} asked for changes on ${where(number, repoName)}${onCode(comments)}.`,
       gist,
       answer('address the review'),
     ),
-  reviewComments: (number: number, repoName: string, reviewer: string, gist: string) =>
-    withQuote(`💬 ${reviewer || 'A reviewer'} commented on ${where(number, repoName)}.`, gist, answer('address it')),
+  reviewComments: (number: number, repoName: string, reviewer: string, gist: string, comments: number) =>
+    withQuote(
+      `💬 ${reviewer || 'A reviewer'} commented on ${where(number, repoName)}${onCode(comments)}.`,
+      gist,
+      answer('address it'),
+    ),
   checksPassed: (number: number, repoName: string) =>
     `✅ Checks pass on ${where(number, repoName)} after the fix. Reply *merge* to merge it, if this install allows it.`,
   merged: (number: number, repoName: string, login: string) =>

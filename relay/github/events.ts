@@ -117,10 +117,9 @@ function review(payload: Json, where: Where): PullEvent[] {
   const state = string(body?.state)?.toLowerCase();
   const gist = excerptOf(body?.body);
   if (payload.action !== 'submitted' || !body || !reviewId || !number || !headSha) return [];
-  const kind =
-    state === 'changes_requested' ? 'changesRequested' : state === 'commented' && gist ? 'reviewComments' : '';
+  const kind = state === 'changes_requested' ? 'changesRequested' : state === 'commented' ? 'reviewComments' : '';
   if (!kind) return [];
-  // The webhook does not count a review's line comments: 0 here (the supervisor fetches them on *fix*).
+  // The webhook does not count a review's line comments: 0 here, counted by the notifier (notify.ts).
   const event = { ...where, number, key: `review:${reviewId}`, kind, headSha, reviewId } as const;
   return [{ ...event, reviewer: loginOf(body.user), gist, comments: 0 }];
 }

@@ -144,6 +144,7 @@ function textOf(record: PullRecord, event: PullEvent, redact: Redactor): string 
         repoName,
         lineFromGitHub(event.reviewer, redact),
         fromGitHub(event.gist, redact, NOTICE_EXCERPT),
+        event.comments,
       );
     case 'checksPassed':
       return pullText.checksPassed(number, repoName);

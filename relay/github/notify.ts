@@ -21,9 +21,11 @@ export interface NotifierOptions {
   metrics: RelayMetrics;
   logger: Logger;
   now?: () => number;
+  /** a review's line comments, read from GitHub (the webhook's payload has no count); absent: no token */
+  countComments?: (event: PullEvent, reviewId: number) => Promise<number>;
 }
 
-export type NotifyOutcome = EventOutcome | 'notOurs' | 'notRecipient';
+export type NotifyOutcome = EventOutcome | 'notOurs' | 'notRecipient' | 'empty';
 
 export class PullNotifier {
   private readonly o: NotifierOptions;
@@ -49,11 +51,13 @@ export class PullNotifier {
     return outcome;
   }
 
-  private async act(event: PullEvent, replay: boolean): Promise<NotifyOutcome> {
-    const { owner, repo, number } = event;
+  private async act(received: PullEvent, replay: boolean): Promise<NotifyOutcome> {
+    const { owner, repo, number } = received;
     const before = await this.o.records.get(owner, repo, number);
     if (!before) return 'notOurs';
-    if (before.seen.includes(event.key) && !replay) return 'seen';
+    if (before.seen.includes(received.key) && !replay) return 'seen';
+    const event = await this.counted(received);
+    if (!event) return 'empty';
     const at = new Date(this.now()).toISOString();
     let applied: Applied | undefined;
     const after = await this.o.records.update(owner, repo, number, (current) => {
@@ -69,5 +73,14 @@ export class PullNotifier {
     await this.o.lanes.run(after.phone, () => this.o.outbox.deliver(after.phone, [part]));
     await this.o.records.update(owner, repo, number, (current) => current && markSent(current, unsent.id));
     return 'told';
+  }
+
+  /** A review with its line comments counted (when GitHub can be read); undefined: a comment with nothing in it. */
+  private async counted(event: PullEvent): Promise<PullEvent | undefined> {
+    if (event.kind !== 'changesRequested' && event.kind !== 'reviewComments') return event;
+    const comments =
+      event.comments || !this.o.countComments ? event.comments : await this.o.countComments(event, event.reviewId);
+    if (event.kind === 'reviewComments' && !comments && !event.gist) return undefined;
+    return { ...event, comments };
   }
 }

@@ -11,6 +11,7 @@ import type { NotifierOptions } from '../github/notify.ts';
 import { GitHubPoll } from '../github/poll.ts';
 import type { GithubWebhookSettings } from '../github/webhook.ts';
 import { openGithubWebhook } from '../github/wiring.ts';
+import { reviewCommentCount } from '../github/reads.ts';
 import type { People } from '../inbound/people.ts';
 import type { PullActions, PullRecords } from './types.ts';
 
@@ -41,6 +42,7 @@ export async function openGithubSide(o: GithubSideOptions): Promise<GithubSide> 
     journalDir: config.journalDir,
     maxBacklog: config.inboundBacklog,
     redact,
+    countComments: client && ((event, reviewId) => reviewCommentCount(client, event, reviewId)),
   });
   const poll =
     client &&

@@ -36,7 +36,8 @@ describe('eventsOf', () => {
     ]);
   });
 
-  it('reviews: changes requested, commented with words; an approval or an empty comment is not told', () => {
+  it(`reviews: changes requested, commented (an empty comment too: its line comments are counted by the \
+notifier); an approval is not told`, () => {
     const [changes] = eventsOf('pull_request_review', payloads.review());
     expect(changes).toEqual({
       ...where,
@@ -51,7 +52,9 @@ describe('eventsOf', () => {
     expect(eventsOf('pull_request_review', payloads.review({ state: 'commented' }))[0]!.kind).toBe('reviewComments');
     expect(eventsOf('pull_request_review', payloads.review({ state: 'CHANGES_REQUESTED' }))).toHaveLength(1);
     expect(eventsOf('pull_request_review', payloads.review({ state: 'approved' }))).toEqual([]);
-    expect(eventsOf('pull_request_review', payloads.review({ state: 'commented', body: '  \n' }))).toEqual([]);
+    expect(eventsOf('pull_request_review', payloads.review({ state: 'commented', body: '  \n' }))).toMatchObject([
+      { kind: 'reviewComments', gist: '', comments: 0 },
+    ]);
   });
 
   it('pull_request: closed and merged, closed, synchronize', () => {
