@@ -26,7 +26,13 @@ export interface Scene {
   createCheckRun(owner: string, repo: string, input: NewCheckRun): Promise<CheckRun>;
   updateCheckRun(owner: string, repo: string, id: number, change: CheckRunChange): Promise<CheckRun>;
   /** A commit status on the commit sha, as a CI service would post it (`creator` the CI's login). */
-  createStatus(owner: string, repo: string, sha: string, input: NewCommitStatus, creator?: string): Promise<CommitStatus>;
+  createStatus(
+    owner: string,
+    repo: string,
+    sha: string,
+    input: NewCommitStatus,
+    creator?: string,
+  ): Promise<CommitStatus>;
   submitReview(owner: string, repo: string, number: number, review: NewReview): Promise<Review>;
   /** After a push made outside the forge: `synchronize` for every pull request whose head moved. */
   notePush(owner: string, repo: string, user?: string): Promise<void>;

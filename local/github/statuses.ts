@@ -27,7 +27,9 @@ export async function createStatus(
   if (!STATES.includes(input.state))
     throw validationFailed([{ resource: 'Status', field: 'state', code: 'custom', message: 'State is not included' }]);
   if (repo.git && !(await repo.git.commitOf(sha)))
-    throw validationFailed([{ resource: 'Status', field: 'sha', code: 'invalid', message: `No commit found for SHA: ${sha}` }]);
+    throw validationFailed([
+      { resource: 'Status', field: 'sha', code: 'invalid', message: `No commit found for SHA: ${sha}` },
+    ]);
   const status: CommitStatus = {
     ...ctx.store.stamp(repo),
     sha,
@@ -70,7 +72,13 @@ export function combinedState(statuses: CommitStatus[]): CommitState {
 }
 
 /** `GET …/commits/{ref}/status`: the combined state over every context, `statuses` one page of them. */
-export function combinedJson(ctx: StandInContext, repo: Repository, sha: string, page: CommitStatus[], all: CommitStatus[]) {
+export function combinedJson(
+  ctx: StandInContext,
+  repo: Repository,
+  sha: string,
+  page: CommitStatus[],
+  all: CommitStatus[],
+) {
   return {
     state: combinedState(all),
     statuses: page.map((s) => statusJson(ctx, s)),

@@ -4,15 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { BareRepo } from './git.ts';
-import type {
-  CheckRun,
-  CheckSuite,
-  CommitStatus,
-  RecordedPull,
-  Repository,
-  Review,
-  ReviewComment,
-} from './model.ts';
+import type { CheckRun, CheckSuite, CommitStatus, RecordedPull, Repository, Review, ReviewComment } from './model.ts';
 
 export interface StoreOptions {
   /** A folder of bare repositories `<owner>/<name>.git` (the forge's root): only these exist then. */

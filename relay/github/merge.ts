@@ -124,7 +124,11 @@ function statusChecks(combined: GitHubCombinedStatus | undefined): StatusChecks 
     return { failed: [], running: count ? Math.max(running, 1) : 0, count };
   }
   const failed = combined.statuses.filter((s) => FAILING_STATUS.has(s.state)).map((s) => s.context);
-  return { failed: failed.length ? failed : [`commit status ${combined.state}`], running: 0, count: Math.max(count, 1) };
+  return {
+    failed: failed.length ? failed : [`commit status ${combined.state}`],
+    running: 0,
+    count: Math.max(count, 1),
+  };
 }
 
 /** The first reason a pull request may not merge, in the order a person can act on them. */

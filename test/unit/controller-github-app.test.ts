@@ -11,13 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerName } from '../../common/session/names.ts';
 import { desiredPod } from '../../controller/builders.ts';
-import {
-  appJwt,
-  githubApp,
-  RELAY_PERMISSIONS,
-  type GitHubApp,
-  type TokenScope,
-} from '../../controller/github-app.ts';
+import { appJwt, githubApp, RELAY_PERMISSIONS, type GitHubApp, type TokenScope } from '../../controller/github-app.ts';
 import { ANNOTATION_TOKEN_EXPIRES, RENEW_BEFORE_MS } from '../../controller/runner-token.ts';
 import { fakeWorld } from './controller-fake-cluster.ts';
 import { testSession, unitConfig } from './controller-fixtures.ts';

@@ -1,5 +1,6 @@
 // A small in-test GitHub for the relay's client, poll and merge: pull requests, check runs, the
-// combined commit status of a head, reviews and their comments, merge — each GET with an ETag and 304 — and a log of every request.
+// combined commit status of a head, reviews and their comments, merge — each GET with an ETag and
+// 304 — and a log of every request.
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -156,7 +156,11 @@ describe('the GitHub stand-in: commit statuses', () => {
     expect(await status(head)).toMatchObject({ state: 'pending', total_count: 0, statuses: [], sha: head });
     const made = await post(`/statuses/${head}`, { state: 'pending', context: 'ci/jenkins', description: 'running' });
     expect(made.status).toBe(201);
-    expect(await made.json()).toMatchObject({ state: 'pending', context: 'ci/jenkins', creator: { login: 'tether-bot' } });
+    expect(await made.json()).toMatchObject({
+      state: 'pending',
+      context: 'ci/jenkins',
+      creator: { login: 'tether-bot' },
+    });
     await bench.github.createStatus('acme', 'sample', head, { state: 'success', context: 'ci/lint' });
     expect(await status('tether/one')).toMatchObject({ state: 'pending', total_count: 2 });
     await bench.github.createStatus('acme', 'sample', head, { state: 'error', context: 'ci/jenkins' });
@@ -168,7 +172,10 @@ describe('the GitHub stand-in: commit statuses', () => {
     ]);
     await bench.github.createStatus('acme', 'sample', head, { state: 'success', context: 'ci/jenkins' });
     expect(await status(head)).toMatchObject({ state: 'success', total_count: 2 });
-    expect(await status(head, '?per_page=1&page=2')).toMatchObject({ state: 'success', statuses: [{ context: 'ci/lint' }] });
+    expect(await status(head, '?per_page=1&page=2')).toMatchObject({
+      state: 'success',
+      statuses: [{ context: 'ci/lint' }],
+    });
   });
 
   it('refuses a status with no or a made-up state, or on a commit it does not have', async () => {

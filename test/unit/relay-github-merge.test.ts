@@ -94,9 +94,9 @@ describe('GitHubMerger', () => {
     expect(
       await mergeWith({ checkRuns: green, statuses: [status('ci/jenkins', 'failure'), status('ci/lint', 'error')] }),
     ).toBe('Pull request #5 cannot merge: 2 checks failed (ci/jenkins, ci/lint).');
-    expect(await mergeWith({ checkRuns: green, statuses: [status('ci/a', 'pending'), status('ci/b', 'success')] })).toBe(
-      'Pull request #5 cannot merge yet: 1 of 3 checks still running.',
-    );
+    expect(
+      await mergeWith({ checkRuns: green, statuses: [status('ci/a', 'pending'), status('ci/b', 'success')] }),
+    ).toBe('Pull request #5 cannot merge yet: 1 of 3 checks still running.');
     expect(merges()).toEqual([]);
     expect(await mergeWith({ statuses: [status('ci/jenkins', 'success')] })).toMatch(/^🎉 Merged pull request #5/);
   });

@@ -127,7 +127,11 @@ describe('the relay against the GitHub stand-in', () => {
     const merge = async () =>
       new GitHubMerger(client(), records).merge((await records.get('acme', 'sample', number))!, undefined);
     const status = (state: 'failure' | 'pending' | 'success') =>
-      bench.github.createStatus('acme', 'sample', head, { state, context: 'ci/jenkins', description: `tests ${state}` });
+      bench.github.createStatus('acme', 'sample', head, {
+        state,
+        context: 'ci/jenkins',
+        description: `tests ${state}`,
+      });
     await run('lint', 'success');
     await status('failure');
     expect(await merge()).toBe(`Pull request #${number} cannot merge: a check failed (ci/jenkins).`);
