@@ -1,8 +1,9 @@
 // The GitHub webhook under a flood: 1,000 signed deliveries (failing checks on pull requests Tether
 // opened, the same deliveries again, redeliveries under new ids, events for pull requests that are
-// not Tether's) sent 32 at a time (or as many as the argument says) over kept-alive connections by a process of its own, to a relay
-// app with its real journal on disk. Prints the acknowledgement p50/p99/max and fails if any event
-// was acted on twice (or not at all). `node bench/github-webhook.ts [in flight]`.
+// not Tether's) sent 32 at a time (or as many as the argument says) over kept-alive connections
+// by a process of its own, to a relay app with its real journal on disk. Prints the
+// acknowledgement p50/p99/max and fails if any event was acted on twice (or not at all).
+// `node bench/github-webhook.ts [in flight]`.
 import { fork } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { text } from 'node:stream/consumers';

@@ -69,7 +69,8 @@ export interface GitHubApp {
 }
 
 export function githubApp(settings: GitHubAppSettings, now: () => Date = () => new Date()): GitHubApp {
-  const url = `${settings.apiUrl.replace(/\/$/, '')}/app/installations/${encodeURIComponent(settings.installationId)}/access_tokens`;
+  const installation = encodeURIComponent(settings.installationId);
+  const url = `${settings.apiUrl.replace(/\/$/, '')}/app/installations/${installation}/access_tokens`;
   return {
     async mint(scope) {
       const jwt = appJwt(settings.appId, await readFile(settings.privateKeyFile, 'utf8'), now());

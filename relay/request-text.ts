@@ -46,7 +46,8 @@ export function instructions(pending: Pending, hint?: string): string {
 }
 
 /** The request itself, as first sent. */
-export function pendingText(pending: Pending, approvalTimeout: string): string {
+/** `pullRequest`: the number of the pull request an approval pushes to (a follow-up), else one is opened. */
+export function pendingText(pending: Pending, approvalTimeout: string, pullRequest?: number): string {
   const expires = `(expires in ${expiry(approvalTimeout)})`;
   switch (pending.kind) {
     case 'tool':
@@ -59,7 +60,10 @@ export function pendingText(pending: Pending, approvalTimeout: string): string {
         `Reply *approve* to run it, *reject* to drop it, or write what to change. ${expires}`
       );
     case 'changes':
-      return `Reply *approve* to open a pull request or *reject* to undo. ${expires}`;
+      return (
+        `Reply *approve* to ${pullRequest ? `push to pull request #${pullRequest}` : 'open a pull request'} ` +
+        `or *reject* to undo. ${expires}`
+      );
     case 'cost':
       return (
         `💲 This run has used ${usd(pending.costUsd ?? 0)} so far. Continue? ` +

@@ -151,7 +151,7 @@ function failure(session: Session, defaults: SessionDefaults): string {
       return '❌ That command could not be started (invalid settings). Please tell your operator.';
     default:
       return (
-        `❌ The agent stopped with an error${plain ? `: ${plain}` : ''}.\n` +
+        `❌ The agent stopped with an error${plain ? `: ${plain.replace(/\.+$/, '')}` : ''}.\n` +
         'Partial changes are kept. Reply *status* for details or send a new command.'
       );
   }

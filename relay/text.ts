@@ -173,10 +173,19 @@ export const text = {
     'Requests for your decision and the result still come.',
 
   pending: pendingText,
-  /** `cut`: the diff picture's line counts, when the picture goes with the caption. */
-  changesCaption: (pending: Pending, diffStat: string | undefined, cut?: Result['diffLines']) =>
+  /**
+   * `cut`: the diff picture's line counts, when the picture goes with the caption; `pull`: the pull request a
+   * follow-up adds to, and its whole size with these changes.
+   */
+  changesCaption: (
+    pending: Pending,
+    diffStat: string | undefined,
+    cut?: Result['diffLines'],
+    pull?: { number: number; stat?: string },
+  ) =>
     [
       reviewCaption(showHidden(diffStat ?? pending.summary ?? ''), pending.summary && showHidden(pending.summary)),
+      pull?.stat ? `Pull request #${pull.number} with these changes: ${showHidden(pull.stat)}` : '',
       pictureCut(cut),
     ]
       .filter(Boolean)

@@ -25,6 +25,7 @@ export function appJwt(
   claims: Partial<{ iat: number; exp: number; iss: unknown }> = {},
 ): string {
   const now = Math.floor(nowMs / 1000);
-  const signed = `${part({ alg: 'RS256', typ: 'JWT' })}.${part({ iat: now - 60, exp: now + 540, iss: String(appId), ...claims })}`;
+  const payload = { iat: now - 60, exp: now + 540, iss: String(appId), ...claims };
+  const signed = `${part({ alg: 'RS256', typ: 'JWT' })}.${part(payload)}`;
   return `${signed}.${createSign('RSA-SHA256').update(signed).sign(privateKeyPem).toString('base64url')}`;
 }

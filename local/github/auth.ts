@@ -118,7 +118,8 @@ export class Auth {
       return {
         status: 401,
         message:
-          "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires",
+          "'Expiration time' claim ('exp') must be a numeric value representing the future time at which " +
+          'the assertion expires',
       };
     if (claims.exp > now + 600 + 1)
       return { status: 401, message: "'Expiration time' claim ('exp') is too far in the future" };

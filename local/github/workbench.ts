@@ -36,7 +36,10 @@ export interface GitHubWorkbench {
   /** Its forge URL. */
   remoteUrl: string;
   receiver?: WebhookReceiver;
-  /** Commits `files` on `branch` and pushes it through the forge; returns the new commit. Throws with git's words when refused. */
+  /**
+   * Commits `files` on `branch` and pushes it through the forge; returns the new commit. Throws with git's words when
+   * refused.
+   */
   push(branch: string, files: Record<string, string>, options?: PushOptions): Promise<string>;
   /** The commit a ref names in the bare repository. */
   sha(ref: string): Promise<string>;

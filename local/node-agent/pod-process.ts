@@ -90,7 +90,8 @@ async function tokenFor(
 
 /**
  * Writes projected volumes (tokens, CA, namespace) and Secret volumes (kept current until `stop`),
- * creates the other volume folders, and sets who may use each (`range`: the Pod's host ids; undefined when every container runs as the node agent).
+ * creates the other volume folders, and sets who may use each (`range`: the Pod's host ids; undefined when every
+ * container runs as the node agent).
  */
 export async function materializeVolumes(
   kc: KubeConfig,

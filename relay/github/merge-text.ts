@@ -5,6 +5,7 @@ const NAMES_SHOWN = 3;
 const NAME_CHARS = 60;
 
 const short = (sha: string) => sha.slice(0, 7);
+const checksFailed = (count: number) => (count === 1 ? 'a check failed' : `${count} checks failed`);
 /** A check's name as the phone sees it: one line, hidden characters shown, cut. */
 const oneLine = (text: string, max: number) => {
   const line = showHidden(text.replace(/\s+/g, ' ')).trim();
@@ -21,14 +22,15 @@ export const MERGE_TEXT = {
   alreadyMerged: (n: number) => `Pull request #${n} is already merged.`,
   closed: (n: number) => `Pull request #${n} is closed; it cannot be merged.`,
   failed: (n: number, names: string[]) =>
-    `Pull request #${n} cannot merge: ${names.length === 1 ? 'a check failed' : `${names.length} checks failed`} (${nameList(names)}).`,
+    `Pull request #${n} cannot merge: ${checksFailed(names.length)} (${nameList(names)}).`,
   pending: (n: number, running: number, total: number) =>
     `Pull request #${n} cannot merge yet: ${running} of ${total} checks still running.`,
   noChecks: (n: number, sha: string) =>
     `Pull request #${n} cannot merge yet: no checks have run on its head (${short(sha)}), so nothing shows it green.`,
   conflicts: (n: number, base: string) => `Pull request #${n} has conflicts with ${base}; they must be resolved first.`,
   notPushed: (n: number, head: string, pushed: string) =>
-    `Pull request #${n} was not merged: its head ${short(head)} is not the commit Tether pushed (${short(pushed)}); someone else pushed to it. Look at it on GitHub, or send a command to continue it.`,
+    `Pull request #${n} was not merged: its head ${short(head)} is not the commit Tether pushed ` +
+    `(${short(pushed)}); someone else pushed to it. Look at it on GitHub, or send a command to continue it.`,
   unknownMergeable: (n: number) =>
     `GitHub is still working out whether pull request #${n} can merge; send merge again in a minute.`,
   headMoved: (n: number) =>

@@ -1,6 +1,6 @@
 // The inbound side's durable parts, as the relay's configuration makes them: the phones'
-// repositories (and their people's rights), the pictures sent with commands, and the pull-request records with their recorder and
-// the GitHub side (relay/pulls/github.ts).
+// repositories (and their people's rights), the pictures sent with commands, and the pull-request
+// records with their recorder and the GitHub side (relay/pulls/github.ts).
 import type { KubeConnection } from '../../common/kube/connection.ts';
 import type { MediaStore } from '../media/store.ts';
 import { fetchTwilioImage } from '../media/twilio-media.ts';

@@ -110,7 +110,8 @@ export function owed(session: Session, told: Delivered, options: OwedOptions): O
   const approval = session.spec.timeouts?.approval ?? options.defaults.timeouts.approval;
   if (pending && pendingDue) {
     if (pending.kind === 'changes') parts.push(...reviewParts(session, status.result ?? {}, pending));
-    parts.push({ text: text.pending(pending, approval), actions: bindReplies(pending.id, quickReplies(pending)) });
+    const asked = text.pending(pending, approval, session.spec.pullRequest?.number);
+    parts.push({ text: asked, actions: bindReplies(pending.id, quickReplies(pending)) });
     next.pending = pending.id;
   }
   const answered = status.result?.diffAnswered ?? 0;
@@ -151,7 +152,8 @@ function reviewParts(
   const pages = (result.media ?? []).filter(
     (m) => m.kind === 'diff' && m.request === undefined && isOwnMedia(session, m),
   );
-  const caption = text.changesCaption(pending, result.diffStat, pages.length ? result.diffLines : undefined);
+  const pull = session.spec.pullRequest && { number: session.spec.pullRequest.number, stat: result.prStat };
+  const caption = text.changesCaption(pending, result.diffStat, pages.length ? result.diffLines : undefined, pull);
   if (!pages.length) return [{ text: caption }];
   const hidden = (result.diffFiles?.total ?? 0) - (result.diffFiles?.shown ?? 0);
   return pages.map((m, i) => ({

@@ -346,7 +346,8 @@ describe('controller ServiceAccount with a GitHub App', () => {
     await kubectlOk(['create', `--as=system:serviceaccount:${ns}:${CONTROLLER}`, '-f', manifestFile([serviceAccount])]);
   }, 300_000);
 
-  it("may write Secrets in the runner namespace but read none; in its own, read and replace only the relay's token", async () => {
+  it(`may write Secrets in the runner namespace but read none; in its own, read and replace only the relay's \
+token`, async () => {
     await eventually(
       async () =>
         expect(await extraPermissions(CONTROLLER, ns, runners)).toEqual([
@@ -366,7 +367,8 @@ describe('controller ServiceAccount with a GitHub App', () => {
     expect(await canI(CONTROLLER, ns, ['update', 'secrets/tether-relay', '-n', ns])).toBe(false);
   });
 
-  it("admits the App's runner Pod, whose token only the runner container mounts; refuses the agent mounting it", async () => {
+  it(`admits the App's runner Pod, whose token only the runner container mounts; refuses the agent mounting \
+it`, async () => {
     const pod = desiredPod(unstoredSession(phone, ns), appConfig);
     expect(JSON.stringify(pod)).toContain('github-token');
     const admitted = await createPodAsController(ns, runners, pod);
@@ -381,8 +383,10 @@ describe('controller ServiceAccount with a GitHub App', () => {
     expect((await createPodAsController(ns, runners, otherToken)).stderr).toMatch(/no Secret volume but their own/);
   });
 
-  it("writes only runner Pods' own token Secrets: never the runner Secret, nor one another Pod would mount", async () => {
-    // A real runner Pod (never scheduled here) to own the Secret: the garbage collector removes one whose owner is gone.
+  it(`writes only runner Pods' own token Secrets: never the runner Secret, nor one another Pod would \
+mount`, async () => {
+    // A real runner Pod (never scheduled here) to own the Secret: the garbage collector removes one whose
+    // owner is gone.
     const pod = desiredPod(unstoredSession(phone, ns), appConfig);
     await kubectlOk([
       'create',

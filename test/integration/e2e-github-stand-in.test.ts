@@ -13,7 +13,8 @@ beforeAll(async () => {
 afterAll(async () => e2e?.stop());
 
 describe('end to end: the GitHub stand-in', () => {
-  it("opens the pull request on the remote's branch, checks its head, and delivers each event to the relay", async () => {
+  it(`opens the pull request on the remote's branch, checks its head, and delivers each event to the \
+relay`, async () => {
     const phone = e2e.phone('+14155550123');
     await phone.send('script:\nwrite: .ci-fail = greet.test.js failed\nsay: Added a failing marker.');
     await phone.next(/Reply \*approve\*/);

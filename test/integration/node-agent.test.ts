@@ -300,11 +300,13 @@ ServiceAccount identity and mapped paths, and reports Succeeded`, async () => {
     },
   );
 
-  it('mounts a Secret volume once the Secret exists, and rewrites its file in place when the Secret changes', async () => {
+  it(`mounts a Secret volume once the Secret exists, and rewrites its file in place when the Secret \
+changes`, async () => {
     const READER =
       "const fs = require('fs'); let last = ''; setInterval(() => { let t; " +
       "try { t = fs.readFileSync(process.env.TOKEN, 'utf8'); } catch (e) { t = 'ERR ' + e.code; } " +
-      "if (t !== last) { last = t; fs.appendFileSync(process.env.OUT, t + '\\n'); } if (t === 'done') process.exit(0); }, 20)";
+      "if (t !== last) { last = t; fs.appendFileSync(process.env.OUT, t + '\\n'); } " +
+      "if (t === 'done') process.exit(0); }, 20)";
     const secretPod: V1Pod = {
       metadata: { name: 'secret-vol' },
       spec: {

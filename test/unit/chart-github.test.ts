@@ -51,7 +51,8 @@ describe('chart: GitHub', () => {
     });
   });
 
-  it("admits a Secret volume only as the Pod's own token and keeps Secret writes to those, with an App only", async () => {
+  it(`admits a Secret volume only as the Pod's own token and keeps Secret writes to those, with an App \
+only`, async () => {
     const policies = (objects: KubeObject[]) =>
       objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy').map((o) => o.metadata.name);
     const withApp = await render(APP);

@@ -91,7 +91,8 @@ describe('minting an installation token', () => {
       apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
     });
 
-  it("posts the scope with the App's JWT and returns the token; a rotated key file is read at the next mint", async () => {
+  it(`posts the scope with the App's JWT and returns the token; a rotated key file is read at the next \
+mint`, async () => {
     const file = join(dir, 'key.pem');
     writeFileSync(file, KEY);
     answer = { status: 201, body: { token: 'ghs_minted0token0value000000000', expires_at: '2026-11-27T10:00:00Z' } };
@@ -119,7 +120,8 @@ describe('minting an installation token', () => {
       .mint({ repositories: ['other'], permissions: {} })
       .catch((e: Error) => e);
     expect(String(failure)).toBe(
-      'Error: GitHub refused an installation token for other (422): There is at least one repository that does not exist',
+      'Error: GitHub refused an installation token for other (422): ' +
+        'There is at least one repository that does not exist',
     );
     expect(String(failure)).not.toContain('PRIVATE KEY');
     answer = { status: 201, body: { token: 'x' } };

@@ -68,7 +68,8 @@ describe('the GitHub stand-in: check runs and suites', () => {
     expect((await get(`/commits/${head}/check-suites`)).body).toMatchObject({ total_count: 1, check_suites: [suite] });
   });
 
-  it('completes a suite only when its last run completes, with the worst conclusion, and shows the latest run per name', async () => {
+  it(`completes a suite only when its last run completes, with the worst conclusion, and shows the latest run \
+per name`, async () => {
     const lint = await bench.github.createCheckRun('acme', 'sample', {
       headSha: head,
       name: 'lint',
@@ -105,7 +106,8 @@ describe('the GitHub stand-in: check runs and suites', () => {
 });
 
 describe('the GitHub stand-in: reviews', () => {
-  it('serves a submitted review with its comments, and delivers pull_request_review with the state in lower case', async () => {
+  it(`serves a submitted review with its comments, and delivers pull_request_review with the state in lower \
+case`, async () => {
     const review = await bench.github.submitReview('acme', 'sample', number, {
       user: 'ada',
       state: 'changes_requested',
@@ -139,7 +141,8 @@ describe('the GitHub stand-in: reviews', () => {
     });
   });
 
-  it('takes a review over REST as the token’s user, and refuses an unknown event or a review of another number', async () => {
+  it(`takes a review over REST as the token’s user, and refuses an unknown event or a review of another \
+number`, async () => {
     const ok = await post(`/pulls/${number}/reviews`, { event: 'COMMENT', body: 'looks fine', comments: [] });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { state: string; user: { login: string } }).user.login).toBe('tether-bot');

@@ -18,7 +18,8 @@ afterEach(async () => {
 });
 
 describe('the local stack’s GitHub stand-in', () => {
-  it("delivers to the relay's /github/webhook signed with the relay's secret; the App key is a private file", async () => {
+  it(`delivers to the relay's /github/webhook signed with the relay's secret; the App key is a private \
+file`, async () => {
     const stateDir = await mkdtemp(join(tmpdir(), 'tether-gh-local-'));
     const local: LocalGitHub = await startLocalGitHub({ token: 'pat', stateDir, webhooks: true, app: true });
     const relay: WebhookReceiver = await startWebhookReceiver(local.stack.webhookSecret!);
@@ -68,7 +69,8 @@ describe('the repositories make dev gives the stand-in', () => {
 });
 
 describe("the stand-in's CI", () => {
-  it('checks every pull request opened or pushed to: red while the head has .ci-fail, green once it is gone', async () => {
+  it(`checks every pull request opened or pushed to: red while the head has .ci-fail, green once it is \
+gone`, async () => {
     const bench: GitHubWorkbench = await startGitHubWorkbench({ webhookSecret: 's', ci: fileVerdict() });
     cleanup.push(() => bench.close());
     const red = await bench.push('tether/ci', { '.ci-fail': 'greet.test.js: expected Hello\nline two\n' });

@@ -43,7 +43,8 @@ const received = async (event: string, action?: string) => {
 };
 
 describe('the GitHub stand-in: pull requests', () => {
-  it('opens a pull request on a pushed branch with its head read from the bare repository, and says so signed', async () => {
+  it(`opens a pull request on a pushed branch with its head read from the bare repository, and says so \
+signed`, async () => {
     const { number, sha } = await openPull();
     const got = await json(await api(`/pulls/${number}`));
     expect(got.body).toMatchObject({
@@ -63,7 +64,8 @@ describe('the GitHub stand-in: pull requests', () => {
     expect(bench.github.pulls[0]).toMatchObject({ owner: 'acme', repo: 'sample', head: 'tether/one', base: 'main' });
   });
 
-  it('refuses a head that is not there, a second pull request for the same branch, and one with no commits', async () => {
+  it(`refuses a head that is not there, a second pull request for the same branch, and one with no \
+commits`, async () => {
     const missing = await json(
       await api('/pulls', { method: 'POST', json: { title: 't', head: 'nope', base: 'main' } }),
     );
@@ -91,7 +93,8 @@ describe('the GitHub stand-in: pull requests', () => {
     expect((await json(await api(''))).body).toMatchObject({ full_name: 'acme/sample', default_branch: 'main' });
   });
 
-  it('turns a push to the branch into synchronize with before and after, and lists pulls by state and head', async () => {
+  it(`turns a push to the branch into synchronize with before and after, and lists pulls by state and \
+head`, async () => {
     const { number, sha } = await openPull();
     const next = await bench.push('tether/one', { 'notes.txt': 'two\n' });
     const [sync] = await received('pull_request', 'synchronize');
@@ -101,7 +104,8 @@ describe('the GitHub stand-in: pull requests', () => {
     expect((await json(await api('/pulls?state=closed'))).body).toEqual([]);
   });
 
-  it('answers 304 to a GET whose If-None-Match names the same body, and 200 with a new ETag once it changed', async () => {
+  it(`answers 304 to a GET whose If-None-Match names the same body, and 200 with a new ETag once it \
+changed`, async () => {
     const { number } = await openPull();
     const first = await api(`/pulls/${number}`);
     const etag = first.headers.get('etag')!;
@@ -167,7 +171,8 @@ describe('the GitHub stand-in: pull requests', () => {
 });
 
 describe('the GitHub stand-in: merge', () => {
-  it('merges for real in the bare repository: a merge commit of base and head, the pull request closed and merged', async () => {
+  it(`merges for real in the bare repository: a merge commit of base and head, the pull request closed and \
+merged`, async () => {
     const { number, sha } = await openPull();
     const base = await bench.sha('main');
     const merged = await json(await api(`/pulls/${number}/merge`, { method: 'PUT', json: { sha } }));
@@ -190,7 +195,8 @@ describe('the GitHub stand-in: merge', () => {
     expect((await json(await api(`/pulls/${number}/merge`, { method: 'PUT', json: {} }))).status).toBe(405);
   });
 
-  it('answers 409 when the sha is no longer the head, and 405 while a required check is missing, running or red', async () => {
+  it(`answers 409 when the sha is no longer the head, and 405 while a required check is missing, running or \
+red`, async () => {
     const { number, sha } = await openPull();
     const moved = await bench.push('tether/one', { 'notes.txt': 'moved\n' });
     const stale = await json(await api(`/pulls/${number}/merge`, { method: 'PUT', json: { sha } }));

@@ -28,7 +28,8 @@ describe('redactor', () => {
     );
   });
 
-  it('learns a secret read later: from then on it is redacted (plain and inside base64) in a logger built before', () => {
+  it(`learns a secret read later: from then on it is redacted (plain and inside base64) in a logger built \
+before`, () => {
     const redact = makeRedactor(['first-secret']);
     const lines: string[] = [];
     const destination = new Writable({ write: (chunk, _e, done) => (lines.push(String(chunk)), done()) });

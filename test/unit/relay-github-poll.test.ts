@@ -210,7 +210,8 @@ describe('GitHubPoll', () => {
     expect(await p.round()).toMatchObject({ polled: 2, failures: [] });
   });
 
-  it('reads a pull request afresh when its stored poll state was edited into something no header can carry', async () => {
+  it(`reads a pull request afresh when its stored poll state was edited into something no header can \
+carry`, async () => {
     gh.pulls.set(pullKey('acme', 'web', 7), fakePull(7, HEAD, { checkRuns: [checkRun(HEAD, 'lint', 'failure')] }));
     records.add(pullRecord(7, { headSha: HEAD, poll: { pull: '"x"\r\nX-Evil: 1', head: HEAD, reviews: '' } }));
     expect(await poll().round()).toMatchObject({ failures: [], events: 1 });

@@ -56,6 +56,16 @@ describe('result messages', () => {
         'for details or send a new command.',
     ],
     [
+      'a failure whose message ends its own sentence',
+      {
+        phase: 'Failed',
+        conditions: condition('AgentFailed'),
+        result: { message: 'Someone else pushed meanwhile. Nothing was pushed.' },
+      },
+      '❌ The agent stopped with an error: Someone else pushed meanwhile. Nothing was pushed.\nPartial changes are ' +
+        'kept. Reply *status* for details or send a new command.',
+    ],
+    [
       'a run timeout',
       { phase: 'Failed', conditions: condition('RunTimeout') },
       '❌ The task ran past its time limit (60m) and was stopped. Partial changes are kept. Send a new command to ' +
@@ -148,6 +158,18 @@ describe('requests', () => {
     ).toBe(
       '🔐 The agent wants to run: `WebFetch: {"url":"https://exa`\nReply *allow*, *allow always* (for this session) ' +
         'or *deny <reason>*.',
+    );
+  });
+
+  it("a follow-up's review says the pull request it pushes to and that pull request's whole size", () => {
+    const changes = { id: 'c', kind: 'changes' as const, createdAt, summary: ' 1 file changed, 1 insertion(+)' };
+    expect(text.pending(changes, '30m')).toMatch(/^Reply \*approve\* to open a pull request or \*reject\*/);
+    expect(text.pending(changes, '30m', 7)).toMatch(/^Reply \*approve\* to push to pull request #7 or \*reject\*/);
+    const stat = ' src/a.js | 1 +\n 1 file changed, 1 insertion(+)';
+    expect(text.changesCaption(changes, stat)).not.toMatch(/#7/);
+    expect(text.changesCaption(changes, stat, undefined, { number: 7, stat: '3 files changed, 9 insertions(+)' })).toBe(
+      'Ready for review — 1 file changed, +1:\n  src/a.js | 1 +\n' +
+        'Pull request #7 with these changes: 3 files changed, 9 insertions(+)',
     );
   });
 
