@@ -36,8 +36,11 @@ export interface InstallationToken {
 
 /** A runner's token: its one repository's contents and pull requests, and reading check runs. */
 export const RUNNER_PERMISSIONS = { contents: 'write', pull_requests: 'write', checks: 'read' } as const;
-/** The relay's token: every repository of the installation, the same permissions (merge, reviews, polls). */
-export const RELAY_PERMISSIONS = RUNNER_PERMISSIONS;
+/**
+ * The relay's token: every repository of the installation, the runner's permissions (merge, reviews,
+ * polls) and reading commit statuses (*merge* weighs them beside the check runs).
+ */
+export const RELAY_PERMISSIONS = { ...RUNNER_PERMISSIONS, statuses: 'read' } as const;
 
 const base64url = (data: Buffer | string) => Buffer.from(data).toString('base64url');
 

@@ -12,7 +12,7 @@ export interface InstallationConfig {
   account: string;
   /** Repository names the installation may reach; every repository of the account when absent. */
   repositories?: string[];
-  /** What the installation was granted (default contents, pull_requests and checks: write; metadata: read). */
+  /** What the installation was granted (default contents, pull_requests, checks: write; statuses, metadata: read). */
   permissions?: Permissions;
 }
 
@@ -44,6 +44,7 @@ export const DEFAULT_INSTALLATION_PERMISSIONS: Permissions = {
   contents: 'write',
   pull_requests: 'write',
   checks: 'write',
+  statuses: 'read',
   metadata: 'read',
 };
 

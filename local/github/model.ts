@@ -1,5 +1,5 @@
 // What the stand-in knows: repositories (a bare repository each, when the forge serves one),
-// pull requests, check runs and suites, reviews and their comments.
+// pull requests, check runs and suites, commit statuses, reviews and their comments.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { BareRepo } from './git.ts';
 
@@ -84,6 +84,22 @@ export interface CheckSuite {
   headBranch: string | null;
   status: CheckStatus;
   conclusion: CheckConclusion | null;
+}
+
+export type CommitState = 'error' | 'failure' | 'pending' | 'success';
+
+/** A commit status (the older Statuses API): one context's word on a commit; the newest of a context counts. */
+export interface CommitStatus {
+  id: number;
+  owner: string;
+  repo: string;
+  sha: string;
+  state: CommitState;
+  context: string;
+  description: string | null;
+  targetUrl: string | null;
+  creator: string;
+  createdAt: number;
 }
 
 export type ReviewState = 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED';

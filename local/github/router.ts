@@ -7,12 +7,13 @@ import { decoded, errorBody, HttpError, readJson, send, type Answer } from './ht
 import { appRoutes, repoRoutes } from './routes-app.ts';
 import { checkRoutes } from './routes-checks.ts';
 import { pullRoutes } from './routes-pulls.ts';
+import { statusRoutes } from './routes-statuses.ts';
 import type { Call, Route } from './route.ts';
 import type { Repository } from './model.ts';
 import type { RateLimits } from './rate-limit.ts';
 import type { InTurn } from './serial.ts';
 
-const REPO_ROUTES = [...repoRoutes, ...pullRoutes, ...checkRoutes];
+const REPO_ROUTES = [...repoRoutes, ...pullRoutes, ...checkRoutes, ...statusRoutes];
 
 export interface ApiRequest {
   method: string;

@@ -14,7 +14,7 @@ function runOf(call: Call) {
 }
 
 /** The commit a ref (sha, branch) names; 422 as GitHub's "No commit found" when there is none. */
-async function commitOf(call: Call): Promise<string> {
+export async function commitOf(call: Call): Promise<string> {
   const ref = decoded(call.params[0]!);
   const sha = call.repo.git ? await call.repo.git.commitOf(ref) : /^[0-9a-f]{40}$/.test(ref) ? ref : undefined;
   if (!sha) throw new HttpError(422, `No commit found for SHA: ${ref}`);

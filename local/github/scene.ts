@@ -1,12 +1,13 @@
 // What a test does to the stand-in besides calling its REST API: set the scene (required checks,
-// collaborators, mergeability), act as GitHub's other users (CI runs, reviews, closes), and read
-// pull requests — each step in turn with the requests (serial.ts).
+// collaborators, mergeability), act as GitHub's other users (CI runs and statuses, reviews,
+// closes), and read pull requests — each step in turn with the requests (serial.ts).
 import { createCheckRun, updateCheckRun, type CheckRunChange, type NewCheckRun } from './checks.ts';
 import type { StandInContext } from './context.ts';
-import type { CheckRun, RecordedPull, Repository, Review } from './model.ts';
+import type { CheckRun, CommitStatus, RecordedPull, Repository, Review } from './model.ts';
 import { createPull, livePull, notePush, updatePull, type NewPull } from './pulls.ts';
 import { submitReview, type NewReview } from './reviews.ts';
 import type { Serial } from './serial.ts';
+import { createStatus, type NewCommitStatus } from './statuses.ts';
 
 export interface Scene {
   repository(owner: string, name: string): Repository;
@@ -24,6 +25,14 @@ export interface Scene {
   closePull(owner: string, repo: string, number: number, user?: string): Promise<void>;
   createCheckRun(owner: string, repo: string, input: NewCheckRun): Promise<CheckRun>;
   updateCheckRun(owner: string, repo: string, id: number, change: CheckRunChange): Promise<CheckRun>;
+  /** A commit status on the commit sha, as a CI service would post it (`creator` the CI's login). */
+  createStatus(
+    owner: string,
+    repo: string,
+    sha: string,
+    input: NewCommitStatus,
+    creator?: string,
+  ): Promise<CommitStatus>;
   submitReview(owner: string, repo: string, number: number, review: NewReview): Promise<Review>;
   /** After a push made outside the forge: `synchronize` for every pull request whose head moved. */
   notePush(owner: string, repo: string, user?: string): Promise<void>;
@@ -71,6 +80,8 @@ export function sceneOf(ctx: StandInContext, serial: Serial, login: string): Sce
     createCheckRun: (owner, name, input) => inTurn(() => createCheckRun(ctx, repository(owner, name), input)),
     updateCheckRun: (owner, name, id, change) =>
       inTurn(async () => updateCheckRun(ctx, repository(owner, name), checkRun(owner, name, id), change)),
+    createStatus: (owner, name, sha, input, creator = 'stand-in-ci[bot]') =>
+      inTurn(() => createStatus(ctx, repository(owner, name), sha, input, creator)),
     submitReview: (owner, name, number, review) =>
       inTurn(() => submitReview(ctx, repository(owner, name), pull(owner, name, number), review)),
     notePush: (owner, name, user = login) => inTurn(() => notePush(ctx, repository(owner, name), user)),

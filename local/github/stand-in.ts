@@ -1,8 +1,8 @@
 // A stand-in for GitHub, built from its REST and webhook documentation, for tests and `make dev`:
-// pull requests on the bare repositories the local forge serves, check runs and suites, reviews,
-// merges done with git, an App's JWT and installation tokens (scopes and expiry enforced on REST
-// and — through the forge's authorize hook — on git), ETags, and signed webhook deliveries with
-// retries and redeliveries. Loopback only.
+// pull requests on the bare repositories the local forge serves, check runs and suites, commit
+// statuses, reviews, merges done with git, an App's JWT and installation tokens (scopes and expiry
+// enforced on REST and — through the forge's authorize hook — on git), ETags, and signed webhook
+// deliveries with retries and redeliveries. Loopback only.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Auth, type AppConfig, type InstallationToken } from './auth.ts';

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { BareRepo } from './git.ts';
-import type { CheckRun, CheckSuite, RecordedPull, Repository, Review, ReviewComment } from './model.ts';
+import type { CheckRun, CheckSuite, CommitStatus, RecordedPull, Repository, Review, ReviewComment } from './model.ts';
 
 export interface StoreOptions {
   /** A folder of bare repositories `<owner>/<name>.git` (the forge's root): only these exist then. */
@@ -18,6 +18,7 @@ export class Store {
   readonly pulls: RecordedPull[] = [];
   readonly checkRuns: CheckRun[] = [];
   readonly checkSuites: CheckSuite[] = [];
+  readonly statuses: CommitStatus[] = [];
   readonly reviews: Review[] = [];
   readonly reviewComments: ReviewComment[] = [];
   private nextId = 1000;

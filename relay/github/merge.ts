@@ -1,6 +1,7 @@
 // *merge* from the phone (when TETHER_GITHUB_MERGE is whenGreen): allowed by the person (the people
-// list's `merge`), on an open pull request whose head's check runs all completed green and that
-// GitHub finds mergeable — then `PUT …/merge` with that head's sha, in the repository's default
+// list's `merge`), on an open pull request whose head's check runs all completed green, whose
+// head's commit statuses (the older Statuses API) are none or all success, and that GitHub finds
+// mergeable — then `PUT …/merge` with that head's sha, in the repository's default
 // method, and the record is marked merged (the webhook's "merged" then tells nothing twice).
 // Otherwise one line saying why.
 import { maskPhone } from '../../common/session/display.ts';
@@ -12,8 +13,10 @@ import {
   isGreen,
   pullPath,
   readCheckRuns,
+  readCombinedStatus,
   readPull,
   type GitHubCheckRun,
+  type GitHubCombinedStatus,
   type GitHubPull,
   type PullRef,
 } from './reads.ts';
@@ -67,7 +70,9 @@ export class GitHubMerger implements Merger {
     if (!read.changed) throw new GitHubError('GitHub answered 304 to an unconditional read');
     const pull = read.body;
     const runs = await readCheckRuns(this.client, ref, pull.head.sha);
-    const reason = whyNot(ref.number, pull, runs.changed ? runs.body : []) ?? notPushed(record, pull);
+    const combined = await readCombinedStatus(this.client, ref, pull.head.sha);
+    const statuses = statusChecks(combined.changed ? combined.body : undefined);
+    const reason = whyNot(ref.number, pull, runs.changed ? runs.body : [], statuses) ?? notPushed(record, pull);
     if (reason) return reason;
     let merged: { merged?: boolean; sha?: string; message?: string };
     try {
@@ -96,20 +101,46 @@ const notPushed = (record: PullRecord, pull: GitHubPull) =>
     ? MERGE_TEXT.notPushed(record.number, pull.head.sha, record.pushedSha)
     : undefined;
 
+/** The head's commit statuses as *merge* weighs them beside its check runs. */
+interface StatusChecks {
+  /** the contexts that failed or errored */
+  failed: string[];
+  running: number;
+  count: number;
+}
+
+const FAILING_STATUS: ReadonlySet<string> = new Set(['failure', 'error']);
+
+/**
+ * GitHub's combined state decides (it covers every context, even past the pages read): failure or
+ * error is failed, pending with statuses is running; pending with none at all is nothing to wait for.
+ */
+function statusChecks(combined: GitHubCombinedStatus | undefined): StatusChecks {
+  if (!combined) return { failed: [], running: 0, count: 0 };
+  const count = Math.max(combined.total_count, combined.statuses.length);
+  if (combined.state === 'success') return { failed: [], running: 0, count };
+  if (combined.state === 'pending') {
+    const running = combined.statuses.filter((s) => s.state === 'pending').length;
+    return { failed: [], running: count ? Math.max(running, 1) : 0, count };
+  }
+  const failed = combined.statuses.filter((s) => FAILING_STATUS.has(s.state)).map((s) => s.context);
+  return {
+    failed: failed.length ? failed : [`commit status ${combined.state}`],
+    running: 0,
+    count: Math.max(count, 1),
+  };
+}
+
 /** The first reason a pull request may not merge, in the order a person can act on them. */
-function whyNot(number: number, pull: GitHubPull, allRuns: GitHubCheckRun[]): string | undefined {
+function whyNot(number: number, pull: GitHubPull, allRuns: GitHubCheckRun[], statuses: StatusChecks) {
   if (pull.merged) return MERGE_TEXT.alreadyMerged(number);
   if (pull.state !== 'open') return MERGE_TEXT.closed(number);
   const runs = allRuns.filter((run) => run.head_sha === pull.head.sha);
-  const failed = runs.filter((run) => run.status === 'completed' && !isGreen(run));
-  if (failed.length)
-    return MERGE_TEXT.failed(
-      number,
-      failed.map((run) => run.name),
-    );
-  const running = runs.filter((run) => run.status !== 'completed').length;
-  if (running) return MERGE_TEXT.pending(number, running, runs.length);
-  if (!runs.length) return MERGE_TEXT.noChecks(number, pull.head.sha);
+  const failed = runs.filter((run) => run.status === 'completed' && !isGreen(run)).map((run) => run.name);
+  if (failed.length || statuses.failed.length) return MERGE_TEXT.failed(number, [...failed, ...statuses.failed]);
+  const running = runs.filter((run) => run.status !== 'completed').length + statuses.running;
+  if (running) return MERGE_TEXT.pending(number, running, runs.length + statuses.count);
+  if (!runs.length && !statuses.count) return MERGE_TEXT.noChecks(number, pull.head.sha);
   if (pull.mergeable === false) return MERGE_TEXT.conflicts(number, pull.base.ref);
   if (pull.mergeable !== true) return MERGE_TEXT.unknownMergeable(number);
   return undefined;

@@ -1,5 +1,6 @@
 // The few GitHub reads the poll and the merge make, typed and paged: a pull request, the check
-// runs of a commit, the reviews of a pull request and how many comments a review holds.
+// runs and the combined commit status of a commit, the reviews of a pull request and how many
+// comments a review holds.
 import { type Conditional, type GitHubClient, repoPath } from './client.ts';
 
 export interface GitHubPull {
@@ -30,6 +31,21 @@ const GREEN_CONCLUSIONS: ReadonlySet<string> = new Set(['success', 'neutral', 's
 export const isGreen = (run: GitHubCheckRun) =>
   run.status === 'completed' && GREEN_CONCLUSIONS.has(run.conclusion ?? '');
 
+/** One context's latest commit status (the older Statuses API, still used by many CI services). */
+export interface GitHubCommitStatus {
+  context: string;
+  /** error, failure, pending or success */
+  state: string;
+  description?: string | null;
+}
+
+/** `GET …/commits/{ref}/status`: the combined state (pending when there are no statuses) and each context's latest. */
+export interface GitHubCombinedStatus {
+  state: string;
+  total_count: number;
+  statuses: GitHubCommitStatus[];
+}
+
 export interface GitHubReview {
   id: number;
   user: { login: string } | null;
@@ -55,27 +71,53 @@ export async function readPull(client: GitHubClient, pull: PullRef, etag?: strin
 }
 
 /**
- * Every check run of a commit. The first page is conditional; when there are more, the rest are
- * read too and no ETag is given back (the first page's would not vouch for the others).
+ * Every item of a listing that counts them (`total_count`). The first page is conditional; when
+ * there are more, the rest are read too and no ETag is given back (the first page's would not
+ * vouch for the others).
  */
+async function readCounted<P extends { total_count: number }, T>(
+  client: GitHubClient,
+  path: (page: number) => string,
+  itemsOf: (page: P) => T[],
+  etag?: string,
+): Promise<Conditional<{ first: P; items: T[] }>> {
+  const first = await client.getConditional<P>(path(1), etag);
+  if (!first.changed) return first;
+  const items = [...itemsOf(first.body)];
+  for (let page = 2; page <= 1 + MORE_PAGES && items.length < first.body.total_count; page++) {
+    const next = itemsOf(await client.get<P>(path(page)));
+    if (!next.length) break;
+    items.push(...next);
+  }
+  return { changed: true, body: { first: first.body, items }, etag: items.length > PER_PAGE ? undefined : first.etag };
+}
+
+const commitPath = (pull: PullRef, sha: string) =>
+  `${repoPath(pull.owner, pull.repo)}/commits/${encodeURIComponent(sha)}`;
+
+/** Every check run of a commit (paged as readCounted). */
 export async function readCheckRuns(
   client: GitHubClient,
   pull: PullRef,
   sha: string,
   etag?: string,
 ): Promise<Conditional<GitHubCheckRun[]>> {
-  const runsPath = `${repoPath(pull.owner, pull.repo)}/commits/${encodeURIComponent(sha)}/check-runs`;
-  const path = (page: number) => `${runsPath}?per_page=${PER_PAGE}&page=${page}`;
   type Page = { total_count: number; check_runs: GitHubCheckRun[] };
-  const first = await client.getConditional<Page>(path(1), etag);
-  if (!first.changed) return first;
-  const runs = [...first.body.check_runs];
-  for (let page = 2; page <= 1 + MORE_PAGES && runs.length < first.body.total_count; page++) {
-    const next = await client.get<Page>(path(page));
-    if (!next.check_runs.length) break;
-    runs.push(...next.check_runs);
-  }
-  return { changed: true, body: runs, etag: runs.length > PER_PAGE ? undefined : first.etag };
+  const path = (page: number) => `${commitPath(pull, sha)}/check-runs?per_page=${PER_PAGE}&page=${page}`;
+  const read = await readCounted(client, path, (p: Page) => p.check_runs, etag);
+  return read.changed ? { ...read, body: read.body.items } : read;
+}
+
+/** The combined commit status of a commit, with every context's latest status (paged as readCounted). */
+export async function readCombinedStatus(
+  client: GitHubClient,
+  pull: PullRef,
+  sha: string,
+  etag?: string,
+): Promise<Conditional<GitHubCombinedStatus>> {
+  const path = (page: number) => `${commitPath(pull, sha)}/status?per_page=${PER_PAGE}&page=${page}`;
+  const read = await readCounted(client, path, (p: GitHubCombinedStatus) => p.statuses, etag);
+  return read.changed ? { ...read, body: { ...read.body.first, statuses: read.body.items } } : read;
 }
 
 /** Every submitted review of a pull request, oldest first (paged like readCheckRuns). */

@@ -118,6 +118,7 @@ describe('a runner Pod with a GitHub App', () => {
     );
     expect(await restStatus('/repos/acme/sample/pulls', first)).toBe(200);
     expect(await restStatus('/repos/acme/other/pulls', first)).toBe(404);
+    expect(await restStatus(`/repos/acme/sample/commits/${await bench.sha('main')}/status`, first)).toBe(403);
   });
 
   it('is renewed before it expires: a new token in the same Secret, the old one expiring on the stand-in', async () => {
@@ -183,8 +184,17 @@ describe("the relay's token", () => {
     try {
       const first = await eventually(async () => tokenIn((await readSecret('tether-relay-github', ns))!), 20_000);
       bench.github.setTokenLifetime(3_600_000);
-      expect(bench.github.tokens.find((t) => t.token === first)!.repositories).toBeUndefined();
+      const minted = bench.github.tokens.find((t) => t.token === first)!;
+      expect(minted.repositories).toBeUndefined();
+      expect(minted.permissions).toEqual({
+        contents: 'write',
+        pull_requests: 'write',
+        checks: 'read',
+        statuses: 'read',
+      });
       expect(await restStatus('/repos/acme/other/pulls', first)).toBe(200);
+      const main = await bench.sha('main');
+      expect(await restStatus(`/repos/acme/sample/commits/${main}/status`, first)).toBe(200);
       await eventually(
         async () => expect(tokenIn((await readSecret('tether-relay-github', ns))!)).not.toBe(first),
         20_000,

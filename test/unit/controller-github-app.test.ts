@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runnerName } from '../../common/session/names.ts';
 import { desiredPod } from '../../controller/builders.ts';
-import { appJwt, githubApp, type GitHubApp, type TokenScope } from '../../controller/github-app.ts';
+import { appJwt, githubApp, RELAY_PERMISSIONS, type GitHubApp, type TokenScope } from '../../controller/github-app.ts';
 import { ANNOTATION_TOKEN_EXPIRES, RENEW_BEFORE_MS } from '../../controller/runner-token.ts';
 import { fakeWorld } from './controller-fake-cluster.ts';
 import { testSession, unitConfig } from './controller-fixtures.ts';
@@ -128,6 +128,12 @@ mint`, async () => {
     await expect(app(file).mint({ permissions: {} })).rejects.toThrow(
       'GitHub answered an installation token request without token and expires_at',
     );
+  });
+});
+
+describe("the relay's token", () => {
+  it("asks for the runner's permissions and statuses: read (merge weighs commit statuses)", () => {
+    expect(RELAY_PERMISSIONS).toEqual({ contents: 'write', pull_requests: 'write', checks: 'read', statuses: 'read' });
   });
 });
 

@@ -1,15 +1,18 @@
-// A small in-test GitHub for the relay's client, poll and merge: pull requests, check runs,
-// reviews and their comments, merge — each GET with an ETag and 304 — and a log of every request.
+// A small in-test GitHub for the relay's client, poll and merge: pull requests, check runs, the
+// combined commit status of a head, reviews and their comments, merge — each GET with an ETag and
+// 304 — and a log of every request.
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MemoryPullRecords } from '../../relay/pulls/records.ts';
 import type { PullRecord } from '../../relay/pulls/types.ts';
 import { pullRecord as fixtureRecord } from './github-fixtures.ts';
-import type { GitHubCheckRun, GitHubPull, GitHubReview } from '../../relay/github/reads.ts';
+import type { GitHubCheckRun, GitHubCommitStatus, GitHubPull, GitHubReview } from '../../relay/github/reads.ts';
 
 export interface FakePull extends GitHubPull {
   checkRuns: GitHubCheckRun[];
+  /** the head's commit statuses, one per context */
+  statuses: GitHubCommitStatus[];
   reviews: Array<GitHubReview & { comments: number }>;
 }
 
@@ -34,6 +37,7 @@ export function fakePull(number: number, sha: string, more: Partial<FakePull> = 
     head: { sha, ref: `tether/s-${number}` },
     base: { ref: 'main' },
     checkRuns: [],
+    statuses: [],
     reviews: [],
     ...more,
   };
@@ -52,7 +56,7 @@ export function checkRun(sha: string, name: string, conclusion: string | null, s
 }
 
 function answer(pull: FakePull, route: string[]): { status: number; body: unknown } {
-  const { checkRuns: _runs, reviews, ...plain } = pull;
+  const { checkRuns: _runs, statuses: _statuses, reviews, ...plain } = pull;
   if (route.length === 0) return { status: 200, body: plain };
   if (route[0] === 'reviews' && route.length === 1)
     return { status: 200, body: reviews.map(({ comments: _, ...review }) => review) };
@@ -64,6 +68,14 @@ function answer(pull: FakePull, route: string[]): { status: number; body: unknow
   }
   return { status: 404, body: { message: 'Not Found' } };
 }
+
+/** GitHub's combined state: failure on any error or failure, pending on none or any pending, else success. */
+const combinedState = (statuses: GitHubCommitStatus[]) =>
+  statuses.some((s) => s.state === 'failure' || s.state === 'error')
+    ? 'failure'
+    : !statuses.length || statuses.some((s) => s.state === 'pending')
+      ? 'pending'
+      : 'success';
 
 export async function startFakeGitHub(token: () => string): Promise<FakeGitHub> {
   const pulls = new Map<string, FakePull>();
@@ -99,6 +111,10 @@ export async function startFakeGitHub(token: () => string): Promise<FakeGitHub> 
       if (kind === 'commits' && rest[1] === 'check-runs') {
         const runs = [...pulls.values()].flatMap((p) => p.checkRuns).filter((r) => r.head_sha === rest[0]);
         return send(200, { total_count: runs.length, check_runs: runs });
+      }
+      if (kind === 'commits' && rest[1] === 'status') {
+        const statuses = [...pulls.values()].filter((p) => p.head.sha === rest[0]).flatMap((p) => p.statuses);
+        return send(200, { state: combinedState(statuses), total_count: statuses.length, statuses, sha: rest[0] });
       }
       const pull = kind === 'pulls' ? pulls.get(pullKey(owner, repo, Number(rest[0]))) : undefined;
       if (!pull) return send(404, { message: 'Not Found' });

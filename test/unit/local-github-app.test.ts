@@ -103,6 +103,21 @@ describe('the GitHub stand-in: installation tokens', () => {
     expect(((await opened.json()) as { user: { login: string } }).user.login).toBe('tether-stand-in[bot]');
   });
 
+  it('reads commit statuses with statuses: read, creates them only with statuses: write', async () => {
+    const head = await bench.push('tether/app-status', { 's.txt': 's\n' });
+    await bench.github.createStatus('acme', 'sample', head, { state: 'failure', context: 'ci/jenkins' });
+    const status = `/repos/acme/sample/commits/${head}/status`;
+    const post = { method: 'POST', json: { state: 'success', context: 'ci/jenkins' } };
+    const runner = String((await mint({ repositories: ['sample'], permissions: PER_SESSION })).body.token);
+    expect((await call(status, runner)).status).toBe(403);
+    const relay = String((await mint({ permissions: { ...PER_SESSION, statuses: 'read' } })).body.token);
+    const read = await call(status, relay);
+    expect(read.status).toBe(200);
+    expect(await read.json()).toMatchObject({ state: 'failure', statuses: [{ context: 'ci/jenkins' }] });
+    expect((await call(`/repos/acme/sample/statuses/${head}`, relay, post)).status).toBe(403);
+    expect((await mint({ permissions: { statuses: 'write' } })).status).toBe(422);
+  });
+
   it('pushes with the token only to its repository and only with contents: write', async () => {
     const token = String((await mint({ repositories: ['sample'], permissions: PER_SESSION })).body.token);
     await bench.push('tether/app-git', { 'b.txt': 'b\n' }, { token });

@@ -1,4 +1,4 @@
-// The GitHub stand-in's check runs, suites, reviews and review comments, over a real forge, and
+// The GitHub stand-in's check runs, suites, commit statuses, reviews and review comments, over a real forge, and
 // the webhook deliveries they make.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startGitHubWorkbench, type GitHubWorkbench } from '../../local/github/workbench.ts';
@@ -149,5 +149,42 @@ number`, async () => {
     expect((await post(`/pulls/${number}/reviews`, { event: 'SHRUG', body: 'x' })).status).toBe(422);
     expect((await get(`/pulls/${number}/reviews/999999`)).status).toBe(404);
     expect((await post('/pulls/77/reviews', { event: 'APPROVE' })).status).toBe(404);
+  });
+});
+
+describe('the GitHub stand-in: commit statuses', () => {
+  const status = async (ref: string, query = '') => (await get(`/commits/${ref}/status${query}`)).body;
+
+  it('combines each context’s newest status: none is pending, any failure fails, all success succeeds', async () => {
+    expect(await status(head)).toMatchObject({ state: 'pending', total_count: 0, statuses: [], sha: head });
+    const made = await post(`/statuses/${head}`, { state: 'pending', context: 'ci/jenkins', description: 'running' });
+    expect(made.status).toBe(201);
+    expect(await made.json()).toMatchObject({
+      state: 'pending',
+      context: 'ci/jenkins',
+      creator: { login: 'tether-bot' },
+    });
+    await bench.github.createStatus('acme', 'sample', head, { state: 'success', context: 'ci/lint' });
+    expect(await status('tether/one')).toMatchObject({ state: 'pending', total_count: 2 });
+    await bench.github.createStatus('acme', 'sample', head, { state: 'error', context: 'ci/jenkins' });
+    const failing = await status(head);
+    expect(failing).toMatchObject({ state: 'failure', total_count: 2 });
+    expect(failing.statuses.map((s: { context: string; state: string }) => `${s.context}:${s.state}`)).toEqual([
+      'ci/jenkins:error',
+      'ci/lint:success',
+    ]);
+    await bench.github.createStatus('acme', 'sample', head, { state: 'success', context: 'ci/jenkins' });
+    expect(await status(head)).toMatchObject({ state: 'success', total_count: 2 });
+    expect(await status(head, '?per_page=1&page=2')).toMatchObject({
+      state: 'success',
+      statuses: [{ context: 'ci/lint' }],
+    });
+  });
+
+  it('refuses a status with no or a made-up state, or on a commit it does not have', async () => {
+    expect((await post(`/statuses/${head}`, { context: 'ci' })).status).toBe(422);
+    expect((await post(`/statuses/${head}`, { state: 'green' })).status).toBe(422);
+    expect((await post(`/statuses/${'f'.repeat(40)}`, { state: 'success' })).status).toBe(422);
+    expect((await get('/commits/nope/status')).status).toBe(422);
   });
 });

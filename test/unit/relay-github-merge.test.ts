@@ -88,6 +88,19 @@ describe('GitHubMerger', () => {
     expect(await mergeWith({ checkRuns: runs })).toMatch(/^🎉 Merged pull request #5/);
   });
 
+  it("weighs the head's commit statuses beside its check runs", async () => {
+    const green = [checkRun(HEAD, 'test', 'success')];
+    const status = (context: string, state: string) => ({ context, state, description: `${context} ${state}` });
+    expect(
+      await mergeWith({ checkRuns: green, statuses: [status('ci/jenkins', 'failure'), status('ci/lint', 'error')] }),
+    ).toBe('Pull request #5 cannot merge: 2 checks failed (ci/jenkins, ci/lint).');
+    expect(
+      await mergeWith({ checkRuns: green, statuses: [status('ci/a', 'pending'), status('ci/b', 'success')] }),
+    ).toBe('Pull request #5 cannot merge yet: 1 of 3 checks still running.');
+    expect(merges()).toEqual([]);
+    expect(await mergeWith({ statuses: [status('ci/jenkins', 'success')] })).toMatch(/^🎉 Merged pull request #5/);
+  });
+
   it('says there are conflicts, or that GitHub is still working it out', async () => {
     const green = [checkRun(HEAD, 'test', 'success')];
     expect(await mergeWith({ checkRuns: green, mergeable: false })).toBe(
@@ -136,7 +149,7 @@ describe('GitHubMerger', () => {
     expect(await m.merge(pullRecord(5), undefined)).toBe(
       'Pull request #5 changed while merging (a new commit); its checks must pass on the new head first.',
     );
-    expect(gh.requests.slice(moved).map((r) => r.status)).toEqual([200, 200, 409]);
+    expect(gh.requests.slice(moved).map((r) => r.status)).toEqual([200, 200, 200, 409]);
   });
 
   it('says GitHub could not be reached, in words', async () => {

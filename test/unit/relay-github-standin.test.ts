@@ -1,6 +1,7 @@
 // The relay's GitHub client, poll and merge against the GitHub stand-in over a real forge: the poll
 // tells a failing check once and then costs 304s; webhook and poll together act on each event once
-// (the same keys); *merge* merges a green pull request in the bare repository, and says why not otherwise.
+// (the same keys); *merge* merges a green pull request in the bare repository, and says why not
+// otherwise — a failing or pending commit status beside green check runs included.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,5 +121,25 @@ describe('the relay against the GitHub stand-in', () => {
     await bench.push('main', { 'notes.txt': 'something else\n' });
     expect(await merge()).toBe(`Pull request #${number} has conflicts with main; they must be resolved first.`);
     expect(bench.github.requests.filter((r) => r.method === 'PUT')).toEqual([]);
+  });
+
+  it('does not merge while a commit status fails or runs beside green check runs; merges once it passes', async () => {
+    const merge = async () =>
+      new GitHubMerger(client(), records).merge((await records.get('acme', 'sample', number))!, undefined);
+    const status = (state: 'failure' | 'pending' | 'success') =>
+      bench.github.createStatus('acme', 'sample', head, {
+        state,
+        context: 'ci/jenkins',
+        description: `tests ${state}`,
+      });
+    await run('lint', 'success');
+    await status('failure');
+    expect(await merge()).toBe(`Pull request #${number} cannot merge: a check failed (ci/jenkins).`);
+    await status('pending');
+    expect(await merge()).toBe(`Pull request #${number} cannot merge yet: 1 of 2 checks still running.`);
+    expect(bench.github.requests.filter((r) => r.method === 'PUT')).toEqual([]);
+    await status('success');
+    expect(await merge()).toMatch(new RegExp(`^🎉 Merged pull request #${number} `));
+    expect(await bench.sha('main:notes.txt')).toBe(await bench.sha(`${head}:notes.txt`));
   });
 });
