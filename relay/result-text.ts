@@ -149,10 +149,18 @@ function failure(session: Session, defaults: SessionDefaults): string {
       );
     case Reason.InvalidSpec:
       return '❌ That command could not be started (invalid settings). Please tell your operator.';
+    case Reason.AgentFailed:
+      if (session.status?.result?.branch && !session.status.result.prUrl)
+        return (
+          `❌ The changes were not published: ${plain.replace(/\.+$/, '')}.\n` +
+          'They are kept on the workspace. Reply *status* for details or send a new command.'
+        );
+      return agentFailed(plain);
     default:
-      return (
-        `❌ The agent stopped with an error${plain ? `: ${plain.replace(/\.+$/, '')}` : ''}.\n` +
-        'Partial changes are kept. Reply *status* for details or send a new command.'
-      );
+      return agentFailed(plain);
   }
 }
+
+const agentFailed = (plain: string) =>
+  `❌ The agent stopped with an error${plain ? `: ${plain.replace(/\.+$/, '')}` : ''}.\n` +
+  'Partial changes are kept. Reply *status* for details or send a new command.';

@@ -47,9 +47,7 @@ export async function publish(deps: PublishDeps, approved: Approved): Promise<vo
     deps.log.error({ err: error }, 'publishing failed');
     status.setResult({ branch });
     const message =
-      error instanceof PushConflict
-        ? `${error.message}. Nothing was pushed; your changes are kept on the workspace.`
-        : `Publishing failed: ${errorText(error)}`;
+      error instanceof PushConflict ? `${error.message}; nothing was pushed` : `Publishing failed: ${errorText(error)}`;
     await status.move({ type: 'AgentFailed' }, message);
   }
 }

@@ -168,8 +168,7 @@ on top of someone else's push when that merges cleanly`, async () => {
     const failed = (await bed.sessions.get(bed.ns, second.name))!;
     expect(failed.status?.phase).toBe('Failed');
     expect(failed.status?.result?.message).toBe(
-      `Someone else pushed to ${branch} meanwhile and changed the same parts of hello.txt. ` +
-        'Nothing was pushed; your changes are kept on the workspace.',
+      `Someone else pushed to ${branch} meanwhile and changed the same parts of hello.txt; nothing was pushed`,
     );
     expect(phone.tip(branch)).toBe(theirs);
     expect(readFileSync(join(phone.repo, 'hello.txt'), 'utf8')).toBe('HELLO\n');

@@ -66,6 +66,19 @@ describe('result messages', () => {
         'kept. Reply *status* for details or send a new command.',
     ],
     [
+      'approved changes that could not be published (the branch moved under them)',
+      {
+        phase: 'Failed',
+        conditions: condition('AgentFailed'),
+        result: {
+          branch: 'tether/s1',
+          message: 'Someone else pushed to tether/s1 meanwhile and changed the same parts of a.js; nothing was pushed',
+        },
+      },
+      '❌ The changes were not published: Someone else pushed to tether/s1 meanwhile and changed the same parts of ' +
+        'a.js; nothing was pushed.\nThey are kept on the workspace. Reply *status* for details or send a new command.',
+    ],
+    [
       'a run timeout',
       { phase: 'Failed', conditions: condition('RunTimeout') },
       '❌ The task ran past its time limit (60m) and was stopped. Partial changes are kept. Send a new command to ' +
