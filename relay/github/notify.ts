@@ -7,6 +7,7 @@ import type { Redactor } from '../../common/log.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { Outbox } from '../outbound/outbox.ts';
 import type { PhoneLanes } from '../phone-lane.ts';
+import { hasSeen } from '../pulls/keys.ts';
 import type { PullEvent, PullRecords } from '../pulls/types.ts';
 import { applyEvent, markSent, noticeMessage, type Applied, type EventOutcome } from './notices.ts';
 
@@ -53,7 +54,7 @@ export class PullNotifier {
     const { owner, repo, number } = event;
     const before = await this.o.records.get(owner, repo, number);
     if (!before) return 'notOurs';
-    if (before.seen.includes(event.key) && !replay) return 'seen';
+    if (hasSeen(before, event.key) && !replay) return 'seen';
     const at = new Date(this.now()).toISOString();
     let applied: Applied | undefined;
     const after = await this.o.records.update(owner, repo, number, (current) => {
