@@ -46,7 +46,8 @@ const bytesOf = (record: PullRecord) => Buffer.byteLength(JSON.stringify(record)
 export function boundedRecord(record: PullRecord): PullRecord {
   const seen = [...new Set(record.seen.map(eventKeyDigest))].slice(-PULL_SEEN_KEPT);
   const notices = record.notices.slice(-PULL_NOTICES_KEPT).map(boundedNotice);
-  const poll = record.poll && Object.fromEntries(Object.entries(record.poll).map(([k, v]) => [k, cutTo(v, FIELD_CHARS)]));
+  const poll =
+    record.poll && Object.fromEntries(Object.entries(record.poll).map(([k, v]) => [k, cutTo(v, FIELD_CHARS)]));
   const bounded: PullRecord = { ...record, seen, notices, ...optional('poll', poll) };
   while (bytesOf(bounded) > PULL_RECORD_MAX_BYTES) {
     if (bounded.notices.length > 1) bounded.notices = bounded.notices.slice(1);
