@@ -179,7 +179,8 @@ function pastPhoneCap(records: Map<string, PullRecord>, written: PullRecord): st
  */
 function fitted(data: Data, keep: string): Data {
   const records = recordsOf({ data });
-  const dropped = new Set(pastPhoneCap(records, records.get(keep)!));
+  const written = records.get(keep);
+  const dropped = new Set(written ? pastPhoneCap(records, written) : []);
   let size = Object.entries(data).reduce((n, [k, v]) => n + (dropped.has(k) ? 0 : entryBytes(k, v)), 0);
   const others = [...records].filter(([k]) => k !== keep && !dropped.has(k)).sort(leastChosenFirst);
   const candidates = [
