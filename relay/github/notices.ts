@@ -7,7 +7,7 @@ import { FIX_CHECK_RUNS_MAX } from '../../common/session/forge-schema.ts';
 import { bindReplies, type QuickReply } from '../chat/buttons.ts';
 import type { Part } from '../outbound/owed.ts';
 import { DETAILS_EXCERPT, NOTICE_EXCERPT, fromGitHub, lineFromGitHub, pullText } from '../pull-text.ts';
-import { noticeId } from '../pulls/keys.ts';
+import { hasKey, hasSeen, noticeId } from '../pulls/keys.ts';
 import { PULL_NOTICES_KEPT, PULL_SEEN_KEPT, type PullEvent, type PullNotice, type PullRecord } from '../pulls/types.ts';
 
 /** What became of an event: told (a notice to send), recorded (no message), or not acted on. */
@@ -32,13 +32,13 @@ const headOf = (event: PullEvent) => ('headSha' in event ? event.headSha : undef
 /** About a head GitHub already told us was replaced (its headMoved seen, and not the current head). */
 function isStale(record: PullRecord, event: PullEvent): boolean {
   const head = headOf(event);
-  return event.kind !== 'headMoved' && !!head && head !== record.headSha && record.seen.includes(`head:${head}`);
+  return event.kind !== 'headMoved' && !!head && head !== record.headSha && hasSeen(record, `head:${head}`);
 }
 
 /** A head the event replaces, remembered (`head:<sha>`) so that late news about it is known stale. */
 function replacedHead(record: PullRecord, event: PullEvent): string[] {
   const replaced = event.kind === 'headMoved' && record.headSha !== event.headSha ? `head:${record.headSha}` : '';
-  return replaced && record.headSha && !record.seen.includes(replaced) ? [replaced] : [];
+  return replaced && record.headSha && !hasSeen(record, replaced) ? [replaced] : [];
 }
 
 /** The record's state after the event, and whether the phone hears of it. */
@@ -109,8 +109,8 @@ function joinedFailure(record: PullRecord, event: PullEvent): PullNotice[] | und
 
 /** The record after `event`, the outcome, and the notice to send (if any). `at`: now, ISO. */
 export function applyEvent(record: PullRecord, event: PullEvent, at: string, redact: Redactor): Applied {
-  if (record.seen.includes(event.key))
-    return { record, outcome: 'seen', notice: record.notices.find((n) => n.key === event.key) };
+  if (hasSeen(record, event.key))
+    return { record, outcome: 'seen', notice: record.notices.find((n) => n.key && hasKey([n.key], event.key)) };
   const seen = [...record.seen, ...replacedHead(record, event), event.key].slice(-PULL_SEEN_KEPT);
   if (record.state !== 'open') return { record: { ...record, seen }, outcome: 'notOpen' };
   if (isStale(record, event)) return { record: { ...record, seen }, outcome: 'stale' };

@@ -7,6 +7,7 @@ import type { Redactor } from '../../common/log.ts';
 import type { RelayMetrics } from '../metrics.ts';
 import type { Outbox } from '../outbound/outbox.ts';
 import type { PhoneLanes } from '../phone-lane.ts';
+import { hasSeen } from '../pulls/keys.ts';
 import type { PullEvent, PullRecords } from '../pulls/types.ts';
 import { applyEvent, markSent, noticeMessage, type Applied, type EventOutcome } from './notices.ts';
 
@@ -55,7 +56,7 @@ export class PullNotifier {
     const { owner, repo, number } = received;
     const before = await this.o.records.get(owner, repo, number);
     if (!before) return 'notOurs';
-    if (before.seen.includes(received.key) && !replay) return 'seen';
+    if (hasSeen(before, received.key) && !replay) return 'seen';
     const event = await this.counted(received);
     if (!event) return 'empty';
     const at = new Date(this.now()).toISOString();

@@ -43,7 +43,7 @@ export function checkEvents(ref: PullRef, headSha: string, runs: GitHubCheckRun[
 export async function reviewEvents(
   ref: PullRef,
   reviews: GitHubReview[],
-  seen: ReadonlySet<string>,
+  seen: Pick<ReadonlySet<string>, 'has'>,
   countComments: (reviewId: number) => Promise<number>,
 ): Promise<PullEvent[]> {
   const events: PullEvent[] = [];

@@ -3,6 +3,7 @@
 // head's check runs, its reviews — into the PullEvents the webhook makes. Event keys make webhook
 // and poll together act once; an unchanged pull request costs three 304s and no write.
 import type { Logger } from '../../common/log.ts';
+import { hasSeen } from '../pulls/keys.ts';
 import type { PullEvent, PullRecord, PullRecords } from '../pulls/types.ts';
 import { GitHubError, type GitHubClient } from './client.ts';
 import { checkEvents, pullEvents, reviewEvents } from './poll-events.ts';
@@ -125,7 +126,7 @@ export class GitHubPoll {
     const ref: PullRef = { owner: record.owner, repo: record.repo, number: record.number };
     const state = pollStateOf(record.poll);
     const next: PollState = { ...state };
-    const seen = new Set(record.seen);
+    const seen = { has: (key: string) => hasSeen(record, key) };
     const events: PullEvent[] = [];
     const count = (changed: boolean) => {
       round.requests += 1;

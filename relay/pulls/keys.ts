@@ -22,3 +22,14 @@ export const NOTICE_ID = /^pr-([0-9a-f]{8})-\d{1,9}$/;
 export const PULL_ACTIONS: readonly PullAction[] = ['fix', 'ignore', 'details', 'merge'];
 
 export const isPullAction = (word: string): word is PullAction => (PULL_ACTIONS as readonly string[]).includes(word);
+
+/** An event key as a record keeps it: the first 16 hex digits of its SHA-256 (GitHub's text is hostile). */
+export const eventKeyDigest = (key: string) =>
+  /^[0-9a-f]{16}$/.test(key) ? key : createHash('sha256').update(key).digest('hex').slice(0, 16);
+
+/** Whether `key` is among stored keys: digested, or plain as records kept them before digests. */
+export const hasKey = (stored: readonly string[], key: string) =>
+  stored.includes(eventKeyDigest(key)) || stored.includes(key);
+
+/** Whether the record already acted on the event `key` names. */
+export const hasSeen = (record: Pick<PullRecord, 'seen'>, key: string) => hasKey(record.seen, key);

@@ -1,24 +1,27 @@
 // The pull requests Tether opened for phones (types.ts), kept in one ConfigMap the chart creates:
 // one data key per pull request, `<owner>.<repo>.<number>` → the JSON PullRecord. The relay
-// replicas read it and replace it with the read's resourceVersion (a conflict reads again).
+// replicas read it and replace it with the read's resourceVersion (a conflict reads again). Every
+// write keeps the budgets (budget.ts): a record's size, a phone's open records, the ConfigMap's size.
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { KubeConnection } from '../../common/kube/connection.ts';
 import { KINDS, resource, type Resource } from '../../common/kube/resources.ts';
 import { done, retryOnConflict } from '../../common/kube/retry.ts';
 import { FIELD_MANAGERS } from '../../common/kube/sessions.ts';
 import { readOwnConfigMap } from '../inbound/own-configmap.ts';
+import { boundedRecord, PULL_OPEN_PER_PHONE } from './budget.ts';
 import { NOTICE_ID, pullKey, pullKeyHash } from './keys.ts';
 import type { PullRecord, PullRecords } from './types.ts';
 
 export const PULL_RECORDS_COMPONENT = 'pull-requests';
 /**
  * The records' JSON in all, kept well below a ConfigMap's 1 MiB: past it, merged and closed
- * records go first, the least recently chosen first.
+ * records go first, then open ones, the least recently chosen first (fitted()).
  */
 export const PULL_RECORDS_MAX_BYTES = 768 * 1024;
 
 /** A record's change (types.ts PullRecords.update): undefined deletes it. */
 type Change = (current: PullRecord | undefined) => PullRecord | undefined;
+type Data = Record<string, string>;
 
 const newestChosenFirst = (a: PullRecord, b: PullRecord) => b.chosenAt.localeCompare(a.chosenAt);
 
@@ -74,20 +77,17 @@ abstract class RecordQueries implements PullRecords {
   }
 }
 
-/** Unit tests, and a relay whose records need not outlive it. */
+/** Unit tests, and a relay whose records need not outlive it: the same JSON, budgets and all. */
 export class MemoryPullRecords extends RecordQueries {
-  private readonly stored = new Map<string, PullRecord>();
+  private data: Data = {};
 
   protected async records() {
-    return new Map([...this.stored].map(([k, r]) => [k, structuredClone(r)]));
+    return recordsOf({ data: this.data });
   }
 
   async update(owner: string, repo: string, number: number, change: Change) {
-    const key = pullKey(owner, repo, number);
-    const before = this.stored.get(key);
-    const next = change(before && structuredClone(before));
-    if (next) this.stored.set(key, structuredClone(next));
-    else this.stored.delete(key);
+    const { data, next } = written(this.data, pullKey(owner, repo, number), change);
+    if (data) this.data = data;
     return next;
   }
 }
@@ -117,14 +117,8 @@ export class ConfigMapPullRecords extends RecordQueries {
     return retryOnConflict(
       () => this.read(),
       (configMap) => {
-        const stored = configMap.data?.[key];
-        const before = stored === undefined ? undefined : parseRecord(stored);
-        const next = change(before && structuredClone(before));
-        const value = next && JSON.stringify(next);
-        if (value === stored || (!next && stored === undefined)) return done(next);
-        const { [key]: _old, ...others } = configMap.data ?? {};
-        const data = value === undefined ? others : { ...others, [key]: value };
-        return { configMap: { ...configMap, data: withinSize(data, key) }, next };
+        const { data, next } = written(configMap.data ?? {}, key, change);
+        return data ? { configMap: { ...configMap, data }, next } : done(next);
       },
       async ({ configMap, next }) => {
         await this.configMaps.replace(configMap);
@@ -147,22 +141,58 @@ function recordsOf(configMap: V1ConfigMap): Map<string, PullRecord> {
   return records;
 }
 
-const entryBytes = (key: string, value: string) => key.length + Buffer.byteLength(value);
+/**
+ * `key`'s record changed, bounded, and the data fitted around it; `data` absent: nothing to write.
+ * `next` is the record as stored (undefined: deleted, or dropped as its phone's least recently chosen).
+ */
+function written(stored: Data, key: string, change: Change): { data?: Data; next?: PullRecord } {
+  const value = stored[key];
+  const changed = change(value === undefined ? undefined : parseRecord(value));
+  const next = changed && boundedRecord(changed);
+  const json = next && JSON.stringify(next);
+  if (json === value || (!next && value === undefined)) return { next };
+  const { [key]: _old, ...others } = stored;
+  if (json === undefined) return { data: others };
+  const data = fitted({ ...others, [key]: json }, key);
+  if (data[key] !== undefined) return { data, next };
+  const unchanged = value === undefined && Object.keys(data).length === Object.keys(others).length;
+  return unchanged ? {} : { data };
+}
 
-/** Drops merged and closed records (never `keep`), least recently chosen first, until the data fits. */
-function withinSize(data: Record<string, string>, keep: string): Record<string, string> {
-  let size = Object.entries(data).reduce((n, [k, v]) => n + entryBytes(k, v), 0);
-  if (size <= PULL_RECORDS_MAX_BYTES) return data;
-  const kept = { ...data };
-  const finished = [...recordsOf({ data })]
-    .filter(([key, r]) => key !== keep && r.state !== 'open')
-    .sort(([, a], [, b]) => a.chosenAt.localeCompare(b.chosenAt));
-  for (const [key] of finished) {
+const entryBytes = (key: string, value: string) => key.length + Buffer.byteLength(value);
+const leastChosenFirst = ([ka, a]: [string, PullRecord], [kb, b]: [string, PullRecord]) =>
+  a.chosenAt.localeCompare(b.chosenAt) || ka.localeCompare(kb);
+
+/** The open records of `written`'s phone beyond PULL_OPEN_PER_PHONE, the least recently chosen (it too). */
+function pastPhoneCap(records: Map<string, PullRecord>, written: PullRecord): string[] {
+  const open = [...records].filter(([, r]) => r.phone === written.phone && r.state === 'open');
+  return open
+    .sort(leastChosenFirst)
+    .slice(0, Math.max(0, open.length - PULL_OPEN_PER_PHONE))
+    .map(([key]) => key);
+}
+
+/**
+ * The data within the budgets after `keep` was written: its phone's open records past the cap go,
+ * then, past PULL_RECORDS_MAX_BYTES, merged and closed records, entries that are not records, and
+ * open records, each the least recently chosen first — never `keep`, which a record's bound keeps small.
+ */
+function fitted(data: Data, keep: string): Data {
+  const records = recordsOf({ data });
+  const written = records.get(keep);
+  const dropped = new Set(written ? pastPhoneCap(records, written) : []);
+  let size = Object.entries(data).reduce((n, [k, v]) => n + (dropped.has(k) ? 0 : entryBytes(k, v)), 0);
+  const others = [...records].filter(([k]) => k !== keep && !dropped.has(k)).sort(leastChosenFirst);
+  const candidates = [
+    ...others.filter(([, r]) => r.state !== 'open').map(([k]) => k),
+    ...Object.keys(data).filter((k) => !records.has(k)),
+    ...others.filter(([, r]) => r.state === 'open').map(([k]) => k),
+  ];
+  for (const key of candidates) {
     if (size <= PULL_RECORDS_MAX_BYTES) break;
-    size -= entryBytes(key, kept[key]!);
-    delete kept[key];
+    size -= entryBytes(key, data[key]!);
+    dropped.add(key);
   }
-  if (size > PULL_RECORDS_MAX_BYTES)
-    throw new Error(`the open pull requests' records exceed ${PULL_RECORDS_MAX_BYTES} bytes`);
-  return kept;
+  if (size > PULL_RECORDS_MAX_BYTES) throw new Error(`the pull request records exceed ${PULL_RECORDS_MAX_BYTES} bytes`);
+  return Object.fromEntries(Object.entries(data).filter(([k]) => !dropped.has(k)));
 }

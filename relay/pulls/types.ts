@@ -52,14 +52,14 @@ export interface PullRecord {
   fixing?: { headSha: string; since: string };
   /** the latest notices, oldest first (at most PULL_NOTICES_KEPT) */
   notices: PullNotice[];
-  /** keys of the events already acted on (delivery ids and event identities), at most PULL_SEEN_KEPT */
+  /** the events already acted on (their keys' digests, keys.ts), at most PULL_SEEN_KEPT */
   seen: string[];
   /** the poll's conditional-request state (relay/github/poll.ts) */
   poll?: Record<string, string>;
 }
 
 export const PULL_NOTICES_KEPT = 10;
-export const PULL_SEEN_KEPT = 200;
+export const PULL_SEEN_KEPT = 128;
 
 /** What GitHub told (by webhook or poll), reduced to what the phone hears of. */
 export type PullEvent = { owner: string; repo: string; number: number; key: string } & (

@@ -37,7 +37,8 @@ const post = (relay: GithubRelay<ConfigMapPullRecords>, d: SignedDelivery) =>
 describe('the GitHub webhook on two replicas sharing the records', () => {
   it('every delivery to both replicas, and a redelivery of each under a new id: each event told once', async () => {
     const deliveries = Array.from({ length: EVENTS }, (_, i) =>
-      signed('check_run', payloads.checkFailed({ id: 100 + i, number: 1 + (i % PULLS) })),
+      // each on its own head: failures on one head are joined into one notice
+      signed('check_run', payloads.checkFailed({ id: 100 + i, number: 1 + (i % PULLS), sha: headOf(i) })),
     );
     const sends = deliveries.flatMap((d) => [
       post(replicas[0]!, d),
@@ -56,6 +57,8 @@ describe('the GitHub webhook on two replicas sharing the records', () => {
     expect(replicas.map((r) => r.journal.depth)).toEqual([0, 0]);
   });
 });
+
+const headOf = (i: number) => i.toString(16).padStart(40, '0');
 
 /** Which replica gets a delivery's redelivery: by its run id. */
 const i = (d: SignedDelivery) => (JSON.parse(d.body) as { check_run: { id: number } }).check_run.id;

@@ -9,7 +9,7 @@ import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { LABEL_PHONE_HASH } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
-import { noticeId } from '../../relay/pulls/keys.ts';
+import { eventKeyDigest, noticeId } from '../../relay/pulls/keys.ts';
 import { ConfigMapPullRecords } from '../../relay/pulls/records.ts';
 import type { PullRecord } from '../../relay/pulls/types.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
@@ -79,7 +79,8 @@ describe('the pull-request records in a ConfigMap', () => {
       ),
     );
     const stored = await two.get('acme', 'web', 41);
-    expect([...stored!.seen].sort()).toEqual(Array.from({ length: 20 }, (_, i) => `delivery-${i}`).sort());
+    const keys = Array.from({ length: 20 }, (_, i) => eventKeyDigest(`delivery-${i}`));
+    expect([...stored!.seen].sort()).toEqual(keys.sort());
     const data = (await kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns, name: 'records-test' }))
       .data!;
     expect(Object.keys(data)).toEqual(['acme.web.41']);

@@ -1,6 +1,8 @@
 // GitHub webhook test material: signed deliveries shaped as GitHub sends them, a pull request record
 // as the relay keeps it, and a small in-memory PullRecords (the real ones are relay/pulls/records.ts).
 import { createHmac, randomUUID } from 'node:crypto';
+import { eventsOf } from '../../relay/github/events.ts';
+import { applyEvent } from '../../relay/github/notices.ts';
 import { MemoryPullRecords } from '../../relay/pulls/records.ts';
 import type { PullRecord } from '../../relay/pulls/types.ts';
 
@@ -26,6 +28,21 @@ export function pullRecord(overrides: Partial<PullRecord> = {}): PullRecord {
     seen: [],
     ...overrides,
   };
+}
+
+/**
+ * A record as hostile GitHub text grows it: 250 failing check runs of long names and CJK output,
+ * on 250 different heads (the agent writes its own branch's CI output).
+ */
+export function grownRecord(number: number, phone: string): PullRecord {
+  let record = pullRecord({ number, phone, url: `https://github.com/acme/web/pull/${number}` });
+  const summary = Array.from({ length: 12 }, () => '中'.repeat(200)).join('\n');
+  for (let i = 0; i < 250; i++) {
+    const sha = i.toString(16).padStart(4, '0').repeat(16);
+    const payload = payloads.checkFailed({ id: 1e15 + i, number, sha, name: '"'.repeat(100), summary });
+    for (const event of eventsOf('check_run', payload)) record = applyEvent(record, event, 'now', (s) => s).record;
+  }
+  return record;
 }
 
 /** The in-memory records, counting their writes. */

@@ -12,6 +12,7 @@ import { GitHubClient } from '../../relay/github/client.ts';
 import { eventsOf } from '../../relay/github/events.ts';
 import { GitHubMerger } from '../../relay/github/merge.ts';
 import { GitHubPoll } from '../../relay/github/poll.ts';
+import { hasSeen } from '../../relay/pulls/keys.ts';
 import type { PullEvent } from '../../relay/pulls/types.ts';
 import { pullRecord, RecordsInMemory } from './github-fake.ts';
 
@@ -24,7 +25,7 @@ let head: string;
 
 const handler = async (event: PullEvent) => {
   const record = await records.get(event.owner, event.repo, event.number);
-  if (!record || record.seen.includes(event.key)) return;
+  if (!record || hasSeen(record, event.key)) return;
   told.push(event);
   await records.update(event.owner, event.repo, event.number, (r) => r && { ...r, seen: [...r.seen, event.key] });
 };

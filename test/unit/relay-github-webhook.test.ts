@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { GithubDelivery } from '../../relay/github/deliveries.ts';
 import { eventsOf } from '../../relay/github/events.ts';
 import { Journal } from '../../relay/inbound/journal.ts';
+import { eventKeyDigest } from '../../relay/pulls/keys.ts';
 import { startGithubRelay, type GithubRelay } from './github-relay.ts';
 import {
   MemoryRecords,
@@ -138,7 +139,7 @@ describe('POST /github/webhook acts once, and only on pull requests Tether opene
     await relay.deliveries.idle();
     expect(relay.sent).toHaveLength(1);
     expect(relay.records.writes).toBe(writes);
-    expect((await relay.records.only()).seen).toEqual(['check_run:101:' + 'a'.repeat(40)]);
+    expect((await relay.records.only()).seen).toEqual([eventKeyDigest('check_run:101:' + 'a'.repeat(40))]);
   });
 
   it("an unknown repository, a pull request not Tether's, another event: acknowledged, no one told", async () => {
@@ -244,7 +245,7 @@ describe('the GitHub journal across a restart', () => {
     const relay = await startRelay({ dir, records });
     await relay.deliveries.idle();
     expect(texts(relay)).toEqual([expect.stringContaining('🎉 Pull request #7 (web) was merged by octocat.')]);
-    expect((await records.only()).notices).toEqual([{ ...notice, sent: true }]);
+    expect((await records.only()).notices).toEqual([{ ...notice, key: eventKeyDigest(event!.key), sent: true }]);
     expect(relay.journal.depth).toBe(0);
   });
 });
