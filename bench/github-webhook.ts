@@ -46,10 +46,13 @@ async function send(): Promise<void> {
   process.stdout.write(JSON.stringify(acks));
 }
 
+const headOf = (i: number) => (i + 1).toString(16).padStart(40, '0');
+
 /** The flood: DISTINCT failing checks over PULLS pull requests, each sent again and redelivered, and foreign ones. */
 function flood(): SignedDelivery[] {
   const distinct = Array.from({ length: DISTINCT }, (_, i) =>
-    signed('check_run', payloads.checkFailed({ id: 1 + i, number: 1 + (i % PULLS) })),
+    // each on a head of its own: failures on a head already told join that notice (one message)
+    signed('check_run', payloads.checkFailed({ id: 1 + i, number: 1 + (i % PULLS), sha: headOf(i) })),
   );
   const copies = distinct.map((d) => d);
   const redeliveries = distinct.map((d) => signed('check_run', JSON.parse(d.body)));
