@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../local/control-plane/control-plane.ts';
 import { tierChartValues } from '../../local/kubelet-node/chart-values.ts';
 import { trustLoopbackRegistry } from '../../local/kubelet-node/containerd.ts';
-import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts';
+import { startGitHubStandIn, type GitHubStandIn } from '../../local/github/stand-in.ts';
 import type { GitHttpForge } from '../../local/git-forge.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 import { GITHUB_TOKEN, sampleForge } from '../support/chart-on-node.ts';
@@ -30,7 +30,7 @@ const NAMESPACES = ['tether', 'tether-runners'];
 let dir: string;
 let registry: LoopbackRegistry;
 let twilio: FakeTwilio;
-let github: FakeGitHub;
+let github: GitHubStandIn;
 let forge: GitHttpForge;
 let env: Record<string, string>;
 let relayPort: number;
@@ -85,7 +85,7 @@ beforeAll(async () => {
   console.log(`[quickstart] make release to ${registry.host} in ${Date.now() - started} ms`);
   [twilio, github, { forge }] = await Promise.all([
     startFakeTwilio(),
-    startFakeGitHub({ token: GITHUB_TOKEN }),
+    startGitHubStandIn({ token: GITHUB_TOKEN }),
     sampleForge(join(dir, 'remotes')),
   ]);
   relayPort = await freePort();

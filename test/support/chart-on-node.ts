@@ -13,7 +13,7 @@ import { SessionClient } from '../../common/kube/sessions.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { freePort } from '../../local/control-plane/control-plane.ts';
 import { tierChartValues } from '../../local/kubelet-node/chart-values.ts';
-import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts';
+import { startGitHubStandIn, type GitHubStandIn } from '../../local/github/stand-in.ts';
 import { ensureSampleRepo } from '../../local/sample-repo.ts';
 import { startFakeTwilio, type FakeTwilio } from '../fakes/twilio.ts';
 import { twilioPhone, type Phone } from './e2e.ts';
@@ -32,7 +32,7 @@ export interface ChartOnNode {
   runnerNamespace: string;
   kc: KubeConfig;
   twilio: FakeTwilio;
-  github: FakeGitHub;
+  github: GitHubStandIn;
   forge: GitHttpForge;
   phone(number: string): Phone;
   sessions(): Promise<Session[]>;
@@ -68,7 +68,7 @@ export async function sampleForge(dir: string): Promise<{ forge: GitHttpForge; r
 
 function values(o: {
   twilio: FakeTwilio;
-  github: FakeGitHub;
+  github: GitHubStandIn;
   repoUrl: string;
   numbers: string[];
   relayPort: number;
@@ -105,7 +105,7 @@ export async function installChart(numbers: string[]): Promise<ChartOnNode> {
   kc.loadFromFile(inject('kubeconfig'));
   const [twilio, github, { forge, repoUrl }] = await Promise.all([
     startFakeTwilio(),
-    startFakeGitHub(),
+    startGitHubStandIn(),
     sampleForge(join(dir, 'remotes')),
   ]);
   const relayPort = await freePort();

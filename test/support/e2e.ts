@@ -15,7 +15,7 @@ import { byArrival } from '../../common/session/order.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { ensureSampleRepo, sampleRepoPath, serveRemotes } from '../../local/sample-repo.ts';
 import { startStack, type Stack } from '../../local/stack.ts';
-import type { FakeGitHub } from '../../local/github-stand-in.ts';
+import type { GitHubStandIn } from '../../local/github/stand-in.ts';
 import { startLocalGitHub, type LocalGitHub } from '../../local/github/local-github.ts';
 import type { GitHubStandInOptions } from '../../local/github/stand-in.ts';
 import { startFakeTwilio, type FakeMessage, type FakeTwilio, type InboundMediaItem } from '../fakes/twilio.ts';
@@ -44,7 +44,7 @@ export interface Phone {
 export interface E2E {
   stack: Stack;
   twilio: FakeTwilio;
-  github: FakeGitHub;
+  github: GitHubStandIn;
   /** The secret the stand-in signs the relay's webhook deliveries with (with `githubWebhooks`). */
   githubWebhookSecret?: string;
   /** The App the controller mints tokens from (with `githubApp`): its ids and key pair. */

@@ -10,7 +10,7 @@ import type { SessionClient } from '../../common/kube/sessions.ts';
 import { sessionName, workspaceName } from '../../common/session/names.ts';
 import type { Decision, Phase, Session, SessionSpec } from '../../common/session/schema.ts';
 import { transition } from '../../common/session/state-machine.ts';
-import { startFakeGitHub, type FakeGitHub } from '../../local/github-stand-in.ts';
+import { startGitHubStandIn, type GitHubStandIn } from '../../local/github/stand-in.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd, sessionClient } from './cluster.ts';
 import { eventually } from './eventually.ts';
 import { startRefusingProxy, type RefusingProxy } from './refusing-proxy.ts';
@@ -191,7 +191,7 @@ export interface RunnerTestbed {
   kc: KubeConfig;
   ns: string;
   sessions: SessionClient;
-  github: FakeGitHub;
+  github: GitHubStandIn;
   /** Claude Code must reach nothing but the model: every other address goes here and is refused. */
   proxy: RefusingProxy;
   /** The runner's usual environment (fake GitHub, the refusing proxy) plus `extra`. */
@@ -213,7 +213,7 @@ export function useRunnerTestbed(prefix: string): RunnerTestbed {
     await installSessionCrd(bed.kc);
     bed.ns = await createNamespace(bed.kc, prefix);
     bed.sessions = sessionClient(bed.kc);
-    bed.github = await startFakeGitHub();
+    bed.github = await startGitHubStandIn();
     bed.proxy = await startRefusingProxy();
   });
   afterAll(async () => {
