@@ -117,14 +117,14 @@ export class GithubDeliveries {
   }
 
   /**
-   * Acts on the event until it succeeds or the retry window has passed. A later try counts as a
-   * replay: a notice an earlier try recorded and did not send is sent.
+   * Acts on the event until it succeeds or the retry window has passed. A later try sends a notice
+   * an earlier try of this process recorded and did not send (notify.ts, `Attempt`).
    */
   private async retrying(event: PullEvent, replay: boolean): Promise<void> {
     const giveUpAt = Date.now() + (this.o.retryForMs ?? 60_000);
     for (let failures = 0; ; failures++) {
       try {
-        await this.o.notifier.notify(event, replay || failures > 0);
+        await this.o.notifier.notify(event, replay ? 'restart' : failures > 0 ? 'retry' : 'first');
         return;
       } catch (error) {
         if (Date.now() >= giveUpAt) throw error;

@@ -28,9 +28,18 @@ export interface NotifierOptions {
 
 export type NotifyOutcome = EventOutcome | 'notOurs' | 'notRecipient' | 'empty';
 
+/**
+ * How an event comes: the first time; again after this process failed to act on it (only a notice
+ * this process recorded and did not send is sent: another replica may be sending one it recorded);
+ * or from the journal after a restart (a notice recorded and not marked sent is sent).
+ */
+export type Attempt = 'first' | 'retry' | 'restart';
+
 export class PullNotifier {
   private readonly o: NotifierOptions;
   private readonly now: () => number;
+  /** notices this process recorded and has not sent yet: the only ones a retry sends */
+  private readonly recordedHere = new Set<string>();
 
   constructor(options: NotifierOptions) {
     this.o = options;
@@ -41,8 +50,8 @@ export class PullNotifier {
    * Acts on the event once. `replay`: it comes from this relay's own journal after a restart, so a
    * notice its first run made and did not send is sent now.
    */
-  async notify(event: PullEvent, replay = false): Promise<NotifyOutcome> {
-    const outcome = await this.act(event, replay);
+  async notify(event: PullEvent, attempt: Attempt = 'first'): Promise<NotifyOutcome> {
+    const outcome = await this.act(event, attempt);
     this.o.metrics.githubEvents.inc({ kind: event.kind, outcome });
     const level = outcome === 'told' || outcome === 'recorded' || outcome === 'notOurs' ? 'info' : 'debug';
     this.o.logger[outcome === 'notRecipient' ? 'warn' : level](
@@ -52,7 +61,8 @@ export class PullNotifier {
     return outcome;
   }
 
-  private async act(received: PullEvent, replay: boolean): Promise<NotifyOutcome> {
+  private async act(received: PullEvent, attempt: Attempt): Promise<NotifyOutcome> {
+    const replay = attempt !== 'first';
     const { owner, repo, number } = received;
     const before = await this.o.records.get(owner, repo, number);
     if (!before) return 'notOurs';
@@ -67,11 +77,14 @@ export class PullNotifier {
     });
     if (!after || !applied) return 'notOurs';
     const { notice } = applied;
-    const unsent = notice && !notice.sent && (applied.outcome === 'told' || replay) ? notice : undefined;
+    if (notice && applied.outcome === 'told') this.recordedHere.add(notice.id);
+    const mine = attempt === 'restart' || (notice !== undefined && this.recordedHere.has(notice.id));
+    const unsent = notice && !notice.sent && mine ? notice : undefined;
     if (!unsent) return applied.outcome;
     if (!this.o.isRecipient(after.phone)) return 'notRecipient';
     const part = noticeMessage(after, event, unsent, this.o.redact);
     await this.o.lanes.run(after.phone, () => this.o.outbox.deliver(after.phone, [part]));
+    this.recordedHere.delete(unsent.id);
     await this.o.records.update(owner, repo, number, (current) => current && markSent(current, unsent.id));
     return 'told';
   }
