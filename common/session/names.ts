@@ -70,10 +70,18 @@ export function commandSessionName(phoneHash: string, messageId: string): string
   return `${phoneHash}-${hash.slice(0, 16)}-${hash.slice(16, 20)}`;
 }
 
-/** A Session's runner Pod. */
-export function runnerName(session: string): string {
-  return `${session}-runner`;
+/** A Session's runner Pod: the one made for it; `replacement` counts the Pods made after one was lost. */
+export function runnerName(session: string, replacement = 0): string {
+  return replacement > 0 ? `${session}-runner-${replacement}` : `${session}-runner`;
 }
+
+/** On a runner Pod: the workspace claim it mounts (a live Pod is reused only for the same one). */
+export const LABEL_WORKSPACE = 'tether.dev/workspace';
+/**
+ * On a runner Pod: a digest of everything in it that is not one Session's (image, repository URL, the
+ * install's runner settings); a live Pod is reused only while it equals the one a new Pod would get.
+ */
+export const ANNOTATION_RUNNER_KEY = 'tether.dev/runner-key';
 
 /** The ServiceAccount, Role and RoleBinding every runner of one phone runs as: runner-<phonehash>. */
 export function runnerIdentityName(phoneHash: string): string {

@@ -27,6 +27,8 @@ export const Reason = {
   Queued: 'Queued',
   QueueFull: 'QueueFull',
   PodCreated: 'PodCreated',
+  RunnerBound: 'RunnerBound',
+  RunnerReplaced: 'RunnerReplaced',
   RunnerStarted: 'RunnerStarted',
   AwaitingDecision: 'AwaitingDecision',
   Approved: 'Approved',
@@ -52,6 +54,8 @@ export type Event =
   | { type: 'Enqueue' } //                   another session of this phone is active
   | { type: 'QueueFull' } //                 already maxQueued waiting for this phone
   | { type: 'PodCreated' } //                phone has no active session; runner Pod made
+  | { type: 'RunnerBound' } //               phone has no active session; its live runner Pod takes this one
+  | { type: 'RunnerLost' } //                the running Session's Pod is gone for the first time: a new one resumes it
   | { type: 'RunnerStarted' }
   | { type: 'RequestRaised'; kind: Pending['kind'] }
   // revise: a plan goes back to the agent with the user's words
@@ -70,7 +74,9 @@ export type Event =
 
 export type Effect =
   | 'CreatePod' //          controller: make the runner Pod (with its workspace and credentials)
-  | 'DeletePod' //          controller: delete the runner Pod (grace period lets the runner stop the agent)
+  | 'BindPod' //            controller: hand the Session to the phone's live runner Pod (status.podName, then its Role)
+  | 'ReplacePod' //         controller: a new runner Pod on the same workspace, which resumes the run once
+  | 'DeletePod' //          controller: release the runner Pod: kept live for runner.keepAlive, then deleted
   | 'ClearPhoneQueue' //    controller: cancel (QueueCleared) the phone's Sessions waiting when this one ended
   | 'StartNextQueued' //    controller: admit the oldest waiting Session of this phone
   | 'RevertWorkspace' //    runner: git checkout . && git clean -fd, before the phase is written
@@ -128,27 +134,39 @@ function decided(event: Extract<Event, { type: 'Decided' }>): Transition {
   return to('Working', event.kind === 'question' ? Reason.Answered : Reason.Approved, ['ResumeAgent']);
 }
 
+/** The moves of a Session not yet started: queued, refused, or admitted (a Pod made, or the live one bound). */
+function admission(phase: 'Queued' | undefined, event: Event): Transition | undefined {
+  switch (event.type) {
+    case 'Enqueue':
+      return phase === undefined ? to('Queued', Reason.Queued) : undefined;
+    case 'QueueFull':
+      return phase === undefined ? end(Reason.QueueFull) : undefined;
+    case 'InvalidSpec':
+      return end(Reason.InvalidSpec);
+    case 'OverBudget':
+      return end(Reason.OverBudget);
+    case 'PodCreated':
+      return to('Starting', Reason.PodCreated, ['CreatePod']);
+    case 'RunnerBound':
+      return to('Starting', Reason.RunnerBound, ['BindPod']);
+    case 'QueueCleared':
+      return end(Reason.QueueCleared);
+    default:
+      return undefined;
+  }
+}
+
 /** `undefined` phase means a Session nobody has looked at yet. */
 export function transition(phase: Phase | undefined, event: Event): Transition {
   if (isTerminal(phase)) return { ok: false, error: `${phase} is final; ${event.type} ignored` };
   const active = isActive(phase);
-  const fresh = phase === undefined || phase === 'Queued';
+  if (event.type !== 'Cancel' && (phase === undefined || phase === 'Queued')) {
+    return admission(phase, event) ?? { ok: false, error: `${event.type} is not allowed in phase ${phase ?? '(new)'}` };
+  }
 
   switch (event.type) {
-    case 'Enqueue':
-      if (phase === undefined) return to('Queued', Reason.Queued);
-      break;
-    case 'QueueFull':
-      if (phase === undefined) return end(Reason.QueueFull);
-      break;
-    case 'InvalidSpec':
-      if (fresh) return end(Reason.InvalidSpec);
-      break;
-    case 'OverBudget':
-      if (fresh) return end(Reason.OverBudget);
-      break;
-    case 'PodCreated':
-      if (fresh) return to('Starting', Reason.PodCreated, ['CreatePod']);
+    case 'RunnerLost':
+      if (active) return to(phase!, Reason.RunnerReplaced, ['ReplacePod']);
       break;
     case 'RunnerStarted':
       if (phase === 'Starting') return to('Working', Reason.RunnerStarted);
@@ -165,11 +183,8 @@ export function transition(phase: Phase | undefined, event: Event): Transition {
     case 'FinishedWithoutChanges':
       if (phase === 'Working') return end(Reason.Completed);
       break;
-    case 'QueueCleared':
-      if (fresh) return end(Reason.QueueCleared);
-      break;
     case 'Cancel':
-      if (active || fresh) return end(Reason.Cancelled);
+      if (active || phase === undefined || phase === 'Queued') return end(Reason.Cancelled);
       break;
     case 'ApprovalTimeout':
       if (phase === 'AwaitingApproval') return end(Reason.ApprovalTimeout);

@@ -191,7 +191,17 @@ export const SessionStatus = Type.Object(
       }),
     ),
     podName: Type.Optional(Type.String({ maxLength: 253, description: 'the runner Pod, in the runner namespace' })),
-    startTime: Type.Optional(timestamp('when the runner pod was created')),
+    startTime: Type.Optional(timestamp('when the runner pod was created, or a live one was bound to this Session')),
+    runnerStart: Type.Optional(
+      enumOf(['cold', 'warm'] as const, 'cold: a runner Pod was made for this Session; warm: a live one was bound'),
+    ),
+    runnerRestarts: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1,
+        description: 'how many times a lost runner Pod was replaced during this run (a second loss ends it)',
+      }),
+    ),
     completionTime: Type.Optional(timestamp('when a terminal phase was reached')),
     progress: Type.Optional(
       Type.Array(ProgressItem, { maxItems: LIMITS.progressItems, description: 'the latest steps of the agent' }),

@@ -14,6 +14,9 @@ const legal: Row[] = [
   ['(new)', { type: 'QueueFull' }, 'Failed', ['SetCompletionTime']], // § the 6th is refused
   ['(new)', { type: 'PodCreated' }, 'Starting', ['CreatePod']], // §
   ['Queued', { type: 'PodCreated' }, 'Starting', ['CreatePod']], // §
+  ['(new)', { type: 'RunnerBound' }, 'Starting', ['BindPod']], // § the phone's live runner takes it
+  ['Queued', { type: 'RunnerBound' }, 'Starting', ['BindPod']], // §
+  ...ACTIVE.map((phase): Row => [phase, { type: 'RunnerLost' }, phase, ['ReplacePod']]), // § the run goes on
   ['(new)', { type: 'InvalidSpec' }, 'Failed', ['SetCompletionTime', 'StartNextQueued']], // its place in line passes on
   ['Queued', { type: 'InvalidSpec' }, 'Failed', ['SetCompletionTime', 'StartNextQueued']],
   ['(new)', { type: 'QueueCleared' }, 'Cancelled', done()], // swept by an earlier end: does not clear again
@@ -77,6 +80,8 @@ const allEvents: Event[] = [
   { type: 'Enqueue' },
   { type: 'QueueFull' },
   { type: 'PodCreated' },
+  { type: 'RunnerBound' },
+  { type: 'RunnerLost' },
   { type: 'RunnerStarted' },
   ...(['tool', 'question', 'changes', 'plan'] as const).flatMap((kind): Event[] => [
     { type: 'RequestRaised', kind },
