@@ -5,7 +5,7 @@ import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionClient } from '../../common/kube/sessions.ts';
-import { runnerName, workspaceName } from '../../common/session/names.ts';
+import { ANNOTATION_SESSION_UID, runnerName, workspaceName } from '../../common/session/names.ts';
 import { isActive } from '../../common/session/state-machine.ts';
 import { kubeClusterOps, type ClusterOps } from '../../controller/cluster.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
@@ -106,7 +106,8 @@ describe('crash safety', () => {
       const pods = (await core.listNamespacedPod({ namespace: ns })).items;
       const all = (await sessions.list(ns)).items;
       for (const s of all) {
-        const owned = pods.filter((p) => p.metadata?.ownerReferences?.some((o) => o.uid === s.metadata.uid));
+        // Kept live (keep-alive), a Pod has no owner reference: it names its Session by uid.
+        const owned = pods.filter((p) => p.metadata?.annotations?.[ANNOTATION_SESSION_UID] === s.metadata.uid);
         const admitted = s.status?.podName !== undefined;
         expect(
           owned.map((p) => p.metadata?.name),
