@@ -2,7 +2,6 @@
 // Locally (the agent host in the host's PID namespace) it reaches the spawned processes' groups and
 // sessions and everything below the agent host, but not a double-forked daemon that left its session;
 // in its own PID namespace (as in a Pod, here with unshare as root) it reaches everything.
-import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { detectFreezeMode } from '../../runner-image/agent-host/freeze.ts';
 import { descendants, parseStat } from '../../runner-image/agent-host/procfs.ts';
@@ -15,6 +14,7 @@ import {
   runningWithArgv,
   startPair,
   type Pair,
+  canUnshare as unshareWorks,
 } from '../support/agent-channel.ts';
 
 let pair: Pair | undefined;
@@ -42,15 +42,7 @@ async function startTree(p: Pair, tag: string) {
   return { sh, ended, pids };
 }
 
-const canUnshare = (() => {
-  if (process.getuid?.() !== 0) return false;
-  try {
-    execFileSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const canUnshare = unshareWorks();
 
 describe('agent channel: how the agent host finds what to stop', () => {
   it('uses kill(-1) only as PID 1, as the child of a container init, or under a uid given to it alone', () => {
