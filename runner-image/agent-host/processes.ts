@@ -173,13 +173,15 @@ export class ProcessHost {
   }
 
   private async freeze(seq: number): Promise<void> {
-    const result = await this.freezeAll();
+    // The end of a run: under a uid of its own, the groups search, as the local stack's snapshot-race
+    // test needs a process that outlives it; the reset before the next Session reaches it (kill(-1)).
+    const result = await this.freezeAll(this.mode === 'uid' ? 'groups' : this.mode);
     this.conn.send(FrameType.Frozen, seq, { mode: result.mode, killed: result.killed, lingering: result.lingering });
   }
 
-  private async freezeAll(): Promise<FreezeResult> {
+  private async freezeAll(mode: FreezeMode): Promise<FreezeResult> {
     this.frozen = true;
-    const result = await freezeAll(this.mode, this.groups);
+    const result = await freezeAll(mode, this.groups);
     this.log.info(result, 'agent container frozen');
     if (result.lingering)
       this.log.warn({ lingering: result.lingering }, 'killed processes not gone yet (a SIGKILL is pending for them)');
@@ -188,7 +190,7 @@ export class ProcessHost {
 
   /** Freeze, empty the temporary folder, answer, re-exec. Anything that fails leaves the host frozen, and says why. */
   private async reset(seq: number, nonce: string): Promise<void> {
-    const { mode, killed, lingering } = await this.freezeAll();
+    const { mode, killed, lingering } = await this.freezeAll(this.mode);
     let removed = 0;
     let failure = lingering ? `${lingering} of the killed processes are not gone` : undefined;
     if (!failure) {

@@ -104,7 +104,7 @@ describe('agent channel: reset between two Sessions', { timeout: 60_000 }, () =>
   );
 
   it.runIf(asRoot)(
-    'under a uid of its own (the local node agent): kill(-1) as that uid reaches the double-forked daemon',
+    'under a uid of its own (the local node agent): the reset, unlike the end-of-run freeze, reaches the double-forked daemon',
     async () => {
       // A uid no other test or user has: kill(-1) as it reaches that uid's processes alone.
       const uid = 2_000_000_000 + Math.floor(Math.random() * 100_000_000);
@@ -119,6 +119,9 @@ describe('agent channel: reset between two Sessions', { timeout: 60_000 }, () =>
       const environ = () => readFileSync(`/proc/${pair!.host.child.pid}/environ`, 'utf8').split('\0').filter(Boolean);
       const started = environ();
       await plant(pair, '6', tmp, workspace, outside);
+      // The end of the run: the groups search, which these (each setsid'd, its parent gone) outlive.
+      expect(await pair.channel.freeze()).toMatchObject({ mode: 'groups', lingering: 0 });
+      expect(left('6')).toHaveLength(3);
 
       const report = await pair.channel.reset();
       expect(report).toMatchObject({ mode: 'uid', lingering: 0, removed: 4, pid: pair.host.child.pid });
