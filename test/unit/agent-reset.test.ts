@@ -20,9 +20,13 @@ import {
 } from '../support/agent-channel.ts';
 
 let pair: Pair | undefined;
+/** Tags of this run's sleepers: a failed test's survivors are killed, and never counted by another run. */
+const tags: string[] = [];
+const newTag = (digit: number) => tags[tags.push(`${digit}${process.pid}`) - 1]!;
 afterEach(async () => {
   await pair?.stop();
   pair = undefined;
+  for (const pid of tags.flatMap(left)) process.kill(pid, 'SIGKILL');
 }, 30_000);
 
 const asRoot = process.getuid?.() === 0;
@@ -81,14 +85,15 @@ describe('agent channel: reset between two Sessions', { timeout: 60_000 }, () =>
       pair = await startPair({ ownPidNamespace: true, env: { TMPDIR: tmp } });
       const before = await pair.channel.connected();
       expect(before.freeze).toBe('namespace');
-      await plant(pair, '5', tmp, workspace, outside);
+      const tag = newTag(5);
+      await plant(pair, tag, tmp, workspace, outside);
 
       const asked = Date.now();
       const report = await pair.channel.reset();
       expect(report).toMatchObject({ mode: 'namespace', lingering: 0, removed: 4, pid: before.pid });
       expect(report.killed).toBeGreaterThanOrEqual(3);
       expect(report.startedAt).toBeGreaterThan(asked); // a new process image, the same process (PID 1)
-      expect(left('5')).toEqual([]);
+      expect(left(tag)).toEqual([]);
       expect(readdirSync(tmp)).toEqual([]);
       expect(existsSync(outside)).toBe(true); // the link went, not what it named
 
@@ -118,14 +123,15 @@ describe('agent channel: reset between two Sessions', { timeout: 60_000 }, () =>
       expect(before.freeze).toBe('uid');
       const environ = () => readFileSync(`/proc/${pair!.host.child.pid}/environ`, 'utf8').split('\0').filter(Boolean);
       const started = environ();
-      await plant(pair, '6', tmp, workspace, outside);
+      const tag = newTag(6);
+      await plant(pair, tag, tmp, workspace, outside);
       // The end of the run: the groups search, which these (each setsid'd, its parent gone) outlive.
       expect(await pair.channel.freeze()).toMatchObject({ mode: 'groups', lingering: 0 });
-      expect(left('6')).toHaveLength(3);
+      expect(left(tag)).toHaveLength(3);
 
       const report = await pair.channel.reset();
       expect(report).toMatchObject({ mode: 'uid', lingering: 0, removed: 4, pid: pair.host.child.pid });
-      expect(left('6')).toEqual([]);
+      expect(left(tag)).toEqual([]);
       expect(readdirSync(tmp)).toEqual([]);
       // The re-exec'd agent host's environment is its first one and the reset's nonce, nothing else.
       expect(environ().filter((v) => !v.startsWith('TETHER_AGENT_RESUMES='))).toEqual(started);
