@@ -3,6 +3,7 @@
 // (RevertWorkspace before the record, Publish and ResumeAgent after it). One request open at a time.
 import pLimit from 'p-limit';
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { LIMITS, type Decision, type Pending, type Session } from '../common/session/schema.ts';
 import { transition, type Effect, type Event } from '../common/session/state-machine.ts';
 import type { StatusWriter } from './status.ts';
@@ -36,9 +37,10 @@ const decidedEvent = (kind: Kind, decision: Decision): Event => ({
   ...(decision.action === 'revise' ? { revise: true } : {}),
 });
 
-const fieldsOf = ({ id: _id, kind: _kind, createdAt: _at, ...fields }: Pending) => JSON.stringify(fields);
+const fieldsOf = ({ id: _id, kind: _kind, createdAt: _at, ...fields }: Pending): Fields => fields;
+/** As stored on the Session (its keys in another order, undefined ones absent) and as raised now. */
 const sameRequest = (answered: Pending, kind: Kind, fields: Fields) =>
-  answered.kind === kind && fieldsOf(answered) === fieldsOf({ id: '', kind, createdAt: '', ...fields });
+  answered.kind === kind && isDeepStrictEqual(fieldsOf(answered), JSON.parse(JSON.stringify(fields)));
 
 export function waitForDecision(status: StatusWriter, requestId: string, signal: AbortSignal): Promise<Decision> {
   return new Promise((resolve, reject) => {

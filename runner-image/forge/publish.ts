@@ -96,8 +96,8 @@ export async function publishedBefore(deps: PublishDeps, session: Session, tree:
   const fetched = 'refs/tether/published';
   const fetch = ['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--end-of-options', url, `+${ref}:${fetched}`];
   await git.run(fetch, { forge: url });
-  const [tip, tipTree] = (await git.run(['rev-parse', '--end-of-options', fetched, `${fetched}^{tree}`])).split('\n');
-  return tipTree === tree ? tip : undefined;
+  const object = async (rev: string) => (await git.run(['rev-parse', '--verify', '--end-of-options', rev])).trim();
+  return (await object(`${fetched}^{tree}`)) === tree ? object(`${fetched}^{commit}`) : undefined;
 }
 
 async function openPullRequest(deps: PublishDeps, approved: Approved, branch: string, again: boolean) {
