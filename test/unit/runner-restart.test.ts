@@ -9,7 +9,7 @@ import { RunnerHost } from '../../runner-image/agent-callbacks.ts';
 import { continuePrompt, isContinuePrompt } from '../../runner-image/continue-prompt.ts';
 import { parsePolicy } from '../../runner-image/policy.ts';
 import { Requests, type Answered } from '../../runner-image/requests.ts';
-import { answerWords, planApproved, restartedIn } from '../../runner-image/restart.ts';
+import { answerWords, leftForReplacement, planApproved, REPLACED, restartedIn } from '../../runner-image/restart.ts';
 import { StatusWriter } from '../../runner-image/status.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
 
@@ -26,6 +26,17 @@ describe('which runs a replacement runner picks up', () => {
     expect(restartedIn(sessionIn({ phase: 'Succeeded', runnerRestarts: 1 }))).toBeUndefined();
     expect(restartedIn(sessionIn({ phase: 'Working' }))).toBeUndefined();
     expect(restartedIn(sessionIn({ phase: 'Working', runnerRestarts: 0 }))).toBeUndefined();
+  });
+
+  it('a first runner stopped by its Pod going, or handed over, leaves the run; a replacement ends it', () => {
+    const first = sessionIn({ phase: 'Working', podName: 's-runner' });
+    expect(leftForReplacement('SIGTERM', first, 's-runner')).toMatch(/left for the new runner Pod/);
+    expect(leftForReplacement('cancel', first, 's-runner')).toBeUndefined();
+    expect(leftForReplacement('deleted', first, 's-runner')).toBeUndefined();
+    const handedOver = sessionIn({ phase: 'Working', podName: 's-runner-1', runnerRestarts: 1 });
+    expect(leftForReplacement(REPLACED, handedOver, 's-runner')).toMatch(/goes on in runner Pod s-runner-1/);
+    expect(leftForReplacement('SIGTERM', handedOver, 's-runner')).toMatch(/goes on in runner Pod s-runner-1/);
+    expect(leftForReplacement('SIGTERM', handedOver, 's-runner-1')).toBeUndefined();
   });
 
   it('a plan approved before the restart is carried out, not planned again', () => {
