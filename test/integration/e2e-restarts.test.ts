@@ -1,5 +1,5 @@
-// End to end: restarts of controller and relay mid-session lose and repeat nothing; a killed
-// runner fails the session and the user is told.
+// End to end: restarts of controller and relay mid-session lose and repeat nothing; a runner killed
+// twice fails the session (the first loss is replaced) and the user is told.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { relayCaughtUp } from '../support/caught-up.ts';
@@ -52,15 +52,23 @@ describe('end to end: restarts and crashes', () => {
     expect(bodies(phone.received()).filter((b) => /Reply \*approve\*/.test(b))).toHaveLength(1);
   });
 
-  it('runner process killed → Failed, and the user is told what happened', async () => {
+  it('runner process killed twice → replaced once, then Failed, and the user is told what happened', async () => {
     const phone = e2e.phone('+14155550163');
     await phone.send('script:\nprogress: working hard\nsleep: 60000\nsay: never');
     await phone.next(/working hard/);
-    const session = await latest(phone.number);
+    const first = await latest(phone.number);
+    e2e.stack.nodeAgent.processOf(`${e2e.stack.runnerNamespace}/${first.status!.podName}`)!.signal('SIGKILL');
+    // The first loss: a new Pod continues the run (e2e-runner-lost.test.ts); the second ends it.
+    await phone.next(/The runner restarted; continuing where it stopped/);
+    const session = await eventually(async () => {
+      const found = await latest(phone.number);
+      expect(found.status?.runnerRestarts).toBe(1);
+      return found;
+    });
     const pod = `${e2e.stack.runnerNamespace}/${session.status!.podName}`;
-    const proc = e2e.stack.nodeAgent.processOf(pod)!;
+    const proc = await eventually(() => e2e.stack.nodeAgent.processOf(pod)!);
     // Claude Code runs in the agent container; the runner (the supervisor) is what gets killed.
-    const agentContainer = e2e.stack.nodeAgent.processOf(pod, 'agent')!;
+    const agentContainer = await eventually(() => e2e.stack.nodeAgent.processOf(pod, 'agent')!);
     const claudeCode = await eventually(() => {
       const found = processTree(agentContainer.child.pid!).filter((pid) =>
         readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('claude-agent-sdk'),

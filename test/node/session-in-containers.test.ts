@@ -1,19 +1,20 @@
 // One Session in containers: the chart installed with helm onto the kubelet node tier, the
 // relay, controller and runner all running from the images `make images` builds; a signed
-// webhook followed to a pull request, then a runner Pod deleted mid-run and the user told.
+// webhook followed to a pull request; a runner Pod evicted mid-run and replaced, the run ending well;
+// a runner Pod deleted twice and the user told.
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.ts';
 import { installChart, loadImages, type ChartOnNode } from '../support/chart-on-node.ts';
 
-const [FIRST, SECOND] = ['+14155550181', '+14155550182'];
+const [FIRST, SECOND, THIRD] = ['+14155550181', '+14155550182', '+14155550183'];
 let chart: ChartOnNode;
 
 beforeAll(async () => {
   const started = Date.now();
   await loadImages();
   const loaded = Date.now();
-  chart = await installChart([FIRST, SECOND]);
+  chart = await installChart([FIRST, SECOND, THIRD]);
   console.log(
     `[kubelet-node] images loaded into containerd in ${loaded - started} ms, chart installed and Ready in ` +
       `${Date.now() - loaded} ms`,
@@ -49,16 +50,46 @@ describe('the chart on a real node', () => {
     expect(pod.spec!.nodeName).toBeTruthy();
   });
 
-  it('tells the user when the runner Pod is deleted mid-run', async () => {
+  it('a runner Pod evicted mid-run is replaced on the same workspace: the user told once, the run ends well', async () => {
     const phone = chart.phone(SECOND);
-    await phone.send('script:\nprogress: working hard\nsleep: 120000\nsay: never');
+    await phone.send('script:\nprogress: working hard\nsleep: 8000\nwrite: EVICTED.md = survived\nsay: done');
     await phone.next(/working hard/, 240_000);
     const session = await latest(SECOND);
-    await chart.kc
-      .makeApiClient(CoreV1Api)
-      .deleteNamespacedPod({ name: session.status!.podName!, namespace: chart.runnerNamespace, gracePeriodSeconds: 0 });
+    const name = session.status!.podName!;
+    await core().createNamespacedPodEviction({
+      name,
+      namespace: chart.runnerNamespace,
+      body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: chart.runnerNamespace } },
+    });
+    await phone.next(RESTARTED, 240_000);
+    await phone.next(/Reply \*approve\*/, 240_000);
+    await phone.send('approve');
+    await phone.next(/Pull request opened/, 120_000);
+    const done = await latest(SECOND);
+    expect(done.status).toMatchObject({ phase: 'Succeeded', runnerRestarts: 1, podName: `${name}-1` });
+    expect(phone.received().filter((m) => RESTARTED.test(m.body))).toHaveLength(1);
+  });
+
+  it('tells the user when the runner Pod is deleted mid-run a second time', async () => {
+    const phone = chart.phone(THIRD);
+    await phone.send('script:\nprogress: working hard\nsleep: 120000\nsay: never');
+    await phone.next(/working hard/, 240_000);
+    const deletePod = async () => {
+      const session = await latest(THIRD);
+      await core().deleteNamespacedPod({
+        name: session.status!.podName!,
+        namespace: chart.runnerNamespace,
+        gracePeriodSeconds: 0,
+      });
+    };
+    await deletePod();
+    await phone.next(RESTARTED, 240_000);
+    await deletePod();
     const told = await phone.next(/❌/, 120_000);
     expect(told.body).toMatch(/stopped|crashed|lost|error|deleted/i);
-    await eventually(async () => expect((await latest(SECOND)).status?.phase).toBe('Failed'), 60_000, 500);
+    await eventually(async () => expect((await latest(THIRD)).status?.phase).toBe('Failed'), 60_000, 500);
   });
 });
+
+const RESTARTED = /The runner restarted; continuing where it stopped/;
+const core = () => chart.kc.makeApiClient(CoreV1Api);

@@ -12,7 +12,7 @@ import { everyCallAsked } from '../../runner-image/agents/claude-options.ts';
 import { PROGRESS_TOOL } from '../../runner-image/agents/types.ts';
 import { RunnerHost } from '../../runner-image/agent-callbacks.ts';
 import { parsePolicy } from '../../runner-image/policy.ts';
-import { Requests } from '../../runner-image/requests.ts';
+import { Requests, type Answered } from '../../runner-image/requests.ts';
 import { StatusWriter } from '../../runner-image/status.ts';
 import { MemorySessions } from '../support/memory-sessions.ts';
 
@@ -32,6 +32,7 @@ let asked: Pending[];
 let answers: Answer[];
 /** The runner's clock, stopped: times on the status come from it, not from the machine. */
 const CLOCK = new Date('2030-01-02T03:04:05.000Z');
+const AT = CLOCK.toISOString();
 
 beforeEach(async () => {
   memory = new MemorySessions('ns');
@@ -210,5 +211,43 @@ describe('the cost pause', () => {
     expect(asked).toMatchObject([{ kind: 'cost', costUsd: 3 }]);
     expect(await progressCall('t1')).toMatchObject({ behavior: 'allow' });
     expect(asked).toHaveLength(1);
+  });
+});
+
+describe("a replacement runner: the lost runner's answered request", () => {
+  // As the Session stores it: its keys in the API server's order.
+  const answered: Answered = {
+    pending: { createdAt: AT, id: 'tool-1', input: '{"command":"make"}', inputChars: 18, kind: 'tool', tool: 'Bash' },
+    decision: { requestId: 'tool-1', action: 'allow', at: AT },
+  };
+  const replaying = (spentBefore?: number) =>
+    new RunnerHost({
+      status: writer,
+      requests: new Requests(writer, stop.signal, answered),
+      policy,
+      repoDir: repo,
+      log,
+      tools: {},
+      onFinal: () => undefined,
+      costPauseUsd: 1,
+      spentBefore,
+    });
+
+  it('answers the identical request once without asking; a second, or another, is asked', async () => {
+    const replay = replaying();
+    const bash = (command: string) => replay.canUseTool({ id: 'x', tool: 'Bash', input: { command } }, stop.signal);
+    answers.push({ action: 'deny' }, { action: 'deny' });
+    expect(await bash('make')).toMatchObject({ behavior: 'allow' });
+    expect(asked).toEqual([]);
+    expect(await bash('make')).toMatchObject({ behavior: 'deny' });
+    expect(await bash('make test')).toMatchObject({ behavior: 'deny' });
+    expect(asked.map((p) => p.input)).toEqual(['{"command":"make"}', '{"command":"make test"}']);
+  });
+
+  it('counts the spend before the restart on, without pausing again for a threshold already passed', () => {
+    const replay = replaying(1.5);
+    expect(replay.spentUsd).toBe(1.5);
+    expect(replay.costHeld()).toBe(false);
+    expect(replay.resultOf({ ok: true, exitCode: 0 }).costUsd).toBe(1.5);
   });
 });
