@@ -4,7 +4,7 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { LABEL_COMPONENT, LABEL_WORKSPACE } from '../common/session/names.ts';
 import type { Session } from '../common/session/schema.ts';
-import { desiredPvc } from './builders.ts';
+import { desiredPvc } from './workspace-claim.ts';
 import type { ControllerConfig } from './config.ts';
 
 /**
