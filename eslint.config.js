@@ -24,6 +24,8 @@ export const WORKSPACE_FS_ALLOWED = [
   // The private git store (the object store, git's HOME); the checkout, its .git and the base marker
   // only through workspace-fs (workspace/snapshot.ts, workspace/checkout.ts).
   'runner-image/git/store.ts',
+  // The store's own leftovers (lock files, scratch) in the private folder; the base marker only through workspace-fs.
+  'runner-image/git/store-upkeep.ts',
   // The scratch clone in the private folder, copied in as the agent's .git through workspace-fs.
   'runner-image/git/agent-git.ts',
   // The GitHub token file: a Secret volume the runner container alone mounts, never the workspace.

@@ -1,7 +1,8 @@
 // make bench: every benchmark (the files below; the rest of bench/ are their parts), one after another, each as its own
 // process on a machine no other suite uses (waits up to --wait minutes for it), then one table:
 // figure, target, measured, ratio, and the machine's load when each figure was taken.
-// Run: make bench [BENCH_ARGS="--wait 30 --only controller"]
+// --big adds git-history.ts (a generated 1 GiB / 100,000-commit repository: slow to generate the first time).
+// Run: make bench [BENCH_ARGS="--wait 30 --only controller --big"]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,8 +13,13 @@ import { machineLoad, waitUntilIdle } from './machine.ts';
 import { formatTable, meets, type Row } from './report.ts';
 
 const BENCHMARKS = ['controller.ts', 'first-progress.ts', 'relay.ts'];
-const { values: args } = parseArgs({ options: { wait: { type: 'string', default: '20' }, only: { type: 'string' } } });
-const benches = BENCHMARKS.filter((f) => !args.only || f.startsWith(args.only));
+const BIG_BENCHMARKS = ['git-history.ts'];
+const { values: args } = parseArgs({
+  options: { wait: { type: 'string', default: '20' }, only: { type: 'string' }, big: { type: 'boolean' } },
+});
+const benches = [...BENCHMARKS, ...(args.big ? BIG_BENCHMARKS : [])].filter(
+  (f) => !args.only || f.startsWith(args.only),
+);
 const rowsFile = join(mkdtempSync(join(tmpdir(), 'tether-bench-')), 'rows.jsonl');
 const readRows = (): Row[] => {
   try {

@@ -23,6 +23,7 @@ import { API_VERSION, KIND, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
 import { containerSecurity, modelAndProxyEnv, placementSpec, podSecurity } from './runner-pod-spec.ts';
 import { GITHUB_TOKEN_DIR, GITHUB_TOKEN_KEY, runnerTokenSecretName } from './runner-token.ts';
+import { storeClaimName } from './store-claim.ts';
 
 /**
  * The supervisor's entrypoint. CommonJS looks for a package it cannot find in node_modules in
@@ -145,8 +146,9 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
 }
 
 /**
- * The workspace claim, the supervisor's private git store, the channel's socket folder, the projected
- * tokens (API server; relay upload), and with a GitHub App the Pod's GitHub token Secret.
+ * The workspace claim, the supervisor's private git store (the workspace's store claim, store-claim.ts) and its HOME
+ * (the Pod's own), the channel's socket folder, the projected tokens (API server; relay upload), and with a GitHub
+ * App the Pod's GitHub token Secret. The workspace stays the first claim (the local node's ids follow it).
  */
 function runnerVolumes(config: BuilderConfig, claim: string, podName: string): V1Volume[] {
   // The Pod's own token Secret (runner-token.ts), written right after the Pod: it waits for it to start.
@@ -156,7 +158,8 @@ function runnerVolumes(config: BuilderConfig, claim: string, podName: string): V
   return [
     ...token,
     { name: 'workspace', persistentVolumeClaim: { claimName: claim } },
-    { name: 'git-store', emptyDir: {} },
+    { name: 'git-store', persistentVolumeClaim: { claimName: storeClaimName(claim) } },
+    { name: 'runner-home', emptyDir: {} },
     { name: 'agent-socket', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
     { name: 'agent-tmp', emptyDir: {} },
     {
@@ -277,6 +280,7 @@ function podOf(session: Session, config: BuilderConfig, claim: string, replaceme
           volumeMounts: [
             { name: 'workspace', mountPath: WORKSPACE_PATH },
             { name: 'git-store', mountPath: RUNNER_GIT_STORE },
+            { name: 'runner-home', mountPath: RUNNER_HOME },
             { name: 'agent-socket', mountPath: AGENT_SOCKET_DIR },
             { name: 'kube-api-access', mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
             { name: 'relay-token', mountPath: RELAY_TOKEN_DIR, readOnly: true },

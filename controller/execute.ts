@@ -10,6 +10,7 @@ import { desiredPod } from './builders.ts';
 import { desiredIdentity, grantedSessions } from './identity.ts';
 import { workspaceProblem, type Decision, type Observed } from './decide.ts';
 import { statusEvents } from './events.ts';
+import { desiredStorePvc } from './store-claim.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 import { ANNOTATION_TOKEN_EXPIRES, keepRunnerToken, needsToken } from './runner-token.ts';
 import { computeStatus, type StatusInput } from './status.ts';
@@ -122,8 +123,8 @@ export async function deleteRunnerPod(pod: V1Pod | undefined, deps: ReconcileDep
 }
 
 /**
- * CreatePod: the workspace, the runner's identity and its Pod (adopted if they exist). Once the
- * workspace is known to be the phone's, the three go out at once: the Pod needs neither the Role
+ * CreatePod: the workspace, the runner's identity and its Pod with its git store (adopted if they exist). Once the
+ * workspace is known to be the phone's, they go out at once: the Pod needs neither the Role
  * nor the status to exist (the runner waits for Starting and tries a Forbidden start again,
  * common/kube/errors.ts). A Pod the caches did not show is expected until they do.
  */
@@ -133,7 +134,10 @@ async function createPod(session: Session, seen: Observed, deps: ReconcileDeps):
   const cachedPod = deps.cache.pod(runners, runnerName(meta(session).name));
   const runnerPod = async () => {
     if (cachedPod) return cachedPod;
-    const made = await deps.ops.ensurePod(desiredPod(session, deps.config, claim));
+    const [made] = await Promise.all([
+      deps.ops.ensurePod(desiredPod(session, deps.config, claim)),
+      deps.ops.ensurePvc(desiredStorePvc(session, deps.config, claim)),
+    ]);
     deps.expectations.wrote('pods', podKey(made), made, undefined, false);
     return made;
   };

@@ -108,7 +108,7 @@ export function claimVolume(dir: string, pod: V1Pod, volume: V1Volume, range: Id
   const written = !volume.persistentVolumeClaim && !volume.emptyDir; // projected: files the node agent wrote
   if (users.length === 0) {
     applyTree(dir, { uid: () => 0, gid: () => 0, mode: (_m, isDir) => (isDir ? 0o700 : 0o600) });
-  } else if (volume.persistentVolumeClaim && group !== undefined) {
+  } else if (volume.persistentVolumeClaim && group !== undefined && !only) {
     shareWithGroup(dir, range, group);
   } else if (only && written) {
     applyTree(dir, { uid: () => only.uid, gid: () => only.gid, mode: (_m, isDir) => (isDir ? 0o700 : 0o600) });

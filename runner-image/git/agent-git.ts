@@ -1,10 +1,14 @@
 // The agent's .git, new for each prepare: made in the private folder as a clone of the store and
 // copied in whole through workspace-fs — the branch at the base, origin/<branch> at the latest fetch,
 // origin = the URL without credentials, the base's index (without stat data: the agent's git refreshes it).
+// The whole history while the store's packs are small; past that, copied in for every command it would
+// cost more than the rest of the start, so the clone is shallow: the last AGENT_HISTORY.depth commits.
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withWorkspaceDir, type WorkspaceDir } from '../workspace/fs.ts';
+import { BASE_REF } from './store-upkeep.ts';
 
 export interface AgentGitPlace {
   /** git in the private folder (store.ts's run): gitDir null for none, else the repository to use. */
@@ -16,6 +20,18 @@ export interface AgentGitPlace {
   checkout: string;
 }
 
+/** Up to `fullUpToKiB` of packed objects in the store the agent gets the whole history, else the last `depth` commits. */
+export const AGENT_HISTORY = { fullUpToKiB: 100 * 1024, depth: 100 };
+
+/** The clone's arguments: a shallow one goes through upload-pack (a plain local clone ignores --depth). */
+async function cloneArgs(at: AgentGitPlace, branch: string, into: string): Promise<string[]> {
+  const counted = await at.run(['count-objects', '-v'], {});
+  const packedKiB = Number(/^size-pack: (\d+)$/m.exec(counted)?.[1] ?? 0);
+  const clone = ['clone', '--quiet', '--no-checkout', '--branch', branch];
+  if (packedKiB <= AGENT_HISTORY.fullUpToKiB) return [...clone, '--end-of-options', at.store, into];
+  return [...clone, `--depth=${AGENT_HISTORY.depth}`, '--end-of-options', `file://${at.store}`, into];
+}
+
 export async function replaceAgentGit(
   at: AgentGitPlace,
   url: string,
@@ -25,12 +41,15 @@ export async function replaceAgentGit(
 ): Promise<void> {
   const made = await mkdtemp(join(at.scratch, 'clone-'));
   try {
-    await at.run(['clone', '--quiet', '--no-checkout', '--branch', branch, '--end-of-options', at.store, made], {
-      gitDir: null,
-    });
+    await at.run(await cloneArgs(at, branch, made), { gitDir: null });
     const gitDir = join(made, '.git');
+    if (base !== latest) {
+      // A shallow clone may lack the base (kept changes on an older one): the store records it (store-upkeep.ts).
+      const shallow = existsSync(join(gitDir, 'shallow'));
+      if (shallow) await at.run(['fetch', '--quiet', `--depth=${AGENT_HISTORY.depth}`, 'origin', BASE_REF], { gitDir });
+      await at.run(['update-ref', '--end-of-options', `refs/heads/${branch}`, base], { gitDir });
+    }
     await at.run(['config', '--end-of-options', 'remote.origin.url', url], { gitDir });
-    if (base !== latest) await at.run(['update-ref', '--end-of-options', `refs/heads/${branch}`, base], { gitDir });
     await at.run(['read-tree', '--end-of-options', base], { gitDir, index: join(gitDir, 'index') });
     await withWorkspaceDir(at.workspace, '', async (root) => {
       const staging = `.tether-git-${randomBytes(8).toString('hex')}`;

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Redactor } from '../../common/log.ts';
-import { applyChanges, readBaseMarker, writeBaseMarker, type Change } from '../workspace/checkout.ts';
+import { applyChanges, type Change } from '../workspace/checkout.ts';
 import { DIFF_OPTIONS, type GitIdentity, type TokenSource } from './env.ts';
 import type { Diff } from './text.ts';
 import { spawnGit, type RunningGit, type RunOptions } from './spawn.ts';
@@ -23,6 +23,7 @@ import {
 import { withWorkspaceDir } from '../workspace/fs.ts';
 import { replaceAgentGit, type AgentGitPlace } from './agent-git.ts';
 import { fetchBranch, fetchRef, pullRequestSize, pushOnce, pushToBranch, type BranchGit } from './pull-branch.ts';
+import { clearLeftovers, keptBase, recordBase } from './store-upkeep.ts';
 
 export type { Snapshot } from '../workspace/snapshot.ts';
 export { PushConflict, RefusedRef, type Pushed } from './pull-branch.ts';
@@ -46,8 +47,6 @@ export interface GitDeps {
 }
 
 export type Prepared = 'cloned' | 'updated' | 'kept-changes';
-
-const OBJECT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 export class Git {
   private readonly deps: GitDeps;
@@ -113,7 +112,7 @@ export class Git {
     this.pullTip = pullBranch ? await fetchBranch(this.branchGit, url, pullBranch) : undefined;
     const latest = this.pullTip ?? this.rest;
     const fresh = await this.ensureWorkTree();
-    const from = (await this.keptBase([...new Set([latest, this.rest])])) ?? latest;
+    const from = (await keptBase((args) => this.run(args), this.deps.workspace, [latest, this.rest])) ?? latest;
     this.base = from;
     let outcome: Prepared = 'kept-changes';
     if (fresh || (await this.isClean(from))) {
@@ -121,7 +120,7 @@ export class Git {
       this.base = latest;
       outcome = fresh ? 'cloned' : 'updated';
     }
-    await writeBaseMarker(this.deps.workspace, this.base);
+    await this.recordBase(this.base);
     await replaceAgentGit(this.agentGit, url, this.pullTip ? pullBranch! : branch, this.base, latest);
     return outcome;
   }
@@ -188,7 +187,7 @@ export class Git {
     const base = this.requireBase();
     const rest = this.rest ?? base;
     await this.checkOut((await this.snapshot(base)).tree, rest);
-    if (rest !== base) await writeBaseMarker(this.deps.workspace, rest);
+    if (rest !== base) await this.recordBase(rest);
   }
 
   /** A checkout left clean on a pull request's tip goes back to the base branch's tip (next command: either). */
@@ -206,6 +205,11 @@ export class Git {
     await mkdir(this.scratch, { recursive: true, mode: 0o700 });
     if (!existsSync(join(this.store, 'HEAD')))
       await this.run(['init', '--quiet', '--bare', '--template=', '--end-of-options', this.store], { gitDir: null });
+    await clearLeftovers(this.store, this.scratch);
+  }
+
+  private async recordBase(commit: string): Promise<void> {
+    await recordBase((args) => this.run(args), this.deps.workspace, commit);
   }
 
   /**
@@ -226,19 +230,6 @@ export class Git {
 
   private async treeOf(commit: string): Promise<string> {
     return (await this.run(['rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`])).trim();
-  }
-
-  /** The base the kept work tree was made from: only a commit one of the fetched branches contains. */
-  private async keptBase(tips: string[]): Promise<string | undefined> {
-    const recorded = await readBaseMarker(this.deps.workspace);
-    if (!OBJECT_ID.test(recorded)) return undefined;
-    const contains = (tip: string) =>
-      this.run(['merge-base', '--is-ancestor', '--end-of-options', recorded, tip]).then(
-        () => true,
-        () => false,
-      );
-    for (const tip of tips) if (await contains(tip)) return recorded;
-    return undefined;
   }
 
   /** Whether the checkout is the commit's tree; a checkout too large to snapshot is not. */

@@ -179,10 +179,11 @@ export async function applyChanges(
 }
 
 /**
- * On the workspace, beside the checkout: the commit the kept work tree is based on. The store is
- * the Pod's own (an emptyDir), so the record must outlive it on the workspace, where the agent can
- * write it: read through workspace-fs (bounded, no link, no FIFO), it is trusted only as a commit
- * the forge's branch contains (git/store.ts).
+ * On the workspace, beside the checkout: the commit the kept work tree is based on, as runners
+ * recorded it before the store outlived its Pod. The store's own record comes first
+ * (git/store-upkeep.ts); this one, which the agent can write, is read only when the store has none:
+ * through workspace-fs (bounded, no link, no FIFO), and trusted only as a commit the forge's branch
+ * contains.
  */
 const BASE_MARKER = '.tether-repo-base';
 const MARKER_BYTES = 128;

@@ -137,7 +137,11 @@ describe('end to end: upgrading from the unkeyed phone hash', () => {
     expect(pod.metadata!.labels?.[LABEL_PHONE_HASH]).toBe(keyed);
     expect(pod.spec!.serviceAccountName).toBe(`runner-${keyed}`);
     const { items } = await core.listNamespacedPersistentVolumeClaim({ namespace: e2e.stack.runnerNamespace });
-    expect(items.map((pvc) => pvc.metadata!.name).sort()).toEqual([claim, donated!.spec.workspace].sort());
+    // Each workspace with its git store, the legacy claim's named after it.
+    const workspaces = [claim, donated!.spec.workspace];
+    expect(items.map((pvc) => pvc.metadata!.name).sort()).toEqual(
+      [...workspaces, ...workspaces.map((w) => `${w}.git`)].sort(),
+    );
     expect(existsSync(volume(workspaceName(keyed)))).toBe(false);
     expect(readFileSync(join(volume(claim), MARKER), 'utf8')).toBe('from before the upgrade\n');
     expect(readFileSync(transcript!, 'utf8').trim().split('\n').length).toBeGreaterThan(linesBefore);

@@ -77,10 +77,11 @@ describe('end to end: a process swapping folders for symlinks while the runner s
       const start = `pwd > ${named}/cwd; sleep 2`;
       await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: start })}\nsay: Named the checkout.`);
       await phone.next(/🔐/, 60_000);
-      // The runner Pod's private places, known once it runs: the git store (an emptyDir) and its token.
+      // The runner Pod's private places, known once it runs: the git store (its workspace's store claim) and its token.
       const [podDir] = readdirSync(join(e2e.stateDir, 'pods'));
-      const uid8 = podDir!.split('_').at(-1)!;
-      const store = join(e2e.stateDir, 'e', uid8, 'git-store', 'store.git');
+      const [running] = await e2e.list();
+      const storeClaim = `${running!.spec.workspace}.git`;
+      const store = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, storeClaim, 'store.git');
       const tokens = join(e2e.stateDir, 'pods', podDir!, 'volumes', 'kube-api-access');
       const token = readFileSync(join(tokens, 'token'), 'utf8');
       const storeConfig = readFileSync(join(store, 'config'), 'utf8');

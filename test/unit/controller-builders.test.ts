@@ -131,6 +131,7 @@ describe('desiredPod', () => {
             volumeMounts: [
               { name: 'workspace', mountPath: '/workspace' },
               { name: 'git-store', mountPath: '/var/lib/tether/git' },
+              { name: 'runner-home', mountPath: '/var/lib/tether/git/home' },
               { name: 'agent-socket', mountPath: '/run/tether' },
               { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true },
               { name: 'relay-token', mountPath: '/var/run/secrets/tether/relay', readOnly: true },
@@ -139,7 +140,8 @@ describe('desiredPod', () => {
         ],
         volumes: [
           { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },
-          { name: 'git-store', emptyDir: {} },
+          { name: 'git-store', persistentVolumeClaim: { claimName: `${session.spec.workspace}.git` } },
+          { name: 'runner-home', emptyDir: {} },
           { name: 'agent-socket', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
           { name: 'agent-tmp', emptyDir: {} },
           {

@@ -90,6 +90,22 @@ fsGroup`, () => {
     mkdirSync(join(dir, 'ws'));
     expect(() => claimVolume(join(dir, 'ws'), runnerLike(volumes), volumes[0]!, range)).toThrow(/no fsGroup/);
   });
+
+  it(`keeps a claim one container mounts (the runner's git store) for that user alone, not the Pod's fsGroup: the \
+agent shares the group and the folder's name is known`, () => {
+    const dir = state();
+    const range = idRange(dir, 'claim ns/ws');
+    const store = join(dir, 'ws.git');
+    mkdirSync(join(store, 'store.git'), { recursive: true, mode: 0o777 });
+    const volumes = [
+      { name: 'ws', persistentVolumeClaim: { claimName: 'ws' } },
+      { name: 'own', persistentVolumeClaim: { claimName: 'ws.git' } },
+    ];
+    claimVolume(store, runnerLike(volumes, 1000), volumes[1]!, range);
+    expect(statSync(store)).toMatchObject({ uid: range.base + 1000 });
+    expect(modeOf(store)).toBe(0o700);
+    expect(modeOf(join(store, 'store.git')) & 0o077).toBe(0);
+  });
 });
 
 describe("the stack's own state", () => {
