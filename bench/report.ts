@@ -64,7 +64,7 @@ export function formatTable(rows: Row[]): string {
     r.figure,
     r.target,
     `${shown(r.measured)}${r.unit ? ` ${r.unit}` : ''}`,
-    r.goal ? `${ratio(r).toFixed(2)}${meets(r) ? '' : ' ✗'}` : '—',
+    !r.goal ? '—' : ratio(r) >= 1000 ? '≫ 1 ✗' : `${ratio(r).toFixed(2)}${meets(r) ? '' : ' ✗'}`,
     r.load ?? '',
   ]);
   const header = ['figure', 'target', 'measured', 'ratio', 'load (1/5/15 min)'];
