@@ -27,6 +27,11 @@ describe('benchmark table', () => {
     expect(line).toMatch(/^lost Pod → going again p50\s+—\s+2400 ms\s+—\s+\d/);
   });
 
+  it('shows a missed "at least" of nothing measured without a meaningless ratio', () => {
+    const [, , line] = formatTable([atLeast('warm starts', 0, 500)]).split('\n');
+    expect(line).toMatch(/^warm starts\s+≥ 500\s+0\s+≫ 1 ✗\s/);
+  });
+
   it('hands rows to make bench through its file, one JSON line each', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'bench-rows-')), 'rows.jsonl');
     report([atMost('RSS', 150, 200, 'MiB')], file);
