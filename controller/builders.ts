@@ -1,22 +1,18 @@
 // Pure builders of the objects a Session needs: deterministic names, owner references,
 // least privilege. Compared whole in test/unit/controller-builders.test.ts.
-import type {
-  V1Container,
-  V1EnvVar,
-  V1PersistentVolumeClaim,
-  V1Pod,
-  V1Volume,
-  V1OwnerReference,
-} from '@kubernetes/client-node';
+import type { V1Container, V1EnvVar, V1Pod, V1Volume, V1OwnerReference } from '@kubernetes/client-node';
 import { SERVICE_ACCOUNT_DIR } from '../common/kube/connection.ts';
+import { createHash } from 'node:crypto';
 import {
   AGENT_SOCKET_DIR,
+  ANNOTATION_RUNNER_KEY,
   AGENT_SOCKET_PATH,
   ANNOTATION_SESSION_UID,
   LABEL_COMPONENT,
   LABEL_PART_OF,
   LABEL_PHONE_HASH,
   LABEL_SESSION,
+  LABEL_WORKSPACE,
   RELAY_TOKEN_AUDIENCE,
   RUNNER_GIT_STORE,
   RUNNER_HOME,
@@ -68,6 +64,7 @@ type BuilderConfig = Pick<
   | 'runnerEnvironment'
   | 'placement'
   | 'githubApp'
+  | 'keepAliveMs'
 >;
 
 function ownerReference(session: Session): V1OwnerReference {
@@ -93,43 +90,19 @@ export function runnerLabels(session: Session, config: Pick<ControllerConfig, 'p
 /**
  * The runner Pod's metadata. An owner reference cannot cross namespaces (the garbage collector
  * would delete the Pod at once), so a Pod beside its Session is owned by it and a Pod in the
- * runner namespace is removed by the controller; both carry the Session's uid.
+ * runner namespace is removed by the controller; both carry the Session's uid. A Pod kept live
+ * for the phone's next Sessions (keep-alive) is owned by none of them: the first one's removal
+ * must not take it from a later one; the controller removes it.
  */
-function runnerMeta(session: Session, config: Pick<ControllerConfig, 'runnerNamespace' | 'placement' | 'phoneHash'>) {
-  const sameNamespace = config.runnerNamespace === session.metadata.namespace;
+function runnerMeta(session: Session, config: BuilderConfig, claim: string, replacement: number) {
+  const owned = config.runnerNamespace === session.metadata.namespace && config.keepAliveMs === 0;
   return {
-    name: runnerName(session.metadata.name!),
+    name: runnerName(session.metadata.name!, replacement),
     namespace: config.runnerNamespace,
     // The install's labels never replace Tether's own (the config refuses them too).
-    labels: { ...config.placement.podLabels, ...runnerLabels(session, config) },
+    labels: { ...config.placement.podLabels, ...runnerLabels(session, config), [LABEL_WORKSPACE]: claim },
     annotations: { [ANNOTATION_SESSION_UID]: session.metadata.uid! },
-    ...(sameNamespace ? { ownerReferences: [ownerReference(session)] } : {}),
-  };
-}
-
-/** The per-phone workspace, named `claim` (workspace-claim.ts): never owned by a Session, it outlives them all. */
-export function desiredPvc(
-  session: Session,
-  config: Pick<ControllerConfig, 'pvc' | 'runnerNamespace' | 'phoneHash'>,
-  claim = session.spec.workspace,
-): V1PersistentVolumeClaim {
-  return {
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: {
-      name: claim,
-      namespace: config.runnerNamespace,
-      labels: {
-        [LABEL_PHONE_HASH]: config.phoneHash(session.spec.phone),
-        [LABEL_COMPONENT]: 'workspace',
-        [LABEL_PART_OF]: 'tether',
-      },
-    },
-    spec: {
-      accessModes: ['ReadWriteOnce'],
-      resources: { requests: { storage: config.pvc.size } },
-      ...(config.pvc.storageClass ? { storageClassName: config.pvc.storageClass } : {}),
-    },
+    ...(owned ? { ownerReferences: [ownerReference(session)] } : {}),
   };
 }
 
@@ -143,7 +116,10 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
     { name: 'TETHER_GIT_STORE', value: RUNNER_GIT_STORE },
     { name: 'TETHER_RELAY_TOKEN_FILE', value: `${RELAY_TOKEN_DIR}/token` },
     { name: 'TETHER_AGENT_SOCKET', value: AGENT_SOCKET_PATH },
+    { name: 'TETHER_POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
   ];
+  // A live runner serves the phone's next Sessions bound to its Pod (docs/runner.md, "A live runner").
+  if (config.keepAliveMs > 0) env.push({ name: 'TETHER_RUNNER_LIVE', value: 'true' });
   if (config.relayUrl) env.push({ name: 'TETHER_RELAY_URL', value: config.relayUrl });
   if (config.githubApiUrl) env.push({ name: 'GITHUB_API_URL', value: config.githubApiUrl });
   env.push({ name: 'TETHER_REPO_HOSTS', value: config.repoHosts.join(',') });
@@ -239,9 +215,35 @@ function agentContainer(config: BuilderConfig): V1Container {
   };
 }
 
-/** The runner Pod of a Session, mounting the workspace `claim` (workspace-claim.ts). */
-export function desiredPod(session: Session, config: BuilderConfig, claim = session.spec.workspace): V1Pod {
-  const meta = runnerMeta(session, config);
+/**
+ * The runner Pod of a Session, mounting the workspace `claim` (workspace-claim.ts); `replacement`
+ * counts the Pods made after the Session's Pod was lost. It carries the runner key (runnerKey).
+ */
+export function desiredPod(
+  session: Session,
+  config: BuilderConfig,
+  claim = session.spec.workspace,
+  replacement = 0,
+): V1Pod {
+  const pod = podOf(session, config, claim, replacement);
+  pod.metadata!.annotations![ANNOTATION_RUNNER_KEY] = runnerKey(session, config, claim);
+  return pod;
+}
+
+/**
+ * A digest of everything in the runner Pod of `session` that is not that Session's: the Pod spec a
+ * Session of no name would get (image, workspace, the install's settings, the phone's identity)
+ * and the repository URL. A live Pod takes a Session only while its key is the one a new Pod would get.
+ */
+export function runnerKey(session: Session, config: BuilderConfig, claim = session.spec.workspace): string {
+  const anonymous = { ...session, metadata: { namespace: session.metadata.namespace, name: '-', uid: '-' } };
+  const { spec } = podOf(anonymous, config, claim, 0);
+  const digest = createHash('sha256').update(JSON.stringify({ spec, repo: session.spec.repo.url }));
+  return digest.digest('hex').slice(0, 32);
+}
+
+function podOf(session: Session, config: BuilderConfig, claim: string, replacement: number): V1Pod {
+  const meta = runnerMeta(session, config, claim, replacement);
   return {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -5,6 +5,7 @@ import type { Session } from '../common/session/schema.ts';
 import { endingEffects, isTerminal, Reason, type Effect } from '../common/session/state-machine.ts';
 import type { ControllerConfig } from './config.ts';
 import { endReason } from './conditions.ts';
+import { lastOnPod } from './live-pod.ts';
 
 /** Ends the controller decides while the runner may still run: its Pod is stopped at once. */
 const CONTROLLER_ENDINGS: readonly string[] = [
@@ -15,6 +16,8 @@ const CONTROLLER_ENDINGS: readonly string[] = [
   Reason.StartTimeout,
   Reason.PodLost,
 ];
+/** Of those, the ends a live runner takes in its stride (it sees the final phase and waits for the next Session). */
+const LIVE_RUNNER_ENDINGS: readonly string[] = [Reason.Cancelled, Reason.QueueCleared, Reason.ApprovalTimeout];
 
 export interface Cleanup {
   /** The end's controller effects still due: DeletePod once its time has come, and the phone-wide ones. */
@@ -24,7 +27,7 @@ export interface Cleanup {
   requeueAfterMs?: number;
 }
 
-type Retention = Pick<ControllerConfig, 'podTtlMs' | 'historyCount' | 'historyMaxAgeMs'>;
+type Retention = Pick<ControllerConfig, 'podTtlMs' | 'keepAliveMs' | 'historyCount' | 'historyMaxAgeMs'>;
 
 /**
  * How long a Session that spent money is kept past the history limits: the phone's daily budget
@@ -35,18 +38,33 @@ export const SPEND_HELD_MS = 25 * 3_600_000;
 const completedAt = (s: Session) =>
   Date.parse(s.status?.completionTime ?? s.metadata.creationTimestamp?.toString() ?? '0');
 
+/** A running Pod of a Session that ended so is stopped at once (not kept live). */
+export const stopsAtOnce = (reason: string, keepAliveMs: number) =>
+  CONTROLLER_ENDINGS.includes(reason) && (keepAliveMs === 0 || !LIVE_RUNNER_ENDINGS.includes(reason));
+
 /**
- * DeletePod of an end: a Pod the controller stopped goes at once, any other after the TTL (logs stay
- * readable). A Pod the status never named was made by an admission whose status write failed (the
- * Session ended or changed meanwhile): no runner of it ever started, so it goes at once.
+ * DeletePod of an end, by the last Session bound to the Pod (an active one, or one that ended later,
+ * holds it): a Pod the controller stopped goes at once; a runner still there waits live for the keep-alive
+ * (a later Session may be bound to it meanwhile); any other Pod goes after the TTL (logs stay readable).
+ * A Pod the status never named was made by an admission whose status write failed (the Session ended
+ * or changed meanwhile): no runner of it ever started, so it goes at once.
  */
-function podDue(session: Session, pod: V1Pod | undefined, now: Date, podTtlMs: number): { now: boolean; at?: number } {
+function podDue(
+  session: Session,
+  pod: V1Pod | undefined,
+  siblings: Session[],
+  now: Date,
+  config: Retention,
+): { now: boolean; at?: number } {
   if (!pod || pod.metadata?.deletionTimestamp) return { now: false };
   if (!session.status?.podName) return { now: true };
+  const mates = [...siblings.filter((s) => s.metadata.name !== session.metadata.name), session];
+  if (lastOnPod(pod.metadata!.name!, mates) !== session) return { now: false };
   const running = pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';
-  const expires = completedAt(session) + podTtlMs;
-  if ((running && CONTROLLER_ENDINGS.includes(endReason(session))) || now.getTime() >= expires) return { now: true };
-  return { now: false, at: expires };
+  if (running && stopsAtOnce(endReason(session), config.keepAliveMs)) return { now: true };
+  const kept = running && config.keepAliveMs > 0 ? config.keepAliveMs : config.podTtlMs;
+  const expires = completedAt(session) + kept;
+  return now.getTime() >= expires ? { now: true } : { now: false, at: expires };
 }
 
 /** Until when a Session counts toward its phone's daily budget: removing it earlier would erase spend. */
@@ -72,7 +90,7 @@ export function decideTerminal(
   const waits: number[] = [];
   const effects: Effect[] = ending.filter((e) => e === 'ClearPhoneQueue' || e === 'StartNextQueued');
   if (ending.includes('DeletePod') || (pod && !session.status?.podName)) {
-    const due = podDue(session, pod, now, config.podTtlMs);
+    const due = podDue(session, pod, siblings, now, config);
     if (due.now) effects.push('DeletePod');
     if (due.at !== undefined) waits.push(due.at);
   }

@@ -27,6 +27,7 @@ import { jsonList, jsonObject, podLabels } from './runner-pod-values.ts';
 export { ConfigError };
 
 const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
+const KEEP_ALIVE_PATTERN = '^(0|([0-9]+(h|m|s))+)$';
 const QUANTITY = '^[0-9]+(\\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$';
 const objectName = (description: string, fallback?: string) =>
   Type.String({ pattern: DNS_SUBDOMAIN_PATTERN, description, ...(fallback ? { default: fallback } : {}) });
@@ -90,6 +91,11 @@ export const CONTROLLER_ENV = Type.Object({
   TETHER_APPROVAL_TIMEOUT: duration(SESSION_DEFAULTS.timeouts.approval, 'spec.timeouts.approval likewise'),
   TETHER_START_TIMEOUT: duration(RUNNER_START_TIMEOUT, 'how long a runner Pod may take to start'),
   TETHER_POD_TTL: duration('10m', 'how long a finished runner Pod is kept'),
+  TETHER_RUNNER_KEEP_ALIVE: Type.String({
+    pattern: KEEP_ALIVE_PATTERN,
+    default: '10m',
+    description: "how long a phone's runner Pod waits live for its next command (e.g. 10m); 0: off",
+  }),
   TETHER_HISTORY_COUNT: whole(20, 1, 'finished Sessions kept per phone'),
   TETHER_HISTORY_MAX_AGE: duration('720h', 'how long a finished Session is kept'),
   TETHER_MAX_QUEUED: whole(SESSION_DEFAULTS.maxQueued, 0, 'commands a phone may have waiting', MAX_QUEUED_CEILING),
@@ -238,6 +244,8 @@ function sessionSettings(env: Env) {
     /** A runner Pod not started (its runner Working) this long after creation fails its Session. */
     startTimeoutMs: positiveMs('TETHER_START_TIMEOUT', env.TETHER_START_TIMEOUT),
     podTtlMs: parseDuration(env.TETHER_POD_TTL),
+    /** A finished Session's runner Pod stays live this long for the phone's next command (0: off). */
+    keepAliveMs: env.TETHER_RUNNER_KEEP_ALIVE === '0' ? 0 : parseDuration(env.TETHER_RUNNER_KEEP_ALIVE),
     historyCount: env.TETHER_HISTORY_COUNT,
     historyMaxAgeMs: positiveMs('TETHER_HISTORY_MAX_AGE', env.TETHER_HISTORY_MAX_AGE),
     maxQueued: env.TETHER_MAX_QUEUED,

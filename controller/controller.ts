@@ -170,8 +170,40 @@ function createReconcileQueue({ config, logger, metrics }: ControllerDeps, recon
   });
 }
 
+/** Runner Pod keys by their phone-hash label. */
+function createPodIndex() {
+  const byHash = new Map<string, Set<string>>();
+  const hashOf = new Map<string, string>();
+  return {
+    /** Records the Pod (undefined: gone); returns its phone hash, or the one it had. */
+    update(key: string, pod: V1Pod | undefined): string | undefined {
+      const before = hashOf.get(key);
+      if (before !== undefined) byHash.get(before)?.delete(key);
+      if (before !== undefined && byHash.get(before)?.size === 0) byHash.delete(before);
+      hashOf.delete(key);
+      const hash = pod?.metadata?.labels?.[LABEL_PHONE_HASH];
+      if (hash === undefined) return before;
+      hashOf.set(key, hash);
+      byHash.set(hash, (byHash.get(hash) ?? new Set()).add(key));
+      return hash;
+    },
+    keys: (hash: string) => [...(byHash.get(hash) ?? [])],
+  };
+}
+
+type PodIndex = ReturnType<typeof createPodIndex>;
+
 /** The informers as a pass reads them. */
-function clusterCache({ sessions, pods, pvcs, roles, bindings }: Informers, phones: PhoneIndex): ClusterCache {
+function clusterCache(
+  { sessions, pods, pvcs, roles, bindings }: Informers,
+  phones: PhoneIndex,
+  podsByPhone: PodIndex,
+): ClusterCache {
+  const phoneSessions = (phone: string) =>
+    phones
+      .keys(phone)
+      .map((key) => sessions.get(key))
+      .filter((x): x is Session => x !== undefined);
   return {
     session: (key) => sessions.get(key),
     pod: (namespace, name) => pods.get(`${namespace}/${name}`),
@@ -180,11 +212,16 @@ function clusterCache({ sessions, pods, pvcs, roles, bindings }: Informers, phon
       const role = roles.get(`${namespace}/${name}`);
       return role && { role, bound: bindings.get(`${namespace}/${name}`) !== undefined };
     },
-    siblings: (s) =>
-      phones
-        .keys(s.spec.phone)
-        .map((key) => sessions.get(key))
-        .filter((x): x is Session => x !== undefined),
+    siblings: (s) => phoneSessions(s.spec.phone),
+    phonePods: (hash) =>
+      podsByPhone
+        .keys(hash)
+        .map((key) => pods.get(key))
+        .filter((x): x is V1Pod => x !== undefined),
+    boundTo: (pod) => {
+      const phone = phones.phoneOf(pod.metadata?.labels?.[LABEL_PHONE_HASH] ?? '');
+      return phone === undefined ? [] : phoneSessions(phone).filter((s) => s.status?.podName === pod.metadata?.name);
+    },
   };
 }
 
@@ -192,6 +229,7 @@ export function createController(deps: ControllerDeps): Controller {
   const informers = createInformers(deps);
   const { sessions, pods, pvcs } = informers;
   const phones = createPhoneIndex(deps.config);
+  const podsByPhone = createPodIndex();
   const expectations: Expectations = createExpectations({
     cached: { sessions: (key) => sessions.get(key), pods: (key) => pods.get(key) },
     wake: (key) => queue.add(key),
@@ -205,7 +243,7 @@ export function createController(deps: ControllerDeps): Controller {
   };
   const queue = createReconcileQueue(deps, {
     ops: deps.ops ?? kubeClusterOps(deps.kubeConfig),
-    cache: clusterCache(informers, phones),
+    cache: clusterCache(informers, phones, podsByPhone),
     expectations,
     config: deps.config,
     logger: deps.logger,
@@ -221,15 +259,24 @@ export function createController(deps: ControllerDeps): Controller {
       if (asksForPass) queue.add(key);
       return;
     }
-    if (pods.get(`${deps.config.runnerNamespace}/${runnerName(key.split('/')[1]!)}`)) queue.add(key);
+    const name = key.split('/')[1]!;
+    if ([0, 1].some((n) => pods.get(`${deps.config.runnerNamespace}/${runnerName(name, n)}`))) queue.add(key);
     const phone = phones.remove(key);
-    // A Session deleted while active frees the phone without an end of its own.
-    if (phone !== undefined) enqueuePhone(phone, unfinished);
+    // A Session deleted while active frees the phone without an end of its own; one bound to a
+    // live Pod leaves its release to the Sessions that ran on it before.
+    if (phone !== undefined) enqueuePhone(phone, () => true);
   });
   pods.onChange((key, pod) => {
+    const hash = podsByPhone.update(key, pod);
     const asksForPass = expectations.observed('pods', key, pod);
     const owner = podChanged(key, pod);
     if (owner && asksForPass) queue.add(owner);
+    // The Sessions bound to a live Pod (its runner's end is theirs), and the phone's waiting ones
+    // (a live Pod to take, or one that went).
+    const phone = hash === undefined ? undefined : phones.phoneOf(hash);
+    if (!phone || !asksForPass) return;
+    const podName = key.split('/')[1];
+    enqueuePhone(phone, (k) => waiting(k) || (unfinished(k) && sessions.get(k)?.status?.podName === podName));
   });
   // Only a waiting Session reads the workspace (its admission checks and creates it).
   pvcs.onChange((_key, pvc) => {

@@ -3,7 +3,7 @@
 // machine) and when to look again. reconcile.ts performs the effects. Timestamps come from status.
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { parseDuration } from '../common/session/display.ts';
-import { LABEL_PHONE_HASH, runnerName, workspaceName } from '../common/session/names.ts';
+import { LABEL_PHONE_HASH, workspaceName } from '../common/session/names.ts';
 import type { PhoneHash } from '../common/session/phone-hash.ts';
 import { repoProblem } from '../common/session/repo.ts';
 import type { Session } from '../common/session/schema.ts';
@@ -13,9 +13,11 @@ import { admit } from './admission.ts';
 import type { ControllerConfig } from './config.ts';
 import { startProblem, startTimeoutMessage, type StartProblem } from './start.ts';
 import { phoneHashes, workspaceRepo } from './workspace-claim.ts';
+import { bindable, idlePods, podOf, type LiveWanted } from './live-pod.ts';
 
 export type Timeouts = Pick<ControllerConfig, 'defaultRunTimeoutMs' | 'defaultApprovalTimeoutMs' | 'startTimeoutMs'>;
-type DecideConfig = Timeouts & Pick<ControllerConfig, 'maxQueued' | 'repoHosts' | 'budget' | 'phoneHash'>;
+type DecideConfig = Timeouts &
+  Pick<ControllerConfig, 'maxQueued' | 'repoHosts' | 'budget' | 'phoneHash' | 'keepAliveMs'>;
 
 export interface Observed {
   /** Every Session of the same phone, this one included or not. */
@@ -24,6 +26,8 @@ export interface Observed {
   pod?: V1Pod;
   /** The workspace PVC the runner mounts (workspace-claim.ts), if the cache holds it. */
   pvc?: V1PersistentVolumeClaim;
+  /** For a waiting Session: the phone's runner Pods, and what a new Pod of it would be. */
+  live?: { pods: V1Pod[]; wanted: LiveWanted };
 }
 
 export interface Decision {
@@ -35,6 +39,10 @@ export interface Decision {
   /** Why a Starting Session's Pod has not started yet (its Started condition). */
   startProblem?: StartProblem;
   requeueAfterMs?: number;
+  /** BindPod: the phone's live runner Pod the Session is handed to. */
+  bindPod?: string;
+  /** The phone's idle live Pods that go before this Session's Pod is made or bound (a workspace is ReadWriteOnce). */
+  releasePods?: V1Pod[];
 }
 
 /** The transition `event` makes from the Session's phase; an illegal one is a bug, not a state. */
@@ -108,10 +116,11 @@ export function decide(session: Session, seen: Observed, now: Date, config: Deci
     if (problem) return { step: take(session, { type: 'InvalidSpec' }), message: problem };
   }
   if (session.spec.cancel) return { step: take(session, { type: 'Cancel' }), message: 'cancelled by the user' };
-  return fresh ? decideWaiting(session, seen.siblings, now, config) : decideActive(session, seen.pod, now, config);
+  return fresh ? decideWaiting(session, seen, now, config) : decideActive(session, seen.pod, now, config);
 }
 
-function decideWaiting(session: Session, siblings: Session[], now: Date, config: DecideConfig): Decision {
+function decideWaiting(session: Session, seen: Observed, now: Date, config: DecideConfig): Decision {
+  const { siblings } = seen;
   const admission = admit(session, siblings, config.maxQueued);
   switch (admission.kind) {
     case 'cleared':
@@ -131,14 +140,25 @@ function decideWaiting(session: Session, siblings: Session[], now: Date, config:
         message: `waiting for the phone's earlier command (#${admission.position})`,
       };
     case 'run':
-      return overBudget(session, siblings, now, config.budget) ?? admitted(session, config);
+      return overBudget(session, siblings, now, config.budget) ?? admitted(session, seen, now, config);
   }
 }
 
-/** The turn came: the runner Pod is made now, and the pass looks again at the first deadline of a start. */
-function admitted(session: Session, config: DecideConfig): Decision {
+/**
+ * The turn came: the phone's live runner Pod takes the Session when one fits (RunnerBound), else a
+ * runner Pod is made (PodCreated); the phone's other idle live Pods go first. The pass looks again
+ * at the first deadline of a start.
+ */
+function admitted(session: Session, seen: Observed, now: Date, config: DecideConfig): Decision {
   const firstDeadline = Math.min(config.startTimeoutMs, runTimeoutMs(session, config));
-  return { step: take(session, { type: 'PodCreated' }), requeueAfterMs: Math.max(1, firstDeadline) };
+  const requeueAfterMs = Math.max(1, firstDeadline);
+  const pods = seen.live?.pods ?? [];
+  const live = seen.live && pods.find((p) => bindable(p, seen.live!.wanted, seen.siblings, now, config.keepAliveMs));
+  const bindPod = live?.metadata?.name;
+  const idle = idlePods(pods, seen.siblings, bindPod);
+  const releasePods = idle.length ? { releasePods: idle } : {};
+  if (bindPod) return { step: take(session, { type: 'RunnerBound' }), bindPod, ...releasePods, requeueAfterMs };
+  return { step: take(session, { type: 'PodCreated' }), ...releasePods, requeueAfterMs };
 }
 
 /** A command whose turn came after the phone's spend today reached the daily budget does not start. */
@@ -154,6 +174,11 @@ function overBudget(
     `today's budget is spent: ${usd(spent)} of ${usd(budget.dailyUsd)}; ` +
     `new commands start again after midnight (${budget.timeZone})`;
   return { step: take(session, { type: 'OverBudget' }), message };
+}
+
+/** The first loss of a running Session's Pod: a new Pod on the same workspace resumes the run. */
+function replaced(session: Session, lost: string): Decision {
+  return { step: take(session, { type: 'RunnerLost' }), message: `${lost}; a new runner pod continues the run` };
 }
 
 function podEnded(pod: V1Pod): { message: string; exitCode?: number } | undefined {
@@ -181,13 +206,12 @@ function podEnded(pod: V1Pod): { message: string; exitCode?: number } | undefine
 /** What an active Session (Starting…Publishing) needs, given its Pod as it is now. */
 export function decideActive(session: Session, pod: V1Pod | undefined, now: Date, config: Timeouts): Decision {
   const status = session.status ?? {};
-  if (!pod)
-    return {
-      step: take(session, { type: 'PodLost' }),
-      message: `runner pod ${runnerName(session.metadata.name!)} disappeared`,
-    };
-  const ended = podEnded(pod);
-  if (ended) return { step: take(session, { type: 'PodLost' }), ...ended };
+  const lost = pod ? podEnded(pod) : { message: `runner pod ${podOf(session)} disappeared` };
+  if (lost || !pod) {
+    const ended = lost ?? { message: '' };
+    if ((status.runnerRestarts ?? 0) < 1) return replaced(session, ended.message);
+    return { step: take(session, { type: 'PodLost' }), ...ended };
+  }
 
   const deadlines: number[] = [];
   const start = status.startTime ? Date.parse(status.startTime) : undefined;

@@ -5,15 +5,17 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { ANNOTATION_SESSION_UID, runnerIdentityName, runnerName } from '../common/session/names.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
-import { isActive } from '../common/session/state-machine.ts';
-import { desiredPod, desiredPvc } from './builders.ts';
+import { isActive, isTerminal, type Step } from '../common/session/state-machine.ts';
+import { desiredPod } from './builders.ts';
 import { desiredIdentity, grantedSessions } from './identity.ts';
 import { workspaceProblem, type Decision, type Observed } from './decide.ts';
 import { statusEvents } from './events.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 import { ANNOTATION_TOKEN_EXPIRES, keepRunnerToken, needsToken } from './runner-token.ts';
 import { computeStatus, type StatusInput } from './status.ts';
-import { cachedClaim } from './workspace-claim.ts';
+import { cachedClaim, desiredPvc } from './workspace-claim.ts';
+import { podOf } from './live-pod.ts';
+import { stopsAtOnce } from './cleanup.ts';
 
 /** A status write: the status before and after, and the reason of the transition taken. */
 export interface Written {
@@ -33,9 +35,11 @@ const meta = (session: Session) => session.metadata as { namespace: string; name
 const podKey = (pod: V1Pod) => `${pod.metadata?.namespace}/${pod.metadata?.name}`;
 
 /**
- * Performs a decision's effects around the one status write: CreatePod before it (the status
- * names the Pod), SetCompletionTime in it, DeletePod after it (so a stale decision fails with
- * 409 instead of stopping a healthy runner). The phone-wide effects follow in finish().
+ * Performs a decision's effects around the one status write: the phone's idle live Pods go first
+ * (releasePods); CreatePod and ReplacePod before the write (the status names the Pod), SetCompletionTime
+ * in it, BindPod's Role grant and DeletePod after it (the runner acts on a Session only once the status
+ * names its Pod; a stale decision fails with 409 instead of stopping a healthy runner). The phone-wide
+ * effects follow in finish().
  */
 export async function act(
   session: Session,
@@ -44,17 +48,19 @@ export async function act(
   deps: ReconcileDeps,
   now: Date,
 ): Promise<Acted> {
-  const { step, message, exitCode, startProblem } = decision;
+  const { step, message, exitCode, startProblem, bindPod } = decision;
+  for (const idle of decision.releasePods ?? []) await deleteRunnerPod(idle, deps);
   let pod: V1Pod | undefined;
   if (step?.effects.includes('CreatePod')) {
     const made = await createPod(session, seen, deps);
     if ('unseen' in made) return made;
     pod = made;
   }
-  const podInput = pod ? { pod: { name: pod.metadata!.name!, createdAt: pod.metadata?.creationTimestamp } } : {};
+  if (step?.effects.includes('ReplacePod')) pod = await replacePod(session, seen, deps);
+  const podInput = podStatus(step, pod, bindPod);
   // A Queued Session asks nothing more until the phone's turn comes (which wakes it); a started
   // one, until its Pod changes (which wakes it) or a deadline comes.
-  const settled = step?.phase === 'Queued' || pod !== undefined;
+  const settled = step?.phase === 'Queued' || pod !== undefined || bindPod !== undefined;
   const written = await writeStatus(
     session,
     deps,
@@ -63,8 +69,12 @@ export async function act(
     settled,
   );
   if (pod) deps.expectations.settle('pods', podKey(pod));
-  if (step?.effects.includes('DeletePod')) await deleteRunnerPod(seen.pod, deps);
+  // DeletePod releases the Pod: one the controller stops goes now; a live runner's waits (finish()).
+  if (step?.effects.includes('DeletePod') && stopsAtOnce(step.reason, deps.config.keepAliveMs))
+    await deleteRunnerPod(seen.pod, deps);
   const runs = step ? isActive(step.phase) : isActive(session.status?.phase);
+  // Every pass of a running Session makes sure its Role names it (no write when it does).
+  if (runs && !step?.effects.includes('CreatePod')) await grantRunner(session, deps, bindPod ?? podOf(session));
   const tokenAfterMs = runs ? await keepToken(session, pod ?? seen.pod, deps, now) : undefined;
   const requeueAfterMs = earliest(decision.requeueAfterMs, tokenAfterMs);
   return {
@@ -72,6 +82,14 @@ export async function act(
     ...(written ? { written } : {}),
     ...(pod ? { podCreated: true } : {}),
   };
+}
+
+/** What the status write records of the Pod this pass made, replaced or bound. */
+function podStatus(step: Step | undefined, pod: V1Pod | undefined, bindPod: string | undefined) {
+  if (bindPod) return { pod: { name: bindPod, start: 'warm' as const } };
+  if (!pod) return {};
+  if (step?.effects.includes('ReplacePod')) return { replacement: pod.metadata!.name! };
+  return { pod: { name: pod.metadata!.name!, createdAt: pod.metadata?.creationTimestamp, start: 'cold' as const } };
 }
 
 const earliest = (...delays: Array<number | undefined>) => {
@@ -122,11 +140,15 @@ async function createPod(session: Session, seen: Observed, deps: ReconcileDeps):
   const early = seen.pvc ? runnerPod() : undefined;
   const [pvc] = await Promise.all([
     seen.pvc ?? deps.ops.ensurePvc(desiredPvc(session, deps.config, claim)),
-    grantRunner(session, deps),
+    grantRunner(session, deps, runnerName(meta(session).name)),
     early,
   ]);
   if (workspaceProblem(session, pvc, deps.config.phoneHash)) return { unseen: { pvc } };
-  const pod = await (early ?? runnerPod());
+  return owned(session, await (early ?? runnerPod()), deps);
+}
+
+/** The Pod made (or adopted) for this Session: one of an older Session of the same name goes, and the pass retries. */
+async function owned(session: Session, pod: V1Pod, deps: ReconcileDeps): Promise<V1Pod> {
   const owner =
     pod.metadata?.annotations?.[ANNOTATION_SESSION_UID] ??
     pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
@@ -138,20 +160,39 @@ async function createPod(session: Session, seen: Observed, deps: ReconcileDeps):
 }
 
 /**
- * The phone's runner identity, its Role naming this Session and the phone's other Sessions whose
- * runner Pod still exists: nothing to write when it already does, else one Role write (three
- * creates on the phone's first command).
+ * ReplacePod: the lost Pod goes (if it is still there), and a new one (runnerName(session, 1)) is made on
+ * the same workspace; the status write then names it. The Role already names the Session.
  */
-async function grantRunner(session: Session, deps: ReconcileDeps): Promise<void> {
-  const name = meta(session).name;
-  const known = deps.cache.identity(
-    meta(session).namespace,
-    runnerIdentityName(deps.config.phoneHash(session.spec.phone)),
-  );
+async function replacePod(session: Session, seen: Observed, deps: ReconcileDeps): Promise<V1Pod> {
+  await deleteRunnerPod(seen.pod, deps);
+  const name = runnerName(meta(session).name, (session.status?.runnerRestarts ?? 0) + 1);
+  const cached = deps.cache.pod(deps.config.runnerNamespace, name);
+  if (cached) return owned(session, cached, deps);
+  const claim = seen.pvc?.metadata?.name ?? cachedClaim(session, deps);
+  const replacement = (session.status?.runnerRestarts ?? 0) + 1;
+  const made = await deps.ops.ensurePod(desiredPod(session, deps.config, claim, replacement));
+  deps.expectations.wrote('pods', podKey(made), made, undefined, false);
+  return owned(session, made, deps);
+}
+
+/**
+ * The phone's runner identity, its Role naming this Session (on the Pod `podName`) and the phone's
+ * other Sessions whose runner Pod still exists — but not a finished one whose Pod this Session now
+ * runs on: nothing to write when it already does, else one Role write (three creates on the phone's
+ * first command).
+ */
+async function grantRunner(session: Session, deps: ReconcileDeps, podName: string): Promise<void> {
+  const { name, namespace } = meta(session);
+  const known = deps.cache.identity(namespace, runnerIdentityName(deps.config.phoneHash(session.spec.phone)));
   const granted = grantedSessions(known?.role);
   if (known?.bound && granted.includes(name)) return;
-  const running = granted.filter((other) => deps.cache.pod(deps.config.runnerNamespace, runnerName(other)));
-  await deps.ops.ensureIdentity(desiredIdentity(session, [...running, name], deps.config), known);
+  const keeps = (other: string) => {
+    const cached = deps.cache.session(`${namespace}/${other}`);
+    const pod = cached ? podOf(cached) : runnerName(other);
+    const done = cached && isTerminal(cached.status?.phase);
+    return deps.cache.pod(deps.config.runnerNamespace, pod) !== undefined && !(done && pod === podName);
+  };
+  await deps.ops.ensureIdentity(desiredIdentity(session, [...granted.filter(keeps), name], deps.config), known);
 }
 
 /**

@@ -14,12 +14,19 @@ export interface RunnerIdentity {
   roleBinding: V1RoleBinding;
 }
 
-/** The rules of a phone's runner Role: read and watch these Sessions, write their status; nothing else. */
-export function runnerRules(sessions: string[]): V1PolicyRule[] {
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+
+/**
+ * The rules of a phone's runner Role (named `role`): read and watch these Sessions, write their
+ * status, and read and watch the Role itself (a live runner learns from it the Sessions bound to
+ * its Pod); nothing else.
+ */
+export function runnerRules(sessions: string[], role: string): V1PolicyRule[] {
   const names = [...new Set(sessions)].sort();
   return [
     { apiGroups: [GROUP], resources: [PLURAL], resourceNames: names, verbs: ['get', 'watch'] },
     { apiGroups: [GROUP], resources: [`${PLURAL}/status`], resourceNames: names, verbs: ['get', 'patch', 'update'] },
+    { apiGroups: [RBAC_GROUP], resources: ['roles'], resourceNames: [role], verbs: ['get', 'watch'] },
   ];
 }
 
@@ -44,7 +51,12 @@ export function desiredIdentity(
       metadata: { ...beside, namespace: config.runnerNamespace },
       automountServiceAccountToken: false,
     },
-    role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: beside, rules: runnerRules(sessions) },
+    role: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: beside,
+      rules: runnerRules(sessions, name),
+    },
     roleBinding: {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'RoleBinding',

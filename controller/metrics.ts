@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { collectProcessMetrics } from '../common/process-metrics.ts';
 import { PHASES, type Session } from '../common/session/schema.ts';
 import type { WorkQueueHooks } from '../common/kube/work-queue.ts';
-import { isTerminal } from '../common/session/state-machine.ts';
+import { isTerminal, Reason } from '../common/session/state-machine.ts';
 import { CONDITION_FINISHED } from './conditions.ts';
 import { phaseDeadline, type Timeouts } from './decide.ts';
 import type { PassResult } from './reconcile.ts';
@@ -15,6 +15,10 @@ const FAST_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5
 export interface SessionObserver {
   finished(session: Session, outcome: string, seconds: number): void;
   started(seconds: number): void;
+  /** A Session admitted: a runner Pod made for it (cold) or the phone's live one bound (warm). */
+  admitted(start: 'cold' | 'warm'): void;
+  /** A running Session's lost runner Pod replaced. */
+  replaced(): void;
   approvalWait(seconds: number): void;
 }
 
@@ -61,8 +65,20 @@ function sessionMetrics(registers: Registry[], sessions: () => Session[]): Sessi
   });
   const startup = new Histogram({
     name: 'tether_session_startup_seconds',
-    help: "Session creation to runner Pod created (includes time queued behind the phone's earlier command).",
+    help: "Session creation to runner Pod created or live one bound (includes time queued behind the phone's earlier command).",
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800],
+    registers,
+  });
+  const startedTotal = new Counter({
+    name: 'tether_sessions_started_total',
+    help: "Sessions admitted, by start: cold (a runner Pod made) or warm (the phone's live runner Pod bound).",
+    labelNames: ['start'],
+    registers,
+  });
+  for (const start of ['cold', 'warm']) startedTotal.inc({ start }, 0);
+  const replacements = new Counter({
+    name: 'tether_runner_replacements_total',
+    help: "Running Sessions' lost runner Pods replaced by a new one that resumes the run.",
     registers,
   });
   const approvalWait = new Histogram({
@@ -78,6 +94,8 @@ function sessionMetrics(registers: Registry[], sessions: () => Session[]): Sessi
       if (typeof usd === 'number' && usd > 0) cost.inc({ outcome }, usd);
     },
     started: (seconds) => startup.observe(seconds),
+    admitted: (start) => startedTotal.inc({ start }),
+    replaced: () => replacements.inc(),
     approvalWait: (seconds) => approvalWait.observe(seconds),
   };
 }
@@ -127,7 +145,12 @@ function passObserver(observer: SessionObserver): (key: string, result: PassResu
     }
     if (open && !seen) approvals.set(key, { id: open.id, createdAt: open.createdAt });
     const created = new Date(session.metadata.creationTimestamp ?? now).getTime();
-    if (podCreated) observer.started(secondsBetween(created, now.getTime()));
+    const start = written?.reason === Reason.RunnerBound ? 'warm' : podCreated ? 'cold' : undefined;
+    if (written?.reason === Reason.RunnerReplaced) observer.replaced();
+    else if (start) {
+      observer.started(secondsBetween(created, now.getTime()));
+      observer.admitted(start);
+    }
     const wasFinished = written?.before.conditions?.some((c) => c.type === CONDITION_FINISHED);
     if (written && isTerminal(written.after.phase) && !wasFinished) {
       const begin = written.after.startTime ? Date.parse(written.after.startTime) : created;

@@ -17,6 +17,10 @@ export interface ClusterCache {
   identity(namespace: string, name: string): { role: V1Role; bound: boolean } | undefined;
   /** Every Session of the same phone in the namespace, this one included or not. */
   siblings(session: Session): Session[];
+  /** The runner Pods labelled with this phone hash. */
+  phonePods(phoneHash: string): V1Pod[];
+  /** The Sessions whose status names this runner Pod (status.podName). */
+  boundTo(pod: V1Pod): Session[];
 }
 
 export interface ReconcileDeps {

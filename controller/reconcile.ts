@@ -11,12 +11,13 @@ import { runnerName } from '../common/session/names.ts';
 import type { Session, SessionStatus } from '../common/session/schema.ts';
 import { isActive, isTerminal } from '../common/session/state-machine.ts';
 import { decideTerminal } from './cleanup.ts';
-import type { ControllerConfig } from './config.ts';
 import { decide, type Observed } from './decide.ts';
 import { act, deleteRunnerPod, writeStatus, type Written } from './execute.ts';
 import { EXPECTATION_TIMEOUT_MS, type CachedKind } from './expectations.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 import { cachedClaim } from './workspace-claim.ts';
+import { runnerKey } from './builders.ts';
+import { podOf } from './live-pod.ts';
 import { computeStatus, finalStatusWritten } from './status.ts';
 
 export type { ClusterCache, ReconcileDeps } from './reconcile-deps.ts';
@@ -47,19 +48,24 @@ export async function reconcileSession(key: string, deps: ReconcileDeps): Promis
   );
 }
 
-/** The objects a pass over `session` reads from the caches. */
-function reads(session: Session, siblings: Session[], config: ControllerConfig): [CachedKind, string][] {
+/** The objects a pass over `session` reads from the caches (a waiting one: the phone's runner Pods too). */
+function reads(session: Session, siblings: Session[], deps: ReconcileDeps): [CachedKind, string][] {
+  const runners = deps.config.runnerNamespace;
+  const phonePods = isWaiting(session) ? deps.cache.phonePods(deps.config.phoneHash(session.spec.phone)) : [];
   return [
     ['sessions', sessionKey(session)],
-    ['pods', `${config.runnerNamespace}/${runnerName(session.metadata.name!)}`],
+    ['pods', `${runners}/${podOf(session)}`],
+    ...phonePods.map((p): [CachedKind, string] => ['pods', `${runners}/${p.metadata!.name!}`]),
     ...siblings.map((s): [CachedKind, string] => ['sessions', sessionKey(s)]),
   ];
 }
 
+const isWaiting = (session: Session) => session.status?.phase === undefined || session.status.phase === 'Queued';
+
 async function pass(session: Session, deps: ReconcileDeps): Promise<PassResult> {
   const now = deps.now();
   const siblings = deps.cache.siblings(session);
-  if (!deps.expectations.fresh(reads(session, siblings, deps.config), sessionKey(session)))
+  if (!deps.expectations.fresh(reads(session, siblings, deps), sessionKey(session)))
     return { now, session, waited: true, requeueAfterMs: EXPECTATION_TIMEOUT_MS };
   if (isTerminal(session.status?.phase)) return { now, session, ...(await finish(session, siblings, deps, now)) };
   const seen = await observe(session, siblings, deps);
@@ -74,20 +80,34 @@ async function pass(session: Session, deps: ReconcileDeps): Promise<PassResult> 
 
 async function observe(session: Session, siblings: Session[], deps: ReconcileDeps): Promise<Observed> {
   const runners = deps.config.runnerNamespace;
-  const podName = runnerName(session.metadata.name!);
-  // A lost Pod fails its Session: the caches' "no Pod" is confirmed against the API server first.
+  const podName = podOf(session);
+  // A lost Pod is replaced or fails its Session: the caches' "no Pod" is confirmed against the API server first.
   const pod =
     deps.cache.pod(runners, podName) ??
     (isActive(session.status?.phase) ? await deps.ops.getPod(runners, podName) : undefined);
-  return { siblings, pod, pvc: deps.cache.pvc(runners, cachedClaim(session, deps)) };
+  const claim = cachedClaim(session, deps);
+  const seen = { siblings, pod, pvc: deps.cache.pvc(runners, claim) };
+  if (!isWaiting(session)) return seen;
+  const phoneHash = deps.config.phoneHash(session.spec.phone);
+  const wanted = { phoneHash, claim, key: runnerKey(session, deps.config, claim) };
+  return { ...seen, live: { pods: deps.cache.phonePods(phoneHash), wanted } };
 }
 
-/** The runner Pod of a Session that is gone (a Pod in another namespace has no owner to collect it). */
+/**
+ * The runner Pods made for a Session that is gone (a Pod in another namespace, or one kept live, has
+ * no owner to collect it) — but never one another Session is bound to: its own end releases it.
+ */
 async function removeRunner(key: string, name: string, deps: ReconcileDeps): Promise<PassResult> {
   const now = deps.now();
-  const podKey: [CachedKind, string] = ['pods', `${deps.config.runnerNamespace}/${runnerName(name)}`];
-  if (!deps.expectations.fresh([podKey], key)) return { now, waited: true, requeueAfterMs: EXPECTATION_TIMEOUT_MS };
-  await deleteRunnerPod(deps.cache.pod(deps.config.runnerNamespace, runnerName(name)), deps);
+  const runners = deps.config.runnerNamespace;
+  const names = [runnerName(name), runnerName(name, 1)];
+  const podKeys = names.map((pod): [CachedKind, string] => ['pods', `${runners}/${pod}`]);
+  if (!deps.expectations.fresh(podKeys, key)) return { now, waited: true, requeueAfterMs: EXPECTATION_TIMEOUT_MS };
+  for (const podName of names) {
+    const pod = deps.cache.pod(runners, podName);
+    const others = pod ? deps.cache.boundTo(pod).filter((s) => s.metadata.name !== name) : [];
+    if (others.length === 0) await deleteRunnerPod(pod, deps);
+  }
   return { now };
 }
 
@@ -102,7 +122,7 @@ async function finish(session: Session, siblings: Session[], deps: ReconcileDeps
   const status: SessionStatus | undefined = finalStatusWritten(session)
     ? session.status
     : computeStatus({ session, now }).status;
-  const pod = deps.cache.pod(deps.config.runnerNamespace, runnerName(name));
+  const pod = deps.cache.pod(deps.config.runnerNamespace, podOf(session));
   const cleanup = decideTerminal({ ...session, status }, pod, siblings, now, deps.config);
 
   const written = finalStatusWritten(session) ? undefined : await writeStatus(session, deps, now, {}, true);

@@ -26,8 +26,10 @@ export interface StatusInput {
   exitCode?: number;
   /** Why the runner Pod of a Starting Session has not started yet. */
   startProblem?: StartProblem;
-  /** The runner Pod created or adopted in this pass. */
-  pod?: { name: string; createdAt?: string | Date };
+  /** The runner Pod created or adopted (cold), or the phone's live one bound (warm), in this pass. */
+  pod?: { name: string; createdAt?: string | Date; start?: 'cold' | 'warm' };
+  /** The Pod made in this pass in place of the Session's lost one (ReplacePod). */
+  replacement?: string;
 }
 
 export interface StatusOutcome {
@@ -46,6 +48,8 @@ const OWNED = [
   'conditions',
   'podName',
   'startTime',
+  'runnerStart',
+  'runnerRestarts',
   'completionTime',
   'display',
   'observedGeneration',
@@ -66,6 +70,9 @@ function unredactedStatus(input: StatusInput): Omit<StatusOutcome, 'patch'> {
   const status: SessionStatus = { ...(session.status ?? {}) };
   const reason = input.step ? applyStep(status, input, input.step, generation) : undefined;
   if (input.pod) applyPod(status, input.pod, now, generation);
+  // Deadlines keep counting from the stored startTime and pending.createdAt.
+  if (input.replacement)
+    Object.assign(status, { podName: input.replacement, runnerRestarts: (status.runnerRestarts ?? 0) + 1 });
   status.conditions = startedCondition(status, input.startProblem, now, generation);
   const alreadyFinished = status.conditions?.some((c) => c.type === CONDITION_FINISHED);
   if (isTerminal(status.phase) && (input.step || !alreadyFinished)) applyEnd(status, input, reason, generation);
@@ -102,15 +109,17 @@ function applyStep(status: SessionStatus, input: StatusInput, step: Step, genera
   return step.reason;
 }
 
-/** The runner Pod made in this pass: its name, the start time, Admitted. */
+/** The runner Pod made or bound in this pass: its name, the start time, how it started, Admitted. */
 function applyPod(status: SessionStatus, pod: NonNullable<StatusInput['pod']>, now: Date, generation?: number) {
   status.podName = pod.name;
   status.startTime ??= iso(pod.createdAt) ?? now.toISOString();
+  status.runnerStart = pod.start ?? 'cold';
+  const warm = pod.start === 'warm';
   const admitted = {
     type: CONDITION_ADMITTED,
     status: 'True' as const,
-    reason: 'PodCreated',
-    message: `runner pod ${pod.name} created`,
+    reason: warm ? Reason.RunnerBound : Reason.PodCreated,
+    message: warm ? `live runner pod ${pod.name} bound` : `runner pod ${pod.name} created`,
   };
   status.conditions = setCondition(status.conditions, admitted, now, generation);
 }

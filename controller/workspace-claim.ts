@@ -3,9 +3,16 @@
 // claim while it exists: a PVC cannot be renamed, and the phone's files and Claude Code
 // conversation are on it (docs/security.md, "Phone hashes").
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { workspaceName, workspaceRepoOf } from '../common/session/names.ts';
+import {
+  LABEL_COMPONENT,
+  LABEL_PART_OF,
+  LABEL_PHONE_HASH,
+  workspaceName,
+  workspaceRepoOf,
+} from '../common/session/names.ts';
 import { legacyPhoneHash, type PhoneHash } from '../common/session/phone-hash.ts';
 import type { Session } from '../common/session/schema.ts';
+import type { ControllerConfig } from './config.ts';
 import type { ReconcileDeps } from './reconcile-deps.ts';
 
 /** The phone's hash under the install's key, and the one earlier versions named its objects by. */
@@ -42,3 +49,29 @@ export function workspaceClaim(
 /** The Session's claim as the controller's caches show the runner namespace. */
 export const cachedClaim = (session: Session, deps: Pick<ReconcileDeps, 'cache' | 'config'>): string =>
   workspaceClaim(session, deps.config.phoneHash, (name) => deps.cache.pvc(deps.config.runnerNamespace, name));
+
+/** The per-phone workspace, named `claim` (workspace-claim.ts): never owned by a Session, it outlives them all. */
+export function desiredPvc(
+  session: Session,
+  config: Pick<ControllerConfig, 'pvc' | 'runnerNamespace' | 'phoneHash'>,
+  claim = session.spec.workspace,
+): V1PersistentVolumeClaim {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name: claim,
+      namespace: config.runnerNamespace,
+      labels: {
+        [LABEL_PHONE_HASH]: config.phoneHash(session.spec.phone),
+        [LABEL_COMPONENT]: 'workspace',
+        [LABEL_PART_OF]: 'tether',
+      },
+    },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: config.pvc.size } },
+      ...(config.pvc.storageClass ? { storageClassName: config.pvc.storageClass } : {}),
+    },
+  };
+}

@@ -70,7 +70,7 @@ describe('controller ServiceAccount', () => {
       'events.events.k8s.io [] create',
       'leases.coordination.k8s.io [] create get update',
       'rolebindings.rbac.authorization.k8s.io [] create list watch',
-      'roles.rbac.authorization.k8s.io [] create list patch watch',
+      'roles.rbac.authorization.k8s.io [] create get list patch watch',
       'sessions.tether.dev [] delete get list watch',
       'sessions.tether.dev/finalizers [] update',
       'sessions.tether.dev/status [] get patch update',
@@ -133,6 +133,13 @@ describe('controller ServiceAccount', () => {
     expect(await canI(runner, runners, ['patch', `sessions.tether.dev/${session.metadata.name}`, '-n', ns])).toBe(
       false,
     );
+    // A live runner watches its own Role for the next Session bound to its Pod; no other Role.
+    for (const verb of ['get', 'watch'])
+      expect(await canI(runner, runners, [verb, `roles.rbac.authorization.k8s.io/${runner}`, '-n', ns])).toBe(true);
+    expect(await canI(runner, runners, ['get', 'roles.rbac.authorization.k8s.io/runner-someone', '-n', ns])).toBe(
+      false,
+    );
+    expect(await canI(runner, runners, ['patch', `roles.rbac.authorization.k8s.io/${runner}`, '-n', ns])).toBe(false);
     expect(await extraPermissions(runner, runners, runners)).toEqual([]);
 
     // A Role with a verb the controller lacks is refused: it cannot widen anyone's rights.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { desiredPod, desiredPvc } from '../../controller/builders.ts';
+import { desiredPod } from '../../controller/builders.ts';
+import { desiredPvc } from '../../controller/workspace-claim.ts';
 import { desiredIdentity, grantedSessions } from '../../controller/identity.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { testSession, unitConfig } from './controller-fixtures.ts';
@@ -19,12 +20,13 @@ const labels = {
   'app.kubernetes.io/component': 'runner',
   'app.kubernetes.io/part-of': 'tether',
 };
+const RUNNER_KEY = expect.stringMatching(/^[0-9a-f]{32}$/) as unknown as string;
+/** A Pod kept live (the default keep-alive) is owned by none of the Sessions it serves. */
 const meta = {
   name: 'abc-20261122083000-k3x9-runner',
   namespace: 'tether',
-  labels,
-  annotations: { 'tether.dev/session-uid': 'uid-1' },
-  ownerReferences: [owner],
+  labels: { ...labels, 'tether.dev/workspace': session.spec.workspace },
+  annotations: { 'tether.dev/session-uid': 'uid-1', 'tether.dev/runner-key': RUNNER_KEY },
 };
 
 describe('desiredPod', () => {
@@ -100,6 +102,8 @@ describe('desiredPod', () => {
               { name: 'TETHER_GIT_STORE', value: '/var/lib/tether/git' },
               { name: 'TETHER_RELAY_TOKEN_FILE', value: '/var/run/secrets/tether/relay/token' },
               { name: 'TETHER_AGENT_SOCKET', value: '/run/tether/supervisor/agent.sock' },
+              { name: 'TETHER_POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+              { name: 'TETHER_RUNNER_LIVE', value: 'true' },
               { name: 'TETHER_RELAY_URL', value: 'http://relay.tether:8080' },
               { name: 'GITHUB_API_URL', value: 'https://ghe.example/api/v3' },
               { name: 'TETHER_REPO_HOSTS', value: 'github.com,ghe.example' },
@@ -191,14 +195,44 @@ no token volume, no credential-like variable, its own uid`, () => {
     expect(desiredPod(session, unitConfig()).spec).not.toHaveProperty('runtimeClassName');
   });
 
+  it('without keep-alive: owned by its Session beside it, and no live runner', () => {
+    const pod = desiredPod(session, unitConfig({ keepAliveMs: 0 }));
+    expect(pod.metadata).toEqual({ ...meta, ownerReferences: [owner] });
+    const names = pod.spec!.containers[0]!.env!.map((e) => e.name);
+    expect(names).toContain('TETHER_POD_NAME');
+    expect(names).not.toContain('TETHER_RUNNER_LIVE');
+  });
+
+  it('names a replacement Pod after the lost one, on the same workspace', () => {
+    const pod = desiredPod(session, unitConfig(), 'ws-other', 1);
+    expect(pod.metadata!.name).toBe('abc-20261122083000-k3x9-runner-1');
+    expect(pod.metadata!.labels!['tether.dev/workspace']).toBe('ws-other');
+    expect(pod.spec!.volumes![0]).toEqual({ name: 'workspace', persistentVolumeClaim: { claimName: 'ws-other' } });
+  });
+
+  it("keys a Pod by what is not one Session's: the phone's next Session gets the same key, another image, \
+repository, workspace or setting another", () => {
+    const key = (s: Session, config = unitConfig(), claim?: string) =>
+      desiredPod(s, config, claim).metadata!.annotations!['tether.dev/runner-key'];
+    const next = testSession({ name: 'abc-20261122090000-zzzz', uid: 'uid-2' });
+    expect(key(next)).toBe(key(session));
+    expect(key(session, unitConfig(), 'ws-other')).not.toBe(key(session));
+    expect(key(session, unitConfig({ runnerImage: 'tether-runner:next' }))).not.toBe(key(session));
+    expect(key(session, unitConfig({ repoHosts: ['github.com', 'ghe.example'] }))).not.toBe(key(session));
+    const otherRepo = { ...next, spec: { ...next.spec, repo: { url: 'https://github.com/acme/api.git' } } };
+    expect(key(otherRepo)).not.toBe(key(session));
+    const otherPhone = testSession({ name: 'abc-20261122083000-k3x9', uid: 'uid-1', phone: '+14155550999' });
+    expect(key(otherPhone, unitConfig(), session.spec.workspace)).not.toBe(key(session));
+  });
+
   it('is deterministic', () => {
     expect(desiredPod(session, unitConfig())).toEqual(desiredPod(structuredClone(session), unitConfig()));
   });
 
   it(`puts the Pod in the runner namespace, without an owner reference across namespaces, naming its Session by label \
 and uid`, () => {
-    const pod = desiredPod(session, unitConfig({ runnerNamespace: 'tether-runners' }));
-    expect(pod.metadata).toEqual({ ...meta, namespace: 'tether-runners', ownerReferences: undefined });
+    const pod = desiredPod(session, unitConfig({ runnerNamespace: 'tether-runners', keepAliveMs: 0 }));
+    expect(pod.metadata).toEqual({ ...meta, namespace: 'tether-runners' });
     expect(pod.metadata).not.toHaveProperty('ownerReferences');
     expect(pod.spec!.containers[0]!.env).toContainEqual({ name: 'TETHER_SESSION_NAMESPACE', value: 'tether' });
     expect(desiredPvc(session, unitConfig({ runnerNamespace: 'tether-runners' })).metadata!.namespace).toBe(
@@ -264,6 +298,12 @@ given (get, watch; status get, patch, update)`, () => {
             resources: ['sessions/status'],
             resourceNames: [...names].sort(),
             verbs: ['get', 'patch', 'update'],
+          },
+          {
+            apiGroups: ['rbac.authorization.k8s.io'],
+            resources: ['roles'],
+            resourceNames: ['runner-aa47515234d8f459'],
+            verbs: ['get', 'watch'],
           },
         ],
       },

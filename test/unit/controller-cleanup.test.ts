@@ -6,7 +6,7 @@ import { testSession } from './controller-fixtures.ts';
 
 const at = (s: number) => new Date(Date.parse('2026-11-22T08:00:00Z') + s * 1000).toISOString();
 const pod = (phase: string): V1Pod => ({ metadata: { name: 'p' }, status: { phase } });
-const retention = { podTtlMs: 60_000, historyCount: 2, historyMaxAgeMs: 86_400_000 };
+const retention = { podTtlMs: 60_000, keepAliveMs: 0, historyCount: 2, historyMaxAgeMs: 86_400_000 };
 const finished = (name: string, done: number, reason = 'Completed', phase: Phase = 'Succeeded') =>
   testSession({
     name,

@@ -113,7 +113,32 @@ describe('decideActive', () => {
       },
     });
   });
-  it('reports a lost, crashed, evicted or silently finished runner as PodLost', () => {
+  it('replaces a lost, crashed, evicted, deleted or silently finished runner once, keeping the phase', () => {
+    const lost = [
+      undefined,
+      pod('Failed', { reason: 'Evicted', message: 'low on memory' }),
+      pod('Succeeded'),
+      pod('Running', {}, { deletionTimestamp: new Date() }),
+    ];
+    for (const phase of ['Starting', 'Working', 'AwaitingApproval', 'Publishing'] as const) {
+      const running = testSession({ phase, status: { startTime: at(0), podName: 'p' } });
+      for (const gone of lost) {
+        expect(decideActive(running, gone, new Date(at(1)), config)).toEqual({
+          step: { ok: true, phase, reason: 'RunnerReplaced', effects: ['ReplacePod'] },
+          message: expect.stringMatching(/; a new runner pod continues the run$/),
+        });
+      }
+    }
+    expect(decideActive(working, undefined, new Date(at(1)), config).message).toBe(
+      'runner pod s-0003-runner disappeared; a new runner pod continues the run'.replace(
+        's-0003',
+        working.metadata.name!,
+      ),
+    );
+  });
+
+  it('after one replacement, reports a lost, crashed, evicted or silently finished runner as PodLost', () => {
+    const working = testSession({ phase: 'Working', status: { startTime: at(0), runnerRestarts: 1 } });
     expect(decideActive(working, undefined, new Date(at(1)), config)).toMatchObject({
       step: { reason: 'PodLost' },
       message: expect.stringMatching(/disappeared/),

@@ -4,7 +4,7 @@
 // informer handlers send it.
 import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1Secret } from '@kubernetes/client-node';
 import pino from 'pino';
-import { LABEL_SESSION } from '../../common/session/names.ts';
+import { LABEL_PHONE_HASH, LABEL_SESSION } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import type { ClusterOps } from '../../controller/cluster.ts';
 import type { ControllerConfig } from '../../controller/config.ts';
@@ -127,6 +127,8 @@ export function fakeWorld(
       roles.has(`${ns}/${name}`) ? { role: roles.get(`${ns}/${name}`)!, bound: true } : undefined,
     siblings: (s) =>
       [...cache.sessions.values()].filter((o) => testPhoneHash(o.spec.phone) === testPhoneHash(s.spec.phone)),
+    phonePods: (hash) => [...cache.pods.values()].filter((p) => p.metadata?.labels?.[LABEL_PHONE_HASH] === hash),
+    boundTo: (pod) => [...cache.sessions.values()].filter((s) => s.status?.podName === pod.metadata?.name),
   };
   const deliver = <T extends Obj>(kind: CachedKind, from: Map<string, T>, to: Map<string, T>): string[] => {
     const asks: string[] = [];

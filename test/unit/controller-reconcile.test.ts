@@ -14,6 +14,7 @@ const config = unitConfig({
   defaultRunTimeoutMs: 3_600_000,
   defaultApprovalTimeoutMs: 600_000,
   podTtlMs: 3_600_000,
+  keepAliveMs: 0,
 });
 const NOW = Date.parse('2026-11-22T09:00:00Z');
 const now = () => new Date(NOW);
@@ -72,8 +73,8 @@ const cases: Case[] = [
     pod: 'none',
   },
   {
-    name: 'a lost Pod: an active Session whose runner Pod is gone fails',
-    sessions: [running('Working', 60)],
+    name: 'a second lost Pod: an active Session whose replaced runner Pod is gone fails',
+    sessions: [running('Working', 60, { runnerRestarts: 1 })],
     phase: 'Failed',
     reason: 'PodLost',
     message: /disappeared/,

@@ -56,7 +56,7 @@ describe('runner settings through the controller', () => {
     const [runner] = expected.spec!.containers;
     agent!.securityContext = { ...agent!.securityContext, runAsUser: 1000680001, runAsGroup: 1000680000 };
     runner!.securityContext = { ...runner!.securityContext, ...ids };
-    const secrets = runner!.env!.findIndex((e) => e.valueFrom);
+    const secrets = runner!.env!.findIndex((e) => e.valueFrom?.secretKeyRef);
     runner!.env!.splice(
       secrets,
       0,
@@ -69,6 +69,10 @@ describe('runner settings through the controller', () => {
     );
 
     const pod = desiredPod(session, loadConfig({ ...BASE, ...SETTINGS }));
+    // The settings are in the runner key: a live Pod of other settings takes no Session.
+    const key = 'tether.dev/runner-key';
+    expect(pod.metadata!.annotations![key]).not.toBe(expected.metadata!.annotations![key]);
+    expected.metadata!.annotations![key] = pod.metadata!.annotations![key]!;
     expect(pod).toEqual(expected);
     // The agent container gets none of them: Claude Code's environment is built by the supervisor.
     expect(pod.spec!.initContainers![0]!.env!.map((e) => e.name)).toEqual(['TETHER_AGENT_SOCKET', 'HOME']);

@@ -19,6 +19,7 @@ describe('computeStatus', () => {
       phase: 'Starting',
       podName: 'a-runner',
       startTime: '2026-11-22T08:00:01.000Z',
+      runnerStart: 'cold',
       conditions: [
         {
           type: 'Admitted',
@@ -32,6 +33,58 @@ describe('computeStatus', () => {
       display: { phone: '+1415•••0123', prompt: 'make the navbar sticky' },
       observedGeneration: 1,
     });
+  });
+
+  it('binds a new Session to the live Pod: Starting, podName, start time now, warm, admitted by RunnerBound', () => {
+    const session = testSession({ name: 'b', phase: 'Queued' });
+    const { patch, reason } = computeStatus({
+      session,
+      now,
+      step: take(session, { type: 'RunnerBound' }),
+      pod: { name: 'a-runner', start: 'warm' },
+    });
+    expect(reason).toBe('RunnerBound');
+    expect(patch).toEqual({
+      phase: 'Starting',
+      podName: 'a-runner',
+      startTime: now.toISOString(),
+      runnerStart: 'warm',
+      conditions: [
+        {
+          type: 'Admitted',
+          status: 'True',
+          reason: 'RunnerBound',
+          message: 'live runner pod a-runner bound',
+          lastTransitionTime: now.toISOString(),
+          observedGeneration: 1,
+        },
+      ],
+      display: { phone: '+1415•••0123', prompt: 'make the navbar sticky' },
+      observedGeneration: 1,
+    });
+  });
+
+  it('names the replacement of a lost Pod and counts it, keeping the phase, startTime and pending request', () => {
+    const pending = { id: 'r1', kind: 'changes' as const, createdAt: '2026-11-22T08:10:00.000Z' };
+    const session = testSession({
+      name: 'a',
+      phase: 'AwaitingApproval',
+      status: { podName: 'a-runner', startTime: '2026-11-22T08:00:01.000Z', runnerStart: 'warm', pending },
+    });
+    const { patch, reason, status } = computeStatus({
+      session,
+      now,
+      step: take(session, { type: 'RunnerLost' }),
+      replacement: 'a-runner-1',
+    });
+    expect(reason).toBe('RunnerReplaced');
+    expect(patch).toEqual({
+      podName: 'a-runner-1',
+      runnerRestarts: 1,
+      display: { phone: '+1415•••0123', prompt: 'make the navbar sticky' },
+      observedGeneration: 1,
+    });
+    expect(status).toMatchObject({ phase: 'AwaitingApproval', startTime: '2026-11-22T08:00:01.000Z', pending });
   });
 
   it('writes no token: an error text or prompt holding one reaches the status redacted, and only once', () => {
