@@ -11,6 +11,18 @@ import { isInside } from './workspace/paths.ts';
 export const EnvSchema = Type.Object({
   TETHER_SESSION_NAME: Type.String({ minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN_PATTERN }),
   TETHER_SESSION_NAMESPACE: Type.String({ minLength: 1, maxLength: 63, pattern: DNS_SUBDOMAIN_PATTERN }),
+  TETHER_POD_NAME: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 253,
+      pattern: DNS_SUBDOMAIN_PATTERN,
+      description: "the runner Pod's own name (downward API): a later Session bound to it names it in status.podName",
+    }),
+  ),
+  TETHER_RUNNER_LIVE: Type.Boolean({
+    default: false,
+    description: 'true: after its Session the runner stays and runs the next Session of the phone bound to its Pod',
+  }),
   TETHER_WORKSPACE: Type.String({ minLength: 1, pattern: '^/', default: '/workspace' }),
   TETHER_AGENT_HOME: Type.String({
     minLength: 1,
@@ -171,9 +183,23 @@ function agent(e: Env) {
   };
 }
 
+/** Set: a live runner, which serves each later Session the controller binds to this Pod. */
+function live(e: Env): { podName: string } | undefined {
+  if (!e.TETHER_RUNNER_LIVE) return undefined;
+  if (!e.TETHER_POD_NAME) {
+    throw new ConfigError(
+      'TETHER_POD_NAME',
+      'is required with TETHER_RUNNER_LIVE=true (the Pod a Session is bound to)',
+    );
+  }
+  return { podName: e.TETHER_POD_NAME };
+}
+
 function configFrom(e: Env) {
   return {
+    /** The first Session: the one the Pod was made for (or, for a live Pod, the first bound to it). */
     session: { name: e.TETHER_SESSION_NAME, namespace: e.TETHER_SESSION_NAMESPACE },
+    live: live(e),
     ...folders(e),
     relay: e.TETHER_RELAY_URL
       ? { url: e.TETHER_RELAY_URL.replace(/\/$/, ''), tokenFile: e.TETHER_RELAY_TOKEN_FILE }

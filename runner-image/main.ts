@@ -1,6 +1,6 @@
 // The runner Pod's entrypoint: node /app/runner-image/main.ts. Config, logger, API connection, then
-// the Session's run; exits 0 once a final phase is written or found. Imported (warm-compile-cache.ts),
-// it only loads.
+// the Session's run; exits 0 once a final phase is written or found (a live runner: once stopped while
+// idle between Sessions). Imported (warm-compile-cache.ts), it only loads.
 import { loadConnection } from '../common/kube/kubeconfig.ts';
 import { createLogger, makeRedactor } from '../common/log.ts';
 import { configOrExit, exitOnSignal } from '../common/process.ts';
@@ -19,7 +19,8 @@ async function main(): Promise<never> {
     component: 'runner',
     level: config.logLevel,
     redact,
-    bindings: { session: config.session.name },
+    // Each Session's lines name it; a live runner's lines between Sessions name its Pod.
+    bindings: config.live ? { pod: config.live.podName } : {},
   });
   // No metrics: a runner Pod serves nothing; its progress is the Session's status.
   const kube = await loadConnection(config.kube);

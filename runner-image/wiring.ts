@@ -1,18 +1,21 @@
-// Everything a runner Pod runs for its Session, from the parts main.ts makes (config, logger, API
-// connection): the watch on the Session, the status writer, the agent, the browsers and the Runner.
+// Everything a runner Pod runs, from the parts main.ts makes (config, logger, API connection). The
+// Pod's parts live across its Sessions (the agent channel, the model endpoint, Chromium, the git
+// store on disk); each Session gets its own watch, status writer, git handle, agent and Runner.
 import { relative } from 'node:path';
 import type { KubeConnection } from '../common/kube/connection.ts';
 import { createInformer } from '../common/kube/informer.ts';
 import { collectionPath, KINDS } from '../common/kube/resources.ts';
 import { FIELD_MANAGERS, SessionClient } from '../common/kube/sessions.ts';
 import type { LearningRedactor, Logger } from '../common/log.ts';
-import { LABEL_PHONE_HASH } from '../common/session/names.ts';
+import { LABEL_PHONE_HASH, runnerIdentityName } from '../common/session/names.ts';
 import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
 import { AgentChannel, CHANNEL_DEFAULTS } from './agent-channel/channel.ts';
 import { ClaudeAgent } from './agents/claude.ts';
 import { agentSdk } from './agents/sdk.ts';
 import { loopbackModelEnv, type RunnerConfig } from './config.ts';
+import { RoleWatch } from './live/role-watch.ts';
+import { Serve, type LiveParts, type SessionRun } from './live/serve.ts';
 import { Git } from './git/store.ts';
 import { githubToken } from './git/token.ts';
 import { imageInstructions } from './image-files.ts';
@@ -38,10 +41,22 @@ export interface RunnerPodParts {
 
 export interface RunnerPod {
   readonly agent: string;
-  /** Runs the Session; resolves with the exit code: 0 once a final phase is on the Session (or it is gone). */
+  /**
+   * Runs the Session, and for a live runner each later one bound to the Pod; resolves with the exit
+   * code: 0 once a final phase is on the last Session (or it is gone), or when stopped while idle.
+   */
   run(): Promise<number>;
-  /** Stops the agent; run() then writes the final status. */
+  /** Stops the agent (run() then writes the final status), or the wait for the next Session. */
   stop(reason: string): void;
+}
+
+/** The parts of the Pod every Session uses. */
+interface PodParts {
+  channel: AgentChannel | undefined;
+  endpoint: ModelEndpoint | undefined;
+  /** The proxy's meter, handed to each run in turn. */
+  modelSpend: ModelSpend;
+  browsers: Browsers;
 }
 
 /** What Claude Code talks to on loopback: the scripted model, or (in the agent container) the proxy adding the key. */
@@ -97,9 +112,11 @@ const github = (config: RunnerConfig, redact: LearningRedactor) => ({
   token: githubToken(config.github, redact.learn),
 });
 
-export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
-  const { config, log, redact } = parts;
-  const { namespace, name } = config.session;
+/** One Session's run on the Pod's parts: its watch, status writer, git handle and Runner. */
+function runSession(parts: RunnerPodParts, pod: PodParts, name: string, onPhone: (hash: string) => void): SessionRun {
+  const { config, redact } = parts;
+  const { namespace } = config.session;
+  const log = parts.log.child({ session: name });
   const status = new StatusWriter({
     sessions: new SessionClient(parts.kube, FIELD_MANAGERS.runner),
     namespace,
@@ -108,23 +125,11 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     log,
     now: parts.now,
   });
-  await makeAgentHome(config);
-  const channel = config.agentSocket
-    ? await AgentChannel.listen({
-        ...CHANNEL_DEFAULTS,
-        socketPath: config.agentSocket,
-        log: log.child({ channel: 'agent' }),
-        secrets: redact.known,
-      })
-    : undefined;
-  const modelSpend = new ModelSpend();
-  const endpoint = await startModelEndpoint(config, log, modelSpend);
-  const agent = makeAgent(config, log, endpoint, channel);
-  const browsers = new Browsers({ env: browserEnvironment(`${config.gitStore}/home`, config.agentEnv.PATH!) });
+  const { channel, endpoint, modelSpend } = pod;
   const runner = new Runner({
     status,
-    agent,
-    browsers,
+    agent: makeAgent(config, log, endpoint, channel),
+    browsers: pod.browsers,
     policy: parts.policy,
     log,
     redact,
@@ -151,7 +156,7 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
   const offPhone = status.onChange((s) => {
     // The runner holds no hash key: it logs the hash the relay labelled the Session with.
     const hash = s.metadata.labels?.[LABEL_PHONE_HASH];
-    if (hash) log.setBindings({ phoneHash: hash });
+    if (hash) onPhone(hash);
     offPhone();
   });
   let gone = false;
@@ -171,8 +176,6 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     const started = parts.now().getTime();
     // It rejects only when stopped before its first read, which the finished run no longer needs.
     watch.start().catch(() => undefined);
-    // Loads while the workspace is prepared; a failure shows where the agent starts.
-    agentSdk().catch(() => undefined);
     try {
       await runner.run();
       await status.flush().catch((error: unknown) => {
@@ -189,11 +192,94 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
       return 1;
     } finally {
       watch.stop();
-      await browsers.close();
-      await endpoint?.close();
-      await channel?.close();
     }
   };
-  const model = config.scriptedModel ? `scripted model at ${endpoint!.url}` : config.model;
-  return { agent: `${agent.name} (${model})`, run, stop: (reason) => runner.stop.abort(reason) };
+  return { done: run(), stop: (reason) => runner.stop.abort(reason) };
+}
+
+async function makePodParts(parts: RunnerPodParts): Promise<PodParts> {
+  const { config, log, redact } = parts;
+  await makeAgentHome(config);
+  const channel = config.agentSocket
+    ? await AgentChannel.listen({
+        ...CHANNEL_DEFAULTS,
+        socketPath: config.agentSocket,
+        log: log.child({ channel: 'agent' }),
+        secrets: redact.known,
+      })
+    : undefined;
+  const modelSpend = new ModelSpend();
+  const endpoint = await startModelEndpoint(config, log, modelSpend);
+  return {
+    channel,
+    endpoint,
+    modelSpend,
+    browsers: new Browsers({ env: browserEnvironment(`${config.gitStore}/home`, config.agentEnv.PATH!) }),
+  };
+}
+
+/** Between two Sessions: nothing of the agent's last run may reach the next (docs/security.md). */
+async function resetAgent(channel: AgentChannel | undefined): Promise<void> {
+  // Without a channel Claude Code ran as the runner's child, stopped whole when its run ended.
+  if (!channel) return;
+  const { lingering } = await channel.freeze();
+  if (lingering) throw new Error(`${lingering} of the agent's processes did not stop`);
+}
+
+/** A live runner's idle parts: the agent's reset and the watch on the phone's Role. */
+function liveParts(parts: RunnerPodParts, pod: PodParts, phoneHash: string | undefined): LiveParts | undefined {
+  const { config, log } = parts;
+  if (!config.live) return undefined;
+  if (!phoneHash) {
+    log.warn('the Session has no phone-hash label: no Role to watch, so no next Session');
+    return undefined;
+  }
+  const watch = new RoleWatch({
+    kube: parts.kube,
+    sessions: new SessionClient(parts.kube, FIELD_MANAGERS.runner),
+    namespace: config.session.namespace,
+    role: runnerIdentityName(phoneHash),
+    podName: config.live.podName,
+    seen: [config.session.name],
+    log,
+  });
+  return {
+    resetAgent: () => resetAgent(pod.channel),
+    next: (signal) => watch.next(signal),
+    close: () => watch.stop(),
+  };
+}
+
+export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod> {
+  const { config, log } = parts;
+  const pod = await makePodParts(parts);
+  let phoneHash: string | undefined;
+  const serve = new Serve({
+    first: config.session.name,
+    runSession: (name) =>
+      runSession(parts, pod, name, (hash) => {
+        phoneHash = hash;
+        log.setBindings({ phoneHash: hash });
+      }),
+    live: config.live && (() => liveParts(parts, pod, phoneHash)),
+    log,
+    now: parts.now,
+  });
+
+  const run = async (): Promise<number> => {
+    // Loads while the workspace is prepared; a failure shows where the agent starts.
+    agentSdk().catch(() => undefined);
+    try {
+      return await serve.run();
+    } catch (error) {
+      log.error({ err: error }, 'the Pod cannot serve another Session');
+      return 1;
+    } finally {
+      await pod.browsers.close();
+      await pod.endpoint?.close();
+      await pod.channel?.close();
+    }
+  };
+  const model = config.scriptedModel ? `scripted model at ${pod.endpoint!.url}` : config.model;
+  return { agent: `claude (${model})`, run, stop: (reason) => serve.stop(reason) };
 }
