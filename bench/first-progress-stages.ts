@@ -11,6 +11,7 @@ const STAGES = [
   'Starting',
   'podRunning',
   'runnerReady',
+  'pickedUp',
   'Working',
   'workspaceReady',
   'claudeStarted',
@@ -24,6 +25,7 @@ const LABELS: Record<string, string> = {
   Starting: 'controller: → Starting written',
   podRunning: 'node: Pod → process started',
   runnerReady: 'runner start (imports, config)',
+  pickedUp: 'live runner: bound Session picked up',
   Working: 'runner: ready → Working written',
   workspaceReady: 'runner: checkout (git) ready',
   claudeStarted: 'Claude Code spawned',
@@ -33,6 +35,7 @@ const LABELS: Record<string, string> = {
 };
 const LOG_STAGES: Array<[string, RegExp]> = [
   ['runnerReady', /"msg":"runner ready"/],
+  ['pickedUp', /"msg":"a Session is bound here"/],
   ['workspaceReady', /"msg":"workspace ready"/],
   ['claudeStarted', /"msg":"agent started"/],
   ['firstModelTurn', /"msg":"model request"/],
@@ -43,6 +46,9 @@ export class StageMarks {
   readonly marks = new Map<string, Record<string, number>>();
   /** The Session each runner Pod serves now (a live Pod serves one after another). */
   private readonly serving = new Map<string, string>();
+  /** When each live runner last said it waits for the next Session; how long each reset of its agent took. */
+  readonly idleSince = new Map<string, number>();
+  readonly resetMs: number[] = [];
 
   mark(session: string, stage: string, at = Date.now()): void {
     const m = this.marks.get(session) ?? {};
@@ -68,6 +74,10 @@ export class StageMarks {
   onLine(component: string, line: string): void {
     const pod = /^runner (.+)$/.exec(component)?.[1];
     if (!pod) return;
+    if (/"msg":"agent container reset; waiting for the next Session bound here"/.test(line)) {
+      this.idleSince.set(pod, Date.now());
+      this.resetMs.push(Number(/"ms":(\d+)/.exec(line)?.[1]));
+    }
     const session = this.serving.get(pod) ?? pod.replace(/-runner(-\d+)?$/, '');
     for (const [stage, pattern] of LOG_STAGES)
       if (pattern.test(line)) this.mark(session, stage, Number(/"time":(\d+)/.exec(line)?.[1] ?? Date.now()));

@@ -153,7 +153,10 @@ for (let i = 0; i < runs; i++) {
   await noLivePod();
   const cold = await command(`first command ${i}`);
   await ended(cold.name);
+  // The follow-up comes gapMs after the run ended, and not before its runner waits for it (at most 30 s more).
+  const [pod, sent] = [session(cold.name)?.status?.podName ?? '', stages.marks.get(cold.name)!.sent!];
   await sleep(gapMs);
+  await until(() => (stages.idleSince.get(pod) ?? 0) > sent, 30_000, 'the runner idle').catch(() => undefined);
   const warm = await command(`follow-up ${i}`);
   await ended(warm.name);
   rounds.push(cold, warm);
@@ -186,6 +189,10 @@ console.log(`\nphone → first progress (load before ${loadBefore}, after ${mach
 group('first command, cold', cold, 1500, 4000);
 group(`follow-up after ${gapMs} ms, warm`, warm, 300, 800);
 console.log(`  ${runs - warm.length} of ${runs} follow-ups started cold`);
+const resets = stages.resetMs;
+console.log(
+  `  agent container reset between Sessions      p50 ${percentile(resets, 50)} ms   p99 ${percentile(resets, 99)} ms`,
+);
 console.log(`  Claude Code peak RSS                       ${(claudePeakKiB / 1024).toFixed(0)} MiB`);
 console.log(`  git: ${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}`);
 rows.push(...lost);
