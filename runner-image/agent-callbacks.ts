@@ -1,8 +1,8 @@
 // The runner's side of the agent interface: permission policy, questions, plans, progress.
 import type { Logger } from 'pino';
 import { truncate } from '../common/session/display.ts';
-import { LIMITS } from '../common/session/schema.ts';
-import type { AgentEvent, AgentHost, ToolDecision, ToolRequest } from './agents/types.ts';
+import { LIMITS, type Result } from '../common/session/schema.ts';
+import type { AgentEvent, AgentHost, AgentResult, ToolDecision, ToolRequest } from './agents/types.ts';
 import { decide, type Policy, type Ruling } from './policy.ts';
 import { CostMeter } from './model/cost-meter.ts';
 import type { ModelSpend } from './model/spend.ts';
@@ -24,6 +24,8 @@ export interface HostDeps {
   costPauseUsd?: number;
   /** The model proxy's metering: when given, the only source of spend (Claude Code's reports are ignored). */
   modelSpend?: ModelSpend;
+  /** What the run spent before its runner was replaced (status.result.costUsd): counted on, pauses included. */
+  spentBefore?: number;
 }
 
 export class RunnerHost implements AgentHost {
@@ -42,6 +44,11 @@ export class RunnerHost implements AgentHost {
     this.deps = deps;
     this.tools = deps.tools;
     this.meter = new CostMeter(deps.costPauseUsd ?? 0);
+    if (deps.spentBefore) {
+      this.meter.addSpend(deps.spentBefore);
+      // A pause the lost runner reached was answered there (or is adopted by the replacement): the next one is next.
+      if (deps.costPauseUsd) this.meter.resume();
+    }
     deps.modelSpend?.listen((usd) => {
       this.meter.addSpend(usd);
       this.deps.status.setResult({ costUsd: this.spentUsd });
@@ -105,6 +112,18 @@ export class RunnerHost implements AgentHost {
         return { behavior: 'deny', message: 'The user stopped this run because of its cost.', interrupt: true };
     }
     return undefined;
+  }
+
+  /** The agent's result as the Session records it: summary, conversation, spend, tokens, exit code. */
+  resultOf(result: AgentResult): Partial<Result> {
+    const summary = result.summary?.trim() || this.lastText;
+    return {
+      ...(summary ? { summary: truncate(summary, LIMITS.textChars) } : {}),
+      ...(result.sessionId ? { agentSessionId: result.sessionId.slice(0, 256) } : {}),
+      costUsd: this.spentUsd,
+      ...(result.tokens ? { tokens: result.tokens } : {}),
+      exitCode: result.exitCode,
+    };
   }
 
   /** What this run's own model responses cost (Claude Code's total of a resumed conversation includes earlier runs). */

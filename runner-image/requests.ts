@@ -3,6 +3,7 @@
 // (RevertWorkspace before the record, Publish and ResumeAgent after it). One request open at a time.
 import pLimit from 'p-limit';
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { LIMITS, type Decision, type Pending, type Session } from '../common/session/schema.ts';
 import { transition, type Effect, type Event } from '../common/session/state-machine.ts';
 import type { StatusWriter } from './status.ts';
@@ -20,6 +21,26 @@ export interface Decided {
 type BeforeRecord = (effects: readonly Effect[]) => Promise<void>;
 
 export const isApproval = (d: Decision) => d.action === 'approve' || d.action === 'allow' || d.action === 'answer';
+
+type Fields = Omit<Pending, 'id' | 'kind' | 'createdAt'>;
+
+/** A request the phone answered for the lost runner, kept to answer the resumed agent's identical one once. */
+export interface Answered {
+  pending: Pending;
+  decision: Decision;
+}
+
+const decidedEvent = (kind: Kind, decision: Decision): Event => ({
+  type: 'Decided',
+  kind,
+  approved: isApproval(decision),
+  ...(decision.action === 'revise' ? { revise: true } : {}),
+});
+
+const fieldsOf = ({ id: _id, kind: _kind, createdAt: _at, ...fields }: Pending): Fields => fields;
+/** As stored on the Session (its keys in another order, undefined ones absent) and as raised now. */
+const sameRequest = (answered: Pending, kind: Kind, fields: Fields) =>
+  answered.kind === kind && isDeepStrictEqual(fieldsOf(answered), JSON.parse(JSON.stringify(fields)));
 
 export function waitForDecision(status: StatusWriter, requestId: string, signal: AbortSignal): Promise<Decision> {
   return new Promise((resolve, reject) => {
@@ -50,42 +71,60 @@ export class Requests {
   private readonly stop: AbortSignal;
   /** One request open at a time. */
   private readonly queue = pLimit(1);
+  private answered: Answered | undefined;
 
-  constructor(status: StatusWriter, stop: AbortSignal) {
+  constructor(status: StatusWriter, stop: AbortSignal, answered?: Answered) {
     this.status = status;
     this.stop = stop;
+    this.answered = answered;
   }
 
   /**
    * Raises a request and waits for its decision. `beforeRecord` gets the decision's effects before
    * the phase change is written (RevertWorkspace: revert the tree before writing Rejected).
    */
-  raise(kind: Kind, fields: Omit<Pending, 'id' | 'kind' | 'createdAt'>, beforeRecord?: BeforeRecord): Promise<Decided> {
+  raise(kind: Kind, fields: Fields, beforeRecord?: BeforeRecord): Promise<Decided> {
     return this.queue(() => this.raiseNow(kind, fields, beforeRecord));
   }
 
-  private async raiseNow(
-    kind: Kind,
-    fields: Omit<Pending, 'id' | 'kind' | 'createdAt'>,
-    beforeRecord?: BeforeRecord,
-  ): Promise<Decided> {
+  /** The request the lost runner raised, still open on the Session: its answer, recorded as raise() records it. */
+  adopt(pending: Pending, beforeRecord?: BeforeRecord): Promise<Decided> {
+    return this.queue(() => this.decide(pending, beforeRecord));
+  }
+
+  private async raiseNow(kind: Kind, fields: Fields, beforeRecord?: BeforeRecord): Promise<Decided> {
     if (this.stop.aborted) throw new Stopped(String(this.stop.reason));
-    const id = `${kind}-${randomBytes(4).toString('hex')}`;
-    this.status.setPending({ id, kind, ...fields, createdAt: this.status.clock().toISOString() });
-    await this.status.move({ type: 'RequestRaised', kind });
-    const decision = await waitForDecision(this.status, id, this.stop);
-    const decided: Event = {
-      type: 'Decided',
+    const replayed = this.replay(kind, fields);
+    if (replayed) return replayed;
+    const pending: Pending = {
+      id: `${kind}-${randomBytes(4).toString('hex')}`,
       kind,
-      approved: isApproval(decision),
-      ...(decision.action === 'revise' ? { revise: true } : {}),
+      ...fields,
+      createdAt: this.status.clock().toISOString(),
     };
+    this.status.setPending(pending);
+    await this.status.move({ type: 'RequestRaised', kind });
+    return this.decide(pending, beforeRecord);
+  }
+
+  private async decide(pending: Pending, beforeRecord?: BeforeRecord): Promise<Decided> {
+    const decision = await waitForDecision(this.status, pending.id, this.stop);
+    const decided = decidedEvent(pending.kind, decision);
     const step = transition(this.status.phase, decided);
     const effects = step.ok ? step.effects : [];
     await beforeRecord?.(effects);
     this.status.setPending(null);
     await this.status.move(decided);
     return { decision, effects };
+  }
+
+  /** The earlier answer, once, when the resumed agent asks exactly what the phone already answered; nothing written. */
+  private replay(kind: Kind, fields: Fields): Decided | undefined {
+    const answered = this.answered;
+    if (!answered || !sameRequest(answered.pending, kind, fields)) return undefined;
+    this.answered = undefined;
+    const step = transition('AwaitingApproval', decidedEvent(kind, answered.decision));
+    return { decision: answered.decision, effects: step.ok ? step.effects : [] };
   }
 }
 

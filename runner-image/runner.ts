@@ -5,24 +5,24 @@ import { onceGranted } from '../common/kube/errors.ts';
 import { DEFAULT_BASE_BRANCH } from '../common/session/defaults.ts';
 import { truncate } from '../common/session/display.ts';
 import { LIMITS, type Session } from '../common/session/schema.ts';
-import { isTerminal } from '../common/session/state-machine.ts';
-import { SCREENSHOT_TOOL, type Agent, type AgentImage, type AgentResult } from './agents/types.ts';
+import { isTerminal, type Effect } from '../common/session/state-machine.ts';
+import { SCREENSHOT_TOOL, type Agent } from './agents/types.ts';
 import { DISK_FULL_MESSAGE, isDiskFull } from './workspace/disk-full.ts';
 import { commitMessage, cutDiff, type Git, type Snapshot } from './git/store.ts';
 import { SnapshotRefused } from './workspace/snapshot.ts';
-import { publish } from './forge/publish.ts';
+import { publish, publishedBefore } from './forge/publish.ts';
 import type { GitHubAccess } from './forge/github.ts';
-import { agentPrompt, prepareWorkspace } from './start.ts';
+import { agentPictures, agentPrompt, prepareWorkspace } from './start.ts';
 import { RunnerHost } from './agent-callbacks.ts';
 import { answerDiffRequests, DiffDrawer, diffFileNames } from './pictures/diff-review.ts';
 import type { FileDiff } from './pictures/diff-parse.ts';
 import type { Browsers } from './pictures/chromium.ts';
 import { RunMedia } from './pictures/run-media.ts';
 import type { MediaDeps } from './pictures/uploads.ts';
-import { ImageUnavailable, loadImages } from './pictures/from-phone.ts';
 import type { Policy } from './policy.ts';
 import { Requests, Stopped } from './requests.ts';
 import { SessionFinished, type StatusWriter } from './status.ts';
+import { restartedIn, resumeRun, type AgentRun, type Resumable } from './restart.ts';
 
 export interface RunnerDeps {
   /** The model proxy's metering, when Claude Code's calls go through it: then the run's spend. */
@@ -52,13 +52,14 @@ export interface RunnerDeps {
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 const unreadText = (why: string) => `Tether did not read the changes (${why}); they are kept on the workspace.`;
 const LEFT_OUT_SHOWN = 5;
+const baseOf = (spec: Session['spec']) => spec.repo.baseBranch ?? DEFAULT_BASE_BRANCH;
 
-export class Runner {
-  private readonly deps: RunnerDeps;
+export class Runner implements Resumable {
+  readonly deps: RunnerDeps;
   readonly stop = new AbortController();
   private readonly media: RunMedia;
   private readonly diffs: DiffDrawer;
-  private session!: Session;
+  session!: Session;
   private freezing: Promise<string | undefined> | undefined;
 
   constructor(deps: RunnerDeps) {
@@ -88,21 +89,35 @@ export class Runner {
   }
 
   private async body(): Promise<void> {
-    const { status, log } = this.deps;
+    const { status } = this.deps;
     // The Pod may start before the API server's authorizer sees the Role naming this Session.
     this.session = await onceGranted(() => status.load());
     await this.waitForStart();
+    const restarted = restartedIn(this.session);
+    if (restarted) return resumeRun(restarted, this);
     if (status.phase === 'Starting') await status.move({ type: 'RunnerStarted' });
-    const spec = this.session.spec;
-    const base = spec.repo.baseBranch ?? DEFAULT_BASE_BRANCH;
-    if (!(await prepareWorkspace(this.deps, spec))) return;
+    if (await prepareWorkspace(this.deps, this.session.spec)) await this.firstRun();
+  }
+
+  async firstRun(): Promise<void> {
+    const { spec } = this.session;
     const prompt = await agentPrompt(this.deps, spec);
     if (prompt === undefined) return;
-    const images = await this.pictures();
+    const images = await agentPictures(this.deps, spec, this.stop.signal);
     if (!images) return;
+    await this.runAgent({ prompt, images, mode: spec.mode ?? 'run', resume: spec.resumeAgentSession });
+  }
+
+  async revertIf(due: readonly Effect[]): Promise<void> {
+    if (due.includes('RevertWorkspace')) await this.deps.git.revert();
+  }
+
+  async runAgent(run: AgentRun): Promise<void> {
+    const { status, log } = this.deps;
+    const { spec } = this.session;
     const host = new RunnerHost({
       status,
-      requests: new Requests(status, this.stop.signal),
+      requests: new Requests(status, this.stop.signal, run.answered),
       policy: this.deps.policy,
       repoDir: this.deps.repoDir,
       log,
@@ -110,21 +125,14 @@ export class Runner {
       onFinal: (reason) => this.stop.abort(reason),
       costPauseUsd: spec.costPauseUsd,
       modelSpend: this.deps.modelSpend,
+      spentBefore: run.spentBefore,
     });
-    const result = await this.deps.agent.run(
-      {
-        prompt,
-        images,
-        cwd: this.deps.repoDir,
-        mode: spec.mode ?? 'run',
-        resume: spec.resumeAgentSession,
-        signal: this.stop.signal,
-      },
-      host,
-    );
+    const { prompt, images, mode, resume } = run;
+    const options = { prompt, images, cwd: this.deps.repoDir, mode, resume, signal: this.stop.signal };
+    const result = await this.deps.agent.run(options, host);
     log.info({ ok: result.ok, exitCode: result.exitCode, costUsd: host.spentUsd }, 'agent finished');
     await host.pauseAnswered();
-    this.recordAgentResult(result, host);
+    this.deps.status.setResult(host.resultOf(result));
     if (this.stop.signal.aborted) return;
     if (!result.ok) return this.fail(result.message ?? 'The agent stopped with an error.');
     const { snapshot, unread } = await this.changes();
@@ -137,7 +145,30 @@ export class Runner {
       await status.move({ type: 'FinishedWithoutChanges' });
       return;
     }
-    await this.changesGate(snapshot, base);
+    await this.changesGate(snapshot);
+  }
+
+  /** Publishing after a restart: the reviewed tree, already on the branch or read again from the workspace. */
+  async publishReviewed(): Promise<void> {
+    const { status } = this.deps;
+    const { spec, metadata } = this.session;
+    const result = status.session?.status?.result;
+    const message = commitMessage(spec.prompt, metadata.name!, spec.requester);
+    const tree = result?.snapshotTree;
+    const commit = (tree && (await publishedBefore(this.deps, this.session, tree))) || (await this.reviewedCommit(message));
+    if (!commit) return;
+    const approved = { session: this.session, commit, message, base: baseOf(spec), stat: result?.diffStat ?? '' };
+    await publish(this.deps, approved, true);
+  }
+
+  /** A commit of the reviewed tree read again from the workspace; undefined once the Session failed for want of it. */
+  private async reviewedCommit(message: string): Promise<string | undefined> {
+    const { snapshot, unread } = await this.changes();
+    const reviewed = this.deps.status.session?.status?.result?.snapshotTree;
+    if (snapshot && snapshot.tree === reviewed) return this.deps.git.commit(snapshot, message);
+    const why = unread ? unreadText(unread) : 'The workspace no longer holds the changes as they were reviewed.';
+    await this.deps.status.move({ type: 'AgentFailed' }, `The runner restarted before publishing. ${why} Nothing was pushed.`);
+    return undefined;
   }
 
   /** Kills every process of the agent container, once; undefined when that held, else why not. */
@@ -174,17 +205,6 @@ export class Runner {
     });
   }
 
-  private recordAgentResult(result: AgentResult, host: RunnerHost): void {
-    const summary = result.summary?.trim() || host.lastText;
-    this.deps.status.setResult({
-      ...(summary ? { summary: truncate(summary, LIMITS.textChars) } : {}),
-      ...(result.sessionId ? { agentSessionId: result.sessionId.slice(0, 256) } : {}),
-      costUsd: host.spentUsd,
-      ...(result.tokens ? { tokens: result.tokens } : {}),
-      exitCode: result.exitCode,
-    });
-  }
-
   /** The review comes from the snapshot, never from the work tree: it is what approving pushes. */
   private async recordDiff(snapshot: Snapshot, withImage: boolean): Promise<{ stat: string; files: FileDiff[] }> {
     const diff = await this.deps.git.diff(snapshot);
@@ -217,7 +237,7 @@ export class Runner {
     return { stat: diff.stat, files: review.files };
   }
 
-  private async changesGate(snapshot: Snapshot, base: string): Promise<void> {
+  private async changesGate(snapshot: Snapshot): Promise<void> {
     const { status, git } = this.deps;
     const { stat, files } = await this.recordDiff(snapshot, true);
     const { spec, metadata } = this.session;
@@ -234,12 +254,10 @@ export class Runner {
       publish: (pictures, request, file) => this.media.publishDiffPages(pictures, { caption: file, request }),
     });
     const { effects } = await new Requests(status, this.stop.signal)
-      .raise('changes', { summary: truncate(stat, LIMITS.textChars - whole.length) + whole }, async (due) => {
-        if (due.includes('RevertWorkspace')) await git.revert();
-      })
+      .raise('changes', { summary: truncate(stat, LIMITS.textChars - whole.length) + whole }, (due) => this.revertIf(due))
       .finally(stopAnswering);
     if (!effects.includes('Publish')) return;
-    await publish(this.deps, { session: this.session, commit, message, base, stat });
+    await publish(this.deps, { session: this.session, commit, message, base: baseOf(spec), stat });
   }
 
   private async fail(message: string): Promise<void> {
@@ -271,21 +289,6 @@ export class Runner {
       if (!moved) this.deps.log.warn({ phase: status.phase }, 'could not record the stop in this phase');
     } catch (error) {
       if (!(error instanceof SessionFinished)) throw error;
-    }
-  }
-
-  /** The pictures sent with the command; undefined once the Session has failed for want of them. */
-  private async pictures(): Promise<AgentImage[] | undefined> {
-    try {
-      return await loadImages(this.deps.media.relay, this.session.spec.images, this.stop.signal);
-    } catch (error) {
-      if (this.stop.signal.aborted) throw error;
-      this.deps.log.error({ err: error }, 'could not read the pictures sent with the command');
-      await this.deps.status.move(
-        { type: 'AgentFailed' },
-        error instanceof ImageUnavailable ? error.message : 'Could not get the picture you sent; please send it again.',
-      );
-      return undefined;
     }
   }
 }

@@ -8,6 +8,9 @@ import type { Session } from '../common/session/schema.ts';
 import { fixPrompt } from './forge/fix-context.ts';
 import { repoSlug, type GitHubAccess } from './forge/github.ts';
 import type { Git } from './git/store.ts';
+import type { AgentImage } from './agents/types.ts';
+import { ImageUnavailable, loadImages } from './pictures/from-phone.ts';
+import type { MediaDeps } from './pictures/uploads.ts';
 import type { StatusWriter } from './status.ts';
 import { DISK_FULL_MESSAGE, isDiskFull } from './workspace/disk-full.ts';
 
@@ -24,8 +27,11 @@ export interface StartDeps {
 
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/** The checkout ready for the agent; false once the Session has failed for want of it. */
-export async function prepareWorkspace(deps: StartDeps, spec: Session['spec']): Promise<boolean> {
+/**
+ * The checkout ready for the agent; false once the Session has failed for want of it. A replacement runner
+ * (`restarted`) says nothing of it: the phone has heard how the run started, and hears that it goes on.
+ */
+export async function prepareWorkspace(deps: StartDeps, spec: Session['spec'], restarted = false): Promise<boolean> {
   const { status, log } = deps;
   const refused = repoProblem(spec.repo, deps.repoHosts);
   if (refused) {
@@ -38,6 +44,7 @@ export async function prepareWorkspace(deps: StartDeps, spec: Session['spec']): 
     const started = deps.now().getTime();
     const how = await deps.git.prepare(spec.repo.url, base, pr?.branch);
     log.info({ how, pullTip: deps.git.pullTip, ms: deps.now().getTime() - started }, 'workspace ready');
+    if (restarted) return true;
     if (pr && deps.git.pullTip) status.addProgress(`Continuing pull request #${pr.number} (${pr.branch})`);
     if (pr && !deps.git.pullTip)
       status.addProgress(`The branch of pull request #${pr.number} is gone from the forge; starting from ${base}`);
@@ -66,6 +73,25 @@ export async function agentPrompt(deps: StartDeps, spec: Session['spec']): Promi
   } catch (error) {
     deps.log.error({ err: error }, 'could not read the fix from GitHub');
     await deps.status.move({ type: 'AgentFailed' }, `Could not read ${what} from GitHub: ${errorText(error)}`);
+    return undefined;
+  }
+}
+
+/** The pictures sent with the command; undefined once the Session has failed for want of them. */
+export async function agentPictures(
+  deps: StartDeps & { media: MediaDeps },
+  spec: Session['spec'],
+  signal: AbortSignal,
+): Promise<AgentImage[] | undefined> {
+  try {
+    return await loadImages(deps.media.relay, spec.images, signal);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    deps.log.error({ err: error }, 'could not read the pictures sent with the command');
+    await deps.status.move(
+      { type: 'AgentFailed' },
+      error instanceof ImageUnavailable ? error.message : 'Could not get the picture you sent; please send it again.',
+    );
     return undefined;
   }
 }

@@ -104,6 +104,22 @@ export async function createPullRequest(
   return { url: body.html_url, number: body.number as number };
 }
 
+/** The open pull request from `head` into `base`, when there is one (`GET …/pulls?head=owner:branch`). */
+export async function openPullRequestOf(
+  github: GitHubAccess,
+  pr: PullRequestInput,
+  redact: Redactor,
+): Promise<{ url: string; number: number } | undefined> {
+  const query = new URLSearchParams({ head: `${pr.owner}:${pr.head}`, base: pr.base, state: 'open' });
+  const found = await githubCall<Array<{ html_url?: unknown; number?: unknown }>>(github, redact, 'the pull requests', {
+    method: 'GET',
+    path: `${repoPath(pr, 'pulls')}?${query}`,
+  });
+  const open = Array.isArray(found) ? found[0] : undefined;
+  if (!open || typeof open.html_url !== 'string' || !Number.isSafeInteger(open.number)) return undefined;
+  return { url: open.html_url, number: open.number as number };
+}
+
 /** `POST …/pulls/{n}/requested_reviewers`. */
 export async function requestReviewer(
   github: GitHubAccess,

@@ -10,7 +10,7 @@ import type { Session } from '../../common/session/schema.ts';
 import { PushConflict, type Git } from '../git/store.ts';
 import { personName } from '../git/text.ts';
 import { SessionFinished, type StatusWriter } from '../status.ts';
-import { createPullRequest, repoSlug, requestReviewer, type GitHubAccess } from './github.ts';
+import { createPullRequest, openPullRequestOf, repoSlug, requestReviewer, type GitHubAccess } from './github.ts';
 
 export interface PublishDeps {
   git: Git;
@@ -34,13 +34,20 @@ export interface Approved {
 const CHANNEL_NAMES = { whatsapp: 'WhatsApp', web: 'the web chat' } as const;
 const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-export async function publish(deps: PublishDeps, approved: Approved): Promise<void> {
+const branchOf = (session: Session) => session.spec.pullRequest?.branch ?? `tether/${session.metadata.name!}`;
+
+/**
+ * Publishes the approved commit. `again`: a replacement runner publishing what the lost one may have published in
+ * part — the push of the very commit already there is a no-op, and a pull request already open for the branch is
+ * taken rather than opened twice.
+ */
+export async function publish(deps: PublishDeps, approved: Approved, again = false): Promise<void> {
   const { status } = deps;
   const { pullRequest } = approved.session.spec;
-  const branch = pullRequest?.branch ?? `tether/${approved.session.metadata.name!}`;
+  const branch = branchOf(approved.session);
   try {
     if (pullRequest) await addToPullRequest(deps, approved, pullRequest);
-    else await openPullRequest(deps, approved, branch);
+    else await openPullRequest(deps, approved, branch, again);
     await status.move({ type: 'Published' });
   } catch (error) {
     if (error instanceof SessionFinished) throw error;
@@ -76,7 +83,24 @@ export function askedBy(spec: Session['spec']): string {
   return `Asked by ${person}${spec.channel ? ` from ${CHANNEL_NAMES[spec.channel]}` : ''}.`;
 }
 
-async function openPullRequest(deps: PublishDeps, approved: Approved, branch: string): Promise<void> {
+/**
+ * The commit on the Session's branch when it holds exactly the reviewed tree: pushed by the lost runner (a commit
+ * made again would differ in its date, and a fast-forward-only push of it would be refused).
+ */
+export async function publishedBefore(deps: PublishDeps, session: Session, tree: string): Promise<string | undefined> {
+  const { git } = deps;
+  const { url } = session.spec.repo;
+  const ref = `refs/heads/${branchOf(session)}`;
+  const listed = await git.run(['ls-remote', '--end-of-options', url, ref], { forge: url });
+  if (!listed.split('\n').some((line) => line.split('\t')[1] === ref)) return undefined;
+  const fetched = 'refs/tether/published';
+  const fetch = ['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--end-of-options', url, `+${ref}:${fetched}`];
+  await git.run(fetch, { forge: url });
+  const object = async (rev: string) => (await git.run(['rev-parse', '--verify', '--end-of-options', rev])).trim();
+  return (await object(`${fetched}^{tree}`)) === tree ? object(`${fetched}^{commit}`) : undefined;
+}
+
+async function openPullRequest(deps: PublishDeps, approved: Approved, branch: string, again: boolean) {
   const { git, status } = deps;
   const { session, commit, base, stat } = approved;
   await git.push(session.spec.repo.url, commit, branch);
@@ -87,7 +111,10 @@ async function openPullRequest(deps: PublishDeps, approved: Approved, branch: st
   const summary = status.session?.status?.result?.summary ?? '';
   const body =
     `Requested from the phone through Tether. ${askedBy(session.spec)}\n\n${summary}\n\n` + `\`\`\`\n${stat}\n\`\`\``;
-  const pr = await createPullRequest(deps.github, { ...slug, head: branch, base, title, body }, deps.redact);
+  const input = { ...slug, head: branch, base, title, body };
+  const pr =
+    (again && (await openPullRequestOf(deps.github, input, deps.redact))) ||
+    (await createPullRequest(deps.github, input, deps.redact));
   status.setResult({
     prUrl: pr.url,
     prNumber: pr.number,

@@ -1,6 +1,7 @@
 // Reads a Messages API request the way the scripted model needs it: the user's prompt, the tool
 // calls made since (with their results), plan mode and its plan file. Tolerant: Claude Code sends
 // many fields and blocks a strict reader would reject; anything unknown is ignored.
+import { isContinuePrompt } from '../continue-prompt.ts';
 
 export interface MessagesRequest {
   model?: string;
@@ -77,8 +78,10 @@ export function isSideRequest(body: MessagesRequest): boolean {
 export function readConversation(body: MessagesRequest): Conversation {
   const messages = body.messages ?? [];
   let promptIndex = -1;
+  // A replacement runner's "continue" turn is no new prompt: the scenario goes on from where it stopped.
   messages.forEach((m, i) => {
-    if (m.role === 'user' && humanText(m)) promptIndex = i;
+    const text = m.role === 'user' ? humanText(m) : '';
+    if (text && (!isContinuePrompt(text) || promptIndex < 0)) promptIndex = i;
   });
   const since = messages.slice(Math.max(promptIndex, 0));
   const texts = since

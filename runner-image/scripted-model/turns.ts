@@ -21,6 +21,8 @@ export type Reply =
 /** What a call of ours was for: `do` the step, `read` before writing, write `again`, `plan`, `exit`. */
 type Phase = 'do' | 'read' | 'again' | 'plan' | 'exit';
 const ID = /^toolu_sm_(do|read|again|plan|exit)_(\d+)_/;
+/** Claude Code's result for a call whose process died before it was recorded, as a resumed conversation holds it. */
+const INTERRUPTED = '[Tool call interrupted';
 
 const toolUse = (phase: Phase, step: number, name: string, input: unknown): ToolUse => ({
   id: `toolu_sm_${phase}_${step}_${randomBytes(6).toString('hex')}`,
@@ -76,6 +78,8 @@ export function nextTurn(context: TurnContext): Reply {
     const write = conversation.calls.findLast((c) => ours(c)?.phase === 'do' && ours(c)?.step === at.step);
     return { kind: 'turn', delayMs: 0, tool: toolUse('again', at.step, 'Write', write?.input ?? {}) };
   }
+  // Resumed after its runner was lost mid-call (a continue prompt follows it): the step is done again.
+  if (at?.phase === 'do' && last!.result?.text.startsWith(INTERRUPTED)) return walk(context, at.step);
   const from = at && at.phase !== 'plan' && at.phase !== 'exit' ? at.step + 1 : 0;
   return walk(context, from);
 }

@@ -5,6 +5,7 @@ import { readConversation, type MessagesRequest } from '../../runner-image/scrip
 import { parseScenario, parseStep, planText } from '../../runner-image/scripted-model/scenario.ts';
 import { startScriptedModel } from '../../runner-image/scripted-model/server.ts';
 import { nextTurn, type Reply } from '../../runner-image/scripted-model/turns.ts';
+import { continuePrompt } from '../../runner-image/continue-prompt.ts';
 
 const TOOLS = [{ name: 'Bash' }, { name: 'Write' }, { name: 'Read' }];
 const reminder = (text: string) => ({ type: 'text', text: `<system-reminder>\n${text}\n</system-reminder>` });
@@ -138,6 +139,30 @@ describe('scripted model turns', () => {
         : ok();
     });
     expect(summary(replies)).toEqual(['Write', 'Read', 'Write', 'end: Done.']);
+  });
+
+  it('a continue turn after a lost runner goes on with the scenario; an interrupted call is made again', () => {
+    const write = { type: 'tool_use', id: 'toolu_sm_do_0_aaaaaaaaaaaa', name: 'Write', input: {} };
+    const bash = { type: 'tool_use', id: 'toolu_sm_do_1_bbbbbbbbbbbb', name: 'Bash', input: {} };
+    const result = (id: string, text: string) => ({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: id, content: text, is_error: text.startsWith('[') }],
+    });
+    const turn = (...messages: unknown[]) => {
+      const conversation = readConversation({ tools: TOOLS, messages: messages as never });
+      return nextTurn({ steps: parseScenario(conversation.prompt), conversation, served: new Set(), key: 'k' });
+    };
+    const script = prompt('script:\nwrite: a.txt = a\ntool: Bash {"command":"make"}\nsay: Made.');
+    const again = prompt(continuePrompt('The user allowed your Bash call; make it again.'));
+    const interrupted = '[Tool call interrupted: the session ended before this call\'s result was recorded]';
+    const cut = [script, { role: 'assistant', content: [write] }, result(write.id, 'ok')];
+    expect(summary([turn(...cut, { role: 'assistant', content: [bash] }, result(bash.id, interrupted), again)])).toEqual([
+      'Bash',
+    ]);
+    expect(summary([turn(...cut, again)])).toEqual(['Bash']);
+    expect(summary([turn(...cut, { role: 'assistant', content: [bash] }, result(bash.id, 'made'), again)])).toEqual([
+      'end: Made.',
+    ]);
   });
 
   it(`a retryable error happens once, a 400 every time; without \
