@@ -4,11 +4,11 @@
 // quiet spell (no live runner Pod: cold) and then its follow-up a few seconds later (its runner Pod live:
 // warm); then runs whose runner Pod is deleted mid-run (bench/runner-lost.ts). Prints p50/p99 of each, a
 // breakdown per stage, and the peak RSS of the Claude Code processes.
-// Run: npm run bench:first-progress [-- --runs 10 --gap 3000 --lost 5]
+// Run: npm run bench:first-progress [-- --runs 10 --gap 3000 --lost 5 --log <file: every component's output>]
 import { connectionFromKubeConfig } from '../common/kube/connection.ts';
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -35,6 +35,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '10' },
     gap: { type: 'string', default: '3000' },
     lost: { type: 'string', default: '5' },
+    log: { type: 'string' },
   },
 });
 const [runs, gapMs, lostCount] = [Number(args.runs), Number(args.gap), Number(args.lost)];
@@ -72,7 +73,10 @@ const stack = await startStack({
   },
   runnerSecrets: { GITHUB_TOKEN: githubToken },
   logger: pino({ level: 'warn' }),
-  onLine: (component, line) => stages.onLine(component, line),
+  onLine: (component, line) => {
+    stages.onLine(component, line);
+    if (args.log) appendFileSync(args.log, `${component} ${line}\n`);
+  },
 });
 
 const kc = new KubeConfig();
@@ -134,7 +138,9 @@ const command: Command = async (tag, rest = 'say: done') => {
     60_000,
     `${tag}: its first progress on the phone`,
     20,
-  );
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}; its Session ${name}: ${JSON.stringify(name && session(name)?.status)}`);
+  });
   stages.mark(name!, 'sent', sent);
   stages.mark(name!, 'onPhone', onPhone);
   return { name: name!, ms: onPhone! - sent };
@@ -148,59 +154,77 @@ async function noLivePod(): Promise<void> {
   await until(() => pods.list().length === 0, 60_000, 'runner Pods gone', 50);
 }
 
-const rounds: Array<{ name: string; ms: number }> = [];
-for (let i = 0; i < runs; i++) {
-  await noLivePod();
-  const cold = await command(`first command ${i}`);
-  await ended(cold.name);
-  // The follow-up comes gapMs after the run ended, and not before its runner waits for it (at most 30 s more).
-  const [pod, sent] = [session(cold.name)?.status?.podName ?? '', stages.marks.get(cold.name)!.sent!];
-  await sleep(gapMs);
-  await until(() => (stages.idleSince.get(pod) ?? 0) > sent, 30_000, 'the runner idle').catch(() => undefined);
-  const warm = await command(`follow-up ${i}`);
-  await ended(warm.name);
-  rounds.push(cold, warm);
+type Run = { name: string; ms: number };
+
+/** Rounds of a first command (cold) and its follow-up (warm, its runner Pod live). */
+async function rounds(): Promise<Run[]> {
+  const all: Run[] = [];
+  for (let i = 0; i < runs; i++) {
+    await noLivePod();
+    const cold = await command(`first command ${i}`);
+    await ended(cold.name);
+    // The follow-up comes gapMs after the run ended, and not before its runner waits for it (at most 30 s more).
+    const [pod, sent] = [session(cold.name)?.status?.podName ?? '', stages.marks.get(cold.name)!.sent!];
+    await sleep(gapMs);
+    await until(() => (stages.idleSince.get(pod) ?? 0) > sent, 30_000, 'the runner idle').catch(() => undefined);
+    const warm = await command(`follow-up ${i}`);
+    await ended(warm.name);
+    all.push(cold, warm);
+  }
+  return all;
 }
-const started = (r: { name: string }) => session(r.name)?.status?.runnerStart;
-const cold = rounds.filter((r) => started(r) !== 'warm');
-const warm = rounds.filter((r) => started(r) === 'warm');
-const lost = await lostRuns({
-  count: lostCount,
-  command,
-  core,
-  session,
-  runnerNamespace: stack.runnerNamespace,
-  messagesSince: (at) => twilio.to(phone).filter((m) => m.at >= at),
-});
-clearInterval(sampler);
 
-const rows: Row[] = [];
-const group = (title: string, group: typeof rounds, p50: number, p99: number) => {
-  const ms = group.map((r) => r.ms);
+async function measure(): Promise<Row[]> {
+  const all = await rounds();
+  const started = (r: Run) => session(r.name)?.status?.runnerStart;
+  const lost = await lostRuns({
+    count: lostCount,
+    command,
+    core,
+    session,
+    runnerNamespace: stack.runnerNamespace,
+    messagesSince: (at) => twilio.to(phone).filter((m) => m.at >= at),
+  });
+  const rows: Row[] = [];
+  const group = (title: string, group: Run[], p50: number, p99: number) => {
+    const ms = group.map((r) => r.ms);
+    console.log(
+      `  ${title} (${group.length} runs)`.padEnd(45) + `p50 ${percentile(ms, 50)} ms   p99 ${percentile(ms, 99)} ms`,
+    );
+    console.log(stages.breakdown(group.map((r) => r.name)).join('\n'));
+    if (!group.length) return;
+    rows.push(atMost(`phone → first progress, ${title} p50`, percentile(ms, 50), p50, 'ms'));
+    rows.push(atMost(`phone → first progress, ${title} p99`, percentile(ms, 99), p99, 'ms'));
+  };
   console.log(
-    `  ${title} (${group.length} runs)`.padEnd(45) + `p50 ${percentile(ms, 50)} ms   p99 ${percentile(ms, 99)} ms`,
+    `\nphone → first progress (load before ${loadBefore}, after ${machineLoad()}; keep-alive ${KEEP_ALIVE}):`,
   );
-  console.log(stages.breakdown(group.map((r) => r.name)).join('\n'));
-  if (!group.length) return;
-  rows.push(atMost(`phone → first progress, ${title} p50`, percentile(ms, 50), p50, 'ms'));
-  rows.push(atMost(`phone → first progress, ${title} p99`, percentile(ms, 99), p99, 'ms'));
-};
-console.log(`\nphone → first progress (load before ${loadBefore}, after ${machineLoad()}; keep-alive ${KEEP_ALIVE}):`);
-group('first command, cold', cold, 1500, 4000);
-group(`follow-up after ${gapMs} ms, warm`, warm, 300, 800);
-console.log(`  ${runs - warm.length} of ${runs} follow-ups started cold`);
-const resets = stages.resetMs;
-console.log(
-  `  agent container reset between Sessions      p50 ${percentile(resets, 50)} ms   p99 ${percentile(resets, 99)} ms`,
-);
-console.log(`  Claude Code peak RSS                       ${(claudePeakKiB / 1024).toFixed(0)} MiB`);
-console.log(`  git: ${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}`);
-rows.push(...lost);
-report(rows);
+  const warm = all.filter((r) => started(r) === 'warm');
+  group(
+    'first command, cold',
+    all.filter((r) => started(r) !== 'warm'),
+    1500,
+    4000,
+  );
+  group(`follow-up after ${gapMs} ms, warm`, warm, 300, 800);
+  console.log(`  ${runs - warm.length} of ${runs} follow-ups started cold`);
+  const resets = stages.resetMs;
+  console.log(
+    `  agent container reset between Sessions      p50 ${percentile(resets, 50)} ms   p99 ${percentile(resets, 99)} ms`,
+  );
+  console.log(`  Claude Code peak RSS                       ${(claudePeakKiB / 1024).toFixed(0)} MiB`);
+  console.log(`  git: ${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}`);
+  return [...rows, ...lost];
+}
 
-sessions.stop();
-pods.stop();
-await stack.stop();
-await Promise.all([twilio.close(), github.close(), remote.close()]);
-await plane.stop();
+try {
+  report(await measure());
+} finally {
+  clearInterval(sampler);
+  sessions.stop();
+  pods.stop();
+  await stack.stop();
+  await Promise.all([twilio.close(), github.close(), remote.close()]);
+  await plane.stop();
+}
 process.exit(0);
