@@ -56,6 +56,43 @@ describe('statusEvents', () => {
     ).toEqual([]);
   });
 
+  it('records a lost runner Pod replaced as a Warning RunnerReplaced, once', () => {
+    const working = testSession({
+      name: 'r',
+      uid: 'fedcba9876543210',
+      phase: 'Working',
+      status: { startTime: '2026-11-22T08:00:00Z', podName: 'r-runner' },
+    });
+    const replaced = computeStatus({
+      session: working,
+      now,
+      step: take(working, { type: 'RunnerLost' }),
+      replacement: 'r-runner-1',
+    }).status;
+    expect(statusEvents(working, working.status!, replaced, 'ctl-0', now)).toEqual([
+      {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: 'r.fedcba98.runnerreplaced', namespace: 'tether' },
+        eventTime: '2026-11-22T08:03:12.000000Z',
+        reportingController: REPORTING_CONTROLLER,
+        reportingInstance: 'ctl-0',
+        action: 'Working',
+        reason: 'RunnerReplaced',
+        note: 'runner pod r-runner was lost; r-runner-1 continues the run',
+        type: 'Warning',
+        regarding: {
+          apiVersion: 'tether.dev/v1alpha1',
+          kind: 'Session',
+          name: 'r',
+          namespace: 'tether',
+          uid: 'fedcba9876543210',
+        },
+      },
+    ]);
+    expect(statusEvents(working, replaced, replaced, 'ctl-0', now)).toEqual([]);
+  });
+
   it('makes failures Warnings and records an end the runner wrote', () => {
     const working = testSession({ name: 'b', phase: 'Working', status: { startTime: '2026-11-22T08:00:00Z' } });
     const lost = computeStatus({
