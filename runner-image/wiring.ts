@@ -1,6 +1,6 @@
 // Everything a runner Pod runs, from the parts main.ts makes (config, logger, API connection). The
-// Pod's parts live across its Sessions (the agent channel, the model endpoint, the agent, Chromium,
-// the git store on disk); each Session gets its own watch, status writer, git handle and Runner.
+// Pod's parts live across its Sessions (the agent channel, the model endpoint, Chromium, the git
+// store on disk); each Session gets its own watch, status writer, git handle, agent and Runner.
 import { relative } from 'node:path';
 import type { KubeConnection } from '../common/kube/connection.ts';
 import { createInformer } from '../common/kube/informer.ts';
@@ -56,7 +56,6 @@ interface PodParts {
   endpoint: ModelEndpoint | undefined;
   /** The proxy's meter, handed to each run in turn. */
   modelSpend: ModelSpend;
-  agent: ClaudeAgent;
   browsers: Browsers;
 }
 
@@ -129,7 +128,7 @@ function runSession(parts: RunnerPodParts, pod: PodParts, name: string, onPhone:
   const { channel, endpoint, modelSpend } = pod;
   const runner = new Runner({
     status,
-    agent: pod.agent,
+    agent: makeAgent(config, log, endpoint, channel),
     browsers: pod.browsers,
     policy: parts.policy,
     log,
@@ -215,7 +214,6 @@ async function makePodParts(parts: RunnerPodParts): Promise<PodParts> {
     channel,
     endpoint,
     modelSpend,
-    agent: makeAgent(config, log, endpoint, channel),
     browsers: new Browsers({ env: browserEnvironment(`${config.gitStore}/home`, config.agentEnv.PATH!) }),
   };
 }
@@ -283,5 +281,5 @@ export async function createRunnerPod(parts: RunnerPodParts): Promise<RunnerPod>
     }
   };
   const model = config.scriptedModel ? `scripted model at ${pod.endpoint!.url}` : config.model;
-  return { agent: `${pod.agent.name} (${model})`, run, stop: (reason) => serve.stop(reason) };
+  return { agent: `claude (${model})`, run, stop: (reason) => serve.stop(reason) };
 }
