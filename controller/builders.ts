@@ -33,6 +33,8 @@ export const RUNNER_COMMAND = ['node', '--no-global-search-paths', '/app/runner-
 /** The agent container's entrypoint (under the image's tini): it runs only what the supervisor asks, by the channel. */
 export const AGENT_HOST_COMMAND = ['node', '/app/runner-image/agent-host/main.ts'];
 export const WORKSPACE_PATH = '/workspace';
+/** The agent container's own temporary folder, emptied by the agent host between two Sessions. */
+export const AGENT_TMP_PATH = '/tmp';
 export const RELAY_TOKEN_DIR = '/var/run/secrets/tether/relay';
 /**
  * The supervisor: the Session's API client, the model proxy, diffs, images and publishing. The
@@ -156,6 +158,7 @@ function runnerVolumes(config: BuilderConfig, claim: string, podName: string): V
     { name: 'workspace', persistentVolumeClaim: { claimName: claim } },
     { name: 'git-store', emptyDir: {} },
     { name: 'agent-socket', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+    { name: 'agent-tmp', emptyDir: {} },
     {
       name: 'kube-api-access',
       projected: {
@@ -191,7 +194,7 @@ function runnerVolumes(config: BuilderConfig, claim: string, podName: string): V
 
 /**
  * The agent container: a native sidecar (it starts first and keeps retrying the supervisor's
- * socket), its own uid, the workspace and the socket's folder only — no Secret, no token, no
+ * socket), its own uid, the workspace, the socket's folder and its own /tmp only — no Secret, no token, no
  * credential in its environment. Claude Code and every tool call run here.
  */
 function agentContainer(config: BuilderConfig): V1Container {
@@ -205,12 +208,14 @@ function agentContainer(config: BuilderConfig): V1Container {
     env: [
       { name: 'TETHER_AGENT_SOCKET', value: AGENT_SOCKET_PATH },
       { name: 'HOME', value: `${WORKSPACE_PATH}/home` },
+      { name: 'TMPDIR', value: AGENT_TMP_PATH },
     ],
     resources: { requests: { ...config.resources.requests }, limits: { ...config.resources.limits } },
     securityContext: containerSecurity(config.placement.ids.agent, config.placement.ids),
     volumeMounts: [
       { name: 'workspace', mountPath: WORKSPACE_PATH },
       { name: 'agent-socket', mountPath: AGENT_SOCKET_DIR },
+      { name: 'agent-tmp', mountPath: AGENT_TMP_PATH },
     ],
   };
 }

@@ -5,7 +5,7 @@ import type { Session } from '../common/session/schema.ts';
 import { endingEffects, isTerminal, Reason, type Effect } from '../common/session/state-machine.ts';
 import type { ControllerConfig } from './config.ts';
 import { endReason } from './conditions.ts';
-import { lastOnPod } from './live-pod.ts';
+import { lastOnPod, runnerAlive } from './live-pod.ts';
 
 /** Ends the controller decides while the runner may still run: its Pod is stopped at once. */
 const CONTROLLER_ENDINGS: readonly string[] = [
@@ -16,8 +16,8 @@ const CONTROLLER_ENDINGS: readonly string[] = [
   Reason.StartTimeout,
   Reason.PodLost,
 ];
-/** Of those, the ends a live runner takes in its stride (it sees the final phase and waits for the next Session). */
-const LIVE_RUNNER_ENDINGS: readonly string[] = [Reason.Cancelled, Reason.QueueCleared, Reason.ApprovalTimeout];
+/** Of those, the ends whose runner Pod is stopped even when its runner could wait live (a stuck or lost run). */
+const STOPPING_ENDINGS: readonly string[] = [Reason.RunTimeout, Reason.StartTimeout, Reason.PodLost];
 
 export interface Cleanup {
   /** The end's controller effects still due: DeletePod once its time has come, and the phone-wide ones. */
@@ -38,9 +38,9 @@ export const SPEND_HELD_MS = 25 * 3_600_000;
 const completedAt = (s: Session) =>
   Date.parse(s.status?.completionTime ?? s.metadata.creationTimestamp?.toString() ?? '0');
 
-/** A running Pod of a Session that ended so is stopped at once (not kept live). */
-export const stopsAtOnce = (reason: string, keepAliveMs: number) =>
-  CONTROLLER_ENDINGS.includes(reason) && (keepAliveMs === 0 || !LIVE_RUNNER_ENDINGS.includes(reason));
+/** A Pod whose runner, alive, waits for the phone's next Session after an end of this reason. */
+export const keptLive = (reason: string, pod: V1Pod | undefined, keepAliveMs: number) =>
+  keepAliveMs > 0 && pod !== undefined && runnerAlive(pod) && !STOPPING_ENDINGS.includes(reason);
 
 /**
  * DeletePod of an end, by the last Session bound to the Pod (an active one, or one that ended later,
@@ -61,8 +61,9 @@ function podDue(
   const mates = [...siblings.filter((s) => s.metadata.name !== session.metadata.name), session];
   if (lastOnPod(pod.metadata!.name!, mates) !== session) return { now: false };
   const running = pod.status?.phase !== 'Succeeded' && pod.status?.phase !== 'Failed';
-  if (running && stopsAtOnce(endReason(session), config.keepAliveMs)) return { now: true };
-  const kept = running && config.keepAliveMs > 0 ? config.keepAliveMs : config.podTtlMs;
+  const live = keptLive(endReason(session), pod, config.keepAliveMs);
+  if (running && !live && CONTROLLER_ENDINGS.includes(endReason(session))) return { now: true };
+  const kept = live ? config.keepAliveMs : config.podTtlMs;
   const expires = completedAt(session) + kept;
   return now.getTime() >= expires ? { now: true } : { now: false, at: expires };
 }

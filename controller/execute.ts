@@ -15,7 +15,7 @@ import { ANNOTATION_TOKEN_EXPIRES, keepRunnerToken, needsToken } from './runner-
 import { computeStatus, type StatusInput } from './status.ts';
 import { cachedClaim, desiredPvc } from './workspace-claim.ts';
 import { podOf } from './live-pod.ts';
-import { stopsAtOnce } from './cleanup.ts';
+import { keptLive } from './cleanup.ts';
 
 /** A status write: the status before and after, and the reason of the transition taken. */
 export interface Written {
@@ -70,7 +70,7 @@ export async function act(
   );
   if (pod) deps.expectations.settle('pods', podKey(pod));
   // DeletePod releases the Pod: one the controller stops goes now; a live runner's waits (finish()).
-  if (step?.effects.includes('DeletePod') && stopsAtOnce(step.reason, deps.config.keepAliveMs))
+  if (step?.effects.includes('DeletePod') && !keptLive(step.reason, seen.pod, deps.config.keepAliveMs))
     await deleteRunnerPod(seen.pod, deps);
   const runs = step ? isActive(step.phase) : isActive(session.status?.phase);
   // Every pass of a running Session makes sure its Role names it (no write when it does).

@@ -28,6 +28,8 @@ export interface StackEnvInput {
   metricsPort: number;
   /** Entries for the repository host list besides the repositories' own (as the chart's controller.repositoryHosts). */
   repoHosts?: string[];
+  /** How long a runner Pod stays live for the phone's next command (TETHER_RUNNER_KEEP_ALIVE; '0' = off). */
+  keepAlive?: string;
   relayEnv?: Record<string, string>;
   controllerEnv?: Record<string, string>;
   github?: StackGitHub;
@@ -118,6 +120,7 @@ export function stackEnv(input: StackEnvInput): { relay: Record<string, string>;
       TETHER_PVC_SIZE: '1Gi',
       TETHER_TERMINATION_GRACE_SECONDS: '10',
       TETHER_REPO_HOSTS: repoHosts,
+      ...(input.keepAlive ? { TETHER_RUNNER_KEEP_ALIVE: input.keepAlive } : {}),
       ...sharedBudget(relayEnv),
       ...controllerGitHub(input),
       ...input.controllerEnv,

@@ -40,6 +40,11 @@ export interface StackOptions {
    */
   relayEnv?: Record<string, string>;
   controllerEnv?: Record<string, string>;
+  /**
+   * How long a finished Session's runner Pod stays live for the phone's next command (the controller's
+   * TETHER_RUNNER_KEEP_ALIVE, e.g. '10m'; '0' = off; default: the controller's own, 10m).
+   */
+  keepAlive?: string;
   /** Repository host list entries besides the repositories' own, which the relay and the controller always get. */
   repoHosts?: string[];
   /** Secret values the runner Pods receive (ANTHROPIC_API_KEY, GITHUB_TOKEN). */

@@ -222,8 +222,8 @@ async function makePodParts(parts: RunnerPodParts): Promise<PodParts> {
 async function resetAgent(channel: AgentChannel | undefined): Promise<void> {
   // Without a channel Claude Code ran as the runner's child, stopped whole when its run ended.
   if (!channel) return;
-  const { lingering } = await channel.freeze();
-  if (lingering) throw new Error(`${lingering} of the agent's processes did not stop`);
+  // Every process killed (checked), the container's TMPDIR emptied, the agent host re-exec'd; rejects with why not.
+  await channel.reset();
 }
 
 /** A live runner's idle parts: the agent's reset and the watch on the phone's Role. */

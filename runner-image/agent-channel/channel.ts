@@ -1,62 +1,44 @@
 // The supervisor's side of the channel to the agent container. It accepts exactly one agent host —
 // the first to connect, which the agent container starts before any agent code exists — and refuses
 // (and logs) every later connection. Through it the supervisor runs processes in the agent container
-// (spawn() is what the Agent SDK's spawnClaudeCodeProcess needs) and stops them all (freeze()).
+// (spawn() is what the Agent SDK's spawnClaudeCodeProcess needs), stops them all (freeze()), and
+// between two Sessions resets the agent container (reset()): the one later connection it accepts is
+// the re-exec'd agent host's, carrying the reset's nonce; any other then closes the channel.
 // Claude Code: `spawnClaudeCodeProcess: (options) => channel.spawn(options)`.
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { SpawnOptions } from '@anthropic-ai/claude-agent-sdk';
-import type { Logger } from 'pino';
 import { FrameConnection } from '../agent-host/connection.ts';
 import {
-  CONNECT_TIMEOUT_MS,
-  DEFAULT_SOCKET_PATH,
-  FREEZE_WAIT_MS,
   FROM_AGENT,
   FrameType,
   PROTOCOL_VERSION,
   ProtocolError,
+  REEXEC_CONNECT_MS,
   encodeFrame,
   type Frame,
   type FrameTypeValue,
-  type FreezeMode,
   type MessageOf,
 } from '../agent-host/protocol.ts';
+import {
+  carriedSecret,
+  type AgentChannelOptions,
+  type AgentHostHello,
+  type FreezeReport,
+  type ResetReport,
+  type Waiter,
+} from './options.ts';
 import { AgentProcess, CHANNEL_LOST, NOT_STARTED } from './process.ts';
 import { listenOnSocket, removeSocket } from './socket.ts';
 
 export { AgentProcess } from './process.ts';
-
-/** What the runner passes unless its configuration says otherwise. */
-export const CHANNEL_DEFAULTS = {
-  socketPath: DEFAULT_SOCKET_PATH,
-  connectTimeoutMs: CONNECT_TIMEOUT_MS,
-  /** The agent host's own wait after the kill, with margin for a loaded node. */
-  freezeTimeoutMs: 3 * FREEZE_WAIT_MS,
-} as const;
-
-export interface AgentChannelOptions {
-  socketPath: string;
-  log: Logger;
-  /** Without an agent host by then, the channel closes and every spawn fails. */
-  connectTimeoutMs: number;
-  /** How long freeze() waits for the agent host's answer. */
-  freezeTimeoutMs: number;
-  /** Values that must never reach the agent container (as they are now): a spawn request carrying one is refused. */
-  secrets?: () => readonly string[];
-}
-
-export type AgentHostHello = MessageOf<typeof FrameType.Hello>;
-export interface FreezeReport {
-  mode: FreezeMode;
-  killed: number;
-  /** Killed but still not gone when the agent host stopped waiting: the freeze did not hold. */
-  lingering: number;
-}
-
-interface Waiter<T> {
-  resolve: (value: T) => void;
-  reject: (error: Error) => void;
-}
+export {
+  CHANNEL_DEFAULTS,
+  type AgentChannelOptions,
+  type AgentHostHello,
+  type FreezeReport,
+  type ResetReport,
+} from './options.ts';
 
 export class AgentChannel {
   private readonly options: AgentChannelOptions;
@@ -71,6 +53,15 @@ export class AgentChannel {
   private readonly refused = new Set<Socket>();
   private readonly helloWaiters: Array<Waiter<AgentHostHello>> = [];
   private readonly freezes = new Map<number, Waiter<FreezeReport> & { timer: NodeJS.Timeout }>();
+  /** The reset under way; `done` once the agent host has answered and is re-executing. */
+  private resetting:
+    | (Waiter<ResetReport> & {
+        seq: number;
+        nonce: string;
+        timer: NodeJS.Timeout;
+        done?: FreezeReport & { removed: number };
+      })
+    | undefined;
   private nextId = 1;
   private nextFreeze = 1;
 
@@ -114,7 +105,7 @@ export class AgentChannel {
     const env = Object.fromEntries(
       Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined),
     );
-    const leak = this.carriedSecret(options, env);
+    const leak = carriedSecret(this.options.secrets?.() ?? [], options, env);
     const refusal = this.closedReason
       ? `agent channel closed: ${this.closedReason}`
       : leak && `refused: the spawn request carries a credential (${leak})`;
@@ -148,6 +139,27 @@ export class AgentChannel {
     });
   }
 
+  /**
+   * Between two Sessions: kills every process of the agent container, empties its temporary folder and
+   * has the agent host re-exec itself; resolves once the new agent host is connected. A reset that
+   * fails leaves the agent container frozen; one whose agent host does not come back closes the channel.
+   */
+  reset(): Promise<ResetReport> {
+    if (this.closedReason) return Promise.reject(new Error(`agent channel closed: ${this.closedReason}`));
+    if (this.resetting) return Promise.reject(new Error('a reset of the agent container is under way'));
+    const seq = this.nextFreeze++;
+    const nonce = randomBytes(32).toString('hex');
+    const limitMs = this.options.freezeTimeoutMs + REEXEC_CONNECT_MS;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => this.shutDown(`the agent host did not come back from the reset within ${limitMs} ms`),
+        limitMs,
+      );
+      this.resetting = { seq, nonce, timer, resolve, reject };
+      this.send(FrameType.Reset, seq, { nonce });
+    });
+  }
+
   /** Stops listening and closes the connection (the agent host then kills its processes and exits). */
   async close(): Promise<void> {
     this.shutDown('the supervisor closed the channel');
@@ -165,18 +177,10 @@ export class AgentChannel {
     return this.conn!.send(type, id, payload);
   }
 
-  private carriedSecret(options: SpawnOptions, env: Record<string, string>): string | undefined {
-    const secrets = (this.options.secrets?.() ?? []).filter((s) => s.length >= 4);
-    const carries = (text: string) => secrets.some((s) => text.includes(s));
-    const variable = Object.keys(env).find((name) => carries(env[name]!) || carries(name));
-    if (variable) return `environment variable ${variable}`;
-    if (carries(options.command) || options.args.some(carries)) return 'command line';
-    return options.cwd && carries(options.cwd) ? 'working directory' : undefined;
-  }
-
   private accept(socket: Socket): void {
     socket.on('error', (error) => this.options.log.debug({ err: error }, 'agent socket connection error'));
-    if (this.conn || this.closedReason) {
+    const reexecuted = this.resetting?.done !== undefined;
+    if ((this.conn && !reexecuted) || this.closedReason) {
       this.options.log.warn({ socket: this.options.socketPath }, 'refused a second connection on the agent socket');
       this.refused.add(socket);
       socket.once('close', () => this.refused.delete(socket));
@@ -185,18 +189,40 @@ export class AgentChannel {
       return;
     }
     clearTimeout(this.connectTimer);
-    this.conn = new FrameConnection(socket, {
+    this.conn?.close('the agent host re-executed'); // its end may not have been read yet
+    const conn: FrameConnection = new FrameConnection(socket, {
       peer: 'agent host',
       accepts: FROM_AGENT,
       log: this.options.log,
       onFrame: (frame) => this.receive(frame),
-      onClosed: (reason) => this.shutDown(reason),
+      onClosed: (reason) => this.lost(conn, reason),
     });
+    this.conn = conn;
+    this.hello = undefined;
+  }
+
+  /** A connection ended: the channel's end, unless it is the agent host's that re-executes for a reset. */
+  private lost(conn: FrameConnection, reason: string): void {
+    if (conn !== this.conn) return; // replaced by the re-exec'd agent host's
+    if (this.resetting?.done) {
+      this.conn = undefined;
+      this.hello = undefined;
+      return;
+    }
+    this.shutDown(reason);
   }
 
   private welcome(hello: AgentHostHello): void {
     if (hello.protocol !== PROTOCOL_VERSION)
       throw new ProtocolError(`agent host speaks protocol ${hello.protocol}, not ${PROTOCOL_VERSION}`);
+    const reset = this.resetting;
+    if (reset?.done) {
+      if (hello.resumes !== reset.nonce)
+        return this.shutDown("a process other than the re-exec'd agent host connected after the reset");
+      this.resetting = undefined;
+      clearTimeout(reset.timer);
+      reset.resolve({ ...reset.done, pid: hello.pid, startedAt: hello.startedAt });
+    } else if (hello.resumes !== undefined) throw new ProtocolError('a hello resuming a reset that was not asked');
     this.hello = hello;
     this.conn!.send(FrameType.Welcome, 0);
     this.options.log.info({ pid: hello.pid, freeze: hello.freeze }, 'agent host connected');
@@ -211,32 +237,14 @@ export class AgentChannel {
     }
     if (!this.hello) throw new ProtocolError(`frame type ${frame.type} before the hello`);
     if (frame.type === FrameType.Frozen) return this.frozen(frame.id, frame.message);
+    if (frame.type === FrameType.ResetDone) return this.resetDone(frame.id, frame.message);
     const target = this.processes.get(frame.id);
     if (!target) {
       if (frame.id >= this.nextId || frame.id === 0)
         throw new ProtocolError(`frame type ${frame.type} for unknown process ${frame.id}`);
       return; // an ended process's late output
     }
-    switch (frame.type) {
-      case FrameType.Stdout:
-        return target.output('stdout', frame.data);
-      case FrameType.Stderr:
-        return target.output('stderr', frame.data);
-      case FrameType.Eof:
-        return target.outputEnded(frame.message.stream);
-      case FrameType.StdinAck:
-        return target.inputAcknowledged(frame.message.bytes);
-      case FrameType.Spawned:
-        return target.started(frame.message.pid);
-      case FrameType.Exit:
-        return target.exited({ code: frame.message.code, signal: frame.message.signal as NodeJS.Signals | null });
-      case FrameType.SpawnFailed: {
-        const error = Object.assign(new Error(`cannot start the process: ${frame.message.message}`), {
-          code: frame.message.code,
-        });
-        return target.fail(error, NOT_STARTED);
-      }
-    }
+    target.receive(frame);
   }
 
   private frozen(seq: number, report: FreezeReport): void {
@@ -245,6 +253,20 @@ export class AgentChannel {
     this.freezes.delete(seq);
     clearTimeout(waiter.timer);
     waiter.resolve({ mode: report.mode, killed: report.killed, lingering: report.lingering });
+  }
+
+  private resetDone(seq: number, answer: MessageOf<typeof FrameType.ResetDone>): void {
+    const reset = this.resetting;
+    if (reset?.seq !== seq || reset.done) throw new ProtocolError(`an answer to reset ${seq}, which was not asked`);
+    const { failure, ...done } = answer;
+    if (failure) {
+      this.resetting = undefined;
+      clearTimeout(reset.timer);
+      return reset.reject(new Error(`the agent container was not reset: ${failure}`));
+    }
+    reset.done = done;
+    const error = new Error('agent channel: the agent container was reset');
+    for (const spawned of [...this.processes.values()]) spawned.fail(error, CHANNEL_LOST);
   }
 
   /** The channel is over: every process fails, every waiter is rejected; nothing is accepted again. */
@@ -260,6 +282,11 @@ export class AgentChannel {
       clearTimeout(waiter.timer);
       waiter.reject(error);
       this.freezes.delete(seq);
+    }
+    if (this.resetting) {
+      clearTimeout(this.resetting.timer);
+      this.resetting.reject(error);
+      this.resetting = undefined;
     }
     this.queued.length = 0;
   }

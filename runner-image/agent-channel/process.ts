@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import { Readable, Writable } from 'node:stream';
 import type { SpawnedProcess } from '@anthropic-ai/claude-agent-sdk';
-import { FrameType, STREAM_WINDOW_BYTES, chunks, type FrameTypeValue } from '../agent-host/protocol.ts';
+import { FrameType, STREAM_WINDOW_BYTES, chunks, type Frame, type FrameTypeValue } from '../agent-host/protocol.ts';
 
 /** Sends a frame about this process; false when the channel is closed. */
 export type SendFrame = (type: FrameTypeValue, payload?: Buffer | object) => boolean;
@@ -61,6 +61,30 @@ export class AgentProcess extends EventEmitter implements SpawnedProcess {
     const sent = this.send(FrameType.Signal, { signal });
     if (sent) this.killed = true;
     return sent;
+  }
+
+  /** A frame the agent host sent about this process. */
+  receive(frame: Frame): void {
+    switch (frame.type) {
+      case FrameType.Stdout:
+        return this.output('stdout', frame.data);
+      case FrameType.Stderr:
+        return this.output('stderr', frame.data);
+      case FrameType.Eof:
+        return this.outputEnded(frame.message.stream);
+      case FrameType.StdinAck:
+        return this.inputAcknowledged(frame.message.bytes);
+      case FrameType.Spawned:
+        return this.started(frame.message.pid);
+      case FrameType.Exit:
+        return this.exited({ code: frame.message.code, signal: frame.message.signal as NodeJS.Signals | null });
+      case FrameType.SpawnFailed: {
+        const error = Object.assign(new Error(`cannot start the process: ${frame.message.message}`), {
+          code: frame.message.code,
+        });
+        return this.fail(error, NOT_STARTED);
+      }
+    }
   }
 
   started(pid: number): void {

@@ -10,6 +10,8 @@ export { ConfigError };
 /** Variable names that carry credentials; none may reach the agent container. */
 const CREDENTIAL_NAME = /TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL|KUBECONFIG/i;
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+/** Set by the agent host for its re-exec'd self: the nonce of the reset that re-exec'd it. */
+export const RESUMES_ENV = 'TETHER_AGENT_RESUMES';
 
 export const AGENT_HOST_ENV = Type.Object({
   TETHER_AGENT_SOCKET: Type.String({
@@ -23,6 +25,13 @@ export const AGENT_HOST_ENV = Type.Object({
     description: 'how long to keep trying to reach the supervisor',
   }),
   TETHER_LOG_LEVEL: logLevel(),
+  TMPDIR: Type.Optional(
+    Type.String({
+      pattern: '^/.*[^/]$',
+      description: "the agent container's own temporary folder, emptied at each reset (unset: resets are refused)",
+    }),
+  ),
+  [RESUMES_ENV]: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'set by the agent host only' })),
 });
 
 const configFrom = (env: Static<typeof AGENT_HOST_ENV>) => ({
@@ -30,6 +39,9 @@ const configFrom = (env: Static<typeof AGENT_HOST_ENV>) => ({
   /** How long to keep trying to reach the supervisor before giving up (exit 1). */
   connectTimeoutMs: env.TETHER_AGENT_CONNECT_TIMEOUT_SECONDS * 1000,
   logLevel: env.TETHER_LOG_LEVEL as string,
+  tmpDir: env.TMPDIR,
+  /** The nonce of the reset this process was re-exec'd by, which its hello carries. */
+  resumes: env[RESUMES_ENV],
   /** Files whose presence means the container was given a credential (the agent host refuses to start). */
   credentialFiles: [SERVICE_ACCOUNT_TOKEN],
 });
@@ -48,4 +60,10 @@ export function parseConfig(env: EnvSource, onRenamed = logRenamed('agent-host')
 
 export function loadConfig(): AgentHostConfig {
   return parseConfig(process.env);
+}
+
+/** The environment the agent host re-execs itself with: its own, and the reset's nonce. */
+export function reexecEnv(nonce: string): Record<string, string> {
+  const own = Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined);
+  return { ...Object.fromEntries(own), [RESUMES_ENV]: nonce };
 }

@@ -42,6 +42,14 @@ export class FrameConnection {
     return true;
   }
 
+  /** Sends a frame and resolves once the socket has handed it to the kernel (before this process execs). */
+  sendFlushed(type: FrameTypeValue, id: number, payload: object): Promise<void> {
+    if (this.closed) return Promise.reject(new Error(`the connection to the ${this.options.peer} is closed`));
+    return new Promise((resolve, reject) =>
+      this.socket.write(encodeFrame(type, id, payload), (error) => (error ? reject(error) : resolve())),
+    );
+  }
+
   /** Closes at once; logs and reports the reason the first time. */
   close(reason: string, byPeer = false): void {
     if (this.closed) return;

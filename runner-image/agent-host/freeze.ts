@@ -10,8 +10,11 @@
 //   of a process it spawned, or below itself by parent links; it repeats the search until nothing new
 //   appears. A process that left its session (setsid) AND whose parent has exited — a double-forked
 //   daemon — is re-parented to the host's init and escapes. See docs/runner.md ("Two containers").
+// uid: the same, but the local node agent started this process under a uid of the Pod's own range
+//   (not root, not its parent's): kill(-1) as that uid reaches every process of that uid — the
+//   double-forked daemon included — and nothing else.
 import { FREEZE_WAIT_MS, type FreezeMode } from './protocol.ts';
-import { commandName, descendants, listProcesses, type ProcessInfo } from './procfs.ts';
+import { commandName, descendants, listProcesses, ownerOf, type ProcessInfo } from './procfs.ts';
 
 /** Inits that run a container's entrypoint as their child. */
 const CONTAINER_INITS = new Set(['tini', 'docker-init', 'dumb-init', 'catatonit']);
@@ -19,11 +22,32 @@ const CONTAINER_INITS = new Set(['tini', 'docker-init', 'dumb-init', 'catatonit'
 const STOP_ROUNDS = 20;
 const POLL_MS = 20;
 
-/** namespace when this process is PID 1 or was started by the container's init, else groups. */
-export function detectFreezeMode(self: { pid: number; ppid: number }, initName = commandName(1)): FreezeMode {
-  if (self.pid === 1) return 'namespace';
-  return self.ppid === 1 && initName !== undefined && CONTAINER_INITS.has(initName) ? 'namespace' : 'groups';
+export interface Self {
+  pid: number;
+  ppid: number;
+  uid: number | undefined;
+  /** The uid of the process that started this one (undefined when it cannot be read). */
+  parentUid: number | undefined;
 }
+
+/**
+ * namespace when this process is PID 1 or was started by the container's init; else uid when it
+ * runs under a uid given to it alone (neither root nor its parent's); else groups.
+ */
+export function detectFreezeMode(self: Self, initName = commandName(1)): FreezeMode {
+  if (self.pid === 1) return 'namespace';
+  if (self.ppid === 1 && initName !== undefined && CONTAINER_INITS.has(initName)) return 'namespace';
+  const ownUid = self.uid !== undefined && self.uid !== 0 && self.parentUid !== undefined;
+  return ownUid && self.uid !== self.parentUid ? 'uid' : 'groups';
+}
+
+/** This process, as detectFreezeMode reads it. */
+export const thisProcess = (): Self => ({
+  pid: process.pid,
+  ppid: process.ppid,
+  uid: process.getuid?.(),
+  parentUid: ownerOf(process.ppid),
+});
 
 export interface FreezeResult {
   mode: FreezeMode;
@@ -51,11 +75,14 @@ async function waitGone(still: () => ProcessInfo[]): Promise<number> {
   }
 }
 
-async function freezeNamespace(): Promise<FreezeResult> {
-  const others = () => listProcesses().filter((p) => p.pid !== process.pid && p.pid !== 1 && alive(p));
+/** kill(-1): every process this one may signal but itself (and PID 1), at once: none can fork meanwhile. */
+async function freezeEverything(mode: 'namespace' | 'uid'): Promise<FreezeResult> {
+  const uid = process.getuid?.();
+  const reached = (p: ProcessInfo) => (mode === 'namespace' ? p.pid !== 1 : p.uid === uid);
+  const others = () => listProcesses().filter((p) => p.pid !== process.pid && reached(p) && alive(p));
   const killed = others().length;
   signal(-1, 'SIGKILL');
-  return { mode: 'namespace', killed, lingering: await waitGone(others) };
+  return { mode, killed, lingering: await waitGone(others) };
 }
 
 /** Processes of this uid in the given groups or sessions, or below this process. */
@@ -89,5 +116,5 @@ async function freezeGroups(groups: ReadonlySet<number>): Promise<FreezeResult> 
 
 /** Kills every process of the agent container this process can reach; `groups` are the spawned processes' groups. */
 export function freezeAll(mode: FreezeMode, groups: ReadonlySet<number>): Promise<FreezeResult> {
-  return mode === 'namespace' ? freezeNamespace() : freezeGroups(groups);
+  return mode === 'groups' ? freezeGroups(groups) : freezeEverything(mode);
 }

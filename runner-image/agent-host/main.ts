@@ -1,14 +1,16 @@
 // The agent container's entrypoint: node /app/runner-image/agent-host/main.ts. Connects to the
 // supervisor's Unix socket (retrying until it is there), says hello, then runs the processes the
 // supervisor asks for. It holds no credential. When the connection ends, everything it started is
-// killed and it exits: it never connects a second time. Imported (warm-compile-cache.ts), it only loads.
+// killed and it exits. The one way it connects again is a reset: it re-execs itself (nothing of its
+// memory survives) and its new self says hello with the reset's nonce. Imported
+// (warm-compile-cache.ts), it only loads.
 import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { createLogger } from '../../common/log.ts';
 import { configOrExit } from '../../common/process.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, reexecEnv } from './config.ts';
 import { FrameConnection } from './connection.ts';
-import { detectFreezeMode } from './freeze.ts';
+import { detectFreezeMode, thisProcess } from './freeze.ts';
 import { ProcessHost } from './processes.ts';
 import { FROM_SUPERVISOR, FrameType, PROTOCOL_VERSION } from './protocol.ts';
 
@@ -53,7 +55,7 @@ async function main(): Promise<void> {
     log.error({ err: error, socket: config.socketPath }, 'the supervisor could not be reached');
     return process.exit(1);
   });
-  const mode = detectFreezeMode({ pid: process.pid, ppid: process.ppid });
+  const mode = detectFreezeMode(thisProcess());
   let welcomed = false;
   const conn: FrameConnection = new FrameConnection(socket, {
     peer: 'supervisor',
@@ -67,7 +69,7 @@ async function main(): Promise<void> {
       if (frame.type === FrameType.Welcome) {
         if (welcomed) return conn.close('a second welcome from the supervisor');
         welcomed = true;
-        log.info({ socket: config.socketPath, freeze: mode }, 'agent host connected');
+        log.info({ socket: config.socketPath, freeze: mode, reset: !!config.resumes }, 'agent host connected');
         return;
       }
       if (!welcomed) return conn.close(`frame type ${frame.type} before the supervisor's welcome`);
@@ -78,8 +80,26 @@ async function main(): Promise<void> {
       process.exit(welcomed && byPeer ? 0 : 1);
     },
   });
-  const host = new ProcessHost(conn, log, mode);
-  conn.send(FrameType.Hello, 0, { protocol: PROTOCOL_VERSION, pid: process.pid, freeze: mode });
+  const reexec = (nonce: string) => {
+    try {
+      process.execve!(
+        process.execPath,
+        [process.execPath, ...process.execArgv, ...process.argv.slice(1)],
+        reexecEnv(nonce),
+      );
+    } catch (error) {
+      log.error({ err: error }, 'the agent host could not re-exec itself');
+      process.exit(1);
+    }
+  };
+  const host = new ProcessHost(conn, log, mode, { tmpDir: config.tmpDir, reexec });
+  conn.send(FrameType.Hello, 0, {
+    protocol: PROTOCOL_VERSION,
+    pid: process.pid,
+    freeze: mode,
+    startedAt: performance.timeOrigin,
+    ...(config.resumes ? { resumes: config.resumes } : {}),
+  });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {

@@ -1,11 +1,12 @@
 // The agent host's processes: spawned on the supervisor's request, each in its own process group,
 // their output streamed back (stdout paced by the supervisor's acknowledgements), signals forwarded
-// to the whole group, and, on freeze, every process of the container stopped.
+// to the whole group, and, on freeze, every process of the container stopped. On reset (between
+// two Sessions), the freeze, the temporary folder emptied, then the agent host re-execs itself.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Logger } from 'pino';
 import type { FrameConnection } from './connection.ts';
-import { freezeAll } from './freeze.ts';
+import { freezeAll, type FreezeResult } from './freeze.ts';
 import {
   FrameType,
   ProtocolError,
@@ -15,9 +16,17 @@ import {
   type FreezeMode,
   type SpawnRequest,
 } from './protocol.ts';
+import { emptyFolder } from './reset.ts';
 
 /** After a process exits, how long its output may still drain before the exit is reported. */
 const DRAIN_AFTER_EXIT_MS = 200;
+
+export interface ResetOptions {
+  /** The agent container's own temporary folder (every process's TMPDIR unless asked otherwise); without one a reset is refused. */
+  tmpDir: string | undefined;
+  /** Replaces this process with a new agent host that connects again with the nonce; returns only on failure. */
+  reexec: (nonce: string) => void;
+}
 
 interface Hosted {
   child: ChildProcess;
@@ -30,21 +39,24 @@ export class ProcessHost {
   private readonly conn: FrameConnection;
   private readonly log: Logger;
   private readonly mode: FreezeMode;
+  private readonly resetOptions: ResetOptions;
   private readonly live = new Map<number, Hosted>();
   /** Process groups of everything spawned here (a group outlives its leader). */
   private readonly groups = new Set<number>();
   private highestId = 0;
   private frozen = false;
 
-  constructor(conn: FrameConnection, log: Logger, mode: FreezeMode) {
+  constructor(conn: FrameConnection, log: Logger, mode: FreezeMode, reset: ResetOptions) {
     this.conn = conn;
     this.log = log;
     this.mode = mode;
+    this.resetOptions = reset;
   }
 
   handle(frame: Frame): void {
     if (frame.type === FrameType.Spawn) return this.spawn(frame.id, frame.message);
     if (frame.type === FrameType.Freeze) return void this.freeze(frame.id);
+    if (frame.type === FrameType.Reset) return void this.reset(frame.id, frame.message.nonce);
     if (frame.id > this.highestId)
       throw new ProtocolError(`frame type ${frame.type} for process ${frame.id}, which was never spawned`);
     const hosted = this.live.get(frame.id);
@@ -87,7 +99,7 @@ export class ProcessHost {
     try {
       child = spawn(request.command, request.args, {
         cwd: request.cwd,
-        env: request.env,
+        env: this.withTmpDir(request.env),
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
       });
@@ -114,6 +126,12 @@ export class ProcessHost {
     });
     child.stdin!.on('error', (error) => this.log.debug({ id, err: error }, 'process stdin closed'));
     this.stream(id, hosted);
+  }
+
+  /** The container's own temporary folder, the one a reset empties, unless the request names another. */
+  private withTmpDir(env: Record<string, string>): Record<string, string> {
+    const { tmpDir } = this.resetOptions;
+    return tmpDir && env.TMPDIR === undefined ? { ...env, TMPDIR: tmpDir } : env;
   }
 
   private stream(id: number, hosted: Hosted): void {
@@ -155,11 +173,43 @@ export class ProcessHost {
   }
 
   private async freeze(seq: number): Promise<void> {
+    // The end of a run: under a uid of its own, the groups search, as the local stack's snapshot-race
+    // test needs a process that outlives it; the reset before the next Session reaches it (kill(-1)).
+    const result = await this.freezeAll(this.mode === 'uid' ? 'groups' : this.mode);
+    this.conn.send(FrameType.Frozen, seq, { mode: result.mode, killed: result.killed, lingering: result.lingering });
+  }
+
+  private async freezeAll(mode: FreezeMode): Promise<FreezeResult> {
     this.frozen = true;
-    const result = await freezeAll(this.mode, this.groups);
+    const result = await freezeAll(mode, this.groups);
     this.log.info(result, 'agent container frozen');
     if (result.lingering)
       this.log.warn({ lingering: result.lingering }, 'killed processes not gone yet (a SIGKILL is pending for them)');
-    this.conn.send(FrameType.Frozen, seq, { mode: result.mode, killed: result.killed, lingering: result.lingering });
+    return result;
+  }
+
+  /** Freeze, empty the temporary folder, answer, re-exec. Anything that fails leaves the host frozen, and says why. */
+  private async reset(seq: number, nonce: string): Promise<void> {
+    const { mode, killed, lingering } = await this.freezeAll(this.mode);
+    let removed = 0;
+    let failure = lingering ? `${lingering} of the killed processes are not gone` : undefined;
+    if (!failure) {
+      try {
+        removed = await this.emptyTmp();
+      } catch (error) {
+        failure = `the temporary folder could not be emptied: ${(error as Error).message}`;
+      }
+    }
+    const done = { mode, killed, lingering, removed, ...(failure ? { failure: failure.slice(0, 2000) } : {}) };
+    this.log.info(done, failure ? 'agent container not reset' : 'agent container reset; re-executing');
+    if (failure) return void this.conn.send(FrameType.ResetDone, seq, done);
+    await this.conn.sendFlushed(FrameType.ResetDone, seq, done);
+    this.resetOptions.reexec(nonce);
+  }
+
+  private emptyTmp(): Promise<number> {
+    const { tmpDir } = this.resetOptions;
+    if (!tmpDir) throw new Error('TMPDIR is not set: the agent container has no temporary folder of its own');
+    return emptyFolder(tmpDir);
   }
 }

@@ -46,6 +46,15 @@ export function commandName(pid: number, proc = '/proc'): string | undefined {
   }
 }
 
+/** The owner (effective uid) of a process, or undefined when it cannot be read. */
+export function ownerOf(pid: number, proc = '/proc'): number | undefined {
+  try {
+    return statSync(`${proc}/${pid}`).uid;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every process below `root` (not `root` itself), following parent links. */
 export function descendants(processes: readonly ProcessInfo[], root: number): Set<number> {
   const children = new Map<number, number[]>();

@@ -7,13 +7,15 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { AGENT_SOCKET_PATH } from '../../common/session/names.ts';
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 /** Where the supervisor listens by default: a folder of its own on the Pod's shared emptyDir. */
 export const DEFAULT_SOCKET_PATH = AGENT_SOCKET_PATH;
 /** How long each side waits for the other to appear on the socket (both containers start together). */
 export const CONNECT_TIMEOUT_MS = 120_000;
 /** How long the agent host waits, after a freeze's SIGKILLs, for the killed processes to be gone. */
 export const FREEZE_WAIT_MS = 5000;
+/** How long the supervisor waits for the re-exec'd agent host to connect again after a reset. */
+export const REEXEC_CONNECT_MS = 30_000;
 /** Largest frame either side accepts (a spawn request carries Claude Code's arguments and environment). */
 export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
 /** Input and output bytes are cut into frames of at most this size. */
@@ -40,10 +42,14 @@ export const FrameType = {
   Exit: 15,
   Freeze: 16,
   Frozen: 17,
+  Reset: 18,
+  ResetDone: 19,
 } as const;
 export type FrameTypeValue = (typeof FrameType)[keyof typeof FrameType];
 
 const DATA_TYPES = new Set<number>([FrameType.Stdin, FrameType.Stdout, FrameType.Stderr]);
+const FreezeModes = Type.Union([Type.Literal('namespace'), Type.Literal('groups'), Type.Literal('uid')]);
+const Nonce = Type.String({ pattern: '^[0-9a-f]{64}$' });
 const Signal = Type.String({ pattern: '^SIG[A-Z0-9]{1,10}$' });
 const Empty = Type.Object({}, { additionalProperties: false });
 const Bytes = Type.Object(
@@ -57,7 +63,11 @@ export const Payloads = {
     {
       protocol: Type.Integer(),
       pid: Type.Integer(),
-      freeze: Type.Union([Type.Literal('namespace'), Type.Literal('groups')]),
+      freeze: FreezeModes,
+      /** When this process began (ms since the epoch): a re-exec'd agent host is a new process image. */
+      startedAt: Type.Number(),
+      /** After a reset: the nonce the supervisor gave in it, which only the re-exec'd agent host knows. */
+      resumes: Type.Optional(Nonce),
     },
     { additionalProperties: false },
   ),
@@ -92,9 +102,22 @@ export const Payloads = {
   [FrameType.Freeze]: Empty,
   [FrameType.Frozen]: Type.Object(
     {
-      mode: Type.Union([Type.Literal('namespace'), Type.Literal('groups')]),
+      mode: FreezeModes,
       killed: Type.Integer({ minimum: 0 }),
       lingering: Type.Integer({ minimum: 0 }),
+    },
+    { additionalProperties: false },
+  ),
+  [FrameType.Reset]: Type.Object({ nonce: Nonce }, { additionalProperties: false }),
+  [FrameType.ResetDone]: Type.Object(
+    {
+      mode: FreezeModes,
+      killed: Type.Integer({ minimum: 0 }),
+      lingering: Type.Integer({ minimum: 0 }),
+      /** Entries removed from the agent container's temporary folder. */
+      removed: Type.Integer({ minimum: 0 }),
+      /** Why the agent host did not re-exec (the freeze did not hold, the folder could not be emptied). */
+      failure: Type.Optional(Type.String({ maxLength: 2000 })),
     },
     { additionalProperties: false },
   ),
@@ -116,6 +139,7 @@ export const FROM_AGENT = new Set<number>([
   FrameType.Eof,
   FrameType.Exit,
   FrameType.Frozen,
+  FrameType.ResetDone,
 ]);
 export const FROM_SUPERVISOR = new Set<number>([
   FrameType.Welcome,
@@ -126,6 +150,7 @@ export const FROM_SUPERVISOR = new Set<number>([
   FrameType.OutputAck,
   FrameType.Signal,
   FrameType.Freeze,
+  FrameType.Reset,
 ]);
 
 export type Frame =

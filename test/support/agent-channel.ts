@@ -1,7 +1,7 @@
 // Helpers for the agent channel tests: the supervisor's side in the test process, the agent host
 // as a real child process (optionally under another uid or in its own PID namespace), and the
 // output of processes run through the channel.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +36,17 @@ export function socketFolder(): string {
   chmodSync(dir, 0o755);
   return dir;
 }
+
+/** Whether this process may start the agent host in a PID namespace of its own (root, with unshare). */
+export const canUnshare = (): boolean => {
+  if (process.getuid?.() !== 0) return false;
+  try {
+    execFileSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 export interface AgentHostProcess {
   child: ChildProcess;

@@ -143,6 +143,11 @@ export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string
 export interface E2EOptions {
   relayEnv?: Record<string, string>;
   controllerEnv?: Record<string, string>;
+  /**
+   * How long a finished Session's runner Pod stays live for the phone's next command (TETHER_RUNNER_KEEP_ALIVE).
+   * Default '0' (off): each command gets a Pod of its own, as the tests written before live runners expect.
+   */
+  keepAlive?: string;
   numbers?: string[];
   /** The runner Secret's values (ANTHROPIC_API_KEY, GITHUB_TOKEN). */
   runnerSecrets?: Record<string, string>;
@@ -224,6 +229,7 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
       ...(await options.prepareTwilio?.(twilio)),
     },
     controllerEnv: { TETHER_LEADER_ELECTION: 'false', ...options.controllerEnv },
+    keepAlive: options.keepAlive ?? '0',
     // Claude Code in the runner Pods must reach nothing but the scripted model
     podEnv: { ...options.podEnv, ...proxy.env },
     runnerSecrets: { ...options.runnerSecrets, GITHUB_TOKEN: githubToken },

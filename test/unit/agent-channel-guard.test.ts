@@ -6,7 +6,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentChannel } from '../../runner-image/agent-channel/channel.ts';
-import { FrameType, MAX_FRAME_BYTES, encodeFrame } from '../../runner-image/agent-host/protocol.ts';
+import { FrameType, MAX_FRAME_BYTES, PROTOCOL_VERSION, encodeFrame } from '../../runner-image/agent-host/protocol.ts';
 import { eventually } from '../support/eventually.ts';
 import {
   capturedLogger,
@@ -32,7 +32,7 @@ const frame = (length: number, type: number, body = Buffer.alloc(0)) => {
 };
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
-const hello = encodeFrame(FrameType.Hello, 0, { protocol: 1, pid: 42, freeze: 'groups' });
+const hello = encodeFrame(FrameType.Hello, 0, { protocol: PROTOCOL_VERSION, pid: 42, freeze: 'groups', startedAt: 1 });
 
 function connectRaw(path: string): Promise<Socket> {
   return new Promise((resolve, reject) => {

@@ -2,7 +2,6 @@
 // Locally (the agent host in the host's PID namespace) it reaches the spawned processes' groups and
 // sessions and everything below the agent host, but not a double-forked daemon that left its session;
 // in its own PID namespace (as in a Pod, here with unshare as root) it reaches everything.
-import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { detectFreezeMode } from '../../runner-image/agent-host/freeze.ts';
 import { descendants, parseStat } from '../../runner-image/agent-host/procfs.ts';
@@ -15,6 +14,7 @@ import {
   runningWithArgv,
   startPair,
   type Pair,
+  canUnshare as unshareWorks,
 } from '../support/agent-channel.ts';
 
 let pair: Pair | undefined;
@@ -42,23 +42,27 @@ async function startTree(p: Pair, tag: string) {
   return { sh, ended, pids };
 }
 
-const canUnshare = (() => {
-  if (process.getuid?.() !== 0) return false;
-  try {
-    execFileSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const canUnshare = unshareWorks();
 
 describe('agent channel: how the agent host finds what to stop', () => {
-  it('uses kill(-1) only as PID 1 or as the child of a container init', () => {
-    expect(detectFreezeMode({ pid: 1, ppid: 0 }, 'node')).toBe('namespace');
-    expect(detectFreezeMode({ pid: 7, ppid: 1 }, 'tini')).toBe('namespace');
-    expect(detectFreezeMode({ pid: 7, ppid: 1 }, 'systemd')).toBe('groups');
-    expect(detectFreezeMode({ pid: 7, ppid: 1 }, undefined)).toBe('groups');
-    expect(detectFreezeMode({ pid: 4242, ppid: 4000 }, 'tini')).toBe('groups');
+  it('uses kill(-1) only as PID 1, as the child of a container init, or under a uid given to it alone', () => {
+    const self = (pid: number, ppid: number, uid = 0, parentUid: number | undefined = 0) => ({
+      pid,
+      ppid,
+      uid,
+      parentUid,
+    });
+    expect(detectFreezeMode(self(1, 0), 'node')).toBe('namespace');
+    expect(detectFreezeMode(self(7, 1), 'tini')).toBe('namespace');
+    expect(detectFreezeMode(self(7, 1), 'systemd')).toBe('groups');
+    expect(detectFreezeMode(self(7, 1), undefined)).toBe('groups');
+    expect(detectFreezeMode(self(4242, 4000), 'tini')).toBe('groups');
+    // The local node agent (root) starting it under a uid of the Pod's range: kill(-1) as that uid.
+    expect(detectFreezeMode(self(4242, 4000, 100_701_001, 0), 'systemd')).toBe('uid');
+    // Its parent's own uid (a developer's make dev), root, or a parent it cannot read: never kill(-1).
+    expect(detectFreezeMode(self(4242, 4000, 1000, 1000), 'systemd')).toBe('groups');
+    expect(detectFreezeMode(self(4242, 4000, 0, 1000), 'systemd')).toBe('groups');
+    expect(detectFreezeMode({ ...self(4242, 4000, 1000), parentUid: undefined }, 'systemd')).toBe('groups');
   });
 
   it('reads /proc/<pid>/stat whatever the command name holds, and follows parent links', () => {

@@ -69,6 +69,7 @@ describe('desiredPod', () => {
             env: [
               { name: 'TETHER_AGENT_SOCKET', value: '/run/tether/supervisor/agent.sock' },
               { name: 'HOME', value: '/workspace/home' },
+              { name: 'TMPDIR', value: '/tmp' },
             ],
             resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '4Gi' } },
             securityContext: {
@@ -83,6 +84,7 @@ describe('desiredPod', () => {
             volumeMounts: [
               { name: 'workspace', mountPath: '/workspace' },
               { name: 'agent-socket', mountPath: '/run/tether' },
+              { name: 'agent-tmp', mountPath: '/tmp' },
             ],
           },
         ],
@@ -139,6 +141,7 @@ describe('desiredPod', () => {
           { name: 'workspace', persistentVolumeClaim: { claimName: session.spec.workspace } },
           { name: 'git-store', emptyDir: {} },
           { name: 'agent-socket', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+          { name: 'agent-tmp', emptyDir: {} },
           {
             name: 'kube-api-access',
             projected: {

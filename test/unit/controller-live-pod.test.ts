@@ -121,7 +121,11 @@ describe('admission with a live runner Pod', () => {
 
 describe('release of a finished Session’s Pod (keep-alive)', () => {
   const retention = { podTtlMs: 60_000, keepAliveMs: 600_000, historyCount: 20, historyMaxAgeMs: 86_400_000 };
-  const pod = (phase = 'Running'): V1Pod => ({ metadata: { name: 'a-runner' }, status: { phase } });
+  const pod = (phase = 'Running'): V1Pod => {
+    const state = phase === 'Running' ? { running: {} } : { terminated: { exitCode: 0 } };
+    const runner = { name: 'runner', image: '', imageID: '', ready: true, restartCount: 0, state };
+    return { metadata: { name: 'a-runner' }, status: { phase, containerStatuses: [runner] } };
+  };
   const release = (s: Session, siblings: Session[], now: number, p = pod()) =>
     decideTerminal(s, p, siblings, new Date(at(now)), retention);
 
@@ -160,6 +164,9 @@ describe('release of a finished Session’s Pod (keep-alive)', () => {
         decideTerminal(ended('a', 100, 'a-runner', reason, 'Cancelled'), pod(), [], new Date(at(110)), off).effects,
       ).toContain('DeletePod');
     }
+    // A cancelled Session whose Pod never ran has no runner to wait live.
+    const pending: V1Pod = { metadata: { name: 'a-runner' }, status: { phase: 'Pending' } };
+    expect(deletes(release(ended('a', 100, 'a-runner', 'Cancelled', 'Cancelled'), [], 110, pending))).toBe(true);
     for (const reason of ['RunTimeout', 'StartTimeout', 'PodLost']) {
       expect(deletes(release(ended('a', 100, 'a-runner', reason, 'Failed'), [], 110))).toBe(true);
     }

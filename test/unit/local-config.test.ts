@@ -113,6 +113,16 @@ fails here until it is`, () => {
   });
 });
 
+describe("the local stack's keep-alive", () => {
+  it("reaches the controller as TETHER_RUNNER_KEEP_ALIVE; unset, the controller's own default stands", () => {
+    expect(stackEnv(stackInput({ keepAlive: '15s' })).controller.TETHER_RUNNER_KEEP_ALIVE).toBe('15s');
+    expect(stackEnv(stackInput({ keepAlive: '0' })).controller.TETHER_RUNNER_KEEP_ALIVE).toBe('0');
+    expect(stackEnv(stackInput()).controller).not.toHaveProperty('TETHER_RUNNER_KEEP_ALIVE');
+    const dev = stackEnv(stackInput({ keepAlive: '15s', controllerEnv: { TETHER_RUNNER_KEEP_ALIVE: '2m' } }));
+    expect(dev.controller.TETHER_RUNNER_KEEP_ALIVE, "make dev's own setting wins").toBe('2m');
+  });
+});
+
 describe("the local stack's repository host list", () => {
   it(`two local repositories: the relay and the controller read one list holding both, and both accept the stack's \
 settings`, () => {
