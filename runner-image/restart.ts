@@ -11,6 +11,25 @@ import { prepareWorkspace, type StartDeps } from './start.ts';
 /** The one line the phone gets when a replacement runner takes the run over. */
 export const RESTART_LINE = 'The runner restarted; continuing where it stopped';
 
+/** Why a runner stops when the Session names another Pod: the controller handed the run to a replacement. */
+export const REPLACED = 'replaced';
+
+/** Signals that take the Pod away (a delete, an eviction, a drain): a first loss the controller replaces. */
+const POD_GOING = new Set(['SIGTERM', 'SIGINT']);
+
+/**
+ * Why a run stopped here is left as it is for a replacement runner, or undefined when this runner ends it (the
+ * replacement's own loss ends the run, as the controller's second PodLost would).
+ */
+export function leftForReplacement(reason: string, found: Session, ownPod: string | undefined): string | undefined {
+  const { podName, runnerRestarts } = found.status ?? {};
+  if (reason === REPLACED || (ownPod && podName && podName !== ownPod))
+    return `the run goes on in runner Pod ${podName}; this one leaves it`;
+  if (POD_GOING.has(reason) && (runnerRestarts ?? 0) < 1)
+    return 'the runner Pod is going: the run is left for the new runner Pod that continues it';
+  return undefined;
+}
+
 /** The phases a replacement runner picks up where the lost one stopped; Starting simply starts. */
 export type RestartPhase = Extract<Phase, 'Working' | 'AwaitingApproval' | 'Publishing'>;
 

@@ -22,7 +22,7 @@ import type { MediaDeps } from './pictures/uploads.ts';
 import type { Policy } from './policy.ts';
 import { Requests, Stopped } from './requests.ts';
 import { SessionFinished, type StatusWriter } from './status.ts';
-import { restartedIn, resumeRun, type AgentRun, type Resumable } from './restart.ts';
+import { leftForReplacement, REPLACED, restartedIn, resumeRun, type AgentRun, type Resumable } from './restart.ts';
 
 export interface RunnerDeps {
   /** The model proxy's metering, when Claude Code's calls go through it: then the run's spend. */
@@ -60,6 +60,8 @@ export class Runner implements Resumable {
   private readonly media: RunMedia;
   private readonly diffs: DiffDrawer;
   session!: Session;
+  /** The Pod the Session named when this runner took it: another there later means the run went on elsewhere. */
+  private ownPod: string | undefined;
   private freezing: Promise<string | undefined> | undefined;
 
   constructor(deps: RunnerDeps) {
@@ -69,6 +71,7 @@ export class Runner implements Resumable {
     deps.status.onChange((s) => {
       if (s.spec.cancel) this.stop.abort('cancel');
       else if (isTerminal(s.status?.phase)) this.stop.abort('finished');
+      else if (this.ownPod && s.status?.podName && s.status.podName !== this.ownPod) this.stop.abort(REPLACED);
     });
   }
 
@@ -92,6 +95,7 @@ export class Runner implements Resumable {
     const { status } = this.deps;
     // The Pod may start before the API server's authorizer sees the Role naming this Session.
     this.session = await onceGranted(() => status.load());
+    this.ownPod = this.session.status?.podName;
     await this.waitForStart();
     const restarted = restartedIn(this.session);
     if (restarted) return resumeRun(restarted, this);
@@ -283,6 +287,8 @@ export class Runner implements Resumable {
         await status.move({ type: 'Cancel' }, 'Cancelled from the phone.');
         return;
       }
+      const left = leftForReplacement(reason, fresh, this.ownPod);
+      if (left) return this.deps.log.info({ reason }, left);
       const unread = await this.recordLeftover();
       const kept = unread ? unreadText(unread) : 'partial changes are kept on the workspace.';
       const moved = await status.move({ type: 'AgentFailed' }, `The runner was stopped (${reason}); ${kept}`);

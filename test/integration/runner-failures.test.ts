@@ -41,11 +41,13 @@ describe.concurrent('runner failures', { timeout: 150_000 }, () => {
     expect(readFileSync(join(repo, 'half.txt'), 'utf8')).toBe('half done');
   });
 
-  it(`SIGTERM mid-run: Claude Code and the tool it runs \
+  it(`SIGTERM mid-run of a replacement runner: Claude Code and the tool it runs \
 are killed, Failed written, exit 0 within the grace period`, async () => {
     const { name, runner } = await run(
       `script:\nprogress: Starting a long job\ntool: Bash {"command":"${LONG_COMMAND}"}`,
     );
+    // The runner of a run already replaced once: its loss ends the run (a first runner's is left to its replacement).
+    await bed.sessions.patchStatus(bed.ns, name, { runnerRestarts: 1 });
     await answer(bed.sessions, bed.ns, name, 'tool', { action: 'allow' });
     await waitFor(
       bed.sessions,
@@ -197,19 +199,21 @@ an unknown tool, huge lines) never crashes the runner`, async () => {
     expect(remote.git('show', `tether/${name}:pr.txt`)).toBe('x');
   });
 
-  it('SIGTERM while a tool request waits for the phone: Failed, the request withdrawn, exit 0', async () => {
+  it(`SIGTERM (its Pod deleted or evicted) while a tool request waits for the phone: the run is left open for \
+the replacement runner — the request still pending, no final phase, exit 1`, async () => {
     const { name, runner } = await run('script:\ntool: Bash {"command":"touch asked.txt"}');
-    await waitFor(
+    const asked = await waitFor(
       bed.sessions,
       bed.ns,
       name,
       (s) => s.status?.pending?.kind === 'tool' && s.status.phase === 'AwaitingApproval',
     );
     runner.child.kill('SIGTERM');
-    expect(await runner.exited, runner.output()).toBe(0);
+    expect(await runner.exited, runner.output()).toBe(1);
     const session = (await bed.sessions.get(bed.ns, name))!;
-    expect(session.status?.phase).toBe('Failed');
-    expect(session.status?.pending).toBeUndefined();
+    expect(session.status?.phase).toBe('AwaitingApproval');
+    expect(session.status?.pending).toEqual(asked.status?.pending);
+    expect(runner.output()).toContain('the run is left for the new runner Pod');
     expect(runner.output()).not.toContain('runner crashed');
   });
 });
