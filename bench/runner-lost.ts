@@ -5,6 +5,7 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import type { Session } from '../common/session/schema.ts';
 import { isTerminal } from '../common/session/state-machine.ts';
+import { RESTART_LINE } from '../runner-image/restart.ts';
 import { until } from './async.ts';
 import { percentile } from './machine.ts';
 import { measuredOnly, type Row } from './report.ts';
@@ -22,8 +23,6 @@ export interface LostContext {
   messagesSince(at: number): Array<{ body: string; at: number }>;
 }
 
-/** The runner's one line to the phone after a replacement (runner-image, point 3 of the live runner). */
-const RESTARTED = /The runner restarted; continuing where it stopped/;
 /** Long enough that the Pod is deleted while the agent works. */
 const WORK = 'sleep: 8000\nprogress: after the loss\nsay: done';
 
@@ -36,14 +35,18 @@ export async function lostRuns(c: LostContext): Promise<Row[]> {
     if (!pod) throw new Error(`${name}: no status.podName while Working`);
     const lostAt = Date.now();
     await c.core.deleteNamespacedPod({ name: pod, namespace: c.runnerNamespace });
-    const told = () => c.messagesSince(lostAt).filter((m) => RESTARTED.test(m.body));
+    const told = () => c.messagesSince(lostAt).filter((m) => m.body.includes(RESTART_LINE));
     await until(() => told().length > 0 || isTerminal(c.session(name)?.status?.phase), 120_000, `${name} going again`);
     if (told().length) going.push(told()[0]!.at - lostAt);
     await until(() => isTerminal(c.session(name)?.status?.phase), 120_000, `${name} ended`).catch(() => undefined);
     const s = c.session(name)?.status;
+    // The runner's own record of the line (its clock), whether or not the phone got it.
+    const written = s?.progress?.find((p) => p.text.includes(RESTART_LINE))?.at;
     ends.push(
-      `${s?.phase ?? 'no phase'} (${told().length} restart lines, runnerRestarts ${s?.runnerRestarts ?? 0}, ` +
-        `Pod ${s?.podName})`,
+      `${s?.phase ?? 'no phase'} (${told().length} restart lines on the phone, in status ` +
+        `${written ? `${Date.parse(written) - lostAt} ms after the delete` : 'none'}, ` +
+        `runnerRestarts ${s?.runnerRestarts ?? 0}, Pod ${s?.podName}); the phone since: ` +
+        JSON.stringify(c.messagesSince(lostAt).map((m) => m.body.slice(0, 60))),
     );
   }
   console.log(`\nlost runner Pod → the run going again (restart line on the phone), ${c.count} runs:`);
