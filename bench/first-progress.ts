@@ -65,6 +65,9 @@ const stack = await startStack({
     ALLOWED_NUMBERS: phone,
     // Every run is the same phone's; the scripted model's reported cost would spend a day's budget in ~25 runs.
     TETHER_DAILY_BUDGET_USD: '0',
+    // A run's later progress lines reach the phone 0.3 s after they are written (the e2e tests' setting; by
+    // default they wait for a 15 s batch): the lost-Pod runs time the restart line on the phone.
+    RELAY_PROGRESS_BATCH: '300ms',
   },
   controllerEnv: {
     TETHER_LEADER_ELECTION: 'false',

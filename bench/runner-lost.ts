@@ -28,6 +28,7 @@ const WORK = 'sleep: 8000\nprogress: after the loss\nsay: done';
 
 export async function lostRuns(c: LostContext): Promise<Row[]> {
   const going: number[] = [];
+  const written: number[] = [];
   const ends: string[] = [];
   for (let j = 0; j < c.count; j++) {
     const { name } = await c.command(`lost run ${j}`, WORK);
@@ -41,16 +42,22 @@ export async function lostRuns(c: LostContext): Promise<Row[]> {
     await until(() => isTerminal(c.session(name)?.status?.phase), 120_000, `${name} ended`).catch(() => undefined);
     const s = c.session(name)?.status;
     // The runner's own record of the line (its clock), whether or not the phone got it.
-    const written = s?.progress?.find((p) => p.text.includes(RESTART_LINE))?.at;
+    const line = s?.progress?.find((p) => p.text.includes(RESTART_LINE));
+    if (line) written.push(Date.parse(line.at) - lostAt);
     ends.push(
       `${s?.phase ?? 'no phase'} (${told().length} restart lines on the phone, in status ` +
-        `${written ? `${Date.parse(written) - lostAt} ms after the delete` : 'none'}, ` +
+        `${line ? `${Date.parse(line.at) - lostAt} ms after the delete` : 'none'}, ` +
         `runnerRestarts ${s?.runnerRestarts ?? 0}, Pod ${s?.podName}); the phone since: ` +
         JSON.stringify(c.messagesSince(lostAt).map((m) => m.body.slice(0, 60))),
     );
   }
   console.log(`\nlost runner Pod → the run going again (restart line on the phone), ${c.count} runs:`);
-  console.log(`  p50 ${percentile(going, 50)} ms   p99 ${percentile(going, 99)} ms   (${going.length} went again)`);
+  console.log(
+    `  on the phone   p50 ${percentile(going, 50)} ms   p99 ${percentile(going, 99)} ms   (${going.length} runs)`,
+  );
+  console.log(
+    `  in status      p50 ${percentile(written, 50)} ms   p99 ${percentile(written, 99)} ms   (${written.length} runs)`,
+  );
   for (const [j, end] of ends.entries()) console.log(`  run ${j}: ${end}`);
   if (!going.length) return [];
   return [
