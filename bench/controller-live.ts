@@ -70,6 +70,12 @@ export async function liveBursts(b: Bench, kubeconfig: string): Promise<Row[]> {
   const warmStarts = warm.names.filter((n) => b.startedSeen.get(n)?.start === 'warm').length;
   const podsMade = b.podSeen.size - podsBefore;
   const [coldRate, warmRate] = [BURST / cold.seconds, BURST / warm.seconds];
+  // The benchmark's own creates bound both bursts from below: what the controller adds after the last one.
+  const tail = (r: typeof cold) => r.seconds - BURST / r.createRate;
+  console.log(
+    `   last Session created → last admitted: cold ${tail(cold).toFixed(1)} s, live ${tail(warm).toFixed(1)} s ` +
+      `(the bursts' own creates took ${(BURST / cold.createRate).toFixed(1)} and ${(BURST / warm.createRate).toFixed(1)} s)`,
+  );
   console.log(
     `   ${warmStarts} of ${BURST} started warm, ${podsMade} Pods made; admissions/s live ÷ cold ` +
       `${(warmRate / coldRate).toFixed(2)}; writes per follow-up with its Session create ` +
