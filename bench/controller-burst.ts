@@ -18,7 +18,7 @@ import { machineLoad, percentile } from './machine.ts';
 /**
  * BURST Sessions, one per phone, created at once: when each got its Pod, writes and controller CPU on the way.
  */
-export async function burst(b: Bench, tag: string) {
+export async function burst(b: Bench, tag: string, admitted: ReadonlyMap<string, unknown> = b.podSeen) {
   const names = Array.from({ length: BURST }, (_, i) => sessionName(benchPhoneHash(phoneOf(i)), new Date(), tag));
   const created = new Map<string, number>();
   const [writesBefore, conflictsBefore, cpuBefore, passesBefore] = [
@@ -35,7 +35,7 @@ export async function burst(b: Bench, tag: string) {
       await createSession(b.sessions, NS, name, phoneOf(i));
     });
     createRate = BURST / ((performance.now() - start) / 1000);
-    await until(() => names.every((n) => b.podSeen.has(n)), 300_000, `the ${tag} burst's Pods`);
+    await until(() => names.every((n) => admitted.has(n)), 300_000, `the ${tag} burst's admissions`);
   });
   const seconds = (performance.now() - start) / 1000;
   // The CPU profile's clock is the monotonic one: these bounds cut the burst out of it.
@@ -49,7 +49,8 @@ export async function burst(b: Bench, tag: string) {
   // The API server's own housekeeping (its Lease, the kubernetes Endpoints); the controller writes neither here
   // (no leader election).
   const writes = new Map([...all].filter(([key]) => !/ (leases|endpoints)$/.test(key)));
-  const latencies = names.map((n) => b.podSeen.get(n)! - created.get(n)!);
+  const at = (n: string) => (b.podSeen === admitted ? b.podSeen.get(n)! : b.startedSeen.get(n)!.at);
+  const latencies = names.map((n) => at(n) - created.get(n)!);
   const conflicts = difference(conflictsBefore, await writeRequests(b.kc, '409'));
   return {
     names,
@@ -65,14 +66,15 @@ export async function burst(b: Bench, tag: string) {
   };
 }
 
-export function printBurst(title: string, r: Awaited<ReturnType<typeof burst>>): void {
+/** `admission`: what ends an admission, a Pod made (cold) or the Session `Starting` on a live Pod. */
+export function printBurst(title: string, r: Awaited<ReturnType<typeof burst>>, admission = 'Pod'): void {
   console.log(
     `\n${title}: ${BURST} Sessions at once (created at ${r.createRate.toFixed(0)}/s), ` +
-      `last Pod after ${r.seconds.toFixed(1)} s (${(BURST / r.seconds).toFixed(0)} admissions/s; ` +
+      `last ${admission} after ${r.seconds.toFixed(1)} s (${(BURST / r.seconds).toFixed(0)} admissions/s; ` +
       `load ${machineLoad()})`,
   );
   console.log(
-    `   Session → Pod ${[50, 90, 99].map((p) => `p${p} ${percentile(r.latencies, p)} ms · `).join('')}` +
+    `   Session → ${admission} ${[50, 90, 99].map((p) => `p${p} ${percentile(r.latencies, p)} ms · `).join('')}` +
       `max ${percentile(r.latencies, 100)} ms`,
   );
   console.log(

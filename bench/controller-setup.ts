@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import type { Informer } from '../common/kube/informer.ts';
 import type { SessionClient } from '../common/kube/sessions.ts';
+import type { Session } from '../common/session/schema.ts';
 import { randomBytes } from 'node:crypto';
 import { phoneHasher } from '../common/session/phone-hash.ts';
 import { LABEL_PHONE_HASH, workspaceName } from '../common/session/names.ts';
@@ -41,6 +42,9 @@ export const CONTROLLER_ENV = {
   TETHER_PHONE_HASH_KEY: PHONE_HASH_KEY,
   TETHER_RUNNER_NAMESPACE: RUNNERS,
   TETHER_POD_TTL: '1s',
+  // Every command a cold start (a runner Pod of its own), as before the live runner; bench/controller-live.ts
+  // restarts the controller with a keep-alive.
+  TETHER_RUNNER_KEEP_ALIVE: '0',
   TETHER_HISTORY_COUNT: '100000',
   TETHER_HISTORY_MAX_AGE: '720h',
   TETHER_CONCURRENCY: args.concurrency!,
@@ -85,5 +89,9 @@ export interface Bench {
   sessions: SessionClient;
   pods: Informer<V1Pod>;
   podSeen: Map<string, number>;
+  /** The Sessions, and when each was first seen `Starting` with its `runnerStart`. */
+  started: Informer<Session>;
+  startedSeen: Map<string, { at: number; start?: 'warm' | 'cold' }>;
+  /** Replaced when a part restarts the controller with other settings. */
   controller: ControllerProcess;
 }

@@ -19,7 +19,8 @@ import { connectionFromKubeConfig } from '../common/kube/connection.ts';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import pino from 'pino';
 import { createInformer } from '../common/kube/informer.ts';
-import { SessionClient } from '../common/kube/sessions.ts';
+import { SessionClient, sessionsPath } from '../common/kube/sessions.ts';
+import type { Session } from '../common/session/schema.ts';
 import { LABEL_SESSION, sessionName } from '../common/session/names.ts';
 import { computeStatus } from '../controller/status.ts';
 import { startControlPlane } from '../local/control-plane/control-plane.ts';
@@ -27,6 +28,7 @@ import { installSessionCrd } from '../local/control-plane/crd.ts';
 import { admissionFloor } from './admission-floor.ts';
 import { pool, retrying, sleep, until } from './async.ts';
 import { burst, printBurst } from './controller-burst.ts';
+import { liveBursts } from './controller-live.ts';
 import {
   BURST,
   CONTROLLER_ENV,
@@ -92,7 +94,7 @@ async function rawCreateRate(b: Bench): Promise<number> {
 }
 
 async function history(b: Bench): Promise<void> {
-  const extra = Array.from({ length: TOTAL - 2 * BURST }, (_, i) => ({
+  const extra = Array.from({ length: TOTAL - 4 * BURST }, (_, i) => ({
     phone: phoneOf(BURST + (i % 1000)),
     name: sessionName(benchPhoneHash(phoneOf(BURST + (i % 1000))), new Date(), `h${i}`),
   }));
@@ -123,6 +125,7 @@ async function restartAndResync(b: Bench, kubeconfig: string): Promise<void> {
   await b.controller.stop();
   const start = Date.now();
   const fresh = await startControllerProcess(kubeconfig, CONTROLLER_ENV, args.profile);
+  b.controller = fresh;
   // Polled every 250 ms: each scrape walks the 10,000 cached Sessions on the controller's one thread.
   await until(
     async () =>
@@ -161,9 +164,17 @@ async function startBench(kc: KubeConfig, kubeconfig: string): Promise<Bench> {
     const session = pod?.metadata?.labels?.[LABEL_SESSION];
     if (session && !podSeen.has(session)) podSeen.set(session, performance.now());
   });
-  await pods.start();
+  const startedSeen: Bench['startedSeen'] = new Map();
+  const started = createInformer<Session>({ kube: connectionFromKubeConfig(kc), path: sessionsPath(NS), logger });
+  started.onChange((_key, session) => {
+    const name = session?.metadata.name;
+    if (name && session.status?.phase === 'Starting' && !startedSeen.has(name))
+      startedSeen.set(name, { at: performance.now(), start: session.status.runnerStart });
+  });
+  await Promise.all([pods.start(), started.start()]);
   const controller = await startControllerProcess(kubeconfig, CONTROLLER_ENV, args.profile);
-  return { kc, sessions: new SessionClient(connectionFromKubeConfig(kc)), pods, podSeen, controller };
+  const sessions = new SessionClient(connectionFromKubeConfig(kc));
+  return { kc, sessions, pods, podSeen, started, startedSeen, controller };
 }
 
 /** Parts 2 and 3: the raw create rate, the admission floor, then the steady burst against both. */
@@ -190,9 +201,8 @@ async function steadyState(b: Bench) {
   printBurst('3. Steady state: the next command of each phone', steady);
   const rate = BURST / steady.seconds;
   rows.push(atMost('controller: write requests per admission (steady)', steady.perAdmission, 3));
-  // The target's ratio: against the raw create rate measured in the same run (the burst's own rate is printed
-  // above).
-  rows.push(atLeast('controller: admission rate ÷ raw create rate', rate / raw, 0.75));
+  // No row against the raw create rate: that ratio measures the load generator as much as the controller (a
+  // slower generator leaves the API server idle and flatters it). Printed for comparison within one run only.
   console.log(
     `   against the uncontended raw create rate: ${(rate / raw).toFixed(2)}; ` +
       `against the admission floor: ${(rate / floor).toFixed(2)} (the floor ÷ raw: ${(floor / raw).toFixed(2)})`,
@@ -224,19 +234,26 @@ async function main(): Promise<void> {
   const plane = await startControlPlane({ controllerManager: false });
   const kc = new KubeConfig();
   kc.loadFromFile(plane.kubeconfig);
+  let b: Bench | undefined;
   try {
-    const b = await startBench(kc, plane.kubeconfig);
+    b = await startBench(kc, plane.kubeconfig);
     const first = await burst(b, 'f000');
     printBurst('1. First command of each phone (workspace and runner identity made)', first);
-    if (args['first-only']) return;
+    rows.push(atMost('controller: write requests per admission (first command)', first.perAdmission, 6));
+    if (args['first-only']) return report(rows);
     await live(b, first.names);
     await lifetimes(b, await steadyState(b));
-    b.pods.stop();
+    rows.push(...(await liveBursts(b, plane.kubeconfig)));
 
     await history(b);
     await restartAndResync(b, plane.kubeconfig);
     report(rows);
   } finally {
+    // Every handle goes, so the process ends after any part (an informer or a controller left running
+    // would keep retrying the stopped API server forever).
+    b?.pods.stop();
+    b?.started.stop();
+    await b?.controller.stop();
     await plane.stop();
   }
 }

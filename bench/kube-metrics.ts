@@ -116,8 +116,10 @@ export async function startControllerProcess(
       return sum;
     },
     async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      await exited;
     },
   };
 }

@@ -13,16 +13,21 @@ export interface Row {
   target: string;
   measured: number;
   unit: string;
-  /** How measured compares with the target: at most (lower is better) or at least. */
-  goal: { atMost: number } | { atLeast: number };
+  /** How measured compares with the target: at most (lower is better) or at least; none for a figure alone. */
+  goal: { atMost: number } | { atLeast: number } | null;
   /** The 1-minute load average on this machine when the figure was taken. */
   load?: string;
 }
 
 /** measured / target for "at most" goals, target / measured for "at least": ≤ 1 meets the target. */
 export const ratio = (row: Row): number =>
-  'atMost' in row.goal ? row.measured / row.goal.atMost : row.goal.atLeast / Math.max(row.measured, Number.EPSILON);
+  !row.goal
+    ? NaN
+    : 'atMost' in row.goal
+      ? row.measured / row.goal.atMost
+      : row.goal.atLeast / Math.max(row.measured, Number.EPSILON);
 
+/** Whether a figure with a target meets it (a figure without one never counts either way). */
 export const meets = (row: Row): boolean => ratio(row) <= 1;
 
 export function atMost(figure: string, measured: number, target: number, unit = ''): Row {
@@ -47,6 +52,11 @@ export function atLeast(figure: string, measured: number, target: number, unit =
   };
 }
 
+/** A figure the issue asks for without a target: shown, never counted as met or missed. */
+export function measuredOnly(figure: string, measured: number, unit = ''): Row {
+  return { figure, target: '—', measured, unit, goal: null, load: machineLoad() };
+}
+
 const shown = (n: number) => (Number.isInteger(n) ? String(n) : n >= 100 ? n.toFixed(0) : n.toFixed(2));
 
 export function formatTable(rows: Row[]): string {
@@ -54,7 +64,7 @@ export function formatTable(rows: Row[]): string {
     r.figure,
     r.target,
     `${shown(r.measured)}${r.unit ? ` ${r.unit}` : ''}`,
-    `${ratio(r).toFixed(2)}${meets(r) ? '' : ' ✗'}`,
+    !r.goal ? '—' : ratio(r) >= 1000 ? '≫ 1 ✗' : `${ratio(r).toFixed(2)}${meets(r) ? '' : ' ✗'}`,
     r.load ?? '',
   ]);
   const header = ['figure', 'target', 'measured', 'ratio', 'load (1/5/15 min)'];

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { atLeast, atMost, formatTable, meets, ratio, report } from '../../bench/report.ts';
+import { atLeast, atMost, formatTable, measuredOnly, meets, ratio, report } from '../../bench/report.ts';
 
 describe('benchmark table', () => {
   it('states each figure against its target: a ratio ≤ 1 meets it, whichever way "better" points', () => {
@@ -17,6 +17,19 @@ describe('benchmark table', () => {
     expect(table[0]).toMatch(/^figure\s+target\s+measured\s+ratio\s+load/);
     expect(table[2]).toMatch(/^writes per admission\s+≤ 3\s+3\.02\s+1\.01 ✗/);
     expect(table[3]).toMatch(/≥ 0\.75\s+0\.80\s+0\.94\s/);
+  });
+
+  it('shows a figure without a target with a dash, neither met nor missed', () => {
+    const restart = measuredOnly('lost Pod → going again p50', 2400, 'ms');
+    expect(meets(restart)).toBe(false);
+    expect(ratio(restart)).toBeNaN();
+    const [, , line] = formatTable([restart]).split('\n');
+    expect(line).toMatch(/^lost Pod → going again p50\s+—\s+2400 ms\s+—\s+\d/);
+  });
+
+  it('shows a missed "at least" of nothing measured without a meaningless ratio', () => {
+    const [, , line] = formatTable([atLeast('warm starts', 0, 500)]).split('\n');
+    expect(line).toMatch(/^warm starts\s+≥ 500\s+0\s+≫ 1 ✗\s/);
   });
 
   it('hands rows to make bench through its file, one JSON line each', () => {
