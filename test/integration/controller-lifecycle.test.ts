@@ -1,6 +1,6 @@
 // Every phase transition of docs/architecture.md ("Phases"), driven through the real API server: the controller
 // in-process, the kubelet and the runner played by the test through the API.
-import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { previewPrompt } from '../../common/session/display.ts';
 import { runnerIdentityName, runnerName, workspaceName } from '../../common/session/names.ts';
@@ -23,6 +23,7 @@ const until = async (name: string, phase: string) =>
 const finishedReason = (s: Awaited<ReturnType<typeof session>>) =>
   s.status?.conditions?.find((c) => c.type === 'Finished')?.reason;
 const now = () => new Date().toISOString();
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 describe('controller lifecycle on a real API server', () => {
   it(`starts a new Session: workspace, the phone's runner identity and the Pod in the runner namespace; Starting with \
@@ -58,7 +59,9 @@ podName, startTime, display and conditions`, async () => {
     await core.readNamespacedServiceAccount({ namespace: t.runners, name: identity });
     const rbac = t.kc.makeApiClient(RbacAuthorizationV1Api);
     const role = await rbac.readNamespacedRole({ namespace: t.ns, name: identity });
-    expect(role.rules?.every((r) => r.resourceNames?.join() === name)).toBe(true);
+    const [sessionRules, roleRule] = [role.rules!.slice(0, 2), role.rules![2]];
+    expect(sessionRules.every((r) => r.resourceNames?.join() === name)).toBe(true);
+    expect(roleRule).toMatchObject({ resources: ['roles'], resourceNames: [identity], verbs: ['get', 'watch'] });
     const binding = await rbac.readNamespacedRoleBinding({ namespace: t.ns, name: identity });
     expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: identity, namespace: t.runners }]);
   });
@@ -159,18 +162,27 @@ its TTL`, async () => {
     expect(s.status?.result?.message).toMatch(/longer than 2s/);
   });
 
-  it('turns a crashed runner into Failed/PodLost with its exit code, and a vanished Pod too', async () => {
+  it(`replaces a crashed runner once, then turns a second crash into Failed/PodLost with its exit code, and a \
+vanished Pod too`, async () => {
+    const core = t.kc.makeApiClient(CoreV1Api);
     const a = await createSession(t.sessions, t.ns, newPhone());
     await until(a, 'Starting');
     await runnerWrites(t.sessions, t.ns, a, { phase: 'Working' });
     await setPodPhase(t.kc, t.runners, a, 'Failed', 137);
+    await eventually(async () => expect((await session(a)).status).toMatchObject({ runnerRestarts: 1 }));
+    const terminated = { exitCode: 137, reason: 'Error', startedAt: now(), finishedAt: now() };
+    const runner = { name: 'runner', image: 'tether-runner:test', imageID: '', ready: false, restartCount: 0 };
+    const body = { status: { phase: 'Failed', containerStatuses: [{ ...runner, state: { terminated } }] } };
+    await core.patchNamespacedPodStatus({ namespace: t.runners, name: runnerName(a, 1), body }, mergePatch);
     const s = await until(a, 'Failed');
     expect(finishedReason(s)).toBe('PodLost');
     expect(s.status?.result).toMatchObject({ exitCode: 137, message: expect.stringContaining('code 137') });
 
     const b = await createSession(t.sessions, t.ns, newPhone());
     await until(b, 'Starting');
-    await t.kc.makeApiClient(CoreV1Api).deleteNamespacedPod({ namespace: t.runners, name: runnerName(b) });
+    await core.deleteNamespacedPod({ namespace: t.runners, name: runnerName(b) });
+    await eventually(async () => expect((await session(b)).status).toMatchObject({ runnerRestarts: 1 }));
+    await core.deleteNamespacedPod({ namespace: t.runners, name: runnerName(b, 1) });
     const lost = await until(b, 'Failed');
     expect(lost.status?.result?.message).toMatch(/disappeared|deleted/);
   });

@@ -7,6 +7,7 @@ import { desiredPod } from '../../controller/builders.ts';
 import { decideTerminal } from '../../controller/cleanup.ts';
 import { decide, type Observed } from '../../controller/decide.ts';
 import { PHONE, testSession, unitConfig } from './controller-fixtures.ts';
+import { fakeWorld } from './controller-fake-cluster.ts';
 import { testPhoneHash } from '../support/phone-hash.ts';
 
 const at = (s: number) => new Date(Date.parse('2026-11-22T08:00:00Z') + s * 1000).toISOString();
@@ -175,4 +176,46 @@ describe('release of a finished Session’s Pod (keep-alive)', () => {
 
 it('keeps the fixture phone the one these Pods are labelled with', () => {
   expect(livePod(first).metadata!.labels!['tether.dev/phone-hash']).toBe(testPhoneHash(PHONE));
+});
+
+describe('a whole pass against a fake cluster', () => {
+  const world = (sessions: Session[], pods: V1Pod[] = []) => fakeWorld(config, () => new Date(at(160)), sessions, pods);
+  const keyOf = (s: Session) => `tether/${s.metadata.name}`;
+
+  it('binds: one status write naming the live Pod, no Pod made, the Role naming the new Session', async () => {
+    const w = world([first, next], [livePod(first)]);
+    await w.pass(keyOf(next));
+    expect(w.calls).toEqual([`patchStatus ${keyOf(next)}`]);
+    expect(w.cluster.sessions.get(keyOf(next))!.status).toMatchObject({
+      phase: 'Starting',
+      podName: 'a-runner',
+      runnerStart: 'warm',
+      startTime: at(160),
+    });
+    const role = [...w.roles.values()][0]!;
+    expect(role.rules![0]!.resourceNames).toEqual(['b']);
+  });
+
+  it('replaces a lost Pod: the replacement made on the same workspace, then the status naming it', async () => {
+    const working = testSession({ name: 'c', phase: 'Working', status: { podName: 'c-runner', startTime: at(100) } });
+    const w = world([working]);
+    await w.pass(keyOf(working));
+    expect(w.calls).toEqual(['createPod tether/c-runner-1', `patchStatus ${keyOf(working)}`, 'event RunnerReplaced']);
+    expect(w.cluster.sessions.get(keyOf(working))!.status).toMatchObject({
+      phase: 'Working',
+      podName: 'c-runner-1',
+      runnerRestarts: 1,
+      startTime: at(100),
+    });
+  });
+
+  it("a deleted Session's pass spares its Pod while another Session is bound to it", async () => {
+    const bound = testSession({ name: 'b', phase: 'Working', status: { podName: 'a-runner', startTime: at(150) } });
+    const w = world([bound], [livePod(first)]);
+    await w.pass(keyOf(first));
+    expect(w.calls).toEqual([]);
+    const alone = world([], [livePod(first)]);
+    await alone.pass(keyOf(first));
+    expect(alone.calls).toEqual(['deletePod tether/a-runner']);
+  });
 });

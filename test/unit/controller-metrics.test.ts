@@ -56,6 +56,8 @@ follow the Prometheus rules and no phone or session labels`, async () => {
       ['tether_leader', 'gauge'],
       ['tether_sessions_past_deadline', 'gauge'],
       ['tether_session_cost_usd_total', 'counter'],
+      ['tether_sessions_started_total', 'counter'],
+      ['tether_runner_replacements_total', 'counter'],
     ];
     for (const [name, type] of expected) expect(types.get(name), name).toBe(type);
     for (const [name, type] of types) {
@@ -89,6 +91,22 @@ follow the Prometheus rules and no phone or session labels`, async () => {
     expect(text).toMatch(/^tether_session_cost_usd_total\{outcome="Succeeded"\} 0\.5$/m);
     expect(text).toMatch(/^tether_session_cost_usd_total\{outcome="Failed"\} 1\.5$/m);
     expect(text).not.toMatch(/^tether_session_cost_usd_total\{outcome="Cancelled"\}/m);
+  });
+
+  it('counts admissions by start (a Pod made: cold; the live Pod bound: warm) and replaced Pods, from the passes', async () => {
+    const own = createMetrics(() => [], { timeouts });
+    const session = testSession({ created: '2026-11-22T08:00:00Z' });
+    const now = new Date('2026-11-22T08:00:01Z');
+    const written = (reason: string) => ({ before: {}, after: {}, reason });
+    own.passed('ns/a', { now, session, podCreated: true, written: written('PodCreated') });
+    own.passed('ns/b', { now, session, written: written('RunnerBound') });
+    own.passed('ns/c', { now, session, written: written('RunnerBound') });
+    own.passed('ns/d', { now, session, podCreated: true, written: written('RunnerReplaced') });
+    const text = await own.registry.metrics();
+    expect(text).toMatch(/^tether_sessions_started_total\{start="cold"\} 1$/m);
+    expect(text).toMatch(/^tether_sessions_started_total\{start="warm"\} 2$/m);
+    expect(text).toMatch(/^tether_runner_replacements_total 1$/m);
+    expect(text).toMatch(/^tether_session_startup_seconds_count 3$/m);
   });
 
   it('counts Sessions by phase from the cache', async () => {
