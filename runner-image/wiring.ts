@@ -218,12 +218,17 @@ async function makePodParts(parts: RunnerPodParts): Promise<PodParts> {
   };
 }
 
-/** Between two Sessions: nothing of the agent's last run may reach the next (docs/security.md). */
-async function resetAgent(channel: AgentChannel | undefined): Promise<void> {
+/**
+ * Between two Sessions: nothing of the agent's last run may reach the next (docs/security.md,
+ * "Between commands"): every process of the agent container killed, its TMPDIR emptied, the agent
+ * host re-exec'd.
+ */
+async function resetAgent(channel: AgentChannel | undefined, log: Logger): Promise<void> {
   // Without a channel Claude Code ran as the runner's child, stopped whole when its run ended.
   if (!channel) return;
-  // Every process killed (checked), the container's TMPDIR emptied, the agent host re-exec'd; rejects with why not.
-  await channel.reset();
+  const report = await channel.reset();
+  if (report.lingering) throw new Error(`${report.lingering} of the agent's processes did not stop`);
+  log.info({ ...report }, 'agent container reset');
 }
 
 /** A live runner's idle parts: the agent's reset and the watch on the phone's Role. */
@@ -244,7 +249,7 @@ function liveParts(parts: RunnerPodParts, pod: PodParts, phoneHash: string | und
     log,
   });
   return {
-    resetAgent: () => resetAgent(pod.channel),
+    resetAgent: () => resetAgent(pod.channel, log),
     next: (signal) => watch.next(signal),
     close: () => watch.stop(),
   };
