@@ -173,15 +173,13 @@ export class ProcessHost {
   }
 
   private async freeze(seq: number): Promise<void> {
-    // The end of a run: under a uid of its own, the groups search, as the local stack's snapshot-race
-    // test needs a process that outlives it; the reset before the next Session reaches it (kill(-1)).
-    const result = await this.freezeAll(this.mode === 'uid' ? 'groups' : this.mode);
+    const result = await this.freezeAll();
     this.conn.send(FrameType.Frozen, seq, { mode: result.mode, killed: result.killed, lingering: result.lingering });
   }
 
-  private async freezeAll(mode: FreezeMode): Promise<FreezeResult> {
+  private async freezeAll(): Promise<FreezeResult> {
     this.frozen = true;
-    const result = await freezeAll(mode, this.groups);
+    const result = await freezeAll(this.mode, this.groups);
     this.log.info(result, 'agent container frozen');
     if (result.lingering)
       this.log.warn({ lingering: result.lingering }, 'killed processes not gone yet (a SIGKILL is pending for them)');
@@ -190,7 +188,7 @@ export class ProcessHost {
 
   /** Freeze, empty the temporary folder, answer, re-exec. Anything that fails leaves the host frozen, and says why. */
   private async reset(seq: number, nonce: string): Promise<void> {
-    const { mode, killed, lingering } = await this.freezeAll(this.mode);
+    const { mode, killed, lingering } = await this.freezeAll();
     let removed = 0;
     let failure = lingering ? `${lingering} of the killed processes are not gone` : undefined;
     if (!failure) {

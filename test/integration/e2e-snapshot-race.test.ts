@@ -1,14 +1,17 @@
-// End to end, as an attacker: the agent leaves a process behind that swaps folders of the checkout
-// for symlinks — to the runner's private git store and to the Pod's ServiceAccount token, which
-// only the supervisor can read — with renameat2(RENAME_EXCHANGE), as fast as it can, while the
+// End to end, as an attacker: a process that outlived the freeze (another uid of the Pod's, as the
+// freeze leaves no process of the agent's own) swaps folders of the checkout for symlinks — to the
+// runner's private git store and to the Pod's ServiceAccount token, which only the supervisor can
+// read — with renameat2(RENAME_EXCHANGE), as fast as it can, while the
 // runner snapshots the checkout. The changes are approved. Neither the review, the Session, the
 // phone nor the pushed branch holds anything of the store or the token, and the store is intact.
-import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { arch, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { containerIdOf } from '../../local/node-agent/id-ranges.ts';
 import { startE2E, type E2E } from '../support/e2e.ts';
+import { eventually } from '../support/eventually.ts';
 import { filesContaining } from '../support/files.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
 
@@ -65,11 +68,14 @@ describe('end to end: a process swapping folders for symlinks while the runner s
       chmodSync(folder, 0o755);
       const swapper = join(folder, 'swap.pl');
       const phone = e2e.phone('+14155550123');
-      const targets = join(folder, 'targets');
-      // Its own session, so that neither Claude Code (which ends a command's process group) nor, locally, the freeze
-      // reaches it.
-      const start = `setsid -f perl ${swapper} ${PAIRS} $(cat ${targets}) > /dev/null 2>&1; sleep 1`;
-      await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: start })}\nsay: Left a helper running.`);
+      // The freeze kills every process of the agent's uid (locally too: kill(-1) as the Pod's own uid), so the
+      // swapper stands for one that outlived it: started by the test in the agent's checkout (which the agent's
+      // command names), as another uid of the Pod's range with the Pod's group.
+      const named = join(folder, 'named');
+      mkdirSync(named, { mode: 0o777 });
+      chmodSync(named, 0o777);
+      const start = `pwd > ${named}/cwd; sleep 2`;
+      await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: start })}\nsay: Named the checkout.`);
       await phone.next(/🔐/, 60_000);
       // The runner Pod's private places, known once it runs: the git store (an emptyDir) and its token.
       const [podDir] = readdirSync(join(e2e.stateDir, 'pods'));
@@ -79,11 +85,30 @@ describe('end to end: a process swapping folders for symlinks while the runner s
       const token = readFileSync(join(tokens, 'token'), 'utf8');
       const storeConfig = readFileSync(join(store, 'config'), 'utf8');
       writeFileSync(swapper, SWAPPER, { mode: 0o644 });
-      writeFileSync(targets, `${store} ${tokens}\n`, { mode: 0o644 });
       try {
         await phone.send('allow');
+        const checkout = await eventually(() => readFileSync(join(named, 'cwd'), 'utf8').trim(), 60_000);
+        const { uid, gid } = statSync(checkout);
+        const outlived = uid - containerIdOf(uid) + 4242;
+        spawn(
+          'setpriv',
+          [
+            `--reuid=${outlived}`,
+            `--regid=${gid}`,
+            '--clear-groups',
+            '--',
+            'setsid',
+            '-f',
+            'perl',
+            swapper,
+            String(PAIRS),
+            store,
+            tokens,
+          ],
+          { cwd: checkout, stdio: 'ignore' },
+        );
         await phone.next(/Reply \*approve\*/, 90_000);
-        // It swapped all through the snapshot (locally the freeze does not reach a process in a session of its own).
+        // It swapped all through the snapshot (the freeze does not reach another uid's process).
         expect(processesWith(swapper)).toHaveLength(1);
         await phone.send('approve');
         await phone.next(/Pull request opened/, 90_000);
