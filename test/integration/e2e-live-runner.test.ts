@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { runnerName, workspaceName } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import type { Phone } from '../support/e2e.ts';
-import { bindings, say, useLiveStack } from '../support/live-runner.ts';
+import { bindings, errorsLogged, say, useLiveStack } from '../support/live-runner.ts';
 import { bareGit, fileAt } from '../support/pull-loop.ts';
 
 const live = useLiveStack({
@@ -50,6 +50,7 @@ describe('end to end: a live runner per phone', () => {
     expect(fileAt(e2e.remote, pullOf(sessions[1]!)[0]!.head, 'live.txt')).toBe('written by a warm runner');
     expect(pullOf(sessions[2]!)).toEqual([]);
     expect(phone.received().filter((m) => /could not be sent/.test(m.body))).toEqual([]);
+    expect(errorsLogged(e2e)).toEqual([]);
     const transcript = phone.received().map((m) => `bot > ${m.body}${m.mediaUrls.length ? ' [picture]' : ''}`);
     console.log(`phone transcript (three commands, one live runner):\n${transcript.join('\n')}`);
   }, 240_000);
