@@ -320,3 +320,17 @@ describe.each([
     expect(env.RELAY_PORT).toBe('8080');
   });
 });
+
+it('runner.keepAlive reaches the controller: 10m by default, 0 turns the live runner off, a malformed one is refused', async () => {
+  const keepAlive = async (values: object) => {
+    const objects = await render(values, { release: 'tether', namespace: 'agents' });
+    return loadControllerConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))))
+      .keepAliveMs;
+  };
+  expect(await keepAlive({})).toBe(600_000);
+  expect(await keepAlive({ runner: { keepAlive: '0' } })).toBe(0);
+  expect(await keepAlive({ runner: { keepAlive: '1h30m' } })).toBe(5_400_000);
+  await expect(render({ runner: { keepAlive: '10 minutes' } })).rejects.toThrow(/keepAlive/);
+  const key = { TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY };
+  expect(() => loadControllerConfig({ ...key, TETHER_RUNNER_KEEP_ALIVE: '-1m' })).toThrow(/TETHER_RUNNER_KEEP_ALIVE/);
+});
