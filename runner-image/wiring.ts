@@ -226,6 +226,7 @@ async function makePodParts(parts: RunnerPodParts): Promise<PodParts> {
 async function resetAgent(channel: AgentChannel | undefined, log: Logger): Promise<void> {
   // Without a channel Claude Code ran as the runner's child, stopped whole when its run ended.
   if (!channel) return;
+  // Every process killed (checked), the container's TMPDIR emptied, the agent host re-exec'd; rejects with why not.
   const report = await channel.reset();
   if (report.lingering) throw new Error(`${report.lingering} of the agent's processes did not stop`);
   log.info({ ...report }, 'agent container reset');
