@@ -97,9 +97,10 @@ describe('end to end: a process swapping folders for symlinks while the runner s
             `--regid=${gid}`,
             '--clear-groups',
             '--',
-            'setsid',
-            '-f',
-            'perl',
+            'sh',
+            '-c',
+            'umask 002; exec setsid -f perl "$@"', // group-writable, as the agent's files are: the revert removes them
+            'sh',
             swapper,
             String(PAIRS),
             store,
