@@ -274,6 +274,7 @@ function appOf(w: Wiring, { intake, media, webChat, github, webhookMedia, ready 
         config.runnerNamespace,
         config.namespace,
         w.now,
+        (namespace, session) => w.store.get(`${namespace}/${session}`)?.status?.podName,
       ),
     webChat,
     metrics: w.metrics,

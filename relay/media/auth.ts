@@ -1,6 +1,7 @@
 // Who may upload media for a Session: its runner, proven by a projected ServiceAccount token
 // (audience tether-relay) checked with a TokenReview: a runner ServiceAccount of the runner
-// namespace, the token bound to the Session's runner Pod (the API server's pod-name claim).
+// namespace, the token bound to the Session's runner Pod (the API server's pod-name claim): the Pod its
+// status.podName names — a live Pod bound to it, or a replacement — else the one made for it.
 // Answers, good and bad, are remembered briefly (bounded), and concurrent checks of one token
 // share a single review.
 import { createHash } from 'node:crypto';
@@ -36,8 +37,12 @@ export function tokenReviewer(kube: KubeConnection): ReviewToken {
   };
 }
 
+/** The runner Pod a Session's status names (status.podName), as this relay sees it; undefined when not known. */
+export type SessionPod = (namespace: string, session: string) => string | undefined;
+
 export class CachedTokenAuthorizer implements UploadAuthorizer {
   private readonly runnerNamespace: string;
+  private readonly podOf: SessionPod;
   private readonly sessionNamespace: string;
   /** token hash → answer (false: not valid); a review under way is shared by every check of its token */
   private readonly answers: LRUCache<string, Reviewed | false, string>;
@@ -51,8 +56,10 @@ export class CachedTokenAuthorizer implements UploadAuthorizer {
     runnerNamespace: string,
     sessionNamespace: string,
     now: () => number = Date.now,
+    podOf: SessionPod = () => undefined,
   ) {
     this.runnerNamespace = runnerNamespace;
+    this.podOf = podOf;
     this.sessionNamespace = sessionNamespace;
     this.answers = new LRUCache({
       max: ttl.maxEntries,
@@ -80,7 +87,7 @@ export class CachedTokenAuthorizer implements UploadAuthorizer {
     const reviewed = await this.reviewed(token);
     return Boolean(
       reviewed?.user.startsWith(`system:serviceaccount:${this.runnerNamespace}:${RUNNER_IDENTITY_PREFIX}`) &&
-      reviewed.pod === runnerName(session),
+      reviewed.pod === (this.podOf(namespace, session) ?? runnerName(session)),
     );
   }
 }

@@ -4,7 +4,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { runnerName, workspaceName } from '../../common/session/names.ts';
-import { bindings, say, useLiveStack } from '../support/live-runner.ts';
+import { bindings, errorsLogged, say, useLiveStack } from '../support/live-runner.ts';
 
 // Long beside the moment between a result and the next command's admission (about a second), so the
 // commands sent right after each other bind warm even on a loaded machine.
@@ -40,5 +40,6 @@ describe('end to end: the keep-alive of a live runner', () => {
     expect(bindings([fourth])).toEqual([`Succeeded cold ${fresh}`]);
     expect(pods.created(hash).map((p) => p.name)).toEqual([kept, fresh]);
     expect(pods.seen(fresh)!.deletingAt, "the fourth command's Pod is live in its turn").toBeUndefined();
+    expect(errorsLogged(e2e)).toEqual([]);
   }, 300_000);
 });

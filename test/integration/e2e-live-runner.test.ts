@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { runnerName, workspaceName } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
 import type { Phone } from '../support/e2e.ts';
-import { bindings, say, useLiveStack } from '../support/live-runner.ts';
+import { bindings, errorsLogged, say, useLiveStack } from '../support/live-runner.ts';
 import { bareGit, fileAt } from '../support/pull-loop.ts';
 
 const live = useLiveStack({
@@ -33,6 +33,9 @@ describe('end to end: a live runner per phone', () => {
     expect(pid, 'the runner of the first command is kept running').toBeDefined();
 
     await phone.send('script:\nprogress: second working\nwrite: live.txt = written by a warm runner\nsay: second done');
+    // The review's picture, uploaded by the warm runner: the relay takes the token of the Pod bound to the Session.
+    const review = await phone.next(/1 file changed/);
+    expect(review.mediaUrls).toHaveLength(1);
     await phone.next(/Reply \*approve\* to open a pull request/);
     await phone.send('approve');
     await phone.next(/Pull request opened/);
@@ -46,7 +49,9 @@ describe('end to end: a live runner per phone', () => {
     // The warm Session's own work reached its pull request, and only its own.
     expect(fileAt(e2e.remote, pullOf(sessions[1]!)[0]!.head, 'live.txt')).toBe('written by a warm runner');
     expect(pullOf(sessions[2]!)).toEqual([]);
-    const transcript = phone.received().map((m) => `bot > ${m.body}`);
+    expect(phone.received().filter((m) => /could not be sent/.test(m.body))).toEqual([]);
+    expect(errorsLogged(e2e)).toEqual([]);
+    const transcript = phone.received().map((m) => `bot > ${m.body}${m.mediaUrls.length ? ' [picture]' : ''}`);
     console.log(`phone transcript (three commands, one live runner):\n${transcript.join('\n')}`);
   }, 240_000);
 

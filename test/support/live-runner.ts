@@ -28,6 +28,9 @@ export function useLiveStack(options: E2EOptions & { keepAlive: string }): LiveS
   return live;
 }
 
+/** The lines of the stack's components and Pods logged at level error or fatal (none expected). */
+export const errorsLogged = (e2e: E2E): string[] => e2e.logs().filter((line) => /"level":(50|60)\b/.test(line));
+
 /** How each Session was bound: `<phase> <runnerStart> <podName>`. */
 export const bindings = (sessions: Session[]): string[] =>
   sessions.map((s) => `${s.status?.phase} ${s.status?.runnerStart} ${s.status?.podName}`);

@@ -117,6 +117,23 @@ good or bad, and shares one review among concurrent checks`, async () => {
     expect(await authorizer.mayUpload('good', 'runners', 's1')).toBe(false);
   });
 
+  it("takes the token of the Pod the Session's status names (a live Pod bound to it, a replacement), no other", async () => {
+    const pods: Record<string, string> = { 'tok-live': 'first-runner', 'tok-s2': runnerName('s2') };
+    const authorizer = new CachedTokenAuthorizer(
+      async (token) => ({ user: `system:serviceaccount:runners:${RUNNER_IDENTITY_PREFIX}abc`, pod: pods[token] }),
+      { okTtlMs: 60_000, failureTtlMs: 300, maxEntries: 10 },
+      'runners',
+      'ns',
+      Date.now,
+      (namespace, session) => (namespace === 'ns' && session === 's2' ? 'first-runner' : undefined),
+    );
+    expect(await authorizer.mayUpload('tok-live', 'ns', 's2')).toBe(true);
+    // The Pod named after the Session is not its runner once its status names another one.
+    expect(await authorizer.mayUpload('tok-s2', 'ns', 's2')).toBe(false);
+    // The live Pod's token is no key to a Session bound elsewhere (or not yet known with a Pod).
+    expect(await authorizer.mayUpload('tok-live', 'ns', 's3')).toBe(false);
+  });
+
   it('keeps at most its bound of answers, dropping the least recently used', async () => {
     const reviewed: string[] = [];
     const authorizer = new CachedTokenAuthorizer(
