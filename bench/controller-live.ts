@@ -74,7 +74,8 @@ export async function liveBursts(b: Bench, kubeconfig: string): Promise<Row[]> {
   const tail = (r: typeof cold) => r.seconds - BURST / r.createRate;
   console.log(
     `   last Session created → last admitted: cold ${tail(cold).toFixed(1)} s, live ${tail(warm).toFixed(1)} s ` +
-      `(the bursts' own creates took ${(BURST / cold.createRate).toFixed(1)} and ${(BURST / warm.createRate).toFixed(1)} s)`,
+      `(the bursts' own creates took ${(BURST / cold.createRate).toFixed(1)} ` +
+      `and ${(BURST / warm.createRate).toFixed(1)} s)`,
   );
   console.log(
     `   ${warmStarts} of ${BURST} started warm, ${podsMade} Pods made; admissions/s live ÷ cold ` +

@@ -65,7 +65,9 @@ function sessionMetrics(registers: Registry[], sessions: () => Session[]): Sessi
   });
   const startup = new Histogram({
     name: 'tether_session_startup_seconds',
-    help: "Session creation to runner Pod created or live one bound (includes time queued behind the phone's earlier command).",
+    help:
+      'Session creation to runner Pod created or live one bound ' +
+      "(includes time queued behind the phone's earlier command).",
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800],
     registers,
   });

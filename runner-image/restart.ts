@@ -53,9 +53,7 @@ export function answerWords(pending: Pending, decision: Decision): string {
       return words ? `The user answered your question: ${words}.` : 'The user did not answer. Do not assume an answer.';
     }
     case 'plan':
-      return decision.action === 'revise'
-        ? revision(decision.message)
-        : 'The user approved your plan; carry it out.';
+      return decision.action === 'revise' ? revision(decision.message) : 'The user approved your plan; carry it out.';
     default:
       return '';
   }

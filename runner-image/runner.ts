@@ -159,7 +159,8 @@ export class Runner implements Resumable {
     const result = status.session?.status?.result;
     const message = commitMessage(spec.prompt, metadata.name!, spec.requester);
     const tree = result?.snapshotTree;
-    const commit = (tree && (await publishedBefore(this.deps, this.session, tree))) || (await this.reviewedCommit(message));
+    const commit =
+      (tree && (await publishedBefore(this.deps, this.session, tree))) || (await this.reviewedCommit(message));
     if (!commit) return;
     const approved = { session: this.session, commit, message, base: baseOf(spec), stat: result?.diffStat ?? '' };
     await publish(this.deps, approved, true);
@@ -171,7 +172,10 @@ export class Runner implements Resumable {
     const reviewed = this.deps.status.session?.status?.result?.snapshotTree;
     if (snapshot && snapshot.tree === reviewed) return this.deps.git.commit(snapshot, message);
     const why = unread ? unreadText(unread) : 'The workspace no longer holds the changes as they were reviewed.';
-    await this.deps.status.move({ type: 'AgentFailed' }, `The runner restarted before publishing. ${why} Nothing was pushed.`);
+    await this.deps.status.move(
+      { type: 'AgentFailed' },
+      `The runner restarted before publishing. ${why} Nothing was pushed.`,
+    );
     return undefined;
   }
 
@@ -258,7 +262,9 @@ export class Runner implements Resumable {
       publish: (pictures, request, file) => this.media.publishDiffPages(pictures, { caption: file, request }),
     });
     const { effects } = await new Requests(status, this.stop.signal)
-      .raise('changes', { summary: truncate(stat, LIMITS.textChars - whole.length) + whole }, (due) => this.revertIf(due))
+      .raise('changes', { summary: truncate(stat, LIMITS.textChars - whole.length) + whole }, (due) =>
+        this.revertIf(due),
+      )
       .finally(stopAnswering);
     if (!effects.includes('Publish')) return;
     await publish(this.deps, { session: this.session, commit, message, base: baseOf(spec), stat });

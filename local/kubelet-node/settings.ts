@@ -8,7 +8,10 @@ export const TOOLS_IMAGE = 'tether.local/tools:1';
 export const CNI_BIN_DIR = '/usr/lib/cni';
 /** The StorageClass of the local PersistentVolume pool (default class: PVCs without a class use it). */
 export const STORAGE_CLASS = 'tether-local';
-/** PersistentVolumes in the pool (two per workspace: it and its git store); Retain, so each serves one claim per tier run. */
+/**
+ * PersistentVolumes in the pool (two per workspace: it and its git store); Retain, so each serves one claim per
+ * tier run.
+ */
 export const VOLUME_POOL_SIZE = 16;
 /** Declared capacity of each pool volume (folders on the host's disk; nothing enforces it). */
 export const VOLUME_CAPACITY = '10Gi';

@@ -22,7 +22,10 @@ import { emptyFolder } from './reset.ts';
 const DRAIN_AFTER_EXIT_MS = 200;
 
 export interface ResetOptions {
-  /** The agent container's own temporary folder (every process's TMPDIR unless asked otherwise); without one a reset is refused. */
+  /**
+   * The agent container's own temporary folder (every process's TMPDIR unless asked otherwise); without one a reset
+   * is refused.
+   */
   tmpDir: string | undefined;
   /** Replaces this process with a new agent host that connects again with the nonce; returns only on failure. */
   reexec: (nonce: string) => void;

@@ -94,7 +94,15 @@ export async function publishedBefore(deps: PublishDeps, session: Session, tree:
   const listed = await git.run(['ls-remote', '--end-of-options', url, ref], { forge: url });
   if (!listed.split('\n').some((line) => line.split('\t')[1] === ref)) return undefined;
   const fetched = 'refs/tether/published';
-  const fetch = ['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--end-of-options', url, `+${ref}:${fetched}`];
+  const fetch = [
+    'fetch',
+    '--quiet',
+    '--no-tags',
+    '--no-recurse-submodules',
+    '--end-of-options',
+    url,
+    `+${ref}:${fetched}`,
+  ];
   await git.run(fetch, { forge: url });
   const object = async (rev: string) => (await git.run(['rev-parse', '--verify', '--end-of-options', rev])).trim();
   return (await object(`${fetched}^{tree}`)) === tree ? object(`${fetched}^{commit}`) : undefined;

@@ -20,7 +20,10 @@ export interface AgentGitPlace {
   checkout: string;
 }
 
-/** Up to `fullUpToKiB` of packed objects in the store the agent gets the whole history, else the last `depth` commits. */
+/**
+ * Up to `fullUpToKiB` of packed objects in the store the agent gets the whole history, else the last `depth`
+ * commits.
+ */
 export const AGENT_HISTORY = { fullUpToKiB: 100 * 1024, depth: 100 };
 
 /** The clone's arguments: a shallow one goes through upload-pack (a plain local clone ignores --depth). */

@@ -43,7 +43,8 @@ function pushUpstream(remote: string): string {
 }
 
 describe('end to end: the git store outlives the runner Pod', () => {
-  it("keeps what the first command fetched for the next command's new Pod, which fetches only what is new", async () => {
+  it(`keeps what the first command fetched for the next command's new Pod, which fetches only what is \
+new`, async () => {
     const phone = e2e.phone(NUMBER);
     await phone.send('script:\nsay: first done');
     await phone.next(/first done/);

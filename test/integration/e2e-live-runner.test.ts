@@ -22,7 +22,8 @@ const runnerPid = (pod: string) =>
 const pullOf = (session: Session) => live.e2e.github.pulls.filter((p) => p.head.includes(session.metadata.name!));
 
 describe('end to end: a live runner per phone', () => {
-  it('three commands from one phone run in one Pod: the first cold, the next two warm; a warm run publishes', async () => {
+  it(`three commands from one phone run in one Pod: the first cold, the next two warm; a warm run \
+publishes`, async () => {
     const { e2e, pods } = live;
     const phone = e2e.phone('+14155550271');
     await say(phone, 'first');

@@ -107,7 +107,8 @@ async function bound(spec: SessionSpec, pod: string, event: Event): Promise<stri
 }
 
 describe('a live runner', { timeout: 240_000 }, () => {
-  it('serves two Sessions bound to its Pod, ignores one of another Pod, and exits 0 on SIGTERM while idle', async () => {
+  it(`serves two Sessions bound to its Pod, ignores one of another Pod, and exits 0 on SIGTERM while \
+idle`, async () => {
     const remote = makeRemote();
     const first = await bound(specFor('script: first\nwrite: one.txt = 1\nsay: Wrote one', remote.url), POD, {
       type: 'PodCreated',
@@ -160,7 +161,8 @@ describe('a live runner', { timeout: 240_000 }, () => {
     expect((await bed.sessions.get(bed.ns, second))?.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
   });
 
-  it("resets the agent container between two Sessions: its temporary folder emptied, the agent host re-exec'd", async () => {
+  it(`resets the agent container between two Sessions: its temporary folder emptied, \
+the agent host re-exec'd`, async () => {
     const pod = 'two-containers-runner';
     const remote = makeRemote();
     const agentTmp = mkdtempSync(join(tmpdir(), 'tether-agent-tmp-'));

@@ -9,14 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import type { Session } from '../../common/session/schema.ts';
 import { RESTART_LINE } from '../../runner-image/restart.ts';
-import {
-  answer,
-  processTree,
-  startRunner,
-  useRunnerTestbed,
-  waitFor,
-  type RunnerProcess,
-} from '../support/runner.ts';
+import { answer, processTree, startRunner, useRunnerTestbed, waitFor, type RunnerProcess } from '../support/runner.ts';
 
 const bed = useRunnerTestbed('runner-restart');
 
@@ -62,7 +55,8 @@ describe.concurrent('a runner replaced mid-run', { timeout: 180_000 }, () => {
     expect(remote.git('show', `tether/${name}:two.txt`)).toBe('two');
   });
 
-  it('AwaitingApproval (a tool): the request stays open, its answer reaches the resumed agent, asked once', async () => {
+  it(`AwaitingApproval (a tool): the request stays open, its answer reaches the resumed agent, asked \
+once`, async () => {
     const { name, runner, repo } = await bed.run(
       'script: run it\ntool: Bash {"command":"echo ran > ran.txt"}\nsay: Ran it.',
     );

@@ -50,7 +50,8 @@ describe('the chart on a real node', () => {
     expect(pod.spec!.nodeName).toBeTruthy();
   });
 
-  it('a runner Pod evicted mid-run is replaced on the same workspace: the user told once, the run ends well', async () => {
+  it(`a runner Pod evicted mid-run is replaced on the same workspace: the user told once, the run ends \
+well`, async () => {
     const phone = chart.phone(SECOND);
     await phone.send('script:\nprogress: working hard\nsleep: 8000\nwrite: EVICTED.md = survived\nsay: done');
     await phone.next(/working hard/, 240_000);

@@ -109,7 +109,8 @@ describe('agent channel: reset between two Sessions', { timeout: 60_000 }, () =>
   );
 
   it.runIf(asRoot)(
-    'under a uid of its own (the local node agent): kill(-1) as that uid reaches the double-forked daemon, at the end of the run and at the reset',
+    'under a uid of its own (the local node agent): kill(-1) as that uid reaches the double-forked daemon, ' +
+      'at the end of the run and at the reset',
     async () => {
       // A uid no other test or user has: kill(-1) as it reaches that uid's processes alone.
       const uid = 2_000_000_000 + Math.floor(Math.random() * 100_000_000);
@@ -147,7 +148,8 @@ describe('agent channel: reset between two Sessions', { timeout: 60_000 }, () =>
     },
   );
 
-  it('refuses a reset without a temporary folder of its own: the agent container stays frozen, the channel open', async () => {
+  it(`refuses a reset without a temporary folder of its own: the agent container stays frozen, the \
+channel open`, async () => {
     pair = await startPair();
     await expect(pair.channel.reset()).rejects.toThrow(
       'the agent container was not reset: the temporary folder could not be emptied: TMPDIR is not set',

@@ -321,7 +321,8 @@ describe.each([
   });
 });
 
-it('runner.keepAlive reaches the controller: 10m by default, 0 turns the live runner off, a malformed one is refused', async () => {
+it(`runner.keepAlive reaches the controller: 10m by default, 0 turns the live runner off, a malformed \
+one is refused`, async () => {
   const keepAlive = async (values: object) => {
     const objects = await render(values, { release: 'tether', namespace: 'agents' });
     return loadControllerConfig(containerEnv(objects, podTemplate(find(objects, 'Deployment', 'controller'))))

@@ -52,7 +52,8 @@ describe('runner.prePull', () => {
     expect((await render()).filter((o) => o.kind === 'DaemonSet')).toEqual([]);
   });
 
-  it("pulls the runner Pods' own image onto the nodes they may use, as they would (runtime, no pull secret)", async () => {
+  it(`pulls the runner Pods' own image onto the nodes they may use, as they would (runtime, no pull \
+secret)`, async () => {
     const objects = await render(values);
     const daemonSet = find(objects, 'DaemonSet', '-runner-pre-pull') as unknown as V1DaemonSet;
     const runner = runnerPodOf(objects).spec!;

@@ -157,7 +157,8 @@ describe('release of a finished Session’s Pod (keep-alive)', () => {
     expect(deletes(release(later, [first, later], 1100))).toBe(true);
   });
 
-  it('keeps a live runner through a cancel or an approval timeout; stops it at once on a lost run or a deadline', () => {
+  it(`keeps a live runner through a cancel or an approval timeout; stops it at once on a lost run or a \
+deadline`, () => {
     for (const reason of ['Cancelled', 'ApprovalTimeout']) {
       expect(deletes(release(ended('a', 100, 'a-runner', reason, 'Cancelled'), [], 110))).toBe(false);
       const off = { ...retention, keepAliveMs: 0 };

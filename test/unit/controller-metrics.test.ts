@@ -93,7 +93,8 @@ follow the Prometheus rules and no phone or session labels`, async () => {
     expect(text).not.toMatch(/^tether_session_cost_usd_total\{outcome="Cancelled"\}/m);
   });
 
-  it('counts admissions by start (a Pod made: cold; the live Pod bound: warm) and replaced Pods, from the passes', async () => {
+  it(`counts admissions by start (a Pod made: cold; the live Pod bound: warm) and replaced Pods, from \
+the passes`, async () => {
     const own = createMetrics(() => [], { timeouts });
     const session = testSession({ created: '2026-11-22T08:00:00Z' });
     const now = new Date('2026-11-22T08:00:01Z');

@@ -117,7 +117,8 @@ good or bad, and shares one review among concurrent checks`, async () => {
     expect(await authorizer.mayUpload('good', 'runners', 's1')).toBe(false);
   });
 
-  it("takes the token of the Pod the Session's status names (a live Pod bound to it, a replacement), no other", async () => {
+  it(`takes the token of the Pod the Session's status names (a live Pod bound to it, a replacement), no \
+other`, async () => {
     const pods: Record<string, string> = { 'tok-live': 'first-runner', 'tok-s2': runnerName('s2') };
     const authorizer = new CachedTokenAuthorizer(
       async (token) => ({ user: `system:serviceaccount:runners:${RUNNER_IDENTITY_PREFIX}abc`, pod: pods[token] }),

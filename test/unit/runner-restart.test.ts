@@ -11,7 +11,8 @@ const sessionIn = (status: Session['status'], decisions: Decision[] = []) =>
   ({ metadata: { name: 's' }, spec: { decisions }, status }) as unknown as Session;
 
 describe('which runs a replacement runner picks up', () => {
-  it('Working, AwaitingApproval and Publishing once replaced; Starting, final phases and first runners start as ever', () => {
+  it(`Working, AwaitingApproval and Publishing once replaced; Starting, final phases and first runners \
+start as ever`, () => {
     for (const phase of ['Working', 'AwaitingApproval', 'Publishing'] as const)
       expect(restartedIn(sessionIn({ phase, runnerRestarts: 1 }))).toBe(phase);
     expect(restartedIn(sessionIn({ phase: 'Starting', runnerRestarts: 1 }))).toBeUndefined();
@@ -51,7 +52,9 @@ describe('what the resumed agent is told', () => {
     expect(answerWords(question, decided({ action: 'answer', answers: { 'Which theme?': 'Dark' } }))).toBe(
       'The user answered your question: "Which theme?" → "Dark".',
     );
-    expect(answerWords(question, decided({ action: 'deny' }))).toBe('The user did not answer. Do not assume an answer.');
+    expect(answerWords(question, decided({ action: 'deny' }))).toBe(
+      'The user did not answer. Do not assume an answer.',
+    );
     expect(answerWords(pending({ kind: 'plan' }), decided({ action: 'approve' }))).toBe(
       'The user approved your plan; carry it out.',
     );

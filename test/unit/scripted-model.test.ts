@@ -154,11 +154,11 @@ describe('scripted model turns', () => {
     };
     const script = prompt('script:\nwrite: a.txt = a\ntool: Bash {"command":"make"}\nsay: Made.');
     const again = prompt(continuePrompt('The user allowed your Bash call; make it again.'));
-    const interrupted = '[Tool call interrupted: the session ended before this call\'s result was recorded]';
+    const interrupted = "[Tool call interrupted: the session ended before this call's result was recorded]";
     const cut = [script, { role: 'assistant', content: [write] }, result(write.id, 'ok')];
-    expect(summary([turn(...cut, { role: 'assistant', content: [bash] }, result(bash.id, interrupted), again)])).toEqual([
-      'Bash',
-    ]);
+    expect(
+      summary([turn(...cut, { role: 'assistant', content: [bash] }, result(bash.id, interrupted), again)]),
+    ).toEqual(['Bash']);
     expect(summary([turn(...cut, again)])).toEqual(['Bash']);
     expect(summary([turn(...cut, { role: 'assistant', content: [bash] }, result(bash.id, 'made'), again)])).toEqual([
       'end: Made.',
