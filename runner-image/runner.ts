@@ -12,7 +12,7 @@ import { commitMessage, cutDiff, type Git, type Snapshot } from './git/store.ts'
 import { SnapshotRefused } from './workspace/snapshot.ts';
 import { publish, publishedBefore } from './forge/publish.ts';
 import type { GitHubAccess } from './forge/github.ts';
-import { agentPictures, agentPrompt, prepareWorkspace } from './start.ts';
+import { agentPictures, agentPrompt, prepareWorkspace, waitForStart } from './start.ts';
 import { RunnerHost } from './agent-callbacks.ts';
 import { answerDiffRequests, DiffDrawer, diffFileNames } from './pictures/diff-review.ts';
 import type { FileDiff } from './pictures/diff-parse.ts';
@@ -96,7 +96,7 @@ export class Runner implements Resumable {
     // The Pod may start before the API server's authorizer sees the Role naming this Session.
     this.session = await onceGranted(() => status.load());
     this.ownPod = this.session.status?.podName;
-    await this.waitForStart();
+    await waitForStart(this.deps.status, this.stop.signal, this.deps.log);
     const restarted = restartedIn(this.session);
     if (restarted) return resumeRun(restarted, this);
     if (status.phase === 'Starting') await status.move({ type: 'RunnerStarted' });
@@ -201,16 +201,6 @@ export class Runner implements Resumable {
       if (error instanceof SnapshotRefused) return { unread: error.message };
       throw error;
     }
-  }
-
-  private async waitForStart(): Promise<void> {
-    const ready = () => this.deps.status.phase !== undefined && this.deps.status.phase !== 'Queued';
-    if (ready()) return;
-    this.deps.log.info('waiting for the controller to mark the Session Starting');
-    await new Promise<void>((resolve, reject) => {
-      const off = this.deps.status.onChange(() => ready() && (off(), resolve()));
-      this.stop.signal.addEventListener('abort', () => (off(), reject(new Stopped('stopped'))), { once: true });
-    });
   }
 
   /** The review comes from the snapshot, never from the work tree: it is what approving pushes. */

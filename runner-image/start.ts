@@ -11,6 +11,7 @@ import type { Git } from './git/store.ts';
 import type { AgentImage } from './agents/types.ts';
 import { ImageUnavailable, loadImages } from './pictures/from-phone.ts';
 import type { MediaDeps } from './pictures/uploads.ts';
+import { Stopped } from './requests.ts';
 import type { StatusWriter } from './status.ts';
 import { DISK_FULL_MESSAGE, isDiskFull } from './workspace/disk-full.ts';
 
@@ -94,4 +95,15 @@ export async function agentPictures(
     );
     return undefined;
   }
+}
+
+/** Resolves once the controller has marked the Session Starting (or later); rejects with Stopped when stopped first. */
+export async function waitForStart(status: StatusWriter, signal: AbortSignal, log: Logger): Promise<void> {
+  const ready = () => status.phase !== undefined && status.phase !== 'Queued';
+  if (ready()) return;
+  log.info('waiting for the controller to mark the Session Starting');
+  await new Promise<void>((resolve, reject) => {
+    const off = status.onChange(() => ready() && (off(), resolve()));
+    signal.addEventListener('abort', () => (off(), reject(new Stopped('stopped'))), { once: true });
+  });
 }

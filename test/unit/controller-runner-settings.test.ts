@@ -75,7 +75,7 @@ describe('runner settings through the controller', () => {
     expected.metadata!.annotations![key] = pod.metadata!.annotations![key]!;
     expect(pod).toEqual(expected);
     // The agent container gets none of them: Claude Code's environment is built by the supervisor.
-    expect(pod.spec!.initContainers![0]!.env!.map((e) => e.name)).toEqual(['TETHER_AGENT_SOCKET', 'HOME']);
+    expect(pod.spec!.initContainers![0]!.env!.map((e) => e.name)).toEqual(['TETHER_AGENT_SOCKET', 'HOME', 'TMPDIR']);
   });
 
   it('sets no proxy switch without a proxy, and leaves empty JSON settings out', () => {
