@@ -37,26 +37,46 @@ const HOSTILE = [
   `"${process.execPath}" "${TAKEOVER}" 1 "$(cat "$TMPDIR/daemon.pid")"`,
 ].join('\n');
 
+/** The agent host as in a Pod, command 1 run there: its daemon started, the agent host taken over. */
+async function takeOver(): Promise<string | undefined> {
+  const tmp = mkdtempSync(join(tmpdir(), 'tether-takeover-'));
+  chmodSync(tmp, 0o700);
+  pair = await startPair({ ownPidNamespace: true, env: { TMPDIR: tmp } });
+  expect((await pair.channel.connected()).freeze).toBe('namespace');
+  const sh = pair.channel.spawn(request('sh', ['-c', HOSTILE], { cwd: tmp }));
+  const done = finished(sh);
+  const [said] = await firstLines(sh, 1);
+  await done;
+  expect(daemon()).toHaveLength(1);
+  return said;
+}
+
 it.runIf(canUnshare())(
   'a daemon command 1 left does not outlive the reset, even when command 1 took over the agent host',
   { timeout: 60_000 },
   async () => {
-    const tmp = mkdtempSync(join(tmpdir(), 'tether-takeover-'));
-    chmodSync(tmp, 0o700);
-    pair = await startPair({ ownPidNamespace: true, env: { TMPDIR: tmp } });
-    expect((await pair.channel.connected()).freeze).toBe('namespace');
+    const said = await takeOver();
 
-    const sh = pair.channel.spawn(request('sh', ['-c', HOSTILE], { cwd: tmp }));
-    const done = finished(sh);
-    const [said] = await firstLines(sh, 1);
-    await done;
-    expect(daemon()).toHaveLength(1);
-
-    const outcome = await pair.channel.reset().then(
+    const outcome = await pair!.channel.reset().then(
       () => 'reset',
       (error: Error) => `refused: ${error.message}`,
     );
     // Either the reset refuses (the Pod then serves nothing more) or nothing of command 1 runs on.
     if (outcome === 'reset') expect({ said, daemon: daemon() }).toEqual({ said, daemon: [] });
+  },
+);
+
+it.runIf(canUnshare())(
+  'the end-of-run freeze (before the snapshot) stops a daemon the agent left, even when it took over the agent host',
+  { timeout: 60_000 },
+  async () => {
+    const said = await takeOver();
+
+    const lingering = await pair!.channel.freeze().then(
+      (report) => report.lingering,
+      () => -1,
+    );
+    // The supervisor snapshots the workspace once the freeze reports nothing lingering: then nothing may run on.
+    if (lingering === 0) expect({ said, daemon: daemon() }).toEqual({ said, daemon: [] });
   },
 );
