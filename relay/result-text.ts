@@ -149,14 +149,15 @@ function failure(session: Session, defaults: SessionDefaults): string {
       );
     case Reason.InvalidSpec:
       return '❌ That command could not be started (invalid settings). Please tell your operator.';
+    // No reason yet: the runner wrote Failed and the controller's Finished condition has not followed (the
+    // controller writes its own failures with the condition), so it is the runner's AgentFailed.
     case Reason.AgentFailed:
+    default:
       if (session.status?.result?.branch && !session.status.result.prUrl)
         return (
           `❌ The changes were not published: ${plain.replace(/\.+$/, '')}.\n` +
           'They are kept on the workspace. Reply *status* for details or send a new command.'
         );
-      return agentFailed(plain);
-    default:
       return agentFailed(plain);
   }
 }

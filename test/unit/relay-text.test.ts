@@ -79,6 +79,18 @@ describe('result messages', () => {
         'a.js; nothing was pushed.\nThey are kept on the workspace. Reply *status* for details or send a new command.',
     ],
     [
+      "the runner's Failed seen before the controller's Finished condition: still not published, not an agent error",
+      {
+        phase: 'Failed',
+        result: {
+          branch: 'tether/s1',
+          message: 'Someone else pushed to tether/s1 meanwhile and changed the same parts of a.js; nothing was pushed',
+        },
+      },
+      '❌ The changes were not published: Someone else pushed to tether/s1 meanwhile and changed the same parts of ' +
+        'a.js; nothing was pushed.\nThey are kept on the workspace. Reply *status* for details or send a new command.',
+    ],
+    [
       'a run timeout',
       { phase: 'Failed', conditions: condition('RunTimeout') },
       '❌ The task ran past its time limit (60m) and was stopped. Partial changes are kept. Send a new command to ' +
