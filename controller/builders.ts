@@ -32,7 +32,8 @@ import { storeClaimName } from './store-claim.ts';
  */
 export const RUNNER_COMMAND = ['node', '--no-global-search-paths', '/app/runner-image/main.ts'];
 /** The agent container's entrypoint (under the image's tini): it runs only what the supervisor asks, by the channel. */
-export const AGENT_HOST_COMMAND = ['node', '/app/runner-image/agent-host/main.ts'];
+/** `--disable-sigusr1`: a SIGUSR1 from the agent's processes (the same uid) must not open Node's inspector in it. */
+export const AGENT_HOST_COMMAND = ['node', '--disable-sigusr1', '/app/runner-image/agent-host/main.ts'];
 export const WORKSPACE_PATH = '/workspace';
 /** The agent container's own temporary folder, emptied by the agent host between two Sessions. */
 export const AGENT_TMP_PATH = '/tmp';

@@ -40,7 +40,19 @@ async function connectWithRetry(path: string, timeoutMs: number): Promise<Socket
   }
 }
 
+/**
+ * The agent's processes run as this process's uid: a SIGUSR1 from them would open Node's inspector on loopback
+ * and let them run code here (and so spare a process from the freeze). Started without the flag, it starts again
+ * with it before doing anything.
+ */
+function refuseTheInspector(): void {
+  if (process.execArgv.includes('--disable-sigusr1')) return;
+  const argv = [process.execPath, '--disable-sigusr1', ...process.execArgv, ...process.argv.slice(1)];
+  process.execve!(process.execPath, argv, process.env);
+}
+
 async function main(): Promise<void> {
+  refuseTheInspector();
   // The supervisor's uid shares the workspace through the Pod's group: it reverts and publishes what the agent wrote.
   process.umask(0o002);
 

@@ -105,7 +105,12 @@ export async function publishedBefore(deps: PublishDeps, session: Session, tree:
   ];
   await git.run(fetch, { forge: url });
   const object = async (rev: string) => (await git.run(['rev-parse', '--verify', '--end-of-options', rev])).trim();
-  return (await object(`${fetched}^{tree}`)) === tree ? object(`${fetched}^{commit}`) : undefined;
+  if ((await object(`${fetched}^{tree}`)) !== tree) return undefined;
+  // Only the commit this runner would have made: the reviewed tree with the review's base as its one parent.
+  const [commit, ...parents] = (await git.run(['rev-list', '--parents', '-n', '1', '--end-of-options', fetched]))
+    .trim()
+    .split(' ');
+  return parents.length === 1 && parents[0] === git.reviewBase ? commit : undefined;
 }
 
 async function openPullRequest(deps: PublishDeps, approved: Approved, branch: string, again: boolean) {

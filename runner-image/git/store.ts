@@ -195,6 +195,11 @@ export class Git {
     if (this.rest && this.base && this.rest !== this.base && (await this.isClean(this.base))) await this.revert();
   }
 
+  /** The parent every commit of a reviewed snapshot gets: the base the review was computed against. */
+  get reviewBase(): string {
+    return this.requireBase();
+  }
+
   private requireBase(): string {
     if (!this.base) throw new Error('the workspace is not prepared');
     return this.base;

@@ -109,7 +109,9 @@ describe.runIf(process.getuid?.() === 0)('make dev from a checkout other users c
       ),
     ).toBe(true);
     expect(
-      [...programs].some((p) => p.startsWith(`${image}/bin/node ${image}/app/runner-image/agent-host/main.ts`)),
+      [...programs].some((p) =>
+        p.startsWith(`${image}/bin/node --disable-sigusr1 ${image}/app/runner-image/agent-host/main.ts`),
+      ),
     ).toBe(true);
     expect(
       [...programs].some((p) => p.startsWith(`${image}/app/node_modules/@anthropic-ai/claude-agent-sdk-linux-`)),

@@ -64,7 +64,7 @@ describe('desiredPod', () => {
             image: 'tether-runner:test',
             imagePullPolicy: 'IfNotPresent',
             restartPolicy: 'Always',
-            args: ['node', '/app/runner-image/agent-host/main.ts'],
+            args: ['node', '--disable-sigusr1', '/app/runner-image/agent-host/main.ts'],
             workingDir: '/workspace',
             env: [
               { name: 'TETHER_AGENT_SOCKET', value: '/run/tether/supervisor/agent.sock' },
