@@ -6,6 +6,7 @@
 // file. No canary reaches the model, the workspace (transcripts included), the Session, the phone
 // or the logs; every next command runs; the store and the canary file are untouched and the
 // pictures still reach the phone.
+import { CoreV1Api } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -174,13 +175,17 @@ describe('end to end: the supervisor reads and writes nothing the agent points i
           `= a change to review\nsay: planted the links`,
       );
       await phone.next(/🔐/);
-      // The Pod runs: its Session names the picture folder, its uid the private store's folder on this node.
+      // The Pod runs: its Session names the picture folder, its git-store volume the claim of the private store,
+      // which the local node keeps in a folder of its own (volumes/<namespace>/<claim>).
       const [session] = await mine(phone);
       const name = session!.metadata.name!;
-      const podDir = readdirSync(join(e2e.stateDir, 'pods')).find((dir) =>
-        dir.includes(`_${session!.status!.podName}_`),
-      )!;
-      const store = join(e2e.stateDir, 'e', podDir.split('_').at(-1)!, 'git-store', 'store.git');
+      const namespace = e2e.stack.runnerNamespace;
+      const pod = await e2e.kubeConfig
+        .makeApiClient(CoreV1Api)
+        .readNamespacedPod({ namespace, name: session!.status!.podName! });
+      const storeClaim = pod.spec!.volumes!.find((v) => v.name === 'git-store')!.persistentVolumeClaim!.claimName;
+      expect(storeClaim).not.toBe(session!.spec.workspace);
+      const store = join(e2e.stateDir, 'volumes', namespace, storeClaim, 'store.git');
       const before = { config: readFileSync(join(store, 'config')), head: readFileSync(join(store, 'HEAD')) };
       const links: Array<[string, string]> = [
         ['diff-1.png', join(store, 'config')],
@@ -202,7 +207,7 @@ describe('end to end: the supervisor reads and writes nothing the agent points i
       await phone.next(/Reply \*approve\*/);
 
       // The links are in place (the attack ran), and nothing was written through them.
-      const planted = join(e2e.stateDir, 'volumes', e2e.stack.runnerNamespace, session!.spec.workspace, 'media', name);
+      const planted = join(e2e.stateDir, 'volumes', namespace, session!.spec.workspace, 'media', name);
       expect(
         readdirSync(planted)
           .filter((file) => lstatSync(join(planted, file)).isSymbolicLink())
