@@ -1,9 +1,9 @@
 // Fault suite: the controller as a real process (`node controller/main.ts`), SIGKILLed at random
 // points and restarted, under a steady stream of Sessions from several phones; a stand-in runner
 // moves admitted Sessions on, and some Sessions are left to run into their run timeout. Afterwards:
-// exactly one Pod per admitted Session and one PVC per phone (every uid the watch ever saw), each
-// timeout honoured — on time, or within moments of the restart when it passed while the controller
-// was down — and each Session entered each phase exactly once. The relay sends a phone message
+// no Pod made twice (checkPodsAndClaims) and per phone one workspace claim and one git store claim
+// (every uid the watch ever saw), each timeout honoured — on time, or within moments of the restart
+// when it passed while the controller was down — and each Session entered each phase exactly once. The relay sends a phone message
 // per phase a Session enters (once per Session and phase), so a phase written twice or flipping
 // back is what a duplicate message would need; none happens. Kills: 15 by default (CI),
 // 100 with TETHER_FAULTS_FULL=1; TETHER_FAULT_SEED replays a run.
@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isConflict } from '../../common/kube/errors.ts';
+import { storeClaimName } from '../../controller/store-claim.ts';
 import type { SessionClient } from '../../common/kube/sessions.ts';
 import { runnerName, workspaceName } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
@@ -95,13 +96,27 @@ function checkDeadlines(all: Session[], ups: Array<[number, number]>) {
 const countBy = (values: unknown[]) =>
   values.reduce<Record<string, number>>((acc, v) => ({ ...acc, [String(v)]: (acc[String(v)] ?? 0) + 1 }), {});
 
-function checkOnePodOnePvc(all: Session[], rec: Recording) {
+/**
+ * No Pod made twice: a Session admitted cold has its own Pod (`<session>-runner`), one bound warm has none of its
+ * own, and one whose Pod was lost has the replacement (`<session>-runner-1`) once; the Pod its status names was
+ * made once, and no other Pod exists. Per phone, its workspace claim and the git store beside it, each made once.
+ */
+function checkPodsAndClaims(all: Session[], rec: Recording) {
+  const made = (pod: string) => rec.podUids.get(`${ns}/${pod}`)?.size ?? 0;
   for (const s of all) {
-    const uids = rec.podUids.get(`${ns}/${runnerName(s.metadata.name!)}`)?.size ?? 0;
-    expect(uids, `pods ever made for ${s.metadata.name} (${s.status?.phase})`).toBe(s.status?.podName ? 1 : 0);
+    const name = s.metadata.name!;
+    const { podName, runnerStart, runnerRestarts } = s.status ?? {};
+    const what = `pods ever made for ${name} (${s.status?.phase}, ${runnerStart ?? 'unstarted'})`;
+    expect(made(runnerName(name)), what).toBe(podName !== undefined && runnerStart !== 'warm' ? 1 : 0);
+    expect(made(runnerName(name, 1)), `${what}: replacements`).toBe(runnerRestarts ?? 0);
+    if (podName) expect(made(podName), `${name}'s pod ${podName}`).toBe(1);
   }
+  const ownPods = all.flatMap((s) => [runnerName(s.metadata.name!), runnerName(s.metadata.name!, 1)]);
+  const strays = [...rec.podUids.keys()].filter((key) => !ownPods.map((pod) => `${ns}/${pod}`).includes(key));
+  expect(strays, 'pods of no Session').toEqual([]);
   const phones = [...new Set(all.map((s) => s.spec.phone))];
-  expect([...rec.pvcUids.keys()].sort()).toEqual(phones.map((p) => `${ns}/${workspaceName(testPhoneHash(p))}`).sort());
+  const claims = phones.map((p) => workspaceName(testPhoneHash(p))).flatMap((claim) => [claim, storeClaimName(claim)]);
+  expect([...rec.pvcUids.keys()].sort()).toEqual(claims.map((claim) => `${ns}/${claim}`).sort());
   expect(
     [...rec.pvcUids.values()].every((u) => u.size === 1),
     'a PVC made twice',
@@ -110,7 +125,7 @@ function checkOnePodOnePvc(all: Session[], rec: Recording) {
 
 describe('fault suite: controller SIGKILLed', () => {
   it(
-    `keeps one Pod per Session, one PVC per phone, its deadlines and each phase once across ${KILLS} kills`,
+    `keeps one Pod per Session, one workspace and git store per phone, its deadlines and each phase once across ${KILLS} kills`,
     async () => {
       const seed = faultSeed();
       const rand = random(seed);
@@ -175,7 +190,7 @@ describe('fault suite: controller SIGKILLed', () => {
         await runner;
         await sleep(1500);
 
-        checkOnePodOnePvc(all, rec);
+        checkPodsAndClaims(all, rec);
         const deadlines = checkDeadlines(all, ups);
         const repeated = [...rec.phases].filter(([, phases]) => new Set(phases).size !== phases.length);
         expect(repeated, `seed ${seed}: a phase entered twice`).toEqual([]);
