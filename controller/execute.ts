@@ -133,11 +133,13 @@ async function createPod(session: Session, seen: Observed, deps: ReconcileDeps):
   const claim = seen.pvc?.metadata?.name ?? cachedClaim(session, deps);
   const cachedPod = deps.cache.pod(runners, runnerName(meta(session).name));
   const runnerPod = async () => {
-    if (cachedPod) return cachedPod;
-    const [made] = await Promise.all([
-      deps.ops.ensurePod(desiredPod(session, deps.config, claim)),
-      deps.ops.ensurePvc(desiredStorePvc(session, deps.config, claim)),
-    ]);
+    // Also for an adopted Pod: a controller stopped between the Pod and its store would leave it Pending.
+    const store = deps.ops.ensurePvc(desiredStorePvc(session, deps.config, claim));
+    if (cachedPod) {
+      await store;
+      return cachedPod;
+    }
+    const [made] = await Promise.all([deps.ops.ensurePod(desiredPod(session, deps.config, claim)), store]);
     deps.expectations.wrote('pods', podKey(made), made, undefined, false);
     return made;
   };

@@ -1,6 +1,7 @@
 // Crash safety: the controller is killed at random points — before or after any PVC, RBAC,
 // Pod or status write — and restarted, until it has been killed 50 times. Afterwards every
-// admitted Session has exactly one Pod, waiting ones none, and each phone exactly one workspace PVC.
+// admitted Session has exactly one Pod, waiting ones none, and each phone exactly one workspace PVC
+// (and its git store claim).
 import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import type { SessionClient } from '../../common/kube/sessions.ts';
 import { ANNOTATION_SESSION_UID, runnerName, workspaceName } from '../../common/session/names.ts';
 import { isActive } from '../../common/session/state-machine.ts';
 import { kubeClusterOps, type ClusterOps } from '../../controller/cluster.ts';
+import { storeClaimName } from '../../controller/store-claim.ts';
 import { deleteNamespace, sessionNamespace } from '../support/cluster.ts';
 import { createSession, runnerWrites, startController, testConfig } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
@@ -54,7 +56,7 @@ const KILLS = 50;
 const MAX_WINDOWS = 400;
 
 describe('crash safety', () => {
-  it(`keeps exactly one Pod per admitted Session and one PVC per phone across ${KILLS} random kills`, async () => {
+  it(`keeps exactly one Pod per admitted Session and one workspace per phone across ${KILLS} random kills`, async () => {
     const seed = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
     const rand = random(seed);
     const phones = ['+14155558001', '+14155558002', '+14155558003', '+14155558004'];
@@ -119,7 +121,9 @@ describe('crash safety', () => {
         .map((p) => p.metadata!.name!)
         .sort();
       const usedPhones = [...new Set(all.map((s) => s.spec.phone))];
-      expect(pvcs).toEqual(usedPhones.map((phone) => workspaceName(testPhoneHash(phone))).sort());
+      // Each phone's workspace and, beside it, the supervisor's git store claim.
+      const claims = usedPhones.map((phone) => workspaceName(testPhoneHash(phone)));
+      expect(pvcs).toEqual([...claims, ...claims.map(storeClaimName)].sort());
     } finally {
       await clean.stop();
     }
