@@ -48,7 +48,7 @@ async function connectWithRetry(path: string, timeoutMs: number): Promise<Socket
 function refuseTheInspector(): void {
   if (process.execArgv.includes('--disable-sigusr1')) return;
   const argv = [process.execPath, '--disable-sigusr1', ...process.execArgv, ...process.argv.slice(1)];
-  process.execve!(process.execPath, argv, process.env);
+  process.execve!(process.execPath, argv); // with this environment
 }
 
 async function main(): Promise<void> {
