@@ -56,7 +56,8 @@ const KILLS = 50;
 const MAX_WINDOWS = 400;
 
 describe('crash safety', () => {
-  it(`keeps exactly one Pod per admitted Session and one workspace per phone across ${KILLS} random kills`, async () => {
+  it(`keeps exactly one Pod per admitted Session and one workspace per phone \
+across ${KILLS} random kills`, async () => {
     const seed = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
     const rand = random(seed);
     const phones = ['+14155558001', '+14155558002', '+14155558003', '+14155558004'];

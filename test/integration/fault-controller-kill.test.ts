@@ -4,8 +4,8 @@
 // no Pod made twice (checkPodsAndClaims) and per phone one workspace claim and one git store claim
 // (every uid the watch ever saw), each timeout honoured — on time, or within moments of the restart
 // when it passed while the controller was down — and each Session entered each phase exactly once.
-// The relay sends a phone message per phase a Session enters (once per Session and phase), so a phase written twice or flipping
-// back is what a duplicate message would need; none happens. Kills: 15 by default (CI),
+// The relay sends a phone message per phase a Session enters (once per Session and phase), so a phase
+// written twice or flipping back is what a duplicate message would need; none happens. Kills: 15 by default (CI),
 // 100 with TETHER_FAULTS_FULL=1; TETHER_FAULT_SEED replays a run.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
