@@ -155,7 +155,8 @@ function admitted(session: Session, seen: Observed, now: Date, config: DecideCon
   const pods = seen.live?.pods ?? [];
   const live = seen.live && pods.find((p) => bindable(p, seen.live!.wanted, seen.siblings, now, config.keepAliveMs));
   const bindPod = live?.metadata?.name;
-  const idle = idlePods(pods, seen.siblings, bindPod);
+  // With the keep-alive off a finished runner is not waiting: its Pod stays for the TTL, as it always did.
+  const idle = config.keepAliveMs > 0 ? idlePods(pods, seen.siblings, bindPod) : [];
   const releasePods = idle.length ? { releasePods: idle } : {};
   if (bindPod) return { step: take(session, { type: 'RunnerBound' }), bindPod, ...releasePods, requeueAfterMs };
   return { step: take(session, { type: 'PodCreated' }), ...releasePods, requeueAfterMs };

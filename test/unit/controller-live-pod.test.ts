@@ -95,8 +95,10 @@ describe('admission with a live runner Pod', () => {
       step: create,
       releasePods: [expect.objectContaining({ metadata: expect.objectContaining({ name: 'a-runner' }) })],
     });
-    expect(decide(next, seenWith([livePod(first)]), new Date(at(160)), { ...config, keepAliveMs: 0 })).toMatchObject({
+    // With the keep-alive off, a finished runner's Pod is not let go early: it stays for the TTL, as before.
+    expect(decide(next, seenWith([livePod(first)]), new Date(at(160)), { ...config, keepAliveMs: 0 })).toEqual({
       step: create,
+      requeueAfterMs: 60_000,
     });
   });
 
