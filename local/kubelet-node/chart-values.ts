@@ -26,7 +26,12 @@ export function tierChartValues(o: TierChartOptions) {
       publicUrl: `http://127.0.0.1:${o.relayPort}`,
       media: { persistence: { enabled: true, storageClassName: STORAGE_CLASS } },
     },
-    runner: { workspace: { storageClassName: STORAGE_CLASS } },
+    // One node of the machine's cores: a phone's runner Pod stays live between its commands (runner.keepAlive),
+    // so the default request (500m each) would leave no room for the third phone's Pod, or a replacement.
+    runner: {
+      workspace: { storageClassName: STORAGE_CLASS },
+      resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '2', memory: '4Gi' } },
+    },
     // NetworkPolicy objects are inert here (no network plugin), and their install-time lookup of the
     // API server's endpoints would find the loopback address: leave them out.
     networkPolicy: { enabled: false },
