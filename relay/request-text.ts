@@ -42,6 +42,8 @@ export function instructions(pending: Pending, hint?: string): string {
       return 'Waiting for your decision on the changes above: *approve* or *reject* (*diff <file>* shows a file).';
     case 'cost':
       return 'The run is paused for its cost: reply *continue* or *stop*.';
+    case 'egress':
+      return `Waiting for your decision on ${pending.host}:${pending.port}: *allow*, *allow session*, *allow always* or *deny*.`;
   }
 }
 
@@ -69,6 +71,8 @@ export function pendingText(pending: Pending, approvalTimeout: string, pullReque
         `💲 This run has used ${usd(pending.costUsd ?? 0)} so far. Continue? ` +
         `Reply *continue* or *stop* (the changes so far stay). ${expires}`
       );
+    case 'egress':
+      return `🌐 The agent wants to reach ${pending.host}:${pending.port}. ${ALLOW_OR_DENY} ${expires}`;
   }
 }
 

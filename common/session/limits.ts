@@ -10,6 +10,10 @@ export const LIMITS = {
   /** A tool request's input as JSON, shown whole on the phone: about ten 1,600-character messages. */
   toolInputChars: 16384,
   media: 20,
+  /** A host name (253) or an IPv6 literal, as the egress proxy names a destination. */
+  egressHostChars: 253,
+  /** Destinations a Session's status records (the proxy's metrics count them all). */
+  egressRecords: 50,
   questions: 4,
   options: 8,
   conditions: 16,

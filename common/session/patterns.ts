@@ -20,3 +20,6 @@ export const CONDITION_TYPE_PATTERN = `^(${DNS_LABEL}(\\.${DNS_LABEL})*/)?(([A-Z
 export const HTTP_URL_PATTERN = '^https?://[^\\s]+$';
 /** A proxy URL with no user or password: it reaches Claude Code's environment, the Pod spec, the admission policy. */
 export const PROXY_URL_PATTERN = '^https?://[^\\s/@]+(/[^\\s@]*)?$';
+/** A destination as the egress proxy names it: a lower-case host name, an IPv4 address, or an IPv6 one unbracketed. */
+export const EGRESS_HOST_PATTERN =
+  '^([a-z0-9_]([-a-z0-9_]*[a-z0-9_])?(\\.[a-z0-9_]([-a-z0-9_]*[a-z0-9_])?)*|[0-9a-f:.]*:[0-9a-f:.]*)$';

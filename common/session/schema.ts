@@ -44,7 +44,11 @@ export const Decision = Type.Object({
     'approve|reject (changes, plan), revise (plan: message says what to change), allow|deny (tool), answer (question)',
   ),
   scope: Type.Optional(
-    enumOf(['once', 'session'] as const, 'for allow: this call only, or this tool for the rest of the session'),
+    enumOf(
+      ['once', 'session', 'repository'] as const,
+      'for allow: this call (egress: connection) only, this tool (host) for the rest of the session, ' +
+        'or (egress) this host for every later command on the repository',
+    ),
   ),
   answers: Type.Optional(
     Type.Record(Type.String(), text(LIMITS.textChars, 'answer'), {

@@ -2,7 +2,7 @@
 // schema.ts, and of the CRD generated from it).
 import { Type, type Static } from '@sinclair/typebox';
 import { LIMITS } from './limits.ts';
-import { CONDITION_TYPE_PATTERN } from './patterns.ts';
+import { CONDITION_TYPE_PATTERN, EGRESS_HOST_PATTERN } from './patterns.ts';
 import { enumOf, text, timestamp } from './schema-parts.ts';
 
 export const PHASES = [
@@ -17,7 +17,7 @@ export const PHASES = [
   'TimedOut',
   'Failed',
 ] as const;
-export const PENDING_KINDS = ['tool', 'question', 'changes', 'plan', 'cost'] as const;
+export const PENDING_KINDS = ['tool', 'question', 'changes', 'plan', 'cost', 'egress'] as const;
 
 export const Condition = Type.Object({
   type: Type.String({
@@ -63,7 +63,12 @@ export const Pending = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 128, description: 'request id; a decision names it in requestId' }),
     kind: enumOf(PENDING_KINDS, 'what is asked'),
-    tool: Type.Optional(Type.String({ maxLength: 256, description: 'tool name (kind tool)' })),
+    tool: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description: 'tool name (kind tool; kind egress: the tool call that was running)',
+      }),
+    ),
     input: Type.Optional(
       text(LIMITS.toolInputChars, 'tool input as JSON, cut at the limit only when longer (kind tool)'),
     ),
@@ -78,10 +83,33 @@ export const Pending = Type.Object(
     ),
     summary: Type.Optional(text(LIMITS.textChars, 'plan text, or what changed (kind plan / changes)')),
     costUsd: Type.Optional(Type.Number({ minimum: 0, description: 'model spend of the run so far (kind cost)' })),
+    host: Type.Optional(
+      Type.String({
+        maxLength: LIMITS.egressHostChars,
+        pattern: EGRESS_HOST_PATTERN,
+        description: 'the host the agent tries to reach (kind egress)',
+      }),
+    ),
+    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'its port (kind egress)' })),
     createdAt: timestamp('when the request was raised'),
   },
   { description: 'the request waiting for an answer from the phone (spec.decisions)' },
 );
+
+export const EgressRecord = Type.Object({
+  host: Type.String({
+    maxLength: LIMITS.egressHostChars,
+    pattern: EGRESS_HOST_PATTERN,
+    description: 'destination host',
+  }),
+  port: Type.Integer({ minimum: 1, maximum: 65535, description: 'destination port' }),
+  caller: enumOf(['agent', 'supervisor'] as const, "who connected: the agent's processes or Tether's supervisor"),
+  allowed: Type.Integer({ minimum: 0, description: 'connections the egress proxy let through' }),
+  refused: Type.Integer({ minimum: 0, description: 'connections it refused' }),
+  bytes: Type.Integer({ minimum: 0, description: 'bytes carried both ways by the allowed connections' }),
+  lastAt: timestamp('when the latest of them ended'),
+  reason: Type.Optional(text(200, 'why the latest refused one was refused')),
+});
 
 export const Media = Type.Object({
   kind: enumOf(['diff', 'screenshot'] as const, 'what the image shows'),
@@ -207,6 +235,12 @@ export const SessionStatus = Type.Object(
       Type.Array(ProgressItem, { maxItems: LIMITS.progressItems, description: 'the latest steps of the agent' }),
     ),
     pending: Type.Optional(Pending),
+    egress: Type.Optional(
+      Type.Array(EgressRecord, {
+        maxItems: LIMITS.egressRecords,
+        description: "the run's connections through the egress proxy, one record per caller and destination",
+      }),
+    ),
     result: Type.Optional(Result),
     display: Type.Optional(Display),
   },
@@ -220,3 +254,4 @@ export type ProgressItem = Static<typeof ProgressItem>;
 export type Pending = Static<typeof Pending>;
 export type Result = Static<typeof Result>;
 export type Media = Static<typeof Media>;
+export type EgressRecord = Static<typeof EgressRecord>;
