@@ -43,7 +43,10 @@ export function instructions(pending: Pending, hint?: string): string {
     case 'cost':
       return 'The run is paused for its cost: reply *continue* or *stop*.';
     case 'egress':
-      return `Waiting for your decision on ${pending.host}:${pending.port}: *allow*, *allow session*, *allow always* or *deny*.`;
+      return (
+        `Waiting for your decision on ${pending.host}:${pending.port}: ` +
+        '*allow*, *allow session*, *allow always* or *deny*.'
+      );
   }
 }
 
