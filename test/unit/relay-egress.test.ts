@@ -137,7 +137,7 @@ describe('its buttons and replies', () => {
     ['no', { action: 'deny' }],
     ['deny too risky', { action: 'deny', message: 'too risky' }],
     ['reject not today', { action: 'deny', message: 'not today' }],
-  ])('typed "%s" decides %j', (typed, fields) => {
+  ] satisfies Array<[string, Partial<Decision>]>)('typed "%s" decides %j', (typed, fields) => {
     expect(route(typed, context(egress()), 3)).toEqual(decided('egress-0001', fields));
   });
 
