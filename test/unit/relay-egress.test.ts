@@ -74,9 +74,13 @@ describe('the egress request as the phone reads it', () => {
     );
   });
 
-  it('another tool: its name and input as a tool request shows them', () => {
+  it('another tool: its name and its input as compact JSON, on one line', () => {
     expect(shown(egress({ tool: 'WebFetch', input: '{"url":"https://pypi.org/simple/"}' }))).toBe(
       `🌐 The agent wants to reach pypi.org (for \`WebFetch: {"url":"https://pypi.org/simple/"}\`).\n${REPLIES}`,
+    );
+    const write = { tool: 'Write', input: JSON.stringify({ file_path: 'setup.py', content: 'a\nb' }) };
+    expect(shown(egress(write))).toBe(
+      `🌐 The agent wants to reach pypi.org (for \`Write: {"file_path":"setup.py","content":"a\\nb"}\`).\n${REPLIES}`,
     );
     expect(shown(egress({ tool: 'WebSearch' }))).toBe(
       `🌐 The agent wants to reach pypi.org (for \`WebSearch\`).\n${REPLIES}`,
