@@ -217,15 +217,15 @@ describe('bounds', () => {
     await new Promise((r) => socket.once('close', r));
   });
 
-  it('refuses a third connection of a Session waiting for the phone, and a closed stream refuses the waiting', async () => {
+  it('refuses a third waiting connection of a Session; a closed stream refuses the waiting at once', async () => {
     const events = await openEvents(port, 's1', supervisor('pod-a'));
+    RESOLVE['a.test'] = ['203.0.113.1'];
+    RESOLVE['b.test'] = ['203.0.113.2'];
+    RESOLVE['c.test'] = ['203.0.113.3'];
     const waiting = [
       connectThrough(port, 'a.test:443', agent('s1', 'pod-a')),
       connectThrough(port, 'b.test:443', agent('s1', 'pod-a')),
     ];
-    RESOLVE['a.test'] = ['203.0.113.1'];
-    RESOLVE['b.test'] = ['203.0.113.2'];
-    RESOLVE['c.test'] = ['203.0.113.3'];
     await events.next('ask');
     await events.next('ask', events.events.findIndex((e) => e.type === 'ask') + 1);
     const third = await connectThrough(port, 'c.test:443', agent('s1', 'pod-a'));
