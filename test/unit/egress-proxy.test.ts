@@ -13,6 +13,7 @@ import { createApp } from '../../egress/app.ts';
 import { Asks } from '../../egress/asks.ts';
 import type { SessionView } from '../../egress/callers.ts';
 import { DEFAULT_BLOCKED_CIDRS, parseCidrs } from '../../egress/cidrs.ts';
+import { loadConfig } from '../../egress/config.ts';
 import { createMetrics } from '../../egress/metrics.ts';
 import { basic, connectThrough, destination, openEvents, overTunnel, proxyGet, rawRequest } from './egress-client.ts';
 
@@ -255,5 +256,43 @@ describe('logs', () => {
     expect(text).toContain('"connection"');
     for (const secret of [KEY, pw('pod-a'), agentPassword(pw('pod-a'), 's1'), agent('s1', 'pod-a').slice(6)])
       expect(text).not.toContain(secret);
+  });
+});
+
+describe('the default configuration', () => {
+  it('closes loopback: an address, and a name that resolves to it', async () => {
+    RESOLVE['localhost'] = ['127.0.0.1', '::1'];
+    const config = loadConfig({
+      TETHER_EGRESS_KEY: KEY,
+      TETHER_RUNNER_NAMESPACE: RUNNERS,
+      TETHER_EGRESS_ALLOW: 'dest.test',
+    });
+    const defaults = createApp({
+      config,
+      sessions: { get: (n) => views.get(n), onChange: () => undefined },
+      grants: { entriesFor: () => [], add: async () => undefined },
+      asks: new Asks({
+        askWaitMs: 1000,
+        maxWaitingPerSession: 1,
+        persistRepositoryGrant: () => undefined,
+        counted: () => undefined,
+      }),
+      metrics: createMetrics(),
+      logger: createLogger({ component: 'egress', level: 'silent' }),
+      resolve: async (host) => RESOLVE[host] ?? [],
+    });
+    await new Promise<void>((r) => defaults.listen(0, '127.0.0.1', r));
+    const defaultPort = (defaults.address() as { port: number }).port;
+    try {
+      const { reply } = await connectThrough(defaultPort, `127.0.0.1:${dest.port}`, agent('s1', 'pod-a'));
+      expect(reply.status).toBe(403);
+      expect(reply.body).toContain('in a range this install keeps closed');
+      const named = await connectThrough(defaultPort, `localhost:${dest.port}`, agent('s1', 'pod-a'));
+      expect(named.reply.status).toBe(403);
+      expect(named.reply.body).toContain('resolves to 127.0.0.1, in a range this install keeps closed');
+    } finally {
+      defaults.closeAllConnections();
+      defaults.close();
+    }
   });
 });
