@@ -70,6 +70,21 @@ export async function timedTunnelGet(proxyPort: number, target: string, auth: st
   });
 }
 
+/** The same GET as a tunnel's, written on a raw socket straight to the destination, in microseconds. */
+export function timedRawGet(port: number): Promise<number> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (d) => (answer += String(d)));
+    socket.on('error', reject);
+    socket.on('close', () =>
+      answer.startsWith('HTTP/1.1 200') ? resolve((performance.now() - start) * 1000) : reject(new Error(answer)),
+    );
+    socket.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+  });
+}
+
 /** n sequential samples of one measurement, after `warm` unrecorded ones. */
 export async function samples(n: number, warm: number, one: () => Promise<number>): Promise<number[]> {
   for (let i = 0; i < warm; i++) await one();
