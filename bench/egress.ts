@@ -48,7 +48,8 @@ await sessions.create(namespace, session, {
 await sessions.patchStatus(namespace, session, { phase: 'Working', podName: 'bench-pod' });
 
 const key = randomBytes(32).toString('hex');
-const auth = `Basic ${Buffer.from(`agent.${session}:${agentPassword(supervisorPassword(key, namespace, 'bench-pod'), session)}`).toString('base64')}`;
+const password = agentPassword(supervisorPassword(key, namespace, 'bench-pod'), session);
+const auth = `Basic ${Buffer.from(`agent.${session}:${password}`).toString('base64')}`;
 const dest = await smallServer();
 const target = `127.0.0.1:${dest.port}`;
 const proxyPort = await freePort();
