@@ -4,6 +4,7 @@
 // resolving into blocked ranges; bounds on heads, connections, waiting and idle tunnels; and no
 // credential in any log line.
 import type { Server } from 'node:http';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentPassword, supervisorPassword } from '../../common/egress/credentials.ts';
@@ -15,6 +16,7 @@ import type { SessionView } from '../../egress/callers.ts';
 import { DEFAULT_BLOCKED_CIDRS, parseCidrs } from '../../egress/cidrs.ts';
 import { loadConfig } from '../../egress/config.ts';
 import { createMetrics } from '../../egress/metrics.ts';
+import { eventually } from '../support/eventually.ts';
 import { basic, connectThrough, destination, openEvents, overTunnel, proxyGet, rawRequest } from './egress-client.ts';
 
 const KEY = 'egress-unit-key-'.padEnd(48, 'x');
@@ -293,6 +295,46 @@ describe('the default configuration', () => {
     } finally {
       defaults.closeAllConnections();
       defaults.close();
+    }
+  });
+});
+
+describe('the cap on open connections', () => {
+  it('closes a connection past TETHER_EGRESS_MAX_CONNECTIONS without reading it', async () => {
+    const config = loadConfig({ TETHER_EGRESS_KEY: KEY, TETHER_EGRESS_MAX_CONNECTIONS: '2' });
+    const capped = createApp({
+      config,
+      sessions: { get: (n) => views.get(n), onChange: () => undefined },
+      grants: { entriesFor: () => [], add: async () => undefined },
+      asks: new Asks({
+        askWaitMs: 1000,
+        maxWaitingPerSession: 1,
+        persistRepositoryGrant: () => undefined,
+        counted: () => undefined,
+      }),
+      metrics: createMetrics(),
+      logger: createLogger({ component: 'egress', level: 'silent' }),
+    });
+    await new Promise<void>((r) => capped.listen(0, '127.0.0.1', r));
+    const cappedPort = (capped.address() as { port: number }).port;
+    const held = [connect(cappedPort, '127.0.0.1'), connect(cappedPort, '127.0.0.1')];
+    try {
+      await eventually(async () => {
+        const count = await new Promise<number>((r) => capped.getConnections((_e, n) => r(n)));
+        expect(count).toBe(2);
+      });
+      const third = await rawRequest(cappedPort, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      expect(third.status).toBe(0);
+      held[0]!.destroy();
+      await eventually(async () =>
+        expect(
+          (await rawRequest(cappedPort, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status,
+        ).toBe(200),
+      );
+    } finally {
+      for (const socket of held) socket.destroy();
+      capped.closeAllConnections();
+      capped.close();
     }
   });
 });
