@@ -17,7 +17,16 @@ import { DEFAULT_BLOCKED_CIDRS, parseCidrs } from '../../egress/cidrs.ts';
 import { loadConfig } from '../../egress/config.ts';
 import { createMetrics } from '../../egress/metrics.ts';
 import { eventually } from '../support/eventually.ts';
-import { basic, connectThrough, destination, openEvents, overTunnel, proxyGet, rawRequest } from './egress-client.ts';
+import {
+  basic,
+  connectThrough,
+  destination,
+  openEvents,
+  overTunnel,
+  postAnswer,
+  proxyGet,
+  rawRequest,
+} from './egress-client.ts';
 
 const KEY = 'egress-unit-key-'.padEnd(48, 'x');
 const RUNNERS = 'runners';
@@ -129,6 +138,17 @@ describe('credentials', () => {
     expect(events.status).toBe(403);
     expect((await openEvents(port, 's1', basic('runner.pod-a', 'wrong'))).status).toBe(401);
     expect((await openEvents(port, 's1', agent('s1', 'pod-a'))).status).toBe(401);
+  });
+});
+
+describe('the supervisor API', () => {
+  it('answers 404 to a path that names no Session, 400 to a bad answer, 404 to an ask not open', async () => {
+    for (const path of ['/v1/sessions/%zz/events', '/v1/sessions/S1/events', '/v1/sessions//answers'])
+      expect((await rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).status).toBe(404);
+    for (const body of ['{', '{"id": "x", "grant": "forever"}', '[]', 'x'.repeat(2000)])
+      expect(await postAnswer(port, 's1', supervisor('pod-a'), body)).toBe(400);
+    expect(await postAnswer(port, 's1', supervisor('pod-a'), { id: 'nope', grant: 'once' })).toBe(404);
+    expect(await postAnswer(port, 's2', supervisor('pod-a'), { id: 'nope', grant: 'once' })).toBe(403);
   });
 });
 
