@@ -281,30 +281,30 @@ describe('logs', () => {
   });
 });
 
+/** A second server with the configuration an environment gives (the Sessions view shared). */
+async function serverFrom(env: Record<string, string>): Promise<{ server: Server; port: number }> {
+  const configured = createApp({
+    config: loadConfig({ TETHER_EGRESS_KEY: KEY, TETHER_RUNNER_NAMESPACE: RUNNERS, ...env }),
+    sessions: { get: (n) => views.get(n), onChange: () => undefined },
+    grants: { entriesFor: () => [], add: async () => undefined },
+    asks: new Asks({
+      askWaitMs: 1000,
+      maxWaitingPerSession: 1,
+      persistRepositoryGrant: () => undefined,
+      counted: () => undefined,
+    }),
+    metrics: createMetrics(),
+    logger: createLogger({ component: 'egress', level: 'silent' }),
+    resolve: async (host) => RESOLVE[host] ?? [],
+  });
+  await new Promise<void>((r) => configured.listen(0, '127.0.0.1', r));
+  return { server: configured, port: (configured.address() as { port: number }).port };
+}
+
 describe('the default configuration', () => {
   it('closes loopback: an address, and a name that resolves to it', async () => {
     RESOLVE['localhost'] = ['127.0.0.1', '::1'];
-    const config = loadConfig({
-      TETHER_EGRESS_KEY: KEY,
-      TETHER_RUNNER_NAMESPACE: RUNNERS,
-      TETHER_EGRESS_ALLOW: 'dest.test',
-    });
-    const defaults = createApp({
-      config,
-      sessions: { get: (n) => views.get(n), onChange: () => undefined },
-      grants: { entriesFor: () => [], add: async () => undefined },
-      asks: new Asks({
-        askWaitMs: 1000,
-        maxWaitingPerSession: 1,
-        persistRepositoryGrant: () => undefined,
-        counted: () => undefined,
-      }),
-      metrics: createMetrics(),
-      logger: createLogger({ component: 'egress', level: 'silent' }),
-      resolve: async (host) => RESOLVE[host] ?? [],
-    });
-    await new Promise<void>((r) => defaults.listen(0, '127.0.0.1', r));
-    const defaultPort = (defaults.address() as { port: number }).port;
+    const { server: defaults, port: defaultPort } = await serverFrom({ TETHER_EGRESS_ALLOW: 'dest.test' });
     try {
       const { reply } = await connectThrough(defaultPort, `127.0.0.1:${dest.port}`, agent('s1', 'pod-a'));
       expect(reply.status).toBe(403);
@@ -321,22 +321,7 @@ describe('the default configuration', () => {
 
 describe('the cap on open connections', () => {
   it('closes a connection past TETHER_EGRESS_MAX_CONNECTIONS without reading it', async () => {
-    const config = loadConfig({ TETHER_EGRESS_KEY: KEY, TETHER_EGRESS_MAX_CONNECTIONS: '2' });
-    const capped = createApp({
-      config,
-      sessions: { get: (n) => views.get(n), onChange: () => undefined },
-      grants: { entriesFor: () => [], add: async () => undefined },
-      asks: new Asks({
-        askWaitMs: 1000,
-        maxWaitingPerSession: 1,
-        persistRepositoryGrant: () => undefined,
-        counted: () => undefined,
-      }),
-      metrics: createMetrics(),
-      logger: createLogger({ component: 'egress', level: 'silent' }),
-    });
-    await new Promise<void>((r) => capped.listen(0, '127.0.0.1', r));
-    const cappedPort = (capped.address() as { port: number }).port;
+    const { server: capped, port: cappedPort } = await serverFrom({ TETHER_EGRESS_MAX_CONNECTIONS: '2' });
     const held = [connect(cappedPort, '127.0.0.1'), connect(cappedPort, '127.0.0.1')];
     try {
       await eventually(async () => {
