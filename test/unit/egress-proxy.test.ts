@@ -3,7 +3,7 @@
 // Session or of junk; malformed targets; smuggling shapes; pushes hidden from the path check; names
 // resolving into blocked ranges; bounds on heads, connections, waiting and idle tunnels; and no
 // credential in any log line.
-import type { Server } from 'node:http';
+import { createServer as createHttpServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -340,6 +340,31 @@ describe('the cap on open connections', () => {
       for (const socket of held) socket.destroy();
       capped.closeAllConnections();
       capped.close();
+    }
+  });
+});
+
+describe('request bodies', () => {
+  it('carries a chunked and a sized body to the destination whole (git fetch over plain HTTP)', async () => {
+    const echo = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += String(d)));
+      req.on('end', () => res.end(`got ${req.method} ${req.url} ${body}`));
+    });
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    const echoPort = (echo.address() as { port: number }).port;
+    const url = `http://forge.test:${echoPort}/acme/web.git/git-upload-pack`;
+    const head = `POST ${url} HTTP/1.1\r\nHost: forge.test\r\nProxy-Authorization: ${agent('s1', 'pod-a')}\r\n`;
+    try {
+      const chunked = await rawRequest(
+        port,
+        `${head}Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n`,
+      );
+      expect(chunked.body).toBe('got POST /acme/web.git/git-upload-pack hello world');
+      const sized = await rawRequest(port, `${head}Content-Length: 4\r\nConnection: close\r\n\r\nwant`);
+      expect(sized.body).toBe('got POST /acme/web.git/git-upload-pack want');
+    } finally {
+      echo.close();
     }
   });
 });
