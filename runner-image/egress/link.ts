@@ -93,7 +93,8 @@ export class EgressLink {
     let wait = retry.firstMs;
     while (!this.deps.stop.aborted) {
       const opened = await this.stream().catch((error: unknown) => {
-        if (!this.deps.stop.aborted) this.deps.log.warn({ err: error }, 'egress events stream failed; opening it again');
+        if (!this.deps.stop.aborted)
+          this.deps.log.warn({ err: error }, 'egress events stream failed; opening it again');
         return false;
       });
       wait = opened ? retry.firstMs : Math.min(wait * 2, retry.maxMs);
