@@ -324,8 +324,8 @@ Ingress; uploads stay in-cluster`, () => {
     ).toBe('registry.example.com/tether/tether-runner:1.2.3');
   });
 
-  it("lets runners and the egress proxy reach the given DNS and API server addresses, the proxy the IPv6 \
-internet", () => {
+  it('lets runners and the egress proxy reach the given DNS and API server addresses, the proxy the IPv6 \
+internet', () => {
     type Policy = { spec: { egress: { to: unknown[]; ports?: unknown[] }[] } };
     const runner = find(objects, 'NetworkPolicy', 'runner') as unknown as Policy;
     const egress = find(objects, 'NetworkPolicy', 'egress') as unknown as Policy;

@@ -99,11 +99,14 @@ describe('runner settings through the chart', () => {
 });
 
 describe('Deployments: scheduling and security contexts', () => {
-  it.each(['controller', 'relay', 'egress'])('%s gets priorityClassName, topologySpreadConstraints and podLabels', async (c) => {
-    const template = podTemplate(find(await render(deployments), 'Deployment', `-${c}`));
-    expect(template.metadata.labels).toMatchObject({ team: 'web', 'app.kubernetes.io/component': c });
-    expect(template.spec).toMatchObject({ priorityClassName: 'tether', topologySpreadConstraints: spread });
-  });
+  it.each(['controller', 'relay', 'egress'])(
+    '%s gets priorityClassName, topologySpreadConstraints and podLabels',
+    async (c) => {
+      const template = podTemplate(find(await render(deployments), 'Deployment', `-${c}`));
+      expect(template.metadata.labels).toMatchObject({ team: 'web', 'app.kubernetes.io/component': c });
+      expect(template.spec).toMatchObject({ priorityClassName: 'tether', topologySpreadConstraints: spread });
+    },
+  );
 
   it('renders without runAsUser, runAsGroup or fsGroup (OpenShift assigns them), still restricted', async () => {
     const openshift = { runAsUser: null, runAsGroup: null, fsGroup: null };
