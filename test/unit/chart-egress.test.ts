@@ -5,6 +5,8 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HOST_ENTRY_PATTERN, parseHostEntry } from '../../common/egress/hosts.ts';
 import { loadConfig } from '../../controller/config.ts';
+import { DEFAULT_BLOCKED_CIDRS } from '../../egress/cidrs.ts';
+import { EGRESS_ENV, loadConfig as loadEgressConfig } from '../../egress/config.ts';
 import {
   CHART_DIR,
   HELM_SETUP_TIMEOUT,
@@ -177,6 +179,28 @@ describe('the egress proxy objects', () => {
     });
   });
 
+  it("names only variables egress/config.ts reads, and the proxy accepts them with the Secret's key", () => {
+    const data = dataOf(objects, 'tether-egress');
+    const known = new Set(Object.keys(EGRESS_ENV.properties));
+    expect(Object.keys(data).filter((name) => !known.has(name))).toEqual([]);
+    const config = loadEgressConfig({ ...data, TETHER_EGRESS_KEY: 'e'.repeat(48) });
+    expect(config).toMatchObject({
+      port: 3128,
+      namespace: 'agents',
+      runnerNamespace: 'agents-runners',
+      grantsConfigMap: 'tether-egress-grants',
+    });
+    expect(config.rules.allow).toEqual([
+      { host: 'registry.npmjs.org', wildcard: false },
+      { host: 'registry.yarnpkg.com', wildcard: false },
+    ]);
+    expect(config.rules.blocked.has('10.1.2.3')).toBe(true);
+  });
+
+  it("blocks by default the ranges the proxy's code blocks by default", () => {
+    expect(dataOf(objects, 'tether-egress').TETHER_EGRESS_BLOCKED_CIDRS).toBe(DEFAULT_BLOCKED_CIDRS.join(','));
+  });
+
   it('reads Sessions and writes only its grants ConfigMap (by name), nothing else', () => {
     const role = find(objects, 'Role', 'tether-egress') as unknown as {
       metadata: { namespace: string };
@@ -185,7 +209,19 @@ describe('the egress proxy objects', () => {
     expect(role.metadata.namespace).toBe('agents');
     expect(role.rules).toEqual([
       { apiGroups: ['tether.dev'], resources: ['sessions'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['tether-egress-grants'], verbs: ['get', 'update'] },
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        resourceNames: ['tether-egress-grants'],
+        verbs: ['get', 'list', 'watch', 'update'],
+      },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+    ]);
+    const createOnly = find(objects, 'ValidatingAdmissionPolicy', 'agents-tether-egress') as unknown as {
+      spec: { validations: { expression: string }[] };
+    };
+    expect(createOnly.spec.validations.map((v) => v.expression)).toEqual([
+      "object.metadata.name == 'tether-egress-grants' && request.namespace == 'agents'",
     ]);
     const grants = find(objects, 'ConfigMap', 'tether-egress-grants');
     expect(grants).not.toHaveProperty('data');

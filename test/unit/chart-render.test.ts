@@ -115,8 +115,10 @@ describe('helm template, default values', () => {
       'ServiceAccount/tether-egress',
       'ServiceAccount/tether-relay',
       'ValidatingAdmissionPolicy/agents-runners-runner-pods',
+      'ValidatingAdmissionPolicy/agents-tether-egress',
       'ValidatingAdmissionPolicy/agents-tether-sessions',
       'ValidatingAdmissionPolicyBinding/agents-runners-runner-pods',
+      'ValidatingAdmissionPolicyBinding/agents-tether-egress',
       'ValidatingAdmissionPolicyBinding/agents-tether-sessions',
     ]);
   });

@@ -154,7 +154,7 @@ type PodSpec = {
   }[];
 } & Record<string, unknown>;
 export interface PodTemplate {
-  metadata: { labels?: Record<string, string> };
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: PodSpec;
 }
 
