@@ -65,7 +65,11 @@ class EgressStandIn {
     });
   }
 
+  /** Events while no stream is open wait for the next one (the supervisor's first fetch may come before it). */
+  private readonly unsent: EgressEvent[] = [];
+
   send(event: EgressEvent): void {
+    if (this.streams.size === 0) return void this.unsent.push(event);
     for (const stream of this.streams) stream.write(`${JSON.stringify(event)}\n`);
   }
 
@@ -141,6 +145,7 @@ class EgressStandIn {
       res.writeHead(200, { 'content-type': 'application/x-ndjson' });
       res.write(`${JSON.stringify({ type: 'ping' })}\n`);
       this.streams.add(res);
+      for (const event of this.unsent.splice(0)) this.send(event);
       return;
     }
     if (req.method !== 'POST' || req.url !== answersPath(this.session)) return void res.writeHead(404).end();
@@ -159,6 +164,14 @@ class EgressStandIn {
       this.connection({ caller: 'agent', host: open.host, port: open.port, allowed, ...(reason ? { reason } : {}) });
     });
   }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 const curl = (url: string, why: string) =>
@@ -187,6 +200,7 @@ describe('runner egress', { timeout: 240_000 }, () => {
     const pod = `${name}-runner`;
     const proxy = new EgressStandIn(name, pod);
     await proxy.start();
+    const modelPort = await freePort();
     try {
       const runner = startRunner({
         kubeconfig: inject('kubeconfig'),
@@ -198,6 +212,7 @@ describe('runner egress', { timeout: 240_000 }, () => {
           TETHER_POD_NAME: pod,
           TETHER_EGRESS_URL: proxy.url,
           TETHER_EGRESS_TOKEN: TOKEN,
+          TETHER_MODEL_PORT: String(modelPort),
         }),
       });
       const egressAsked = (host: string) =>
@@ -251,6 +266,7 @@ describe('runner egress', { timeout: 240_000 }, () => {
 
       await answer(bed.sessions, bed.ns, name, 'changes', { action: 'approve' });
       expect(await runner.exited, runner.output()).toBe(0);
+      expect(runner.output()).toContain(`scripted model at http://127.0.0.1:${modelPort}`);
       expect(remote.git('show', `tether/${name}:a.txt`)).toBe('a');
       const supervisor = usernameOf({ kind: 'supervisor', pod });
       const byRunner = proxy.proxied.filter((p) => p.user === supervisor).map((p) => `${p.method} ${p.target}`);

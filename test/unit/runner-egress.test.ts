@@ -107,13 +107,9 @@ describe("Claude Code's environment with egress", () => {
     });
     const env = sessionAgentEnv(c, 'other-session', 'http://127.0.0.1:4100');
     const agentUrl = `http://agent.other-session:${agentPassword(TOKEN, 'other-session')}@tether-egress.tether.svc:3128`;
+    // What it gets without any proxy (runner-config), the model endpoint, and its own proxy: nothing else.
     expect(env).toEqual({
-      PATH: expect.any(String),
-      HOME: '/workspace/home',
-      CLAUDE_CONFIG_DIR: '/workspace/home/.claude',
-      LANG: 'C.UTF-8',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1',
+      ...parseConfig(base).agentEnv,
       ANTHROPIC_BASE_URL: 'http://127.0.0.1:4100',
       ANTHROPIC_API_KEY: 'scripted-model',
       HTTP_PROXY: agentUrl,
