@@ -37,14 +37,18 @@ interface Item {
   status?: { phase?: string } & Record<string, unknown>;
 }
 const items = async (args: string[]) => (await k.json<{ items: Item[] }>(['get', ...args])).items;
-/** The controller's ConfigMap, and the phone hash key of the relay's Secret once the chart made one. */
+/** The controller's ConfigMap, and the keys of the relay's and the egress Secrets once the chart made them. */
 const controllerEnv = async () => {
   const data = async (kind: string, name: string) =>
     (await k.json<{ data: Record<string, string> }>(['get', kind, name, '-n', NS])).data;
+  const text = (base64: string) => Buffer.from(base64, 'base64').toString();
   const key = (await data('secret', 'tether-relay')).TETHER_PHONE_HASH_KEY;
+  const config = await data('configmap', 'tether-controller');
+  const egressKey = config.TETHER_EGRESS_URL ? (await data('secret', 'tether-egress')).TETHER_EGRESS_KEY : undefined;
   return {
-    ...(await data('configmap', 'tether-controller')),
-    ...(key ? { TETHER_PHONE_HASH_KEY: Buffer.from(key, 'base64').toString() } : {}),
+    ...config,
+    ...(key ? { TETHER_PHONE_HASH_KEY: text(key) } : {}),
+    ...(egressKey ? { TETHER_EGRESS_KEY: text(egressKey) } : {}),
   };
 };
 const phases = async () =>
@@ -179,7 +183,12 @@ describe('helm upgrade from the previous chart with live Sessions and workspaces
       'helm.sh/resource-policy': 'keep',
       'meta.helm.sh/release-name': 'tether',
     });
-    expect(await workspaceObjects()).toEqual(before);
+    // Every object as it was; the chart's new egress proxy brings its own Role and RoleBinding.
+    expect(await workspaceObjects()).toEqual({
+      ...before,
+      'roles/tether-egress': expect.any(String),
+      'rolebindings/tether-egress': expect.any(String),
+    });
     // History as it was: the finished Session's spec and status and the active one's, field for field.
     const kept = (list: Item[]) => list.map((s) => ({ ...s, metadata: s.metadata.uid }));
     expect(kept(await items(['sessions', '-n', NS]))).toEqual(kept(sessionsBefore));

@@ -25,6 +25,8 @@ const run = promisify(execFile);
 
 const COMPONENTS = ['controller', 'relay', 'runner'] as const;
 export const GITHUB_TOKEN = 'node-tier-forge-token';
+/** On the install's deny list: the egress proxy refuses it before any lookup, so a test reaches it with no traffic out. */
+export const DENIED_HOST = 'denied.tether.test';
 
 export interface ChartOnNode {
   namespace: string;
@@ -34,6 +36,8 @@ export interface ChartOnNode {
   twilio: FakeTwilio;
   github: GitHubStandIn;
   forge: GitHttpForge;
+  /** The egress proxy's port on 127.0.0.1 (its /metrics too). */
+  egressPort: number;
   phone(number: string): Phone;
   sessions(): Promise<Session[]>;
   stop(): Promise<void>;
@@ -73,12 +77,14 @@ function values(o: {
   numbers: string[];
   relayPort: number;
   metricsPort: number;
+  egressPort: number;
   apiServerPort: number;
 }) {
   const tier = tierChartValues({
     apiServerPort: o.apiServerPort,
     relayPort: o.relayPort,
     controllerMetricsPort: o.metricsPort,
+    egressPort: o.egressPort,
     image: BUILT_IMAGES,
   });
   return {
@@ -95,6 +101,7 @@ function values(o: {
       progressBatch: '1s',
     },
     runner: { ...tier.runner, githubApiUrl: o.github.url },
+    egress: { ...tier.egress, deny: [DENIED_HOST] },
   };
 }
 
@@ -109,12 +116,22 @@ export async function installChart(numbers: string[]): Promise<ChartOnNode> {
     sampleForge(join(dir, 'remotes')),
   ]);
   const relayPort = await freePort();
+  const egressPort = await freePort();
   const apiServerPort = Number(new URL(kc.getCurrentCluster()!.server).port);
   const valuesFile = join(dir, 'values.json');
   await writeFile(
     valuesFile,
     JSON.stringify(
-      values({ twilio, github, repoUrl, numbers, relayPort, metricsPort: await freePort(), apiServerPort }),
+      values({
+        twilio,
+        github,
+        repoUrl,
+        numbers,
+        relayPort,
+        metricsPort: await freePort(),
+        egressPort,
+        apiServerPort,
+      }),
     ),
   );
   const { stdout: helm } = await run('scripts/ensure-helm.sh');
@@ -145,6 +162,7 @@ export async function installChart(numbers: string[]): Promise<ChartOnNode> {
     twilio,
     github,
     forge,
+    egressPort,
     phone: (number) => twilioPhone(twilio, `http://127.0.0.1:${relayPort}`, number),
     sessions: async () => (await client.list(namespace)).items,
     async stop() {
