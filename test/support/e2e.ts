@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { inject } from 'vitest';
 import { SessionClient } from '../../common/kube/sessions.ts';
+import { SCRIPTED_MODEL_KEY } from '../../runner-image/config.ts';
 import { byArrival } from '../../common/session/order.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { ensureSampleRepo, sampleRepoPath, serveRemotes } from '../../local/sample-repo.ts';
@@ -174,6 +175,32 @@ export interface E2EOptions {
   githubApp?: boolean;
   /** More of the stand-in's options: its CI, token lifetime, webhook retries, the login of the fixed token. */
   github?: Pick<GitHubStandInOptions, 'ci' | 'tokenLifetimeMs' | 'webhooks' | 'login'>;
+  /**
+   * The egress proxy's lists: the agent's entries (TETHER_EGRESS_ALLOW), additions per repository by its name
+   * (`sample` or a `moreRepos` name; TETHER_EGRESS_REPOSITORIES), and more of its settings (TETHER_EGRESS_ASK …).
+   */
+  egress?: { allow?: string[]; repositories?: Record<string, string[]>; env?: Record<string, string> };
+}
+
+/** The proxy's settings of a test: its repositories named by their forge URLs. */
+function egressSettings(options: E2EOptions, urlOf: (name: string) => string): Record<string, string> {
+  const egress = options.egress ?? {};
+  const repositories = Object.entries(egress.repositories ?? {}).map(([name, entries]) => [urlOf(name), entries]);
+  return {
+    ...(egress.allow ? { TETHER_EGRESS_ALLOW: egress.allow.join(',') } : {}),
+    ...(repositories.length ? { TETHER_EGRESS_REPOSITORIES: JSON.stringify(Object.fromEntries(repositories)) } : {}),
+    ...egress.env,
+  };
+}
+
+/**
+ * A test's own model (ANTHROPIC_BASE_URL without a key) is reached through the supervisor's model proxy, with a
+ * key it does not check: the agent's network (root) has only the supervisor's model port, not the test's.
+ */
+function throughModelProxy(options: E2EOptions): Record<string, string> {
+  const podEnv = options.podEnv ?? {};
+  const keyed = podEnv.ANTHROPIC_API_KEY ?? options.runnerSecrets?.ANTHROPIC_API_KEY;
+  return podEnv.ANTHROPIC_BASE_URL && !keyed ? { ...podEnv, ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY } : podEnv;
 }
 
 export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
@@ -231,7 +258,10 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     controllerEnv: { TETHER_LEADER_ELECTION: 'false', ...options.controllerEnv },
     keepAlive: options.keepAlive ?? '0',
     // Claude Code in the runner Pods must reach nothing but the scripted model
-    podEnv: { ...options.podEnv, ...proxy.env },
+    podEnv: { ...throughModelProxy(options), ...proxy.env },
+    egressEnv: egressSettings(options, (name) =>
+      name === 'sample' ? remoteUrl : forge.urlOf(more.find((r) => r.name === name)!.path),
+    ),
     runnerSecrets: { ...options.runnerSecrets, GITHUB_TOKEN: githubToken },
     github: local.stack,
     logger: pino({ level: 'warn' }),
