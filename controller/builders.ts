@@ -21,7 +21,7 @@ import {
 } from '../common/session/names.ts';
 import { API_VERSION, KIND, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
-import { containerSecurity, modelAndProxyEnv, placementSpec, podSecurity } from './runner-pod-spec.ts';
+import { containerSecurity, egressEnv, modelAndProxyEnv, placementSpec, podSecurity } from './runner-pod-spec.ts';
 import { GITHUB_TOKEN_DIR, GITHUB_TOKEN_KEY, runnerTokenSecretName } from './runner-token.ts';
 import { storeClaimName } from './store-claim.ts';
 
@@ -69,6 +69,7 @@ type BuilderConfig = Pick<
   | 'placement'
   | 'githubApp'
   | 'keepAliveMs'
+  | 'egress'
 >;
 
 function ownerReference(session: Session): V1OwnerReference {
@@ -110,7 +111,7 @@ function runnerMeta(session: Session, config: BuilderConfig, claim: string, repl
   };
 }
 
-function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
+function runnerEnv(session: Session, config: BuilderConfig, podName: string): V1EnvVar[] {
   const env: V1EnvVar[] = [
     { name: 'TETHER_SESSION_NAME', value: session.metadata.name! },
     { name: 'TETHER_SESSION_NAMESPACE', value: session.metadata.namespace! },
@@ -128,6 +129,7 @@ function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
   if (config.githubApiUrl) env.push({ name: 'GITHUB_API_URL', value: config.githubApiUrl });
   env.push({ name: 'TETHER_REPO_HOSTS', value: config.repoHosts.join(',') });
   env.push(...modelAndProxyEnv(config.runnerEnvironment));
+  env.push(...egressEnv(config.egress, config.runnerNamespace, podName));
   if (config.permissionPolicy) env.push({ name: 'TETHER_PERMISSION_POLICY', value: config.permissionPolicy });
   const apiServer = config.hostNetwork?.apiServer;
   if (apiServer) {
@@ -243,6 +245,8 @@ export function desiredPod(
  * A digest of everything in the runner Pod of `session` that is not that Session's: the Pod spec a
  * Session of no name would get (image, workspace, the install's settings, the phone's identity)
  * and the repository URL. A live Pod takes a Session only while its key is the one a new Pod would get.
+ * The Pod of no name carries an egress token too: a new egress key or URL changes the key, so a
+ * live Pod holding the old token takes no more Sessions (its own token stays the one of its name).
  */
 export function runnerKey(session: Session, config: BuilderConfig, claim = session.spec.workspace): string {
   const anonymous = { ...session, metadata: { namespace: session.metadata.namespace, name: '-', uid: '-' } };
@@ -275,7 +279,7 @@ function podOf(session: Session, config: BuilderConfig, claim: string, replaceme
           imagePullPolicy: 'IfNotPresent',
           args: RUNNER_COMMAND, // the image's entrypoint (tini) runs it
           workingDir: RUNNER_GIT_STORE,
-          env: runnerEnv(session, config),
+          env: runnerEnv(session, config, meta.name),
           resources: { requests: { ...SUPERVISOR_RESOURCES.requests }, limits: { ...SUPERVISOR_RESOURCES.limits } },
           securityContext: containerSecurity(config.placement.ids.supervisor, config.placement.ids),
           volumeMounts: [

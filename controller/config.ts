@@ -21,6 +21,7 @@ import { parseDuration } from '../common/session/display.ts';
 import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
 import { phoneHasher } from '../common/session/phone-hash.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
+import { EGRESS_ENV, egressSettings } from './egress-settings.ts';
 import { AGENT_UID, RUNNER_UID } from './runner-uids.ts';
 import { jsonList, jsonObject, podLabels } from './runner-pod-values.ts';
 
@@ -64,6 +65,7 @@ export const CONTROLLER_ENV = Type.Object({
   TETHER_RUNNER_HTTPS_PROXY: optional(proxyUrl("runners' HTTPS_PROXY")),
   TETHER_RUNNER_HTTP_PROXY: optional(proxyUrl("runners' HTTP_PROXY")),
   TETHER_RUNNER_NO_PROXY: optional(noProxyList("runners' NO_PROXY, comma-separated")),
+  ...EGRESS_ENV,
   // Where runner Pods run and as whom (JSON values are Pod spec fields, as Kubernetes takes them).
   TETHER_RUNNER_PRIORITY_CLASS: optional(objectName('PriorityClass of runner Pods')),
   TETHER_RUNNER_NODE_SELECTOR: optional(Type.String({ description: 'JSON object: nodeSelector of runner Pods' })),
@@ -205,6 +207,8 @@ function runnerSettings(env: Env) {
      */
     ...(env.TETHER_RUNNER_HOST_NETWORK ? { hostNetwork: hostNetwork(env.TETHER_RUNNER_API_SERVER) } : {}),
     runnerEnvironment: runnerEnvironment(env),
+    /** The egress proxy runners go out through (egress-settings.ts); unset: none. */
+    ...egressSettings(env),
     placement: runnerPlacement(env),
   };
 }

@@ -2,7 +2,7 @@
 // installed CRD's schema version checked (crd-version.ts); then the replica (leader election +
 // controller) and HTTP for metrics and probes, stopped on SIGTERM after releasing the Lease.
 import { loadConnection } from '../common/kube/kubeconfig.ts';
-import { createLogger } from '../common/log.ts';
+import { createLogger, makeRedactor } from '../common/log.ts';
 import { configOrExit, exitOnSignal } from '../common/process.ts';
 import { createApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -15,6 +15,8 @@ const logger = createLogger({
   component: 'controller',
   level: config.logLevel,
   bindings: { identity: config.identity },
+  // The egress key derives every runner's proxy credential: never in a log line.
+  redact: makeRedactor(config.egress ? [config.egress.key] : []),
 });
 const metrics = createMetrics(() => replica.controller?.sessions.list() ?? [], { timeouts: config });
 const kubeConfig = await loadConnection(config.kube);

@@ -8,6 +8,8 @@ export interface Asked {
   id: string;
   /** kind tool: the tool's name */
   tool?: string;
+  /** kind egress: the destination as shown ("pypi.org", "example.com:8080") */
+  host?: string;
   /** a single question: its option labels, in order */
   options?: string[];
 }

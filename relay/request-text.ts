@@ -1,20 +1,19 @@
-// What the phone sees of an open request (a tool call, questions, a plan, changes, a cost pause) and how
-// to answer it.
+// What the phone sees of an open request (a tool call, questions, a plan, changes, a cost pause, a host
+// the agent tries: egress-text.ts) and how to answer it.
 import { LIMITS, type Pending } from '../common/session/schema.ts';
 import { parseDuration } from '../common/session/display.ts';
 import { usd } from '../common/session/budget.ts';
 import { planForPhone } from './chat/agent-plan.ts';
 import { cutShown, showHidden } from './chat/shown.ts';
+import { INLINE_CHARS, toolDetail } from './chat/tool-detail.ts';
 import { humanDuration } from './text-format.ts';
+import { egressInstructions, egressPending } from './egress-text.ts';
 
 /**
  * The agent's words in one request (a plan, questions with their options), as shown: with the
  * request's own lines, three messages at most (two of 1,600 characters, the last of 1,024 with buttons).
  */
 export const REQUEST_TEXT_CHARS = 3000;
-
-/** Longer than this, or on several lines, a tool request is shown as a block of its own. */
-const INLINE_CHARS = 300;
 
 const ALLOW_OR_DENY = 'Reply *allow*, *allow always* (for this session) or *deny <reason>*.';
 
@@ -43,10 +42,7 @@ export function instructions(pending: Pending, hint?: string): string {
     case 'cost':
       return 'The run is paused for its cost: reply *continue* or *stop*.';
     case 'egress':
-      return (
-        `Waiting for your decision on ${pending.host}:${pending.port}: ` +
-        '*allow*, *allow session*, *allow always* or *deny*.'
-      );
+      return egressInstructions(pending);
   }
 }
 
@@ -75,7 +71,7 @@ export function pendingText(pending: Pending, approvalTimeout: string, pullReque
         `Reply *continue* or *stop* (the changes so far stay). ${expires}`
       );
     case 'egress':
-      return `🌐 The agent wants to reach ${pending.host}:${pending.port}. ${ALLOW_OR_DENY} ${expires}`;
+      return egressPending(pending, expires);
   }
 }
 
@@ -111,31 +107,6 @@ function expiry(approvalTimeout: string): string {
   return humanDuration(parseDuration(approvalTimeout))
     .replace(/ 0 s$/, '')
     .replace(/ 0 min$/, '');
-}
-
-/**
- * Bash: its command. Other tools: compact JSON, or one field a line when long (multi-line values last).
- */
-function toolDetail(pending: Pending): string {
-  let input: unknown;
-  try {
-    input = pending.input ? JSON.parse(pending.input) : undefined;
-  } catch {
-    return pending.input ?? ''; // cut JSON: shown as text
-  }
-  if (!input || typeof input !== 'object' || Array.isArray(input))
-    return input === undefined ? '' : JSON.stringify(input);
-  const fields = input as Record<string, unknown>;
-  if (pending.tool === 'Bash' && typeof fields.command === 'string') return fields.command;
-  const compact = JSON.stringify(fields);
-  const multiLine = (v: unknown) => typeof v === 'string' && v.includes('\n');
-  if (compact.length <= INLINE_CHARS && !Object.values(fields).some(multiLine)) return compact;
-  const entries = Object.entries(fields).sort(([, a], [, b]) => Number(multiLine(a)) - Number(multiLine(b)));
-  return entries
-    .map(([key, v]) =>
-      multiLine(v) ? `${key}:\n${v as string}` : `${key}: ${typeof v === 'string' ? v : JSON.stringify(v)}`,
-    )
-    .join('\n');
 }
 
 /**

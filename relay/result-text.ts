@@ -5,6 +5,7 @@ import { previewPrompt } from '../common/session/display.ts';
 import { Reason } from '../common/session/state-machine.ts';
 import { usd } from '../common/session/budget.ts';
 import { showHidden } from './chat/shown.ts';
+import { egressTimedOut } from './egress-text.ts';
 import { humanDuration, shortId } from './text-format.ts';
 
 export const queueFull = (maxQueued: number) =>
@@ -41,6 +42,7 @@ export function finished(session: Session, defaults: SessionDefaults): string {
     case 'Cancelled':
       return stoppedAtCostPause(session) ? costStopped(name, r.costUsd) : `🛑 Session ${name} cancelled.`;
     case 'TimedOut':
+      if (session.status.pending?.kind === 'egress') return egressTimedOut(session.status.pending);
       return '⌛ Approval expired. Your changes are kept on the workspace; send a new command to continue from them.';
     case 'Failed':
       return failure(session, defaults);

@@ -7,6 +7,7 @@ import { usd } from '../common/session/budget.ts';
 import { showHidden } from './chat/shown.ts';
 import type { PullRecord, PullState } from './pulls/types.ts';
 import { instructions, pendingText } from './request-text.ts';
+import { egressAllowed } from './egress-text.ts';
 import { costStopped, finished, pictureCut, queueFull, reviewCaption } from './result-text.ts';
 import { humanDuration, shortId } from './text-format.ts';
 import { echoName } from './inbound/command.ts';
@@ -33,6 +34,8 @@ export const text = {
       'While it runs: *status* (s) · *cancel* (c).',
       'When asked: tap a button under the request, or reply *approve* (a) · *reject* (r) · ' +
         '*allow* · *allow always* · *deny <reason>* · a number or your own answer.',
+      '🌐 A host the agent wants to reach: *allow* (once) · *allow session* · ' +
+        '*allow always* (this repository, later commands too) · *deny <reason>*.',
       "Reviewing changes: *diff <file>* shows one file's pages · *diff* lists the changed files.",
       'A picture with a caption: the caption is the command, and the agent sees the picture.',
       "A run paused for its cost: *continue* · *stop*. *status* shows today's spend.",
@@ -151,6 +154,7 @@ export const text = {
   },
   echoAllowed: (tool: string | undefined, always: boolean) =>
     `Allowed ${tool ?? 'it'} ${always ? 'for the rest of this session' : 'once'}.`,
+  echoAllowedHost: egressAllowed,
   echoDenied: (reason: string | undefined) =>
     reason ? `Denied: ${previewPrompt(showHidden(reason), 100)}` : 'Denied.',
   echoChose: (n: number, label: string) => `You chose ${n} (${previewPrompt(showHidden(label), 60)}).`,

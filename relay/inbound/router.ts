@@ -124,6 +124,17 @@ function answerQuestion(pending: Pending, text: string): DecisionDraft | 'badNum
   return { requestId: pending.id, action: 'answer', answers, message: text.slice(0, LIMITS.textChars) };
 }
 
+/**
+ * An allow on an egress request, and how far it reaches: *allow* this connection, *allow session*
+ * this Session, *allow always* every later command on the repository (for a tool it is the Session).
+ */
+function egressScope(text: string, kw: { word: Keyword } | undefined): Decision['scope'] | undefined {
+  const lower = text.toLowerCase();
+  if (lower === 'allow once' || kw?.word === 'allow' || kw?.word === 'approve') return 'once';
+  if (lower === 'allow session') return 'session';
+  return kw?.word === 'always' ? 'repository' : undefined;
+}
+
 function routePending(
   session: string,
   pending: Pending,
@@ -143,6 +154,13 @@ function routePending(
       if (kw?.word === 'reject' || kw?.word === 'deny')
         return decide(withMessage({ requestId: id, action: 'deny' }, kw.rest));
       break;
+    case 'egress': {
+      const scope = egressScope(text, kw);
+      if (scope) return decide({ requestId: id, action: 'allow', scope });
+      if (kw?.word === 'reject' || kw?.word === 'deny')
+        return decide(withMessage({ requestId: id, action: 'deny' }, kw.rest));
+      break;
+    }
     case 'changes':
     case 'plan':
       if (kw?.word === 'approve') return decide({ requestId: id, action: 'approve' });

@@ -5,6 +5,7 @@ import type { Decision, Pending, Session } from '../../common/session/schema.ts'
 import type { Asked, Delivered } from '../delivered-state.ts';
 import { budgetsOf } from './cadence.ts';
 import { text } from '../text.ts';
+import { destination } from '../egress-text.ts';
 import type { Part, OwedOptions } from './owed.ts';
 
 /** An option label as the delivered record keeps it (the annotation stays small). */
@@ -21,6 +22,7 @@ export function askedOf(pending: Pending): Asked {
   return {
     id: pending.id,
     ...(pending.kind === 'tool' && pending.tool ? { tool: pending.tool.slice(0, 64) } : {}),
+    ...(pending.kind === 'egress' ? { host: destination(pending) } : {}),
     ...(questions.length === 1
       ? { options: questions[0]!.options.map((o) => o.label.slice(0, KEPT_LABEL_CHARS)) }
       : {}),
@@ -32,6 +34,8 @@ export function echoText(decision: Decision, asked: Asked | undefined): string |
   const shown = asked?.id === decision.requestId ? asked : undefined;
   switch (decision.action) {
     case 'allow':
+      if (shown?.host !== undefined || decision.scope === 'repository')
+        return text.echoAllowedHost(shown?.host, decision.scope);
       return text.echoAllowed(shown?.tool, decision.scope === 'session');
     case 'deny':
       return text.echoDenied(decision.message);

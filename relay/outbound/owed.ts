@@ -191,6 +191,8 @@ function quickReplies(pending: NonNullable<Session['status']>['pending'] & objec
     }
     case 'cost':
       return [reply('continue'), reply('stop')];
+    case 'egress':
+      return [reply('Allow once', 'allow'), reply('Always for repo', 'allow always'), reply('Deny', 'deny')];
     default:
       return [reply('approve'), reply('reject')];
   }

@@ -172,11 +172,11 @@ topologySpreadConstraints: {{- toYaml . | nindent 2 }}
 {{- end -}}
 {{- end -}}
 
-{{/* The runner container's model and proxy variables as the controller sets them ("" = absent), as JSON. */}}
+{{/* The runner container's model and proxy variables as the controller sets them ("" = absent), as JSON; the egress proxy's URL among them. */}}
 {{- define "tether.runnerModelEnv" -}}
 {{- $r := .Values.runner -}}
 {{- $proxied := or $r.proxy.httpsProxy $r.proxy.httpProxy -}}
-{{- toJson (dict "TETHER_CLAUDE_MODEL" $r.model "ANTHROPIC_BASE_URL" $r.anthropicBaseUrl "HTTPS_PROXY" $r.proxy.httpsProxy "HTTP_PROXY" $r.proxy.httpProxy "NO_PROXY" (include "tether.runnerNoProxy" .) "NODE_USE_ENV_PROXY" (ternary "1" "" (not (empty $proxied))) "https_proxy" "" "http_proxy" "" "no_proxy" "" "ALL_PROXY" "" "all_proxy" "") -}}
+{{- toJson (dict "TETHER_CLAUDE_MODEL" $r.model "ANTHROPIC_BASE_URL" $r.anthropicBaseUrl "HTTPS_PROXY" $r.proxy.httpsProxy "HTTP_PROXY" $r.proxy.httpProxy "NO_PROXY" (include "tether.runnerNoProxy" .) "NODE_USE_ENV_PROXY" (ternary "1" "" (not (empty $proxied))) "https_proxy" "" "http_proxy" "" "no_proxy" "" "ALL_PROXY" "" "all_proxy" "" "TETHER_EGRESS_URL" (ternary (include "tether.egressUrl" .) "" (not (empty (include "tether.egressEnabled" .))))) -}}
 {{- end -}}
 
 {{/* The host the Ingress serves: relay.ingress.host, else the host of relay.publicUrl (Twilio signs that URL). */}}
@@ -247,6 +247,10 @@ topologySpreadConstraints: {{- toYaml . | nindent 2 }}
 {{- fail "secrets.twilio.accountSid needs secrets.twilio.authToken" -}}
 {{- end -}}
 {{- include "tether.validateGithub" . -}}
+{{- $proxy := .Values.runner.proxy -}}
+{{- if and .Values.egress.enabled (or $proxy.httpsProxy $proxy.httpProxy) -}}
+{{- fail "runner.proxy is set while egress.enabled=true: with the egress proxy on it is the runners' one way out, and a second proxy beside it would be another. Set egress.enabled=false to keep your own proxy (runners then reach the internet through it, unchecked by Tether), or clear runner.proxy.httpsProxy and runner.proxy.httpProxy" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* GitHub and people: what the schema cannot say. */}}
@@ -280,4 +284,103 @@ topologySpreadConstraints: {{- toYaml . | nindent 2 }}
 {{- $own = append $own (ternary .url (urlParse .url).host (hasPrefix "/" .url)) -}}
 {{- end -}}
 {{- concat $own .Values.controller.repositoryHosts | uniq | join "," -}}
+{{- end -}}
+
+{{/* The egress proxy (docs/chart.md, "Egress"): its Secret, its key (generated once, read back with lookup), its URL. */}}
+{{- define "tether.egressEnabled" -}}
+{{- if .Values.egress.enabled -}}true{{- end -}}
+{{- end -}}
+{{- define "tether.egressSecret" -}}
+{{- default (include "tether.component" (dict "root" . "component" "egress")) .Values.secrets.egress.existingSecret -}}
+{{- end -}}
+{{- define "tether.egressGrants" -}}
+{{- include "tether.component" (dict "root" . "component" "egress-grants") -}}
+{{- end -}}
+{{- define "tether.egressKey" -}}
+{{- if not (hasKey .Values.secrets.egress "renderedKey") -}}
+{{- $current := lookup "v1" "Secret" .Release.Namespace (include "tether.egressSecret" .) -}}
+{{- $data := dict -}}
+{{- if and $current $current.data }}{{ $data = $current.data }}{{ end -}}
+{{- $key := .Values.secrets.egress.key | default (index $data "TETHER_EGRESS_KEY" | default "" | b64dec) | default (randAlphaNum 48) -}}
+{{- $_ := set .Values.secrets.egress "renderedKey" $key -}}
+{{- end -}}
+{{- .Values.secrets.egress.renderedKey -}}
+{{- end -}}
+{{/* The controller and the proxy hold the key: a new one restarts both. */}}
+{{- define "tether.egressKeyChecksum" -}}
+{{- if .Values.secrets.egress.existingSecret }}{{ "existingSecret" | sha256sum }}{{ else }}{{ include "tether.egressKey" . | sha256sum }}{{ end -}}
+{{- end -}}
+{{/* The proxy URL runner containers get (no credentials): the Service, or loopback in the host-network tier. */}}
+{{- define "tether.egressUrl" -}}
+{{- if .Values.hostNetwork.enabled -}}
+{{- printf "http://127.0.0.1:%v" .Values.egress.port -}}
+{{- else -}}
+{{- printf "http://%s.%s.svc:%v" (include "tether.component" (dict "root" . "component" "egress")) .Release.Namespace .Values.egress.port -}}
+{{- end -}}
+{{- end -}}
+{{/* What the supervisor may reach through the proxy: the repository hosts (not local folders), GitHub's API, the model API. */}}
+{{- define "tether.egressSupervisorAllow" -}}
+{{- $hosts := list -}}
+{{- range splitList "," (include "tether.repoHosts" .) -}}
+{{- if and . (not (hasPrefix "/" .)) }}{{ $hosts = append $hosts (lower .) }}{{ end -}}
+{{- end -}}
+{{- $hosts = append $hosts (lower (urlParse .Values.runner.githubApiUrl).host) -}}
+{{- $model := .Values.runner.anthropicBaseUrl | default "https://api.anthropic.com" -}}
+{{- $hosts = append $hosts (lower (urlParse $model).host) -}}
+{{- $hosts | uniq | join "," -}}
+{{- end -}}
+{{/* The egress proxy's blocked ranges, IPv4 or IPv6 only: dict "cidrs" list "v6" bool. */}}
+{{- define "tether.cidrsOf" -}}
+{{- $out := list -}}
+{{- range .cidrs }}{{ if eq (contains ":" .) $.v6 }}{{ $out = append $out . }}{{ end }}{{ end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/* NetworkPolicy rules both policies use (runner, egress proxy). The API server's addresses: networkPolicy.apiServer.cidrs, else the `kubernetes` EndpointSlice read at install time; as JSON. */}}
+{{- define "tether.apiServerCidrs" -}}
+{{- $cidrs := .Values.networkPolicy.apiServer.cidrs -}}
+{{- if not $cidrs -}}
+{{- $ips := list -}}
+{{- $slice := lookup "discovery.k8s.io/v1" "EndpointSlice" "default" "kubernetes" -}}
+{{- range ($slice.endpoints | default list) }}{{ $ips = concat $ips .addresses }}{{ end -}}
+{{- if not $ips -}}
+{{- $endpoints := lookup "v1" "Endpoints" "default" "kubernetes" -}}
+{{- range ($endpoints.subsets | default list) }}{{ range .addresses }}{{ $ips = append $ips .ip }}{{ end }}{{ end -}}
+{{- end -}}
+{{- range $ips }}{{ $cidrs = append $cidrs (ternary (printf "%s/128" .) (printf "%s/32" .) (contains ":" .)) }}{{ end -}}
+{{- end -}}
+{{- toJson $cidrs -}}
+{{- end -}}
+{{- define "tether.dnsAndApiServerEgress" -}}
+{{- $np := .Values.networkPolicy -}}
+- to:
+    - namespaceSelector:
+        matchLabels: {{- toYaml $np.dns.namespaceLabels | nindent 10 }}
+      podSelector:
+        matchLabels: {{- toYaml $np.dns.podLabels | nindent 10 }}
+    {{- range $np.dns.cidrs }}
+    - ipBlock: { cidr: {{ . | quote }} }
+    {{- end }}
+  ports:
+    - { protocol: UDP, port: 53 }
+    - { protocol: TCP, port: 53 }
+# The API server. Unknown addresses (helm template, no access to the kubernetes EndpointSlice) →
+# these ports to any private address with the egress proxy on, to any address without it; set
+# networkPolicy.apiServer.cidrs.
+- to:
+    {{- range include "tether.apiServerCidrs" . | fromJsonArray }}
+    - ipBlock: { cidr: {{ . | quote }} }
+    {{- else }}
+    {{- if include "tether.egressEnabled" . }}
+    {{- range list "10.0.0.0/8" "172.16.0.0/12" "192.168.0.0/16" "100.64.0.0/10" }}
+    - ipBlock: { cidr: {{ . }} }
+    {{- end }}
+    {{- else }}
+    - ipBlock: { cidr: 0.0.0.0/0 }
+    {{- end }}
+    {{- end }}
+  ports:
+    {{- range $np.apiServer.ports }}
+    - { protocol: TCP, port: {{ . }} }
+    {{- end }}
 {{- end -}}

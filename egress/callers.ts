@@ -1,0 +1,71 @@
+// Who is calling: the Basic credential of a proxied request (Proxy-Authorization) or of a supervisor
+// API request (Authorization), checked against the live Sessions. Passwords are derived again from the
+// install key (common/egress/credentials.ts) and compared in constant time; none is stored or logged.
+import {
+  agentPassword,
+  parseUsername,
+  samePassword,
+  supervisorPassword,
+} from '../common/egress/credentials.ts';
+import { isActive } from '../common/session/state-machine.ts';
+import type { Phase } from '../common/session/schema.ts';
+
+/** The narrow view of Sessions the proxy needs (an informer in production, a map in unit tests). */
+export interface SessionView {
+  phase?: Phase;
+  podName?: string;
+  repoUrl?: string;
+}
+
+export interface SessionsView {
+  get(name: string): SessionView | undefined;
+  /** Called with each Session whose view changed (undefined: deleted). */
+  onChange(handler: (name: string, view: SessionView | undefined) => void): void;
+}
+
+export type Caller = { kind: 'agent'; session: string; pod: string } | { kind: 'supervisor'; pod: string };
+
+export interface CredentialContext {
+  key: string;
+  runnerNamespace: string;
+  sessions: SessionsView;
+}
+
+/** The user and password of a `Basic` header value, or undefined for anything else. */
+export function basicCredentials(header: string | undefined): { user: string; password: string } | undefined {
+  const match = /^basic +([A-Za-z0-9+/=]{1,1024})\s*$/i.exec(header ?? '');
+  if (!match) return undefined;
+  const text = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = text.indexOf(':');
+  if (colon <= 0) return undefined;
+  return { user: safe(text.slice(0, colon)), password: safe(text.slice(colon + 1)) };
+}
+
+/** Clients percent-encode the URL's user (HTTP_PROXY=http://agent.s:pw@…); some send it as written. */
+function safe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A Session the agent's credential stands for right now: active and bound to a Pod. */
+export const liveBinding = (view: SessionView | undefined): string | undefined =>
+  view && isActive(view.phase) && view.podName ? view.podName : undefined;
+
+/** The caller a header proves, or undefined (no credential, junk, a wrong password, a Session not live). */
+export function authenticate(header: string | undefined, context: CredentialContext): Caller | undefined {
+  const sent = basicCredentials(header);
+  if (!sent) return undefined;
+  const claimed = parseUsername(sent.user);
+  if (!claimed) return undefined;
+  if (claimed.kind === 'supervisor') {
+    const expected = supervisorPassword(context.key, context.runnerNamespace, claimed.pod);
+    return samePassword(sent.password, expected) ? { kind: 'supervisor', pod: claimed.pod } : undefined;
+  }
+  const pod = liveBinding(context.sessions.get(claimed.session));
+  if (!pod) return undefined;
+  const expected = agentPassword(supervisorPassword(context.key, context.runnerNamespace, pod), claimed.session);
+  return samePassword(sent.password, expected) ? { kind: 'agent', session: claimed.session, pod } : undefined;
+}

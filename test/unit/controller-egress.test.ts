@@ -1,0 +1,114 @@
+// The controller's egress settings (controller/egress-settings.ts) and what runner Pods get of them:
+// the proxy's URL and the supervisor's per-Pod credential, in the runner container only.
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { desiredPod } from '../../controller/builders.ts';
+import { ConfigError, loadConfig } from '../../controller/config.ts';
+import { supervisorPassword } from '../../common/egress/credentials.ts';
+import type { V1Pod } from '@kubernetes/client-node';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
+import { testSession, unitConfig } from './controller-fixtures.ts';
+
+const KEY = 'k'.repeat(40);
+const URL = 'http://tether-egress.tether.svc:3128';
+const egress = { url: URL, key: KEY };
+const load = (env: Record<string, string>) => loadConfig({ TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY, ...env });
+const refusal = (env: Record<string, string>) => {
+  try {
+    load(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return { variable: (error as ConfigError).variable, message: (error as Error).message };
+  }
+  throw new Error(`accepted ${JSON.stringify(env)}`);
+};
+
+describe('controller config: TETHER_EGRESS_URL and TETHER_EGRESS_KEY', () => {
+  it('reads both, or neither', () => {
+    expect(load({ TETHER_EGRESS_URL: `${URL}/`, TETHER_EGRESS_KEY: KEY }).egress).toEqual(egress);
+    expect(load({}).egress).toBeUndefined();
+  });
+
+  it.each([
+    [{ TETHER_EGRESS_URL: URL }, 'TETHER_EGRESS_KEY', 'both or neither'],
+    [{ TETHER_EGRESS_KEY: KEY }, 'TETHER_EGRESS_URL', 'both or neither'],
+    [{ TETHER_EGRESS_URL: URL, TETHER_EGRESS_KEY: 'short-key' }, 'TETHER_EGRESS_KEY', 'at least 32'],
+    [{ TETHER_EGRESS_URL: 'http://u:p@egress:3128', TETHER_EGRESS_KEY: KEY }, 'TETHER_EGRESS_URL', 'no credentials'],
+    [{ TETHER_EGRESS_URL: 'https://egress:3128', TETHER_EGRESS_KEY: KEY }, 'TETHER_EGRESS_URL', 'http://'],
+    [{ TETHER_EGRESS_URL: `${URL}/x`, TETHER_EGRESS_KEY: KEY }, 'TETHER_EGRESS_URL', 'no path'],
+    [
+      { TETHER_EGRESS_URL: URL, TETHER_EGRESS_KEY: KEY, TETHER_RUNNER_HTTPS_PROXY: 'http://corp:3128' },
+      'TETHER_RUNNER_HTTPS_PROXY',
+      'egress proxy',
+    ],
+  ])('refuses %j naming %s', (env, variable, words) => {
+    const { variable: named, message } = refusal(env);
+    expect(named).toBe(variable);
+    expect(message).toContain(words);
+  });
+
+  it('makes the controller process refuse to start, naming the variable and not the key', () => {
+    const short = 'secret-but-short';
+    const out = spawnSync(process.execPath, ['controller/main.ts'], {
+      env: {
+        ...process.env,
+        TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
+        TETHER_EGRESS_URL: URL,
+        TETHER_EGRESS_KEY: short,
+        KUBECONFIG: '/nonexistent',
+      },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(out.status).toBe(2);
+    expect(out.stderr).toContain('TETHER_EGRESS_KEY: (hidden) is invalid');
+    expect(out.stderr).not.toContain(short);
+  }, 30_000);
+
+  it('never shows the key in its refusal', () => {
+    const short = 'secret-but-short';
+    expect(refusal({ TETHER_EGRESS_URL: URL, TETHER_EGRESS_KEY: short }).message).not.toContain(short);
+  });
+});
+
+const session = testSession({ name: 'abc-20261122083000-k3x9', uid: 'uid-1' });
+const runnerEnv = (pod: V1Pod) => pod.spec!.containers.find((c) => c.name === 'runner')!.env!;
+const agentEnv = (pod: V1Pod) => pod.spec!.initContainers!.find((c) => c.name === 'agent')!.env!;
+
+describe('desiredPod with the egress proxy', () => {
+  it("gives the runner container the proxy's URL and its own Pod's supervisor credential, the agent nothing", () => {
+    const config = unitConfig({ egress, runnerNamespace: 'tether-runners' });
+    const without = desiredPod(session, unitConfig({ runnerNamespace: 'tether-runners' }));
+    const pod = desiredPod(session, config);
+    const password = supervisorPassword(KEY, 'tether-runners', 'abc-20261122083000-k3x9-runner');
+    const repoHosts = runnerEnv(without).findIndex((e) => e.name === 'TETHER_REPO_HOSTS');
+    expect(runnerEnv(pod)).toEqual([
+      ...runnerEnv(without).slice(0, repoHosts + 1),
+      { name: 'TETHER_EGRESS_URL', value: URL },
+      { name: 'TETHER_EGRESS_TOKEN', value: password },
+      ...runnerEnv(without).slice(repoHosts + 1),
+    ]);
+    expect(agentEnv(pod)).toEqual(agentEnv(without));
+    expect(JSON.stringify(pod)).not.toContain(KEY);
+  });
+
+  it("names a replacement's credential after the replacement's own name", () => {
+    const pod = desiredPod(session, unitConfig({ egress }), 'ws-other', 1);
+    expect(runnerEnv(pod)).toContainEqual({
+      name: 'TETHER_EGRESS_TOKEN',
+      value: supervisorPassword(KEY, 'tether', 'abc-20261122083000-k3x9-runner-1'),
+    });
+  });
+
+  it("gives each Pod its own credential; the runner key stays the same for the phone's next Session, and changes with the egress key", () => {
+    const next = testSession({ name: 'abc-20261122090000-zzzz', uid: 'uid-2' });
+    const token = (pod: V1Pod) => runnerEnv(pod).find((e) => e.name === 'TETHER_EGRESS_TOKEN')!.value;
+    const runnerKey = (pod: V1Pod) => pod.metadata!.annotations!['tether.dev/runner-key'];
+    const [first, second] = [desiredPod(session, unitConfig({ egress })), desiredPod(next, unitConfig({ egress }))];
+    expect(token(first)).not.toBe(token(second));
+    expect(runnerKey(first)).toBe(runnerKey(second));
+    const rotated = desiredPod(session, unitConfig({ egress: { url: URL, key: 'r'.repeat(40) } }));
+    expect(runnerKey(rotated)).not.toBe(runnerKey(first));
+    expect(runnerKey(desiredPod(session, unitConfig()))).not.toBe(runnerKey(first));
+  });
+});
