@@ -200,18 +200,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           env: options.egressEnv,
         })
       : stackEnv({
-      ...options,
-      namespace,
-      runnerNamespace,
-      relayUrl,
-      relayPort,
-      chatToken,
-      mediaSigningKey,
-      phoneHashKey,
-      metricsPort: await freePort(),
-      github,
-      egress,
-    })[name];
+          ...options,
+          namespace,
+          runnerNamespace,
+          relayUrl,
+          relayPort,
+          chatToken,
+          mediaSigningKey,
+          phoneHashKey,
+          metricsPort: await freePort(),
+          github,
+          egress,
+        })[name];
   // Staged, and its compile cache filled, while the relay and the controller start.
   const stagingStarted = performance.now();
   const runnerImage = stageImage(RUNNER_IMAGE, {
@@ -239,7 +239,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   await untilHttpOk(`${relayUrl}/healthz`, procs.relay!.current());
   await launch('controller');
 
-  const nodeAgent = await startRunnerNode(options, kc, { namespace, runnerNamespace }, runnerImage, stagingStarted, egress);
+  const nodeAgent = await startRunnerNode(
+    options,
+    kc,
+    { namespace, runnerNamespace },
+    runnerImage,
+    stagingStarted,
+    egress,
+  );
 
   return {
     namespace,
