@@ -12,7 +12,7 @@ import { BESIDE_OTHERS_VARIABLE, inheritedEnv } from './config.ts';
 import { machineLoad, waitUntilIdle } from './machine.ts';
 import { formatTable, meets, type Row } from './report.ts';
 
-const BENCHMARKS = ['controller.ts', 'first-progress.ts', 'relay.ts'];
+const BENCHMARKS = ['controller.ts', 'first-progress.ts', 'relay.ts', 'egress.ts'];
 const BIG_BENCHMARKS = ['git-history.ts'];
 const { values: args } = parseArgs({
   options: { wait: { type: 'string', default: '20' }, only: { type: 'string' }, big: { type: 'boolean' } },

@@ -33,7 +33,8 @@ export async function systemResolve(host: string): Promise<string[]> {
 }
 
 function agentGrants(deps: AdmitDeps, caller: Caller, t: Target) {
-  if (caller.kind !== 'agent') return { additions: [], repository: [], session: [], once: false, denied: false, streamOpen: false };
+  if (caller.kind !== 'agent')
+    return { additions: [], repository: [], session: [], once: false, denied: false, streamOpen: false };
   const repoUrl = deps.sessions.get(caller.session)?.repoUrl;
   const additions: HostEntry[] = repoUrl ? (deps.rules.repositories.get(repoUrl) ?? []) : [];
   const repository = repoUrl ? deps.grants.entriesFor(repoUrl) : [];

@@ -92,7 +92,8 @@ export function createApp(deps: AppDeps): Server {
   );
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     deps.metrics.connections.inc({ caller: 'unknown', decision: 'malformed' });
-    const reason = error.code === 'HPE_HEADER_OVERFLOW' ? 'the request head is too large' : 'the request cannot be read';
+    const reason =
+      error.code === 'HPE_HEADER_OVERFLOW' ? 'the request head is too large' : 'the request cannot be read';
     refuseSocket(socket, { status: 400, reason });
   });
   return server;

@@ -25,7 +25,13 @@ export interface BlockedRanges {
 
 /** `a.b.c.d/n`, `v6/n` or one address, comma-separated; `none` is the empty list. Throws naming a bad one. */
 export function parseCidrs(text: string): BlockedRanges {
-  const items = text.trim() === 'none' ? [] : text.split(',').map((s) => s.trim()).filter(Boolean);
+  const items =
+    text.trim() === 'none'
+      ? []
+      : text
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
   const list = new BlockList();
   for (const item of items) {
     const [address = '', bits, extra] = item.split('/');

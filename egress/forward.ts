@@ -25,7 +25,8 @@ const HOP_BY_HOP = new Set([
 export function endToEnd(raw: readonly string[]): string[] {
   const named = new Set<string>();
   for (let i = 0; i < raw.length; i += 2)
-    if (raw[i]!.toLowerCase() === 'connection') for (const n of raw[i + 1]!.split(',')) named.add(n.trim().toLowerCase());
+    if (raw[i]!.toLowerCase() === 'connection')
+      for (const n of raw[i + 1]!.split(',')) named.add(n.trim().toLowerCase());
   const out: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
@@ -34,9 +35,17 @@ export function endToEnd(raw: readonly string[]): string[] {
   return out;
 }
 
-const hostHeader = (t: Target) => `${t.host.includes(':') ? `[${t.host}]` : t.host}${t.port === 80 ? '' : `:${t.port}`}`;
+const hostHeader = (t: Target) =>
+  `${t.host.includes(':') ? `[${t.host}]` : t.host}${t.port === 80 ? '' : `:${t.port}`}`;
 
-function forward(deps: ProxyDeps, caller: Caller, req: IncomingMessage, res: ServerResponse, address: string, t: Target) {
+function forward(
+  deps: ProxyDeps,
+  caller: Caller,
+  req: IncomingMessage,
+  res: ServerResponse,
+  address: string,
+  t: Target,
+) {
   let bytes = 0;
   let finished = false;
   const upstream = request({

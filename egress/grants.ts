@@ -80,7 +80,10 @@ export function configMapGrants(options: GrantsOptions): GrantsStore {
         (attempt === 0 ? informer.get(key) : undefined) ?? (await configMaps.get(options.namespace, options.name)),
       (current) => {
         if (!current) throw new Error(`the grants ConfigMap ${options.name} is gone`);
-        const data = { ...current.data, [grantKey(repoUrl)]: withEntry(current.data?.[grantKey(repoUrl)], entry, options.maxEntries) };
+        const data = {
+          ...current.data,
+          [grantKey(repoUrl)]: withEntry(current.data?.[grantKey(repoUrl)], entry, options.maxEntries),
+        };
         const bytes = Object.entries(data).reduce((sum, [k, v]) => sum + k.length + v.length, 0);
         if (bytes > MAX_GRANTS_BYTES) throw new Error(`the grants ConfigMap would pass ${MAX_GRANTS_BYTES} bytes`);
         return { ...current, data };

@@ -33,8 +33,7 @@ export function informedSessions(kube: KubeConnection, namespace: string, logger
   const key = (name: string) => `${namespace}/${name}`;
   return {
     get: (name) => viewOf(informer.get(key(name))),
-    onChange: (handler) =>
-      informer.onChange((k, session) => handler(k.slice(k.indexOf('/') + 1), viewOf(session))),
+    onChange: (handler) => informer.onChange((k, session) => handler(k.slice(k.indexOf('/') + 1), viewOf(session))),
     start: () => informer.start(),
     stop: () => informer.stop(),
   };

@@ -68,7 +68,8 @@ async function supervisorRoute(deps: SupervisorApiDeps, req: IncomingMessage, re
   }
   if (req.method !== 'POST') return reply(res, 405, 'POST an answer', { Allow: 'POST' });
   const answer = await readAnswer(req);
-  if (!answer) return reply(res, 400, `an answer is JSON {"id": "…", "grant": ${GRANTS.map((g) => `"${g}"`).join('|')}}`);
+  if (!answer)
+    return reply(res, 400, `an answer is JSON {"id": "…", "grant": ${GRANTS.map((g) => `"${g}"`).join('|')}}`);
   if (!deps.asks.answer(session, answer.id, answer.grant)) return reply(res, 404, 'no such open ask');
   res.writeHead(204).end();
 }

@@ -90,14 +90,17 @@ function normalizedPath(path: string): string {
     if (next === text) break;
     text = next;
   }
-  return text.toLowerCase().replace(/\\/g, '/').replace(/\/{2,}/g, '/');
+  return text
+    .toLowerCase()
+    .replace(/\\/g, '/')
+    .replace(/\/{2,}/g, '/');
 }
 
 /** Why the agent may not send this plain-HTTP request to a forge, or undefined for a read. */
 export function forgeWriteProblem(method: string, path: string): string | undefined {
   const seen = normalizedPath(path);
   const [pathname = ''] = seen.split('?');
-  const push = 'the agent has no route to push; pushes go through Tether\'s review';
+  const push = "the agent has no route to push; pushes go through Tether's review";
   if (seen.includes('receive-pack')) return push;
   if (pathname.split('/').includes('..')) return push;
   if (method === 'GET' || method === 'HEAD') return undefined;

@@ -24,7 +24,13 @@ export function tracked(deps: ProxyDeps, caller: Caller, connection: { destroy()
   return caller.kind === 'agent' ? deps.asks.track(caller.session, connection) : () => undefined;
 }
 
-function tunnel(deps: ProxyDeps, caller: Caller, client: Duplex, head: Buffer, to: { address: string; target: Target }) {
+function tunnel(
+  deps: ProxyDeps,
+  caller: Caller,
+  client: Duplex,
+  head: Buffer,
+  to: { address: string; target: Target },
+) {
   const upstream: Socket = connect({ host: to.address, port: to.target.port });
   let opened = false;
   const release = tracked(deps, caller, { destroy: () => (client.destroy(), upstream.destroy()) });

@@ -58,3 +58,9 @@ export function readDelivered(session: Session): Delivered {
 }
 
 export const writeDelivered = (d: Delivered) => JSON.stringify(d);
+
+/** Whether the request went to the phone (or is being sent): only then can a reply have been meant for it. */
+export function sentToPhone(session: Session, requestId: string): boolean {
+  const delivered = readDelivered(session);
+  return delivered.pending === requestId || delivered.sending?.id === requestId;
+}

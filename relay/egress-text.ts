@@ -24,12 +24,15 @@ export function destination(pending: Pending): string {
   return pending.port === undefined || pending.port === HTTPS_PORT ? host : grantEntry(host, pending.port);
 }
 
-/** " (for `pip install foo`)", or nothing when no tool call was running. */
+/**
+ * " (for `pip install foo`)", or nothing when no tool call was running. A Bash command as a tool request
+ * shows it; another tool as its name and compact JSON (its lines stay one: context, not the request).
+ */
 function forTool(pending: Pending): string {
   if (!pending.tool) return '';
-  const tool = oneLine(pending.tool, TOOL_NAME_CHARS);
-  const detail = toolDetail(pending);
-  const call = tool === 'Bash' && detail ? detail : `${tool}${detail ? `: ${detail}` : ''}`;
+  const bash = pending.tool === 'Bash' && toolDetail(pending);
+  const input = pending.input ? `: ${pending.input}` : '';
+  const call = bash || `${oneLine(pending.tool, TOOL_NAME_CHARS)}${input}`;
   return ` (for \`${oneLine(call, EGRESS_TOOL_CHARS)}\`)`;
 }
 

@@ -105,6 +105,7 @@ export const text = {
     'It starts when the current task finishes. *cancel* stops all of them.',
   queueFull,
   requestClosed: () => 'That request is no longer open. Reply *status* to see where things are.',
+  requestOnItsWay: () => 'A new request is on its way to you: read it, then answer it. Nothing was decided.',
   unknownButton: () => 'That button is not one of ours. Reply with a word instead (*help* lists them).',
   nothingPending: () => 'Nothing is waiting for your decision right now. Send a command, or *status*.',
   nothingToCancel: () => 'Nothing is running. Send a command to start.',

@@ -39,6 +39,8 @@ export class RunnerHost implements AgentHost {
   readonly tools: AgentHost['tools'];
   agentSessionId: string | undefined;
   lastText = '';
+  /** Tool calls made and not yet answered, by id, in the order they were made. */
+  private readonly running = new Map<string, { tool: string; input: unknown }>();
 
   constructor(deps: HostDeps) {
     this.deps = deps;
@@ -78,6 +80,8 @@ export class RunnerHost implements AgentHost {
       }
       return;
     }
+    if (event.type === 'tool_use' && event.id) this.running.set(event.id, { tool: event.tool, input: event.input });
+    if (event.type === 'tool_done') this.running.delete(event.id);
     if (event.type === 'text' && event.text.trim() && !event.text.includes('::progress::'))
       this.lastText = event.text.trim();
     for (const line of progressLines(event)) {
@@ -124,6 +128,13 @@ export class RunnerHost implements AgentHost {
       ...(result.tokens ? { tokens: result.tokens } : {}),
       exitCode: result.exitCode,
     };
+  }
+
+  /** The latest tool call still running, its input as JSON cut to what the phone is shown (an egress ask names it). */
+  runningTool(): { tool: string; input: string } | undefined {
+    const last = [...this.running.values()].at(-1);
+    if (!last) return undefined;
+    return { tool: last.tool.slice(0, 256), input: (JSON.stringify(last.input) ?? '').slice(0, LIMITS.toolInputChars) };
   }
 
   /** What this run's own model responses cost (Claude Code's total of a resumed conversation includes earlier runs). */

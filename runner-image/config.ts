@@ -6,6 +6,7 @@ import { claudeModel, httpUrl, logLevel, noProxyList, proxyUrl, renamedOf } from
 import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
 import { RUNNER_GIT_STORE } from '../common/session/names.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
+import { supervisorGitProxy, type Egress } from './egress/env.ts';
 import { isInside } from './workspace/paths.ts';
 
 export const EnvSchema = Type.Object({
@@ -61,6 +62,18 @@ export const EnvSchema = Type.Object({
   HTTPS_PROXY: Type.Optional(proxyUrl('proxy of https traffic')),
   HTTP_PROXY: Type.Optional(proxyUrl('proxy of http traffic')),
   NO_PROXY: Type.Optional(noProxyList('hosts reached without the proxy, comma-separated')),
+  TETHER_EGRESS_URL: Type.Optional(
+    proxyUrl("Tether's egress proxy (no credential): the agent's and the supervisor's only way out"),
+  ),
+  TETHER_EGRESS_TOKEN: Type.Optional(
+    Type.String({ minLength: 16, pattern: '^[A-Za-z0-9_-]+$', description: "the supervisor's egress password" }),
+  ),
+  TETHER_MODEL_PORT: Type.Integer({
+    default: 0,
+    minimum: 0,
+    maximum: 65535,
+    description: "the loopback port of the supervisor's model endpoint (0: any free port)",
+  }),
   TETHER_PERMISSION_POLICY: Type.Optional(Type.String({ minLength: 2, description: 'JSON permission policy' })),
   TETHER_AGENT_SOCKET: Type.Optional(
     Type.String({
@@ -105,8 +118,22 @@ export function loopbackModelEnv(agentEnv: Record<string, string>, url: string):
 /** Loopback (the scripted model, a dev server, a test's remote) never goes through a proxy. */
 const noProxy = (e: Env) => [e.NO_PROXY, '127.0.0.1', 'localhost'].filter(Boolean).join(',');
 
+/** Set: the egress proxy, the supervisor's credential for it and the Pod it is named after. */
+function egress(e: Env): Egress | undefined {
+  if (!e.TETHER_EGRESS_URL !== !e.TETHER_EGRESS_TOKEN) {
+    const missing = e.TETHER_EGRESS_URL ? 'TETHER_EGRESS_TOKEN' : 'TETHER_EGRESS_URL';
+    throw new ConfigError(missing, 'is required with the other of TETHER_EGRESS_URL and TETHER_EGRESS_TOKEN');
+  }
+  if (!e.TETHER_EGRESS_URL || !e.TETHER_EGRESS_TOKEN) return undefined;
+  if (!e.TETHER_POD_NAME)
+    throw new ConfigError('TETHER_POD_NAME', 'is required with TETHER_EGRESS_URL (the supervisor is runner.<pod>)');
+  return { url: e.TETHER_EGRESS_URL.replace(/\/$/, ''), token: e.TETHER_EGRESS_TOKEN, pod: e.TETHER_POD_NAME };
+}
+
 /** The proxy variables as curl (git's http) reads them: it takes http_proxy in lower case only. */
 function gitProxy(e: Env): Record<string, string> {
+  const through = egress(e);
+  if (through) return supervisorGitProxy(through);
   if (!e.HTTPS_PROXY && !e.HTTP_PROXY) return {};
   return {
     ...(e.HTTPS_PROXY ? { https_proxy: e.HTTPS_PROXY } : {}),
@@ -126,10 +153,12 @@ function agentEnvironment(e: Env): Record<string, string> {
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     DISABLE_AUTOUPDATER: '1',
   };
-  for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'HTTPS_PROXY', 'HTTP_PROXY'] as const) {
+  // With egress the Session's own proxy credential is added per Session (egress/env.ts), never the operator's proxy.
+  const proxies = egress(e) ? [] : (['HTTPS_PROXY', 'HTTP_PROXY'] as const);
+  for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', ...proxies] as const) {
     if (e[name]) agentEnv[name] = e[name];
   }
-  if (e.HTTPS_PROXY || e.HTTP_PROXY || e.NO_PROXY) agentEnv.NO_PROXY = noProxy(e);
+  if (!egress(e) && (e.HTTPS_PROXY || e.HTTP_PROXY || e.NO_PROXY)) agentEnv.NO_PROXY = noProxy(e);
   if (e.ANTHROPIC_BASE_URL && !e.ANTHROPIC_API_KEY) agentEnv.ANTHROPIC_API_KEY = SCRIPTED_MODEL_KEY;
   return agentEnv;
 }
@@ -209,14 +238,21 @@ function configFrom(e: Env) {
       /** Set: the token is this file's content at each use (an App installation token the controller renews). */
       ...(e.GITHUB_TOKEN_FILE ? { tokenFile: e.GITHUB_TOKEN_FILE } : { token: e.GITHUB_TOKEN }),
     },
-    /** The supervisor's git goes through the Pod's proxy (its fetch and https calls too, by NODE_USE_ENV_PROXY). */
+    /**
+     * The supervisor's git goes through the egress proxy when there is one, else the Pod's proxy (its fetch and
+     * https calls too, by NODE_USE_ENV_PROXY).
+     */
     gitProxy: gitProxy(e),
+    /** Set: every connection of the agent and of the supervisor goes through Tether's egress proxy. */
+    egress: egress(e),
+    /** The loopback port the model endpoint (model proxy or scripted model) binds; 0: any free port. */
+    modelPort: e.TETHER_MODEL_PORT,
     /** Hosts (host[:port]) and local folders the Session's repository may be on. */
     repoHosts: checked('TETHER_REPO_HOSTS', () => parseRepoHosts(e.TETHER_REPO_HOSTS)),
     ...agent(e),
     logLevel: e.TETHER_LOG_LEVEL,
     /** Values that must never leave the process (status, logs, images). */
-    secrets: [e.GITHUB_TOKEN, e.ANTHROPIC_API_KEY].filter((s): s is string => !!s && s.length >= 4),
+    secrets: [e.GITHUB_TOKEN, e.ANTHROPIC_API_KEY, e.TETHER_EGRESS_TOKEN].filter((s): s is string => !!s && s.length >= 4),
     /** Where to find the API server and credentials. */
     kube: {
       KUBECONFIG: e.KUBECONFIG,

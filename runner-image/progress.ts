@@ -48,6 +48,7 @@ export function progressLines(event: AgentEvent): string[] {
       return text ? [text] : [];
     }
     case 'session':
+    case 'tool_done':
     case 'usage':
     case 'turn-usage':
       return [];

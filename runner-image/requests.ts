@@ -87,12 +87,35 @@ export class Requests {
     return this.queue(() => this.raiseNow(kind, fields, beforeRecord));
   }
 
+  /**
+   * A request its asker may take back (egress: the proxy dropped its ask): not raised once `withdrawn` has
+   * aborted, and taken off the Session (back to Working) when it aborts before the phone answers; undefined then.
+   */
+  raiseUnless(kind: Kind, fields: Fields, withdrawn: AbortSignal): Promise<Decided | undefined> {
+    return this.queue(async () => {
+      if (withdrawn.aborted) return undefined;
+      try {
+        return await this.raiseNow(kind, fields, undefined, AbortSignal.any([this.stop, withdrawn]));
+      } catch (error) {
+        if (!(error instanceof Stopped) || this.stop.aborted || !withdrawn.aborted) throw error;
+        this.status.setPending(null);
+        await this.status.move({ type: 'RequestWithdrawn' });
+        return undefined;
+      }
+    });
+  }
+
   /** The request the lost runner raised, still open on the Session: its answer, recorded as raise() records it. */
   adopt(pending: Pending, beforeRecord?: BeforeRecord): Promise<Decided> {
     return this.queue(() => this.decide(pending, beforeRecord));
   }
 
-  private async raiseNow(kind: Kind, fields: Fields, beforeRecord?: BeforeRecord): Promise<Decided> {
+  private async raiseNow(
+    kind: Kind,
+    fields: Fields,
+    beforeRecord?: BeforeRecord,
+    signal = this.stop,
+  ): Promise<Decided> {
     if (this.stop.aborted) throw new Stopped(String(this.stop.reason));
     const replayed = this.replay(kind, fields);
     if (replayed) return replayed;
@@ -104,11 +127,11 @@ export class Requests {
     };
     this.status.setPending(pending);
     await this.status.move({ type: 'RequestRaised', kind });
-    return this.decide(pending, beforeRecord);
+    return this.decide(pending, beforeRecord, signal);
   }
 
-  private async decide(pending: Pending, beforeRecord?: BeforeRecord): Promise<Decided> {
-    const decision = await waitForDecision(this.status, pending.id, this.stop);
+  private async decide(pending: Pending, beforeRecord?: BeforeRecord, signal = this.stop): Promise<Decided> {
+    const decision = await waitForDecision(this.status, pending.id, signal);
     const decided = decidedEvent(pending.kind, decision);
     const step = transition(this.status.phase, decided);
     const effects = step.ok ? step.effects : [];

@@ -14,6 +14,7 @@ import { publish, publishedBefore } from './forge/publish.ts';
 import type { GitHubAccess } from './forge/github.ts';
 import { agentPictures, agentPrompt, prepareWorkspace, waitForStart } from './start.ts';
 import { RunnerHost } from './agent-callbacks.ts';
+import type { Asker } from './egress/link.ts';
 import { answerDiffRequests, DiffDrawer, diffFileNames } from './pictures/diff-review.ts';
 import type { FileDiff } from './pictures/diff-parse.ts';
 import type { Browsers } from './pictures/chromium.ts';
@@ -46,6 +47,7 @@ export interface RunnerDeps {
    * here.
    */
   freezeAgent?: () => Promise<{ lingering: number }>;
+  egress?: { attach(asker: Asker): () => void }; // the egress proxy's asks, taken by each agent run while it runs
   now: () => Date;
 }
 
@@ -119,9 +121,10 @@ export class Runner implements Resumable {
   async runAgent(run: AgentRun): Promise<void> {
     const { status, log } = this.deps;
     const { spec } = this.session;
+    const requests = new Requests(status, this.stop.signal, run.answered);
     const host = new RunnerHost({
       status,
-      requests: new Requests(status, this.stop.signal, run.answered),
+      requests,
       policy: this.deps.policy,
       repoDir: this.deps.repoDir,
       log,
@@ -133,7 +136,8 @@ export class Runner implements Resumable {
     });
     const { prompt, images, mode, resume } = run;
     const options = { prompt, images, cwd: this.deps.repoDir, mode, resume, signal: this.stop.signal };
-    const result = await this.deps.agent.run(options, host);
+    const detach = this.deps.egress?.attach({ requests, runningTool: () => host.runningTool() });
+    const result = await this.deps.agent.run(options, host).finally(() => detach?.());
     log.info({ ok: result.ok, exitCode: result.exitCode, costUsd: host.spentUsd }, 'agent finished');
     await host.pauseAnswered();
     this.deps.status.setResult(host.resultOf(result));

@@ -18,6 +18,9 @@ import {
   type Session,
 } from '../common/session/schema.ts';
 import { isTerminal, transition, type Event } from '../common/session/state-machine.ts';
+import type { EgressRecord } from '../common/session/status-schema.ts';
+import type { ConnectionEvent } from '../common/egress/protocol.ts';
+import { foldEgress } from './egress/records.ts';
 
 /** The Session reached a terminal phase (or vanished) through someone else: stop, exit 0. */
 export class SessionFinished extends Error {}
@@ -44,6 +47,7 @@ export class StatusWriter {
   private latest: Session | undefined;
   private pendingPatch: Record<string, unknown> = {};
   private progress: ProgressItem[] = [];
+  private egress: EgressRecord[] = [];
   private seq = 0;
   private timer: NodeJS.Timeout | undefined;
   /** Every read and write, one at a time. */
@@ -112,6 +116,7 @@ export class StatusWriter {
     const first = !this.latest;
     if (first) {
       this.progress = [...(session.status?.progress ?? [])];
+      this.egress = [...(session.status?.egress ?? [])];
       this.seq = Math.max(0, ...this.progress.map((p) => p.seq));
     }
     const changed = versionOf(session) !== versionOf(this.latest);
@@ -129,6 +134,13 @@ export class StatusWriter {
     if (this.progressWritten) return this.schedule();
     this.progressWritten = true;
     this.flushInBackground();
+  }
+
+  /** One connection through the egress proxy, folded into status.egress; written with the next batch. */
+  recordEgress(event: ConnectionEvent): void {
+    this.egress = foldEgress(this.egress, event);
+    this.pendingPatch.egress = this.egress;
+    this.schedule();
   }
 
   setResult(result: Partial<Result>): void {

@@ -21,12 +21,14 @@ import { githubToken } from './git/token.ts';
 import { imageInstructions } from './image-files.ts';
 import { browserEnvironment, Browsers } from './pictures/chromium.ts';
 import type { Policy } from './policy.ts';
-import { startModelProxy, type ModelProxy } from './model/proxy.ts';
+import { startModelEndpoint, type ModelEndpoint } from './model/endpoint.ts';
 import { ModelSpend } from './model/spend.ts';
 import { Runner } from './runner.ts';
-import { startScriptedModel, type ScriptedModel } from './scripted-model/server.ts';
 import { SessionFinished, StatusWriter } from './status.ts';
 import { makeWorkspaceDirs } from './workspace/fs.ts';
+import { agentProxyEnv, supervisorProxyUrl } from './egress/env.ts';
+import { proxyAgents, type ProxyAgents } from './egress/http.ts';
+import { openEgressLink } from './egress/link.ts';
 
 export interface RunnerPodParts {
   config: RunnerConfig;
@@ -57,38 +59,19 @@ interface PodParts {
   /** The proxy's meter, handed to each run in turn. */
   modelSpend: ModelSpend;
   browsers: Browsers;
+  /** Set: the supervisor's own calls go through the egress proxy with these. */
+  egress: ProxyAgents | undefined;
 }
 
-/** What Claude Code talks to on loopback: the scripted model, or (in the agent container) the proxy adding the key. */
-type ModelEndpoint = ScriptedModel | ModelProxy;
-
-async function startModelEndpoint(
-  config: RunnerConfig,
-  log: Logger,
-  spend: ModelSpend,
-): Promise<ModelEndpoint | undefined> {
-  if (config.scriptedModel) return startScriptedModel({ log: log.child({ scriptedModel: true }) });
-  if (config.agentSocket && config.anthropicApiKey) {
-    return startModelProxy({
-      upstream: config.anthropicBaseUrl,
-      apiKey: config.anthropicApiKey,
-      log: log.child({ modelProxy: true }),
-      spend,
-    });
-  }
-  return undefined;
-}
-
-/** Claude Code, in the agent container when there is a channel; its key is then always a dummy one. */
-function makeAgent(
-  config: RunnerConfig,
-  log: Logger,
-  endpoint: ModelEndpoint | undefined,
-  channel: AgentChannel | undefined,
-): ClaudeAgent {
+/**
+ * Claude Code of one Session, in the agent container when there is a channel (its key then always a
+ * dummy one); with egress, its way out is the proxy with the Session's own credential.
+ */
+function makeAgent(config: RunnerConfig, log: Logger, pod: PodParts, session: string): ClaudeAgent {
+  const { endpoint, channel } = pod;
   const env = endpoint ? loopbackModelEnv(config.agentEnv, endpoint.url) : config.agentEnv;
   return new ClaudeAgent({
-    env,
+    env: config.egress ? { ...env, ...agentProxyEnv(config.egress, session) } : env,
     model: config.model,
     log,
     claudePath: config.claudePath,
@@ -107,9 +90,10 @@ async function makeAgentHome(config: RunnerConfig): Promise<void> {
 }
 
 /** The forge API's URL and the token at each use (read again from its file, learned by the redactor). */
-const github = (config: RunnerConfig, redact: LearningRedactor) => ({
+const github = (config: RunnerConfig, redact: LearningRedactor, proxy: ProxyAgents | undefined) => ({
   apiUrl: config.github.apiUrl,
   token: githubToken(config.github, redact.learn),
+  ...(proxy ? { proxy } : {}),
 });
 
 /** One Session's run on the Pod's parts: its watch, status writer, git handle and Runner. */
@@ -126,9 +110,10 @@ function runSession(parts: RunnerPodParts, pod: PodParts, name: string, onPhone:
     now: parts.now,
   });
   const { channel, endpoint, modelSpend } = pod;
+  const egress = config.egress && openEgressLink({ egress: config.egress, session: name, status, log });
   const runner = new Runner({
     status,
-    agent: makeAgent(config, log, endpoint, channel),
+    agent: makeAgent(config, log, pod, name),
     browsers: pod.browsers,
     policy: parts.policy,
     log,
@@ -139,7 +124,7 @@ function runSession(parts: RunnerPodParts, pod: PodParts, name: string, onPhone:
       workspace: config.workspace,
       checkout: config.checkout,
       storeDir: config.gitStore,
-      token: github(config, redact).token,
+      token: github(config, redact, pod.egress).token,
       author: config.gitAuthor,
       redact,
       path: config.agentEnv.PATH!,
@@ -148,10 +133,11 @@ function runSession(parts: RunnerPodParts, pod: PodParts, name: string, onPhone:
     media: { dir: config.mediaDir, namespace, session: name, relay: config.relay },
     workspace: config.workspace,
     repoDir: config.repoDir,
-    github: github(config, redact),
+    github: github(config, redact, pod.egress),
     repoHosts: config.repoHosts,
     now: parts.now,
     freezeAgent: channel && (() => channel.freeze()),
+    egress: egress?.link,
   });
   const offPhone = status.onChange((s) => {
     // The runner holds no hash key: it logs the hash the relay labelled the Session with.
@@ -192,6 +178,7 @@ function runSession(parts: RunnerPodParts, pod: PodParts, name: string, onPhone:
       return 1;
     } finally {
       watch.stop();
+      egress?.close();
     }
   };
   return { done: run(), stop: (reason) => runner.stop.abort(reason) };
@@ -209,11 +196,13 @@ async function makePodParts(parts: RunnerPodParts): Promise<PodParts> {
       })
     : undefined;
   const modelSpend = new ModelSpend();
-  const endpoint = await startModelEndpoint(config, log, modelSpend);
+  const egress = config.egress && proxyAgents(supervisorProxyUrl(config.egress));
+  const endpoint = await startModelEndpoint(config, log, modelSpend, egress);
   return {
     channel,
     endpoint,
     modelSpend,
+    egress,
     browsers: new Browsers({ env: browserEnvironment(`${config.gitStore}/home`, config.agentEnv.PATH!) }),
   };
 }

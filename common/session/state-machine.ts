@@ -33,6 +33,7 @@ export const Reason = {
   AwaitingDecision: 'AwaitingDecision',
   Approved: 'Approved',
   Answered: 'Answered',
+  Withdrawn: 'Withdrawn',
   Revised: 'Revised',
   Rejected: 'Rejected',
   Published: 'Published',
@@ -60,6 +61,8 @@ export type Event =
   | { type: 'RequestRaised'; kind: Pending['kind'] }
   // revise: a plan goes back to the agent with the user's words
   | { type: 'Decided'; kind: Pending['kind']; approved: boolean; revise?: boolean }
+  // the asker took the request back before the phone answered (egress: the proxy dropped its ask)
+  | { type: 'RequestWithdrawn' }
   | { type: 'Published' }
   | { type: 'FinishedWithoutChanges' }
   | { type: 'Cancel' } //                    the user's cancel (spec.cancel)
@@ -176,6 +179,9 @@ export function transition(phase: Phase | undefined, event: Event): Transition {
       break;
     case 'Decided':
       if (phase === 'AwaitingApproval') return decided(event);
+      break;
+    case 'RequestWithdrawn':
+      if (phase === 'AwaitingApproval') return to('Working', Reason.Withdrawn);
       break;
     case 'Published':
       if (phase === 'Publishing') return end(Reason.Published);

@@ -8,6 +8,8 @@ export interface TierChartOptions {
   apiServerPort: number;
   relayPort: number;
   controllerMetricsPort: number;
+  /** Port of the egress proxy on 127.0.0.1 (its Pod on the node's network, listening on loopback only). */
+  egressPort: number;
   /**
    * Registry and tag the images were built under (`make images IMAGE_REGISTRY=… IMAGE_TAG=…`), loaded
    * into the tier's containerd; none: the chart's own images, pulled (a chart `make release` pushed).
@@ -21,6 +23,13 @@ export function tierChartValues(o: TierChartOptions) {
     // Loaded with `ctr images import`: nothing to pull.
     ...(o.image && { image: { registry: o.image.registry, tag: o.image.tag, pullPolicy: 'Never' } }),
     controller: { metricsPort: o.controllerMetricsPort },
+    // Runners reach the forge and the model through the egress proxy, as in a cluster. The forge and
+    // the GitHub stand-in of the tier are on loopback: the proxy's blocked ranges leave loopback out
+    // (the tier's NetworkPolicy objects are inert; docs/chart.md).
+    egress: {
+      port: o.egressPort,
+      blockedCidrs: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', '169.254.0.0/16'],
+    },
     relay: {
       port: o.relayPort,
       publicUrl: `http://127.0.0.1:${o.relayPort}`,

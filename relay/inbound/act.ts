@@ -5,6 +5,7 @@ import { done, retryOnConflict } from '../../common/kube/retry.ts';
 import { spentToday, withinDailyBudget } from '../../common/session/budget.ts';
 import { maskPhone } from '../../common/session/display.ts';
 import { LIMITS, type Session } from '../../common/session/schema.ts';
+import { sentToPhone } from '../delivered-state.ts';
 import { text } from '../text.ts';
 import { askDiff } from './diff-request.ts';
 import type { InboundMessage } from './message.ts';
@@ -162,6 +163,9 @@ export class Actions {
       () => sessions.get(namespace, name),
       (session: Session | undefined) => {
         if (!session || session.status?.pending?.id !== draft.requestId) return done(text.requestClosed());
+        // Words meant for the request before (a tool's "allow always") must not grant a host the phone has not seen.
+        if (session.status.pending.kind === 'egress' && !sentToPhone(session, draft.requestId))
+          return done(text.requestOnItsWay());
         const decisions = session.spec.decisions ?? [];
         if (decisions.some((d) => d.requestId === draft.requestId)) return done('That request was already answered.');
         return [...decisions, { ...draft, by, at: new Date(this.d.now()).toISOString() }];

@@ -78,13 +78,15 @@ export class ClaudeConversation {
       for (const block of message.message.content as Block[]) {
         if (block.type === 'text' && typeof block.text === 'string') host.event({ type: 'text', text: block.text });
         if (block.type !== 'tool_use' || typeof block.name !== 'string') continue;
-        host.event({ type: 'tool_use', tool: block.name, input: block.input });
+        const id = typeof block.id === 'string' ? { id: block.id } : {};
+        host.event({ type: 'tool_use', tool: block.name, input: block.input, ...id });
         if (block.name === 'AskUserQuestion' && typeof block.id === 'string')
           this.questions.set(block.id, (block.input ?? {}) as Record<string, unknown>);
       }
     } else if (message.type === 'user' && Array.isArray(message.message.content)) {
       for (const block of message.message.content as Block[]) {
         if (block.type !== 'tool_result' || typeof block.tool_use_id !== 'string') continue;
+        host.event({ type: 'tool_done', id: block.tool_use_id });
         host.event({ type: 'text', text: textOf(block.content).slice(0, TOOL_OUTPUT_MAX_CHARS) });
         const asked = this.questions.get(block.tool_use_id);
         if (asked && !this.answered.has(block.tool_use_id)) void this.askDirectly(block.tool_use_id, asked);

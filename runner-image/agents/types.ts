@@ -16,7 +16,8 @@ export type ToolDecision =
 export type AgentEvent =
   | { type: 'text'; text: string } //                  assistant text or tool output; scanned for ::progress::
   | { type: 'progress'; text: string } //              an explicit milestone (the progress tool)
-  | { type: 'tool_use'; tool: string; input: unknown } // a tool the agent used (after permission)
+  | { type: 'tool_use'; tool: string; input: unknown; id?: string } // a tool call the agent made
+  | { type: 'tool_done'; id: string } //               that call's result came back
   | { type: 'session'; id: string } //                 the agent's own session id (for resume)
   // one model response's tokens as it began (model/cost-meter.ts)
   | { type: 'usage'; id: string; model: string; usage: Usage }

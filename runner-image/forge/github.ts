@@ -2,6 +2,7 @@
 // stand-in): open a pull request, request a reviewer, read check runs and reviews for a fix.
 import type { Redactor } from '../../common/log.ts';
 import type { TokenSource } from '../git/env.ts';
+import { sendText, type ProxyAgents } from '../egress/http.ts';
 import { forgeText } from './text.ts';
 
 /** Where the API is and the token for it (never given to the agent): a value, or a function read at each call. */
@@ -9,6 +10,8 @@ export interface GitHubAccess {
   apiUrl: string;
   /** read at each call: an App token is renewed under the runner */
   token: TokenSource;
+  /** Set: every call goes through the egress proxy as the supervisor. */
+  proxy?: ProxyAgents;
 }
 
 const tokenOf = ({ token }: GitHubAccess) => token();
@@ -63,7 +66,7 @@ export async function githubCall<T>(
   request: { method: 'GET' | 'POST'; path: string; body?: unknown },
 ): Promise<T> {
   const token = tokenOf(github);
-  const response = await fetch(`${github.apiUrl}/${request.path}`, {
+  const init = {
     method: request.method,
     headers: {
       accept: 'application/vnd.github+json',
@@ -74,8 +77,12 @@ export async function githubCall<T>(
     },
     body: request.body === undefined ? undefined : JSON.stringify(request.body),
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-  });
-  const text = await response.text();
+  };
+  const url = `${github.apiUrl}/${request.path}`;
+  const response = github.proxy
+    ? await sendText(github.proxy, url, init)
+    : await fetch(url, init).then(async (r) => ({ status: r.status, ok: r.ok, text: await r.text() }));
+  const { text } = response;
   if (!response.ok)
     throw new GitHubRefused(
       response.status,

@@ -20,6 +20,7 @@ import type { Logger } from 'pino';
 import type { ModelSpend } from './spend.ts';
 import { errorBody } from '../scripted-model/sse.ts';
 import { UsageTap } from './usage-tap.ts';
+import { agentFor, type ProxyAgents } from '../egress/http.ts';
 
 export interface ModelProxyOptions {
   /** The Messages API's base URL, e.g. https://api.anthropic.com or a gateway's https://gw.example/anthropic. */
@@ -28,6 +29,10 @@ export interface ModelProxyOptions {
   log: Logger;
   /** Where each forwarded response's spend goes, read from its usage as it streams through. */
   spend: ModelSpend;
+  /** The loopback port to bind (0 or unset: any free port). */
+  port?: number;
+  /** Set: calls to the upstream go through the egress proxy as the supervisor. */
+  egress?: ProxyAgents;
 }
 
 export interface ModelProxy {
@@ -106,6 +111,7 @@ function forward(options: ModelProxyOptions, base: URL, req: IncomingMessage, re
     path: base.pathname.replace(/\/$/, '') + req.url!,
     method: 'POST',
     headers: forwardedHeaders(req, options.apiKey),
+    ...(options.egress ? { agent: agentFor(options.egress, base) } : {}),
   };
   const send = base.protocol === 'https:' ? httpsRequest : httpRequest;
   const upstream = send(target, (answer) => {
@@ -156,7 +162,7 @@ function refuseConnect(log: Logger, req: IncomingMessage, socket: Socket): void 
   socket.end(`HTTP/1.1 400 Bad Request\r\n${head}\r\n${body}`);
 }
 
-/** Listens on 127.0.0.1 (a free port) and forwards Claude Code's Messages API calls to the upstream with the key. */
+/** Listens on 127.0.0.1 (the given port, or a free one) and forwards Claude Code's Messages API calls to the upstream with the key. */
 export async function startModelProxy(options: ModelProxyOptions): Promise<ModelProxy> {
   const base = upstreamBase(options.upstream);
   let ownHost = '';
@@ -177,7 +183,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
   server.on('connect', (req: IncomingMessage, socket: Socket) => refuseConnect(options.log, req, socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   ownHost = `127.0.0.1:${(server.address() as AddressInfo).port}`;
   options.log.info({ url: `http://${ownHost}`, upstream: base.origin + base.pathname }, 'model proxy listening');

@@ -156,7 +156,9 @@ async function handle(state: State, req: IncomingMessage, res: ServerResponse): 
   sendJson(res, 404, errorBody('not_found_error', `${req.method} ${path} is not part of the scripted model`));
 }
 
-export async function startScriptedModel(options: { host?: string; log?: ModelLog } = {}): Promise<ScriptedModel> {
+export async function startScriptedModel(
+  options: { host?: string; port?: number; log?: ModelLog } = {},
+): Promise<ScriptedModel> {
   const host = options.host ?? '127.0.0.1';
   const state: State = { requests: [], served: new Set(), log: options.log };
   const server = createServer((req, res) => {
@@ -168,7 +170,7 @@ export async function startScriptedModel(options: { host?: string; log?: ModelLo
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, host, resolve);
+    server.listen(options.port ?? 0, host, resolve);
   });
   const { port } = server.address() as AddressInfo;
   return {

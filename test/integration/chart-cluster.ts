@@ -45,8 +45,8 @@ export async function kubectlOk(args: string[]): Promise<Result> {
 }
 
 /**
- * The controller's environment as an installed release gives it: its ConfigMap, and the phone hash
- * key it reads from the relay's (chart-generated) Secret.
+ * The controller's environment as an installed release gives it: its ConfigMap, the phone hash key
+ * it reads from the relay's (chart-generated) Secret, and with egress on the egress Secret's key.
  */
 export async function installedControllerEnv(namespace: string, release = 'tether'): Promise<Record<string, string>> {
   const read = async (kind: string, name: string) =>
@@ -55,11 +55,13 @@ export async function installedControllerEnv(namespace: string, release = 'tethe
         data: Record<string, string>;
       }
     ).data;
+  const text = (base64: string) => Buffer.from(base64, 'base64').toString();
+  const config = await read('configmap', `${release}-controller`);
+  const egress: Record<string, string> = config.TETHER_EGRESS_URL
+    ? { TETHER_EGRESS_KEY: text((await read('secret', `${release}-egress`)).TETHER_EGRESS_KEY!) }
+    : {};
   const secret = await read('secret', `${release}-relay`);
-  return {
-    ...(await read('configmap', `${release}-controller`)),
-    TETHER_PHONE_HASH_KEY: Buffer.from(secret.TETHER_PHONE_HASH_KEY!, 'base64').toString(),
-  };
+  return { ...config, TETHER_PHONE_HASH_KEY: text(secret.TETHER_PHONE_HASH_KEY!), ...egress };
 }
 
 /** Server-side apply of a manifest as a dry run with strict field validation: what the API server would refuse. */
@@ -191,7 +193,11 @@ export async function deleteClusterScoped(namespaces: string[]): Promise<void> {
     ...namespaces.flatMap((n) => [`${n}-tether-relay`, `${n}-tether-controller`]),
     '--ignore-not-found',
   ]);
-  const policies = namespaces.flatMap((n) => [`${n}-tether-sessions`, `${n}-runners-runner-pods`]);
+  const policies = namespaces.flatMap((n) => [
+    `${n}-tether-sessions`,
+    `${n}-runners-runner-pods`,
+    `${n}-tether-egress`,
+  ]);
   await kubectlResult([
     'delete',
     'validatingadmissionpolicy,validatingadmissionpolicybinding',

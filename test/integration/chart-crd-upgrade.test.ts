@@ -37,14 +37,18 @@ interface Item {
   status?: { phase?: string } & Record<string, unknown>;
 }
 const items = async (args: string[]) => (await k.json<{ items: Item[] }>(['get', ...args])).items;
-/** The controller's ConfigMap, and the phone hash key of the relay's Secret once the chart made one. */
+/** The controller's ConfigMap, and the keys of the relay's and the egress Secrets once the chart made them. */
 const controllerEnv = async () => {
   const data = async (kind: string, name: string) =>
     (await k.json<{ data: Record<string, string> }>(['get', kind, name, '-n', NS])).data;
+  const text = (base64: string) => Buffer.from(base64, 'base64').toString();
   const key = (await data('secret', 'tether-relay')).TETHER_PHONE_HASH_KEY;
+  const config = await data('configmap', 'tether-controller');
+  const egressKey = config.TETHER_EGRESS_URL ? (await data('secret', 'tether-egress')).TETHER_EGRESS_KEY : undefined;
   return {
-    ...(await data('configmap', 'tether-controller')),
-    ...(key ? { TETHER_PHONE_HASH_KEY: Buffer.from(key, 'base64').toString() } : {}),
+    ...config,
+    ...(key ? { TETHER_PHONE_HASH_KEY: text(key) } : {}),
+    ...(egressKey ? { TETHER_EGRESS_KEY: text(egressKey) } : {}),
   };
 };
 const phases = async () =>

@@ -78,7 +78,11 @@ describe('helm install with default values', () => {
       '-n',
       installed,
     ]);
-    expect(deployments.items.map((d) => d.metadata.name).sort()).toEqual(['tether-controller', 'tether-relay']);
+    expect(deployments.items.map((d) => d.metadata.name).sort()).toEqual([
+      'tether-controller',
+      'tether-egress',
+      'tether-relay',
+    ]);
     // kube-controller-manager's ReplicaSet controller creates the Pods; `restricted` would refuse them.
     const pods = await eventually(
       async () => {
@@ -89,20 +93,20 @@ describe('helm install with default values', () => {
           installed,
         ]);
         const components = list.items.map((p) => p.metadata.labels['app.kubernetes.io/component']).sort();
-        expect(components).toEqual(['controller', 'relay']);
+        expect(components).toEqual(['controller', 'egress', 'relay']);
         return components;
       },
       30_000,
       250,
     );
-    expect(pods).toHaveLength(2);
+    expect(pods).toHaveLength(3);
     const events = (
       await kubectlOk(['get', 'events', '-n', installed, '--field-selector', 'reason=FailedCreate', '-o', 'name'])
     ).stdout;
     expect(events.trim()).toBe('');
   });
 
-  it('lets runners reach the API server: the addresses it finds, else its ports anywhere', async () => {
+  it('lets runners reach the API server: the addresses it finds, else its ports on private addresses', async () => {
     const apiRule = async () =>
       (
         await json<{ spec: { egress: { to: unknown[]; ports: unknown[] }[] } }>([
@@ -116,7 +120,7 @@ describe('helm install with default values', () => {
     // This control plane advertises 127.0.0.1, which the API server never publishes as an endpoint.
     expect(await kubectlResult(['get', 'endpointslice', 'kubernetes', '-n', 'default'])).toMatchObject({ code: 1 });
     expect(await apiRule()).toEqual({
-      to: [{ ipBlock: { cidr: '0.0.0.0/0' } }],
+      to: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10'].map((cidr) => ({ ipBlock: { cidr } })),
       ports: [
         { protocol: 'TCP', port: 443 },
         { protocol: 'TCP', port: 6443 },

@@ -43,6 +43,8 @@ const values = () => ({
     securityContext: { runAsUser: 1000680000, agentRunAsUser: 1000680001, runAsGroup: 1000680000 },
   },
   networkPolicy: { extraEgress: [{ to: [{ ipBlock: { cidr: '192.0.2.10/32' } }], ports: [{ port: 443 }] }] },
+  // An operator's proxy is the runners' way out only without the egress proxy (the chart refuses both).
+  egress: { enabled: false },
 });
 
 beforeAll(async () => {

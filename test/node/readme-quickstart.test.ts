@@ -60,7 +60,12 @@ async function toolsOnPath(): Promise<string> {
 /** The node tier's own values (host network, loopback API server, local volumes, the fakes). */
 async function tierValuesFile(): Promise<string> {
   const apiServerPort = Number(new URL(kc.getCurrentCluster()!.server).port);
-  const tier = tierChartValues({ apiServerPort, relayPort, controllerMetricsPort: await freePort() });
+  const tier = tierChartValues({
+    apiServerPort,
+    relayPort,
+    controllerMetricsPort: await freePort(),
+    egressPort: await freePort(),
+  });
   const values = {
     ...tier,
     relay: { ...tier.relay, twilio: { apiUrl: twilio.url }, progressBatch: '1s' },

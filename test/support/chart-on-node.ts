@@ -73,12 +73,14 @@ function values(o: {
   numbers: string[];
   relayPort: number;
   metricsPort: number;
+  egressPort: number;
   apiServerPort: number;
 }) {
   const tier = tierChartValues({
     apiServerPort: o.apiServerPort,
     relayPort: o.relayPort,
     controllerMetricsPort: o.metricsPort,
+    egressPort: o.egressPort,
     image: BUILT_IMAGES,
   });
   return {
@@ -114,7 +116,16 @@ export async function installChart(numbers: string[]): Promise<ChartOnNode> {
   await writeFile(
     valuesFile,
     JSON.stringify(
-      values({ twilio, github, repoUrl, numbers, relayPort, metricsPort: await freePort(), apiServerPort }),
+      values({
+        twilio,
+        github,
+        repoUrl,
+        numbers,
+        relayPort,
+        metricsPort: await freePort(),
+        egressPort: await freePort(),
+        apiServerPort,
+      }),
     ),
   );
   const { stdout: helm } = await run('scripts/ensure-helm.sh');

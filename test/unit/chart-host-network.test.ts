@@ -8,6 +8,7 @@ import { tierChartValues } from '../../local/kubelet-node/chart-values.ts';
 import { testSession, unitConfig } from './controller-fixtures.ts';
 import {
   HELM_SETUP_TIMEOUT,
+  controllerData,
   find,
   helmBin,
   podTemplate,
@@ -24,6 +25,7 @@ const tier = tierChartValues({
   apiServerPort: 6443,
   relayPort: 18080,
   controllerMetricsPort: 19090,
+  egressPort: 13128,
   image: { registry: 'tether.local', tag: 'dev' },
 });
 
@@ -37,10 +39,7 @@ const container = (template: PodTemplate) => template.spec.containers[0] as unkn
 const envOf = (template: PodTemplate) =>
   Object.fromEntries((container(template).env ?? []).map((e) => [e.name, e.value]));
 /** The controller's ConfigMap, and the key the relay's Secret gives it. */
-const controllerEnv = (objects: KubeObject[]) => ({
-  ...(find(objects, 'ConfigMap', 'controller') as unknown as { data: Record<string, string> }).data,
-  TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
-});
+const controllerEnv = controllerData;
 
 describe('chart values of the host-network / loopback test tier', () => {
   let objects: KubeObject[];
@@ -51,7 +50,7 @@ describe('chart values of the host-network / loopback test tier', () => {
   it(`puts the controller and the relay on the host network, \
 API server and probes on loopback, on their own ports`, () => {
     const ports = new Set<number>();
-    for (const component of ['controller', 'relay']) {
+    for (const component of ['controller', 'relay', 'egress']) {
       const template = podTemplate(find(objects, 'Deployment', component));
       expect(template.spec.hostNetwork, component).toBe(true);
       expect(envOf(template), component).toMatchObject({
@@ -62,7 +61,15 @@ API server and probes on loopback, on their own ports`, () => {
         expect(probe?.httpGet?.host, component).toBe('127.0.0.1');
       for (const { containerPort } of container(template).ports ?? []) ports.add(containerPort);
     }
-    expect([...ports].sort()).toEqual([18080, 19090]);
+    expect([...ports].sort()).toEqual([13128, 18080, 19090]);
+  });
+
+  it('has the egress proxy listen on loopback only, and gives runners its loopback URL', () => {
+    const data = (find(objects, 'ConfigMap', '-egress') as unknown as { data: Record<string, string> }).data;
+    expect(data).toMatchObject({ TETHER_EGRESS_PORT: '13128', TETHER_EGRESS_LISTEN: '127.0.0.1' });
+    expect(data.TETHER_EGRESS_BLOCKED_CIDRS).not.toContain('127.0.0.0/8');
+    const config = loadControllerConfig({ ...controllerEnv(objects), POD_NAME: 'tether-controller-0' });
+    expect(config.egress?.url).toBe('http://127.0.0.1:13128');
   });
 
   it(`gives runners the relay on loopback, the host network and the API server address, through the controller's \
@@ -87,7 +94,7 @@ config`, () => {
 
   it('is off by default: cluster network, the Service address, probes on the Pod IP', async () => {
     const defaults = await render({}, { release: 'tether', namespace: 'agents' });
-    for (const component of ['controller', 'relay']) {
+    for (const component of ['controller', 'relay', 'egress']) {
       const template = podTemplate(find(defaults, 'Deployment', component));
       expect(template.spec.hostNetwork, component).toBeUndefined();
       expect(envOf(template), component).not.toHaveProperty('KUBERNETES_SERVICE_HOST');

@@ -51,6 +51,7 @@ describe.each(['controller', 'relay'])('%s/Dockerfile', (component) => {
         'COPY --from=deps /app/node_modules ./node_modules',
         'COPY common/ ./common/',
         `COPY ${component}/ ./${component}/`,
+        ...(component === 'controller' ? ['COPY egress/ ./egress/'] : []),
       ]),
     );
     expect(of('COPY').some((l) => /^COPY \. /.test(l))).toBe(false);
@@ -70,7 +71,9 @@ heap)`, () => {
 
   it('keeps every package the component imports and drops only ones it does not', () => {
     const dropped = uninstalled(of('RUN').find((l) => l.includes('npm uninstall'))!);
-    const imported = importedPackages(`${component}/main.ts`);
+    // The controller image runs the egress proxy too (node /app/egress/main.ts).
+    const entrypoints = component === 'controller' ? ['controller/main.ts', 'egress/main.ts'] : [`${component}/main.ts`];
+    const imported = importedPackages(...entrypoints);
     expect(imported.size).toBeGreaterThan(3);
     for (const name of imported) {
       expect(

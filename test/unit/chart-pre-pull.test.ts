@@ -3,11 +3,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { desiredPod } from '../../controller/builders.ts';
 import { loadConfig } from '../../controller/config.ts';
-import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 import { testSession } from './controller-fixtures.ts';
 import {
   CHART_DIR,
   HELM_SETUP_TIMEOUT,
+  controllerData,
   find,
   helm,
   helmBin,
@@ -43,8 +43,7 @@ const values = {
 
 /** The runner Pod the controller builds from the ConfigMap these values render. */
 function runnerPodOf(objects: KubeObject[]) {
-  const data = (find(objects, 'ConfigMap', '-controller') as unknown as { data: Record<string, string> }).data;
-  return desiredPod(testSession(), loadConfig({ ...data, TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY }));
+  return desiredPod(testSession(), loadConfig(controllerData(objects)));
 }
 
 describe('runner.prePull', () => {

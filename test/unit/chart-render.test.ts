@@ -82,32 +82,43 @@ describe('helm template, default values', () => {
       'ClusterRoleBinding/agents-tether-relay',
       'ConfigMap/tether-controller',
       'ConfigMap/tether-dashboard',
+      'ConfigMap/tether-egress',
+      'ConfigMap/tether-egress-grants',
       'ConfigMap/tether-pull-requests',
       'ConfigMap/tether-relay',
       'ConfigMap/tether-relay-claims',
       'CustomResourceDefinition/sessions.tether.dev',
       'Deployment/tether-controller',
+      'Deployment/tether-egress',
       'Deployment/tether-relay',
       'Namespace/agents-runners',
+      'NetworkPolicy/tether-egress',
       'NetworkPolicy/tether-runner',
       'PersistentVolumeClaim/tether-relay-media',
       'Pod/tether-relay-test',
       'Pod/tether-runner-secret-test',
       'Role/tether-controller',
       'Role/tether-controller',
+      'Role/tether-egress',
       'Role/tether-relay',
       'RoleBinding/tether-controller',
       'RoleBinding/tether-controller',
+      'RoleBinding/tether-egress',
       'RoleBinding/tether-relay',
+      'Secret/tether-egress',
       'Secret/tether-relay',
       'Secret/tether-runner',
       'Service/tether-controller-metrics',
+      'Service/tether-egress',
       'Service/tether-relay',
       'ServiceAccount/tether-controller',
+      'ServiceAccount/tether-egress',
       'ServiceAccount/tether-relay',
       'ValidatingAdmissionPolicy/agents-runners-runner-pods',
+      'ValidatingAdmissionPolicy/agents-tether-egress',
       'ValidatingAdmissionPolicy/agents-tether-sessions',
       'ValidatingAdmissionPolicyBinding/agents-runners-runner-pods',
+      'ValidatingAdmissionPolicyBinding/agents-tether-egress',
       'ValidatingAdmissionPolicyBinding/agents-tether-sessions',
     ]);
   });
@@ -157,8 +168,9 @@ describe('helm template, default values', () => {
     expect(secret.stringData.RELAY_WEB_CHAT_TOKEN).toMatch(/^[A-Za-z0-9]{32}$/);
   });
 
-  it('gives runner Pods no ingress and no way to cluster ranges or cloud metadata', () => {
-    const policy = find(objects, 'NetworkPolicy', 'runner') as unknown as {
+  it('with egress.enabled=false: gives runner Pods no ingress and no way to cluster ranges or cloud metadata', async () => {
+    const withoutEgress = await render({ egress: { enabled: false } }, { release: 'tether', namespace: 'agents' });
+    const policy = find(withoutEgress, 'NetworkPolicy', 'runner') as unknown as {
       spec: {
         podSelector: unknown;
         policyTypes: string[];
@@ -314,16 +326,22 @@ Ingress; uploads stay in-cluster`, () => {
     ).toBe('registry.example.com/tether/tether-runner:1.2.3');
   });
 
-  it('lets runners reach the given DNS and API server addresses and IPv6 internet', () => {
-    const policy = find(objects, 'NetworkPolicy', 'runner') as unknown as {
-      spec: { egress: { to: unknown[]; ports?: unknown[] }[] };
-    };
-    expect(policy.spec.egress[0]!.to).toContainEqual({ ipBlock: { cidr: '169.254.20.10/32' } });
-    expect(policy.spec.egress[1]).toEqual({
-      to: [{ ipBlock: { cidr: '203.0.113.10/32' } }],
-      ports: [{ protocol: 'TCP', port: 443 }],
+  it('lets runners and the egress proxy reach the given DNS and API server addresses, the proxy the IPv6 \
+internet', () => {
+    type Policy = { spec: { egress: { to: unknown[]; ports?: unknown[] }[] } };
+    const runner = find(objects, 'NetworkPolicy', 'runner') as unknown as Policy;
+    const egress = find(objects, 'NetworkPolicy', 'egress') as unknown as Policy;
+    for (const policy of [runner, egress]) {
+      expect(policy.spec.egress[0]!.to).toContainEqual({ ipBlock: { cidr: '169.254.20.10/32' } });
+      expect(policy.spec.egress[1]).toEqual({
+        to: [{ ipBlock: { cidr: '203.0.113.10/32' } }],
+        ports: [{ protocol: 'TCP', port: 443 }],
+      });
+    }
+    expect(egress.spec.egress[2]!.to).toContainEqual({
+      ipBlock: { cidr: '::/0', except: ['::1/128', '::/128', 'fc00::/7', 'fe80::/10'] },
     });
-    expect(policy.spec.egress[3]!.to).toContainEqual({ ipBlock: { cidr: '::/0', except: ['fc00::/7', 'fe80::/10'] } });
+    expect(JSON.stringify(runner)).not.toContain('::/0');
   });
 
   it('puts the dashboard in the Grafana namespace with the sidecar label', () => {

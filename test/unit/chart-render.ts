@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 
 const run = promisify(execFile);
 
@@ -135,6 +136,16 @@ export function find(objects: KubeObject[], kind: string, nameSuffix: string): K
   return found;
 }
 
+/** The tests' egress key, standing for the one the chart's egress Secret gives the controller. */
+export const TEST_EGRESS_KEY = 'test-egress-key-0123456789abcdef-0123';
+
+/** The controller's ConfigMap with the keys its Secrets give it: the phone hash key, the egress key with egress on. */
+export function controllerData(objects: KubeObject[]): Record<string, string> {
+  const data = (find(objects, 'ConfigMap', '-controller') as unknown as { data: Record<string, string> }).data;
+  const egressKey: Record<string, string> = data.TETHER_EGRESS_URL ? { TETHER_EGRESS_KEY: TEST_EGRESS_KEY } : {};
+  return { ...data, TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY, ...egressKey };
+}
+
 type PodSpec = {
   containers: {
     name: string;
@@ -143,7 +154,7 @@ type PodSpec = {
   }[];
 } & Record<string, unknown>;
 export interface PodTemplate {
-  metadata: { labels?: Record<string, string> };
+  metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: PodSpec;
 }
 
@@ -158,6 +169,7 @@ export const everythingOn = {
     twilio: { existingSecret: 'my-twilio', accountSidKey: 'sid', authTokenKey: 'token' },
     runner: { existingSecret: 'my-runner' },
     relay: { existingSecret: 'my-relay' },
+    egress: { existingSecret: 'my-egress' },
   },
   sessions: { timeouts: { run: '2h', approval: '45m' }, maxQueued: 3, creators: { groups: ['tether-operators'] } },
   controller: {

@@ -6,6 +6,7 @@ import { desiredPod } from '../../controller/builders.ts';
 import { loadConfig } from '../../controller/config.ts';
 import {
   HELM_SETUP_TIMEOUT,
+  controllerData,
   find,
   helmBin,
   podTemplate,
@@ -14,7 +15,6 @@ import {
   type KubeObject,
 } from './chart-render.ts';
 import { testSession } from './controller-fixtures.ts';
-import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
@@ -38,16 +38,15 @@ const configured = {
     securityContext: { runAsUser: 1000680000, agentRunAsUser: 1000680001, runAsGroup: 1000680000 },
   },
   networkPolicy: { extraEgress },
+  // An operator's proxy is the runners' way out only without the egress proxy (the chart refuses both).
+  egress: { enabled: false },
 };
+/** Scheduling of the three Deployments. */
+const deployments = { relay: { ...BASE.relay, ...scheduling }, controller: scheduling, egress: scheduling };
 
-/** The controller's ConfigMap, and the key the relay's Secret gives it. */
-const configMapData = (objects: KubeObject[]) => ({
-  ...(find(objects, 'ConfigMap', '-controller') as unknown as { data: Record<string, string> }).data,
-  TETHER_PHONE_HASH_KEY: TEST_PHONE_HASH_KEY,
-});
 const session = testSession();
 /** The runner Pod the controller builds from the ConfigMap the chart renders. */
-const runnerPodOf = (objects: KubeObject[]) => desiredPod(session, loadConfig(configMapData(objects)));
+const runnerPodOf = (objects: KubeObject[]) => desiredPod(session, loadConfig(controllerData(objects)));
 const egressOf = (objects: KubeObject[]) =>
   (find(objects, 'NetworkPolicy', '-runner') as unknown as { spec: { egress: object[] } }).spec.egress;
 
@@ -76,16 +75,16 @@ describe('runner settings through the chart', () => {
 
   it("passes the image's uids and nothing else by default: the Pod is the one the defaults always built", async () => {
     const objects = await render(BASE);
-    expect(configMapData(objects)).toMatchObject({
+    expect(controllerData(objects)).toMatchObject({
       TETHER_RUNNER_UID: '1000',
       TETHER_RUNNER_AGENT_UID: '1001',
       TETHER_RUNNER_GID: '1000',
     });
     expect(
-      Object.keys(configMapData(objects)).filter((k) => /CLAUDE|ANTHROPIC|PROXY|PRIORITY|POD_LABELS/.test(k)),
+      Object.keys(controllerData(objects)).filter((k) => /CLAUDE|ANTHROPIC|PROXY|PRIORITY|POD_LABELS/.test(k)),
     ).toEqual([]);
     const withoutUids = Object.fromEntries(
-      Object.entries(configMapData(objects)).filter(([k]) => !/_UID|_GID/.test(k)),
+      Object.entries(controllerData(objects)).filter(([k]) => !/_UID|_GID/.test(k)),
     );
     expect(runnerPodOf(objects)).toEqual(desiredPod(session, loadConfig(withoutUids)));
     expect(runnerPodOf(objects).spec!.securityContext).toMatchObject({ runAsUser: 1000, fsGroup: 1000 });
@@ -100,11 +99,14 @@ describe('runner settings through the chart', () => {
 });
 
 describe('Deployments: scheduling and security contexts', () => {
-  it.each(['controller', 'relay'])('%s gets priorityClassName, topologySpreadConstraints and podLabels', async (c) => {
-    const template = podTemplate(find(await render(configured), 'Deployment', `-${c}`));
-    expect(template.metadata.labels).toMatchObject({ team: 'web', 'app.kubernetes.io/component': c });
-    expect(template.spec).toMatchObject({ priorityClassName: 'tether', topologySpreadConstraints: spread });
-  });
+  it.each(['controller', 'relay', 'egress'])(
+    '%s gets priorityClassName, topologySpreadConstraints and podLabels',
+    async (c) => {
+      const template = podTemplate(find(await render(deployments), 'Deployment', `-${c}`));
+      expect(template.metadata.labels).toMatchObject({ team: 'web', 'app.kubernetes.io/component': c });
+      expect(template.spec).toMatchObject({ priorityClassName: 'tether', topologySpreadConstraints: spread });
+    },
+  );
 
   it('renders without runAsUser, runAsGroup or fsGroup (OpenShift assigns them), still restricted', async () => {
     const openshift = { runAsUser: null, runAsGroup: null, fsGroup: null };

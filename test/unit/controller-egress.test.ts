@@ -4,6 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { desiredPod } from '../../controller/builders.ts';
 import { ConfigError, loadConfig } from '../../controller/config.ts';
+import { take } from '../../controller/decide.ts';
+import { computeStatus } from '../../controller/status.ts';
 import { supervisorPassword } from '../../common/egress/credentials.ts';
 import type { V1Pod } from '@kubernetes/client-node';
 import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
@@ -110,5 +112,33 @@ describe('desiredPod with the egress proxy', () => {
     const rotated = desiredPod(session, unitConfig({ egress: { url: URL, key: 'r'.repeat(40) } }));
     expect(runnerKey(rotated)).not.toBe(runnerKey(first));
     expect(runnerKey(desiredPod(session, unitConfig()))).not.toBe(runnerKey(first));
+  });
+});
+
+describe("the controller's status writes", () => {
+  it("never name status.egress (the runner's records): a merge patch of the controller's own fields leaves them", () => {
+    const egressRecords = [
+      {
+        host: 'registry.npmjs.org',
+        port: 443,
+        caller: 'agent' as const,
+        allowed: 2,
+        refused: 0,
+        bytes: 4096,
+        lastAt: '2026-11-22T08:02:00Z',
+      },
+    ];
+    const session = testSession({
+      name: 'e',
+      phase: 'Working',
+      status: { podName: 'e-runner', egress: egressRecords },
+    });
+    const now = new Date('2026-11-22T08:03:12.000Z');
+    for (const step of [take(session, { type: 'Cancel' }), take(session, { type: 'RunTimeout' })]) {
+      const { patch, status } = computeStatus({ session, now, step, message: 'stopped' });
+      expect(patch).toBeDefined();
+      expect(Object.keys(patch!)).not.toContain('egress');
+      expect(status.egress).toEqual(egressRecords);
+    }
   });
 });

@@ -1,7 +1,9 @@
 // An egress request on the phone: the agent tried a host nobody listed. What the phone reads (hostile
 // host and tool text included), its three buttons, what each typed or tapped reply decides, and that a
 // reply bound to one request (or meant for a tool) never answers another kind's request.
-import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ANNOTATION_DELIVERED } from '../../common/session/names.ts';
 import { SESSION_DEFAULTS } from '../../common/session/defaults.ts';
 import type { Decision, Pending, Session } from '../../common/session/schema.ts';
 import { BUTTON_BODY_CHARS, buttonsFor } from '../../relay/chat/buttons.ts';
@@ -11,6 +13,10 @@ import { routeTap } from '../../relay/inbound/tap.ts';
 import { askedOf, echoText } from '../../relay/outbound/choice-echo.ts';
 import { owed } from '../../relay/outbound/owed.ts';
 import { text } from '../../relay/text.ts';
+import { createMetrics } from '../../relay/metrics.ts';
+import { WebChat } from '../../relay/transports/web.ts';
+import { chatHandler } from '../support/chat-handler.ts';
+import { MemorySessions } from '../support/memory-sessions.ts';
 
 const at = new Date().toISOString();
 const REPLIES =
@@ -68,9 +74,13 @@ describe('the egress request as the phone reads it', () => {
     );
   });
 
-  it('another tool: its name and input as a tool request shows them', () => {
+  it('another tool: its name and its input as compact JSON, on one line', () => {
     expect(shown(egress({ tool: 'WebFetch', input: '{"url":"https://pypi.org/simple/"}' }))).toBe(
       `🌐 The agent wants to reach pypi.org (for \`WebFetch: {"url":"https://pypi.org/simple/"}\`).\n${REPLIES}`,
+    );
+    const write = { tool: 'Write', input: JSON.stringify({ file_path: 'setup.py', content: 'a\nb' }) };
+    expect(shown(egress(write))).toBe(
+      `🌐 The agent wants to reach pypi.org (for \`Write: {"file_path":"setup.py","content":"a\\nb"}\`).\n${REPLIES}`,
     );
     expect(shown(egress({ tool: 'WebSearch' }))).toBe(
       `🌐 The agent wants to reach pypi.org (for \`WebSearch\`).\n${REPLIES}`,
@@ -137,7 +147,7 @@ describe('its buttons and replies', () => {
     ['no', { action: 'deny' }],
     ['deny too risky', { action: 'deny', message: 'too risky' }],
     ['reject not today', { action: 'deny', message: 'not today' }],
-  ])('typed "%s" decides %j', (typed, fields) => {
+  ] satisfies Array<[string, Partial<Decision>]>)('typed "%s" decides %j', (typed, fields) => {
     expect(route(typed, context(egress()), 3)).toEqual(decided('egress-0001', fields));
   });
 
@@ -208,5 +218,50 @@ describe('after the answer, and at the timeout', () => {
       '🌐 A host the agent wants to reach: *allow* (once) · *allow session* · ' +
         '*allow always* (this repository, later commands too) · *deny <reason>*.',
     );
+  });
+});
+
+describe('a typed answer', () => {
+  const phone = '+15555550100';
+  let store: MemorySessions;
+  let chat: WebChat;
+  const handler = () => chatHandler({ store, chat, metrics: createMetrics(), logger: pino({ level: 'silent' }) });
+  const msg = (body: string) => ({ id: `web-${Math.random()}`, from: phone, body, transport: 'web' as const });
+  const lastReply = () =>
+    chat
+      .entries()
+      .filter((e) => e.from === 'bot')
+      .at(-1)?.text;
+
+  beforeEach(() => {
+    store = new MemorySessions('ns');
+    chat = new WebChat({ phone, token: 't'.repeat(20) });
+  });
+
+  it('decides a host only once the request went to the phone: "allow always" meant for a tool grants nothing', async () => {
+    const h = handler();
+    await h.accept(msg('add the requests library'));
+    const name = store.list()[0]!.metadata.name!;
+    await store.patchStatus('ns', name, { phase: 'AwaitingApproval', pending: egress() });
+    await h.accept(msg('allow always'));
+    expect(lastReply()).toBe('A new request is on its way to you: read it, then answer it. Nothing was decided.');
+    expect(store.list()[0]!.spec.decisions ?? []).toEqual([]);
+
+    const delivered = (d: object) =>
+      store.patch('ns', name, { metadata: { annotations: { [ANNOTATION_DELIVERED]: JSON.stringify(d) } } });
+    await delivered({ n: 2, seq: 0, started: true, sending: { id: 'egress-0001', at: Date.now(), by: 'relay-0' } });
+    await h.accept(msg('allow always'));
+    expect(store.list()[0]!.spec.decisions).toEqual([
+      expect.objectContaining({ requestId: 'egress-0001', action: 'allow', scope: 'repository' }),
+    ]);
+
+    // A tool request is answered as before, shown or not.
+    await store.patchStatus('ns', name, { phase: 'AwaitingApproval', pending: tool() });
+    await h.accept(msg('allow always'));
+    expect(store.list()[0]!.spec.decisions!.at(-1)).toMatchObject({
+      requestId: 'tool-0002',
+      action: 'allow',
+      scope: 'session',
+    });
   });
 });

@@ -26,6 +26,13 @@ const legal: Row[] = [
   ['Working', { type: 'RequestRaised', kind: 'question' }, 'AwaitingApproval', []], // §
   ['Working', { type: 'RequestRaised', kind: 'changes' }, 'AwaitingApproval', []], // §
   ['Working', { type: 'RequestRaised', kind: 'plan' }, 'AwaitingApproval', []],
+  ['Working', { type: 'RequestRaised', kind: 'egress' }, 'AwaitingApproval', []],
+  // allow (once, session, repository) and deny both go back to the agent: its connection is answered by the proxy
+  ['AwaitingApproval', { type: 'Decided', kind: 'egress', approved: true }, 'Working', ['ResumeAgent']],
+  ['AwaitingApproval', { type: 'Decided', kind: 'egress', approved: false }, 'Working', ['ResumeAgent']],
+  ['AwaitingApproval', { type: 'Decided', kind: 'egress', approved: false, revise: true }, 'Working', ['ResumeAgent']],
+  // the proxy dropped its ask (the stream closed): back to work, nothing for the agent to resume
+  ['AwaitingApproval', { type: 'RequestWithdrawn' }, 'Working', []],
   ['AwaitingApproval', { type: 'Decided', kind: 'tool', approved: true }, 'Working', ['ResumeAgent']], // §
   // § deny goes back to the agent
   ['AwaitingApproval', { type: 'Decided', kind: 'tool', approved: false }, 'Working', ['ResumeAgent']],
@@ -83,7 +90,8 @@ const allEvents: Event[] = [
   { type: 'RunnerBound' },
   { type: 'RunnerLost' },
   { type: 'RunnerStarted' },
-  ...(['tool', 'question', 'changes', 'plan'] as const).flatMap((kind): Event[] => [
+  { type: 'RequestWithdrawn' },
+  ...(['tool', 'question', 'changes', 'plan', 'egress'] as const).flatMap((kind): Event[] => [
     { type: 'RequestRaised', kind },
     { type: 'Decided', kind, approved: true },
     { type: 'Decided', kind, approved: false },

@@ -233,7 +233,7 @@ topologySpreadConstraints: {{- toYaml . | nindent 2 }}
 {{- if and (include "tether.twilioEnabled" .) (not .Values.relay.twilio.whatsappFrom) -}}
 {{- fail "Twilio credentials are set but relay.twilio.whatsappFrom (whatsapp:+1…) is empty" -}}
 {{- end -}}
-{{- range $component := list "controller" "relay" "runner" -}}
+{{- range $component := list "controller" "relay" "runner" "egress" -}}
 {{- range $key, $_ := (index $.Values $component).podLabels -}}
 {{- if or (hasPrefix "app.kubernetes.io/" $key) (hasPrefix "tether.dev/" $key) -}}
 {{- fail (printf "%s.podLabels: %q is one of Tether's own labels (app.kubernetes.io/*, tether.dev/*), which select its Pods" $component $key) -}}

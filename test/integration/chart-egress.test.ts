@@ -1,0 +1,189 @@
+// The egress proxy's chart objects on the real API server (docs/chart.md, "Egress"): the key made
+// once and kept across helm upgrade, the phone's grants kept too; the proxy's account reads Sessions
+// and writes only its grants ConfigMap; the runner admission policy admits the controller's runner
+// Pod with its egress variables and refuses the egress credential anywhere but the runner container.
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { supervisorPassword } from '../../common/egress/credentials.ts';
+import { desiredPod } from '../../controller/builders.ts';
+import { loadConfig, type ControllerConfig } from '../../controller/config.ts';
+import { desiredIdentity } from '../../controller/identity.ts';
+import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd } from '../support/cluster.ts';
+import { eventually } from '../support/eventually.ts';
+import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
+import { helmBin } from '../unit/chart-render.ts';
+import {
+  canI,
+  createPodAsController,
+  deleteClusterScoped,
+  extraPermissions,
+  helmRelease,
+  installedControllerEnv,
+  kubectlOk,
+  kubectlResult,
+  manifestFile,
+  unstoredSession,
+} from './chart-cluster.ts';
+
+const EGRESS = 'tether-egress';
+const GRANTS = 'tether-egress-grants';
+let kc: KubeConfig;
+let ns: string;
+let runners: string;
+let config: ControllerConfig;
+const values = { secrets: { relay: { phoneHashKey: TEST_PHONE_HASH_KEY } } };
+const dataOf = async (kind: string, name: string) =>
+  (
+    JSON.parse((await kubectlOk(['get', kind, name, '-n', ns, '-o', 'json'])).stdout) as {
+      data?: Record<string, string>;
+    }
+  ).data ?? {};
+
+beforeAll(async () => {
+  helmBin();
+  kc = adminKubeConfig();
+  await installSessionCrd(kc);
+  ns = await createNamespace(kc, 'egress');
+  runners = `${ns}-runners`;
+  await helmRelease('install', 'tether', ns, values);
+  config = loadConfig(await installedControllerEnv(ns));
+}, 900_000);
+afterAll(async () => {
+  await deleteClusterScoped([ns]);
+  await Promise.all([deleteNamespace(kc, ns), deleteNamespace(kc, runners)]);
+});
+
+describe('the egress key and grants across helm upgrade', () => {
+  it('makes the key once and keeps it, and the grants the proxy wrote, while the lists change', async () => {
+    const before = await dataOf('secret', EGRESS);
+    expect(Buffer.from(before.TETHER_EGRESS_KEY!, 'base64').toString()).toMatch(/^[A-Za-z0-9]{48}$/);
+    expect(config.egress).toEqual({
+      url: `http://tether-egress.${ns}.svc:3128`,
+      key: Buffer.from(before.TETHER_EGRESS_KEY!, 'base64').toString(),
+    });
+    const grant = { 'repo-0123456789abcdef': 'pypi.org:443' };
+    await kubectlOk(['patch', 'configmap', GRANTS, '-n', ns, '--type=merge', '-p', JSON.stringify({ data: grant })]);
+    await helmRelease('upgrade', 'tether', ns, { ...values, egress: { allow: ['registry.npmjs.org', 'pypi.org'] } });
+    expect(await dataOf('secret', EGRESS)).toEqual(before);
+    expect(await dataOf('configmap', GRANTS)).toEqual(grant);
+    expect((await dataOf('configmap', EGRESS)).TETHER_EGRESS_ALLOW).toBe('registry.npmjs.org,pypi.org');
+  });
+});
+
+describe('egress ServiceAccount', () => {
+  it('reads Sessions and gets, watches and updates its grants ConfigMap by name; nothing in the runner namespace', async () => {
+    expect(await extraPermissions(EGRESS, ns)).toEqual([
+      'configmaps [] create',
+      `configmaps [${GRANTS}] get list update watch`,
+      'sessions.tether.dev [] get list watch',
+    ]);
+    expect(await extraPermissions(EGRESS, ns, runners)).toEqual([]);
+    for (const verb of ['get', 'list', 'watch'])
+      expect(await canI(EGRESS, ns, [verb, 'secrets', '-n', ns]), `${verb} secrets`).toBe(false);
+    for (const verb of ['create', 'patch', 'delete'])
+      expect(await canI(EGRESS, ns, [verb, 'sessions.tether.dev', '-n', ns]), `${verb} sessions`).toBe(false);
+    expect(await canI(EGRESS, ns, ['update', 'configmaps/tether-relay-claims', '-n', ns])).toBe(false);
+  });
+
+  it('creates no ConfigMap but its grants one (the admission policy names it)', async () => {
+    const create = (name: string) =>
+      kubectlResult([
+        'create',
+        'configmap',
+        name,
+        '--dry-run=server',
+        `--as=system:serviceaccount:${ns}:${EGRESS}`,
+        '-n',
+        ns,
+      ]);
+    const other = await create('tether-relay-repo-choices');
+    expect(other.code).not.toBe(0);
+    expect(other.stderr).toContain('the egress proxy creates only its grants ConfigMap');
+    // Its own name passes admission and meets the chart's ConfigMap.
+    const own = await create(GRANTS);
+    expect(own.stderr).toContain('already exists');
+  });
+});
+
+describe('runner Pod admission policy with egress', () => {
+  const phone = '+14155550125';
+  const runnerPod = () => desiredPod(unstoredSession(phone, ns), config);
+  const container = (pod: V1Pod, name: string) =>
+    [...pod.spec!.containers, ...(pod.spec!.initContainers ?? [])].find((c) => c.name === name)!;
+  beforeAll(async () => {
+    const { serviceAccount } = desiredIdentity(unstoredSession(phone, ns), [], config);
+    await kubectlOk([
+      'create',
+      `--as=system:serviceaccount:${ns}:tether-controller`,
+      '-f',
+      manifestFile([serviceAccount]),
+    ]);
+  });
+
+  it("admits the controller's runner Pod: the proxy URL and the Pod's own credential in the runner container", async () => {
+    const pod = runnerPod();
+    expect(container(pod, 'runner').env).toEqual(
+      expect.arrayContaining([
+        { name: 'TETHER_EGRESS_URL', value: `http://tether-egress.${ns}.svc:3128` },
+        { name: 'TETHER_EGRESS_TOKEN', value: supervisorPassword(config.egress!.key, runners, pod.metadata!.name!) },
+      ]),
+    );
+    const admitted = await createPodAsController(ns, runners, pod);
+    expect(admitted.stderr).toBe('');
+    expect(admitted.code).toBe(0);
+  });
+
+  it.each<[string, (pod: V1Pod) => void, RegExp]>([
+    [
+      'the agent container carrying TETHER_EGRESS_TOKEN',
+      (pod) => container(pod, 'agent').env!.push({ name: 'TETHER_EGRESS_TOKEN', value: 'x' }),
+      /only the runner container carries the egress proxy's URL and credential/,
+    ],
+    [
+      'the agent container carrying TETHER_EGRESS_URL',
+      (pod) => container(pod, 'agent').env!.push({ name: 'TETHER_EGRESS_URL', value: config.egress!.url }),
+      /only the runner container carries the egress proxy's URL and credential/,
+    ],
+    [
+      'the runner container reading its token from a ConfigMap',
+      (pod) => {
+        const token = container(pod, 'runner').env!.find((e) => e.name === 'TETHER_EGRESS_TOKEN')!;
+        delete token.value;
+        token.valueFrom = { configMapKeyRef: { name: 'tether-egress', key: 'TETHER_EGRESS_KEY' } };
+      },
+      /only the runner container carries the egress proxy's URL and credential/,
+    ],
+    [
+      'another proxy URL',
+      (pod) => (container(pod, 'runner').env!.find((e) => e.name === 'TETHER_EGRESS_URL')!.value = 'http://evil:3128'),
+      /the install's model and proxy settings/,
+    ],
+  ])('refuses %s', async (_, change, message) => {
+    const pod = runnerPod();
+    change(pod);
+    const refused = await createPodAsController(ns, runners, pod);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(message);
+  });
+
+  it('with egress.enabled=false refuses any egress variable, and the controller adds none', async () => {
+    const withEgress = runnerPod();
+    await helmRelease('upgrade', 'tether', ns, { ...values, egress: { enabled: false } });
+    const without = loadConfig(await installedControllerEnv(ns));
+    expect(without.egress).toBeUndefined();
+    await eventually(
+      async () => {
+        const refused = await createPodAsController(ns, runners, withEgress);
+        expect(refused.stderr).toMatch(/egress|model and proxy settings/);
+      },
+      10_000,
+      200,
+    );
+    const admitted = await createPodAsController(ns, runners, desiredPod(unstoredSession(phone, ns), without));
+    expect(admitted.stderr).toBe('');
+    await kubectlOk(['get', 'configmap', GRANTS, '-n', ns]).then(
+      () => expect.fail('the grants ConfigMap is still there with egress off'),
+      (error: Error) => expect(error.message).toContain('NotFound'),
+    );
+  });
+});

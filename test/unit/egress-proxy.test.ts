@@ -1,0 +1,298 @@
+// The proxy's server (egress/app.ts) against hostile clients, with a faked narrow Sessions view and a
+// fixed resolver; the destination is a loopback listener. Credentials of another Pod, of a finished
+// Session or of junk; malformed targets; smuggling shapes; pushes hidden from the path check; names
+// resolving into blocked ranges; bounds on heads, connections, waiting and idle tunnels; and no
+// credential in any log line.
+import type { Server } from 'node:http';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentPassword, supervisorPassword } from '../../common/egress/credentials.ts';
+import { parseHostEntry } from '../../common/egress/hosts.ts';
+import { createLogger, makeRedactor } from '../../common/log.ts';
+import { createApp } from '../../egress/app.ts';
+import { Asks } from '../../egress/asks.ts';
+import type { SessionView } from '../../egress/callers.ts';
+import { DEFAULT_BLOCKED_CIDRS, parseCidrs } from '../../egress/cidrs.ts';
+import { loadConfig } from '../../egress/config.ts';
+import { createMetrics } from '../../egress/metrics.ts';
+import { basic, connectThrough, destination, openEvents, overTunnel, proxyGet, rawRequest } from './egress-client.ts';
+
+const KEY = 'egress-unit-key-'.padEnd(48, 'x');
+const RUNNERS = 'runners';
+const pw = (pod: string) => supervisorPassword(KEY, RUNNERS, pod);
+const agent = (session: string, pod: string) => basic(`agent.${session}`, agentPassword(pw(pod), session));
+const supervisor = (pod: string) => basic(`runner.${pod}`, pw(pod));
+
+const views = new Map<string, SessionView>();
+const handlers: Array<(name: string, view: SessionView | undefined) => void> = [];
+const setSession = (name: string, view: SessionView | undefined) => {
+  if (view) views.set(name, view);
+  else views.delete(name);
+  for (const h of handlers) h(name, view);
+};
+const logged: string[] = [];
+let server: Server;
+let port: number;
+let dest: Awaited<ReturnType<typeof destination>>;
+const RESOLVE: Record<string, string[]> = {};
+
+beforeAll(async () => {
+  dest = await destination();
+  Object.assign(RESOLVE, { 'dest.test': ['127.0.0.1'], 'inside.test': ['10.0.0.7'], 'loopy.test': ['127.0.0.2'] });
+  const blocked = DEFAULT_BLOCKED_CIDRS.filter((c) => c !== '127.0.0.0/8');
+  const sink = new Writable({ write: (chunk, _e, done) => (logged.push(String(chunk)), done()) });
+  const logger = createLogger({ component: 'egress', level: 'debug', redact: makeRedactor([KEY]), destination: sink });
+  const metrics = createMetrics();
+  const asks = new Asks({
+    askWaitMs: 60_000,
+    maxWaitingPerSession: 2,
+    persistRepositoryGrant: () => undefined,
+    counted: () => undefined,
+  });
+  server = createApp({
+    config: {
+      key: KEY,
+      runnerNamespace: RUNNERS,
+      rules: {
+        forgeHosts: [{ host: 'forge.test' }],
+        allow: [parseHostEntry(`dest.test:${dest.port}`), parseHostEntry(`127.0.0.1:${dest.port}`)],
+        deny: [],
+        supervisorAllow: [parseHostEntry(`dest.test:${dest.port}`)],
+        repositories: new Map(),
+        blocked: parseCidrs([...blocked, '127.0.0.2/32'].join(',')),
+        ask: true,
+      },
+      limits: {
+        askWaitMs: 60_000,
+        maxConnections: 40,
+        maxWaitingPerSession: 2,
+        idleMs: 400,
+        headerMs: 500,
+        maxHeaderBytes: 4096,
+        grantEntriesPerRepository: 10,
+      },
+    },
+    sessions: { get: (n) => views.get(n), onChange: (h) => handlers.push(h) },
+    grants: { entriesFor: () => [], add: async () => undefined },
+    asks,
+    metrics,
+    logger,
+    resolve: async (host) => RESOLVE[host] ?? [],
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  port = (server.address() as { port: number }).port;
+  RESOLVE['forge.test'] = ['127.0.0.1'];
+  setSession('s1', { phase: 'Working', podName: 'pod-a', repoUrl: 'https://forge.test/acme/web.git' });
+  setSession('s2', { phase: 'Working', podName: 'pod-b' });
+  setSession('done', { phase: 'Succeeded', podName: 'pod-a' });
+});
+afterAll(() => {
+  server?.closeAllConnections();
+  server?.close();
+  dest?.server.close();
+});
+
+const target = () => `dest.test:${dest.port}`;
+
+describe('credentials', () => {
+  it('answers 407 with a Basic challenge without one', async () => {
+    const { reply } = await connectThrough(port, target());
+    expect(reply.status).toBe(407);
+    expect(reply.headers['proxy-authenticate']).toBe('Basic realm="tether-egress"');
+  });
+
+  it('lets a live Session’s agent through', async () => {
+    const { reply, socket } = await connectThrough(port, target(), agent('s1', 'pod-a'));
+    expect(reply.status).toBe(200);
+    expect((await overTunnel(socket, '/hello')).body).toBe('reached /hello');
+  });
+
+  it.each([
+    ['junk', 'Basic !!!!'],
+    ['another scheme', 'Bearer abc'],
+    ['no password', `Basic ${Buffer.from('agent.s1').toString('base64')}`],
+    ['a wrong password', basic('agent.s1', 'guess')],
+    ["another Pod's credential", agent('s1', 'pod-b')],
+    ["another Session's password", basic('agent.s1', agentPassword(pw('pod-a'), 's2'))],
+    ['a finished Session', agent('done', 'pod-a')],
+    ['an unknown Session', agent('nobody', 'pod-a')],
+    ['an unknown user kind', basic('admin.s1', 'x')],
+    ['a very long header', `Basic ${'A'.repeat(3000)}`],
+  ])('refuses %s with 407', async (_name, auth) => {
+    expect((await connectThrough(port, target(), auth)).reply.status).toBe(407);
+  });
+
+  it("refuses a supervisor's stream of another Pod's Session", async () => {
+    const events = await openEvents(port, 's2', supervisor('pod-a'));
+    expect(events.status).toBe(403);
+    expect((await openEvents(port, 's1', basic('runner.pod-a', 'wrong'))).status).toBe(401);
+    expect((await openEvents(port, 's1', agent('s1', 'pod-a'))).status).toBe(401);
+  });
+});
+
+describe('malformed requests', () => {
+  it.each(['host', 'host:', '[::1', 'a b:80', 'user@dest.test:80', `${'a'.repeat(300)}:80`, 'dest.test:99999'])(
+    'answers 400 with the reason to CONNECT %j',
+    async (text) => {
+      const { reply } = await connectThrough(port, text, agent('s1', 'pod-a'));
+      expect(reply.status).toBe(400);
+      expect(reply.headers['proxy-status']).toMatch(/^tether-egress; error=http_request_error; details="/);
+      expect(reply.body.length).toBeGreaterThan(5);
+    },
+  );
+
+  it('answers 400 to both Content-Length and Transfer-Encoding, and nothing reaches the destination', async () => {
+    const before = dest.heads.length;
+    const reply = await rawRequest(
+      port,
+      `POST http://${target()}/x HTTP/1.1\r\nHost: ${target()}\r\nProxy-Authorization: ${agent('s1', 'pod-a')}\r\n` +
+        'Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n',
+    );
+    expect(reply.status).toBe(400);
+    expect(dest.heads.length).toBe(before);
+  });
+
+  it('answers 400 to a head larger than the bound', async () => {
+    const reply = await rawRequest(port, `GET http://${target()}/ HTTP/1.1\r\nX-Big: ${'y'.repeat(8000)}\r\n\r\n`);
+    expect(reply.status).toBe(400);
+  });
+
+  it('closes a connection that never finishes its head', async () => {
+    const reply = await rawRequest(port, `CONNECT ${target()} HTTP/1.1\r\nHost: x\r\n`);
+    expect(reply.status === 0 || reply.status >= 400).toBe(true);
+  });
+
+  it('refuses https in absolute form and a user in the URL', async () => {
+    expect((await proxyGet(port, `https://${target()}/`, agent('s1', 'pod-a'))).status).toBe(400);
+    expect((await proxyGet(port, `http://u:p@${target()}/`, agent('s1', 'pod-a'))).status).toBe(400);
+  });
+});
+
+describe('destinations', () => {
+  it('refuses a name that resolves into a blocked range, naming it', async () => {
+    const { reply } = await connectThrough(port, 'inside.test:443', agent('s1', 'pod-a'));
+    expect(reply.status).toBe(403);
+    expect(reply.body).toContain('10.0.0.7');
+    expect((await connectThrough(port, `loopy.test:${dest.port}`, agent('s1', 'pod-a'))).reply.status).toBe(403);
+  });
+
+  it.each([
+    ['GET', '/acme/web.git/info/refs?service=git-receive-pack'],
+    ['GET', '/acme/web.git/info/refs?service=GIT-RECEIVE-PACK'],
+    ['POST', '/acme/web.git/git-%72eceive-pack'],
+    ['POST', '/acme/web.git//git-receive-pack'],
+    ['POST', '/acme/web.git/git-upload-pack/%2e%2e/git-receive-pack'],
+  ])('refuses a push to the forge: %s %s, which never reaches it', async (method, path) => {
+    const before = dest.heads.length;
+    const reply = await proxyGet(port, `http://forge.test:${dest.port}${path}`, agent('s1', 'pod-a'), method);
+    expect(reply.status).toBe(403);
+    expect(reply.body).toContain('no route to push');
+    expect(dest.heads.length).toBe(before);
+  });
+
+  it('reads the forge over plain HTTP, without the credential or hop-by-hop headers', async () => {
+    const reply = await proxyGet(
+      port,
+      `http://forge.test:${dest.port}/acme/web.git/info/refs?service=git-upload-pack`,
+      agent('s1', 'pod-a'),
+      'GET',
+      'Connection: X-Secret\r\nX-Secret: 1\r\nX-Kept: 2\r\nProxy-Connection: keep-alive\r\n',
+    );
+    expect(reply.status).toBe(200);
+    const head = dest.heads.at(-1)!.toLowerCase();
+    expect(head).toContain('x-kept: 2');
+    expect(head).not.toMatch(/proxy-authorization|x-secret|proxy-connection/);
+  });
+
+  it('refuses a tunnel to the forge', async () => {
+    const { reply } = await connectThrough(port, `forge.test:${dest.port}`, agent('s1', 'pod-a'));
+    expect(reply.status).toBe(403);
+    expect(reply.body).toContain('no route to push');
+  });
+});
+
+describe('bounds', () => {
+  it('closes an idle tunnel', async () => {
+    const { reply, socket } = await connectThrough(port, target(), agent('s1', 'pod-a'));
+    expect(reply.status).toBe(200);
+    await new Promise((r) => socket.once('close', r));
+  });
+
+  it('refuses a third waiting connection of a Session; a closed stream refuses the waiting at once', async () => {
+    const events = await openEvents(port, 's1', supervisor('pod-a'));
+    RESOLVE['a.test'] = ['203.0.113.1'];
+    RESOLVE['b.test'] = ['203.0.113.2'];
+    RESOLVE['c.test'] = ['203.0.113.3'];
+    const waiting = [
+      connectThrough(port, 'a.test:443', agent('s1', 'pod-a')),
+      connectThrough(port, 'b.test:443', agent('s1', 'pod-a')),
+    ];
+    await events.next('ask');
+    await events.next('ask', events.events.findIndex((e) => e.type === 'ask') + 1);
+    const third = await connectThrough(port, 'c.test:443', agent('s1', 'pod-a'));
+    expect(third.reply.status).toBe(403);
+    expect(third.reply.body).toContain('too many connections');
+    events.close();
+    for (const w of await Promise.all(waiting)) {
+      expect(w.reply.status).toBe(403);
+      expect(w.reply.body).toContain('could not be asked');
+    }
+  });
+
+  it('cuts a tunnel when its Session ends', async () => {
+    setSession('s3', { phase: 'Working', podName: 'pod-c' });
+    const { reply, socket } = await connectThrough(port, `127.0.0.1:${dest.port}`, agent('s3', 'pod-c'));
+    expect(reply.status).toBe(200);
+    const closed = new Promise((r) => socket.once('close', r));
+    setSession('s3', { phase: 'Cancelled', podName: 'pod-c' });
+    await closed;
+    expect((await connectThrough(port, target(), agent('s3', 'pod-c'))).reply.status).toBe(407);
+  });
+});
+
+describe('logs', () => {
+  it('never carry a password, a Basic header or the key', () => {
+    const text = logged.join('');
+    expect(text).toContain('"connection"');
+    for (const secret of [KEY, pw('pod-a'), agentPassword(pw('pod-a'), 's1'), agent('s1', 'pod-a').slice(6)])
+      expect(text).not.toContain(secret);
+  });
+});
+
+describe('the default configuration', () => {
+  it('closes loopback: an address, and a name that resolves to it', async () => {
+    RESOLVE['localhost'] = ['127.0.0.1', '::1'];
+    const config = loadConfig({
+      TETHER_EGRESS_KEY: KEY,
+      TETHER_RUNNER_NAMESPACE: RUNNERS,
+      TETHER_EGRESS_ALLOW: 'dest.test',
+    });
+    const defaults = createApp({
+      config,
+      sessions: { get: (n) => views.get(n), onChange: () => undefined },
+      grants: { entriesFor: () => [], add: async () => undefined },
+      asks: new Asks({
+        askWaitMs: 1000,
+        maxWaitingPerSession: 1,
+        persistRepositoryGrant: () => undefined,
+        counted: () => undefined,
+      }),
+      metrics: createMetrics(),
+      logger: createLogger({ component: 'egress', level: 'silent' }),
+      resolve: async (host) => RESOLVE[host] ?? [],
+    });
+    await new Promise<void>((r) => defaults.listen(0, '127.0.0.1', r));
+    const defaultPort = (defaults.address() as { port: number }).port;
+    try {
+      const { reply } = await connectThrough(defaultPort, `127.0.0.1:${dest.port}`, agent('s1', 'pod-a'));
+      expect(reply.status).toBe(403);
+      expect(reply.body).toContain('in a range this install keeps closed');
+      const named = await connectThrough(defaultPort, `localhost:${dest.port}`, agent('s1', 'pod-a'));
+      expect(named.reply.status).toBe(403);
+      expect(named.reply.body).toContain('resolves to 127.0.0.1, in a range this install keeps closed');
+    } finally {
+      defaults.closeAllConnections();
+      defaults.close();
+    }
+  });
+});
