@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { inject } from 'vitest';
 import { SessionClient } from '../../common/kube/sessions.ts';
-import { SCRIPTED_MODEL_KEY } from '../../runner-image/config.ts';
 import { byArrival } from '../../common/session/order.ts';
 import type { Session } from '../../common/session/schema.ts';
 import { ensureSampleRepo, sampleRepoPath, serveRemotes } from '../../local/sample-repo.ts';
@@ -195,12 +194,14 @@ function egressSettings(options: E2EOptions, urlOf: (name: string) => string): R
 
 /**
  * A test's own model (ANTHROPIC_BASE_URL without a key) is reached through the supervisor's model proxy, with a
- * key it does not check: the agent's network (root) has only the supervisor's model port, not the test's.
+ * key the model does not check, in the runner Secret (the runner container's alone): the agent's network (root) has
+ * only the supervisor's model port, not the test's. Not Claude Code's dummy key: the runner refuses to hand a
+ * credential of its own to the agent.
  */
+const TEST_MODEL_KEY = 'sk-ant-e2e-test-model';
 function throughModelProxy(options: E2EOptions): Record<string, string> {
-  const podEnv = options.podEnv ?? {};
-  const keyed = podEnv.ANTHROPIC_API_KEY ?? options.runnerSecrets?.ANTHROPIC_API_KEY;
-  return podEnv.ANTHROPIC_BASE_URL && !keyed ? { ...podEnv, ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY } : podEnv;
+  const keyed = options.podEnv?.ANTHROPIC_API_KEY ?? options.runnerSecrets?.ANTHROPIC_API_KEY;
+  return options.podEnv?.ANTHROPIC_BASE_URL && !keyed ? { ANTHROPIC_API_KEY: TEST_MODEL_KEY } : {};
 }
 
 export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
@@ -258,11 +259,11 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     controllerEnv: { TETHER_LEADER_ELECTION: 'false', ...options.controllerEnv },
     keepAlive: options.keepAlive ?? '0',
     // Claude Code in the runner Pods must reach nothing but the scripted model
-    podEnv: { ...throughModelProxy(options), ...proxy.env },
+    podEnv: { ...options.podEnv, ...proxy.env },
     egressEnv: egressSettings(options, (name) =>
       name === 'sample' ? remoteUrl : forge.urlOf(more.find((r) => r.name === name)!.path),
     ),
-    runnerSecrets: { ...options.runnerSecrets, GITHUB_TOKEN: githubToken },
+    runnerSecrets: { ...throughModelProxy(options), ...options.runnerSecrets, GITHUB_TOKEN: githubToken },
     github: local.stack,
     logger: pino({ level: 'warn' }),
     onLine: (component, line) => logs.push(`${component}: ${line}`),
