@@ -102,7 +102,9 @@ export function configMapGrants(options: GrantsOptions): GrantsStore {
 
   return {
     async start() {
-      await configMaps.createOrGet({ metadata: { name: options.name, namespace: options.namespace }, data: {} });
+      // Read first: where the chart made it, the proxy's Role need not allow create.
+      if (!(await configMaps.get(options.namespace, options.name)))
+        await configMaps.createOrGet({ metadata: { name: options.name, namespace: options.namespace }, data: {} });
       await informer.start();
     },
     stop: () => informer.stop(),

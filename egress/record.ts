@@ -13,9 +13,9 @@ export interface Outcome {
   reason?: string;
 }
 
-export type Record = (caller: Caller, target: Target | undefined, outcome: Outcome) => void;
+export type RecordConnection = (caller: Caller, target: Target | undefined, outcome: Outcome) => void;
 
-export function recorder(metrics: EgressMetrics, asks: Asks, sessions: SessionsView, logger: Logger): Record {
+export function recorder(metrics: EgressMetrics, asks: Asks, sessions: SessionsView, logger: Logger): RecordConnection {
   return (caller, target, outcome) => {
     const decision = !target ? 'malformed' : outcome.allowed ? 'allowed' : 'refused';
     metrics.connections.inc({ caller: caller.kind, decision });

@@ -15,7 +15,8 @@ export interface SupervisorApiDeps {
 }
 
 const MAX_ANSWER_BYTES = 1024;
-const ROUTE = /^\/v1\/sessions\/([^/?]+)\/(events|answers)$/;
+/** Session names are DNS subdomains: nothing in them is percent-encoded. */
+const ROUTE = /^\/v1\/sessions\/([a-z0-9][-a-z0-9.]{0,252})\/(events|answers)$/;
 
 function reply(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}) {
   res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', ...headers }).end(`${text}\n`);
@@ -59,7 +60,7 @@ async function supervisorRoute(deps: SupervisorApiDeps, req: IncomingMessage, re
     return reply(res, 401, 'the supervisor credential of a runner Pod is needed', {
       'WWW-Authenticate': 'Basic realm="tether-egress"',
     });
-  const session = decodeURIComponent(route[1]!);
+  const session = route[1]!;
   if (liveBinding(deps.credentials.sessions.get(session)) !== caller.pod)
     return reply(res, 403, `Session ${session.slice(0, 80)} is not running on this runner Pod`);
   if (route[2] === 'events') {

@@ -6,14 +6,14 @@ import type { Duplex } from 'node:stream';
 import { admit, type AdmitDeps } from './admit.ts';
 import type { Asks } from './asks.ts';
 import { authenticate, type Caller, type CredentialContext } from './callers.ts';
-import type { Record } from './record.ts';
+import type { RecordConnection } from './record.ts';
 import { refuseSocket, UNAUTHENTICATED } from './replies.ts';
 import { parseConnectTarget, type Target } from './target.ts';
 
 export interface ProxyDeps extends AdmitDeps {
   credentials: CredentialContext;
   asks: Asks;
-  record: Record;
+  record: RecordConnection;
   idleMs: number;
   /** Counts a request refused before anyone was known (407). */
   unauthenticated(): void;

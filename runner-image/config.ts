@@ -6,7 +6,7 @@ import { claudeModel, httpUrl, logLevel, noProxyList, proxyUrl, renamedOf } from
 import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
 import { RUNNER_GIT_STORE } from '../common/session/names.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
-import { supervisorGitProxy, type Egress } from './egress/env.ts';
+import { agentProxyEnv, supervisorGitProxy, type Egress } from './egress/env.ts';
 import { isInside } from './workspace/paths.ts';
 
 export const EnvSchema = Type.Object({
@@ -113,6 +113,19 @@ export const ANTHROPIC_API_URL = 'https://api.anthropic.com';
  */
 export function loopbackModelEnv(agentEnv: Record<string, string>, url: string): Record<string, string> {
   return { ...agentEnv, ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: SCRIPTED_MODEL_KEY };
+}
+
+/**
+ * Claude Code's environment for one Session: the model endpoint on loopback when the supervisor runs
+ * one, and with egress the Session's own proxy credential (every other way out is closed).
+ */
+export function sessionAgentEnv(
+  config: Pick<RunnerConfig, 'agentEnv' | 'egress'>,
+  session: string,
+  modelUrl: string | undefined,
+): Record<string, string> {
+  const env = modelUrl ? loopbackModelEnv(config.agentEnv, modelUrl) : config.agentEnv;
+  return config.egress ? { ...env, ...agentProxyEnv(config.egress, session) } : { ...env };
 }
 
 /** Loopback (the scripted model, a dev server, a test's remote) never goes through a proxy. */
@@ -252,7 +265,9 @@ function configFrom(e: Env) {
     ...agent(e),
     logLevel: e.TETHER_LOG_LEVEL,
     /** Values that must never leave the process (status, logs, images). */
-    secrets: [e.GITHUB_TOKEN, e.ANTHROPIC_API_KEY, e.TETHER_EGRESS_TOKEN].filter((s): s is string => !!s && s.length >= 4),
+    secrets: [e.GITHUB_TOKEN, e.ANTHROPIC_API_KEY, e.TETHER_EGRESS_TOKEN].filter(
+      (s): s is string => !!s && s.length >= 4,
+    ),
     /** Where to find the API server and credentials. */
     kube: {
       KUBECONFIG: e.KUBECONFIG,

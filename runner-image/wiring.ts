@@ -13,7 +13,7 @@ import { isTerminal } from '../common/session/state-machine.ts';
 import { AgentChannel, CHANNEL_DEFAULTS } from './agent-channel/channel.ts';
 import { ClaudeAgent } from './agents/claude.ts';
 import { agentSdk } from './agents/sdk.ts';
-import { loopbackModelEnv, type RunnerConfig } from './config.ts';
+import { sessionAgentEnv, type RunnerConfig } from './config.ts';
 import { RoleWatch } from './live/role-watch.ts';
 import { Serve, type LiveParts, type SessionRun } from './live/serve.ts';
 import { Git } from './git/store.ts';
@@ -26,7 +26,7 @@ import { ModelSpend } from './model/spend.ts';
 import { Runner } from './runner.ts';
 import { SessionFinished, StatusWriter } from './status.ts';
 import { makeWorkspaceDirs } from './workspace/fs.ts';
-import { agentProxyEnv, supervisorProxyUrl } from './egress/env.ts';
+import { supervisorProxyUrl } from './egress/env.ts';
 import { proxyAgents, type ProxyAgents } from './egress/http.ts';
 import { openEgressLink } from './egress/link.ts';
 
@@ -69,9 +69,8 @@ interface PodParts {
  */
 function makeAgent(config: RunnerConfig, log: Logger, pod: PodParts, session: string): ClaudeAgent {
   const { endpoint, channel } = pod;
-  const env = endpoint ? loopbackModelEnv(config.agentEnv, endpoint.url) : config.agentEnv;
   return new ClaudeAgent({
-    env: config.egress ? { ...env, ...agentProxyEnv(config.egress, session) } : env,
+    env: sessionAgentEnv(config, session, endpoint?.url),
     model: config.model,
     log,
     claudePath: config.claudePath,

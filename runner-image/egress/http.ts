@@ -35,7 +35,12 @@ export function sendText(
   const url = new URL(target);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(url, { method: init.method, headers: init.headers, agent: agentFor(agents, url), signal: init.signal });
+    const req = send(url, {
+      method: init.method,
+      headers: init.headers,
+      agent: agentFor(agents, url),
+      signal: init.signal,
+    });
     req.on('error', reject);
     req.on('response', (res) => {
       const chunks: Buffer[] = [];

@@ -73,13 +73,17 @@ export class EgressLink {
     this.agent = this.base.protocol === 'https:' ? new HttpsAgent() : new HttpAgent();
   }
 
-  /** The agent run taking asks until the returned function is called (its asks are then dropped). */
-  attach(asker: Asker): () => void {
+  /**
+   * The agent run taking asks until the returned function is called: its open asks are then withdrawn,
+   * and it resolves once they are off the Session.
+   */
+  attach(asker: Asker): () => Promise<void> {
     const gone = new AbortController();
     this.asker = { asker, gone };
-    return () => {
+    return async () => {
       gone.abort('the agent run ended');
       if (this.asker?.asker === asker) this.asker = undefined;
+      await Promise.allSettled([...this.open]);
     };
   }
 
@@ -89,7 +93,8 @@ export class EgressLink {
     let wait = retry.firstMs;
     while (!this.deps.stop.aborted) {
       const opened = await this.stream().catch((error: unknown) => {
-        this.deps.log.warn({ err: error }, 'egress events stream failed; opening it again');
+        if (!this.deps.stop.aborted)
+          this.deps.log.warn({ err: error }, 'egress events stream failed; opening it again');
         return false;
       });
       wait = opened ? retry.firstMs : Math.min(wait * 2, retry.maxMs);

@@ -9,7 +9,8 @@ import type { EgressRecord } from '../../common/session/status-schema.ts';
 
 const REASON_CHARS = 200;
 
-const sameRecord = (r: EgressRecord, e: ConnectionEvent) => r.caller === e.caller && r.host === e.host && r.port === e.port;
+const sameRecord = (r: EgressRecord, e: ConnectionEvent) =>
+  r.caller === e.caller && r.host === e.host && r.port === e.port;
 
 /** Whether an event from the proxy can be recorded as the schema takes it (the stream is a peer's words). */
 function recordable(e: ConnectionEvent): boolean {

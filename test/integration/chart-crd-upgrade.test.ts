@@ -183,7 +183,12 @@ describe('helm upgrade from the previous chart with live Sessions and workspaces
       'helm.sh/resource-policy': 'keep',
       'meta.helm.sh/release-name': 'tether',
     });
-    expect(await workspaceObjects()).toEqual(before);
+    // Every object as it was; the chart's new egress proxy brings its own Role and RoleBinding.
+    expect(await workspaceObjects()).toEqual({
+      ...before,
+      'roles/tether-egress': expect.any(String),
+      'rolebindings/tether-egress': expect.any(String),
+    });
     // History as it was: the finished Session's spec and status and the active one's, field for field.
     const kept = (list: Item[]) => list.map((s) => ({ ...s, metadata: s.metadata.uid }));
     expect(kept(await items(['sessions', '-n', NS]))).toEqual(kept(sessionsBefore));

@@ -250,6 +250,7 @@ describe('every optional part on', () => {
     const pods = [
       asPod(applied, 'controller-check', find(objects, 'Deployment', 'controller')),
       asPod(applied, 'relay-check', find(objects, 'Deployment', 'relay')),
+      asPod(applied, 'egress-check', find(objects, 'Deployment', 'egress')),
       asPod(applied, 'hook-check', find(objects, 'Pod', 'relay-test')),
     ];
     const dryRun = await dryRunPods(pods);
@@ -268,6 +269,7 @@ describe('every optional part on', () => {
         expect(list.items.map((p) => p.metadata.labels['app.kubernetes.io/component']).sort()).toEqual([
           'controller',
           'controller',
+          'egress',
           'relay',
           'relay',
         ]);

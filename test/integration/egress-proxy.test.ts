@@ -19,6 +19,7 @@ import { startManaged, untilHttpOk, type Managed } from '../../local/control-pla
 import { DEFAULT_BLOCKED_CIDRS } from '../../egress/cidrs.ts';
 import { grantKey } from '../../egress/grants.ts';
 import { createNamespace, deleteNamespace, sessionNamespace } from '../support/cluster.ts';
+import { lintMetrics, promlintBin } from '../support/promlint.ts';
 import { createSession } from '../support/controller.ts';
 import { eventually } from '../support/eventually.ts';
 import {
@@ -79,6 +80,7 @@ async function answerNext(events: EventsClient, session: string, pod: string, gr
 }
 
 beforeAll(async () => {
+  promlintBin();
   ({ kc, ns, sessions } = await sessionNamespace('egress'));
   runners = await createNamespace(kc, 'egress-run');
   for (const name of ['allowed', 'once', 'session', 'repo', 'deny', 'wait', 'closed', 'supervisor', 'forge', 'ended'])
@@ -254,8 +256,9 @@ describe('the egress proxy on a real API server', () => {
     expect((await connectThrough(port, at('forge'), agent(s, 'pod-10'))).reply.status).toBe(403);
   });
 
-  it('counts what it did in its metrics and keeps every credential out of its log', async () => {
+  it('counts what it did in metrics promlint accepts, and keeps every credential out of its log', async () => {
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(lintMetrics({ egress: metrics })).toEqual([]);
     expect(metrics).toMatch(/tether_egress_connections_total\{caller="agent",decision="allowed"\} [1-9]/);
     expect(metrics).toMatch(/tether_egress_connections_total\{caller="agent",decision="refused"\} [1-9]/);
     expect(metrics).toMatch(/tether_egress_asks_total\{answer="repository"\} 1/);

@@ -25,6 +25,8 @@ const run = promisify(execFile);
 
 const COMPONENTS = ['controller', 'relay', 'runner'] as const;
 export const GITHUB_TOKEN = 'node-tier-forge-token';
+/** On the install's deny list: the egress proxy refuses it before any lookup, so a test reaches it with no traffic out. */
+export const DENIED_HOST = 'denied.tether.test';
 
 export interface ChartOnNode {
   namespace: string;
@@ -34,6 +36,8 @@ export interface ChartOnNode {
   twilio: FakeTwilio;
   github: GitHubStandIn;
   forge: GitHttpForge;
+  /** The egress proxy's port on 127.0.0.1 (its /metrics too). */
+  egressPort: number;
   phone(number: string): Phone;
   sessions(): Promise<Session[]>;
   stop(): Promise<void>;
@@ -97,6 +101,7 @@ function values(o: {
       progressBatch: '1s',
     },
     runner: { ...tier.runner, githubApiUrl: o.github.url },
+    egress: { ...tier.egress, deny: [DENIED_HOST] },
   };
 }
 
@@ -111,6 +116,7 @@ export async function installChart(numbers: string[]): Promise<ChartOnNode> {
     sampleForge(join(dir, 'remotes')),
   ]);
   const relayPort = await freePort();
+  const egressPort = await freePort();
   const apiServerPort = Number(new URL(kc.getCurrentCluster()!.server).port);
   const valuesFile = join(dir, 'values.json');
   await writeFile(
@@ -123,7 +129,7 @@ export async function installChart(numbers: string[]): Promise<ChartOnNode> {
         numbers,
         relayPort,
         metricsPort: await freePort(),
-        egressPort: await freePort(),
+        egressPort,
         apiServerPort,
       }),
     ),
@@ -156,6 +162,7 @@ export async function installChart(numbers: string[]): Promise<ChartOnNode> {
     twilio,
     github,
     forge,
+    egressPort,
     phone: (number) => twilioPhone(twilio, `http://127.0.0.1:${relayPort}`, number),
     sessions: async () => (await client.list(namespace)).items,
     async stop() {

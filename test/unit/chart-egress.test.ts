@@ -112,15 +112,8 @@ egress.blockedCidrs', () => {
           {
             ipBlock: {
               cidr: '0.0.0.0/0',
-              except: [
-                '10.0.0.0/8',
-                '172.16.0.0/12',
-                '192.168.0.0/16',
-                '100.64.0.0/10',
-                '127.0.0.0/8',
-                '169.254.0.0/16',
-                '0.0.0.0/8',
-              ],
+              // The proxy's own default ranges, IPv4 (egress/cidrs.ts).
+              except: DEFAULT_BLOCKED_CIDRS.filter((cidr) => !cidr.includes(':')),
             },
           },
         ],

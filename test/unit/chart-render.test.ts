@@ -212,6 +212,7 @@ describe('helm template, every optional part on', () => {
     expect(names).toContain('Ingress/prod-tether-relay');
     expect(names).toContain('ServiceMonitor/prod-tether-controller');
     expect(names).toContain('ServiceMonitor/prod-tether-relay');
+    expect(names).toContain('ServiceMonitor/prod-tether-egress');
     expect(names).toContain('RuntimeClass/gvisor');
     expect(names).toEqual(
       expect.arrayContaining(['PodDisruptionBudget/prod-tether-controller', 'PodDisruptionBudget/prod-tether-relay']),
@@ -272,7 +273,7 @@ Ingress; uploads stay in-cluster`, () => {
   });
 
   it('points every ServiceMonitor at a Service port of its component', () => {
-    for (const component of ['controller', 'relay']) {
+    for (const component of ['controller', 'relay', 'egress']) {
       const monitor = find(objects, 'ServiceMonitor', component) as unknown as {
         metadata: { labels: Record<string, string> };
         spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string; path: string }[] };

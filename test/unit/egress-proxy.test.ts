@@ -3,7 +3,8 @@
 // Session or of junk; malformed targets; smuggling shapes; pushes hidden from the path check; names
 // resolving into blocked ranges; bounds on heads, connections, waiting and idle tunnels; and no
 // credential in any log line.
-import type { Server } from 'node:http';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentPassword, supervisorPassword } from '../../common/egress/credentials.ts';
@@ -15,7 +16,17 @@ import type { SessionView } from '../../egress/callers.ts';
 import { DEFAULT_BLOCKED_CIDRS, parseCidrs } from '../../egress/cidrs.ts';
 import { loadConfig } from '../../egress/config.ts';
 import { createMetrics } from '../../egress/metrics.ts';
-import { basic, connectThrough, destination, openEvents, overTunnel, proxyGet, rawRequest } from './egress-client.ts';
+import { eventually } from '../support/eventually.ts';
+import {
+  basic,
+  connectThrough,
+  destination,
+  openEvents,
+  overTunnel,
+  postAnswer,
+  proxyGet,
+  rawRequest,
+} from './egress-client.ts';
 
 const KEY = 'egress-unit-key-'.padEnd(48, 'x');
 const RUNNERS = 'runners';
@@ -127,6 +138,17 @@ describe('credentials', () => {
     expect(events.status).toBe(403);
     expect((await openEvents(port, 's1', basic('runner.pod-a', 'wrong'))).status).toBe(401);
     expect((await openEvents(port, 's1', agent('s1', 'pod-a'))).status).toBe(401);
+  });
+});
+
+describe('the supervisor API', () => {
+  it('answers 404 to a path that names no Session, 400 to a bad answer, 404 to an ask not open', async () => {
+    for (const path of ['/v1/sessions/%zz/events', '/v1/sessions/S1/events', '/v1/sessions//answers'])
+      expect((await rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).status).toBe(404);
+    for (const body of ['{', '{"id": "x", "grant": "forever"}', '[]', 'x'.repeat(2000)])
+      expect(await postAnswer(port, 's1', supervisor('pod-a'), body)).toBe(400);
+    expect(await postAnswer(port, 's1', supervisor('pod-a'), { id: 'nope', grant: 'once' })).toBe(404);
+    expect(await postAnswer(port, 's2', supervisor('pod-a'), { id: 'nope', grant: 'once' })).toBe(403);
   });
 });
 
@@ -259,30 +281,30 @@ describe('logs', () => {
   });
 });
 
+/** A second server with the configuration an environment gives (the Sessions view shared). */
+async function serverFrom(env: Record<string, string>): Promise<{ server: Server; port: number }> {
+  const configured = createApp({
+    config: loadConfig({ TETHER_EGRESS_KEY: KEY, TETHER_RUNNER_NAMESPACE: RUNNERS, ...env }),
+    sessions: { get: (n) => views.get(n), onChange: () => undefined },
+    grants: { entriesFor: () => [], add: async () => undefined },
+    asks: new Asks({
+      askWaitMs: 1000,
+      maxWaitingPerSession: 1,
+      persistRepositoryGrant: () => undefined,
+      counted: () => undefined,
+    }),
+    metrics: createMetrics(),
+    logger: createLogger({ component: 'egress', level: 'silent' }),
+    resolve: async (host) => RESOLVE[host] ?? [],
+  });
+  await new Promise<void>((r) => configured.listen(0, '127.0.0.1', r));
+  return { server: configured, port: (configured.address() as { port: number }).port };
+}
+
 describe('the default configuration', () => {
   it('closes loopback: an address, and a name that resolves to it', async () => {
     RESOLVE['localhost'] = ['127.0.0.1', '::1'];
-    const config = loadConfig({
-      TETHER_EGRESS_KEY: KEY,
-      TETHER_RUNNER_NAMESPACE: RUNNERS,
-      TETHER_EGRESS_ALLOW: 'dest.test',
-    });
-    const defaults = createApp({
-      config,
-      sessions: { get: (n) => views.get(n), onChange: () => undefined },
-      grants: { entriesFor: () => [], add: async () => undefined },
-      asks: new Asks({
-        askWaitMs: 1000,
-        maxWaitingPerSession: 1,
-        persistRepositoryGrant: () => undefined,
-        counted: () => undefined,
-      }),
-      metrics: createMetrics(),
-      logger: createLogger({ component: 'egress', level: 'silent' }),
-      resolve: async (host) => RESOLVE[host] ?? [],
-    });
-    await new Promise<void>((r) => defaults.listen(0, '127.0.0.1', r));
-    const defaultPort = (defaults.address() as { port: number }).port;
+    const { server: defaults, port: defaultPort } = await serverFrom({ TETHER_EGRESS_ALLOW: 'dest.test' });
     try {
       const { reply } = await connectThrough(defaultPort, `127.0.0.1:${dest.port}`, agent('s1', 'pod-a'));
       expect(reply.status).toBe(403);
@@ -293,6 +315,56 @@ describe('the default configuration', () => {
     } finally {
       defaults.closeAllConnections();
       defaults.close();
+    }
+  });
+});
+
+describe('the cap on open connections', () => {
+  it('closes a connection past TETHER_EGRESS_MAX_CONNECTIONS without reading it', async () => {
+    const { server: capped, port: cappedPort } = await serverFrom({ TETHER_EGRESS_MAX_CONNECTIONS: '2' });
+    const held = [connect(cappedPort, '127.0.0.1'), connect(cappedPort, '127.0.0.1')];
+    try {
+      await eventually(async () => {
+        const count = await new Promise<number>((r) => capped.getConnections((_e, n) => r(n)));
+        expect(count).toBe(2);
+      });
+      const third = await rawRequest(cappedPort, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      expect(third.status).toBe(0);
+      held[0]!.destroy();
+      await eventually(async () =>
+        expect(
+          (await rawRequest(cappedPort, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status,
+        ).toBe(200),
+      );
+    } finally {
+      for (const socket of held) socket.destroy();
+      capped.closeAllConnections();
+      capped.close();
+    }
+  });
+});
+
+describe('request bodies', () => {
+  it('carries a chunked and a sized body to the destination whole (git fetch over plain HTTP)', async () => {
+    const echo = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += String(d)));
+      req.on('end', () => res.end(`got ${req.method} ${req.url} ${body}`));
+    });
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    const echoPort = (echo.address() as { port: number }).port;
+    const url = `http://forge.test:${echoPort}/acme/web.git/git-upload-pack`;
+    const head = `POST ${url} HTTP/1.1\r\nHost: forge.test\r\nProxy-Authorization: ${agent('s1', 'pod-a')}\r\n`;
+    try {
+      const chunked = await rawRequest(
+        port,
+        `${head}Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n`,
+      );
+      expect(chunked.body).toBe('got POST /acme/web.git/git-upload-pack hello world');
+      const sized = await rawRequest(port, `${head}Content-Length: 4\r\nConnection: close\r\n\r\nwant`);
+      expect(sized.body).toBe('got POST /acme/web.git/git-upload-pack want');
+    } finally {
+      echo.close();
     }
   });
 });

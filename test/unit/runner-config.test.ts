@@ -60,6 +60,20 @@ describe('runner config', () => {
     expect(c.secrets).toEqual(['ghp_abc', 'sk-ant-xyz123']);
   });
 
+  it("with egress Claude Code's base environment carries no proxy of the operator's (its own comes per Session)", () => {
+    const c = parseConfig({
+      ...base,
+      TETHER_POD_NAME: 'p-runner',
+      TETHER_EGRESS_URL: 'http://egress:3128',
+      TETHER_EGRESS_TOKEN: 'egress-token-0123456789',
+      HTTPS_PROXY: 'http://proxy:3128',
+      HTTP_PROXY: 'http://proxy:3128',
+      NO_PROXY: '.svc',
+    });
+    expect(Object.keys(c.agentEnv).filter((name) => /proxy/i.test(name))).toEqual([]);
+    expect(JSON.stringify(c.agentEnv)).not.toContain('egress-token-0123456789');
+  });
+
   it('takes the repository host list from the controller and refuses a malformed one', () => {
     expect(parseConfig({ ...base, TETHER_REPO_HOSTS: 'ghe.example,/srv/git' }).repoHosts).toEqual([
       'ghe.example',
