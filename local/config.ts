@@ -108,6 +108,22 @@ export const DEV_SETTINGS = {
     'TETHER_RUNNER_HTTP_PROXY',
     'TETHER_RUNNER_NO_PROXY',
   ],
+  // The egress proxy's (egress/config.ts): the agent's list, repository additions, asking; the stack sets the rest
+  // (local/egress.ts: its port on loopback, its key, the supervisor's list, the blocked ranges less loopback).
+  egress: [
+    'TETHER_EGRESS_ALLOW',
+    'TETHER_EGRESS_DENY',
+    'TETHER_EGRESS_REPOSITORIES',
+    'TETHER_EGRESS_ASK',
+    'TETHER_EGRESS_ASK_WAIT',
+    'TETHER_EGRESS_MAX_CONNECTIONS',
+    'TETHER_EGRESS_MAX_WAITING',
+    'TETHER_EGRESS_IDLE_TIMEOUT',
+    'TETHER_EGRESS_HEADER_TIMEOUT',
+    'TETHER_EGRESS_MAX_HEADER_BYTES',
+    'TETHER_EGRESS_GRANT_ENTRIES',
+    'TETHER_LOG_LEVEL',
+  ],
 } as const;
 
 /** Settings with no meaning on the local stack, and why: make dev neither reads nor sets them. */
@@ -133,6 +149,7 @@ export const NOT_LOCAL: Record<string, string> = {
   TETHER_GITHUB_APP_INSTALLATION_ID: "TETHER_DEV_GITHUB_APP=true: the stand-in's installation",
   TETHER_GITHUB_APP_PRIVATE_KEY_FILE: 'TETHER_DEV_GITHUB_APP=true: a key file made for the controller alone',
   TETHER_GITHUB_RELAY_SECRET: "the relay reads the stand-in's token from a file the stack writes",
+  TETHER_EGRESS_GRANTS: "the default name, in the stack's own namespace",
 };
 
 export interface DevConfig {
@@ -146,6 +163,8 @@ export interface DevConfig {
   relayPort: number;
   relayEnv: Record<string, string>;
   controllerEnv: Record<string, string>;
+  /** The egress proxy's settings make dev passes on (the agent's list, …). */
+  egressEnv: Record<string, string>;
   /** Repository host list entries besides the repositories' own. */
   repoHosts: string[];
   runnerSecrets: Record<string, string>;
@@ -191,6 +210,7 @@ export function loadDevConfig(onRenamed = logRenamed('dev')): DevConfig {
     relayPort: env.TETHER_DEV_PORT,
     relayEnv: passed(DEV_SETTINGS.relay, onRenamed),
     controllerEnv: passed(DEV_SETTINGS.controller, () => {}),
+    egressEnv: passed(DEV_SETTINGS.egress, () => {}),
     repoHosts: env.TETHER_REPO_HOSTS ? checked('TETHER_REPO_HOSTS', () => parseRepoHosts(env.TETHER_REPO_HOSTS!)) : [],
     runnerSecrets: passThrough(['ANTHROPIC_API_KEY', 'GITHUB_TOKEN']),
   };

@@ -85,6 +85,7 @@ const stack = await startStack({
   relayPort: config.relayPort,
   relayEnv: remote.relayEnv,
   controllerEnv: config.controllerEnv,
+  egressEnv: config.egressEnv,
   repoHosts: config.repoHosts,
   runnerSecrets: { ...config.runnerSecrets, GITHUB_TOKEN: githubToken },
   ...(local ? { github: local.stack } : {}),

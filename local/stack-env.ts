@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { DEFAULT_BASE_BRANCH } from '../common/session/defaults.ts';
 import { nameFromUrl, repoList } from '../relay/repo-list.ts';
 import { hostEnv } from './config.ts';
+import type { LocalEgress } from './egress.ts';
 
 /** The runner Secret the stack creates in the runner namespace and names to the controller. */
 export const RUNNER_SECRET = 'tether-runner';
@@ -33,6 +34,8 @@ export interface StackEnvInput {
   relayEnv?: Record<string, string>;
   controllerEnv?: Record<string, string>;
   github?: StackGitHub;
+  /** The stack's egress proxy: the controller hands each runner its URL and a credential from its key. */
+  egress: LocalEgress;
 }
 
 /** The GitHub settings the stack gives its components (the chart's `github.*` values). */
@@ -120,6 +123,8 @@ export function stackEnv(input: StackEnvInput): { relay: Record<string, string>;
       TETHER_PVC_SIZE: '1Gi',
       TETHER_TERMINATION_GRACE_SECONDS: '10',
       TETHER_REPO_HOSTS: repoHosts,
+      TETHER_EGRESS_URL: input.egress.url,
+      TETHER_EGRESS_KEY: input.egress.key,
       ...(input.keepAlive ? { TETHER_RUNNER_KEEP_ALIVE: input.keepAlive } : {}),
       ...sharedBudget(relayEnv),
       ...controllerGitHub(input),

@@ -7,7 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type pino from 'pino';
 import { isAlreadyExists } from '../common/kube/errors.ts';
+import { ANTHROPIC_API_URL } from '../runner-image/config.ts';
 import { hostEnv, imageStoreDir } from './config.ts';
+import { egressEnv, localEgress, type LocalEgress } from './egress.ts';
 import { installSessionCrd } from './control-plane/crd.ts';
 import { freePort } from './control-plane/control-plane.ts';
 import { checkNodeFolders } from './node-agent/folder-checks.ts';
@@ -56,6 +58,11 @@ export interface StackOptions {
   github?: Omit<StackGitHub, 'relayTokenFile'>;
   /** Extra environment for every Pod process the node agent starts (a test's proxy guard). */
   podEnv?: Record<string, string>;
+  /**
+   * The egress proxy's settings besides the stack's own (egress.ts): the agent's list (TETHER_EGRESS_ALLOW),
+   * repository additions (TETHER_EGRESS_REPOSITORIES), TETHER_EGRESS_ASK …; they win.
+   */
+  egressEnv?: Record<string, string>;
   logger: pino.Logger;
   /** Each output line of a component: controller, relay, runner <pod>, or supervisor (restarts). */
   onLine?: (component: string, line: string) => void;
@@ -72,10 +79,26 @@ export interface Stack {
   /** The stack's keyed phone hash (its key is kept in the state folder, so names survive a restart). */
   phoneHash: PhoneHash;
   nodeAgent: NodeAgent;
-  restart(component: 'controller' | 'relay'): Promise<void>;
+  /** The egress proxy every runner's traffic goes through (its URL has /metrics and /healthz). */
+  egress: LocalEgress;
+  restart(component: Component): Promise<void>;
   /** The component's process as it runs now. */
-  process(component: 'controller' | 'relay'): Managed;
+  process(component: Component): Managed;
   stop(): Promise<void>;
+}
+
+type Component = 'controller' | 'relay' | 'egress';
+
+/** The runner Pod's container whose processes are the agent's (controller/builders.ts): its own network, as root. */
+const AGENT_CONTAINER = 'agent';
+
+/** Where the runners' model calls go when not to a scripted model of their own: the supervisor reaches it. */
+function modelUpstream(options: StackOptions): string[] {
+  const url =
+    options.controllerEnv?.TETHER_RUNNER_ANTHROPIC_BASE_URL ??
+    options.podEnv?.ANTHROPIC_BASE_URL ??
+    (options.runnerSecrets?.ANTHROPIC_API_KEY ? ANTHROPIC_API_URL : undefined);
+  return url ? [url] : [];
 }
 
 /** The Session CRD, the stack's two namespaces and the runner Secret (kept when they are there already). */
@@ -107,6 +130,7 @@ async function startRunnerNode(
   { namespace, runnerNamespace }: { namespace: string; runnerNamespace: string },
   runnerImage: Promise<StagedImage>,
   stagingStarted: number,
+  egress: LocalEgress,
 ): Promise<NodeAgent> {
   const cluster = kc.getCurrentCluster()!;
   const staged = await runnerImage;
@@ -127,6 +151,8 @@ async function startRunnerNode(
     // Each container as its own user on its Pod's ids (as root; otherwise the node agent warns and runs them all
     // as itself).
     runAsUsers: true,
+    // As root, the agent's processes reach the egress proxy and the model endpoint alone (else it says egress is open).
+    isolatedNetwork: { containers: [AGENT_CONTAINER], ports: [egress.port] },
     env: { TETHER_LOG_LEVEL: 'info', ...options.podEnv },
     onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
   });
@@ -147,7 +173,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const namespace = options.namespace ?? 'tether';
   const runnerNamespace = `${namespace}-runners`;
   // A list the relay would refuse stops here, before anything starts.
-  stackRepoHosts(options.repoUrl, options.relayEnv, options.repoHosts);
+  const repoHosts = stackRepoHosts(options.repoUrl, options.relayEnv, options.repoHosts);
   const kc = new KubeConfig();
   kc.loadFromFile(options.kubeconfig);
   await prepareCluster(kc, namespace, runnerNamespace, options.runnerSecrets ?? {});
@@ -161,19 +187,31 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const mediaSigningKey = randomBytes(32).toString('hex');
   const phoneHashKey = await keptSecret(join(options.stateDir, 'phone-hash-key'));
   const github = { ...options.github, ...(await relayTokenFile(options)) };
-  const envOf = async (name: 'controller' | 'relay') =>
-    stackEnv({
-      ...options,
-      namespace,
-      runnerNamespace,
-      relayUrl,
-      relayPort,
-      chatToken,
-      mediaSigningKey,
-      phoneHashKey,
-      metricsPort: await freePort(),
-      github,
-    })[name];
+  const egress = await localEgress(options.stateDir);
+  const envOf = async (name: Component) =>
+    name === 'egress'
+      ? egressEnv({
+          kubeconfig: options.kubeconfig,
+          namespace,
+          runnerNamespace,
+          egress,
+          repoHosts,
+          supervisorUrls: [options.githubApiUrl, ...modelUpstream(options)],
+          env: options.egressEnv,
+        })
+      : stackEnv({
+          ...options,
+          namespace,
+          runnerNamespace,
+          relayUrl,
+          relayPort,
+          chatToken,
+          mediaSigningKey,
+          phoneHashKey,
+          metricsPort: await freePort(),
+          github,
+          egress,
+        })[name];
   // Staged, and its compile cache filled, while the relay and the controller start.
   const stagingStarted = performance.now();
   const runnerImage = stageImage(RUNNER_IMAGE, {
@@ -184,8 +222,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     env: hostEnv(),
   });
   runnerImage.catch(() => undefined); // awaited below
-  const procs: Partial<Record<'controller' | 'relay', Supervised>> = {};
-  const launch = async (name: 'controller' | 'relay') => {
+  const procs: Partial<Record<Component, Supervised>> = {};
+  const launch = async (name: Component) => {
     const start = async () =>
       startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
         env: await envOf(name),
@@ -195,11 +233,20 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     procs[name] = await supervise(name, start, (line) => options.onLine?.('supervisor', line));
   };
 
+  await launch('egress');
+  await untilHttpOk(`${egress.url}/healthz`, procs.egress!.current());
   await launch('relay');
   await untilHttpOk(`${relayUrl}/healthz`, procs.relay!.current());
   await launch('controller');
 
-  const nodeAgent = await startRunnerNode(options, kc, { namespace, runnerNamespace }, runnerImage, stagingStarted);
+  const nodeAgent = await startRunnerNode(
+    options,
+    kc,
+    { namespace, runnerNamespace },
+    runnerImage,
+    stagingStarted,
+    egress,
+  );
 
   return {
     namespace,
@@ -209,16 +256,19 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     mediaSigningKey,
     phoneHash: phoneHasher(phoneHashKey),
     nodeAgent,
+    egress,
     chatUrl: `${relayUrl}/chat?token=${chatToken}`,
     async restart(name) {
       await procs[name]!.restart(10_000);
       if (name === 'relay') await untilHttpOk(`${relayUrl}/healthz`, procs.relay!.current());
+      if (name === 'egress') await untilHttpOk(`${egress.url}/healthz`, procs.egress!.current());
     },
     process: (name) => procs[name]!.current(),
     async stop() {
       await procs.controller?.stop(10_000);
       await nodeAgent.stop();
       await procs.relay?.stop(10_000);
+      await procs.egress?.stop(10_000);
     },
   };
 }

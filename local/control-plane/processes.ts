@@ -46,6 +46,8 @@ export interface ManagedOptions {
   onLine?: (line: string) => void;
   /** Run as this user (needs root and setpriv): uid, gid, supplementary groups; no new privileges. */
   user?: { uid: number; gid: number; groups: number[] };
+  /** Enter this network namespace first (a path under /run/netns; needs root and nsenter). */
+  netns?: string;
 }
 
 function setprivArgs(options: ManagedOptions): string[] {
@@ -54,6 +56,15 @@ function setprivArgs(options: ManagedOptions): string[] {
   if (!user) return args;
   const groups = user.groups.length ? [`--groups=${user.groups.join(',')}`] : ['--clear-groups'];
   return [...args, `--reuid=${user.uid}`, `--regid=${user.gid}`, ...groups, '--no-new-privs'];
+}
+
+/** setpriv (when there is one) in front of the command, and nsenter in front of that for a namespace of its own. */
+function commandLine(bin: string, args: string[], options: ManagedOptions): [string, string[]] {
+  if (!hasSetpriv) return [bin, args];
+  const setpriv = ['setpriv', ...setprivArgs(options), '--', bin, ...args];
+  // nsenter execs setpriv in place: the pid, and so the process group the stop signals, stay the same.
+  const full = options.netns ? ['nsenter', `--net=${options.netns}`, '--', ...setpriv] : setpriv;
+  return [full[0]!, full.slice(1)];
 }
 
 /** A process's log: appended to, readable by the stack's own user only (0600, set on every open). */
@@ -73,7 +84,9 @@ export function startManaged(
   hookExit();
   if (options.user && !hasSetpriv)
     throw new Error(`${name}: running as uid ${options.user.uid} needs setpriv (util-linux)`);
-  const [cmd, cmdArgs] = hasSetpriv ? ['setpriv', [...setprivArgs(options), '--', bin, ...args]] : [bin, args];
+  if (options.netns && !hasSetpriv)
+    throw new Error(`${name}: a network namespace of its own needs setpriv and nsenter`);
+  const [cmd, cmdArgs] = commandLine(bin, args, options);
   const log = createWriteStream('', { fd: openLog(logFile) });
   const child = spawn(cmd, cmdArgs, {
     stdio: ['ignore', 'pipe', 'pipe'],

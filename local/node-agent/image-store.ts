@@ -51,7 +51,8 @@ export interface StageOptions {
   env: Record<string, string>;
 }
 
-const alive = (pid: number) => {
+/** Whether a process of that pid is there (one of another user's counts). */
+export const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;

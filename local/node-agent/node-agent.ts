@@ -12,6 +12,7 @@ import type { Managed } from '../control-plane/processes.ts';
 import { canSwitchUser } from './identity.ts';
 import { imagePuller } from './image-pull.ts';
 import type { NodeLayout } from './pod-process.ts';
+import { removeLeftNetworks } from './pod-network.ts';
 import { runPod, type PodRun } from './pod-run.ts';
 
 export interface NodeAgentOptions extends NodeLayout {
@@ -51,6 +52,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       'the local node agent is not root: every container runs as its user, ' +
         'without the per-container isolation a cluster gives',
     );
+  await prepareNetworks(options);
   await registerNode(core, nodeName);
   const heartbeat = setInterval(
     () => void markNodeReady(core, nodeName).catch((e) => logger.warn({ err: e }, 'node heartbeat failed')),
@@ -188,6 +190,18 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       await stopPods();
     },
   };
+}
+
+/** As root: what dead node agents left is removed. Otherwise: says loudly that the agents' egress is open. */
+async function prepareNetworks(options: NodeAgentOptions): Promise<void> {
+  if (!options.isolatedNetwork) return;
+  if (options.runAsUsers && canSwitchUser()) return removeLeftNetworks(options.logger);
+  options.logger.warn(
+    { containers: options.isolatedNetwork.containers },
+    'EGRESS NOT ENFORCED: the local node agent is not root, so it cannot give these containers a network ' +
+      'namespace of their own; their processes reach everything this machine reaches, the egress proxy only ' +
+      'when they choose to use it',
+  );
 }
 
 /** The pod's exit, reported (a pod deleted meanwhile needs no report). */

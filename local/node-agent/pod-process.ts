@@ -31,6 +31,12 @@ export interface NodeLayout {
   caFile: string;
   /** Run containers as their securityContext's users, on host ids of each Pod's own (root only); see identity.ts. */
   runAsUsers?: boolean;
+  /**
+   * Containers (by name) whose processes run in a network namespace of their Pod's own with loopback only, and
+   * the host's loopback ports carried into it (the egress proxy's); the node agent adds a model port per Pod, given
+   * to the Pod's other containers as TETHER_MODEL_PORT (pod-network.ts). Root with runAsUsers only.
+   */
+  isolatedNetwork?: { containers: string[]; ports: number[] };
 }
 
 export interface LocalProcessSpec {

@@ -3,8 +3,11 @@
 import type { KubeConfig, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { join } from 'node:path';
 import type pino from 'pino';
+import { freePort } from '../control-plane/control-plane.ts';
 import { startManaged, type Managed } from '../control-plane/processes.ts';
+import type { IdRange } from './id-ranges.ts';
 import { podIdRange } from './identity.ts';
+import { openPodNetwork, type PodNetwork } from './pod-network.ts';
 import {
   containerProcess,
   materializeVolumes,
@@ -73,17 +76,50 @@ async function startError(deps: PodRunDeps, pod: V1Pod, error: Error): Promise<v
   await deps.patchStatus({ phase: 'Failed', message: error.message, containerStatuses });
 }
 
+/** The env variable naming the port the supervisor's model endpoint listens on, carried into the Pod's network. */
+export const MODEL_PORT_ENV = 'TETHER_MODEL_PORT';
+
+interface IsolatedNetwork {
+  network: PodNetwork;
+  containers: string[];
+  modelPort: number;
+}
+
+/** The Pod's own network namespace when the node isolates one of its containers (root, containers as users). */
+async function openNetwork(
+  deps: PodRunDeps,
+  pod: V1Pod,
+  range: IdRange | undefined,
+): Promise<IsolatedNetwork | undefined> {
+  const wanted = deps.layout.isolatedNetwork;
+  if (!wanted || !range || !podContainers(pod).some((c) => wanted.containers.includes(c.name))) return undefined;
+  const modelPort = await freePort();
+  const logFile = join(podDir(deps.layout, pod), 'network.log');
+  const network = await openPodNetwork(pod, [...wanted.ports, modelPort], logFile);
+  return { network, containers: wanted.containers, modelPort };
+}
+
+/** Each container's network: the Pod's namespace for the isolated ones, the model port for the others. */
+function placeInNetwork(spec: LocalProcessSpec, isolated: IsolatedNetwork | undefined): string | undefined {
+  if (!isolated) return undefined;
+  if (isolated.containers.includes(spec.container)) return isolated.network.path;
+  spec.env[MODEL_PORT_ENV] = String(isolated.modelPort);
+  return undefined;
+}
+
 /** Starts the Pod's containers; undefined when they could not be prepared (the Pod is reported Failed). */
 export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise<PodRun | undefined> {
   const sidecarNames = new Set((pod.spec!.initContainers ?? []).map((c) => c.name));
   let specs: LocalProcessSpec[];
   let secretVolumes: { stop(): void } | undefined;
+  let isolated: IsolatedNetwork | undefined;
   try {
     const range = podIdRange(deps.layout.stateDir, pod, deps.layout.runAsUsers ?? false);
     secretVolumes = await materializeVolumes(deps.kubeConfig, deps.layout, pod, range, deps.logger);
     specs = await Promise.all(
       podContainers(pod).map((c) => containerProcess(deps.kubeConfig, deps.layout, pod, c, deps.env, range)),
     );
+    isolated = await openNetwork(deps, pod, range);
   } catch (error) {
     secretVolumes?.stop();
     deps.logger.error({ err: error, pod: key }, 'cannot start pod');
@@ -102,6 +138,7 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
       cwd: spec.cwd,
       group: true,
       user: spec.user,
+      netns: placeInNetwork(spec, isolated),
       onLine: deps.onOutput,
     }),
   }));
@@ -109,6 +146,7 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
     {
       pod: key,
       containers: running.map((r) => ({ name: r.spec.container, pid: r.proc.child.pid, uid: r.spec.user?.uid })),
+      ...(isolated ? { network: isolated.network.name, modelPort: isolated.modelPort } : {}),
     },
     'pod processes started',
   );
@@ -149,6 +187,7 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
     await Promise.all(sidecars.map((s) => s.proc.stop(5000)));
     await Promise.all(sidecarExits);
     secretVolumes.stop();
+    await isolated?.network.close();
     await report({
       phase: codes.every((c) => c === 0) ? 'Succeeded' : 'Failed',
       conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: now(), reason: 'PodCompleted' }],

@@ -174,6 +174,34 @@ export interface E2EOptions {
   githubApp?: boolean;
   /** More of the stand-in's options: its CI, token lifetime, webhook retries, the login of the fixed token. */
   github?: Pick<GitHubStandInOptions, 'ci' | 'tokenLifetimeMs' | 'webhooks' | 'login'>;
+  /**
+   * The egress proxy's lists: the agent's entries (TETHER_EGRESS_ALLOW), additions per repository by its name
+   * (`sample` or a `moreRepos` name; TETHER_EGRESS_REPOSITORIES), and more of its settings (TETHER_EGRESS_ASK …).
+   */
+  egress?: { allow?: string[]; repositories?: Record<string, string[]>; env?: Record<string, string> };
+}
+
+/** The proxy's settings of a test: its repositories named by their forge URLs. */
+function egressSettings(options: E2EOptions, urlOf: (name: string) => string): Record<string, string> {
+  const egress = options.egress ?? {};
+  const repositories = Object.entries(egress.repositories ?? {}).map(([name, entries]) => [urlOf(name), entries]);
+  return {
+    ...(egress.allow ? { TETHER_EGRESS_ALLOW: egress.allow.join(',') } : {}),
+    ...(repositories.length ? { TETHER_EGRESS_REPOSITORIES: JSON.stringify(Object.fromEntries(repositories)) } : {}),
+    ...egress.env,
+  };
+}
+
+/**
+ * A test's own model (ANTHROPIC_BASE_URL without a key) is reached through the supervisor's model proxy, with a
+ * key the model does not check, in the runner Secret (the runner container's alone): the agent's network (root) has
+ * only the supervisor's model port, not the test's. Not Claude Code's dummy key: the runner refuses to hand a
+ * credential of its own to the agent.
+ */
+const TEST_MODEL_KEY = 'sk-ant-e2e-test-model';
+function throughModelProxy(options: E2EOptions): Record<string, string> {
+  const keyed = options.podEnv?.ANTHROPIC_API_KEY ?? options.runnerSecrets?.ANTHROPIC_API_KEY;
+  return options.podEnv?.ANTHROPIC_BASE_URL && !keyed ? { ANTHROPIC_API_KEY: TEST_MODEL_KEY } : {};
 }
 
 export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
@@ -232,7 +260,10 @@ export async function startE2E(options: E2EOptions = {}): Promise<E2E> {
     keepAlive: options.keepAlive ?? '0',
     // Claude Code in the runner Pods must reach nothing but the scripted model
     podEnv: { ...options.podEnv, ...proxy.env },
-    runnerSecrets: { ...options.runnerSecrets, GITHUB_TOKEN: githubToken },
+    egressEnv: egressSettings(options, (name) =>
+      name === 'sample' ? remoteUrl : forge.urlOf(more.find((r) => r.name === name)!.path),
+    ),
+    runnerSecrets: { ...throughModelProxy(options), ...options.runnerSecrets, GITHUB_TOKEN: githubToken },
     github: local.stack,
     logger: pino({ level: 'warn' }),
     onLine: (component, line) => logs.push(`${component}: ${line}`),

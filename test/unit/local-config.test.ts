@@ -6,12 +6,15 @@ import { loadConfig as loadControllerConfig, VARIABLE_NAMES as CONTROLLER_VARIAB
 import { RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts';
 import { DEV_SETTINGS, loadDevConfig, NOT_LOCAL } from '../../local/config.ts';
 import { stackEnv, type StackEnvInput } from '../../local/stack-env.ts';
+import { EGRESS_ENV, loadConfig as loadEgressConfig } from '../../egress/config.ts';
+import { egressEnv, LOCAL_BLOCKED_CIDRS } from '../../local/egress.ts';
 
 const RELAY_VARIABLES = Object.keys(RELAY_ENV.properties);
 const TOUCHED = [
   ...new Set([
     ...DEV_SETTINGS.relay,
     ...DEV_SETTINGS.controller,
+    ...DEV_SETTINGS.egress,
     'TETHER_REPO_HOSTS',
     'RELAY_DAILY_BUDGET_USD',
     'RELAY_BUDGET_TIMEZONE',
@@ -26,6 +29,8 @@ afterEach(() => {
   }
 });
 
+const LOCAL_EGRESS = { port: 3999, url: 'http://127.0.0.1:3999', key: 'e'.repeat(64) };
+
 const stackInput = (more: Partial<StackEnvInput> = {}): StackEnvInput => ({
   kubeconfig: '/tmp/kubeconfig',
   namespace: 'tether',
@@ -39,6 +44,7 @@ const stackInput = (more: Partial<StackEnvInput> = {}): StackEnvInput => ({
   mediaSigningKey: 'k'.repeat(64),
   phoneHashKey: 'h'.repeat(64),
   metricsPort: 9091,
+  egress: LOCAL_EGRESS,
   github: {
     relayTokenFile: '/tmp/state/relay-github-token',
     webhookSecret: 'w'.repeat(32),
@@ -166,5 +172,57 @@ describe("the local stack's GitHub settings", () => {
     const plain = stackEnv(stackInput({ github: {} }));
     expect(Object.keys(plain.relay).filter((n) => n.startsWith('TETHER_GITHUB'))).toEqual(['TETHER_GITHUB_API_URL']);
     expect(Object.keys(plain.controller).filter((n) => n.startsWith('TETHER_GITHUB'))).toEqual([]);
+  });
+});
+
+describe("the local stack's egress proxy", () => {
+  const input = (env: Record<string, string> = {}) => ({
+    kubeconfig: '/tmp/kubeconfig',
+    namespace: 'tether',
+    runnerNamespace: 'tether-runners',
+    egress: LOCAL_EGRESS,
+    repoHosts: '127.0.0.1:4001,/srv/one/acme/sample.git,127.0.0.1:4002',
+    supervisorUrls: ['http://127.0.0.1:4003', 'https://api.anthropic.com'],
+    env,
+  });
+
+  it(`passes every setting of the proxy the stack does not set itself; a new variable of its schema fails here \
+until it is`, () => {
+    const variables = Object.keys(EGRESS_ENV.properties).filter((name) => !name.startsWith('KUBERNETES_'));
+    const env = egressEnv(input());
+    for (const name of variables)
+      expect(
+        (DEV_SETTINGS.egress as readonly string[]).includes(name) || name in env || name in NOT_LOCAL,
+        `egress ${name}: passed by make dev, set by the stack, or NOT_LOCAL`,
+      ).toBe(true);
+    for (const name of DEV_SETTINGS.egress) expect(variables, name).toContain(name);
+    Object.assign(process.env, { TETHER_EGRESS_ALLOW: 'pypi.org', TETHER_EGRESS_ASK: 'false' });
+    expect(loadDevConfig().egressEnv).toEqual({ TETHER_EGRESS_ALLOW: 'pypi.org', TETHER_EGRESS_ASK: 'false' });
+  });
+
+  it(`listens on loopback with the stack's key; the supervisor may reach the forges, the GitHub stand-in and the model; \
+loopback is not blocked, the rest of the default is; the caller's list wins`, () => {
+    const config = loadEgressConfig(egressEnv(input({ TETHER_EGRESS_ALLOW: 'pypi.org,127.0.0.1:4100' })));
+    expect(config).toMatchObject({ port: 3999, listen: '127.0.0.1', key: LOCAL_EGRESS.key, namespace: 'tether' });
+    expect(config.runnerNamespace).toBe('tether-runners');
+    const names = (entries: Array<{ host: string; port?: number }>) =>
+      entries.map((e) => (e.port ? `${e.host}:${e.port}` : e.host));
+    expect(names(config.rules.supervisorAllow)).toEqual([
+      '127.0.0.1:4001',
+      '127.0.0.1:4002',
+      '127.0.0.1:4003',
+      'api.anthropic.com',
+    ]);
+    expect(names(config.rules.allow)).toEqual(['pypi.org', '127.0.0.1:4100']);
+    expect(LOCAL_BLOCKED_CIDRS).not.toContain('127.0.0.0/8');
+    expect(LOCAL_BLOCKED_CIDRS).not.toContain('::1/128');
+    expect(LOCAL_BLOCKED_CIDRS).toEqual(expect.arrayContaining(['10.0.0.0/8', '169.254.0.0/16', 'fc00::/7']));
+    expect(egressEnv(input()).TETHER_EGRESS_BLOCKED_CIDRS).toBe(LOCAL_BLOCKED_CIDRS.join(','));
+  });
+
+  it("gives the controller the proxy's URL and key, which it accepts", () => {
+    const env = stackEnv(stackInput());
+    expect(env.controller).toMatchObject({ TETHER_EGRESS_URL: LOCAL_EGRESS.url, TETHER_EGRESS_KEY: LOCAL_EGRESS.key });
+    expect(() => loadControllerConfig(env.controller)).not.toThrow();
   });
 });

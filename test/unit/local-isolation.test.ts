@@ -123,6 +123,7 @@ describe("the stack's own state", () => {
     const warning = notIsolatedWarning(1000)!;
     expect(warning).toMatch(/NOT ISOLATED: make dev runs as uid 1000, not root/);
     expect(warning).toMatch(/Agents are not isolated from each other or from the stack/);
+    expect(warning).toMatch(/EGRESS NOT ENFORCED: .* an agent reaches\n!! everything this machine reaches/);
     expect(notIsolatedWarning(0)).toBeUndefined();
   });
 });

@@ -1,0 +1,69 @@
+// The egress proxy of the local stack (egress/main.ts, a process like the relay and the controller) on
+// loopback, with a key made once and kept in the state folder. Everything the local stack runs is on
+// loopback, so loopback is not among the blocked ranges; the supervisor may reach the forge(s), the
+// GitHub stand-in and the model upstream; the agent's list is the caller's (make dev's TETHER_EGRESS_ALLOW …).
+import { join } from 'node:path';
+import { DEFAULT_BLOCKED_CIDRS } from '../egress/cidrs.ts';
+import { hostEnv } from './config.ts';
+import { freePort } from './control-plane/control-plane.ts';
+import { keptSecret } from './private-files.ts';
+
+/** Loopback, which every listener of the local stack is on: not blocked here (the chart blocks it). */
+const LOOPBACK_CIDRS = ['127.0.0.0/8', '::1/128'];
+export const LOCAL_BLOCKED_CIDRS = DEFAULT_BLOCKED_CIDRS.filter((cidr) => !LOOPBACK_CIDRS.includes(cidr));
+
+export interface LocalEgress {
+  port: number;
+  /** The proxy's URL without credentials (the controller's TETHER_EGRESS_URL). */
+  url: string;
+  /** The install's egress key (TETHER_EGRESS_KEY of the proxy and the controller). */
+  key: string;
+}
+
+/** Where the stack's proxy listens, and its key (made once, kept in `<state>/egress-key`). */
+export async function localEgress(stateDir: string): Promise<LocalEgress> {
+  const port = await freePort();
+  return { port, url: `http://127.0.0.1:${port}`, key: await keptSecret(join(stateDir, 'egress-key')) };
+}
+
+export interface EgressEnvInput {
+  kubeconfig: string;
+  namespace: string;
+  runnerNamespace: string;
+  egress: LocalEgress;
+  /** The repository host list (the controller's TETHER_REPO_HOSTS): the forges the agent may only read from. */
+  repoHosts: string;
+  /** The URLs the supervisor reaches: the forge(s), the GitHub API, the model upstream. */
+  supervisorUrls: string[];
+  /** The caller's settings (the agent's list, repository additions, asking): they win. */
+  env?: Record<string, string>;
+}
+
+/** The allowlist entry of a URL's host and port (`host:port`, or the host alone for 80/443); none for a folder. */
+function entryOf(url: string): string[] {
+  if (url.startsWith('/')) return [];
+  const { hostname, port } = new URL(url);
+  return [port ? `${hostname}:${port}` : hostname];
+}
+
+/** The supervisor's list: the forge hosts (a folder is no host), and the host of each URL given. */
+export function supervisorEntries(repoHosts: string, urls: string[]): string {
+  const forges = repoHosts.split(',').filter((host) => host && !host.startsWith('/'));
+  return [...new Set([...forges, ...urls.flatMap(entryOf)])].join(',');
+}
+
+export function egressEnv(input: EgressEnvInput): Record<string, string> {
+  return {
+    ...hostEnv(),
+    KUBECONFIG: input.kubeconfig,
+    TETHER_NAMESPACE: input.namespace,
+    TETHER_RUNNER_NAMESPACE: input.runnerNamespace,
+    TETHER_EGRESS_PORT: String(input.egress.port),
+    TETHER_EGRESS_LISTEN: '127.0.0.1',
+    TETHER_EGRESS_KEY: input.egress.key,
+    TETHER_REPO_HOSTS: input.repoHosts,
+    TETHER_EGRESS_SUPERVISOR_ALLOW: supervisorEntries(input.repoHosts, input.supervisorUrls),
+    TETHER_EGRESS_BLOCKED_CIDRS: LOCAL_BLOCKED_CIDRS.join(','),
+    ...input.env,
+  };
+}
