@@ -29,7 +29,7 @@ const named = (value: unknown) =>
 /** Where the string token starting at `start` (its opening quote) ends: its closing quote. */
 function stringEnd(text: string, start: number): number {
   let at = start + 1;
-  for (let c = text[at]; c !== '"'; c = text[++at]) if (c === '\\') at++;
+  for (let c = text[at]; c !== '"' && at < text.length; c = text[++at]) if (c === '\\') at++;
   return at;
 }
 
