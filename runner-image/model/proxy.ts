@@ -4,8 +4,9 @@
 // never leaves this process except towards the upstream, and is never logged.
 //
 // Anything in the Pod's network namespace can call this proxy, so what it forwards is fixed: the
-// upstream's origin and path prefix are chosen at start, and only the calls Claude Code makes are
-// passed on (modelCallRefusal). Everything else is answered 400 here and reaches no network.
+// upstream's origin and path prefix are chosen at start, only the calls Claude Code makes are
+// passed on (modelCallRefusal), and each body is read whole and checked before a byte of it is sent
+// (modelBodyRefusal). Everything else is answered 400 (or 413) here and reaches no network.
 import {
   createServer,
   request as httpRequest,
@@ -21,6 +22,7 @@ import type { ModelSpend } from './spend.ts';
 import { errorBody } from '../scripted-model/sse.ts';
 import { UsageTap } from './usage-tap.ts';
 import { agentFor, type ProxyAgents } from '../egress/http.ts';
+import { MESSAGES_API_MAX_BODY_BYTES, modelBodyRefusal } from './body.ts';
 
 export interface ModelProxyOptions {
   /** The Messages API's base URL, e.g. https://api.anthropic.com or a gateway's https://gw.example/anthropic. */
@@ -92,10 +94,11 @@ const DROPPED = new Set([
   'proxy-authorization',
 ]);
 
-function forwardedHeaders(req: IncomingMessage, apiKey: string): OutgoingHttpHeaders {
+function forwardedHeaders(req: IncomingMessage, apiKey: string, body: Buffer): OutgoingHttpHeaders {
   const headers: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(req.headers))
     if (!DROPPED.has(name) && value !== undefined) headers[name] = value;
+  headers['content-length'] = body.length;
   headers['x-api-key'] = apiKey;
   return headers;
 }
@@ -104,13 +107,13 @@ function forwardedHeaders(req: IncomingMessage, apiKey: string): OutgoingHttpHea
 const hostsOf = (req: IncomingMessage) =>
   req.rawHeaders.filter((_, i) => i % 2 === 1 && req.rawHeaders[i - 1]!.toLowerCase() === 'host');
 
-function forward(options: ModelProxyOptions, base: URL, req: IncomingMessage, res: ServerResponse): void {
+function forward(options: ModelProxyOptions, base: URL, req: IncomingMessage, res: ServerResponse, body: Buffer): void {
   // Built from the fixed upstream's parts: the caller only picks which allowed path is appended.
   const target = {
     ...urlToHttpOptions(base),
     path: base.pathname.replace(/\/$/, '') + req.url!,
     method: 'POST',
-    headers: forwardedHeaders(req, options.apiKey),
+    headers: forwardedHeaders(req, options.apiKey, body),
     ...(options.egress ? { agent: agentFor(options.egress, base) } : {}),
   };
   const send = base.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -137,7 +140,7 @@ function forward(options: ModelProxyOptions, base: URL, req: IncomingMessage, re
     res.end(errorBody('api_error', 'the model API could not be reached'));
   });
   res.on('close', () => upstream.destroy());
-  req.pipe(upstream);
+  upstream.end(body);
 }
 
 const refusalHeaders = (body: string) => ({
@@ -146,11 +149,52 @@ const refusalHeaders = (body: string) => ({
   connection: 'close',
 });
 
-/** The refusal's body, in the Messages API's error shape; the warning names the request, never the key. */
-function refusal(log: Logger, req: IncomingMessage, reason: string): string {
+/** The refusal's body, in the Messages API's error shape; the warning names the request, never the key or the body. */
+function refusal(log: Logger, req: IncomingMessage, reason: string, type = 'invalid_request_error'): string {
   const hosts = hostsOf(req).map((host) => host.slice(0, 100));
   log.warn({ method: req.method, target: req.url?.slice(0, 200), hosts, reason }, 'model proxy refused a request');
-  return errorBody('invalid_request_error', `Refused by the model proxy: ${reason}.`);
+  return errorBody(type, `Refused by the model proxy: ${reason}.`);
+}
+
+function refuse(log: Logger, req: IncomingMessage, res: ServerResponse, reason: string): void {
+  const body = refusal(log, req, reason);
+  res.writeHead(400, refusalHeaders(body)).end(body);
+}
+
+/** The whole request body, or undefined once it is larger than the API takes (the rest is not read). */
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  if (Number(req.headers['content-length']) > MESSAGES_API_MAX_BODY_BYTES) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const take = (chunk: Buffer) => {
+      size += chunk.length;
+      chunks.push(chunk);
+      if (size > MESSAGES_API_MAX_BODY_BYTES) {
+        req.off('data', take).pause();
+        resolve(undefined);
+      }
+    };
+    req.on('data', take);
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** Reads the body of an allowed call and forwards it only if it asks nothing Claude Code does not. */
+async function checkAndForward(options: ModelProxyOptions, base: URL, req: IncomingMessage, res: ServerResponse) {
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding !== 'identity')
+    return refuse(options.log, req, res, 'a compressed body is not read');
+  const body = await readBody(req);
+  if (body === undefined) {
+    const limit = `the body is larger than the Messages API's ${MESSAGES_API_MAX_BODY_BYTES} bytes`;
+    const answer = refusal(options.log, req, limit, 'request_too_large');
+    return void res.writeHead(413, refusalHeaders(answer)).end(answer);
+  }
+  const reason = modelBodyRefusal(body);
+  if (reason === undefined) forward(options, base, req, res, body);
+  else refuse(options.log, req, res, reason);
 }
 
 /** CONNECT never reaches the request handler: it is answered on the socket, which is then closed. */
@@ -174,11 +218,8 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
         'The run is paused at its spending limit until the user answers continue.',
       );
       res.writeHead(429, refusalHeaders(body)).end(body);
-    } else if (reason === undefined) forward(options, base, req, res);
-    else {
-      const body = refusal(options.log, req, reason);
-      res.writeHead(400, refusalHeaders(body)).end(body);
-    }
+    } else if (reason === undefined) checkAndForward(options, base, req, res).catch(() => res.destroy());
+    else refuse(options.log, req, res, reason);
   });
   server.on('connect', (req: IncomingMessage, socket: Socket) => refuseConnect(options.log, req, socket));
   await new Promise<void>((resolve, reject) => {

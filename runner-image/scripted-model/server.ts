@@ -5,12 +5,12 @@
 // stack's Pods have, another phone's agent could otherwise read this one's conversation).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { MESSAGES_API_MAX_BODY_BYTES } from '../model/body.ts';
 import { conversationKey, isSideRequest, readConversation, type MessagesRequest } from './conversation.ts';
 import { parseScenario } from './scenario.ts';
 import { errorBody, finishStream, ping, startStream, tokens, type Usage } from './sse.ts';
 import { nextTurn, type Reply } from './turns.ts';
 
-const MAX_BODY_BYTES = 32 * 1024 * 1024;
 const PING_EVERY_MS = 10_000;
 
 export interface RecordedRequest {
@@ -40,7 +40,7 @@ function readBody(req: IncomingMessage): Promise<string> {
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) req.destroy(new Error('request body too large'));
+      if (size > MESSAGES_API_MAX_BODY_BYTES) req.destroy(new Error('request body too large'));
       else chunks.push(chunk);
     });
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));

