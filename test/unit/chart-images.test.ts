@@ -72,7 +72,8 @@ heap)`, () => {
   it('keeps every package the component imports and drops only ones it does not', () => {
     const dropped = uninstalled(of('RUN').find((l) => l.includes('npm uninstall'))!);
     // The controller image runs the egress proxy too (node /app/egress/main.ts).
-    const entrypoints = component === 'controller' ? ['controller/main.ts', 'egress/main.ts'] : [`${component}/main.ts`];
+    const entrypoints =
+      component === 'controller' ? ['controller/main.ts', 'egress/main.ts'] : [`${component}/main.ts`];
     const imported = importedPackages(...entrypoints);
     expect(imported.size).toBeGreaterThan(3);
     for (const name of imported) {
