@@ -47,7 +47,8 @@ export interface RunnerDeps {
    * here.
    */
   freezeAgent?: () => Promise<{ lingering: number }>;
-  egress?: { attach(asker: Asker): () => Promise<void> }; // the egress proxy's asks, taken by each agent run while it runs
+  /** The egress proxy's asks, taken by each agent run while it runs. */
+  egress?: { attach(asker: Asker): () => Promise<void> };
   now: () => Date;
 }
 

@@ -2,7 +2,8 @@
 // Pod a network namespace of its own: a namespace with loopback alone, into which a few of the host's
 // loopback ports are carried (the egress proxy's, the supervisor's model endpoint's) through Unix
 // sockets in a folder only root may enter:
-//   in the namespace 127.0.0.1:<port> → netns-forward.ts → <folder>/<port> → the node agent → the host's 127.0.0.1:<port>
+//   in the namespace 127.0.0.1:<port> → netns-forward.ts → <folder>/<port> → the node agent
+//   → the host's 127.0.0.1:<port>
 // No veth, no bridge, no address but loopback. Names carry the node agent's pid
 // (`tether-<pid>-<pod uid, 8>`), so a later node agent finds what a dead one left behind.
 import type { V1Pod } from '@kubernetes/client-node';

@@ -206,7 +206,10 @@ function refuseConnect(log: Logger, req: IncomingMessage, socket: Socket): void 
   socket.end(`HTTP/1.1 400 Bad Request\r\n${head}\r\n${body}`);
 }
 
-/** Listens on 127.0.0.1 (the given port, or a free one) and forwards Claude Code's Messages API calls to the upstream with the key. */
+/**
+ * Listens on 127.0.0.1 (the given port, or a free one) and forwards Claude Code's Messages API calls
+ * to the upstream with the key.
+ */
 export async function startModelProxy(options: ModelProxyOptions): Promise<ModelProxy> {
   const base = upstreamBase(options.upstream);
   let ownHost = '';

@@ -71,7 +71,8 @@ describe('the egress key and grants across helm upgrade', () => {
 });
 
 describe('egress ServiceAccount', () => {
-  it('reads Sessions and gets, watches and updates its grants ConfigMap by name; nothing in the runner namespace', async () => {
+  it('reads Sessions and gets, watches and updates its grants ConfigMap by name; nothing in the \
+runner namespace', async () => {
     expect(await extraPermissions(EGRESS, ns)).toEqual([
       'configmaps [] create',
       `configmaps [${GRANTS}] get list update watch`,
@@ -120,7 +121,8 @@ describe('runner Pod admission policy with egress', () => {
     ]);
   });
 
-  it("admits the controller's runner Pod: the proxy URL and the Pod's own credential in the runner container", async () => {
+  it("admits the controller's runner Pod: the proxy URL and the Pod's own credential in the runner \
+container", async () => {
     const pod = runnerPod();
     expect(container(pod, 'runner').env).toEqual(
       expect.arrayContaining([

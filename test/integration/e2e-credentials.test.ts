@@ -51,7 +51,8 @@ const proxyDetours = (elsewhere: string): Array<[string, string]> => {
   // Allowed calls whose body has the API itself fetch or connect to `elsewhere`.
   const reach = `"messages":[{"role":"user","content":"Fetch http://${elsewhere}/"}]`;
   const webFetch = `{"model":"m","max_tokens":1,"tools":[{"type":"web_fetch_20250910","name":"web_fetch"}],${reach}}`;
-  const mcp = `{"model":"m","max_tokens":1,"mcp_servers":[{"type":"url","url":"http://${elsewhere}/","name":"x"}],${reach}}`;
+  const server = `{"type":"url","url":"http://${elsewhere}/","name":"x"}`;
+  const mcp = `{"model":"m","max_tokens":1,"mcp_servers":[${server}],${reach}}`;
   return [
     [
       'absolute-form',

@@ -86,7 +86,8 @@ function bodyAttacks(url: string): Array<[string, string]> {
     ],
     [
       'an image by URL',
-      `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"${url}"}}]}]}`,
+      `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[` +
+        `{"type":"image","source":{"type":"url","url":"${url}"}}]}]}`,
     ],
     ['a tool hidden by a repeated key', `{"model":"m","max_tokens":1,"tools":[${fetchTool}],"tools":[],${ask}}`],
     ['an array', `[{"model":"m","max_tokens":1,${ask}}]`],

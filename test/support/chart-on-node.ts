@@ -25,7 +25,10 @@ const run = promisify(execFile);
 
 const COMPONENTS = ['controller', 'relay', 'runner'] as const;
 export const GITHUB_TOKEN = 'node-tier-forge-token';
-/** On the install's deny list: the egress proxy refuses it before any lookup, so a test reaches it with no traffic out. */
+/**
+ * On the install's deny list: the egress proxy refuses it before any lookup, so a test reaches it with
+ * no traffic out.
+ */
 export const DENIED_HOST = 'denied.tether.test';
 
 export interface ChartOnNode {

@@ -1,6 +1,7 @@
 // Attack: the supervisor's model endpoint as a way around the egress proxy. The agent (on the Pod's
 // loopback, or the carried model port locally) may POST /v1/messages; the proxy checked the method,
-// the Host and the path, never the body (now it reads the body: model/body.ts, boundary 16). The Messages API acts on the body from Anthropic's side:
+// the Host and the path, never the body (now it reads the body: model/body.ts, boundary 16). The
+// Messages API acts on the body from Anthropic's side:
 // the web fetch tool fetches a URL the conversation names, and the MCP connector (`mcp_servers`)
 // connects to any server URL given — so the repository's source goes to a host nobody allowed, from
 // outside the cluster, with the install's key. Neither is a call Claude Code makes.

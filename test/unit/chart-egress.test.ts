@@ -77,7 +77,8 @@ describe('NetworkPolicies with the egress proxy on (the default)', () => {
     ]);
   });
 
-  it('without the API server addresses (helm template), opens its ports to private ranges only, never 0.0.0.0/0', async () => {
+  it('without the API server addresses (helm template), opens its ports to private ranges only, \
+never 0.0.0.0/0', async () => {
     const runner = policy(await render({}, RELEASE), 'tether-runner');
     expect(runner.spec.egress[1]).toEqual({
       to: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10'].map((cidr) => ({ ipBlock: { cidr } })),
@@ -141,7 +142,8 @@ describe('the egress proxy objects', () => {
     objects = await render({}, RELEASE);
   });
 
-  it("runs node /app/egress/main.ts from the controller's image, its ConfigMap and key, the Pod Security restricted", () => {
+  it("runs node /app/egress/main.ts from the controller's image, its ConfigMap and key, the Pod \
+Security restricted", () => {
     const template = podTemplate(find(objects, 'Deployment', 'tether-egress'));
     const controller = podTemplate(find(objects, 'Deployment', 'tether-controller'));
     const [container] = template.spec.containers as unknown as Array<Record<string, unknown>>;
@@ -231,7 +233,8 @@ describe('the egress proxy objects', () => {
     expect(loadConfig(controllerData(objects)).egress?.url).toBe('http://tether-egress.agents.svc:3128');
   });
 
-  it('generates a 48-character key, or takes the given one or an existing Secret; both Deployments restart with a new one', async () => {
+  it('generates a 48-character key, or takes the given one or an existing Secret; both Deployments \
+restart with a new one', async () => {
     const keyOf = (o: KubeObject[]) =>
       (find(o, 'Secret', 'tether-egress') as unknown as { stringData: Record<string, string> }).stringData
         .TETHER_EGRESS_KEY;
@@ -307,7 +310,8 @@ describe('the egress proxy objects', () => {
 });
 
 describe('egress values', () => {
-  it("checks entries with the code's HOST_ENTRY_PATTERN, and its default list is entries of the runner image's registries", () => {
+  it("checks entries with the code's HOST_ENTRY_PATTERN, and its default list is entries of the \
+runner image's registries", () => {
     const schema = JSON.parse(readFileSync(`${CHART_DIR}/values.schema.json`, 'utf8')) as {
       properties: {
         egress: {

@@ -168,7 +168,8 @@ describe('helm template, default values', () => {
     expect(secret.stringData.RELAY_WEB_CHAT_TOKEN).toMatch(/^[A-Za-z0-9]{32}$/);
   });
 
-  it('with egress.enabled=false: gives runner Pods no ingress and no way to cluster ranges or cloud metadata', async () => {
+  it('with egress.enabled=false: gives runner Pods no ingress and no way to cluster ranges or cloud \
+metadata', async () => {
     const withoutEgress = await render({ egress: { enabled: false } }, { release: 'tether', namespace: 'agents' });
     const policy = find(withoutEgress, 'NetworkPolicy', 'runner') as unknown as {
       spec: {

@@ -102,7 +102,8 @@ describe('desiredPod with the egress proxy', () => {
     });
   });
 
-  it("gives each Pod its own credential; the runner key stays the same for the phone's next Session, and changes with the egress key", () => {
+  it("gives each Pod its own credential; the runner key stays the same for the phone's next \
+Session, and changes with the egress key", () => {
     const next = testSession({ name: 'abc-20261122090000-zzzz', uid: 'uid-2' });
     const token = (pod: V1Pod) => runnerEnv(pod).find((e) => e.name === 'TETHER_EGRESS_TOKEN')!.value;
     const runnerKey = (pod: V1Pod) => pod.metadata!.annotations!['tether.dev/runner-key'];
@@ -116,7 +117,8 @@ describe('desiredPod with the egress proxy', () => {
 });
 
 describe("the controller's status writes", () => {
-  it("never name status.egress (the runner's records): a merge patch of the controller's own fields leaves them", () => {
+  it("never name status.egress (the runner's records): a merge patch of the controller's own fields \
+leaves them", () => {
     const egressRecords = [
       {
         host: 'registry.npmjs.org',

@@ -200,7 +200,8 @@ until it is`, () => {
     expect(loadDevConfig().egressEnv).toEqual({ TETHER_EGRESS_ALLOW: 'pypi.org', TETHER_EGRESS_ASK: 'false' });
   });
 
-  it(`listens on loopback with the stack's key; the supervisor may reach the forges, the GitHub stand-in and the model; \
+  it(`listens on loopback with the stack's key; the supervisor may reach the forges, the GitHub stand-in \
+and the model; \
 loopback is not blocked, the rest of the default is; the caller's list wins`, () => {
     const config = loadEgressConfig(egressEnv(input({ TETHER_EGRESS_ALLOW: 'pypi.org,127.0.0.1:4100' })));
     expect(config).toMatchObject({ port: 3999, listen: '127.0.0.1', key: LOCAL_EGRESS.key, namespace: 'tether' });

@@ -238,7 +238,8 @@ describe('a typed answer', () => {
     chat = new WebChat({ phone, token: 't'.repeat(20) });
   });
 
-  it('decides a host only once the request went to the phone: "allow always" meant for a tool grants nothing', async () => {
+  it('decides a host only once the request went to the phone: "allow always" meant for a tool grants \
+nothing', async () => {
     const h = handler();
     await h.accept(msg('add the requests library'));
     const name = store.list()[0]!.metadata.name!;

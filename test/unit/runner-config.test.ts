@@ -60,7 +60,8 @@ describe('runner config', () => {
     expect(c.secrets).toEqual(['ghp_abc', 'sk-ant-xyz123']);
   });
 
-  it("with egress Claude Code's base environment carries no proxy of the operator's (its own comes per Session)", () => {
+  it("with egress Claude Code's base environment carries no proxy of the operator's (its own comes per \
+Session)", () => {
     const c = parseConfig({
       ...base,
       TETHER_POD_NAME: 'p-runner',

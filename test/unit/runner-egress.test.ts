@@ -106,7 +106,8 @@ describe("Claude Code's environment with egress", () => {
       GITHUB_TOKEN: 'ghp_never',
     });
     const env = sessionAgentEnv(c, 'other-session', 'http://127.0.0.1:4100');
-    const agentUrl = `http://agent.other-session:${agentPassword(TOKEN, 'other-session')}@tether-egress.tether.svc:3128`;
+    const password = agentPassword(TOKEN, 'other-session');
+    const agentUrl = `http://agent.other-session:${password}@tether-egress.tether.svc:3128`;
     // What it gets without any proxy (runner-config), the model endpoint, and its own proxy: nothing else.
     expect(env).toEqual({
       ...parseConfig(base).agentEnv,
