@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseHostEntry } from '../../common/egress/hosts.ts';
 import { DEFAULT_BLOCKED_CIDRS, parseCidrs } from '../../egress/cidrs.ts';
-import { decide, type Decision, type SessionGrants } from '../../egress/decide.ts';
+import { decide, type Decision, type DecisionRules, type SessionGrants } from '../../egress/decide.ts';
 import { LOCAL_BLOCKED_CIDRS } from '../../local/egress.ts';
 import { parseAbsoluteUrl, parseConnectTarget, type Parsed } from '../../egress/target.ts';
 
@@ -34,7 +34,7 @@ const grants = (extra: Partial<SessionGrants> = {}): SessionGrants => ({
   ...extra,
 });
 
-const agentDecides = (rules: typeof local, target: Parsed, addresses: string[], g = grants()): Decision =>
+const agentDecides = (rules: DecisionRules, target: Parsed, addresses: string[], g = grants()): Decision =>
   decide({ caller: 'agent', target, addresses, rules, grants: g });
 
 describe('the forge named otherwise is still the forge', () => {
