@@ -1,5 +1,6 @@
 // Address ranges no destination may resolve into unless the install listed it (TETHER_EGRESS_BLOCKED_CIDRS):
-// the cluster's own networks, loopback, link-local (the cloud metadata address). Pure.
+// the cluster's own networks, loopback, link-local (the cloud metadata address), and the NAT64 prefixes
+// through which an IPv6-only cluster reaches any IPv4 address inside them (RFC 6052, RFC 8215). Pure.
 import { BlockList, isIP } from 'node:net';
 
 export const DEFAULT_BLOCKED_CIDRS = [
@@ -14,6 +15,8 @@ export const DEFAULT_BLOCKED_CIDRS = [
   '::/128',
   'fc00::/7',
   'fe80::/10',
+  '64:ff9b::/96',
+  '64:ff9b:1::/48',
 ] as const;
 
 export interface BlockedRanges {
