@@ -68,3 +68,10 @@ function inList(list: BlockList, address: string): boolean {
   if (family === 0) return true;
   return list.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
+
+/** One spelling per address: an IPv4-mapped IPv6 address as its IPv4, IPv6 compressed and lower-case. */
+export function canonicalAddress(address: string): string {
+  const mapped = mappedV4(address);
+  if (mapped) return mapped;
+  return isIP(address) === 6 ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address;
+}

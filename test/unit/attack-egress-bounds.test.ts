@@ -71,8 +71,14 @@ describe('a waiting connection whose client left', () => {
     const second = waitingConnect(proxy.port, 'b.example:443', agent('s3', 'pod-c'));
     await events.next('ask', events.events.findIndex((e) => e.type === 'ask') + 1);
     await Promise.all([first, second].map((s) => new Promise((r) => (s.once('close', r), s.destroy()))));
-    const third = await connectThrough(proxy.port, 'c.example:443', agent('s3', 'pod-c'));
+    // Asked about, the third waits for the phone: the stream closed ends its wait (no answer comes).
+    const third = connectThrough(proxy.port, 'c.example:443', agent('s3', 'pod-c'));
+    const asked = await Promise.race([
+      events.next('ask', events.events.findIndex((e) => e.type === 'ask' && e.host === 'b.example') + 1),
+      third.then(() => undefined),
+    ]);
     events.close();
-    expect(third.reply.body).not.toContain('too many connections');
+    expect((await third).reply.body).not.toContain('too many connections');
+    expect(asked).toMatchObject({ host: 'c.example', port: 443 });
   });
 });

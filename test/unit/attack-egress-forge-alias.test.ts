@@ -8,7 +8,6 @@ import { describe, expect, it } from 'vitest';
 import { parseHostEntry } from '../../common/egress/hosts.ts';
 import { DEFAULT_BLOCKED_CIDRS, parseCidrs } from '../../egress/cidrs.ts';
 import { decide, type Decision, type DecisionRules, type SessionGrants } from '../../egress/decide.ts';
-import { LOCAL_BLOCKED_CIDRS } from '../../local/egress.ts';
 import { parseAbsoluteUrl, parseConnectTarget, type Parsed } from '../../egress/target.ts';
 
 const base = {
@@ -18,6 +17,8 @@ const base = {
   repositories: new Map(),
   ask: true,
 };
+/** The local stack's ranges: loopback, where all of it listens, is not blocked there. */
+const LOCAL_BLOCKED_CIDRS = DEFAULT_BLOCKED_CIDRS.filter((cidr) => !['127.0.0.0/8', '::1/128'].includes(cidr));
 const local = {
   ...base,
   forgeHosts: [{ host: '127.0.0.1', port: 3000 }],

@@ -36,7 +36,13 @@ export async function startProxy(options: {
   const limits = {
     askWaitMs: 60_000,
     maxConnections: 40,
+    maxConnectionsPerSession: 4,
+    maxConnectionsPerSupervisor: 4,
+    maxUnauthenticated: 4,
+    unauthenticatedMs: 2000,
     maxWaitingPerSession: 2,
+    maxAsksPerSession: 4,
+    forgeCacheMs: 1000,
     idleMs: 60_000,
     headerMs: 2000,
     maxHeaderBytes: 4096,
@@ -64,6 +70,7 @@ export async function startProxy(options: {
     asks: new Asks({
       askWaitMs: limits.askWaitMs,
       maxWaitingPerSession: limits.maxWaitingPerSession,
+      maxAsksPerSession: limits.maxAsksPerSession,
       persistRepositoryGrant: () => undefined,
       counted: () => undefined,
     }),

@@ -12,6 +12,7 @@ function setup(askWaitMs = 60_000) {
   const asks = new Asks({
     askWaitMs,
     maxWaitingPerSession: 8,
+    maxAsksPerSession: 8,
     persistRepositoryGrant: (session, entry) => persisted.push(`${session} ${entry.host}:${entry.port}`),
     counted: (answer) => counted.push(answer),
   });

@@ -13,7 +13,7 @@ const rules = {
   forgeHosts: [{ host: 'github.com' }, { host: '127.0.0.1', port: 3000 }],
   blocked: parseCidrs(DEFAULT_BLOCKED_CIDRS.join(',')),
   allow: entries('pypi.org', '*.pythonhosted.org', 'internal.example:8443'),
-  supervisorAllow: entries('api.github.com', 'model.example:443'),
+  supervisorAllow: entries('api.github.com', 'model.example:443', '*.githubusercontent.com'),
   ask: true,
 };
 const none: SessionGrants = {
@@ -195,9 +195,9 @@ const table: Row[] = [
     expected: 'refused denied by this install',
   },
   {
-    name: 'supervisor blocked',
+    name: 'supervisor blocked under a wildcard',
     caller: 'supervisor',
-    target: connect('a.example:443'),
+    target: connect('raw.githubusercontent.com:443'),
     addresses: ['127.0.0.1'],
     expected: 'refused 127.0.0.1',
   },
