@@ -62,10 +62,7 @@ function proxyDeps(deps: AppDeps, slots: Slots): ProxyDeps {
 
 function countConnections(server: Server, deps: AppDeps, slots: Slots): void {
   server.on('connection', (socket: Socket) => {
-    if (!slots.accept(socket)) {
-      socket.destroy();
-      return;
-    }
+    slots.accept(socket);
     deps.metrics.open.inc();
     socket.once('close', () => deps.metrics.open.dec());
   });

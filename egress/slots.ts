@@ -1,7 +1,8 @@
 // Who holds the proxy's open client connections, so that no one caller starves the others: a connection
-// is unauthenticated until a request on it shows a credential (a small share of the total, closed after
-// a short time), then it belongs to that caller — one Session's agent, one runner Pod's supervisor —
-// each with a cap of its own below the total (TETHER_EGRESS_MAX_CONNECTIONS, server.maxConnections).
+// is unauthenticated until a request on it shows a credential (a small share of the total: past it the
+// oldest such connection is closed, so idle ones cannot keep a client that sends its credential at once
+// out; each closed after a short time), then it belongs to that caller — one Session's agent, one runner
+// Pod's supervisor — each with a cap of its own below the total (TETHER_EGRESS_MAX_CONNECTIONS).
 import type { Socket } from 'node:net';
 import type { Caller } from './callers.ts';
 
@@ -29,7 +30,8 @@ export const SLOT_REASONS = {
 
 export class Slots {
   private readonly limits: SlotLimits;
-  private unauthenticated = 0;
+  /** The unauthenticated connections, oldest first. */
+  private readonly unauthenticated = new Set<Socket>();
   private readonly counts = new Map<string, number>();
   private readonly held = new WeakMap<Socket, Held>();
 
@@ -37,14 +39,17 @@ export class Slots {
     this.limits = limits;
   }
 
-  /** A new client connection: false (close it) when the unauthenticated share is full. */
-  accept(socket: Socket): boolean {
-    if (this.unauthenticated >= this.limits.maxUnauthenticated) return false;
-    this.unauthenticated++;
+  /** A new client connection, unauthenticated; the oldest unauthenticated one closed past the share. */
+  accept(socket: Socket): void {
+    if (this.unauthenticated.size >= this.limits.maxUnauthenticated) {
+      const oldest = this.unauthenticated.values().next().value!;
+      this.unauthenticated.delete(oldest);
+      oldest.destroy();
+    }
+    this.unauthenticated.add(socket);
     const held: Held = { timer: setTimeout(() => socket.destroy(), this.limits.unauthenticatedMs) };
     this.held.set(socket, held);
-    socket.once('close', () => this.release(held));
-    return true;
+    socket.once('close', () => this.release(socket, held));
   }
 
   /** A request on the socket showed the caller's credential: the slot is the caller's, or why not. */
@@ -57,16 +62,16 @@ export class Slots {
       caller.kind === 'agent' ? this.limits.maxConnectionsPerSession : this.limits.maxConnectionsPerSupervisor;
     if ((this.counts.get(owner) ?? 0) >= cap) return SLOT_REASONS.tooMany(caller, cap);
     clearTimeout(held.timer);
-    this.unauthenticated--;
+    this.unauthenticated.delete(socket);
     held.owner = owner;
     this.counts.set(owner, (this.counts.get(owner) ?? 0) + 1);
     return undefined;
   }
 
-  private release(held: Held): void {
+  private release(socket: Socket, held: Held): void {
     clearTimeout(held.timer);
     if (held.owner === undefined) {
-      this.unauthenticated--;
+      this.unauthenticated.delete(socket);
       return;
     }
     const left = (this.counts.get(held.owner) ?? 1) - 1;
