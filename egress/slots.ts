@@ -25,7 +25,6 @@ export const SLOT_REASONS = {
   tooMany: (caller: Caller, cap: number) =>
     `${caller.kind === 'agent' ? 'this Session' : "this runner Pod's supervisor"} already has ${cap} connections ` +
     'open through the proxy; close one and try again',
-  otherCaller: 'one connection to the proxy carries the requests of one caller; open another connection',
 } as const;
 
 export class Slots {
@@ -57,10 +56,12 @@ export class Slots {
     const held = this.held.get(socket);
     if (!held) return undefined;
     const owner = ownerOf(caller);
-    if (held.owner !== undefined) return held.owner === owner ? undefined : SLOT_REASONS.otherCaller;
+    if (held.owner === owner) return undefined;
     const cap =
       caller.kind === 'agent' ? this.limits.maxConnectionsPerSession : this.limits.maxConnectionsPerSupervisor;
     if ((this.counts.get(owner) ?? 0) >= cap) return SLOT_REASONS.tooMany(caller, cap);
+    // A keep-alive connection reused with another caller's credential moves to that caller.
+    if (held.owner !== undefined) this.uncount(held.owner);
     clearTimeout(held.timer);
     this.unauthenticated.delete(socket);
     held.owner = owner;
@@ -74,8 +75,12 @@ export class Slots {
       this.unauthenticated.delete(socket);
       return;
     }
-    const left = (this.counts.get(held.owner) ?? 1) - 1;
-    if (left > 0) this.counts.set(held.owner, left);
-    else this.counts.delete(held.owner);
+    this.uncount(held.owner);
+  }
+
+  private uncount(owner: string): void {
+    const left = (this.counts.get(owner) ?? 1) - 1;
+    if (left > 0) this.counts.set(owner, left);
+    else this.counts.delete(owner);
   }
 }
