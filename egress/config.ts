@@ -39,7 +39,7 @@ export const EGRESS_ENV = Type.Object({
   TETHER_EGRESS_MAX_CONNECTIONS: whole(1024, 1, 'open client connections at once (more are closed)'),
   TETHER_EGRESS_MAX_SESSION_CONNECTIONS: whole(64, 1, "open connections of one Session's agent (below the total)"),
   TETHER_EGRESS_MAX_SUPERVISOR_CONNECTIONS: whole(64, 1, "open connections of one runner Pod's supervisor"),
-  TETHER_EGRESS_MAX_UNAUTHENTICATED: whole(64, 1, 'open connections that have not shown a credential yet'),
+  TETHER_EGRESS_MAX_UNAUTHENTICATED: whole(256, 1, 'open connections that have not shown a credential yet'),
   TETHER_EGRESS_UNAUTHENTICATED_TIMEOUT: duration(
     '5s',
     'a connection that shows no credential for this long is closed',
