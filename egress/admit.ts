@@ -8,7 +8,7 @@ import type { HostEntry } from '../common/egress/hosts.ts';
 import type { Asks } from './asks.ts';
 import type { Caller, SessionsView } from './callers.ts';
 import type { Rules } from './config.ts';
-import { checkAddresses, decideName, type AddressDecision, type NameDecision } from './decide.ts';
+import { checkAddresses, decideName, NO_GRANTS, type AddressDecision, type NameDecision } from './decide.ts';
 import type { ForgeAddresses } from './forges.ts';
 import type { RepositoryGrants } from './grants.ts';
 import type { Refusal } from './replies.ts';
@@ -43,8 +43,7 @@ export function knownAddresses(host: string): string[] | undefined {
 }
 
 function agentGrants(deps: AdmitDeps, caller: Caller, t: Target) {
-  if (caller.kind !== 'agent')
-    return { additions: [], repository: [], session: [], once: false, denied: false, streamOpen: false };
+  if (caller.kind !== 'agent') return NO_GRANTS;
   const repoUrl = deps.sessions.get(caller.session)?.repoUrl;
   const additions: HostEntry[] = repoUrl ? (deps.rules.repositories.get(repoUrl) ?? []) : [];
   const repository = repoUrl ? deps.grants.entriesFor(repoUrl) : [];

@@ -33,6 +33,16 @@ export interface SessionGrants {
   streamOpen: boolean;
 }
 
+/** Nothing beyond the install's list (the supervisor's part, and the start of a Session's). */
+export const NO_GRANTS: SessionGrants = {
+  additions: [],
+  repository: [],
+  session: [],
+  once: false,
+  denied: false,
+  streamOpen: false,
+};
+
 /** An address (and port, when the forge host named one) a forge host resolves to. */
 export interface ForgeAddress {
   address: string;

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseHostEntry } from '../../common/egress/hosts.ts';
 import { DEFAULT_BLOCKED_CIDRS, parseCidrs } from '../../egress/cidrs.ts';
-import { decide, type Decision, type DecisionRules, type SessionGrants } from '../../egress/decide.ts';
+import { decide, NO_GRANTS, type Decision, type DecisionRules, type SessionGrants } from '../../egress/decide.ts';
 import { parseAbsoluteUrl, parseConnectTarget, type Parsed } from '../../egress/target.ts';
 
 const base = {
@@ -25,15 +25,7 @@ const local = {
   blocked: parseCidrs(LOCAL_BLOCKED_CIDRS.join(',')),
 };
 const cluster = { ...base, forgeHosts: [{ host: 'github.com' }], blocked: parseCidrs(DEFAULT_BLOCKED_CIDRS.join(',')) };
-const grants = (extra: Partial<SessionGrants> = {}): SessionGrants => ({
-  additions: [],
-  repository: [],
-  session: [],
-  once: false,
-  denied: false,
-  streamOpen: true,
-  ...extra,
-});
+const grants = (extra: Partial<SessionGrants> = {}): SessionGrants => ({ ...NO_GRANTS, streamOpen: true, ...extra });
 
 const agentDecides = (rules: DecisionRules, target: Parsed, addresses: string[], g = grants()): Decision =>
   decide({ caller: 'agent', target, addresses, rules, grants: g });

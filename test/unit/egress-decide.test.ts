@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseHostEntry } from '../../common/egress/hosts.ts';
 import { DEFAULT_BLOCKED_CIDRS, parseCidrs } from '../../egress/cidrs.ts';
-import { decide, type DecisionInput, type ForgeAddress, type SessionGrants } from '../../egress/decide.ts';
+import { decide, NO_GRANTS, type DecisionInput, type ForgeAddress, type SessionGrants } from '../../egress/decide.ts';
 import { parseAbsoluteUrl, parseConnectTarget, type Parsed, type Target } from '../../egress/target.ts';
 
 const entries = (...list: string[]) => list.map(parseHostEntry);
@@ -16,14 +16,7 @@ const rules = {
   supervisorAllow: entries('api.github.com', 'model.example:443', '*.githubusercontent.com'),
   ask: true,
 };
-const none: SessionGrants = {
-  additions: [],
-  repository: [],
-  session: [],
-  once: false,
-  denied: false,
-  streamOpen: true,
-};
+const none: SessionGrants = { ...NO_GRANTS, streamOpen: true };
 const PUBLIC = ['203.0.113.7'];
 const connect = (t: string) => parseConnectTarget(t);
 const get = (url: string, method = 'GET') => parseAbsoluteUrl(method, url);
