@@ -65,6 +65,8 @@ const proxy = startManaged('egress', process.execPath, ['egress/main.ts'], join(
     TETHER_EGRESS_LISTEN: '127.0.0.1',
     TETHER_EGRESS_ALLOW: target,
     TETHER_EGRESS_BLOCKED_CIDRS: DEFAULT_BLOCKED_CIDRS.filter((c) => c !== '127.0.0.0/8').join(','),
+    // The benchmark's tunnels are one Session's: above the per-Session cap of an install.
+    TETHER_EGRESS_MAX_SESSION_CONNECTIONS: String(connections + 1),
     TETHER_LOG_LEVEL: 'warn',
   },
 });

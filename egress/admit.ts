@@ -1,13 +1,15 @@
-// From a caller and a parsed destination to "connect to this address" or a refusal: the destination
-// resolved once, the decision (decide.ts) over the lists and this Session's grants, and the phone asked
-// when the decision says so.
+// From a caller and a parsed destination to "connect to this address" or a refusal, in the order of
+// docs/egress.md: the decision on the name first (decide.ts, step 1) — a refused name is never looked up
+// — then the phone asked when it says so (no lookup needed), and only then the name resolved, once, and
+// its addresses checked (step 2). An address given as such (or `localhost`) is checked before asking.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { HostEntry } from '../common/egress/hosts.ts';
 import type { Asks } from './asks.ts';
 import type { Caller, SessionsView } from './callers.ts';
 import type { Rules } from './config.ts';
-import { decide, type Decision } from './decide.ts';
+import { checkAddresses, decideName, NO_GRANTS, type AddressDecision, type NameDecision } from './decide.ts';
+import type { ForgeAddresses } from './forges.ts';
 import type { RepositoryGrants } from './grants.ts';
 import type { Refusal } from './replies.ts';
 import type { Parsed, Target } from './target.ts';
@@ -17,6 +19,7 @@ export interface AdmitDeps {
   asks: Asks;
   sessions: SessionsView;
   grants: RepositoryGrants;
+  forges: ForgeAddresses;
   /** Every address of a host name (the default: the system resolver). */
   resolve?: (host: string) => Promise<string[]>;
 }
@@ -32,39 +35,75 @@ export async function systemResolve(host: string): Promise<string[]> {
   }
 }
 
+/** The addresses of a destination known without a lookup: an address, or `localhost` (RFC 6761). */
+export function knownAddresses(host: string): string[] | undefined {
+  if (isIP(host)) return [host];
+  if (host === 'localhost' || host.endsWith('.localhost')) return ['127.0.0.1', '::1'];
+  return undefined;
+}
+
 function agentGrants(deps: AdmitDeps, caller: Caller, t: Target) {
-  if (caller.kind !== 'agent')
-    return { additions: [], repository: [], session: [], once: false, denied: false, streamOpen: false };
+  if (caller.kind !== 'agent') return NO_GRANTS;
   const repoUrl = deps.sessions.get(caller.session)?.repoUrl;
   const additions: HostEntry[] = repoUrl ? (deps.rules.repositories.get(repoUrl) ?? []) : [];
   const repository = repoUrl ? deps.grants.entriesFor(repoUrl) : [];
   return { additions, repository, ...deps.asks.grantsOf(caller.session, t.host, t.port) };
 }
 
-async function decision(deps: AdmitDeps, caller: Caller, target: Parsed): Promise<Decision> {
-  if ('problem' in target) return { verdict: 'malformed', reason: target.problem };
-  const resolve = deps.resolve ?? systemResolve;
-  const addresses = isIP(target.host) ? [target.host] : await resolve(target.host);
-  return decide({
+async function addressesChecked(
+  deps: AdmitDeps,
+  caller: Caller,
+  t: Target,
+  addresses: readonly string[],
+  exact: boolean,
+): Promise<AddressDecision> {
+  const forgeAddresses = caller.kind === 'agent' ? await deps.forges.current() : [];
+  return checkAddresses({
     caller: caller.kind,
-    target,
+    target: t,
     addresses,
-    rules: deps.rules,
-    grants: agentGrants(deps, caller, target),
+    blocked: deps.rules.blocked,
+    forgeAddresses,
+    exact,
   });
 }
 
-/** Where to connect, or why not (after the phone answered, when it was asked). */
-export async function admit(deps: AdmitDeps, caller: Caller, target: Parsed): Promise<Admission> {
-  const made = await decision(deps, caller, target);
-  if (made.verdict === 'malformed') return { status: 400, reason: made.reason };
-  const t = target as Target;
-  if (made.verdict === 'refused') return { status: 403, reason: made.reason, target: t };
-  if (made.verdict === 'allowed') {
-    if (made.by === 'once' && caller.kind === 'agent') deps.asks.takeOnce(caller.session, t.host, t.port);
-    return { address: made.address, target: t };
-  }
+const refusal = (reason: string, target: Target): Admission => ({ status: 403, reason, target });
+
+/** Asks the phone (an address known without a lookup is checked first: a blocked one or the forge's is never asked about). */
+async function askedAndAllowed(
+  deps: AdmitDeps,
+  caller: Caller,
+  t: Target,
+  signal?: AbortSignal,
+): Promise<Admission | undefined> {
   if (caller.kind !== 'agent') throw new Error('only an agent connection is asked about');
-  const outcome = await deps.asks.ask(caller.session, t.host, t.port, t.method);
-  return outcome.allowed ? { address: made.address, target: t } : { status: 403, reason: outcome.reason, target: t };
+  const known = knownAddresses(t.host);
+  if (known) {
+    const early = await addressesChecked(deps, caller, t, known, false);
+    if (early.verdict === 'refused') return refusal(early.reason, t);
+    if (early.forge) return { address: early.address, target: t };
+  }
+  const outcome = await deps.asks.ask(caller.session, t.host, t.port, t.method, signal);
+  return outcome.allowed ? undefined : refusal(outcome.reason, t);
+}
+
+/** Where to connect, or why not (after the phone answered, when it was asked). */
+export async function admit(deps: AdmitDeps, caller: Caller, target: Parsed, signal?: AbortSignal): Promise<Admission> {
+  if ('problem' in target) return { status: 400, reason: target.problem };
+  const t: Target = target;
+  const grants = agentGrants(deps, caller, t);
+  const named: NameDecision = decideName({ caller: caller.kind, target: t, rules: deps.rules, grants });
+  if (named.verdict === 'malformed' || named.verdict === 'refused') return refusal(named.reason, t);
+  if (named.verdict === 'ask') {
+    const settled = await askedAndAllowed(deps, caller, t, signal);
+    if (settled) return settled;
+  }
+  const addresses = knownAddresses(t.host) ?? (await (deps.resolve ?? systemResolve)(t.host));
+  const exact = named.verdict === 'allowed' && named.exact;
+  const checked = await addressesChecked(deps, caller, t, addresses, exact);
+  if (checked.verdict === 'refused') return refusal(checked.reason, t);
+  if (named.verdict === 'allowed' && named.by === 'once' && caller.kind === 'agent')
+    deps.asks.takeOnce(caller.session, t.host, t.port);
+  return { address: checked.address, target: t };
 }

@@ -7,11 +7,14 @@ import type { Logger } from '../common/log.ts';
 import type { Asks } from './asks.ts';
 import { liveBinding, type SessionsView } from './callers.ts';
 import type { EgressConfig } from './config.ts';
+import { systemResolve } from './admit.ts';
 import { handleForward } from './forward.ts';
 import type { RepositoryGrants } from './grants.ts';
 import type { EgressMetrics } from './metrics.ts';
+import { forgeAddresses } from './forges.ts';
 import { recorder } from './record.ts';
 import { refuseSocket } from './replies.ts';
+import { Slots } from './slots.ts';
 import { handleOrigin } from './supervisor-api.ts';
 import { handleConnect, type ProxyDeps } from './tunnel.ts';
 
@@ -36,23 +39,30 @@ function endSessionsThatStop(deps: AppDeps): void {
   });
 }
 
-function proxyDeps(deps: AppDeps): ProxyDeps {
+function proxyDeps(deps: AppDeps, slots: Slots): ProxyDeps {
   const credentials = { key: deps.config.key, runnerNamespace: deps.config.runnerNamespace, sessions: deps.sessions };
+  const { rules, limits } = deps.config;
   return {
-    rules: deps.config.rules,
+    rules,
     asks: deps.asks,
     sessions: deps.sessions,
     grants: deps.grants,
+    forges: forgeAddresses(rules.forgeHosts, deps.resolve ?? systemResolve, limits.forgeCacheMs),
     ...(deps.resolve ? { resolve: deps.resolve } : {}),
     credentials,
+    slots,
     record: recorder(deps.metrics, deps.asks, deps.sessions, deps.logger),
-    idleMs: deps.config.limits.idleMs,
-    unauthenticated: () => deps.metrics.connections.inc({ caller: 'unknown', decision: 'unauthenticated' }),
+    idleMs: limits.idleMs,
+    unauthenticated: () => {
+      deps.metrics.connections.inc({ caller: 'unknown', decision: 'unauthenticated' });
+      deps.logger.info({ caller: 'unknown', allowed: false, reason: 'no credential' }, 'connection');
+    },
   };
 }
 
-function countConnections(server: Server, deps: AppDeps): void {
+function countConnections(server: Server, deps: AppDeps, slots: Slots): void {
   server.on('connection', (socket: Socket) => {
+    slots.accept(socket);
     deps.metrics.open.inc();
     socket.once('close', () => deps.metrics.open.dec());
   });
@@ -69,11 +79,18 @@ export function createApp(deps: AppDeps): Server {
     connectionsCheckingInterval: Math.min(1000, limits.headerMs),
   });
   server.maxConnections = limits.maxConnections;
-  const proxy = proxyDeps(deps);
-  const api = { credentials: proxy.credentials, asks: deps.asks, registry: deps.metrics.registry, pingMs: deps.pingMs };
+  const slots = new Slots(limits);
+  const proxy = proxyDeps(deps, slots);
+  const api = {
+    credentials: proxy.credentials,
+    asks: deps.asks,
+    slots,
+    registry: deps.metrics.registry,
+    pingMs: deps.pingMs,
+  };
   const failed = (error: unknown) => deps.logger.error({ err: error }, 'a proxied connection failed');
   endSessionsThatStop(deps);
-  countConnections(server, deps);
+  countConnections(server, deps, slots);
   server.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     handleConnect(proxy, req, socket, head).catch((error: unknown) => {
       failed(error);

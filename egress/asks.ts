@@ -41,6 +41,8 @@ interface SessionState {
 export interface AskOptions {
   askWaitMs: number;
   maxWaitingPerSession: number;
+  /** Open asks of one Session at once (each is a question on the phone). */
+  maxAsksPerSession: number;
   /** A repository grant: persist it for every later Session of the repository. */
   persistRepositoryGrant(session: string, entry: HostEntry): void;
   /** Counts each answer (and timeouts and drops) for the metrics. */
@@ -58,6 +60,10 @@ export const WAIT_REASONS = {
   onceUsed: (h: string, p: number) =>
     `the phone allowed one connection to ${where(h, p)} and another took it; try again to ask again`,
   tooMany: (h: string, p: number) => `too many connections are waiting for the phone; ${where(h, p)} was not asked`,
+  tooManyAsks: (h: string, p: number, open: number) =>
+    `${open} questions of this Session are already waiting for the phone's answer; ${where(h, p)} was not asked ` +
+    '(try again after they answer)',
+  clientLeft: (h: string, p: number) => `the client left while waiting for the phone about ${where(h, p)}`,
   denied: (h: string, p: number) => `${where(h, p)} was denied from the phone`,
 } as const;
 
@@ -158,38 +164,54 @@ export class Asks {
     state.asks.clear();
   }
 
-  /** Waits for the phone about host:port (joining the open ask, or opening one); at most askWaitMs. */
-  ask(session: string, host: string, port: number, method: string): Promise<Outcome> {
+  /**
+   * Waits for the phone about host:port (joining the open ask, or opening one); at most askWaitMs, and no
+   * longer than the client stays (`left` aborts when it hangs up: its waiting slot is free at once).
+   */
+  ask(session: string, host: string, port: number, method: string, left?: AbortSignal): Promise<Outcome> {
     const state = this.state(session);
-    if (!state.stream) return Promise.resolve({ allowed: false, reason: WAIT_REASONS.streamClosed(host, port) });
-    if (state.waiting >= this.options.maxWaitingPerSession)
-      return Promise.resolve({ allowed: false, reason: WAIT_REASONS.tooMany(host, port) });
+    const refused = (reason: string) => Promise.resolve<Outcome>({ allowed: false, reason });
+    if (!state.stream) return refused(WAIT_REASONS.streamClosed(host, port));
+    if (left?.aborted) return refused(WAIT_REASONS.clientLeft(host, port));
+    if (state.waiting >= this.options.maxWaitingPerSession) return refused(WAIT_REASONS.tooMany(host, port));
     const key = where(host, port);
     let ask = state.asks.get(key);
+    if (!ask && state.asks.size >= this.options.maxAsksPerSession)
+      return refused(WAIT_REASONS.tooManyAsks(host, port, state.asks.size));
     if (!ask) {
       ask = { id: randomUUID(), session, host, port, method, waiters: [] };
       state.asks.set(key, ask);
       this.byId.set(ask.id, ask);
       state.stream.send({ type: 'ask', id: ask.id, host, port, method });
     }
-    return this.wait(state, ask);
+    return this.wait(state, ask, left);
   }
 
-  private wait(state: SessionState, ask: OpenAsk): Promise<Outcome> {
+  private wait(state: SessionState, ask: OpenAsk, left?: AbortSignal): Promise<Outcome> {
     state.waiting++;
     return new Promise<Outcome>((resolve) => {
+      const leave = (reason: string) => {
+        const at = ask.waiters.indexOf(waiter);
+        if (at >= 0) ask.waiters.splice(at, 1);
+        waiter.settle({ allowed: false, reason });
+      };
+      const onLeft = () => leave(WAIT_REASONS.clientLeft(ask.host, ask.port));
+      let settled = false;
       const waiter: Waiter = {
         settle: (outcome) => {
+          if (settled) return;
+          settled = true;
           clearTimeout(timer);
+          left?.removeEventListener('abort', onLeft);
           state.waiting--;
           resolve(outcome);
         },
       };
       const timer = setTimeout(() => {
-        ask.waiters.splice(ask.waiters.indexOf(waiter), 1);
         this.options.counted('timeout');
-        waiter.settle({ allowed: false, reason: WAIT_REASONS.timedOut(ask.host, ask.port) });
+        leave(WAIT_REASONS.timedOut(ask.host, ask.port));
       }, this.options.askWaitMs);
+      left?.addEventListener('abort', onLeft, { once: true });
       ask.waiters.push(waiter);
     });
   }

@@ -1,5 +1,6 @@
 // Address ranges no destination may resolve into unless the install listed it (TETHER_EGRESS_BLOCKED_CIDRS):
-// the cluster's own networks, loopback, link-local (the cloud metadata address). Pure.
+// the cluster's own networks, loopback, link-local (the cloud metadata address), and the NAT64 prefixes
+// through which an IPv6-only cluster reaches any IPv4 address inside them (RFC 6052, RFC 8215). Pure.
 import { BlockList, isIP } from 'node:net';
 
 export const DEFAULT_BLOCKED_CIDRS = [
@@ -14,6 +15,8 @@ export const DEFAULT_BLOCKED_CIDRS = [
   '::/128',
   'fc00::/7',
   'fe80::/10',
+  '64:ff9b::/96',
+  '64:ff9b:1::/48',
 ] as const;
 
 export interface BlockedRanges {
@@ -64,4 +67,11 @@ function inList(list: BlockList, address: string): boolean {
   const family = isIP(address);
   if (family === 0) return true;
   return list.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** One spelling per address: an IPv4-mapped IPv6 address as its IPv4, IPv6 compressed and lower-case. */
+export function canonicalAddress(address: string): string {
+  const mapped = mappedV4(address);
+  if (mapped) return mapped;
+  return isIP(address) === 6 ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address;
 }

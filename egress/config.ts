@@ -37,7 +37,16 @@ export const EGRESS_ENV = Type.Object({
   TETHER_EGRESS_BLOCKED_CIDRS: list('comma-separated CIDRs never reached unless listed; `none`: no range'),
   TETHER_EGRESS_GRANTS: Type.String({ pattern: DNS_SUBDOMAIN_PATTERN, default: 'tether-egress-grants' }),
   TETHER_EGRESS_MAX_CONNECTIONS: whole(1024, 1, 'open client connections at once (more are closed)'),
+  TETHER_EGRESS_MAX_SESSION_CONNECTIONS: whole(64, 1, "open connections of one Session's agent (below the total)"),
+  TETHER_EGRESS_MAX_SUPERVISOR_CONNECTIONS: whole(64, 1, "open connections of one runner Pod's supervisor"),
+  TETHER_EGRESS_MAX_UNAUTHENTICATED: whole(256, 1, 'open connections that have not shown a credential yet'),
+  TETHER_EGRESS_UNAUTHENTICATED_TIMEOUT: duration(
+    '5s',
+    'a connection that shows no credential for this long is closed',
+  ),
   TETHER_EGRESS_MAX_WAITING: whole(16, 1, 'connections of one Session waiting for the phone at once'),
+  TETHER_EGRESS_MAX_ASKS: whole(8, 1, 'open questions to the phone of one Session at once'),
+  TETHER_EGRESS_FORGE_CACHE: duration('30s', "how long the forges' resolved addresses are kept"),
   TETHER_EGRESS_IDLE_TIMEOUT: duration('5m', 'a tunnel or request with no byte either way for this long is closed'),
   TETHER_EGRESS_HEADER_TIMEOUT: duration('10s', "time a client has to send a request's headers"),
   TETHER_EGRESS_MAX_HEADER_BYTES: whole(16_384, 1024, 'the largest request head accepted', 65_536),
@@ -82,6 +91,17 @@ function positive(variable: keyof Env, text: string): number {
   return ms;
 }
 
+/** A share of the open connections must stay below their total, or it protects nothing. */
+function belowTotal(env: Env, variable: keyof Env): number {
+  const value = env[variable] as number;
+  if (value >= env.TETHER_EGRESS_MAX_CONNECTIONS)
+    throw new ConfigError(
+      variable,
+      `must be below TETHER_EGRESS_MAX_CONNECTIONS (${env.TETHER_EGRESS_MAX_CONNECTIONS}); got ${value}`,
+    );
+  return value;
+}
+
 function build(env: Env) {
   const blocked = env.TETHER_EGRESS_BLOCKED_CIDRS;
   return {
@@ -106,7 +126,13 @@ function build(env: Env) {
     limits: {
       askWaitMs: positive('TETHER_EGRESS_ASK_WAIT', env.TETHER_EGRESS_ASK_WAIT),
       maxConnections: env.TETHER_EGRESS_MAX_CONNECTIONS,
+      maxConnectionsPerSession: belowTotal(env, 'TETHER_EGRESS_MAX_SESSION_CONNECTIONS'),
+      maxConnectionsPerSupervisor: belowTotal(env, 'TETHER_EGRESS_MAX_SUPERVISOR_CONNECTIONS'),
+      maxUnauthenticated: belowTotal(env, 'TETHER_EGRESS_MAX_UNAUTHENTICATED'),
+      unauthenticatedMs: positive('TETHER_EGRESS_UNAUTHENTICATED_TIMEOUT', env.TETHER_EGRESS_UNAUTHENTICATED_TIMEOUT),
       maxWaitingPerSession: env.TETHER_EGRESS_MAX_WAITING,
+      maxAsksPerSession: env.TETHER_EGRESS_MAX_ASKS,
+      forgeCacheMs: positive('TETHER_EGRESS_FORGE_CACHE', env.TETHER_EGRESS_FORGE_CACHE),
       idleMs: positive('TETHER_EGRESS_IDLE_TIMEOUT', env.TETHER_EGRESS_IDLE_TIMEOUT),
       headerMs: positive('TETHER_EGRESS_HEADER_TIMEOUT', env.TETHER_EGRESS_HEADER_TIMEOUT),
       maxHeaderBytes: env.TETHER_EGRESS_MAX_HEADER_BYTES,

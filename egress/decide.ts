@@ -1,9 +1,12 @@
-// The proxy's one decision about a connection, as a pure function of what is known when it arrives
-// (docs/egress.md, "The rules"). First match wins; deny before allow; the address returned is the one
-// checked, and the only one the proxy connects to (no second lookup: DNS rebinding).
+// The proxy's one decision about a connection, in two pure steps (docs/egress.md, "The rules"): first on
+// the name and port alone, before any lookup (a name the rules refuse is never resolved: no DNS channel),
+// then on the addresses of a destination that is allowed, or was just allowed by the phone (blocked
+// ranges, the forge's own addresses). First match wins; deny before allow; the address returned is the
+// one checked, and the only one the proxy connects to (no second lookup: DNS rebinding).
+import { isIP } from 'node:net';
 import { entryMatches, type HostEntry } from '../common/egress/hosts.ts';
-import type { BlockedRanges } from './cidrs.ts';
-import { forgeWriteProblem, isForge, type ForgeHost, type Parsed, type Target } from './target.ts';
+import { canonicalAddress, type BlockedRanges } from './cidrs.ts';
+import { forgeWriteProblem, isForge, isForgeExactly, type ForgeHost, type Parsed, type Target } from './target.ts';
 
 export interface DecisionRules {
   deny: readonly HostEntry[];
@@ -30,17 +33,49 @@ export interface SessionGrants {
   streamOpen: boolean;
 }
 
-export interface DecisionInput {
+/** Nothing beyond the install's list (the supervisor's part, and the start of a Session's). */
+export const NO_GRANTS: SessionGrants = {
+  additions: [],
+  repository: [],
+  session: [],
+  once: false,
+  denied: false,
+  streamOpen: false,
+};
+
+/** An address (and port, when the forge host named one) a forge host resolves to. */
+export interface ForgeAddress {
+  address: string;
+  port?: number;
+}
+
+interface NameInput {
   caller: 'agent' | 'supervisor';
   target: Parsed;
-  /** What the host resolved to (the address itself for an address); empty when it did not resolve. */
-  addresses: readonly string[];
   rules: DecisionRules;
   /** The agent's Session; unused for the supervisor. */
   grants: SessionGrants;
 }
 
+export interface DecisionInput extends NameInput {
+  /** What the host resolved to (the address itself for an address); empty when it did not resolve. */
+  addresses: readonly string[];
+  /** The forges' addresses; absent: those of the forge hosts written as addresses. */
+  forgeAddresses?: readonly ForgeAddress[];
+}
+
 export type AllowedBy = 'forge-read' | 'install' | 'repository-list' | 'repository' | 'session' | 'once' | 'supervisor';
+
+/** Step 1. `exact`: an install entry names the destination itself (not a wildcard): it may lie in a blocked range. */
+export type NameDecision =
+  | { verdict: 'malformed'; reason: string }
+  | { verdict: 'refused'; reason: string }
+  | { verdict: 'allowed'; by: AllowedBy; exact: boolean }
+  | { verdict: 'ask' };
+
+/** Step 2: where to connect, or why not. `forge`: the addresses are the forge's (another name for it). */
+export type AddressDecision =
+  { verdict: 'refused'; reason: string } | { verdict: 'connect'; address: string; forge: boolean };
 
 export type Decision =
   | { verdict: 'malformed'; reason: string }
@@ -50,6 +85,8 @@ export type Decision =
 
 const where = (t: Target) => `${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}`;
 const anyMatch = (list: readonly HostEntry[], t: Target) => list.some((e) => entryMatches(e, t.host, t.port));
+const exactMatch = (list: readonly HostEntry[], t: Target) =>
+  list.some((e) => !e.wildcard && entryMatches(e, t.host, t.port));
 
 export const REASONS = {
   denied: (t: Target) => `${where(t)} is denied by this install`,
@@ -66,24 +103,14 @@ export const REASONS = {
   notSupervisorListed: (t: Target) => `${where(t)} is not on the supervisor's list`,
 } as const;
 
-/** Rule 4: an address in a blocked range refuses, unless the install itself listed the destination. */
-function blockedProblem(input: DecisionInput, t: Target, installListed: boolean): string | undefined {
-  if (input.addresses.length === 0) return REASONS.unresolved(t);
-  if (installListed) return undefined;
-  const inRange = input.addresses.find((a) => input.rules.blocked.has(a));
-  return inRange === undefined ? undefined : REASONS.blocked(t, inRange);
+/** The forge rule: no tunnel (its path cannot be checked), plain HTTP for reading only. */
+function forgeProblem(t: Target): string | undefined {
+  if (t.kind === 'connect') return REASONS.forgeTunnel(t);
+  return forgeWriteProblem(t.method, t.path ?? '/', t.body ?? false);
 }
 
-function decideSupervisor(input: DecisionInput, t: Target): Decision {
-  const listed = anyMatch(input.rules.supervisorAllow, t);
-  const problem = blockedProblem(input, t, listed);
-  if (problem) return { verdict: 'refused', reason: problem };
-  if (listed) return { verdict: 'allowed', by: 'supervisor', address: input.addresses[0]! };
-  return { verdict: 'refused', reason: REASONS.notSupervisorListed(t) };
-}
-
-/** Rule 5: the lists and grants that allow, in order. */
-function allowedBy(input: DecisionInput, t: Target): AllowedBy | undefined {
+/** Rule 6: the lists and grants that allow, in order. */
+function allowedBy(input: NameInput, t: Target): AllowedBy | undefined {
   const g = input.grants;
   if (anyMatch(input.rules.allow, t)) return 'install';
   if (anyMatch(g.additions, t)) return 'repository-list';
@@ -92,31 +119,80 @@ function allowedBy(input: DecisionInput, t: Target): AllowedBy | undefined {
   return g.once ? 'once' : undefined;
 }
 
-function decideAgent(input: DecisionInput, t: Target): Decision {
-  if (isForge(input.rules.forgeHosts, t.host, t.port)) {
-    if (t.kind === 'connect') return { verdict: 'refused', reason: REASONS.forgeTunnel(t) };
-    const write = forgeWriteProblem(t.method, t.path ?? '/');
-    if (write) return { verdict: 'refused', reason: write };
-    const problem = blockedProblem(input, t, true);
-    if (problem) return { verdict: 'refused', reason: problem };
-    return { verdict: 'allowed', by: 'forge-read', address: input.addresses[0]! };
-  }
-  const installListed = anyMatch(input.rules.allow, t) || anyMatch(input.grants.additions, t);
-  const problem = blockedProblem(input, t, installListed);
-  if (problem) return { verdict: 'refused', reason: problem };
-  const address = input.addresses[0]!;
-  const by = allowedBy(input, t);
-  if (by) return { verdict: 'allowed', by, address };
+function agentName(input: NameInput, t: Target): NameDecision {
   if (input.grants.denied) return { verdict: 'refused', reason: REASONS.deniedByPhone(t) };
+  if (isForge(input.rules.forgeHosts, t.host, t.port)) {
+    const problem = forgeProblem(t);
+    if (problem) return { verdict: 'refused', reason: problem };
+    return { verdict: 'allowed', by: 'forge-read', exact: isForgeExactly(input.rules.forgeHosts, t.host, t.port) };
+  }
+  const by = allowedBy(input, t);
+  if (by) {
+    const exact = exactMatch(input.rules.allow, t) || exactMatch(input.grants.additions, t);
+    return { verdict: 'allowed', by, exact };
+  }
   if (!input.rules.ask) return { verdict: 'refused', reason: REASONS.askingOff(t) };
   if (!input.grants.streamOpen) return { verdict: 'refused', reason: REASONS.noStream(t) };
-  return { verdict: 'ask', address };
+  return { verdict: 'ask' };
 }
 
-/** The decision about one connection (docs/egress.md, "The rules"). */
-export function decide(input: DecisionInput): Decision {
+/** Step 1, on the name and port alone: nothing here needs the destination's address. */
+export function decideName(input: NameInput): NameDecision {
   const t = input.target;
   if ('problem' in t) return { verdict: 'malformed', reason: t.problem };
   if (anyMatch(input.rules.deny, t)) return { verdict: 'refused', reason: REASONS.denied(t) };
-  return input.caller === 'supervisor' ? decideSupervisor(input, t) : decideAgent(input, t);
+  if (input.caller === 'agent') return agentName(input, t);
+  if (!anyMatch(input.rules.supervisorAllow, t)) return { verdict: 'refused', reason: REASONS.notSupervisorListed(t) };
+  return { verdict: 'allowed', by: 'supervisor', exact: exactMatch(input.rules.supervisorAllow, t) };
+}
+
+/** The forge hosts written as addresses (a name's addresses come from a lookup: forges.ts). */
+export const literalForgeAddresses = (forges: readonly ForgeHost[]): ForgeAddress[] =>
+  forges.flatMap((f) => (isIP(f.host) ? [{ address: canonicalAddress(f.host), port: f.port }] : []));
+
+const forgeAt = (forges: readonly ForgeAddress[], address: string, port: number) =>
+  forges.some((f) => f.address === canonicalAddress(address) && (f.port === undefined || f.port === port));
+
+export interface AddressInput {
+  caller: 'agent' | 'supervisor';
+  target: Target;
+  addresses: readonly string[];
+  blocked: BlockedRanges;
+  forgeAddresses: readonly ForgeAddress[];
+  /** The step-1 decision's `exact` (false for a phone's grant: it never opens a blocked range). */
+  exact: boolean;
+}
+
+/** Step 2, on the addresses of an allowed destination: the forge by its address, then the blocked ranges. */
+export function checkAddresses(input: AddressInput): AddressDecision {
+  const t = input.target;
+  if (input.addresses.length === 0) return { verdict: 'refused', reason: REASONS.unresolved(t) };
+  const forge =
+    input.caller === 'agent' ? input.addresses.find((a) => forgeAt(input.forgeAddresses, a, t.port)) : undefined;
+  if (forge !== undefined) {
+    const problem = forgeProblem(t);
+    return problem ? { verdict: 'refused', reason: problem } : { verdict: 'connect', address: forge, forge: true };
+  }
+  const inRange = input.exact ? undefined : input.addresses.find((a) => input.blocked.has(a));
+  if (inRange !== undefined) return { verdict: 'refused', reason: REASONS.blocked(t, inRange) };
+  return { verdict: 'connect', address: input.addresses[0]!, forge: false };
+}
+
+/** Both steps, the addresses already known (the table tests; admit.ts runs them apart). */
+export function decide(input: DecisionInput): Decision {
+  const named = decideName(input);
+  if (named.verdict === 'malformed' || named.verdict === 'refused') return named;
+  const t = input.target as Target;
+  const checked = checkAddresses({
+    caller: input.caller,
+    target: t,
+    addresses: input.addresses,
+    blocked: input.rules.blocked,
+    forgeAddresses: input.forgeAddresses ?? literalForgeAddresses(input.rules.forgeHosts),
+    exact: named.verdict === 'allowed' && named.exact,
+  });
+  if (checked.verdict === 'refused') return checked;
+  if (checked.forge) return { verdict: 'allowed', by: 'forge-read', address: checked.address };
+  if (named.verdict === 'ask') return { verdict: 'ask', address: checked.address };
+  return { verdict: 'allowed', by: named.by, address: checked.address };
 }

@@ -86,6 +86,10 @@ function forward(
   req.pipe(upstream);
 }
 
+/** A request with a body: a Content-Length above 0, or any Transfer-Encoding. */
+const carriesBody = (req: IncomingMessage) =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
 /** An absolute-form request (the server's `request` event, not origin-form). */
 export async function handleForward(deps: ProxyDeps, req: IncomingMessage, res: ServerResponse) {
   const caller = authenticate(req.headers['proxy-authorization'], deps.credentials);
@@ -97,7 +101,20 @@ export async function handleForward(deps: ProxyDeps, req: IncomingMessage, res: 
     deps.record(caller, undefined, { allowed: false, bytes: 0 });
     return refuseResponse(res, { status: 400, reason: 'both Content-Length and Transfer-Encoding: refused' });
   }
-  const admission = await admit(deps, caller, parseAbsoluteUrl(req.method ?? 'GET', req.url ?? ''));
+  const parsed = parseAbsoluteUrl(req.method ?? 'GET', req.url ?? '');
+  const target = 'problem' in parsed ? parsed : { ...parsed, body: carriesBody(req) };
+  const busy = deps.slots.claim(req.socket, caller);
+  if (busy) {
+    deps.record(caller, 'problem' in target ? undefined : target, { allowed: false, bytes: 0, reason: busy });
+    return refuseResponse(res, { status: 403, reason: busy });
+  }
+  const left = new AbortController();
+  const onLeft = () => left.abort();
+  res.once('close', onLeft);
+  req.socket.once('end', onLeft);
+  const admission = await admit(deps, caller, target, left.signal);
+  res.off('close', onLeft);
+  req.socket.off('end', onLeft);
   if ('status' in admission) {
     deps.record(caller, admission.target, { allowed: false, bytes: 0, reason: admission.reason });
     return refuseResponse(res, admission);

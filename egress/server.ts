@@ -34,6 +34,7 @@ export async function startEgress(deps: {
   const asks = new Asks({
     askWaitMs: config.limits.askWaitMs,
     maxWaitingPerSession: config.limits.maxWaitingPerSession,
+    maxAsksPerSession: config.limits.maxAsksPerSession,
     counted: (answer) => metrics.asks.inc({ answer }),
     persistRepositoryGrant: (session, entry) => {
       const repoUrl = sessions.get(session)?.repoUrl;

@@ -6,10 +6,12 @@ import type { Registry } from 'prom-client';
 import { EGRESS_PING_MS, GRANTS, type Grant } from '../common/egress/protocol.ts';
 import type { Asks, EventStream } from './asks.ts';
 import { authenticate, liveBinding, type CredentialContext } from './callers.ts';
+import type { Slots } from './slots.ts';
 
 export interface SupervisorApiDeps {
   credentials: CredentialContext;
   asks: Asks;
+  slots: Slots;
   registry: Registry;
   pingMs?: number;
 }
@@ -60,6 +62,8 @@ async function supervisorRoute(deps: SupervisorApiDeps, req: IncomingMessage, re
     return reply(res, 401, 'the supervisor credential of a runner Pod is needed', {
       'WWW-Authenticate': 'Basic realm="tether-egress"',
     });
+  const busy = deps.slots.claim(req.socket, caller);
+  if (busy) return reply(res, 403, busy, { Connection: 'close' });
   const session = route[1]!;
   if (liveBinding(deps.credentials.sessions.get(session)) !== caller.pod)
     return reply(res, 403, `Session ${session.slice(0, 80)} is not running on this runner Pod`);

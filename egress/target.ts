@@ -11,6 +11,8 @@ export interface Target {
   method: string;
   /** Plain HTTP: the path and query forwarded (as checked). */
   path?: string;
+  /** Plain HTTP: the request carries a body (a Content-Length above 0, or a Transfer-Encoding). */
+  body?: boolean;
 }
 
 export type Parsed = Target | { problem: string };
@@ -74,7 +76,15 @@ export function parseForgeHosts(entries: readonly string[]): ForgeHost[] {
     });
 }
 
+/** The forge itself or any name below it (`api.github.com`, `ssh.github.com` for `github.com`), on its port. */
 export const isForge = (forges: readonly ForgeHost[], host: string, port: number): boolean =>
+  forges.some(
+    (f) =>
+      (f.host === host || (!isIP(f.host) && host.endsWith(`.${f.host}`))) && (f.port === undefined || f.port === port),
+  );
+
+/** Exactly a forge host as the install named it (only then may it lie in a blocked range). */
+export const isForgeExactly = (forges: readonly ForgeHost[], host: string, port: number): boolean =>
   forges.some((f) => f.host === host && (f.port === undefined || f.port === port));
 
 /** The path as a server might read it: percent-decoded until stable, lower-case, `\` as `/`, `//` as one. */
@@ -97,13 +107,13 @@ function normalizedPath(path: string): string {
 }
 
 /** Why the agent may not send this plain-HTTP request to a forge, or undefined for a read. */
-export function forgeWriteProblem(method: string, path: string): string | undefined {
+export function forgeWriteProblem(method: string, path: string, body = false): string | undefined {
   const seen = normalizedPath(path);
   const [pathname = ''] = seen.split('?');
   const push = "the agent has no route to push; pushes go through Tether's review";
   if (seen.includes('receive-pack')) return push;
   if (pathname.split('/').includes('..')) return push;
-  if (method === 'GET' || method === 'HEAD') return undefined;
+  if (method === 'GET' || method === 'HEAD') return body ? `a ${method} with a body is not a read; ${push}` : undefined;
   if (method === 'POST' && pathname.endsWith('/git-upload-pack')) return undefined;
   return push;
 }

@@ -7,6 +7,7 @@ import { admit, type AdmitDeps } from './admit.ts';
 import type { Asks } from './asks.ts';
 import { authenticate, type Caller, type CredentialContext } from './callers.ts';
 import type { RecordConnection } from './record.ts';
+import type { Slots } from './slots.ts';
 import { refuseSocket, UNAUTHENTICATED } from './replies.ts';
 import { parseConnectTarget, type Target } from './target.ts';
 
@@ -14,6 +15,7 @@ export interface ProxyDeps extends AdmitDeps {
   credentials: CredentialContext;
   asks: Asks;
   record: RecordConnection;
+  slots: Slots;
   idleMs: number;
   /** Counts a request refused before anyone was known (407). */
   unauthenticated(): void;
@@ -61,6 +63,38 @@ function tunnel(
   });
 }
 
+/** Bytes a client may send before its tunnel is open (a TLS hello sent early); more closes it. */
+const MAX_EARLY_BYTES = 64 * 1024;
+
+/**
+ * Reads the client while its CONNECT is decided, so that a hang-up is seen at once (`left` aborts: a
+ * waiting slot is freed) and bytes sent early are kept for the tunnel; `stop` pauses it and returns them.
+ */
+function readWhileWaiting(client: Duplex): { left: AbortSignal; stop(): Buffer } {
+  const leaving = new AbortController();
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  const onData = (chunk: Buffer) => {
+    chunks.push(chunk);
+    bytes += chunk.length;
+    if (bytes > MAX_EARLY_BYTES) client.destroy();
+  };
+  const onLeft = () => leaving.abort();
+  client.on('data', onData);
+  client.once('end', onLeft);
+  client.once('close', onLeft);
+  return {
+    left: leaving.signal,
+    stop() {
+      client.off('data', onData);
+      client.off('end', onLeft);
+      client.off('close', onLeft);
+      client.pause();
+      return Buffer.concat(chunks);
+    },
+  };
+}
+
 /** The server's `connect` event. */
 export async function handleConnect(deps: ProxyDeps, req: IncomingMessage, client: Duplex, head: Buffer) {
   client.on('error', () => client.destroy());
@@ -69,13 +103,21 @@ export async function handleConnect(deps: ProxyDeps, req: IncomingMessage, clien
     deps.unauthenticated();
     return refuseSocket(client, UNAUTHENTICATED);
   }
+  const target = parseConnectTarget(req.url ?? '');
+  const busy = deps.slots.claim(client as Socket, caller);
+  if (busy) {
+    deps.record(caller, 'problem' in target ? undefined : target, { allowed: false, bytes: 0, reason: busy });
+    return refuseSocket(client, { status: 403, reason: busy });
+  }
   const release = tracked(deps, caller, client);
-  const admission = await admit(deps, caller, parseConnectTarget(req.url ?? ''));
+  const early = readWhileWaiting(client);
+  const admission = await admit(deps, caller, target, early.left);
   release();
+  const sent = early.stop();
   if ('status' in admission) {
     deps.record(caller, admission.target, { allowed: false, bytes: 0, reason: admission.reason });
     return refuseSocket(client, admission);
   }
-  if (client.destroyed) return;
-  tunnel(deps, caller, client, head, admission);
+  if (client.destroyed || early.left.aborted) return client.destroy();
+  tunnel(deps, caller, client, Buffer.concat([head, sent]), admission);
 }

@@ -6,12 +6,13 @@ import { describe, expect, it } from 'vitest';
 import type { EgressEvent } from '../../common/egress/protocol.ts';
 import { Asks, type EventStream } from '../../egress/asks.ts';
 
-function setup(askWaitMs = 60_000) {
+function setup(askWaitMs = 60_000, maxAsksPerSession = 8) {
   const persisted: string[] = [];
   const counted: string[] = [];
   const asks = new Asks({
     askWaitMs,
     maxWaitingPerSession: 8,
+    maxAsksPerSession,
     persistRepositoryGrant: (session, entry) => persisted.push(`${session} ${entry.host}:${entry.port}`),
     counted: (answer) => counted.push(answer),
   });
@@ -108,5 +109,33 @@ describe('asks', () => {
     expect(closedCount()).toBe(1);
     expect(seen).toEqual([expect.objectContaining({ type: 'ask', host: 'a.example', port: 443 })]);
     asks.endSession('s');
+  });
+
+  it('asks at most maxAsksPerSession questions of one Session at once, saying why the next is not asked', async () => {
+    const { asks, askIds } = setup(60_000, 2);
+    const open = [asks.ask('s', 'a.example', 443, 'CONNECT'), asks.ask('s', 'b.example', 443, 'CONNECT')];
+    const third = await asks.ask('s', 'c.example', 443, 'CONNECT');
+    expect(third).toMatchObject({ allowed: false, reason: expect.stringContaining('2 questions of this Session') });
+    expect(askIds()).toHaveLength(2);
+    asks.answer('s', askIds()[0]!, 'deny');
+    asks.answer('s', askIds()[1]!, 'deny');
+    await Promise.all(open);
+    const fourth = asks.ask('s', 'c.example', 443, 'CONNECT');
+    expect(askIds()).toHaveLength(3);
+    asks.answer('s', askIds()[2]!, 'session');
+    expect(await fourth).toEqual({ allowed: true });
+  });
+
+  it('frees the waiting slot of a client that left at once, and gives its once-grant to one still waiting', async () => {
+    const { asks, askIds } = setup();
+    const leaving = new AbortController();
+    const gone = asks.ask('s', 'a.example', 443, 'CONNECT', leaving.signal);
+    const staying = asks.ask('s', 'a.example', 443, 'CONNECT');
+    expect(asks.waitingCount()).toBe(2);
+    leaving.abort();
+    expect(await gone).toMatchObject({ allowed: false, reason: expect.stringContaining('the client left') });
+    expect(asks.waitingCount()).toBe(1);
+    asks.answer('s', askIds()[0]!, 'once');
+    expect(await staying).toEqual({ allowed: true });
   });
 });

@@ -139,7 +139,7 @@ export const answer = (port: number, session: string, auth: string, id: string, 
   postAnswer(port, session, auth, { id, grant });
 
 /** A loopback HTTP listener as the destination: answers `reached <path>` and records each request head. */
-export async function destination(): Promise<{ server: Server; port: number; heads: string[] }> {
+export async function destination(host = '127.0.0.1'): Promise<{ server: Server; port: number; heads: string[] }> {
   const heads: string[] = [];
   const server = createServer((socket) => {
     let raw = '';
@@ -153,6 +153,6 @@ export async function destination(): Promise<{ server: Server; port: number; hea
     });
     socket.on('error', () => undefined);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(0, host, r));
   return { server, port: (server.address() as { port: number }).port, heads };
 }

@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseHostEntry } from '../../common/egress/hosts.ts';
 import { DEFAULT_BLOCKED_CIDRS, parseCidrs } from '../../egress/cidrs.ts';
-import { decide, type DecisionInput, type SessionGrants } from '../../egress/decide.ts';
-import { parseAbsoluteUrl, parseConnectTarget, type Parsed } from '../../egress/target.ts';
+import { decide, NO_GRANTS, type DecisionInput, type ForgeAddress, type SessionGrants } from '../../egress/decide.ts';
+import { parseAbsoluteUrl, parseConnectTarget, type Parsed, type Target } from '../../egress/target.ts';
 
 const entries = (...list: string[]) => list.map(parseHostEntry);
 const rules = {
@@ -13,17 +13,10 @@ const rules = {
   forgeHosts: [{ host: 'github.com' }, { host: '127.0.0.1', port: 3000 }],
   blocked: parseCidrs(DEFAULT_BLOCKED_CIDRS.join(',')),
   allow: entries('pypi.org', '*.pythonhosted.org', 'internal.example:8443'),
-  supervisorAllow: entries('api.github.com', 'model.example:443'),
+  supervisorAllow: entries('api.github.com', 'model.example:443', '*.githubusercontent.com'),
   ask: true,
 };
-const none: SessionGrants = {
-  additions: [],
-  repository: [],
-  session: [],
-  once: false,
-  denied: false,
-  streamOpen: true,
-};
+const none: SessionGrants = { ...NO_GRANTS, streamOpen: true };
 const PUBLIC = ['203.0.113.7'];
 const connect = (t: string) => parseConnectTarget(t);
 const get = (url: string, method = 'GET') => parseAbsoluteUrl(method, url);
@@ -33,6 +26,7 @@ interface Row {
   target: Parsed;
   caller?: 'agent' | 'supervisor';
   addresses?: string[];
+  forgeAddresses?: ForgeAddress[];
   grants?: Partial<SessionGrants>;
   ask?: boolean;
   expected: string;
@@ -104,6 +98,53 @@ const table: Row[] = [
     target: connect('127.0.0.1:3000'),
     addresses: ['127.0.0.1'],
     expected: 'refused tunnel to the forge',
+  },
+  {
+    name: 'forge GET with a body',
+    target: { ...(get('http://github.com/a/w.git/info/refs') as Target), body: true },
+    expected: 'refused a GET with a body',
+  },
+  {
+    name: 'below the forge: api.github.com written to',
+    target: get('http://api.github.com/repos/a/w/contents/x', 'PUT'),
+    grants: { session: entries('api.github.com:80') },
+    expected: 'refused no route to push',
+  },
+  { name: 'below the forge: a tunnel', target: connect('ssh.github.com:443'), expected: 'refused tunnel to the forge' },
+  { name: 'not below: a lookalike', target: connect('notgithub.com:443'), expected: 'ask' },
+  {
+    name: "the forge's address, written as such",
+    target: connect('140.82.112.3:443'),
+    addresses: ['140.82.112.3'],
+    forgeAddresses: [{ address: '140.82.112.3' }],
+    expected: 'refused tunnel to the forge',
+  },
+  {
+    name: "another name for the forge's address, read",
+    target: get('http://mirror.example/a/w.git/info/refs'),
+    addresses: ['140.82.112.3'],
+    forgeAddresses: [{ address: '140.82.112.3' }],
+    grants: { session: entries('mirror.example:80') },
+    expected: 'allowed forge-read',
+  },
+  {
+    name: "the forge's address, another port",
+    target: connect('localhost:3001'),
+    addresses: ['127.0.0.1'],
+    forgeAddresses: [{ address: '127.0.0.1', port: 3000 }],
+    expected: 'refused 127.0.0.1',
+  },
+  {
+    name: 'the phone denied a listed host',
+    target: connect('pypi.org:443'),
+    grants: { denied: true },
+    expected: 'refused denied from the phone',
+  },
+  {
+    name: 'blocked under a wildcard of the install',
+    target: connect('x.pythonhosted.org:443'),
+    addresses: ['10.9.9.9'],
+    expected: 'refused 10.9.9.9',
   },
   { name: 'unresolved', target: connect('nowhere.example:443'), addresses: [], expected: 'refused does not resolve' },
   {
@@ -195,9 +236,9 @@ const table: Row[] = [
     expected: 'refused denied by this install',
   },
   {
-    name: 'supervisor blocked',
+    name: 'supervisor blocked under a wildcard',
     caller: 'supervisor',
-    target: connect('a.example:443'),
+    target: connect('raw.githubusercontent.com:443'),
     addresses: ['127.0.0.1'],
     expected: 'refused 127.0.0.1',
   },
@@ -217,6 +258,7 @@ function run(row: Row): string {
     addresses: row.addresses ?? PUBLIC,
     rules: { ...rules, ask: row.ask ?? true },
     grants: { ...none, ...row.grants },
+    ...(row.forgeAddresses ? { forgeAddresses: row.forgeAddresses } : {}),
   };
   const d = decide(input);
   if (d.verdict === 'allowed') return `allowed ${d.by} @${d.address}`;

@@ -45,11 +45,18 @@ const logged: string[] = [];
 let server: Server;
 let port: number;
 let dest: Awaited<ReturnType<typeof destination>>;
+/** The forge, on the other loopback address: every port of forge.test's address is the forge's. */
+let forge: Awaited<ReturnType<typeof destination>>;
 const RESOLVE: Record<string, string[]> = {};
 
 beforeAll(async () => {
   dest = await destination();
-  Object.assign(RESOLVE, { 'dest.test': ['127.0.0.1'], 'inside.test': ['10.0.0.7'], 'loopy.test': ['127.0.0.2'] });
+  forge = await destination('::1');
+  Object.assign(RESOLVE, {
+    'dest.test': ['127.0.0.1'],
+    'x.inside.test': ['10.0.0.7'],
+    'x.loopy.test': ['127.0.0.2'],
+  });
   const blocked = DEFAULT_BLOCKED_CIDRS.filter((c) => c !== '127.0.0.0/8');
   const sink = new Writable({ write: (chunk, _e, done) => (logged.push(String(chunk)), done()) });
   const logger = createLogger({ component: 'egress', level: 'debug', redact: makeRedactor([KEY]), destination: sink });
@@ -57,6 +64,7 @@ beforeAll(async () => {
   const asks = new Asks({
     askWaitMs: 60_000,
     maxWaitingPerSession: 2,
+    maxAsksPerSession: 4,
     persistRepositoryGrant: () => undefined,
     counted: () => undefined,
   });
@@ -66,7 +74,12 @@ beforeAll(async () => {
       runnerNamespace: RUNNERS,
       rules: {
         forgeHosts: [{ host: 'forge.test' }],
-        allow: [parseHostEntry(`dest.test:${dest.port}`), parseHostEntry(`127.0.0.1:${dest.port}`)],
+        allow: [
+          parseHostEntry(`dest.test:${dest.port}`),
+          parseHostEntry(`127.0.0.1:${dest.port}`),
+          parseHostEntry('*.inside.test:443'),
+          parseHostEntry(`*.loopy.test:${dest.port}`),
+        ],
         deny: [],
         supervisorAllow: [parseHostEntry(`dest.test:${dest.port}`)],
         repositories: new Map(),
@@ -76,7 +89,13 @@ beforeAll(async () => {
       limits: {
         askWaitMs: 60_000,
         maxConnections: 40,
+        maxConnectionsPerSession: 30,
+        maxConnectionsPerSupervisor: 30,
+        maxUnauthenticated: 30,
+        unauthenticatedMs: 2000,
         maxWaitingPerSession: 2,
+        maxAsksPerSession: 4,
+        forgeCacheMs: 1000,
         idleMs: 400,
         headerMs: 500,
         maxHeaderBytes: 4096,
@@ -92,7 +111,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   port = (server.address() as { port: number }).port;
-  RESOLVE['forge.test'] = ['127.0.0.1'];
+  RESOLVE['forge.test'] = ['::1'];
   setSession('s1', { phase: 'Working', podName: 'pod-a', repoUrl: 'https://forge.test/acme/web.git' });
   setSession('s2', { phase: 'Working', podName: 'pod-b' });
   setSession('done', { phase: 'Succeeded', podName: 'pod-a' });
@@ -101,6 +120,7 @@ afterAll(() => {
   server?.closeAllConnections();
   server?.close();
   dest?.server.close();
+  forge?.server.close();
 });
 
 const target = () => `dest.test:${dest.port}`;
@@ -191,11 +211,11 @@ describe('malformed requests', () => {
 });
 
 describe('destinations', () => {
-  it('refuses a name that resolves into a blocked range, naming it', async () => {
-    const { reply } = await connectThrough(port, 'inside.test:443', agent('s1', 'pod-a'));
+  it('refuses a name below a wildcard entry that resolves into a blocked range, naming it', async () => {
+    const { reply } = await connectThrough(port, 'x.inside.test:443', agent('s1', 'pod-a'));
     expect(reply.status).toBe(403);
     expect(reply.body).toContain('10.0.0.7');
-    expect((await connectThrough(port, `loopy.test:${dest.port}`, agent('s1', 'pod-a'))).reply.status).toBe(403);
+    expect((await connectThrough(port, `x.loopy.test:${dest.port}`, agent('s1', 'pod-a'))).reply.status).toBe(403);
   });
 
   it.each([
@@ -205,29 +225,29 @@ describe('destinations', () => {
     ['POST', '/acme/web.git//git-receive-pack'],
     ['POST', '/acme/web.git/git-upload-pack/%2e%2e/git-receive-pack'],
   ])('refuses a push to the forge: %s %s, which never reaches it', async (method, path) => {
-    const before = dest.heads.length;
-    const reply = await proxyGet(port, `http://forge.test:${dest.port}${path}`, agent('s1', 'pod-a'), method);
+    const before = forge.heads.length;
+    const reply = await proxyGet(port, `http://forge.test:${forge.port}${path}`, agent('s1', 'pod-a'), method);
     expect(reply.status).toBe(403);
     expect(reply.body).toContain('no route to push');
-    expect(dest.heads.length).toBe(before);
+    expect(forge.heads.length).toBe(before);
   });
 
   it('reads the forge over plain HTTP, without the credential or hop-by-hop headers', async () => {
     const reply = await proxyGet(
       port,
-      `http://forge.test:${dest.port}/acme/web.git/info/refs?service=git-upload-pack`,
+      `http://forge.test:${forge.port}/acme/web.git/info/refs?service=git-upload-pack`,
       agent('s1', 'pod-a'),
       'GET',
       'Connection: X-Secret\r\nX-Secret: 1\r\nX-Kept: 2\r\nProxy-Connection: keep-alive\r\n',
     );
     expect(reply.status).toBe(200);
-    const head = dest.heads.at(-1)!.toLowerCase();
+    const head = forge.heads.at(-1)!.toLowerCase();
     expect(head).toContain('x-kept: 2');
     expect(head).not.toMatch(/proxy-authorization|x-secret|proxy-connection/);
   });
 
   it('refuses a tunnel to the forge', async () => {
-    const { reply } = await connectThrough(port, `forge.test:${dest.port}`, agent('s1', 'pod-a'));
+    const { reply } = await connectThrough(port, `forge.test:${forge.port}`, agent('s1', 'pod-a'));
     expect(reply.status).toBe(403);
     expect(reply.body).toContain('no route to push');
   });
@@ -290,6 +310,7 @@ async function serverFrom(env: Record<string, string>): Promise<{ server: Server
     asks: new Asks({
       askWaitMs: 1000,
       maxWaitingPerSession: 1,
+      maxAsksPerSession: 1,
       persistRepositoryGrant: () => undefined,
       counted: () => undefined,
     }),
@@ -305,6 +326,8 @@ describe('the default configuration', () => {
   it('closes loopback: an address, and a name that resolves to it', async () => {
     RESOLVE['localhost'] = ['127.0.0.1', '::1'];
     const { server: defaults, port: defaultPort } = await serverFrom({ TETHER_EGRESS_ALLOW: 'dest.test' });
+    // Neither is listed: each would be asked about, but its address is known without a lookup and checked first.
+    const events = await openEvents(defaultPort, 's1', supervisor('pod-a'));
     try {
       const { reply } = await connectThrough(defaultPort, `127.0.0.1:${dest.port}`, agent('s1', 'pod-a'));
       expect(reply.status).toBe(403);
@@ -312,7 +335,9 @@ describe('the default configuration', () => {
       const named = await connectThrough(defaultPort, `localhost:${dest.port}`, agent('s1', 'pod-a'));
       expect(named.reply.status).toBe(403);
       expect(named.reply.body).toContain('resolves to 127.0.0.1, in a range this install keeps closed');
+      expect(events.events.filter((e) => e.type === 'ask')).toEqual([]);
     } finally {
+      events.close();
       defaults.closeAllConnections();
       defaults.close();
     }
@@ -321,8 +346,16 @@ describe('the default configuration', () => {
 
 describe('the cap on open connections', () => {
   it('closes a connection past TETHER_EGRESS_MAX_CONNECTIONS without reading it', async () => {
-    const { server: capped, port: cappedPort } = await serverFrom({ TETHER_EGRESS_MAX_CONNECTIONS: '2' });
-    const held = [connect(cappedPort, '127.0.0.1'), connect(cappedPort, '127.0.0.1')];
+    const { server: capped, port: cappedPort } = await serverFrom({
+      TETHER_EGRESS_MAX_CONNECTIONS: '2',
+      TETHER_EGRESS_MAX_SESSION_CONNECTIONS: '1',
+      TETHER_EGRESS_MAX_SUPERVISOR_CONNECTIONS: '1',
+      TETHER_EGRESS_MAX_UNAUTHENTICATED: '1',
+      TETHER_EGRESS_ALLOW: `127.0.0.1:${dest.port}`,
+    });
+    const tunnel = await connectThrough(cappedPort, `127.0.0.1:${dest.port}`, agent('s1', 'pod-a'));
+    expect(tunnel.reply.status).toBe(200);
+    const held = [connect(cappedPort, '127.0.0.1'), tunnel.socket];
     try {
       await eventually(async () => {
         const count = await new Promise<number>((r) => capped.getConnections((_e, n) => r(n)));
@@ -351,7 +384,7 @@ describe('request bodies', () => {
       req.on('data', (d) => (body += String(d)));
       req.on('end', () => res.end(`got ${req.method} ${req.url} ${body}`));
     });
-    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => echo.listen(0, '::1', r));
     const echoPort = (echo.address() as { port: number }).port;
     const url = `http://forge.test:${echoPort}/acme/web.git/git-upload-pack`;
     const head = `POST ${url} HTTP/1.1\r\nHost: forge.test\r\nProxy-Authorization: ${agent('s1', 'pod-a')}\r\n`;
