@@ -70,7 +70,10 @@ async function addressesChecked(
 
 const refusal = (reason: string, target: Target): Admission => ({ status: 403, reason, target });
 
-/** Asks the phone (an address known without a lookup is checked first: a blocked one or the forge's is never asked about). */
+/**
+ * Asks the phone (an address known without a lookup is checked first: a blocked one or the forge's is
+ * never asked about).
+ */
 async function askedAndAllowed(
   deps: AdmitDeps,
   caller: Caller,

@@ -126,7 +126,8 @@ describe('asks', () => {
     expect(await fourth).toEqual({ allowed: true });
   });
 
-  it('frees the waiting slot of a client that left at once, and gives its once-grant to one still waiting', async () => {
+  it('frees the waiting slot of a client that left at once, and gives its once-grant to one still \
+waiting', async () => {
     const { asks, askIds } = setup();
     const leaving = new AbortController();
     const gone = asks.ask('s', 'a.example', 443, 'CONNECT', leaving.signal);
