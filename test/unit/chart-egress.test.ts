@@ -69,11 +69,7 @@ describe('NetworkPolicies with the egress proxy on (the default)', () => {
   it('lets runner Pods reach the API server, the relay and the egress proxy Pods, and nothing else: no DNS', () => {
     const runner = policy(objects, 'tether-runner');
     expect(runner.spec.ingress).toEqual([]);
-    expect(runner.spec.egress).toEqual([
-      API_SERVER_RULE,
-      inRelease('relay', 8080),
-      inRelease('egress', 3128),
-    ]);
+    expect(runner.spec.egress).toEqual([API_SERVER_RULE, inRelease('relay', 8080), inRelease('egress', 3128)]);
   });
 
   it('without the API server addresses (helm template), refuses to render, naming the value', async () => {
