@@ -85,7 +85,9 @@ export function hostAliases(
 /** What a runner Pod's spec says of names: nothing (the cluster's DNS) without the egress proxy. */
 export function runnerNameSpec(noDns: boolean, aliases: V1HostAlias[] = []): Partial<V1PodSpec> {
   if (!noDns) return {};
-  return { dnsPolicy: 'None', dnsConfig: NO_DNS_CONFIG, ...(aliases.length ? { hostAliases: aliases } : {}) };
+  // Copies: a Pod built here may be changed by its caller, and the constants are shared.
+  const hostAliases = aliases.map((a) => ({ ...a, hostnames: [...(a.hostnames ?? [])] }));
+  return { dnsPolicy: 'None', dnsConfig: structuredClone(NO_DNS_CONFIG), ...(aliases.length ? { hostAliases } : {}) };
 }
 
 /** The builders' config with the runner Pods' hostAliases from the cached Services, or why there are none yet. */
