@@ -72,7 +72,8 @@ describe('controller ServiceAccount', () => {
       'rolebindings.rbac.authorization.k8s.io [] create list watch',
       'roles.rbac.authorization.k8s.io [] create get list patch watch',
       // The relay's and the egress proxy's Services, by name: runner Pods' hostAliases (egress on).
-      'services [tether-relay tether-egress] get watch',
+      'services [tether-egress] get watch',
+      'services [tether-relay] get watch',
       'sessions.tether.dev [] delete get list watch',
       'sessions.tether.dev/finalizers [] update',
       'sessions.tether.dev/status [] get patch update',
