@@ -86,8 +86,12 @@ export function hostAliases(
 export function runnerNameSpec(noDns: boolean, aliases: V1HostAlias[] = []): Partial<V1PodSpec> {
   if (!noDns) return {};
   // Copies: a Pod built here may be changed by its caller, and the constants are shared.
-  const hostAliases = aliases.map((a) => ({ ...a, hostnames: [...(a.hostnames ?? [])] }));
-  return { dnsPolicy: 'None', dnsConfig: structuredClone(NO_DNS_CONFIG), ...(aliases.length ? { hostAliases } : {}) };
+  const copies = aliases.map((a) => ({ ...a, hostnames: [...(a.hostnames ?? [])] }));
+  return {
+    dnsPolicy: 'None',
+    dnsConfig: structuredClone(NO_DNS_CONFIG),
+    ...(aliases.length ? { hostAliases: copies } : {}),
+  };
 }
 
 /** The builders' config with the runner Pods' hostAliases from the cached Services, or why there are none yet. */

@@ -81,6 +81,16 @@ describe('desiredPod with the egress proxy on', () => {
     expect(NO_DNS_CONFIG.nameservers).toEqual(['127.0.0.1']);
   });
 
+  it('gives each Pod its own copies: a caller changing one Pod changes no other', () => {
+    const first = desiredPod(session, { ...config, hostAliases: ALIASES });
+    first.spec!.dnsConfig!.nameservers!.push('10.96.0.10');
+    first.spec!.hostAliases![0]!.hostnames!.push('pypi.org');
+    const second = desiredPod(session, { ...config, hostAliases: ALIASES });
+    expect(second.spec!.dnsConfig!.nameservers).toEqual(['127.0.0.1']);
+    expect(second.spec!.hostAliases).toEqual(ALIASES);
+    expect(ALIASES[0]!.hostnames).toEqual(['tether-relay.tether.svc']);
+  });
+
   it('changes the runner key when a Service address changes (a live Pod with the old one takes no Session)', () => {
     const key = (pod: V1Pod) => pod.metadata!.annotations!['tether.dev/runner-key'];
     const moved = [ALIASES[0]!, { ip: '10.96.0.31', hostnames: ['tether-egress.tether.svc'] }];
