@@ -133,6 +133,7 @@ describe('helm install, then helm uninstall', () => {
       ...given,
       crds: { install: false }, // helmRelease's: the suite's files share one CRD
       relay: { publicUrl: 'https://tether.example.com' },
+      networkPolicy: { apiServer: { cidrs: TEST_API_SERVER_CIDRS } }, // REQUIRED_VALUES': none is published here
     });
     const upgrade = await helmAdmin(['upgrade', 'tether', CHART_DIR, '--reuse-values']);
     expect(upgrade.code, upgrade.stderr).toBe(0);
