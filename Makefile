@@ -91,9 +91,11 @@ test-node: setup control-plane node-binaries
 	@$(MAKE) --no-print-directory images IMAGE_REGISTRY=tether.local IMAGE_TAG=dev
 	IMAGE_REGISTRY=tether.local IMAGE_TAG=dev npx vitest run --project node
 
-## make helm-lint: helm lint --strict charts/tether with a publicUrl (required; helm from scripts/ensure-helm.sh)
+## make helm-lint: helm lint --strict charts/tether with a publicUrl and an API server address (both required
+## where nothing is looked up; helm from scripts/ensure-helm.sh)
 helm-lint:
-	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" lint --strict charts/tether --set relay.publicUrl=https://tether.example.com
+	@helm="$$(scripts/ensure-helm.sh)" && "$$helm" lint --strict charts/tether --set relay.publicUrl=https://tether.example.com \
+	  --set 'networkPolicy.apiServer.cidrs={192.0.2.10/32}'
 
 ## make helm-template: render charts/tether, the CRD included (extra flags: HELM_ARGS="-f my-values.yaml")
 helm-template:

@@ -1,6 +1,6 @@
 // Pure builders of the objects a Session needs: deterministic names, owner references,
 // least privilege. Compared whole in test/unit/controller-builders.test.ts.
-import type { V1Container, V1EnvVar, V1Pod, V1Volume, V1OwnerReference } from '@kubernetes/client-node';
+import type { V1Container, V1EnvVar, V1HostAlias, V1Pod, V1OwnerReference } from '@kubernetes/client-node';
 import { SERVICE_ACCOUNT_DIR } from '../common/kube/connection.ts';
 import { createHash } from 'node:crypto';
 import {
@@ -13,7 +13,6 @@ import {
   LABEL_PHONE_HASH,
   LABEL_SESSION,
   LABEL_WORKSPACE,
-  RELAY_TOKEN_AUDIENCE,
   RUNNER_GIT_STORE,
   RUNNER_HOME,
   runnerIdentityName,
@@ -22,8 +21,9 @@ import {
 import { API_VERSION, KIND, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
 import { containerSecurity, egressEnv, modelAndProxyEnv, placementSpec, podSecurity } from './runner-pod-spec.ts';
-import { GITHUB_TOKEN_DIR, GITHUB_TOKEN_KEY, runnerTokenSecretName } from './runner-token.ts';
-import { storeClaimName } from './store-claim.ts';
+import { runnerNameSpec } from './runner-network.ts';
+import { GITHUB_TOKEN_DIR, GITHUB_TOKEN_KEY } from './runner-token.ts';
+import { runnerVolumes } from './runner-volumes.ts';
 
 /**
  * The supervisor's entrypoint. CommonJS looks for a package it cannot find in node_modules in
@@ -49,7 +49,8 @@ export const SUPERVISOR_RESOURCES = {
 /** Keys read from the runner Secret into env vars of the same name. */
 export const SECRET_KEYS = ['ANTHROPIC_API_KEY', 'GITHUB_TOKEN'] as const;
 
-type BuilderConfig = Pick<
+/** The install's settings, and the runner Pods' hostAliases as read from the cluster (runner-network.ts). */
+export type BuilderConfig = { hostAliases?: V1HostAlias[] } & Pick<
   ControllerConfig,
   | 'phoneHash'
   | 'runnerNamespace'
@@ -149,56 +150,6 @@ function runnerEnv(session: Session, config: BuilderConfig, podName: string): V1
 }
 
 /**
- * The workspace claim, the supervisor's private git store (the workspace's store claim, store-claim.ts) and its HOME
- * (the Pod's own), the channel's socket folder, the projected tokens (API server; relay upload), and with a GitHub
- * App the Pod's GitHub token Secret. The workspace stays the first claim (the local node's ids follow it).
- */
-function runnerVolumes(config: BuilderConfig, claim: string, podName: string): V1Volume[] {
-  // The Pod's own token Secret (runner-token.ts), written right after the Pod: it waits for it to start.
-  const token: V1Volume[] = config.githubApp
-    ? [{ name: 'github-token', secret: { secretName: runnerTokenSecretName(podName), defaultMode: 0o440 } }]
-    : [];
-  return [
-    ...token,
-    { name: 'workspace', persistentVolumeClaim: { claimName: claim } },
-    { name: 'git-store', persistentVolumeClaim: { claimName: storeClaimName(claim) } },
-    { name: 'runner-home', emptyDir: {} },
-    { name: 'agent-socket', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
-    { name: 'agent-tmp', emptyDir: {} },
-    {
-      name: 'kube-api-access',
-      projected: {
-        defaultMode: 0o444,
-        sources: [
-          { serviceAccountToken: { path: 'token', expirationSeconds: config.tokenExpirationSeconds } },
-          { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-          {
-            downwardAPI: {
-              items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
-            },
-          },
-        ],
-      },
-    },
-    {
-      name: 'relay-token',
-      projected: {
-        defaultMode: 0o444,
-        sources: [
-          {
-            serviceAccountToken: {
-              audience: RELAY_TOKEN_AUDIENCE,
-              path: 'token',
-              expirationSeconds: config.tokenExpirationSeconds,
-            },
-          },
-        ],
-      },
-    },
-  ];
-}
-
-/**
  * The agent container: a native sidecar (it starts first and keeps retrying the supervisor's
  * socket), its own uid, the workspace, the socket's folder and its own /tmp only — no Secret, no token, no
  * credential in its environment. Claude Code and every tool call run here.
@@ -246,7 +197,8 @@ export function desiredPod(
  * Session of no name would get (image, workspace, the install's settings, the phone's identity)
  * and the repository URL. A live Pod takes a Session only while its key is the one a new Pod would get.
  * The Pod of no name carries an egress token too: a new egress key or URL changes the key, so a
- * live Pod holding the old token takes no more Sessions (its own token stays the one of its name).
+ * live Pod holding the old token takes no more Sessions (its own token stays the one of its name);
+ * and its hostAliases: a relay or proxy Service made again with another address changes it too.
  */
 export function runnerKey(session: Session, config: BuilderConfig, claim = session.spec.workspace): string {
   const anonymous = { ...session, metadata: { namespace: session.metadata.namespace, name: '-', uid: '-' } };
@@ -266,6 +218,7 @@ function podOf(session: Session, config: BuilderConfig, claim: string, replaceme
       automountServiceAccountToken: false,
       ...(config.runtimeClassName ? { runtimeClassName: config.runtimeClassName } : {}),
       ...(config.hostNetwork ? { hostNetwork: true } : {}),
+      ...runnerNameSpec(config.egress?.noDns !== undefined, config.hostAliases),
       enableServiceLinks: false,
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: config.terminationGraceSeconds,

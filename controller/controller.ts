@@ -4,7 +4,7 @@
 // change passes through the expectations first (expectations.ts): the echo of the controller's own
 // settled write asks for no pass, and passes that waited for it are queued.
 import type { KubeConnection } from '../common/kube/connection.ts';
-import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1RoleBinding } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1RoleBinding, V1Service } from '@kubernetes/client-node';
 import type pino from 'pino';
 import { createInformer, type Informer } from '../common/kube/informer.ts';
 import { collectionPath, KINDS, type Kind } from '../common/kube/resources.ts';
@@ -25,7 +25,7 @@ import type { ControllerConfig } from './config.ts';
 import type { ControllerMetrics } from './metrics.ts';
 import { createExpectations, type Expectations } from './expectations.ts';
 import { githubApp, type GitHubApp } from './github-app.ts';
-import { reconcileSession, type ClusterCache, type ReconcileDeps } from './reconcile.ts';
+import { reconcileSession, sessionKey as sessionKeyOf, type ClusterCache, type ReconcileDeps } from './reconcile.ts';
 import { startProblem } from './start.ts';
 import { createPhoneIndex, createPodIndex, type PhoneIndex, type PodIndex } from './indexes.ts';
 
@@ -82,6 +82,8 @@ type Informers = {
   pvcs: Informer<V1PersistentVolumeClaim>;
   roles: Informer<V1Role>;
   bindings: Informer<V1RoleBinding>;
+  /** The Services runner Pods dial by name, each by its name (get and watch of that one: runner-network.ts). */
+  services: Informer<V1Service>[];
 };
 
 function createInformers({ kubeConfig, config, logger, metrics }: ControllerDeps): Informers {
@@ -91,11 +93,13 @@ function createInformers({ kubeConfig, config, logger, metrics }: ControllerDeps
     namespace: string,
     labelSelector?: string,
     trim?: (o: T) => void,
+    name?: string,
   ) =>
     createInformer<T>({
       kube: kubeConfig,
       path: collectionPath(kind, namespace),
       labelSelector,
+      name,
       trim,
       logger: logger.child({ informer: kind.plural }),
       stallTimeoutMs: config.stallTimeoutMs,
@@ -108,6 +112,9 @@ function createInformers({ kubeConfig, config, logger, metrics }: ControllerDeps
     pvcs: informer<V1PersistentVolumeClaim>(KINDS.persistentVolumeClaims, runners, `${LABEL_COMPONENT}=workspace`),
     roles: informer<V1Role>(KINDS.roles, ns, identity),
     bindings: informer<V1RoleBinding>(KINDS.roleBindings, ns, identity),
+    services: (config.egress?.noDns?.hosts ?? []).map(({ service }) =>
+      informer<V1Service>(KINDS.services, ns, undefined, undefined, service),
+    ),
   };
 }
 
@@ -138,9 +145,10 @@ function createReconcileQueue({ config, logger, metrics }: ControllerDeps, recon
 
 /** The informers as a pass reads them. */
 function clusterCache(
-  { sessions, pods, pvcs, roles, bindings }: Informers,
+  { sessions, pods, pvcs, roles, bindings, services }: Informers,
   phones: PhoneIndex,
   podsByPhone: PodIndex,
+  namespace: string,
 ): ClusterCache {
   const phoneSessions = (phone: string) =>
     phones
@@ -165,6 +173,7 @@ function clusterCache(
       const phone = phones.phoneOf(pod.metadata?.labels?.[LABEL_PHONE_HASH] ?? '');
       return phone === undefined ? [] : phoneSessions(phone).filter((s) => s.status?.podName === pod.metadata?.name);
     },
+    service: (name) => services.map((i) => i.get(`${namespace}/${name}`)).find((s) => s !== undefined),
   };
 }
 
@@ -186,7 +195,7 @@ export function createController(deps: ControllerDeps): Controller {
   };
   const queue = createReconcileQueue(deps, {
     ops: deps.ops ?? kubeClusterOps(deps.kubeConfig),
-    cache: clusterCache(informers, phones, podsByPhone),
+    cache: clusterCache(informers, phones, podsByPhone, deps.config.namespace),
     expectations,
     config: deps.config,
     logger: deps.logger,
@@ -228,7 +237,14 @@ export function createController(deps: ControllerDeps): Controller {
     if (phone) enqueuePhone(phone, waiting);
   });
 
-  const all = Object.values(informers);
+  // A Service runner Pods dial changed: every waiting Session may now start (or a live Pod's key changed).
+  for (const service of informers.services)
+    service.onChange(() => {
+      for (const key of sessions.list().map(sessionKeyOf)) if (waiting(key)) queue.add(key);
+    });
+
+  const { services, ...single } = informers;
+  const all = [...Object.values(single), ...services];
   return {
     async start() {
       await Promise.all(all.map((i) => i.start()));

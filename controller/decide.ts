@@ -28,6 +28,8 @@ export interface Observed {
   pvc?: V1PersistentVolumeClaim;
   /** For a waiting Session: the phone's runner Pods, and what a new Pod of it would be. */
   live?: { pods: V1Pod[]; wanted: LiveWanted };
+  /** Why no runner Pod can be made yet (a Service it dials is missing: runner-network.ts); it waits. */
+  podProblem?: string;
 }
 
 export interface Decision {
@@ -140,7 +142,11 @@ function decideWaiting(session: Session, seen: Observed, now: Date, config: Deci
         message: `waiting for the phone's earlier command (#${admission.position})`,
       };
     case 'run':
-      return overBudget(session, siblings, now, config.budget) ?? admitted(session, seen, now, config);
+      return (
+        overBudget(session, siblings, now, config.budget) ??
+        heldBack(session, seen) ??
+        admitted(session, seen, now, config)
+      );
   }
 }
 
@@ -160,6 +166,13 @@ function admitted(session: Session, seen: Observed, now: Date, config: DecideCon
   const releasePods = idle.length ? { releasePods: idle } : {};
   if (bindPod) return { step: take(session, { type: 'RunnerBound' }), bindPod, ...releasePods, requeueAfterMs };
   return { step: take(session, { type: 'PodCreated' }), ...releasePods, requeueAfterMs };
+}
+
+/** The turn came but no runner Pod can be made yet: Queued, saying why, until the cluster changes (which wakes it). */
+function heldBack(session: Session, seen: Observed): Decision | undefined {
+  if (seen.podProblem === undefined) return undefined;
+  if (session.status?.phase === 'Queued') return {};
+  return { step: take(session, { type: 'Enqueue' }), message: seen.podProblem };
 }
 
 /** A command whose turn came after the phone's spend today reached the daily budget does not start. */

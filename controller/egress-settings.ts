@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { ConfigError } from '../common/config/env.ts';
 import { httpUrl } from '../common/config/values.ts';
 import { EGRESS_KEY_MIN_LENGTH } from '../common/egress/credentials.ts';
+import { serviceHosts, type ServiceHost } from './runner-network.ts';
 
 /** The variables, for the controller's schema (config.ts). */
 export const EGRESS_ENV = {
@@ -24,6 +25,9 @@ interface EgressEnv {
   TETHER_EGRESS_KEY?: string;
   TETHER_RUNNER_HTTPS_PROXY?: string;
   TETHER_RUNNER_HTTP_PROXY?: string;
+  TETHER_RELAY_URL?: string;
+  TETHER_NAMESPACE: string;
+  TETHER_RUNNER_HOST_NETWORK: boolean;
 }
 
 export interface EgressSettings {
@@ -31,6 +35,11 @@ export interface EgressSettings {
   url: string;
   /** The install key: it derives each runner Pod's TETHER_EGRESS_TOKEN and goes nowhere itself. */
   key: string;
+  /**
+   * Runner Pods resolve no names (runner-network.ts): these hosts are their /etc/hosts. Absent on the
+   * host network (the test tier), where no NetworkPolicy applies and the node's resolver stays.
+   */
+  noDns?: { hosts: ServiceHost[] };
 }
 
 function checkedUrl(text: string): string {
@@ -56,5 +65,8 @@ export function egressSettings(env: EgressEnv): { egress?: EgressSettings } {
       'cannot be set with TETHER_EGRESS_URL: runners go out through the egress proxy',
     );
   }
-  return { egress: { url: checkedUrl(url), key } };
+  const egressUrl = checkedUrl(url);
+  if (env.TETHER_RUNNER_HOST_NETWORK) return { egress: { url: egressUrl, key } };
+  const urls = { TETHER_RELAY_URL: env.TETHER_RELAY_URL, TETHER_EGRESS_URL: egressUrl };
+  return { egress: { url: egressUrl, key, noDns: { hosts: serviceHosts(urls, env.TETHER_NAMESPACE) } } };
 }

@@ -17,6 +17,7 @@ import { computeStatus, type StatusInput } from './status.ts';
 import { cachedClaim, desiredPvc } from './workspace-claim.ts';
 import { podOf } from './live-pod.ts';
 import { keptLive } from './cleanup.ts';
+import { podConfigNow } from './runner-pod-config.ts';
 
 /** A status write: the status before and after, and the reason of the transition taken. */
 export interface Written {
@@ -139,7 +140,8 @@ async function createPod(session: Session, seen: Observed, deps: ReconcileDeps):
       await store;
       return cachedPod;
     }
-    const [made] = await Promise.all([deps.ops.ensurePod(desiredPod(session, deps.config, claim)), store]);
+    const config = podConfigNow(deps.config, deps.cache.service);
+    const [made] = await Promise.all([deps.ops.ensurePod(desiredPod(session, config, claim)), store]);
     deps.expectations.wrote('pods', podKey(made), made, undefined, false);
     return made;
   };
@@ -176,7 +178,8 @@ async function replacePod(session: Session, seen: Observed, deps: ReconcileDeps)
   if (cached) return owned(session, cached, deps);
   const claim = seen.pvc?.metadata?.name ?? cachedClaim(session, deps);
   const replacement = (session.status?.runnerRestarts ?? 0) + 1;
-  const made = await deps.ops.ensurePod(desiredPod(session, deps.config, claim, replacement));
+  const config = podConfigNow(deps.config, deps.cache.service);
+  const made = await deps.ops.ensurePod(desiredPod(session, config, claim, replacement));
   deps.expectations.wrote('pods', podKey(made), made, undefined, false);
   return owned(session, made, deps);
 }

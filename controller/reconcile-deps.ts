@@ -1,6 +1,6 @@
 // What a reconcile pass works with: the API server (writes and the few uncached reads), the
 // informers' caches, and the expectations that say whether those caches have seen its own writes.
-import type { V1PersistentVolumeClaim, V1Pod, V1Role } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1Service } from '@kubernetes/client-node';
 import type pino from 'pino';
 import type { Session } from '../common/session/schema.ts';
 import type { ClusterOps } from './cluster.ts';
@@ -21,6 +21,8 @@ export interface ClusterCache {
   phonePods(phoneHash: string): V1Pod[];
   /** The Sessions whose status names this runner Pod (status.podName). */
   boundTo(pod: V1Pod): Session[];
+  /** A Service of the install namespace runner Pods dial by name (runner-network.ts), as cached. */
+  service(name: string): V1Service | undefined;
 }
 
 export interface ReconcileDeps {

@@ -18,6 +18,7 @@ import type { ReconcileDeps } from './reconcile-deps.ts';
 import { cachedClaim } from './workspace-claim.ts';
 import { runnerKey } from './builders.ts';
 import { podOf } from './live-pod.ts';
+import { podConfig } from './runner-pod-config.ts';
 import { computeStatus, finalStatusWritten } from './status.ts';
 
 export type { ClusterCache, ReconcileDeps } from './reconcile-deps.ts';
@@ -88,8 +89,10 @@ async function observe(session: Session, siblings: Session[], deps: ReconcileDep
   const claim = cachedClaim(session, deps);
   const seen = { siblings, pod, pvc: deps.cache.pvc(runners, claim) };
   if (!isWaiting(session)) return seen;
+  const pods = podConfig(deps.config, deps.cache.service);
+  if ('problem' in pods) return { ...seen, podProblem: pods.problem };
   const phoneHash = deps.config.phoneHash(session.spec.phone);
-  const wanted = { phoneHash, claim, key: runnerKey(session, deps.config, claim) };
+  const wanted = { phoneHash, claim, key: runnerKey(session, pods.config, claim) };
   return { ...seen, live: { pods: deps.cache.phonePods(phoneHash), wanted } };
 }
 

@@ -31,6 +31,7 @@ export const KINDS = {
   configMaps: kindOf('', 'v1', 'configmaps', 'ConfigMap'),
   secrets: kindOf('', 'v1', 'secrets', 'Secret'),
   serviceAccounts: kindOf('', 'v1', 'serviceaccounts', 'ServiceAccount'),
+  services: kindOf('', 'v1', 'services', 'Service'),
   roles: kindOf('rbac.authorization.k8s.io', 'v1', 'roles', 'Role'),
   roleBindings: kindOf('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding'),
   events: kindOf('events.k8s.io', 'v1', 'events', 'Event'),

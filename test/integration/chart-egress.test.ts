@@ -1,13 +1,15 @@
 // The egress proxy's chart objects on the real API server (docs/chart.md, "Egress"): the key made
 // once and kept across helm upgrade, the phone's grants kept too; the proxy's account reads Sessions
 // and writes only its grants ConfigMap; the runner admission policy admits the controller's runner
-// Pod with its egress variables and refuses the egress credential anywhere but the runner container.
-import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+// Pod with its egress variables and no DNS (hostAliases from the Services its account reads), and refuses
+// the egress credential anywhere but the runner container, DNS back, or a host name of its own.
+import type { KubeConfig, V1HostAlias, V1Pod, V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { supervisorPassword } from '../../common/egress/credentials.ts';
 import { desiredPod } from '../../controller/builders.ts';
 import { loadConfig, type ControllerConfig } from '../../controller/config.ts';
 import { desiredIdentity } from '../../controller/identity.ts';
+import { NO_DNS_CONFIG, hostAliases } from '../../controller/runner-network.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace, installSessionCrd } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
@@ -26,6 +28,7 @@ import {
 } from './chart-cluster.ts';
 
 const EGRESS = 'tether-egress';
+const CONTROLLER_USER = () => `system:serviceaccount:${ns}:tether-controller`;
 const GRANTS = 'tether-egress-grants';
 let kc: KubeConfig;
 let ns: string;
@@ -57,7 +60,7 @@ describe('the egress key and grants across helm upgrade', () => {
   it('makes the key once and keeps it, and the grants the proxy wrote, while the lists change', async () => {
     const before = await dataOf('secret', EGRESS);
     expect(Buffer.from(before.TETHER_EGRESS_KEY!, 'base64').toString()).toMatch(/^[A-Za-z0-9]{48}$/);
-    expect(config.egress).toEqual({
+    expect(config.egress).toMatchObject({
       url: `http://tether-egress.${ns}.svc:3128`,
       key: Buffer.from(before.TETHER_EGRESS_KEY!, 'base64').toString(),
     });
@@ -108,7 +111,8 @@ runner namespace', async () => {
 
 describe('runner Pod admission policy with egress', () => {
   const phone = '+14155550125';
-  const runnerPod = () => desiredPod(unstoredSession(phone, ns), config);
+  let aliases: V1HostAlias[];
+  const runnerPod = () => desiredPod(unstoredSession(phone, ns), { ...config, hostAliases: aliases });
   const container = (pod: V1Pod, name: string) =>
     [...pod.spec!.containers, ...(pod.spec!.initContainers ?? [])].find((c) => c.name === name)!;
   beforeAll(async () => {
@@ -119,11 +123,33 @@ describe('runner Pod admission policy with egress', () => {
       '-f',
       manifestFile([serviceAccount]),
     ]);
+    // The two Services as the controller's account reads them (get, and watch by name, as its informers do).
+    const read = async (name: string) =>
+      JSON.parse(
+        (await kubectlOk(['get', 'service', name, '-n', ns, '-o', 'json', `--as=${CONTROLLER_USER()}`])).stdout,
+      ) as V1Service;
+    const services = new Map(await Promise.all(['tether-relay', EGRESS].map(async (n) => [n, await read(n)] as const)));
+    const made = hostAliases(config.egress!.noDns!.hosts, ns, (name) => services.get(name));
+    if ('problem' in made) throw new Error(made.problem);
+    aliases = made.aliases;
+  });
+
+  it("reads the relay's and the proxy's Services by name (get, watch), no other", async () => {
+    expect(aliases.map((a) => a.hostnames)).toEqual([[`tether-relay.${ns}.svc`], [`tether-egress.${ns}.svc`]]);
+    expect(aliases.every((a) => /^\d+\.\d+\.\d+\.\d+$/.test(a.ip!))).toBe(true);
+    for (const verb of ['get', 'watch'])
+      expect(await canI('tether-controller', ns, [verb, `services/${EGRESS}`, '-n', ns])).toBe(true);
+    expect(await canI('tether-controller', ns, ['list', 'services', '-n', ns])).toBe(false);
+    const watch = `/api/v1/namespaces/${ns}/services?watch=1&fieldSelector=metadata.name%3D${EGRESS}&timeoutSeconds=1`;
+    const watched = await kubectlResult(['get', '--raw', watch, `--as=${CONTROLLER_USER()}`]);
+    expect(watched.stderr).toBe('');
+    expect(watched.stdout).toContain(`"name":"${EGRESS}"`);
   });
 
   it("admits the controller's runner Pod: the proxy URL and the Pod's own credential in the runner \
-container", async () => {
+container, no DNS", async () => {
     const pod = runnerPod();
+    expect(pod.spec).toMatchObject({ dnsPolicy: 'None', dnsConfig: NO_DNS_CONFIG, hostAliases: aliases });
     expect(container(pod, 'runner').env).toEqual(
       expect.arrayContaining([
         { name: 'TETHER_EGRESS_URL', value: `http://tether-egress.${ns}.svc:3128` },
@@ -156,6 +182,29 @@ container", async () => {
       /only the runner container carries the egress proxy's URL and credential/,
     ],
     [
+      'cluster DNS back (dnsPolicy ClusterFirst)',
+      (pod) => {
+        pod.spec!.dnsPolicy = 'ClusterFirst';
+        delete pod.spec!.dnsConfig;
+      },
+      /runner Pods resolve no names/,
+    ],
+    [
+      'another name server',
+      (pod) => (pod.spec!.dnsConfig!.nameservers = ['10.96.0.10']),
+      /runner Pods resolve no names/,
+    ],
+    [
+      'a search domain',
+      (pod) => (pod.spec!.dnsConfig!.searches = ['svc.cluster.local']),
+      /runner Pods resolve no names/,
+    ],
+    [
+      'a host name of its own in hostAliases',
+      (pod) => pod.spec!.hostAliases!.push({ ip: '10.96.0.10', hostnames: ['pypi.org'] }),
+      /hostAliases name only the relay's and the egress proxy's Services/,
+    ],
+    [
       'another proxy URL',
       (pod) => (container(pod, 'runner').env!.find((e) => e.name === 'TETHER_EGRESS_URL')!.value = 'http://evil:3128'),
       /the install's model and proxy settings/,
@@ -183,6 +232,9 @@ container", async () => {
     );
     const admitted = await createPodAsController(ns, runners, desiredPod(unstoredSession(phone, ns), without));
     expect(admitted.stderr).toBe('');
+    const aliased = desiredPod(unstoredSession(phone, ns), without);
+    aliased.spec!.hostAliases = aliases;
+    expect((await createPodAsController(ns, runners, aliased)).stderr).toMatch(/keep the cluster's DNS as it is/);
     await kubectlOk(['get', 'configmap', GRANTS, '-n', ns]).then(
       () => expect.fail('the grants ConfigMap is still there with egress off'),
       (error: Error) => expect(error.message).toContain('NotFound'),

@@ -10,7 +10,15 @@ import { sessionName, workspaceName } from '../../common/session/names.ts';
 import { API_VERSION, KIND, type Session } from '../../common/session/schema.ts';
 import { adminKubeConfig, deleteNamespace, installSessionCrd } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
-import { everythingOn, find, helmBin, podTemplate, render, type KubeObject } from '../unit/chart-render.ts';
+import {
+  TEST_API_SERVER_CIDRS,
+  everythingOn,
+  find,
+  helmBin,
+  podTemplate,
+  render,
+  type KubeObject,
+} from '../unit/chart-render.ts';
 import {
   deleteClusterScoped,
   helmRelease,
@@ -106,7 +114,7 @@ describe('helm install with default values', () => {
     expect(events.trim()).toBe('');
   });
 
-  it('lets runners reach the API server: the addresses it finds, else its ports on private addresses', async () => {
+  it("lets runners reach the API server's addresses: given, else those it finds, else the install stops", async () => {
     const apiRule = async () =>
       (
         await json<{ spec: { egress: { to: unknown[]; ports: unknown[] }[] } }>([
@@ -116,31 +124,39 @@ describe('helm install with default values', () => {
           '-n',
           `${installed}-runners`,
         ])
-      ).spec.egress[1]!;
-    // This control plane advertises 127.0.0.1, which the API server never publishes as an endpoint.
-    expect(await kubectlResult(['get', 'endpointslice', 'kubernetes', '-n', 'default'])).toMatchObject({ code: 1 });
+      ).spec.egress[0]!;
+    const numbers = { relay: { allowedNumbers: ['+14155550123'] } };
+    // Installed with the tests' networkPolicy.apiServer.cidrs (REQUIRED_VALUES): those.
     expect(await apiRule()).toEqual({
-      to: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10'].map((cidr) => ({ ipBlock: { cidr } })),
+      to: TEST_API_SERVER_CIDRS.map((cidr) => ({ ipBlock: { cidr } })),
       ports: [
         { protocol: 'TCP', port: 443 },
         { protocol: 'TCP', port: 6443 },
       ],
     });
+    // This control plane advertises 127.0.0.1, which the API server never publishes as an endpoint: with
+    // none given and none found, the upgrade stops (egress is on) and the release keeps its rule.
+    expect(await kubectlResult(['get', 'endpointslice', 'kubernetes', '-n', 'default'])).toMatchObject({ code: 1 });
+    const unknown = { ...numbers, networkPolicy: { apiServer: { cidrs: [] } } };
+    await expect(helmRelease('upgrade', 'tether', installed, unknown)).rejects.toThrow(
+      /networkPolicy.apiServer.cidrs is required here: the API server's addresses could not be looked up/,
+    );
+    expect((await apiRule()).to).toEqual(TEST_API_SERVER_CIDRS.map((cidr) => ({ ipBlock: { cidr } })));
     // What a real cluster publishes for the `kubernetes` Service; the chart reads it at install/upgrade time.
     const slice = {
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
       addressType: 'IPv4',
       metadata: { name: 'kubernetes', namespace: 'default', labels: { 'kubernetes.io/service-name': 'kubernetes' } },
-      endpoints: [{ addresses: ['192.0.2.10'] }, { addresses: ['192.0.2.11'] }],
+      endpoints: [{ addresses: ['192.0.2.20'] }, { addresses: ['192.0.2.21'] }],
       ports: [{ name: 'https', port: 6443, protocol: 'TCP' }],
     };
     await kubectlOk(['create', '-f', manifestFile([slice])]);
     try {
-      await helmRelease('upgrade', 'tether', installed, { relay: { allowedNumbers: ['+14155550123'] } });
+      await helmRelease('upgrade', 'tether', installed, unknown);
       expect((await apiRule()).to).toEqual([
-        { ipBlock: { cidr: '192.0.2.10/32' } },
-        { ipBlock: { cidr: '192.0.2.11/32' } },
+        { ipBlock: { cidr: '192.0.2.20/32' } },
+        { ipBlock: { cidr: '192.0.2.21/32' } },
       ]);
     } finally {
       await kubectlOk(['delete', 'endpointslice', 'kubernetes', '-n', 'default']);

@@ -71,10 +71,15 @@ describe('controller ServiceAccount', () => {
       'leases.coordination.k8s.io [] create get update',
       'rolebindings.rbac.authorization.k8s.io [] create list watch',
       'roles.rbac.authorization.k8s.io [] create get list patch watch',
+      // The relay's and the egress proxy's Services, by name: runner Pods' hostAliases (egress on).
+      'services [tether-egress] get watch',
+      'services [tether-relay] get watch',
       'sessions.tether.dev [] delete get list watch',
       'sessions.tether.dev/finalizers [] update',
       'sessions.tether.dev/status [] get patch update',
     ]);
+    expect(await canI(CONTROLLER, ns, ['list', 'services', '-n', ns])).toBe(false);
+    expect(await canI(CONTROLLER, ns, ['get', 'services/tether-other', '-n', ns])).toBe(false);
     expect(await extraPermissions(CONTROLLER, ns, runners)).toEqual([
       CRD_GET,
       'persistentvolumeclaims [] create get list watch',

@@ -6,7 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { adminKubeConfig, deleteNamespace, installSessionCrd } from '../support/cluster.ts';
-import { CHART_DIR, helm, helmBin, parseObjects, renderText } from '../unit/chart-render.ts';
+import { CHART_DIR, TEST_API_SERVER_CIDRS, helm, helmBin, parseObjects, renderText } from '../unit/chart-render.ts';
 import {
   deleteClusterScoped,
   enforceRestricted,
@@ -87,6 +87,8 @@ describe.each([
       CHART_DIR,
       '--set',
       'relay.publicUrl=https://tether.example.com',
+      '--set',
+      `networkPolicy.apiServer.cidrs={${TEST_API_SERVER_CIDRS.join(',')}}`,
       ...files,
     ]);
     expect(result.stdout + result.stderr).not.toContain('Fail:');
@@ -131,6 +133,7 @@ describe('helm install, then helm uninstall', () => {
       ...given,
       crds: { install: false }, // helmRelease's: the suite's files share one CRD
       relay: { publicUrl: 'https://tether.example.com' },
+      networkPolicy: { apiServer: { cidrs: TEST_API_SERVER_CIDRS } }, // REQUIRED_VALUES': none is published here
     });
     const upgrade = await helmAdmin(['upgrade', 'tether', CHART_DIR, '--reuse-values']);
     expect(upgrade.code, upgrade.stderr).toBe(0);

@@ -2,7 +2,7 @@
 // real helm, as written: a documented value the chart refuses fails here, not on a user's cluster.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CHART_DIR, HELM_SETUP_TIMEOUT, helm, helmBin, withValueArgs } from './chart-render.ts';
+import { CHART_DIR, HELM_SETUP_TIMEOUT, TEST_API_SERVER_CIDRS, helm, helmBin, withValueArgs } from './chart-render.ts';
 
 beforeAll(() => void helmBin(), HELM_SETUP_TIMEOUT);
 
@@ -41,8 +41,11 @@ export function documented(markdown: string): { commands: string[][]; fragments:
 describe.each(DOCS)('%s', (path) => {
   const { commands, fragments } = documented(readFileSync(path, 'utf8'));
 
+  // What `helm install` would look up in the cluster and `helm template` cannot.
+  const lookedUp = ['--set', `networkPolicy.apiServer.cidrs={${TEST_API_SERVER_CIDRS.join(',')}}`];
   it.each(commands.map((words) => [words.join(' '), words]))('renders %s', async (_, words) => {
-    const result = await helm(['template', 'tether', CHART_DIR, '--namespace', 'tether', ...valueFlags(words)]);
+    const flags = [...lookedUp, ...valueFlags(words)];
+    const result = await helm(['template', 'tether', CHART_DIR, '--namespace', 'tether', ...flags]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
   });

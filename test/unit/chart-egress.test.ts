@@ -66,25 +66,25 @@ describe('NetworkPolicies with the egress proxy on (the default)', () => {
     objects = await render(apiServer, RELEASE);
   });
 
-  it('lets runner Pods reach DNS, the API server, the relay and the egress proxy Pods, and nothing else', () => {
+  it('lets runner Pods reach the API server, the relay and the egress proxy Pods, and nothing else: no DNS', () => {
     const runner = policy(objects, 'tether-runner');
     expect(runner.spec.ingress).toEqual([]);
-    expect(runner.spec.egress).toEqual([
-      DNS_RULE,
-      API_SERVER_RULE,
-      inRelease('relay', 8080),
-      inRelease('egress', 3128),
-    ]);
+    expect(runner.spec.egress).toEqual([API_SERVER_RULE, inRelease('relay', 8080), inRelease('egress', 3128)]);
   });
 
-  it('without the API server addresses (helm template), opens its ports to private ranges only, \
-never 0.0.0.0/0', async () => {
-    const runner = policy(await render({}, RELEASE), 'tether-runner');
-    expect(runner.spec.egress[1]).toEqual({
-      to: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10'].map((cidr) => ({ ipBlock: { cidr } })),
-      ports: [443, 6443].map((port) => ({ protocol: 'TCP', port })),
-    });
-    expect(JSON.stringify(runner)).not.toContain('0.0.0.0/0');
+  it('without the API server addresses (helm template), refuses to render, naming the value', async () => {
+    const message = await renderError({ networkPolicy: { apiServer: { cidrs: [] } } }, RELEASE);
+    expect(message).toContain('networkPolicy.apiServer.cidrs is required');
+    expect(message).toContain('could not be looked up');
+  });
+
+  it('with egress off, keeps cluster DNS and the API server ports to any address when none is known', async () => {
+    const values = { egress: { enabled: false }, networkPolicy: { apiServer: { cidrs: [] } } };
+    const runner = policy(await render(values, RELEASE), 'tether-runner');
+    expect(runner.spec.egress.slice(0, 2)).toEqual([
+      DNS_RULE,
+      { to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [443, 6443].map((port) => ({ protocol: 'TCP', port })) },
+    ]);
   });
 
   it('gives the proxy ingress from runner Pods only, egress to DNS, the API server and the internet outside \

@@ -328,20 +328,21 @@ Ingress; uploads stay in-cluster`, () => {
     ).toBe('registry.example.com/tether/tether-runner:1.2.3');
   });
 
-  it('lets runners and the egress proxy reach the given DNS and API server addresses, the proxy the IPv6 \
-internet', () => {
+  it('lets runners reach the given API server addresses (no DNS: egress is on) and the egress proxy the given \
+DNS, those addresses and the IPv6 internet', () => {
     type Policy = { spec: { egress: { to: unknown[]; ports?: unknown[] }[] } };
     const runner = find(objects, 'NetworkPolicy', 'runner') as unknown as Policy;
     const egress = find(objects, 'NetworkPolicy', 'egress') as unknown as Policy;
-    for (const policy of [runner, egress]) {
-      expect(policy.spec.egress[0]!.to).toContainEqual({ ipBlock: { cidr: '169.254.20.10/32' } });
-      expect(policy.spec.egress[1]).toEqual({
-        to: [{ ipBlock: { cidr: '203.0.113.10/32' } }],
-        ports: [{ protocol: 'TCP', port: 443 }],
-      });
-    }
+    const apiServer = { to: [{ ipBlock: { cidr: '203.0.113.10/32' } }], ports: [{ protocol: 'TCP', port: 443 }] };
+    expect(runner.spec.egress[0]).toEqual(apiServer);
+    expect(JSON.stringify(runner)).not.toContain('169.254.20.10');
+    expect(egress.spec.egress[0]!.to).toContainEqual({ ipBlock: { cidr: '169.254.20.10/32' } });
+    expect(egress.spec.egress[1]).toEqual(apiServer);
     expect(egress.spec.egress[2]!.to).toContainEqual({
-      ipBlock: { cidr: '::/0', except: ['::1/128', '::/128', 'fc00::/7', 'fe80::/10'] },
+      ipBlock: {
+        cidr: '::/0',
+        except: ['::1/128', '::/128', 'fc00::/7', 'fe80::/10', '64:ff9b::/96', '64:ff9b:1::/48'],
+      },
     });
     expect(JSON.stringify(runner)).not.toContain('::/0');
   });

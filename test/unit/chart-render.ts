@@ -60,8 +60,19 @@ export async function withValuesFile<T>(values: object, fn: (file: string) => Pr
   }
 }
 
-/** The values every install must give (relay.publicUrl has no default); the tests' values go on top. */
-export const REQUIRED_VALUES = { relay: { publicUrl: 'https://tether.example.com' } };
+/**
+ * The API server's address a `helm install` reads from the cluster (the `kubernetes` EndpointSlice);
+ * `helm template` reads none, and with egress on the chart then requires networkPolicy.apiServer.cidrs.
+ */
+export const TEST_API_SERVER_CIDRS = ['192.0.2.10/32'];
+/**
+ * The values every install must give (relay.publicUrl has no default; the API server's addresses,
+ * which helm template cannot look up); the tests' values go on top.
+ */
+export const REQUIRED_VALUES = {
+  relay: { publicUrl: 'https://tether.example.com' },
+  networkPolicy: { apiServer: { cidrs: TEST_API_SERVER_CIDRS } },
+};
 
 /** Runs `fn` with `-f` arguments: REQUIRED_VALUES (unless bare), then `values` over them. */
 export async function withValueArgs<T>(values: object, fn: (args: string[]) => Promise<T>, bare = false): Promise<T> {

@@ -88,7 +88,7 @@ describe('runner settings through the chart', () => {
     );
     expect(runnerPodOf(objects)).toEqual(desiredPod(session, loadConfig(withoutUids)));
     expect(runnerPodOf(objects).spec!.securityContext).toMatchObject({ runAsUser: 1000, fsGroup: 1000 });
-    expect(egressOf(objects)).toHaveLength(4);
+    expect(egressOf(objects)).toHaveLength(3);
   });
 
   it("appends networkPolicy.extraEgress to the runner's egress rules", async () => {

@@ -27,7 +27,11 @@ const refusal = (env: Record<string, string>) => {
 
 describe('controller config: TETHER_EGRESS_URL and TETHER_EGRESS_KEY', () => {
   it('reads both, or neither', () => {
-    expect(load({ TETHER_EGRESS_URL: `${URL}/`, TETHER_EGRESS_KEY: KEY }).egress).toEqual(egress);
+    const hosts = [{ variable: 'TETHER_EGRESS_URL', host: 'tether-egress.tether.svc', service: 'tether-egress' }];
+    expect(load({ TETHER_EGRESS_URL: `${URL}/`, TETHER_EGRESS_KEY: KEY }).egress).toEqual({
+      ...egress,
+      noDns: { hosts },
+    });
     expect(load({}).egress).toBeUndefined();
   });
 

@@ -2,7 +2,7 @@
 // without an API server. The cache shows the cluster only when the test syncs it, as a lagging
 // informer would; each change it then delivers goes through the expectations as the controller's
 // informer handlers send it.
-import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1Secret } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1Role, V1Secret, V1Service } from '@kubernetes/client-node';
 import pino from 'pino';
 import { LABEL_PHONE_HASH, LABEL_SESSION } from '../../common/session/names.ts';
 import type { Session } from '../../common/session/schema.ts';
@@ -24,6 +24,8 @@ export interface World {
     pods: Map<string, V1Pod>;
     pvcs: Map<string, V1PersistentVolumeClaim>;
     secrets: Map<string, V1Secret>;
+    /** The Services runner Pods dial by name, by name (the controller's informers of them, always current). */
+    services: Map<string, V1Service>;
   };
   cache: { sessions: Map<string, Session>; pods: Map<string, V1Pod> };
   roles: Map<string, V1Role>;
@@ -53,6 +55,7 @@ export function fakeWorld(
     pods: new Map(pods.map((p) => [keyOf(p), clone(p)])),
     pvcs: new Map(),
     secrets: new Map(),
+    services: new Map(),
   };
   const cache: World['cache'] = { sessions: new Map(cluster.sessions), pods: new Map(cluster.pods) };
   const roles = new Map<string, V1Role>();
@@ -129,6 +132,7 @@ export function fakeWorld(
       [...cache.sessions.values()].filter((o) => testPhoneHash(o.spec.phone) === testPhoneHash(s.spec.phone)),
     phonePods: (hash) => [...cache.pods.values()].filter((p) => p.metadata?.labels?.[LABEL_PHONE_HASH] === hash),
     boundTo: (pod) => [...cache.sessions.values()].filter((s) => s.status?.podName === pod.metadata?.name),
+    service: (name) => cluster.services.get(name),
   };
   const deliver = <T extends Obj>(kind: CachedKind, from: Map<string, T>, to: Map<string, T>): string[] => {
     const asks: string[] = [];

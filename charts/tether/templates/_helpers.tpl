@@ -351,7 +351,8 @@ topologySpreadConstraints: {{- toYaml . | nindent 2 }}
 {{- end -}}
 {{- toJson $cidrs -}}
 {{- end -}}
-{{- define "tether.dnsAndApiServerEgress" -}}
+{{/* Cluster DNS: the egress proxy's peer; runner Pods' only with egress off (with it on they resolve no names). */}}
+{{- define "tether.dnsEgress" -}}
 {{- $np := .Values.networkPolicy -}}
 - to:
     - namespaceSelector:
@@ -364,20 +365,20 @@ topologySpreadConstraints: {{- toYaml . | nindent 2 }}
   ports:
     - { protocol: UDP, port: 53 }
     - { protocol: TCP, port: 53 }
-# The API server. Unknown addresses (helm template, no access to the kubernetes EndpointSlice) →
-# these ports to any private address with the egress proxy on, to any address without it; set
-# networkPolicy.apiServer.cidrs.
+{{- end -}}
+{{/* The API server. Unknown addresses (helm template, no access to the kubernetes EndpointSlice): with
+the egress proxy on the render fails (any other rule would open the cluster's Pods to the agent on these
+ports); with it off, these ports to any address. */}}
+{{- define "tether.apiServerEgress" -}}
+{{- $np := .Values.networkPolicy -}}
 - to:
     {{- range include "tether.apiServerCidrs" . | fromJsonArray }}
     - ipBlock: { cidr: {{ . | quote }} }
     {{- else }}
     {{- if include "tether.egressEnabled" . }}
-    {{- range list "10.0.0.0/8" "172.16.0.0/12" "192.168.0.0/16" "100.64.0.0/10" }}
-    - ipBlock: { cidr: {{ . }} }
+    {{- fail "networkPolicy.apiServer.cidrs is required here: the API server's addresses could not be looked up (helm template, a GitOps tool, or no read access to the kubernetes EndpointSlice in namespace default), and with egress.enabled the runner NetworkPolicy allows the API server by address only. Set networkPolicy.apiServer.cidrs to the API server's endpoint addresses (kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes), e.g. --set 'networkPolicy.apiServer.cidrs={10.0.0.1/32}'" }}
     {{- end }}
-    {{- else }}
     - ipBlock: { cidr: 0.0.0.0/0 }
-    {{- end }}
     {{- end }}
   ports:
     {{- range $np.apiServer.ports }}
