@@ -44,6 +44,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const running = new Map<string, PodRun>();
   const busy = new Set<string>();
   const startedHere = new Set<string>(); // pod uids this agent has run
+  const starting = new Set<Promise<void>>(); // starts still preparing their pod
   let stopping = false;
   const baseEnv = { PATH: hostEnv().PATH, ...options.env };
 
@@ -68,7 +69,14 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const puller = imagePuller(Object.keys(options.images), patchStatus, (key) => reconcile(key));
 
   async function start(key: string, pod: V1Pod) {
+    if (stopping) return;
     startedHere.add(pod.metadata!.uid!);
+    const started = startRun(key, pod);
+    starting.add(started);
+    await started.finally(() => starting.delete(started));
+  }
+
+  async function startRun(key: string, pod: V1Pod) {
     const run = await runPod(
       {
         kubeConfig: kc,
@@ -86,7 +94,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
     void reported(run)
       .catch((error) => {
         // While stopping, stop() says once what it could not report.
-        if (!stopping) logger.error({ err: error, pod: key }, 'reporting pod exit failed');
+        if (!stopping) logger.error({ err: error, pod: key }, 'reporting pod status failed');
       })
       .finally(() => {
         running.delete(key);
@@ -96,6 +104,7 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
 
   /** Stops every pod and waits for their exits to be reported; says once which the API server did not take. */
   async function stopPods() {
+    await Promise.allSettled(starting);
     const runs = [...running.entries()];
     await Promise.all(runs.map(([, run]) => run.stop(5000)));
     const outcomes = await Promise.allSettled(runs.map(([, run]) => reported(run)));

@@ -31,7 +31,7 @@ export interface PodRun {
   process(container?: string): Managed | undefined;
   /** SIGTERM to the regular containers, then the sidecars; SIGKILL after the grace period. */
   stop(graceMs: number): Promise<void>;
-  /** Resolves once the final phase is reported. */
+  /** Resolves once the Running phase and then the final phase are reported. */
   finished: Promise<void>;
 }
 
@@ -156,14 +156,6 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
       initContainerStatuses: statuses(pod, running, true),
       ...extra,
     });
-  await report({
-    phase: 'Running',
-    hostIP: '127.0.0.1',
-    podIP: '127.0.0.1',
-    startTime: startedAt,
-    conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: startedAt }],
-  });
-
   const exitOf = async (r: Running) => {
     const code = await r.proc.exited;
     const signal = r.proc.child.signalCode;
@@ -182,7 +174,15 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
   const regular = running.filter((r) => !r.sidecar);
   const sidecars = running.filter((r) => r.sidecar);
   const sidecarExits = sidecars.map(exitOf);
+  // The run is returned at once, its Running report in flight: whoever stops the node meanwhile can stop it.
   const finished = (async () => {
+    await report({
+      phase: 'Running',
+      hostIP: '127.0.0.1',
+      podIP: '127.0.0.1',
+      startTime: startedAt,
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: startedAt }],
+    });
     const codes = await Promise.all(regular.map(exitOf));
     await Promise.all(sidecars.map((s) => s.proc.stop(5000)));
     await Promise.all(sidecarExits);

@@ -383,12 +383,15 @@ changes`, async () => {
 });
 
 /**
- * A node agent of its own (through a proxy the test can close) running `names` as waiting pods in a fresh namespace.
+ * A node agent of its own (through a proxy the test can close) running `names` as waiting pods in a fresh namespace;
+ * the agent gets no answer to the status reports of the pods named in `unanswered` (the API server takes them).
  */
-async function agentRunning(names: string[]) {
+async function agentRunning(names: string[], unanswered: string[] = []) {
   const namespace = await createNamespace(kc, 'nodestop');
   const proxy = await startFaultProxy(kc);
-  const lines: Array<{ level: number; msg: string; pods?: string[] }> = [];
+  if (unanswered.length)
+    proxy.holdAnswers(new RegExp(`^PATCH /api/v1/namespaces/${namespace}/pods/(${unanswered.join('|')})/status`));
+  const lines: Array<{ level: number; msg: string; pods?: string[]; containers?: Array<{ pid: number }> }> = [];
   const cluster = kc.getCurrentCluster()!;
   await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'probe' } } });
   const agent = await startNodeAgent({
@@ -411,6 +414,16 @@ async function agentRunning(names: string[]) {
   return { namespace, proxy, agent, lines, cleanup };
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+}
+
 describe('local node agent, stopping', () => {
   it('stop() returns once the exits of the pods it stopped are reported', async () => {
     const { namespace, agent, lines, cleanup } = await agentRunning(['one', 'two']);
@@ -425,10 +438,14 @@ describe('local node agent, stopping', () => {
   });
 
   it('the exits an unreachable API server cannot take are one info line, not an error per pod', async () => {
-    const { namespace, proxy, agent, lines, cleanup } = await agentRunning(['first', 'second']);
+    // The second pod's Running report is taken by the API server, but the agent still waits for the answer at stop.
+    const { namespace, proxy, agent, lines, cleanup } = await agentRunning(['first', 'second'], ['second']);
     try {
       await proxy.close(); // the API server is gone, as when the control plane stops first
       await agent.stop();
+      const pids = lines.flatMap((l) => l.containers?.map((c) => c.pid) ?? []);
+      expect(pids).toHaveLength(2);
+      expect(pids.filter(isAlive)).toEqual([]);
       expect(lines.filter((l) => l.level >= 50)).toEqual([]);
       const unreported = lines.filter((l) => /not reported/.test(l.msg));
       expect(unreported.map((l) => ({ level: l.level, pods: l.pods?.sort() }))).toEqual([

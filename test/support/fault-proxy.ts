@@ -15,6 +15,8 @@ export interface FaultProxy {
   freeze(on: boolean): void;
   /** The next watch request gets one ERROR event with code 410 and ends. */
   goneOnNextWatch(): void;
+  /** Requests whose "METHOD url" matches reach the API server, but their answers are held until close. */
+  holdAnswers(match: RegExp): void;
   close(): Promise<void>;
 }
 
@@ -26,9 +28,12 @@ export async function startFaultProxy(admin: KubeConfig): Promise<FaultProxy> {
   const requests: string[] = [];
   let frozen = false;
   let gone = false;
+  let held: RegExp | undefined;
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    requests.push(`${req.method} ${req.url}`);
+    const line = `${req.method} ${req.url}`;
+    requests.push(line);
+    const hold = held?.test(line) ?? false;
     const isWatch = /[?&]watch=(1|true)/.test(req.url ?? '');
     if (isWatch && gone) {
       gone = false;
@@ -61,6 +66,10 @@ export async function startFaultProxy(admin: KubeConfig): Promise<FaultProxy> {
         headers,
       },
       (up) => {
+        if (hold) {
+          up.resume();
+          return;
+        }
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.on('data', (chunk: Buffer) => {
           if (!(isWatch && frozen)) res.write(chunk);
@@ -99,6 +108,9 @@ export async function startFaultProxy(admin: KubeConfig): Promise<FaultProxy> {
     },
     goneOnNextWatch: () => {
       gone = true;
+    },
+    holdAnswers: (match) => {
+      held = match;
     },
     close: () =>
       new Promise<void>((resolve) => {
