@@ -35,8 +35,18 @@ export interface EgressEnvInput {
   repoHosts: string;
   /** The URLs the supervisor reaches: the forge(s), the GitHub API, the model upstream. */
   supervisorUrls: string[];
-  /** The caller's settings (the agent's list, repository additions, asking): they win. */
+  /** The stack's own loopback ports (control plane, relay, controller, GitHub stand-in): denied to the agent. */
+  ownPorts: number[];
+  /** The caller's settings (the agent's list, repository additions, asking): they win, but add to the deny list. */
   env?: Record<string, string>;
+}
+
+/**
+ * The deny entries of the stack's own ports, under each name of loopback (the proxy denies by name): nobody asks the
+ * phone about them, nor can a tap on it open them to the agent.
+ */
+export function ownPortsDenied(ports: number[]): string[] {
+  return [...new Set(ports)].flatMap((port) => [`127.0.0.1:${port}`, `[::1]:${port}`, `localhost:${port}`]);
 }
 
 /** The allowlist entry of a URL's host and port (`host:port`, or the host alone for 80/443); none for a folder. */
@@ -65,5 +75,9 @@ export function egressEnv(input: EgressEnvInput): Record<string, string> {
     TETHER_EGRESS_SUPERVISOR_ALLOW: supervisorEntries(input.repoHosts, input.supervisorUrls),
     TETHER_EGRESS_BLOCKED_CIDRS: LOCAL_BLOCKED_CIDRS.join(','),
     ...input.env,
+    TETHER_EGRESS_DENY: [
+      ...ownPortsDenied([input.egress.port, ...input.ownPorts]),
+      ...(input.env?.TETHER_EGRESS_DENY ?? '').split(',').filter(Boolean),
+    ].join(','),
   };
 }

@@ -151,10 +151,12 @@ are carried in, the runner container reaches the host, a reset still works; all 
     const running = await waitForPod('stopped', (p) => p?.status?.phase === 'Running');
     const key = keyOf(running!);
     const agentPid = agent.processOf(`${ns}/stopped`, 'agent')!.child.pid!;
-    expect(readFileSync(`/proc/${agentPid}/status`, 'utf8')).toMatch(/^Uid:\s+\d{9}\s/m);
-    expect(execFileSync('readlink', [`/proc/${agentPid}/ns/net`], { encoding: 'utf8' })).not.toBe(
-      execFileSync('readlink', ['/proc/self/ns/net'], { encoding: 'utf8' }),
-    );
+    // Root enters the namespaces and covers the host's socket folders first, then drops to the Pod's user.
+    await eventually(() => expect(readFileSync(`/proc/${agentPid}/status`, 'utf8')).toMatch(/^Uid:\s+\d{9}\s/m));
+    for (const kind of ['net', 'mnt'])
+      expect(execFileSync('readlink', [`/proc/${agentPid}/ns/${kind}`], { encoding: 'utf8' })).not.toBe(
+        execFileSync('readlink', [`/proc/self/ns/${kind}`], { encoding: 'utf8' }),
+      );
     await core.deleteNamespacedPod({ name: 'stopped', namespace: ns });
     await waitForPod('stopped', (p) => p === undefined);
     expect(existsSync(`/proc/${agentPid}`)).toBe(false);
