@@ -6,14 +6,13 @@
 // the model still work, through the proxy; the agent's git push through it is refused; the stack's own
 // ports (the API server's, the relay's) are refused without asking the phone.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Session } from '../../common/session/schema.ts';
-import { startE2E, type E2E, type Phone } from '../support/e2e.ts';
+import { agentFolder, startE2E, type E2E, type Phone } from '../support/e2e.ts';
 
 const asRoot = process.getuid?.() === 0;
 const PHONE = '+14155550181';
@@ -35,8 +34,7 @@ beforeAll(async () => {
     // The agent's shell commands run without a tool approval: the phone answers only about hosts.
     controllerEnv: { TETHER_RUNNER_PERMISSION_POLICY: '{"allow":["Bash"]}' },
   });
-  script = join(mkdtempSync(join(tmpdir(), 'tether-egress-')), 'try.sh');
-  chmodSync(dirname(script), 0o755);
+  script = join(agentFolder(e2e, 'egress-'), 'try.sh');
   writeFileSync(script, tryScript(), { mode: 0o644 });
 }, 90_000);
 afterAll(async () => {
