@@ -9,12 +9,11 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNodeAgent, type NodeAgent } from '../../local/node-agent/node-agent.ts';
+import type { NodeAgent } from '../../local/node-agent/node-agent.ts';
 import { volumeDir } from '../../local/node-agent/pod-process.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace } from '../support/cluster.ts';
-import { PROBE_IMAGE_NAME, stageProbeImage } from '../support/local-images.ts';
+import { PROBE_IMAGE_NAME, startProbeNode } from '../support/local-images.ts';
 
 const asRoot = process.getuid?.() === 0;
 let kc: KubeConfig;
@@ -80,20 +79,7 @@ beforeAll(async () => {
   kc = adminKubeConfig();
   core = kc.makeApiClient(CoreV1Api);
   ns = await createNamespace(kc, 'attack-unix');
-  const cluster = kc.getCurrentCluster()!;
-  agent = await startNodeAgent({
-    kubeConfig: kc,
-    logger: pino({ level: 'warn' }),
-    images: { [PROBE_IMAGE_NAME]: await stageProbeImage(stateDir) },
-    stateDir,
-    server: cluster.server,
-    caFile: cluster.caFile!,
-    nodeName: `node-${ns}`,
-    namespace: ns,
-    env: {},
-    runAsUsers: true,
-    isolatedNetwork: { containers: ['agent'], ports: [] },
-  });
+  agent = await startProbeNode(kc, ns, stateDir, { containers: ['agent'], ports: [] });
 }, 90_000);
 afterAll(async () => {
   await agent?.stop();
