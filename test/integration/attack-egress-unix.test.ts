@@ -28,7 +28,8 @@ const socketPath = join(hostDir, 'resolver.sock');
 /** The agent's probe: what the host's socket answers, or the error code; written to the shared folder. */
 const AGENT_PROBE = `
 const net = require('node:net'); const fs = require('node:fs'); const path = require('node:path');
-const out = (what) => { fs.writeFileSync(path.join(process.env.SHARED_DIR, 'agent.json'), JSON.stringify({ unix: what })); };
+const out = (what) =>
+  fs.writeFileSync(path.join(process.env.SHARED_DIR, 'agent.json'), JSON.stringify({ unix: what }));
 const s = net.connect(process.env.HOST_SOCKET);
 s.once('data', (d) => { out(String(d)); s.destroy(); });
 s.once('error', (e) => out(e.code || e.message));

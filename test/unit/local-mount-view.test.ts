@@ -13,7 +13,7 @@ describe('the mount view of an isolated container', () => {
   for (const dir of [run, tmp, join(tmp, 'state')]) mkdirSync(dir, { recursive: true });
   symlinkSync(run, join(root, 'var-run'));
 
-  it('covers each folder once (a link to another is that folder), skips absent ones, keeps only what lies under one', () => {
+  it('covers each folder once (a link to another is that folder), skips absent ones, keeps what lies under one', () => {
     const view = mountView(
       [join(tmp, 'state'), '/opt/images', tmp],
       [run, join(root, 'var-run'), tmp, join(root, 'absent')],
