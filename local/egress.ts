@@ -35,8 +35,22 @@ export interface EgressEnvInput {
   repoHosts: string;
   /** The URLs the supervisor reaches: the forge(s), the GitHub API, the model upstream. */
   supervisorUrls: string[];
-  /** The caller's settings (the agent's list, repository additions, asking): they win. */
+  /** The stack's own loopback ports (control plane, relay, controller, GitHub stand-in): denied to the agent. */
+  ownPorts: number[];
+  /** The caller's settings (the agent's list, repository additions, asking): they win, but add to the deny list. */
   env?: Record<string, string>;
+}
+
+/**
+ * The deny entries of the stack's own ports, under each name of loopback (the proxy denies by name): nobody asks the
+ * phone about them, nor can a tap on it open them to the agent. The proxy's deny list holds for the supervisor too,
+ * so a port on the supervisor's list (the GitHub stand-in, a model upstream on loopback) is left out.
+ */
+export function ownPortsDenied(ports: number[], supervisorAllow: string): string[] {
+  const supervisorPorts = new Set(supervisorAllow.split(',').map((entry) => Number(/:(\d+)$/.exec(entry)?.[1])));
+  return [...new Set(ports)]
+    .filter((port) => !supervisorPorts.has(port))
+    .flatMap((port) => [`127.0.0.1:${port}`, `[::1]:${port}`, `localhost:${port}`]);
 }
 
 /** The allowlist entry of a URL's host and port (`host:port`, or the host alone for 80/443); none for a folder. */
@@ -53,6 +67,7 @@ export function supervisorEntries(repoHosts: string, urls: string[]): string {
 }
 
 export function egressEnv(input: EgressEnvInput): Record<string, string> {
+  const supervisorAllow = supervisorEntries(input.repoHosts, input.supervisorUrls);
   return {
     ...hostEnv(),
     KUBECONFIG: input.kubeconfig,
@@ -62,8 +77,12 @@ export function egressEnv(input: EgressEnvInput): Record<string, string> {
     TETHER_EGRESS_LISTEN: '127.0.0.1',
     TETHER_EGRESS_KEY: input.egress.key,
     TETHER_REPO_HOSTS: input.repoHosts,
-    TETHER_EGRESS_SUPERVISOR_ALLOW: supervisorEntries(input.repoHosts, input.supervisorUrls),
+    TETHER_EGRESS_SUPERVISOR_ALLOW: supervisorAllow,
     TETHER_EGRESS_BLOCKED_CIDRS: LOCAL_BLOCKED_CIDRS.join(','),
     ...input.env,
+    TETHER_EGRESS_DENY: [
+      ...ownPortsDenied([input.egress.port, ...input.ownPorts], supervisorAllow),
+      ...(input.env?.TETHER_EGRESS_DENY ?? '').split(',').filter(Boolean),
+    ].join(','),
   };
 }

@@ -11,7 +11,7 @@ import { ANTHROPIC_API_URL } from '../runner-image/config.ts';
 import { hostEnv, imageStoreDir } from './config.ts';
 import { egressEnv, localEgress, type LocalEgress } from './egress.ts';
 import { installSessionCrd } from './control-plane/crd.ts';
-import { freePort } from './control-plane/control-plane.ts';
+import { freePort, planePorts } from './control-plane/control-plane.ts';
 import { checkNodeFolders } from './node-agent/folder-checks.ts';
 import { canSwitchUser } from './node-agent/identity.ts';
 import { RUNNER_IMAGE } from './node-agent/image-content.ts';
@@ -167,6 +167,26 @@ async function relayTokenFile(options: StackOptions): Promise<{ relayTokenFile?:
   return { relayTokenFile: path };
 }
 
+/** The stack's own loopback listeners: the control plane, the relay, the controller's port, the GitHub stand-in. */
+function stackPorts(
+  options: StackOptions,
+  kc: KubeConfig,
+  relayPort: number,
+  controllerEnv: Record<string, string>,
+): number[] {
+  const loopbackPort = (url: string) => {
+    const { hostname, port } = new URL(url);
+    return ['127.0.0.1', 'localhost', '[::1]'].includes(hostname) && port ? [Number(port)] : [];
+  };
+  return [
+    ...planePorts(options.kubeconfig),
+    ...loopbackPort(kc.getCurrentCluster()!.server),
+    relayPort,
+    Number(controllerEnv.TETHER_METRICS_PORT),
+    ...loopbackPort(options.githubApiUrl),
+  ];
+}
+
 export async function startStack(options: StackOptions): Promise<Stack> {
   const imageStore = options.imageStore ?? imageStoreDir();
   checkNodeFolders(options.stateDir, imageStore);
@@ -188,7 +208,20 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const phoneHashKey = await keptSecret(join(options.stateDir, 'phone-hash-key'));
   const github = { ...options.github, ...(await relayTokenFile(options)) };
   const egress = await localEgress(options.stateDir);
-  const envOf = async (name: Component) =>
+  const components = stackEnv({
+    ...options,
+    namespace,
+    runnerNamespace,
+    relayUrl,
+    relayPort,
+    chatToken,
+    mediaSigningKey,
+    phoneHashKey,
+    metricsPort: await freePort(),
+    github,
+    egress,
+  });
+  const envOf = (name: Component) =>
     name === 'egress'
       ? egressEnv({
           kubeconfig: options.kubeconfig,
@@ -197,21 +230,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           egress,
           repoHosts,
           supervisorUrls: [options.githubApiUrl, ...modelUpstream(options)],
+          ownPorts: stackPorts(options, kc, relayPort, components.controller),
           env: options.egressEnv,
         })
-      : stackEnv({
-          ...options,
-          namespace,
-          runnerNamespace,
-          relayUrl,
-          relayPort,
-          chatToken,
-          mediaSigningKey,
-          phoneHashKey,
-          metricsPort: await freePort(),
-          github,
-          egress,
-        })[name];
+      : components[name];
   // Staged, and its compile cache filled, while the relay and the controller start.
   const stagingStarted = performance.now();
   const runnerImage = stageImage(RUNNER_IMAGE, {
@@ -226,7 +248,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const launch = async (name: Component) => {
     const start = async () =>
       startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
-        env: await envOf(name),
+        env: envOf(name),
         cwd: options.repoRoot,
         onLine: (line) => options.onLine?.(name, line),
       });

@@ -3,6 +3,7 @@
 // the API servers (etcd.ts); certificates, kubeconfigs, data and logs stay in a folder (0700) of the
 // control plane's own user.
 import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -188,8 +189,16 @@ interface PlaneFacts {
   etcdUrl: string;
   server: string;
   pki: Pki;
+  /** The loopback ports the plane listens on: etcd's client and peer ports, the API server's. */
+  ports: number[];
 }
 const PLANE_FILE = 'plane.json';
+
+/** The ports of the plane whose admin kubeconfig this is (none when it is no local plane's). */
+export function planePorts(kubeconfig: string): number[] {
+  const file = join(dirname(kubeconfig), PLANE_FILE);
+  return existsSync(file) ? ((JSON.parse(readFileSync(file, 'utf8')) as Partial<PlaneFacts>).ports ?? []) : [];
+}
 
 export interface ExtraApiServer {
   server: string;
@@ -268,7 +277,10 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     kubeconfig,
     kubeconfigYaml(server, pki, { name: 'admin', cert: pki.adminCert, key: pki.adminKey }),
   );
-  await writePrivateFile(join(dir, PLANE_FILE), JSON.stringify({ binDir, etcdUrl, server, pki } satisfies PlaneFacts));
+  await writePrivateFile(
+    join(dir, PLANE_FILE),
+    JSON.stringify({ binDir, etcdUrl, server, pki, ports: [etcdPort, peerPort, apiPort] } satisfies PlaneFacts),
+  );
 
   if (options.controllerManager !== false)
     await keep('kube-controller-manager', () => startControllerManager(binDir, dir, kubeconfig, pki));

@@ -48,6 +48,8 @@ export interface ManagedOptions {
   user?: { uid: number; gid: number; groups: number[] };
   /** Enter this network namespace first (a path under /run/netns; needs root and nsenter). */
   netns?: string;
+  /** Then this command prefix, which execs what follows it (a mount namespace of its own: mount-view.ts). */
+  mountView?: string[];
 }
 
 function setprivArgs(options: ManagedOptions): string[] {
@@ -58,12 +60,19 @@ function setprivArgs(options: ManagedOptions): string[] {
   return [...args, `--reuid=${user.uid}`, `--regid=${user.gid}`, ...groups, '--no-new-privs'];
 }
 
-/** setpriv (when there is one) in front of the command, and nsenter in front of that for a namespace of its own. */
+/**
+ * setpriv (when there is one) in front of the command; in front of that, the mount view, and nsenter for a network
+ * namespace of its own (first: the view hides /run/netns).
+ */
 function commandLine(bin: string, args: string[], options: ManagedOptions): [string, string[]] {
   if (!hasSetpriv) return [bin, args];
   const setpriv = ['setpriv', ...setprivArgs(options), '--', bin, ...args];
-  // nsenter execs setpriv in place: the pid, and so the process group the stop signals, stay the same.
-  const full = options.netns ? ['nsenter', `--net=${options.netns}`, '--', ...setpriv] : setpriv;
+  // Each execs the next in place: the pid, and so the process group the stop signals, stay the same.
+  const full = [
+    ...(options.netns ? ['nsenter', `--net=${options.netns}`, '--'] : []),
+    ...(options.mountView ?? []),
+    ...setpriv,
+  ];
   return [full[0]!, full.slice(1)];
 }
 
@@ -86,6 +95,7 @@ export function startManaged(
     throw new Error(`${name}: running as uid ${options.user.uid} needs setpriv (util-linux)`);
   if (options.netns && !hasSetpriv)
     throw new Error(`${name}: a network namespace of its own needs setpriv and nsenter`);
+  if (options.mountView && !hasSetpriv) throw new Error(`${name}: a mount namespace of its own needs setpriv`);
   const [cmd, cmdArgs] = commandLine(bin, args, options);
   const log = createWriteStream('', { fd: openLog(logFile) });
   const child = spawn(cmd, cmdArgs, {

@@ -34,7 +34,8 @@ export interface NodeLayout {
   /**
    * Containers (by name) whose processes run in a network namespace of their Pod's own with loopback only, and
    * the host's loopback ports carried into it (the egress proxy's); the node agent adds a model port per Pod, given
-   * to the Pod's other containers as TETHER_MODEL_PORT (pod-network.ts). Root with runAsUsers only.
+   * to the Pod's other containers as TETHER_MODEL_PORT (pod-network.ts). Their processes also get a mount namespace
+   * hiding the host's socket folders (mount-view.ts). Root with runAsUsers only.
    */
   isolatedNetwork?: { containers: string[]; ports: number[] };
 }

@@ -1,12 +1,13 @@
 // One Pod on the local node: every container a process tree of its own (sidecars first), its
 // status reported as a kubelet would, the Pod finished when its regular containers have exited.
 import type { KubeConfig, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type pino from 'pino';
 import { freePort } from '../control-plane/control-plane.ts';
 import { startManaged, type Managed } from '../control-plane/processes.ts';
 import type { IdRange } from './id-ranges.ts';
 import { podIdRange } from './identity.ts';
+import { mountView, mountViewCommand } from './mount-view.ts';
 import { openPodNetwork, type PodNetwork } from './pod-network.ts';
 import {
   containerProcess,
@@ -99,12 +100,26 @@ async function openNetwork(
   return { network, containers: wanted.containers, modelPort };
 }
 
-/** Each container's network: the Pod's namespace for the isolated ones, the model port for the others. */
-function placeInNetwork(spec: LocalProcessSpec, isolated: IsolatedNetwork | undefined): string | undefined {
-  if (!isolated) return undefined;
-  if (isolated.containers.includes(spec.container)) return isolated.network.path;
+/** What an isolated container needs under the folders its mount view hides: the node's state, the images. */
+function neededPaths(layout: NodeLayout): string[] {
+  const images = Object.values(layout.images).flatMap((image) => [image.app, dirname(image.node), image.compileCache]);
+  return [layout.stateDir, ...images];
+}
+
+/**
+ * Each container's place: the isolated ones in the Pod's network namespace and a mount view hiding the host's socket
+ * folders; the others get the model port.
+ */
+function placeOf(
+  layout: NodeLayout,
+  spec: LocalProcessSpec,
+  isolated: IsolatedNetwork | undefined,
+): { netns?: string; mountView?: string[] } {
+  if (!isolated) return {};
+  if (isolated.containers.includes(spec.container))
+    return { netns: isolated.network.path, mountView: mountViewCommand(mountView(neededPaths(layout))) };
   spec.env[MODEL_PORT_ENV] = String(isolated.modelPort);
-  return undefined;
+  return {};
 }
 
 /** Starts the Pod's containers; undefined when they could not be prepared (the Pod is reported Failed). */
@@ -138,7 +153,7 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
       cwd: spec.cwd,
       group: true,
       user: spec.user,
-      netns: placeInNetwork(spec, isolated),
+      ...placeOf(deps.layout, spec, isolated),
       onLine: deps.onOutput,
     }),
   }));

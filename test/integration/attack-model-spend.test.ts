@@ -4,12 +4,11 @@
 // with the dummy key: the proxy adds the real key and forwards — an allowed Messages API call — but
 // nothing meters it. Twenty large direct calls would spend many times the pause threshold; fixed,
 // the proxy meters them, the run pauses, and the proxy refuses the rest until *continue*.
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { priceOf } from '../../runner-image/model/cost-meter.ts';
-import { startE2E, type E2E } from '../support/e2e.ts';
+import { agentFolder, startE2E, type E2E } from '../support/e2e.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
 
 const PAUSE_USD = 1;
@@ -33,8 +32,7 @@ describe('attack: model calls the agent sends the proxy itself', () => {
     "are counted in the run's spend: past the threshold the run pauses before the review",
     { timeout: 240_000 },
     async () => {
-      const script = join(mkdtempSync(join(tmpdir(), 'tether-spend-')), 'spend.sh');
-      chmodSync(join(script, '..'), 0o755);
+      const script = join(agentFolder(e2e, 'spend-'), 'spend.sh');
       writeFileSync(
         script,
         [

@@ -10,14 +10,13 @@
 // The runner Pod's two containers run as their own users (the node agent runs as root here;
 // docs/dev-stack.md says what changes when it is not).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_UID } from '../../controller/runner-uids.ts';
 import { containerIdOf, FIRST_HOST_ID } from '../../local/node-agent/id-ranges.ts';
-import { startE2E, type E2E } from '../support/e2e.ts';
+import { agentFolder, startE2E, type E2E } from '../support/e2e.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
 
 const GITHUB_CANARY = 'ghp_canaryCANARYcanary0123456789abcd';
@@ -88,8 +87,7 @@ describe('end to end: the agent holds no credential', () => {
       const state = e2e.stateDir;
       // The attack script names the runner's token files and kubeconfig by their exact paths on the
       // node, the Session and the relay: written once the Pod runs and those are known.
-      const script = join(mkdtempSync(join(tmpdir(), 'tether-attack-')), 'attack.sh');
-      chmodSync(dirname(script), 0o755);
+      const script = join(agentFolder(e2e, 'attack-'), 'attack.sh');
       const attack = `bash ${script} > leak.txt 2>&1; true`;
       const phone = e2e.phone('+14155550123');
       await phone.send(`script:\ntool: Bash ${JSON.stringify({ command: attack })}\nsay: Collected what I could.`);

@@ -3,16 +3,16 @@
 // model carried in — so a direct connection to a listener of the machine fails, and the same request
 // through the proxy to a host nobody listed asks the phone: allow once works once, deny gives the agent
 // the reason, allow always (repository) holds for the next command. The supervisor's fetch and push and
-// the model still work, through the proxy; the agent's git push through it is refused.
+// the model still work, through the proxy; the agent's git push through it is refused; the stack's own
+// ports (the API server's, the relay's) are refused without asking the phone.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Session } from '../../common/session/schema.ts';
-import { startE2E, type E2E, type Phone } from '../support/e2e.ts';
+import { agentFolder, startE2E, type E2E, type Phone } from '../support/e2e.ts';
 
 const asRoot = process.getuid?.() === 0;
 const PHONE = '+14155550181';
@@ -34,8 +34,7 @@ beforeAll(async () => {
     // The agent's shell commands run without a tool approval: the phone answers only about hosts.
     controllerEnv: { TETHER_RUNNER_PERMISSION_POLICY: '{"allow":["Bash"]}' },
   });
-  script = join(mkdtempSync(join(tmpdir(), 'tether-egress-')), 'try.sh');
-  chmodSync(dirname(script), 0o755);
+  script = join(agentFolder(e2e, 'egress-'), 'try.sh');
   writeFileSync(script, tryScript(), { mode: 0o644 });
 }, 90_000);
 afterAll(async () => {
@@ -63,6 +62,9 @@ function tryScript(): string {
     // Through the proxy, to the forge, without the loopback exception: refused before the forge is asked.
     `  push) env -u NO_PROXY -u no_proxy GIT_TERMINAL_PROMPT=0 git -c safe.directory='*' -c http.proxy="$HTTP_PROXY" ` +
       `push ${e2e.remoteUrl} HEAD:refs/heads/agent-push ;;`,
+    // The stack's own ports (the API server's, the relay's under another name of loopback): denied, nobody asked.
+    `  own) curl -sS -i -m 90 --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:${apiPort()}/version ;;`,
+    `  ownname) curl -sS -i -m 90 --noproxy '' -x "$HTTP_PROXY" http://localhost:${relayPort()}/healthz ;;`,
     `  denied) curl -sS -i -m 90 --noproxy '' -x "$HTTP_PROXY" http://127.0.0.1:${deniedPort}/denied ;;`,
     `  *) ${through} ;;`,
     'esac > "../egress-$1.txt" 2>&1',
@@ -84,6 +86,8 @@ const output = (s: Session, label: string) =>
   );
 
 const forgePort = () => Number(new URL(e2e.remoteUrl).port);
+const apiPort = () => Number(new URL(e2e.kubeConfig.getCurrentCluster()!.server).port);
+const relayPort = () => Number(new URL(e2e.stack.relayUrl).port);
 
 describe.runIf(asRoot)('end to end: the agent reaches the network only through the egress proxy', () => {
   it(
@@ -96,7 +100,16 @@ describe.runIf(asRoot)('end to end: the agent reaches the network only through t
         new RegExp(`🌐 The agent wants to reach 127\\.0\\.0\\.1:${at} \\(for \`sh [^\`]*try\\.sh `);
       const asked = askedAbout(port);
       await phone.send(
-        ['script:', bash('direct'), bash('once'), bash('again'), bash('denied'), bash('push')]
+        [
+          'script:',
+          bash('direct'),
+          bash('own'),
+          bash('ownname'),
+          bash('once'),
+          bash('again'),
+          bash('denied'),
+          bash('push'),
+        ]
           .concat(['write: notes.txt = egress', 'say: tried the network'])
           .join('\n'),
       );
@@ -113,6 +126,17 @@ describe.runIf(asRoot)('end to end: the agent reaches the network only through t
       // Direct: the listener is not on the agent's network at all.
       expect(output(one, 'direct')).toMatch(/Failed to connect to 127\.0\.0\.1 port \d+.*exit=7/s);
       expect(reached).not.toContain('/direct');
+      // The stack's own ports: refused by the install's list, and the phone was never asked about them.
+      for (const [label, at] of [
+        ['own', apiPort()],
+        ['ownname', relayPort()],
+      ] as const) {
+        expect(output(one, label)).toMatch(/^HTTP\/1\.1 403 /m);
+        expect(output(one, label)).toContain('denied by this install');
+        expect(phone.received().filter((m) => m.body.includes('wants to reach') && m.body.includes(`:${at} `))).toEqual(
+          [],
+        );
+      }
       // Allowed once, then always; deny reached the agent in words it can read.
       expect(output(one, 'once')).toContain(`reached ${MARK} /once`);
       expect(output(one, 'again')).toContain(`reached ${MARK} /again`);

@@ -4,11 +4,10 @@
 // Command 2 of the same phone runs in the same Pod (warm) after the reset: its agent finds none of
 // it, and its review and pull request hold only its own change. The real Claude Code against the
 // scripted model; the local node agent runs as root here (the agent's uid is the Pod's own).
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Phone } from '../support/e2e.ts';
+import { agentFolder, type Phone } from '../support/e2e.ts';
 import { bindings, useLiveStack } from '../support/live-runner.ts';
 import { bareGit, fileAt, tipOf } from '../support/pull-loop.ts';
 
@@ -62,8 +61,7 @@ describe('end to end: isolation between two commands on one live runner', () => 
     { timeout: 300_000 },
     async () => {
       const { e2e } = live;
-      const folder = mkdtempSync(join(tmpdir(), 'tether-live-isolation-'));
-      chmodSync(folder, 0o755);
+      const folder = agentFolder(e2e, 'live-isolation-');
       writeFileSync(join(folder, 'plant.sh'), PLANT, { mode: 0o644 });
       writeFileSync(join(folder, 'probe.sh'), PROBE, { mode: 0o644 });
       const phone = e2e.phone('+14155550291');

@@ -5,20 +5,10 @@
 // a file), the remote (move A's branch: in its files, and over the forge without the token) and the
 // GitHub stand-in. Every attempt is refused, and nothing of A's reaches B.
 import { execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  lstatSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startE2E, type E2E } from '../support/e2e.ts';
+import { agentFolder, startE2E, type E2E } from '../support/e2e.ts';
 
 const MARKER = `tangerine-${process.pid}-${Date.now()}`;
 const ATTACK_KEY = '/registry/tether-attack';
@@ -156,8 +146,7 @@ describe("end to end: the local stack isolates one phone's agent from the stack 
       expect(victimPodLogs.length).toBeGreaterThan(0);
       expect(journal.some((f) => readFileSync(f, 'utf8').includes(MARKER))).toBe(true);
 
-      const script = join(mkdtempSync(join(tmpdir(), 'tether-attack-')), 'attack.sh');
-      chmodSync(dirname(script), 0o755);
+      const script = join(agentFolder(e2e, 'attack-'), 'attack.sh');
       await attacker.send(
         `script:\ntool: Bash ${JSON.stringify({ command: `bash ${script} > leak.txt 2>&1; true` })}` +
           '\nsay: Collected what I could.',
@@ -196,13 +185,15 @@ describe("end to end: the local stack isolates one phone's agent from the stack 
       // Nothing of A's, nor the stack's credentials or journal.
       expect.soft(leak).not.toContain(MARKER);
       expect.soft(leak).not.toMatch(/etcdUrl|BEGIN [A-Z ]*PRIVATE KEY|client-certificate|\+14155550141/);
-      for (const path of [
-        join(planeDir(), 'plane.json'),
-        victimTranscript,
-        ...victimPodLogs,
-        ...journal,
-        join(state, 'logs', 'relay.log'),
-      ]) {
+      // The control plane's folder: closed (0700), or not there at all when it lies under a folder the agent's mount
+      // namespace covers (the run's is under /tmp).
+      const planeFile = join(planeDir(), 'plane.json');
+      expect
+        .soft(
+          [`${planeFile}: Permission denied`, `${planeFile}: No such file or directory`].some((l) => leak.includes(l)),
+        )
+        .toBe(true);
+      for (const path of [victimTranscript, ...victimPodLogs, ...journal, join(state, 'logs', 'relay.log')]) {
         expect.soft(leak).toContain(`${path}: Permission denied`);
       }
       // A's workspace and branch as they were; no pull request but A's.

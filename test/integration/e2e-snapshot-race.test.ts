@@ -5,12 +5,12 @@
 // runner snapshots the checkout. The changes are approved. Neither the review, the Session, the
 // phone nor the pushed branch holds anything of the store or the token, and the store is intact.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { arch, tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { arch } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerIdOf } from '../../local/node-agent/id-ranges.ts';
-import { startE2E, type E2E } from '../support/e2e.ts';
+import { agentFolder, startE2E, type E2E } from '../support/e2e.ts';
 import { eventually } from '../support/eventually.ts';
 import { filesContaining } from '../support/files.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
@@ -64,8 +64,7 @@ describe('end to end: a process swapping folders for symlinks while the runner s
       'intact',
     { timeout: 180_000 },
     async () => {
-      const folder = mkdtempSync(join(tmpdir(), 'tether-swapper-'));
-      chmodSync(folder, 0o755);
+      const folder = agentFolder(e2e, 'swapper-');
       const swapper = join(folder, 'swap.pl');
       const phone = e2e.phone('+14155550123');
       // The freeze kills every process of the agent's uid (locally too: kill(-1) as the Pod's own uid), so the

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startE2E, type E2E, type Phone } from '../support/e2e.ts';
+import { agentFolder, startE2E, type E2E, type Phone } from '../support/e2e.ts';
 import { eventually } from '../support/eventually.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
 
@@ -167,8 +167,7 @@ describe('end to end: the supervisor reads and writes nothing the agent points i
       const canary = join(canaryDir, 'canary');
       writeFileSync(canary, 'CANARY-FILE', { mode: 0o666 });
       chmodSync(canary, 0o666); // writable by the supervisor's user: only its own care keeps it intact
-      const script = join(mkdtempSync(join(tmpdir(), 'tether-plant-')), 'plant.sh');
-      chmodSync(join(script, '..'), 0o755);
+      const script = join(agentFolder(e2e, 'plant-'), 'plant.sh');
       await phone.send(
         `script:\ntool: Bash ${JSON.stringify({ command: `bash ${script}` })}\n` +
           `tool: mcp__tether__screenshot ${JSON.stringify({ url: pageUrl, caption: 'the page' })}\nwrite: shown.txt ` +

@@ -8,14 +8,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNodeAgent, type NodeAgent } from '../../local/node-agent/node-agent.ts';
+import type { NodeAgent } from '../../local/node-agent/node-agent.ts';
+import { FIRST_HOST_ID } from '../../local/node-agent/id-ranges.ts';
 import { SOCKET_ROOT } from '../../local/node-agent/pod-network.ts';
 import { volumeDir } from '../../local/node-agent/pod-process.ts';
 import { eventually } from '../support/eventually.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace } from '../support/cluster.ts';
-import { PROBE_IMAGE_NAME, stageProbeImage } from '../support/local-images.ts';
+import { PROBE_IMAGE_NAME, startProbeNode } from '../support/local-images.ts';
 
 const asRoot = process.getuid?.() === 0;
 let kc: KubeConfig;
@@ -92,20 +92,7 @@ beforeAll(async () => {
   kc = adminKubeConfig();
   core = kc.makeApiClient(CoreV1Api);
   ns = await createNamespace(kc, 'netns');
-  const cluster = kc.getCurrentCluster()!;
-  agent = await startNodeAgent({
-    kubeConfig: kc,
-    logger: pino({ level: 'warn' }),
-    images: { [PROBE_IMAGE_NAME]: await stageProbeImage(stateDir) },
-    stateDir,
-    server: cluster.server,
-    caFile: cluster.caFile!,
-    nodeName: `node-${ns}`,
-    namespace: ns,
-    env: {},
-    runAsUsers: true,
-    isolatedNetwork: { containers: ['agent'], ports: [egressPort] },
-  });
+  agent = await startProbeNode(kc, ns, stateDir, { containers: ['agent'], ports: [egressPort] });
 }, 90_000);
 afterAll(async () => {
   await agent?.stop();
@@ -151,10 +138,14 @@ are carried in, the runner container reaches the host, a reset still works; all 
     const running = await waitForPod('stopped', (p) => p?.status?.phase === 'Running');
     const key = keyOf(running!);
     const agentPid = agent.processOf(`${ns}/stopped`, 'agent')!.child.pid!;
-    expect(readFileSync(`/proc/${agentPid}/status`, 'utf8')).toMatch(/^Uid:\s+\d{9}\s/m);
-    expect(execFileSync('readlink', [`/proc/${agentPid}/ns/net`], { encoding: 'utf8' })).not.toBe(
-      execFileSync('readlink', ['/proc/self/ns/net'], { encoding: 'utf8' }),
-    );
+    // Root enters the namespaces and covers the host's socket folders first, then drops to the Pod's user.
+    // (A range's ids have 9 or 10 digits: FIRST_HOST_ID and up.)
+    const uid = () => Number(/^Uid:\s+(\d+)\s/m.exec(readFileSync(`/proc/${agentPid}/status`, 'utf8'))?.[1]);
+    await eventually(() => expect(uid()).toBeGreaterThanOrEqual(FIRST_HOST_ID));
+    for (const kind of ['net', 'mnt'])
+      expect(execFileSync('readlink', [`/proc/${agentPid}/ns/${kind}`], { encoding: 'utf8' })).not.toBe(
+        execFileSync('readlink', [`/proc/self/ns/${kind}`], { encoding: 'utf8' }),
+      );
     await core.deleteNamespacedPod({ name: 'stopped', namespace: ns });
     await waitForPod('stopped', (p) => p === undefined);
     expect(existsSync(`/proc/${agentPid}`)).toBe(false);

@@ -11,7 +11,7 @@ import { containerIdOf, FIRST_HOST_ID } from '../../local/node-agent/id-ranges.t
 import { volumeDir } from '../../local/node-agent/pod-process.ts';
 import { adminKubeConfig, createNamespace, deleteNamespace } from '../support/cluster.ts';
 import { startFaultProxy } from '../support/fault-proxy.ts';
-import { PROBE_IMAGE_NAME, stageProbeImage } from '../support/local-images.ts';
+import { PROBE_IMAGE_NAME, stageProbeImage, startProbeNode } from '../support/local-images.ts';
 
 let kc: KubeConfig;
 let core: CoreV1Api;
@@ -109,19 +109,7 @@ beforeAll(async () => {
   core = kc.makeApiClient(CoreV1Api);
   ns = await createNamespace(kc, 'node');
   await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'probe' } } });
-  const cluster = kc.getCurrentCluster()!;
-  agent = await startNodeAgent({
-    kubeConfig: kc,
-    logger: pino({ level: 'warn' }),
-    images: { [PROBE_IMAGE_NAME]: await stageProbeImage(stateDir) },
-    stateDir,
-    server: cluster.server,
-    caFile: cluster.caFile!,
-    nodeName: `node-${ns}`,
-    namespace: ns,
-    env: {},
-    runAsUsers: true,
-  });
+  agent = await startProbeNode(kc, ns, stateDir);
 }, 60_000);
 afterAll(async () => {
   await agent?.stop();

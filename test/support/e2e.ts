@@ -5,7 +5,7 @@
 import { connectionFromKubeConfig } from '../../common/kube/connection.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -72,6 +72,16 @@ let counter = 0;
  * A phone that sends signed webhooks to the relay at `relayUrl` and reads what the fake Twilio got for it.
  * The webhooks are signed for `signedUrl` (the relay's public URL, when an Ingress stands in between).
  */
+/**
+ * A fresh folder (0755) for files an agent's commands read, such as a test's script: under the stack's state
+ * folder, which an agent's mount namespace keeps (the host's /tmp is covered there).
+ */
+export function agentFolder(e2e: Pick<E2E, 'stateDir'>, prefix: string): string {
+  const folder = mkdtempSync(join(e2e.stateDir, prefix));
+  chmodSync(folder, 0o755);
+  return folder;
+}
+
 export function twilioPhone(twilio: FakeTwilio, relayUrl: string, number: string, signedUrl = relayUrl): Phone {
   let cursor = 0;
   const received = () => twilio.to(number);

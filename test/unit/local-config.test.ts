@@ -183,6 +183,7 @@ describe("the local stack's egress proxy", () => {
     egress: LOCAL_EGRESS,
     repoHosts: '127.0.0.1:4001,/srv/one/acme/sample.git,127.0.0.1:4002',
     supervisorUrls: ['http://127.0.0.1:4003', 'https://api.anthropic.com'],
+    ownPorts: [4010, 4011, 4003],
     env,
   });
 
@@ -219,6 +220,17 @@ loopback is not blocked, the rest of the default is; the caller's list wins`, ()
     expect(LOCAL_BLOCKED_CIDRS).not.toContain('::1/128');
     expect(LOCAL_BLOCKED_CIDRS).toEqual(expect.arrayContaining(['10.0.0.0/8', '169.254.0.0/16', 'fc00::/7']));
     expect(egressEnv(input()).TETHER_EGRESS_BLOCKED_CIDRS).toBe(LOCAL_BLOCKED_CIDRS.join(','));
+  });
+
+  it("denies the stack's own ports and the proxy's under each name of loopback, but none the supervisor needs; the \
+caller's deny adds", () => {
+    const config = loadEgressConfig(egressEnv(input({ TETHER_EGRESS_DENY: 'evil.example' })));
+    const names = config.rules.deny.map((e) => (e.port ? `${e.host}:${e.port}` : e.host));
+    for (const port of [3999, 4010, 4011])
+      expect(names).toEqual(expect.arrayContaining([`127.0.0.1:${port}`, `::1:${port}`, `localhost:${port}`]));
+    expect(names).toContain('evil.example');
+    // The GitHub stand-in is on the supervisor's list, which the deny list would override.
+    expect(names.filter((name) => name.endsWith(':4003'))).toEqual([]);
   });
 
   it("gives the controller the proxy's URL and key, which it accepts", () => {
