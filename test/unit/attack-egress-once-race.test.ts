@@ -29,7 +29,7 @@ function setup() {
       ask: true,
     },
     asks,
-    sessions: { get: () => ({ phase: 'Running', podName: 'pod' }), onChange: () => undefined },
+    sessions: { get: () => ({ phase: 'Working', podName: 'pod' }), onChange: () => undefined },
     grants: { entriesFor: () => [], add: async () => undefined },
     forges: { current: async () => [] },
     // Any lookup is asynchronous: every connection arriving together reaches it before any finishes.
