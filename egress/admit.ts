@@ -98,6 +98,9 @@ export async function admit(deps: AdmitDeps, caller: Caller, target: Parsed, sig
   const grants = agentGrants(deps, caller, t);
   const named: NameDecision = decideName({ caller: caller.kind, target: t, rules: deps.rules, grants });
   if (named.verdict === 'malformed' || named.verdict === 'refused') return refusal(named.reason, t);
+  // Taken before any await: connections opened together must not all pass on the one grant.
+  if (named.verdict === 'allowed' && named.by === 'once' && caller.kind === 'agent')
+    deps.asks.takeOnce(caller.session, t.host, t.port);
   if (named.verdict === 'ask') {
     const settled = await askedAndAllowed(deps, caller, t, signal);
     if (settled) return settled;
@@ -106,7 +109,5 @@ export async function admit(deps: AdmitDeps, caller: Caller, target: Parsed, sig
   const exact = named.verdict === 'allowed' && named.exact;
   const checked = await addressesChecked(deps, caller, t, addresses, exact);
   if (checked.verdict === 'refused') return refusal(checked.reason, t);
-  if (named.verdict === 'allowed' && named.by === 'once' && caller.kind === 'agent')
-    deps.asks.takeOnce(caller.session, t.host, t.port);
   return { address: checked.address, target: t };
 }
