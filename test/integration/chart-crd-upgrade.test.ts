@@ -10,7 +10,7 @@ import { CRD_NAME, SCHEMA_VERSION_ANNOTATION, sessionSchemaVersion } from '../..
 import { startControlPlane, type ControlPlane } from '../../local/control-plane/control-plane.ts';
 import { eventually } from '../support/eventually.ts';
 import { TEST_PHONE_HASH_KEY } from '../support/phone-hash.ts';
-import { CHART_DIR, helmBin } from '../unit/chart-render.ts';
+import { CHART_DIR, helmBin, TEST_API_SERVER_CIDRS } from '../unit/chart-render.ts';
 import { manifestFile } from './chart-cluster.ts';
 import { onPlane, previousRelease, startControllerProcess, type ControllerProcess, type Plane } from './chart-plane.ts';
 
@@ -24,6 +24,9 @@ const VALUES = [
   // The test writes Sessions as the relay would, as the plane's admin.
   '--set',
   'sessions.creators.groups[0]=system:masters',
+  // Helm's lookup finds no API server addresses on the plane; with egress on the chart then needs them given.
+  '--set',
+  `networkPolicy.apiServer.cidrs={${TEST_API_SERVER_CIDRS.join(',')}}`,
 ];
 const [TERMINAL_PHONE, ACTIVE_PHONE] = ['+14155550123', '+14155550124'];
 
