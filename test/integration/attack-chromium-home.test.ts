@@ -10,13 +10,12 @@
 // The library runs inside the supervisor's Chromium, with the supervisor's uid and environment,
 // and writes that environment (GITHUB_TOKEN, the model key) onto the workspace for the agent.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startE2E, type E2E } from '../support/e2e.ts';
+import { agentFolder, startE2E, type E2E } from '../support/e2e.ts';
 import { filesContaining } from '../support/files.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
 
@@ -53,8 +52,13 @@ __attribute__((constructor)) static void leak(void) {
 `;
 
 beforeAll(async () => {
-  tools = mkdtempSync(join(tmpdir(), 'tether-nss-'));
-  chmodSync(tools, 0o755);
+  e2e = await startE2E({
+    runnerSecrets: { GITHUB_TOKEN: GITHUB_CANARY, ANTHROPIC_API_KEY: ANTHROPIC_CANARY },
+    podEnv: model.env(),
+    numbers: [...PHONES],
+  });
+  // Where the agent's processes can read it: the host's /tmp is not in their view.
+  tools = agentFolder(e2e, 'nss-');
   writeFileSync(join(tools, 'leak.c'), MODULE_SOURCE);
   execFileSync('gcc', ['-shared', '-fPIC', '-o', join(tools, 'leak.so'), join(tools, 'leak.c')]);
   chmodSync(join(tools, 'leak.so'), 0o755);
@@ -83,11 +87,6 @@ beforeAll(async () => {
   );
   await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
   pageUrl = `https://127.0.0.1:${(page.address() as AddressInfo).port}/`;
-  e2e = await startE2E({
-    runnerSecrets: { GITHUB_TOKEN: GITHUB_CANARY, ANTHROPIC_API_KEY: ANTHROPIC_CANARY },
-    podEnv: model.env(),
-    numbers: [...PHONES],
-  });
 }, 90_000);
 afterAll(async () => {
   page?.close();
