@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { TEST_API_SERVER_CIDRS } from '../unit/chart-render.ts';
 
 function stubs(options: { dockerWorks: boolean }) {
   const dir = mkdtempSync(join(tmpdir(), 'tether-kind-'));
@@ -65,16 +66,22 @@ describe('make kind-up', () => {
     expect(helmArgs.slice(0, 4)).toEqual(['upgrade', '--install', 'tether', 'charts/tether']);
     const values = helmArgs.flatMap((arg, i) => (/^--set(-string)?$/.test(arg) ? [arg, helmArgs[i + 1]!] : []));
     const helm = execFileSync('bash', ['scripts/ensure-helm.sh'], { encoding: 'utf8' }).trim();
-    const rendered = execFileSync(helm, ['template', 'tether', 'charts/tether', '--namespace', 'tether', ...values], {
-      encoding: 'utf8',
-    });
+    // `helm template` looks nothing up: the API server's addresses the install finds in the cluster are given here.
+    const apiServer = ['--set', `networkPolicy.apiServer.cidrs={${TEST_API_SERVER_CIDRS.join(',')}}`];
+    const template = ['template', 'tether', 'charts/tether', '--namespace', 'tether', ...values, ...apiServer];
+    const rendered = execFileSync(helm, template, { encoding: 'utf8' });
     const docs = parseAllDocuments(rendered)
       .map((d) => d.toJS())
       .filter(Boolean);
     const images = docs
       .filter((d) => d.kind === 'Deployment')
       .flatMap((d) => d.spec.template.spec.containers.map((c: { image: string }) => c.image));
-    expect(images.sort()).toEqual(['tether.local/tether-controller:dev', 'tether.local/tether-relay:dev']);
+    // The controller's image twice: the controller, and the egress proxy it also carries.
+    expect(images.sort()).toEqual([
+      'tether.local/tether-controller:dev',
+      'tether.local/tether-controller:dev',
+      'tether.local/tether-relay:dev',
+    ]);
     expect(rendered).toContain('tether.local/tether-runner:dev');
     expect(rendered).toContain('https://github.com/acme/web.git');
   });
