@@ -187,6 +187,31 @@ function stackPorts(
   ];
 }
 
+/** The runner image staged, and its compile cache filled, while the relay and the controller start. */
+function stageRunnerImage(options: StackOptions, imageStore: string) {
+  const stagingStarted = performance.now();
+  const runnerImage = stageImage(RUNNER_IMAGE, {
+    repoRoot: options.repoRoot,
+    stateDir: options.stateDir,
+    store: imageStore,
+    asUsers: canSwitchUser(),
+    env: hostEnv(),
+  });
+  runnerImage.catch(() => undefined); // awaited by startRunnerNode
+  return { runnerImage, stagingStarted };
+}
+
+/** One of the stack's components as a supervised process of `node <component>/main.ts`. */
+function superviseComponent(options: StackOptions, name: Component, env: Record<string, string>, logs: string) {
+  const start = async () =>
+    startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
+      env,
+      cwd: options.repoRoot,
+      onLine: (line) => options.onLine?.(name, line),
+    });
+  return supervise(name, start, (line) => options.onLine?.('supervisor', line));
+}
+
 export async function startStack(options: StackOptions): Promise<Stack> {
   const imageStore = options.imageStore ?? imageStoreDir();
   checkNodeFolders(options.stateDir, imageStore);
@@ -208,51 +233,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const phoneHashKey = await keptSecret(join(options.stateDir, 'phone-hash-key'));
   const github = { ...options.github, ...(await relayTokenFile(options)) };
   const egress = await localEgress(options.stateDir);
-  const components = stackEnv({
-    ...options,
-    namespace,
-    runnerNamespace,
-    relayUrl,
-    relayPort,
-    chatToken,
-    mediaSigningKey,
-    phoneHashKey,
-    metricsPort: await freePort(),
-    github,
-    egress,
+  const where = { namespace, runnerNamespace, relayUrl, relayPort, metricsPort: await freePort() };
+  const components = stackEnv({ ...options, ...where, chatToken, mediaSigningKey, phoneHashKey, github, egress });
+  const proxyEnv = egressEnv({
+    ...{ kubeconfig: options.kubeconfig, namespace, runnerNamespace, egress, repoHosts, env: options.egressEnv },
+    supervisorUrls: [options.githubApiUrl, ...modelUpstream(options)],
+    ownPorts: stackPorts(options, kc, relayPort, components.controller),
   });
-  const envOf = (name: Component) =>
-    name === 'egress'
-      ? egressEnv({
-          kubeconfig: options.kubeconfig,
-          namespace,
-          runnerNamespace,
-          egress,
-          repoHosts,
-          supervisorUrls: [options.githubApiUrl, ...modelUpstream(options)],
-          ownPorts: stackPorts(options, kc, relayPort, components.controller),
-          env: options.egressEnv,
-        })
-      : components[name];
-  // Staged, and its compile cache filled, while the relay and the controller start.
-  const stagingStarted = performance.now();
-  const runnerImage = stageImage(RUNNER_IMAGE, {
-    repoRoot: options.repoRoot,
-    stateDir: options.stateDir,
-    store: imageStore,
-    asUsers: canSwitchUser(),
-    env: hostEnv(),
-  });
-  runnerImage.catch(() => undefined); // awaited below
+  const envOf = (name: Component) => (name === 'egress' ? proxyEnv : components[name]);
+  const { runnerImage, stagingStarted } = stageRunnerImage(options, imageStore);
   const procs: Partial<Record<Component, Supervised>> = {};
   const launch = async (name: Component) => {
-    const start = async () =>
-      startManaged(name, process.execPath, [join(options.repoRoot, name, 'main.ts')], join(logs, `${name}.log`), {
-        env: envOf(name),
-        cwd: options.repoRoot,
-        onLine: (line) => options.onLine?.(name, line),
-      });
-    procs[name] = await supervise(name, start, (line) => options.onLine?.('supervisor', line));
+    procs[name] = await superviseComponent(options, name, envOf(name), logs);
   };
 
   await launch('egress');

@@ -47,8 +47,7 @@ export interface RunnerDeps {
    * here.
    */
   freezeAgent?: () => Promise<{ lingering: number }>;
-  /** The egress proxy's asks, taken by each agent run while it runs. */
-  egress?: { attach(asker: Asker): () => Promise<void> };
+  egress?: { attach(asker: Asker): () => Promise<void> }; // the egress proxy's asks, taken by each agent run
   now: () => Date;
 }
 
