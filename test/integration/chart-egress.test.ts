@@ -191,7 +191,7 @@ container, no DNS", async () => {
     ],
     [
       'another name server',
-      (pod) => (pod.spec!.dnsConfig!.nameservers = ['10.96.0.10']),
+      (pod) => (pod.spec!.dnsConfig!.nameservers = ['192.0.2.53']),
       /runner Pods resolve no names/,
     ],
     [
@@ -201,7 +201,7 @@ container, no DNS", async () => {
     ],
     [
       'a host name of its own in hostAliases',
-      (pod) => pod.spec!.hostAliases!.push({ ip: '10.96.0.10', hostnames: ['pypi.org'] }),
+      (pod) => pod.spec!.hostAliases!.push({ ip: '192.0.2.53', hostnames: ['pypi.org'] }),
       /hostAliases name only the relay's and the egress proxy's Services/,
     ],
     [

@@ -17,6 +17,17 @@ export const pw = (pod: string) => supervisorPassword(KEY, RUNNERS, pod);
 export const agent = (session: string, pod: string) => basic(`agent.${session}`, agentPassword(pw(pod), session));
 export const supervisor = (pod: string) => basic(`runner.${pod}`, pw(pod));
 
+/** The rules every attack starts from: nothing listed, the cluster's ranges blocked, asking on. */
+export const baseRules = () => ({
+  forgeHosts: [],
+  allow: [],
+  deny: [],
+  supervisorAllow: [],
+  repositories: new Map(),
+  blocked: parseCidrs('10.0.0.0/8'),
+  ask: true,
+});
+
 export interface Harness {
   port: number;
   /** Every name the proxy resolved, in order. */
@@ -53,16 +64,7 @@ export async function startProxy(options: {
     config: {
       key: KEY,
       runnerNamespace: RUNNERS,
-      rules: {
-        forgeHosts: [],
-        allow: [],
-        deny: [],
-        supervisorAllow: [],
-        repositories: new Map(),
-        blocked: parseCidrs('10.0.0.0/8'),
-        ask: true,
-        ...options.rules,
-      },
+      rules: { ...baseRules(), ...options.rules },
       limits,
     },
     sessions: { get: (n) => views.get(n), onChange: (h) => handlers.push(h) },

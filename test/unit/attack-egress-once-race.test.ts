@@ -6,7 +6,7 @@ import type { EgressEvent } from '../../common/egress/protocol.ts';
 import { admit, type AdmitDeps } from '../../egress/admit.ts';
 import { Asks } from '../../egress/asks.ts';
 import type { Caller } from '../../egress/callers.ts';
-import { parseCidrs } from '../../egress/cidrs.ts';
+import { baseRules } from './attack-egress-harness.ts';
 import { parseConnectTarget } from '../../egress/target.ts';
 
 function setup() {
@@ -21,15 +21,7 @@ function setup() {
   const stream = { send: (e: EgressEvent) => e.type === 'ask' && ids.push(e.id), close: () => undefined };
   asks.attachStream('s', stream, 'pod');
   const deps: AdmitDeps = {
-    rules: {
-      forgeHosts: [],
-      allow: [],
-      deny: [],
-      supervisorAllow: [],
-      repositories: new Map(),
-      blocked: parseCidrs('10.0.0.0/8'),
-      ask: true,
-    },
+    rules: baseRules(),
     asks,
     sessions: { get: () => ({ phase: 'Working', podName: 'pod' }), onChange: () => undefined },
     grants: { entriesFor: () => [], add: async () => undefined },

@@ -20,12 +20,12 @@ const service = (name: string, clusterIP?: string, type = 'ClusterIP'): V1Servic
   spec: { type, ...(clusterIP ? { clusterIP } : {}) },
 });
 const SERVICES = new Map([
-  ['tether-relay', service('tether-relay', '10.96.0.20')],
-  ['tether-egress', service('tether-egress', '10.96.0.30')],
+  ['tether-relay', service('tether-relay', '192.0.2.20')],
+  ['tether-egress', service('tether-egress', '192.0.2.30')],
 ]);
 const ALIASES = [
-  { ip: '10.96.0.20', hostnames: ['tether-relay.tether.svc'] },
-  { ip: '10.96.0.30', hostnames: ['tether-egress.tether.svc'] },
+  { ip: '192.0.2.20', hostnames: ['tether-relay.tether.svc'] },
+  { ip: '192.0.2.30', hostnames: ['tether-egress.tether.svc'] },
 ];
 
 describe('the hosts runner Pods dial by name (config)', () => {
@@ -83,7 +83,7 @@ describe('desiredPod with the egress proxy on', () => {
 
   it('gives each Pod its own copies: a caller changing one Pod changes no other', () => {
     const first = desiredPod(session, { ...config, hostAliases: ALIASES });
-    first.spec!.dnsConfig!.nameservers!.push('10.96.0.10');
+    first.spec!.dnsConfig!.nameservers!.push('192.0.2.53');
     first.spec!.hostAliases![0]!.hostnames!.push('pypi.org');
     const second = desiredPod(session, { ...config, hostAliases: ALIASES });
     expect(second.spec!.dnsConfig!.nameservers).toEqual(['127.0.0.1']);
@@ -93,7 +93,7 @@ describe('desiredPod with the egress proxy on', () => {
 
   it('changes the runner key when a Service address changes (a live Pod with the old one takes no Session)', () => {
     const key = (pod: V1Pod) => pod.metadata!.annotations!['tether.dev/runner-key'];
-    const moved = [ALIASES[0]!, { ip: '10.96.0.31', hostnames: ['tether-egress.tether.svc'] }];
+    const moved = [ALIASES[0]!, { ip: '192.0.2.31', hostnames: ['tether-egress.tether.svc'] }];
     const before = desiredPod(session, { ...config, hostAliases: ALIASES });
     expect(key(desiredPod(testSession({ name: 'next', uid: 'u2' }), { ...config, hostAliases: ALIASES }))).toBe(
       key(before),
