@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import type { Session } from '../../common/session/schema.ts';
 import { RESTART_LINE } from '../../runner-image/restart.ts';
-import { answer, processTree, startRunner, useRunnerTestbed, waitFor, type RunnerProcess } from '../support/runner.ts';
+import { answer, killTree, startRunner, useRunnerTestbed, waitFor, type RunnerProcess } from '../support/runner.ts';
 
 const bed = useRunnerTestbed('runner-restart');
 
 /** The Pod is lost: every process of the runner's tree at once, as the kubelet kills a container. */
 async function lose(runner: RunnerProcess): Promise<void> {
-  for (const pid of processTree(runner.child.pid!)) process.kill(pid, 'SIGKILL');
+  killTree(runner.child.pid!);
   await runner.exited;
 }
 

@@ -252,6 +252,17 @@ export function processTree(root: number): number[] {
   return tree;
 }
 
+/** SIGKILLs a process and everything under it, as the kubelet kills a container; one already gone is passed over. */
+export function killTree(root: number): void {
+  for (const pid of processTree(root)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
+}
+
 export const isAlive = (pid: number) => {
   try {
     process.kill(pid, 0);
