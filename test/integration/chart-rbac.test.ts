@@ -84,8 +84,12 @@ describe('controller ServiceAccount', () => {
       CRD_GET,
       'persistentvolumeclaims [] create get list watch',
       'pods [] create delete get list watch',
+      // Each runner Pod's own egress Secret (<pod>-egress), written and never read.
+      'secrets [] create update',
       'serviceaccounts [] create',
     ]);
+    for (const verb of ['get', 'list', 'watch'])
+      expect(await canI(CONTROLLER, ns, [verb, 'secrets', '-n', runners]), verb).toBe(false);
   });
 
   it('has nothing in other namespaces (only get on the Session CRD, cluster-wide, by name)', async () => {
