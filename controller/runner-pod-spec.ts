@@ -54,4 +54,3 @@ export function modelAndProxyEnv(values: ControllerConfig['runnerEnvironment']):
   if (values.httpsProxy || values.httpProxy) add('NODE_USE_ENV_PROXY', '1');
   return env;
 }
-

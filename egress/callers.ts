@@ -80,7 +80,8 @@ export function authenticate(header: string | undefined, context: CredentialCont
   const uid = pod && runningUid(context.pods, pod);
   if (!pod || !uid) return undefined;
   const supervisor = supervisorPassword(context.key, context.runnerNamespace, pod, uid);
-  if (claimed.kind === 'supervisor') return samePassword(sent.password, supervisor) ? { kind: 'supervisor', pod } : undefined;
+  if (claimed.kind === 'supervisor')
+    return samePassword(sent.password, supervisor) ? { kind: 'supervisor', pod } : undefined;
   const expected = agentPassword(supervisor, claimed.session);
   return samePassword(sent.password, expected) ? { kind: 'agent', session: claimed.session, pod } : undefined;
 }

@@ -272,9 +272,7 @@ function configFrom(e: Env) {
     ...agent(e),
     logLevel: e.TETHER_LOG_LEVEL,
     /** Values that must never leave the process (status, logs, images). */
-    secrets: [e.GITHUB_TOKEN, e.ANTHROPIC_API_KEY, through?.token].filter(
-      (s): s is string => !!s && s.length >= 4,
-    ),
+    secrets: [e.GITHUB_TOKEN, e.ANTHROPIC_API_KEY, through?.token].filter((s): s is string => !!s && s.length >= 4),
     /** Where to find the API server and credentials. */
     kube: {
       KUBECONFIG: e.KUBECONFIG,

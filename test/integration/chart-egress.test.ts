@@ -186,7 +186,10 @@ container, no DNS", async () => {
     [
       'the agent container carrying TETHER_EGRESS_TOKEN_FILE',
       (pod) =>
-        container(pod, 'agent').env!.push({ name: 'TETHER_EGRESS_TOKEN_FILE', value: '/var/run/secrets/tether/egress/token' }),
+        container(pod, 'agent').env!.push({
+          name: 'TETHER_EGRESS_TOKEN_FILE',
+          value: '/var/run/secrets/tether/egress/token',
+        }),
       /only the runner container carries the egress proxy's URL and credential file/,
     ],
     [
@@ -262,7 +265,15 @@ container, no DNS", async () => {
       data: { token: Buffer.from('x'.repeat(43)).toString('base64') },
     });
     const write = (object: object) =>
-      kubectlResult(['create', '--dry-run=server', `--as=${CONTROLLER_USER()}`, '-n', runners, '-f', manifestFile([object])]);
+      kubectlResult([
+        'create',
+        '--dry-run=server',
+        `--as=${CONTROLLER_USER()}`,
+        '-n',
+        runners,
+        '-f',
+        manifestFile([object]),
+      ]);
     expect((await write(secret(`${pod}-egress`, 'runner-egress'))).stderr).toBe('');
     for (const [what, object] of [
       ["another Pod's name", secret('p2-runner-egress', 'runner-egress')],

@@ -285,7 +285,9 @@ with the old password', async () => {
     const s = await liveSession('+14155550311', 'pod-11');
     const first = uids.get('pod-11')!;
     expect(await tunnel('supervisor', supervisor('pod-11', first))).toBe(200);
-    await kc.makeApiClient(CoreV1Api).deleteNamespacedPod({ namespace: runners, name: 'pod-11', gracePeriodSeconds: 0 });
+    await kc
+      .makeApiClient(CoreV1Api)
+      .deleteNamespacedPod({ namespace: runners, name: 'pod-11', gracePeriodSeconds: 0 });
     await eventually(async () => expect(await tunnel('supervisor', supervisor('pod-11', first))).toBe(407));
     expect(await tunnel('allowed', agent(s, 'pod-11', first))).toBe(407);
     const second = await runnerPod('pod-11');

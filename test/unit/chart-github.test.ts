@@ -55,7 +55,8 @@ describe('chart: GitHub', () => {
 each kind with its feature only`, async () => {
     const policies = (objects: KubeObject[]) =>
       objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy').map((o) => o.metadata.name);
-    const writes = (objects: KubeObject[]) => JSON.stringify(objects.find((o) => o.metadata.name.endsWith('-runner-tokens')));
+    const writes = (objects: KubeObject[]) =>
+      JSON.stringify(objects.find((o) => o.metadata.name.endsWith('-runner-tokens')));
     const withApp = await render(APP);
     const pods = JSON.stringify(withApp.find((o) => o.metadata.name.endsWith('-runner-pods')));
     expect(pods).toContain("v.secret.secretName == object.metadata.name + '-github'");

@@ -164,7 +164,8 @@ describe("the Pod's egress Secret", () => {
 describe('a reconcile pass with the egress proxy', () => {
   const NOW = new Date('2026-11-27T09:00:00Z');
   const config = unitConfig({ egress, runnerNamespace: 'runners' });
-  const secretOf = (world: ReturnType<typeof fakeWorld>, pod: string) => world.cluster.secrets.get(`runners/${pod}-egress`);
+  const secretOf = (world: ReturnType<typeof fakeWorld>, pod: string) =>
+    world.cluster.secrets.get(`runners/${pod}-egress`);
 
   it("writes the new Pod's egress Secret right after the Pod, before the status names it", async () => {
     const world = fakeWorld(config, () => NOW, [testSession({ name: 'a' })]);

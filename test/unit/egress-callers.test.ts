@@ -32,7 +32,11 @@ const asAgent = (session: string, pod: string, uid: string) =>
 describe('authenticate', () => {
   it.each([
     ['the supervisor of a running Pod', asSupervisor('pod-a', 'uid-a'), { kind: 'supervisor', pod: 'pod-a' }],
-    ['the agent of a live Session on it', asAgent('s1', 'pod-a', 'uid-a'), { kind: 'agent', session: 's1', pod: 'pod-a' }],
+    [
+      'the agent of a live Session on it',
+      asAgent('s1', 'pod-a', 'uid-a'),
+      { kind: 'agent', session: 's1', pod: 'pod-a' },
+    ],
     ['no header', undefined, undefined],
     ['a wrong password', basic('runner.pod-a', 'x'.repeat(43)), undefined],
     ['a supervisor password of another uid (an earlier Pod of that name)', asSupervisor('pod-a', 'uid-old'), undefined],
@@ -40,7 +44,11 @@ describe('authenticate', () => {
     ['the supervisor of a Pod that is gone', asSupervisor('pod-gone', 'uid-gone'), undefined],
     ['the supervisor of a Pod that has ended', asSupervisor('pod-done', 'uid-done'), undefined],
     ['the agent of a Session whose Pod is gone', asAgent('gone', 'pod-gone', 'uid-gone'), undefined],
-    ['the agent of a Session whose Pod is being deleted', asAgent('stopping', 'pod-stopping', 'uid-stopping'), undefined],
+    [
+      'the agent of a Session whose Pod is being deleted',
+      asAgent('stopping', 'pod-stopping', 'uid-stopping'),
+      undefined,
+    ],
     ['the agent of an ended Session', asAgent('ended', 'pod-a', 'uid-a'), undefined],
     ['the agent of another Pod', asAgent('s1', 'pod-done', 'uid-done'), undefined],
   ])('%s', (_name, header, expected) => {

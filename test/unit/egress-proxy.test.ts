@@ -154,7 +154,10 @@ describe('credentials', () => {
     ['an unknown user kind', basic('admin.s1', 'x')],
     ['the supervisor of a Pod that is gone', supervisor('pod-gone')],
     ['the supervisor of a Pod that has ended', supervisor('pod-done')],
-    ['the supervisor of an earlier Pod of the same name', basic('runner.pod-a', supervisorPassword(KEY, RUNNERS, 'pod-a', 'uid-old'))],
+    [
+      'the supervisor of an earlier Pod of the same name',
+      basic('runner.pod-a', supervisorPassword(KEY, RUNNERS, 'pod-a', 'uid-old')),
+    ],
     ['the agent of a Session whose Pod is gone', agent('orphan', 'pod-gone')],
     ['a very long header', `Basic ${'A'.repeat(3000)}`],
   ])('refuses %s with 407', async (_name, auth) => {

@@ -72,20 +72,37 @@ once at start (a trailing newline aside); it is a secret', () => {
     const c = parseConfig({ ...base, ...egressEnv, TETHER_POD_NAME: POD });
     expect(c.egress).toEqual({ url: 'http://tether-egress.tether.svc:3128', token: TOKEN, pod: POD });
     expect(c.secrets).toContain(TOKEN);
-    const withNewline = parseConfig({ ...base, ...egressEnv, TETHER_EGRESS_TOKEN_FILE: tokenFile('nl', `${TOKEN}\n`), TETHER_POD_NAME: POD });
+    const withNewline = parseConfig({
+      ...base,
+      ...egressEnv,
+      TETHER_EGRESS_TOKEN_FILE: tokenFile('nl', `${TOKEN}\n`),
+      TETHER_POD_NAME: POD,
+    });
     expect(withNewline.egress!.token).toBe(TOKEN);
     expect(parseConfig(base).egress).toBeUndefined();
   });
 
   it.each([
     [{ TETHER_EGRESS_URL: egressEnv.TETHER_EGRESS_URL, TETHER_POD_NAME: POD }, 'TETHER_EGRESS_TOKEN_FILE'],
-    [{ TETHER_EGRESS_URL: egressEnv.TETHER_EGRESS_URL, TETHER_EGRESS_TOKEN: TOKEN, TETHER_POD_NAME: POD }, 'TETHER_EGRESS_TOKEN_FILE'],
+    [
+      { TETHER_EGRESS_URL: egressEnv.TETHER_EGRESS_URL, TETHER_EGRESS_TOKEN: TOKEN, TETHER_POD_NAME: POD },
+      'TETHER_EGRESS_TOKEN_FILE',
+    ],
     [{ TETHER_EGRESS_TOKEN_FILE: TOKEN_FILE, TETHER_POD_NAME: POD }, 'TETHER_EGRESS_URL'],
     [egressEnv, 'TETHER_POD_NAME'],
     [{ ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_URL: 'http://user:pw@egress:3128' }, 'TETHER_EGRESS_URL'],
-    [{ ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_TOKEN_FILE: tokenFile('short', 'short') }, 'TETHER_EGRESS_TOKEN_FILE'],
-    [{ ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_TOKEN_FILE: tokenFile('two', `${TOKEN}\n${TOKEN}`) }, 'TETHER_EGRESS_TOKEN_FILE'],
-    [{ ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_TOKEN_FILE: join(secretDir, 'absent') }, 'TETHER_EGRESS_TOKEN_FILE'],
+    [
+      { ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_TOKEN_FILE: tokenFile('short', 'short') },
+      'TETHER_EGRESS_TOKEN_FILE',
+    ],
+    [
+      { ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_TOKEN_FILE: tokenFile('two', `${TOKEN}\n${TOKEN}`) },
+      'TETHER_EGRESS_TOKEN_FILE',
+    ],
+    [
+      { ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_TOKEN_FILE: join(secretDir, 'absent') },
+      'TETHER_EGRESS_TOKEN_FILE',
+    ],
     [{ ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_TOKEN_FILE: 'token' }, 'TETHER_EGRESS_TOKEN_FILE'],
     [{ TETHER_MODEL_PORT: '70000' }, 'TETHER_MODEL_PORT'],
   ])('refuses %j naming %s', (change, variable) => {
