@@ -38,7 +38,9 @@ await installSessionCrd(kc);
 const namespace = 'bench-egress';
 const core = kc.makeApiClient(CoreV1Api);
 await core.createNamespace({ body: { metadata: { name: namespace } } });
-// The Session's runner Pod (no node runs it: Pending is alive enough for the proxy).
+// The Session's runner Pod (no node runs it: Pending is alive enough for the proxy). Without a
+// controller manager nobody makes the namespace's default ServiceAccount, which a Pod needs.
+await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
 const pod = await core.createNamespacedPod({
   namespace,
   body: { metadata: { name: 'bench-pod' }, spec: { containers: [{ name: 'runner', image: 'runner' }] } },

@@ -66,7 +66,11 @@ async function runnerPod(name: string): Promise<string> {
     namespace: runners,
     body: {
       metadata: { name },
-      spec: { schedulingGates: [{ name: 'tether.dev/never' }], containers: [{ name: 'runner', image: 'runner' }] },
+      spec: {
+        serviceAccountName: 'runner',
+        schedulingGates: [{ name: 'tether.dev/never' }],
+        containers: [{ name: 'runner', image: 'runner' }],
+      },
     },
   });
   uids.set(name, made.metadata!.uid!);
@@ -102,6 +106,10 @@ beforeAll(async () => {
   promlintBin();
   ({ kc, ns, sessions } = await sessionNamespace('egress'));
   runners = await createNamespace(kc, 'egress-run');
+  // The runner Pods' account, made here: a new namespace's default one may not exist yet.
+  await kc
+    .makeApiClient(CoreV1Api)
+    .createNamespacedServiceAccount({ namespace: runners, body: { metadata: { name: 'runner' } } });
   for (const name of ['allowed', 'once', 'session', 'repo', 'deny', 'wait', 'closed', 'supervisor', 'forge', 'ended'])
     dests[name] = await destination();
   port = await freePort();
