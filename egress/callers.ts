@@ -1,6 +1,7 @@
 // Who is calling: the Basic credential of a proxied request (Proxy-Authorization) or of a supervisor
-// API request (Authorization), checked against the live Sessions and runner Pods. Passwords are derived again from the
-// install key (common/egress/credentials.ts) and compared in constant time; none is stored or logged.
+// API request (Authorization), checked against the live Sessions and runner Pods. Passwords are derived
+// again from the install key (common/egress/credentials.ts) and compared in constant time; none is
+// stored or logged.
 import { agentPassword, parseUsername, samePassword, supervisorPassword } from '../common/egress/credentials.ts';
 import { isActive } from '../common/session/state-machine.ts';
 import type { Phase } from '../common/session/schema.ts';
