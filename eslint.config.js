@@ -30,6 +30,8 @@ export const WORKSPACE_FS_ALLOWED = [
   'runner-image/git/agent-git.ts',
   // The GitHub token file: a Secret volume the runner container alone mounts, never the workspace.
   'runner-image/git/token.ts',
+  // The egress password file: the Pod's own Secret volume, mounted by the runner container alone.
+  'runner-image/egress/token.ts',
   // The agent container's entrypoint: runs as the agent's own user, with the agent's rights.
   'runner-image/agent-host/**',
 ];

@@ -36,7 +36,15 @@ const plane = await startControlPlane({ controllerManager: false });
 const kc = await loadKubeConfig(plane.kubeconfig);
 await installSessionCrd(kc);
 const namespace = 'bench-egress';
-await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+const core = kc.makeApiClient(CoreV1Api);
+await core.createNamespace({ body: { metadata: { name: namespace } } });
+// The Session's runner Pod (no node runs it: Pending is alive enough for the proxy). Without a
+// controller manager nobody makes the namespace's default ServiceAccount, which a Pod needs.
+await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'default' } } });
+const pod = await core.createNamespacedPod({
+  namespace,
+  body: { metadata: { name: 'bench-pod' }, spec: { containers: [{ name: 'runner', image: 'runner' }] } },
+});
 const sessions = new SessionClient(connectionFromKubeConfig(kc));
 const session = 'bench-session';
 await sessions.create(namespace, session, {
@@ -48,7 +56,7 @@ await sessions.create(namespace, session, {
 await sessions.patchStatus(namespace, session, { phase: 'Working', podName: 'bench-pod' });
 
 const key = randomBytes(32).toString('hex');
-const password = agentPassword(supervisorPassword(key, namespace, 'bench-pod'), session);
+const password = agentPassword(supervisorPassword(key, namespace, 'bench-pod', pod.metadata!.uid!), session);
 const auth = `Basic ${Buffer.from(`agent.${session}:${password}`).toString('base64')}`;
 const dest = await smallServer();
 const target = `127.0.0.1:${dest.port}`;
@@ -71,7 +79,7 @@ const proxy = startManaged('egress', process.execPath, ['egress/main.ts'], join(
   },
 });
 await untilHttpOk(`http://127.0.0.1:${proxyPort}/healthz`, proxy, 60_000, 50);
-// The informer must have the Session's status before the first request counts.
+// The informers must have the Session's status and its Pod before the first request counts.
 for (;;) {
   const first = await openTunnel(proxyPort, target, auth).then(
     (s) => (s.destroy(), true),

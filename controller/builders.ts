@@ -20,10 +20,11 @@ import {
 } from '../common/session/names.ts';
 import { API_VERSION, KIND, type Session } from '../common/session/schema.ts';
 import type { ControllerConfig } from './config.ts';
-import { containerSecurity, egressEnv, modelAndProxyEnv, placementSpec, podSecurity } from './runner-pod-spec.ts';
+import { containerSecurity, modelAndProxyEnv, placementSpec, podSecurity } from './runner-pod-spec.ts';
 import { runnerNameSpec } from './runner-network.ts';
 import { GITHUB_TOKEN_DIR, GITHUB_TOKEN_KEY } from './runner-token.ts';
 import { runnerVolumes } from './runner-volumes.ts';
+import { egressEnv, egressMounts } from './runner-egress.ts';
 
 /**
  * The supervisor's entrypoint. CommonJS looks for a package it cannot find in node_modules in
@@ -112,7 +113,7 @@ function runnerMeta(session: Session, config: BuilderConfig, claim: string, repl
   };
 }
 
-function runnerEnv(session: Session, config: BuilderConfig, podName: string): V1EnvVar[] {
+function runnerEnv(session: Session, config: BuilderConfig): V1EnvVar[] {
   const env: V1EnvVar[] = [
     { name: 'TETHER_SESSION_NAME', value: session.metadata.name! },
     { name: 'TETHER_SESSION_NAMESPACE', value: session.metadata.namespace! },
@@ -130,7 +131,7 @@ function runnerEnv(session: Session, config: BuilderConfig, podName: string): V1
   if (config.githubApiUrl) env.push({ name: 'GITHUB_API_URL', value: config.githubApiUrl });
   env.push({ name: 'TETHER_REPO_HOSTS', value: config.repoHosts.join(',') });
   env.push(...modelAndProxyEnv(config.runnerEnvironment));
-  env.push(...egressEnv(config.egress, config.runnerNamespace, podName));
+  env.push(...egressEnv(config.egress));
   if (config.permissionPolicy) env.push({ name: 'TETHER_PERMISSION_POLICY', value: config.permissionPolicy });
   const apiServer = config.hostNetwork?.apiServer;
   if (apiServer) {
@@ -196,14 +197,15 @@ export function desiredPod(
  * A digest of everything in the runner Pod of `session` that is not that Session's: the Pod spec a
  * Session of no name would get (image, workspace, the install's settings, the phone's identity)
  * and the repository URL. A live Pod takes a Session only while its key is the one a new Pod would get.
- * The Pod of no name carries an egress token too: a new egress key or URL changes the key, so a
- * live Pod holding the old token takes no more Sessions (its own token stays the one of its name);
- * and its hostAliases: a relay or proxy Service made again with another address changes it too.
+ * A new egress key changes it too (a digest of the key goes in): a live Pod whose Secret holds a
+ * password of the old key takes no more Sessions; so does a new egress URL, and a relay or proxy
+ * Service made again with another address (hostAliases).
  */
 export function runnerKey(session: Session, config: BuilderConfig, claim = session.spec.workspace): string {
   const anonymous = { ...session, metadata: { namespace: session.metadata.namespace, name: '-', uid: '-' } };
   const { spec } = podOf(anonymous, config, claim, 0);
-  const digest = createHash('sha256').update(JSON.stringify({ spec, repo: session.spec.repo.url }));
+  const egressKey = config.egress && createHash('sha256').update(config.egress.key).digest('hex');
+  const digest = createHash('sha256').update(JSON.stringify({ spec, repo: session.spec.repo.url, egressKey }));
   return digest.digest('hex').slice(0, 32);
 }
 
@@ -232,7 +234,7 @@ function podOf(session: Session, config: BuilderConfig, claim: string, replaceme
           imagePullPolicy: 'IfNotPresent',
           args: RUNNER_COMMAND, // the image's entrypoint (tini) runs it
           workingDir: RUNNER_GIT_STORE,
-          env: runnerEnv(session, config, meta.name),
+          env: runnerEnv(session, config),
           resources: { requests: { ...SUPERVISOR_RESOURCES.requests }, limits: { ...SUPERVISOR_RESOURCES.limits } },
           securityContext: containerSecurity(config.placement.ids.supervisor, config.placement.ids),
           volumeMounts: [
@@ -243,6 +245,7 @@ function podOf(session: Session, config: BuilderConfig, claim: string, replaceme
             { name: 'kube-api-access', mountPath: SERVICE_ACCOUNT_DIR, readOnly: true },
             { name: 'relay-token', mountPath: RELAY_TOKEN_DIR, readOnly: true },
             ...(config.githubApp ? [{ name: 'github-token', mountPath: GITHUB_TOKEN_DIR, readOnly: true }] : []),
+            ...egressMounts(config.egress),
           ],
         },
       ],

@@ -18,6 +18,7 @@ import { cachedClaim, desiredPvc } from './workspace-claim.ts';
 import { podOf } from './live-pod.ts';
 import { keptLive } from './cleanup.ts';
 import { podConfigNow } from './runner-pod-config.ts';
+import { desiredEgressSecret } from './runner-egress.ts';
 
 /** A status write: the status before and after, and the reason of the transition taken. */
 export interface Written {
@@ -38,7 +39,8 @@ const podKey = (pod: V1Pod) => `${pod.metadata?.namespace}/${pod.metadata?.name}
 
 /**
  * Performs a decision's effects around the one status write: the phone's idle live Pods go first
- * (releasePods); CreatePod and ReplacePod before the write (the status names the Pod), SetCompletionTime
+ * (releasePods); CreatePod and ReplacePod (with the Pod's egress Secret) before the write (the status
+ * names the Pod, and a pass that stops before it adopts the Pod and writes the Secret again), SetCompletionTime
  * in it, BindPod's Role grant and DeletePod after it (the runner acts on a Session only once the status
  * names its Pod; a stale decision fails with 409 instead of stopping a healthy runner). The phone-wide
  * effects follow in finish().
@@ -59,6 +61,8 @@ export async function act(
     pod = made;
   }
   if (step?.effects.includes('ReplacePod')) pod = await replacePod(session, seen, deps);
+  // Made or adopted this pass (its uid known): its egress credential, before the status names it.
+  if (pod && deps.config.egress) await deps.ops.putSecret(desiredEgressSecret(pod, deps.config.egress.key));
   const podInput = podStatus(step, pod, bindPod);
   // A Queued Session asks nothing more until the phone's turn comes (which wakes it); a started
   // one, until its Pod changes (which wakes it) or a deadline comes.

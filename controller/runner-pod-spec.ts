@@ -1,7 +1,6 @@
 // The install's settings in a runner Pod (chart `runner.*`): security contexts with its uids,
 // scheduling, extra labels, and the runner container's model and proxy variables.
 import type { V1EnvVar, V1PodSpec, V1SecurityContext } from '@kubernetes/client-node';
-import { supervisorPassword } from '../common/egress/credentials.ts';
 import type { ControllerConfig } from './config.ts';
 
 type Ids = ControllerConfig['placement']['ids'];
@@ -54,16 +53,4 @@ export function modelAndProxyEnv(values: ControllerConfig['runnerEnvironment']):
   add('NO_PROXY', values.noProxy);
   if (values.httpsProxy || values.httpProxy) add('NODE_USE_ENV_PROXY', '1');
   return env;
-}
-
-/**
- * The egress proxy's URL and the supervisor's credential of the Pod named `podName` (its final name,
- * a replacement's too): for the runner container only; the supervisor derives the agent's from it.
- */
-export function egressEnv(egress: ControllerConfig['egress'], runnerNamespace: string, podName: string): V1EnvVar[] {
-  if (!egress) return [];
-  return [
-    { name: 'TETHER_EGRESS_URL', value: egress.url },
-    { name: 'TETHER_EGRESS_TOKEN', value: supervisorPassword(egress.key, runnerNamespace, podName) },
-  ];
 }

@@ -4,9 +4,9 @@
 // left. When it expires is stored on the Pod (an annotation the Pod cache holds): the controller
 // never reads a Secret, and the pass looks again at the renewal time (requeueAfter).
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
-import { LABEL_COMPONENT, LABEL_PART_OF, LABEL_SESSION } from '../common/session/names.ts';
 import type { Session } from '../common/session/schema.ts';
 import { RUNNER_PERMISSIONS, type GitHubApp } from './github-app.ts';
+import { podOwnedSecret } from './pod-secret.ts';
 
 /** An installation token lives an hour; the runner's is renewed when less than this is left. */
 export const RENEW_BEFORE_MS = 20 * 60 * 1000;
@@ -31,27 +31,13 @@ export function repositoryName(url: string): string {
 }
 
 /** The Pod's token Secret: owned by the Pod (the garbage collector removes it with the Pod). */
-export function desiredTokenSecret(pod: V1Pod, token: string, expiresAt: string): V1Secret {
-  const { name, namespace, uid } = pod.metadata as { name: string; namespace: string; uid: string };
-  const labels = pod.metadata?.labels;
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: {
-      name: runnerTokenSecretName(name),
-      namespace,
-      labels: {
-        [LABEL_COMPONENT]: RUNNER_TOKEN_COMPONENT,
-        [LABEL_PART_OF]: 'tether',
-        ...(labels?.[LABEL_SESSION] ? { [LABEL_SESSION]: labels[LABEL_SESSION] } : {}),
-      },
-      annotations: { [ANNOTATION_TOKEN_EXPIRES]: expiresAt },
-      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name, uid }],
-    },
-    type: 'Opaque',
-    data: { [GITHUB_TOKEN_KEY]: Buffer.from(token).toString('base64') },
-  };
-}
+export const desiredTokenSecret = (pod: V1Pod, token: string, expiresAt: string): V1Secret =>
+  podOwnedSecret(pod, {
+    name: runnerTokenSecretName(pod.metadata!.name!),
+    component: RUNNER_TOKEN_COMPONENT,
+    data: { [GITHUB_TOKEN_KEY]: token },
+    annotations: { [ANNOTATION_TOKEN_EXPIRES]: expiresAt },
+  });
 
 /** When the Pod's token needs renewing (ms since the epoch); 0 when it has none yet. */
 export function renewalDue(pod: V1Pod): number {

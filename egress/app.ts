@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Logger } from '../common/log.ts';
 import type { Asks } from './asks.ts';
-import { liveBinding, type SessionsView } from './callers.ts';
+import { liveBinding, type PodsView, type SessionsView } from './callers.ts';
 import type { EgressConfig } from './config.ts';
 import { systemResolve } from './admit.ts';
 import { handleForward } from './forward.ts';
@@ -21,6 +21,7 @@ import { handleConnect, type ProxyDeps } from './tunnel.ts';
 export interface AppDeps {
   config: Pick<EgressConfig, 'key' | 'runnerNamespace' | 'rules' | 'limits'>;
   sessions: SessionsView;
+  pods: PodsView;
   grants: RepositoryGrants;
   asks: Asks;
   metrics: EgressMetrics;
@@ -40,7 +41,8 @@ function endSessionsThatStop(deps: AppDeps): void {
 }
 
 function proxyDeps(deps: AppDeps, slots: Slots): ProxyDeps {
-  const credentials = { key: deps.config.key, runnerNamespace: deps.config.runnerNamespace, sessions: deps.sessions };
+  const { key, runnerNamespace } = deps.config;
+  const credentials = { key, runnerNamespace, sessions: deps.sessions, pods: deps.pods };
   const { rules, limits } = deps.config;
   return {
     rules,

@@ -1,6 +1,7 @@
 // Who is calling: the Basic credential of a proxied request (Proxy-Authorization) or of a supervisor
-// API request (Authorization), checked against the live Sessions. Passwords are derived again from the
-// install key (common/egress/credentials.ts) and compared in constant time; none is stored or logged.
+// API request (Authorization), checked against the live Sessions and runner Pods. Passwords are derived
+// again from the install key (common/egress/credentials.ts) and compared in constant time; none is
+// stored or logged.
 import { agentPassword, parseUsername, samePassword, supervisorPassword } from '../common/egress/credentials.ts';
 import { isActive } from '../common/session/state-machine.ts';
 import type { Phase } from '../common/session/schema.ts';
@@ -18,12 +19,24 @@ export interface SessionsView {
   onChange(handler: (name: string, view: SessionView | undefined) => void): void;
 }
 
+/** The narrow view of a runner Pod: its uid, and whether it is done (Succeeded, Failed or being deleted). */
+export interface PodView {
+  uid: string;
+  done: boolean;
+}
+
+/** The runner namespace's Pods by name (an informer in production, a map in unit tests). */
+export interface PodsView {
+  get(name: string): PodView | undefined;
+}
+
 export type Caller = { kind: 'agent'; session: string; pod: string } | { kind: 'supervisor'; pod: string };
 
 export interface CredentialContext {
   key: string;
   runnerNamespace: string;
   sessions: SessionsView;
+  pods: PodsView;
 }
 
 /** The user and password of a `Basic` header value, or undefined for anything else. */
@@ -49,18 +62,27 @@ function safe(text: string): string {
 export const liveBinding = (view: SessionView | undefined): string | undefined =>
   view && isActive(view.phase) && view.podName ? view.podName : undefined;
 
-/** The caller a header proves, or undefined (no credential, junk, a wrong password, a Session not live). */
+/** The uid of the runner Pod named `pod` while it exists and is not done, else undefined. */
+const runningUid = (pods: PodsView, pod: string): string | undefined => {
+  const view = pods.get(pod);
+  return view && !view.done ? view.uid : undefined;
+};
+
+/**
+ * The caller a header proves, or undefined (no credential, junk, a wrong password, a Session not live,
+ * its Pod or the supervisor's gone, done or another of the same name).
+ */
 export function authenticate(header: string | undefined, context: CredentialContext): Caller | undefined {
   const sent = basicCredentials(header);
   if (!sent) return undefined;
   const claimed = parseUsername(sent.user);
   if (!claimed) return undefined;
-  if (claimed.kind === 'supervisor') {
-    const expected = supervisorPassword(context.key, context.runnerNamespace, claimed.pod);
-    return samePassword(sent.password, expected) ? { kind: 'supervisor', pod: claimed.pod } : undefined;
-  }
-  const pod = liveBinding(context.sessions.get(claimed.session));
-  if (!pod) return undefined;
-  const expected = agentPassword(supervisorPassword(context.key, context.runnerNamespace, pod), claimed.session);
+  const pod = claimed.kind === 'supervisor' ? claimed.pod : liveBinding(context.sessions.get(claimed.session));
+  const uid = pod && runningUid(context.pods, pod);
+  if (!pod || !uid) return undefined;
+  const supervisor = supervisorPassword(context.key, context.runnerNamespace, pod, uid);
+  if (claimed.kind === 'supervisor')
+    return samePassword(sent.password, supervisor) ? { kind: 'supervisor', pod } : undefined;
+  const expected = agentPassword(supervisor, claimed.session);
   return samePassword(sent.password, expected) ? { kind: 'agent', session: claimed.session, pod } : undefined;
 }

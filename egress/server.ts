@@ -1,4 +1,4 @@
-// The egress proxy started: the Sessions informer and the grants ConfigMap in memory first, then the
+// The egress proxy started: the Sessions and runner Pods informers and the grants ConfigMap in memory first, then the
 // port (createApp). Stops in the reverse order.
 import type { Server } from 'node:http';
 import type { KubeConnection } from '../common/kube/connection.ts';
@@ -8,6 +8,7 @@ import { Asks } from './asks.ts';
 import type { EgressConfig } from './config.ts';
 import { configMapGrants } from './grants.ts';
 import type { EgressMetrics } from './metrics.ts';
+import { informedPods } from './pods.ts';
 import { informedSessions } from './sessions.ts';
 
 export interface RunningEgress {
@@ -24,6 +25,7 @@ export async function startEgress(deps: {
 }): Promise<RunningEgress> {
   const { config, kube, logger, metrics } = deps;
   const sessions = informedSessions(kube, config.namespace, logger);
+  const pods = informedPods(kube, config.runnerNamespace, logger);
   const grants = configMapGrants({
     kube,
     namespace: config.namespace,
@@ -45,8 +47,8 @@ export async function startEgress(deps: {
       });
     },
   });
-  await Promise.all([sessions.start(), grants.start()]);
-  const server = createApp({ config, sessions, grants, asks, metrics, logger });
+  await Promise.all([sessions.start(), pods.start(), grants.start()]);
+  const server = createApp({ config, sessions, pods, grants, asks, metrics, logger });
   await new Promise<void>((resolve) => server.listen(config.port, config.listen, resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -58,6 +60,7 @@ export async function startEgress(deps: {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       sessions.stop();
+      pods.stop();
       grants.stop();
     },
   };

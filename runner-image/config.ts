@@ -7,6 +7,7 @@ import { DNS_SUBDOMAIN_PATTERN } from '../common/session/patterns.ts';
 import { RUNNER_GIT_STORE } from '../common/session/names.ts';
 import { DEFAULT_REPO_HOSTS, parseRepoHosts } from '../common/session/repo.ts';
 import { agentProxyEnv, supervisorGitProxy, type Egress } from './egress/env.ts';
+import { readEgressPassword } from './egress/token.ts';
 import { isInside } from './workspace/paths.ts';
 
 export const EnvSchema = Type.Object({
@@ -65,8 +66,12 @@ export const EnvSchema = Type.Object({
   TETHER_EGRESS_URL: Type.Optional(
     proxyUrl("Tether's egress proxy (no credential): the agent's and the supervisor's only way out"),
   ),
-  TETHER_EGRESS_TOKEN: Type.Optional(
-    Type.String({ minLength: 16, pattern: '^[A-Za-z0-9_-]+$', description: "the supervisor's egress password" }),
+  TETHER_EGRESS_TOKEN_FILE: Type.Optional(
+    Type.String({
+      minLength: 2,
+      pattern: '^/',
+      description: "the file holding the supervisor's egress password (the Pod's own Secret, read once at start)",
+    }),
   ),
   TETHER_MODEL_PORT: Type.Integer({
     default: 0,
@@ -133,19 +138,20 @@ const noProxy = (e: Env) => [e.NO_PROXY, '127.0.0.1', 'localhost'].filter(Boolea
 
 /** Set: the egress proxy, the supervisor's credential for it and the Pod it is named after. */
 function egress(e: Env): Egress | undefined {
-  if (!e.TETHER_EGRESS_URL !== !e.TETHER_EGRESS_TOKEN) {
-    const missing = e.TETHER_EGRESS_URL ? 'TETHER_EGRESS_TOKEN' : 'TETHER_EGRESS_URL';
-    throw new ConfigError(missing, 'is required with the other of TETHER_EGRESS_URL and TETHER_EGRESS_TOKEN');
+  if (!e.TETHER_EGRESS_URL !== !e.TETHER_EGRESS_TOKEN_FILE) {
+    const missing = e.TETHER_EGRESS_URL ? 'TETHER_EGRESS_TOKEN_FILE' : 'TETHER_EGRESS_URL';
+    throw new ConfigError(missing, 'is required with the other of TETHER_EGRESS_URL and TETHER_EGRESS_TOKEN_FILE');
   }
-  if (!e.TETHER_EGRESS_URL || !e.TETHER_EGRESS_TOKEN) return undefined;
+  if (!e.TETHER_EGRESS_URL || !e.TETHER_EGRESS_TOKEN_FILE) return undefined;
   if (!e.TETHER_POD_NAME)
     throw new ConfigError('TETHER_POD_NAME', 'is required with TETHER_EGRESS_URL (the supervisor is runner.<pod>)');
-  return { url: e.TETHER_EGRESS_URL.replace(/\/$/, ''), token: e.TETHER_EGRESS_TOKEN, pod: e.TETHER_POD_NAME };
+  const file = e.TETHER_EGRESS_TOKEN_FILE;
+  const token = checked('TETHER_EGRESS_TOKEN_FILE', () => readEgressPassword(file));
+  return { url: e.TETHER_EGRESS_URL.replace(/\/$/, ''), token, pod: e.TETHER_POD_NAME };
 }
 
 /** The proxy variables as curl (git's http) reads them: it takes http_proxy in lower case only. */
-function gitProxy(e: Env): Record<string, string> {
-  const through = egress(e);
+function gitProxy(e: Env, through: Egress | undefined): Record<string, string> {
   if (through) return supervisorGitProxy(through);
   if (!e.HTTPS_PROXY && !e.HTTP_PROXY) return {};
   return {
@@ -167,11 +173,11 @@ function agentEnvironment(e: Env): Record<string, string> {
     DISABLE_AUTOUPDATER: '1',
   };
   // With egress the Session's own proxy credential is added per Session (egress/env.ts), never the operator's proxy.
-  const proxies = egress(e) ? [] : (['HTTPS_PROXY', 'HTTP_PROXY'] as const);
+  const proxies = e.TETHER_EGRESS_URL ? [] : (['HTTPS_PROXY', 'HTTP_PROXY'] as const);
   for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', ...proxies] as const) {
     if (e[name]) agentEnv[name] = e[name];
   }
-  if (!egress(e) && (e.HTTPS_PROXY || e.HTTP_PROXY || e.NO_PROXY)) agentEnv.NO_PROXY = noProxy(e);
+  if (!e.TETHER_EGRESS_URL && (e.HTTPS_PROXY || e.HTTP_PROXY || e.NO_PROXY)) agentEnv.NO_PROXY = noProxy(e);
   if (e.ANTHROPIC_BASE_URL && !e.ANTHROPIC_API_KEY) agentEnv.ANTHROPIC_API_KEY = SCRIPTED_MODEL_KEY;
   return agentEnv;
 }
@@ -238,6 +244,7 @@ function live(e: Env): { podName: string } | undefined {
 }
 
 function configFrom(e: Env) {
+  const through = egress(e);
   return {
     /** The first Session: the one the Pod was made for (or, for a live Pod, the first bound to it). */
     session: { name: e.TETHER_SESSION_NAME, namespace: e.TETHER_SESSION_NAMESPACE },
@@ -255,9 +262,9 @@ function configFrom(e: Env) {
      * The supervisor's git goes through the egress proxy when there is one, else the Pod's proxy (its fetch and
      * https calls too, by NODE_USE_ENV_PROXY).
      */
-    gitProxy: gitProxy(e),
+    gitProxy: gitProxy(e, through),
     /** Set: every connection of the agent and of the supervisor goes through Tether's egress proxy. */
-    egress: egress(e),
+    egress: through,
     /** The loopback port the model endpoint (model proxy or scripted model) binds; 0: any free port. */
     modelPort: e.TETHER_MODEL_PORT,
     /** Hosts (host[:port]) and local folders the Session's repository may be on. */
@@ -265,9 +272,7 @@ function configFrom(e: Env) {
     ...agent(e),
     logLevel: e.TETHER_LOG_LEVEL,
     /** Values that must never leave the process (status, logs, images). */
-    secrets: [e.GITHUB_TOKEN, e.ANTHROPIC_API_KEY, e.TETHER_EGRESS_TOKEN].filter(
-      (s): s is string => !!s && s.length >= 4,
-    ),
+    secrets: [e.GITHUB_TOKEN, e.ANTHROPIC_API_KEY, through?.token].filter((s): s is string => !!s && s.length >= 4),
     /** Where to find the API server and credentials. */
     kube: {
       KUBECONFIG: e.KUBECONFIG,

@@ -2,11 +2,14 @@
 // by the controller and the egress proxy) derives every credential, so the proxy checks a caller by
 // computing its password again; nothing is stored.
 //
-// - A runner Pod's supervisor: user `runner.<pod>`, password HMAC(key, runner/<namespace>/<pod>).
-//   The controller gives it to the runner container (TETHER_EGRESS_TOKEN).
+// - A runner Pod's supervisor: user `runner.<pod>`, password HMAC(key, runner/<namespace>/<pod>/<uid>),
+//   bound to that one Pod (a later Pod of the same name has another uid). The controller writes it to
+//   the Pod's own Secret `<pod>-egress`, which the runner container alone mounts
+//   (TETHER_EGRESS_TOKEN_FILE); the proxy accepts it while that Pod exists and runs.
 // - A Session's agent: user `agent.<session>`, password HMAC(supervisor password, agent/<session>).
 //   The supervisor derives it for each Session it runs and gives it to Claude Code's environment
-//   only; the proxy accepts it while that Session is active and bound to that Pod (status.podName).
+//   only; the proxy accepts it while that Session is active and bound to that Pod (status.podName),
+//   and that Pod exists with the uid the password was derived with.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** The shortest key accepted (the chart generates 48 random characters). */
@@ -19,11 +22,12 @@ const PREFIX = { supervisor: 'runner.', agent: 'agent.' } as const;
 
 const mac = (key: string, text: string) => createHmac('sha256', key).update(text).digest('base64url');
 
-/** The supervisor's password for the runner Pod `pod` of the runner namespace. */
-export function supervisorPassword(key: string, namespace: string, pod: string): string {
+/** The supervisor's password for the runner Pod `pod` (of uid `uid`) of the runner namespace. */
+export function supervisorPassword(key: string, namespace: string, pod: string, uid: string): string {
   if (key.length < EGRESS_KEY_MIN_LENGTH)
     throw new Error(`an egress key needs at least ${EGRESS_KEY_MIN_LENGTH} characters`);
-  return mac(key, `runner/${namespace}/${pod}`);
+  if (!uid) throw new Error(`the runner Pod ${pod} has no uid yet`);
+  return mac(key, `runner/${namespace}/${pod}/${uid}`);
 }
 
 /** The agent's password for one Session, derived from its Pod's supervisor password. */

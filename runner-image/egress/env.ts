@@ -7,7 +7,7 @@ import { agentPassword, proxyUrlWith } from '../../common/egress/credentials.ts'
 export interface Egress {
   /** The proxy's URL, without credentials. */
   url: string;
-  /** The supervisor's password (TETHER_EGRESS_TOKEN). */
+  /** The supervisor's password (the file TETHER_EGRESS_TOKEN_FILE, the Pod's own Secret). */
   token: string;
   /** This runner Pod's name: the supervisor is `runner.<pod>`. */
   pod: string;

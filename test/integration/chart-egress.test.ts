@@ -1,11 +1,12 @@
 // The egress proxy's chart objects on the real API server (docs/chart.md, "Egress"): the key made
 // once and kept across helm upgrade, the phone's grants kept too; the proxy's account reads Sessions
 // and writes only its grants ConfigMap; the runner admission policy admits the controller's runner
-// Pod with its egress variables and no DNS (hostAliases from the Services its account reads), and refuses
-// the egress credential anywhere but the runner container, DNS back, or a host name of its own.
+// Pod with its egress variables, its own egress Secret mounted by the runner container, and no DNS
+// (hostAliases from the Services its account reads), and refuses the egress credential as a value, its
+// file or Secret anywhere but the runner container, DNS back, or a host name of its own; the controller
+// writes only runner Pods' own egress Secrets; the proxy's account lists and watches runner Pods.
 import type { KubeConfig, V1HostAlias, V1Pod, V1Service } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { supervisorPassword } from '../../common/egress/credentials.ts';
 import { desiredPod } from '../../controller/builders.ts';
 import { loadConfig, type ControllerConfig } from '../../controller/config.ts';
 import { desiredIdentity } from '../../controller/identity.ts';
@@ -74,14 +75,16 @@ describe('the egress key and grants across helm upgrade', () => {
 });
 
 describe('egress ServiceAccount', () => {
-  it('reads Sessions and gets, watches and updates its grants ConfigMap by name; nothing in the \
-runner namespace', async () => {
+  it('reads Sessions and gets, watches and updates its grants ConfigMap by name; in the runner namespace \
+lists and watches Pods only', async () => {
     expect(await extraPermissions(EGRESS, ns)).toEqual([
       'configmaps [] create',
       `configmaps [${GRANTS}] get list update watch`,
       'sessions.tether.dev [] get list watch',
     ]);
-    expect(await extraPermissions(EGRESS, ns, runners)).toEqual([]);
+    expect(await extraPermissions(EGRESS, ns, runners)).toEqual(['pods [] list watch']);
+    for (const verb of ['get', 'list', 'watch'])
+      expect(await canI(EGRESS, ns, [verb, 'secrets', '-n', runners]), `${verb} runner secrets`).toBe(false);
     for (const verb of ['get', 'list', 'watch'])
       expect(await canI(EGRESS, ns, [verb, 'secrets', '-n', ns]), `${verb} secrets`).toBe(false);
     for (const verb of ['create', 'patch', 'delete'])
@@ -146,16 +149,20 @@ describe('runner Pod admission policy with egress', () => {
     expect(watched.stdout).toContain(`"name":"${EGRESS}"`);
   });
 
-  it("admits the controller's runner Pod: the proxy URL and the Pod's own credential in the runner \
+  it("admits the controller's runner Pod: the proxy URL and the Pod's own egress Secret in the runner \
 container, no DNS", async () => {
     const pod = runnerPod();
     expect(pod.spec).toMatchObject({ dnsPolicy: 'None', dnsConfig: NO_DNS_CONFIG, hostAliases: aliases });
     expect(container(pod, 'runner').env).toEqual(
       expect.arrayContaining([
         { name: 'TETHER_EGRESS_URL', value: `http://tether-egress.${ns}.svc:3128` },
-        { name: 'TETHER_EGRESS_TOKEN', value: supervisorPassword(config.egress!.key, runners, pod.metadata!.name!) },
+        { name: 'TETHER_EGRESS_TOKEN_FILE', value: '/var/run/secrets/tether/egress/token' },
       ]),
     );
+    expect(pod.spec!.volumes).toContainEqual({
+      name: 'egress-token',
+      secret: { secretName: `${pod.metadata!.name}-egress`, defaultMode: 0o440 },
+    });
     const admitted = await createPodAsController(ns, runners, pod);
     expect(admitted.stderr).toBe('');
     expect(admitted.code).toBe(0);
@@ -163,23 +170,51 @@ container, no DNS", async () => {
 
   it.each<[string, (pod: V1Pod) => void, RegExp]>([
     [
-      'the agent container carrying TETHER_EGRESS_TOKEN',
-      (pod) => container(pod, 'agent').env!.push({ name: 'TETHER_EGRESS_TOKEN', value: 'x' }),
-      /only the runner container carries the egress proxy's URL and credential/,
+      'the runner container carrying the credential itself (TETHER_EGRESS_TOKEN)',
+      (pod) => container(pod, 'runner').env!.push({ name: 'TETHER_EGRESS_TOKEN', value: 'x'.repeat(43) }),
+      /only the runner container carries the egress proxy's URL and credential file/,
+    ],
+    [
+      'the runner container reading TETHER_EGRESS_TOKEN from the runner Secret',
+      (pod) =>
+        container(pod, 'runner').env!.push({
+          name: 'TETHER_EGRESS_TOKEN',
+          valueFrom: { secretKeyRef: { name: 'tether-runner', key: 'TETHER_EGRESS_TOKEN' } },
+        }),
+      /only the runner container carries the egress proxy's URL and credential file/,
+    ],
+    [
+      'the agent container carrying TETHER_EGRESS_TOKEN_FILE',
+      (pod) =>
+        container(pod, 'agent').env!.push({
+          name: 'TETHER_EGRESS_TOKEN_FILE',
+          value: '/var/run/secrets/tether/egress/token',
+        }),
+      /only the runner container carries the egress proxy's URL and credential file/,
+    ],
+    [
+      'the agent container mounting the egress Secret',
+      (pod) => container(pod, 'agent').volumeMounts!.push({ name: 'egress-token', mountPath: '/loot' }),
+      /only the runner container mounts/,
+    ],
+    [
+      "another Pod's egress Secret",
+      (pod) => (pod.spec!.volumes!.find((v) => v.name === 'egress-token')!.secret!.secretName = 'other-runner-egress'),
+      /no Secret volume but their own/,
     ],
     [
       'the agent container carrying TETHER_EGRESS_URL',
       (pod) => container(pod, 'agent').env!.push({ name: 'TETHER_EGRESS_URL', value: config.egress!.url }),
-      /only the runner container carries the egress proxy's URL and credential/,
+      /only the runner container carries the egress proxy's URL and credential file/,
     ],
     [
-      'the runner container reading its token from a ConfigMap',
+      'the runner container reading its token file name from a ConfigMap',
       (pod) => {
-        const token = container(pod, 'runner').env!.find((e) => e.name === 'TETHER_EGRESS_TOKEN')!;
-        delete token.value;
-        token.valueFrom = { configMapKeyRef: { name: 'tether-egress', key: 'TETHER_EGRESS_KEY' } };
+        const file = container(pod, 'runner').env!.find((e) => e.name === 'TETHER_EGRESS_TOKEN_FILE')!;
+        delete file.value;
+        file.valueFrom = { configMapKeyRef: { name: 'tether-egress', key: 'TETHER_EGRESS_KEY' } };
       },
-      /only the runner container carries the egress proxy's URL and credential/,
+      /only the runner container carries the egress proxy's URL and credential file/,
     ],
     [
       'cluster DNS back (dnsPolicy ClusterFirst)',
@@ -215,6 +250,40 @@ container, no DNS", async () => {
     const refused = await createPodAsController(ns, runners, pod);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(message);
+  });
+
+  it("writes only runner Pods' own egress Secrets (no GitHub App: no GitHub token Secret either)", async () => {
+    const pod = 'p1-runner';
+    const secret = (name: string, component: string, owner = pod) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name,
+        labels: { 'app.kubernetes.io/component': component },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: owner, uid: 'u-1' }],
+      },
+      data: { token: Buffer.from('x'.repeat(43)).toString('base64') },
+    });
+    const write = (object: object) =>
+      kubectlResult([
+        'create',
+        '--dry-run=server',
+        `--as=${CONTROLLER_USER()}`,
+        '-n',
+        runners,
+        '-f',
+        manifestFile([object]),
+      ]);
+    expect((await write(secret(`${pod}-egress`, 'runner-egress'))).stderr).toBe('');
+    for (const [what, object] of [
+      ["another Pod's name", secret('p2-runner-egress', 'runner-egress')],
+      ['a GitHub token without a GitHub App', secret(`${pod}-github`, 'runner-github')],
+      ['the runner Secret', secret('tether-runner', 'runner-egress')],
+    ] as const) {
+      const refused = await write(object);
+      expect(refused.code, what).not.toBe(0);
+      expect(refused.stderr, what).toMatch(/the controller writes only runner Pods' own Secrets/);
+    }
   });
 
   it('with egress.enabled=false refuses any egress variable, and the controller adds none', async () => {

@@ -84,8 +84,12 @@ describe('controller ServiceAccount', () => {
       CRD_GET,
       'persistentvolumeclaims [] create get list watch',
       'pods [] create delete get list watch',
+      // Each runner Pod's own egress Secret (<pod>-egress), written and never read.
+      'secrets [] create update',
       'serviceaccounts [] create',
     ]);
+    for (const verb of ['get', 'list', 'watch'])
+      expect(await canI(CONTROLLER, ns, [verb, 'secrets', '-n', runners]), verb).toBe(false);
   });
 
   it('has nothing in other namespaces (only get on the Session CRD, cluster-wide, by name)', async () => {
@@ -430,8 +434,14 @@ mount`, async () => {
       },
       data: { token: Buffer.from('ghs_x').toString('base64'), ...extra },
     });
+    const asEgress = (secret: ReturnType<typeof tokenSecret>) => ({
+      ...secret,
+      metadata: { ...secret.metadata, labels: { 'app.kubernetes.io/component': 'runner-egress' } },
+    });
     expect((await writeAsController('create', tokenSecret(`${podName}-github`, podName))).stderr).toBe('');
     expect((await writeAsController('replace', tokenSecret(`${podName}-github`, podName))).stderr).toBe('');
+    // A Secret of the Pod's egress name made by someone else (no Tether label): the controller may not take it.
+    await kubectlOk(['create', 'secret', 'generic', `${podName}-egress`, '-n', runners, '--from-literal=token=x']);
     const refusals: Array<[string, object, 'create' | 'replace']> = [
       [
         'the runner Secret replaced',
@@ -441,11 +451,13 @@ mount`, async () => {
       ['the runner Secret replaced, labelled', tokenSecret('tether-runner', 'tether'), 'replace'],
       ['a token for another Pod', tokenSecret('p2-runner-github', podName), 'create'],
       ['another key', tokenSecret('p3-runner-github', 'p3-runner', { KEY: 'eA==' }), 'create'],
+      ['an egress Secret named as the GitHub token', asEgress(tokenSecret(`${podName}-github`, podName)), 'create'],
+      ['a Secret of the Pod made by another, replaced', asEgress(tokenSecret(`${podName}-egress`, podName)), 'replace'],
     ];
     for (const [what, object, verb] of refusals) {
       const refused = await writeAsController(verb, object);
       expect(refused.code, what).not.toBe(0);
-      expect(refused.stderr, what).toMatch(/runner Pods' own GitHub token Secrets|runner Pods' GitHub tokens/);
+      expect(refused.stderr, what).toMatch(/runner Pods' own Secrets|a runner Pod's Secret of the same kind/);
     }
   });
 });

@@ -4,7 +4,9 @@
 // Direct allow; ask → once works once; session; repository persisted in the ConfigMap and used by a
 // new Session of the same repository (not another's); deny with a readable 403; a timed-out wait whose
 // later answer still applies; a closed stream; a Session's end cutting its credential and its tunnel;
-// the supervisor's own list; a push to the forge refused; and no credential in the proxy's log.
+// the supervisor's own list; a push to the forge refused; a credential of a deleted runner Pod, or of
+// an earlier Pod of the same name, refused; and no credential in the proxy's log. The runner Pods are
+// real Pods of the runner namespace that never schedule (a scheduling gate).
 import { mkdtempSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -50,13 +52,34 @@ let logFile: string;
 const dests: Record<string, { server: Server; port: number; heads: string[] }> = {};
 const opened: EventsClient[] = [];
 
-const pw = (pod: string) => supervisorPassword(KEY, runners, pod);
-const agent = (session: string, pod: string) => basic(`agent.${session}`, agentPassword(pw(pod), session));
-const supervisor = (pod: string) => basic(`runner.${pod}`, pw(pod));
+/** The uid of each runner Pod this test made, by name (the latest of that name). */
+const uids = new Map<string, string>();
+const pw = (pod: string, uid = uids.get(pod)!) => supervisorPassword(KEY, runners, pod, uid);
+const agent = (session: string, pod: string, uid?: string) =>
+  basic(`agent.${session}`, agentPassword(pw(pod, uid), session));
+const supervisor = (pod: string, uid?: string) => basic(`runner.${pod}`, pw(pod, uid));
 const at = (name: string) => `127.0.0.1:${dests[name]!.port}`;
+
+/** A runner Pod in the runner namespace, held back from scheduling: its uid is recorded. */
+async function runnerPod(name: string): Promise<string> {
+  const made = await kc.makeApiClient(CoreV1Api).createNamespacedPod({
+    namespace: runners,
+    body: {
+      metadata: { name },
+      spec: {
+        serviceAccountName: 'runner',
+        schedulingGates: [{ name: 'tether.dev/never' }],
+        containers: [{ name: 'runner', image: 'runner' }],
+      },
+    },
+  });
+  uids.set(name, made.metadata!.uid!);
+  return made.metadata!.uid!;
+}
 
 /** A Session bound to a runner Pod, as the controller leaves it once the runner works. */
 async function liveSession(phone: string, pod: string, repo = WEB): Promise<string> {
+  if (!uids.has(pod)) await runnerPod(pod);
   const name = await createSession(sessions, ns, phone, { repo: { url: repo } });
   await sessions.patchStatus(ns, name, { phase: 'Working', podName: pod });
   await eventually(async () =>
@@ -83,6 +106,10 @@ beforeAll(async () => {
   promlintBin();
   ({ kc, ns, sessions } = await sessionNamespace('egress'));
   runners = await createNamespace(kc, 'egress-run');
+  // The runner Pods' account, made here: a new namespace's default one may not exist yet.
+  await kc
+    .makeApiClient(CoreV1Api)
+    .createNamespacedServiceAccount({ namespace: runners, body: { metadata: { name: 'runner' } } });
   for (const name of ['allowed', 'once', 'session', 'repo', 'deny', 'wait', 'closed', 'supervisor', 'forge', 'ended'])
     dests[name] = await destination();
   port = await freePort();
@@ -254,6 +281,28 @@ describe('the egress proxy on a real API server', () => {
     }
     expect(dests.forge!.heads.some((h) => /receive/i.test(h))).toBe(false);
     expect((await connectThrough(port, at('forge'), agent(s, 'pod-10'))).reply.status).toBe(403);
+  });
+
+  it('refuses the supervisor and the agent of a deleted runner Pod, and of a Pod made again with that name \
+with the old password', async () => {
+    const tunnel = async (target: string, auth: string) => {
+      const { reply, socket } = await connectThrough(port, at(target), auth);
+      socket.destroy();
+      return reply.status;
+    };
+    const s = await liveSession('+14155550311', 'pod-11');
+    const first = uids.get('pod-11')!;
+    expect(await tunnel('supervisor', supervisor('pod-11', first))).toBe(200);
+    await kc
+      .makeApiClient(CoreV1Api)
+      .deleteNamespacedPod({ namespace: runners, name: 'pod-11', gracePeriodSeconds: 0 });
+    await eventually(async () => expect(await tunnel('supervisor', supervisor('pod-11', first))).toBe(407));
+    expect(await tunnel('allowed', agent(s, 'pod-11', first))).toBe(407);
+    const second = await runnerPod('pod-11');
+    await eventually(async () => expect(await tunnel('allowed', agent(s, 'pod-11', second))).toBe(200));
+    expect(await tunnel('supervisor', supervisor('pod-11', first))).toBe(407);
+    expect(await tunnel('allowed', agent(s, 'pod-11', first))).toBe(407);
+    expect(await tunnel('supervisor', supervisor('pod-11', second))).toBe(200);
   });
 
   it('counts what it did in metrics promlint accepts, and keeps every credential out of its log', async () => {

@@ -5,8 +5,10 @@
 // decisions become the right answers; a stream that closes withdraws its ask and is opened again; the
 // supervisor's git fetch/push and GitHub API go through it as runner.<pod>; connection events land in
 // status.egress.
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentPassword, parseUsername, usernameOf } from '../../common/egress/credentials.ts';
@@ -201,6 +203,9 @@ describe('runner egress', { timeout: 240_000 }, () => {
     const proxy = new EgressStandIn(name, pod);
     await proxy.start();
     const modelPort = await freePort();
+    // The Pod's egress Secret as the kubelet would mount it.
+    const tokenFile = join(mkdtempSync(join(tmpdir(), 'egress-secret-')), 'token');
+    writeFileSync(tokenFile, TOKEN, { mode: 0o440 });
     try {
       const runner = startRunner({
         kubeconfig: inject('kubeconfig'),
@@ -211,7 +216,7 @@ describe('runner egress', { timeout: 240_000 }, () => {
           TETHER_REPO_HOSTS: new URL(forge.origin).host,
           TETHER_POD_NAME: pod,
           TETHER_EGRESS_URL: proxy.url,
-          TETHER_EGRESS_TOKEN: TOKEN,
+          TETHER_EGRESS_TOKEN_FILE: tokenFile,
           TETHER_MODEL_PORT: String(modelPort),
         }),
       });

@@ -9,11 +9,11 @@ import type { SessionView } from '../../egress/callers.ts';
 import { parseCidrs } from '../../egress/cidrs.ts';
 import type { EgressConfig } from '../../egress/config.ts';
 import { createMetrics } from '../../egress/metrics.ts';
-import { basic } from './egress-client.ts';
+import { basic, podUid, runnerPods } from './egress-client.ts';
 
 export const KEY = 'egress-attack-key-'.padEnd(48, 'x');
 export const RUNNERS = 'runners';
-export const pw = (pod: string) => supervisorPassword(KEY, RUNNERS, pod);
+export const pw = (pod: string) => supervisorPassword(KEY, RUNNERS, pod, podUid(pod));
 export const agent = (session: string, pod: string) => basic(`agent.${session}`, agentPassword(pw(pod), session));
 export const supervisor = (pod: string) => basic(`runner.${pod}`, pw(pod));
 
@@ -68,6 +68,7 @@ export async function startProxy(options: {
       limits,
     },
     sessions: { get: (n) => views.get(n), onChange: (h) => handlers.push(h) },
+    pods: runnerPods(),
     grants: { entriesFor: () => [], add: async () => undefined },
     asks: new Asks({
       askWaitMs: limits.askWaitMs,

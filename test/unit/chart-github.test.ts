@@ -51,16 +51,26 @@ describe('chart: GitHub', () => {
     });
   });
 
-  it(`admits a Secret volume only as the Pod's own token and keeps Secret writes to those, with an App \
-only`, async () => {
+  it(`admits a Secret volume only as the Pod's own token or egress credential and keeps Secret writes to those, \
+each kind with its feature only`, async () => {
     const policies = (objects: KubeObject[]) =>
       objects.filter((o) => o.kind === 'ValidatingAdmissionPolicy').map((o) => o.metadata.name);
+    const writes = (objects: KubeObject[]) =>
+      JSON.stringify(objects.find((o) => o.metadata.name.endsWith('-runner-tokens')));
     const withApp = await render(APP);
     const pods = JSON.stringify(withApp.find((o) => o.metadata.name.endsWith('-runner-pods')));
     expect(pods).toContain("v.secret.secretName == object.metadata.name + '-github'");
+    expect(pods).toContain("v.secret.secretName == object.metadata.name + '-egress'");
     expect(pods).toContain("c.name == 'runner'");
-    expect(policies(withApp)).toContain('tether-runners-runner-tokens');
-    expect(policies(await render({}))).not.toContain('tether-runners-runner-tokens');
+    expect(writes(withApp)).toContain("variables.kind == 'runner-github'");
+    expect(writes(withApp)).toContain("variables.kind == 'runner-egress'");
+    const egressOnly = await render({});
+    expect(policies(egressOnly)).toContain('tether-runners-runner-tokens');
+    expect(writes(egressOnly)).not.toContain("variables.kind == 'runner-github'");
+    const appOnly = await render({ ...APP, egress: { enabled: false } });
+    expect(JSON.stringify(appOnly.find((o) => o.metadata.name.endsWith('-runner-pods')))).not.toContain("+ '-egress'");
+    expect(writes(appOnly)).not.toContain("variables.kind == 'runner-egress'");
+    expect(policies(await render({ egress: { enabled: false } }))).not.toContain('tether-runners-runner-tokens');
   });
 
   it("gives the relay the loop's settings, its token file and the webhook secret", async () => {

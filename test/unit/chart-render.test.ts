@@ -51,7 +51,9 @@ const IN_RUNNER_NAMESPACE = [
   'NetworkPolicy/tether-runner',
   'Pod/tether-runner-secret-test',
   'Role/tether-controller',
+  'Role/tether-egress',
   'RoleBinding/tether-controller',
+  'RoleBinding/tether-egress',
   'Secret/tether-runner',
 ];
 
@@ -100,9 +102,11 @@ describe('helm template, default values', () => {
       'Role/tether-controller',
       'Role/tether-controller',
       'Role/tether-egress',
+      'Role/tether-egress',
       'Role/tether-relay',
       'RoleBinding/tether-controller',
       'RoleBinding/tether-controller',
+      'RoleBinding/tether-egress',
       'RoleBinding/tether-egress',
       'RoleBinding/tether-relay',
       'Secret/tether-egress',
@@ -115,9 +119,11 @@ describe('helm template, default values', () => {
       'ServiceAccount/tether-egress',
       'ServiceAccount/tether-relay',
       'ValidatingAdmissionPolicy/agents-runners-runner-pods',
+      'ValidatingAdmissionPolicy/agents-runners-runner-tokens',
       'ValidatingAdmissionPolicy/agents-tether-egress',
       'ValidatingAdmissionPolicy/agents-tether-sessions',
       'ValidatingAdmissionPolicyBinding/agents-runners-runner-pods',
+      'ValidatingAdmissionPolicyBinding/agents-runners-runner-tokens',
       'ValidatingAdmissionPolicyBinding/agents-tether-egress',
       'ValidatingAdmissionPolicyBinding/agents-tether-sessions',
     ]);

@@ -86,7 +86,7 @@ export function fakeWorld(
       calls.push(`createPod ${keyOf(pod)}`);
       const made = stamp({
         ...pod,
-        metadata: { ...pod.metadata, creationTimestamp: now() },
+        metadata: { ...pod.metadata, uid: `pod-uid-${version}`, creationTimestamp: now() },
         status: { phase: 'Pending' },
       });
       cluster.pods.set(keyOf(pod), made);

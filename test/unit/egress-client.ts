@@ -4,7 +4,14 @@
 import { request } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { answersPath, eventsPath, type EgressEvent, type Grant } from '../../common/egress/protocol.ts';
+import type { PodsView } from '../../egress/callers.ts';
 
+/** The uid the tests' runner Pods have (their supervisor's password is derived with it). */
+export const podUid = (pod: string) => `uid-${pod}`;
+/** Every runner Pod exists and runs, with uid podUid(name); but `gone` (none) and `done` (Succeeded). */
+export const runnerPods = (gone = 'pod-gone', done = 'pod-done'): PodsView => ({
+  get: (name) => (name === gone ? undefined : { uid: podUid(name), done: name === done }),
+});
 export const basic = (user: string, password: string) =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 

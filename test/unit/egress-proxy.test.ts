@@ -19,6 +19,8 @@ import { createMetrics } from '../../egress/metrics.ts';
 import { eventually } from '../support/eventually.ts';
 import {
   basic,
+  podUid,
+  runnerPods,
   connectThrough,
   destination,
   openEvents,
@@ -30,7 +32,7 @@ import {
 
 const KEY = 'egress-unit-key-'.padEnd(48, 'x');
 const RUNNERS = 'runners';
-const pw = (pod: string) => supervisorPassword(KEY, RUNNERS, pod);
+const pw = (pod: string) => supervisorPassword(KEY, RUNNERS, pod, podUid(pod));
 const agent = (session: string, pod: string) => basic(`agent.${session}`, agentPassword(pw(pod), session));
 const supervisor = (pod: string) => basic(`runner.${pod}`, pw(pod));
 
@@ -103,6 +105,7 @@ beforeAll(async () => {
       },
     },
     sessions: { get: (n) => views.get(n), onChange: (h) => handlers.push(h) },
+    pods: runnerPods(),
     grants: { entriesFor: () => [], add: async () => undefined },
     asks,
     metrics,
@@ -115,6 +118,7 @@ beforeAll(async () => {
   setSession('s1', { phase: 'Working', podName: 'pod-a', repoUrl: 'https://forge.test/acme/web.git' });
   setSession('s2', { phase: 'Working', podName: 'pod-b' });
   setSession('done', { phase: 'Succeeded', podName: 'pod-a' });
+  setSession('orphan', { phase: 'Working', podName: 'pod-gone' });
 });
 afterAll(() => {
   server?.closeAllConnections();
@@ -148,6 +152,13 @@ describe('credentials', () => {
     ['a finished Session', agent('done', 'pod-a')],
     ['an unknown Session', agent('nobody', 'pod-a')],
     ['an unknown user kind', basic('admin.s1', 'x')],
+    ['the supervisor of a Pod that is gone', supervisor('pod-gone')],
+    ['the supervisor of a Pod that has ended', supervisor('pod-done')],
+    [
+      'the supervisor of an earlier Pod of the same name',
+      basic('runner.pod-a', supervisorPassword(KEY, RUNNERS, 'pod-a', 'uid-old')),
+    ],
+    ['the agent of a Session whose Pod is gone', agent('orphan', 'pod-gone')],
     ['a very long header', `Basic ${'A'.repeat(3000)}`],
   ])('refuses %s with 407', async (_name, auth) => {
     expect((await connectThrough(port, target(), auth)).reply.status).toBe(407);
@@ -306,6 +317,7 @@ async function serverFrom(env: Record<string, string>): Promise<{ server: Server
   const configured = createApp({
     config: loadConfig({ TETHER_EGRESS_KEY: KEY, TETHER_RUNNER_NAMESPACE: RUNNERS, ...env }),
     sessions: { get: (n) => views.get(n), onChange: () => undefined },
+    pods: runnerPods(),
     grants: { entriesFor: () => [], add: async () => undefined },
     asks: new Asks({
       askWaitMs: 1000,

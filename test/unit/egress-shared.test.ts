@@ -59,14 +59,16 @@ describe('host entries', () => {
 });
 
 describe('egress credentials', () => {
-  it("derives the supervisor's per Pod and the agent's per Session from it", () => {
-    const pod1 = supervisorPassword(KEY, 'tether-runners', 's1-runner');
-    expect(pod1).not.toBe(supervisorPassword(KEY, 'tether-runners', 's2-runner'));
-    expect(pod1).not.toBe(supervisorPassword(KEY, 'other', 's1-runner'));
-    expect(pod1).not.toBe(supervisorPassword('j'.repeat(40), 'tether-runners', 's1-runner'));
+  it("derives the supervisor's per Pod (its uid too) and the agent's per Session from it", () => {
+    const pod1 = supervisorPassword(KEY, 'tether-runners', 's1-runner', 'uid-1');
+    expect(pod1).not.toBe(supervisorPassword(KEY, 'tether-runners', 's2-runner', 'uid-1'));
+    expect(pod1).not.toBe(supervisorPassword(KEY, 'tether-runners', 's1-runner', 'uid-2'));
+    expect(pod1).not.toBe(supervisorPassword(KEY, 'other', 's1-runner', 'uid-1'));
+    expect(pod1).not.toBe(supervisorPassword('j'.repeat(40), 'tether-runners', 's1-runner', 'uid-1'));
     expect(agentPassword(pod1, 's1')).not.toBe(agentPassword(pod1, 's2'));
     expect(agentPassword(pod1, 's1')).not.toBe(pod1);
-    expect(() => supervisorPassword('short', 'ns', 'p')).toThrow(/at least 32/);
+    expect(() => supervisorPassword('short', 'ns', 'p', 'uid-1')).toThrow(/at least 32/);
+    expect(() => supervisorPassword(KEY, 'ns', 'p', '')).toThrow(/no uid/);
   });
 
   it('user names round-trip, and anything else is nobody', () => {

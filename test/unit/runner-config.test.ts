@@ -8,6 +8,8 @@ import { githubToken } from '../../runner-image/git/token.ts';
 import { parseConfig, SCRIPTED_MODEL_KEY, loopbackModelEnv } from '../../runner-image/config.ts';
 
 const base = { TETHER_SESSION_NAME: 'abc-20261122083000-k3x9', TETHER_SESSION_NAMESPACE: 'tether' };
+const egressTokenFile = join(mkdtempSync(join(tmpdir(), 'egress-secret-')), 'token');
+writeFileSync(egressTokenFile, 'egress-token-0123456789');
 
 describe('runner config', () => {
   it('applies defaults and runs Claude Code against the scripted model without an API key', () => {
@@ -66,7 +68,7 @@ Session)", () => {
       ...base,
       TETHER_POD_NAME: 'p-runner',
       TETHER_EGRESS_URL: 'http://egress:3128',
-      TETHER_EGRESS_TOKEN: 'egress-token-0123456789',
+      TETHER_EGRESS_TOKEN_FILE: egressTokenFile,
       HTTPS_PROXY: 'http://proxy:3128',
       HTTP_PROXY: 'http://proxy:3128',
       NO_PROXY: '.svc',

@@ -2,7 +2,7 @@
 // per Session, the supervisor's own git, GitHub API and model calls through the proxy with its
 // credential (a recording proxy on loopback, real git, Node's own http stack), the status.egress
 // fold and the grant a decision becomes.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,7 +27,14 @@ const TOKEN = 'supervisor-password-0123456789abcdef';
 const SESSION = 'abc-20261122083000-k3x9';
 const POD = 'abc-20261122083000-k3x9-runner';
 const base = { TETHER_SESSION_NAME: SESSION, TETHER_SESSION_NAMESPACE: 'tether' };
-const egressEnv = { TETHER_EGRESS_URL: 'http://tether-egress.tether.svc:3128', TETHER_EGRESS_TOKEN: TOKEN };
+/** The Pod's egress Secret as the kubelet mounts it: one file per key. */
+const secretDir = mkdtempSync(join(tmpdir(), 'egress-secret-'));
+const tokenFile = (name: string, content: string) => {
+  writeFileSync(join(secretDir, name), content, { mode: 0o440 });
+  return join(secretDir, name);
+};
+const TOKEN_FILE = tokenFile('token', TOKEN);
+const egressEnv = { TETHER_EGRESS_URL: 'http://tether-egress.tether.svc:3128', TETHER_EGRESS_TOKEN_FILE: TOKEN_FILE };
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 /** A proxy on loopback that answers every request itself (JSON) and records it with its credential. */
@@ -51,25 +58,52 @@ beforeAll(async () => {
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 });
-afterAll(() => proxy.close());
+afterAll(async () => {
+  await proxy.close();
+  rmSync(secretDir, { recursive: true, force: true });
+});
 beforeEach(() => void proxy.seen.splice(0));
 
 const egressConfig = () => parseConfig({ ...base, ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_URL: proxy.url });
 
 describe('runner egress configuration', () => {
-  it('takes TETHER_EGRESS_URL and TETHER_EGRESS_TOKEN together, with the Pod name; the token is a secret', () => {
+  it('takes TETHER_EGRESS_URL and TETHER_EGRESS_TOKEN_FILE together, with the Pod name; reads the password \
+once at start (a trailing newline aside); it is a secret', () => {
     const c = parseConfig({ ...base, ...egressEnv, TETHER_POD_NAME: POD });
     expect(c.egress).toEqual({ url: 'http://tether-egress.tether.svc:3128', token: TOKEN, pod: POD });
     expect(c.secrets).toContain(TOKEN);
+    const withNewline = parseConfig({
+      ...base,
+      ...egressEnv,
+      TETHER_EGRESS_TOKEN_FILE: tokenFile('nl', `${TOKEN}\n`),
+      TETHER_POD_NAME: POD,
+    });
+    expect(withNewline.egress!.token).toBe(TOKEN);
     expect(parseConfig(base).egress).toBeUndefined();
   });
 
   it.each([
-    [{ TETHER_EGRESS_URL: egressEnv.TETHER_EGRESS_URL, TETHER_POD_NAME: POD }, 'TETHER_EGRESS_TOKEN'],
-    [{ TETHER_EGRESS_TOKEN: TOKEN, TETHER_POD_NAME: POD }, 'TETHER_EGRESS_URL'],
+    [{ TETHER_EGRESS_URL: egressEnv.TETHER_EGRESS_URL, TETHER_POD_NAME: POD }, 'TETHER_EGRESS_TOKEN_FILE'],
+    [
+      { TETHER_EGRESS_URL: egressEnv.TETHER_EGRESS_URL, TETHER_EGRESS_TOKEN: TOKEN, TETHER_POD_NAME: POD },
+      'TETHER_EGRESS_TOKEN_FILE',
+    ],
+    [{ TETHER_EGRESS_TOKEN_FILE: TOKEN_FILE, TETHER_POD_NAME: POD }, 'TETHER_EGRESS_URL'],
     [egressEnv, 'TETHER_POD_NAME'],
     [{ ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_URL: 'http://user:pw@egress:3128' }, 'TETHER_EGRESS_URL'],
-    [{ ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_TOKEN: 'short' }, 'TETHER_EGRESS_TOKEN'],
+    [
+      { ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_TOKEN_FILE: tokenFile('short', 'short') },
+      'TETHER_EGRESS_TOKEN_FILE',
+    ],
+    [
+      { ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_TOKEN_FILE: tokenFile('two', `${TOKEN}\n${TOKEN}`) },
+      'TETHER_EGRESS_TOKEN_FILE',
+    ],
+    [
+      { ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_TOKEN_FILE: join(secretDir, 'absent') },
+      'TETHER_EGRESS_TOKEN_FILE',
+    ],
+    [{ ...egressEnv, TETHER_POD_NAME: POD, TETHER_EGRESS_TOKEN_FILE: 'token' }, 'TETHER_EGRESS_TOKEN_FILE'],
     [{ TETHER_MODEL_PORT: '70000' }, 'TETHER_MODEL_PORT'],
   ])('refuses %j naming %s', (change, variable) => {
     expect(() => parseConfig({ ...base, ...change })).toThrow(new RegExp(`^${variable}: `));
