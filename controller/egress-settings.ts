@@ -33,7 +33,7 @@ interface EgressEnv {
 export interface EgressSettings {
   /** Given to runner containers as TETHER_EGRESS_URL. */
   url: string;
-  /** The install key: it derives each runner Pod's egress password (its <pod>-egress Secret) and goes nowhere itself. */
+  /** The install key: it derives each runner Pod's egress password (its `<pod>-egress` Secret); it goes nowhere. */
   key: string;
   /**
    * Runner Pods resolve no names (runner-network.ts): these hosts are their /etc/hosts. Absent on the
