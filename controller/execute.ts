@@ -19,6 +19,7 @@ import { podOf } from './live-pod.ts';
 import { keptLive } from './cleanup.ts';
 import { podConfigNow } from './runner-pod-config.ts';
 import { desiredEgressSecret } from './runner-egress.ts';
+import { differenceFromBuilt } from './runner-adoption.ts';
 
 /** A status write: the status before and after, and the reason of the transition taken. */
 export interface Written {
@@ -134,19 +135,13 @@ export async function deleteRunnerPod(pod: V1Pod | undefined, deps: ReconcileDep
  * common/kube/errors.ts). A Pod the caches did not show is expected until they do.
  */
 async function createPod(session: Session, seen: Observed, deps: ReconcileDeps): Promise<V1Pod | Unseen> {
-  const runners = deps.config.runnerNamespace;
   const claim = seen.pvc?.metadata?.name ?? cachedClaim(session, deps);
-  const cachedPod = deps.cache.pod(runners, runnerName(meta(session).name));
   const runnerPod = async () => {
     // Also for an adopted Pod: a controller stopped between the Pod and its store would leave it Pending.
-    const store = deps.ops.ensurePvc(desiredStorePvc(session, deps.config, claim));
-    if (cachedPod) {
-      await store;
-      return cachedPod;
-    }
-    const config = podConfigNow(deps.config, deps.cache.service);
-    const [made] = await Promise.all([deps.ops.ensurePod(desiredPod(session, config, claim)), store]);
-    deps.expectations.wrote('pods', podKey(made), made, undefined, false);
+    const [made] = await Promise.all([
+      ensureRunnerPod(session, deps, claim, 0),
+      deps.ops.ensurePvc(desiredStorePvc(session, deps.config, claim)),
+    ]);
     return made;
   };
   const early = seen.pvc ? runnerPod() : undefined;
@@ -156,19 +151,27 @@ async function createPod(session: Session, seen: Observed, deps: ReconcileDeps):
     early,
   ]);
   if (workspaceProblem(session, pvc, deps.config.phoneHash)) return { unseen: { pvc } };
-  return owned(session, await (early ?? runnerPod()), deps);
+  return early ?? runnerPod();
 }
 
-/** The Pod made (or adopted) for this Session: one of an older Session of the same name goes, and the pass retries. */
-async function owned(session: Session, pod: V1Pod, deps: ReconcileDeps): Promise<V1Pod> {
+/**
+ * The Session's runner Pod `replacement` (0: the first), made, or adopted when one is there already: only
+ * a Pod of this Session built as the controller builds it is adopted. Another (an older Session's of the
+ * same name, or one made ahead of the controller with a program of its own) goes, and the pass retries.
+ */
+async function ensureRunnerPod(session: Session, deps: ReconcileDeps, claim: string, replacement: number) {
+  const built = desiredPod(session, podConfigNow(deps.config, deps.cache.service), claim, replacement);
+  const cached = deps.cache.pod(deps.config.runnerNamespace, built.metadata!.name!);
+  const pod = await deps.ops.ensurePod(built);
+  if (!cached) deps.expectations.wrote('pods', podKey(pod), pod, undefined, false);
   const owner =
     pod.metadata?.annotations?.[ANNOTATION_SESSION_UID] ??
     pod.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
-  if (owner !== session.metadata.uid) {
-    await deleteRunnerPod(pod, deps);
-    throw new Error(`pod ${pod.metadata?.name} belongs to an older Session of the same name; waiting for its removal`);
-  }
-  return pod;
+  const problem =
+    owner !== session.metadata.uid ? 'belongs to an older Session of the same name' : differenceFromBuilt(pod, built);
+  if (!problem) return pod;
+  await deleteRunnerPod(pod, deps);
+  throw new Error(`pod ${pod.metadata?.name} ${problem}; removed, a new one follows`);
 }
 
 /**
@@ -177,15 +180,8 @@ async function owned(session: Session, pod: V1Pod, deps: ReconcileDeps): Promise
  */
 async function replacePod(session: Session, seen: Observed, deps: ReconcileDeps): Promise<V1Pod> {
   await deleteRunnerPod(seen.pod, deps);
-  const name = runnerName(meta(session).name, (session.status?.runnerRestarts ?? 0) + 1);
-  const cached = deps.cache.pod(deps.config.runnerNamespace, name);
-  if (cached) return owned(session, cached, deps);
   const claim = seen.pvc?.metadata?.name ?? cachedClaim(session, deps);
-  const replacement = (session.status?.runnerRestarts ?? 0) + 1;
-  const config = podConfigNow(deps.config, deps.cache.service);
-  const made = await deps.ops.ensurePod(desiredPod(session, config, claim, replacement));
-  deps.expectations.wrote('pods', podKey(made), made, undefined, false);
-  return owned(session, made, deps);
+  return ensureRunnerPod(session, deps, claim, (session.status?.runnerRestarts ?? 0) + 1);
 }
 
 /**

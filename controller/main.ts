@@ -35,8 +35,9 @@ const replica = createReplica({
     process.exit(1);
   },
 });
-const server = createApp({ registry: metrics.registry, ready: () => replica.ready() }).listen(config.metricsPort, () =>
-  logger.info({ port: config.metricsPort }, 'metrics and probes listening'),
+const app = createApp({ registry: metrics.registry, ready: () => replica.ready() });
+const server = app.listen(config.metricsPort, config.metricsAddress, () =>
+  logger.info({ address: config.metricsAddress, port: config.metricsPort }, 'metrics and probes listening'),
 );
 exitOnSignal(logger, 'shutting down; releasing the Lease', async () => {
   await replica.stop();

@@ -7,6 +7,7 @@ import { RELAY_ENV, loadConfig as loadRelayConfig } from '../../relay/config.ts'
 import { DEV_SETTINGS, loadDevConfig, NOT_LOCAL } from '../../local/config.ts';
 import { stackEnv, type StackEnvInput } from '../../local/stack-env.ts';
 import { EGRESS_ENV, loadConfig as loadEgressConfig } from '../../egress/config.ts';
+import { parseCidrs } from '../../egress/cidrs.ts';
 import { egressEnv, LOCAL_BLOCKED_CIDRS } from '../../local/egress.ts';
 
 const RELAY_VARIABLES = Object.keys(RELAY_ENV.properties);
@@ -217,6 +218,11 @@ loopback is not blocked, the rest of the default is; the caller's list wins`, ()
     ]);
     expect(names(config.rules.allow)).toEqual(['pypi.org', '127.0.0.1:4100']);
     expect(LOCAL_BLOCKED_CIDRS).not.toContain('127.0.0.0/8');
+    const blocked = parseCidrs(LOCAL_BLOCKED_CIDRS.join(','));
+    expect(['127.0.0.1', '::1', '::ffff:127.0.0.1'].filter((a) => blocked.has(a))).toEqual([]);
+    const others = ['127.0.0.0', '127.0.0.2', '127.0.0.3', '127.0.1.1', '127.1.0.1', '127.128.0.1', '127.255.255.255'];
+    expect(others.filter((a) => !blocked.has(a))).toEqual([]);
+    expect(blocked.has('::ffff:127.0.0.2')).toBe(true);
     expect(LOCAL_BLOCKED_CIDRS).not.toContain('::1/128');
     expect(LOCAL_BLOCKED_CIDRS).toEqual(expect.arrayContaining(['10.0.0.0/8', '169.254.0.0/16', 'fc00::/7']));
     expect(egressEnv(input()).TETHER_EGRESS_BLOCKED_CIDRS).toBe(LOCAL_BLOCKED_CIDRS.join(','));
