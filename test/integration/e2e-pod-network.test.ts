@@ -35,7 +35,7 @@ beforeAll(async () => {
   e2e = await startE2E({
     numbers: [PHONE],
     podEnv: model.env(),
-    controllerEnv: { TETHER_RUNNER_PERMISSION_POLICY: '{"allow":["Bash"]}' },
+    controllerEnv: { TETHER_RUNNER_PERMISSION_POLICY: '{"allow":["Bash","mcp__tether__screenshot"]}' },
   });
   const folder = agentFolder(e2e, 'dev-server-');
   writeFileSync(
