@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { devServerLines } from '../support/dev-server.ts';
 import { agentFolder, startE2E, type E2E } from '../support/e2e.ts';
 import { eventually } from '../support/eventually.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
@@ -38,26 +39,10 @@ beforeAll(async () => {
     controllerEnv: { TETHER_RUNNER_PERMISSION_POLICY: '{"allow":["Bash","mcp__tether__screenshot"]}' },
   });
   const folder = agentFolder(e2e, 'dev-server-');
-  writeFileSync(
-    join(folder, 'server.js'),
-    "require('node:http').createServer((req, res) => {\n" +
-      "  require('node:fs').appendFileSync('../served.log', `${req.method} ${req.url}\\n`);\n" +
-      "  res.setHeader('content-type', 'text/html');\n" +
-      "  res.end('<!doctype html><h1>Served by the agent</h1>');\n" +
-      `}).listen(${port});\n`,
-    { mode: 0o644 },
-  );
-  // The dev server in the background, as a user's `npm run dev &`; the step ends once it answers.
   script = join(folder, 'start.sh');
-  writeFileSync(
-    script,
-    [
-      `setsid nohup node ${join(folder, 'server.js')} > ../server.out 2>&1 < /dev/null &`,
-      `for i in $(seq 100); do curl -s -o /dev/null --noproxy '*' http://127.0.0.1:${port}/ready && exit 0; sleep 0.1; done`,
-      'exit 1',
-    ].join('\n'),
-    { mode: 0o644 },
-  );
+  writeFileSync(script, devServerLines(folder, port, '<!doctype html><h1>Served by the agent</h1>').join('\n'), {
+    mode: 0o644,
+  });
 }, 90_000);
 afterAll(async () => {
   await e2e?.stop();

@@ -1,0 +1,26 @@
+// A dev server the agent starts on its Pod's loopback from a Bash step, as a user runs `npm run dev &`:
+// the supervisor's Chromium shares that loopback (one network per Pod, as in a cluster).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Writes the server into `folder` (an agentFolder) and returns the shell lines that start it in the background on
+ * `port` and wait until it answers. Each request's method and path is appended to ../served.log (beside the checkout,
+ * in the workspace).
+ */
+export function devServerLines(folder: string, port: number, page: string): string[] {
+  const server = join(folder, 'dev-server.js');
+  writeFileSync(
+    server,
+    "require('node:http').createServer((req, res) => {\n" +
+      "  require('node:fs').appendFileSync('../served.log', `${req.method} ${req.url}\\n`);\n" +
+      "  res.setHeader('content-type', 'text/html');\n" +
+      `  res.end(${JSON.stringify(page)});\n` +
+      `}).listen(${port});\n`,
+    { mode: 0o644 },
+  );
+  return [
+    `setsid nohup node ${server} > ../dev-server.out 2>&1 < /dev/null &`,
+    `for i in $(seq 100); do curl -s -o /dev/null --noproxy '*' http://127.0.0.1:${port}/ready && break; sleep 0.1; done`,
+  ];
+}
