@@ -6,14 +6,24 @@ import { join } from 'node:path';
 /**
  * Writes the server into `folder` (an agentFolder) and returns the shell lines that start it in the background on
  * `port` and wait until it answers. Each request's method and path is appended to ../served.log (beside the checkout,
- * in the workspace).
+ * in the workspace). With `tls` (PEM files the agent may read) it serves https.
  */
-export function devServerLines(folder: string, port: number, page: string): string[] {
+export function devServerLines(
+  folder: string,
+  port: number,
+  page: string,
+  tls?: { key: string; cert: string },
+): string[] {
   const server = join(folder, 'dev-server.js');
+  const create = tls
+    ? `require('node:https').createServer({ key: fs.readFileSync(${JSON.stringify(tls.key)}), ` +
+      `cert: fs.readFileSync(${JSON.stringify(tls.cert)}) }, `
+    : "require('node:http').createServer(";
   writeFileSync(
     server,
-    "require('node:http').createServer((req, res) => {\n" +
-      "  require('node:fs').appendFileSync('../served.log', `${req.method} ${req.url}\\n`);\n" +
+    "const fs = require('node:fs');\n" +
+      `${create}(req, res) => {\n` +
+      "  fs.appendFileSync('../served.log', `${req.method} ${req.url}\\n`);\n" +
       "  res.setHeader('content-type', 'text/html');\n" +
       `  res.end(${JSON.stringify(page)});\n` +
       `}).listen(${port});\n`,
@@ -21,6 +31,7 @@ export function devServerLines(folder: string, port: number, page: string): stri
   );
   return [
     `setsid nohup node ${server} > ../dev-server.out 2>&1 < /dev/null &`,
-    `for i in $(seq 100); do curl -s -o /dev/null --noproxy '*' http://127.0.0.1:${port}/ready && break; sleep 0.1; done`,
+    `for i in $(seq 100); do curl -sk -o /dev/null --noproxy '*' ${tls ? 'https' : 'http'}://127.0.0.1:${port}/ready ` +
+      '&& break; sleep 0.1; done',
   ];
 }
