@@ -119,7 +119,7 @@ function neededPaths(layout: NodeLayout): string[] {
 }
 
 /**
- * Each container's place: the Pod's network namespace for its members, and a mount view hiding the host's socket
+ * Each container's place: the Pod's network namespace for its members, with a mount view hiding the host's socket
  * folders for the isolated ones; a container left on the host's network gets the model port.
  */
 function placeOf(
@@ -128,12 +128,12 @@ function placeOf(
   isolated: IsolatedNetwork | undefined,
 ): { netns?: string; mountView?: string[] } {
   if (!isolated) return {};
-  const view = layout.isolatedNetwork!.containers.includes(spec.container)
-    ? { mountView: mountViewCommand(mountView(neededPaths(layout))) }
-    : {};
-  if (isolated.members.includes(spec.container)) return { netns: isolated.network.path, ...view };
-  if (isolated.modelPort !== undefined) spec.env[MODEL_PORT_ENV] = String(isolated.modelPort);
-  return view;
+  if (!isolated.members.includes(spec.container)) {
+    if (isolated.modelPort !== undefined) spec.env[MODEL_PORT_ENV] = String(isolated.modelPort);
+    return {};
+  }
+  if (!layout.isolatedNetwork!.containers.includes(spec.container)) return { netns: isolated.network.path };
+  return { netns: isolated.network.path, mountView: mountViewCommand(mountView(neededPaths(layout))) };
 }
 
 /** Starts the Pod's containers; undefined when they could not be prepared (the Pod is reported Failed). */
