@@ -133,8 +133,10 @@ describe("attack: libraries planted in the agent-writable HOME of the supervisor
       );
       // The plant is in place: a fixed runner must have been offered it and refused it.
       expect(readFileSync(join(workspace, 'home/.pki/nssdb/pkcs11.txt'), 'utf8')).toContain('leak.so');
-      // The supervisor's Chromium opened the agent's https page (so it verified a certificate).
-      expect(readFileSync(join(workspace, 'served.log'), 'utf8').split('\n')).toContain('GET /');
+      // The supervisor's Chromium connected to the agent's https server (one connection was the step's own probe), so
+      // it verified a certificate.
+      const lines = readFileSync(join(workspace, 'served.log'), 'utf8').split('\n');
+      expect(lines.filter((line) => line === 'connection').length).toBeGreaterThan(1);
       expectNoLeak(workspace);
     },
   );

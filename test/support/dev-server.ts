@@ -6,7 +6,8 @@ import { join } from 'node:path';
 /**
  * Writes the server into `folder` (an agentFolder) and returns the shell lines that start it in the background on
  * `port` and wait until it answers. Each request's method and path is appended to ../served.log (beside the checkout,
- * in the workspace). With `tls` (PEM files the agent may read) it serves https.
+ * in the workspace), and `connection` for each connection (a browser refusing a certificate sends no request). With
+ * `tls` (PEM files the agent may read) it serves https.
  */
 export function devServerLines(
   folder: string,
@@ -26,7 +27,8 @@ export function devServerLines(
       "  fs.appendFileSync('../served.log', `${req.method} ${req.url}\\n`);\n" +
       "  res.setHeader('content-type', 'text/html');\n" +
       `  res.end(${JSON.stringify(page)});\n` +
-      `}).listen(${port});\n`,
+      "}).on('connection', () => fs.appendFileSync('../served.log', 'connection\\n'))\n" +
+      `  .listen(${port});\n`,
     { mode: 0o644 },
   );
   return [
