@@ -62,6 +62,7 @@ async function addressesChecked(
     caller: caller.kind,
     target: t,
     addresses,
+    deny: deps.rules.deny,
     blocked: deps.rules.blocked,
     forgeAddresses,
     exact,

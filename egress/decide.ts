@@ -90,6 +90,7 @@ const exactMatch = (list: readonly HostEntry[], t: Target) =>
 
 export const REASONS = {
   denied: (t: Target) => `${where(t)} is denied by this install`,
+  deniedAddress: (t: Target, address: string) => `${where(t)} resolves to ${address}, denied by this install`,
   forgeTunnel: (t: Target) =>
     `a tunnel to the forge ${where(t)} cannot be checked, so it is refused; the agent has no route to push ` +
     "(pushes go through Tether's review); read the forge over plain http:// instead",
@@ -157,16 +158,29 @@ export interface AddressInput {
   caller: 'agent' | 'supervisor';
   target: Target;
   addresses: readonly string[];
+  /** The install's deny list: its entries written as addresses hold for every name resolving there too. */
+  deny: readonly HostEntry[];
   blocked: BlockedRanges;
   forgeAddresses: readonly ForgeAddress[];
   /** The step-1 decision's `exact` (false for a phone's grant: it never opens a blocked range). */
   exact: boolean;
 }
 
-/** Step 2, on the addresses of an allowed destination: the forge by its address, then the blocked ranges. */
+/** A resolved address the install denies at this port (a deny entry written as that address). */
+const deniedAt = (deny: readonly HostEntry[], addresses: readonly string[], port: number) =>
+  addresses.find((a) =>
+    deny.some((e) => isIP(e.host) && canonicalAddress(e.host) === canonicalAddress(a) && entryMatches(e, e.host, port)),
+  );
+
+/**
+ * Step 2, on the addresses of an allowed destination: the install's denied addresses, the forge by its
+ * address, then the blocked ranges.
+ */
 export function checkAddresses(input: AddressInput): AddressDecision {
   const t = input.target;
   if (input.addresses.length === 0) return { verdict: 'refused', reason: REASONS.unresolved(t) };
+  const denied = deniedAt(input.deny, input.addresses, t.port);
+  if (denied !== undefined) return { verdict: 'refused', reason: REASONS.deniedAddress(t, denied) };
   const forge =
     input.caller === 'agent' ? input.addresses.find((a) => forgeAt(input.forgeAddresses, a, t.port)) : undefined;
   if (forge !== undefined) {
@@ -187,6 +201,7 @@ export function decide(input: DecisionInput): Decision {
     caller: input.caller,
     target: t,
     addresses: input.addresses,
+    deny: input.rules.deny,
     blocked: input.rules.blocked,
     forgeAddresses: input.forgeAddresses ?? literalForgeAddresses(input.rules.forgeHosts),
     exact: named.verdict === 'allowed' && named.exact,

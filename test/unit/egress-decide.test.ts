@@ -9,7 +9,7 @@ import { parseAbsoluteUrl, parseConnectTarget, type Parsed, type Target } from '
 
 const entries = (...list: string[]) => list.map(parseHostEntry);
 const rules = {
-  deny: entries('evil.example', '*.bad.example'),
+  deny: entries('evil.example', '*.bad.example', '203.0.113.66:443'),
   forgeHosts: [{ host: 'github.com' }, { host: '127.0.0.1', port: 3000 }],
   blocked: parseCidrs(DEFAULT_BLOCKED_CIDRS.join(',')),
   allow: entries('pypi.org', '*.pythonhosted.org', 'internal.example:8443'),
@@ -172,6 +172,31 @@ const table: Row[] = [
     addresses: ['192.168.1.1'],
     grants: { session: entries('sneaky.example:443'), once: true },
     expected: 'refused 192.168.1.1',
+  },
+  {
+    name: 'resolves to an address the install denies at that port',
+    target: connect('pypi.org:443'),
+    addresses: ['203.0.113.1', '203.0.113.66'],
+    expected: 'refused resolves to 203.0.113.66, denied by this install',
+  },
+  {
+    name: 'an address the install denies, spelled as v4-mapped v6',
+    target: connect('[::ffff:cb00:7142]:443'),
+    addresses: ['::ffff:cb00:7142'],
+    expected: 'refused resolves to ::ffff:cb00:7142, denied by this install',
+  },
+  {
+    name: 'an address the install denies, at another port',
+    target: connect('pypi.org:80'),
+    addresses: ['203.0.113.66'],
+    expected: 'allowed install',
+  },
+  {
+    name: 'the supervisor to an address the install denies',
+    caller: 'supervisor',
+    target: connect('api.github.com:443'),
+    addresses: ['203.0.113.66'],
+    expected: 'refused denied by this install',
   },
   {
     name: 'install-listed internal',
