@@ -130,7 +130,6 @@ async function startRunnerNode(
   { namespace, runnerNamespace }: { namespace: string; runnerNamespace: string },
   runnerImage: Promise<StagedImage>,
   stagingStarted: number,
-  egress: LocalEgress,
 ): Promise<NodeAgent> {
   const cluster = kc.getCurrentCluster()!;
   const staged = await runnerImage;
@@ -151,8 +150,9 @@ async function startRunnerNode(
     // Each container as its own user on its Pod's ids (as root; otherwise the node agent warns and runs them all
     // as itself).
     runAsUsers: true,
-    // As root, the agent's processes reach the egress proxy and the model endpoint alone (else it says egress is open).
-    isolatedNetwork: { containers: [AGENT_CONTAINER], ports: [egress.port] },
+    // As root, a runner Pod's network is its own: the API server, the relay and the egress proxy carried in (else the
+    // node agent says egress is open).
+    isolatedNetwork: { containers: [AGENT_CONTAINER] },
     env: { TETHER_LOG_LEVEL: 'info', ...options.podEnv },
     onPodOutput: (pod, line) => options.onLine?.(`runner ${pod.split('/')[1]}`, line),
   });
@@ -253,14 +253,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   await untilHttpOk(`${relayUrl}/healthz`, procs.relay!.current());
   await launch('controller');
 
-  const nodeAgent = await startRunnerNode(
-    options,
-    kc,
-    { namespace, runnerNamespace },
-    runnerImage,
-    stagingStarted,
-    egress,
-  );
+  const nodeAgent = await startRunnerNode(options, kc, { namespace, runnerNamespace }, runnerImage, stagingStarted);
 
   return {
     namespace,

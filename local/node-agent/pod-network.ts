@@ -1,9 +1,8 @@
-// The network of a Pod's isolated containers on the local node (root only), as a cluster gives a
-// Pod a network namespace of its own: a namespace with loopback alone, into which a few of the host's
-// loopback ports are carried (the egress proxy's, the supervisor's model endpoint's) through Unix
-// sockets in a folder only root may enter:
-//   in the namespace 127.0.0.1:<port> → netns-forward.ts → <folder>/<port> → the node agent
-//   → the host's 127.0.0.1:<port>
+// The network of a Pod on the local node (root only), as a cluster gives a Pod a network namespace
+// of its own: a namespace with loopback alone, into which a few of the host's loopback ports are
+// carried (carried-ports.ts) through Unix sockets in a folder only root may enter:
+//   in the namespace <loopback>:<port> → netns-forward.ts → <folder>/<port> → the node agent
+//   → the host's <loopback>:<port>
 // No veth, no bridge, no address but loopback. Names carry the node agent's pid
 // (`tether-<pid>-<pod uid, 8>`), so a later node agent finds what a dead one left behind.
 import type { V1Pod } from '@kubernetes/client-node';
@@ -15,6 +14,7 @@ import { promisify } from 'node:util';
 import type pino from 'pino';
 import { startManaged, type Managed } from '../control-plane/processes.ts';
 import { joinSockets } from './byte-pipe.ts';
+import type { CarriedPort } from './carried-ports.ts';
 import { alive } from './image-store.ts';
 
 const run = promisify(execFile);
@@ -28,7 +28,7 @@ const READY_MS = 30_000;
 export interface PodNetwork {
   /** The namespace's name (`ip netns list`). */
   name: string;
-  /** What the isolated containers' processes enter (`nsenter --net=`). */
+  /** What the containers' processes enter (`nsenter --net=`). */
   path: string;
   /** Removes the forwards, the sockets and the namespace. */
   close(): Promise<void>;
@@ -42,11 +42,14 @@ function rootFolder(dir: string): void {
   chmodSync(dir, 0o700);
 }
 
-/** The host's side of one carried port: <folder>/<port> joined to the host's 127.0.0.1:<port>. */
-function hostSide(folder: string, port: number): Promise<{ server: Server; sockets: Set<Socket> }> {
+/** The host's side of one carried port: <folder>/<port> joined to the host's <loopback>:<port>. */
+function hostSide(
+  folder: string,
+  { host: address, port }: CarriedPort,
+): Promise<{ server: Server; sockets: Set<Socket> }> {
   const sockets = new Set<Socket>();
   const server = createServer((inside) => {
-    const host = createConnection({ host: '127.0.0.1', port });
+    const host = createConnection({ host: address, port });
     for (const socket of [inside, host]) {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
@@ -82,7 +85,7 @@ async function startForwarder(name: string, path: string, args: string[], logFil
 }
 
 /** A network namespace of the Pod's own with loopback only, and `ports` of the host's loopback carried into it. */
-export async function openPodNetwork(pod: V1Pod, ports: number[], logFile: string): Promise<PodNetwork> {
+export async function openPodNetwork(pod: V1Pod, ports: CarriedPort[], logFile: string): Promise<PodNetwork> {
   const key = keyOf(pod);
   const name = `tether-${key}`;
   const path = `/run/netns/${name}`;
@@ -103,8 +106,8 @@ export async function openPodNetwork(pod: V1Pod, ports: number[], logFile: strin
     await run('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
     rootFolder(SOCKET_ROOT);
     rootFolder(folder);
-    for (const port of ports) hosts.push(await hostSide(folder, port));
-    const args = ports.map((port) => `${port}=${join(folder, String(port))}`);
+    for (const carried of ports) hosts.push(await hostSide(folder, carried));
+    const args = ports.map(({ host, port }) => `${host}:${port}=${join(folder, String(port))}`);
     forwarder = await startForwarder(`${name}/forward`, path, args, logFile);
   } catch (error) {
     await close();

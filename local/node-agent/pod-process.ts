@@ -32,12 +32,14 @@ export interface NodeLayout {
   /** Run containers as their securityContext's users, on host ids of each Pod's own (root only); see identity.ts. */
   runAsUsers?: boolean;
   /**
-   * Containers (by name) whose processes run in a network namespace of their Pod's own with loopback only, and
-   * the host's loopback ports carried into it (the egress proxy's); the node agent adds a model port per Pod, given
-   * to the Pod's other containers as TETHER_MODEL_PORT (pod-network.ts). Their processes also get a mount namespace
-   * hiding the host's socket folders (mount-view.ts). Root with runAsUsers only.
+   * Containers (by name) whose processes are isolated (root with runAsUsers only; pod-network.ts): a Pod holding one
+   * gets a network namespace of its own with loopback only. With the egress proxy (a container's TETHER_EGRESS_URL)
+   * all its containers join it, and the API server's, the relay's and the proxy's ports of the host's loopback are
+   * carried in (carried-ports.ts); without, only these containers join it, with a model port per Pod carried in and
+   * given to the others as TETHER_MODEL_PORT. These containers also get a mount namespace hiding the host's socket
+   * folders (mount-view.ts).
    */
-  isolatedNetwork?: { containers: string[]; ports: number[] };
+  isolatedNetwork?: { containers: string[] };
 }
 
 export interface LocalProcessSpec {

@@ -8,6 +8,7 @@ import { startManaged, type Managed } from '../control-plane/processes.ts';
 import type { IdRange } from './id-ranges.ts';
 import { podIdRange } from './identity.ts';
 import { mountView, mountViewCommand } from './mount-view.ts';
+import { carriedPorts, usesEgressProxy } from './carried-ports.ts';
 import { openPodNetwork, type PodNetwork } from './pod-network.ts';
 import {
   containerProcess,
@@ -77,27 +78,38 @@ async function startError(deps: PodRunDeps, pod: V1Pod, error: Error): Promise<v
   await deps.patchStatus({ phase: 'Failed', message: error.message, containerStatuses });
 }
 
-/** The env variable naming the port the supervisor's model endpoint listens on, carried into the Pod's network. */
+/** The env variable naming the port the supervisor's model endpoint listens on, carried into the agent's network. */
 export const MODEL_PORT_ENV = 'TETHER_MODEL_PORT';
 
 interface IsolatedNetwork {
   network: PodNetwork;
-  containers: string[];
-  modelPort: number;
+  /** The containers in the namespace: all of the Pod's, or (without the egress proxy) the isolated ones. */
+  members: string[];
+  /** Without the egress proxy: the supervisor's model port, carried to the isolated containers. */
+  modelPort?: number;
 }
 
-/** The Pod's own network namespace when the node isolates one of its containers (root, containers as users). */
+/**
+ * The Pod's own network namespace when the node isolates one of its containers (root, containers as users). With the
+ * egress proxy every container joins it, reaching what the runner NetworkPolicy allows; without, the supervisor needs
+ * the forge and the model directly, so it stays on the host's network and only its model port is carried in.
+ */
 async function openNetwork(
   deps: PodRunDeps,
   pod: V1Pod,
+  specs: LocalProcessSpec[],
   range: IdRange | undefined,
 ): Promise<IsolatedNetwork | undefined> {
   const wanted = deps.layout.isolatedNetwork;
-  if (!wanted || !range || !podContainers(pod).some((c) => wanted.containers.includes(c.name))) return undefined;
-  const modelPort = await freePort();
+  if (!wanted || !range || !specs.some((s) => wanted.containers.includes(s.container))) return undefined;
   const logFile = join(podDir(deps.layout, pod), 'network.log');
-  const network = await openPodNetwork(pod, [...wanted.ports, modelPort], logFile);
-  return { network, containers: wanted.containers, modelPort };
+  if (usesEgressProxy(specs)) {
+    const network = await openPodNetwork(pod, carriedPorts(specs, deps.layout.server), logFile);
+    return { network, members: specs.map((s) => s.container) };
+  }
+  const modelPort = await freePort();
+  const network = await openPodNetwork(pod, [{ host: '127.0.0.1', port: modelPort }], logFile);
+  return { network, members: wanted.containers, modelPort };
 }
 
 /** What an isolated container needs under the folders its mount view hides: the node's state, the images. */
@@ -107,8 +119,8 @@ function neededPaths(layout: NodeLayout): string[] {
 }
 
 /**
- * Each container's place: the isolated ones in the Pod's network namespace and a mount view hiding the host's socket
- * folders; the others get the model port.
+ * Each container's place: the Pod's network namespace for its members, with a mount view hiding the host's socket
+ * folders for the isolated ones; a container left on the host's network gets the model port.
  */
 function placeOf(
   layout: NodeLayout,
@@ -116,10 +128,12 @@ function placeOf(
   isolated: IsolatedNetwork | undefined,
 ): { netns?: string; mountView?: string[] } {
   if (!isolated) return {};
-  if (isolated.containers.includes(spec.container))
-    return { netns: isolated.network.path, mountView: mountViewCommand(mountView(neededPaths(layout))) };
-  spec.env[MODEL_PORT_ENV] = String(isolated.modelPort);
-  return {};
+  if (!isolated.members.includes(spec.container)) {
+    if (isolated.modelPort !== undefined) spec.env[MODEL_PORT_ENV] = String(isolated.modelPort);
+    return {};
+  }
+  if (!layout.isolatedNetwork!.containers.includes(spec.container)) return { netns: isolated.network.path };
+  return { netns: isolated.network.path, mountView: mountViewCommand(mountView(neededPaths(layout))) };
 }
 
 /** Starts the Pod's containers; undefined when they could not be prepared (the Pod is reported Failed). */
@@ -134,7 +148,7 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
     specs = await Promise.all(
       podContainers(pod).map((c) => containerProcess(deps.kubeConfig, deps.layout, pod, c, deps.env, range)),
     );
-    isolated = await openNetwork(deps, pod, range);
+    isolated = await openNetwork(deps, pod, specs, range);
   } catch (error) {
     secretVolumes?.stop();
     deps.logger.error({ err: error, pod: key }, 'cannot start pod');
@@ -161,7 +175,7 @@ export async function runPod(deps: PodRunDeps, key: string, pod: V1Pod): Promise
     {
       pod: key,
       containers: running.map((r) => ({ name: r.spec.container, pid: r.proc.child.pid, uid: r.spec.user?.uid })),
-      ...(isolated ? { network: isolated.network.name, modelPort: isolated.modelPort } : {}),
+      ...(isolated ? { network: isolated.network.name, members: isolated.members, modelPort: isolated.modelPort } : {}),
     },
     'pod processes started',
   );

@@ -11,10 +11,9 @@
 // and writes that environment (GITHUB_TOKEN, the model key) onto the workspace for the agent.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { devServerLines } from '../support/dev-server.ts';
 import { agentFolder, startE2E, type E2E } from '../support/e2e.ts';
 import { filesContaining } from '../support/files.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
@@ -23,9 +22,9 @@ const GITHUB_CANARY = 'ghp_canaryCHROMIUMhome0123456789abcd';
 const ANTHROPIC_CANARY = 'sk-ant-canary-CHROMIUM-home-0123456789';
 const model = useScriptedModel();
 let e2e: E2E;
-/** The agent's own https dev server on loopback (here the test's: the agent's would do the same). */
-let page: Server;
-let pageUrl: string;
+/** The agent's own https dev server on its Pod's loopback, started by its first step (`dev.sh`). */
+const PAGE_PORT = 8443;
+const pageUrl = `https://127.0.0.1:${PAGE_PORT}/`;
 let tools: string;
 const PHONES = ['+14155550123', '+14155550124'] as const;
 
@@ -81,15 +80,11 @@ beforeAll(async () => {
     ],
     { stdio: 'ignore' },
   );
-  page = createServer(
-    { key: readFileSync(join(tools, 'key.pem')), cert: readFileSync(join(tools, 'cert.pem')) },
-    (_req, res) => res.end('<h1>dev server</h1>'),
-  );
-  await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-  pageUrl = `https://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+  chmodSync(join(tools, 'key.pem'), 0o644); // the agent's dev server reads it
+  const tls = { key: join(tools, 'key.pem'), cert: join(tools, 'cert.pem') };
+  writeFileSync(join(tools, 'dev.sh'), devServerLines(tools, PAGE_PORT, '<h1>dev server</h1>', tls).join('\n'));
 }, 90_000);
 afterAll(async () => {
-  page?.close();
   await e2e?.stop();
 });
 
@@ -129,7 +124,7 @@ describe("attack: libraries planted in the agent-writable HOME of the supervisor
     async () => {
       const plant =
         `${copyLibrary()} && mkdir -p "$HOME/.pki/nssdb" && printf "library=%s\\nname=leak\\n\\n" ` +
-        `"$HOME/.pki/leak.so" > "$HOME/.pki/nssdb/pkcs11.txt"`;
+        `"$HOME/.pki/leak.so" > "$HOME/.pki/nssdb/pkcs11.txt" && sh ${join(tools, 'dev.sh')}`;
       const workspace = await runToReview(
         PHONES[0],
         `script:\ntool: Bash ${JSON.stringify({ command: plant })}\n` +
@@ -138,6 +133,10 @@ describe("attack: libraries planted in the agent-writable HOME of the supervisor
       );
       // The plant is in place: a fixed runner must have been offered it and refused it.
       expect(readFileSync(join(workspace, 'home/.pki/nssdb/pkcs11.txt'), 'utf8')).toContain('leak.so');
+      // The supervisor's Chromium connected to the agent's https server (one connection was the step's own probe), so
+      // it verified a certificate.
+      const lines = readFileSync(join(workspace, 'served.log'), 'utf8').split('\n');
+      expect(lines.filter((line) => line === 'connection').length).toBeGreaterThan(1);
       expectNoLeak(workspace);
     },
   );

@@ -80,7 +80,7 @@ beforeAll(async () => {
   kc = adminKubeConfig();
   core = kc.makeApiClient(CoreV1Api);
   ns = await createNamespace(kc, 'attack-unix');
-  agent = await startProbeNode(kc, ns, stateDir, { containers: ['agent'], ports: [] });
+  agent = await startProbeNode(kc, ns, stateDir, { containers: ['agent'] });
 }, 90_000);
 afterAll(async () => {
   await agent?.stop();

@@ -144,10 +144,10 @@ describe('end to end: the agent holds no credential', () => {
       for (const file of files) expect(leak).toContain(`cat: ${file}: Permission denied`);
       expect(leak).toMatch(/ANTHROPIC_API_KEY=scripted-model/); // Claude Code's own environment: a dummy key
       expect(leak).not.toMatch(/KUBECONFIG=/);
-      // The API server and the relay are not on the agent's network (its Pod's own: loopback, the egress proxy and the
-      // model alone); behind that, the API server refuses an anonymous write and the relay an upload without a token.
-      expect(leak).toMatch(/^api: 000$/m);
-      expect(leak).toMatch(/^media: 000$/m);
+      // The API server and the relay are on the Pod's network, as in a cluster (the runner NetworkPolicy's peers): the
+      // API server refuses an anonymous write and the relay an upload without a token.
+      expect(leak).toMatch(/^api: 403$/m);
+      expect(leak).toMatch(/^media: 401$/m);
       // the model proxy sends none on
       for (const [name] of detours) expect(leak).toMatch(new RegExp(`^proxy ${name}: 400$`, 'm'));
       expect(heard).toEqual([]);

@@ -1,6 +1,6 @@
 // End to end on the local stack (root, as CI runs it), real Claude Code and the scripted model: the
-// agent's shell commands have a network of their Pod's own — loopback with the egress proxy and the
-// model carried in — so a direct connection to a listener of the machine fails, and the same request
+// agent's shell commands have a network of their Pod's own — loopback with the API server, the relay
+// and the egress proxy carried in — so a direct connection to a listener of the machine fails, and the same request
 // through the proxy to a host nobody listed asks the phone: allow once works once, deny gives the agent
 // the reason, allow always (repository) holds for the next command. The supervisor's fetch and push and
 // the model still work, through the proxy; the agent's git push through it is refused; the stack's own

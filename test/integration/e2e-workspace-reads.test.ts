@@ -9,11 +9,10 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { devServerLines } from '../support/dev-server.ts';
 import { agentFolder, startE2E, type E2E, type Phone } from '../support/e2e.ts';
 import { eventually } from '../support/eventually.ts';
 import { useScriptedModel } from '../support/scripted-model.ts';
@@ -23,8 +22,9 @@ const ANTHROPIC_CANARY = 'sk-ant-canary-WORKSPACE-reads-0123456789';
 const LEFT_OUT = "The repository's CLAUDE.md was left out";
 const model = useScriptedModel();
 let e2e: E2E;
-let page: Server;
-let pageUrl: string;
+/** The port of the page the agent serves on its Pod's loopback (any: the Pod's loopback is its own). */
+const PAGE_PORT = 8080;
+const pageUrl = `http://127.0.0.1:${PAGE_PORT}/`;
 
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8' });
@@ -52,9 +52,6 @@ beforeAll(async () => {
     execFileSync('ln', ['-s', '/proc/self/environ', join(work, 'CLAUDE.md')]),
   );
   const planted = hostileRepo('planted', (work) => writeFileSync(join(work, '.gitignore'), '/CLAUDE.md\n'));
-  page = createServer((_req, res) => res.end('<!doctype html><h1>Sample page</h1>'));
-  await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-  pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
   e2e = await startE2E({
     numbers: ['+14155550141', '+14155550142', '+14155550143'],
     runnerSecrets: { GITHUB_TOKEN: GITHUB_CANARY, ANTHROPIC_API_KEY: ANTHROPIC_CANARY },
@@ -63,7 +60,6 @@ beforeAll(async () => {
   });
 }, 90_000);
 afterAll(async () => {
-  page?.close();
   await e2e?.stop();
 });
 
@@ -197,6 +193,7 @@ describe('end to end: the supervisor reads and writes nothing the agent points i
       writeFileSync(
         script,
         [
+          ...devServerLines(dirname(script), PAGE_PORT, '<!doctype html><h1>Sample page</h1>'),
           `mkdir -p ../media/${name}`,
           ...links.map(([file, target]) => `ln -sfn ${target} ../media/${name}/${file}`),
         ].join('\n'),
