@@ -8,9 +8,30 @@ import { hostEnv } from './config.ts';
 import { freePort } from './control-plane/control-plane.ts';
 import { keptSecret } from './private-files.ts';
 
-/** Loopback, which every listener of the local stack is on: not blocked here (the chart blocks it). */
+/**
+ * The ranges of 127.0.0.0/8 besides 127.0.0.1 (24 of them): the stack's listeners are on 127.0.0.1, and a
+ * listener on every interface would answer at any other loopback address too.
+ */
+export function otherLoopbackV4(): string[] {
+  const one = (127 << 24) | 1;
+  const dotted = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+  const ranges: string[] = [];
+  for (let bits = 32; bits >= 9; bits--) {
+    const sibling = (one ^ (1 << (32 - bits))) & (bits === 32 ? -1 : ~((1 << (32 - bits)) - 1));
+    ranges.push(`${dotted(sibling >>> 0)}/${bits}`);
+  }
+  return ranges;
+}
+
+/**
+ * Loopback, which every listener of the local stack is on, is not blocked here (the chart blocks it): only
+ * 127.0.0.1 and ::1 are open; the rest of 127.0.0.0/8 stays blocked.
+ */
 const LOOPBACK_CIDRS = ['127.0.0.0/8', '::1/128'];
-export const LOCAL_BLOCKED_CIDRS = DEFAULT_BLOCKED_CIDRS.filter((cidr) => !LOOPBACK_CIDRS.includes(cidr));
+export const LOCAL_BLOCKED_CIDRS = [
+  ...DEFAULT_BLOCKED_CIDRS.filter((cidr) => !LOOPBACK_CIDRS.includes(cidr)),
+  ...otherLoopbackV4(),
+];
 
 export interface LocalEgress {
   port: number;

@@ -119,6 +119,7 @@ export function stackEnv(input: StackEnvInput): { relay: Record<string, string>;
       TETHER_RELAY_URL: input.relayUrl,
       GITHUB_API_URL: input.githubApiUrl,
       TETHER_METRICS_PORT: String(input.metricsPort),
+      TETHER_METRICS_ADDRESS: '127.0.0.1',
       TETHER_LEADER_ELECTION: 'false',
       TETHER_PVC_SIZE: '1Gi',
       TETHER_TERMINATION_GRACE_SECONDS: '10',

@@ -205,8 +205,8 @@ function egressSettings(options: E2EOptions, urlOf: (name: string) => string): R
 /**
  * A test's own model (ANTHROPIC_BASE_URL without a key) is reached through the supervisor's model proxy, with a
  * key the model does not check, in the runner Secret (the runner container's alone): the Pod's network (root) does
- * not have the test's port, and the model proxy reaches it through the egress proxy. Not Claude Code's dummy key: the runner refuses to hand a
- * credential of its own to the agent.
+ * not have the test's port, and the model proxy reaches it through the egress proxy. Not Claude Code's dummy key:
+ * the runner refuses to hand a credential of its own to the agent.
  */
 const TEST_MODEL_KEY = 'sk-ant-e2e-test-model';
 function throughModelProxy(options: E2EOptions): Record<string, string> {
