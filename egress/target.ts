@@ -28,7 +28,7 @@ function hostPort(hostText: string, portText: string): { host: string; port: num
   if (!host) return { problem: 'the destination is not a host name or an address' };
   // A name ending in a number (decimal or 0x hex: `0x7f000001`, `a.0x7f`) is an IPv4 address to resolvers and
   // browsers (WHATWG URL); only the dotted-decimal form is taken.
-  const last = host.split('.').at(-1) ?? '';
+  const last = host.includes(':') ? '' : (host.split('.').at(-1) ?? '');
   if ((/^[0-9.]+$/.test(host) || /^(0x[0-9a-f]*|[0-9]+)$/i.test(last)) && isIP(host) !== 4)
     return { problem: 'the destination is not a dotted IPv4 address' };
   if (host.includes(':') && isIP(host) !== 6) return { problem: 'the destination is not an IPv6 address' };
