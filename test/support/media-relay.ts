@@ -6,7 +6,10 @@ import { createApp } from '../../relay/app.ts';
 import type { MediaStore } from '../../relay/media/store.ts';
 import { createMetrics } from '../../relay/metrics.ts';
 
-export async function startMediaRelay(media: MediaStore): Promise<{ url: string; close(): Promise<void> }> {
+export async function startMediaRelay(
+  media: MediaStore,
+  ratePerMinute = 1000,
+): Promise<{ url: string; close(): Promise<void> }> {
   const app = createApp({
     inbound: { receive: async () => 'recorded' },
     media,
@@ -16,7 +19,7 @@ export async function startMediaRelay(media: MediaStore): Promise<{ url: string;
     uploads: {
       sessionFiles: 3,
       sessionBytes: 7000,
-      ratePerMinute: 1000,
+      ratePerMinute,
       concurrency: 2,
       timeoutMs: 1500,
       review: { okTtlMs: 1000, failureTtlMs: 1000, maxEntries: 10 },
