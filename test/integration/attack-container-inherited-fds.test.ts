@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const asRoot = process.getuid?.() === 0;
-const dir = mkdtempSync(join(tmpdir(), 'tether-attack-fds-'));
+const dir = mkdtempSync(join(tmpdir(), 'tether-attack-inherit-'));
 /**
  * The node agent, started with descriptor 200 open on root's file: starts a container as nobody, as a Pod's; exits
  * with the container's code (7: it ran).
