@@ -61,12 +61,24 @@ function setprivArgs(options: ManagedOptions): string[] {
 }
 
 /**
- * setpriv (when there is one) in front of the command; in front of that, the mount view, and nsenter for a network
- * namespace of its own (first: the view hides /run/netns).
+ * Closes every descriptor above stderr, then execs what follows: a descriptor this process inherited
+ * without close-on-exec (a pipe of the shell that started the stack) reaches no container, as a container
+ * runtime gives a container stdin, stdout and stderr alone.
+ */
+const CLOSE_INHERITED = [
+  'bash',
+  '-c',
+  'for fd in /proc/$$/fd/*; do fd=${fd##*/}; if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi; done; exec "$@"',
+  'close-inherited',
+];
+
+/**
+ * setpriv (when there is one) in front of the command, and the closing of inherited descriptors between them; in
+ * front of that, the mount view, and nsenter for a network namespace of its own (first: the view hides /run/netns).
  */
 function commandLine(bin: string, args: string[], options: ManagedOptions): [string, string[]] {
   if (!hasSetpriv) return [bin, args];
-  const setpriv = ['setpriv', ...setprivArgs(options), '--', bin, ...args];
+  const setpriv = ['setpriv', ...setprivArgs(options), '--', ...CLOSE_INHERITED, bin, ...args];
   // Each execs the next in place: the pid, and so the process group the stop signals, stay the same.
   const full = [
     ...(options.netns ? ['nsenter', `--net=${options.netns}`, '--'] : []),

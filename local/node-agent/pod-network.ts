@@ -7,6 +7,7 @@
 // (`tether-<pid>-<pod uid, 8>`), so a later node agent finds what a dead one left behind.
 import type { V1Pod } from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmodSync, chownSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -42,21 +43,44 @@ function rootFolder(dir: string): void {
   chmodSync(dir, 0o700);
 }
 
-/** The host's side of one carried port: <folder>/<port> joined to the host's <loopback>:<port>. */
-function hostSide(
-  folder: string,
-  { host: address, port }: CarriedPort,
-): Promise<{ server: Server; sockets: Set<Socket> }> {
+/** Connections a Pod may hold open through its carried ports at once (each costs the node agent two descriptors). */
+export const MAX_CARRIED_CONNECTIONS = 256;
+
+/**
+ * The Pod's own source address on the host's loopback (127.x.y.z from its uid, never 127.0.0.1): the relay
+ * and the proxy tell Pods apart by address, as in a cluster, where each Pod has its own.
+ */
+export function podSourceAddress(uid: string): string {
+  const [a, b, c] = createHash('sha256').update(uid).digest();
+  return `127.${1 + (a! % 254)}.${b}.${1 + (c! % 254)}`;
+}
+
+interface HostSide {
+  server: Server;
+  sockets: Set<Socket>;
+}
+
+/**
+ * The host's side of one carried port: <folder>/<port> joined to the host's <loopback>:<port>, from the Pod's own
+ * source address; beyond the Pod's share of connections (counted over all its ports), a new one is closed at once.
+ */
+function hostSide(folder: string, { host: address, port }: CarriedPort, source: string, open: Set<Socket>) {
   const sockets = new Set<Socket>();
   const server = createServer((inside) => {
-    const host = createConnection({ host: address, port });
+    if (open.size >= MAX_CARRIED_CONNECTIONS) return void inside.destroy();
+    open.add(inside);
+    const localAddress = address === '127.0.0.1' ? source : undefined;
+    const host = createConnection({ host: address, port, ...(localAddress ? { localAddress } : {}) });
     for (const socket of [inside, host]) {
       sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
+      socket.on('close', () => {
+        sockets.delete(socket);
+        open.delete(socket);
+      });
     }
     joinSockets(inside, host);
   });
-  return new Promise((resolve, reject) => {
+  return new Promise<HostSide>((resolve, reject) => {
     server.once('error', reject).listen(join(folder, String(port)), () => resolve({ server, sockets }));
   });
 }
@@ -90,7 +114,9 @@ export async function openPodNetwork(pod: V1Pod, ports: CarriedPort[], logFile: 
   const name = `tether-${key}`;
   const path = `/run/netns/${name}`;
   const folder = join(SOCKET_ROOT, key);
-  const hosts: Array<{ server: Server; sockets: Set<Socket> }> = [];
+  const hosts: HostSide[] = [];
+  const open = new Set<Socket>();
+  const source = podSourceAddress(pod.metadata!.uid!);
   let forwarder: Managed | undefined;
   const close = async () => {
     await forwarder?.stop(1000);
@@ -106,7 +132,7 @@ export async function openPodNetwork(pod: V1Pod, ports: CarriedPort[], logFile: 
     await run('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
     rootFolder(SOCKET_ROOT);
     rootFolder(folder);
-    for (const carried of ports) hosts.push(await hostSide(folder, carried));
+    for (const carried of ports) hosts.push(await hostSide(folder, carried, source, open));
     const args = ports.map(({ host, port }) => `${host}:${port}=${join(folder, String(port))}`);
     forwarder = await startForwarder(`${name}/forward`, path, args, logFile);
   } catch (error) {

@@ -17,7 +17,8 @@ const dir = mkdtempSync(join(tmpdir(), 'tether-attack-inherit-'));
  * The node agent, started with descriptor 200 open on root's file: starts a container as nobody, as a Pod's; exits
  * with the container's code (7: it ran).
  */
-const NODE = `import { startManaged } from ${JSON.stringify(join(import.meta.dirname, '../../local/control-plane/processes.ts'))};
+const PROCESSES = join(import.meta.dirname, '../../local/control-plane/processes.ts');
+const NODE = `import { startManaged } from ${JSON.stringify(PROCESSES)};
 const container = startManaged('probe', 'bash', ['-c', 'echo planted >&200; exit 7'], process.argv[1], {
   group: true,
   user: { uid: 65534, gid: 65534, groups: [] },

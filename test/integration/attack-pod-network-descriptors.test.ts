@@ -1,9 +1,9 @@
 // Attack (root, as CI runs the local stack): every connection into a carried port costs the node agent two
 // descriptors (the Unix socket it accepts, the connection it opens to the host's port), with no limit per
 // Pod, while the agent spends one. The Pod's forwarder, with the same limit, stops B at about half of it;
-// the node agent, with its other work, runs out first. Holding open connections — to a listener that lets them wait, as the
-// relay does for headers — one Pod's agent uses up the node agent's descriptors, and every other Pod's
-// carried connection (its API server, relay and egress proxy) is refused. Here the node agent's side is
+// the node agent, with its other work, runs out first. Holding open connections — to a listener that lets
+// them wait, as the relay does for headers — one Pod's agent uses up the node agent's descriptors, and every
+// other Pod's carried connection (its API server, relay and egress proxy) is refused. Here the node agent's side is
 // this process, its descriptor limit set to what one agent process may itself open.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';

@@ -1,41 +1,50 @@
-// Attack: a carried port named `localhost` is held in the Pod's network on 127.0.0.1 alone, so [::1] at that
-// port is free for the agent, which shares the network. A supervisor resolving `localhost` where the hosts
-// file also maps it to ::1 (most distributions; Node keeps the resolver's order, ::1 first, and tries it
-// first) sends its relay token, its API server token or its egress password (TETHER_RELAY_URL,
-// TETHER_EGRESS_URL, the node's API server address) to the agent's listener. Every address `localhost`
-// may name must be held, or `localhost` refused.
-import { describe, expect, it } from 'vitest';
-import { carriedPorts } from '../../local/node-agent/carried-ports.ts';
-import type { LocalProcessSpec } from '../../local/node-agent/pod-process.ts';
+// Attack: a carried port held in the Pod's network on 127.0.0.1 alone leaves [::1] at that port free for the
+// agent, which shares the network. A supervisor resolving `localhost` where the hosts file also maps it to ::1
+// (most distributions; Node keeps the resolver's order and tries ::1 first) would send its relay token, its API
+// server token or its egress password to the agent's listener. The forwarder holds the port on both loopbacks,
+// whatever address the URL named.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 
-const runner = (env: Record<string, string>): LocalProcessSpec => ({
-  container: 'runner',
-  command: 'node',
-  args: [],
-  env,
-  cwd: '/',
-});
+const FORWARDER = join(import.meta.dirname, '../../local/node-agent/netns-forward.ts');
+const children: ChildProcess[] = [];
+afterAll(() => children.forEach((child) => child.kill('SIGKILL')));
 
-/** The carried URL's port is held at both loopbacks, or the URL is refused. */
-function heldAtBoth(make: () => ReturnType<typeof carriedPorts>, port: number): boolean {
-  let carried: ReturnType<typeof carriedPorts>;
-  try {
-    carried = make();
-  } catch {
-    return true;
-  }
-  const hosts = carried.filter((entry) => entry.port === port).map((entry) => entry.host);
-  return hosts.includes('127.0.0.1') && hosts.includes('::1');
-}
+const freePort = async () => {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  return port;
+};
 
-describe('local node: a carried port named localhost', () => {
-  it("leaves no loopback address of the relay's or the proxy's port to the agent", () => {
-    const specs = [runner({ TETHER_RELAY_URL: 'http://localhost:8081', TETHER_EGRESS_URL: 'http://localhost:3128' })];
-    expect(heldAtBoth(() => carriedPorts(specs, 'https://127.0.0.1:6443'), 8081)).toBe(true);
-    expect(heldAtBoth(() => carriedPorts(specs, 'https://127.0.0.1:6443'), 3128)).toBe(true);
+/** Whether this process may listen on address:port now: 'free', or the error's code. */
+const tryListen = (port: number, address: string) =>
+  new Promise<string>((resolve) => {
+    const server = createServer();
+    server.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+    server.listen(port, address, () => server.close(() => resolve('free')));
   });
 
-  it("leaves no loopback address of the API server's port to the agent", () => {
-    expect(heldAtBoth(() => carriedPorts([], 'https://localhost:6443'), 6443)).toBe(true);
+const v6 = await tryListen(0, '::1');
+
+describe('local node: the forwarder of a carried port', () => {
+  it.skipIf(v6 !== 'free')('holds the port on ::1 as well as on 127.0.0.1', async () => {
+    const port = await freePort();
+    const socket = join(mkdtempSync(join(tmpdir(), 'tether-forward-')), 'sock');
+    const child = spawn(process.execPath, [FORWARDER, `127.0.0.1:${port}=${socket}`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    children.push(child);
+    expect(String((await once(child.stdout!, 'data'))[0]).trim()).toBe('ready');
+    expect({ v4: await tryListen(port, '127.0.0.1'), v6: await tryListen(port, '::1') }).toEqual({
+      v4: 'EADDRINUSE',
+      v6: 'EADDRINUSE',
+    });
   });
 });
