@@ -5,7 +5,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Logger } from '../common/log.ts';
 import type { Asks } from './asks.ts';
-import { liveBinding, type PodsView, type SessionsView } from './callers.ts';
+import { liveBinding, type SessionsView, type WatchedPods } from './callers.ts';
+import { PodConnections } from './pod-connections.ts';
 import type { EgressConfig } from './config.ts';
 import { systemResolve } from './admit.ts';
 import { handleForward } from './forward.ts';
@@ -21,7 +22,7 @@ import { handleConnect, type ProxyDeps } from './tunnel.ts';
 export interface AppDeps {
   config: Pick<EgressConfig, 'key' | 'runnerNamespace' | 'rules' | 'limits'>;
   sessions: SessionsView;
-  pods: PodsView;
+  pods: WatchedPods;
   grants: RepositoryGrants;
   asks: Asks;
   metrics: EgressMetrics;
@@ -40,6 +41,17 @@ function endSessionsThatStop(deps: AppDeps): void {
   });
 }
 
+/** A runner Pod that ended (deleted, finished, or another of its name) loses its callers' open connections. */
+function endPodsThatStop(deps: AppDeps, podConnections: PodConnections): void {
+  const uids = new Map<string, string>();
+  deps.pods.onChange((name, view) => {
+    const before = uids.get(name);
+    if (view && !view.done) uids.set(name, view.uid);
+    else uids.delete(name);
+    if (!view || view.done || (before !== undefined && before !== view.uid)) podConnections.endPod(name);
+  });
+}
+
 function proxyDeps(deps: AppDeps, slots: Slots): ProxyDeps {
   const { key, runnerNamespace } = deps.config;
   const credentials = { key, runnerNamespace, sessions: deps.sessions, pods: deps.pods };
@@ -53,6 +65,7 @@ function proxyDeps(deps: AppDeps, slots: Slots): ProxyDeps {
     ...(deps.resolve ? { resolve: deps.resolve } : {}),
     credentials,
     slots,
+    podConnections: new PodConnections(),
     record: recorder(deps.metrics, deps.asks, deps.sessions, deps.logger),
     idleMs: limits.idleMs,
     unauthenticated: () => {
@@ -92,6 +105,7 @@ export function createApp(deps: AppDeps): Server {
   };
   const failed = (error: unknown) => deps.logger.error({ err: error }, 'a proxied connection failed');
   endSessionsThatStop(deps);
+  endPodsThatStop(deps, proxy.podConnections);
   countConnections(server, deps, slots);
   server.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     handleConnect(proxy, req, socket, head).catch((error: unknown) => {

@@ -30,6 +30,11 @@ export interface PodsView {
   get(name: string): PodView | undefined;
 }
 
+/** The Pods' view, told of each change (undefined: deleted). */
+export interface WatchedPods extends PodsView {
+  onChange(handler: (name: string, view: PodView | undefined) => void): void;
+}
+
 export type Caller = { kind: 'agent'; session: string; pod: string } | { kind: 'supervisor'; pod: string };
 
 export interface CredentialContext {

@@ -5,7 +5,7 @@ import type pino from 'pino';
 import type { KubeConnection } from '../common/kube/connection.ts';
 import { createInformer } from '../common/kube/informer.ts';
 import { collectionPath, KINDS } from '../common/kube/resources.ts';
-import type { PodsView, PodView } from './callers.ts';
+import type { PodView, WatchedPods } from './callers.ts';
 
 export const podViewOf = (pod: V1Pod | undefined): PodView | undefined =>
   pod?.metadata?.uid
@@ -18,7 +18,7 @@ export const podViewOf = (pod: V1Pod | undefined): PodView | undefined =>
       }
     : undefined;
 
-export interface PodsInformer extends PodsView {
+export interface PodsInformer extends WatchedPods {
   start(): Promise<void>;
   stop(): void;
 }
@@ -38,6 +38,7 @@ export function informedPods(kube: KubeConnection, namespace: string, logger: pi
   });
   return {
     get: (name) => podViewOf(informer.get(`${namespace}/${name}`)),
+    onChange: (handler) => informer.onChange((key, pod) => handler(key.slice(key.indexOf('/') + 1), podViewOf(pod))),
     start: () => informer.start(),
     stop: () => informer.stop(),
   };

@@ -7,6 +7,7 @@ import { admit, type AdmitDeps } from './admit.ts';
 import type { Asks } from './asks.ts';
 import { authenticate, type Caller, type CredentialContext } from './callers.ts';
 import type { RecordConnection } from './record.ts';
+import type { Closable, PodConnections } from './pod-connections.ts';
 import type { Slots } from './slots.ts';
 import { refuseSocket, UNAUTHENTICATED } from './replies.ts';
 import { parseConnectTarget, type Target } from './target.ts';
@@ -14,6 +15,7 @@ import { parseConnectTarget, type Target } from './target.ts';
 export interface ProxyDeps extends AdmitDeps {
   credentials: CredentialContext;
   asks: Asks;
+  podConnections: PodConnections;
   record: RecordConnection;
   slots: Slots;
   idleMs: number;
@@ -21,9 +23,15 @@ export interface ProxyDeps extends AdmitDeps {
   unauthenticated(): void;
 }
 
-/** Ties the tunnel's life to its agent's Session (cut when it ends); the release when it closes. */
-export function tracked(deps: ProxyDeps, caller: Caller, connection: { destroy(): void }): () => void {
-  return caller.kind === 'agent' ? deps.asks.track(caller.session, connection) : () => undefined;
+/**
+ * Ties the connection's life to its caller's Pod (cut when the Pod ends) and an agent's to its Session (cut when
+ * it ends or moves); the release when it closes.
+ */
+export function tracked(deps: ProxyDeps, caller: Caller, connection: Closable): () => void {
+  const releasePod = deps.podConnections.track(caller.pod, connection);
+  if (caller.kind === 'supervisor') return releasePod;
+  const releaseSession = deps.asks.track(caller.session, connection);
+  return () => (releasePod(), releaseSession());
 }
 
 function tunnel(

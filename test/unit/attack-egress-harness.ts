@@ -9,7 +9,7 @@ import type { SessionView } from '../../egress/callers.ts';
 import { parseCidrs } from '../../egress/cidrs.ts';
 import type { EgressConfig } from '../../egress/config.ts';
 import { createMetrics } from '../../egress/metrics.ts';
-import { basic, podUid, runnerPods } from './egress-client.ts';
+import { basic, podUid, runnerPods, type FakePods } from './egress-client.ts';
 
 export const KEY = 'egress-attack-key-'.padEnd(48, 'x');
 export const RUNNERS = 'runners';
@@ -33,6 +33,8 @@ export interface Harness {
   /** Every name the proxy resolved, in order. */
   resolved: string[];
   setSession(name: string, view: SessionView | undefined): void;
+  /** The runner Pods the proxy sees: each runs with uid podUid(name) until set otherwise. */
+  pods: FakePods;
   close(): void;
 }
 
@@ -44,6 +46,7 @@ export async function startProxy(options: {
   const views = new Map<string, SessionView>();
   const handlers: Array<(name: string, view: SessionView | undefined) => void> = [];
   const resolved: string[] = [];
+  const pods = runnerPods();
   const limits = {
     askWaitMs: 60_000,
     maxConnections: 40,
@@ -68,7 +71,7 @@ export async function startProxy(options: {
       limits,
     },
     sessions: { get: (n) => views.get(n), onChange: (h) => handlers.push(h) },
-    pods: runnerPods(),
+    pods,
     grants: { entriesFor: () => [], add: async () => undefined },
     asks: new Asks({
       askWaitMs: limits.askWaitMs,
@@ -88,6 +91,7 @@ export async function startProxy(options: {
   return {
     port: (server.address() as { port: number }).port,
     resolved,
+    pods,
     setSession: (name, view) => {
       if (view) views.set(name, view);
       else views.delete(name);

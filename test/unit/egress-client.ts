@@ -4,14 +4,30 @@
 import { request } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { answersPath, eventsPath, type EgressEvent, type Grant } from '../../common/egress/protocol.ts';
-import type { PodsView } from '../../egress/callers.ts';
+import type { PodView, WatchedPods } from '../../egress/callers.ts';
 
 /** The uid the tests' runner Pods have (their supervisor's password is derived with it). */
 export const podUid = (pod: string) => `uid-${pod}`;
-/** Every runner Pod exists and runs, with uid podUid(name); but `gone` (none) and `done` (Succeeded). */
-export const runnerPods = (gone = 'pod-gone', done = 'pod-done'): PodsView => ({
-  get: (name) => (name === gone ? undefined : { uid: podUid(name), done: name === done }),
-});
+export interface FakePods extends WatchedPods {
+  /** Changes one Pod's view (undefined: deleted) and tells the watchers. */
+  set(name: string, view: PodView | undefined): void;
+}
+
+/** Every runner Pod exists and runs, with uid podUid(name); but `gone` (none), `done` (Succeeded) and those set. */
+export function runnerPods(gone = 'pod-gone', done = 'pod-done'): FakePods {
+  const set = new Map<string, PodView | undefined>();
+  const handlers: Array<(name: string, view: PodView | undefined) => void> = [];
+  const get = (name: string) =>
+    set.has(name) ? set.get(name) : name === gone ? undefined : { uid: podUid(name), done: name === done };
+  return {
+    get,
+    onChange: (handler) => void handlers.push(handler),
+    set(name, view) {
+      set.set(name, view);
+      for (const handler of handlers) handler(name, view);
+    },
+  };
+}
 export const basic = (user: string, password: string) =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
