@@ -35,7 +35,12 @@ export interface WatchedPods extends PodsView {
   onChange(handler: (name: string, view: PodView | undefined) => void): void;
 }
 
-export type Caller = { kind: 'agent'; session: string; pod: string } | { kind: 'supervisor'; pod: string };
+/** Who called, and the uid of the runner Pod its credential was derived for. */
+export type Caller =
+  { kind: 'agent'; session: string; pod: string; uid: string } | { kind: 'supervisor'; pod: string; uid: string };
+
+/** Whether the caller's Pod is still the one its credential was made for, running. */
+export const podStillRuns = (pods: PodsView, caller: Caller): boolean => runningUid(pods, caller.pod) === caller.uid;
 
 export interface CredentialContext {
   key: string;
@@ -87,7 +92,7 @@ export function authenticate(header: string | undefined, context: CredentialCont
   if (!pod || !uid) return undefined;
   const supervisor = supervisorPassword(context.key, context.runnerNamespace, pod, uid);
   if (claimed.kind === 'supervisor')
-    return samePassword(sent.password, supervisor) ? { kind: 'supervisor', pod } : undefined;
+    return samePassword(sent.password, supervisor) ? { kind: 'supervisor', pod, uid } : undefined;
   const expected = agentPassword(supervisor, claimed.session);
-  return samePassword(sent.password, expected) ? { kind: 'agent', session: claimed.session, pod } : undefined;
+  return samePassword(sent.password, expected) ? { kind: 'agent', session: claimed.session, pod, uid } : undefined;
 }

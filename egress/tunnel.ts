@@ -5,7 +5,7 @@ import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { admit, type AdmitDeps } from './admit.ts';
 import type { Asks } from './asks.ts';
-import { authenticate, type Caller, type CredentialContext } from './callers.ts';
+import { authenticate, podStillRuns, type Caller, type CredentialContext } from './callers.ts';
 import type { RecordConnection } from './record.ts';
 import type { Closable, PodConnections } from './pod-connections.ts';
 import type { Slots } from './slots.ts';
@@ -28,6 +28,11 @@ export interface ProxyDeps extends AdmitDeps {
  * it ends or moves); the release when it closes.
  */
 export function tracked(deps: ProxyDeps, caller: Caller, connection: Closable): () => void {
+  // The Pod may have ended while the connection was being admitted (a lookup, the phone's answer).
+  if (!podStillRuns(deps.credentials.pods, caller)) {
+    connection.destroy();
+    return () => undefined;
+  }
   const releasePod = deps.podConnections.track(caller.pod, connection);
   if (caller.kind === 'supervisor') return releasePod;
   const releaseSession = deps.asks.track(caller.session, connection);

@@ -35,7 +35,7 @@ function setup() {
 describe('attack: a kept once-grant and connections arriving together', () => {
   it('lets exactly one of them through', async () => {
     const { asks, ids, deps, stream } = setup();
-    const agent: Caller = { kind: 'agent', session: 's', pod: 'pod' };
+    const agent: Caller = { kind: 'agent', session: 's', pod: 'pod', uid: 'uid-pod' };
     const target = parseConnectTarget('once.example:443');
     // The first connection asks and leaves before the phone answers; the once-grant is kept.
     const leaving = new AbortController();

@@ -31,11 +31,15 @@ const asAgent = (session: string, pod: string, uid: string) =>
 
 describe('authenticate', () => {
   it.each([
-    ['the supervisor of a running Pod', asSupervisor('pod-a', 'uid-a'), { kind: 'supervisor', pod: 'pod-a' }],
+    [
+      'the supervisor of a running Pod',
+      asSupervisor('pod-a', 'uid-a'),
+      { kind: 'supervisor', pod: 'pod-a', uid: 'uid-a' },
+    ],
     [
       'the agent of a live Session on it',
       asAgent('s1', 'pod-a', 'uid-a'),
-      { kind: 'agent', session: 's1', pod: 'pod-a' },
+      { kind: 'agent', session: 's1', pod: 'pod-a', uid: 'uid-a' },
     ],
     ['no header', undefined, undefined],
     ['a wrong password', basic('runner.pod-a', 'x'.repeat(43)), undefined],

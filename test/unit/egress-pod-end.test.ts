@@ -4,7 +4,9 @@
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agent, startProxy, supervisor, type Harness } from './attack-egress-harness.ts';
-import { connectThrough, destination, podUid } from './egress-client.ts';
+import { connectThrough, destination, podUid, runnerPods } from './egress-client.ts';
+import { PodConnections } from '../../egress/pod-connections.ts';
+import { tracked, type ProxyDeps } from '../../egress/tunnel.ts';
 import { parseHostEntry } from '../../common/egress/hosts.ts';
 
 let dest: Awaited<ReturnType<typeof destination>>;
@@ -59,5 +61,21 @@ describe("a runner Pod's end", () => {
     const gone = once(replaced, 'close');
     proxy.pods.set('pod-d', { uid: 'another-uid', done: false });
     await gone;
+  });
+});
+
+describe('a connection admitted while its Pod ended (a lookup, a wait for the phone)', () => {
+  it('is closed as it opens, not tracked', () => {
+    const pods = runnerPods();
+    const deps = { credentials: { pods }, podConnections: new PodConnections() } as unknown as ProxyDeps;
+    const closed: string[] = [];
+    const connection = (name: string) => ({ destroy: () => void closed.push(name) });
+    tracked(deps, { kind: 'supervisor', pod: 'pod-e', uid: podUid('pod-e') }, connection('running'));
+    pods.set('pod-e', undefined);
+    tracked(deps, { kind: 'supervisor', pod: 'pod-e', uid: podUid('pod-e') }, connection('after the delete'));
+    pods.set('pod-e', { uid: 'the next one', done: false });
+    tracked(deps, { kind: 'supervisor', pod: 'pod-e', uid: podUid('pod-e') }, connection('under the next uid'));
+    expect(closed).toEqual(['after the delete', 'under the next uid']);
+    expect(deps.podConnections.openCount('pod-e')).toBe(1);
   });
 });
